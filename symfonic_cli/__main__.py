@@ -1,0 +1,3 @@
+from symfonic_cli.cli.app import main
+
+main()

@@ -1,0 +1,126 @@
+"""The ``symfonic`` command: command groups, error handling and exit codes.
+
+Heavy libraries (langgraph, langchain, drivers) are imported inside the commands that use
+them, so ``symfonic --help`` and shell completion stay instant.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+import typer
+
+from symfonic_cli import __version__
+from symfonic_cli.errors import EXIT_UNEXPECTED, EXIT_USAGE, SymfonicError
+
+app = typer.Typer(
+    name="symfonic",
+    help="Inspect, report on, erase and migrate the LangGraph checkpoint stores of symfonic-core agents.",
+    no_args_is_help=True,
+    add_completion=True,
+    pretty_exceptions_enable=False,
+    rich_markup_mode=None,
+)
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"symfonic {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    debug: bool = typer.Option(False, "--debug", help="Show tracebacks for errors.", envvar="SYMFONIC_DEBUG"),
+    version: bool = typer.Option(False, "--version", callback=_version, is_eager=True, help="Print the version."),
+) -> None:
+    if debug:
+        os.environ["SYMFONIC_DEBUG"] = "1"
+
+
+def _register() -> None:
+    from symfonic_cli.cli import demo, store, threads, transcript
+
+    app.add_typer(transcript.app, name="transcript")
+    app.add_typer(threads.app, name="threads")
+    app.add_typer(store.app, name="store")
+    app.command("demo")(demo.demo)
+    for optional in ("compat", "erase", "migrate"):
+        try:
+            module = __import__(f"symfonic_cli.cli.{optional}", fromlist=["register"])
+        except ModuleNotFoundError as exc:
+            if exc.name != f"symfonic_cli.cli.{optional}":
+                raise
+            continue
+        module.register(app)
+
+
+_register()
+
+
+def _debug() -> bool:
+    return os.environ.get("SYMFONIC_DEBUG", "") not in ("", "0")
+
+
+def _fail(line: str, code: int) -> None:
+    from symfonic_cli.render import escape_inline
+
+    sys.stderr.write(f"symfonic: error: {escape_inline(line)}\n")
+    sys.stderr.flush()
+    raise SystemExit(code)
+
+
+def main(argv: list[str] | None = None) -> None:
+    from typer.main import get_command
+
+    command = get_command(app)
+    try:
+        rv = command.main(args=argv, prog_name="symfonic", standalone_mode=False)
+    except SymfonicError as exc:
+        if _debug():
+            raise
+        _fail(exc.line(), exc.exit_code)
+    except (KeyboardInterrupt, EOFError):
+        _fail("interrupted", 130)
+    except BrokenPipeError:
+        # The reader went away (| head): not an error worth a traceback.
+        try:
+            sys.stdout = open(os.devnull, "w")
+        finally:
+            raise SystemExit(0)
+    except SystemExit:
+        raise
+    except Exception as exc:
+        click_exc = _click_exception(exc)
+        if click_exc is not None:
+            code, message = click_exc
+            if message:
+                _fail(message, code)
+            raise SystemExit(code)
+        if _debug():
+            raise
+        _fail(f"unexpected {type(exc).__name__}: {exc} (rerun with --debug for a traceback)", EXIT_UNEXPECTED)
+    else:
+        raise SystemExit(rv if isinstance(rv, int) else 0)
+
+
+def _click_exception(exc: Exception):
+    """Map click's own exceptions (bad options, aborted prompts) to exit codes and one line."""
+    try:
+        from typer import _click  # typer >= 0.20 vendors click
+    except ImportError:  # pragma: no cover
+        import click as _click
+
+    if isinstance(exc, _click.exceptions.UsageError):
+        hint = ""
+        if exc.ctx is not None:
+            hint = f" (see '{exc.ctx.command_path} --help')"
+        return EXIT_USAGE, f"{exc.format_message()}{hint}"
+    if isinstance(exc, _click.exceptions.Abort):
+        return 1, "aborted"
+    if isinstance(exc, _click.exceptions.ClickException):
+        return exc.exit_code, exc.format_message()
+    if isinstance(exc, _click.exceptions.Exit):
+        return exc.exit_code, None
+    return None

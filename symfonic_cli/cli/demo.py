@@ -1,0 +1,25 @@
+"""``symfonic demo PATH``: create a small real store to try the tool on."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+from typing_extensions import Annotated
+
+from symfonic_cli.errors import UsageError
+
+
+def demo(
+    path: Annotated[Path, typer.Argument(help="The SQLite file to create (must not exist yet).")],
+) -> None:
+    """Create a small real demo store by running a LangGraph agent graph with a scripted model."""
+    if path.exists():
+        raise UsageError(f"{path} already exists; the demo never overwrites a file", hint="choose a new path")
+    if not path.parent.exists():
+        raise UsageError(f"folder {path.parent} does not exist")
+    from symfonic_cli.demo import create_demo_store
+    from symfonic_cli.render import escape_inline
+
+    keys = create_demo_store(path)
+    typer.echo(f"created {escape_inline(str(path))} with {len(keys)} threads: {', '.join(keys)}")

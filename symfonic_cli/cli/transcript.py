@@ -1,0 +1,105 @@
+"""``symfonic transcript show``: a thread's conversation, as symfonic-core's get_transcript gives it."""
+
+from __future__ import annotations
+
+import sys
+from typing import Optional
+
+import typer
+from typing_extensions import Annotated
+
+from symfonic_cli.cli.common import (
+    FormatOpt,
+    SessionOpt,
+    StoreOpt,
+    SubTenantOpt,
+    TenantOpt,
+    ThreadOpt,
+    check_format,
+    open_for_reading,
+    require_thread,
+    thread_key,
+)
+from symfonic_cli.errors import UsageError
+
+app = typer.Typer(help="Read a thread's conversation.", no_args_is_help=True)
+
+
+@app.command("show")
+def show(
+    store: StoreOpt = None,
+    thread: ThreadOpt = None,
+    tenant: TenantOpt = None,
+    sub_tenant: SubTenantOpt = None,
+    session: SessionOpt = None,
+    speaker: Annotated[str, typer.Option("--speaker", help="user, assistant or all (all includes tool, system and other rows).")] = "all",
+    index: Annotated[Optional[int], typer.Option("--index", "-i", help="Row N of the speaker-filtered view; negative counts from the end; out of range prints nothing.")] = None,
+    since: Annotated[Optional[str], typer.Option("--since", help="Keep rows at or after this ISO 8601 time (no offset means UTC).")] = None,
+    until: Annotated[Optional[str], typer.Option("--until", help="Keep rows at or before this ISO 8601 time (no offset means UTC).")] = None,
+    limit: Annotated[Optional[int], typer.Option("--limit", "-n", min=0, help="At most N rows, applied last.")] = None,
+    checkpoint: Annotated[Optional[str], typer.Option("--checkpoint", help="Show the transcript as of this root-namespace checkpoint id.")] = None,
+    fmt: FormatOpt = None,
+) -> None:
+    """Print a thread's transcript by ordinal (--index) or time range (--since/--until)."""
+    from symfonic_cli import transcript as tx
+
+    if speaker not in tx.SPEAKERS:
+        raise UsageError(f"unknown --speaker '{speaker}'", hint="use user, assistant or all")
+    if index is not None and (since is not None or until is not None):
+        raise UsageError("--index and --since/--until are mutually exclusive, as in get_transcript")
+    lo = _bound("--since", since)
+    hi = _bound("--until", until)
+    out_format = check_format(fmt)
+    key = thread_key(thread, tenant, sub_tenant, session)
+
+    from symfonic_cli.transcript_reader import read_transcript
+
+    with open_for_reading(store) as st:
+        require_thread(st, key)
+        result = read_transcript(
+            st, key, checkpoint_id=checkpoint, speaker=speaker, index=index, since=lo, until=hi, limit=limit
+        )
+    for warning in result.warnings:
+        from symfonic_cli.render import escape_inline
+
+        sys.stderr.write(f"symfonic: warning: {escape_inline(warning)}\n")
+    _write(result.rows, out_format, key)
+
+
+def _bound(flag: str, value: Optional[str]):
+    if value is None:
+        return None
+    from symfonic_cli.transcript import parse_bound
+
+    try:
+        return parse_bound(value)
+    except ValueError:
+        raise UsageError(f"{flag} '{value}' is not an ISO 8601 time", hint="e.g. 2026-11-30T09:00:00Z") from None
+
+
+def _write(rows, out_format: str, key: str) -> None:
+    from symfonic_cli import render
+
+    out = sys.stdout
+    if out_format in ("json", "jsonl"):
+        render.write_records((r.to_json() for r in rows), fmt=out_format, columns=())
+        return
+    if out_format == "text":
+        for r in rows:
+            ts = r.timestamp.isoformat() if r.timestamp else "-"
+            out.write(f"[{r.index}] {r.role} {ts}\n{render.escape_controls(r.content)}\n\n")
+        return
+    from rich.table import Table
+    from rich.text import Text
+
+    table = Table(title=Text(render.escape_inline(key)), show_lines=True)
+    for h in ("#", "role", "timestamp", "content"):
+        table.add_column(h, overflow="fold")
+    for r in rows:
+        table.add_row(
+            Text(str(r.index)),
+            Text(r.role),
+            Text(r.timestamp.isoformat() if r.timestamp else "-"),
+            Text(render.escape_controls(r.content)),
+        )
+    render.console().print(table)

@@ -1,0 +1,111 @@
+"""Strict decoding of stored values: LangGraph's own serializer, allow-listed types only.
+
+Nothing stored is ever executed: no pickle, and a msgpack value that names a class outside
+LangGraph's safe list comes back as its raw serialized fields. The names of such classes are
+collected so the command can warn about them.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from symfonic_cli.errors import StoreError
+
+_serde = None
+_blocked: list[set[str]] = []
+
+
+def _serializer():
+    global _serde
+    if _serde is None:
+        from langgraph.checkpoint.serde.event_hooks import register_serde_event_listener
+        from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
+
+        # LangGraph logs blocked types itself; we report them our own way.
+        for name in ("langgraph.checkpoint.serde.jsonplus", "langgraph.checkpoint.serde"):
+            logging.getLogger(name).addHandler(logging.NullHandler())
+            logging.getLogger(name).propagate = False
+        register_serde_event_listener(_on_event)
+        _serde = JsonPlusSerializer(pickle_fallback=False, allowed_msgpack_modules=None)
+    return _serde
+
+
+def _on_event(event: dict) -> None:
+    if _blocked and event.get("kind", "").endswith("blocked"):
+        name = f"{event.get('module')}.{event.get('name')}"
+        if event.get("method"):
+            name += f".{event['method']}"
+        _blocked[-1].add(name)
+
+
+@contextmanager
+def collect_blocked() -> Iterator[set[str]]:
+    """Collect the class names the strict decoder refused while the block runs."""
+    seen: set[str] = set()
+    _blocked.append(seen)
+    try:
+        yield seen
+    finally:
+        _blocked.pop()
+
+
+def loads(type_: str | None, data: bytes | None, *, what: str) -> Any:
+    """Decode one stored ``(type, bytes)`` pair; an undecodable value is a StoreError naming ``what``."""
+    if type_ is None:
+        type_ = "null" if data is None else "msgpack"
+    if type_ == "pickle":
+        raise StoreError(f"{what} is stored as pickle; symfonic never unpickles stored data")
+    if data is None:
+        data = b""
+    try:
+        return _serializer().loads_typed((type_, bytes(data)))
+    except NotImplementedError:
+        raise StoreError(f"{what} has an unknown serialization type {type_!r}") from None
+    except Exception as exc:  # ormsgpack / json errors: the bytes are not what they claim
+        raise StoreError(f"{what} cannot be decoded ({type(exc).__name__}: {exc})") from None
+
+
+class LeanObject(tuple):
+    """A stored object seen without building it: ``(module, name, fields)``."""
+
+    __slots__ = ()
+
+    @property
+    def fields(self) -> Any:
+        return self[2]
+
+
+def _lean_hook(code: int, data: bytes) -> Any:
+    import ormsgpack
+
+    try:
+        tup = ormsgpack.unpackb(data, ext_hook=_lean_hook, option=ormsgpack.OPT_NON_STR_KEYS)
+    except Exception:
+        return None
+    if isinstance(tup, list) and len(tup) >= 3:
+        return LeanObject((tup[0], tup[1], tup[2]))
+    return tup
+
+
+def lean_loads(type_: str | None, data: bytes | None) -> Any:
+    """Unpack msgpack without importing or constructing any stored class (ids, counts, ts only)."""
+    if type_ != "msgpack" or not data:
+        if type_ in (None, "null") or not data:
+            return None
+        return loads(type_, data, what="value")
+    import ormsgpack
+
+    return ormsgpack.unpackb(bytes(data), ext_hook=_lean_hook, option=ormsgpack.OPT_NON_STR_KEYS)
+
+
+def lean_message_ids(messages: Any) -> list[str | None]:
+    if not isinstance(messages, list):
+        return []
+    out: list[str | None] = []
+    for m in messages:
+        fields = m.fields if isinstance(m, LeanObject) else m
+        out.append(fields.get("id") if isinstance(fields, dict) else None)
+    return out

@@ -1,0 +1,161 @@
+"""Where a store is: parsing ``--store`` / ``SYMFONIC_STORE`` and masking secrets for display."""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from urllib.parse import unquote, urlsplit
+
+from symfonic_cli.errors import StoreError, UsageError
+
+STORE_ENV = "SYMFONIC_STORE"
+CONFIG_ENV = "SYMFONIC_CONFIG"
+
+_SCHEME_KINDS = {
+    "sqlite": "sqlite",
+    "postgresql": "postgres",
+    "postgres": "postgres",
+    "mongodb": "mongodb",
+    "mongodb+srv": "mongodb",
+}
+_URL_RE = re.compile(r"^([a-zA-Z][a-zA-Z0-9+.-]*)://")
+
+
+@dataclass(frozen=True)
+class StoreLocation:
+    kind: str  # "sqlite" | "postgres" | "mongodb"
+    url: str  # as given (may hold a password: never print it, print .display)
+    path: Path | None = None  # sqlite only
+    name: str | None = None  # the config-file name it was given by, if any
+    options: dict[str, Any] = field(default_factory=dict)  # per-store config entries
+
+    @property
+    def display(self) -> str:
+        return mask_url(self.url)
+
+
+def mask_url(url: str) -> str:
+    """Replace the password of a URL (and of libpq key=value strings) by ``***``."""
+    m = _URL_RE.match(url)
+    if m:
+        rest = url[m.end():]
+        # The userinfo is everything before the last "@" of the authority.
+        authority_end = len(rest)
+        for sep in "/?#":
+            i = rest.find(sep)
+            if i != -1:
+                authority_end = min(authority_end, i)
+        authority = rest[:authority_end]
+        if "@" in authority:
+            userinfo, host = authority.rsplit("@", 1)
+            if ":" in userinfo:
+                user = userinfo.split(":", 1)[0]
+                authority = f"{user}:***@{host}"
+        tail = re.sub(r"(?i)(password=)[^&]*", r"\1***", rest[authority_end:])
+        return f"{m.group(0)}{authority}{tail}"
+    return re.sub(r"(?i)(password\s*=\s*)('[^']*'|\S+)", r"\1***", url)
+
+
+def scrub(text: str, location: StoreLocation | None) -> str:
+    """Remove a location's password from any text (driver error messages echo DSNs)."""
+    if location is None:
+        return text
+    secret = _password_of(location.url)
+    if secret:
+        text = text.replace(secret, "***")
+        if unquote(secret) != secret:
+            text = text.replace(unquote(secret), "***")
+    return text.replace(location.url, location.display)
+
+
+def _password_of(url: str) -> str | None:
+    if not _URL_RE.match(url):
+        m = re.search(r"(?i)password\s*=\s*('[^']*'|\S+)", url)
+        return m.group(1).strip("'") if m else None
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return None
+    netloc = parts.netloc
+    if "@" in netloc:
+        userinfo = netloc.rsplit("@", 1)[0]
+        if ":" in userinfo:
+            return userinfo.split(":", 1)[1] or None
+    return None
+
+
+def config_path() -> Path:
+    env = os.environ.get(CONFIG_ENV)
+    if env:
+        return Path(env).expanduser()
+    base = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
+    return Path(base) / "symfonic" / "config.toml"
+
+
+def load_config() -> dict[str, Any]:
+    """The user's config file, or {} when there is none."""
+    path = config_path()
+    if not path.is_file():
+        return {}
+    try:
+        import tomllib  # type: ignore[import-not-found]
+    except ModuleNotFoundError:  # Python 3.10
+        import tomli as tomllib  # type: ignore[no-redef]
+    try:
+        with path.open("rb") as fh:
+            return tomllib.load(fh)
+    except (OSError, ValueError) as exc:
+        raise UsageError(f"cannot read config file {path}: {exc}") from None
+
+
+def resolve_store(value: str | None) -> StoreLocation:
+    """Turn ``--store`` (or ``SYMFONIC_STORE``) into a location.
+
+    Accepts a URL, a plain file path (SQLite), or the name of a store in the config file.
+    """
+    raw = value if value else os.environ.get(STORE_ENV)
+    if not raw:
+        raise UsageError(
+            "no store given", hint=f"pass --store URL or set {STORE_ENV}"
+        )
+    config = load_config()
+    stores = config.get("stores", {}) if isinstance(config, dict) else {}
+    if not _URL_RE.match(raw) and raw in stores:
+        entry = stores[raw]
+        if isinstance(entry, str):
+            entry = {"url": entry}
+        if not isinstance(entry, dict) or not isinstance(entry.get("url"), str):
+            raise UsageError(f"config store '{raw}' has no url")
+        loc = parse_location(entry["url"])
+        options = {k: v for k, v in entry.items() if k != "url"}
+        return StoreLocation(loc.kind, loc.url, loc.path, raw, options)
+    return parse_location(raw)
+
+
+def parse_location(raw: str) -> StoreLocation:
+    m = _URL_RE.match(raw)
+    if not m:
+        return StoreLocation("sqlite", raw, Path(raw).expanduser())
+    scheme = m.group(1).lower()
+    kind = _SCHEME_KINDS.get(scheme)
+    if kind is None:
+        raise StoreError(
+            f"unsupported store scheme '{scheme}://' in {mask_url(raw)}",
+            hint="use sqlite:///FILE, postgresql://... or mongodb://...",
+        )
+    if kind == "sqlite":
+        rest = raw[m.end():]
+        # sqlite:///relative.db -> "relative.db"; sqlite:////abs.db -> "/abs.db"
+        if not rest.startswith("/"):
+            raise StoreError(
+                f"malformed SQLite URL {raw!r}",
+                hint="use sqlite:///relative.db or sqlite:////absolute/path.db",
+            )
+        path = unquote(rest[1:].split("?", 1)[0])
+        if not path:
+            raise StoreError(f"SQLite URL {raw!r} names no file")
+        return StoreLocation("sqlite", raw, Path(path).expanduser())
+    return StoreLocation(kind, raw)

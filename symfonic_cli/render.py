@@ -1,0 +1,149 @@
+"""Output rendering: table, text, json and jsonl, safe for untrusted content.
+
+Table and text output never interpret rich markup and show control characters escaped, so
+stored content cannot recolour, retitle or take over the reader's terminal. JSON keeps the
+exact content (control characters as JSON escapes).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import sys
+from collections.abc import Callable, Iterable, Sequence
+from datetime import datetime
+from typing import Any, TextIO
+
+FORMATS = ("table", "text", "json", "jsonl")
+
+# C0 controls except tab and newline, DEL, and C1 controls.
+_CONTROL_RE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+# Line and paragraph separators and bidi overrides can reorder or hide what a reader sees.
+_JSON_UNSAFE_RE = re.compile("[\x7f-\x9f\u2028\u2029]")
+
+
+def escape_controls(text: str) -> str:
+    return _CONTROL_RE.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
+
+
+def escape_inline(text: str) -> str:
+    """For one-line cells: also show newlines and tabs escaped."""
+    return escape_controls(text).replace("\n", "\\n").replace("\t", "\\t")
+
+
+def json_dumps(value: Any, *, indent: int | None = None) -> str:
+    out = json.dumps(value, ensure_ascii=False, indent=indent, default=_json_default)
+    return _JSON_UNSAFE_RE.sub(lambda m: f"\\u{ord(m.group()):04x}", out)
+
+
+def _json_default(value: Any) -> Any:
+    if isinstance(value, datetime):
+        return value.isoformat()
+    if isinstance(value, (set, frozenset)):
+        return sorted(value)
+    return str(value)
+
+
+def is_terminal(stream: TextIO | None = None) -> bool:
+    stream = stream or sys.stdout
+    try:
+        return stream.isatty()
+    except (AttributeError, ValueError):
+        return False
+
+
+def default_format(explicit: str | None) -> str:
+    if explicit:
+        return explicit
+    return "table" if is_terminal() else "text"
+
+
+def cell(value: Any) -> str:
+    if value is None:
+        return "-"
+    if isinstance(value, datetime):
+        return value.isoformat()
+    return escape_inline(str(value))
+
+
+def console(stream: TextIO | None = None):
+    from rich.console import Console
+
+    return Console(
+        file=stream or sys.stdout,
+        markup=False,
+        highlight=False,
+        emoji=False,
+        no_color=bool(os.environ.get("NO_COLOR")) or None,
+        soft_wrap=False,
+    )
+
+
+def write_records(
+    records: Iterable[dict[str, Any]],
+    *,
+    fmt: str,
+    columns: Sequence[str],
+    headers: Sequence[str] | None = None,
+    title: str | None = None,
+    stream: TextIO | None = None,
+) -> int:
+    """Write dict records in the chosen format; returns how many were written."""
+    out = stream or sys.stdout
+    n = 0
+    if fmt == "jsonl":
+        for rec in records:
+            out.write(json_dumps(rec) + "\n")
+            n += 1
+        return n
+    if fmt == "json":
+        out.write("[")
+        for rec in records:
+            out.write(("," if n else "") + "\n  " + json_dumps(rec))
+            n += 1
+        out.write("\n]\n" if n else "]\n")
+        return n
+    heads = list(headers or columns)
+    if fmt == "text":
+        out.write("\t".join(heads) + "\n")
+        for rec in records:
+            out.write("\t".join(cell(rec.get(c)) for c in columns) + "\n")
+            n += 1
+        return n
+    from rich.table import Table
+    from rich.text import Text
+
+    table = Table(title=Text(escape_inline(title)) if title else None, show_lines=False)
+    for h in heads:
+        table.add_column(Text(h), overflow="fold")
+    for rec in records:
+        table.add_row(*(Text(cell(rec.get(c))) for c in columns))
+        n += 1
+    console(out).print(table)
+    return n
+
+
+def write_pairs(pairs: Sequence[tuple[str, Any]], *, fmt: str, title: str | None = None, stream: TextIO | None = None) -> None:
+    """A key/value report (``store info``)."""
+    out = stream or sys.stdout
+    if fmt in ("json", "jsonl"):
+        out.write(json_dumps({k: v for k, v in pairs}, indent=2 if fmt == "json" else None) + "\n")
+        return
+    if fmt == "text":
+        width = max((len(k) for k, _ in pairs), default=0)
+        for k, v in pairs:
+            out.write(f"{k.ljust(width)}  {cell(v)}\n")
+        return
+    from rich.table import Table
+    from rich.text import Text
+
+    table = Table(title=Text(escape_inline(title)) if title else None, show_header=False)
+    table.add_column(style="bold")
+    table.add_column(overflow="fold")
+    for k, v in pairs:
+        table.add_row(Text(k), Text(cell(v)))
+    console(out).print(table)
+
+
+Formatter = Callable[[dict[str, Any]], str]

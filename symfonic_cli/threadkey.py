@@ -1,0 +1,38 @@
+"""Thread keys as symfonic-core derives them: ``tenant:sub:session``, ``_`` for no sub-tenant."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+NO_SUB_TENANT = "_"
+
+
+def derive_key(tenant: str, sub_tenant: str | None, session: str) -> str:
+    # Same formula as SymfonicAgent._thread_id_for: an empty sub-tenant also becomes "_".
+    return f"{tenant}:{sub_tenant or NO_SUB_TENANT}:{session}"
+
+
+@dataclass(frozen=True)
+class KeyParts:
+    tenant: str
+    sub_tenant: str | None  # None when the key says "_"
+    session: str
+
+
+def parse_key(key: str) -> KeyParts | None:
+    """Split a three-part key; None when the key does not have that form.
+
+    The session is everything after the second colon, so a session id may itself hold colons.
+    """
+    parts = key.split(":", 2)
+    if len(parts) != 3 or not parts[0] or not parts[2]:
+        return None
+    tenant, sub, session = parts
+    return KeyParts(tenant, None if sub == NO_SUB_TENANT else sub, session)
+
+
+def tenant_prefix(tenant: str, sub_tenant: str | None = None) -> str:
+    """The key prefix shared by every thread of a tenant (or of one sub-tenant)."""
+    if sub_tenant is None:
+        return f"{tenant}:"
+    return f"{tenant}:{sub_tenant or NO_SUB_TENANT}:"

@@ -1,0 +1,161 @@
+"""Transcript rows with exactly the semantics of symfonic-core's ``get_transcript``.
+
+Pure logic, no I/O: messages in, rows out. Mirrors ``symfonic/agent/transcript.py`` and
+``SymfonicAgent.get_transcript`` of symfonic-core 9.12.0.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from typing import Any
+
+SPEAKERS = ("user", "assistant", "all")
+
+_ROLE_BY_TYPE = {"human": "user", "ai": "assistant", "tool": "tool", "system": "system"}
+_ROLE_BY_CLASS = {
+    "HumanMessage": "user",
+    "AIMessage": "assistant",
+    "ToolMessage": "tool",
+    "SystemMessage": "system",
+}
+
+
+@dataclass(frozen=True)
+class Row:
+    index: int
+    role: str
+    content: str
+    message_id: str | None
+    timestamp: datetime | None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "index": self.index,
+            "role": self.role,
+            "content": self.content,
+            "message_id": self.message_id,
+            "timestamp": self.timestamp.isoformat() if self.timestamp else None,
+        }
+
+
+def _field(message: Any, name: str, default: Any = None) -> Any:
+    # A message of a class the strict decoder refused comes back as its raw field mapping.
+    if isinstance(message, dict):
+        return message.get(name, default)
+    return getattr(message, name, default)
+
+
+def role_of(message: Any) -> str:
+    role = _ROLE_BY_TYPE.get(_field(message, "type"))
+    if role is None:
+        role = _ROLE_BY_CLASS.get(type(message).__name__, "other")
+    return role
+
+
+def content_of(message: Any) -> str:
+    content = _field(message, "content", "")
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        parts: list[str] = []
+        for block in content:
+            if isinstance(block, str):
+                parts.append(block)
+            elif isinstance(block, dict):
+                if block.get("type") == "text" or "text" in block:
+                    parts.append(str(block.get("text", "")))
+                else:
+                    parts.append(f"[{block.get('type', 'block')}]")
+        return "".join(parts)
+    return str(content)
+
+
+def message_id_of(message: Any) -> str | None:
+    return _field(message, "id")
+
+
+def build_rows(
+    messages: Sequence[Any],
+    *,
+    speaker: str = "all",
+    ts_by_id: dict[str, datetime] | None = None,
+) -> list[Row]:
+    """Speaker-filtered rows; ``index`` counts within the filtered view."""
+    ts_map = ts_by_id or {}
+    rows: list[Row] = []
+    for message in messages:
+        role = role_of(message)
+        if speaker != "all" and role != speaker:
+            continue
+        mid = message_id_of(message)
+        rows.append(
+            Row(len(rows), role, content_of(message), mid, ts_map.get(mid) if mid else None)
+        )
+    return rows
+
+
+def select(
+    rows: list[Row],
+    *,
+    index: int | None = None,
+    since: datetime | None = None,
+    until: datetime | None = None,
+    limit: int | None = None,
+) -> list[Row]:
+    """Apply ``--index`` (Python indexing, out of range is empty) or a time range, then ``--limit``."""
+    if index is not None and (since is not None or until is not None):
+        raise ValueError("index and a time range are mutually exclusive")
+    if index is not None:
+        n = len(rows)
+        resolved = index + n if index < 0 else index
+        rows = [rows[resolved]] if 0 <= resolved < n else []
+    elif since is not None or until is not None:
+        rows = [
+            r
+            for r in rows
+            if r.timestamp is not None
+            and (since is None or since <= r.timestamp)
+            and (until is None or r.timestamp <= until)
+        ]
+    if limit is not None and limit >= 0:
+        rows = rows[:limit]
+    return rows
+
+
+def parse_checkpoint_ts(raw: Any) -> datetime | None:
+    """A checkpoint's ``ts`` as symfonic-core parses it; None where it would skip it."""
+    if not raw or not isinstance(raw, str):
+        return None
+    try:
+        return datetime.fromisoformat(raw)
+    except ValueError:
+        return None
+
+
+def parse_bound(text: str) -> datetime:
+    """An ISO 8601 ``--since``/``--until`` value; no UTC offset means UTC."""
+    value = text.strip()
+    if value.endswith(("Z", "z")):
+        value = value[:-1] + "+00:00"
+    dt = datetime.fromisoformat(value)  # ValueError for the caller to report
+    if dt.tzinfo is None:
+        dt = dt.replace(tzinfo=timezone.utc)
+    return dt
+
+
+def oldest_ts_by_id(states: Iterable[tuple[datetime | None, Iterable[str | None]]]) -> dict[str, datetime]:
+    """Reference timestamp rule: walk checkpoints newest to oldest, the oldest holding an id wins.
+
+    ``states`` yields ``(parsed ts, message ids)`` per checkpoint in ``checkpoint_id``-descending
+    order, every namespace included; a checkpoint without a usable ts is skipped.
+    """
+    ts_map: dict[str, datetime] = {}
+    for ts, ids in states:
+        if ts is None:
+            continue
+        for mid in ids:
+            if mid:
+                ts_map[mid] = ts
+    return ts_map

@@ -1,0 +1,50 @@
+"""Running the real ``symfonic`` command in-process (fast) or as a subprocess (exact)."""
+
+from __future__ import annotations
+
+import io
+import os
+import subprocess
+import sys
+from contextlib import redirect_stderr, redirect_stdout
+from dataclasses import dataclass
+from unittest import mock
+
+
+@dataclass
+class Result:
+    code: int
+    out: str
+    err: str
+
+
+def run(*args: str, env: dict[str, str] | None = None, input: str | None = None) -> Result:
+    """Invoke ``symfonic ARGS`` through its real entry point, capturing output and exit code."""
+    from symfonic_cli.cli.app import main
+
+    out, err = io.StringIO(), io.StringIO()
+    environ = {k: v for k, v in os.environ.items() if not k.startswith("SYMFONIC_") or k.startswith("SYMFONIC_TEST_") or k.startswith("SYMFONIC_REQUIRE_")}
+    environ.update(env or {})
+    stdin = io.StringIO(input if input is not None else "")
+    code = 0
+    with mock.patch.dict(os.environ, environ, clear=True), mock.patch.object(sys, "stdin", stdin), redirect_stdout(out), redirect_stderr(err):
+        try:
+            main(list(args))
+        except SystemExit as exc:
+            code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+    return Result(code, out.getvalue(), err.getvalue())
+
+
+def run_process(*args: str, env: dict[str, str] | None = None, input: str | None = None, timeout: float = 120) -> Result:
+    """Invoke ``python -m symfonic_cli ARGS`` as a separate process."""
+    environ = dict(os.environ)
+    environ.update(env or {})
+    proc = subprocess.run(
+        [sys.executable, "-m", "symfonic_cli", *args],
+        capture_output=True,
+        text=True,
+        env=environ,
+        input=input,
+        timeout=timeout,
+    )
+    return Result(proc.returncode, proc.stdout, proc.stderr)

@@ -1,0 +1,136 @@
+"""Conversation scenarios written by real LangGraph graphs through any real checkpoint saver.
+
+The same scenarios run against SQLite, PostgreSQL and MongoDB savers, so the CLI's output can
+be compared across store kinds. Every message gets a fixed id where the test needs to know it;
+the rest get ids assigned by LangGraph's ``add_messages`` as in production.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+ANSI = "\x1b[31mRED\x1b[0m \x1b]0;pwned-title\x07 bell\x07 [bold red]markup[/bold red] \x9b31m c1"
+BIG = ("fifty kilobytes of text " * 2200)[:50_000]
+UNICODE = "Grüße, 世界! 🚀 — naïve café, עברית, العربية"
+MULTIMODAL = [
+    "lead ",
+    {"type": "text", "text": "look at this "},
+    {"type": "image_url", "image_url": {"url": "data:image/png;base64,AAAA"}},
+    {"text": "untyped-text"},
+    {"type": "text", "text": None},
+    {"type": "text"},
+    {"foo": "bar"},
+]
+SECRET_SENTENCE = "The quick violet giraffe recites the erasure canary 7741."
+
+
+@dataclass
+class Scenario:
+    key: str
+    turns: list[Any]  # each: list of input messages for one invoke, or a callable(graph, config)
+    subgraph: bool = False
+    notes: dict[str, Any] = field(default_factory=dict)
+
+
+def _agent_graph(subgraph: bool = False):
+    from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
+    from langchain_core.tools import tool
+    from langgraph.graph import START, MessagesState, StateGraph
+    from langgraph.prebuilt import ToolNode, tools_condition
+
+    @tool
+    def lookup(query: str) -> str:
+        """Look something up."""
+        return f"result for {query}"
+
+    def model(state: MessagesState) -> dict:
+        last = state["messages"][-1]
+        text = last.content if isinstance(last.content, str) else "multimodal"
+        if isinstance(last, HumanMessage) and isinstance(last.content, str) and last.content.startswith("tool:"):
+            return {"messages": [AIMessage(content="", tool_calls=[{"name": "lookup", "args": {"query": text[5:]}, "id": f"call-{len(state['messages'])}"}])]}
+        if isinstance(last, ToolMessage):
+            return {"messages": [AIMessage(content=f"the tool said: {last.content}")]}
+        return {"messages": [AIMessage(content=f"echo: {text[:60]}")]}
+
+    builder = StateGraph(MessagesState)
+    builder.add_node("model", model)
+    builder.add_node("tools", ToolNode([lookup]))
+    builder.add_edge(START, "model")
+    builder.add_conditional_edges("model", tools_condition)
+    builder.add_edge("tools", "model")
+    if not subgraph:
+        return builder
+
+    inner = builder.compile()
+
+    def outer_intro(state: MessagesState) -> dict:
+        return {"messages": [AIMessage(content="handing over to the specialist")]}
+
+    outer = StateGraph(MessagesState)
+    outer.add_node("intro", outer_intro)
+    outer.add_node("specialist", inner)
+    outer.add_edge(START, "intro")
+    outer.add_edge("intro", "specialist")
+    return outer
+
+
+def scenarios() -> list[Scenario]:
+    from langchain_core.messages import HumanMessage, RemoveMessage, SystemMessage
+
+    def rewrite(graph, config):
+        # History rewritten: an earlier message replaced in place (same id) and one removed.
+        state = graph.get_state(config)
+        msgs = state.values["messages"]
+        graph.update_state(config, {"messages": [HumanMessage(content="rewritten first question", id=msgs[0].id), RemoveMessage(id=msgs[1].id)]})
+
+    return [
+        Scenario("acme:_:s-001", [
+            [SystemMessage(content="You are a helpful support agent.", id="sys-1"), HumanMessage(content="What is the status of order 1042?", id="u-1")],
+            [HumanMessage(content="tool:order 1042", id="u-2")],
+            [HumanMessage(content="Thanks!", id="u-3")],
+        ]),
+        Scenario("acme:eu:s-002", [[HumanMessage(content=UNICODE, id="u-uni")], [HumanMessage(content=BIG, id="u-big")]]),
+        Scenario("acme:eu:s-003", [[HumanMessage(content=MULTIMODAL, id="u-mm")], [HumanMessage(content=ANSI, id="u-ansi")]]),
+        Scenario("globex:_:s-100", [[HumanMessage(content="tool:weather", id="g-1")], [HumanMessage(content=SECRET_SENTENCE, id="g-2")]]),
+        Scenario("globex:_:s-101", [[HumanMessage(content="Keep this conversation.", id="g-keep")]]),
+        Scenario("initech:_:s-sub", [[HumanMessage(content="tool:subgraph lookup", id="i-1")]], subgraph=True),
+        Scenario("acme:_:s-rewrite", [
+            [HumanMessage(content="first question", id="r-1")],
+            [HumanMessage(content="second question", id="r-2")],
+            rewrite,
+            [HumanMessage(content="third question", id="r-3")],
+        ]),
+        Scenario("legacy-thread-id", [[HumanMessage(content="a key without three parts", id="l-1")]]),
+    ]
+
+
+def write_scenarios(checkpointer, only: list[str] | None = None) -> list[Scenario]:
+    """Run every scenario's turns through real graphs compiled with ``checkpointer``."""
+    written = []
+    graphs = {}
+    for sc in scenarios():
+        if only is not None and sc.key not in only:
+            continue
+        graph = graphs.get(sc.subgraph)
+        if graph is None:
+            graph = graphs[sc.subgraph] = _agent_graph(sc.subgraph).compile(checkpointer=checkpointer)
+        config = {"configurable": {"thread_id": sc.key}}
+        for turn in sc.turns:
+            if callable(turn):
+                turn(graph, config)
+            else:
+                graph.invoke({"messages": turn}, config)
+        written.append(sc)
+    return written
+
+
+def long_thread(checkpointer, key: str, turns: int, *, tool_every: int = 4) -> None:
+    """A single long conversation: ``turns`` user turns, a tool call every few turns."""
+    from langchain_core.messages import HumanMessage
+
+    graph = _agent_graph().compile(checkpointer=checkpointer)
+    config = {"configurable": {"thread_id": key}}
+    for i in range(turns):
+        text = f"tool:item {i}" if tool_every and i % tool_every == tool_every - 1 else f"question number {i}"
+        graph.invoke({"messages": [HumanMessage(content=text)]}, config)
