@@ -1,15 +1,26 @@
-"""Shared fixtures. Store kinds plug in through the pytest plugins listed below."""
+"""Shared fixtures. Store kinds plug in through the pytest plugins listed below.
+
+``any_kind`` parametrizes a test over every store kind; a kind whose server is not available
+fails the test when ``SYMFONIC_REQUIRE_<KIND>`` is set (as in CI) and skips it otherwise.
+"""
 
 from __future__ import annotations
 
+import os
 import shutil
 from pathlib import Path
 
 import pytest
 
+from tests import backends
 from tests.sqlite_store import build_sqlite_store
 
 pytest_plugins: list[str] = []
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _sqlite_backend(tmp_path_factory):
+    backends.register(backends.SqliteBackend(tmp_path_factory.mktemp("sqlite-stores")))
 
 
 @pytest.fixture(scope="session")
@@ -26,3 +37,27 @@ def sqlite_store(sqlite_master, tmp_path) -> Path:
     dest = tmp_path / "store.db"
     shutil.copyfile(sqlite_master, dest)
     return dest
+
+
+_REQUIRE = {"postgres": "SYMFONIC_REQUIRE_POSTGRES", "mongodb": "SYMFONIC_REQUIRE_MONGO"}
+
+
+def backend_for(kind: str, request) -> backends.TestBackend:
+    # Plugins start their server lazily through a session fixture named "<kind>_backend".
+    if kind != "sqlite":
+        try:
+            request.getfixturevalue(f"{kind}_backend")
+        except pytest.FixtureLookupError:
+            pass
+    backend = backends.get(kind)
+    if backend is None:
+        if os.environ.get(_REQUIRE.get(kind, ""), ""):
+            pytest.fail(f"{kind} test server required ({_REQUIRE[kind]}=1) but not available")
+        pytest.skip(f"no {kind} test server")
+    return backend
+
+
+@pytest.fixture(params=backends.KINDS)
+def any_kind(request) -> backends.TestBackend:
+    """The test backend of each store kind in turn."""
+    return backend_for(request.param, request)

@@ -1,0 +1,83 @@
+"""Test store backends: one per store kind, all behind the same small interface.
+
+A backend makes new real stores (empty with the saver's tables, or with the scenarios written
+by real graphs) and hands out the real saver for a store, so any test can run on every kind.
+PostgreSQL and MongoDB register theirs from their pytest plugins (tests/pg_server.py,
+tests/mongo_server.py).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import uuid
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Iterator, Protocol
+
+from tests.scenarios import write_scenarios
+
+KINDS = ("sqlite", "postgres", "mongodb")
+
+
+class TestBackend(Protocol):
+    kind: str
+
+    def new_store(self, *, scenarios: bool = True, only: list[str] | None = None) -> str:
+        """A new store (its URL); empty but with the saver's tables when ``scenarios`` is False."""
+
+    @contextmanager
+    def saver(self, url: str) -> Iterator[object]:
+        """The real LangGraph saver writing into ``url``."""
+
+
+_registry: dict[str, TestBackend] = {}
+
+
+def register(backend: TestBackend) -> None:
+    _registry[backend.kind] = backend
+
+
+def get(kind: str) -> TestBackend | None:
+    return _registry.get(kind)
+
+
+class SqliteBackend:
+    kind = "sqlite"
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self._master: Path | None = None
+
+    def _path(self) -> Path:
+        return self.root / f"{uuid.uuid4().hex[:12]}.db"
+
+    def new_store(self, *, scenarios: bool = True, only: list[str] | None = None) -> str:
+        path = self._path()
+        if scenarios and only is None:
+            if self._master is None:
+                self._master = self.root / "master.db"
+                with self.saver(str(self._master)) as saver:
+                    write_scenarios(saver)
+            # A byte copy of the master is the same store, made once.
+            src = sqlite3.connect(str(self._master))
+            dst = sqlite3.connect(str(path))
+            src.backup(dst)
+            src.close()
+            dst.close()
+            return str(path)
+        with self.saver(str(path)) as saver:
+            saver.setup()
+            if scenarios:
+                write_scenarios(saver, only)
+        return str(path)
+
+    @contextmanager
+    def saver(self, url: str):
+        from langgraph.checkpoint.sqlite import SqliteSaver
+
+        path = url[len("sqlite:///"):] if url.startswith("sqlite:///") else url
+        conn = sqlite3.connect(path, check_same_thread=False)
+        try:
+            yield SqliteSaver(conn)
+        finally:
+            conn.close()
