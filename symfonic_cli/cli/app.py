@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import sys
+from typing import Optional
 
 import typer
 
@@ -34,9 +35,37 @@ def _version(value: bool) -> None:
 def _root(
     debug: bool = typer.Option(False, "--debug", help="Show tracebacks for errors.", envvar="SYMFONIC_DEBUG"),
     version: bool = typer.Option(False, "--version", callback=_version, is_eager=True, help="Print the version."),
+    connect_timeout: float = typer.Option(
+        10.0, "--connect-timeout", min=0.1, envvar="SYMFONIC_CONNECT_TIMEOUT", help="Seconds to wait for a database server."
+    ),
+    pg_schema: Optional[str] = typer.Option(
+        None, "--pg-schema", envvar="SYMFONIC_PG_SCHEMA", help="PostgreSQL schema holding the checkpoint tables."
+    ),
+    checkpoint_collection: Optional[str] = typer.Option(
+        None, "--checkpoint-collection", envvar="SYMFONIC_CHECKPOINT_COLLECTION", help="MongoDB checkpoints collection."
+    ),
+    writes_collection: Optional[str] = typer.Option(
+        None, "--writes-collection", envvar="SYMFONIC_WRITES_COLLECTION", help="MongoDB pending-writes collection."
+    ),
 ) -> None:
+    """Connection options go before the command: symfonic --connect-timeout 5 threads list ..."""
+    from symfonic_cli.cli import common
+
     if debug:
         os.environ["SYMFONIC_DEBUG"] = "1"
+    common.connection_options.clear()
+    common.connection_options.update(
+        {
+            k: v
+            for k, v in {
+                "connect_timeout": connect_timeout,
+                "pg_schema": pg_schema,
+                "checkpoint_collection": checkpoint_collection,
+                "writes_collection": writes_collection,
+            }.items()
+            if v is not None
+        }
+    )
 
 
 def _register() -> None:

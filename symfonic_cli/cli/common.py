@@ -64,12 +64,23 @@ def thread_key(thread: Optional[str], tenant: Optional[str], sub_tenant: Optiona
     return derive_key(tenant, sub_tenant, session)
 
 
+# Set by the root command from --connect-timeout, --pg-schema, --checkpoint-collection, ...
+connection_options: dict = {}
+
+
+def store_options(location) -> dict:
+    """Connection options for a store: the config file's entry first, the command line over it."""
+    merged = dict(location.options)
+    merged.update(connection_options)
+    return merged
+
+
 @contextmanager
 def open_for_reading(store_opt: Optional[str], **options) -> Iterator["Store"]:
     from symfonic_cli.stores import open_store
 
     location = resolve_store(store_opt)
-    store = open_store(location, writable=False, **options)
+    store = open_store(location, writable=False, **{**store_options(location), **options})
     try:
         yield store
     finally:
