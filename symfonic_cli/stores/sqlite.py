@@ -19,6 +19,8 @@ from symfonic_cli.errors import StoreError
 from symfonic_cli.location import StoreLocation
 from symfonic_cli.stores.base import (
     CheckpointRecord,
+    ExtraTable,
+    ThreadErasePlan,
     MessageState,
     StoreInfo,
     SupportsWith,
@@ -266,6 +268,180 @@ class SqliteStore(SupportsWith):
         for ns, cid, type_, blob in cur:
             yield MessageState(ns, cid, None, cid, "checkpoint", type_, blob)
 
+    # -- compat (protocol docstrings in stores/base.py): json_type/json_extract over metadata only
+
+    _ENVELOPE_FIELDS = ("format_version", "writer_line", "safe_boundary", "finalized")
+
+    @_translate_iter
+    def envelope_shapes(self, envelope_key: str, *, older_than: str | None = None):
+        from symfonic_cli.stores.base import EnvelopeShape
+
+        # The envelope is cut out once per row (small JSON text); its fields are read from that.
+        inner = []
+        for f in self._ENVELOPE_FIELDS:
+            inner.append(f"CASE WHEN kind = 'object' THEN json_type(env, '$.{f}') END AS {f}_t")
+            inner.append(
+                f"CASE WHEN kind = 'object' AND json_type(env, '$.{f}') NOT IN ('object', 'array') "
+                f"THEN json_extract(env, '$.{f}') END AS {f}_v"
+            )
+        inner.append("CASE WHEN kind = 'object' THEN json_type(env, '$.boundary_sequence') END AS bs_t")
+        groups = [f"{f}_{s}" for f in self._ENVELOPE_FIELDS for s in ("t", "v")] + ["bs_t"]
+        sql = (
+            f"SELECT kind, {', '.join(groups)}, older, count(*), sum(latest) FROM ("
+            f" SELECT kind, {', '.join(inner)}, older, latest FROM ("
+            "  SELECT json_type(metadata, :path) AS kind, metadata -> :path AS env,"
+            "   coalesce(checkpoint_id < :older, 0) AS older,"
+            "   (checkpoint_ns = '' AND row_number() OVER ("
+            "     PARTITION BY thread_id, checkpoint_ns ORDER BY checkpoint_id DESC) = 1) AS latest"
+            "  FROM checkpoints))"
+            f" GROUP BY kind, {', '.join(groups)}, older"
+        )
+        params = {"path": _json_path(envelope_key), "older": older_than}
+        for row in self.conn.execute(sql, params):
+            kind = _KIND.get(row[0], "absent")
+            fields = {}
+            if kind == "object":
+                for i, f in enumerate(self._ENVELOPE_FIELDS):
+                    fields[f] = _typed(row[1 + 2 * i], row[2 + 2 * i])
+                fields["boundary_sequence"] = _typed(row[9], _PLACEHOLDER.get(row[9]))
+            yield EnvelopeShape(kind, **fields, older=bool(row[10]), checkpoints=row[11], latest=row[12] or 0)
+
+    @_translate_iter
+    def iter_envelopes(self, envelope_key: str, *, thread: str | None = None):
+        from symfonic_cli.stores.base import ABSENT, EnvelopeRow
+
+        where = "WHERE thread_id = :thread" if thread is not None else ""
+        sql = (
+            "SELECT thread_id, checkpoint_ns, checkpoint_id, json_extract(metadata, '$.step'),"
+            " json_extract(metadata, '$.source'), json_type(metadata, '$.source'),"
+            " metadata -> :path FROM checkpoints "
+            f"{where} ORDER BY thread_id, checkpoint_id DESC, checkpoint_ns"
+        )
+        for tid, ns, cid, step, source, source_t, env in self.conn.execute(
+            sql, {"path": _json_path(envelope_key), "thread": thread}
+        ):
+            if source_t in ("object", "array"):
+                source = json.loads(source)
+            yield EnvelopeRow(str(tid), ns, cid, step, source, ABSENT if env is None else json.loads(env))
+
+    @_translate_errors
+    def envelope_key_candidates(self, envelope_key: str, *, limit: int = 5) -> list[tuple[str, int]]:
+        sql = (
+            "SELECT j.key, count(*) FROM checkpoints, json_each(checkpoints.metadata) AS j"
+            " WHERE j.type = 'object' AND j.key != ?"
+            " AND json_type(j.value, '$.format_version') IS NOT NULL"
+            " AND json_type(j.value, '$.writer_line') IS NOT NULL"
+            " GROUP BY j.key ORDER BY count(*) DESC, j.key LIMIT ?"
+        )
+        return [(str(k), n) for k, n in self.conn.execute(sql, (envelope_key, limit))]
+
+    # -- erase (protocol docstrings in stores/base.py)
+
+    _ERASE_CORE = ("writes", "checkpoints")  # delete order: checkpoints last
+
+    def _cascade(self, key: str, extra: tuple[ExtraTable, ...]) -> list[tuple[str, str, tuple[str, ...]]]:
+        """(name, WHERE clause, params) per cascade table; an extra table that cannot hold ``key`` is None."""
+        out = []
+        for table in extra:
+            filters = table.filters(key)
+            if filters is None:
+                out.append((table.name, "", ()))
+                continue
+            where = " AND ".join(f"{_quote(col)} = ?" for col, _ in filters)
+            out.append((table.name, where, tuple(v for _, v in filters)))
+        for name in self._ERASE_CORE:
+            out.append((name, "thread_id = ?", (key,)))
+        return out
+
+    @_translate_errors
+    def erase_prepare(self, extra: tuple[ExtraTable, ...]) -> list[str]:
+        path: Path = self.location.path  # type: ignore[assignment]
+        if not self.writable:
+            raise StoreError(f"{path} was opened read-only; erasing needs a writable store")
+        if not os.access(path, os.W_OK):
+            raise StoreError(f"{path} is read-only for this user: nothing was deleted")
+        wal = Path(f"{path}-wal")
+        if _journal_mode(path, self.conn) == "wal" and not wal.exists() and not os.access(path.parent, os.W_OK | os.X_OK):
+            raise StoreError(f"{path.parent} is not writable, so SQLite cannot create {wal.name}: nothing was deleted")
+        for table in extra:
+            cols = {r[1] for r in self.conn.execute(f"PRAGMA table_info({_quote(table.name)})")}
+            if not cols:
+                raise StoreError(f"declared erase_extra table '{table.name}' does not exist in {path}")
+            for col, _ in table.match:
+                if col not in cols:
+                    raise StoreError(f"declared erase_extra column '{col}' does not exist in table '{table.name}'")
+        self.conn.execute("PRAGMA secure_delete = ON")
+        # Take and release the write lock: a read-only file or mount fails here, before any delete.
+        self.conn.execute("BEGIN IMMEDIATE")
+        self.conn.execute("ROLLBACK")
+        return []
+
+    @_translate_errors
+    def thread_keys_with_prefix(self, prefix: str) -> list[str]:
+        lo, hi = _range_for_prefix(prefix)
+        rows = self.conn.execute(
+            "SELECT thread_id FROM checkpoints WHERE thread_id >= ? AND thread_id < ? "
+            "UNION SELECT thread_id FROM writes WHERE thread_id >= ? AND thread_id < ? ORDER BY 1",
+            (lo, hi, lo, hi),
+        )
+        return [str(r[0]) for r in rows]
+
+    def _counts(self, key: str, extra: tuple[ExtraTable, ...]) -> dict[str, int]:
+        counts = {}
+        for name, where, params in self._cascade(key, extra):
+            if not where:
+                counts[name] = 0
+                continue
+            counts[name] = self.conn.execute(f"SELECT count(*) FROM {_quote(name)} WHERE {where}", params).fetchone()[0]
+        return counts
+
+    @_translate_errors
+    def erase_plan(self, key: str, extra: tuple[ExtraTable, ...]) -> ThreadErasePlan:
+        counts = self._counts(key, extra)
+        first, last = self.conn.execute(
+            "SELECT min(checkpoint_id), max(checkpoint_id) FROM checkpoints WHERE thread_id = ?", (key,)
+        ).fetchone()
+        return ThreadErasePlan(key, counts, first, last)
+
+    @_translate_errors
+    def erase_thread(self, key: str, extra: tuple[ExtraTable, ...], *, between=None) -> dict[str, int]:
+        deleted: dict[str, int] = {}
+        self.conn.execute("BEGIN IMMEDIATE")
+        try:
+            for name, where, params in self._cascade(key, extra):
+                deleted[name] = self.conn.execute(f"DELETE FROM {_quote(name)} WHERE {where}", params).rowcount if where else 0
+                if between is not None:
+                    between(name)
+            self.conn.execute("COMMIT")
+        except BaseException:
+            if self.conn.in_transaction:
+                self.conn.execute("ROLLBACK")
+            raise
+        return deleted
+
+    @_translate_errors
+    def remaining_rows(self, key: str, extra: tuple[ExtraTable, ...]) -> dict[str, int]:
+        return self._counts(key, extra)
+
+    @_translate_errors
+    def erase_finish(self, *, vacuum: bool) -> list[str]:
+        notes = []
+        if vacuum:
+            self.conn.execute("VACUUM")
+            notes.append("VACUUM rewrote the database file")
+        busy, log, done = self.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+        if busy:
+            notes.append(
+                "the write-ahead log could not be truncated (another connection was reading); "
+                "erased text may stay in the -wal file until the application's next checkpoint"
+            )
+        return notes
+
+
+def _quote(name: str) -> str:
+    # Names are validated identifiers already (erase_plan.parse_extra); quoting is the second fence.
+    return ".".join('"' + part.replace('"', '""') + '"' for part in name.split("."))
+
 
 def _journal_mode(path: Path, conn: sqlite3.Connection) -> str:
     # An immutable connection reports "delete"; the file header knows better.
@@ -284,3 +460,33 @@ def _json_metadata(raw: Any, checkpoint_id: str) -> dict[str, Any]:
     except (ValueError, UnicodeDecodeError):
         raise StoreError(f"metadata of checkpoint {checkpoint_id} is not JSON") from None
     return value if isinstance(value, dict) else {}
+
+
+# -- compat helpers: SQLite's json_type names to the protocol's, values made faithful
+
+_KIND = {"null": "null", "true": "boolean", "false": "boolean", "integer": "integer", "real": "number",
+         "text": "string", "array": "array", "object": "object"}
+_PLACEHOLDER = {"null": None, "true": True, "false": False, "integer": 0, "real": 0.0, "text": "",
+                "array": [], "object": {}}
+
+
+def _json_path(key: str) -> str:
+    # A quoted label takes any key but one holding '"' (SQLite has no escape for it).
+    if '"' in key:
+        raise StoreError(f"an envelope key holding '\"' cannot be read from SQLite: {key!r}")
+    return f'$."{key}"'
+
+
+def _typed(json_type: str | None, value: Any) -> Any:
+    """A json_type/json_extract pair as the faithful Python value (booleans come back as 1/0)."""
+    from symfonic_cli.stores.base import ABSENT
+
+    if json_type is None:
+        return ABSENT
+    if json_type in ("true", "false"):
+        return json_type == "true"
+    if json_type in ("array", "object"):
+        return [] if json_type == "array" else {}
+    if json_type == "null":
+        return None
+    return value
