@@ -98,7 +98,17 @@ def config_path() -> Path:
 def load_config() -> dict[str, Any]:
     """The user's config file, or {} when there is none."""
     path = config_path()
-    if not path.is_file():
+    explicit = bool(os.environ.get(CONFIG_ENV))
+    try:
+        present = path.is_file()
+    except OSError as exc:
+        # Someone else's home (sudo, service users): only an explicitly named file must be readable.
+        if explicit:
+            raise UsageError(f"cannot read config file {path}: {exc.strerror}") from None
+        return {}
+    if not present:
+        if explicit:
+            raise UsageError(f"config file {path} (from ${CONFIG_ENV}) does not exist")
         return {}
     try:
         import tomllib  # type: ignore[import-not-found]

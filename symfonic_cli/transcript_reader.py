@@ -1,14 +1,18 @@
-"""Reading a thread's transcript from a store: the latest checkpoint's messages plus timestamps."""
+"""Reading a thread's transcript from a store: the latest checkpoint's messages plus timestamps.
+
+Rows are chosen first (speaker, index, limit), then timestamps are resolved for the chosen rows
+only (all rows for a time range), by ``symfonic_cli.timestamps``.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 
+from symfonic_cli import timestamps
 from symfonic_cli import transcript as tx
 from symfonic_cli.errors import NotFoundError, StoreError
-from symfonic_cli.stores.base import MessageState, Store
+from symfonic_cli.stores.base import Store
 
 
 @dataclass
@@ -18,34 +22,9 @@ class TranscriptResult:
     warnings: list[str] = field(default_factory=list)
 
 
-def _state_ids(state: MessageState) -> tuple[datetime | None, list[str | None]]:
-    from symfonic_cli.decoding import lean_loads, lean_message_ids
-
-    value = lean_loads(state.payload_type, state.payload)
-    ts = state.ts
-    if state.encoding == "checkpoint":
-        if not isinstance(value, dict):
-            return None, []
-        if ts is None:
-            ts = value.get("ts")
-        value = (value.get("channel_values") or {}).get("messages")
-    return tx.parse_checkpoint_ts(ts), lean_message_ids(value)
-
-
-def _walk(store: Store, key: str) -> Iterator[tuple[datetime | None, list[str | None]]]:
-    cache: dict[object, list[str | None]] = {}
-    for state in store.iter_message_states(key):
-        if state.encoding == "channel" and state.version in cache:
-            yield tx.parse_checkpoint_ts(state.ts), cache[state.version]
-            continue
-        ts, ids = _state_ids(state)
-        if state.encoding == "channel":
-            cache[state.version] = ids
-        yield ts, ids
-
-
 def resolve_timestamps(store: Store, key: str) -> dict[str, datetime]:
-    return tx.oldest_ts_by_id(_walk(store, key))
+    """Every message id of the thread with its timestamp, by the reference rule."""
+    return timestamps.resolve(store, key)
 
 
 def read_transcript(
@@ -76,8 +55,14 @@ def read_transcript(
         return TranscriptResult([], record.checkpoint_id, warnings)
     if not isinstance(messages, list):
         raise StoreError(f"checkpoint {record.checkpoint_id}: 'messages' is not a list ({type(messages).__name__})")
-    ts_map = resolve_timestamps(store, key)
-    rows = tx.build_rows(messages, speaker=speaker, ts_by_id=ts_map)
+    rows = tx.build_rows(messages, speaker=speaker)
+    if since is None and until is None:
+        # Index and limit do not depend on timestamps: resolve only the rows that are printed.
+        rows = tx.select(rows, index=index, limit=limit)
+        limit = index = None
+    known = {(record.checkpoint_ns, record.checkpoint_id): [tx.message_id_of(m) for m in messages]}
+    ts_map = timestamps.resolve(store, key, known=known, wanted=[r.message_id for r in rows if r.message_id])
+    rows = [replace(r, timestamp=ts_map.get(r.message_id)) if r.message_id else r for r in rows]
     return TranscriptResult(
         tx.select(rows, index=index, since=since, until=until, limit=limit), record.checkpoint_id, warnings
     )

@@ -15,7 +15,7 @@ import pytest
 from tests import backends
 from tests.sqlite_store import build_sqlite_store
 
-pytest_plugins: list[str] = []
+pytest_plugins: list[str] = ["tests.mongo_server", "tests.pg_server"]
 
 
 @pytest.fixture(scope="session", autouse=True)

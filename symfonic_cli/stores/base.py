@@ -375,6 +375,46 @@ def migrate_fault_point(tag: str) -> None:
 _fault_counts: dict[str, int] = {}
 
 
+# ---------------------------------------------------------------------------------------------
+# timestamps (``symfonic_cli/timestamps.py``): optional fast reads for linear-time timestamps
+# ---------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class CheckpointHead:
+    """One checkpoint as the timestamp resolver needs it, read WITHOUT decoding its messages.
+
+    - ``ts``: the checkpoint's own ``ts`` string exactly as stored (None when absent).
+    - ``source``: ``metadata["source"]`` ("input", "loop", "update", "fork"; None when absent).
+    - ``message_count``: ``len(channel_values["messages"])`` of this checkpoint; 0 when the
+      checkpoint has no ``messages`` value; None when it cannot be told cheaply or is not a
+      plain list (e.g. delta-encoded) -- the resolver then takes the exact walk.
+    """
+
+    checkpoint_ns: str
+    checkpoint_id: str
+    parent_checkpoint_id: str | None
+    ts: str | None
+    source: str | None
+    message_count: int | None
+
+
+@dataclass(frozen=True)
+class MessageWrite:
+    """One stored pending write to the ``messages`` channel: a row of the writes table.
+
+    ``checkpoint_id`` is the checkpoint the writing task ran ON (the parent of the checkpoint
+    the write produced). ``payload_type``/``payload`` are the stored ``(type, bytes)`` pair.
+    """
+
+    checkpoint_ns: str
+    checkpoint_id: str
+    task_id: str
+    idx: int
+    payload_type: str | None
+    payload: bytes | None
+
+
 class Store(Protocol):
     location: StoreLocation
 
@@ -564,6 +604,27 @@ class Store(Protocol):
         Before writing, inside the transaction, check that none of the checkpoint ids and write
         keys exist yet for the thread; if one does, roll back and raise MigrationConflict. Call
         ``migrate_fault_point("before-commit")`` before the commit. Writable stores only."""
+        ...
+
+
+    # -- timestamps (OPTIONAL: ``symfonic_cli.timestamps`` uses them when BOTH exist, found with
+    # getattr, and otherwise walks ``iter_message_states``; implementing them makes transcript
+    # timestamps linear in the conversation instead of quadratic)
+
+    def iter_checkpoint_heads(self, key: str) -> Iterator[CheckpointHead]:
+        """Every checkpoint of thread ``key`` in EVERY namespace, ``checkpoint_id`` ASCENDING,
+        as CheckpointHead, without decoding any message: SQLite/MongoDB read ``ts`` and the
+        ``messages`` array length from the first bytes of the checkpoint blob
+        (``symfonic_cli.timestamps.checkpoint_blob_head``); PostgreSQL reads ``checkpoint ->> 'ts'``,
+        ``metadata ->> 'source'`` and the length from the first bytes of the ``messages`` blob of
+        the version in ``channel_versions`` (``substring(blob from 1 for 9)`` with
+        ``timestamps.channel_blob_count``; type ``empty`` or no blob: 0)."""
+        ...
+
+    def iter_message_writes(self, key: str) -> Iterator[MessageWrite]:
+        """Every stored write of thread ``key`` whose channel is ``messages``, every namespace,
+        any order, payloads as stored (not decoded). Writes only hold a task's NEW messages, so
+        this is linear in the conversation."""
         ...
 
 

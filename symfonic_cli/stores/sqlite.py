@@ -10,6 +10,7 @@ import functools
 import json
 import os
 import sqlite3
+import stat
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -72,15 +73,21 @@ def _range_for_prefix(prefix: str) -> tuple[str, str]:
     return prefix, prefix[:-1] + chr(ord(prefix[-1]) + 1)
 
 
-def open_store(location: StoreLocation, *, writable: bool = False, **_: Any) -> "SqliteStore":
+def open_store(location: StoreLocation, *, writable: bool = False, **options: Any) -> "SqliteStore":
     path = location.path
     assert path is not None
-    if not path.exists():
-        raise StoreError(f"no SQLite file at {path}", hint="check --store; symfonic never creates a store")
-    if path.is_dir():
+    if writable and options.get("init_target"):
+        init_sqlite_target(path)  # migrate --init-target: the saver's own setup()
+    try:
+        st = path.stat()
+    except FileNotFoundError:
+        raise StoreError(f"no SQLite file at {path}", hint="check --store; symfonic never creates a store") from None
+    except OSError as exc:
+        raise StoreError(f"{path} is not reachable: {exc.strerror}") from None
+    if stat.S_ISDIR(st.st_mode):
         raise StoreError(f"{path} is a directory, not an SQLite file")
-    if not os.access(path, os.R_OK):
-        raise StoreError(f"{path} is not readable by this user")
+    if not os.access(path, os.R_OK) or (writable and not os.access(path, os.W_OK)):
+        raise StoreError(f"{path} is not {'writable' if writable and os.access(path, os.R_OK) else 'readable'} by this user")
     uri = f"file:{quote(str(path.resolve()))}?" + ("mode=rw" if writable else _read_only_params(location))
     try:
         conn = sqlite3.connect(uri, uri=True, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None, check_same_thread=False)
@@ -268,7 +275,56 @@ class SqliteStore(SupportsWith):
         for ns, cid, type_, blob in cur:
             yield MessageState(ns, cid, None, cid, "checkpoint", type_, blob)
 
+    # -- timestamps (protocol docstrings in stores/base.py): heads from a blob's first bytes
+
+    @_translate_iter
+    def iter_checkpoint_heads(self, key: str) -> Iterator["CheckpointHead"]:
+        from symfonic_cli.stores.base import CheckpointHead
+
+        cur = self.conn.execute(
+            "SELECT rowid, checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, length(checkpoint), "
+            "CASE WHEN json_valid(CAST(metadata AS TEXT)) THEN json_extract(CAST(metadata AS TEXT), '$.source') END "
+            "FROM checkpoints WHERE thread_id = ? ORDER BY checkpoint_id",
+            (key,),
+        )
+        for rowid, ns, cid, parent, type_, size, source in cur.fetchall():
+            ts, count = self._blob_head(rowid, type_, size)
+            yield CheckpointHead(ns, cid, parent, ts, source if isinstance(source, str) else None, count)
+
+    def _blob_head(self, rowid: int, type_: str | None, size: int | None) -> tuple[str | None, int | None]:
+        # Incremental blob I/O reads only the first pages of a blob that may be megabytes long.
+        from symfonic_cli.timestamps import NeedMore, checkpoint_blob_head
+
+        if type_ != "msgpack" or not size:
+            return None, None
+        want = 512
+        with self.conn.blobopen("checkpoints", "checkpoint", rowid, readonly=True) as blob:
+            while True:
+                blob.seek(0)
+                data = blob.read(min(want, size))
+                try:
+                    return checkpoint_blob_head(data)
+                except NeedMore:
+                    if want >= size:
+                        return None, None
+                    want *= 4
+                except ValueError:
+                    return None, None
+
+    @_translate_iter
+    def iter_message_writes(self, key: str) -> Iterator["MessageWrite"]:
+        from symfonic_cli.stores.base import MessageWrite
+
+        cur = self.conn.execute(
+            "SELECT checkpoint_ns, checkpoint_id, task_id, idx, type, value FROM writes "
+            "WHERE thread_id = ? AND channel = 'messages'",
+            (key,),
+        )
+        for ns, cid, task_id, idx, type_, value in cur:
+            yield MessageWrite(ns, cid, task_id, idx, type_, value)
+
     # -- compat (protocol docstrings in stores/base.py): json_type/json_extract over metadata only
+    # (the saver stores metadata as a BLOB of JSON text; newer SQLite would read a BLOB as JSONB)
 
     _ENVELOPE_FIELDS = ("format_version", "writer_line", "safe_boundary", "finalized")
 
@@ -289,11 +345,11 @@ class SqliteStore(SupportsWith):
         sql = (
             f"SELECT kind, {', '.join(groups)}, older, count(*), sum(latest) FROM ("
             f" SELECT kind, {', '.join(inner)}, older, latest FROM ("
-            "  SELECT json_type(metadata, :path) AS kind, metadata -> :path AS env,"
+            "  SELECT json_type(m, :path) AS kind, m -> :path AS env,"
             "   coalesce(checkpoint_id < :older, 0) AS older,"
             "   (checkpoint_ns = '' AND row_number() OVER ("
             "     PARTITION BY thread_id, checkpoint_ns ORDER BY checkpoint_id DESC) = 1) AS latest"
-            "  FROM checkpoints))"
+            "  FROM (SELECT *, CAST(metadata AS TEXT) AS m FROM checkpoints)))"
             f" GROUP BY kind, {', '.join(groups)}, older"
         )
         params = {"path": _json_path(envelope_key), "older": older_than}
@@ -312,9 +368,9 @@ class SqliteStore(SupportsWith):
 
         where = "WHERE thread_id = :thread" if thread is not None else ""
         sql = (
-            "SELECT thread_id, checkpoint_ns, checkpoint_id, json_extract(metadata, '$.step'),"
-            " json_extract(metadata, '$.source'), json_type(metadata, '$.source'),"
-            " metadata -> :path FROM checkpoints "
+            "SELECT thread_id, checkpoint_ns, checkpoint_id, json_extract(m, '$.step'),"
+            " json_extract(m, '$.source'), json_type(m, '$.source'),"
+            " m -> :path FROM (SELECT thread_id, checkpoint_ns, checkpoint_id, CAST(metadata AS TEXT) AS m FROM checkpoints) "
             f"{where} ORDER BY thread_id, checkpoint_id DESC, checkpoint_ns"
         )
         for tid, ns, cid, step, source, source_t, env in self.conn.execute(
@@ -327,7 +383,7 @@ class SqliteStore(SupportsWith):
     @_translate_errors
     def envelope_key_candidates(self, envelope_key: str, *, limit: int = 5) -> list[tuple[str, int]]:
         sql = (
-            "SELECT j.key, count(*) FROM checkpoints, json_each(checkpoints.metadata) AS j"
+            "SELECT j.key, count(*) FROM checkpoints, json_each(CAST(checkpoints.metadata AS TEXT)) AS j"
             " WHERE j.type = 'object' AND j.key != ?"
             " AND json_type(j.value, '$.format_version') IS NOT NULL"
             " AND json_type(j.value, '$.writer_line') IS NOT NULL"
@@ -436,6 +492,180 @@ class SqliteStore(SupportsWith):
                 "erased text may stay in the -wal file until the application's next checkpoint"
             )
         return notes
+
+    # -- migrate (see the "migrate" section of stores/base.py)
+
+    def _writes_columns(self) -> str:
+        return "task_path, channel, type, value" if self.has_task_path else "'' AS task_path, channel, type, value"
+
+    @_translate_errors
+    def export_thread(self, key: str):
+        from symfonic_cli.stores.base import RawRow, ThreadExport
+
+        rows = [
+            RawRow("checkpoints", (ns, cid), (parent, type_, _plain(blob), _plain(meta)))
+            for ns, cid, parent, type_, blob, meta in self.conn.execute(
+                "SELECT checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, checkpoint, metadata "
+                "FROM checkpoints WHERE thread_id = ? ORDER BY checkpoint_id, checkpoint_ns",
+                (key,),
+            )
+        ]
+        rows += [
+            RawRow("writes", (ns, cid, task_id, idx), (task_path, channel, type_, _plain(value)))
+            for ns, cid, task_id, idx, task_path, channel, type_, value in self.conn.execute(
+                f"SELECT checkpoint_ns, checkpoint_id, task_id, idx, {self._writes_columns()} "
+                "FROM writes WHERE thread_id = ? ORDER BY checkpoint_ns, checkpoint_id, task_id, idx",
+                (key,),
+            )
+        ]
+        return ThreadExport("sqlite", key, rows)
+
+    @_translate_errors
+    def import_rows(self, key: str, rows) -> None:
+        from symfonic_cli.stores.base import MigrationConflict
+
+        checkpoints = [(key, *r.key, *r.data) for r in rows if r.table == "checkpoints"]
+        writes = [(key, *r.key, *r.data) for r in rows if r.table == "writes"]
+        if any(r.table not in ("checkpoints", "writes") for r in rows):
+            raise StoreError("rows from a store of another kind cannot be imported as SQLite rows")
+        if not self.has_task_path and any(w[5] for w in writes):
+            raise StoreError(f"{self.location.path} has the writes table without task_path; run with --init-target to upgrade it")
+        write_sql = (
+            "INSERT INTO writes (thread_id, checkpoint_ns, checkpoint_id, task_id, idx, task_path, channel, type, value) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
+            if self.has_task_path
+            else "INSERT INTO writes (thread_id, checkpoint_ns, checkpoint_id, task_id, idx, channel, type, value) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
+        )
+        if not self.has_task_path:
+            writes = [w[:5] + w[6:] for w in writes]
+        with self._migrate_transaction():
+            try:
+                # Plain inserts: an existing primary key fails the whole thread (rolled back).
+                self.conn.executemany(
+                    "INSERT INTO checkpoints (thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, checkpoint, metadata) "
+                    "VALUES (?, ?, ?, ?, ?, ?, ?)",
+                    checkpoints,
+                )
+                self.conn.executemany(write_sql, writes)
+            except sqlite3.IntegrityError as exc:
+                raise MigrationConflict(str(exc)) from None
+
+    @_translate_errors
+    def decoded_thread(self, key: str):
+        from symfonic_cli.decoding import collect_blocked, loads
+        from symfonic_cli.stores.base import DecodedCheckpoint, DecodedThread, DecodedWrite
+
+        thread = DecodedThread(key, [], [])
+        for ns, cid, parent, type_, blob, meta in self.conn.execute(
+            "SELECT checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, checkpoint, metadata "
+            "FROM checkpoints WHERE thread_id = ? ORDER BY checkpoint_id, checkpoint_ns",
+            (key,),
+        ):
+            what = f"checkpoint {cid} (ns '{ns}')"
+            with collect_blocked() as blocked:
+                checkpoint = loads(type_, blob, what=what)
+            if blocked:
+                thread.blocked[what] = sorted(blocked)
+            if not isinstance(checkpoint, dict):
+                raise StoreError(f"{what} does not decode to a checkpoint mapping")
+            thread.checkpoints.append(DecodedCheckpoint(ns, cid, parent, checkpoint, _json_metadata(meta, cid)))
+        for ns, cid, task_id, idx, task_path, channel, type_, value in self.conn.execute(
+            f"SELECT checkpoint_ns, checkpoint_id, task_id, idx, {self._writes_columns()} FROM writes "
+            "WHERE thread_id = ? ORDER BY checkpoint_ns, checkpoint_id, task_path, task_id, idx",
+            (key,),
+        ):
+            what = f"write {cid}/{task_id}/{idx} channel '{channel}'"
+            with collect_blocked() as blocked:
+                decoded = loads(type_, value, what=what)
+            if blocked:
+                thread.blocked[what] = sorted(blocked)
+            thread.writes.append(DecodedWrite(ns, cid, task_id, task_path, idx, channel, decoded))
+        return thread
+
+    @_translate_errors
+    def import_decoded(self, key: str, checkpoints, writes, new_versions) -> None:
+        from langgraph.checkpoint.sqlite import SqliteSaver
+
+        from symfonic_cli.migration import write_batches
+        from symfonic_cli.stores.base import MigrationConflict
+
+        # The saver commits after every put; held, its writes join our one transaction.
+        saver = SqliteSaver(_HeldTransaction(self.conn))  # type: ignore[arg-type]
+        saver.is_setup = True  # tables checked at open; setup() would commit (executescript)
+        saver._has_task_path = self.has_task_path
+        with self._migrate_transaction():
+            for cp in checkpoints:
+                if self.conn.execute(
+                    "SELECT 1 FROM checkpoints WHERE thread_id = ? AND checkpoint_ns = ? AND checkpoint_id = ?",
+                    (key, cp.checkpoint_ns, cp.checkpoint_id),
+                ).fetchone():
+                    raise MigrationConflict(f"checkpoint {cp.checkpoint_id} appeared in the target")
+            for w in writes:
+                if self.conn.execute(
+                    "SELECT 1 FROM writes WHERE thread_id = ? AND checkpoint_ns = ? AND checkpoint_id = ? AND task_id = ? AND idx = ?",
+                    (key, *w.key),
+                ).fetchone():
+                    raise MigrationConflict(f"write {w.checkpoint_id}/{w.task_id}/{w.idx} appeared in the target")
+            for cp, versions in zip(checkpoints, new_versions):
+                config = {"configurable": {"thread_id": key, "checkpoint_ns": cp.checkpoint_ns, "checkpoint_id": cp.parent_checkpoint_id}}
+                saver.put(config, cp.checkpoint, cp.metadata, versions)
+            for ns, cid, task_id, task_path, batch in write_batches(writes):
+                config = {"configurable": {"thread_id": key, "checkpoint_ns": ns, "checkpoint_id": cid}}
+                saver.put_writes(config, batch, task_id, task_path)
+
+    def _migrate_transaction(self):
+        from contextlib import contextmanager
+
+        from symfonic_cli.stores.base import migrate_fault_point
+
+        @contextmanager
+        def tx():
+            if not self.writable:
+                raise StoreError(f"{self.location.path} was opened read-only")
+            self.conn.execute("BEGIN IMMEDIATE")
+            try:
+                yield
+                migrate_fault_point("before-commit")
+                self.conn.execute("COMMIT")
+            except BaseException:
+                if self.conn.in_transaction:
+                    self.conn.execute("ROLLBACK")
+                raise
+
+        return tx()
+
+
+class _HeldTransaction:
+    """An sqlite3 connection whose ``commit()`` waits for ours (the saver commits per call)."""
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self._conn = conn
+
+    def commit(self) -> None:
+        pass
+
+    def __getattr__(self, name: str):
+        return getattr(self._conn, name)
+
+
+def _plain(value: Any) -> Any:
+    return bytes(value) if isinstance(value, memoryview) else value
+
+
+def init_sqlite_target(path: Path) -> None:
+    """``--init-target``: the SqliteSaver's own setup() (creates the file and its tables)."""
+    from langgraph.checkpoint.sqlite import SqliteSaver
+
+    try:
+        conn = sqlite3.connect(str(path), check_same_thread=False)
+        try:
+            SqliteSaver(conn).setup()
+            conn.commit()
+        finally:
+            conn.close()
+    except sqlite3.Error as exc:
+        raise _store_error(StoreLocation("sqlite", str(path), path), exc) from None
 
 
 def _quote(name: str) -> str:

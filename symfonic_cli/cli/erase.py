@@ -1,0 +1,81 @@
+"""``symfonic thread erase``: GDPR erasure of conversations, planned, confirmed, verified, receipted."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional
+
+import typer
+from typing_extensions import Annotated
+
+from symfonic_cli.cli.common import StoreOpt, SessionOpt, SubTenantOpt, TenantOpt, ThreadOpt, store_options, thread_key
+from symfonic_cli.errors import UsageError
+
+app = typer.Typer(help="Change one thread: erase it.", no_args_is_help=True)
+
+
+def register(root: typer.Typer) -> None:
+    root.add_typer(app, name="thread")
+
+
+@app.command("erase")
+def erase(
+    store: StoreOpt = None,
+    thread: ThreadOpt = None,
+    tenant: TenantOpt = None,
+    sub_tenant: SubTenantOpt = None,
+    session: SessionOpt = None,
+    all_sessions: Annotated[bool, typer.Option("--all-sessions", help="Every thread of --tenant (or of --tenant --sub-tenant).")] = False,
+    from_file: Annotated[Optional[Path], typer.Option("--from-file", help="A batch: one thread key per line (# comments).")] = None,
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="Show the plan and stop; nothing is deleted.")] = False,
+    yes: Annotated[bool, typer.Option("--yes", "-y", help="Erase without a typed confirmation (required without a terminal).")] = False,
+    vacuum: Annotated[bool, typer.Option("--vacuum", help="Afterwards rewrite the file (SQLite) / VACUUM the tables (PostgreSQL).")] = False,
+    grace: Annotated[str, typer.Option("--grace", help="Warn about threads active within this time (90s, 15m, 2h, 1d).")] = "15m",
+    receipt: Annotated[Optional[Path], typer.Option("--receipt", help="Also append the JSON receipt to this JSONL audit file.")] = None,
+) -> int:
+    """Erase threads (every checkpoint, namespace and write, plus declared extra tables), one transaction per thread.
+
+    The plan comes first; on a terminal you confirm by typing the thread key (or the number of
+    threads of a batch); without a terminal --yes is required (else exit 6, nothing deleted).
+    """
+    from symfonic_cli import erase_plan as ep
+    from symfonic_cli.eraser import EraseRequest, run
+    from symfonic_cli.location import resolve_store
+    from symfonic_cli.threadkey import tenant_prefix
+
+    keys: list[str] | None = None
+    prefix: str | None = None
+    if all_sessions:
+        if thread is not None or session is not None or from_file is not None:
+            raise UsageError("--all-sessions goes with --tenant [--sub-tenant] only")
+        if not tenant:
+            raise UsageError("--all-sessions needs --tenant")
+        prefix = tenant_prefix(tenant, sub_tenant)
+        selection = {"tenant": tenant, "sub_tenant": sub_tenant, "all_sessions": True}
+    elif from_file is not None:
+        if any(v is not None for v in (thread, tenant, sub_tenant, session)):
+            raise UsageError("--from-file goes alone, without --thread/--tenant/--session")
+        try:
+            keys = ep.parse_key_lines(from_file.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError) as exc:
+            raise UsageError(f"cannot read --from-file {from_file}: {getattr(exc, 'strerror', None) or exc}") from None
+        if not keys:
+            raise UsageError(f"--from-file {from_file} holds no thread key")
+        selection = {"from_file": str(from_file), "threads": len(keys)}
+    else:
+        keys = [thread_key(thread, tenant, sub_tenant, session)]
+        selection = {"thread": keys[0]}
+    location = resolve_store(store)
+    request = EraseRequest(
+        location=location,
+        options={k: v for k, v in store_options(location).items() if k != "erase_extra"},
+        selection=selection,
+        keys=keys,
+        prefix=prefix,
+        dry_run=dry_run,
+        yes=yes,
+        vacuum=vacuum,
+        grace=ep.parse_duration(grace),
+        receipt_path=receipt,
+    )
+    return run(request)

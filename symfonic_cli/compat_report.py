@@ -1,0 +1,305 @@
+"""Turning what a store returns (envelope shapes, envelope rows) into findings and verdicts.
+
+Pure: no I/O. Every verdict comes from envelope.decode_envelope / describe_compatibility applied
+to a representative of each group, so the store-wide report and a per-checkpoint look agree.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections import Counter
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from itertools import groupby
+from typing import Any
+
+from symfonic_cli.envelope import (
+    CheckpointFormatError,
+    CompatibilityReport,
+    StateEnvelope,
+    boolean_anomalies,
+    decode_envelope,
+    describe_compatibility,
+)
+from symfonic_cli.stores.base import ABSENT, EnvelopeRow, EnvelopeShape, checkpoint_id_time
+
+FINDINGS = ("corrupt", "newer", "interrupted", "legacy")
+DEFAULT_FAIL_ON = ("corrupt", "newer")
+STATUSES = ("legacy", "migrated", "corrupt", "newer")
+IN_FLIGHT = "in flight"
+INTERRUPTED = "interrupted by a crash"
+
+_KIND_SAMPLE = {"null": None, "boolean": False, "integer": 0, "number": 0.0, "string": "", "array": []}
+
+
+@dataclass(frozen=True)
+class Classified:
+    status: str  # one of STATUSES
+    envelope: StateEnvelope | None  # None when it does not decode
+    report: CompatibilityReport
+    error: str | None
+    anomalies: tuple[str, ...]
+
+
+def classify(metadata: dict[str, Any], *, key: str, current_format: int) -> Classified:
+    report = describe_compatibility(metadata, key=key, current_format=current_format)
+    anomalies = tuple(boolean_anomalies(metadata, key=key))
+    try:
+        env = decode_envelope(metadata, key=key, current_format=current_format)
+    except CheckpointFormatError as exc:
+        return Classified("newer" if exc.newer else "corrupt", None, report, exc.message, anomalies)
+    return Classified(env.writer_line, env, report, None, anomalies)
+
+
+def shape_metadata(shape: EnvelopeShape, key: str) -> dict[str, Any]:
+    """A metadata mapping that decodes exactly as every checkpoint of the group does."""
+    if shape.kind == "absent":
+        return {}
+    if shape.kind != "object":
+        return {key: _KIND_SAMPLE.get(shape.kind)}
+    env = {
+        f: getattr(shape, f)
+        for f in ("format_version", "writer_line", "safe_boundary", "finalized", "boundary_sequence")
+        if getattr(shape, f) is not ABSENT
+    }
+    return {key: env}
+
+
+def id_at(when: datetime) -> str:
+    """The smallest UUIDv6 checkpoint id at ``when``: ids below it were written before."""
+    ticks = int((when - datetime(1582, 10, 15, tzinfo=when.tzinfo)).total_seconds() * 10_000_000)
+    high, mid, low = ticks >> 28, (ticks >> 12) & 0xFFFF, ticks & 0x0FFF
+    return str(uuid.UUID(int=(high << 96) | (mid << 80) | (0x6 << 76) | (low << 64) | (0x8 << 60)))
+
+
+# -- store-wide
+
+
+@dataclass
+class StoreReport:
+    envelope_key: str
+    current_format: int
+    checkpoints: int = 0
+    threads: int = 0  # threads with a root-namespace checkpoint
+    by_line: Counter = field(default_factory=Counter)  # (writer_line, format_version) -> checkpoints
+    corrupt: Counter = field(default_factory=Counter)  # reason -> checkpoints
+    newer: Counter = field(default_factory=Counter)  # format_version -> checkpoints
+    latest: Counter = field(default_factory=Counter)  # status -> threads
+    anomalies: Counter = field(default_factory=Counter)  # message -> checkpoints
+    in_flight: int = 0
+    interrupted: int = 0
+    unreadable_by_migrated: int = 0
+    unreadable_by_legacy: int = 0
+    suggestion: tuple[str, int] | None = None  # (other key, checkpoints)
+
+    @property
+    def enveloped(self) -> int:
+        return self.checkpoints - self.by_line.get(("legacy", 0), 0)
+
+    def findings(self) -> dict[str, int]:
+        return {
+            "corrupt": sum(self.corrupt.values()),
+            "newer": sum(self.newer.values()),
+            "interrupted": self.interrupted,
+            "legacy": sum(n for (line, _), n in self.by_line.items() if line == "legacy"),
+        }
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "envelope_key": self.envelope_key,
+            "current_format": self.current_format,
+            "checkpoints": self.checkpoints,
+            "threads": self.threads,
+            "by_writer_line": [
+                {"writer_line": line, "format_version": v, "checkpoints": n}
+                for (line, v), n in sorted(self.by_line.items())
+            ],
+            "corrupt": [{"reason": r, "checkpoints": n} for r, n in sorted(self.corrupt.items())],
+            "newer": [{"format_version": v, "checkpoints": n} for v, n in sorted(self.newer.items())],
+            "latest_checkpoint_of_threads": {s: self.latest.get(s, 0) for s in STATUSES},
+            "anomalies": [{"anomaly": a, "checkpoints": n} for a, n in sorted(self.anomalies.items())],
+            "unfinalized": {"in_flight": self.in_flight, "interrupted": self.interrupted},
+            "verdict": {
+                "migrated_can_read_all": self.unreadable_by_migrated == 0,
+                "legacy_can_read_all": self.unreadable_by_legacy == 0,
+            },
+            "findings": self.findings(),
+            "suggestion": None
+            if self.suggestion is None
+            else {"envelope_key": self.suggestion[0], "checkpoints": self.suggestion[1],
+                  "flag": f"--envelope-key {self.suggestion[0]}"},
+        }
+
+
+def store_report(shapes: Iterable[EnvelopeShape], *, key: str, current_format: int) -> StoreReport:
+    rep = StoreReport(key, current_format)
+    for shape in shapes:
+        c = classify(shape_metadata(shape, key), key=key, current_format=current_format)
+        n = shape.checkpoints
+        rep.checkpoints += n
+        rep.threads += shape.latest
+        rep.latest[c.status] += shape.latest
+        if c.envelope is not None:
+            rep.by_line[(c.envelope.writer_line, c.envelope.format_version)] += n
+            if c.envelope.finalized is False:
+                if shape.older:
+                    rep.interrupted += n
+                else:
+                    rep.in_flight += n
+        elif c.status == "newer":
+            rep.newer[c.report.format_version] += n
+        else:
+            rep.corrupt[c.error] += n
+        for a in c.anomalies:
+            rep.anomalies[a] += n
+        if not c.report.readable_by_migrated:
+            rep.unreadable_by_migrated += n
+        if not c.report.readable_by_legacy:
+            rep.unreadable_by_legacy += n
+    return rep
+
+
+def wants_key_suggestion(rep: StoreReport) -> bool:
+    """No checkpoint has anything under the key: perhaps the writers use another one."""
+    return rep.checkpoints > 0 and rep.enveloped == 0 and not rep.corrupt and not rep.newer
+
+
+# -- one thread
+
+
+@dataclass
+class CheckpointVerdict:
+    row: EnvelopeRow
+    c: Classified
+
+    @property
+    def ts(self) -> datetime | None:
+        return checkpoint_id_time(self.row.checkpoint_id)
+
+    def to_json(self, *, full: bool = False) -> dict[str, Any]:
+        ts = self.ts
+        env = self.c.envelope
+        out = {
+            "checkpoint_id": self.row.checkpoint_id,
+            "checkpoint_ns": self.row.checkpoint_ns,
+            "step": self.row.step,
+            "source": self.row.source,
+            "ts": ts.isoformat() if ts else None,
+            "status": self.c.status,
+            "writer_line": self.c.report.writer_line,
+            "format_version": self.c.report.format_version,
+            "safe_boundary": env.safe_boundary if env else None,
+            "finalized": env.finalized if env else None,
+            "readable_by_legacy": self.c.report.readable_by_legacy,
+            "readable_by_migrated": self.c.report.readable_by_migrated,
+            "reason": self.c.report.reason,
+            "anomalies": list(self.c.anomalies),
+            # What an operator should look at: the decoding error, else the anomalies.
+            "note": self.c.error or ("; ".join(self.c.anomalies) or None),
+        }
+        if full:
+            out["direction"] = self.c.report.direction
+            out["envelope"] = env.to_metadata() if env else None
+            out["raw_envelope"] = None if self.row.envelope is ABSENT else self.row.envelope
+        return out
+
+
+@dataclass
+class ThreadReport:
+    key: str
+    checkpoints: int = 0
+    latest: CheckpointVerdict | None = None
+    boundary: CheckpointVerdict | None = None  # latest root-namespace safe boundary
+    boundaries: int = 0
+    unfinalized: list[tuple[CheckpointVerdict, str]] = field(default_factory=list)
+    statuses: Counter = field(default_factory=Counter)
+    anomalies: list[tuple[str, str]] = field(default_factory=list)  # (checkpoint_id, message)
+    corrupt: list[tuple[str, str]] = field(default_factory=list)  # (checkpoint_id, reason)
+
+    def findings(self) -> dict[str, int]:
+        return {
+            "corrupt": self.statuses.get("corrupt", 0),
+            "newer": self.statuses.get("newer", 0),
+            "interrupted": sum(1 for _, state in self.unfinalized if state == INTERRUPTED),
+            "legacy": self.statuses.get("legacy", 0),
+        }
+
+    def to_json(self) -> dict[str, Any]:
+        b = self.boundary
+        return {
+            "thread": self.key,
+            "checkpoints": self.checkpoints,
+            "by_status": {s: self.statuses.get(s, 0) for s in STATUSES},
+            "latest": self.latest.to_json() if self.latest else None,
+            "safe_boundary": None
+            if b is None
+            else {
+                "boundary_id": b.c.envelope.boundary_id,
+                "boundary_sequence": b.c.envelope.boundary_sequence,
+                "checkpoint_id": b.row.checkpoint_id,
+                "ts": b.ts.isoformat() if b.ts else None,
+            },
+            "safe_boundaries": self.boundaries,
+            "unfinalized": [
+                {"checkpoint_id": v.row.checkpoint_id, "checkpoint_ns": v.row.checkpoint_ns,
+                 "ts": v.ts.isoformat() if v.ts else None, "state": state}
+                for v, state in self.unfinalized
+            ],
+            "corrupt": [{"checkpoint_id": cid, "reason": r} for cid, r in self.corrupt],
+            "anomalies": [{"checkpoint_id": cid, "anomaly": a} for cid, a in self.anomalies],
+            "findings": self.findings(),
+        }
+
+
+def verdicts(rows: Iterable[EnvelopeRow], *, key: str, current_format: int) -> Iterator[CheckpointVerdict]:
+    for row in rows:
+        metadata = {} if row.envelope is ABSENT else {key: row.envelope}
+        yield CheckpointVerdict(row, classify(metadata, key=key, current_format=current_format))
+
+
+def thread_report(
+    thread: str,
+    rows: Iterable[EnvelopeRow],
+    *,
+    key: str,
+    current_format: int,
+    now: datetime,
+    grace: timedelta,
+) -> ThreadReport:
+    """``rows``: one thread's checkpoints, newest first (as Store.iter_envelopes gives them)."""
+    rep = ThreadReport(thread)
+    first_any = None
+    for v in verdicts(rows, key=key, current_format=current_format):
+        rep.checkpoints += 1
+        rep.statuses[v.c.status] += 1
+        first_any = first_any or v
+        root = v.row.checkpoint_ns == ""
+        if root and rep.latest is None:
+            rep.latest = v
+        env = v.c.envelope
+        if env is not None and env.safe_boundary and root:
+            rep.boundaries += 1
+            if rep.boundary is None:
+                rep.boundary = v
+        if env is not None and env.finalized is False:
+            ts = v.ts
+            young = ts is not None and now - ts < grace
+            rep.unfinalized.append((v, IN_FLIGHT if young else INTERRUPTED))
+        if v.c.error is not None:
+            rep.corrupt.append((v.row.checkpoint_id, v.c.error))
+        for a in v.c.anomalies:
+            rep.anomalies.append((v.row.checkpoint_id, a))
+    if rep.latest is None:
+        rep.latest = first_any
+    return rep
+
+
+def thread_reports(rows: Iterable[EnvelopeRow], **kwargs) -> Iterator[ThreadReport]:
+    """Rows of many threads, ordered by thread: one report per thread, one thread in memory."""
+    for thread, group in groupby(rows, key=lambda r: r.thread_id):
+        yield thread_report(thread, group, **kwargs)
+
+
+def failed(findings: dict[str, int], fail_on: Iterable[str]) -> list[str]:
+    return [f for f in fail_on if findings.get(f, 0)]

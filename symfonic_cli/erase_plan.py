@@ -1,0 +1,249 @@
+"""Erase, the pure part: config -> cascade, plans -> lines to show, results -> receipt. No I/O."""
+
+from __future__ import annotations
+
+import re
+import uuid
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta, timezone
+from typing import Any
+
+from symfonic_cli.errors import UsageError
+from symfonic_cli.stores.base import ERASE_IDENTIFIER, ERASE_KEY_PARTS, ExtraTable, ThreadErasePlan
+
+_NAME_RE = re.compile(rf"^{ERASE_IDENTIFIER}(\.{ERASE_IDENTIFIER})?$")
+_COLUMN_RE = re.compile(rf"^{ERASE_IDENTIFIER}$")
+# The savers' own tables/collections are the cascade already; declaring one is a mistake.
+_SAVER_TABLES = {"checkpoints", "writes", "checkpoint_blobs", "checkpoint_writes", "checkpoint_migrations"}
+
+NOT_ERASED = (
+    "Not erased: facts the agent extracted into its semantic, episodic or graph memory live "
+    "elsewhere and need the tenant privacy erasure; backups and replicas keep copies until they rotate."
+)
+RESIDUAL = {
+    "sqlite": (
+        "Deleted with secure_delete on and the write-ahead log truncated: no erased text remains in the "
+        "database file or its -wal. Backups and copies of the file keep it until they rotate."
+    ),
+    "postgres": (
+        "Deleted rows remain as dead tuples until VACUUM (run with --vacuum), and in the WAL, replicas "
+        "and backups until they are recycled or rotate."
+    ),
+    "mongodb": (
+        "Deleted documents may remain in the storage engine's free space, the oplog, replicas and "
+        "backups until they are compacted, rolled over or rotate."
+    ),
+}
+
+ERASED, NOTHING, FAILED = "erased", "nothing-to-erase", "failed"
+
+
+def parse_extra(options: dict[str, Any]) -> tuple[ExtraTable, ...]:
+    """The ``erase_extra`` entries of a store's config into validated extra tables.
+
+    Each entry: ``{table = "conversations", column = "thread_id"}`` (the column holds the whole
+    thread key) or ``{table = "pause_tokens", match = {tenant_id = "tenant", session_id = "session"}}``.
+    ``collection`` is accepted for ``table`` (MongoDB).
+    """
+    raw = options.get("erase_extra", [])
+    if not isinstance(raw, list):
+        raise UsageError("erase_extra must be a list of tables", hint='erase_extra = [{table = "t", column = "thread_id"}]')
+    out: list[ExtraTable] = []
+    seen: set[str] = set()
+    for i, entry in enumerate(raw):
+        where = f"erase_extra[{i}]"
+        if not isinstance(entry, dict):
+            raise UsageError(f"{where} must be a table like {{table = \"t\", column = \"thread_id\"}}")
+        unknown = set(entry) - {"table", "collection", "column", "match"}
+        if unknown:
+            raise UsageError(f"{where} has unknown key(s): {', '.join(sorted(unknown))}")
+        name = entry.get("table", entry.get("collection"))
+        if not isinstance(name, str) or not _NAME_RE.match(name):
+            raise UsageError(f"{where}: table must be a plain identifier (letters, digits, _), got {name!r}")
+        if name.split(".")[-1].lower() in _SAVER_TABLES:
+            raise UsageError(f"{where}: '{name}' is a checkpoint table, erased anyway; declare only your own tables")
+        if name in seen:
+            raise UsageError(f"{where}: table '{name}' is declared twice")
+        seen.add(name)
+        if ("column" in entry) == ("match" in entry):
+            raise UsageError(f"{where}: give exactly one of column or match")
+        if "column" in entry:
+            match = {entry["column"]: "thread"}
+        else:
+            match = entry["match"]
+            if not isinstance(match, dict) or not match:
+                raise UsageError(f"{where}: match must map columns to one of {', '.join(ERASE_KEY_PARTS)}")
+        pairs = []
+        for column, part in match.items():
+            if not isinstance(column, str) or not _COLUMN_RE.match(column):
+                raise UsageError(f"{where}: column must be a plain identifier, got {column!r}")
+            if part not in ERASE_KEY_PARTS:
+                raise UsageError(f"{where}: column '{column}' must hold one of {', '.join(ERASE_KEY_PARTS)}, got {part!r}")
+            pairs.append((column, part))
+        if "session" in dict(pairs).values() and "tenant" not in dict(pairs).values():
+            # A session id alone could match another tenant's session: refuse rather than over-erase.
+            raise UsageError(f"{where}: a session column needs a tenant column too (or a column holding the whole thread)")
+        out.append(ExtraTable(name, tuple(pairs)))
+    return tuple(out)
+
+
+def parse_key_lines(text: str) -> list[str]:
+    """A ``--from-file`` batch: one key per line; blank lines and ``#`` comments skipped, duplicates once."""
+    keys: list[str] = []
+    seen: set[str] = set()
+    for line in text.splitlines():
+        key = line.strip()
+        if not key or key.startswith("#") or key in seen:
+            continue
+        seen.add(key)
+        keys.append(key)
+    return keys
+
+
+_DURATION_RE = re.compile(r"^(\d+(?:\.\d+)?)\s*([smhd]?)$")
+_UNITS = {"s": 1, "": 60, "m": 60, "h": 3600, "d": 86400}
+
+
+def parse_duration(text: str) -> timedelta:
+    """``--grace``: ``90s``, ``15m``, ``2h``, ``1d`` (a bare number is minutes)."""
+    m = _DURATION_RE.match(text.strip().lower())
+    if not m:
+        raise UsageError(f"bad duration '{text}'", hint="use e.g. 90s, 15m, 2h, 1d")
+    return timedelta(seconds=float(m.group(1)) * _UNITS[m.group(2)])
+
+
+def is_recent(plan: ThreadErasePlan, now: datetime, grace: timedelta) -> bool:
+    last = plan.last_activity
+    return last is not None and now - last <= grace
+
+
+def to_erase(plans: list[ThreadErasePlan]) -> list[ThreadErasePlan]:
+    return [p for p in plans if p.total]
+
+
+def confirmation_answer(plans: list[ThreadErasePlan]) -> str:
+    """What the operator types: the thread key for one thread, the number of threads for a batch."""
+    nonempty = to_erase(plans)
+    return nonempty[0].key if len(nonempty) == 1 else str(len(nonempty))
+
+
+def confirmation_question(plans: list[ThreadErasePlan]) -> str:
+    nonempty = to_erase(plans)
+    if len(nonempty) == 1:
+        return "Type the thread key to erase it"
+    return f"Type the number of threads ({len(nonempty)}) to erase them"
+
+
+def _iso(dt: datetime | None) -> str | None:
+    return dt.astimezone(timezone.utc).isoformat().replace("+00:00", "Z") if dt else None
+
+
+def plan_records(plans: list[ThreadErasePlan], now: datetime, grace: timedelta) -> list[dict[str, Any]]:
+    """One record per thread for display: key, rows per table, total, first/last activity, recent."""
+    return [
+        {
+            "key": p.key,
+            "rows": dict(p.rows),
+            "total": p.total,
+            "first_activity": _iso(p.first_activity),
+            "last_activity": _iso(p.last_activity),
+            "recent": is_recent(p, now, grace),
+        }
+        for p in plans
+    ]
+
+
+@dataclass
+class ThreadOutcome:
+    key: str
+    status: str
+    rows_deleted: dict[str, int] = field(default_factory=dict)
+    remaining: dict[str, int] | None = None  # None: not verified (the erase failed)
+    reason: str | None = None
+    last_activity: datetime | None = None
+    recent: bool = False
+
+
+def outcome(plan: ThreadErasePlan, deleted: dict[str, int], remaining: dict[str, int], now: datetime, grace: timedelta) -> ThreadOutcome:
+    """The status of one committed thread erase, from what it deleted and what verification found."""
+    left = sum(remaining.values())
+    recent = is_recent(plan, now, grace)
+    if left:
+        tables = ", ".join(f"{t} {n}" for t, n in remaining.items() if n)
+        return ThreadOutcome(plan.key, FAILED, deleted, remaining, f"rows remain after commit ({tables}); an application wrote the thread again", plan.last_activity, recent)
+    status = ERASED if sum(deleted.values()) else NOTHING
+    return ThreadOutcome(plan.key, status, deleted, remaining, None, plan.last_activity, recent)
+
+
+def failed(plan: ThreadErasePlan, reason: str, now: datetime, grace: timedelta) -> ThreadOutcome:
+    return ThreadOutcome(plan.key, FAILED, {}, None, reason, plan.last_activity, is_recent(plan, now, grace))
+
+
+def build_receipt(
+    *,
+    version: str,
+    store: str,
+    kind: str,
+    operator: str | None,
+    selection: dict[str, Any],
+    outcomes: list[ThreadOutcome],
+    notes: list[str],
+    vacuum: bool,
+    grace: timedelta,
+    now: datetime,
+    receipt_id: str | None = None,
+) -> dict[str, Any]:
+    """The JSON receipt of one run: who, when, where, and per thread what went. No message content."""
+    residual = RESIDUAL.get(kind, RESIDUAL["sqlite"])
+    counts = {s: sum(1 for o in outcomes if o.status == s) for s in (ERASED, NOTHING, FAILED)}
+    threads = []
+    for o in outcomes:
+        entry: dict[str, Any] = {
+            "key": o.key,
+            "status": o.status,
+            "rows_deleted": o.rows_deleted,
+            "verification": (
+                {"checked": False}
+                if o.remaining is None
+                else {"checked": True, "rows_remaining": sum(o.remaining.values()), "ok": not sum(o.remaining.values())}
+            ),
+            "residual_copies": residual,
+        }
+        if o.reason:
+            entry["reason"] = o.reason
+        if o.recent and o.status != NOTHING:
+            entry["warning"] = f"activity in the last {_human(grace)} (last at {_iso(o.last_activity)}): a running agent that still holds the session can write the thread again"
+        threads.append(entry)
+    return {
+        "receipt_id": receipt_id or str(uuid.uuid4()),
+        "time": _iso(now),
+        "tool": "symfonic",
+        "tool_version": version,
+        "store": store,
+        "store_kind": kind,
+        "operator": operator,
+        "selection": selection,
+        "vacuum": vacuum,
+        "summary": {"threads": len(outcomes), "erased": counts[ERASED], "nothing_to_erase": counts[NOTHING], "failed": counts[FAILED]},
+        "threads": threads,
+        "not_erased": NOT_ERASED,
+        "notes": notes,
+    }
+
+
+def summary_line(receipt: dict[str, Any]) -> str:
+    """The command's last line: counts, and the warning when a thread had recent activity."""
+    s = receipt["summary"]
+    line = f"erased {s['erased']} thread(s), {s['nothing_to_erase']} with nothing to erase, {s['failed']} failed"
+    recent = [t["key"] for t in receipt["threads"] if "warning" in t]
+    if recent:
+        line += f"; warning: {len(recent)} thread(s) had recent activity, a running agent may write them again"
+    return line
+
+
+def _human(td: timedelta) -> str:
+    secs = int(td.total_seconds())
+    for unit, n in (("d", 86400), ("h", 3600), ("m", 60)):
+        if secs and secs % n == 0:
+            return f"{secs // n}{unit}"
+    return f"{secs}s"

@@ -1,0 +1,408 @@
+"""``symfonic migrate``: copying threads between stores, and proving the copy.
+
+Per thread: plan against what the target already holds (identical -> skip, different ->
+conflict, nothing written), write the rest in one target transaction (raw rows between stores of
+the same kind, the target saver's own ``put``/``put_writes`` between kinds), then read the
+thread back from the target and compare it, decoded, with the source.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from symfonic_cli.errors import StoreError, SymfonicError, UsageError
+from symfonic_cli.stores.base import (
+    DecodedCheckpoint,
+    DecodedThread,
+    DecodedWrite,
+    MigrationConflict,
+    Store,
+    new_versions_in_order,
+)
+
+EXIT_MIGRATE_INCOMPLETE = 7
+
+# Statuses of one thread in the summary.
+COPIED, SKIPPED, CONFLICT, FAILED = "copied", "skipped", "conflict", "failed"
+# --dry-run says what would happen instead.
+DRY = {COPIED: "copy", SKIPPED: "skip", CONFLICT: "conflict", FAILED: "failed"}
+# Keys of the checkpoint mapping and metadata a saver may legitimately leave out when writing.
+_DROPPED_METADATA = ("writes",)  # PostgreSQL's put stores metadata without "writes"
+
+
+class MigrateIncomplete(SymfonicError):
+    """Some thread was in conflict, refused, failed, or did not verify (summary already printed)."""
+
+    exit_code = EXIT_MIGRATE_INCOMPLETE
+
+
+class UnrebuildableWrites(Exception):
+    """Pending writes whose stored indexes ``put_writes`` cannot reproduce."""
+
+
+# -- selection
+
+
+def select_threads(
+    source: Store,
+    *,
+    threads: list[str],
+    tenant: str | None,
+    sub_tenant: str | None,
+    session: str | None,
+    from_file: str | None,
+    all_threads: bool,
+) -> list[str]:
+    """The thread keys to copy, in a stable order, from exactly one selection option."""
+    from symfonic_cli.threadkey import derive_key
+
+    modes = [bool(threads), tenant is not None, from_file is not None, all_threads]
+    if sum(modes) != 1:
+        raise UsageError(
+            "choose the threads with exactly one of --thread, --tenant, --from-file, --all"
+        )
+    if (sub_tenant is not None or session is not None) and tenant is None:
+        raise UsageError("--sub-tenant and --session need --tenant")
+    if threads:
+        keys = list(threads)
+    elif from_file is not None:
+        keys = _read_key_file(from_file)
+    elif tenant is not None and session is not None:
+        keys = [derive_key(tenant, sub_tenant, session)]
+    elif tenant is not None:
+        keys = [t.key for t in source.list_threads(tenant=tenant, sub_tenant=sub_tenant)]
+    else:
+        keys = [t.key for t in source.list_threads()]
+    seen: set[str] = set()
+    unique = []
+    for k in keys:
+        if not k:
+            raise UsageError("an empty thread key was given")
+        if k not in seen:
+            seen.add(k)
+            unique.append(k)
+    return unique
+
+
+def _read_key_file(path: str) -> list[str]:
+    import sys
+
+    try:
+        text = sys.stdin.read() if path == "-" else Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise UsageError(f"cannot read --from-file {path}: {exc}") from None
+    # One key per line; blank lines and "#" comments ignored; keys themselves may hold spaces.
+    return [line.strip() for line in text.splitlines() if line.strip() and not line.lstrip().startswith("#")]
+
+
+# -- writes as put_writes batches
+
+
+def write_batches(writes: Iterable[DecodedWrite]) -> list[tuple[str, str, str, str, list[tuple[str, Any]]]]:
+    """Group writes into ``(ns, checkpoint_id, task_id, task_path, [(channel, value), ...])``
+    calls of ``put_writes``, each list ordered so that the saver's
+    ``WRITES_IDX_MAP.get(channel, position)`` gives back every stored ``idx``.
+
+    Regular writes sit at their own index; special channels (errors, interrupts, ...) get a
+    fixed negative index whatever their position, so they fill the gaps, then go last. A gap no
+    special write can fill cannot be reproduced: UnrebuildableWrites.
+    """
+    from langgraph.checkpoint.base import WRITES_IDX_MAP
+
+    groups: dict[tuple[str, str, str, str], list[DecodedWrite]] = {}
+    for w in writes:
+        groups.setdefault((w.checkpoint_ns, w.checkpoint_id, w.task_id, w.task_path), []).append(w)
+    out = []
+    for (ns, cid, task_id, task_path), ws in groups.items():
+        special = [w for w in ws if w.channel in WRITES_IDX_MAP]
+        for w in special:
+            if WRITES_IDX_MAP[w.channel] != w.idx:
+                raise UnrebuildableWrites(
+                    f"write {cid}/{task_id}/{w.idx} on channel '{w.channel}' is stored at an index its saver never gives it"
+                )
+        regular = {}
+        for w in ws:
+            if w.channel in WRITES_IDX_MAP:
+                continue
+            if w.idx < 0 or w.idx in regular:
+                raise UnrebuildableWrites(f"write {cid}/{task_id}/{w.idx} has an index put_writes cannot reproduce")
+            regular[w.idx] = w
+        size = max(regular) + 1 if regular else 0
+        fillers = list(special)
+        batch: list[tuple[str, Any]] = []
+        for i in range(size):
+            if i in regular:
+                batch.append((regular[i].channel, regular[i].value))
+            elif fillers:
+                f = fillers.pop(0)
+                batch.append((f.channel, f.value))
+            else:
+                raise UnrebuildableWrites(
+                    f"writes of task {task_id} at checkpoint {cid} skip index {i}; put_writes cannot reproduce that"
+                )
+        batch.extend((f.channel, f.value) for f in fillers)
+        out.append((ns, cid, task_id, task_path, batch))
+    return out
+
+
+# -- comparing decoded content
+
+
+def _canon(value: Any) -> Any:
+    # JSON documents (PostgreSQL JSONB, BSON) give lists where msgpack gave tuples.
+    if isinstance(value, dict):
+        return {k: _canon(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_canon(v) for v in value]
+    return value
+
+
+def _checkpoint_form(cp: DecodedCheckpoint) -> tuple:
+    meta = {k: v for k, v in cp.metadata.items() if k not in _DROPPED_METADATA}
+    return (cp.parent_checkpoint_id, _canon(cp.checkpoint), _canon(meta))
+
+
+def _write_form(w: DecodedWrite) -> tuple:
+    return (w.task_path, w.channel, _canon(w.value))
+
+
+def same_checkpoint(a: DecodedCheckpoint, b: DecodedCheckpoint) -> bool:
+    return _checkpoint_form(a) == _checkpoint_form(b)
+
+
+def same_write(a: DecodedWrite, b: DecodedWrite) -> bool:
+    return _write_form(a) == _write_form(b)
+
+
+def differences(source: DecodedThread, target: DecodedThread, *, limit: int = 3) -> list[str]:
+    """What of the source the target lacks or holds differently (empty: the copy is verified).
+
+    Content the target holds beyond the source is not a difference: a copy adds, never removes.
+    """
+    out: list[str] = []
+    have = {(c.checkpoint_ns, c.checkpoint_id): c for c in target.checkpoints}
+    for c in source.checkpoints:
+        t = have.get((c.checkpoint_ns, c.checkpoint_id))
+        if t is None:
+            out.append(f"checkpoint {c.checkpoint_id} (ns '{c.checkpoint_ns}') missing in the target")
+        elif not same_checkpoint(c, t):
+            out.append(f"checkpoint {c.checkpoint_id} (ns '{c.checkpoint_ns}') differs: {_what_differs(c, t)}")
+        if len(out) >= limit:
+            return out
+    have_w = {w.key: w for w in target.writes}
+    for w in source.writes:
+        t = have_w.get(w.key)
+        if t is None:
+            out.append(f"write {w.checkpoint_id}/{w.task_id}/{w.idx} (channel '{w.channel}') missing in the target")
+        elif not same_write(w, t):
+            out.append(f"write {w.checkpoint_id}/{w.task_id}/{w.idx} (channel '{w.channel}') differs")
+        if len(out) >= limit:
+            return out
+    return out
+
+
+def _what_differs(a: DecodedCheckpoint, b: DecodedCheckpoint) -> str:
+    pa, ca, ma = _checkpoint_form(a)
+    pb, cb, mb = _checkpoint_form(b)
+    if pa != pb:
+        return "parent id"
+    if ma != mb:
+        keys = sorted(k for k in set(ma) | set(mb) if ma.get(k) != mb.get(k))
+        return "metadata " + ", ".join(repr(k) for k in keys[:3])
+    if ca.get("channel_values") != cb.get("channel_values"):
+        va, vb = ca.get("channel_values") or {}, cb.get("channel_values") or {}
+        keys = sorted(k for k in set(va) | set(vb) if va.get(k) != vb.get(k))
+        return "channel " + ", ".join(repr(k) for k in keys[:3])
+    keys = sorted(k for k in set(ca) | set(cb) if ca.get(k) != cb.get(k))
+    return "checkpoint field " + ", ".join(repr(k) for k in keys[:3])
+
+
+# -- one thread
+
+
+@dataclass
+class ThreadOutcome:
+    key: str
+    status: str  # copied | skipped | conflict | failed (dry run: copy | skip | conflict | failed)
+    checkpoints_copied: int = 0
+    checkpoints_skipped: int = 0
+    writes_copied: int = 0
+    writes_skipped: int = 0
+    rows_copied: int = 0  # same-kind copies: stored rows (PostgreSQL blobs included)
+    verified: bool | None = None  # None: not checked (dry run, conflict, failure before writing)
+    message: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.status in (COPIED, SKIPPED, "copy", "skip") and self.verified is not False
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "thread": self.key,
+            "status": self.status,
+            "checkpoints_copied": self.checkpoints_copied,
+            "checkpoints_skipped": self.checkpoints_skipped,
+            "writes_copied": self.writes_copied,
+            "writes_skipped": self.writes_skipped,
+            "verified": self.verified,
+            "message": self.message,
+        }
+
+
+@dataclass
+class Migrator:
+    source: Store
+    target: Store
+    dry_run: bool = False
+    verify: bool = True
+    same_kind: bool = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.same_kind = self.source.kind == self.target.kind
+
+    def copy(self, key: str) -> ThreadOutcome:
+        try:
+            return self._copy(key)
+        except MigrationConflict as exc:
+            return ThreadOutcome(key, self._status(CONFLICT), message=f"changed in the target during the copy: {exc}; nothing written")
+        except StoreError as exc:
+            return ThreadOutcome(key, self._status(FAILED), message=exc.line())
+
+    def verify_only(self, key: str) -> ThreadOutcome:
+        try:
+            src = self.source.decoded_thread(key)
+            if not src.checkpoints:
+                return ThreadOutcome(key, FAILED, message="no such thread in the source")
+            tgt = self.target.decoded_thread(key)
+        except StoreError as exc:
+            return ThreadOutcome(key, FAILED, message=exc.line())
+        diffs = differences(src, tgt)
+        out = ThreadOutcome(key, SKIPPED, checkpoints_skipped=len(src.checkpoints), writes_skipped=len(src.writes))
+        out.verified = not diffs
+        out.message = "; ".join(diffs) or None
+        return out
+
+    def _status(self, status: str) -> str:
+        return DRY[status] if self.dry_run else status
+
+    def _copy(self, key: str) -> ThreadOutcome:
+        src = self.source.decoded_thread(key)
+        if not src.checkpoints:
+            return ThreadOutcome(key, self._status(FAILED), message="no such thread in the source")
+        if not self.same_kind and src.blocked:
+            what, classes = next(iter(sorted(src.blocked.items())))
+            more = f" (and {len(src.blocked) - 1} more)" if len(src.blocked) > 1 else ""
+            return ThreadOutcome(
+                key,
+                self._status(FAILED),
+                message=f"refused: {what} holds {', '.join(classes)}{more}, which the strict decoder cannot "
+                "rebuild exactly; copy it between stores of the same kind, where bytes are copied as stored",
+            )
+        existing = self.target.decoded_thread(key)
+        cps_new, cps_skip, conflicts = _plan(
+            src.checkpoints, {(c.checkpoint_ns, c.checkpoint_id): c for c in existing.checkpoints},
+            lambda c: (c.checkpoint_ns, c.checkpoint_id), same_checkpoint,
+        )
+        ws_new, ws_skip, w_conflicts = _plan(src.writes, {w.key: w for w in existing.writes}, lambda w: w.key, same_write)
+        conflicts += w_conflicts
+        out = ThreadOutcome(
+            key, COPIED, len(cps_new), len(cps_skip), len(ws_new), len(ws_skip),
+        )
+        if conflicts:
+            out.status = self._status(CONFLICT)
+            out.checkpoints_copied = out.writes_copied = 0
+            out.message = f"{conflicts[0]} already in the target with different content" + (
+                f" (and {len(conflicts) - 1} more)" if len(conflicts) > 1 else ""
+            ) + "; thread left unchanged"
+            return out
+        if not cps_new and not ws_new:
+            out.status = self._status(SKIPPED)
+            if not self.dry_run and self.verify:
+                self._verify(src, out, existing)
+            return out
+        if self.dry_run:
+            out.status = DRY[COPIED]
+            return out
+        if self.same_kind:
+            self._copy_raw(key, out)
+        else:
+            self._copy_decoded(key, src, cps_new, ws_new, out)
+        if out.status == COPIED and self.verify:
+            self._verify(src, out)
+        return out
+
+    def _copy_raw(self, key: str, out: ThreadOutcome) -> None:
+        exported = self.source.export_thread(key)
+        have = {(r.table, r.key) for r in self.target.export_thread(key).rows}
+        # The decoded plan found no conflict: a row already there (same key) is kept as the
+        # target stores it; verification then proves the thread reads back equal.
+        rows = [r for r in exported.rows if (r.table, r.key) not in have]
+        self.target.import_rows(key, rows)
+        out.rows_copied = len(rows)
+
+    def _copy_decoded(self, key: str, src: DecodedThread, cps_new, ws_new, out: ThreadOutcome) -> None:
+        versions = new_versions_in_order(src.checkpoints)
+        by_id = {(c.checkpoint_ns, c.checkpoint_id): v for c, v in zip(src.checkpoints, versions)}
+        try:
+            write_batches(ws_new)
+        except UnrebuildableWrites as exc:
+            out.status = FAILED
+            out.checkpoints_copied = out.writes_copied = 0
+            out.message = f"refused: {exc}"
+            return
+        self.target.import_decoded(
+            key, cps_new, ws_new, [by_id[(c.checkpoint_ns, c.checkpoint_id)] for c in cps_new]
+        )
+
+    def _verify(self, src: DecodedThread, out: ThreadOutcome, target: DecodedThread | None = None) -> None:
+        if target is None:
+            target = self.target.decoded_thread(src.key)
+        diffs = differences(src, target)
+        out.verified = not diffs
+        if diffs:
+            out.message = "verification failed: " + "; ".join(diffs)
+
+
+
+def _plan(items, existing: dict, key_of: Callable, same: Callable) -> tuple[list, list, list[str]]:
+    new, skip, conflicts = [], [], []
+    for item in items:
+        k = key_of(item)
+        old = existing.get(k)
+        if old is None:
+            new.append(item)
+        elif same(item, old):
+            skip.append(item)
+        else:
+            conflicts.append(_describe(item))
+    return new, skip, conflicts
+
+
+def _describe(item) -> str:
+    if isinstance(item, DecodedCheckpoint):
+        return f"checkpoint {item.checkpoint_id} (ns '{item.checkpoint_ns}')"
+    return f"write {item.checkpoint_id}/{item.task_id}/{item.idx} (channel '{item.channel}')"
+
+
+def run(migrator: Migrator, keys: list[str], *, verify_only: bool = False,
+        on_thread: Callable[[ThreadOutcome], None] | None = None) -> Iterator[ThreadOutcome]:
+    for key in keys:
+        outcome = migrator.verify_only(key) if verify_only else migrator.copy(key)
+        if on_thread is not None:
+            on_thread(outcome)
+        yield outcome
+
+
+def totals(outcomes: list[ThreadOutcome]) -> dict[str, int]:
+    counts = {"threads": len(outcomes), COPIED: 0, SKIPPED: 0, CONFLICT: 0, FAILED: 0, "verified": 0}
+    dry = {v: k for k, v in DRY.items()}
+    for o in outcomes:
+        counts[dry.get(o.status, o.status)] = counts.get(dry.get(o.status, o.status), 0) + 1
+        if o.verified:
+            counts["verified"] += 1
+    counts["checkpoints_copied"] = sum(o.checkpoints_copied for o in outcomes)
+    counts["writes_copied"] = sum(o.writes_copied for o in outcomes)
+    return counts

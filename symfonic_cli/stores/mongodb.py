@@ -1,0 +1,531 @@
+"""MongoDB stores written by ``langgraph-checkpoint-mongodb`` (``MongoDBSaver``).
+
+Collections ``checkpoints`` and ``checkpoint_writes`` by default. A checkpoint document holds the
+serialized checkpoint as one ``(type, bytes)`` pair and its metadata key by key, each value a
+serialized ``[type, bytes]`` pair. The saver is never constructed for reading (its constructor
+builds indexes): documents are read with pymongo and decoded as the saver decodes them, with the
+strict decoder. Inspecting commands only send read commands (find, aggregate, listIndexes, ...).
+"""
+
+from __future__ import annotations
+
+import functools
+import heapq
+import os
+from collections.abc import Callable, Iterator
+from typing import Any
+from urllib.parse import unquote
+
+from symfonic_cli.errors import StoreError, UsageError
+from symfonic_cli.location import StoreLocation, scrub
+from symfonic_cli.stores.base import (
+    CheckpointRecord,
+    ExtraTable,
+    MessageState,
+    StoreInfo,
+    SupportsWith,
+    ThreadErasePlan,
+    ThreadSummary,
+)
+from symfonic_cli.threadkey import tenant_prefix
+
+PASSWORD_ENV = "SYMFONIC_MONGO_PASSWORD"
+DEFAULT_CHECKPOINTS = "checkpoints"
+DEFAULT_WRITES = "checkpoint_writes"
+# The saver's unique compound indexes; without them every thread read is a collection scan.
+CHECKPOINT_INDEX = [("thread_id", 1), ("checkpoint_ns", 1), ("checkpoint_id", -1)]
+WRITES_INDEX = CHECKPOINT_INDEX + [("task_id", 1), ("idx", 1)]
+_CHECKPOINT_FIELDS = {"_id": 0, "checkpoint_id": 1, "parent_checkpoint_id": 1, "type": 1, "checkpoint": 1, "metadata": 1}
+
+
+def _plain(value: Any, what: str = "identifier") -> str:
+    # A str is always a literal in a query document; anything else could become an operator.
+    if not isinstance(value, str):
+        raise UsageError(f"{what} must be a string, got {type(value).__name__}")
+    return value
+
+
+def _error(location: StoreLocation, exc: BaseException, timeout: float | None = None) -> StoreError:
+    from pymongo import errors
+
+    where = location.display
+    if isinstance(exc, errors.OperationFailure):
+        code = exc.code
+        if code == 18:
+            return StoreError(f"authentication failed for {where}", hint=f"check the user and the password (URL or {PASSWORD_ENV})")
+        if code == 13:
+            return StoreError(scrub(f"not authorized on {where}: {exc.details.get('errmsg') if exc.details else exc}", location))
+        msg = exc.details.get("errmsg") if exc.details else str(exc)
+        return StoreError(scrub(f"MongoDB error on {where}: {msg} (code {code})", location))
+    if isinstance(exc, (errors.ServerSelectionTimeoutError, errors.ConnectionFailure)):
+        within = f" within {timeout:g}s" if timeout else ""
+        return StoreError(f"cannot reach the MongoDB server of {where}{within}", hint="check host, port and network; --connect-timeout sets the wait")
+    if isinstance(exc, (errors.ConfigurationError, errors.InvalidURI, ValueError, TypeError)):
+        return StoreError(scrub(f"bad MongoDB URL {where}: {exc}", location))
+    return StoreError(scrub(f"MongoDB error on {where}: {exc}", location))
+
+
+def _driver_errors(fn):
+    """pymongo errors become one-line store errors, the password scrubbed."""
+
+    @functools.wraps(fn)
+    def wrapper(self, *args, **kwargs):
+        from pymongo.errors import PyMongoError
+
+        try:
+            return fn(self, *args, **kwargs)
+        except PyMongoError as exc:
+            raise _error(self.location, exc, self.connect_timeout) from None
+
+    return wrapper
+
+
+def _driver_errors_iter(fn):
+    @functools.wraps(fn)
+    def wrapper(self, *args, **kwargs):
+        from pymongo.errors import PyMongoError
+
+        try:
+            yield from fn(self, *args, **kwargs)
+        except PyMongoError as exc:
+            raise _error(self.location, exc, self.connect_timeout) from None
+
+    return wrapper
+
+
+def split_url(url: str) -> tuple[str, str | None, str | None, bool]:
+    """``(url without the database, database, user, has a password)``; no DNS lookup (srv)."""
+    scheme, sep, rest = url.partition("://")
+    if not sep:
+        raise StoreError("malformed MongoDB URL")
+    end = len(rest)
+    for ch in "/?":
+        i = rest.find(ch)
+        if i != -1:
+            end = min(end, i)
+    authority, tail = rest[:end], rest[end:]
+    user, has_password = None, False
+    if "@" in authority:
+        userinfo = authority.rsplit("@", 1)[0]
+        user = unquote(userinfo.split(":", 1)[0]) or None
+        has_password = ":" in userinfo
+    db = None
+    query = ""
+    if tail.startswith("/"):
+        path, _, query = tail[1:].partition("?")
+        db = unquote(path) or None
+    elif tail.startswith("?"):
+        query = tail[1:]
+    base = f"{scheme}://{authority}/" + (f"?{query}" if query else "")
+    return base, db, user, has_password
+
+
+def _collection_name(value: Any, option: str, default: str) -> str:
+    if value is None:
+        return default
+    name = value
+    if not isinstance(name, str) or not name or "$" in name or "\x00" in name or name.startswith("system."):
+        raise UsageError(f"{option} {name!r} is not a valid MongoDB collection name")
+    return name
+
+
+def open_store(
+    location: StoreLocation,
+    *,
+    writable: bool = False,
+    connect_timeout: float = 10,
+    checkpoint_collection: str | None = None,
+    writes_collection: str | None = None,
+    **_: Any,
+) -> "MongoStore":
+    from pymongo import MongoClient
+    from pymongo.errors import PyMongoError
+
+    checkpoints = _collection_name(checkpoint_collection, "--checkpoint-collection", DEFAULT_CHECKPOINTS)
+    writes = _collection_name(writes_collection, "--writes-collection", DEFAULT_WRITES)
+    base, db_name, user, has_password = split_url(location.url)
+    kwargs: dict[str, Any] = {
+        "serverSelectionTimeoutMS": int(connect_timeout * 1000),
+        "connectTimeoutMS": int(connect_timeout * 1000),
+        "appname": "symfonic",
+        "retryWrites": False,
+    }
+    password = os.environ.get(PASSWORD_ENV)
+    if user and password and not has_password:
+        kwargs["password"] = password
+    try:
+        client = MongoClient(base, connect=False, **kwargs)
+    except (PyMongoError, ValueError, TypeError) as exc:
+        raise _error(location, exc, connect_timeout) from None
+    store = MongoStore(location, client, db_name, checkpoints, writes, writable=writable, connect_timeout=connect_timeout)
+    try:
+        store._check()
+    except BaseException:
+        client.close()
+        raise
+    return store
+
+
+class MongoStore(SupportsWith):
+    kind = "mongodb"
+
+    def __init__(self, location, client, db_name, checkpoints, writes, *, writable, connect_timeout) -> None:
+        self.location = location
+        self.client = client
+        self.db_name = db_name
+        self.checkpoints_name = checkpoints
+        self.writes_name = writes
+        self.writable = writable
+        self.connect_timeout = connect_timeout
+        self._transactions: bool | None = None
+
+    def close(self) -> None:
+        self.client.close()
+
+    @property
+    def db(self):
+        return self.client[self.db_name]
+
+    @property
+    def checkpoints(self):
+        return self.db[self.checkpoints_name]
+
+    @property
+    def writes(self):
+        return self.db[self.writes_name]
+
+    def _collection_names(self, db_name: str, names: list[str]) -> set[str]:
+        res = self.client[db_name].command(
+            "listCollections", filter={"name": {"$in": names}}, nameOnly=True, authorizedCollections=True
+        )
+        return {c["name"] for c in res["cursor"]["firstBatch"]}
+
+    @_driver_errors
+    def _check(self) -> None:
+        if self.db_name is None:
+            found = self._databases_with(self.checkpoints_name)
+            listed = ", ".join(found) if found else "none found"
+            raise UsageError(
+                f"no database in {self.location.display}",
+                hint=f"add it to the URL (mongodb://host/DATABASE); databases with a '{self.checkpoints_name}' collection: {listed}",
+            )
+        have = self._collection_names(self.db_name, [self.checkpoints_name, self.writes_name])
+        missing = [n for n in (self.checkpoints_name, self.writes_name) if n not in have]
+        if missing:
+            raise StoreError(
+                f"database '{self.db_name}' of {self.location.display} is not a LangGraph checkpoint store "
+                f"(missing collection{'s' if len(missing) > 1 else ''}: {', '.join(missing)})",
+                hint="check the database name, --checkpoint-collection and --writes-collection",
+            )
+
+    def _databases_with(self, collection: str) -> list[str]:
+        res = self.client.admin.command("listDatabases", nameOnly=True, authorizedDatabases=True)
+        names = sorted(d["name"] for d in res.get("databases", []) if d.get("name") not in ("admin", "local", "config"))
+        return [n for n in names if collection in self._collection_names(n, [collection])]
+
+    # -- what is in the store
+
+    @_driver_errors_iter
+    def list_threads(
+        self,
+        *,
+        tenant: str | None = None,
+        sub_tenant: str | None = None,
+        limit: int | None = None,
+    ) -> Iterator[ThreadSummary]:
+        pipeline: list[dict] = []
+        if tenant is not None:
+            pipeline.append({"$match": {"thread_id": _prefix_range(tenant_prefix(_plain(tenant, "tenant"), sub_tenant))}})
+        pipeline += [
+            {"$group": {"_id": "$thread_id", "n": {"$sum": 1}, "first": {"$min": "$checkpoint_id"}, "last": {"$max": "$checkpoint_id"}}},
+            {"$sort": {"last": -1, "_id": 1}},
+        ]
+        if limit is not None:
+            if limit == 0:
+                return
+            pipeline.append({"$limit": int(limit)})
+        for doc in self.checkpoints.aggregate(pipeline):
+            yield ThreadSummary(str(doc["_id"]), int(doc["n"]), doc.get("first"), doc.get("last"))
+
+    @_driver_errors
+    def thread_summary(self, key: str) -> ThreadSummary | None:
+        pipeline = [
+            {"$match": {"thread_id": _plain(key, "thread key")}},
+            {"$group": {"_id": None, "n": {"$sum": 1}, "first": {"$min": "$checkpoint_id"}, "last": {"$max": "$checkpoint_id"}}},
+        ]
+        for doc in self.checkpoints.aggregate(pipeline):
+            if doc["n"]:
+                return ThreadSummary(key, int(doc["n"]), doc.get("first"), doc.get("last"))
+        return None
+
+    def _count(self, collection, match: dict | None = None) -> int:
+        pipeline = ([{"$match": match}] if match else []) + [{"$count": "n"}]
+        for doc in collection.aggregate(pipeline):
+            return int(doc["n"])
+        return 0
+
+    def _distinct_count(self, collection, field: str) -> int:
+        for doc in collection.aggregate([{"$group": {"_id": f"${field}"}}, {"$count": "n"}]):
+            return int(doc["n"])
+        return 0
+
+    def _stats(self, collection) -> dict[str, Any]:
+        """Sizes through ``$collStats``; the ``collStats`` command when the stage gives no sizes."""
+        from pymongo.errors import OperationFailure
+
+        stats: dict[str, Any] = {}
+        try:
+            for doc in collection.aggregate([{"$collStats": {"storageStats": {}}}]):
+                stats = doc.get("storageStats") or {}
+        except OperationFailure:
+            stats = {}
+        if not stats.get("size") and stats.get("count", 1):
+            try:
+                stats = self.db.command("collStats", collection.name)
+            except OperationFailure:
+                pass
+        return stats
+
+    @_driver_errors
+    def info(self) -> StoreInfo:
+        threads = self._distinct_count(self.checkpoints, "thread_id")
+        checkpoints = self._count(self.checkpoints)
+        writes = self._count(self.writes)
+        namespaces = self._distinct_count(self.checkpoints, "checkpoint_ns")
+        details: dict[str, Any] = {"database": self.db_name}
+        warnings = []
+        for role, coll, wanted in (("checkpoints", self.checkpoints, CHECKPOINT_INDEX), ("writes", self.writes, WRITES_INDEX)):
+            stats = self._stats(coll)
+            indexes = list(coll.list_indexes())
+            details[f"{role} collection"] = coll.name
+            details[f"{role} size"] = stats.get("size")
+            details[f"{role} storage size"] = stats.get("storageSize")
+            details[f"{role} index size"] = stats.get("totalIndexSize")
+            details[f"{role} indexes"] = ", ".join(f"{ix['name']} {_key_text(ix['key'])}" for ix in indexes)
+            if not any(list(ix["key"].items()) == wanted for ix in indexes):
+                warnings.append(
+                    f"collection '{coll.name}' lacks the saver's index {_key_text(dict(wanted))}: every read is a full collection scan"
+                )
+        details["namespaces"] = namespaces
+        details["schema variant"] = "MongoDBSaver (checkpoint blob, metadata key by key)"
+        details["server version"] = self.client.admin.command("buildInfo").get("version")
+        details["transactions"] = "supported" if self._supports_transactions() else "not supported (standalone server)"
+        if warnings:
+            details["warning"] = "; ".join(warnings)
+        return StoreInfo("mongodb", self.location.display, threads, checkpoints, writes, details)
+
+    def _supports_transactions(self) -> bool:
+        if self._transactions is None:
+            hello = self.client.admin.command("hello")
+            self._transactions = bool(hello.get("setName") or hello.get("msg") == "isdbgrid") and "logicalSessionTimeoutMinutes" in hello
+        return self._transactions
+
+    # -- one thread
+
+    @_driver_errors
+    def read_checkpoint(
+        self,
+        key: str,
+        *,
+        checkpoint_ns: str = "",
+        checkpoint_id: str | None = None,
+        channels: tuple[str, ...] = ("messages",),
+    ) -> CheckpointRecord | None:
+        from symfonic_cli.decoding import collect_blocked, loads
+
+        query = {"thread_id": _plain(key, "thread key"), "checkpoint_ns": _plain(checkpoint_ns, "namespace")}
+        if checkpoint_id is not None:
+            query["checkpoint_id"] = _plain(checkpoint_id, "checkpoint id")
+        doc = self.checkpoints.find_one(query, _CHECKPOINT_FIELDS, sort=[("checkpoint_id", -1)])
+        if doc is None:
+            return None
+        cid = _field(doc, "checkpoint_id", str, None)
+        with collect_blocked() as blocked:
+            checkpoint = loads(_field(doc, "type", str, cid), _field(doc, "checkpoint", bytes, cid), what=f"checkpoint {cid}")
+            metadata = _loads_metadata(doc.get("metadata"), cid)
+        if not isinstance(checkpoint, dict):
+            raise StoreError(f"checkpoint {cid} does not decode to a checkpoint mapping")
+        values = checkpoint.get("channel_values") or {}
+        parent = doc.get("parent_checkpoint_id")
+        return CheckpointRecord(
+            thread_id=key,
+            checkpoint_ns=checkpoint_ns,
+            checkpoint_id=cid,
+            parent_checkpoint_id=parent if isinstance(parent, str) and parent else None,
+            ts=checkpoint.get("ts"),
+            metadata=metadata if isinstance(metadata, dict) else {},
+            channel_values={ch: values[ch] for ch in channels if ch in values},
+            channel_versions=dict(checkpoint.get("channel_versions") or {}),
+            blocked=frozenset(blocked),
+        )
+
+    @_driver_errors_iter
+    def iter_message_states(self, key: str) -> Iterator[MessageState]:
+        # One index-ordered cursor per namespace, merged here: a server-side sort on checkpoint_id
+        # alone would sort whole checkpoint documents in memory.
+        key = _plain(key, "thread key")
+        namespaces = sorted(
+            d["_id"] for d in self.checkpoints.aggregate([{"$match": {"thread_id": key}}, {"$group": {"_id": "$checkpoint_ns"}}])
+        )
+        fields = {"_id": 0, "checkpoint_ns": 1, "checkpoint_id": 1, "type": 1, "checkpoint": 1}
+        cursors = [
+            self.checkpoints.find({"thread_id": key, "checkpoint_ns": _plain(ns, "namespace")}, fields).sort(
+                [("thread_id", 1), ("checkpoint_ns", 1), ("checkpoint_id", -1)]
+            )
+            for ns in namespaces
+        ]
+        try:
+            for doc in heapq.merge(*cursors, key=lambda d: str(d.get("checkpoint_id")), reverse=True):
+                cid = _field(doc, "checkpoint_id", str, None)
+                yield MessageState(
+                    doc.get("checkpoint_ns", ""), cid, None, cid, "checkpoint",
+                    _field(doc, "type", str, cid), _field(doc, "checkpoint", bytes, cid),
+                )
+        finally:
+            for c in cursors:
+                c.close()
+
+    # -- erase
+
+    def _require_writable(self) -> None:
+        if not self.writable:
+            raise StoreError(f"{self.location.display} is open read-only")
+
+    def _cascade(self, extra: tuple[ExtraTable, ...], key: str):
+        """``(name, collection, filter or None)`` in delete order: extras, writes, checkpoints."""
+        out = []
+        for table in extra:
+            pairs = table.filters(key)
+            flt = None if pairs is None else {_plain(col, "field"): _plain(val, "value") for col, val in pairs}
+            out.append((table.name, self.db[table.name], flt))
+        out.append((self.writes_name, self.writes, {"thread_id": key}))
+        out.append((self.checkpoints_name, self.checkpoints, {"thread_id": key}))
+        return out
+
+    @_driver_errors
+    def erase_prepare(self, extra: tuple[ExtraTable, ...]) -> list[str]:
+        self._require_writable()
+        hello = self.client.admin.command("hello")
+        if not hello.get("isWritablePrimary", hello.get("ismaster", False)):
+            raise StoreError(f"{self.location.display} is not a writable primary (read-only member)")
+        names = [t.name for t in extra]
+        if names:
+            have = self._collection_names(self.db_name, names)
+            missing = [n for n in names if n not in have]
+            if missing:
+                raise StoreError(f"declared erase_extra collection{'s' if len(missing) > 1 else ''} missing in '{self.db_name}': {', '.join(missing)}")
+        self._check_remove_privilege([self.checkpoints_name, self.writes_name, *names])
+        if self._supports_transactions():
+            return []
+        return ["MongoDB standalone server without multi-document transactions: deleted in a fixed order, writes first, checkpoints last; not atomic"]
+
+    def _check_remove_privilege(self, names: list[str]) -> None:
+        auth = self.client.admin.command("connectionStatus", showPrivileges=True).get("authInfo", {})
+        if not auth.get("authenticatedUsers"):
+            return
+        privileges = auth.get("authenticatedUserPrivileges") or []
+        roles = {r.get("role") for r in auth.get("authenticatedUserRoles") or []}
+        if privileges:
+            for name in names:
+                if not any(
+                    "remove" in p.get("actions", [])
+                    and p.get("resource", {}).get("db") in (self.db_name, "")
+                    and p.get("resource", {}).get("collection") in (name, "")
+                    for p in privileges
+                ):
+                    raise StoreError(f"the user of {self.location.display} may not remove documents from '{name}'")
+        elif roles and roles <= {"read", "readAnyDatabase", "clusterMonitor"}:
+            raise StoreError(f"the user of {self.location.display} has only read roles ({', '.join(sorted(roles))})")
+
+    @_driver_errors
+    def thread_keys_with_prefix(self, prefix: str) -> list[str]:
+        match = {"thread_id": _prefix_range(_plain(prefix, "prefix"))} if prefix else {}
+        keys: set[str] = set()
+        for coll in (self.checkpoints, self.writes):
+            pipeline = ([{"$match": match}] if match else []) + [{"$group": {"_id": "$thread_id"}}]
+            keys.update(d["_id"] for d in coll.aggregate(pipeline) if isinstance(d["_id"], str))
+        return sorted(keys)  # code point order is UTF-8 byte order
+
+    @_driver_errors
+    def erase_plan(self, key: str, extra: tuple[ExtraTable, ...]) -> ThreadErasePlan:
+        key = _plain(key, "thread key")
+        rows = {name: (self._count(coll, flt) if flt is not None else 0) for name, coll, flt in self._cascade(extra, key)}
+        summary = self.thread_summary(key)
+        return ThreadErasePlan(
+            key, rows, summary.first_checkpoint_id if summary else None, summary.last_checkpoint_id if summary else None
+        )
+
+    @_driver_errors
+    def erase_thread(
+        self,
+        key: str,
+        extra: tuple[ExtraTable, ...],
+        *,
+        between: Callable[[str], None] | None = None,
+    ) -> dict[str, int]:
+        self._require_writable()
+        key = _plain(key, "thread key")
+        cascade = self._cascade(extra, key)
+        deleted: dict[str, int] = {}
+
+        def run(session) -> None:
+            for name, coll, flt in cascade:
+                deleted[name] = coll.delete_many(flt, session=session).deleted_count if flt is not None else 0
+                if between is not None:
+                    between(name)
+
+        if self._supports_transactions():
+            with self.client.start_session() as session:
+                session.start_transaction()
+                try:
+                    run(session)
+                except BaseException:
+                    if session.in_transaction:
+                        session.abort_transaction()
+                    raise
+                session.commit_transaction()
+        else:
+            run(None)
+        return deleted
+
+    @_driver_errors
+    def remaining_rows(self, key: str, extra: tuple[ExtraTable, ...]) -> dict[str, int]:
+        key = _plain(key, "thread key")
+        return {name: (self._count(coll, flt) if flt is not None else 0) for name, coll, flt in self._cascade(extra, key)}
+
+    def erase_finish(self, *, vacuum: bool) -> list[str]:
+        if vacuum:
+            return ["MongoDB: no vacuum step; WiredTiger reuses the freed space (the 'compact' command returns it to the OS)"]
+        return []
+
+
+def _prefix_range(prefix: str) -> dict[str, str]:
+    # String comparison without a collation is bytewise on UTF-8, as in SQLite and PostgreSQL (C).
+    return {"$gte": prefix, "$lt": prefix[:-1] + chr(ord(prefix[-1]) + 1)}
+
+
+def _key_text(key: Any) -> str:
+    return "(" + ", ".join(f"{k}: {v}" for k, v in dict(key).items()) + ")"
+
+
+def _field(doc: dict, name: str, kind: type, cid: str | None) -> Any:
+    value = doc.get(name)
+    if kind is bytes and isinstance(value, (bytes, bytearray)):
+        return bytes(value)
+    if not isinstance(value, kind):
+        what = f"checkpoint {cid}" if cid else "a checkpoint document"
+        raise StoreError(f"{what} has an unexpected shape: '{name}' is {type(value).__name__}, not {kind.__name__}")
+    return value
+
+
+def _loads_metadata(value: Any, cid: str) -> Any:
+    """As the saver's ``loads_metadata``: dicts key by key, leaves are ``[type, bytes]`` pairs."""
+    from symfonic_cli.decoding import loads
+
+    if value is None:
+        return {}
+    if isinstance(value, dict):
+        return {k: _loads_metadata(v, cid) for k, v in value.items()}
+    if isinstance(value, (list, tuple)) and len(value) == 2 and isinstance(value[0], str) and isinstance(value[1], (bytes, bytearray)):
+        return loads(value[0], bytes(value[1]), what=f"metadata of checkpoint {cid}")
+    raise StoreError(f"metadata of checkpoint {cid} has an unexpected shape ({type(value).__name__})")

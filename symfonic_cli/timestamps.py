@@ -1,0 +1,372 @@
+"""Message timestamps in linear time, identical to symfonic-core's ``_checkpoint_ts_by_message_id``.
+
+The reference rule: walk every checkpoint of the thread, every namespace, ``checkpoint_id``
+descending; skip a checkpoint whose ``ts`` is missing or unparsable; for each message id in its
+``messages`` set ``map[id] = ts``. So the OLDEST checkpoint (with a usable ts) holding an id wins.
+Decoding every checkpoint's list is quadratic in the conversation, so instead:
+
+- Each checkpoint's ``ts``, parent, source and message COUNT come cheap (``CheckpointHead``: the
+  first bytes of a blob, or SQL), and the thread's ``messages`` writes hold only new messages.
+- A checkpoint C made by the loop (or by an input) from its parent P is a *proven append* when
+  P's writes contain only plain messages (no RemoveMessage, nothing else) and
+  ``count(C) == count(P) + len(writes at P)``: ``add_messages`` appends each element or shrinks the
+  count, so equality means every element was appended. Then ``ids(P) == ids(C)[:count(P)]``.
+  Writes are matched by position, never by id (human and tool messages are written without one).
+- Walking newest to oldest, a checkpoint inherits the id list ("anchor") of a child it is a proven
+  append of; only checkpoints without such a child (the latest one, a rewritten history, a
+  subgraph run's last state, a fork) are decoded, ids only. Every checkpoint's ids are then a
+  prefix of its anchor, and one oldest-first pass gives each id its first ts.
+- A store without the optional head/write methods, or any inconsistency, takes the exact walk.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from datetime import datetime
+from typing import Any
+
+from symfonic_cli import transcript as tx
+from symfonic_cli.stores.base import CheckpointHead, MessageState, MessageWrite, Store
+
+# Metadata sources whose checkpoint is computed from the parent plus the parent's stored writes.
+_APPLIED_FROM_WRITES = ("loop", "input")
+
+
+def resolve(
+    store: Store,
+    key: str,
+    *,
+    known: dict[tuple[str, str], list[str | None]] | None = None,
+    wanted: Iterable[str] | None = None,
+) -> dict[str, datetime]:
+    """``{message id: ts}`` by the reference rule (ids in ``wanted`` at least, when given).
+
+    ``known`` maps ``(checkpoint_ns, checkpoint_id)`` to id lists already decoded by the caller.
+    """
+    want = None if wanted is None else {w for w in wanted if w}
+    if want is not None and not want:
+        return {}
+    fast = _linear(store, key, known or {}, want)
+    if fast is not None:
+        last_run.update(path="linear")
+        return fast
+    last_run.update(path="exact", decoded=None)
+    return exact(store, key)
+
+
+# How the last ``resolve`` went (for tests and benchmarks): its path, checkpoints decoded.
+last_run: dict[str, Any] = {}
+
+
+# -- the exact walk (reference order; each distinct stored value decoded once)
+
+
+def exact(store: Store, key: str) -> dict[str, datetime]:
+    return tx.oldest_ts_by_id(_walk(store, key))
+
+
+def _state_ids(state: MessageState) -> tuple[datetime | None, list[str | None]]:
+    from symfonic_cli.decoding import lean_loads, lean_message_ids
+
+    value = lean_loads(state.payload_type, state.payload)
+    ts = state.ts
+    if state.encoding == "checkpoint":
+        if not isinstance(value, dict):
+            return None, []
+        if ts is None:
+            ts = value.get("ts")
+        value = (value.get("channel_values") or {}).get("messages")
+    return tx.parse_checkpoint_ts(ts), lean_message_ids(value)
+
+
+def _walk(store: Store, key: str) -> Iterator[tuple[datetime | None, list[str | None]]]:
+    cache: dict[object, list[str | None]] = {}
+    for state in store.iter_message_states(key):
+        if state.encoding == "channel" and state.version in cache:
+            yield tx.parse_checkpoint_ts(state.ts), cache[state.version]
+            continue
+        ts, ids = _state_ids(state)
+        if state.encoding == "channel":
+            cache[state.version] = ids
+        yield ts, ids
+
+
+# -- the linear path
+
+
+class _Unproven(Exception):
+    """The store's contents do not let the linear path prove its answer; take the exact walk."""
+
+
+def _linear(
+    store: Store, key: str, known: dict[tuple[str, str], list[str | None]], want: set[str] | None
+) -> dict[str, datetime] | None:
+    heads_of = getattr(store, "iter_checkpoint_heads", None)
+    writes_of = getattr(store, "iter_message_writes", None)
+    if heads_of is None or writes_of is None:
+        return None
+    try:
+        heads = list(heads_of(key))
+        if any(h.message_count is None for h in heads):
+            return None
+        added = _added_by_writes(writes_of(key))
+        anchors = _anchors(store, key, heads, added, known)
+    except _Unproven:
+        return None
+    return _first_ts(heads, anchors, want)
+
+
+def _added_by_writes(writes: Iterable[MessageWrite]) -> dict[tuple[str, str], tuple[int, set[str]] | None]:
+    """Per ``(ns, checkpoint id)``: how many messages its writes append and their non-null ids.
+
+    None marks a checkpoint whose writes do something other than append plain messages.
+    """
+    from symfonic_cli.decoding import lean_loads
+
+    out: dict[tuple[str, str], tuple[int, set[str]] | None] = {}
+    for w in writes:
+        where = (w.checkpoint_ns, w.checkpoint_id)
+        if where in out and out[where] is None:
+            continue
+        try:
+            value = lean_loads(w.payload_type, w.payload)
+        except Exception:
+            out[where] = None
+            continue
+        items = value if isinstance(value, list) else [value]
+        ids: set[str] = set()
+        ok = True
+        for item in items:
+            mid = _plain_message_id(item)
+            if mid is False:
+                ok = False
+                break
+            if mid:
+                ids.add(mid)
+        if not ok:
+            out[where] = None
+            continue
+        n, seen = out.get(where) or (0, set())
+        out[where] = (n + len(items), seen | ids)
+    return out
+
+
+def _plain_message_id(item: Any) -> str | None | bool:
+    """The id of a message ``add_messages`` would append (None: none yet); False for anything else."""
+    from symfonic_cli.decoding import LeanObject
+
+    if isinstance(item, LeanObject):
+        module, name = item[0], item[1]
+        if not (isinstance(module, str) and module.startswith("langchain_core.messages")):
+            return False
+        if name == "RemoveMessage" or not isinstance(item.fields, dict):
+            return False
+        mid = item.fields.get("id")
+        return mid if isinstance(mid, str) else None
+    return False
+
+
+def _anchors(
+    store: Store,
+    key: str,
+    heads: list[CheckpointHead],
+    added: dict[tuple[str, str], tuple[int, set[str]] | None],
+    known: dict[tuple[str, str], list[str | None]],
+) -> dict[tuple[str, str], list[str | None]]:
+    """Each checkpoint's anchor: an id list whose first ``message_count`` entries are its ids."""
+    by_key = {(h.checkpoint_ns, h.checkpoint_id): h for h in heads}
+    anchors: dict[tuple[str, str], list[str | None]] = {}
+    decoded = 0
+    for h in reversed(heads):  # newest first: children before parents
+        here = (h.checkpoint_ns, h.checkpoint_id)
+        anchor = anchors.get(here)
+        if anchor is None:
+            anchor = known.get(here)
+            if anchor is None:
+                anchor = _decode_ids(store, key, h) if h.message_count else []
+            else:
+                decoded += 1
+            if len(anchor) != h.message_count:
+                raise _Unproven
+            anchors[here] = anchor
+        parent = by_key.get((h.checkpoint_ns, h.parent_checkpoint_id)) if h.parent_checkpoint_id else None
+        if parent is None or (parent.checkpoint_ns, parent.checkpoint_id) in anchors:
+            continue
+        if _proven_append(parent, h, added.get((parent.checkpoint_ns, parent.checkpoint_id), (0, set())), anchor):
+            anchors[(parent.checkpoint_ns, parent.checkpoint_id)] = anchor
+    last_run["decoded"] = decoded
+    return anchors
+
+
+def _proven_append(parent: CheckpointHead, child: CheckpointHead, writes, anchor: list[str | None]) -> bool:
+    if writes is None or child.source not in _APPLIED_FROM_WRITES:
+        return False
+    n, ids = writes
+    lo, hi = parent.message_count or 0, child.message_count or 0
+    if hi != lo + n:
+        return False
+    # Ids the writes carried must sit in the appended range (a cheap second proof).
+    return not ids or ids <= set(anchor[lo:hi])
+
+
+def _decode_ids(store: Store, key: str, head: CheckpointHead) -> list[str | None]:
+    record = store.read_checkpoint(
+        key, checkpoint_ns=head.checkpoint_ns, checkpoint_id=head.checkpoint_id, channels=("messages",)
+    )
+    messages = record.channel_values.get("messages") if record is not None else None
+    if not isinstance(messages, list):
+        raise _Unproven
+    return [tx.message_id_of(m) for m in messages]
+
+
+def _first_ts(
+    heads: list[CheckpointHead], anchors: dict[tuple[str, str], list[str | None]], want: set[str] | None
+) -> dict[str, datetime]:
+    """Oldest first, each id takes the ts of the first checkpoint (with a usable ts) holding it."""
+    out: dict[str, datetime] = {}
+    done: dict[int, int] = {}  # anchor -> prefix already seen by an older checkpoint with a ts
+    missing = None if want is None else set(want)
+    for h in heads:
+        ts = tx.parse_checkpoint_ts(h.ts)
+        if ts is None:
+            continue
+        anchor = anchors[(h.checkpoint_ns, h.checkpoint_id)]
+        start, end = done.get(id(anchor), 0), h.message_count or 0
+        if end <= start:
+            continue
+        for mid in anchor[start:end]:
+            if mid and mid not in out:
+                out[mid] = ts
+                if missing is not None:
+                    missing.discard(mid)
+        done[id(anchor)] = end
+        if missing is not None and not missing:
+            break
+    return out
+
+
+# -- reading heads from stored bytes (shared by backends)
+
+
+class NeedMore(Exception):
+    """The bytes given end before the head could be read; call again with more."""
+
+
+def checkpoint_blob_head(data: bytes) -> tuple[str | None, int | None]:
+    """``(ts, message count)`` from the first bytes of a msgpack-serialized checkpoint.
+
+    The count is 0 when ``channel_values`` has no ``messages``, None when it is not a plain list
+    (e.g. delta-encoded). Raises NeedMore when ``data`` is too short, ValueError when not a map.
+    """
+    r = _Reader(data)
+    kind, n = r.head()
+    if kind != "map":
+        raise ValueError("not a checkpoint map")
+    ts: str | None = None
+    count: int | None = 0
+    seen_ts = seen_values = False
+    for _ in range(n):
+        k = r.key()
+        if k == "ts":
+            kind, val = r.head()
+            ts = r.text(val) if kind == "str" else None
+            if kind != "str":
+                r.skip_body(kind, val)
+            seen_ts = True
+        elif k == "channel_values":
+            kind, m = r.head()
+            if kind == "map":
+                for _ in range(m):
+                    if r.key() == "messages":
+                        kind, val = r.head()
+                        count = val if kind == "array" else (0 if kind == "nil" else None)
+                        break
+                    r.skip()
+            seen_values = True
+        else:
+            r.skip()
+        if seen_ts and seen_values:
+            break
+    return ts, count
+
+
+def channel_blob_count(data: bytes) -> int | None:
+    """The length of a msgpack list from its first bytes (a ``messages`` channel blob); None if not a list."""
+    kind, n = _Reader(data).head()
+    return n if kind == "array" else None
+
+
+class _Reader:
+    """Just enough msgpack to find a few keys: heads are read, bodies skipped by length."""
+
+    __slots__ = ("b", "p")
+
+    def __init__(self, data: bytes) -> None:
+        self.b = data
+        self.p = 0
+
+    def _take(self, n: int) -> bytes:
+        end = self.p + n
+        if end > len(self.b):
+            raise NeedMore
+        out = self.b[self.p:end]
+        self.p = end
+        return out
+
+    def _int(self, n: int) -> int:
+        return int.from_bytes(self._take(n), "big")
+
+    def head(self) -> tuple[str, int]:
+        c = self._int(1)
+        if c <= 0x7F or c >= 0xE0:
+            return "scalar", 0
+        if 0x80 <= c <= 0x8F:
+            return "map", c & 0x0F
+        if 0x90 <= c <= 0x9F:
+            return "array", c & 0x0F
+        if 0xA0 <= c <= 0xBF:
+            return "str", c & 0x1F
+        if c == 0xC0:
+            return "nil", 0
+        if c in (0xC2, 0xC3):
+            return "scalar", 0
+        fixed = {0xCA: 4, 0xCB: 8, 0xCC: 1, 0xCD: 2, 0xCE: 4, 0xCF: 8, 0xD0: 1, 0xD1: 2, 0xD2: 4, 0xD3: 8}
+        if c in fixed:
+            return "bytes", fixed[c]
+        if c in (0xD4, 0xD5, 0xD6, 0xD7, 0xD8):
+            return "bytes", 1 + (1 << (c - 0xD4))
+        if c in (0xC4, 0xC5, 0xC6):
+            return "bytes", self._int(1 << (c - 0xC4))
+        if c in (0xC7, 0xC8, 0xC9):
+            return "bytes", self._int(1 << (c - 0xC7)) + 1
+        if c in (0xD9, 0xDA, 0xDB):
+            return "str", self._int(1 << (c - 0xD9))
+        if c in (0xDC, 0xDD):
+            return "array", self._int(2 << (c - 0xDC))
+        if c in (0xDE, 0xDF):
+            return "map", self._int(2 << (c - 0xDE))
+        raise ValueError(f"not msgpack (byte 0x{c:02x})")
+
+    def text(self, n: int) -> str:
+        return self._take(n).decode("utf-8", "replace")
+
+    def key(self) -> Any:
+        kind, n = self.head()
+        if kind == "str":
+            return self.text(n)
+        self.skip_body(kind, n)
+        return None
+
+    def skip_body(self, kind: str, n: int) -> None:
+        if kind in ("str", "bytes"):
+            self._take(n)
+        elif kind == "array":
+            for _ in range(n):
+                self.skip()
+        elif kind == "map":
+            for _ in range(2 * n):
+                self.skip()
+
+    def skip(self) -> None:
+        kind, n = self.head()
+        self.skip_body(kind, n)

@@ -1,0 +1,106 @@
+"""``threads list`` and ``store info`` on SQLite."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from datetime import datetime
+
+from tests.cli import run
+
+
+def listed(store, *args):
+    res = run("threads", "list", "--store", str(store), "--format", "json", *args)
+    assert res.code == 0, res.err
+    return json.loads(res.out)
+
+
+def test_one_row_per_thread_newest_first(sqlite_master):
+    out = listed(sqlite_master)
+    conn = sqlite3.connect(sqlite_master)
+    expected = conn.execute(
+        "SELECT thread_id, count(*) FROM checkpoints GROUP BY thread_id ORDER BY max(checkpoint_id) DESC"
+    ).fetchall()
+    conn.close()
+    assert [(t["key"], t["checkpoints"]) for t in out] == expected
+    last = [datetime.fromisoformat(t["last_activity"]) for t in out]
+    assert last == sorted(last, reverse=True)
+    assert all(t["first_activity"] <= t["last_activity"] for t in out)
+    assert list(out[0]) == ["key", "tenant", "sub_tenant", "session", "checkpoints", "first_activity", "last_activity"]
+
+
+def test_key_parts(sqlite_master):
+    by_key = {t["key"]: t for t in listed(sqlite_master)}
+    assert (by_key["acme:eu:s-002"]["tenant"], by_key["acme:eu:s-002"]["sub_tenant"], by_key["acme:eu:s-002"]["session"]) == ("acme", "eu", "s-002")
+    assert by_key["acme:_:s-001"]["sub_tenant"] is None
+    assert by_key["legacy-thread-id"]["tenant"] is None and by_key["legacy-thread-id"]["session"] is None
+
+
+def test_activity_is_close_to_checkpoint_ts(sqlite_master):
+    """Activity comes from the UUIDv6 checkpoint ids; it agrees with the stored ts to the millisecond."""
+    out = {t["key"]: t for t in listed(sqlite_master)}
+    rows = json.loads(run("transcript", "show", "--store", str(sqlite_master), "--thread", "globex:_:s-101", "--format", "json").out)
+    first_ts = datetime.fromisoformat(rows[0]["timestamp"])
+    first = datetime.fromisoformat(out["globex:_:s-101"]["first_activity"])
+    assert abs((first_ts - first).total_seconds()) < 0.05
+
+
+def test_filters_and_limit(sqlite_master):
+    acme = listed(sqlite_master, "--tenant", "acme")
+    assert {t["key"] for t in acme} == {"acme:_:s-001", "acme:eu:s-002", "acme:eu:s-003", "acme:_:s-rewrite"}
+    eu = listed(sqlite_master, "--tenant", "acme", "--sub-tenant", "eu")
+    assert {t["key"] for t in eu} == {"acme:eu:s-002", "acme:eu:s-003"}
+    none = listed(sqlite_master, "--tenant", "acme", "--sub-tenant", "_")
+    assert {t["key"] for t in none} == {"acme:_:s-001", "acme:_:s-rewrite"}
+    assert listed(sqlite_master, "--tenant", "acm") == []
+    assert len(listed(sqlite_master, "--limit", "3")) == 3
+    assert listed(sqlite_master, "--limit", "3") == listed(sqlite_master)[:3]
+    res = run("threads", "list", "--store", str(sqlite_master), "--sub-tenant", "eu")
+    assert res.code == 2
+
+
+def test_text_and_table_formats(sqlite_master):
+    text = run("threads", "list", "--store", str(sqlite_master)).out.splitlines()
+    assert text[0].split("\t")[:2] == ["key", "tenant"]
+    assert len(text) == 9
+    table = run("threads", "list", "--store", str(sqlite_master), "--format", "table", env={"COLUMNS": "300"}).out
+    assert "acme:eu:s-002" in table and "┃" in table
+    jsonl = run("threads", "list", "--store", str(sqlite_master), "--format", "jsonl").out.splitlines()
+    assert [json.loads(x) for x in jsonl] == listed(sqlite_master)
+
+
+def test_store_info(sqlite_master):
+    res = run("store", "info", "--store", str(sqlite_master), "--format", "json")
+    assert res.code == 0, res.err
+    info = json.loads(res.out)
+    conn = sqlite3.connect(sqlite_master)
+    assert info["kind"] == "sqlite"
+    assert info["threads"] == conn.execute("SELECT count(DISTINCT thread_id) FROM checkpoints").fetchone()[0] == 8
+    assert info["checkpoints"] == conn.execute("SELECT count(*) FROM checkpoints").fetchone()[0]
+    assert info["writes"] == conn.execute("SELECT count(*) FROM writes").fetchone()[0]
+    conn.close()
+    assert info["journal_mode"] == "wal"
+    assert info["schema_variant"] == "writes.task_path present"
+    assert info["file_size"] == sqlite_master.stat().st_size
+    assert info["namespaces"] >= 2  # the subgraph namespace
+    text = run("store", "info", "--store", str(sqlite_master)).out
+    assert "journal mode" in text and "sqlite" in text
+
+
+def test_store_info_old_schema_without_task_path(tmp_path):
+    path = tmp_path / "old.db"
+    conn = sqlite3.connect(path)
+    conn.executescript(
+        """
+        CREATE TABLE checkpoints (thread_id TEXT NOT NULL, checkpoint_ns TEXT NOT NULL DEFAULT '', checkpoint_id TEXT NOT NULL,
+            parent_checkpoint_id TEXT, type TEXT, checkpoint BLOB, metadata BLOB, PRIMARY KEY (thread_id, checkpoint_ns, checkpoint_id));
+        CREATE TABLE writes (thread_id TEXT NOT NULL, checkpoint_ns TEXT NOT NULL DEFAULT '', checkpoint_id TEXT NOT NULL,
+            task_id TEXT NOT NULL, idx INTEGER NOT NULL, channel TEXT NOT NULL, type TEXT, value BLOB,
+            PRIMARY KEY (thread_id, checkpoint_ns, checkpoint_id, task_id, idx));
+        """
+    )
+    conn.commit()
+    conn.close()
+    info = json.loads(run("store", "info", "--store", str(path), "--format", "json").out)
+    assert info["threads"] == 0 and "without task_path" in info["schema_variant"]
+    assert json.loads(run("threads", "list", "--store", str(path), "--format", "json").out) == []
