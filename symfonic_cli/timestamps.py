@@ -182,10 +182,11 @@ def _anchors(
         anchor = anchors.get(here)
         if anchor is None:
             anchor = known.get(here)
-            if anchor is None:
-                anchor = _decode_ids(store, key, h) if h.message_count else []
-            else:
+            if anchor is None and h.message_count:
+                anchor = _decode_ids(store, key, h)
                 decoded += 1
+            elif anchor is None:
+                anchor = []
             if len(anchor) != h.message_count:
                 raise _Unproven
             anchors[here] = anchor

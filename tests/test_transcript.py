@@ -299,3 +299,39 @@ def test_undecodable_blob_is_an_error_naming_the_checkpoint(tmp_path, sqlite_mas
     res = show(path, "--thread", "globex:_:s-101")
     assert res.code == 4
     assert cid in res.err and "Traceback" not in res.err
+
+
+def test_delta_encoded_messages_are_refused_not_partial(tmp_path):
+    """A messages channel kept by LangGraph's DeltaChannel: a clear error, never a partial transcript."""
+    import sqlite3
+    from typing import Annotated
+
+    from langchain_core.messages import AIMessage, HumanMessage
+    from langgraph.channels.delta import DeltaChannel
+    from langgraph.checkpoint.sqlite import SqliteSaver
+    from langgraph.graph import START, StateGraph
+    from langgraph.graph.message import add_messages
+    from typing_extensions import TypedDict
+
+    def reducer(state, writes):
+        for w in writes:
+            state = add_messages(state, w)
+        return state
+
+    State = TypedDict("State", {"messages": Annotated[list, DeltaChannel(reducer, list, snapshot_frequency=3)]})
+
+    def node(s):
+        return {"messages": [AIMessage(content=f"reply {len(s['messages'])}")]}
+
+    b = StateGraph(State)
+    b.add_node("n", node)
+    b.add_edge(START, "n")
+    path = tmp_path / "delta.db"
+    conn = sqlite3.connect(path, check_same_thread=False)
+    graph = b.compile(checkpointer=SqliteSaver(conn))
+    for i in range(4):
+        graph.invoke({"messages": [HumanMessage(content=f"q{i}")]}, {"configurable": {"thread_id": "d:_:1"}})
+    conn.close()
+    res = show(path, "--thread", "d:_:1", "--format", "json")
+    assert res.code == 4
+    assert "delta-encoded" in res.err and res.out == ""

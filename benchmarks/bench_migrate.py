@@ -1,0 +1,148 @@
+"""SQLite -> PostgreSQL: ``symfonic migrate`` vs a straightforward copy loop, side by side in one run.
+
+Source: the cached "many" store of benchmarks/stores.py (2,000 threads x 10 turns, written by the
+real agent graph through the real SqliteSaver). Target: two fresh databases set up by the real
+PostgresSaver on one PostgreSQL server (tests/pg_server.py starts a throwaway cluster, or
+``SYMFONIC_TEST_POSTGRES_DSN`` names one).
+
+- baseline: ``for t in SqliteSaver.list(None): PostgresSaver.put(...); put_writes(...)`` one
+  checkpoint at a time, each call its own transaction (what a hand-written copy does);
+- migrate: ``symfonic migrate --from SRC --to PG --all`` as a subprocess, verification included.
+
+Run: ``python benchmarks/bench_migrate.py [--threads N]`` (N < 2000 copies the first N threads).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent
+if str(ROOT.parent) not in sys.path:
+    sys.path.insert(0, str(ROOT.parent))
+
+from benchmarks.stores import sqlite_store  # noqa: E402
+
+
+def _server():
+    """A PostgreSQL server: the tests' throwaway cluster, or SYMFONIC_TEST_POSTGRES_DSN."""
+    from tests import pg_server
+
+    dsn = os.environ.get(pg_server.DSN_ENV)
+    if dsn:
+        return pg_server._from_dsn(dsn), None
+    cluster = pg_server.LocalCluster()
+    cluster.start()
+    backend = pg_server.PostgresBackend(
+        user=pg_server.SUPERUSER, password=pg_server.PASSWORD, host="127.0.0.1", port=cluster.port, admin_db="postgres"
+    )
+    return backend, cluster
+
+
+def _fresh_db(backend, name: str) -> str:
+    from langgraph.checkpoint.postgres import PostgresSaver
+    from psycopg import sql
+
+    with backend.admin() as conn:
+        conn.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name)))
+        conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
+    url = backend.url(name)
+    with PostgresSaver.from_conn_string(url) as saver:
+        saver.setup()
+    return url
+
+
+def _counts(url: str) -> tuple[int, int, int]:
+    import psycopg
+
+    with psycopg.connect(url) as conn:
+        return tuple(  # type: ignore[return-value]
+            conn.execute(f"SELECT count(*) FROM {t}").fetchone()[0]
+            for t in ("checkpoints", "checkpoint_blobs", "checkpoint_writes")
+        )
+
+
+def baseline(source: Path, url: str, keys: set[str] | None) -> tuple[float, int]:
+    """The straightforward loop: list everything, put each checkpoint and its writes."""
+    import sqlite3
+
+    from langgraph.checkpoint.postgres import PostgresSaver
+    from langgraph.checkpoint.sqlite import SqliteSaver
+
+    conn = sqlite3.connect(f"file:{source}?mode=ro", uri=True, check_same_thread=False)
+    src = SqliteSaver(conn)
+    src.is_setup = True
+    n = 0
+    start = time.perf_counter()
+    with PostgresSaver.from_conn_string(url) as dst:
+        for t in src.list(None):
+            cfg = t.config["configurable"]
+            if keys is not None and cfg["thread_id"] not in keys:
+                continue
+            parent = t.parent_config["configurable"]["checkpoint_id"] if t.parent_config else None
+            put_cfg = {"configurable": {"thread_id": cfg["thread_id"], "checkpoint_ns": cfg["checkpoint_ns"], "checkpoint_id": parent}}
+            dst.put(put_cfg, t.checkpoint, t.metadata, t.checkpoint["channel_versions"])
+            by_task: dict[str, list] = {}
+            for task_id, channel, value in t.pending_writes or []:
+                by_task.setdefault(task_id, []).append((channel, value))
+            for task_id, writes in by_task.items():
+                dst.put_writes(t.config, writes, task_id)
+            n += 1
+    conn.close()
+    return time.perf_counter() - start, n
+
+
+def migrate(source: Path, url: str, key_file: Path | None) -> tuple[float, dict]:
+    select = ["--from-file", str(key_file)] if key_file else ["--all"]
+    start = time.perf_counter()
+    proc = subprocess.run(
+        [sys.executable, "-m", "symfonic_cli", "migrate", "--from", str(source), "--to", url, *select, "--format", "json"],
+        capture_output=True, text=True,
+    )
+    elapsed = time.perf_counter() - start
+    if proc.returncode != 0:
+        raise SystemExit(f"migrate failed ({proc.returncode}): {proc.stderr.strip()[-2000:]}")
+    return elapsed, json.loads(proc.stdout)["totals"]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--threads", type=int, default=2000, help="copy the first N threads of the store")
+    args = parser.parse_args()
+
+    source = sqlite_store("many")
+    import sqlite3
+
+    with sqlite3.connect(f"file:{source}?mode=ro", uri=True) as c:
+        all_keys = [r[0] for r in c.execute("SELECT DISTINCT thread_id FROM checkpoints ORDER BY thread_id")]
+    keys = all_keys[: args.threads]
+    key_file = None
+    if len(keys) < len(all_keys):
+        key_file = Path(os.environ.get("TMPDIR", "/tmp")) / "bench_migrate_keys.txt"
+        key_file.write_text("\n".join(keys) + "\n")
+
+    backend, cluster = _server()
+    try:
+        url_base = _fresh_db(backend, "bench_migrate_baseline")
+        url_mig = _fresh_db(backend, "bench_migrate_symfonic")
+        t_base, n_base = baseline(source, url_base, set(keys) if key_file else None)
+        t_mig, totals = migrate(source, url_mig, key_file)
+        base_rows, mig_rows = _counts(url_base), _counts(url_mig)
+    finally:
+        if cluster is not None:
+            cluster.stop()
+
+    print(f"SQLite -> PostgreSQL, {len(keys)} threads x 10 turns, {n_base} checkpoints")
+    print(f"  baseline loop (list + put/put_writes, one call at a time): {t_base:8.1f} s  {n_base / t_base:8.0f} checkpoints/s  rows {base_rows}")
+    print(f"  symfonic migrate (one transaction per thread, verified):  {t_mig:8.1f} s  {totals['checkpoints_copied'] / t_mig:8.0f} checkpoints/s  rows {mig_rows}")
+    print(f"  speedup: {t_base / t_mig:.1f}x   (threads copied {totals['copied']}, verified {totals['verified']}, "
+          f"writes copied {totals['writes_copied']})")
+
+
+if __name__ == "__main__":
+    main()
