@@ -9,6 +9,8 @@ thread back from the target and compare it, decoded, with the source.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -148,33 +150,110 @@ def write_batches(writes: Iterable[DecodedWrite]) -> list[tuple[str, str, str, s
     return out
 
 
+# -- decoding a whole thread fast, still strictly
+
+
+class ThreadDecoder:
+    """The strict decoder (``symfonic_cli.decoding``) for the values of one thread, each distinct
+    stored object decoded once.
+
+    A checkpoint blob holds the whole message list, so a thread of N checkpoints repeats each
+    message up to N times; equal stored bytes decode to equal values, so the object is built
+    once and shared (nothing here mutates decoded values). Classes the decoder refused are still
+    reported for every value that holds them.
+    """
+
+    def __init__(self) -> None:
+        shared = _shared_cache.get()
+        self._cache: dict[tuple[int, bytes], tuple[Any, frozenset[str]]] = shared if shared is not None else {}
+
+    def loads(self, type_: str | None, data: bytes | None, *, what: str) -> Any:
+        from symfonic_cli import decoding
+
+        if type_ != "msgpack" or not data:
+            return decoding.loads(type_, data, what=what)
+        import ormsgpack
+
+        strict_hook = decoding._serializer()._unpack_ext_hook  # the strict serializer's own hook
+        cache = self._cache
+
+        def hook(code: int, payload: bytes) -> Any:
+            hit = cache.get((code, payload))
+            if hit is None:
+                blocked: set[str] = set()
+                decoding._blocked.append(blocked)  # collect_blocked(), without its cost per value
+                try:
+                    value = strict_hook(code, payload)
+                finally:
+                    decoding._blocked.pop()
+                hit = cache[(code, payload)] = (value, frozenset(blocked))
+            if hit[1] and decoding._blocked:
+                decoding._blocked[-1].update(hit[1])
+            return hit[0]
+
+        try:
+            return ormsgpack.unpackb(bytes(data), ext_hook=hook, option=ormsgpack.OPT_NON_STR_KEYS)
+        except Exception as exc:  # the bytes are not what they claim
+            raise StoreError(f"{what} cannot be decoded ({type(exc).__name__}: {exc})") from None
+
+
+_shared_cache: ContextVar[dict | None] = ContextVar("symfonic_migrate_decoded", default=None)
+
+
+@contextmanager
+def shared_decoding() -> Iterator[None]:
+    """While one thread is migrated, source and target decoders share their objects: bytes the
+    target stores exactly as the source did decode to the very same object, so comparing them
+    costs an identity check."""
+    token = _shared_cache.set({})
+    try:
+        yield
+    finally:
+        _shared_cache.reset(token)
+
+
 # -- comparing decoded content
 
 
-def _canon(value: Any) -> Any:
-    # JSON documents (PostgreSQL JSONB, BSON) give lists where msgpack gave tuples.
-    if isinstance(value, dict):
-        return {k: _canon(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_canon(v) for v in value]
-    return value
+class _Equal:
+    """Deep equality where JSON documents' lists equal msgpack's tuples, and each pair of shared
+    objects (a message repeated in every checkpoint) is compared once."""
+
+    def __init__(self) -> None:
+        self._seen: dict[tuple[int, int], bool] = {}
+        self._keep: list[tuple[Any, Any]] = []  # keeps ids valid while the memo lives
+
+    def __call__(self, a: Any, b: Any) -> bool:
+        if a is b:
+            return True
+        if isinstance(a, (dict, list)) and type(a) is type(b) and a == b:  # C speed, identity first
+            return True
+        if isinstance(a, dict):
+            return isinstance(b, dict) and a.keys() == b.keys() and all(self(a[k], b[k]) for k in a)
+        if isinstance(a, (list, tuple)):
+            return isinstance(b, (list, tuple)) and len(a) == len(b) and all(self(x, y) for x, y in zip(a, b))
+        if isinstance(a, (str, int, float, bool, bytes)) or a is None:
+            return a == b and isinstance(a, bool) == isinstance(b, bool)
+        key = (id(a), id(b))
+        hit = self._seen.get(key)
+        if hit is None:
+            hit = self._seen[key] = bool(a == b)
+            self._keep.append((a, b))
+        return hit
 
 
-def _checkpoint_form(cp: DecodedCheckpoint) -> tuple:
-    meta = {k: v for k, v in cp.metadata.items() if k not in _DROPPED_METADATA}
-    return (cp.parent_checkpoint_id, _canon(cp.checkpoint), _canon(meta))
+def _metadata(cp: DecodedCheckpoint) -> dict[str, Any]:
+    return {k: v for k, v in cp.metadata.items() if k not in _DROPPED_METADATA}
 
 
-def _write_form(w: DecodedWrite) -> tuple:
-    return (w.task_path, w.channel, _canon(w.value))
+def same_checkpoint(a: DecodedCheckpoint, b: DecodedCheckpoint, eq: _Equal | None = None) -> bool:
+    eq = eq or _Equal()
+    return a.parent_checkpoint_id == b.parent_checkpoint_id and eq(a.checkpoint, b.checkpoint) and eq(_metadata(a), _metadata(b))
 
 
-def same_checkpoint(a: DecodedCheckpoint, b: DecodedCheckpoint) -> bool:
-    return _checkpoint_form(a) == _checkpoint_form(b)
-
-
-def same_write(a: DecodedWrite, b: DecodedWrite) -> bool:
-    return _write_form(a) == _write_form(b)
+def same_write(a: DecodedWrite, b: DecodedWrite, eq: _Equal | None = None) -> bool:
+    eq = eq or _Equal()
+    return (a.task_path, a.channel) == (b.task_path, b.channel) and eq(a.value, b.value)
 
 
 def differences(source: DecodedThread, target: DecodedThread, *, limit: int = 3) -> list[str]:
@@ -183,12 +262,13 @@ def differences(source: DecodedThread, target: DecodedThread, *, limit: int = 3)
     Content the target holds beyond the source is not a difference: a copy adds, never removes.
     """
     out: list[str] = []
+    eq = _Equal()
     have = {(c.checkpoint_ns, c.checkpoint_id): c for c in target.checkpoints}
     for c in source.checkpoints:
         t = have.get((c.checkpoint_ns, c.checkpoint_id))
         if t is None:
             out.append(f"checkpoint {c.checkpoint_id} (ns '{c.checkpoint_ns}') missing in the target")
-        elif not same_checkpoint(c, t):
+        elif not same_checkpoint(c, t, eq):
             out.append(f"checkpoint {c.checkpoint_id} (ns '{c.checkpoint_ns}') differs: {_what_differs(c, t)}")
         if len(out) >= limit:
             return out
@@ -197,7 +277,7 @@ def differences(source: DecodedThread, target: DecodedThread, *, limit: int = 3)
         t = have_w.get(w.key)
         if t is None:
             out.append(f"write {w.checkpoint_id}/{w.task_id}/{w.idx} (channel '{w.channel}') missing in the target")
-        elif not same_write(w, t):
+        elif not same_write(w, t, eq):
             out.append(f"write {w.checkpoint_id}/{w.task_id}/{w.idx} (channel '{w.channel}') differs")
         if len(out) >= limit:
             return out
@@ -205,18 +285,18 @@ def differences(source: DecodedThread, target: DecodedThread, *, limit: int = 3)
 
 
 def _what_differs(a: DecodedCheckpoint, b: DecodedCheckpoint) -> str:
-    pa, ca, ma = _checkpoint_form(a)
-    pb, cb, mb = _checkpoint_form(b)
-    if pa != pb:
+    eq = _Equal()
+    if a.parent_checkpoint_id != b.parent_checkpoint_id:
         return "parent id"
-    if ma != mb:
-        keys = sorted(k for k in set(ma) | set(mb) if ma.get(k) != mb.get(k))
+    ma, mb = _metadata(a), _metadata(b)
+    if not eq(ma, mb):
+        keys = sorted(k for k in set(ma) | set(mb) if not eq(ma.get(k), mb.get(k)))
         return "metadata " + ", ".join(repr(k) for k in keys[:3])
-    if ca.get("channel_values") != cb.get("channel_values"):
-        va, vb = ca.get("channel_values") or {}, cb.get("channel_values") or {}
-        keys = sorted(k for k in set(va) | set(vb) if va.get(k) != vb.get(k))
+    va, vb = a.checkpoint.get("channel_values") or {}, b.checkpoint.get("channel_values") or {}
+    if not eq(va, vb):
+        keys = sorted(k for k in set(va) | set(vb) if not eq(va.get(k), vb.get(k)))
         return "channel " + ", ".join(repr(k) for k in keys[:3])
-    keys = sorted(k for k in set(ca) | set(cb) if ca.get(k) != cb.get(k))
+    keys = sorted(k for k in set(a.checkpoint) | set(b.checkpoint) if not eq(a.checkpoint.get(k), b.checkpoint.get(k)))
     return "checkpoint field " + ", ".join(repr(k) for k in keys[:3])
 
 
@@ -265,7 +345,8 @@ class Migrator:
 
     def copy(self, key: str) -> ThreadOutcome:
         try:
-            return self._copy(key)
+            with shared_decoding():
+                return self._copy(key)
         except MigrationConflict as exc:
             return ThreadOutcome(key, self._status(CONFLICT), message=f"changed in the target during the copy: {exc}; nothing written")
         except StoreError as exc:
@@ -273,13 +354,14 @@ class Migrator:
 
     def verify_only(self, key: str) -> ThreadOutcome:
         try:
-            src = self.source.decoded_thread(key)
-            if not src.checkpoints:
-                return ThreadOutcome(key, FAILED, message="no such thread in the source")
-            tgt = self.target.decoded_thread(key)
+            with shared_decoding():
+                src = self.source.decoded_thread(key)
+                if not src.checkpoints:
+                    return ThreadOutcome(key, FAILED, message="no such thread in the source")
+                tgt = self.target.decoded_thread(key)
+                diffs = differences(src, tgt)
         except StoreError as exc:
             return ThreadOutcome(key, FAILED, message=exc.line())
-        diffs = differences(src, tgt)
         out = ThreadOutcome(key, SKIPPED, checkpoints_skipped=len(src.checkpoints), writes_skipped=len(src.writes))
         out.verified = not diffs
         out.message = "; ".join(diffs) or None
@@ -302,11 +384,14 @@ class Migrator:
                 "rebuild exactly; copy it between stores of the same kind, where bytes are copied as stored",
             )
         existing = self.target.decoded_thread(key)
+        eq = _Equal()
         cps_new, cps_skip, conflicts = _plan(
             src.checkpoints, {(c.checkpoint_ns, c.checkpoint_id): c for c in existing.checkpoints},
-            lambda c: (c.checkpoint_ns, c.checkpoint_id), same_checkpoint,
+            lambda c: (c.checkpoint_ns, c.checkpoint_id), lambda a, b: same_checkpoint(a, b, eq),
         )
-        ws_new, ws_skip, w_conflicts = _plan(src.writes, {w.key: w for w in existing.writes}, lambda w: w.key, same_write)
+        ws_new, ws_skip, w_conflicts = _plan(
+            src.writes, {w.key: w for w in existing.writes}, lambda w: w.key, lambda a, b: same_write(a, b, eq)
+        )
         conflicts += w_conflicts
         out = ThreadOutcome(
             key, COPIED, len(cps_new), len(cps_skip), len(ws_new), len(ws_skip),

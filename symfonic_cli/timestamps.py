@@ -7,7 +7,9 @@ Decoding every checkpoint's list is quadratic in the conversation, so instead:
 
 - Each checkpoint's ``ts``, parent, source and message COUNT come cheap (``CheckpointHead``: the
   first bytes of a blob, or SQL), and the thread's ``messages`` writes hold only new messages.
-- A checkpoint C made by the loop (or by an input) from its parent P is a *proven append* when
+- LangGraph stores every write it applies on the checkpoint the writing task ran on, and builds
+  the next checkpoint (``source`` "loop", or "input", one ``step`` later) from the parent plus
+  those writes. Such a checkpoint C, the only child of its parent P, is a *proven append* when
   P's writes contain only plain messages (no RemoveMessage, nothing else) and
   ``count(C) == count(P) + len(writes at P)``: ``add_messages`` appends each element or shrinks the
   count, so equality means every element was appended. Then ``ids(P) == ids(C)[:count(P)]``.
@@ -175,6 +177,9 @@ def _anchors(
 ) -> dict[tuple[str, str], list[str | None]]:
     """Each checkpoint's anchor: an id list whose first ``message_count`` entries are its ids."""
     by_key = {(h.checkpoint_ns, h.checkpoint_id): h for h in heads}
+    children: dict[tuple[str, str | None], int] = {}
+    for h in heads:
+        children[(h.checkpoint_ns, h.parent_checkpoint_id)] = children.get((h.checkpoint_ns, h.parent_checkpoint_id), 0) + 1
     anchors: dict[tuple[str, str], list[str | None]] = {}
     decoded = 0
     for h in reversed(heads):  # newest first: children before parents
@@ -193,6 +198,8 @@ def _anchors(
         parent = by_key.get((h.checkpoint_ns, h.parent_checkpoint_id)) if h.parent_checkpoint_id else None
         if parent is None or (parent.checkpoint_ns, parent.checkpoint_id) in anchors:
             continue
+        if children[(h.checkpoint_ns, h.parent_checkpoint_id)] != 1:
+            continue  # a fork: the parent's writes explain at most one of its children
         if _proven_append(parent, h, added.get((parent.checkpoint_ns, parent.checkpoint_id), (0, set())), anchor):
             anchors[(parent.checkpoint_ns, parent.checkpoint_id)] = anchor
     last_run["decoded"] = decoded
@@ -201,6 +208,10 @@ def _anchors(
 
 def _proven_append(parent: CheckpointHead, child: CheckpointHead, writes, anchor: list[str | None]) -> bool:
     if writes is None or child.source not in _APPLIED_FROM_WRITES:
+        return False
+    # One step apart: a run that saved only its last checkpoint (durability "exit") applied
+    # writes that were never stored.
+    if parent.step is None or child.step != parent.step + 1:
         return False
     n, ids = writes
     lo, hi = parent.message_count or 0, child.message_count or 0

@@ -335,3 +335,40 @@ def test_delta_encoded_messages_are_refused_not_partial(tmp_path):
     res = show(path, "--thread", "d:_:1", "--format", "json")
     assert res.code == 4
     assert "delta-encoded" in res.err and res.out == ""
+
+
+def test_terminal_gets_a_safe_table(sqlite_master):
+    """On a real pseudo-terminal the default is a table, and hostile content still cannot reach the terminal."""
+    import os
+    import pty
+    import subprocess
+    import sys
+
+    master, slave = pty.openpty()
+    env = {**os.environ, "COLUMNS": "200", "LINES": "50", "TERM": "xterm-256color"}
+    env.pop("NO_COLOR", None)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "symfonic_cli", "transcript", "show", "--store", str(sqlite_master), "--thread", "acme:eu:s-003"],
+        stdout=slave,
+        stderr=slave,
+        stdin=subprocess.DEVNULL,
+        env=env,
+    )
+    os.close(slave)
+    chunks = []
+    while True:
+        try:
+            data = os.read(master, 65536)
+        except OSError:
+            break
+        if not data:
+            break
+        chunks.append(data)
+    proc.wait(timeout=60)
+    os.close(master)
+    out = b"".join(chunks).decode("utf-8", "replace")
+    assert proc.returncode == 0
+    assert "┃" in out or "│" in out  # a table
+    assert "pwned-title" in out and "\x1b]0;" not in out and "\x07" not in out and "\x9b" not in out
+    assert "\\x1b]0;pwned-title\\x07" in out
+    assert "[bold red]markup[/bold" in out

@@ -134,6 +134,14 @@ def report(
                 found = st.envelope_key_candidates(key, limit=1)
                 rep.suggestion = found[0] if found else None
             _write_store(rep, out_format, st.location.display)
+            if rep.suggestion:
+                from symfonic_cli.render import escape_inline
+
+                other, n = rep.suggestion
+                sys.stderr.write(
+                    escape_inline(f"symfonic: hint: nothing under '{key}', but {n} checkpoints carry an envelope "
+                                  f"under '{other}'; pass --envelope-key {other}") + "\n"
+                )
             findings = rep.findings()
     hit = cr.failed(findings, gates)
     if hit:

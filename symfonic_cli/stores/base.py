@@ -386,6 +386,7 @@ class CheckpointHead:
 
     - ``ts``: the checkpoint's own ``ts`` string exactly as stored (None when absent).
     - ``source``: ``metadata["source"]`` ("input", "loop", "update", "fork"; None when absent).
+    - ``step``: ``metadata["step"]`` as an int (None when absent or not an int).
     - ``message_count``: ``len(channel_values["messages"])`` of this checkpoint; 0 when the
       checkpoint has no ``messages`` value; None when it cannot be told cheaply or is not a
       plain list (e.g. delta-encoded) -- the resolver then takes the exact walk.
@@ -397,6 +398,7 @@ class CheckpointHead:
     ts: str | None
     source: str | None
     message_count: int | None
+    step: int | None = None
 
 
 @dataclass(frozen=True)

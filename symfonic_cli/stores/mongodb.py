@@ -136,6 +136,7 @@ def open_store(
     connect_timeout: float = 10,
     checkpoint_collection: str | None = None,
     writes_collection: str | None = None,
+    init_target: bool = False,
     **_: Any,
 ) -> "MongoStore":
     from pymongo import MongoClient
@@ -159,6 +160,8 @@ def open_store(
         raise _error(location, exc, connect_timeout) from None
     store = MongoStore(location, client, db_name, checkpoints, writes, writable=writable, connect_timeout=connect_timeout)
     try:
+        if writable and init_target and db_name:
+            store._init_target()
         store._check()
     except BaseException:
         client.close()
@@ -217,6 +220,13 @@ class MongoStore(SupportsWith):
                 f"(missing collection{'s' if len(missing) > 1 else ''}: {', '.join(missing)})",
                 hint="check the database name, --checkpoint-collection and --writes-collection",
             )
+
+    @_driver_errors
+    def _init_target(self) -> None:
+        """``migrate --init-target``: the saver's own constructor creates the collections and indexes."""
+        from langgraph.checkpoint.mongodb import MongoDBSaver
+
+        MongoDBSaver(self.client, self.db_name, self.checkpoints_name, self.writes_name)
 
     def _databases_with(self, collection: str) -> list[str]:
         res = self.client.admin.command("listDatabases", nameOnly=True, authorizedDatabases=True)
@@ -361,29 +371,13 @@ class MongoStore(SupportsWith):
 
     @_driver_errors_iter
     def iter_message_states(self, key: str) -> Iterator[MessageState]:
-        # One index-ordered cursor per namespace, merged here: a server-side sort on checkpoint_id
-        # alone would sort whole checkpoint documents in memory.
-        key = _plain(key, "thread key")
-        namespaces = sorted(
-            d["_id"] for d in self.checkpoints.aggregate([{"$match": {"thread_id": key}}, {"$group": {"_id": "$checkpoint_ns"}}])
-        )
         fields = {"_id": 0, "checkpoint_ns": 1, "checkpoint_id": 1, "type": 1, "checkpoint": 1}
-        cursors = [
-            self.checkpoints.find({"thread_id": key, "checkpoint_ns": _plain(ns, "namespace")}, fields).sort(
-                [("thread_id", 1), ("checkpoint_ns", 1), ("checkpoint_id", -1)]
+        for doc in self._thread_docs(key, fields, descending=True):
+            cid = _field(doc, "checkpoint_id", str, None)
+            yield MessageState(
+                doc.get("checkpoint_ns", ""), cid, None, cid, "checkpoint",
+                _field(doc, "type", str, cid), _field(doc, "checkpoint", bytes, cid),
             )
-            for ns in namespaces
-        ]
-        try:
-            for doc in heapq.merge(*cursors, key=lambda d: str(d.get("checkpoint_id")), reverse=True):
-                cid = _field(doc, "checkpoint_id", str, None)
-                yield MessageState(
-                    doc.get("checkpoint_ns", ""), cid, None, cid, "checkpoint",
-                    _field(doc, "type", str, cid), _field(doc, "checkpoint", bytes, cid),
-                )
-        finally:
-            for c in cursors:
-                c.close()
 
     # -- erase
 
@@ -497,6 +491,379 @@ class MongoStore(SupportsWith):
         if vacuum:
             return ["MongoDB: no vacuum step; WiredTiger reuses the freed space (the 'compact' command returns it to the OS)"]
         return []
+
+    # -- timestamps (protocol docstrings in stores/base.py): heads from each blob's first bytes
+
+    @_driver_errors_iter
+    def iter_checkpoint_heads(self, key: str) -> Iterator["CheckpointHead"]:
+        from symfonic_cli.stores.base import CheckpointHead
+        from symfonic_cli.timestamps import NeedMore, checkpoint_blob_head
+
+        fields = {"_id": 0, "checkpoint_ns": 1, "checkpoint_id": 1, "parent_checkpoint_id": 1, "type": 1, "checkpoint": 1, "metadata.source": 1, "metadata.step": 1}
+        for doc in self._thread_docs(key, fields, descending=False):
+            cid = _field(doc, "checkpoint_id", str, None)
+            ts = count = None
+            if doc.get("type") == "msgpack" and isinstance(doc.get("checkpoint"), bytes):
+                try:
+                    ts, count = checkpoint_blob_head(doc["checkpoint"])
+                except (NeedMore, ValueError):
+                    ts = count = None
+            meta = doc.get("metadata") if isinstance(doc.get("metadata"), dict) else {}
+            try:
+                source, step = _leaf(meta.get("source"), cid), _leaf(meta.get("step"), cid)
+            except StoreError:  # odd metadata: the resolver takes its exact walk
+                source = step = None
+            parent = doc.get("parent_checkpoint_id")
+            yield CheckpointHead(
+                doc.get("checkpoint_ns", ""), cid, parent or None, ts, source if isinstance(source, str) else None, count,
+                step if isinstance(step, int) and not isinstance(step, bool) else None,
+            )
+
+    @_driver_errors_iter
+    def iter_message_writes(self, key: str) -> Iterator["MessageWrite"]:
+        from symfonic_cli.stores.base import MessageWrite
+
+        fields = {"_id": 0, "checkpoint_ns": 1, "checkpoint_id": 1, "task_id": 1, "idx": 1, "type": 1, "value": 1}
+        for doc in self.writes.find({"thread_id": _plain(key, "thread key"), "channel": "messages"}, fields):
+            value = doc.get("value")
+            yield MessageWrite(
+                doc.get("checkpoint_ns", ""), doc.get("checkpoint_id"), doc.get("task_id"), doc.get("idx"),
+                doc.get("type"), bytes(value) if isinstance(value, (bytes, bytearray)) else None,
+            )
+
+    def _thread_docs(self, key: str, fields: dict, *, descending: bool) -> Iterator[dict]:
+        """A thread's checkpoint documents ordered by checkpoint_id over every namespace: one
+        index-ordered cursor per namespace, merged here (no server-side sort of whole blobs)."""
+        key = _plain(key, "thread key")
+        namespaces = sorted(
+            d["_id"] for d in self.checkpoints.aggregate([{"$match": {"thread_id": key}}, {"$group": {"_id": "$checkpoint_ns"}}])
+        )
+        order = -1 if descending else 1
+        cursors = [
+            self.checkpoints.find({"thread_id": key, "checkpoint_ns": _plain(ns, "namespace")}, fields).sort(
+                [("thread_id", 1), ("checkpoint_ns", 1), ("checkpoint_id", order)]
+            )
+            for ns in namespaces
+        ]
+        try:
+            yield from heapq.merge(*cursors, key=lambda d: str(d.get("checkpoint_id")), reverse=descending)
+        finally:
+            for c in cursors:
+                c.close()
+
+    # -- compat (protocol docstrings in stores/base.py): metadata only, grouped on the server
+
+    @_driver_errors_iter
+    def envelope_shapes(self, envelope_key: str, *, older_than: str | None = None):
+        from symfonic_cli.stores.base import EnvelopeShape
+
+        env = {"$getField": {"field": {"$literal": _plain(envelope_key, "envelope key")}, "input": "$metadata"}}
+        is_obj = {"$eq": [{"$type": "$env"}, "object"]}
+        project: dict[str, Any] = {"_id": 0, "kind": {"$type": "$env"}, "raw": {"$cond": [is_obj, None, "$env"]}, "older": 1, "latest": 1}
+        for f in _ENVELOPE_FIELDS:
+            project[f] = {"$cond": [is_obj, {"$getField": {"field": f, "input": "$env"}}, None]}
+        bs = {"$cond": [is_obj, {"$getField": {"field": "boundary_sequence", "input": "$env"}}, None]}
+        pipeline = [
+            {"$setWindowFields": {
+                "partitionBy": {"t": "$thread_id", "ns": "$checkpoint_ns"},
+                "sortBy": {"checkpoint_id": -1},
+                "output": {"_rank": {"$documentNumber": {}}},
+            }},
+            {"$project": {
+                "_id": 0,
+                "env": env,
+                "older": {"$lt": ["$checkpoint_id", older_than]} if older_than is not None else {"$literal": False},
+                "latest": {"$cond": [{"$and": [{"$eq": ["$checkpoint_ns", ""]}, {"$eq": ["$_rank", 1]}]}, 1, 0]},
+            }},
+            {"$project": {**project, "bs": bs}},
+            {"$project": {
+                **{k: 1 for k in project if k != "_id"}, "_id": 0,
+                "bs_type": {"$cond": [{"$isArray": "$bs"}, {"$arrayElemAt": ["$bs", 0]}, {"$type": "$bs"}]},
+                "bs_bin": {"$cond": [{"$isArray": "$bs"}, {"$arrayElemAt": ["$bs", 1]}, None]},
+            }},
+            {"$group": {
+                "_id": {
+                    "kind": "$kind", "raw": "$raw", "older": "$older", "bs_type": "$bs_type",
+                    "bs_size": {"$cond": [{"$eq": [{"$type": "$bs_bin"}, "binData"]}, {"$binarySize": "$bs_bin"}, None]},
+                    **{f: f"${f}" for f in _ENVELOPE_FIELDS},
+                },
+                "n": {"$sum": 1}, "latest": {"$sum": "$latest"},
+                "bs_min": {"$min": "$bs_bin"}, "bs_max": {"$max": "$bs_bin"},
+            }},
+        ]
+        for doc in self.checkpoints.aggregate(pipeline, allowDiskUse=True):
+            g = doc["_id"]
+            kind, fields = _envelope_kind(g.get("kind"), g.get("raw")), {}
+            if kind == "object":
+                for f in _ENVELOPE_FIELDS:
+                    fields[f] = _shape_value(g.get(f))
+                fields["boundary_sequence"] = _sequence_placeholder(g.get("bs_type"), doc.get("bs_min"), doc.get("bs_max"))
+            yield EnvelopeShape(kind, **fields, older=bool(g.get("older")), checkpoints=int(doc["n"]), latest=int(doc["latest"]))
+
+    @_driver_errors_iter
+    def iter_envelopes(self, envelope_key: str, *, thread: str | None = None):
+        from symfonic_cli.stores.base import ABSENT, EnvelopeRow
+
+        query = {} if thread is None else {"thread_id": _plain(thread, "thread key")}
+        fields = {"_id": 0, "thread_id": 1, "checkpoint_ns": 1, "checkpoint_id": 1, "metadata": 1}
+        cursor = self.checkpoints.find(query, fields).sort([("thread_id", 1), ("checkpoint_id", -1), ("checkpoint_ns", 1)])
+        for doc in cursor.allow_disk_use(True):
+            cid = str(doc.get("checkpoint_id"))
+            meta = doc.get("metadata") if isinstance(doc.get("metadata"), dict) else {}
+            env = _loads_metadata(meta[envelope_key], cid) if envelope_key in meta else ABSENT
+            yield EnvelopeRow(
+                str(doc.get("thread_id")), doc.get("checkpoint_ns", ""), cid,
+                _leaf(meta.get("step"), cid), _leaf(meta.get("source"), cid), env,
+            )
+
+    @_driver_errors
+    def envelope_key_candidates(self, envelope_key: str, *, limit: int = 5) -> list[tuple[str, int]]:
+        pipeline = [
+            {"$project": {"_id": 0, "kv": {"$objectToArray": {"$ifNull": ["$metadata", {}]}}}},
+            {"$unwind": "$kv"},
+            {"$match": {
+                "kv.k": {"$ne": _plain(envelope_key, "envelope key")},
+                "kv.v.format_version": {"$exists": True}, "kv.v.writer_line": {"$exists": True},
+                "kv.v": {"$type": "object"},
+            }},
+            {"$group": {"_id": "$kv.k", "n": {"$sum": 1}}},
+            {"$sort": {"n": -1, "_id": 1}},
+            {"$limit": int(limit)},
+        ]
+        return [(str(d["_id"]), int(d["n"])) for d in self.checkpoints.aggregate(pipeline)]
+
+    # -- migrate (see the "migrate" section of stores/base.py)
+
+    _CHECKPOINT_KEY = ("checkpoint_ns", "checkpoint_id")
+    _WRITE_KEY = ("checkpoint_ns", "checkpoint_id", "task_id", "idx")
+
+    @_driver_errors
+    def export_thread(self, key: str):
+        from symfonic_cli.stores.base import RawRow, ThreadExport
+
+        key = _plain(key, "thread key")
+        rows = []
+        for table, coll, key_fields, sort in (
+            ("checkpoints", self.checkpoints, self._CHECKPOINT_KEY, [("checkpoint_id", 1), ("checkpoint_ns", 1)]),
+            ("writes", self.writes, self._WRITE_KEY, [("checkpoint_ns", 1), ("checkpoint_id", 1), ("task_id", 1), ("idx", 1)]),
+        ):
+            for doc in coll.find({"thread_id": key}).sort(sort):
+                data = {k: _plain_value(v) for k, v in doc.items() if k not in ("_id", "thread_id", "created_at", *key_fields)}
+                rows.append(RawRow(table, tuple(doc.get(f) for f in key_fields), data))
+        return ThreadExport("mongodb", key, rows)
+
+    @_driver_errors
+    def import_rows(self, key: str, rows) -> None:
+        from symfonic_cli.stores.base import MigrationConflict
+
+        key = _plain(key, "thread key")
+        if any(r.table not in ("checkpoints", "writes") or not isinstance(r.data, dict) for r in rows):
+            raise StoreError("rows from a store of another kind cannot be imported as MongoDB documents")
+        ttl = self._ttl_stamp()
+        docs = {"checkpoints": [], "writes": []}
+        for r in rows:
+            fields = self._CHECKPOINT_KEY if r.table == "checkpoints" else self._WRITE_KEY
+            docs[r.table].append({"thread_id": key, **dict(zip(fields, r.key)), **r.data, **ttl})
+
+        def work(session) -> None:
+            for table in ("writes", "checkpoints"):  # checkpoints last: never a complete-looking partial thread
+                coll = self.writes if table == "writes" else self.checkpoints
+                fields = self._CHECKPOINT_KEY if table == "checkpoints" else self._WRITE_KEY
+                for d in docs[table]:
+                    if coll.find_one({"thread_id": key, **{f: d[f] for f in fields}}, {"_id": 1}, session=session):
+                        raise MigrationConflict(f"{table[:-1]} {d['checkpoint_id']} of thread '{key}' already exists in the target")
+                if docs[table]:
+                    coll.insert_many(docs[table], ordered=True, session=session)
+
+        self._in_transaction(work)
+
+    @_driver_errors
+    def decoded_thread(self, key: str):
+        from symfonic_cli.decoding import collect_blocked, loads
+        from symfonic_cli.stores.base import DecodedCheckpoint, DecodedThread, DecodedWrite
+
+        thread = DecodedThread(key, [], [])
+        for doc in self.checkpoints.find({"thread_id": _plain(key, "thread key")}, {"_id": 0}).sort([("checkpoint_id", 1), ("checkpoint_ns", 1)]):
+            cid, ns = _field(doc, "checkpoint_id", str, None), doc.get("checkpoint_ns", "")
+            what = f"checkpoint {cid} (ns '{ns}')"
+            with collect_blocked() as blocked:
+                checkpoint = loads(_field(doc, "type", str, cid), _field(doc, "checkpoint", bytes, cid), what=what)
+                metadata = _loads_metadata(doc.get("metadata"), cid)
+            if blocked:
+                thread.blocked[what] = sorted(blocked)
+            if not isinstance(checkpoint, dict):
+                raise StoreError(f"{what} does not decode to a checkpoint mapping")
+            thread.checkpoints.append(DecodedCheckpoint(ns, cid, doc.get("parent_checkpoint_id") or None, checkpoint, metadata if isinstance(metadata, dict) else {}))
+        sort = [("checkpoint_ns", 1), ("checkpoint_id", 1), ("task_path", 1), ("task_id", 1), ("idx", 1)]
+        for doc in self.writes.find({"thread_id": key}, {"_id": 0}).sort(sort):
+            cid, task_id, idx, channel = doc.get("checkpoint_id"), doc.get("task_id"), doc.get("idx"), doc.get("channel")
+            what = f"write {cid}/{task_id}/{idx} channel '{channel}'"
+            value = doc.get("value")
+            with collect_blocked() as blocked:
+                decoded = loads(doc.get("type"), bytes(value) if isinstance(value, (bytes, bytearray)) else None, what=what)
+            if blocked:
+                thread.blocked[what] = sorted(blocked)
+            thread.writes.append(DecodedWrite(doc.get("checkpoint_ns", ""), cid, task_id, doc.get("task_path", "") or "", idx, channel, decoded))
+        return thread
+
+    @_driver_errors
+    def import_decoded(self, key: str, checkpoints, writes, new_versions) -> None:
+        from symfonic_cli.migration import write_batches
+        from symfonic_cli.stores.base import MigrationConflict
+
+        key = _plain(key, "thread key")
+        batches = write_batches(writes)
+
+        def work(session) -> None:
+            for cp in checkpoints:
+                if self.checkpoints.find_one({"thread_id": key, "checkpoint_ns": cp.checkpoint_ns, "checkpoint_id": cp.checkpoint_id}, {"_id": 1}, session=session):
+                    raise MigrationConflict(f"checkpoint {cp.checkpoint_id} appeared in the target")
+            for w in writes:
+                if self.writes.find_one({"thread_id": key, **dict(zip(self._WRITE_KEY, w.key))}, {"_id": 1}, session=session):
+                    raise MigrationConflict(f"write {w.checkpoint_id}/{w.task_id}/{w.idx} appeared in the target")
+            saver = self._saver(session)
+            for ns, cid, task_id, task_path, batch in batches:  # writes first, checkpoints after
+                saver.put_writes({"configurable": {"thread_id": key, "checkpoint_ns": ns, "checkpoint_id": cid}}, batch, task_id, task_path)
+            for cp, versions in zip(checkpoints, new_versions):
+                config = {"configurable": {"thread_id": key, "checkpoint_ns": cp.checkpoint_ns, "checkpoint_id": cp.parent_checkpoint_id}}
+                saver.put(config, cp.checkpoint, cp.metadata, versions)
+
+        self._in_transaction(work)
+
+    def _saver(self, session):
+        """The real MongoDBSaver's writing code on our collections, bound to our session.
+
+        Built without its constructor, which would build indexes (the target has them)."""
+        from langgraph.checkpoint.base import BaseCheckpointSaver
+        from langgraph.checkpoint.mongodb import MongoDBSaver
+        from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
+
+        saver = MongoDBSaver.__new__(MongoDBSaver)
+        BaseCheckpointSaver.__init__(saver)
+        saver.client, saver.db = self.client, self.db
+        saver.checkpoint_collection = _InSession(self.checkpoints, session)
+        saver.writes_collection = _InSession(self.writes, session)
+        saver.ttl = self._ttl()
+        saver.serde = JsonPlusSerializer()
+        return saver
+
+    def _ttl(self) -> int | None:
+        for ix in self.checkpoints.list_indexes():
+            if list(ix["key"].items()) == [("created_at", 1)] and ix.get("expireAfterSeconds") is not None:
+                return int(ix["expireAfterSeconds"])
+        return None
+
+    def _ttl_stamp(self) -> dict:
+        from datetime import datetime, timezone
+
+        return {"created_at": datetime.now(tz=timezone.utc)} if self._ttl() else {}
+
+    def _in_transaction(self, work: Callable[[Any], None]) -> None:
+        from symfonic_cli.stores.base import migrate_fault_point
+
+        if not self.writable:
+            raise StoreError(f"{self.location.display} was opened read-only")
+        if not self._supports_transactions():
+            work(None)  # best effort, documented: writes first, checkpoints last
+            migrate_fault_point("before-commit")
+            return
+        with self.client.start_session() as session:
+            session.start_transaction()
+            try:
+                work(session)
+                migrate_fault_point("before-commit")
+            except BaseException:
+                if session.in_transaction:
+                    session.abort_transaction()
+                raise
+            session.commit_transaction()
+
+
+class _InSession:
+    """A collection whose calls all run in one session (the saver takes no session argument)."""
+
+    def __init__(self, collection, session) -> None:
+        self._collection = collection
+        self._session = session
+
+    def __getattr__(self, name: str):
+        attr = getattr(self._collection, name)
+        if callable(attr) and self._session is not None:
+            return functools.partial(attr, session=self._session)
+        return attr
+
+
+_ENVELOPE_FIELDS = ("format_version", "writer_line", "safe_boundary", "finalized")
+_JSON_KIND = {type(None): "null", bool: "boolean", int: "integer", float: "number", str: "string", list: "array", tuple: "array", dict: "object"}
+_PLACEHOLDERS = {"null": None, "boolean": False, "integer": 0, "number": 0.0, "string": "", "array": [], "object": {}}
+# msgpack's first byte decides the type; each range is contiguous, so min and max in one range
+# mean every value between them is of that type.
+_MSGPACK_RANGES = [
+    (0x00, 0x7F, "integer"), (0x80, 0x8F, "object"), (0x90, 0x9F, "array"), (0xA0, 0xBF, "string"),
+    (0xC0, 0xC0, "null"), (0xC2, 0xC3, "boolean"), (0xCA, 0xCB, "number"), (0xCC, 0xD3, "integer"),
+    (0xD9, 0xDB, "string"), (0xDC, 0xDD, "array"), (0xDE, 0xDF, "object"), (0xE0, 0xFF, "integer"),
+]
+
+
+def _json_kind(value: Any) -> str:
+    return _JSON_KIND.get(type(value), "object" if isinstance(value, dict) else "string" if isinstance(value, str) else "object")
+
+
+def _leaf(value: Any, cid: str) -> Any:
+    """One metadata value as the saver stores it (a serialized pair, or a dict of them), decoded."""
+    if value is None:
+        return None
+    return _loads_metadata(value, cid)
+
+
+def _envelope_kind(bson_type: Any, raw: Any) -> str:
+    if bson_type in (None, "missing"):
+        return "absent"
+    if bson_type == "object":
+        return "object"
+    return _json_kind(_loads_metadata(raw, "(envelope)"))
+
+
+def _shape_value(stored: Any) -> Any:
+    """A stored envelope field as the protocol's faithful value (nested containers as placeholders)."""
+    from symfonic_cli.stores.base import ABSENT
+
+    if stored is None:
+        return ABSENT
+    if isinstance(stored, dict):
+        return {}
+    value = _loads_metadata(stored, "(envelope)")
+    if isinstance(value, (list, tuple)):
+        return []
+    if isinstance(value, dict):
+        return {}
+    return value
+
+
+def _sequence_placeholder(stored_type: Any, low: Any, high: Any) -> Any:
+    """boundary_sequence is grouped by JSON type only: a placeholder of that type."""
+    from symfonic_cli.stores.base import ABSENT
+
+    if stored_type in (None, "missing", "null"):
+        return ABSENT
+    if stored_type == "object":
+        return {}
+    if stored_type != "msgpack" or not isinstance(low, bytes) or not isinstance(high, bytes):
+        return _PLACEHOLDERS[_json_kind(_loads_metadata([stored_type, low or b""], "(envelope)"))]
+    kinds = {next((i for i, (a, b, _) in enumerate(_MSGPACK_RANGES) if a <= v[0] <= b), None) for v in (low, high)}
+    if len(kinds) == 1 and None not in kinds:
+        return _PLACEHOLDERS[_MSGPACK_RANGES[kinds.pop()][2]]
+    raise StoreError("boundary_sequence values of mixed types in one stored size; symfonic cannot group them on this server")
+
+
+def _plain_value(value: Any) -> Any:
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        return bytes(value)
+    if isinstance(value, dict):
+        return {k: _plain_value(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain_value(v) for v in value]
+    return value
 
 
 def _prefix_range(prefix: str) -> dict[str, str]:

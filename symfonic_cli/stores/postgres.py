@@ -14,7 +14,7 @@ import functools
 import math
 import os
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from symfonic_cli.errors import StoreError
 from symfonic_cli.location import StoreLocation, scrub
@@ -26,6 +26,16 @@ from symfonic_cli.stores.base import (
     ThreadSummary,
 )
 from symfonic_cli.threadkey import tenant_prefix
+
+if TYPE_CHECKING:
+    from symfonic_cli.stores.base import (
+        CheckpointHead,
+        DecodedThread,
+        ExtraTable,
+        MessageWrite,
+        ThreadErasePlan,
+        ThreadExport,
+    )
 
 TABLES = ("checkpoints", "checkpoint_blobs", "checkpoint_writes", "checkpoint_migrations")
 # The last migration of langgraph-checkpoint-postgres (2.x, 3.x): checkpoint_writes.task_path.
@@ -124,6 +134,8 @@ def open_store(
         ) from None
 
     conninfo = _conninfo(location, writable=writable, connect_timeout=connect_timeout)
+    if writable and _.get("init_target"):
+        _init_target(location, conninfo, pg_schema, connect_timeout)  # migrate --init-target
     try:
         conn = psycopg.connect(conninfo, autocommit=True, prepare_threshold=None)
     except psycopg.Error as exc:
@@ -135,6 +147,23 @@ def open_store(
         conn.close()
         raise
     return store
+
+
+def _init_target(location: StoreLocation, conninfo: str, pg_schema: str | None, timeout: float) -> None:
+    """``--init-target``: the PostgresSaver's own setup() (creates its tables, runs its migrations)."""
+    import psycopg
+    from langgraph.checkpoint.postgres import PostgresSaver
+    from psycopg.rows import dict_row
+
+    try:
+        with psycopg.connect(conninfo, autocommit=True, prepare_threshold=0, row_factory=dict_row) as conn:
+            if pg_schema is not None:
+                conn.execute("SELECT set_config('search_path', quote_ident(%s), false)", (pg_schema,))
+            PostgresSaver(conn).setup()
+    except psycopg.OperationalError as exc:
+        raise _connect_error(location, exc, timeout) from None
+    except psycopg.Error as exc:
+        raise _store_error(location, exc) from None
 
 
 class PostgresStore(SupportsWith):
@@ -149,6 +178,7 @@ class PostgresStore(SupportsWith):
         self.migration_version: int | None = None
         self._c_collation = False
         self._cursors = 0
+        self._erased: set[str] = set()  # cascade tables an erase deleted from (for VACUUM)
 
     def close(self) -> None:
         self.conn.close()
@@ -375,3 +405,447 @@ class PostgresStore(SupportsWith):
         )
         for ns, cid, ts, ver, type_, blob in self._stream(sql, (key, key)):
             yield MessageState(ns, cid, ts, ver, "channel", type_, bytes(blob) if blob is not None else None)
+
+    # -- timestamps (protocol docstrings in stores/base.py): no message decoded
+
+    @_translate_iter
+    def iter_checkpoint_heads(self, key: str) -> Iterator["CheckpointHead"]:
+        from symfonic_cli.stores.base import CheckpointHead
+        from symfonic_cli.timestamps import NeedMore, channel_blob_count
+
+        sql = (
+            "SELECT c.checkpoint_ns, c.checkpoint_id, c.parent_checkpoint_id, c.checkpoint ->> 'ts', "
+            "CASE WHEN jsonb_typeof(c.metadata -> 'source') = 'string' THEN c.metadata ->> 'source' END, "
+            "jsonb_typeof(c.checkpoint -> 'channel_values' -> 'messages'), "
+            "b.type, substring(b.blob from 1 for 9) "
+            "FROM checkpoints c LEFT JOIN checkpoint_blobs b ON b.thread_id = c.thread_id "
+            "AND b.checkpoint_ns = c.checkpoint_ns AND b.channel = 'messages' "
+            "AND b.version = c.checkpoint -> 'channel_versions' ->> 'messages' "
+            "WHERE c.thread_id = %s ORDER BY c.checkpoint_id, c.checkpoint_ns"
+        )
+        for ns, cid, parent, ts, source, inline, type_, head in self._stream(sql, (key,)):
+            count: int | None
+            if type_ == "msgpack" and head is not None:
+                try:
+                    count = channel_blob_count(bytes(head))
+                except (NeedMore, ValueError):
+                    count = None
+            elif type_ is not None and type_ != "empty":
+                count = None  # another encoding: the resolver takes the exact walk
+            elif inline is not None and inline != "null":
+                count = None  # an inline value where a list belongs
+            else:
+                count = 0
+            yield CheckpointHead(ns, cid, parent, ts, source, count)
+
+    @_translate_iter
+    def iter_message_writes(self, key: str) -> Iterator["MessageWrite"]:
+        from symfonic_cli.stores.base import MessageWrite
+
+        sql = (
+            "SELECT checkpoint_ns, checkpoint_id, task_id, idx, type, blob FROM checkpoint_writes "
+            "WHERE thread_id = %s AND channel = 'messages'"
+        )
+        for ns, cid, task_id, idx, type_, blob in self._stream(sql, (key,)):
+            yield MessageWrite(ns, cid, task_id, idx, type_, bytes(blob) if blob is not None else None)
+
+    # -- compat (protocol docstrings in stores/base.py): JSONB operators over metadata only
+
+    _ENVELOPE_FIELDS = ("format_version", "writer_line", "safe_boundary", "finalized")
+
+    @_translate_iter
+    def envelope_shapes(self, envelope_key: str, *, older_than: str | None = None):
+        from symfonic_cli.stores.base import EnvelopeShape
+
+        # Values group by their JSON text, so 1 and 1.0 (equal as jsonb) stay apart.
+        inner = []
+        for f in self._ENVELOPE_FIELDS:
+            inner.append(f"CASE WHEN kind = 'object' THEN {_kind_sql(f'env -> {_lit(f)}')} END AS {f}_t")
+            inner.append(
+                f"CASE WHEN kind = 'object' AND jsonb_typeof(env -> {_lit(f)}) NOT IN ('object', 'array') "
+                f"THEN (env -> {_lit(f)})::text END AS {f}_v"
+            )
+        inner.append(f"CASE WHEN kind = 'object' THEN {_kind_sql(_lit_path('env', 'boundary_sequence'))} END AS bs_t")
+        groups = [f"{f}_{s}" for f in self._ENVELOPE_FIELDS for s in ("t", "v")] + ["bs_t"]
+        sql = (
+            f"SELECT kind, {', '.join(groups)}, older, count(*), sum(latest::int) FROM ("
+            f" SELECT kind, {', '.join(inner)}, older, latest FROM ("
+            f"  SELECT {_kind_sql('metadata -> %(key)s')} AS kind, metadata -> %(key)s AS env,"
+            '   coalesce(checkpoint_id COLLATE "C" < %(older)s, false) AS older,'
+            "   (checkpoint_ns = '' AND row_number() OVER ("
+            "     PARTITION BY thread_id, checkpoint_ns ORDER BY checkpoint_id DESC) = 1) AS latest"
+            "  FROM checkpoints) AS m) AS e"
+            f" GROUP BY kind, {', '.join(groups)}, older"
+        )
+        params = {"key": envelope_key, "older": older_than}
+        for row in self._stream(sql, params):
+            kind = row[0] or "absent"
+            fields = {}
+            if kind == "object":
+                for i, f in enumerate(self._ENVELOPE_FIELDS):
+                    fields[f] = _typed(row[1 + 2 * i], row[2 + 2 * i])
+                fields["boundary_sequence"] = _typed(row[9], None)
+            yield EnvelopeShape(kind, **fields, older=bool(row[10]), checkpoints=row[11], latest=row[12] or 0)
+
+    @_translate_iter
+    def iter_envelopes(self, envelope_key: str, *, thread: str | None = None):
+        from symfonic_cli.stores.base import ABSENT, EnvelopeRow
+
+        where = "WHERE thread_id = %(thread)s" if thread is not None else ""
+        sql = (
+            "SELECT thread_id, checkpoint_ns, checkpoint_id, metadata -> 'step', metadata -> 'source', "
+            "jsonb_typeof(metadata) = 'object' AND metadata ? %(key)s, metadata -> %(key)s "
+            f'FROM checkpoints {where} ORDER BY thread_id COLLATE "C", checkpoint_id DESC, checkpoint_ns COLLATE "C"'
+        )
+        for tid, ns, cid, step, source, present, env in self._stream(sql, {"key": envelope_key, "thread": thread}):
+            yield EnvelopeRow(str(tid), ns, cid, step, source, env if present else ABSENT)
+
+    @_translate_errors
+    def envelope_key_candidates(self, envelope_key: str, *, limit: int = 5) -> list[tuple[str, int]]:
+        sql = (
+            "SELECT j.key, count(*) FROM checkpoints, "
+            "jsonb_each(CASE WHEN jsonb_typeof(metadata) = 'object' THEN metadata ELSE '{}'::jsonb END) AS j "
+            "WHERE jsonb_typeof(j.value) = 'object' AND j.key <> %s "
+            "AND j.value ? 'format_version' AND j.value ? 'writer_line' "
+            'GROUP BY j.key ORDER BY count(*) DESC, j.key COLLATE "C" LIMIT %s'
+        )
+        return [(str(k), n) for k, n in self.conn.execute(sql, (envelope_key, limit))]
+
+    # -- erase (protocol docstrings in stores/base.py)
+
+    _ERASE_CORE = ("checkpoint_writes", "checkpoint_blobs", "checkpoints")  # delete order
+
+    def _cascade(self, key: str, extra: tuple["ExtraTable", ...]) -> list[tuple[str, Any, tuple]]:
+        """(name, WHERE clause or None, params) per cascade table; None: the table cannot hold ``key``."""
+        from psycopg import sql
+
+        out = []
+        for table in extra:
+            filters = table.filters(key)
+            if filters is None:
+                out.append((table.name, None, ()))
+                continue
+            where = sql.SQL(" AND ").join(sql.SQL("{} = %s").format(sql.Identifier(col)) for col, _ in filters)
+            out.append((table.name, where, tuple(v for _, v in filters)))
+        for name in self._ERASE_CORE:
+            out.append((name, sql.SQL("thread_id = %s"), (key,)))
+        return out
+
+    @_translate_errors
+    def erase_prepare(self, extra: tuple["ExtraTable", ...]) -> list[str]:
+        c = self.conn
+        where = self.location.display
+        if not self.writable:
+            raise StoreError(f"{where} was opened read-only; erasing needs a writable store")
+        if c.execute("SELECT pg_is_in_recovery()").fetchone()[0]:
+            raise StoreError(f"{where} is a read-only standby: nothing was deleted")
+        if c.execute("SHOW default_transaction_read_only").fetchone()[0] == "on":
+            raise StoreError(f"{where} has default_transaction_read_only = on: nothing was deleted")
+        denied = []
+        for table in extra:
+            reg = c.execute("SELECT to_regclass(%s)::oid", (_ident_text(table.name),)).fetchone()[0]
+            if reg is None:
+                raise StoreError(f"declared erase_extra table '{table.name}' does not exist in {where} (schema '{self.schema}')")
+            cols = {r[0] for r in c.execute("SELECT attname FROM pg_attribute WHERE attrelid = %s AND attnum > 0 AND NOT attisdropped", (reg,))}
+            for col, _ in table.match:
+                if col not in cols:
+                    raise StoreError(f"declared erase_extra column '{col}' does not exist in table '{table.name}'")
+            if not c.execute("SELECT has_table_privilege(%s, 'DELETE')", (reg,)).fetchone()[0]:
+                denied.append(table.name)
+        for name in self._ERASE_CORE:
+            if not c.execute("SELECT has_table_privilege(to_regclass(%s), 'DELETE')", (name,)).fetchone()[0]:
+                denied.append(name)
+        if denied:
+            raise StoreError(f"missing privilege on {where}: no DELETE on {', '.join(denied)}: nothing was deleted")
+        return []
+
+    @_translate_errors
+    def thread_keys_with_prefix(self, prefix: str) -> list[str]:
+        rows = self.conn.execute(
+            "SELECT t FROM (SELECT thread_id AS t FROM checkpoints WHERE starts_with(thread_id, %s) "
+            "UNION SELECT thread_id FROM checkpoint_writes WHERE starts_with(thread_id, %s)) AS k "
+            'ORDER BY t COLLATE "C"',
+            (prefix, prefix),
+        )
+        return [str(r[0]) for r in rows]
+
+    def _counts(self, key: str, extra: tuple["ExtraTable", ...]) -> dict[str, int]:
+        from psycopg import sql
+
+        counts = {}
+        for name, where, params in self._cascade(key, extra):
+            if where is None:
+                counts[name] = 0
+                continue
+            stmt = sql.SQL("SELECT count(*) FROM {} WHERE {}").format(_ident(name), where)
+            counts[name] = self.conn.execute(stmt, params).fetchone()[0]
+        return counts
+
+    @_translate_errors
+    def erase_plan(self, key: str, extra: tuple["ExtraTable", ...]) -> "ThreadErasePlan":
+        from symfonic_cli.stores.base import ThreadErasePlan
+
+        counts = self._counts(key, extra)
+        first, last = self.conn.execute(
+            "SELECT min(checkpoint_id), max(checkpoint_id) FROM checkpoints WHERE thread_id = %s", (key,)
+        ).fetchone()
+        return ThreadErasePlan(key, counts, first, last)
+
+    @_translate_errors
+    def erase_thread(self, key: str, extra: tuple["ExtraTable", ...], *, between=None) -> dict[str, int]:
+        from psycopg import sql
+
+        deleted: dict[str, int] = {}
+        with self.conn.transaction():  # any exception rolls everything back
+            for name, where, params in self._cascade(key, extra):
+                if where is None:
+                    deleted[name] = 0
+                else:
+                    cur = self.conn.execute(sql.SQL("DELETE FROM {} WHERE {}").format(_ident(name), where), params)
+                    deleted[name] = cur.rowcount
+                if between is not None:
+                    between(name)
+        self._erased.update(name for name, n in deleted.items() if n)
+        return deleted
+
+    @_translate_errors
+    def remaining_rows(self, key: str, extra: tuple["ExtraTable", ...]) -> dict[str, int]:
+        return self._counts(key, extra)
+
+    @_translate_errors
+    def erase_finish(self, *, vacuum: bool) -> list[str]:
+        from psycopg import sql
+
+        touched = sorted(self._erased)
+        if not vacuum:
+            if touched:
+                return ["deleted rows stay in the table files until VACUUM (autovacuum, or --vacuum) reclaims them"]
+            return []
+        for name in touched:
+            self.conn.execute(sql.SQL("VACUUM {}").format(_ident(name)))
+        return [f"VACUUM ran on {', '.join(touched)}"] if touched else []
+
+    # -- migrate (see the "migrate" section of stores/base.py)
+
+    @_translate_errors
+    def export_thread(self, key: str) -> "ThreadExport":
+        from symfonic_cli.stores.base import RawRow, ThreadExport
+
+        c = self.conn
+        rows = [
+            RawRow("checkpoints", (ns, cid), (parent, type_, checkpoint, metadata))
+            for ns, cid, parent, type_, checkpoint, metadata in c.execute(
+                "SELECT checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, checkpoint, metadata "
+                'FROM checkpoints WHERE thread_id = %s ORDER BY checkpoint_id COLLATE "C", checkpoint_ns COLLATE "C"',
+                (key,),
+            )
+        ]
+        rows += [
+            RawRow("checkpoint_blobs", (ns, channel, version), (type_, _bytes(blob)))
+            for ns, channel, version, type_, blob in c.execute(
+                "SELECT checkpoint_ns, channel, version, type, blob FROM checkpoint_blobs WHERE thread_id = %s "
+                'ORDER BY checkpoint_ns COLLATE "C", channel COLLATE "C", version COLLATE "C"',
+                (key,),
+            )
+        ]
+        rows += [
+            RawRow("checkpoint_writes", (ns, cid, task_id, idx), (task_path, channel, type_, _bytes(blob)))
+            for ns, cid, task_id, idx, task_path, channel, type_, blob in c.execute(
+                "SELECT checkpoint_ns, checkpoint_id, task_id, idx, task_path, channel, type, blob "
+                "FROM checkpoint_writes WHERE thread_id = %s "
+                'ORDER BY checkpoint_ns COLLATE "C", checkpoint_id COLLATE "C", task_id COLLATE "C", idx',
+                (key,),
+            )
+        ]
+        return ThreadExport("postgres", key, rows)
+
+    @_translate_errors
+    def import_rows(self, key: str, rows) -> None:
+        import psycopg
+        from psycopg.types.json import Jsonb
+
+        from symfonic_cli.stores.base import MigrationConflict, migrate_fault_point
+
+        if not self.writable:
+            raise StoreError(f"{self.location.display} was opened read-only")
+        if any(r.table not in ("checkpoints", "checkpoint_blobs", "checkpoint_writes") for r in rows):
+            raise StoreError("rows from a store of another kind cannot be imported as PostgreSQL rows")
+        checkpoints = [
+            (key, ns, cid, parent, type_, Jsonb(cp), Jsonb(meta))
+            for r in rows if r.table == "checkpoints"
+            for (ns, cid), (parent, type_, cp, meta) in [(r.key, r.data)]
+        ]
+        blobs = [(key, *r.key, *r.data) for r in rows if r.table == "checkpoint_blobs"]
+        writes = [(key, *r.key, *r.data) for r in rows if r.table == "checkpoint_writes"]
+        with self.conn.transaction():
+            try:
+                with self.conn.cursor() as cur:
+                    # Plain inserts: an existing primary key fails the whole thread (rolled back).
+                    cur.executemany(
+                        "INSERT INTO checkpoints (thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, checkpoint, metadata) "
+                        "VALUES (%s, %s, %s, %s, %s, %s, %s)",
+                        checkpoints,
+                    )
+                    cur.executemany(
+                        "INSERT INTO checkpoint_blobs (thread_id, checkpoint_ns, channel, version, type, blob) "
+                        "VALUES (%s, %s, %s, %s, %s, %s)",
+                        blobs,
+                    )
+                    cur.executemany(
+                        "INSERT INTO checkpoint_writes (thread_id, checkpoint_ns, checkpoint_id, task_id, idx, task_path, channel, type, blob) "
+                        "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s)",
+                        writes,
+                    )
+            except psycopg.errors.UniqueViolation as exc:
+                raise MigrationConflict(" ".join(str(exc).split())) from None
+            migrate_fault_point("before-commit")
+
+    @_translate_errors
+    def decoded_thread(self, key: str) -> "DecodedThread":
+        from symfonic_cli.decoding import collect_blocked, loads
+        from symfonic_cli.stores.base import DecodedCheckpoint, DecodedThread, DecodedWrite
+
+        c = self.conn
+        thread = DecodedThread(key, [], [])
+        # Every blob of the thread once; checkpoints name theirs by (ns, channel, version).
+        raw = {
+            (ns, ch, ver): (type_, blob)
+            for ns, ch, ver, type_, blob in c.execute(
+                "SELECT checkpoint_ns, channel, version, type, blob FROM checkpoint_blobs WHERE thread_id = %s", (key,)
+            )
+        }
+        decoded: dict[tuple, tuple[Any, set[str]]] = {}
+        rows = c.execute(
+            "SELECT checkpoint_ns, checkpoint_id, parent_checkpoint_id, checkpoint, metadata FROM checkpoints WHERE thread_id = %s",
+            (key,),
+        ).fetchall()
+        for ns, cid, parent, checkpoint, metadata in sorted(rows, key=lambda r: (r[1], r[0])):
+            if not isinstance(checkpoint, dict):
+                raise StoreError(f"checkpoint {cid} (ns '{ns}') is not a JSON object")
+            values = dict(checkpoint.get("channel_values") or {})
+            for ch, ver in (checkpoint.get("channel_versions") or {}).items():
+                ident = (ns, ch, str(ver))
+                if ident not in raw:
+                    continue
+                if ident not in decoded:
+                    type_, blob = raw[ident]
+                    if type_ == "empty":
+                        decoded[ident] = (_EMPTY, set())
+                    else:
+                        with collect_blocked() as blocked:
+                            value = loads(type_, blob, what=f"checkpoint {cid}, ns '{ns}', channel '{ch}'")
+                        decoded[ident] = (value, set(blocked))
+                value, blocked = decoded[ident]
+                if value is _EMPTY:
+                    continue
+                values[ch] = value
+                if blocked:
+                    thread.blocked[f"checkpoint {cid}, ns '{ns}', channel '{ch}'"] = sorted(blocked)
+            thread.checkpoints.append(
+                DecodedCheckpoint(ns, cid, parent, {**checkpoint, "channel_values": values}, metadata if isinstance(metadata, dict) else {})
+            )
+        writes = c.execute(
+            "SELECT checkpoint_ns, checkpoint_id, task_id, idx, task_path, channel, type, blob "
+            "FROM checkpoint_writes WHERE thread_id = %s",
+            (key,),
+        ).fetchall()
+        for ns, cid, task_id, idx, task_path, channel, type_, blob in sorted(writes, key=lambda r: (r[0], r[1], r[4], r[2], r[3])):
+            what = f"write {cid}/{task_id}/{idx} channel '{channel}'"
+            with collect_blocked() as blocked:
+                value = loads(type_, blob, what=what)
+            if blocked:
+                thread.blocked[what] = sorted(blocked)
+            thread.writes.append(DecodedWrite(ns, cid, task_id, task_path, idx, channel, value))
+        return thread
+
+    @_translate_errors
+    def import_decoded(self, key: str, checkpoints, writes, new_versions) -> None:
+        from langgraph.checkpoint.postgres import PostgresSaver
+
+        from symfonic_cli.migration import write_batches
+        from symfonic_cli.stores.base import MigrationConflict, migrate_fault_point
+
+        if not self.writable:
+            raise StoreError(f"{self.location.display} was opened read-only")
+        c = self.conn
+        # The saver's statements run on our connection, inside our one transaction.
+        saver = PostgresSaver(c)
+        with c.transaction():
+            if checkpoints:
+                found = c.execute(
+                    "SELECT checkpoint_id FROM checkpoints WHERE thread_id = %s AND (checkpoint_ns, checkpoint_id) IN "
+                    "(SELECT * FROM unnest(%s::text[], %s::text[])) LIMIT 1",
+                    (key, [cp.checkpoint_ns for cp in checkpoints], [cp.checkpoint_id for cp in checkpoints]),
+                ).fetchone()
+                if found:
+                    raise MigrationConflict(f"checkpoint {found[0]} appeared in the target")
+            if writes:
+                found = c.execute(
+                    "SELECT checkpoint_id, task_id, idx FROM checkpoint_writes WHERE thread_id = %s AND "
+                    "(checkpoint_ns, checkpoint_id, task_id, idx) IN "
+                    "(SELECT * FROM unnest(%s::text[], %s::text[], %s::text[], %s::int[])) LIMIT 1",
+                    (key, [w.checkpoint_ns for w in writes], [w.checkpoint_id for w in writes],
+                     [w.task_id for w in writes], [w.idx for w in writes]),
+                ).fetchone()
+                if found:
+                    raise MigrationConflict(f"write {found[0]}/{found[1]}/{found[2]} appeared in the target")
+            for cp, versions in zip(checkpoints, new_versions):
+                config = {"configurable": {"thread_id": key, "checkpoint_ns": cp.checkpoint_ns, "checkpoint_id": cp.parent_checkpoint_id}}
+                saver.put(config, cp.checkpoint, cp.metadata, versions)
+            for ns, cid, task_id, task_path, batch in write_batches(writes):
+                config = {"configurable": {"thread_id": key, "checkpoint_ns": ns, "checkpoint_id": cid}}
+                saver.put_writes(config, batch, task_id, task_path)
+            migrate_fault_point("before-commit")
+
+
+_EMPTY = object()  # a blob of type "empty": the channel had no value
+
+
+def _bytes(value: Any) -> Any:
+    return bytes(value) if isinstance(value, (memoryview, bytearray)) else value
+
+
+def _ident(name: str):
+    # Names are validated identifiers already (erase_plan); "schema.table" is allowed.
+    from psycopg import sql
+
+    return sql.Identifier(*name.split("."))
+
+
+def _ident_text(name: str) -> str:
+    return ".".join('"' + part.replace('"', '""') + '"' for part in name.split("."))
+
+
+def _lit(text: str) -> str:
+    # Field names here are our own constants, never user input.
+    assert text.isidentifier()
+    return f"'{text}'"
+
+
+def _lit_path(base: str, field: str) -> str:
+    return f"{base} -> {_lit(field)}"
+
+
+def _kind_sql(expr: str) -> str:
+    """The protocol's JSON kind of a jsonb expression (NULL when absent); integers told from numbers by their text."""
+    return (
+        f"CASE jsonb_typeof({expr}) WHEN 'number' THEN "
+        f"CASE WHEN ({expr})::text ~ '^-?[0-9]+$' THEN 'integer' ELSE 'number' END "
+        f"ELSE jsonb_typeof({expr}) END"
+    )
+
+
+_PLACEHOLDER = {"null": None, "boolean": False, "integer": 0, "number": 0.0, "string": "", "array": [], "object": {}}
+
+
+def _typed(kind: str | None, text: str | None) -> Any:
+    """A (kind, JSON text) pair as the faithful Python value; placeholders for nested values."""
+    import json
+
+    from symfonic_cli.stores.base import ABSENT
+
+    if kind is None:
+        return ABSENT
+    if kind in ("array", "object") or text is None:
+        return _PLACEHOLDER[kind]
+    return json.loads(text)

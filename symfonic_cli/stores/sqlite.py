@@ -281,15 +281,21 @@ class SqliteStore(SupportsWith):
     def iter_checkpoint_heads(self, key: str) -> Iterator["CheckpointHead"]:
         from symfonic_cli.stores.base import CheckpointHead
 
+        # metadata sits after the blob in the row: memory-mapped, SQLite walks to it without copying.
+        self.conn.execute("PRAGMA mmap_size = 17179869184")
         cur = self.conn.execute(
-            "SELECT rowid, checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, length(checkpoint), "
-            "CASE WHEN json_valid(CAST(metadata AS TEXT)) THEN json_extract(CAST(metadata AS TEXT), '$.source') END "
-            "FROM checkpoints WHERE thread_id = ? ORDER BY checkpoint_id",
+            "SELECT r, ns, cid, parent, type, size, json_extract(j, '$.source'), json_extract(j, '$.step') FROM ("
+            "SELECT rowid AS r, checkpoint_ns AS ns, checkpoint_id AS cid, parent_checkpoint_id AS parent, type, "
+            "length(checkpoint) AS size, CASE WHEN json_valid(CAST(metadata AS TEXT)) THEN CAST(metadata AS TEXT) END AS j "
+            "FROM checkpoints WHERE thread_id = ?) ORDER BY cid",
             (key,),
         )
-        for rowid, ns, cid, parent, type_, size, source in cur.fetchall():
+        for rowid, ns, cid, parent, type_, size, source, step in cur.fetchall():
             ts, count = self._blob_head(rowid, type_, size)
-            yield CheckpointHead(ns, cid, parent, ts, source if isinstance(source, str) else None, count)
+            yield CheckpointHead(
+                ns, cid, parent, ts, source if isinstance(source, str) else None, count,
+                step if isinstance(step, int) else None,
+            )
 
     def _blob_head(self, rowid: int, type_: str | None, size: int | None) -> tuple[str | None, int | None]:
         # Incremental blob I/O reads only the first pages of a blob that may be megabytes long.
@@ -553,9 +559,11 @@ class SqliteStore(SupportsWith):
 
     @_translate_errors
     def decoded_thread(self, key: str):
-        from symfonic_cli.decoding import collect_blocked, loads
+        from symfonic_cli.decoding import collect_blocked
+        from symfonic_cli.migration import ThreadDecoder
         from symfonic_cli.stores.base import DecodedCheckpoint, DecodedThread, DecodedWrite
 
+        loads = ThreadDecoder().loads
         thread = DecodedThread(key, [], [])
         for ns, cid, parent, type_, blob, meta in self.conn.execute(
             "SELECT checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, checkpoint, metadata "
