@@ -29,8 +29,12 @@ if str(ROOT.parent) not in sys.path:
 from benchmarks.stores import sqlite_store  # noqa: E402
 
 
-def _server():
-    """A PostgreSQL server: the tests' throwaway cluster, or SYMFONIC_TEST_POSTGRES_DSN."""
+def _server(durable: bool = True):
+    """A PostgreSQL server: the tests' throwaway cluster, or SYMFONIC_TEST_POSTGRES_DSN.
+
+    The test cluster runs with fsync and synchronous_commit off (test speed); a copy is measured
+    against a durable server, as in production, unless ``durable`` is False.
+    """
     from tests import pg_server
 
     dsn = os.environ.get(pg_server.DSN_ENV)
@@ -38,6 +42,12 @@ def _server():
         return pg_server._from_dsn(dsn), None
     cluster = pg_server.LocalCluster()
     cluster.start()
+    if durable:
+        opts = (
+            f"-c listen_addresses=127.0.0.1 -c port={cluster.port} -c unix_socket_directories={cluster.root} "
+            "-c fsync=on -c synchronous_commit=on -c full_page_writes=on"
+        )
+        cluster._check(str(cluster.bin / "pg_ctl"), "-D", str(cluster.data), "-l", str(cluster.log), "-o", opts, "-w", "-t", "60", "restart")
     backend = pg_server.PostgresBackend(
         user=pg_server.SUPERUSER, password=pg_server.PASSWORD, host="127.0.0.1", port=cluster.port, admin_db="postgres"
     )
@@ -67,7 +77,7 @@ def _counts(url: str) -> tuple[int, int, int]:
         )
 
 
-def baseline(source: Path, url: str, keys: set[str] | None) -> tuple[float, int]:
+def baseline(source: Path, url: str, keys: list[str] | None) -> tuple[float, int]:
     """The straightforward loop: list everything, put each checkpoint and its writes."""
     import sqlite3
 
@@ -79,11 +89,11 @@ def baseline(source: Path, url: str, keys: set[str] | None) -> tuple[float, int]
     src.is_setup = True
     n = 0
     start = time.perf_counter()
+    # Every checkpoint of the store, or (a partial run) of each chosen thread in turn.
+    listing = src.list(None) if keys is None else (t for k in keys for t in src.list({"configurable": {"thread_id": k}}))
     with PostgresSaver.from_conn_string(url) as dst:
-        for t in src.list(None):
+        for t in listing:
             cfg = t.config["configurable"]
-            if keys is not None and cfg["thread_id"] not in keys:
-                continue
             parent = t.parent_config["configurable"]["checkpoint_id"] if t.parent_config else None
             put_cfg = {"configurable": {"thread_id": cfg["thread_id"], "checkpoint_ns": cfg["checkpoint_ns"], "checkpoint_id": parent}}
             dst.put(put_cfg, t.checkpoint, t.metadata, t.checkpoint["channel_versions"])
@@ -97,11 +107,12 @@ def baseline(source: Path, url: str, keys: set[str] | None) -> tuple[float, int]
     return time.perf_counter() - start, n
 
 
-def migrate(source: Path, url: str, key_file: Path | None) -> tuple[float, dict]:
+def migrate(source: Path, url: str, key_file: Path | None, jobs: int) -> tuple[float, dict]:
     select = ["--from-file", str(key_file)] if key_file else ["--all"]
     start = time.perf_counter()
     proc = subprocess.run(
-        [sys.executable, "-m", "symfonic_cli", "migrate", "--from", str(source), "--to", url, *select, "--format", "json"],
+        [sys.executable, "-m", "symfonic_cli", "migrate", "--from", str(source), "--to", url, *select,
+         "--jobs", str(jobs), "--format", "json"],
         capture_output=True, text=True,
     )
     elapsed = time.perf_counter() - start
@@ -113,6 +124,8 @@ def migrate(source: Path, url: str, key_file: Path | None) -> tuple[float, dict]
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--threads", type=int, default=2000, help="copy the first N threads of the store")
+    parser.add_argument("--jobs", type=int, nargs="+", default=[1, 2], help="migrate --jobs values to measure")
+    parser.add_argument("--no-fsync", action="store_true", help="keep the test cluster's fsync=off, synchronous_commit=off")
     args = parser.parse_args()
 
     source = sqlite_store("many")
@@ -126,22 +139,27 @@ def main() -> None:
         key_file = Path(os.environ.get("TMPDIR", "/tmp")) / "bench_migrate_keys.txt"
         key_file.write_text("\n".join(keys) + "\n")
 
-    backend, cluster = _server()
+    backend, cluster = _server(durable=not args.no_fsync)
     try:
         url_base = _fresh_db(backend, "bench_migrate_baseline")
-        url_mig = _fresh_db(backend, "bench_migrate_symfonic")
-        t_base, n_base = baseline(source, url_base, set(keys) if key_file else None)
-        t_mig, totals = migrate(source, url_mig, key_file)
-        base_rows, mig_rows = _counts(url_base), _counts(url_mig)
+        t_base, n_base = baseline(source, url_base, keys if key_file else None)
+        base_rows = _counts(url_base)
+        runs = []
+        for jobs in args.jobs:
+            url_mig = _fresh_db(backend, f"bench_migrate_symfonic_j{jobs}")
+            t_mig, totals = migrate(source, url_mig, key_file, jobs)
+            runs.append((jobs, t_mig, totals, _counts(url_mig)))
     finally:
         if cluster is not None:
             cluster.stop()
 
-    print(f"SQLite -> PostgreSQL, {len(keys)} threads x 10 turns, {n_base} checkpoints")
+    server = "SYMFONIC_TEST_POSTGRES_DSN" if cluster is None else ("fsync off" if args.no_fsync else "durable: fsync, synchronous_commit on")
+    print(f"SQLite -> PostgreSQL ({server}), {len(keys)} threads x 10 turns, {n_base} checkpoints, {os.cpu_count()} CPUs")
     print(f"  baseline loop (list + put/put_writes, one call at a time): {t_base:8.1f} s  {n_base / t_base:8.0f} checkpoints/s  rows {base_rows}")
-    print(f"  symfonic migrate (one transaction per thread, verified):  {t_mig:8.1f} s  {totals['checkpoints_copied'] / t_mig:8.0f} checkpoints/s  rows {mig_rows}")
-    print(f"  speedup: {t_base / t_mig:.1f}x   (threads copied {totals['copied']}, verified {totals['verified']}, "
-          f"writes copied {totals['writes_copied']})")
+    for jobs, t_mig, totals, rows in runs:
+        print(f"  symfonic migrate --jobs {jobs} (verified):                  {t_mig:8.1f} s  "
+              f"{totals['checkpoints_copied'] / t_mig:8.0f} checkpoints/s  rows {rows}  "
+              f"speedup {t_base / t_mig:.1f}x  (copied {totals['copied']}, verified {totals['verified']})")
 
 
 if __name__ == "__main__":

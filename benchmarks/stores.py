@@ -70,11 +70,12 @@ def _log(msg: str) -> None:
 
 def sqlite_store(spec: str) -> Path:
     """The cached SQLite store ``spec`` ("long-250" ... "long-2000", "many"), generated when missing."""
-    from langgraph.checkpoint.sqlite import SqliteSaver
-
     path = OUT / "sqlite" / f"{_name(spec)}.db"
     if path.exists():
         return path
+    # Imported only to generate: the runner's own RSS is the floor of its children's max RSS.
+    from langgraph.checkpoint.sqlite import SqliteSaver
+
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(".partial")
     for p in (tmp, Path(f"{tmp}-wal"), Path(f"{tmp}-shm")):
@@ -95,39 +96,45 @@ def sqlite_store(spec: str) -> Path:
 def postgres_store(spec: str, server) -> str:
     """The database for ``spec`` on the benchmark PostgreSQL ``server`` (a url), generated when missing."""
     import psycopg
-    from langgraph.checkpoint.postgres import PostgresSaver
     from psycopg import sql
 
     db = "bench_" + spec.replace("-", "_")
+    done_mark = "symfonic benchmark store, complete"
     with psycopg.connect(server.url("postgres"), autocommit=True) as conn:
-        exists = conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", (db,)).fetchone()
-        done = False
-        if exists:
-            try:
-                with psycopg.connect(server.url(db)) as c2:
-                    done = c2.execute("SELECT 1 FROM pg_tables WHERE tablename = 'bench_done'").fetchone() is not None
-            except psycopg.Error:
-                done = False
-            if not done:
-                conn.execute(sql.SQL("DROP DATABASE {} WITH (FORCE)").format(sql.Identifier(db)))
-        if not done:
-            conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(db)))
+        row = conn.execute(
+            "SELECT shobj_description(oid, 'pg_database') FROM pg_database WHERE datname = %s", (db,)
+        ).fetchone()
+        if row is not None and row[0] == done_mark:
+            return server.url(db)
+        if row is not None:  # an interrupted generation
+            conn.execute(sql.SQL("DROP DATABASE {} WITH (FORCE)").format(sql.Identifier(db)))
+        conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(db)))
     url = server.url(db)
-    if done:
-        return url
+    from langgraph.checkpoint.postgres import PostgresSaver
+
     _log(f"generating PostgreSQL store {spec} (once; kept in the benchmark cluster) ...")
     start = time.perf_counter()
     with PostgresSaver.from_conn_string(url) as saver:
         saver.setup()
         _writer(spec)(saver)
     with psycopg.connect(url, autocommit=True) as conn:
-        conn.execute("CREATE TABLE bench_done ()")  # marks a complete store
         conn.execute("ANALYZE")
+        conn.execute(sql.SQL("COMMENT ON DATABASE {} IS {}").format(sql.Identifier(db), sql.Literal(done_mark)))
     _log(f"  {spec}: {time.perf_counter() - start:.0f} s")
     return url
 
 
 if __name__ == "__main__":
-    # python -m benchmarks.stores long-250 many ...: pre-generate SQLite stores
-    for spec in sys.argv[1:] or [f"long-{n}" for n in LONG_TURNS] + ["many"]:
-        print(sqlite_store(spec))
+    # python -m benchmarks.stores [--postgres] long-250 many ...: pre-generate stores
+    specs = [a for a in sys.argv[1:] if not a.startswith("--")] or [f"long-{n}" for n in LONG_TURNS] + ["many"]
+    if "--postgres" in sys.argv:
+        from benchmarks import pg
+
+        server, why = pg.available()
+        if server is None:
+            sys.exit(why)
+        for spec in specs:
+            print(postgres_store(spec, server).rsplit("@", 1)[-1])
+    else:
+        for spec in specs:
+            print(sqlite_store(spec))

@@ -29,6 +29,8 @@ EXIT_MIGRATE_INCOMPLETE = 7
 
 # Statuses of one thread in the summary.
 COPIED, SKIPPED, CONFLICT, FAILED = "copied", "skipped", "conflict", "failed"
+# --verify-only says whether the target holds the source's content.
+VERIFIED, DIFFERS = "verified", "differs"
 # --dry-run says what would happen instead.
 DRY = {COPIED: "copy", SKIPPED: "skip", CONFLICT: "conflict", FAILED: "failed"}
 # Keys of the checkpoint mapping and metadata a saver may legitimately leave out when writing.
@@ -212,6 +214,55 @@ def shared_decoding() -> Iterator[None]:
         _shared_cache.reset(token)
 
 
+class ReusingSerializer:
+    """The target saver's own serializer, encoding each decoded object of a thread once.
+
+    Wraps a plain ``JsonPlusSerializer`` (what every saver uses by default): the same msgpack
+    ``default`` hook and options, so the bytes are exactly the ones the saver would write; an
+    object shared by many checkpoints (a message, see ThreadDecoder) is encoded on first use and
+    its encoding reused. Use one per thread copy; decoded values are never mutated meanwhile.
+    Any other serializer is used as it is (``reusing`` returns it unchanged).
+    """
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+        self._ext: dict[int, tuple[Any, Any]] = {}
+
+    def dumps_typed(self, obj: Any) -> tuple[str, bytes]:
+        import ormsgpack
+        from langgraph.checkpoint.serde import jsonplus
+
+        if obj is None or isinstance(obj, (bytes, bytearray)):
+            return self.inner.dumps_typed(obj)
+        cache = self._ext
+
+        def default(o: Any) -> Any:
+            hit = cache.get(id(o))
+            if hit is None or hit[0] is not o:
+                hit = cache[id(o)] = (o, jsonplus._msgpack_default(o))  # keeps o alive: ids stay unique
+            return hit[1]
+
+        try:
+            return "msgpack", ormsgpack.packb(obj, default=default, option=jsonplus._option)
+        except ormsgpack.MsgpackEncodeError:
+            return self.inner.dumps_typed(obj)  # the saver's own fallback path and error
+
+    def loads_typed(self, data: tuple[str, bytes]) -> Any:
+        return self.inner.loads_typed(data)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+
+def reusing(serde: Any) -> Any:
+    """``serde`` wrapped in a ReusingSerializer when it is a plain JsonPlusSerializer."""
+    from langgraph.checkpoint.serde import jsonplus
+
+    if type(serde) is jsonplus.JsonPlusSerializer and hasattr(jsonplus, "_msgpack_default") and hasattr(jsonplus, "_option"):
+        return ReusingSerializer(serde)
+    return serde
+
+
 # -- comparing decoded content
 
 
@@ -317,7 +368,7 @@ class ThreadOutcome:
 
     @property
     def ok(self) -> bool:
-        return self.status in (COPIED, SKIPPED, "copy", "skip") and self.verified is not False
+        return self.status in (COPIED, SKIPPED, VERIFIED, "copy", "skip") and self.verified is not False
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -362,7 +413,7 @@ class Migrator:
                 diffs = differences(src, tgt)
         except StoreError as exc:
             return ThreadOutcome(key, FAILED, message=exc.line())
-        out = ThreadOutcome(key, SKIPPED, checkpoints_skipped=len(src.checkpoints), writes_skipped=len(src.writes))
+        out = ThreadOutcome(key, VERIFIED if not diffs else DIFFERS)
         out.verified = not diffs
         out.message = "; ".join(diffs) or None
         return out
@@ -482,12 +533,65 @@ def run(migrator: Migrator, keys: list[str], *, verify_only: bool = False,
 
 
 def totals(outcomes: list[ThreadOutcome]) -> dict[str, int]:
-    counts = {"threads": len(outcomes), COPIED: 0, SKIPPED: 0, CONFLICT: 0, FAILED: 0, "verified": 0}
+    counts = {"threads": len(outcomes), COPIED: 0, SKIPPED: 0, CONFLICT: 0, FAILED: 0, VERIFIED: 0}
     dry = {v: k for k, v in DRY.items()}
     for o in outcomes:
-        counts[dry.get(o.status, o.status)] = counts.get(dry.get(o.status, o.status), 0) + 1
+        status = dry.get(o.status, o.status)
+        if status != VERIFIED:  # counted from the flag below
+            counts[status] = counts.get(status, 0) + 1
         if o.verified:
-            counts["verified"] += 1
+            counts[VERIFIED] += 1
     counts["checkpoints_copied"] = sum(o.checkpoints_copied for o in outcomes)
     counts["writes_copied"] = sum(o.writes_copied for o in outcomes)
     return counts
+
+
+# -- several threads at a time (--jobs N): separate processes, each thread still one transaction
+
+CHUNK = 16  # threads per task sent to a worker: amortizes the round trip between processes
+
+_worker: dict[str, Any] = {}
+
+
+def run_parallel(src_loc, dst_loc, src_options: dict, dst_options: dict, keys: list[str], *, jobs: int,
+                 dry_run: bool, verify_only: bool,
+                 on_thread: Callable[[ThreadOutcome], None] | None = None) -> list[ThreadOutcome]:
+    """``run`` over ``jobs`` worker processes, outcomes in ``keys`` order.
+
+    Workers are spawned, not forked, and open their own connections: nothing of the parent's
+    (sockets, SQLite handles) is shared with them.
+    """
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor, as_completed
+
+    size = max(1, min(CHUNK, -(-len(keys) // jobs)))
+    chunks = [keys[i:i + size] for i in range(0, len(keys), size)]
+    done: dict[str, ThreadOutcome] = {}
+    with ProcessPoolExecutor(
+        max_workers=jobs, mp_context=multiprocessing.get_context("spawn"),
+        initializer=_worker_open, initargs=(src_loc, dst_loc, src_options, dst_options, dry_run, not (dry_run or verify_only)),
+    ) as pool:
+        futures = [pool.submit(_worker_run, chunk, verify_only) for chunk in chunks]
+        try:
+            for future in as_completed(futures):
+                for outcome in future.result():
+                    done[outcome.key] = outcome
+                    if on_thread is not None:
+                        on_thread(outcome)
+        except BaseException:
+            for f in futures:
+                f.cancel()
+            raise
+    return [done[k] for k in keys]
+
+
+def _worker_open(src_loc, dst_loc, src_options: dict, dst_options: dict, dry_run: bool, writable: bool) -> None:
+    from symfonic_cli.stores import open_store
+
+    source = open_store(src_loc, writable=False, **src_options)
+    target = open_store(dst_loc, writable=writable, **dst_options)
+    _worker["migrator"] = Migrator(source, target, dry_run=dry_run)
+
+
+def _worker_run(keys: list[str], verify_only: bool) -> list[ThreadOutcome]:
+    return list(run(_worker["migrator"], keys, verify_only=verify_only))

@@ -8,8 +8,8 @@ Decoding every checkpoint's list is quadratic in the conversation, so instead:
 - Each checkpoint's ``ts``, parent, source and message COUNT come cheap (``CheckpointHead``: the
   first bytes of a blob, or SQL), and the thread's ``messages`` writes hold only new messages.
 - LangGraph stores every write it applies on the checkpoint the writing task ran on, and builds
-  the next checkpoint (``source`` "loop", or "input", one ``step`` later) from the parent plus
-  those writes. Such a checkpoint C, the only child of its parent P, is a *proven append* when
+  the checkpoint one step later (the step is in the checkpoint id) from the parent plus those
+  writes. Such a checkpoint C, the only child of its parent P, is a *proven append* when
   P's writes contain only plain messages (no RemoveMessage, nothing else) and
   ``count(C) == count(P) + len(writes at P)``: ``add_messages`` appends each element or shrinks the
   count, so equality means every element was appended. Then ``ids(P) == ids(C)[:count(P)]``.
@@ -23,6 +23,7 @@ Decoding every checkpoint's list is quadratic in the conversation, so instead:
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Iterator
 from datetime import datetime
 from typing import Any
@@ -30,8 +31,15 @@ from typing import Any
 from symfonic_cli import transcript as tx
 from symfonic_cli.stores.base import CheckpointHead, MessageState, MessageWrite, Store
 
-# Metadata sources whose checkpoint is computed from the parent plus the parent's stored writes.
-_APPLIED_FROM_WRITES = ("loop", "input")
+_STEP_MASK = 0x3FFF
+
+
+def step_of(checkpoint_id: str) -> int:
+    """The step LangGraph encodes in a checkpoint id (``uuid6(clock_seq=step)``), modulo 2**14."""
+    try:  # the clock_seq: the 4th group of the uuid, below its two variant bits
+        return int(checkpoint_id[19:23], 16) & _STEP_MASK
+    except (ValueError, TypeError):
+        return -1
 
 
 def resolve(
@@ -207,11 +215,11 @@ def _anchors(
 
 
 def _proven_append(parent: CheckpointHead, child: CheckpointHead, writes, anchor: list[str | None]) -> bool:
-    if writes is None or child.source not in _APPLIED_FROM_WRITES:
+    if writes is None or child.source == "fork":
         return False
     # One step apart: a run that saved only its last checkpoint (durability "exit") applied
     # writes that were never stored.
-    if parent.step is None or child.step != parent.step + 1:
+    if step_of(child.checkpoint_id) != (step_of(parent.checkpoint_id) + 1) & _STEP_MASK:
         return False
     n, ids = writes
     lo, hi = parent.message_count or 0, child.message_count or 0
@@ -270,6 +278,12 @@ def checkpoint_blob_head(data: bytes) -> tuple[str | None, int | None]:
     The count is 0 when ``channel_values`` has no ``messages``, None when it is not a plain list
     (e.g. delta-encoded). Raises NeedMore when ``data`` is too short, ValueError when not a map.
     """
+    fast = _STANDARD_HEAD.match(data)
+    if fast is not None:
+        # LangGraph's own layout (v, ts, id, channel_values): jump straight to the channel map.
+        r = _Reader(data)
+        r.p = fast.end()
+        return fast.group(1).decode("ascii"), _messages_count(r)
     r = _Reader(data)
     kind, n = r.head()
     if kind != "map":
@@ -286,14 +300,7 @@ def checkpoint_blob_head(data: bytes) -> tuple[str | None, int | None]:
                 r.skip_body(kind, val)
             seen_ts = True
         elif k == "channel_values":
-            kind, m = r.head()
-            if kind == "map":
-                for _ in range(m):
-                    if r.key() == "messages":
-                        kind, val = r.head()
-                        count = val if kind == "array" else (0 if kind == "nil" else None)
-                        break
-                    r.skip()
+            count = _messages_count(r)
             seen_values = True
         else:
             r.skip()
@@ -302,65 +309,89 @@ def checkpoint_blob_head(data: bytes) -> tuple[str | None, int | None]:
     return ts, count
 
 
+_STANDARD_HEAD = re.compile(rb"[\x84-\x8f]\xa1v[\x00-\x7f]\xa2ts\xd9\x20([\x20-\x7e]{32})\xa2id\xd9\x24[\x20-\x7e]{36}\xaechannel_values")
+
+
+def _messages_count(r: "_Reader") -> int | None:
+    """At a ``channel_values`` map: the length of its ``messages`` list (0 when absent)."""
+    kind, m = r.head()
+    if kind != "map":
+        return 0 if kind == "nil" else None
+    for _ in range(m):
+        if r.b.startswith(b"\xa8messages", r.p):
+            r.p += 9
+            kind, val = r.head()
+            return val if kind == "array" else (0 if kind == "nil" else None)
+        r.skip()
+        r.skip()
+    return 0
+
+
 def channel_blob_count(data: bytes) -> int | None:
     """The length of a msgpack list from its first bytes (a ``messages`` channel blob); None if not a list."""
     kind, n = _Reader(data).head()
     return n if kind == "array" else None
 
 
+_FIXED = {0xCA: 4, 0xCB: 8, 0xCC: 1, 0xCD: 2, 0xCE: 4, 0xCF: 8, 0xD0: 1, 0xD1: 2, 0xD2: 4, 0xD3: 8,
+          0xD4: 2, 0xD5: 3, 0xD6: 5, 0xD7: 9, 0xD8: 17}
+# marker -> (kind, width of the length that follows)
+_SIZED = {0xC4: ("bytes", 1), 0xC5: ("bytes", 2), 0xC6: ("bytes", 4), 0xC7: ("ext", 1), 0xC8: ("ext", 2),
+          0xC9: ("ext", 4), 0xD9: ("str", 1), 0xDA: ("str", 2), 0xDB: ("str", 4), 0xDC: ("array", 2),
+          0xDD: ("array", 4), 0xDE: ("map", 2), 0xDF: ("map", 4)}
+
+
 class _Reader:
     """Just enough msgpack to find a few keys: heads are read, bodies skipped by length."""
 
-    __slots__ = ("b", "p")
+    __slots__ = ("b", "p", "n")
 
     def __init__(self, data: bytes) -> None:
         self.b = data
         self.p = 0
+        self.n = len(data)
 
-    def _take(self, n: int) -> bytes:
+    def head(self) -> tuple[str, int]:
+        b, p = self.b, self.p
+        if p >= self.n:
+            raise NeedMore
+        c = b[p]
+        self.p = p + 1
+        if c <= 0x7F or c >= 0xE0 or c in (0xC2, 0xC3):
+            return "scalar", 0
+        if c >= 0xA0 and c <= 0xBF:
+            return "str", c & 0x1F
+        if c <= 0x8F:
+            return "map", c & 0x0F
+        if c <= 0x9F:
+            return "array", c & 0x0F
+        if c == 0xC0:
+            return "nil", 0
+        if c in _FIXED:
+            return "bytes", _FIXED[c]
+        sized = _SIZED.get(c)
+        if sized is None:
+            raise ValueError(f"not msgpack (byte 0x{c:02x})")
+        kind, width = sized
+        end = p + 1 + width
+        if end > self.n:
+            raise NeedMore
+        size = int.from_bytes(b[p + 1:end], "big")
+        self.p = end
+        if kind == "ext":
+            return "bytes", size + 1
+        return kind, size
+
+    def take(self, n: int) -> bytes:
         end = self.p + n
-        if end > len(self.b):
+        if end > self.n:
             raise NeedMore
         out = self.b[self.p:end]
         self.p = end
         return out
 
-    def _int(self, n: int) -> int:
-        return int.from_bytes(self._take(n), "big")
-
-    def head(self) -> tuple[str, int]:
-        c = self._int(1)
-        if c <= 0x7F or c >= 0xE0:
-            return "scalar", 0
-        if 0x80 <= c <= 0x8F:
-            return "map", c & 0x0F
-        if 0x90 <= c <= 0x9F:
-            return "array", c & 0x0F
-        if 0xA0 <= c <= 0xBF:
-            return "str", c & 0x1F
-        if c == 0xC0:
-            return "nil", 0
-        if c in (0xC2, 0xC3):
-            return "scalar", 0
-        fixed = {0xCA: 4, 0xCB: 8, 0xCC: 1, 0xCD: 2, 0xCE: 4, 0xCF: 8, 0xD0: 1, 0xD1: 2, 0xD2: 4, 0xD3: 8}
-        if c in fixed:
-            return "bytes", fixed[c]
-        if c in (0xD4, 0xD5, 0xD6, 0xD7, 0xD8):
-            return "bytes", 1 + (1 << (c - 0xD4))
-        if c in (0xC4, 0xC5, 0xC6):
-            return "bytes", self._int(1 << (c - 0xC4))
-        if c in (0xC7, 0xC8, 0xC9):
-            return "bytes", self._int(1 << (c - 0xC7)) + 1
-        if c in (0xD9, 0xDA, 0xDB):
-            return "str", self._int(1 << (c - 0xD9))
-        if c in (0xDC, 0xDD):
-            return "array", self._int(2 << (c - 0xDC))
-        if c in (0xDE, 0xDF):
-            return "map", self._int(2 << (c - 0xDE))
-        raise ValueError(f"not msgpack (byte 0x{c:02x})")
-
     def text(self, n: int) -> str:
-        return self._take(n).decode("utf-8", "replace")
+        return self.take(n).decode("utf-8", "replace")
 
     def key(self) -> Any:
         kind, n = self.head()
@@ -370,8 +401,10 @@ class _Reader:
         return None
 
     def skip_body(self, kind: str, n: int) -> None:
-        if kind in ("str", "bytes"):
-            self._take(n)
+        if kind == "str" or kind == "bytes":
+            if self.p + n > self.n:
+                raise NeedMore
+            self.p += n
         elif kind == "array":
             for _ in range(n):
                 self.skip()

@@ -38,34 +38,101 @@ def read_transcript(
     until: datetime | None = None,
     limit: int | None = None,
 ) -> TranscriptResult:
-    record = store.read_checkpoint(key, checkpoint_id=checkpoint_id, channels=("messages",))
-    if record is None:
-        if checkpoint_id is not None:
-            raise NotFoundError(f"thread '{key}' has no checkpoint '{checkpoint_id}' in the root namespace")
-        return TranscriptResult([], None)
-    warnings = []
-    if record.blocked:
-        warnings.append(
-            "not decoded (class not on the safe list, shown from its raw fields): "
-            + ", ".join(sorted(record.blocked))
-        )
-    messages = record.channel_values.get("messages")
-    _refuse_delta(record, messages)
+    plain = _plain_messages(store, key, checkpoint_id)
+    if plain is not None:
+        checkpoint_ns, read_id, messages = plain
+        warnings: list[str] = []
+    else:
+        record = store.read_checkpoint(key, checkpoint_id=checkpoint_id, channels=("messages",))
+        if record is None:
+            if checkpoint_id is not None:
+                raise NotFoundError(f"thread '{key}' has no checkpoint '{checkpoint_id}' in the root namespace")
+            return TranscriptResult([], None)
+        warnings = []
+        if record.blocked:
+            warnings.append(
+                "not decoded (class not on the safe list, shown from its raw fields): "
+                + ", ".join(sorted(record.blocked))
+            )
+        messages = record.channel_values.get("messages")
+        _refuse_delta(record, messages)
+        checkpoint_ns, read_id = record.checkpoint_ns, record.checkpoint_id
     if not messages:
-        return TranscriptResult([], record.checkpoint_id, warnings)
+        return TranscriptResult([], read_id, warnings)
     if not isinstance(messages, list):
-        raise StoreError(f"checkpoint {record.checkpoint_id}: 'messages' is not a list ({type(messages).__name__})")
+        raise StoreError(f"checkpoint {read_id}: 'messages' is not a list ({type(messages).__name__})")
     rows = tx.build_rows(messages, speaker=speaker)
     if since is None and until is None:
         # Index and limit do not depend on timestamps: resolve only the rows that are printed.
         rows = tx.select(rows, index=index, limit=limit)
         limit = index = None
-    known = {(record.checkpoint_ns, record.checkpoint_id): [tx.message_id_of(m) for m in messages]}
+    known = {(checkpoint_ns, read_id): [tx.message_id_of(m) for m in messages]}
     ts_map = timestamps.resolve(store, key, known=known, wanted=[r.message_id for r in rows if r.message_id])
     rows = [replace(r, timestamp=ts_map.get(r.message_id)) if r.message_id else r for r in rows]
-    return TranscriptResult(
-        tx.select(rows, index=index, since=since, until=until, limit=limit), record.checkpoint_id, warnings
-    )
+    return TranscriptResult(tx.select(rows, index=index, since=since, until=until, limit=limit), read_id, warnings)
+
+
+# -- plain messages: rows straight from the stored fields, without building message objects
+
+# The standard message classes, on LangGraph's safe list: decoding them strictly never warns,
+# and their rows come from their stored ``type``, ``content`` and ``id`` fields alone.
+_PLAIN_CLASSES = {
+    ("langchain_core.messages.human", "HumanMessage"),
+    ("langchain_core.messages.ai", "AIMessage"),
+    ("langchain_core.messages.tool", "ToolMessage"),
+    ("langchain_core.messages.system", "SystemMessage"),
+}
+_EXT_PYDANTIC_V2 = 5  # langgraph.checkpoint.serde.jsonplus.EXT_PYDANTIC_V2
+
+
+class _NotPlain(Exception):
+    pass
+
+
+def _plain_hook(code: int, data: bytes):
+    import ormsgpack
+
+    if code != _EXT_PYDANTIC_V2:
+        raise _NotPlain
+    tup = ormsgpack.unpackb(data, ext_hook=_plain_hook)
+    if not (isinstance(tup, list) and len(tup) >= 3 and (tup[0], tup[1]) in _PLAIN_CLASSES and isinstance(tup[2], dict)):
+        raise _NotPlain
+    fields = tup[2]
+    if fields.get("type") not in _PLAIN_TYPES or not isinstance(fields.get("id"), (str, type(None))):
+        raise _NotPlain
+    content = fields.get("content")
+    if not (isinstance(content, str) or (isinstance(content, list) and all(isinstance(b, (str, dict)) for b in content))):
+        raise _NotPlain
+    return fields
+
+
+_PLAIN_TYPES = {"human", "ai", "tool", "system"}
+
+
+def _plain_messages(store: Store, key: str, checkpoint_id: str | None):
+    """``(ns, checkpoint id, [message fields])`` when the checkpoint holds only standard messages
+    and plain values (then strict decoding would give the same rows and no warning), else None."""
+    read = getattr(store, "read_message_state", None)
+    if read is None:
+        return None
+    state = read(key, checkpoint_id=checkpoint_id)
+    if state is None or state.payload_type != "msgpack" or not state.payload:
+        return None
+    import ormsgpack
+
+    try:
+        value = ormsgpack.unpackb(bytes(state.payload), ext_hook=_plain_hook)
+    except Exception:  # _NotPlain, or bytes the strict decoder will name in its error
+        return None
+    if state.encoding == "checkpoint":
+        if not isinstance(value, dict) or not isinstance(value.get("channel_values"), dict):
+            return None
+        if "messages" not in value["channel_values"]:
+            return None  # absent or delta-encoded: the strict path decides
+        value = value["channel_values"]["messages"]
+    if not isinstance(value, list):
+        return None
+    return state.checkpoint_ns, state.checkpoint_id, value
 
 
 def _refuse_delta(record, messages) -> None:

@@ -148,6 +148,7 @@ class PostgresBackend:
         self.admin_db = admin_db
         self.log = log  # the server log (log_statement=mod) when we run the server ourselves
         self.created: list[str] = []
+        self.roles: list[str] = []
         self._templates_ready = False
         self.master = f"{MASTER_DB}_{uuid.uuid4().hex[:8]}"
         self.empty = f"{EMPTY_DB}_{uuid.uuid4().hex[:8]}"
@@ -181,6 +182,21 @@ class PostgresBackend:
         with self.admin() as conn:
             conn.execute(stmt)
         self.created.append(name)
+
+    def create_role(self, db: str, password: str, *, grant: tuple[str, ...] = ("SELECT",), prefix: str = "reader") -> str:
+        """A new login role with only ``grant`` on the saver's four tables of ``db``; its URL."""
+        from psycopg import sql
+
+        role = f"{prefix}_{uuid.uuid4().hex[:8]}"
+        with self.admin(db) as conn:
+            conn.execute(sql.SQL("CREATE ROLE {} LOGIN PASSWORD {}").format(sql.Identifier(role), sql.Literal(password)))
+            self.roles.append(role)
+            conn.execute(
+                sql.SQL("GRANT {} ON checkpoints, checkpoint_blobs, checkpoint_writes, checkpoint_migrations TO {}").format(
+                    sql.SQL(", ").join(sql.SQL(g) for g in grant), sql.Identifier(role)
+                )
+            )
+        return self.url(db, user=role, password=password)
 
     def _ensure_templates(self) -> None:
         if self._templates_ready:
@@ -219,6 +235,8 @@ class PostgresBackend:
         with self.admin() as conn:
             for name in reversed(self.created):
                 conn.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name)))
+            for role in self.roles:  # roles are cluster-wide: they outlive the databases
+                conn.execute(sql.SQL("DROP ROLE IF EXISTS {}").format(sql.Identifier(role)))
 
 
 def _from_dsn(dsn: str) -> PostgresBackend:

@@ -50,6 +50,7 @@ THREADS = {
     "bad:_:ansi": [migrated(writer_line=ANSI_LINE)],
     "future:_:v2": [migrated(format_version=2)],
     "flags:_:strings": [migrated(safe_boundary="false", finalized="false", boundary_sequence="3")],
+    "flags:_:null-boundary": [migrated(safe_boundary=None)],
     "crash:_:old": [migrated(finalized=False)],
     "crash:_:new": [migrated(finalized=False)],
 }
@@ -131,7 +132,8 @@ def test_store_wide_counts_by_line_and_version(cs):
     assert lines == {
         ("legacy", 0): legacy_v0,
         ("legacy", 1): cs.n("acme:_:legacy-envelope"),
-        ("migrated", 1): cs.n("acme:_:migrated", "acme:_:boundaries", "flags:_:strings", "crash:_:old", "crash:_:new")
+        ("migrated", 1): cs.n("acme:_:migrated", "acme:_:boundaries", "flags:_:strings", "flags:_:null-boundary",
+                              "crash:_:old", "crash:_:new")
         + _turn_count(cs, "acme:_:mixed", 1),
     }
     assert data["checkpoints"] == sum(len(v) for v in cs.checkpoints.values())
@@ -164,7 +166,7 @@ def test_store_wide_corrupt_by_reason_and_newer(cs):
 
 def test_store_wide_latest_checkpoint_of_threads_and_verdicts(cs):
     data, _ = report(cs, code=5)
-    assert data["latest_checkpoint_of_threads"] == {"legacy": 2, "migrated": 6, "corrupt": 10, "newer": 1}
+    assert data["latest_checkpoint_of_threads"] == {"legacy": 2, "migrated": 7, "corrupt": 10, "newer": 1}
     assert data["verdict"] == {"migrated_can_read_all": False, "legacy_can_read_all": False}
     assert data["unfinalized"] == {"in_flight": cs.n("crash:_:new"), "interrupted": cs.n("crash:_:old")}
     anomalies = {x["anomaly"]: x["checkpoints"] for x in data["anomalies"]}
@@ -172,6 +174,8 @@ def test_store_wide_latest_checkpoint_of_threads_and_verdicts(cs):
         "safe_boundary is 'false' (string), read as True": cs.n("flags:_:strings"),
         "finalized is 'false' (string), read as absent": cs.n("flags:_:strings"),
         "boundary_sequence is a string, not an integer; read as absent": cs.n("flags:_:strings"),
+        # null is not a bool: a finding (absent would not be; the real bools elsewhere are not).
+        "safe_boundary is None (null), read as False": cs.n("flags:_:null-boundary"),
     }
 
 
@@ -384,7 +388,7 @@ def test_other_envelope_key_is_suggested_and_readable(any_kind):
 # -- never writes
 
 
-def test_report_and_show_never_write(sqlite_store):
+def test_report_and_show_never_write():
     from tests.backends import get
 
     backend = get("sqlite")
@@ -395,7 +399,8 @@ def test_report_and_show_never_write(sqlite_store):
         return {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in path.parent.glob(path.name + "*")}
 
     before = digest()
-    for args in (("report",), ("report", "--by-thread"), ("report", "--thread", "w:_:1"), ("show", "--thread", "w:_:2")):
-        r = run("compat", *args, "--store", str(path), "--format", "json", "--fail-on", "")
+    quiet = ("--fail-on", "")
+    for args in (("report", *quiet), ("report", "--by-thread", *quiet), ("report", "--thread", "w:_:1", *quiet), ("show", "--thread", "w:_:2")):
+        r = run("compat", *args, "--store", str(path), "--format", "json")
         assert r.code == 0, r.err
     assert digest() == before

@@ -201,7 +201,7 @@ def test_copy_every_pair_verifies_and_reads_back_the_same(pair, request):
 
     check = run("migrate", "--verify-only", "--from", src, "--to", dst, "--thread", ENVELOPED, "--thread", INTERRUPTED, "-f", "json")
     assert check.code == 0, check.err
-    assert [t["verified"] for t in _json(check)["threads"]] == [True, True]
+    assert [(t["status"], t["verified"]) for t in _json(check)["threads"]] == [("verified", True), ("verified", True)]
 
 
 def test_envelopes_and_pending_writes_survive_a_cross_kind_round_trip(request):
@@ -356,9 +356,13 @@ def test_killed_mid_copy_leaves_threads_whole_or_absent_and_rerun_completes(sq):
     # SIGKILL inside the third thread's transaction, after its rows were written.
     killed = run_process("migrate", "--from", src, "--to", dst, *keys, env={"SYMFONIC_TEST_MIGRATE_KILL": "before-commit:3"})
     assert killed.code == -9, killed.err
-    check = _json(run("migrate", "--verify-only", "--from", src, "--to", dst, *keys, "-f", "json"))
-    verified = {t["thread"]: t["verified"] for t in check["threads"]}
-    assert verified == {"acme:_:s-001": True, "acme:eu:s-002": True, FAILED_PARALLEL: False, INTERRUPTED: False}
+    result = run("migrate", "--verify-only", "--from", src, "--to", dst, *keys, "-f", "json")
+    assert result.code == 7
+    verified = {t["thread"]: (t["status"], t["verified"]) for t in _json(result)["threads"]}
+    assert verified == {
+        "acme:_:s-001": ("verified", True), "acme:eu:s-002": ("verified", True),
+        FAILED_PARALLEL: ("differs", False), INTERRUPTED: ("differs", False),
+    }
     conn = sqlite3.connect(dst)
     for key in (FAILED_PARALLEL, INTERRUPTED):  # absent, not half there
         assert conn.execute("SELECT count(*) FROM checkpoints WHERE thread_id = ?", (key,)).fetchone() == (0,)
@@ -384,3 +388,42 @@ def test_write_batches_put_every_write_back_at_its_index():
     assert [WRITES_IDX_MAP.get(ch, i) for i, (ch, _) in enumerate(items)] == [-3, 1]
     with pytest.raises(UnrebuildableWrites):
         write_batches([w(0, "log"), w(2, "log")])
+
+
+def test_verify_only_names_what_differs(sq):
+    src = source_store(sq)
+    dst = sq.new_store(scenarios=False)
+    assert run("migrate", "--from", src, "--to", dst, "--thread", FAILED_PARALLEL).code == 0
+    conn = sqlite3.connect(dst)
+    # A pending write changed behind the tool's back (same key, other value).
+    task, idx = conn.execute("SELECT task_id, idx FROM writes WHERE thread_id = ? AND channel = 'log'", (FAILED_PARALLEL,)).fetchone()
+    import ormsgpack
+
+    conn.execute(
+        "UPDATE writes SET value = ? WHERE thread_id = ? AND task_id = ? AND idx = ?",
+        (ormsgpack.packb(["forged"]), FAILED_PARALLEL, task, idx),
+    )
+    conn.commit()
+    conn.close()
+    r = run("migrate", "--verify-only", "--from", src, "--to", dst, "--thread", FAILED_PARALLEL, "-f", "json")
+    assert r.code == 7
+    t = _json(r)["threads"][0]
+    assert t["status"] == "differs" and f"/{task}/{idx}" in t["message"] and "differs" in t["message"]
+
+
+def test_target_password_never_shown(sq):
+    src = source_store(sq)
+    secret = "Sup3r-s3cret-pw"
+    r = run("--connect-timeout", "2", "migrate", "--from", src, "--to", f"postgresql://someone:{secret}@127.0.0.1:1/agents", "--all")
+    assert r.code == 4, r.err
+    assert secret not in r.err + r.out and "someone:***@" in r.err
+
+
+def test_jobs_copy_in_worker_processes_with_the_same_outcome(sq):
+    src = source_store(sq)
+    one, two = sq.new_store(scenarios=False), sq.new_store(scenarios=False)
+    a = run("migrate", "--from", src, "--to", one, "--all", "-f", "json")
+    b = run_process("migrate", "--from", src, "--to", two, "--all", "--jobs", "3", "-f", "json")
+    assert a.code == b.code == 0, b.err
+    assert _json(a)["threads"] == _json(b)["threads"]
+    assert _rows(one) == _rows(two) == _rows(src)

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import re
 import socket
-import threading
 import time
 import uuid
 from urllib.parse import quote
@@ -255,11 +254,9 @@ def test_every_command_under_a_select_only_role_changes_nothing(pg, pg_url):
     from psycopg import sql
 
     db = pg.db_of(pg_url)
-    role, pw = f"reader_{uuid.uuid4().hex[:8]}", "Wr0ng-Secret-7741x"
-    with pg.admin(db) as conn:
-        conn.execute(sql.SQL("CREATE ROLE {} LOGIN PASSWORD {}").format(sql.Identifier(role), sql.Literal(pw)))
-        conn.execute(sql.SQL("GRANT SELECT ON checkpoints, checkpoint_blobs, checkpoint_writes, checkpoint_migrations TO {}").format(sql.Identifier(role)))
-    url = pg.url(db, user=role, password=pw)
+    pw = "Wr0ng-Secret-7741x"
+    url = pg.create_role(db, pw)
+    role = pg.roles[-1]
     before, mark = _catalog(pg, db), _log_mark(pg)
     commands = [
         ("threads", "list"),
@@ -370,3 +367,82 @@ def test_schema_from_url_options_or_flag(pg, schema_store):
     assert rows[1]["content"] == "What is the status of order 1042?"
     res = run("--pg-schema", "nope", "threads", "list", "--store", pg.url(name))
     assert res.code == 4 and "no schema 'nope'" in res.err
+
+
+# -- the optional and later protocol methods, where PostgreSQL differs ------------------------
+
+
+def test_checkpoint_heads_count_what_decoding_finds(pg_url):
+    from symfonic_cli import timestamps
+    from symfonic_cli.location import parse_location
+    from symfonic_cli.stores import open_store
+
+    with open_store(parse_location(pg_url)) as st:
+        for sc in scenarios():
+            heads = list(st.iter_checkpoint_heads(sc.key))
+            assert [h.checkpoint_id for h in heads] == sorted(h.checkpoint_id for h in heads)
+            for h in heads:
+                rec = st.read_checkpoint(sc.key, checkpoint_ns=h.checkpoint_ns, checkpoint_id=h.checkpoint_id)
+                assert h.message_count == len(rec.channel_values.get("messages") or []), (sc.key, h)
+                assert h.ts == rec.ts and h.source == rec.metadata.get("source")
+            writes = list(st.iter_message_writes(sc.key))
+            assert writes and all(w.payload_type == "msgpack" and w.payload for w in writes)
+            # The linear resolver agrees with the exact walk on every conversation.
+            assert timestamps.resolve(st, sc.key) == timestamps.exact(st, sc.key)
+        timestamps.resolve(st, "acme:_:s-001")
+        assert timestamps.last_run["path"] == "linear"
+
+
+def test_erase_needs_delete_privilege_and_never_runs_read_only(pg):
+    from psycopg import sql
+
+    url = pg.new_store()
+    db = pg.db_of(url)
+    pw = "Wr0ng-Secret-7741y"
+    viewer = pg.create_role(db, pw, prefix="viewer")
+    before = _catalog(pg, db)
+    line = _fails(viewer, "thread", "erase", "--thread", "globex:_:s-100", "--yes")
+    assert "no DELETE" in line and pw not in line
+    assert _catalog(pg, db) == before
+    # A server that makes every session read-only: refused before any delete.
+    with pg.admin(db) as conn:
+        conn.execute(sql.SQL("ALTER DATABASE {} SET default_transaction_read_only = on").format(sql.Identifier(db)))
+    line = _fails(url, "thread", "erase", "--thread", "globex:_:s-100", "--yes")
+    assert "read-only" in line
+    assert _catalog(pg, db) == before
+
+
+def test_erase_removes_every_table_row_and_vacuums(pg):
+    url = pg.new_store()
+    db = pg.db_of(url)
+    key = "initech:_:s-sub"  # a subgraph namespace too
+    res = run("thread", "erase", "--store", url, "--thread", key, "--yes", "--vacuum")
+    assert res.code == 0, res.err
+    _secret_free(res.out + res.err)
+    with pg.admin(db) as conn:
+        left = [conn.execute(f"SELECT count(*) FROM {t} WHERE thread_id = %s", (key,)).fetchone()[0] for t in TABLES[:3]]
+        others = conn.execute("SELECT count(DISTINCT thread_id) FROM checkpoints").fetchone()[0]
+        vacuumed = conn.execute("SELECT count(*) FROM pg_stat_user_tables WHERE relname = 'checkpoint_blobs' AND vacuum_count > 0").fetchone()[0]
+    assert left == [0, 0, 0] and others == len(scenarios()) - 1
+    assert vacuumed == 1 or "VACUUM" in res.out
+
+
+def test_export_and_decoded_thread_are_the_stored_rows(pg, pg_url):
+    from symfonic_cli.location import parse_location
+    from symfonic_cli.stores import open_store
+
+    key = "initech:_:s-sub"
+    with open_store(parse_location(pg_url)) as st:
+        export = st.export_thread(key)
+        decoded = st.decoded_thread(key)
+        assert st.export_thread("no-such-thread").rows == []
+    with pg.admin(pg.db_of(pg_url)) as conn:
+        counts = {t: conn.execute(f"SELECT count(*) FROM {t} WHERE thread_id = %s", (key,)).fetchone()[0] for t in TABLES[:3]}
+    assert {t: sum(1 for r in export.rows if r.table == t) for t in TABLES[:3]} == counts
+    assert all(isinstance(r.data[-1], (bytes, dict)) for r in export.rows)
+    assert len(decoded.checkpoints) == counts["checkpoints"] and len(decoded.writes) == counts["checkpoint_writes"]
+    with pg.saver(pg_url) as saver:
+        for cp in decoded.checkpoints:
+            ref = saver.get_tuple({"configurable": {"thread_id": key, "checkpoint_ns": cp.checkpoint_ns, "checkpoint_id": cp.checkpoint_id}})
+            assert _norm_value(list(cp.checkpoint["channel_values"].items())) == _norm_value(list(ref.checkpoint["channel_values"].items()))
+            assert cp.checkpoint["channel_versions"] == ref.checkpoint["channel_versions"] and cp.metadata == ref.metadata

@@ -26,6 +26,7 @@ def migrate(
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Show per thread what would be copied, skipped or in conflict; write nothing.")] = False,
     verify_only: Annotated[bool, typer.Option("--verify-only", help="Only compare the target with the source; write nothing.")] = False,
     init_target: Annotated[bool, typer.Option("--init-target", help="Run the target saver's own setup() first (creates its tables).")] = False,
+    jobs: Annotated[int, typer.Option("--jobs", "-j", min=1, max=64, help="Copy N threads at a time (worker processes; each thread still one transaction).")] = 1,
     fmt: FormatOpt = None,
 ) -> None:
     """Copy threads from --from to --to: never overwriting, one target transaction per thread, then verified."""
@@ -44,19 +45,29 @@ def migrate(
     src_loc, dst_loc = resolve_store(source), resolve_store(target)
     if src_loc.kind == dst_loc.kind and _same_place(src_loc, dst_loc):
         raise UsageError("--from and --to are the same store")
-    src = open_store(src_loc, writable=False, **store_options(src_loc))
+    src_options, dst_options = store_options(src_loc), store_options(dst_loc)
+    src = open_store(src_loc, writable=False, **src_options)
     try:
         writable = not (dry_run or verify_only)
         extra = {"init_target": True} if init_target else {}
-        dst = open_store(dst_loc, writable=writable, **{**store_options(dst_loc), **extra})
+        dst = open_store(dst_loc, writable=writable, **{**dst_options, **extra})
         try:
             keys = migration.select_threads(
                 src, threads=list(thread or []), tenant=tenant, sub_tenant=sub_tenant, session=session,
                 from_file=from_file, all_threads=all_threads,
             )
-            migrator = migration.Migrator(src, dst, dry_run=dry_run)
+            workers = min(jobs, len(keys))
             with _Progress(len(keys)) as progress:
-                outcomes = list(migration.run(migrator, keys, verify_only=verify_only, on_thread=progress.advance))
+                if workers > 1:
+                    # Both stores opened fine here; the workers open their own.
+                    dst.close()
+                    outcomes = migration.run_parallel(
+                        src_loc, dst_loc, src_options, dst_options, keys, jobs=workers,
+                        dry_run=dry_run, verify_only=verify_only, on_thread=progress.advance,
+                    )
+                else:
+                    migrator = migration.Migrator(src, dst, dry_run=dry_run)
+                    outcomes = list(migration.run(migrator, keys, verify_only=verify_only, on_thread=progress.advance))
         finally:
             dst.close()
     finally:

@@ -10,7 +10,7 @@ import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
-from typing import Any, Protocol
+from typing import Any, NamedTuple, Protocol
 
 from symfonic_cli.location import StoreLocation
 from symfonic_cli.threadkey import KeyParts, parse_key
@@ -143,7 +143,9 @@ class EnvelopeShape:
     value of that key inside the envelope, as a faithful Python JSON value: ``True``/``False``
     for JSON booleans (never 1/0), ``int`` for integers, ``float`` for other numbers, ``str``,
     ``None`` for JSON null, ``[]``/``{}`` as a placeholder for a nested array/object (its content
-    does not matter), and ``ABSENT`` when the key is not in the envelope.
+    does not matter), and ``ABSENT`` when the key is not in the envelope (for format_version,
+    writer_line and finalized a backend may return None instead: they decode alike; never for
+    safe_boundary, where a null is a finding and absence is not).
 
     Grouping: by (JSON type, value) of format_version, writer_line, safe_boundary and finalized;
     by JSON type only for boundary_sequence (return any value of that type, e.g. 0 or "");
@@ -380,13 +382,14 @@ _fault_counts: dict[str, int] = {}
 # ---------------------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class CheckpointHead:
+class CheckpointHead(NamedTuple):  # a tuple: thousands are made per transcript
     """One checkpoint as the timestamp resolver needs it, read WITHOUT decoding its messages.
 
     - ``ts``: the checkpoint's own ``ts`` string exactly as stored (None when absent).
-    - ``source``: ``metadata["source"]`` ("input", "loop", "update", "fork"; None when absent).
-    - ``step``: ``metadata["step"]`` as an int (None when absent or not an int).
+    - ``source``: ``metadata["source"]`` ("input", "loop", "update", "fork") where it is cheap
+      to read (PostgreSQL, MongoDB), else None; only "fork" is used (never proven an append).
+      SQLite leaves it None: its metadata sits after the blob in the row, and reaching it reads
+      the whole blob. (The step is not needed: LangGraph puts it in the checkpoint id.)
     - ``message_count``: ``len(channel_values["messages"])`` of this checkpoint; 0 when the
       checkpoint has no ``messages`` value; None when it cannot be told cheaply or is not a
       plain list (e.g. delta-encoded) -- the resolver then takes the exact walk.
@@ -398,11 +401,10 @@ class CheckpointHead:
     ts: str | None
     source: str | None
     message_count: int | None
-    step: int | None = None
+    step: int | None = None  # metadata["step"] if read; informational, the resolver uses the id's step
 
 
-@dataclass(frozen=True)
-class MessageWrite:
+class MessageWrite(NamedTuple):
     """One stored pending write to the ``messages`` channel: a row of the writes table.
 
     ``checkpoint_id`` is the checkpoint the writing task ran ON (the parent of the checkpoint
@@ -617,7 +619,8 @@ class Store(Protocol):
         """Every checkpoint of thread ``key`` in EVERY namespace, ``checkpoint_id`` ASCENDING,
         as CheckpointHead, without decoding any message: SQLite/MongoDB read ``ts`` and the
         ``messages`` array length from the first bytes of the checkpoint blob
-        (``symfonic_cli.timestamps.checkpoint_blob_head``); PostgreSQL reads ``checkpoint ->> 'ts'``,
+        (``symfonic_cli.timestamps.checkpoint_blob_head``, retried with more bytes on NeedMore;
+        SQLite uses incremental blob I/O so a long blob is not read); PostgreSQL reads ``checkpoint ->> 'ts'``,
         ``metadata ->> 'source'`` and the length from the first bytes of the ``messages`` blob of
         the version in ``channel_versions`` (``substring(blob from 1 for 9)`` with
         ``timestamps.channel_blob_count``; type ``empty`` or no blob: 0)."""
@@ -627,6 +630,16 @@ class Store(Protocol):
         """Every stored write of thread ``key`` whose channel is ``messages``, every namespace,
         any order, payloads as stored (not decoded). Writes only hold a task's NEW messages, so
         this is linear in the conversation."""
+        ...
+
+    def read_message_state(self, key: str, *, checkpoint_id: str | None = None) -> MessageState | None:
+        """OPTIONAL (found with getattr). The root namespace's latest checkpoint of ``key`` (or
+        ``checkpoint_id`` in it) as a MessageState, payload NOT decoded; None when there is none.
+        ``symfonic_cli.transcript_reader`` then builds rows straight from the stored fields when
+        every value is a standard message or plain data, and otherwise uses ``read_checkpoint``.
+        SQLite/MongoDB: the whole checkpoint blob (``encoding="checkpoint"``); PostgreSQL: the
+        ``messages`` blob of the version in ``channel_versions`` (``encoding="channel"``, type
+        ``empty`` or no blob -> payload None)."""
         ...
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import functools
 import heapq
 import os
+import time
 from collections.abc import Callable, Iterator
 from typing import Any
 from urllib.parse import unquote
@@ -35,6 +36,7 @@ DEFAULT_WRITES = "checkpoint_writes"
 # The saver's unique compound indexes; without them every thread read is a collection scan.
 CHECKPOINT_INDEX = [("thread_id", 1), ("checkpoint_ns", 1), ("checkpoint_id", -1)]
 WRITES_INDEX = CHECKPOINT_INDEX + [("task_id", 1), ("idx", 1)]
+TRANSACTION_RETRY_SECONDS = 60
 _CHECKPOINT_FIELDS = {"_id": 0, "checkpoint_id": 1, "parent_checkpoint_id": 1, "type": 1, "checkpoint": 1, "metadata": 1}
 
 
@@ -460,27 +462,18 @@ class MongoStore(SupportsWith):
         self._require_writable()
         key = _plain(key, "thread key")
         cascade = self._cascade(extra, key)
-        deleted: dict[str, int] = {}
 
-        def run(session) -> None:
+        def run(session) -> dict[str, int]:
+            deleted: dict[str, int] = {}
             for name, coll, flt in cascade:
                 deleted[name] = coll.delete_many(flt, session=session).deleted_count if flt is not None else 0
                 if between is not None:
                     between(name)
+            return deleted
 
         if self._supports_transactions():
-            with self.client.start_session() as session:
-                session.start_transaction()
-                try:
-                    run(session)
-                except BaseException:
-                    if session.in_transaction:
-                        session.abort_transaction()
-                    raise
-                session.commit_transaction()
-        else:
-            run(None)
-        return deleted
+            return self._transaction(run)
+        return run(None)
 
     @_driver_errors
     def remaining_rows(self, key: str, extra: tuple[ExtraTable, ...]) -> dict[str, int]:
@@ -767,16 +760,55 @@ class MongoStore(SupportsWith):
             work(None)  # best effort, documented: writes first, checkpoints last
             migrate_fault_point("before-commit")
             return
-        with self.client.start_session() as session:
-            session.start_transaction()
+        self._transaction(work, before_commit=lambda: migrate_fault_point("before-commit"))
+
+    def _transaction(self, work: Callable[[Any], Any], *, before_commit: Callable[[], None] | None = None) -> Any:
+        """``work(session)`` in one multi-document transaction, retried as the driver spec says
+        when the server reports a transient conflict (e.g. a concurrent eraser)."""
+        from pymongo.errors import PyMongoError
+
+        deadline = time.monotonic() + TRANSACTION_RETRY_SECONDS
+        while True:
+            with self.client.start_session() as session:
+                session.start_transaction()
+                try:
+                    result = work(session)
+                    if before_commit is not None:
+                        before_commit()
+                    self._commit(session, deadline)
+                    return result
+                except PyMongoError as exc:
+                    _abort(session)
+                    if exc.has_error_label("TransientTransactionError") and time.monotonic() < deadline:
+                        time.sleep(0.05)
+                        continue
+                    raise
+                except BaseException:
+                    _abort(session)
+                    raise
+
+    @staticmethod
+    def _commit(session, deadline: float) -> None:
+        from pymongo.errors import PyMongoError
+
+        while True:
             try:
-                work(session)
-                migrate_fault_point("before-commit")
-            except BaseException:
-                if session.in_transaction:
-                    session.abort_transaction()
+                session.commit_transaction()
+                return
+            except PyMongoError as exc:
+                if exc.has_error_label("UnknownTransactionCommitResult") and time.monotonic() < deadline:
+                    continue
                 raise
-            session.commit_transaction()
+
+
+def _abort(session) -> None:
+    from pymongo.errors import PyMongoError
+
+    if session.in_transaction:
+        try:
+            session.abort_transaction()
+        except PyMongoError:
+            pass  # the server drops it when the session ends
 
 
 class _InSession:

@@ -97,17 +97,22 @@ def _conninfo(location: StoreLocation, *, writable: bool, connect_timeout: float
     options = str(params.get("options") or os.environ.get("PGOPTIONS", "")).strip()
     if not writable:
         options = f"{options} -c default_transaction_read_only=on".strip()
-    extra: dict[str, Any] = {"options": options, "connect_timeout": max(1, math.ceil(connect_timeout))}
+    extra: dict[str, Any] = {"options": options, "connect_timeout": _effective_timeout(connect_timeout)}
     if not params.get("application_name") and not os.environ.get("PGAPPNAME"):
         extra["application_name"] = "symfonic"
     return make_conninfo(location.url, **extra)
+
+
+def _effective_timeout(seconds: float) -> int:
+    # libpq (and psycopg) count whole seconds, at least 2.
+    return max(2, math.ceil(seconds))
 
 
 def _connect_error(location: StoreLocation, exc: Exception, timeout: float) -> StoreError:
     text = " ".join(str(exc).split())
     if "timeout expired" in text:
         return StoreError(
-            scrub(f"no answer from the PostgreSQL server of {location.display} within {timeout:g} s", location),
+            scrub(f"no answer from the PostgreSQL server of {location.display} within {_effective_timeout(timeout)} s", location),
             hint="check host and port, or raise --connect-timeout",
         )
     if "password authentication failed" in text or "no password supplied" in text:
@@ -540,7 +545,7 @@ class PostgresStore(SupportsWith):
         if c.execute("SELECT pg_is_in_recovery()").fetchone()[0]:
             raise StoreError(f"{where} is a read-only standby: nothing was deleted")
         if c.execute("SHOW default_transaction_read_only").fetchone()[0] == "on":
-            raise StoreError(f"{where} has default_transaction_read_only = on: nothing was deleted")
+            raise StoreError(f"{where} is read-only for this session (default_transaction_read_only = on): nothing was deleted")
         denied = []
         for table in extra:
             reg = c.execute("SELECT to_regclass(%s)::oid", (_ident_text(table.name),)).fetchone()[0]

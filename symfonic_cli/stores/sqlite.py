@@ -281,21 +281,15 @@ class SqliteStore(SupportsWith):
     def iter_checkpoint_heads(self, key: str) -> Iterator["CheckpointHead"]:
         from symfonic_cli.stores.base import CheckpointHead
 
-        # metadata sits after the blob in the row: memory-mapped, SQLite walks to it without copying.
-        self.conn.execute("PRAGMA mmap_size = 17179869184")
         cur = self.conn.execute(
-            "SELECT r, ns, cid, parent, type, size, json_extract(j, '$.source'), json_extract(j, '$.step') FROM ("
-            "SELECT rowid AS r, checkpoint_ns AS ns, checkpoint_id AS cid, parent_checkpoint_id AS parent, type, "
-            "length(checkpoint) AS size, CASE WHEN json_valid(CAST(metadata AS TEXT)) THEN CAST(metadata AS TEXT) END AS j "
-            "FROM checkpoints WHERE thread_id = ?) ORDER BY cid",
+            "SELECT rowid, checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, length(checkpoint) "
+            "FROM checkpoints WHERE thread_id = ? ORDER BY checkpoint_id",
             (key,),
         )
-        for rowid, ns, cid, parent, type_, size, source, step in cur.fetchall():
+        for rowid, ns, cid, parent, type_, size in cur.fetchall():
+            # metadata is left unread: it sits after the blob in the row (see CheckpointHead.source)
             ts, count = self._blob_head(rowid, type_, size)
-            yield CheckpointHead(
-                ns, cid, parent, ts, source if isinstance(source, str) else None, count,
-                step if isinstance(step, int) else None,
-            )
+            yield CheckpointHead(ns, cid, parent, ts, None, count)
 
     def _blob_head(self, rowid: int, type_: str | None, size: int | None) -> tuple[str | None, int | None]:
         # Incremental blob I/O reads only the first pages of a blob that may be megabytes long.
@@ -304,18 +298,34 @@ class SqliteStore(SupportsWith):
         if type_ != "msgpack" or not size:
             return None, None
         want = 512
-        with self.conn.blobopen("checkpoints", "checkpoint", rowid, readonly=True) as blob:
+        try:
+            blob = self.conn.blobopen("checkpoints", "checkpoint", rowid, readonly=True)
+        except sqlite3.OperationalError:  # the row went away under a concurrent writer
+            return None, None
+        try:
             while True:
-                blob.seek(0)
-                data = blob.read(min(want, size))
                 try:
-                    return checkpoint_blob_head(data)
+                    return checkpoint_blob_head(blob[0:min(want, size)])
                 except NeedMore:
                     if want >= size:
                         return None, None
                     want *= 4
                 except ValueError:
                     return None, None
+        finally:
+            blob.close()
+
+    @_translate_errors
+    def read_message_state(self, key: str, *, checkpoint_id: str | None = None) -> MessageState | None:
+        sql = "SELECT checkpoint_id, type, checkpoint FROM checkpoints WHERE thread_id = ? AND checkpoint_ns = ''"
+        if checkpoint_id is None:
+            row = self.conn.execute(sql + " ORDER BY checkpoint_id DESC LIMIT 1", (key,)).fetchone()
+        else:
+            row = self.conn.execute(sql + " AND checkpoint_id = ?", (key, checkpoint_id)).fetchone()
+        if row is None:
+            return None
+        cid, type_, blob = row
+        return MessageState("", cid, None, cid, "checkpoint", type_, blob)
 
     @_translate_iter
     def iter_message_writes(self, key: str) -> Iterator["MessageWrite"]:
@@ -336,37 +346,54 @@ class SqliteStore(SupportsWith):
 
     @_translate_iter
     def envelope_shapes(self, envelope_key: str, *, older_than: str | None = None):
-        from symfonic_cli.stores.base import EnvelopeShape
+        from symfonic_cli.stores.base import ABSENT, EnvelopeShape
 
-        # The envelope is cut out once per row (small JSON text); its fields are read from that.
-        inner = []
-        for f in self._ENVELOPE_FIELDS:
-            inner.append(f"CASE WHEN kind = 'object' THEN json_type(env, '$.{f}') END AS {f}_t")
-            inner.append(
-                f"CASE WHEN kind = 'object' AND json_type(env, '$.{f}') NOT IN ('object', 'array') "
-                f"THEN json_extract(env, '$.{f}') END AS {f}_v"
+        # The big metadata text is parsed once per row to cut the envelope out (LIMIT -1 keeps
+        # SQLite from flattening the subquery, which would re-parse it for every field). The small
+        # envelope text is then parsed three times: one json_extract of four paths (a JSON array,
+        # so type and value travel together; absent reads as null there, which decodes alike for
+        # those four), the type of boundary_sequence, and the type of safe_boundary (absent and
+        # null differ for it). An envelope text starting with '{' is an object: no parse for that.
+        # Latest checkpoints are counted by a second query over the (thread, max id) index groups:
+        # a window over all rows would walk the table in index order, one random read per row.
+        fields = [
+            "CASE WHEN kind = 'object' THEN json_extract(env, "
+            + ", ".join(f"'$.{f}'" for f in self._ENVELOPE_FIELDS)
+            + ") END",
+            "CASE WHEN kind = 'object' THEN json_type(env, '$.boundary_sequence') END",
+            "CASE WHEN kind = 'object' THEN json_type(env, '$.safe_boundary') END",
+        ]
+        keys = ", ".join(f"k{i}" for i in range(len(fields)))
+
+        def grouped(source: str) -> str:
+            return (
+                f"SELECT kind, {keys}, older, count(*) FROM ("
+                f" SELECT kind, {', '.join(f'{e} AS k{i}' for i, e in enumerate(fields))}, older FROM ("
+                f"  SELECT CASE WHEN substr(env, 1, 1) = '{{' THEN 'object' ELSE json_type(env) END AS kind,"
+                f"   env, older FROM ({source} LIMIT -1) LIMIT -1))"
+                f" GROUP BY kind, {keys}, older"
             )
-        inner.append("CASE WHEN kind = 'object' THEN json_type(env, '$.boundary_sequence') END AS bs_t")
-        groups = [f"{f}_{s}" for f in self._ENVELOPE_FIELDS for s in ("t", "v")] + ["bs_t"]
-        sql = (
-            f"SELECT kind, {', '.join(groups)}, older, count(*), sum(latest) FROM ("
-            f" SELECT kind, {', '.join(inner)}, older, latest FROM ("
-            "  SELECT json_type(m, :path) AS kind, m -> :path AS env,"
-            "   coalesce(checkpoint_id < :older, 0) AS older,"
-            "   (checkpoint_ns = '' AND row_number() OVER ("
-            "     PARTITION BY thread_id, checkpoint_ns ORDER BY checkpoint_id DESC) = 1) AS latest"
-            "  FROM (SELECT *, CAST(metadata AS TEXT) AS m FROM checkpoints)))"
-            f" GROUP BY kind, {', '.join(groups)}, older"
+
+        every = "SELECT CAST(metadata AS TEXT) -> :path AS env, coalesce(checkpoint_id < :older, 0) AS older FROM checkpoints"
+        latest = (
+            "SELECT CAST(c.metadata AS TEXT) -> :path AS env, coalesce(c.checkpoint_id < :older, 0) AS older"
+            " FROM (SELECT thread_id, max(checkpoint_id) AS last FROM checkpoints WHERE checkpoint_ns = ''"
+            "  GROUP BY thread_id) AS l"
+            " JOIN checkpoints AS c ON c.thread_id = l.thread_id AND c.checkpoint_ns = '' AND c.checkpoint_id = l.last"
         )
         params = {"path": _json_path(envelope_key), "older": older_than}
-        for row in self.conn.execute(sql, params):
+        latest_counts = {tuple(r[:-1]): r[-1] for r in self.conn.execute(grouped(latest), params)}
+        for row in self.conn.execute(grouped(every), params):
             kind = _KIND.get(row[0], "absent")
-            fields = {}
+            shape = {}
             if kind == "object":
-                for i, f in enumerate(self._ENVELOPE_FIELDS):
-                    fields[f] = _typed(row[1 + 2 * i], row[2 + 2 * i])
-                fields["boundary_sequence"] = _typed(row[9], _PLACEHOLDER.get(row[9]))
-            yield EnvelopeShape(kind, **fields, older=bool(row[10]), checkpoints=row[11], latest=row[12] or 0)
+                values = [v if not isinstance(v, (dict, list)) else type(v)() for v in json.loads(row[1])]
+                shape = dict(zip(self._ENVELOPE_FIELDS, values))
+                if row[3] is None:
+                    shape["safe_boundary"] = ABSENT
+                shape["boundary_sequence"] = _typed(row[2], _PLACEHOLDER.get(row[2]))
+            n_latest = latest_counts.get(tuple(row[:-1]), 0)
+            yield EnvelopeShape(kind, **shape, older=bool(row[4]), checkpoints=row[5], latest=n_latest)
 
     @_translate_iter
     def iter_envelopes(self, envelope_key: str, *, thread: str | None = None):
@@ -595,11 +622,12 @@ class SqliteStore(SupportsWith):
     def import_decoded(self, key: str, checkpoints, writes, new_versions) -> None:
         from langgraph.checkpoint.sqlite import SqliteSaver
 
-        from symfonic_cli.migration import write_batches
+        from symfonic_cli.migration import reusing, write_batches
         from symfonic_cli.stores.base import MigrationConflict
 
         # The saver commits after every put; held, its writes join our one transaction.
         saver = SqliteSaver(_HeldTransaction(self.conn))  # type: ignore[arg-type]
+        saver.serde = reusing(saver.serde)  # same bytes; each shared message encoded once
         saver.is_setup = True  # tables checked at open; setup() would commit (executescript)
         saver._has_task_path = self.has_task_path
         with self._migrate_transaction():
