@@ -133,8 +133,11 @@ if __name__ == "__main__":
         server, why = pg.available()
         if server is None:
             sys.exit(why)
-        for spec in specs:
-            print(postgres_store(spec, server).rsplit("@", 1)[-1])
+        try:
+            for spec in specs:
+                print(postgres_store(spec, server).rsplit("@", 1)[-1])
+        finally:
+            server.stop()
     else:
         for spec in specs:
             print(sqlite_store(spec))

@@ -11,7 +11,7 @@ from symfonic_cli import __version__
 from tests.cli import run, run_process
 
 ROOT = Path(__file__).resolve().parent.parent
-HEAVY = ("langgraph", "langchain", "langchain_core", "psycopg", "pymongo", "ormsgpack", "rich")
+HEAVY = ("langgraph", "langchain", "langchain_core", "psycopg", "pymongo", "ormsgpack", "pydantic")
 
 
 def test_help_imports_nothing_heavy():

@@ -248,7 +248,7 @@ def test_dry_run_deletes_nothing(store):
     before = saved(backend, url, "globex:_:s-100")
     r = erase(url, "--thread", "globex:_:s-100", "--dry-run")
     assert r.code == 0 and "dry run: nothing deleted" in r.out
-    assert f"{before[0]} " in r.out and "first activity 20" in r.out and "Not erased:" in r.out
+    assert f"checkpoints {before[0]}" in r.out and "first activity 20" in r.out and "Not erased:" in r.out
     assert saved(backend, url, "globex:_:s-100") == before
 
 
@@ -356,7 +356,9 @@ def test_two_concurrent_erasers(store):
 def test_application_writing_other_threads_meanwhile(sqlite_store):
     from tests.scenarios import long_thread
 
-    backend = __import__("tests.backends", fromlist=["get"]).get("sqlite")
+    from tests import backends
+
+    backend = backends.get("sqlite")
     errors: list[BaseException] = []
     stop = threading.Event()
 

@@ -13,7 +13,7 @@ from contextlib import contextmanager
 import pytest
 
 from tests import backends
-from tests.cli import run
+from tests.cli import run, run_process
 from tests.conftest import backend_for
 from tests.mongo_server import database_of, with_database
 from tests.scenarios import SECRET_SENTENCE, scenarios
@@ -33,6 +33,9 @@ INSPECTING = [
     *[("transcript", "show", "-t", key, "-f", "json") for key in KEYS],
     ("transcript", "show", "-t", "acme:_:s-001", "--index", "-1", "--speaker", "user", "-f", "text"),
     ("transcript", "show", "-t", "acme:_:s-001", "--since", "2000-01-01", "--until", "2999-01-01", "-f", "jsonl"),
+    ("compat", "report", "-f", "json"),
+    ("compat", "report", "--by-thread", "-f", "json"),
+    ("compat", "show", "-t", "acme:_:s-001", "-f", "json"),
 ]
 
 
@@ -177,8 +180,13 @@ def _outputs(url: str) -> dict:
     return out
 
 
-def test_same_output_as_sqlite(any_kind, request):
-    sqlite = _outputs(backend_for("sqlite", request).new_store())
+@pytest.fixture(scope="module")
+def sqlite_outputs(sqlite_url) -> dict:
+    return _outputs(sqlite_url)
+
+
+def test_same_output_as_sqlite(any_kind, sqlite_outputs):
+    sqlite = sqlite_outputs
     assert sqlite[("acme:_:s-001",)][1]["message_id"] == "u-1"
     assert len(sqlite[("threads", "list")]) == len(KEYS)
     assert _outputs(any_kind.new_store()) == sqlite
@@ -286,6 +294,9 @@ def test_unreachable_server_fails_fast_with_password_masked():
     assert "cannot reach" in r.err and "support:***@127.0.0.1:1/agents" in r.err
     assert "Sup3rSecretPw" not in r.err + r.out
     assert len(r.err.strip().splitlines()) == 1
+    # The same through the installed entry point, as a separate process.
+    p = run_process("--connect-timeout", "0.5", "store", "info", "-s", "mongodb://support:Sup3rSecretPw@127.0.0.1:1/agents")
+    assert p.code == 4 and "cannot reach" in p.err and "Traceback" not in p.err and "Sup3rSecretPw" not in p.err
 
 
 def test_operator_shaped_keys_stay_strings(mongo_url):
@@ -331,6 +342,7 @@ def auth_server(tmp_path_factory, mongo):
     try:
         client = MongoClient(server.uri)
         client.admin.command("createUser", "support", pwd="p@ss:w/rd", roles=[{"role": "read", "db": "agents"}])
+        client["agents"].command("createUser", "local-reader", pwd="pw-in-agents", roles=[{"role": "read", "db": "agents"}])
         from langgraph.checkpoint.mongodb import MongoDBSaver
 
         write_scenarios(MongoDBSaver(client, db_name="agents"), ["acme:_:s-001"])
@@ -357,6 +369,13 @@ def test_authentication(auth_server):
     for args in (("store", "info"), ("transcript", "show", "-t", "acme:_:s-001")):
         r = run(*args, "-s", url, env=env)
         assert r.code == 0 and "p@ss" not in r.out + r.err, r.err
+    # A read-only user cannot erase: refused before anything is deleted, exit 4.
+    r = run("thread", "erase", "-s", url, "--thread", "acme:_:s-001", "--yes", env=env)
+    assert r.code == 4 and "read roles" in r.err, r.err
+    assert run("transcript", "show", "-s", url, "-t", "acme:_:s-001", "-f", "json", env=env).out.count('"index"') > 3
+    # Without authSource the URL's database is the authentication database, as in every driver.
+    r = run("threads", "list", "-s", f"mongodb://local-reader:pw-in-agents@{host}/agents", "-f", "json")
+    assert r.code == 0, r.err
 
 
 # -- erase (store protocol): one multi-document transaction
@@ -390,3 +409,18 @@ def test_erase_is_one_transaction(mongo):
         assert st.erase_thread("globex:_:s-100", ()) == {"checkpoint_writes": 0, "checkpoints": 0}
     assert SECRET_SENTENCE not in run("transcript", "show", "-s", url, "-t", "globex:_:s-100").out
     assert [r["key"] for r in _json("threads", "list", "-s", url, "--tenant", "globex", "-f", "json")] == ["globex:_:s-101"]
+
+
+# -- migrate targets: --init-target runs the saver's own constructor (collections and indexes)
+
+
+def test_migrate_into_a_new_database(mongo, mongo_url):
+    target = with_database(mongo.uri, mongo.new_database())
+    r = run("migrate", "--from", mongo_url, "--to", target, "--thread", "acme:_:s-001", "--init-target")
+    assert r.code == 0, r.err
+    db = mongo.client[database_of(target)]
+    assert sorted(db.list_collection_names()) == ["checkpoint_writes", "checkpoints"]
+    assert any(ix["name"] == "thread_id_1_checkpoint_ns_1_checkpoint_id_-1" for ix in db.checkpoints.list_indexes())
+    assert run("transcript", "show", "-s", target, "-t", "acme:_:s-001", "-f", "json").out == run(
+        "transcript", "show", "-s", mongo_url, "-t", "acme:_:s-001", "-f", "json"
+    ).out

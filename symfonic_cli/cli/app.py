@@ -136,20 +136,17 @@ def main(argv: list[str] | None = None) -> None:
 
 def _click_exception(exc: Exception):
     """Map click's own exceptions (bad options, aborted prompts) to exit codes and one line."""
-    try:
-        from typer import _click  # typer >= 0.20 vendors click
-    except ImportError:  # pragma: no cover
-        import click as _click
+    import click
 
-    if isinstance(exc, _click.exceptions.UsageError):
+    if isinstance(exc, click.UsageError):
         hint = ""
         if exc.ctx is not None:
             hint = f" (see '{exc.ctx.command_path} --help')"
         return EXIT_USAGE, f"{exc.format_message()}{hint}"
-    if isinstance(exc, _click.exceptions.Abort):
+    if isinstance(exc, click.exceptions.Abort):
         return 1, "aborted"
-    if isinstance(exc, _click.exceptions.ClickException):
+    if isinstance(exc, click.ClickException):
         return exc.exit_code, exc.format_message()
-    if isinstance(exc, _click.exceptions.Exit):
+    if isinstance(exc, click.exceptions.Exit):
         return exc.exit_code, None
     return None

@@ -146,7 +146,7 @@ def open_store(
 
     checkpoints = _collection_name(checkpoint_collection, "--checkpoint-collection", DEFAULT_CHECKPOINTS)
     writes = _collection_name(writes_collection, "--writes-collection", DEFAULT_WRITES)
-    base, db_name, user, has_password = split_url(location.url)
+    _, db_name, user, has_password = split_url(location.url)
     kwargs: dict[str, Any] = {
         "serverSelectionTimeoutMS": int(connect_timeout * 1000),
         "connectTimeoutMS": int(connect_timeout * 1000),
@@ -157,7 +157,8 @@ def open_store(
     if user and password and not has_password:
         kwargs["password"] = password
     try:
-        client = MongoClient(base, connect=False, **kwargs)
+        # The URL as given: its database is also the default authentication database.
+        client = MongoClient(location.url, connect=False, **kwargs)
     except (PyMongoError, ValueError, TypeError) as exc:
         raise _error(location, exc, connect_timeout) from None
     store = MongoStore(location, client, db_name, checkpoints, writes, writable=writable, connect_timeout=connect_timeout)
