@@ -15,14 +15,18 @@ import typer
 from symfonic_cli import __version__
 from symfonic_cli.errors import EXIT_UNEXPECTED, EXIT_USAGE, SymfonicError
 
-app = typer.Typer(
-    name="symfonic",
-    help="Inspect, report on, erase and migrate the LangGraph checkpoint stores of symfonic-core agents.",
-    no_args_is_help=True,
-    add_completion=True,
-    pretty_exceptions_enable=False,
-    rich_markup_mode=None,
-)
+# Each command group's module, imported only when that group runs (or for help/completion).
+_GROUPS = {
+    "transcript": "symfonic_cli.cli.transcript",
+    "threads": "symfonic_cli.cli.threads",
+    "store": "symfonic_cli.cli.store",
+    "compat": "symfonic_cli.cli.compat",
+    "thread": "symfonic_cli.cli.erase",
+    "migrate": "symfonic_cli.cli.migrate",
+    "demo": "symfonic_cli.cli.demo",
+}
+# Root options that take a value (to find the command name in argv).
+_VALUE_OPTIONS = {"--connect-timeout", "--pg-schema", "--checkpoint-collection", "--writes-collection"}
 
 
 def _version(value: bool) -> None:
@@ -31,7 +35,6 @@ def _version(value: bool) -> None:
         raise typer.Exit()
 
 
-@app.callback()
 def _root(
     debug: bool = typer.Option(False, "--debug", help="Show tracebacks for errors.", envvar="SYMFONIC_DEBUG"),
     version: bool = typer.Option(False, "--version", callback=_version, is_eager=True, help="Print the version."),
@@ -68,24 +71,41 @@ def _root(
     )
 
 
-def _register() -> None:
-    from symfonic_cli.cli import demo, store, threads, transcript
+def build_app(only: str | None = None) -> typer.Typer:
+    """The root command with every group, or with just the group ``only`` (start-up speed)."""
+    from importlib import import_module
 
-    app.add_typer(transcript.app, name="transcript")
-    app.add_typer(threads.app, name="threads")
-    app.add_typer(store.app, name="store")
-    app.command("demo")(demo.demo)
-    for optional in ("compat", "erase", "migrate"):
-        try:
-            module = __import__(f"symfonic_cli.cli.{optional}", fromlist=["register"])
-        except ModuleNotFoundError as exc:
-            if exc.name != f"symfonic_cli.cli.{optional}":
-                raise
+    root = typer.Typer(
+        name="symfonic",
+        help="Inspect, report on, erase and migrate the LangGraph checkpoint stores of symfonic-core agents.",
+        no_args_is_help=True,
+        add_completion=True,
+        pretty_exceptions_enable=False,
+        rich_markup_mode=None,
+    )
+    root.callback()(_root)
+    for name, module_name in _GROUPS.items():
+        if only is None or name == only:
+            import_module(module_name).register(root)
+    return root
+
+
+def _command_name(argv: list[str]) -> str | None:
+    """The group named on the command line, when it is one we know; None means 'load all'."""
+    if os.environ.get("_SYMFONIC_COMPLETE"):
+        return None
+    skip = False
+    for arg in argv:
+        if skip:
+            skip = False
             continue
-        module.register(app)
-
-
-_register()
+        if arg == "--":
+            return None
+        if arg.startswith("-"):
+            skip = arg in _VALUE_OPTIONS
+            continue
+        return arg if arg in _GROUPS else None
+    return None
 
 
 def _debug() -> bool:
@@ -103,9 +123,10 @@ def _fail(line: str, code: int) -> None:
 def main(argv: list[str] | None = None) -> None:
     from typer.main import get_command
 
-    command = get_command(app)
+    args = list(sys.argv[1:] if argv is None else argv)
+    command = get_command(build_app(_command_name(args)))
     try:
-        rv = command.main(args=argv, prog_name="symfonic", standalone_mode=False)
+        rv = command.main(args=args, prog_name="symfonic", standalone_mode=False)
     except SymfonicError as exc:
         if _debug():
             raise

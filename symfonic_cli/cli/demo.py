@@ -23,3 +23,7 @@ def demo(
 
     keys = create_demo_store(path)
     typer.echo(f"created {escape_inline(str(path))} with {len(keys)} threads: {', '.join(keys)}")
+
+
+def register(root: typer.Typer) -> None:
+    root.command("demo")(demo)

@@ -6,6 +6,10 @@ import typer
 
 from symfonic_cli.cli.common import FormatOpt, StoreOpt, check_format, open_for_reading
 
+def register(root: typer.Typer) -> None:
+    root.add_typer(app, name="store")
+
+
 app = typer.Typer(help="Describe a store.", no_args_is_help=True)
 
 

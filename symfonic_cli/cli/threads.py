@@ -10,6 +10,10 @@ from typing_extensions import Annotated
 from symfonic_cli.cli.common import FormatOpt, StoreOpt, check_format, open_for_reading
 from symfonic_cli.errors import UsageError
 
+def register(root: typer.Typer) -> None:
+    root.add_typer(app, name="threads")
+
+
 app = typer.Typer(help="List a store's threads.", no_args_is_help=True)
 
 COLUMNS = ("key", "tenant", "sub_tenant", "session", "checkpoints", "first_activity", "last_activity")

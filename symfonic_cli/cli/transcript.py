@@ -22,6 +22,10 @@ from symfonic_cli.cli.common import (
 )
 from symfonic_cli.errors import UsageError
 
+def register(root: typer.Typer) -> None:
+    root.add_typer(app, name="transcript")
+
+
 app = typer.Typer(help="Read a thread's conversation.", no_args_is_help=True)
 
 
