@@ -434,7 +434,12 @@ class Migrator:
                 message=f"refused: {what} holds {', '.join(classes)}{more}, which the strict decoder cannot "
                 "rebuild exactly; copy it between stores of the same kind, where bytes are copied as stored",
             )
-        existing = self.target.decoded_thread(key)
+        # A thread the target does not hold yet (the common case) needs no decoded read; the
+        # import still refuses, inside its transaction, anything that appeared meanwhile.
+        if self.target.thread_summary(key) is None:
+            existing = DecodedThread(key, [], [])
+        else:
+            existing = self.target.decoded_thread(key)
         eq = _Equal()
         cps_new, cps_skip, conflicts = _plan(
             src.checkpoints, {(c.checkpoint_ns, c.checkpoint_id): c for c in existing.checkpoints},

@@ -36,16 +36,11 @@ def checkpoint_id_time(checkpoint_id: str | None) -> datetime | None:
     return _UUID_EPOCH + timedelta(microseconds=ticks // 10)
 
 
-@dataclass(frozen=True)
-class ThreadSummary:
-    key: str
-    checkpoints: int
+class _ActivitySpan:
+    """First and last activity, read from the checkpoint ids (UUIDv6) without decoding."""
+
     first_checkpoint_id: str | None
     last_checkpoint_id: str | None
-
-    @property
-    def parts(self) -> KeyParts | None:
-        return parse_key(self.key)
 
     @property
     def first_activity(self) -> datetime | None:
@@ -54,6 +49,18 @@ class ThreadSummary:
     @property
     def last_activity(self) -> datetime | None:
         return checkpoint_id_time(self.last_checkpoint_id)
+
+
+@dataclass(frozen=True)
+class ThreadSummary(_ActivitySpan):
+    key: str
+    checkpoints: int
+    first_checkpoint_id: str | None
+    last_checkpoint_id: str | None
+
+    @property
+    def parts(self) -> KeyParts | None:
+        return parse_key(self.key)
 
 
 @dataclass(frozen=True)
@@ -214,7 +221,7 @@ class ExtraTable:
 
 
 @dataclass(frozen=True)
-class ThreadErasePlan:
+class ThreadErasePlan(_ActivitySpan):
     """What erasing one thread would delete now, read without deleting anything."""
 
     key: str
@@ -227,14 +234,6 @@ class ThreadErasePlan:
     @property
     def total(self) -> int:
         return sum(self.rows.values())
-
-    @property
-    def first_activity(self) -> datetime | None:
-        return checkpoint_id_time(self.first_checkpoint_id)
-
-    @property
-    def last_activity(self) -> datetime | None:
-        return checkpoint_id_time(self.last_checkpoint_id)
 
 
 # ---------------------------------------------------------------------------------------------

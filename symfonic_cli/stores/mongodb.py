@@ -28,6 +28,7 @@ from symfonic_cli.stores.base import (
     ThreadErasePlan,
     ThreadSummary,
 )
+from symfonic_cli.stores.translate import error_translators
 from symfonic_cli.threadkey import tenant_prefix
 
 PASSWORD_ENV = "SYMFONIC_MONGO_PASSWORD"
@@ -67,32 +68,16 @@ def _error(location: StoreLocation, exc: BaseException, timeout: float | None = 
     return StoreError(scrub(f"MongoDB error on {where}: {exc}", location))
 
 
-def _driver_errors(fn):
-    """pymongo errors become one-line store errors, the password scrubbed."""
+def _pymongo_errors() -> tuple[type[BaseException], ...]:
+    from pymongo.errors import PyMongoError
 
-    @functools.wraps(fn)
-    def wrapper(self, *args, **kwargs):
-        from pymongo.errors import PyMongoError
-
-        try:
-            return fn(self, *args, **kwargs)
-        except PyMongoError as exc:
-            raise _error(self.location, exc, self.connect_timeout) from None
-
-    return wrapper
+    return (PyMongoError,)
 
 
-def _driver_errors_iter(fn):
-    @functools.wraps(fn)
-    def wrapper(self, *args, **kwargs):
-        from pymongo.errors import PyMongoError
-
-        try:
-            yield from fn(self, *args, **kwargs)
-        except PyMongoError as exc:
-            raise _error(self.location, exc, self.connect_timeout) from None
-
-    return wrapper
+# pymongo errors become one-line store errors, the password scrubbed.
+_driver_errors, _driver_errors_iter = error_translators(
+    _pymongo_errors, lambda store, exc: _error(store.location, exc, store.connect_timeout)
+)
 
 
 def split_url(url: str) -> tuple[str, str | None, str | None, bool]:

@@ -10,7 +10,6 @@ through server-side cursors.
 
 from __future__ import annotations
 
-import functools
 import math
 import os
 from collections.abc import Iterator
@@ -25,6 +24,7 @@ from symfonic_cli.stores.base import (
     SupportsWith,
     ThreadSummary,
 )
+from symfonic_cli.stores.translate import error_translators
 from symfonic_cli.threadkey import tenant_prefix
 
 if TYPE_CHECKING:
@@ -58,32 +58,16 @@ def _store_error(location: StoreLocation, exc: Exception) -> StoreError:
     return StoreError(scrub(f"PostgreSQL error on {location.display}: {text}", location))
 
 
-def _translate_errors(fn):
-    """psycopg errors become one-line store errors with the password masked."""
+def _psycopg_errors() -> tuple[type[BaseException], ...]:
+    import psycopg
 
-    @functools.wraps(fn)
-    def wrapper(self, *args, **kwargs):
-        import psycopg
-
-        try:
-            return fn(self, *args, **kwargs)
-        except psycopg.Error as exc:
-            raise _store_error(self.location, exc) from None
-
-    return wrapper
+    return (psycopg.Error,)
 
 
-def _translate_iter(fn):
-    @functools.wraps(fn)
-    def wrapper(self, *args, **kwargs):
-        import psycopg
-
-        try:
-            yield from fn(self, *args, **kwargs)
-        except psycopg.Error as exc:
-            raise _store_error(self.location, exc) from None
-
-    return wrapper
+# psycopg errors become one-line store errors with the password masked.
+_translate_errors, _translate_iter = error_translators(
+    _psycopg_errors, lambda store, exc: _store_error(store.location, exc)
+)
 
 
 def _conninfo(location: StoreLocation, *, writable: bool, connect_timeout: float) -> str:

@@ -6,7 +6,6 @@ no write, no file is ever created, and the saver's ``setup()`` is never run.
 
 from __future__ import annotations
 
-import functools
 import json
 import os
 import sqlite3
@@ -27,34 +26,17 @@ from symfonic_cli.stores.base import (
     SupportsWith,
     ThreadSummary,
 )
+from symfonic_cli.stores.translate import error_translators
 from symfonic_cli.threadkey import tenant_prefix
 
 BUSY_TIMEOUT_MS = 10_000
 REQUIRED_TABLES = ("checkpoints", "writes")
 
 
-def _translate_errors(fn):
-    """sqlite3 errors become one-line store errors naming the file."""
-
-    @functools.wraps(fn)
-    def wrapper(self, *args, **kwargs):
-        try:
-            return fn(self, *args, **kwargs)
-        except sqlite3.Error as exc:
-            raise _store_error(self.location, exc) from None
-
-    return wrapper
-
-
-def _translate_iter(fn):
-    @functools.wraps(fn)
-    def wrapper(self, *args, **kwargs):
-        try:
-            yield from fn(self, *args, **kwargs)
-        except sqlite3.Error as exc:
-            raise _store_error(self.location, exc) from None
-
-    return wrapper
+# sqlite3 errors become one-line store errors naming the file.
+_translate_errors, _translate_iter = error_translators(
+    lambda: (sqlite3.Error,), lambda store, exc: _store_error(store.location, exc)
+)
 
 
 def _store_error(location: StoreLocation, exc: sqlite3.Error) -> StoreError:
