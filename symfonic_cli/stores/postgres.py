@@ -691,9 +691,11 @@ class PostgresStore(SupportsWith):
 
     @_translate_errors
     def decoded_thread(self, key: str) -> "DecodedThread":
-        from symfonic_cli.decoding import collect_blocked, loads
+        from symfonic_cli.decoding import collect_blocked
+        from symfonic_cli.migration import ThreadDecoder
         from symfonic_cli.stores.base import DecodedCheckpoint, DecodedThread, DecodedWrite
 
+        loads = ThreadDecoder().loads  # each message of the thread decoded once, shared with the source's
         c = self.conn
         thread = DecodedThread(key, [], [])
         # Every blob of the thread once; checkpoints name theirs by (ns, channel, version).
@@ -751,14 +753,12 @@ class PostgresStore(SupportsWith):
     def import_decoded(self, key: str, checkpoints, writes, new_versions) -> None:
         from langgraph.checkpoint.postgres import PostgresSaver
 
-        from symfonic_cli.migration import write_batches
+        from symfonic_cli.migration import reusing, write_batches
         from symfonic_cli.stores.base import MigrationConflict, migrate_fault_point
 
         if not self.writable:
             raise StoreError(f"{self.location.display} was opened read-only")
         c = self.conn
-        # The saver's statements run on our connection, inside our one transaction.
-        saver = PostgresSaver(c)
         with c.transaction():
             if checkpoints:
                 found = c.execute(
@@ -778,16 +778,31 @@ class PostgresStore(SupportsWith):
                 ).fetchone()
                 if found:
                     raise MigrationConflict(f"write {found[0]}/{found[1]}/{found[2]} appeared in the target")
-            for cp, versions in zip(checkpoints, new_versions):
-                config = {"configurable": {"thread_id": key, "checkpoint_ns": cp.checkpoint_ns, "checkpoint_id": cp.parent_checkpoint_id}}
-                saver.put(config, cp.checkpoint, cp.metadata, versions)
-            for ns, cid, task_id, task_path, batch in write_batches(writes):
-                config = {"configurable": {"thread_id": key, "checkpoint_ns": ns, "checkpoint_id": cid}}
-                saver.put_writes(config, batch, task_id, task_path)
+            # The saver's statements run on our connection, inside our one transaction, queued in
+            # one pipeline: it syncs after every call; held, the thread costs one round trip.
+            with c.pipeline() as pipe:
+                saver = PostgresSaver(c, pipe=_HeldSync(pipe))
+                saver.serde = reusing(saver.serde)  # same bytes; each shared message encoded once
+                for cp, versions in zip(checkpoints, new_versions):
+                    config = {"configurable": {"thread_id": key, "checkpoint_ns": cp.checkpoint_ns, "checkpoint_id": cp.parent_checkpoint_id}}
+                    saver.put(config, cp.checkpoint, cp.metadata, versions)
+                for ns, cid, task_id, task_path, batch in write_batches(writes):
+                    config = {"configurable": {"thread_id": key, "checkpoint_ns": ns, "checkpoint_id": cid}}
+                    saver.put_writes(config, batch, task_id, task_path)
             migrate_fault_point("before-commit")
 
 
 _EMPTY = object()  # a blob of type "empty": the channel had no value
+
+
+class _HeldSync:
+    """A pipeline whose ``sync()`` waits for ours (PostgresSaver syncs after every call)."""
+
+    def __init__(self, pipe) -> None:
+        self._pipe = pipe
+
+    def sync(self) -> None:
+        pass
 
 
 def _bytes(value: Any) -> Any:
