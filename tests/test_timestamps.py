@@ -348,3 +348,41 @@ def test_plain_thread_is_read_without_langgraph(shapes_db):
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout)[0]["timestamp"]
     assert proc.stderr.strip() == "[]"
+
+
+def test_plain_read_agrees_with_strict_read_on_every_kind(any_kind):
+    """Each backend's raw read of the latest messages gives the rows strict decoding gives."""
+    from symfonic_cli.location import parse_location
+    from symfonic_cli.stores import open_store
+    from symfonic_cli.transcript_reader import read_transcript
+
+    url = any_kind.new_store()
+    with open_store(parse_location(url)) as store:
+        assert store.read_message_state("acme:_:s-001") is not None
+        for key in SCENARIO_KEYS:
+            plain = read_transcript(store, key)
+            strict = read_transcript(_StrictOnly(store), key)
+            assert plain.rows == strict.rows and plain.warnings == strict.warnings, key
+            assert plain.rows
+
+
+@pytest.mark.parametrize("kind", ["sqlite", "postgres"])
+def test_plain_thread_needs_no_langgraph_on_sql_stores(kind, request):
+    # (MongoDB keeps metadata serialized value by value; reading it loads LangGraph's serializer.)
+    from tests.conftest import backend_for
+
+    url = backend_for(kind, request).new_store()
+    code = (
+        "import sys\nfrom symfonic_cli.cli.app import main\n"
+        f"try:\n    main(['transcript', 'show', '--store', {url!r}, '--thread', 'acme:_:s-001', '--format', 'json'])\n"
+        "except SystemExit as exc:\n    assert not exc.code, exc.code\n"
+        "sys.stderr.write(repr(sorted(m for m in sys.modules if m.split('.')[0] in ('langgraph', 'langchain_core'))))\n"
+    )
+    import subprocess
+    import sys
+
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    rows = json.loads(proc.stdout)
+    assert rows[1]["content"] == "What is the status of order 1042?" and all(r["timestamp"] for r in rows)
+    assert proc.stderr.strip() == "[]"

@@ -367,6 +367,18 @@ class MongoStore(SupportsWith):
                 _field(doc, "type", str, cid), _field(doc, "checkpoint", bytes, cid),
             )
 
+    @_driver_errors
+    def read_message_state(self, key: str, *, checkpoint_id: str | None = None) -> MessageState | None:
+        query = {"thread_id": _plain(key, "thread key"), "checkpoint_ns": ""}
+        if checkpoint_id is not None:
+            query["checkpoint_id"] = _plain(checkpoint_id, "checkpoint id")
+        fields = {"_id": 0, "checkpoint_id": 1, "type": 1, "checkpoint": 1}
+        doc = self.checkpoints.find_one(query, fields, sort=[("checkpoint_id", -1)])
+        if doc is None:
+            return None
+        cid = _field(doc, "checkpoint_id", str, None)
+        return MessageState("", cid, None, cid, "checkpoint", _field(doc, "type", str, cid), _field(doc, "checkpoint", bytes, cid))
+
     # -- erase
 
     def _require_writable(self) -> None:

@@ -397,6 +397,29 @@ class PostgresStore(SupportsWith):
 
     # -- timestamps (protocol docstrings in stores/base.py): no message decoded
 
+    @_translate_errors
+    def read_message_state(self, key: str, *, checkpoint_id: str | None = None) -> MessageState | None:
+        # The messages blob named by the checkpoint's channel_versions; anything unusual (an inline
+        # value, an "empty" blob, no blob) gives payload None and the strict path decides.
+        sql = (
+            "SELECT c.checkpoint_id, c.checkpoint ->> 'ts', c.checkpoint -> 'channel_versions' ->> 'messages', "
+            "c.checkpoint -> 'channel_values' ? 'messages', b.type, b.blob "
+            "FROM checkpoints c LEFT JOIN checkpoint_blobs b ON b.thread_id = c.thread_id "
+            "AND b.checkpoint_ns = c.checkpoint_ns AND b.channel = 'messages' "
+            "AND b.version = c.checkpoint -> 'channel_versions' ->> 'messages' "
+            "WHERE c.thread_id = %s AND c.checkpoint_ns = ''"
+        )
+        if checkpoint_id is None:
+            row = self.conn.execute(sql + " ORDER BY c.checkpoint_id DESC LIMIT 1", (key,)).fetchone()
+        else:
+            row = self.conn.execute(sql + " AND c.checkpoint_id = %s", (key, checkpoint_id)).fetchone()
+        if row is None:
+            return None
+        cid, ts, version, inline, type_, blob = row
+        if inline or type_ != "msgpack" or blob is None:
+            return MessageState("", cid, ts, version, "channel", None, None)
+        return MessageState("", cid, ts, version, "channel", type_, bytes(blob))
+
     @_translate_iter
     def iter_checkpoint_heads(self, key: str) -> Iterator["CheckpointHead"]:
         from symfonic_cli.stores.base import CheckpointHead
