@@ -75,6 +75,10 @@ def build_app(only: str | None = None) -> typer.Typer:
     """The root command with every group, or with just the group ``only`` (start-up speed)."""
     from importlib import import_module
 
+    import typer.core
+
+    # Plain click help: typer's rich help imports markdown and rich's console (~80 ms per start).
+    typer.core.HAS_RICH = False
     root = typer.Typer(
         name="symfonic",
         help="Inspect, report on, erase and migrate the LangGraph checkpoint stores of symfonic-core agents.",
