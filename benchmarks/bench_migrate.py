@@ -112,7 +112,7 @@ def migrate(source: Path, url: str, key_file: Path | None, jobs: int) -> tuple[f
     start = time.perf_counter()
     proc = subprocess.run(
         [sys.executable, "-m", "symfonic_cli", "migrate", "--from", str(source), "--to", url, *select,
-         "--jobs", str(jobs), "--format", "json"],
+         *(["--jobs", str(jobs)] if jobs else []), "--format", "json"],
         capture_output=True, text=True,
     )
     elapsed = time.perf_counter() - start
@@ -124,7 +124,7 @@ def migrate(source: Path, url: str, key_file: Path | None, jobs: int) -> tuple[f
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--threads", type=int, default=2000, help="copy the first N threads of the store")
-    parser.add_argument("--jobs", type=int, nargs="+", default=[1, 2], help="migrate --jobs values to measure")
+    parser.add_argument("--jobs", type=int, nargs="+", default=[0, 1], help="migrate --jobs values to measure (0: the default)")
     parser.add_argument("--no-fsync", action="store_true", help="keep the test cluster's fsync=off, synchronous_commit=off")
     args = parser.parse_args()
 
@@ -157,7 +157,8 @@ def main() -> None:
     print(f"SQLite -> PostgreSQL ({server}), {len(keys)} threads x 10 turns, {n_base} checkpoints, {os.cpu_count()} CPUs")
     print(f"  baseline loop (list + put/put_writes, one call at a time): {t_base:8.1f} s  {n_base / t_base:8.0f} checkpoints/s  rows {base_rows}")
     for jobs, t_mig, totals, rows in runs:
-        print(f"  symfonic migrate --jobs {jobs} (verified):                  {t_mig:8.1f} s  "
+        label = f"--jobs {jobs}" if jobs else "(default jobs)"
+        print(f"  symfonic migrate {label:14} (verified):           {t_mig:8.1f} s  "
               f"{totals['checkpoints_copied'] / t_mig:8.0f} checkpoints/s  rows {rows}  "
               f"speedup {t_base / t_mig:.1f}x  (copied {totals['copied']}, verified {totals['verified']})")
 

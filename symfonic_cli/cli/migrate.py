@@ -14,6 +14,16 @@ from symfonic_cli.errors import UsageError
 COLUMNS = ("thread", "status", "checkpoints_copied", "checkpoints_skipped", "writes_copied", "writes_skipped", "verified", "message")
 
 
+def _default_jobs(target_kind: str, threads: int) -> int:
+    # A server takes concurrent transactions; SQLite writers take turns. Workers cost a start-up
+    # each (about a second), so a few threads are copied in-process.
+    if target_kind == "sqlite" or threads < 64:
+        return 1
+    import os
+
+    return max(1, min(4, os.cpu_count() or 1))
+
+
 def migrate(
     source: Annotated[Optional[str], typer.Option("--from", help="Source store (URL, file path or config name); opened read-only.")] = None,
     target: Annotated[Optional[str], typer.Option("--to", help="Target store (URL, file path or config name).")] = None,
@@ -26,7 +36,7 @@ def migrate(
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Show per thread what would be copied, skipped or in conflict; write nothing.")] = False,
     verify_only: Annotated[bool, typer.Option("--verify-only", help="Only compare the target with the source; write nothing.")] = False,
     init_target: Annotated[bool, typer.Option("--init-target", help="Run the target saver's own setup() first (creates its tables).")] = False,
-    jobs: Annotated[int, typer.Option("--jobs", "-j", min=1, max=64, help="Copy N threads at a time (worker processes; each thread still one transaction).")] = 1,
+    jobs: Annotated[Optional[int], typer.Option("--jobs", "-j", min=1, max=64, help="Copy N threads at a time (worker processes; each thread still one transaction). Default: one per CPU, up to 4, towards a database server for 64+ threads; else 1.")] = None,
     fmt: FormatOpt = None,
 ) -> None:
     """Copy threads from --from to --to: never overwriting, one target transaction per thread, then verified."""
@@ -56,7 +66,7 @@ def migrate(
                 src, threads=list(thread or []), tenant=tenant, sub_tenant=sub_tenant, session=session,
                 from_file=from_file, all_threads=all_threads,
             )
-            workers = min(jobs, len(keys))
+            workers = min(jobs or _default_jobs(dst_loc.kind, len(keys)), len(keys))
             with _Progress(len(keys)) as progress:
                 if workers > 1:
                     # Both stores opened fine here; the workers open their own.
