@@ -333,21 +333,28 @@ def test_rows_from_stored_fields_equal_rows_from_built_messages(sqlite_master, s
     assert plain.checkpoint_id == strict.checkpoint_id and plain.rows
 
 
-def test_plain_thread_is_read_without_langgraph(shapes_db):
-    # Start-up is most of a transcript's cost: a plain thread needs no langgraph or langchain.
-    code = (
-        "import sys\nfrom symfonic_cli.cli.app import main\n"
-        f"try:\n    main(['transcript', 'show', '--store', {str(shapes_db)!r}, '--thread', 't:_:long', '--format', 'json'])\n"
-        "except SystemExit as exc:\n    assert not exc.code, exc.code\n"
-        "sys.stderr.write(repr(sorted(m for m in sys.modules if m.split('.')[0] in ('langgraph', 'langchain_core'))))\n"
-    )
+def _transcript_in_fresh_process(store: str, key: str) -> tuple[list, str]:
+    """``transcript show --format json`` in a new interpreter: its rows, and the langgraph and
+    langchain_core modules it loaded (as a repr on stderr)."""
     import subprocess
     import sys
 
+    code = (
+        "import sys\nfrom symfonic_cli.cli.app import main\n"
+        f"try:\n    main(['transcript', 'show', '--store', {store!r}, '--thread', {key!r}, '--format', 'json'])\n"
+        "except SystemExit as exc:\n    assert not exc.code, exc.code\n"
+        "sys.stderr.write(repr(sorted(m for m in sys.modules if m.split('.')[0] in ('langgraph', 'langchain_core'))))\n"
+    )
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stderr
-    assert json.loads(proc.stdout)[0]["timestamp"]
-    assert proc.stderr.strip() == "[]"
+    return json.loads(proc.stdout), proc.stderr.strip()
+
+
+def test_plain_thread_is_read_without_langgraph(shapes_db):
+    # Start-up is most of a transcript's cost: a plain thread needs no langgraph or langchain.
+    rows, loaded = _transcript_in_fresh_process(str(shapes_db), "t:_:long")
+    assert rows[0]["timestamp"]
+    assert loaded == "[]"
 
 
 def test_plain_read_agrees_with_strict_read_on_every_kind(any_kind):
@@ -372,17 +379,6 @@ def test_plain_thread_needs_no_langgraph_on_sql_stores(kind, request):
     from tests.conftest import backend_for
 
     url = backend_for(kind, request).new_store()
-    code = (
-        "import sys\nfrom symfonic_cli.cli.app import main\n"
-        f"try:\n    main(['transcript', 'show', '--store', {url!r}, '--thread', 'acme:_:s-001', '--format', 'json'])\n"
-        "except SystemExit as exc:\n    assert not exc.code, exc.code\n"
-        "sys.stderr.write(repr(sorted(m for m in sys.modules if m.split('.')[0] in ('langgraph', 'langchain_core'))))\n"
-    )
-    import subprocess
-    import sys
-
-    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
-    assert proc.returncode == 0, proc.stderr
-    rows = json.loads(proc.stdout)
+    rows, loaded = _transcript_in_fresh_process(url, "acme:_:s-001")
     assert rows[1]["content"] == "What is the status of order 1042?" and all(r["timestamp"] for r in rows)
-    assert proc.stderr.strip() == "[]"
+    assert loaded == "[]"
