@@ -27,6 +27,7 @@ if str(ROOT.parent) not in sys.path:
     sys.path.insert(0, str(ROOT.parent))
 
 from benchmarks.stores import sqlite_store  # noqa: E402
+from tests.backends import put_tuple  # noqa: E402
 
 
 def _server(durable: bool = True):
@@ -93,15 +94,7 @@ def baseline(source: Path, url: str, keys: list[str] | None) -> tuple[float, int
     listing = src.list(None) if keys is None else (t for k in keys for t in src.list({"configurable": {"thread_id": k}}))
     with PostgresSaver.from_conn_string(url) as dst:
         for t in listing:
-            cfg = t.config["configurable"]
-            parent = t.parent_config["configurable"]["checkpoint_id"] if t.parent_config else None
-            put_cfg = {"configurable": {"thread_id": cfg["thread_id"], "checkpoint_ns": cfg["checkpoint_ns"], "checkpoint_id": parent}}
-            dst.put(put_cfg, t.checkpoint, t.metadata, t.checkpoint["channel_versions"])
-            by_task: dict[str, list] = {}
-            for task_id, channel, value in t.pending_writes or []:
-                by_task.setdefault(task_id, []).append((channel, value))
-            for task_id, writes in by_task.items():
-                dst.put_writes(t.config, writes, task_id)
+            put_tuple(dst, t)
             n += 1
     conn.close()
     return time.perf_counter() - start, n

@@ -11,7 +11,7 @@ import json
 import os
 import re
 import sys
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from datetime import datetime
 from typing import Any, TextIO
 
@@ -144,6 +144,3 @@ def write_pairs(pairs: Sequence[tuple[str, Any]], *, fmt: str, title: str | None
     for k, v in pairs:
         table.add_row(Text(k), Text(cell(v)))
     console(out).print(table)
-
-
-Formatter = Callable[[dict[str, Any]], str]

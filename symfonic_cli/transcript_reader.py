@@ -22,11 +22,6 @@ class TranscriptResult:
     warnings: list[str] = field(default_factory=list)
 
 
-def resolve_timestamps(store: Store, key: str) -> dict[str, datetime]:
-    """Every message id of the thread with its timestamp, by the reference rule."""
-    return timestamps.resolve(store, key)
-
-
 def read_transcript(
     store: Store,
     key: str,

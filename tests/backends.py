@@ -33,6 +33,26 @@ class TestBackend(Protocol):
 _registry: dict[str, TestBackend] = {}
 
 
+def put_tuple(target, t) -> None:
+    """Put one listed CheckpointTuple and its pending writes into ``target`` through the saver's
+    own ``put``/``put_writes``: what a straightforward copy loop does, one checkpoint at a time."""
+    conf = t.config["configurable"]
+    parent = t.parent_config["configurable"]["checkpoint_id"] if t.parent_config else None
+    put_conf = {"configurable": {"thread_id": conf["thread_id"], "checkpoint_ns": conf["checkpoint_ns"], "checkpoint_id": parent}}
+    target.put(put_conf, t.checkpoint, t.metadata, t.checkpoint["channel_versions"])
+    by_task: dict[str, list] = {}
+    for task_id, channel, value in t.pending_writes or []:
+        by_task.setdefault(task_id, []).append((channel, value))
+    for task_id, writes in by_task.items():
+        target.put_writes(t.config, writes, task_id)
+
+
+def copy_store(src_saver, dst_saver) -> None:
+    """Every checkpoint and pending write of one saver put into another, oldest first."""
+    for t in reversed(list(src_saver.list(None))):
+        put_tuple(dst_saver, t)
+
+
 def register(backend: TestBackend) -> None:
     _registry[backend.kind] = backend
 

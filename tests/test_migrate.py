@@ -466,17 +466,8 @@ def test_cross_kind_copy_into_postgres_holds_what_the_saver_itself_writes(reques
 
     conn = sqlite3.connect(src, check_same_thread=False)
     try:
-        source = SqliteSaver(conn)
-        tuples = sorted(source.list(None), key=lambda t: t.config["configurable"]["checkpoint_id"])
         with pg.saver(theirs) as target:
-            for t in tuples:
-                cfg = {"configurable": {**t.config["configurable"], "checkpoint_id": t.parent_config["configurable"]["checkpoint_id"] if t.parent_config else None}}
-                target.put(cfg, t.checkpoint, t.metadata, t.checkpoint["channel_versions"])
-                by_task: dict = {}
-                for task_id, channel, value in t.pending_writes or []:
-                    by_task.setdefault(task_id, []).append((channel, value))
-                for task_id, batch in by_task.items():
-                    target.put_writes(t.config, batch, task_id)
+            backends.copy_store(SqliteSaver(conn), target)
     finally:
         conn.close()
 

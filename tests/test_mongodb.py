@@ -192,26 +192,11 @@ def test_same_output_as_sqlite(any_kind, sqlite_outputs):
     assert _outputs(any_kind.new_store()) == sqlite
 
 
-def copy_store(src_saver, dst_saver) -> None:
-    """Every checkpoint and pending write of one saver put into another, oldest first."""
-    tuples = list(src_saver.list(None))
-    for t in reversed(tuples):
-        conf = t.config["configurable"]
-        parent = t.parent_config["configurable"]["checkpoint_id"] if t.parent_config else None
-        put_conf = {"configurable": {"thread_id": conf["thread_id"], "checkpoint_ns": conf["checkpoint_ns"], "checkpoint_id": parent}}
-        dst_saver.put(put_conf, t.checkpoint, t.metadata, t.checkpoint["channel_versions"])
-        by_task: dict[str, list] = {}
-        for task_id, channel, value in t.pending_writes or []:
-            by_task.setdefault(task_id, []).append((channel, value))
-        for task_id, writes in by_task.items():
-            dst_saver.put_writes(t.config, writes, task_id)
-
-
 def test_identical_stores_give_byte_identical_output(mongo, sqlite_url):
     """The SQLite scenario store put checkpoint by checkpoint through MongoDBSaver: same bytes out."""
     url = mongo.new_store(scenarios=False)
     with backends.get("sqlite").saver(sqlite_url) as src, mongo.saver(url) as dst:
-        copy_store(src, dst)
+        backends.copy_store(src, dst)
     for args in [("threads", "list", "-f", "json"), *[("transcript", "show", "-t", k, "-f", "json") for k in KEYS]]:
         a, b = run(*args, "-s", sqlite_url), run(*args, "-s", url)
         assert a.code == b.code == 0, (a.err, b.err)

@@ -90,8 +90,7 @@ def _write(rows, out_format: str, key: str) -> None:
         return
     if out_format == "text":
         for r in rows:
-            ts = r.timestamp.isoformat() if r.timestamp else "-"
-            out.write(f"[{r.index}] {r.role} {ts}\n{render.escape_controls(r.content)}\n\n")
+            out.write(f"[{r.index}] {r.role} {render.cell(r.timestamp)}\n{render.escape_controls(r.content)}\n\n")
         return
     from rich.table import Table
     from rich.text import Text
@@ -103,7 +102,7 @@ def _write(rows, out_format: str, key: str) -> None:
         table.add_row(
             Text(str(r.index)),
             Text(r.role),
-            Text(r.timestamp.isoformat() if r.timestamp else "-"),
+            Text(render.cell(r.timestamp)),
             Text(render.escape_controls(r.content)),
         )
     render.console().print(table)
