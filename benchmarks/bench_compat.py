@@ -158,6 +158,9 @@ def peak_rss_mb(path: Path) -> float:
 
 
 def main() -> None:
+    from benchmarks import byte_compile
+
+    byte_compile()
     ap = argparse.ArgumentParser()
     ap.add_argument("--checkpoints", type=int, default=200_000)
     ap.add_argument("--runs", type=int, default=5)

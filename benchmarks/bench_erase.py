@@ -222,6 +222,9 @@ def bench_postgres(batch: int) -> None:
 
 
 def main() -> None:
+    from benchmarks import byte_compile
+
+    byte_compile()
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--batch", type=int, default=1000)
     ap.add_argument("--no-postgres", action="store_true")

@@ -115,6 +115,9 @@ def migrate(source: Path, url: str, key_file: Path | None, jobs: int) -> tuple[f
 
 
 def main() -> None:
+    from benchmarks import byte_compile
+
+    byte_compile()
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--threads", type=int, default=2000, help="copy the first N threads of the store")
     parser.add_argument("--jobs", type=int, nargs="+", default=[0, 1], help="migrate --jobs values to measure (0: the default)")

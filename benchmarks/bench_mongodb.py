@@ -131,6 +131,9 @@ def raw(url: str) -> None:
 
 
 def main() -> int:
+    from benchmarks import byte_compile
+
+    byte_compile()
     if len(sys.argv) > 2 and sys.argv[1] == "raw":
         raw(sys.argv[2])
         return 0

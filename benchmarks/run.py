@@ -168,6 +168,9 @@ def startup(reps: int, rep: Report) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
+    from benchmarks import byte_compile
+
+    byte_compile()
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--quick", action="store_true", help="250 and 500 turns, one repetition, reference at 250 only")
     ap.add_argument("--no-postgres", action="store_true")

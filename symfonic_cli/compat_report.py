@@ -22,7 +22,8 @@ from symfonic_cli.envelope import (
     decode_envelope,
     describe_compatibility,
 )
-from symfonic_cli.stores.base import ABSENT, EnvelopeRow, EnvelopeShape, checkpoint_id_time
+from symfonic_cli.stores.base import checkpoint_id_time
+from symfonic_cli.stores.envelope_rows import ABSENT, EnvelopeRow, EnvelopeShape
 
 FINDINGS = ("corrupt", "newer", "interrupted", "legacy")
 DEFAULT_FAIL_ON = ("corrupt", "newer")

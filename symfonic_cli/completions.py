@@ -12,7 +12,7 @@ def script(shell: str) -> str:
     from typer._completion_classes import completion_init
     from typer._completion_shared import get_completion_script
 
-    import symfonic_cli.cli.app  # noqa: F401  (the app registers its completion classes)
+    import symfonic_cli.cli.root  # noqa: F401  (typer registers its completion classes)
 
     completion_init()
     return get_completion_script(prog_name="symfonic", complete_var="_SYMFONIC_COMPLETE", shell=shell).rstrip("\n") + "\n"

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 from urllib.parse import unquote, urlsplit
 
 from symfonic_cli.errors import StoreError, UsageError
@@ -24,13 +23,12 @@ _SCHEME_KINDS = {
 _URL_RE = re.compile(r"^([a-zA-Z][a-zA-Z0-9+.-]*)://")
 
 
-@dataclass(frozen=True)
-class StoreLocation:
+class StoreLocation(NamedTuple):  # a tuple, not a dataclass: start-up time of quick commands
     kind: str  # "sqlite" | "postgres" | "mongodb"
     url: str  # as given (may hold a password: never print it, print .display)
-    path: Path | None = None  # sqlite only
-    name: str | None = None  # the config-file name it was given by, if any
-    options: dict[str, Any] = field(default_factory=dict)  # per-store config entries
+    path: Path | None  # sqlite only
+    name: str | None  # the config-file name it was given by, if any
+    options: dict[str, Any]  # per-store config entries (each location its own dict)
 
     @property
     def display(self) -> str:
@@ -148,7 +146,7 @@ def resolve_store(value: str | None) -> StoreLocation:
 def parse_location(raw: str) -> StoreLocation:
     m = _URL_RE.match(raw)
     if not m:
-        return StoreLocation("sqlite", raw, Path(raw).expanduser())
+        return StoreLocation("sqlite", raw, Path(raw).expanduser(), None, {})
     scheme = m.group(1).lower()
     kind = _SCHEME_KINDS.get(scheme)
     if kind is None:
@@ -167,5 +165,5 @@ def parse_location(raw: str) -> StoreLocation:
         path = unquote(rest[1:].split("?", 1)[0])
         if not path:
             raise StoreError(f"SQLite URL {raw!r} names no file")
-        return StoreLocation("sqlite", raw, Path(path).expanduser())
-    return StoreLocation(kind, raw)
+        return StoreLocation("sqlite", raw, Path(path).expanduser(), None, {})
+    return StoreLocation(kind, raw, None, None, {})

@@ -16,12 +16,12 @@ from pathlib import Path
 from typing import Any
 
 from symfonic_cli.errors import StoreError, SymfonicError, UsageError
-from symfonic_cli.stores.base import (
+from symfonic_cli.stores.base import Store
+from symfonic_cli.stores.thread_copy import (
     DecodedCheckpoint,
     DecodedThread,
     DecodedWrite,
     MigrationConflict,
-    Store,
     new_versions_in_order,
 )
 

@@ -32,17 +32,30 @@ def escape_inline(text: str) -> str:
     return escape_controls(text).replace("\n", "\\n").replace("\t", "\\t")
 
 
-def json_dumps(value: Any, *, indent: int | None = None) -> str:
-    out = json.dumps(value, ensure_ascii=False, indent=indent, default=_json_default)
-    return _JSON_UNSAFE_RE.sub(lambda m: f"\\u{ord(m.group()):04x}", out)
-
-
 def _json_default(value: Any) -> Any:
     if isinstance(value, datetime):
         return value.isoformat()
     if isinstance(value, (set, frozenset)):
         return sorted(value)
     return str(value)
+
+
+# One encoder for every compact dump: json.dumps with options builds a new one per call.
+_COMPACT = json.JSONEncoder(ensure_ascii=False, default=_json_default)
+
+
+def _escape_json_unsafe(match: re.Match) -> str:
+    return f"\\u{ord(match.group()):04x}"
+
+
+def json_dumps(value: Any, *, indent: int | None = None) -> str:
+    if indent is None:
+        out = _COMPACT.encode(value)
+    else:
+        out = json.dumps(value, ensure_ascii=False, indent=indent, default=_json_default)
+    if out.isascii() and "\x7f" not in out:  # the common case, checked in C
+        return out
+    return _JSON_UNSAFE_RE.sub(_escape_json_unsafe, out)
 
 
 def is_terminal(stream: TextIO | None = None) -> bool:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import NamedTuple
 
 NO_SUB_TENANT = "_"
 
@@ -12,8 +12,7 @@ def derive_key(tenant: str, sub_tenant: str | None, session: str) -> str:
     return f"{tenant}:{sub_tenant or NO_SUB_TENANT}:{session}"
 
 
-@dataclass(frozen=True)
-class KeyParts:
+class KeyParts(NamedTuple):
     tenant: str
     sub_tenant: str | None  # None when the key says "_"
     session: str

@@ -29,7 +29,8 @@ from datetime import datetime
 from typing import Any
 
 from symfonic_cli import transcript as tx
-from symfonic_cli.stores.base import CheckpointHead, MessageState, MessageWrite, Store
+from symfonic_cli.stores.base import Store
+from symfonic_cli.stores.checkpoint_rows import CheckpointHead, MessageState, MessageWrite
 
 _STEP_MASK = 0x3FFF
 

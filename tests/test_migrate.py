@@ -376,7 +376,7 @@ def test_write_batches_put_every_write_back_at_its_index():
     from langgraph.checkpoint.base import WRITES_IDX_MAP
 
     from symfonic_cli.migration import UnrebuildableWrites, write_batches
-    from symfonic_cli.stores.base import DecodedWrite
+    from symfonic_cli.stores.thread_copy import DecodedWrite
 
     def w(idx, channel):
         return DecodedWrite("", "c1", "t1", "", idx, channel, f"v{idx}")

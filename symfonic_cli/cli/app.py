@@ -1,22 +1,20 @@
-"""The ``symfonic`` command: command groups, error handling and exit codes.
+"""The ``symfonic`` entry point: which route runs the command line, error lines and exit codes.
 
-Heavy libraries (langgraph, langchain, drivers) are imported inside the commands that use
-them, so ``symfonic --help`` and shell completion stay instant.
+Nothing heavy is imported here: typer and click only when the command line needs them
+(``root.py``), langgraph, langchain and the drivers only inside the commands that use them,
+so ``symfonic --help``, completion and the quick listings stay instant.
 """
 
 from __future__ import annotations
 
 import os
 import sys
-from typing import Optional
 
-import typer
-
-from symfonic_cli import __version__
+from symfonic_cli.cli.common import debug_enabled
 from symfonic_cli.errors import EXIT_UNEXPECTED, EXIT_USAGE, SymfonicError
 
 # Each command group's module, imported only when that group runs (or for help/completion).
-_GROUPS = {
+GROUPS = {
     "transcript": "symfonic_cli.cli.transcript",
     "threads": "symfonic_cli.cli.threads",
     "store": "symfonic_cli.cli.store",
@@ -27,71 +25,6 @@ _GROUPS = {
 }
 # Root options that take a value (to find the command name in argv).
 _VALUE_OPTIONS = {"--connect-timeout", "--pg-schema", "--checkpoint-collection", "--writes-collection"}
-
-
-def _version(value: bool) -> None:
-    if value:
-        typer.echo(f"symfonic {__version__}")
-        raise typer.Exit()
-
-
-def _root(
-    debug: bool = typer.Option(False, "--debug", help="Show tracebacks for errors.", envvar="SYMFONIC_DEBUG"),
-    version: bool = typer.Option(False, "--version", callback=_version, is_eager=True, help="Print the version."),
-    connect_timeout: float = typer.Option(
-        10.0, "--connect-timeout", min=0.1, envvar="SYMFONIC_CONNECT_TIMEOUT", help="Seconds to wait for a database server."
-    ),
-    pg_schema: Optional[str] = typer.Option(
-        None, "--pg-schema", envvar="SYMFONIC_PG_SCHEMA", help="PostgreSQL schema holding the checkpoint tables."
-    ),
-    checkpoint_collection: Optional[str] = typer.Option(
-        None, "--checkpoint-collection", envvar="SYMFONIC_CHECKPOINT_COLLECTION", help="MongoDB checkpoints collection."
-    ),
-    writes_collection: Optional[str] = typer.Option(
-        None, "--writes-collection", envvar="SYMFONIC_WRITES_COLLECTION", help="MongoDB pending-writes collection."
-    ),
-) -> None:
-    """Connection options go before the command: symfonic --connect-timeout 5 threads list ..."""
-    from symfonic_cli.cli import common
-
-    if debug:
-        os.environ["SYMFONIC_DEBUG"] = "1"
-    common.connection_options.clear()
-    common.connection_options.update(
-        {
-            k: v
-            for k, v in {
-                "connect_timeout": connect_timeout,
-                "pg_schema": pg_schema,
-                "checkpoint_collection": checkpoint_collection,
-                "writes_collection": writes_collection,
-            }.items()
-            if v is not None
-        }
-    )
-
-
-def build_app(only: str | None = None) -> typer.Typer:
-    """The root command with every group, or with just the group ``only`` (start-up speed)."""
-    from importlib import import_module
-
-    import typer.core
-
-    # Plain click help: typer's rich help imports markdown and rich's console (~80 ms per start).
-    typer.core.HAS_RICH = False
-    root = typer.Typer(
-        name="symfonic",
-        help="Inspect, report on, erase and migrate the LangGraph checkpoint stores of symfonic-core agents.",
-        no_args_is_help=True,
-        add_completion=True,
-        pretty_exceptions_enable=False,
-        rich_markup_mode=None,
-    )
-    root.callback()(_root)
-    for name, module_name in _GROUPS.items():
-        if only is None or name == only:
-            import_module(module_name).register(root)
-    return root
 
 
 def _command_name(argv: list[str]) -> str | None:
@@ -108,12 +41,8 @@ def _command_name(argv: list[str]) -> str | None:
         if arg.startswith("-"):
             skip = arg in _VALUE_OPTIONS
             continue
-        return arg if arg in _GROUPS else None
+        return arg if arg in GROUPS else None
     return None
-
-
-def _debug() -> bool:
-    return os.environ.get("SYMFONIC_DEBUG", "") not in ("", "0")
 
 
 def _fail(line: str, code: int) -> None:
@@ -124,15 +53,25 @@ def _fail(line: str, code: int) -> None:
     raise SystemExit(code)
 
 
-def main(argv: list[str] | None = None) -> None:
+def _run(args: list[str]):
+    from symfonic_cli.cli import fast
+
+    if fast.run(args):
+        return 0
     from typer.main import get_command
 
-    args = list(sys.argv[1:] if argv is None else argv)
+    from symfonic_cli.cli.root import build_app
+
     command = get_command(build_app(_command_name(args)))
+    return command.main(args=args, prog_name="symfonic", standalone_mode=False)
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = list(sys.argv[1:] if argv is None else argv)
     try:
-        rv = command.main(args=args, prog_name="symfonic", standalone_mode=False)
+        rv = _run(args)
     except SymfonicError as exc:
-        if _debug():
+        if debug_enabled():
             raise
         _fail(exc.line(), exc.exit_code)
     except (KeyboardInterrupt, EOFError):
@@ -152,7 +91,7 @@ def main(argv: list[str] | None = None) -> None:
             if message:
                 _fail(message, code)
             raise SystemExit(code)
-        if _debug():
+        if debug_enabled():
             raise
         _fail(f"unexpected {type(exc).__name__}: {exc} (rerun with --debug for a traceback)", EXIT_UNEXPECTED)
     else:

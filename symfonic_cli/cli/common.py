@@ -1,43 +1,21 @@
-"""Options and helpers shared by the command groups: which store, which thread, which format."""
+"""Helpers shared by the command groups: which store, which thread, which format.
+
+Free of typer, so the quick route (``fast.py``) can use them; the typer option types are in
+``options.py``.
+"""
 
 from __future__ import annotations
 
+import os
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Iterator, Optional
 
-import typer
-from typing_extensions import Annotated
-
 from symfonic_cli.errors import NotFoundError, UsageError
-from symfonic_cli.location import STORE_ENV, resolve_store
+from symfonic_cli.location import resolve_store
 from symfonic_cli.threadkey import derive_key
 
 if TYPE_CHECKING:
     from symfonic_cli.stores.base import Store
-
-StoreOpt = Annotated[
-    Optional[str],
-    typer.Option(
-        "--store",
-        "-s",
-        envvar=STORE_ENV,
-        show_envvar=True,
-        help="Store URL (sqlite:///file.db, postgresql://..., mongodb://...), a file path, or a name from the config file.",
-    ),
-]
-ThreadOpt = Annotated[Optional[str], typer.Option("--thread", "-t", help="Thread key tenant:sub:session.")]
-TenantOpt = Annotated[Optional[str], typer.Option("--tenant", help="Tenant id (derives the key with --session).")]
-SubTenantOpt = Annotated[Optional[str], typer.Option("--sub-tenant", help="Sub-tenant id ('_' in the key when absent).")]
-SessionOpt = Annotated[Optional[str], typer.Option("--session", help="Session id (derives the key with --tenant).")]
-FormatOpt = Annotated[
-    Optional[str],
-    typer.Option(
-        "--format",
-        "-f",
-        help="table, text, json or jsonl (default: table on a terminal, text otherwise).",
-        case_sensitive=False,
-    ),
-]
 
 
 def check_format(fmt: Optional[str], allowed: tuple[str, ...] = ("table", "text", "json", "jsonl")) -> str:
@@ -66,6 +44,37 @@ def thread_key(thread: Optional[str], tenant: Optional[str], sub_tenant: Optiona
 
 # Set by the root command from --connect-timeout, --pg-schema, --checkpoint-collection, ...
 connection_options: dict = {}
+
+DEBUG_ENV = "SYMFONIC_DEBUG"
+# click's boolean words, so SYMFONIC_DEBUG means the same to both routes.
+TRUE_WORDS = frozenset({"1", "true", "t", "yes", "y", "on"})
+FALSE_WORDS = frozenset({"0", "false", "f", "no", "n", "off"})
+
+
+def debug_enabled() -> bool:
+    return os.environ.get(DEBUG_ENV, "").strip().lower() in TRUE_WORDS
+
+
+def apply_root_options(
+    *,
+    debug: bool,
+    connect_timeout: float,
+    pg_schema: Optional[str],
+    checkpoint_collection: Optional[str],
+    writes_collection: Optional[str],
+) -> None:
+    """What the options before the command name mean for this run."""
+    if debug:
+        os.environ[DEBUG_ENV] = "1"
+    connection_options.clear()
+    connection_options["connect_timeout"] = connect_timeout
+    for name, value in (
+        ("pg_schema", pg_schema),
+        ("checkpoint_collection", checkpoint_collection),
+        ("writes_collection", writes_collection),
+    ):
+        if value is not None:
+            connection_options[name] = value
 
 
 def store_options(location) -> dict:

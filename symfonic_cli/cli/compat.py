@@ -11,19 +11,10 @@ from datetime import timedelta
 from typing import Any, Optional
 
 import typer
-from typing_extensions import Annotated
+from typing import Annotated
 
-from symfonic_cli.cli.common import (
-    SessionOpt,
-    StoreOpt,
-    SubTenantOpt,
-    TenantOpt,
-    ThreadOpt,
-    check_format,
-    open_for_reading,
-    require_thread,
-    thread_key,
-)
+from symfonic_cli.cli.common import check_format, open_for_reading, require_thread, thread_key
+from symfonic_cli.cli.options import SessionOpt, StoreOpt, SubTenantOpt, TenantOpt, ThreadOpt
 from symfonic_cli.envelope import CURRENT_FORMAT, DEFAULT_ENVELOPE_KEY, ENVELOPE_KEY_ENV
 from symfonic_cli.errors import FindingsError, NotFoundError, UsageError
 

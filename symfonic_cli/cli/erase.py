@@ -6,9 +6,10 @@ from pathlib import Path
 from typing import Optional
 
 import typer
-from typing_extensions import Annotated
+from typing import Annotated
 
-from symfonic_cli.cli.common import StoreOpt, SessionOpt, SubTenantOpt, TenantOpt, ThreadOpt, store_options, thread_key
+from symfonic_cli.cli.common import store_options, thread_key
+from symfonic_cli.cli.options import SessionOpt, StoreOpt, SubTenantOpt, TenantOpt, ThreadOpt
 from symfonic_cli.errors import UsageError
 
 app = typer.Typer(help="Change one thread: erase it.", no_args_is_help=True)

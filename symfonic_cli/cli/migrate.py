@@ -6,9 +6,10 @@ import sys
 from typing import List, Optional
 
 import typer
-from typing_extensions import Annotated
+from typing import Annotated
 
-from symfonic_cli.cli.common import FormatOpt, SubTenantOpt, check_format, store_options
+from symfonic_cli.cli.common import check_format, store_options
+from symfonic_cli.cli.options import FormatOpt, SubTenantOpt
 from symfonic_cli.errors import UsageError
 
 COLUMNS = ("thread", "status", "checkpoints_copied", "checkpoints_skipped", "writes_copied", "writes_skipped", "verified", "message")

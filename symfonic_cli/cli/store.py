@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import typer
 
-from symfonic_cli.cli.common import FormatOpt, StoreOpt, check_format, open_for_reading
+from symfonic_cli.cli import listing
+from symfonic_cli.cli.options import FormatOpt, StoreOpt
+
 
 def register(root: typer.Typer) -> None:
     root.add_typer(app, name="store")
@@ -16,13 +18,4 @@ app = typer.Typer(help="Describe a store.", no_args_is_help=True)
 @app.command("info")
 def info(store: StoreOpt = None, fmt: FormatOpt = None) -> None:
     """Kind, location (password masked), tables, schema variant and counts."""
-    out_format = check_format(fmt)
-    from symfonic_cli import render
-
-    with open_for_reading(store) as st:
-        i = st.info()
-    pairs = [("kind", i.kind), ("location", i.location), ("threads", i.threads), ("checkpoints", i.checkpoints), ("writes", i.writes)]
-    pairs += list(i.details.items())
-    if out_format in ("json", "jsonl"):
-        pairs = [(k.replace(" ", "_"), v) for k, v in pairs]
-    render.write_pairs(pairs, fmt=out_format, title="store info")
+    listing.store_info(store, fmt)

@@ -6,20 +6,10 @@ import sys
 from typing import Optional
 
 import typer
-from typing_extensions import Annotated
+from typing import Annotated
 
-from symfonic_cli.cli.common import (
-    FormatOpt,
-    SessionOpt,
-    StoreOpt,
-    SubTenantOpt,
-    TenantOpt,
-    ThreadOpt,
-    check_format,
-    open_for_reading,
-    require_thread,
-    thread_key,
-)
+from symfonic_cli.cli.common import check_format, open_for_reading, require_thread, thread_key
+from symfonic_cli.cli.options import FormatOpt, SessionOpt, StoreOpt, SubTenantOpt, TenantOpt, ThreadOpt
 from symfonic_cli.errors import UsageError
 
 def register(root: typer.Typer) -> None:

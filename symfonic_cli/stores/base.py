@@ -1,18 +1,25 @@
-"""The one small protocol every backend implements.
+"""The one small protocol every backend implements, and the listing types it returns.
 
-Everything backend-specific lives in ``stores/<kind>.py``; the commands and the pure logic
-only see these types.
+Everything backend-specific lives in ``stores/<kind>.py``. The types each command reads sit
+beside this file, so a quick listing imports none of them: ``checkpoint_rows.py``
+(transcripts), ``envelope_rows.py`` (compat), ``erase_rows.py`` (erase), ``thread_copy.py``
+(migrate).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
-from typing import Any, NamedTuple, Protocol
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
-from symfonic_cli.location import StoreLocation
 from symfonic_cli.threadkey import KeyParts, parse_key
+
+if TYPE_CHECKING:
+    from symfonic_cli.location import StoreLocation
+    from symfonic_cli.stores.checkpoint_rows import CheckpointHead, CheckpointRecord, MessageState, MessageWrite
+    from symfonic_cli.stores.envelope_rows import EnvelopeRow, EnvelopeShape
+    from symfonic_cli.stores.erase_rows import ExtraTable, ThreadErasePlan
+    from symfonic_cli.stores.thread_copy import DecodedCheckpoint, DecodedThread, DecodedWrite, RawRow, ThreadExport
 
 _UUID_EPOCH = datetime(1582, 10, 15, tzinfo=timezone.utc)
 
@@ -26,21 +33,22 @@ def checkpoint_id_time(checkpoint_id: str | None) -> datetime | None:
     if not checkpoint_id or len(checkpoint_id) != 36 or checkpoint_id[14] != "6":
         return None
     try:
-        ticks = (
-            (int(checkpoint_id[0:8], 16) << 28)
-            | (int(checkpoint_id[9:13], 16) << 12)
-            | int(checkpoint_id[15:18], 16)
-        )
+        # time_high (32 bits), time_mid (16), time_low (12): their hex digits in a row.
+        ticks = int(checkpoint_id[0:8] + checkpoint_id[9:13] + checkpoint_id[15:18], 16)
     except ValueError:
         return None
     return _UUID_EPOCH + timedelta(microseconds=ticks // 10)
 
 
-class _ActivitySpan:
-    """First and last activity, read from the checkpoint ids (UUIDv6) without decoding."""
+class ThreadSummary(NamedTuple):  # a tuple: one per listed thread
+    key: str
+    checkpoints: int
+    first_checkpoint_id: str | None  # min checkpoint_id over every namespace
+    last_checkpoint_id: str | None  # max checkpoint_id over every namespace
 
-    first_checkpoint_id: str | None
-    last_checkpoint_id: str | None
+    @property
+    def parts(self) -> KeyParts | None:
+        return parse_key(self.key)
 
     @property
     def first_activity(self) -> datetime | None:
@@ -51,371 +59,13 @@ class _ActivitySpan:
         return checkpoint_id_time(self.last_checkpoint_id)
 
 
-@dataclass(frozen=True)
-class ThreadSummary(_ActivitySpan):
-    key: str
-    checkpoints: int
-    first_checkpoint_id: str | None
-    last_checkpoint_id: str | None
-
-    @property
-    def parts(self) -> KeyParts | None:
-        return parse_key(self.key)
-
-
-@dataclass(frozen=True)
-class StoreInfo:
+class StoreInfo(NamedTuple):
     kind: str
     location: str  # masked
     threads: int
     checkpoints: int
     writes: int
-    details: dict[str, Any] = field(default_factory=dict)  # backend-specific, printable
-
-
-@dataclass(frozen=True)
-class CheckpointRecord:
-    """One checkpoint, decoded strictly. ``channel_values`` holds only the channels asked for."""
-
-    thread_id: str
-    checkpoint_ns: str
-    checkpoint_id: str
-    parent_checkpoint_id: str | None
-    ts: str | None
-    metadata: dict[str, Any]
-    channel_values: dict[str, Any]
-    channel_versions: dict[str, Any]
-    blocked: frozenset[str] = frozenset()  # classes the strict decoder refused to build
-
-
-@dataclass(frozen=True)
-class MessageState:
-    """A thread checkpoint's ``messages`` list, in the form the backend stores it.
-
-    ``encoding`` says how ``payload`` is to be read:
-    - ``"checkpoint"``: the whole serialized checkpoint (SQLite, MongoDB); messages sit in
-      ``channel_values["messages"]`` and ``ts`` may be None (then read it from the payload).
-    - ``"channel"``: the serialized messages value alone (PostgreSQL blobs); ``ts`` is set.
-    ``version`` identifies the stored value: states with equal versions hold equal lists, so a
-    reader decodes each version once. ``payload`` None means the checkpoint has no messages.
-    """
-
-    checkpoint_ns: str
-    checkpoint_id: str
-    ts: str | None
-    version: Any
-    encoding: str
-    payload_type: str | None
-    payload: bytes | None
-
-
-# ---------------------------------------------------------------------------------------------
-# compat (``symfonic compat report|show``): envelope shapes, read from checkpoint metadata only
-# ---------------------------------------------------------------------------------------------
-
-
-class _Absent:
-    """A key that is not there (distinct from a JSON null)."""
-
-    _instance = None
-
-    def __new__(cls):
-        if cls._instance is None:
-            cls._instance = super().__new__(cls)
-        return cls._instance
-
-    def __repr__(self) -> str:
-        return "ABSENT"
-
-    def __bool__(self) -> bool:
-        return False
-
-    def __reduce__(self):
-        return (_Absent, ())
-
-
-ABSENT: Any = _Absent()
-
-# JSON type names of the value under the envelope key (EnvelopeShape.kind).
-ENVELOPE_KINDS = ("absent", "null", "boolean", "integer", "number", "string", "array", "object")
-
-
-@dataclass(frozen=True)
-class EnvelopeShape:
-    """One group of checkpoints whose envelopes look alike in everything that decides a verdict.
-
-    ``kind`` is the JSON type of ``metadata[envelope_key]`` (one of ENVELOPE_KINDS; "absent" when
-    the key is missing or the metadata is empty; "integer" is a JSON number without fraction or
-    exponent, "number" any other). The other fields are set only when kind == "object", each the
-    value of that key inside the envelope, as a faithful Python JSON value: ``True``/``False``
-    for JSON booleans (never 1/0), ``int`` for integers, ``float`` for other numbers, ``str``,
-    ``None`` for JSON null, ``[]``/``{}`` as a placeholder for a nested array/object (its content
-    does not matter), and ``ABSENT`` when the key is not in the envelope (for format_version,
-    writer_line and finalized a backend may return None instead: they decode alike; never for
-    safe_boundary, where a null is a finding and absence is not).
-
-    Grouping: by (JSON type, value) of format_version, writer_line, safe_boundary and finalized;
-    by JSON type only for boundary_sequence (return any value of that type, e.g. 0 or "");
-    and by ``older``. A backend may return several rows with equal fields (callers add them up).
-    """
-
-    kind: str
-    format_version: Any = ABSENT
-    writer_line: Any = ABSENT
-    safe_boundary: Any = ABSENT
-    finalized: Any = ABSENT
-    boundary_sequence: Any = ABSENT
-    older: bool = False  # checkpoint_id < older_than (always False when older_than is None)
-    checkpoints: int = 0  # checkpoints in this group, every namespace
-    latest: int = 0  # of them, how many are their thread's latest root-namespace ("") checkpoint
-
-
-@dataclass(frozen=True)
-class EnvelopeRow:
-    """One checkpoint's envelope and the metadata ``compat show`` prints; never a blob."""
-
-    thread_id: str
-    checkpoint_ns: str
-    checkpoint_id: str
-    step: Any  # metadata["step"] as stored (None when absent)
-    source: Any  # metadata["source"] as stored (None when absent)
-    envelope: Any  # metadata[envelope_key] fully decoded (dict, list, scalar, None), ABSENT if missing
-
-
-# ---------------------------------------------------------------------------------------------
-# erase (``symfonic thread erase``): the cascade's types
-# ---------------------------------------------------------------------------------------------
-
-# A table, column or collection name from the config file: a plain identifier, optionally
-# "schema.table" on PostgreSQL. Checked before any backend sees it; backends still quote names.
-ERASE_IDENTIFIER = r"[A-Za-z_][A-Za-z0-9_]{0,62}"
-ERASE_KEY_PARTS = ("thread", "tenant", "session")
-
-
-@dataclass(frozen=True)
-class ExtraTable:
-    """A deployment table (SQL) or collection (MongoDB) whose rows belong to a thread.
-
-    Declared in the config file (``erase_extra`` of the store's entry), never guessed: an
-    undeclared table is never touched. ``match`` pairs a column (field) with the part of the
-    thread key it holds: ``"thread"`` (the whole key), ``"tenant"`` or ``"session"``. A row is
-    part of the cascade when every pair matches by equality.
-    """
-
-    name: str
-    match: tuple[tuple[str, str], ...]  # ((column, part), ...), validated identifiers and parts
-
-    def filters(self, key: str) -> tuple[tuple[str, str], ...] | None:
-        """``((column, value), ...)`` to AND together for ``key``; None when the key has no such
-        part (a two-part legacy key and a "session" column): then the table holds nothing of it."""
-        parts = parse_key(key)
-        out = []
-        for column, part in self.match:
-            if part == "thread":
-                out.append((column, key))
-            elif parts is None:
-                return None
-            else:
-                out.append((column, parts.tenant if part == "tenant" else parts.session))
-        return tuple(out)
-
-
-@dataclass(frozen=True)
-class ThreadErasePlan(_ActivitySpan):
-    """What erasing one thread would delete now, read without deleting anything."""
-
-    key: str
-    # table/collection name -> rows (documents) that would go. Every table of the cascade is
-    # listed, zeros included, in delete order: extra tables first, checkpoint tables last.
-    rows: dict[str, int]
-    first_checkpoint_id: str | None  # min checkpoint_id over every namespace, None if none
-    last_checkpoint_id: str | None  # max checkpoint_id over every namespace
-
-    @property
-    def total(self) -> int:
-        return sum(self.rows.values())
-
-
-# ---------------------------------------------------------------------------------------------
-# migrate (``symfonic migrate``): a thread as raw stored rows and as decoded values
-# ---------------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class RawRow:
-    """One stored row (document) of a thread, exactly as the store holds it.
-
-    ``table`` is the backend's own table/collection role name (SQLite: ``"checkpoints"``,
-    ``"writes"``; PostgreSQL: ``"checkpoints"``, ``"checkpoint_blobs"``, ``"checkpoint_writes"``;
-    MongoDB: ``"checkpoints"``, ``"writes"``), never a user-configured name, so an export from one
-    store imports into another of the same kind whatever its schema/collection options.
-    ``key`` is the row's primary key WITHOUT the thread id, as a tuple of plain values
-    (checkpoints: ``(ns, checkpoint_id)``; writes: ``(ns, checkpoint_id, task_id, idx)``;
-    PostgreSQL blobs: ``(ns, channel, version)``). ``data`` holds every other stored column as
-    plain, ``==``-comparable Python values: ``bytes`` (never memoryview), ``str``, numbers, None,
-    and for JSONB/BSON documents the decoded dict/list as stored (no value decoding beyond that;
-    MongoDB: the document minus ``_id``, ``thread_id`` and the key fields; drop ``created_at`` TTL
-    fields, they are re-stamped on import when the target has a TTL). Two rows with equal
-    ``(table, key)`` and equal ``data`` are the same stored content.
-    """
-
-    table: str
-    key: tuple
-    data: tuple | dict
-
-
-@dataclass(frozen=True)
-class ThreadExport:
-    """Every stored row of one thread (all namespaces, every table), for a same-kind copy."""
-
-    kind: str
-    key: str  # the thread id
-    rows: list[RawRow]
-
-    def checkpoint_rows(self) -> list[RawRow]:
-        return [r for r in self.rows if r.table == "checkpoints"]
-
-
-@dataclass(frozen=True)
-class DecodedCheckpoint:
-    """One checkpoint as the saver's own ``get_tuple()`` would return it, decoded strictly.
-
-    ``checkpoint`` is the whole Checkpoint mapping (``v``, ``id``, ``ts``, ``channel_values``,
-    ``channel_versions``, ``versions_seen``, ``updated_channels``, ... whatever is stored), with
-    ``channel_values`` rebuilt the way the saver rebuilds them (PostgreSQL: inline values plus the
-    blobs named by ``channel_versions``). ``metadata`` is the decoded metadata mapping (MongoDB:
-    each value through the serializer, as ``loads_metadata`` does). Values decoded through
-    ``symfonic_cli.decoding.loads`` inside ``collect_blocked()``.
-    """
-
-    checkpoint_ns: str
-    checkpoint_id: str
-    parent_checkpoint_id: str | None
-    checkpoint: dict[str, Any]
-    metadata: dict[str, Any]
-
-
-@dataclass(frozen=True)
-class DecodedWrite:
-    """One pending write, decoded strictly; ``idx`` as stored (negative for special channels)."""
-
-    checkpoint_ns: str
-    checkpoint_id: str
-    task_id: str
-    task_path: str  # "" when the store has no task_path column
-    idx: int
-    channel: str
-    value: Any
-
-    @property
-    def key(self) -> tuple:
-        return (self.checkpoint_ns, self.checkpoint_id, self.task_id, self.idx)
-
-
-@dataclass
-class DecodedThread:
-    """A whole thread decoded: what a cross-kind copy writes and what verification compares.
-
-    ``checkpoints`` ascending by ``checkpoint_id`` (parents before children) over every
-    namespace; ``writes`` ordered by ``(checkpoint_ns, checkpoint_id, task_path, task_id, idx)``.
-    ``blocked`` maps a description of each value the strict decoder could not rebuild exactly
-    (e.g. ``"checkpoint 1f0..., ns '', channel 'messages'"`` or ``"write 1f0.../task/0 channel
-    'x'"``) to the sorted class names it refused; empty when everything decoded exactly.
-    """
-
-    key: str
-    checkpoints: list[DecodedCheckpoint]
-    writes: list[DecodedWrite]
-    blocked: dict[str, list[str]] = field(default_factory=dict)
-
-
-class MigrationConflict(Exception):
-    """Raised by an import when a row/checkpoint/write it was asked to add already exists.
-
-    The import's transaction is rolled back: the target thread is left exactly as it was.
-    ``symfonic_cli.migration`` reports the thread as a conflict (never shown as a traceback).
-    """
-
-
-def new_versions_in_order(checkpoints: list[DecodedCheckpoint]) -> list[dict[str, Any]]:
-    """For each checkpoint (ascending order), the ``new_versions`` to hand to ``saver.put``:
-    the channel versions not already named by an earlier checkpoint of the same namespace.
-
-    PostgreSQL keeps channel values apart, one blob per (channel, version); a version seen
-    before was stored with that earlier checkpoint (written now or already in the target).
-    """
-    seen: dict[str, set[tuple[str, str]]] = {}
-    out = []
-    for cp in checkpoints:
-        known = seen.setdefault(cp.checkpoint_ns, set())
-        versions = cp.checkpoint.get("channel_versions") or {}
-        new = {ch: v for ch, v in versions.items() if (ch, str(v)) not in known}
-        known.update((ch, str(v)) for ch, v in versions.items())
-        out.append(new)
-    return out
-
-
-def migrate_fault_point(tag: str) -> None:
-    """Test hook: kill this process (SIGKILL) at the Nth call with ``tag`` when
-    ``SYMFONIC_TEST_MIGRATE_KILL=tag:N`` is set. Imports call it with ``"before-commit"`` after
-    every row of a thread is written and before the commit, so tests can prove a killed copy
-    leaves each target thread whole or absent. No effect when the variable is unset.
-    """
-    import os
-
-    spec = os.environ.get("SYMFONIC_TEST_MIGRATE_KILL")
-    if not spec or not spec.startswith(tag + ":"):
-        return
-    _fault_counts[tag] = _fault_counts.get(tag, 0) + 1
-    if _fault_counts[tag] >= int(spec.rsplit(":", 1)[1]):
-        import signal
-
-        os.kill(os.getpid(), signal.SIGKILL)
-
-
-_fault_counts: dict[str, int] = {}
-
-
-# ---------------------------------------------------------------------------------------------
-# timestamps (``symfonic_cli/timestamps.py``): optional fast reads for linear-time timestamps
-# ---------------------------------------------------------------------------------------------
-
-
-class CheckpointHead(NamedTuple):  # a tuple: thousands are made per transcript
-    """One checkpoint as the timestamp resolver needs it, read WITHOUT decoding its messages.
-
-    - ``ts``: the checkpoint's own ``ts`` string exactly as stored (None when absent).
-    - ``source``: ``metadata["source"]`` ("input", "loop", "update", "fork") where it is cheap
-      to read (PostgreSQL, MongoDB), else None; only "fork" is used (never proven an append).
-      SQLite leaves it None: its metadata sits after the blob in the row, and reaching it reads
-      the whole blob. (The step is not needed: LangGraph puts it in the checkpoint id.)
-    - ``message_count``: ``len(channel_values["messages"])`` of this checkpoint; 0 when the
-      checkpoint has no ``messages`` value; None when it cannot be told cheaply or is not a
-      plain list (e.g. delta-encoded) -- the resolver then takes the exact walk.
-    """
-
-    checkpoint_ns: str
-    checkpoint_id: str
-    parent_checkpoint_id: str | None
-    ts: str | None
-    source: str | None
-    message_count: int | None
-    step: int | None = None  # metadata["step"] if read; informational, the resolver uses the id's step
-
-
-class MessageWrite(NamedTuple):
-    """One stored pending write to the ``messages`` channel: a row of the writes table.
-
-    ``checkpoint_id`` is the checkpoint the writing task ran ON (the parent of the checkpoint
-    the write produced). ``payload_type``/``payload`` are the stored ``(type, bytes)`` pair.
-    """
-
-    checkpoint_ns: str
-    checkpoint_id: str
-    task_id: str
-    idx: int
-    payload_type: str | None
-    payload: bytes | None
+    details: dict[str, Any]  # backend-specific, printable
 
 
 class Store(Protocol):

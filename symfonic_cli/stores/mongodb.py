@@ -14,22 +14,18 @@ import heapq
 import os
 import time
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote
 
 from symfonic_cli.errors import StoreError, UsageError
 from symfonic_cli.location import StoreLocation, scrub
-from symfonic_cli.stores.base import (
-    CheckpointRecord,
-    ExtraTable,
-    MessageState,
-    StoreInfo,
-    SupportsWith,
-    ThreadErasePlan,
-    ThreadSummary,
-)
+from symfonic_cli.stores.base import StoreInfo, SupportsWith, ThreadSummary
 from symfonic_cli.stores.translate import error_translators
 from symfonic_cli.threadkey import tenant_prefix
+
+if TYPE_CHECKING:
+    from symfonic_cli.stores.checkpoint_rows import CheckpointRecord, MessageState
+    from symfonic_cli.stores.erase_rows import ExtraTable, ThreadErasePlan
 
 PASSWORD_ENV = "SYMFONIC_MONGO_PASSWORD"
 DEFAULT_CHECKPOINTS = "checkpoints"
@@ -329,6 +325,7 @@ class MongoStore(SupportsWith):
         checkpoint_id: str | None = None,
         channels: tuple[str, ...] = ("messages",),
     ) -> CheckpointRecord | None:
+        from symfonic_cli.stores.checkpoint_rows import CheckpointRecord
         from symfonic_cli.decoding import collect_blocked, loads
 
         query = {"thread_id": _plain(key, "thread key"), "checkpoint_ns": _plain(checkpoint_ns, "namespace")}
@@ -359,6 +356,7 @@ class MongoStore(SupportsWith):
 
     @_driver_errors_iter
     def iter_message_states(self, key: str) -> Iterator[MessageState]:
+        from symfonic_cli.stores.checkpoint_rows import MessageState
         fields = {"_id": 0, "checkpoint_ns": 1, "checkpoint_id": 1, "type": 1, "checkpoint": 1}
         for doc in self._thread_docs(key, fields, descending=True):
             cid = _field(doc, "checkpoint_id", str, None)
@@ -369,6 +367,7 @@ class MongoStore(SupportsWith):
 
     @_driver_errors
     def read_message_state(self, key: str, *, checkpoint_id: str | None = None) -> MessageState | None:
+        from symfonic_cli.stores.checkpoint_rows import MessageState
         query = {"thread_id": _plain(key, "thread key"), "checkpoint_ns": ""}
         if checkpoint_id is not None:
             query["checkpoint_id"] = _plain(checkpoint_id, "checkpoint id")
@@ -442,6 +441,7 @@ class MongoStore(SupportsWith):
 
     @_driver_errors
     def erase_plan(self, key: str, extra: tuple[ExtraTable, ...]) -> ThreadErasePlan:
+        from symfonic_cli.stores.erase_rows import ThreadErasePlan
         key = _plain(key, "thread key")
         rows = {name: (self._count(coll, flt) if flt is not None else 0) for name, coll, flt in self._cascade(extra, key)}
         summary = self.thread_summary(key)
@@ -487,7 +487,7 @@ class MongoStore(SupportsWith):
 
     @_driver_errors_iter
     def iter_checkpoint_heads(self, key: str) -> Iterator["CheckpointHead"]:
-        from symfonic_cli.stores.base import CheckpointHead
+        from symfonic_cli.stores.checkpoint_rows import CheckpointHead
         from symfonic_cli.timestamps import NeedMore, checkpoint_blob_head
 
         fields = {"_id": 0, "checkpoint_ns": 1, "checkpoint_id": 1, "parent_checkpoint_id": 1, "type": 1, "checkpoint": 1, "metadata.source": 1, "metadata.step": 1}
@@ -512,7 +512,7 @@ class MongoStore(SupportsWith):
 
     @_driver_errors_iter
     def iter_message_writes(self, key: str) -> Iterator["MessageWrite"]:
-        from symfonic_cli.stores.base import MessageWrite
+        from symfonic_cli.stores.checkpoint_rows import MessageWrite
 
         fields = {"_id": 0, "checkpoint_ns": 1, "checkpoint_id": 1, "task_id": 1, "idx": 1, "type": 1, "value": 1}
         for doc in self.writes.find({"thread_id": _plain(key, "thread key"), "channel": "messages"}, fields):
@@ -546,7 +546,7 @@ class MongoStore(SupportsWith):
 
     @_driver_errors_iter
     def envelope_shapes(self, envelope_key: str, *, older_than: str | None = None):
-        from symfonic_cli.stores.base import EnvelopeShape
+        from symfonic_cli.stores.envelope_rows import EnvelopeShape
 
         env = {"$getField": {"field": {"$literal": _plain(envelope_key, "envelope key")}, "input": "$metadata"}}
         is_obj = {"$eq": [{"$type": "$env"}, "object"]}
@@ -593,7 +593,7 @@ class MongoStore(SupportsWith):
 
     @_driver_errors_iter
     def iter_envelopes(self, envelope_key: str, *, thread: str | None = None):
-        from symfonic_cli.stores.base import ABSENT, EnvelopeRow
+        from symfonic_cli.stores.envelope_rows import ABSENT, EnvelopeRow
 
         query = {} if thread is None else {"thread_id": _plain(thread, "thread key")}
         fields = {"_id": 0, "thread_id": 1, "checkpoint_ns": 1, "checkpoint_id": 1, "metadata": 1}
@@ -630,7 +630,7 @@ class MongoStore(SupportsWith):
 
     @_driver_errors
     def export_thread(self, key: str):
-        from symfonic_cli.stores.base import RawRow, ThreadExport
+        from symfonic_cli.stores.thread_copy import RawRow, ThreadExport
 
         key = _plain(key, "thread key")
         rows = []
@@ -645,7 +645,7 @@ class MongoStore(SupportsWith):
 
     @_driver_errors
     def import_rows(self, key: str, rows) -> None:
-        from symfonic_cli.stores.base import MigrationConflict
+        from symfonic_cli.stores.thread_copy import MigrationConflict
 
         key = _plain(key, "thread key")
         if any(r.table not in ("checkpoints", "writes") or not isinstance(r.data, dict) for r in rows):
@@ -671,7 +671,7 @@ class MongoStore(SupportsWith):
     @_driver_errors
     def decoded_thread(self, key: str):
         from symfonic_cli.decoding import collect_blocked, loads
-        from symfonic_cli.stores.base import DecodedCheckpoint, DecodedThread, DecodedWrite
+        from symfonic_cli.stores.thread_copy import DecodedCheckpoint, DecodedThread, DecodedWrite
 
         thread = DecodedThread(key, [], [])
         for doc in self.checkpoints.find({"thread_id": _plain(key, "thread key")}, {"_id": 0}).sort([("checkpoint_id", 1), ("checkpoint_ns", 1)]):
@@ -700,7 +700,7 @@ class MongoStore(SupportsWith):
     @_driver_errors
     def import_decoded(self, key: str, checkpoints, writes, new_versions) -> None:
         from symfonic_cli.migration import write_batches
-        from symfonic_cli.stores.base import MigrationConflict
+        from symfonic_cli.stores.thread_copy import MigrationConflict
 
         key = _plain(key, "thread key")
         batches = write_batches(writes)
@@ -750,7 +750,7 @@ class MongoStore(SupportsWith):
         return {"created_at": datetime.now(tz=timezone.utc)} if self._ttl() else {}
 
     def _in_transaction(self, work: Callable[[Any], None]) -> None:
-        from symfonic_cli.stores.base import migrate_fault_point
+        from symfonic_cli.stores.thread_copy import migrate_fault_point
 
         if not self.writable:
             raise StoreError(f"{self.location.display} was opened read-only")
@@ -856,7 +856,7 @@ def _envelope_kind(bson_type: Any, raw: Any) -> str:
 
 def _shape_value(stored: Any) -> Any:
     """A stored envelope field as the protocol's faithful value (nested containers as placeholders)."""
-    from symfonic_cli.stores.base import ABSENT
+    from symfonic_cli.stores.envelope_rows import ABSENT
 
     if stored is None:
         return ABSENT
@@ -872,7 +872,7 @@ def _shape_value(stored: Any) -> Any:
 
 def _sequence_placeholder(stored_type: Any, low: Any, high: Any) -> Any:
     """boundary_sequence is grouped by JSON type only: a placeholder of that type."""
-    from symfonic_cli.stores.base import ABSENT
+    from symfonic_cli.stores.envelope_rows import ABSENT
 
     if stored_type in (None, "missing", "null"):
         return ABSENT

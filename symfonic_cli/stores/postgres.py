@@ -19,25 +19,14 @@ from typing import TYPE_CHECKING, Any
 
 from symfonic_cli.errors import StoreError
 from symfonic_cli.location import StoreLocation, scrub
-from symfonic_cli.stores.base import (
-    CheckpointRecord,
-    MessageState,
-    StoreInfo,
-    SupportsWith,
-    ThreadSummary,
-)
+from symfonic_cli.stores.base import StoreInfo, SupportsWith, ThreadSummary
 from symfonic_cli.stores.translate import error_translators
 from symfonic_cli.threadkey import tenant_prefix
 
 if TYPE_CHECKING:
-    from symfonic_cli.stores.base import (
-        CheckpointHead,
-        DecodedThread,
-        ExtraTable,
-        MessageWrite,
-        ThreadErasePlan,
-        ThreadExport,
-    )
+    from symfonic_cli.stores.checkpoint_rows import CheckpointHead, CheckpointRecord, MessageState, MessageWrite
+    from symfonic_cli.stores.erase_rows import ExtraTable, ThreadErasePlan
+    from symfonic_cli.stores.thread_copy import DecodedThread, ThreadExport
 
 TABLES = ("checkpoints", "checkpoint_blobs", "checkpoint_writes", "checkpoint_migrations")
 # The last migration of langgraph-checkpoint-postgres (2.x, 3.x): checkpoint_writes.task_path.
@@ -332,6 +321,7 @@ class PostgresStore(SupportsWith):
         checkpoint_id: str | None = None,
         channels: tuple[str, ...] = ("messages",),
     ) -> CheckpointRecord | None:
+        from symfonic_cli.stores.checkpoint_rows import CheckpointRecord
         from symfonic_cli.decoding import collect_blocked, loads
 
         select = (
@@ -381,6 +371,7 @@ class PostgresStore(SupportsWith):
     def iter_message_states(self, key: str) -> Iterator[MessageState]:
         # Each distinct (namespace, version) of `messages` ships its blob once, on its newest
         # checkpoint (the first the reader sees); the reader caches by version for the rest.
+        from symfonic_cli.stores.checkpoint_rows import MessageState
         sql = (
             "SELECT c.checkpoint_ns, c.checkpoint_id, c.ts, c.ver, "
             "CASE WHEN b.type = 'empty' THEN NULL ELSE b.type END, "
@@ -403,6 +394,7 @@ class PostgresStore(SupportsWith):
     def read_message_state(self, key: str, *, checkpoint_id: str | None = None) -> MessageState | None:
         # The messages blob named by the checkpoint's channel_versions; anything unusual (an inline
         # value, an "empty" blob, no blob) gives payload None and the strict path decides.
+        from symfonic_cli.stores.checkpoint_rows import MessageState
         sql = (
             "SELECT c.checkpoint_id, c.checkpoint ->> 'ts', c.checkpoint -> 'channel_versions' ->> 'messages', "
             "c.checkpoint -> 'channel_values' ? 'messages', b.type, b.blob "
@@ -424,7 +416,7 @@ class PostgresStore(SupportsWith):
 
     @_translate_iter
     def iter_checkpoint_heads(self, key: str) -> Iterator["CheckpointHead"]:
-        from symfonic_cli.stores.base import CheckpointHead
+        from symfonic_cli.stores.checkpoint_rows import CheckpointHead
         from symfonic_cli.timestamps import NeedMore, channel_blob_count
 
         sql = (
@@ -454,7 +446,7 @@ class PostgresStore(SupportsWith):
 
     @_translate_iter
     def iter_message_writes(self, key: str) -> Iterator["MessageWrite"]:
-        from symfonic_cli.stores.base import MessageWrite
+        from symfonic_cli.stores.checkpoint_rows import MessageWrite
 
         sql = (
             "SELECT checkpoint_ns, checkpoint_id, task_id, idx, type, blob FROM checkpoint_writes "
@@ -469,7 +461,7 @@ class PostgresStore(SupportsWith):
 
     @_translate_iter
     def envelope_shapes(self, envelope_key: str, *, older_than: str | None = None):
-        from symfonic_cli.stores.base import EnvelopeShape
+        from symfonic_cli.stores.envelope_rows import EnvelopeShape
 
         # Values group by their JSON text, so 1 and 1.0 (equal as jsonb) stay apart.
         inner = []
@@ -503,7 +495,7 @@ class PostgresStore(SupportsWith):
 
     @_translate_iter
     def iter_envelopes(self, envelope_key: str, *, thread: str | None = None):
-        from symfonic_cli.stores.base import ABSENT, EnvelopeRow
+        from symfonic_cli.stores.envelope_rows import ABSENT, EnvelopeRow
 
         where = "WHERE thread_id = %(thread)s" if thread is not None else ""
         sql = (
@@ -597,7 +589,8 @@ class PostgresStore(SupportsWith):
 
     @_translate_errors
     def erase_plan(self, key: str, extra: tuple["ExtraTable", ...]) -> "ThreadErasePlan":
-        from symfonic_cli.stores.base import ThreadErasePlan
+        from symfonic_cli.stores.erase_rows import ThreadErasePlan
+        from symfonic_cli.stores.erase_rows import ThreadErasePlan
 
         counts = self._counts(key, extra)
         first, last = self.conn.execute(
@@ -643,7 +636,7 @@ class PostgresStore(SupportsWith):
 
     @_translate_errors
     def export_thread(self, key: str) -> "ThreadExport":
-        from symfonic_cli.stores.base import RawRow, ThreadExport
+        from symfonic_cli.stores.thread_copy import RawRow, ThreadExport
 
         c = self.conn
         rows = [
@@ -678,7 +671,7 @@ class PostgresStore(SupportsWith):
         import psycopg
         from psycopg.types.json import Jsonb
 
-        from symfonic_cli.stores.base import MigrationConflict, migrate_fault_point
+        from symfonic_cli.stores.thread_copy import MigrationConflict, migrate_fault_point
 
         if not self.writable:
             raise StoreError(f"{self.location.display} was opened read-only")
@@ -718,7 +711,7 @@ class PostgresStore(SupportsWith):
     def decoded_thread(self, key: str) -> "DecodedThread":
         from symfonic_cli.decoding import collect_blocked
         from symfonic_cli.migration import ThreadDecoder
-        from symfonic_cli.stores.base import DecodedCheckpoint, DecodedThread, DecodedWrite
+        from symfonic_cli.stores.thread_copy import DecodedCheckpoint, DecodedThread, DecodedWrite
 
         loads = ThreadDecoder().loads  # each message of the thread decoded once, shared with the source's
         c = self.conn
@@ -779,7 +772,7 @@ class PostgresStore(SupportsWith):
         from langgraph.checkpoint.postgres import PostgresSaver
 
         from symfonic_cli.migration import reusing, write_batches
-        from symfonic_cli.stores.base import MigrationConflict, migrate_fault_point
+        from symfonic_cli.stores.thread_copy import MigrationConflict, migrate_fault_point
 
         if not self.writable:
             raise StoreError(f"{self.location.display} was opened read-only")
@@ -909,7 +902,7 @@ def _typed(kind: str | None, text: str | None) -> Any:
     """A (kind, JSON text) pair as the faithful Python value; placeholders for nested values."""
     import json
 
-    from symfonic_cli.stores.base import ABSENT
+    from symfonic_cli.stores.envelope_rows import ABSENT
 
     if kind is None:
         return ABSENT

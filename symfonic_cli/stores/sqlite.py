@@ -12,22 +12,18 @@ import sqlite3
 import stat
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
 from symfonic_cli.errors import StoreError
 from symfonic_cli.location import StoreLocation
-from symfonic_cli.stores.base import (
-    CheckpointRecord,
-    ExtraTable,
-    ThreadErasePlan,
-    MessageState,
-    StoreInfo,
-    SupportsWith,
-    ThreadSummary,
-)
+from symfonic_cli.stores.base import StoreInfo, SupportsWith, ThreadSummary
 from symfonic_cli.stores.translate import error_translators
 from symfonic_cli.threadkey import tenant_prefix
+
+if TYPE_CHECKING:
+    from symfonic_cli.stores.checkpoint_rows import CheckpointRecord, MessageState
+    from symfonic_cli.stores.erase_rows import ExtraTable, ThreadErasePlan
 
 BUSY_TIMEOUT_MS = 10_000
 REQUIRED_TABLES = ("checkpoints", "writes")
@@ -213,6 +209,7 @@ class SqliteStore(SupportsWith):
         checkpoint_id: str | None = None,
         channels: tuple[str, ...] = ("messages",),
     ) -> CheckpointRecord | None:
+        from symfonic_cli.stores.checkpoint_rows import CheckpointRecord
         from symfonic_cli.decoding import collect_blocked, loads
 
         if checkpoint_id is None:
@@ -249,6 +246,7 @@ class SqliteStore(SupportsWith):
 
     @_translate_iter
     def iter_message_states(self, key: str) -> Iterator[MessageState]:
+        from symfonic_cli.stores.checkpoint_rows import MessageState
         cur = self.conn.execute(
             "SELECT checkpoint_ns, checkpoint_id, type, checkpoint FROM checkpoints "
             "WHERE thread_id = ? ORDER BY checkpoint_id DESC",
@@ -261,7 +259,7 @@ class SqliteStore(SupportsWith):
 
     @_translate_iter
     def iter_checkpoint_heads(self, key: str) -> Iterator["CheckpointHead"]:
-        from symfonic_cli.stores.base import CheckpointHead
+        from symfonic_cli.stores.checkpoint_rows import CheckpointHead
 
         cur = self.conn.execute(
             "SELECT rowid, checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, length(checkpoint) "
@@ -299,6 +297,7 @@ class SqliteStore(SupportsWith):
 
     @_translate_errors
     def read_message_state(self, key: str, *, checkpoint_id: str | None = None) -> MessageState | None:
+        from symfonic_cli.stores.checkpoint_rows import MessageState
         sql = "SELECT checkpoint_id, type, checkpoint FROM checkpoints WHERE thread_id = ? AND checkpoint_ns = ''"
         if checkpoint_id is None:
             row = self.conn.execute(sql + " ORDER BY checkpoint_id DESC LIMIT 1", (key,)).fetchone()
@@ -311,7 +310,7 @@ class SqliteStore(SupportsWith):
 
     @_translate_iter
     def iter_message_writes(self, key: str) -> Iterator["MessageWrite"]:
-        from symfonic_cli.stores.base import MessageWrite
+        from symfonic_cli.stores.checkpoint_rows import MessageWrite
 
         cur = self.conn.execute(
             "SELECT checkpoint_ns, checkpoint_id, task_id, idx, type, value FROM writes "
@@ -328,7 +327,7 @@ class SqliteStore(SupportsWith):
 
     @_translate_iter
     def envelope_shapes(self, envelope_key: str, *, older_than: str | None = None):
-        from symfonic_cli.stores.base import ABSENT, EnvelopeShape
+        from symfonic_cli.stores.envelope_rows import ABSENT, EnvelopeShape
 
         # The big metadata text is parsed once per row to cut the envelope out (LIMIT -1 keeps
         # SQLite from flattening the subquery, which would re-parse it for every field). The small
@@ -379,7 +378,7 @@ class SqliteStore(SupportsWith):
 
     @_translate_iter
     def iter_envelopes(self, envelope_key: str, *, thread: str | None = None):
-        from symfonic_cli.stores.base import ABSENT, EnvelopeRow
+        from symfonic_cli.stores.envelope_rows import ABSENT, EnvelopeRow
 
         where = "WHERE thread_id = :thread" if thread is not None else ""
         sql = (
@@ -468,6 +467,7 @@ class SqliteStore(SupportsWith):
 
     @_translate_errors
     def erase_plan(self, key: str, extra: tuple[ExtraTable, ...]) -> ThreadErasePlan:
+        from symfonic_cli.stores.erase_rows import ThreadErasePlan
         counts = self._counts(key, extra)
         first, last = self.conn.execute(
             "SELECT min(checkpoint_id), max(checkpoint_id) FROM checkpoints WHERE thread_id = ?", (key,)
@@ -515,7 +515,7 @@ class SqliteStore(SupportsWith):
 
     @_translate_errors
     def export_thread(self, key: str):
-        from symfonic_cli.stores.base import RawRow, ThreadExport
+        from symfonic_cli.stores.thread_copy import RawRow, ThreadExport
 
         rows = [
             RawRow("checkpoints", (ns, cid), (parent, type_, _plain(blob), _plain(meta)))
@@ -537,7 +537,7 @@ class SqliteStore(SupportsWith):
 
     @_translate_errors
     def import_rows(self, key: str, rows) -> None:
-        from symfonic_cli.stores.base import MigrationConflict
+        from symfonic_cli.stores.thread_copy import MigrationConflict
 
         checkpoints = [(key, *r.key, *r.data) for r in rows if r.table == "checkpoints"]
         writes = [(key, *r.key, *r.data) for r in rows if r.table == "writes"]
@@ -570,7 +570,7 @@ class SqliteStore(SupportsWith):
     def decoded_thread(self, key: str):
         from symfonic_cli.decoding import collect_blocked
         from symfonic_cli.migration import ThreadDecoder
-        from symfonic_cli.stores.base import DecodedCheckpoint, DecodedThread, DecodedWrite
+        from symfonic_cli.stores.thread_copy import DecodedCheckpoint, DecodedThread, DecodedWrite
 
         loads = ThreadDecoder().loads
         thread = DecodedThread(key, [], [])
@@ -605,7 +605,7 @@ class SqliteStore(SupportsWith):
         from langgraph.checkpoint.sqlite import SqliteSaver
 
         from symfonic_cli.migration import reusing, write_batches
-        from symfonic_cli.stores.base import MigrationConflict
+        from symfonic_cli.stores.thread_copy import MigrationConflict
 
         # The saver commits after every put; held, its writes join our one transaction.
         saver = SqliteSaver(_HeldTransaction(self.conn))  # type: ignore[arg-type]
@@ -635,7 +635,7 @@ class SqliteStore(SupportsWith):
     def _migrate_transaction(self):
         from contextlib import contextmanager
 
-        from symfonic_cli.stores.base import migrate_fault_point
+        from symfonic_cli.stores.thread_copy import migrate_fault_point
 
         @contextmanager
         def tx():
@@ -683,7 +683,7 @@ def init_sqlite_target(path: Path) -> None:
         finally:
             conn.close()
     except sqlite3.Error as exc:
-        raise _store_error(StoreLocation("sqlite", str(path), path), exc) from None
+        raise _store_error(StoreLocation("sqlite", str(path), path, None, {}), exc) from None
 
 
 def _quote(name: str) -> str:
@@ -727,7 +727,7 @@ def _json_path(key: str) -> str:
 
 def _typed(json_type: str | None, value: Any) -> Any:
     """A json_type/json_extract pair as the faithful Python value (booleans come back as 1/0)."""
-    from symfonic_cli.stores.base import ABSENT
+    from symfonic_cli.stores.envelope_rows import ABSENT
 
     if json_type is None:
         return ABSENT

@@ -1,0 +1,57 @@
+"""What ``threads list`` and ``store info`` do once their options are parsed.
+
+Free of typer: both the typer commands and the quick route (``fast.py``) call these.
+"""
+
+from __future__ import annotations
+
+from typing import Optional
+
+from symfonic_cli.cli.common import check_format, open_for_reading
+from symfonic_cli.errors import UsageError
+
+THREAD_COLUMNS = ("key", "tenant", "sub_tenant", "session", "checkpoints", "first_activity", "last_activity")
+
+
+def list_threads(
+    store: Optional[str],
+    tenant: Optional[str],
+    sub_tenant: Optional[str],
+    limit: Optional[int],
+    fmt: Optional[str],
+) -> None:
+    if sub_tenant is not None and tenant is None:
+        raise UsageError("--sub-tenant needs --tenant")
+    out_format = check_format(fmt)
+    from symfonic_cli import render
+
+    with open_for_reading(store) as st:
+        records = (_thread_record(t) for t in st.list_threads(tenant=tenant, sub_tenant=sub_tenant, limit=limit))
+        render.write_records(records, fmt=out_format, columns=THREAD_COLUMNS, title=st.location.display)
+
+
+def _thread_record(t) -> dict:
+    parts = t.parts
+    first, last = t.first_activity, t.last_activity
+    return {
+        "key": t.key,
+        "tenant": parts.tenant if parts else None,
+        "sub_tenant": parts.sub_tenant if parts else None,
+        "session": parts.session if parts else None,
+        "checkpoints": t.checkpoints,
+        "first_activity": first.isoformat() if first else None,
+        "last_activity": last.isoformat() if last else None,
+    }
+
+
+def store_info(store: Optional[str], fmt: Optional[str]) -> None:
+    out_format = check_format(fmt)
+    from symfonic_cli import render
+
+    with open_for_reading(store) as st:
+        i = st.info()
+    pairs = [("kind", i.kind), ("location", i.location), ("threads", i.threads), ("checkpoints", i.checkpoints), ("writes", i.writes)]
+    pairs += list(i.details.items())
+    if out_format in ("json", "jsonl"):
+        pairs = [(k.replace(" ", "_"), v) for k, v in pairs]
+    render.write_pairs(pairs, fmt=out_format, title="store info")

@@ -1,0 +1,67 @@
+"""The typer command tree: the root options and the command groups under them."""
+
+from __future__ import annotations
+
+from typing import Optional
+
+import typer
+
+from symfonic_cli import __version__
+from symfonic_cli.cli.app import GROUPS
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"symfonic {__version__}")
+        raise typer.Exit()
+
+
+def _root(
+    debug: bool = typer.Option(False, "--debug", help="Show tracebacks for errors.", envvar="SYMFONIC_DEBUG"),
+    version: bool = typer.Option(False, "--version", callback=_version, is_eager=True, help="Print the version."),
+    connect_timeout: float = typer.Option(
+        10.0, "--connect-timeout", min=0.1, envvar="SYMFONIC_CONNECT_TIMEOUT", help="Seconds to wait for a database server."
+    ),
+    pg_schema: Optional[str] = typer.Option(
+        None, "--pg-schema", envvar="SYMFONIC_PG_SCHEMA", help="PostgreSQL schema holding the checkpoint tables."
+    ),
+    checkpoint_collection: Optional[str] = typer.Option(
+        None, "--checkpoint-collection", envvar="SYMFONIC_CHECKPOINT_COLLECTION", help="MongoDB checkpoints collection."
+    ),
+    writes_collection: Optional[str] = typer.Option(
+        None, "--writes-collection", envvar="SYMFONIC_WRITES_COLLECTION", help="MongoDB pending-writes collection."
+    ),
+) -> None:
+    """Connection options go before the command: symfonic --connect-timeout 5 threads list ..."""
+    from symfonic_cli.cli.common import apply_root_options
+
+    apply_root_options(
+        debug=debug,
+        connect_timeout=connect_timeout,
+        pg_schema=pg_schema,
+        checkpoint_collection=checkpoint_collection,
+        writes_collection=writes_collection,
+    )
+
+
+def build_app(only: str | None = None) -> typer.Typer:
+    """The root command with every group, or with just the group ``only`` (start-up speed)."""
+    from importlib import import_module
+
+    import typer.core
+
+    # Plain click help: typer's rich help imports markdown and rich's console (~80 ms per start).
+    typer.core.HAS_RICH = False
+    root = typer.Typer(
+        name="symfonic",
+        help="Inspect, report on, erase and migrate the LangGraph checkpoint stores of symfonic-core agents.",
+        no_args_is_help=True,
+        add_completion=True,
+        pretty_exceptions_enable=False,
+        rich_markup_mode=None,
+    )
+    root.callback()(_root)
+    for name, module_name in GROUPS.items():
+        if only is None or name == only:
+            import_module(module_name).register(root)
+    return root

@@ -1,0 +1,74 @@
+"""What the stores hand back for ``symfonic compat``: envelope shapes, read from metadata only."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+
+class _Absent:
+    """A key that is not there (distinct from a JSON null)."""
+
+    _instance = None
+
+    def __new__(cls):
+        if cls._instance is None:
+            cls._instance = super().__new__(cls)
+        return cls._instance
+
+    def __repr__(self) -> str:
+        return "ABSENT"
+
+    def __bool__(self) -> bool:
+        return False
+
+    def __reduce__(self):
+        return (_Absent, ())
+
+
+ABSENT: Any = _Absent()
+
+# JSON type names of the value under the envelope key (EnvelopeShape.kind).
+ENVELOPE_KINDS = ("absent", "null", "boolean", "integer", "number", "string", "array", "object")
+
+
+@dataclass(frozen=True)
+class EnvelopeShape:
+    """One group of checkpoints whose envelopes look alike in everything that decides a verdict.
+
+    ``kind`` is the JSON type of ``metadata[envelope_key]`` (one of ENVELOPE_KINDS; "absent" when
+    the key is missing or the metadata is empty; "integer" is a JSON number without fraction or
+    exponent, "number" any other). The other fields are set only when kind == "object", each the
+    value of that key inside the envelope, as a faithful Python JSON value: ``True``/``False``
+    for JSON booleans (never 1/0), ``int`` for integers, ``float`` for other numbers, ``str``,
+    ``None`` for JSON null, ``[]``/``{}`` as a placeholder for a nested array/object (its content
+    does not matter), and ``ABSENT`` when the key is not in the envelope (for format_version,
+    writer_line and finalized a backend may return None instead: they decode alike; never for
+    safe_boundary, where a null is a finding and absence is not).
+
+    Grouping: by (JSON type, value) of format_version, writer_line, safe_boundary and finalized;
+    by JSON type only for boundary_sequence (return any value of that type, e.g. 0 or "");
+    and by ``older``. A backend may return several rows with equal fields (callers add them up).
+    """
+
+    kind: str
+    format_version: Any = ABSENT
+    writer_line: Any = ABSENT
+    safe_boundary: Any = ABSENT
+    finalized: Any = ABSENT
+    boundary_sequence: Any = ABSENT
+    older: bool = False  # checkpoint_id < older_than (always False when older_than is None)
+    checkpoints: int = 0  # checkpoints in this group, every namespace
+    latest: int = 0  # of them, how many are their thread's latest root-namespace ("") checkpoint
+
+
+@dataclass(frozen=True)
+class EnvelopeRow:
+    """One checkpoint's envelope and the metadata ``compat show`` prints; never a blob."""
+
+    thread_id: str
+    checkpoint_ns: str
+    checkpoint_id: str
+    step: Any  # metadata["step"] as stored (None when absent)
+    source: Any  # metadata["source"] as stored (None when absent)
+    envelope: Any  # metadata[envelope_key] fully decoded (dict, list, scalar, None), ABSENT if missing

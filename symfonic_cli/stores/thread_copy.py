@@ -1,0 +1,141 @@
+"""A thread as raw stored rows and as decoded values: what ``symfonic migrate`` moves and compares."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True)
+class RawRow:
+    """One stored row (document) of a thread, exactly as the store holds it.
+
+    ``table`` is the backend's own table/collection role name (SQLite: ``"checkpoints"``,
+    ``"writes"``; PostgreSQL: ``"checkpoints"``, ``"checkpoint_blobs"``, ``"checkpoint_writes"``;
+    MongoDB: ``"checkpoints"``, ``"writes"``), never a user-configured name, so an export from one
+    store imports into another of the same kind whatever its schema/collection options.
+    ``key`` is the row's primary key WITHOUT the thread id, as a tuple of plain values
+    (checkpoints: ``(ns, checkpoint_id)``; writes: ``(ns, checkpoint_id, task_id, idx)``;
+    PostgreSQL blobs: ``(ns, channel, version)``). ``data`` holds every other stored column as
+    plain, ``==``-comparable Python values: ``bytes`` (never memoryview), ``str``, numbers, None,
+    and for JSONB/BSON documents the decoded dict/list as stored (no value decoding beyond that;
+    MongoDB: the document minus ``_id``, ``thread_id`` and the key fields; drop ``created_at`` TTL
+    fields, they are re-stamped on import when the target has a TTL). Two rows with equal
+    ``(table, key)`` and equal ``data`` are the same stored content.
+    """
+
+    table: str
+    key: tuple
+    data: tuple | dict
+
+
+@dataclass(frozen=True)
+class ThreadExport:
+    """Every stored row of one thread (all namespaces, every table), for a same-kind copy."""
+
+    kind: str
+    key: str  # the thread id
+    rows: list[RawRow]
+
+    def checkpoint_rows(self) -> list[RawRow]:
+        return [r for r in self.rows if r.table == "checkpoints"]
+
+
+@dataclass(frozen=True)
+class DecodedCheckpoint:
+    """One checkpoint as the saver's own ``get_tuple()`` would return it, decoded strictly.
+
+    ``checkpoint`` is the whole Checkpoint mapping (``v``, ``id``, ``ts``, ``channel_values``,
+    ``channel_versions``, ``versions_seen``, ``updated_channels``, ... whatever is stored), with
+    ``channel_values`` rebuilt the way the saver rebuilds them (PostgreSQL: inline values plus the
+    blobs named by ``channel_versions``). ``metadata`` is the decoded metadata mapping (MongoDB:
+    each value through the serializer, as ``loads_metadata`` does). Values decoded through
+    ``symfonic_cli.decoding.loads`` inside ``collect_blocked()``.
+    """
+
+    checkpoint_ns: str
+    checkpoint_id: str
+    parent_checkpoint_id: str | None
+    checkpoint: dict[str, Any]
+    metadata: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class DecodedWrite:
+    """One pending write, decoded strictly; ``idx`` as stored (negative for special channels)."""
+
+    checkpoint_ns: str
+    checkpoint_id: str
+    task_id: str
+    task_path: str  # "" when the store has no task_path column
+    idx: int
+    channel: str
+    value: Any
+
+    @property
+    def key(self) -> tuple:
+        return (self.checkpoint_ns, self.checkpoint_id, self.task_id, self.idx)
+
+
+@dataclass
+class DecodedThread:
+    """A whole thread decoded: what a cross-kind copy writes and what verification compares.
+
+    ``checkpoints`` ascending by ``checkpoint_id`` (parents before children) over every
+    namespace; ``writes`` ordered by ``(checkpoint_ns, checkpoint_id, task_path, task_id, idx)``.
+    ``blocked`` maps a description of each value the strict decoder could not rebuild exactly
+    (e.g. ``"checkpoint 1f0..., ns '', channel 'messages'"`` or ``"write 1f0.../task/0 channel
+    'x'"``) to the sorted class names it refused; empty when everything decoded exactly.
+    """
+
+    key: str
+    checkpoints: list[DecodedCheckpoint]
+    writes: list[DecodedWrite]
+    blocked: dict[str, list[str]] = field(default_factory=dict)
+
+
+class MigrationConflict(Exception):
+    """Raised by an import when a row/checkpoint/write it was asked to add already exists.
+
+    The import's transaction is rolled back: the target thread is left exactly as it was.
+    ``symfonic_cli.migration`` reports the thread as a conflict (never shown as a traceback).
+    """
+
+
+def new_versions_in_order(checkpoints: list[DecodedCheckpoint]) -> list[dict[str, Any]]:
+    """For each checkpoint (ascending order), the ``new_versions`` to hand to ``saver.put``:
+    the channel versions not already named by an earlier checkpoint of the same namespace.
+
+    PostgreSQL keeps channel values apart, one blob per (channel, version); a version seen
+    before was stored with that earlier checkpoint (written now or already in the target).
+    """
+    seen: dict[str, set[tuple[str, str]]] = {}
+    out = []
+    for cp in checkpoints:
+        known = seen.setdefault(cp.checkpoint_ns, set())
+        versions = cp.checkpoint.get("channel_versions") or {}
+        new = {ch: v for ch, v in versions.items() if (ch, str(v)) not in known}
+        known.update((ch, str(v)) for ch, v in versions.items())
+        out.append(new)
+    return out
+
+
+def migrate_fault_point(tag: str) -> None:
+    """Test hook: kill this process (SIGKILL) at the Nth call with ``tag`` when
+    ``SYMFONIC_TEST_MIGRATE_KILL=tag:N`` is set. Imports call it with ``"before-commit"`` after
+    every row of a thread is written and before the commit, so tests can prove a killed copy
+    leaves each target thread whole or absent. No effect when the variable is unset.
+    """
+    import os
+
+    spec = os.environ.get("SYMFONIC_TEST_MIGRATE_KILL")
+    if not spec or not spec.startswith(tag + ":"):
+        return
+    _fault_counts[tag] = _fault_counts.get(tag, 0) + 1
+    if _fault_counts[tag] >= int(spec.rsplit(":", 1)[1]):
+        import signal
+
+        os.kill(os.getpid(), signal.SIGKILL)
+
+
+_fault_counts: dict[str, int] = {}

@@ -1,0 +1,191 @@
+"""The quick route (``symfonic_cli/cli/fast.py``) gives exactly what typer gives.
+
+``threads list`` and ``store info`` skip typer and click for a plain command line. Every
+command line below runs both ways, in-process, and must give the same exit code, stdout and
+stderr; the option tables of the quick route are checked against the typer commands.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+from symfonic_cli.cli import fast
+from tests.cli import run
+
+
+@pytest.fixture
+def both_routes(monkeypatch):
+    """run(...) on the normal entry point, and on the typer route alone; records which ran."""
+    taken: list[bool] = []
+    real = fast.run
+
+    def spy(args):
+        try:
+            handled = real(args)
+        except BaseException:  # the command ran on the quick route and failed (as typer's would)
+            taken.append(True)
+            raise
+        taken.append(handled)
+        return handled
+
+    def through_typer(*args, env=None):
+        with monkeypatch.context() as m:
+            m.setattr(fast, "run", lambda args: False)
+            return run(*args, env=env)
+
+    def normal(*args, env=None):
+        taken.clear()
+        with monkeypatch.context() as m:
+            m.setattr(fast, "run", spy)
+            res = run(*args, env=env)
+        return res, bool(taken and taken[0])
+
+    return normal, through_typer
+
+
+def _same(both_routes, *args, env=None) -> tuple[object, bool]:
+    normal, through_typer = both_routes
+    (res, quick) = normal(*args, env=env)
+    ref = through_typer(*args, env=env)
+    assert (res.code, res.out, res.err) == (ref.code, ref.out, ref.err), args
+    return res, quick
+
+
+def _command_lines(store: str) -> list[tuple[list[str], dict | None, bool]]:
+    """(argv, env, whether the quick route should take it)."""
+    s = store
+    return [
+        (["threads", "list", "--store", s], None, True),
+        (["threads", "list", "--store", s, "--format", "json"], None, True),
+        (["threads", "list", "-s", s, "-f", "JSONL", "-n", "2"], None, True),
+        (["threads", "list", f"--store={s}", "--format=text", "--limit=0"], None, True),
+        (["threads", "list", "--store", s, "--tenant", "acme", "--format", "json"], None, True),
+        (["threads", "list", "--store", s, "--tenant", "acme", "--sub-tenant", "_", "--format", "json"], None, True),
+        (["threads", "list", "--store", s, "--tenant", "acme", "--sub-tenant", "eu"], None, True),
+        (["threads", "list", "--store", s, "--tenant", "nobody-here"], None, True),
+        (["threads", "list", "--store", s, "--sub-tenant", "eu"], None, True),  # usage error, same line
+        (["threads", "list", "--store", s, "--format", "yaml"], None, True),
+        (["threads", "list", "--store", s, "--format", ""], None, True),
+        (["threads", "list", "--store", ""], None, True),
+        (["threads", "list"], {"SYMFONIC_STORE": s}, True),
+        (["threads", "list", "--format", "json"], {"SYMFONIC_STORE": ""}, True),
+        (["threads", "list", "--store", s + ".missing"], None, True),
+        (["threads", "list", "--store", "redis://u:hunter2@localhost/0"], None, True),
+        (["threads", "list", "--store", s], {"SYMFONIC_DEBUG": "false", "SYMFONIC_CONNECT_TIMEOUT": "5"}, True),
+        (["threads", "list", "--store", s + ".missing"], {"SYMFONIC_DEBUG": "no"}, True),
+        (["store", "info", "--store", s], None, True),
+        (["store", "info", "-s", s, "--format", "json"], None, True),
+        (["store", "info", "--format", "jsonl"], {"SYMFONIC_STORE": s}, True),
+        # Left to typer: help, root options, odd values, unknown or repeated options.
+        (["threads", "list", "--help"], None, False),
+        (["store", "info", "--help"], None, False),
+        (["threads", "list", "--store", s, "--limit", "-1"], None, False),
+        (["threads", "list", "--store", s, "--limit", "x"], None, False),
+        (["threads", "list", "--store", s, "--limit", "+2"], None, False),
+        (["threads", "list", "--store", s, "--limit", " 2"], None, False),
+        (["threads", "list", "--store", s, "--limit", "٣"], None, False),
+        (["threads", "list", "--store", s, "--limit"], None, False),
+        (["threads", "list", "--store", s, "--store", s], None, False),
+        (["threads", "list", "--store", s, "--tenant", "--limit"], None, False),
+        (["threads", "list", "--store", s, "-n3"], None, False),
+        (["threads", "list", "--store", s, "extra"], None, False),
+        (["threads", "list", "--store", s, "--thread", "acme:eu:s-002"], None, False),
+        (["threads", "list", "--store", s, "--"], None, False),
+        (["threads", "lists", "--store", s], None, False),
+        (["store", "info", "--store", s, "--tenant", "acme"], None, False),
+        (["--connect-timeout", "5", "threads", "list", "--store", s], None, False),
+        (["threads", "list", "--store", s], {"SYMFONIC_CONNECT_TIMEOUT": "0.05"}, False),
+        (["threads", "list", "--store", s], {"SYMFONIC_CONNECT_TIMEOUT": "soon"}, False),
+        (["threads", "list", "--store", s], {"SYMFONIC_DEBUG": "maybe"}, False),
+    ]
+
+
+def test_both_routes_agree_on_every_command_line(sqlite_master, both_routes):
+    for argv, env, quick_expected in _command_lines(str(sqlite_master)):
+        res, quick = _same(both_routes, *argv, env=env)
+        assert quick is quick_expected, (argv, env)
+        assert "Traceback" not in res.err
+        assert "hunter2" not in res.out + res.err
+
+
+def test_quick_route_refuses_completion_requests(monkeypatch):
+    monkeypatch.setenv("_SYMFONIC_COMPLETE", "bash_complete")
+    assert fast.parse(["threads", "list", "--store", "x.db"]) is None
+
+
+def test_routes_agree_on_every_store_kind(any_kind, both_routes):
+    url = any_kind.new_store()
+    res, quick = _same(both_routes, "threads", "list", "--store", url, "--format", "json")
+    assert quick and res.code == 0 and '"acme:eu:s-002"' in res.out
+    res, quick = _same(both_routes, "threads", "list", "--store", url, "--tenant", "acme", "--limit", "1", "--format", "jsonl")
+    assert quick and res.code == 0 and len(res.out.splitlines()) == 1
+    normal, through_typer = both_routes
+    info, quick = normal("store", "info", "--store", url, "--format", "json")
+    ref = through_typer("store", "info", "--store", url, "--format", "json")
+    assert quick and info.code == ref.code == 0
+    # Sizes may move between two reads of a server; the keys and counts may not.
+    import json
+
+    a, b = json.loads(info.out), json.loads(ref.out)
+    assert list(a) == list(b)
+    assert {k: a[k] for k in ("kind", "location", "threads", "checkpoints", "writes")} == {
+        k: b[k] for k in ("kind", "location", "threads", "checkpoints", "writes")
+    }
+
+
+def _typer_params(words: tuple[str, str]):
+    from typer.main import get_command
+
+    from symfonic_cli.cli.root import build_app
+
+    group = get_command(build_app(words[0])).commands[words[0]]
+    return [p for p in group.commands[words[1]].params if p.name != "help"]
+
+
+def test_option_tables_match_the_typer_commands():
+    import click
+
+    for words, table in fast.ROUTES.items():
+        params = _typer_params(words)
+        spellings = {opt: p.name for p in params for opt in (*p.opts, *p.secondary_opts)}
+        assert spellings == table, words
+        for p in params:
+            assert not p.is_flag and p.nargs == 1 and not p.multiple, (words, p.name)
+            is_int = isinstance(p.type, click.types.IntParamType)
+            assert is_int == (p.name in fast.INT_PARAMS), (words, p.name)
+            if is_int:
+                assert getattr(p.type, "min", None) == 0 and getattr(p.type, "max", None) is None
+            else:
+                assert isinstance(p.type, click.types.StringParamType), (words, p.name)
+            assert (p.envvar or None) == fast.ENV_PARAMS.get(p.name), (words, p.name)
+
+
+def test_root_environment_matches_the_typer_root():
+    from typer.main import get_command
+
+    from symfonic_cli.cli.root import build_app
+
+    root = {p.name: p for p in get_command(build_app("threads")).params}
+    for name, env in fast.ROOT_ENV.items():
+        assert root[name].envvar == env and root[name].default is None
+    timeout = root["connect_timeout"]
+    assert timeout.envvar == fast.CONNECT_TIMEOUT_ENV
+    assert timeout.default == fast.DEFAULT_CONNECT_TIMEOUT and timeout.type.min == fast.MIN_CONNECT_TIMEOUT
+    assert root["debug"].envvar == "SYMFONIC_DEBUG"
+    # Every root option read from the environment is known to the quick route.
+    with_env = {n for n, p in root.items() if p.envvar}
+    assert with_env == {*fast.ROOT_ENV, "connect_timeout", "debug"}
+
+
+def test_quick_route_imports_neither_typer_nor_click(sqlite_master):
+    code = (
+        "import sys\nfrom symfonic_cli.cli.app import main\n"
+        f"try:\n    main(['threads', 'list', '--store', {str(sqlite_master)!r}, '--format', 'json'])\n"
+        "except SystemExit as e:\n    code = e.code\n"
+        "print('LOADED', sorted(m for m in ('typer', 'click', 'rich', 'dataclasses', 'langgraph') if m in sys.modules), code)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip().endswith("LOADED [] 0"), out[-300:]
