@@ -40,15 +40,12 @@ def checkpoint_id_time(checkpoint_id: str | None) -> datetime | None:
     return _UUID_EPOCH + timedelta(microseconds=ticks // 10)
 
 
-class ThreadSummary(NamedTuple):  # a tuple: one per listed thread
-    key: str
-    checkpoints: int
-    first_checkpoint_id: str | None  # min checkpoint_id over every namespace
-    last_checkpoint_id: str | None  # max checkpoint_id over every namespace
+class ActivitySpan:
+    """First and last activity, read from the checkpoint ids (UUIDv6) without decoding."""
 
-    @property
-    def parts(self) -> KeyParts | None:
-        return parse_key(self.key)
+    __slots__ = ()
+    first_checkpoint_id: str | None  # min checkpoint_id over every namespace, None if none
+    last_checkpoint_id: str | None  # max checkpoint_id over every namespace
 
     @property
     def first_activity(self) -> datetime | None:
@@ -57,6 +54,21 @@ class ThreadSummary(NamedTuple):  # a tuple: one per listed thread
     @property
     def last_activity(self) -> datetime | None:
         return checkpoint_id_time(self.last_checkpoint_id)
+
+
+class _ThreadSummaryFields(NamedTuple):  # a tuple: one per listed thread
+    key: str
+    checkpoints: int
+    first_checkpoint_id: str | None
+    last_checkpoint_id: str | None
+
+
+class ThreadSummary(_ThreadSummaryFields, ActivitySpan):
+    __slots__ = ()
+
+    @property
+    def parts(self) -> KeyParts | None:
+        return parse_key(self.key)
 
 
 class StoreInfo(NamedTuple):
@@ -211,7 +223,7 @@ class Store(Protocol):
         ...
 
 
-    # -- migrate (``symfonic migrate``; see RawRow, ThreadExport, DecodedThread above)
+    # -- migrate (``symfonic migrate``; see RawRow, ThreadExport, DecodedThread in thread_copy.py)
     #
     # Opening a target: ``open_store(location, writable=True)`` requires the saver's tables;
     # ``open_store(location, writable=True, init_target=True)`` first runs the target saver's own
