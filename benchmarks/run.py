@@ -1,9 +1,11 @@
 """Transcript, listing and start-up benchmarks: medians, ratios and peak memory, side by side.
 
     python -m benchmarks.run [--quick] [--no-postgres] [--sizes 250,500,1000,2000] [--reps N]
+    python -m benchmarks.run --listings-only
 
 Every measurement is a whole process (start-up included), as a support engineer runs it; peak
-memory is that process's max RSS. Stores are generated once by real graphs (benchmarks/stores.py).
+memory is that process's max RSS. Quick commands and their raw counterparts run in turn, round
+after round, at least 11 times each. Stores are generated once by real graphs (benchmarks/stores.py).
 The reference algorithm runs only up to --reference-max turns (it is quadratic), once each.
 """
 
@@ -74,6 +76,23 @@ def measure(cmd: list[str], reps: int) -> Measure:
     return m
 
 
+def side_by_side(cmds: list[list[str]], reps: int) -> list[Measure]:
+    """Each command once per round, in turn, so a noisy spell of the machine hits them alike."""
+    results = [Measure() for _ in cmds]
+    for _ in range(reps):
+        for m, cmd in zip(results, cmds):
+            one = measure(cmd, 1)
+            m.seconds += one.seconds
+            m.cpu += one.cpu
+            m.rss_mb = max(m.rss_mb, one.rss_mb)
+            m.out = one.out
+    return results
+
+
+# Quick commands are cheap to repeat, and their medians need more runs to be steady.
+QUICK_REPS = 11
+
+
 def symfonic(*args: str) -> list[str]:
     exe = Path(PY).with_name("symfonic")
     return ([str(exe)] if exe.exists() else [PY, "-m", "symfonic_cli"]) + list(args)
@@ -139,8 +158,10 @@ def transcripts(kind: str, url_of, sizes: list[int], reps: int, ref_max: int, re
 
 def listings(kind: str, url: str, reps: int, rep: Report) -> None:
     name = "many"
-    threads = measure(symfonic("threads", "list", "--store", url, "--format", "json"), reps)
-    raw = measure([PY, "-m", "benchmarks.raw_queries", "threads", url], reps)
+    quick = max(reps, QUICK_REPS)
+    threads, raw = side_by_side(
+        [symfonic("threads", "list", "--store", url, "--format", "json"), [PY, "-m", "benchmarks.raw_queries", "threads", url]], quick
+    )
     rep.row(kind, name, "threads list --format json", threads, f"vs raw {threads.median / raw.median:.2f}")
     rep.row(kind, name, "raw GROUP BY thread_id (Python driver)", raw, "1.00")
     rep.target(f"{kind} threads list within 2x of the raw aggregate", threads.median <= 2 * raw.median, f"{threads.median / raw.median:.2f}x")
@@ -148,8 +169,9 @@ def listings(kind: str, url: str, reps: int, rep: Report) -> None:
         psql = measure(["psql", "-X", "-q", "-A", "-t", "-o", "/dev/null", "-d", url, "-c", "SELECT thread_id, count(*), max(checkpoint_id) FROM checkpoints GROUP BY thread_id"], reps)
         rep.row(kind, name, "raw GROUP BY thread_id (psql)", psql, f"threads/psql {threads.median / psql.median:.2f}")
         rep.target(f"{kind} threads list under 200 MB", threads.rss_mb < 200, f"{threads.rss_mb:.0f} MB")
-    info = measure(symfonic("store", "info", "--store", url, "--format", "json"), reps)
-    raw_info = measure([PY, "-m", "benchmarks.raw_queries", "info", url], reps)
+    info, raw_info = side_by_side(
+        [symfonic("store", "info", "--store", url, "--format", "json"), [PY, "-m", "benchmarks.raw_queries", "info", url]], quick
+    )
     rep.row(kind, name, "store info --format json", info, f"vs raw {info.median / raw_info.median:.2f}")
     rep.row(kind, name, "raw counts (Python driver)", raw_info, "1.00")
     key = stores.many_key(7)
@@ -160,8 +182,7 @@ def listings(kind: str, url: str, reps: int, rep: Report) -> None:
 
 
 def startup(reps: int, rep: Report) -> None:
-    bare = measure([PY, "-c", "pass"], reps)
-    helped = measure(symfonic("--help"), reps)
+    bare, helped = side_by_side([[PY, "-c", "pass"], symfonic("--help")], max(reps, QUICK_REPS))
     rep.row("-", "-", "python -c pass", bare, "1.00")
     rep.row("-", "-", "symfonic --help", helped, f"{helped.median / bare.median:.1f}x python")
     rep.target("symfonic --help under 0.3 s", helped.median < 0.3, f"{helped.median:.3f} s")
@@ -178,8 +199,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--postgres-sizes", help="turn counts on PostgreSQL (default: --sizes)")
     ap.add_argument("--reps", type=int, help="repetitions per measurement (default 3, quick 1)")
     ap.add_argument("--reference-max", type=int, help="largest thread the reference runs on (default 1000, quick 250)")
+    ap.add_argument("--listings-only", action="store_true", help="start-up, threads list and store info only")
     args = ap.parse_args(argv)
     sizes = [int(s) for s in args.sizes.split(",")] if args.sizes else ([250, 500] if args.quick else list(stores.LONG_TURNS))
+    if args.listings_only:
+        sizes = []
     pg_sizes = [int(s) for s in args.postgres_sizes.split(",")] if args.postgres_sizes else sizes
     reps = args.reps or (1 if args.quick else 3)
     ref_max = args.reference_max or (250 if args.quick else 1000)
@@ -197,15 +221,17 @@ def main(argv: list[str] | None = None) -> int:
     try:
         pg_urls = {}
         if server is not None:
-            for spec in [f"long-{n}" for n in pg_sizes] + ["many"]:
+            for spec in ([] if args.listings_only else [f"long-{n}" for n in pg_sizes]) + ["many"]:
                 pg_urls[spec] = stores.postgres_store(spec, server)
         print(f"\nsymfonic benchmarks ({reps} repetition(s), medians of whole processes)\n")
         rep.header()
-        startup(max(reps, 5), rep)
-        transcripts("sqlite", lambda spec: str(stores.sqlite_store(spec)), sizes, reps, ref_max, rep)
+        startup(reps, rep)
+        if sizes:
+            transcripts("sqlite", lambda spec: str(stores.sqlite_store(spec)), sizes, reps, ref_max, rep)
         listings("sqlite", str(stores.sqlite_store("many")), reps, rep)
         if server is not None:
-            transcripts("postgres", pg_urls.__getitem__, pg_sizes, reps, ref_max, rep)
+            if not args.listings_only:
+                transcripts("postgres", pg_urls.__getitem__, pg_sizes, reps, ref_max, rep)
             listings("postgres", pg_urls["many"], reps, rep)
     finally:
         if server is not None:
