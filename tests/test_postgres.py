@@ -369,6 +369,38 @@ def test_schema_from_url_options_or_flag(pg, schema_store):
     assert res.code == 4 and "no schema 'nope'" in res.err
 
 
+def test_service_file_options_are_kept_and_the_session_is_still_read_only(pg, schema_store, tmp_path, monkeypatch):
+    """A pg_service.conf entry's own options (here its search_path) apply; read-only is set after connecting."""
+    from psycopg.conninfo import conninfo_to_dict
+
+    from symfonic_cli.location import parse_location
+    from symfonic_cli.stores import open_store
+
+    name, _ = schema_store
+    params = conninfo_to_dict(pg.url(name))
+    service = tmp_path / "pg_service.conf"
+    service.write_text(
+        "[agents]\n"
+        + "".join(f"{k}={params[k]}\n" for k in ("host", "port", "user", "password", "dbname"))
+        + "options=-csearch_path=agents\n"
+    )
+    env = {"PGSERVICEFILE": str(service)}
+    keys = [r["key"] for r in _json("threads", "list", "--store", "postgresql://?service=agents", env=env)]
+    assert keys == ["globex:_:s-101", "acme:_:s-001"]
+    info = _json("store", "info", "--store", "postgresql://", env={**env, "PGSERVICE": "agents"})
+    assert info["schema"] == "agents" and info["threads"] == 2
+    # Options in the URL still come first, with read-only added to them at start-up.
+    public = _fails("postgresql://?service=agents&options=-csearch_path%3Dpublic", "threads", "list", env=env)
+    assert "not a LangGraph checkpoint store" in public
+    monkeypatch.setenv("PGSERVICEFILE", str(service))
+    with open_store(parse_location("postgresql://?service=agents")) as st:
+        conn = st.conn
+        assert conn.execute("SHOW search_path").fetchone()[0] == "agents"
+        assert conn.execute("SHOW default_transaction_read_only").fetchone()[0] == "on"
+        with pytest.raises(Exception, match="read-only"):
+            conn.execute("CREATE TABLE agents.should_not_exist (x int)")
+
+
 # -- the optional and later protocol methods, where PostgreSQL differs ------------------------
 
 

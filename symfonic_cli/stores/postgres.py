@@ -68,11 +68,18 @@ def _conninfo(location: StoreLocation, *, writable: bool, connect_timeout: float
         params = conninfo_to_dict(location.url)
     except Exception as exc:
         raise StoreError(scrub(f"malformed PostgreSQL URL {location.display}: {' '.join(str(exc).split())}", location)) from None
-    # Setting "options" would hide PGOPTIONS (libpq reads the variable only as a default).
-    options = str(params.get("options") or os.environ.get("PGOPTIONS", "")).strip()
-    if not writable:
-        options = f"{options} -c default_transaction_read_only=on".strip()
-    extra: dict[str, Any] = {"options": options, "connect_timeout": _effective_timeout(connect_timeout)}
+    extra: dict[str, Any] = {"connect_timeout": _effective_timeout(connect_timeout)}
+    if params.get("options") is None and (params.get("service") or os.environ.get("PGSERVICE")):
+        # A service file may hold "options" (a search_path, ...): ours would replace them, so
+        # libpq resolves them as usual and _prepare makes the session read-only after connecting.
+        pass
+    else:
+        # Setting "options" would hide PGOPTIONS (libpq reads the variable only as a default).
+        options = str(params.get("options") or os.environ.get("PGOPTIONS", "")).strip()
+        if not writable:
+            options = f"{options} -c default_transaction_read_only=on".strip()
+        if options:
+            extra["options"] = options
     if not params.get("application_name") and not os.environ.get("PGAPPNAME"):
         extra["application_name"] = "symfonic"
     return make_conninfo(location.url, **extra)
@@ -169,7 +176,7 @@ class PostgresStore(SupportsWith):
     def _prepare(self, pg_schema: str | None) -> None:
         c = self.conn
         if not self.writable:
-            # Startup options can be dropped by a pooler: make sure, or refuse.
+            # Startup options can be dropped by a pooler or left to a service file: make sure, or refuse.
             if c.execute("SHOW default_transaction_read_only").fetchone()[0] != "on":
                 c.execute("SET SESSION CHARACTERISTICS AS TRANSACTION READ ONLY")
                 if c.execute("SHOW transaction_read_only").fetchone()[0] != "on":
