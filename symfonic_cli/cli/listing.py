@@ -9,6 +9,8 @@ from typing import Optional
 
 from symfonic_cli.cli.common import check_format, open_for_reading
 from symfonic_cli.errors import UsageError
+from symfonic_cli.stores.base import checkpoint_id_time
+from symfonic_cli.threadkey import parse_key
 
 THREAD_COLUMNS = ("key", "tenant", "sub_tenant", "session", "checkpoints", "first_activity", "last_activity")
 
@@ -31,8 +33,9 @@ def list_threads(
 
 
 def _thread_record(t) -> dict:
-    parts = t.parts
-    first, last = t.first_activity, t.last_activity
+    # Runs once per thread: plain calls, no properties (a listing may hold many thousands).
+    parts = parse_key(t.key)
+    first, last = checkpoint_id_time(t.first_checkpoint_id), checkpoint_id_time(t.last_checkpoint_id)
     return {
         "key": t.key,
         "tenant": parts.tenant if parts else None,

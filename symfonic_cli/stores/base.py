@@ -12,8 +12,6 @@ from collections.abc import Callable, Iterator
 from datetime import datetime, timedelta, timezone
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
-from symfonic_cli.threadkey import KeyParts, parse_key
-
 if TYPE_CHECKING:
     from symfonic_cli.location import StoreLocation
     from symfonic_cli.stores.checkpoint_rows import CheckpointHead, CheckpointRecord, MessageState, MessageWrite
@@ -65,10 +63,6 @@ class _ThreadSummaryFields(NamedTuple):  # a tuple: one per listed thread
 
 class ThreadSummary(_ThreadSummaryFields, ActivitySpan):
     __slots__ = ()
-
-    @property
-    def parts(self) -> KeyParts | None:
-        return parse_key(self.key)
 
 
 class StoreInfo(NamedTuple):
