@@ -267,6 +267,33 @@ def test_heads_read_from_blob_prefixes(shapes_db):
         checkpoint_blob_head(blobs[-1][1][:20])
 
 
+class _WithoutBlobIO:
+    """A real sqlite3 connection as Python 3.10 has it: no ``blobopen`` (incremental blob I/O)."""
+
+    def __init__(self, conn) -> None:
+        self._conn = conn
+
+    def __getattr__(self, name):
+        if name == "blobopen":
+            raise AttributeError(name)
+        return getattr(self._conn, name)
+
+
+def test_heads_without_incremental_blob_io_are_the_same(shapes_db, sqlite_master):
+    from symfonic_cli.location import parse_location
+    from symfonic_cli.stores import open_store
+
+    for db in (shapes_db, sqlite_master):
+        with open_store(parse_location(str(db))) as st:
+            keys = [t.key for t in st.list_threads()]
+            with_blob_io = {k: list(st.iter_checkpoint_heads(k)) for k in keys}
+            st.conn = _WithoutBlobIO(st.conn)
+            assert not hasattr(st.conn, "blobopen")
+            by_substr = {k: list(st.iter_checkpoint_heads(k)) for k in keys}
+        assert by_substr == with_blob_io
+        assert sum(h.message_count is not None for hs in by_substr.values() for h in hs) > 20
+
+
 def test_step_is_read_from_the_checkpoint_id(shapes_db):
     with sqlite3.connect(str(shapes_db)) as conn:
         rows = conn.execute("SELECT checkpoint_id, metadata FROM checkpoints").fetchall()

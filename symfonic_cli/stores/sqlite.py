@@ -272,20 +272,21 @@ class SqliteStore(SupportsWith):
             yield CheckpointHead(ns, cid, parent, ts, None, count)
 
     def _blob_head(self, rowid: int, type_: str | None, size: int | None) -> tuple[str | None, int | None]:
-        # Incremental blob I/O reads only the first pages of a blob that may be megabytes long.
         from symfonic_cli.timestamps import NeedMore, checkpoint_blob_head
 
         if type_ != "msgpack" or not size:
             return None, None
-        want = 512
-        try:
-            blob = self.conn.blobopen("checkpoints", "checkpoint", rowid, readonly=True)
-        except sqlite3.OperationalError:  # the row went away under a concurrent writer
+        prefix = self._blob_prefix_reader(rowid)
+        if prefix is None:  # the row went away under a concurrent writer
             return None, None
+        want = 512
         try:
             while True:
                 try:
-                    return checkpoint_blob_head(blob[0:min(want, size)])
+                    head = prefix(min(want, size))
+                    if head is None:
+                        return None, None
+                    return checkpoint_blob_head(head)
                 except NeedMore:
                     if want >= size:
                         return None, None
@@ -293,7 +294,28 @@ class SqliteStore(SupportsWith):
                 except ValueError:
                     return None, None
         finally:
-            blob.close()
+            close = getattr(prefix, "close", None)
+            if close is not None:
+                close()
+
+    def _blob_prefix_reader(self, rowid: int):
+        """A callable giving the first N bytes of a checkpoint blob, or None if the row is gone.
+
+        Incremental blob I/O (Python 3.11+) reads only the first pages of a blob that may be
+        megabytes long; before 3.11, ``substr`` in SQL gives the same bytes.
+        """
+        if hasattr(self.conn, "blobopen"):
+            try:
+                blob = self.conn.blobopen("checkpoints", "checkpoint", rowid, readonly=True)
+            except sqlite3.OperationalError:
+                return None
+            return _BlobPrefix(blob)
+
+        def by_substr(n: int) -> bytes | None:
+            row = self.conn.execute("SELECT substr(checkpoint, 1, ?) FROM checkpoints WHERE rowid = ?", (n, rowid)).fetchone()
+            return bytes(row[0]) if row is not None and row[0] is not None else None
+
+        return by_substr
 
     @_translate_errors
     def read_message_state(self, key: str, *, checkpoint_id: str | None = None) -> MessageState | None:
@@ -738,3 +760,16 @@ def _typed(json_type: str | None, value: Any) -> Any:
     if json_type == "null":
         return None
     return value
+
+
+class _BlobPrefix:
+    """The first bytes of an open SQLite blob, and closing it."""
+
+    def __init__(self, blob) -> None:
+        self._blob = blob
+
+    def __call__(self, n: int) -> bytes:
+        return self._blob[0:n]
+
+    def close(self) -> None:
+        self._blob.close()
