@@ -267,16 +267,17 @@ def test_heads_read_from_blob_prefixes(shapes_db):
         checkpoint_blob_head(blobs[-1][1][:20])
 
 
-class _WithoutBlobIO:
-    """A real sqlite3 connection as Python 3.10 has it: no ``blobopen`` (incremental blob I/O)."""
+class _Without:
+    """A real object minus one optional capability, which the code under test must do without."""
 
-    def __init__(self, conn) -> None:
-        self._conn = conn
+    def __init__(self, obj, missing: str) -> None:
+        self._obj = obj
+        self._missing = missing
 
     def __getattr__(self, name):
-        if name == "blobopen":
+        if name == self._missing:
             raise AttributeError(name)
-        return getattr(self._conn, name)
+        return getattr(self._obj, name)
 
 
 def test_heads_without_incremental_blob_io_are_the_same(shapes_db, sqlite_master):
@@ -287,7 +288,7 @@ def test_heads_without_incremental_blob_io_are_the_same(shapes_db, sqlite_master
         with open_store(parse_location(str(db))) as st:
             keys = [t.key for t in st.list_threads()]
             with_blob_io = {k: list(st.iter_checkpoint_heads(k)) for k in keys}
-            st.conn = _WithoutBlobIO(st.conn)
+            st.conn = _Without(st.conn, "blobopen")  # a connection as Python 3.10 has it
             assert not hasattr(st.conn, "blobopen")
             by_substr = {k: list(st.iter_checkpoint_heads(k)) for k in keys}
         assert by_substr == with_blob_io
@@ -334,16 +335,9 @@ def test_heads_of_other_layouts():
         checkpoint_blob_head(b"\xc1")
 
 
-class _StrictOnly:
+def _strict_only(store):
     """The real store without the plain-message read: rows come from strictly built messages."""
-
-    def __init__(self, store) -> None:
-        self._store = store
-
-    def __getattr__(self, name):
-        if name == "read_message_state":
-            raise AttributeError(name)
-        return getattr(self._store, name)
+    return _Without(store, "read_message_state")
 
 
 @pytest.mark.parametrize("key", SCENARIO_KEYS + ["t:_:long", "t:_:sub"])
@@ -355,7 +349,7 @@ def test_rows_from_stored_fields_equal_rows_from_built_messages(sqlite_master, s
     path = shapes_db if key.startswith("t:") else sqlite_master
     with open_store(parse_location(str(path))) as store:
         plain = read_transcript(store, key)
-        strict = read_transcript(_StrictOnly(store), key)
+        strict = read_transcript(_strict_only(store), key)
     assert plain.rows == strict.rows and plain.warnings == strict.warnings
     assert plain.checkpoint_id == strict.checkpoint_id and plain.rows
 
@@ -395,7 +389,7 @@ def test_plain_read_agrees_with_strict_read_on_every_kind(any_kind):
         assert store.read_message_state("acme:_:s-001") is not None
         for key in SCENARIO_KEYS:
             plain = read_transcript(store, key)
-            strict = read_transcript(_StrictOnly(store), key)
+            strict = read_transcript(_strict_only(store), key)
             assert plain.rows == strict.rows and plain.warnings == strict.warnings, key
             assert plain.rows
 
