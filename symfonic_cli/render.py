@@ -7,6 +7,7 @@ exact content (control characters as JSON escapes).
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import re
@@ -17,14 +18,27 @@ from typing import Any, TextIO
 
 FORMATS = ("table", "text", "json", "jsonl")
 
-# C0 controls except tab and newline, DEL, and C1 controls.
-_CONTROL_RE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
-# Line and paragraph separators and bidi overrides can reorder or hide what a reader sees.
-_JSON_UNSAFE_RE = re.compile("[\x7f-\x9f\u2028\u2029]")
+# Bidirectional formatting characters reorder what a reader sees ("Trojan Source").
+_BIDI = "\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069"
+# C0 controls except tab and newline, DEL, C1 controls, and the bidi characters.
+_CONTROL = f"[\x00-\x08\x0b-\x1f\x7f-\x9f{_BIDI}]"
+# Kept exact in JSON, but as escapes: line and paragraph separators, C1 and bidi characters.
+_JSON_UNSAFE = f"[\x7f-\x9f\u2028\u2029{_BIDI}]"
+
+
+@functools.cache
+def _regex(pattern: str) -> re.Pattern:
+    # Compiled on first use: a quick listing in JSON never needs them.
+    return re.compile(pattern)
 
 
 def escape_controls(text: str) -> str:
-    return _CONTROL_RE.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
+    return _regex(_CONTROL).sub(_escape_control, text)
+
+
+def _escape_control(match: re.Match) -> str:
+    code = ord(match.group())
+    return f"\\x{code:02x}" if code <= 0xFF else f"\\u{code:04x}"
 
 
 def escape_inline(text: str) -> str:
@@ -55,7 +69,7 @@ def json_dumps(value: Any, *, indent: int | None = None) -> str:
         out = json.dumps(value, ensure_ascii=False, indent=indent, default=_json_default)
     if out.isascii() and "\x7f" not in out:  # the common case, checked in C
         return out
-    return _JSON_UNSAFE_RE.sub(_escape_json_unsafe, out)
+    return _regex(_JSON_UNSAFE).sub(_escape_json_unsafe, out)
 
 
 def is_terminal(stream: TextIO | None = None) -> bool:

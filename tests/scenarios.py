@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-ANSI = "\x1b[31mRED\x1b[0m \x1b]0;pwned-title\x07 bell\x07 [bold red]markup[/bold red] \x9b31m c1"
+ANSI = "\x1b[31mRED\x1b[0m \x1b]0;pwned-title\x07 bell\x07 [bold red]markup[/bold red] \x9b31m c1 \u202eexe.txt\u202c"
 BIG = ("fifty kilobytes of text " * 2200)[:50_000]
 UNICODE = "Grüße, 世界! 🚀 — naïve café, עברית, العربية"
 MULTIMODAL = [

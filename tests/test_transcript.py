@@ -182,6 +182,7 @@ def test_adversarial_content_is_escaped_in_text_and_table(sqlite_master):
     assert res.code == 0
     assert "\x1b" not in res.out and "\x07" not in res.out and "\x9b" not in res.out
     assert "\\x1b[31mRED" in res.out and "\\x07" in res.out and "\\x9b" in res.out
+    assert "\u202e" not in res.out and "\\u202eexe.txt\\u202c" in res.out  # bidi reordering shown, not applied
     assert "[bold red]markup[/bold red]" in res.out
     table = run("transcript", "show", "--store", str(sqlite_master), "--thread", "acme:eu:s-003", "--format", "table", env={"COLUMNS": "400"})
     assert table.code == 0
@@ -193,7 +194,7 @@ def test_json_keeps_exact_content(sqlite_master):
     out = rows(sqlite_master, "--thread", "acme:eu:s-003", "--speaker", "user", "--index", "1")
     assert out[0]["content"] == ANSI
     raw = show(sqlite_master, "--thread", "acme:eu:s-003", "--format", "jsonl").out
-    assert "\x1b" not in raw and "\x9b" not in raw  # escaped as JSON, not raw bytes
+    assert "\x1b" not in raw and "\x9b" not in raw and "\u202e" not in raw  # escaped as JSON, not raw
     assert json.loads(raw.splitlines()[2])["content"] == ANSI
 
 

@@ -8,10 +8,9 @@ from __future__ import annotations
 import re
 import sys
 from datetime import timedelta
-from typing import Any, Optional
+from typing import Annotated, Any, Optional
 
 import typer
-from typing import Annotated
 
 from symfonic_cli.cli.common import check_format, open_for_reading, require_thread, thread_key
 from symfonic_cli.cli.options import SessionOpt, StoreOpt, SubTenantOpt, TenantOpt, ThreadOpt

@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Optional
+from typing import Annotated, Optional
 
 import typer
-from typing import Annotated
 
 from symfonic_cli.cli.common import store_options, thread_key
 from symfonic_cli.cli.options import SessionOpt, StoreOpt, SubTenantOpt, TenantOpt, ThreadOpt

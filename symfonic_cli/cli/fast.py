@@ -13,7 +13,6 @@ against the typer commands.
 from __future__ import annotations
 
 import os
-import re
 from typing import Callable, Optional
 
 from symfonic_cli.location import STORE_ENV
@@ -46,8 +45,14 @@ CONNECT_TIMEOUT_ENV = "SYMFONIC_CONNECT_TIMEOUT"
 DEFAULT_CONNECT_TIMEOUT = 10.0
 MIN_CONNECT_TIMEOUT = 0.1
 
-_DIGITS = re.compile(r"[0-9]+")
-_DECIMAL = re.compile(r"[0-9]+(\.[0-9]+)?")
+
+def _digits(text: str) -> bool:
+    return text.isascii() and text.isdigit()
+
+
+def _decimal(text: str) -> bool:
+    whole, dot, fraction = text.partition(".")
+    return _digits(whole) and (not dot or _digits(fraction))
 
 
 def parse(argv: list[str]) -> Optional[tuple[tuple[str, str], dict]]:
@@ -75,7 +80,7 @@ def parse(argv: list[str]) -> Optional[tuple[tuple[str, str], dict]]:
         if param is None or param in params or value.startswith("-"):
             return None
         if param in INT_PARAMS:
-            if not _DIGITS.fullmatch(value):
+            if not _digits(value):
                 return None
             params[param] = int(value)
         else:
@@ -95,7 +100,7 @@ def root_options() -> Optional[dict]:
         return None
     timeout = os.environ.get(CONNECT_TIMEOUT_ENV)
     if timeout:
-        if not _DECIMAL.fullmatch(timeout) or float(timeout) < MIN_CONNECT_TIMEOUT:
+        if not _decimal(timeout) or float(timeout) < MIN_CONNECT_TIMEOUT:
             return None
         connect_timeout = float(timeout)
     else:

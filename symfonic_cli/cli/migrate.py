@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
+import os
 import sys
-from typing import List, Optional
+from typing import Annotated, List, Optional
 
 import typer
-from typing import Annotated
 
 from symfonic_cli.cli.common import check_format, store_options
 from symfonic_cli.cli.options import FormatOpt, SubTenantOpt
@@ -97,7 +97,7 @@ def migrate(
 def _same_place(a, b) -> bool:
     if a.kind == "sqlite" and a.path is not None and b.path is not None:
         try:
-            return a.path.resolve() == b.path.resolve()
+            return os.path.realpath(a.path) == os.path.realpath(b.path)
         except OSError:
             return False
     return a.url == b.url and a.options == b.options

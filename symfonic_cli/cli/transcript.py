@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import sys
-from typing import Optional
+from typing import Annotated, Optional
 
 import typer
-from typing import Annotated
 
 from symfonic_cli.cli.common import check_format, open_for_reading, require_thread, thread_key
 from symfonic_cli.cli.options import FormatOpt, SessionOpt, StoreOpt, SubTenantOpt, TenantOpt, ThreadOpt
 from symfonic_cli.errors import UsageError
+
 
 def register(root: typer.Typer) -> None:
     root.add_typer(app, name="transcript")

@@ -11,9 +11,7 @@ import os
 import sqlite3
 import stat
 from collections.abc import Iterator
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
-from urllib.parse import quote
 
 from symfonic_cli.errors import StoreError
 from symfonic_cli.location import StoreLocation
@@ -51,13 +49,18 @@ def _range_for_prefix(prefix: str) -> tuple[str, str]:
     return prefix, prefix[:-1] + chr(ord(prefix[-1]) + 1)
 
 
+def _uri_path(path: str) -> str:
+    # In an SQLite URI "%" starts an escape, "?" the parameters and "#" a fragment.
+    return path.replace("%", "%25").replace("?", "%3f").replace("#", "%23")
+
+
 def open_store(location: StoreLocation, *, writable: bool = False, **options: Any) -> "SqliteStore":
     path = location.path
     assert path is not None
     if writable and options.get("init_target"):
         init_sqlite_target(path)  # migrate --init-target: the saver's own setup()
     try:
-        st = path.stat()
+        st = os.stat(path)
     except FileNotFoundError:
         raise StoreError(f"no SQLite file at {path}", hint="check --store; symfonic never creates a store") from None
     except OSError as exc:
@@ -66,7 +69,7 @@ def open_store(location: StoreLocation, *, writable: bool = False, **options: An
         raise StoreError(f"{path} is a directory, not an SQLite file")
     if not os.access(path, os.R_OK) or (writable and not os.access(path, os.W_OK)):
         raise StoreError(f"{path} is not {'writable' if writable and os.access(path, os.R_OK) else 'readable'} by this user")
-    uri = f"file:{quote(str(path.resolve()))}?" + ("mode=rw" if writable else _read_only_params(location))
+    uri = f"file:{_uri_path(os.path.realpath(path))}?" + ("mode=rw" if writable else _read_only_params(location))
     try:
         conn = sqlite3.connect(uri, uri=True, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None, check_same_thread=False)
     except sqlite3.Error as exc:
@@ -101,11 +104,10 @@ def _read_only_params(location: StoreLocation) -> str:
     wal_mode = header[18] == 2 or header[19] == 2
     if not wal_mode:
         return "mode=ro"
-    wal = Path(f"{path}-wal")
-    shm = Path(f"{path}-shm")
-    if wal.exists() and shm.exists():
+    wal, shm = f"{path}-wal", f"{path}-shm"
+    if os.path.exists(wal) and os.path.exists(shm):
         return "mode=ro"
-    if wal.exists() and wal.stat().st_size > 0:
+    if os.path.exists(wal) and os.path.getsize(wal) > 0:
         raise StoreError(
             f"{path} has a write-ahead log without its -shm index (left by a crash)",
             hint="let the application open it once, or copy the files and read the copy",
@@ -184,11 +186,11 @@ class SqliteStore(SupportsWith):
         namespaces = c.execute(
             "SELECT count(*) FROM (SELECT DISTINCT checkpoint_ns FROM checkpoints)"
         ).fetchone()[0]
-        path: Path = self.location.path  # type: ignore[assignment]
-        wal = Path(str(path) + "-wal")
+        path: str = self.location.path  # type: ignore[assignment]
+        wal = f"{path}-wal"
         details: dict[str, Any] = {
-            "file size": path.stat().st_size,
-            "wal size": wal.stat().st_size if wal.exists() else None,
+            "file size": os.path.getsize(path),
+            "wal size": os.path.getsize(wal) if os.path.exists(wal) else None,
             "journal mode": _journal_mode(path, c),
             "page size": c.execute("PRAGMA page_size").fetchone()[0],
             "tables": ", ".join(self.tables),
@@ -447,14 +449,15 @@ class SqliteStore(SupportsWith):
 
     @_translate_errors
     def erase_prepare(self, extra: tuple[ExtraTable, ...]) -> list[str]:
-        path: Path = self.location.path  # type: ignore[assignment]
+        path: str = self.location.path  # type: ignore[assignment]
         if not self.writable:
             raise StoreError(f"{path} was opened read-only; erasing needs a writable store")
         if not os.access(path, os.W_OK):
             raise StoreError(f"{path} is read-only for this user: nothing was deleted")
-        wal = Path(f"{path}-wal")
-        if _journal_mode(path, self.conn) == "wal" and not wal.exists() and not os.access(path.parent, os.W_OK | os.X_OK):
-            raise StoreError(f"{path.parent} is not writable, so SQLite cannot create {wal.name}: nothing was deleted")
+        wal = f"{path}-wal"
+        folder = os.path.dirname(os.path.abspath(path))
+        if _journal_mode(path, self.conn) == "wal" and not os.path.exists(wal) and not os.access(folder, os.W_OK | os.X_OK):
+            raise StoreError(f"{folder} is not writable, so SQLite cannot create {os.path.basename(wal)}: nothing was deleted")
         for table in extra:
             cols = {r[1] for r in self.conn.execute(f"PRAGMA table_info({_quote(table.name)})")}
             if not cols:
@@ -693,7 +696,7 @@ def _plain(value: Any) -> Any:
     return bytes(value) if isinstance(value, memoryview) else value
 
 
-def init_sqlite_target(path: Path) -> None:
+def init_sqlite_target(path: str) -> None:
     """``--init-target``: the SqliteSaver's own setup() (creates the file and its tables)."""
     from langgraph.checkpoint.sqlite import SqliteSaver
 
@@ -705,7 +708,7 @@ def init_sqlite_target(path: Path) -> None:
         finally:
             conn.close()
     except sqlite3.Error as exc:
-        raise _store_error(StoreLocation("sqlite", str(path), path, None, {}), exc) from None
+        raise _store_error(StoreLocation("sqlite", path, path, None, {}), exc) from None
 
 
 def _quote(name: str) -> str:
@@ -713,7 +716,7 @@ def _quote(name: str) -> str:
     return ".".join('"' + part.replace('"', '""') + '"' for part in name.split("."))
 
 
-def _journal_mode(path: Path, conn: sqlite3.Connection) -> str:
+def _journal_mode(path: str, conn: sqlite3.Connection) -> str:
     # An immutable connection reports "delete"; the file header knows better.
     with open(path, "rb") as fh:
         header = fh.read(20)
