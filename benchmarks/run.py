@@ -1,7 +1,7 @@
 """Transcript, listing and start-up benchmarks: medians, ratios and peak memory, side by side.
 
     python -m benchmarks.run [--quick] [--no-postgres] [--sizes 250,500,1000,2000] [--reps N]
-    python -m benchmarks.run --listings-only
+    python -m benchmarks.run --listings-only [--installed]
 
 Every measurement is a whole process (start-up included), as a support engineer runs it; peak
 memory is that process's max RSS. Quick commands and their raw counterparts run in turn, round
@@ -49,6 +49,8 @@ class Measure:
 def measure(cmd: list[str], reps: int) -> Measure:
     m = Measure()
     env = dict(os.environ, PYTHONPATH=str(ROOT), NO_COLOR="1")
+    if PY != sys.executable:  # the installed copy: its own symfonic_cli, the checkout's benchmarks
+        env["PYTHONPATH"] = str(ROOT / "benchmarks" / "out" / "pythonpath")
     env.pop("SYMFONIC_STORE", None)
     for _ in range(reps):
         with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err, tempfile.NamedTemporaryFile() as rss:
@@ -74,6 +76,33 @@ def measure(cmd: list[str], reps: int) -> Measure:
             out.seek(0)
             m.out = out.read().decode()
     return m
+
+
+def use_installed_copy() -> None:
+    """Measure a regular (non-editable) install, as users get it, in benchmarks/out/installed.
+
+    An editable install loads a finder at every start that imports pathlib, re and urllib, in
+    the raw scripts too; a regular install does not, so the quick commands' ratios are higher.
+    """
+    global PY
+    venv = ROOT / "benchmarks" / "out" / "installed"
+    py = venv / "bin" / "python"
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    if not py.exists():
+        subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+        subprocess.run([str(py), "-m", "pip", "install", "-q", f"{ROOT}[postgres]"], check=True, env=env)
+    else:
+        subprocess.run([str(py), "-m", "pip", "install", "-q", "--no-deps", "--force-reinstall", str(ROOT)], check=True, env=env)
+    PY = str(py)
+
+
+def _link_benchmarks() -> None:
+    # The raw scripts are modules of this checkout; expose only them, not symfonic_cli.
+    folder = ROOT / "benchmarks" / "out" / "pythonpath"
+    folder.mkdir(parents=True, exist_ok=True)
+    link = folder / "benchmarks"
+    if not link.exists():
+        link.symlink_to(ROOT / "benchmarks")
 
 
 def side_by_side(cmds: list[list[str]], reps: int) -> list[Measure]:
@@ -200,7 +229,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--reps", type=int, help="repetitions per measurement (default 3, quick 1)")
     ap.add_argument("--reference-max", type=int, help="largest thread the reference runs on (default 1000, quick 250)")
     ap.add_argument("--listings-only", action="store_true", help="start-up, threads list and store info only")
+    ap.add_argument("--installed", action="store_true", help="measure a regular install (benchmarks/out/installed)")
     args = ap.parse_args(argv)
+    if args.installed:
+        use_installed_copy()
+        _link_benchmarks()
     sizes = [int(s) for s in args.sizes.split(",")] if args.sizes else ([250, 500] if args.quick else list(stores.LONG_TURNS))
     if args.listings_only:
         sizes = []

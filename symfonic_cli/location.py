@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import re
-from typing import Any, NamedTuple
+from collections import namedtuple
 
 from symfonic_cli.errors import StoreError, UsageError
 
@@ -30,12 +30,18 @@ def url_scheme(raw: str) -> str | None:
     return scheme if all(c in _SCHEME_CHARS for c in scheme) else None
 
 
-class StoreLocation(NamedTuple):  # a tuple, not a dataclass: start-up time of quick commands
-    kind: str  # "sqlite" | "postgres" | "mongodb"
-    url: str  # as given (may hold a password: never print it, print .display)
-    path: str | None  # sqlite only: the file, user-expanded (a str: pathlib costs quick commands ~5 ms)
-    name: str | None  # the config-file name it was given by, if any
-    options: dict[str, Any]  # per-store config entries (each location its own dict)
+class StoreLocation(namedtuple("_Location", "kind url path name options")):
+    """Where a store is. A plain tuple (no dataclass, no typing, no pathlib): quick commands
+    import this module, and each of those costs start-up time.
+
+    - ``kind``: "sqlite", "postgres" or "mongodb"
+    - ``url``: as given; may hold a password, so print ``display``, never ``url``
+    - ``path``: SQLite only, the file (user-expanded str)
+    - ``name``: the config-file name it was given by, if any
+    - ``options``: that config entry's other settings (each location its own dict)
+    """
+
+    __slots__ = ()
 
     @property
     def display(self) -> str:
@@ -109,7 +115,7 @@ def config_path() -> str:
     return os.path.join(base, "symfonic", "config.toml")
 
 
-def load_config() -> dict[str, Any]:
+def load_config() -> dict:
     """The user's config file, or {} when there is none."""
     path = config_path()
     explicit = bool(os.environ.get(CONFIG_ENV))

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from symfonic_cli.errors import StoreError, SymfonicError, UsageError
-from symfonic_cli.stores.base import Store
+from symfonic_cli.stores.protocol import Store
 from symfonic_cli.stores.thread_copy import (
     DecodedCheckpoint,
     DecodedThread,

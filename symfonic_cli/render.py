@@ -12,9 +12,13 @@ import json
 import os
 import re
 import sys
-from collections.abc import Iterable, Sequence
 from datetime import datetime
-from typing import Any, TextIO
+
+# typing.TYPE_CHECKING without importing typing (quick commands load this module).
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Sequence
+    from typing import Any, TextIO
 
 FORMATS = ("table", "text", "json", "jsonl")
 
@@ -72,6 +76,43 @@ def json_dumps(value: Any, *, indent: int | None = None) -> str:
     return _regex(_JSON_UNSAFE).sub(_escape_json_unsafe, out)
 
 
+class _NotFlat(Exception):
+    pass
+
+
+def _json_scalar(value: Any) -> str:
+    kind = type(value)
+    if kind is str:
+        return json.encoder.encode_basestring(value)
+    if value is None:
+        return "null"
+    if kind is int:
+        return int.__repr__(value)
+    raise _NotFlat
+
+
+class _RecordEncoder:
+    """``json_dumps`` for records whose keys are exactly ``columns`` and whose values are str,
+    int or None (a listing's rows), about four times faster; anything else goes to json_dumps.
+    The text is the same, byte for byte (tests/test_listing.py compares them)."""
+
+    def __init__(self, columns: Sequence[str]) -> None:
+        self.columns = tuple(columns)
+        keys = [json.encoder.encode_basestring(c).replace("%", "%%") for c in self.columns]
+        self.template = "{" + ", ".join(f"{k}: %s" for k in keys) + "}"
+
+    def dumps(self, rec: dict[str, Any]) -> str:
+        if tuple(rec) == self.columns:
+            try:
+                out = self.template % tuple(map(_json_scalar, rec.values()))
+            except _NotFlat:
+                return json_dumps(rec)
+            if out.isascii() and "\x7f" not in out:
+                return out
+            return _regex(_JSON_UNSAFE).sub(_escape_json_unsafe, out)
+        return json_dumps(rec)
+
+
 def is_terminal(stream: TextIO | None = None) -> bool:
     stream = stream or sys.stdout
     try:
@@ -119,15 +160,17 @@ def write_records(
     """Write dict records in the chosen format; returns how many were written."""
     out = stream or sys.stdout
     n = 0
+    if fmt in ("json", "jsonl"):
+        dumps = _RecordEncoder(columns).dumps
     if fmt == "jsonl":
         for rec in records:
-            out.write(json_dumps(rec) + "\n")
+            out.write(dumps(rec) + "\n")
             n += 1
         return n
     if fmt == "json":
         out.write("[")
         for rec in records:
-            out.write(("," if n else "") + "\n  " + json_dumps(rec))
+            out.write(("," if n else "") + "\n  " + dumps(rec))
             n += 1
         out.write("\n]\n" if n else "]\n")
         return n

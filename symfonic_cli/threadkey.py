@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from collections import namedtuple
 
 NO_SUB_TENANT = "_"
 
@@ -12,10 +12,8 @@ def derive_key(tenant: str, sub_tenant: str | None, session: str) -> str:
     return f"{tenant}:{sub_tenant or NO_SUB_TENANT}:{session}"
 
 
-class KeyParts(NamedTuple):
-    tenant: str
-    sub_tenant: str | None  # None when the key says "_"
-    session: str
+# tenant, sub_tenant (None when the key says "_"), session
+KeyParts = namedtuple("KeyParts", "tenant sub_tenant session")
 
 
 def parse_key(key: str) -> KeyParts | None:

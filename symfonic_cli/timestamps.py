@@ -29,7 +29,7 @@ from datetime import datetime
 from typing import Any
 
 from symfonic_cli import transcript as tx
-from symfonic_cli.stores.base import Store
+from symfonic_cli.stores.protocol import Store
 from symfonic_cli.stores.checkpoint_rows import CheckpointHead, MessageState, MessageWrite
 
 _STEP_MASK = 0x3FFF

@@ -12,7 +12,7 @@ from datetime import datetime
 from symfonic_cli import timestamps
 from symfonic_cli import transcript as tx
 from symfonic_cli.errors import NotFoundError, StoreError
-from symfonic_cli.stores.base import Store
+from symfonic_cli.stores.protocol import Store
 
 
 @dataclass

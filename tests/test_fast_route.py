@@ -181,11 +181,12 @@ def test_root_environment_matches_the_typer_root():
 
 
 def test_quick_route_imports_neither_typer_nor_click(sqlite_master):
+    """Nor typing, dataclasses or rich: each costs milliseconds on a command that takes tens."""
     code = (
         "import sys\nfrom symfonic_cli.cli.app import main\n"
         f"try:\n    main(['threads', 'list', '--store', {str(sqlite_master)!r}, '--format', 'json'])\n"
         "except SystemExit as e:\n    code = e.code\n"
-        "print('LOADED', sorted(m for m in ('typer', 'click', 'rich', 'dataclasses', 'langgraph') if m in sys.modules), code)\n"
+        "print('LOADED', sorted(m for m in ('typer', 'click', 'rich', 'typing', 'dataclasses', 'langgraph') if m in sys.modules), code)\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip().endswith("LOADED [] 0"), out[-300:]

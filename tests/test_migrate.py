@@ -131,7 +131,7 @@ def source_store(backend) -> str:
 def migratable(kind: str, request):
     backend = backend_for(kind, request)
     if not _supports_migrate(kind):
-        pytest.fail(f"the {kind} store does not implement the migrate methods of stores/base.py")
+        pytest.fail(f"the {kind} store does not implement the migrate methods of stores/protocol.py")
     return backend
 
 

@@ -7,15 +7,17 @@ Free of typer, so the quick route (``fast.py``) can use them; the typer option t
 from __future__ import annotations
 
 import os
-from contextlib import contextmanager
-from typing import TYPE_CHECKING, Iterator, Optional
 
 from symfonic_cli.errors import NotFoundError, UsageError
 from symfonic_cli.location import resolve_store
 from symfonic_cli.threadkey import derive_key
 
+# typing.TYPE_CHECKING without importing typing (quick commands load this module).
+TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from symfonic_cli.stores.base import Store
+    from typing import Optional
+
+    from symfonic_cli.stores.protocol import Store
 
 
 def check_format(fmt: Optional[str], allowed: tuple[str, ...] = ("table", "text", "json", "jsonl")) -> str:
@@ -84,16 +86,12 @@ def store_options(location) -> dict:
     return merged
 
 
-@contextmanager
-def open_for_reading(store_opt: Optional[str], **options) -> Iterator["Store"]:
+def open_for_reading(store_opt: Optional[str], **options) -> "Store":
+    """The store, opened read-only; use it in a ``with`` block, which closes it."""
     from symfonic_cli.stores import open_store
 
     location = resolve_store(store_opt)
-    store = open_store(location, writable=False, **{**store_options(location), **options})
-    try:
-        yield store
-    finally:
-        store.close()
+    return open_store(location, writable=False, **{**store_options(location), **options})
 
 
 def require_thread(store: "Store", key: str):

@@ -13,9 +13,13 @@ against the typer commands.
 from __future__ import annotations
 
 import os
-from typing import Callable, Optional
 
 from symfonic_cli.location import STORE_ENV
+
+# typing.TYPE_CHECKING without importing typing (quick commands load this module).
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Callable, Optional
 
 # Option spelling -> parameter name, per command; each parameter takes one string value.
 ROUTES: dict[tuple[str, str], dict[str, str]] = {

@@ -5,12 +5,15 @@ Free of typer: both the typer commands and the quick route (``fast.py``) call th
 
 from __future__ import annotations
 
-from typing import Optional
-
 from symfonic_cli.cli.common import check_format, open_for_reading
 from symfonic_cli.errors import UsageError
 from symfonic_cli.stores.base import checkpoint_id_time
 from symfonic_cli.threadkey import parse_key
+
+# typing.TYPE_CHECKING without importing typing (quick commands load this module).
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Optional
 
 THREAD_COLUMNS = ("key", "tenant", "sub_tenant", "session", "checkpoints", "first_activity", "last_activity")
 

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 from importlib import import_module
-from typing import TYPE_CHECKING
 
 from symfonic_cli.location import StoreLocation
 
+# typing.TYPE_CHECKING without importing typing (quick commands load this module).
+TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from symfonic_cli.stores.base import Store
+    from symfonic_cli.stores.protocol import Store
 
 _BACKENDS = {
     "sqlite": "symfonic_cli.stores.sqlite",

@@ -1,23 +1,15 @@
-"""The one small protocol every backend implements, and the listing types it returns.
+"""What every backend returns for listings, and the helpers they share.
 
-Everything backend-specific lives in ``stores/<kind>.py``. The types each command reads sit
-beside this file, so a quick listing imports none of them: ``checkpoint_rows.py``
-(transcripts), ``envelope_rows.py`` (compat), ``erase_rows.py`` (erase), ``thread_copy.py``
-(migrate).
+The protocol each backend implements is ``stores/protocol.py``. The types each command reads
+sit beside it: ``checkpoint_rows.py`` (transcripts), ``envelope_rows.py`` (compat),
+``erase_rows.py`` (erase), ``thread_copy.py`` (migrate). Nothing here imports ``typing``: a
+quick listing loads this module and should pay for no more than it uses.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections import namedtuple
 from datetime import datetime, timedelta, timezone
-from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
-
-if TYPE_CHECKING:
-    from symfonic_cli.location import StoreLocation
-    from symfonic_cli.stores.checkpoint_rows import CheckpointHead, CheckpointRecord, MessageState, MessageWrite
-    from symfonic_cli.stores.envelope_rows import EnvelopeRow, EnvelopeShape
-    from symfonic_cli.stores.erase_rows import ExtraTable, ThreadErasePlan
-    from symfonic_cli.stores.thread_copy import DecodedCheckpoint, DecodedThread, DecodedWrite, RawRow, ThreadExport
 
 _UUID_EPOCH = datetime(1582, 10, 15, tzinfo=timezone.utc)
 
@@ -54,248 +46,17 @@ class ActivitySpan:
         return checkpoint_id_time(self.last_checkpoint_id)
 
 
-class _ThreadSummaryFields(NamedTuple):  # a tuple: one per listed thread
-    key: str
-    checkpoints: int
-    first_checkpoint_id: str | None
-    last_checkpoint_id: str | None
+# Tuples: one per listed thread. key, checkpoint count, and the min and max checkpoint_id
+# over every namespace (None when the thread has none).
+_ThreadSummaryFields = namedtuple("_ThreadSummaryFields", "key checkpoints first_checkpoint_id last_checkpoint_id")
 
 
 class ThreadSummary(_ThreadSummaryFields, ActivitySpan):
     __slots__ = ()
 
 
-class StoreInfo(NamedTuple):
-    kind: str
-    location: str  # masked
-    threads: int
-    checkpoints: int
-    writes: int
-    details: dict[str, Any]  # backend-specific, printable
-
-
-class Store(Protocol):
-    location: StoreLocation
-
-    @property
-    def kind(self) -> str: ...
-
-    def close(self) -> None: ...
-
-    # -- what is in the store (aggregated in the database, no blob decoding)
-    def list_threads(
-        self,
-        *,
-        tenant: str | None = None,
-        sub_tenant: str | None = None,
-        limit: int | None = None,
-    ) -> Iterator[ThreadSummary]:
-        """Threads newest activity first; ``tenant``/``sub_tenant`` filter on the key prefix."""
-        ...
-
-    def thread_summary(self, key: str) -> ThreadSummary | None: ...
-
-    def info(self) -> StoreInfo: ...
-
-    # -- one thread
-    def read_checkpoint(
-        self,
-        key: str,
-        *,
-        checkpoint_ns: str = "",
-        checkpoint_id: str | None = None,
-        channels: tuple[str, ...] = ("messages",),
-    ) -> CheckpointRecord | None:
-        """The latest checkpoint of a namespace (or the given id), strictly decoded."""
-        ...
-
-    def iter_message_states(self, key: str) -> Iterator[MessageState]:
-        """Every checkpoint of the thread in every namespace, ``checkpoint_id`` descending."""
-        ...
-
-    # -- compat (read-only; see EnvelopeShape, EnvelopeRow)
-    #
-    # Only checkpoint METADATA is read, never checkpoint blobs or writes. ``envelope_key`` is a
-    # top-level metadata key chosen by the operator (any string: quote it, never splice it into
-    # SQL/JSON paths unescaped). Metadata forms: SQLite JSON text (json_type/json_extract);
-    # PostgreSQL JSONB (jsonb_typeof, ->); MongoDB subdocuments whose leaves the saver serialized
-    # (decode them with the saver's loads_metadata before reporting types and values).
-    # "Latest" means a thread's greatest checkpoint_id in the root namespace "". Driver errors
-    # become StoreError (exit 4), passwords scrubbed.
-
-    def envelope_shapes(self, envelope_key: str, *, older_than: str | None = None) -> Iterator[EnvelopeShape]:
-        """Every checkpoint of the store (all threads, all namespaces) counted by envelope shape,
-        aggregated IN THE DATABASE (GROUP BY / $group): memory must not grow with the store.
-
-        ``older_than`` is a checkpoint id (UUIDv6, so ids compare as strings in time order):
-        ``older`` is ``checkpoint_id < older_than`` and is part of the grouping. ``latest`` counts,
-        per group, the checkpoints that are their thread's latest root-namespace checkpoint (a
-        window function / $group-$first over (thread_id, checkpoint_id DESC)), so that
-        sum(latest) is the number of threads that have a root-namespace checkpoint. Any order.
-        """
-        ...
-
-    def iter_envelopes(self, envelope_key: str, *, thread: str | None = None) -> Iterator[EnvelopeRow]:
-        """Every checkpoint (of ``thread``, or of all threads), all namespaces, streamed (a
-        server-side cursor; nothing held beyond a batch), ordered by thread_id ascending
-        (bytewise), then checkpoint_id descending, then checkpoint_ns ascending."""
-        ...
-
-    def envelope_key_candidates(self, envelope_key: str, *, limit: int = 5) -> list[tuple[str, int]]:
-        """Other top-level metadata keys (not ``envelope_key``) whose value is a mapping holding both
-        a ``format_version`` and a ``writer_line`` key (any values): ``(key, checkpoints)``, most
-        checkpoints first, then key ascending, at most ``limit``. Aggregated in the database."""
-        ...
-
-    # -- erase (only on a store opened with writable=True; see ExtraTable, ThreadErasePlan)
-    #
-    # The cascade of a thread, in delete order: each declared extra table, then the saver's
-    # tables: SQLite ``writes``, ``checkpoints``; PostgreSQL ``checkpoint_writes``,
-    # ``checkpoint_blobs``, ``checkpoints``; MongoDB the writes collection, then the checkpoints
-    # collection. Every namespace (subgraph namespaces included) is part of the thread. Table
-    # names in the returned dicts are the names as the operator knows them (the configured
-    # collection names on MongoDB, unqualified saver table names on PostgreSQL, the declared
-    # ``ExtraTable.name`` for extras). Driver errors become StoreError (exit 4), passwords scrubbed.
-
-    def erase_prepare(self, extra: tuple[ExtraTable, ...]) -> list[str]:
-        """Check, before anything is deleted, that this session can erase; set it up for erasing.
-
-        Raises StoreError (exit 4) when the store is read-only (file mode, read-only replica,
-        ``default_transaction_read_only``), the role lacks DELETE on any cascade table (PostgreSQL:
-        ``has_table_privilege(..., 'DELETE')``), or a declared extra table/column does not exist.
-        Sets per-session options: SQLite ``PRAGMA secure_delete = ON`` (freed pages are zeroed) and
-        a busy timeout so an application writing other threads of the file is waited for, not
-        failed. Returns notes for the receipt about how erasing works on this store (MongoDB
-        without multi-document transactions: "deleted in a fixed order, writes first, checkpoints
-        last; not atomic"), [] when there is nothing to say.
-        """
-        ...
-
-    def thread_keys_with_prefix(self, prefix: str) -> list[str]:
-        """Every distinct thread key starting with ``prefix`` (bytewise), sorted, found in the
-        checkpoints OR the writes table/collection (a thread may hold only pending writes)."""
-        ...
-
-    def erase_plan(self, key: str, extra: tuple[ExtraTable, ...]) -> ThreadErasePlan:
-        """Per cascade table the number of rows of ``key`` that erase_thread would delete, plus
-        the first and last checkpoint id (all namespaces). Counting only: indexed, no blob read."""
-        ...
-
-    def erase_thread(
-        self,
-        key: str,
-        extra: tuple[ExtraTable, ...],
-        *,
-        between: Callable[[str], None] | None = None,
-    ) -> dict[str, int]:
-        """Delete every row of ``key`` from every cascade table in ONE transaction; rows deleted per
-        table (same keys and order as ``erase_plan().rows``).
-
-        One indexed ``DELETE ... WHERE thread_id = ?`` per table (no per-row round trips). SQLite:
-        ``BEGIN IMMEDIATE`` ... ``COMMIT``; PostgreSQL: one transaction; MongoDB: a multi-document
-        transaction when the server supports it, otherwise the fixed order alone. Any error rolls
-        back and raises (StoreError for driver errors): the thread stays whole. ``between(table)``
-        is called inside the transaction after each table's delete (before COMMIT); the erase
-        tests kill the process from there to prove the transaction. A thread with nothing left
-        returns all zeros, not an error (erasing is idempotent; a concurrent eraser won the race).
-        """
-        ...
-
-    def remaining_rows(self, key: str, extra: tuple[ExtraTable, ...]) -> dict[str, int]:
-        """After commit, a fresh count of the rows of ``key`` still in each cascade table (same keys
-        as ``erase_plan().rows``); all zeros means the erase is verified."""
-        ...
-
-    def erase_finish(self, *, vacuum: bool) -> list[str]:
-        """After the last thread: leave no erased text behind, as far as the store can; notes for
-        the receipt. SQLite: ``PRAGMA wal_checkpoint(TRUNCATE)`` (erased text leaves the -wal, whose
-        pages secure_delete zeroed) and with ``vacuum`` a ``VACUUM`` (file rewritten, space given
-        back). PostgreSQL: with ``vacuum``, ``VACUUM`` each cascade table touched (outside a
-        transaction). MongoDB: nothing to do. Raises StoreError if the store refuses (e.g. a
-        checkpoint blocked by a reader, reported as a note rather than an error where harmless).
-        """
-        ...
-
-
-    # -- migrate (``symfonic migrate``; see RawRow, ThreadExport, DecodedThread in thread_copy.py)
-    #
-    # Opening a target: ``open_store(location, writable=True)`` requires the saver's tables;
-    # ``open_store(location, writable=True, init_target=True)`` first runs the target saver's own
-    # ``setup()`` (SQLite: creates the file when missing), then checks the schema as usual.
-
-    def export_thread(self, key: str) -> ThreadExport:
-        """Every stored row of thread ``key`` in every table and namespace, raw (see RawRow).
-        Empty ``rows`` when the thread does not exist. Read-only; works on read-only stores."""
-        ...
-
-    def import_rows(self, key: str, rows: list[RawRow]) -> None:
-        """Same-kind copy: insert exactly ``rows`` (from another store's ``export_thread``) for
-        thread ``key``, bytes as they are, in ONE transaction. Rows are plain inserts: if any
-        ``(table, key)`` already exists for the thread, roll back and raise MigrationConflict
-        (the caller has already left out identical rows). Call
-        ``migrate_fault_point("before-commit")`` after the last row and before the commit.
-        Writable stores only."""
-        ...
-
-    def decoded_thread(self, key: str) -> DecodedThread:
-        """Thread ``key`` decoded strictly (see DecodedThread); empty lists when absent.
-        Read-only; used for cross-kind copies, conflict checks and verification."""
-        ...
-
-    def import_decoded(
-        self, key: str, checkpoints: list[DecodedCheckpoint], writes: list[DecodedWrite],
-        new_versions: list[dict[str, Any]],
-    ) -> None:
-        """Cross-kind copy: write ``checkpoints`` (ascending, with ``new_versions[i]`` for
-        ``checkpoints[i]``, from ``new_versions_in_order`` over the WHOLE source thread) and
-        ``writes`` through the target saver's OWN writing code, in ONE transaction where the
-        store supports it (MongoDB without replica set: documented best effort, checkpoints
-        after their writes so a partial thread is never visible as complete):
-
-        - ``saver.put({"configurable": {"thread_id": key, "checkpoint_ns": ns,
-          "checkpoint_id": parent_checkpoint_id}}, checkpoint, metadata, new_versions[i])``
-          (pass no other config keys: the saver copies config keys into metadata);
-        - ``saver.put_writes(config_of_checkpoint, [(channel, value), ...], task_id, task_path)``
-          once per (ns, checkpoint_id, task_id, task_path), values placed so that the saver's
-          ``WRITES_IDX_MAP.get(channel, position)`` gives back each stored ``idx``; use
-          ``symfonic_cli.migration.write_batches(writes)`` which does exactly that.
-
-        Before writing, inside the transaction, check that none of the checkpoint ids and write
-        keys exist yet for the thread; if one does, roll back and raise MigrationConflict. Call
-        ``migrate_fault_point("before-commit")`` before the commit. Writable stores only."""
-        ...
-
-
-    # -- timestamps (OPTIONAL: ``symfonic_cli.timestamps`` uses them when BOTH exist, found with
-    # getattr, and otherwise walks ``iter_message_states``; implementing them makes transcript
-    # timestamps linear in the conversation instead of quadratic)
-
-    def iter_checkpoint_heads(self, key: str) -> Iterator[CheckpointHead]:
-        """Every checkpoint of thread ``key`` in EVERY namespace, ``checkpoint_id`` ASCENDING,
-        as CheckpointHead, without decoding any message: SQLite/MongoDB read ``ts`` and the
-        ``messages`` array length from the first bytes of the checkpoint blob
-        (``symfonic_cli.timestamps.checkpoint_blob_head``, retried with more bytes on NeedMore;
-        SQLite uses incremental blob I/O so a long blob is not read); PostgreSQL reads ``checkpoint ->> 'ts'``,
-        ``metadata ->> 'source'`` and the length from the first bytes of the ``messages`` blob of
-        the version in ``channel_versions`` (``substring(blob from 1 for 9)`` with
-        ``timestamps.channel_blob_count``; type ``empty`` or no blob: 0)."""
-        ...
-
-    def iter_message_writes(self, key: str) -> Iterator[MessageWrite]:
-        """Every stored write of thread ``key`` whose channel is ``messages``, every namespace,
-        any order, payloads as stored (not decoded). Writes only hold a task's NEW messages, so
-        this is linear in the conversation."""
-        ...
-
-    def read_message_state(self, key: str, *, checkpoint_id: str | None = None) -> MessageState | None:
-        """OPTIONAL (found with getattr). The root namespace's latest checkpoint of ``key`` (or
-        ``checkpoint_id`` in it) as a MessageState, payload NOT decoded; None when there is none.
-        ``symfonic_cli.transcript_reader`` then builds rows straight from the stored fields when
-        every value is a standard message or plain data, and otherwise uses ``read_checkpoint``.
-        SQLite/MongoDB: the whole checkpoint blob (``encoding="checkpoint"``); PostgreSQL: the
-        ``messages`` blob of the version in ``channel_versions`` (``encoding="channel"``, type
-        ``empty`` or no blob -> payload None)."""
-        ...
+# ``store info``: kind, location (masked), the three counts, and backend-specific printable details.
+StoreInfo = namedtuple("StoreInfo", "kind location threads checkpoints writes details")
 
 
 class SupportsWith:

@@ -483,7 +483,7 @@ class MongoStore(SupportsWith):
             return ["MongoDB: no vacuum step; WiredTiger reuses the freed space (the 'compact' command returns it to the OS)"]
         return []
 
-    # -- timestamps (protocol docstrings in stores/base.py): heads from each blob's first bytes
+    # -- timestamps (protocol docstrings in stores/protocol.py): heads from each blob's first bytes
 
     @_driver_errors_iter
     def iter_checkpoint_heads(self, key: str) -> Iterator["CheckpointHead"]:
@@ -542,7 +542,7 @@ class MongoStore(SupportsWith):
             for c in cursors:
                 c.close()
 
-    # -- compat (protocol docstrings in stores/base.py): metadata only, grouped on the server
+    # -- compat (protocol docstrings in stores/protocol.py): metadata only, grouped on the server
 
     @_driver_errors_iter
     def envelope_shapes(self, envelope_key: str, *, older_than: str | None = None):
@@ -623,7 +623,7 @@ class MongoStore(SupportsWith):
         ]
         return [(str(d["_id"]), int(d["n"])) for d in self.checkpoints.aggregate(pipeline)]
 
-    # -- migrate (see the "migrate" section of stores/base.py)
+    # -- migrate (see the "migrate" section of stores/protocol.py)
 
     _CHECKPOINT_KEY = ("checkpoint_ns", "checkpoint_id")
     _WRITE_KEY = ("checkpoint_ns", "checkpoint_id", "task_id", "idx")

@@ -395,7 +395,7 @@ class PostgresStore(SupportsWith):
         for ns, cid, ts, ver, type_, blob in self._stream(sql, (key, key)):
             yield MessageState(ns, cid, ts, ver, "channel", type_, bytes(blob) if blob is not None else None)
 
-    # -- timestamps (protocol docstrings in stores/base.py): no message decoded
+    # -- timestamps (protocol docstrings in stores/protocol.py): no message decoded
 
     @_translate_errors
     def read_message_state(self, key: str, *, checkpoint_id: str | None = None) -> MessageState | None:
@@ -462,7 +462,7 @@ class PostgresStore(SupportsWith):
         for ns, cid, task_id, idx, type_, blob in self._stream(sql, (key,)):
             yield MessageWrite(ns, cid, task_id, idx, type_, bytes(blob) if blob is not None else None)
 
-    # -- compat (protocol docstrings in stores/base.py): JSONB operators over metadata only
+    # -- compat (protocol docstrings in stores/protocol.py): JSONB operators over metadata only
 
     _ENVELOPE_FIELDS = ("format_version", "writer_line", "safe_boundary", "finalized")
 
@@ -524,7 +524,7 @@ class PostgresStore(SupportsWith):
         )
         return [(str(k), n) for k, n in self.conn.execute(sql, (envelope_key, limit))]
 
-    # -- erase (protocol docstrings in stores/base.py)
+    # -- erase (protocol docstrings in stores/protocol.py)
 
     _ERASE_CORE = ("checkpoint_writes", "checkpoint_blobs", "checkpoints")  # delete order
 
@@ -639,7 +639,7 @@ class PostgresStore(SupportsWith):
             self.conn.execute(sql.SQL("VACUUM {}").format(_ident(name)))
         return [f"VACUUM ran on {', '.join(touched)}"] if touched else []
 
-    # -- migrate (see the "migrate" section of stores/base.py)
+    # -- migrate (see the "migrate" section of stores/protocol.py)
 
     @_translate_errors
     def export_thread(self, key: str) -> "ThreadExport":

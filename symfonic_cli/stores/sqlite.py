@@ -11,7 +11,6 @@ import os
 import sqlite3
 import stat
 from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any
 
 from symfonic_cli.errors import StoreError
 from symfonic_cli.location import StoreLocation
@@ -19,7 +18,11 @@ from symfonic_cli.stores.base import StoreInfo, SupportsWith, ThreadSummary
 from symfonic_cli.stores.translate import error_translators
 from symfonic_cli.threadkey import tenant_prefix
 
+# typing.TYPE_CHECKING without importing typing (quick commands load this module).
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any
+
     from symfonic_cli.stores.checkpoint_rows import CheckpointRecord, MessageState
     from symfonic_cli.stores.erase_rows import ExtraTable, ThreadErasePlan
 
@@ -257,7 +260,7 @@ class SqliteStore(SupportsWith):
         for ns, cid, type_, blob in cur:
             yield MessageState(ns, cid, None, cid, "checkpoint", type_, blob)
 
-    # -- timestamps (protocol docstrings in stores/base.py): heads from a blob's first bytes
+    # -- timestamps (protocol docstrings in stores/protocol.py): heads from a blob's first bytes
 
     @_translate_iter
     def iter_checkpoint_heads(self, key: str) -> Iterator["CheckpointHead"]:
@@ -344,7 +347,7 @@ class SqliteStore(SupportsWith):
         for ns, cid, task_id, idx, type_, value in cur:
             yield MessageWrite(ns, cid, task_id, idx, type_, value)
 
-    # -- compat (protocol docstrings in stores/base.py): json_type/json_extract over metadata only
+    # -- compat (protocol docstrings in stores/protocol.py): json_type/json_extract over metadata only
     # (the saver stores metadata as a BLOB of JSON text; newer SQLite would read a BLOB as JSONB)
 
     _ENVELOPE_FIELDS = ("format_version", "writer_line", "safe_boundary", "finalized")
@@ -429,7 +432,7 @@ class SqliteStore(SupportsWith):
         )
         return [(str(k), n) for k, n in self.conn.execute(sql, (envelope_key, limit))]
 
-    # -- erase (protocol docstrings in stores/base.py)
+    # -- erase (protocol docstrings in stores/protocol.py)
 
     _ERASE_CORE = ("writes", "checkpoints")  # delete order: checkpoints last
 
@@ -533,7 +536,7 @@ class SqliteStore(SupportsWith):
             )
         return notes
 
-    # -- migrate (see the "migrate" section of stores/base.py)
+    # -- migrate (see the "migrate" section of stores/protocol.py)
 
     def _writes_columns(self) -> str:
         return "task_path, channel, type, value" if self.has_task_path else "'' AS task_path, channel, type, value"

@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable
-from typing import Any
 
 from symfonic_cli.errors import StoreError
+
+# typing.TYPE_CHECKING without importing typing (quick commands load this module).
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import Any
 
 
 def error_translators(
