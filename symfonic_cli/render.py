@@ -37,6 +37,8 @@ def _regex(pattern: str) -> re.Pattern:
 
 
 def escape_controls(text: str) -> str:
+    if text.isprintable():  # holds none of them (each is a Cc or Cf character): checked in C
+        return text
     return _regex(_CONTROL).sub(_escape_control, text)
 
 
@@ -47,6 +49,8 @@ def _escape_control(match: re.Match) -> str:
 
 def escape_inline(text: str) -> str:
     """For one-line cells: also show newlines and tabs escaped."""
+    if text.isprintable():  # no control, newline, tab or bidi character
+        return text
     return escape_controls(text).replace("\n", "\\n").replace("\t", "\\t")
 
 

@@ -135,3 +135,21 @@ def test_record_encoder_writes_what_json_dumps_writes():
         assert encoder.dumps(rec) == render.json_dumps(rec), rec
         fast += tuple(rec) == columns and all(type(v) in (str, int, type(None)) for v in rec.values())
     assert fast > 1000  # the fast path was exercised, not only the fallback
+
+
+def test_escaping_shortcut_is_exact():
+    """escape_controls skips the regex for printable text: that is exact only while every
+    character it escapes is non-printable to Python, over the whole of Unicode."""
+    import re
+    import sys
+
+    from symfonic_cli import render
+
+    escaped = re.compile(render._CONTROL)
+    chars = [chr(c) for c in range(sys.maxunicode + 1) if escaped.match(chr(c))]
+    assert len(chars) > 60 and "\u202e" in chars and "\x1b" in chars
+    assert not [c for c in chars if c.isprintable()]
+    for text in ("plain", "tab\there", "bell\x07", "rtl \u202eabc", "nl\n", "é😀"):
+        assert render.escape_inline(text) == re.sub(
+            render._CONTROL, lambda m: render._escape_control(m), text
+        ).replace("\n", "\\n").replace("\t", "\\t")
