@@ -48,28 +48,35 @@ class StoreLocation(namedtuple("_Location", "kind url path name options")):
         return mask_url(self.url)
 
 
+def _userinfo_ends(rest: str) -> list[int]:
+    """Where the userinfo of ``rest`` (what follows ``scheme://``) may end: each "@" a parser
+    could take. pymongo and RFC 3986 take the last "@" before the first "/"; libpq takes the
+    first "@" and keeps "?" and "#" inside a password. Masking every reading can only hide more.
+    """
+    ends = []
+    slash = rest.find("/")
+    authority = rest if slash == -1 else rest[:slash]
+    if "@" in authority:
+        ends.append(authority.rfind("@"))
+        ends.append(authority.find("@"))  # the same unless parse_location refuses the URL
+    elif "@" in rest:
+        ends.append(rest.find("@"))  # a "/" in the password, read as libpq reads it
+    return sorted({e for e in ends if ":" in rest[:e]}, reverse=True)
+
+
 def mask_url(url: str) -> str:
     """Replace the password of a URL (and of libpq key=value strings) by ``***``."""
     scheme = url_scheme(url)
     if scheme is not None:
         prefix = url[: len(scheme) + 3]
         rest = url[len(prefix):]
-        # The userinfo is everything before the last "@" of the authority.
-        authority_end = len(rest)
-        for sep in "/?#":
-            i = rest.find(sep)
-            if i != -1:
-                authority_end = min(authority_end, i)
-        authority = rest[:authority_end]
-        if "@" in authority:
-            userinfo, host = authority.rsplit("@", 1)
-            if ":" in userinfo:
-                user = userinfo.split(":", 1)[0]
-                authority = f"{user}:***@{host}"
-        tail = rest[authority_end:]
-        if "password" in tail.lower():
-            tail = re.sub(r"(?i)(password=)[^&]*", r"\1***", tail)
-        return f"{prefix}{authority}{tail}"
+        ends = _userinfo_ends(rest)
+        if ends:
+            end = max(ends)
+            rest = rest[: rest.index(":") + 1] + "***" + rest[end:]
+        if "password" in rest.lower():
+            rest = re.sub(r"(?i)(password=)[^&]*", r"\1***", rest)
+        return prefix + rest
     if "password" not in url.lower():  # a file path: no regex to compile
         return url
     return re.sub(r"(?i)(password\s*=\s*)('[^']*'|\S+)", r"\1***", url)
@@ -79,32 +86,27 @@ def scrub(text: str, location: StoreLocation | None) -> str:
     """Remove a location's password from any text (driver error messages echo DSNs)."""
     if location is None:
         return text
-    secret = _password_of(location.url)
-    if secret:
+    text = text.replace(location.url, location.display)
+    secrets = _passwords_of(location.url)
+    if secrets:
         from urllib.parse import unquote
 
-        text = text.replace(secret, "***")
-        if unquote(secret) != secret:
-            text = text.replace(unquote(secret), "***")
-    return text.replace(location.url, location.display)
+        for secret in secrets:
+            text = text.replace(secret, "***")
+            if unquote(secret) != secret:
+                text = text.replace(unquote(secret), "***")
+    return text
 
 
-def _password_of(url: str) -> str | None:
-    if url_scheme(url) is None:
-        m = re.search(r"(?i)password\s*=\s*('[^']*'|\S+)", url)
-        return m.group(1).strip("'") if m else None
-    from urllib.parse import urlsplit
-
-    try:
-        parts = urlsplit(url)
-    except ValueError:
-        return None
-    netloc = parts.netloc
-    if "@" in netloc:
-        userinfo = netloc.rsplit("@", 1)[0]
-        if ":" in userinfo:
-            return userinfo.split(":", 1)[1] or None
-    return None
+def _passwords_of(url: str) -> list[str]:
+    """Every string a parser could take for the password in ``url``, longest first."""
+    scheme = url_scheme(url)
+    if scheme is None:
+        return [m.group(1).strip("'") for m in re.finditer(r"(?i)password\s*=\s*('[^']*'|\S+)", url)]
+    rest = url[len(scheme) + 3:]
+    found = {rest[rest.index(":") + 1 : end] for end in _userinfo_ends(rest)}
+    found.update(m.group(1) for m in re.finditer(r"(?i)password=([^&]*)", rest))
+    return sorted((p for p in found if p), key=len, reverse=True)
 
 
 def config_path() -> str:
@@ -190,4 +192,11 @@ def parse_location(raw: str) -> StoreLocation:
         if not path:
             raise StoreError(f"SQLite URL {raw!r} names no file")
         return StoreLocation("sqlite", raw, os.path.expanduser(path), None, {})
+    authority = raw[len(scheme) + 3:].split("/", 1)[0]
+    if authority.count("@") > 1:
+        # libpq would take the first "@", pymongo the last: the driver would not read what was meant.
+        raise UsageError(
+            f"the store URL {mask_url(raw)} has more than one '@' before its host",
+            hint="percent-encode '@' in a user name or password as %40, or keep the password out of the URL",
+        )
     return StoreLocation(kind, raw, None, None, {})

@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from symfonic_cli import __version__
 from tests.cli import run, run_process
 
@@ -84,16 +86,21 @@ def test_debug_shows_traceback(tmp_path):
     assert res.code == 4 and "Traceback" not in res.err and len(res.err.strip().splitlines()) == 1
 
 
-def test_broken_pipe_is_quiet(sqlite_master):
-    proc = subprocess.Popen(
-        f"{sys.executable} -m symfonic_cli transcript show --store {sqlite_master} --thread acme:eu:s-002 --format jsonl | head -c 10",
-        shell=True,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    out, err = proc.communicate(timeout=60)
-    assert len(out) == 10 and "Traceback" not in err
+@pytest.mark.parametrize(
+    "args",
+    [
+        "transcript show --thread acme:eu:s-002 --format jsonl",
+        "threads list --format jsonl",  # the quick route
+        "--connect-timeout 5 threads list --format jsonl",  # the same through typer
+    ],
+)
+def test_broken_pipe_is_quiet(sqlite_master, args):
+    """The reader is gone before the first write (``| true``): no traceback, no message, and
+    the same exit code, 1, on every route (click's, for the commands it runs)."""
+    cmd = f"{sys.executable} -m symfonic_cli {args} --store {sqlite_master}"
+    proc = subprocess.run(["bash", "-c", f"{cmd} | true; echo rc=${{PIPESTATUS[0]}}"], capture_output=True, text=True, timeout=60)
+    assert proc.stderr == "", proc.stderr
+    assert proc.stdout == "rc=1\n", proc.stdout
 
 
 def test_demo_creates_a_real_store_and_never_overwrites(tmp_path):

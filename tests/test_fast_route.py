@@ -87,6 +87,7 @@ def _command_lines(store: str) -> list[tuple[list[str], dict | None, bool]]:
         (["threads", "list", "--store", s, "--limit", "+2"], None, False),
         (["threads", "list", "--store", s, "--limit", " 2"], None, False),
         (["threads", "list", "--store", s, "--limit", "٣"], None, False),
+        (["threads", "list", "--store", s, "--limit", "1" * 5000], None, False),  # beyond int()'s digit limit
         (["threads", "list", "--store", s, "--limit"], None, False),
         (["threads", "list", "--store", s, "--store", s], None, False),
         (["threads", "list", "--store", s, "--tenant", "--limit"], None, False),

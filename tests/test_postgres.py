@@ -321,6 +321,22 @@ def test_refused_port():
     assert "cannot connect" in line
 
 
+@pytest.mark.parametrize("secret", ["p#ss-Qx81", "p?ss-Qx82", "p/ss-Qx83", "p@ss-Qx84", "p%ss-Qx85"])
+def test_password_with_url_delimiters_is_never_shown(secret):
+    """libpq keeps "?" and "#" inside a password, and other parsers split on "@" or "/"
+    differently: whatever the reading, the password appears in no output."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    url = f"postgresql://someone:{secret}@127.0.0.1:{port}/db"
+    res = run("threads", "list", "--store", url)
+    assert res.code in (2, 4) and res.out == "" and "Traceback" not in res.err, res.err
+    assert secret not in res.err and secret.split("-")[1] not in res.err, res.err
+    from symfonic_cli.location import mask_url
+
+    assert secret not in mask_url(url) and secret.split("-")[1] not in mask_url(url)
+
+
 def test_database_without_langgraph_tables(pg):
     name = f"plain_{uuid.uuid4().hex[:8]}"
     pg._create(name)

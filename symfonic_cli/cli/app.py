@@ -77,11 +77,12 @@ def main(argv: list[str] | None = None) -> None:
     except (KeyboardInterrupt, EOFError):
         _fail("interrupted", 130)
     except BrokenPipeError:
-        # The reader went away (| head): not an error worth a traceback.
+        # The reader went away (| head): no traceback, no message, and exit 1, as click ends
+        # every command it runs (so both routes, and every command, end alike).
         try:
             sys.stdout = open(os.devnull, "w")
         finally:
-            raise SystemExit(0)
+            raise SystemExit(1)
     except SystemExit:
         raise
     except Exception as exc:

@@ -84,7 +84,7 @@ def parse(argv: list[str]) -> Optional[tuple[tuple[str, str], dict]]:
         if param is None or param in params or value.startswith("-"):
             return None
         if param in INT_PARAMS:
-            if not _digits(value):
+            if not _digits(value) or len(value) > 4000:  # int() refuses over 4,300 digits; typer says so
                 return None
             params[param] = int(value)
         else:
