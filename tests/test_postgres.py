@@ -415,6 +415,10 @@ def test_service_file_options_are_kept_and_the_session_is_still_read_only(pg, sc
         assert conn.execute("SHOW default_transaction_read_only").fetchone()[0] == "on"
         with pytest.raises(Exception, match="read-only"):
             conn.execute("CREATE TABLE agents.should_not_exist (x int)")
+        # A pooler may hand over a server session without our default: the streamed reads
+        # still run in transactions that begin READ ONLY.
+        conn.execute("SET SESSION CHARACTERISTICS AS TRANSACTION READ WRITE")
+        assert list(st._stream("SELECT current_setting('transaction_read_only')", ())) == [("on",)]
 
 
 # -- the optional and later protocol methods, where PostgreSQL differs ------------------------

@@ -127,6 +127,10 @@ def open_store(
         conn = psycopg.connect(conninfo, autocommit=True, prepare_threshold=None)
     except psycopg.Error as exc:
         raise _connect_error(location, exc, connect_timeout) from None
+    if not writable:
+        # Every transaction psycopg opens (server-side cursors) then starts BEGIN READ ONLY:
+        # this holds even where a transaction-mode pooler swaps the server session underneath.
+        conn.read_only = True
     store = PostgresStore(location, conn, writable=writable)
     try:
         store._prepare(pg_schema)
