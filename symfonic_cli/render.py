@@ -51,7 +51,7 @@ def escape_inline(text: str) -> str:
     """For one-line cells: also show newlines and tabs escaped."""
     if text.isprintable():  # no control, newline, tab or bidi character
         return text
-    return escape_controls(text).replace("\n", "\\n").replace("\t", "\\t")
+    return _regex(_CONTROL).sub(_escape_control, text).replace("\n", "\\n").replace("\t", "\\t")
 
 
 def _json_default(value: Any) -> Any:
@@ -70,14 +70,18 @@ def _escape_json_unsafe(match: re.Match) -> str:
     return f"\\u{ord(match.group()):04x}"
 
 
+def _json_safe(out: str) -> str:
+    if out.isascii() and "\x7f" not in out:  # the common case, checked in C
+        return out
+    return _regex(_JSON_UNSAFE).sub(_escape_json_unsafe, out)
+
+
 def json_dumps(value: Any, *, indent: int | None = None) -> str:
     if indent is None:
         out = _COMPACT.encode(value)
     else:
         out = json.dumps(value, ensure_ascii=False, indent=indent, default=_json_default)
-    if out.isascii() and "\x7f" not in out:  # the common case, checked in C
-        return out
-    return _regex(_JSON_UNSAFE).sub(_escape_json_unsafe, out)
+    return _json_safe(out)
 
 
 class _NotFlat(Exception):
@@ -108,12 +112,9 @@ class _RecordEncoder:
     def dumps(self, rec: dict[str, Any]) -> str:
         if tuple(rec) == self.columns:
             try:
-                out = self.template % tuple(map(_json_scalar, rec.values()))
+                return _json_safe(self.template % tuple(map(_json_scalar, rec.values())))
             except _NotFlat:
-                return json_dumps(rec)
-            if out.isascii() and "\x7f" not in out:
-                return out
-            return _regex(_JSON_UNSAFE).sub(_escape_json_unsafe, out)
+                pass
         return json_dumps(rec)
 
 
