@@ -48,6 +48,15 @@ def thread_key(thread: Optional[str], tenant: Optional[str], sub_tenant: Optiona
 connection_options: dict = {}
 
 DEBUG_ENV = "SYMFONIC_DEBUG"
+CONNECT_TIMEOUT_ENV = "SYMFONIC_CONNECT_TIMEOUT"
+DEFAULT_CONNECT_TIMEOUT = 10.0
+MIN_CONNECT_TIMEOUT = 0.1
+# The other root options and their environment variables.
+ROOT_ENV = {
+    "pg_schema": "SYMFONIC_PG_SCHEMA",
+    "checkpoint_collection": "SYMFONIC_CHECKPOINT_COLLECTION",
+    "writes_collection": "SYMFONIC_WRITES_COLLECTION",
+}
 # click's boolean words, so SYMFONIC_DEBUG means the same to both routes.
 TRUE_WORDS = frozenset({"1", "true", "t", "yes", "y", "on"})
 FALSE_WORDS = frozenset({"0", "false", "f", "no", "n", "off"})

@@ -14,6 +14,16 @@ from __future__ import annotations
 
 import os
 
+from symfonic_cli.cli.common import (
+    CONNECT_TIMEOUT_ENV,
+    DEBUG_ENV,
+    DEFAULT_CONNECT_TIMEOUT,
+    FALSE_WORDS,
+    MIN_CONNECT_TIMEOUT,
+    ROOT_ENV,
+    TRUE_WORDS,
+    apply_root_options,
+)
 from symfonic_cli.location import STORE_ENV
 
 # typing.TYPE_CHECKING without importing typing (quick commands load this module).
@@ -39,15 +49,6 @@ ROUTES: dict[tuple[str, str], dict[str, str]] = {
 INT_PARAMS = {"limit"}
 # Parameters that fall back to an environment variable when not given (empty counts as unset).
 ENV_PARAMS = {"store": STORE_ENV}
-# The root options' environment variables, as the typer root command reads them.
-ROOT_ENV = {
-    "pg_schema": "SYMFONIC_PG_SCHEMA",
-    "checkpoint_collection": "SYMFONIC_CHECKPOINT_COLLECTION",
-    "writes_collection": "SYMFONIC_WRITES_COLLECTION",
-}
-CONNECT_TIMEOUT_ENV = "SYMFONIC_CONNECT_TIMEOUT"
-DEFAULT_CONNECT_TIMEOUT = 10.0
-MIN_CONNECT_TIMEOUT = 0.1
 
 
 def _digits(text: str) -> bool:
@@ -97,9 +98,7 @@ def parse(argv: list[str]) -> Optional[tuple[tuple[str, str], dict]]:
 
 def root_options() -> Optional[dict]:
     """The root options from the environment, or None when typer should judge them."""
-    from symfonic_cli.cli.common import FALSE_WORDS, TRUE_WORDS
-
-    debug = os.environ.get("SYMFONIC_DEBUG")
+    debug = os.environ.get(DEBUG_ENV)
     if debug and debug.strip().lower() not in TRUE_WORDS | FALSE_WORDS:
         return None
     timeout = os.environ.get(CONNECT_TIMEOUT_ENV)
@@ -131,8 +130,6 @@ def run(argv: list[str]) -> bool:
     roots = root_options()
     if roots is None:
         return False
-    from symfonic_cli.cli.common import apply_root_options
-
     words, params = parsed
     apply_root_options(**roots)
     _commands()[words](**params)

@@ -8,6 +8,14 @@ import typer
 
 from symfonic_cli import __version__
 from symfonic_cli.cli.app import GROUPS
+from symfonic_cli.cli.common import (
+    CONNECT_TIMEOUT_ENV,
+    DEBUG_ENV,
+    DEFAULT_CONNECT_TIMEOUT,
+    MIN_CONNECT_TIMEOUT,
+    ROOT_ENV,
+    apply_root_options,
+)
 
 
 def _version(value: bool) -> None:
@@ -17,24 +25,26 @@ def _version(value: bool) -> None:
 
 
 def _root(
-    debug: bool = typer.Option(False, "--debug", help="Show tracebacks for errors.", envvar="SYMFONIC_DEBUG"),
+    debug: bool = typer.Option(False, "--debug", help="Show tracebacks for errors.", envvar=DEBUG_ENV),
     version: bool = typer.Option(False, "--version", callback=_version, is_eager=True, help="Print the version."),
     connect_timeout: float = typer.Option(
-        10.0, "--connect-timeout", min=0.1, envvar="SYMFONIC_CONNECT_TIMEOUT", help="Seconds to wait for a database server."
+        DEFAULT_CONNECT_TIMEOUT,
+        "--connect-timeout",
+        min=MIN_CONNECT_TIMEOUT,
+        envvar=CONNECT_TIMEOUT_ENV,
+        help="Seconds to wait for a database server.",
     ),
     pg_schema: Optional[str] = typer.Option(
-        None, "--pg-schema", envvar="SYMFONIC_PG_SCHEMA", help="PostgreSQL schema holding the checkpoint tables."
+        None, "--pg-schema", envvar=ROOT_ENV["pg_schema"], help="PostgreSQL schema holding the checkpoint tables."
     ),
     checkpoint_collection: Optional[str] = typer.Option(
-        None, "--checkpoint-collection", envvar="SYMFONIC_CHECKPOINT_COLLECTION", help="MongoDB checkpoints collection."
+        None, "--checkpoint-collection", envvar=ROOT_ENV["checkpoint_collection"], help="MongoDB checkpoints collection."
     ),
     writes_collection: Optional[str] = typer.Option(
-        None, "--writes-collection", envvar="SYMFONIC_WRITES_COLLECTION", help="MongoDB pending-writes collection."
+        None, "--writes-collection", envvar=ROOT_ENV["writes_collection"], help="MongoDB pending-writes collection."
     ),
 ) -> None:
     """Connection options go before the command: symfonic --connect-timeout 5 threads list ..."""
-    from symfonic_cli.cli.common import apply_root_options
-
     apply_root_options(
         debug=debug,
         connect_timeout=connect_timeout,
