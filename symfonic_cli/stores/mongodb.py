@@ -325,8 +325,8 @@ class MongoStore(SupportsWith):
         checkpoint_id: str | None = None,
         channels: tuple[str, ...] = ("messages",),
     ) -> CheckpointRecord | None:
-        from symfonic_cli.stores.checkpoint_rows import CheckpointRecord
         from symfonic_cli.decoding import collect_blocked, loads
+        from symfonic_cli.stores.checkpoint_rows import CheckpointRecord
 
         query = {"thread_id": _plain(key, "thread key"), "checkpoint_ns": _plain(checkpoint_ns, "namespace")}
         if checkpoint_id is not None:
@@ -357,6 +357,7 @@ class MongoStore(SupportsWith):
     @_driver_errors_iter
     def iter_message_states(self, key: str) -> Iterator[MessageState]:
         from symfonic_cli.stores.checkpoint_rows import MessageState
+
         fields = {"_id": 0, "checkpoint_ns": 1, "checkpoint_id": 1, "type": 1, "checkpoint": 1}
         for doc in self._thread_docs(key, fields, descending=True):
             cid = _field(doc, "checkpoint_id", str, None)
@@ -368,6 +369,7 @@ class MongoStore(SupportsWith):
     @_driver_errors
     def read_message_state(self, key: str, *, checkpoint_id: str | None = None) -> MessageState | None:
         from symfonic_cli.stores.checkpoint_rows import MessageState
+
         query = {"thread_id": _plain(key, "thread key"), "checkpoint_ns": ""}
         if checkpoint_id is not None:
             query["checkpoint_id"] = _plain(checkpoint_id, "checkpoint id")
@@ -442,6 +444,7 @@ class MongoStore(SupportsWith):
     @_driver_errors
     def erase_plan(self, key: str, extra: tuple[ExtraTable, ...]) -> ThreadErasePlan:
         from symfonic_cli.stores.erase_rows import ThreadErasePlan
+
         key = _plain(key, "thread key")
         rows = {name: (self._count(coll, flt) if flt is not None else 0) for name, coll, flt in self._cascade(extra, key)}
         summary = self.thread_summary(key)

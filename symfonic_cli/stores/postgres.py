@@ -332,8 +332,8 @@ class PostgresStore(SupportsWith):
         checkpoint_id: str | None = None,
         channels: tuple[str, ...] = ("messages",),
     ) -> CheckpointRecord | None:
-        from symfonic_cli.stores.checkpoint_rows import CheckpointRecord
         from symfonic_cli.decoding import collect_blocked, loads
+        from symfonic_cli.stores.checkpoint_rows import CheckpointRecord
 
         select = (
             "SELECT checkpoint_id, parent_checkpoint_id, checkpoint ->> 'ts', checkpoint -> 'channel_values', "
@@ -383,6 +383,7 @@ class PostgresStore(SupportsWith):
         # Each distinct (namespace, version) of `messages` ships its blob once, on its newest
         # checkpoint (the first the reader sees); the reader caches by version for the rest.
         from symfonic_cli.stores.checkpoint_rows import MessageState
+
         sql = (
             "SELECT c.checkpoint_ns, c.checkpoint_id, c.ts, c.ver, "
             "CASE WHEN b.type = 'empty' THEN NULL ELSE b.type END, "
@@ -406,6 +407,7 @@ class PostgresStore(SupportsWith):
         # The messages blob named by the checkpoint's channel_versions; anything unusual (an inline
         # value, an "empty" blob, no blob) gives payload None and the strict path decides.
         from symfonic_cli.stores.checkpoint_rows import MessageState
+
         sql = (
             "SELECT c.checkpoint_id, c.checkpoint ->> 'ts', c.checkpoint -> 'channel_versions' ->> 'messages', "
             "c.checkpoint -> 'channel_values' ? 'messages', b.type, b.blob "
@@ -600,7 +602,6 @@ class PostgresStore(SupportsWith):
 
     @_translate_errors
     def erase_plan(self, key: str, extra: tuple["ExtraTable", ...]) -> "ThreadErasePlan":
-        from symfonic_cli.stores.erase_rows import ThreadErasePlan
         from symfonic_cli.stores.erase_rows import ThreadErasePlan
 
         counts = self._counts(key, extra)

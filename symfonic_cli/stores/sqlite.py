@@ -214,8 +214,8 @@ class SqliteStore(SupportsWith):
         checkpoint_id: str | None = None,
         channels: tuple[str, ...] = ("messages",),
     ) -> CheckpointRecord | None:
-        from symfonic_cli.stores.checkpoint_rows import CheckpointRecord
         from symfonic_cli.decoding import collect_blocked, loads
+        from symfonic_cli.stores.checkpoint_rows import CheckpointRecord
 
         if checkpoint_id is None:
             row = self.conn.execute(
@@ -252,6 +252,7 @@ class SqliteStore(SupportsWith):
     @_translate_iter
     def iter_message_states(self, key: str) -> Iterator[MessageState]:
         from symfonic_cli.stores.checkpoint_rows import MessageState
+
         cur = self.conn.execute(
             "SELECT checkpoint_ns, checkpoint_id, type, checkpoint FROM checkpoints "
             "WHERE thread_id = ? ORDER BY checkpoint_id DESC",
@@ -277,20 +278,25 @@ class SqliteStore(SupportsWith):
             yield CheckpointHead(ns, cid, parent, ts, None, count)
 
     def _blob_head(self, rowid: int, type_: str | None, size: int | None) -> tuple[str | None, int | None]:
+        # Incremental blob I/O (Python 3.11+) reads only the first pages of a blob that may be
+        # megabytes long; before 3.11, ``substr`` in SQL gives the same bytes.
         from symfonic_cli.timestamps import NeedMore, checkpoint_blob_head
 
         if type_ != "msgpack" or not size:
             return None, None
-        prefix = self._blob_prefix_reader(rowid)
-        if prefix is None:  # the row went away under a concurrent writer
-            return None, None
+        blob = None
+        if hasattr(self.conn, "blobopen"):
+            try:
+                blob = self.conn.blobopen("checkpoints", "checkpoint", rowid, readonly=True)
+            except sqlite3.OperationalError:  # the row went away under a concurrent writer
+                return None, None
         want = 512
         try:
             while True:
+                head = blob[0:min(want, size)] if blob is not None else self._blob_prefix(rowid, min(want, size))
+                if head is None:
+                    return None, None
                 try:
-                    head = prefix(min(want, size))
-                    if head is None:
-                        return None, None
                     return checkpoint_blob_head(head)
                 except NeedMore:
                     if want >= size:
@@ -299,32 +305,17 @@ class SqliteStore(SupportsWith):
                 except ValueError:
                     return None, None
         finally:
-            close = getattr(prefix, "close", None)
-            if close is not None:
-                close()
+            if blob is not None:
+                blob.close()
 
-    def _blob_prefix_reader(self, rowid: int):
-        """A callable giving the first N bytes of a checkpoint blob, or None if the row is gone.
-
-        Incremental blob I/O (Python 3.11+) reads only the first pages of a blob that may be
-        megabytes long; before 3.11, ``substr`` in SQL gives the same bytes.
-        """
-        if hasattr(self.conn, "blobopen"):
-            try:
-                blob = self.conn.blobopen("checkpoints", "checkpoint", rowid, readonly=True)
-            except sqlite3.OperationalError:
-                return None
-            return _BlobPrefix(blob)
-
-        def by_substr(n: int) -> bytes | None:
-            row = self.conn.execute("SELECT substr(checkpoint, 1, ?) FROM checkpoints WHERE rowid = ?", (n, rowid)).fetchone()
-            return bytes(row[0]) if row is not None and row[0] is not None else None
-
-        return by_substr
+    def _blob_prefix(self, rowid: int, n: int) -> bytes | None:
+        row = self.conn.execute("SELECT substr(checkpoint, 1, ?) FROM checkpoints WHERE rowid = ?", (n, rowid)).fetchone()
+        return bytes(row[0]) if row is not None and row[0] is not None else None
 
     @_translate_errors
     def read_message_state(self, key: str, *, checkpoint_id: str | None = None) -> MessageState | None:
         from symfonic_cli.stores.checkpoint_rows import MessageState
+
         sql = "SELECT checkpoint_id, type, checkpoint FROM checkpoints WHERE thread_id = ? AND checkpoint_ns = ''"
         if checkpoint_id is None:
             row = self.conn.execute(sql + " ORDER BY checkpoint_id DESC LIMIT 1", (key,)).fetchone()
@@ -496,6 +487,7 @@ class SqliteStore(SupportsWith):
     @_translate_errors
     def erase_plan(self, key: str, extra: tuple[ExtraTable, ...]) -> ThreadErasePlan:
         from symfonic_cli.stores.erase_rows import ThreadErasePlan
+
         counts = self._counts(key, extra)
         first, last = self.conn.execute(
             "SELECT min(checkpoint_id), max(checkpoint_id) FROM checkpoints WHERE thread_id = ?", (key,)
@@ -766,16 +758,3 @@ def _typed(json_type: str | None, value: Any) -> Any:
     if json_type == "null":
         return None
     return value
-
-
-class _BlobPrefix:
-    """The first bytes of an open SQLite blob, and closing it."""
-
-    def __init__(self, blob) -> None:
-        self._blob = blob
-
-    def __call__(self, n: int) -> bytes:
-        return self._blob[0:n]
-
-    def close(self) -> None:
-        self._blob.close()
