@@ -61,7 +61,7 @@ def _userinfo_ends(rest: str) -> list[int]:
         ends.append(authority.find("@"))  # the same unless parse_location refuses the URL
     elif "@" in rest:
         ends.append(rest.find("@"))  # a "/" in the password, read as libpq reads it
-    return sorted({e for e in ends if ":" in rest[:e]}, reverse=True)
+    return [e for e in set(ends) if ":" in rest[:e]]
 
 
 def mask_url(url: str) -> str:
