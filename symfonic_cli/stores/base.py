@@ -30,29 +30,9 @@ def checkpoint_id_time(checkpoint_id: str | None) -> datetime | None:
     return _UUID_EPOCH + timedelta(microseconds=ticks // 10)
 
 
-class ActivitySpan:
-    """First and last activity, read from the checkpoint ids (UUIDv6) without decoding."""
-
-    __slots__ = ()
-    first_checkpoint_id: str | None  # min checkpoint_id over every namespace, None if none
-    last_checkpoint_id: str | None  # max checkpoint_id over every namespace
-
-    @property
-    def first_activity(self) -> datetime | None:
-        return checkpoint_id_time(self.first_checkpoint_id)
-
-    @property
-    def last_activity(self) -> datetime | None:
-        return checkpoint_id_time(self.last_checkpoint_id)
-
-
-# Tuples: one per listed thread. key, checkpoint count, and the min and max checkpoint_id
-# over every namespace (None when the thread has none).
-_ThreadSummaryFields = namedtuple("_ThreadSummaryFields", "key checkpoints first_checkpoint_id last_checkpoint_id")
-
-
-class ThreadSummary(_ThreadSummaryFields, ActivitySpan):
-    __slots__ = ()
+# One per listed thread: key, checkpoint count, and the min and max checkpoint_id over every
+# namespace (None when the thread has none). Activity times are read from those ids (UUIDv6).
+ThreadSummary = namedtuple("ThreadSummary", "key checkpoints first_checkpoint_id last_checkpoint_id")
 
 
 # ``store info``: kind, location (masked), the three counts, and backend-specific printable details.

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import datetime
 
-from symfonic_cli.stores.base import ActivitySpan
+from symfonic_cli.stores.base import checkpoint_id_time
 from symfonic_cli.threadkey import parse_key
 
 # A table, column or collection name from the config file: a plain identifier, optionally
@@ -42,7 +43,7 @@ class ExtraTable:
 
 
 @dataclass(frozen=True)
-class ThreadErasePlan(ActivitySpan):
+class ThreadErasePlan:
     """What erasing one thread would delete now, read without deleting anything."""
 
     key: str
@@ -51,6 +52,14 @@ class ThreadErasePlan(ActivitySpan):
     rows: dict[str, int]
     first_checkpoint_id: str | None  # min checkpoint_id over every namespace, None if none
     last_checkpoint_id: str | None  # max checkpoint_id over every namespace
+
+    @property
+    def first_activity(self) -> datetime | None:
+        return checkpoint_id_time(self.first_checkpoint_id)
+
+    @property
+    def last_activity(self) -> datetime | None:
+        return checkpoint_id_time(self.last_checkpoint_id)
 
     @property
     def total(self) -> int:
