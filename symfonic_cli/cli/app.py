@@ -23,6 +23,10 @@ GROUPS = {
     "migrate": "symfonic_cli.cli.migrate",
     "demo": "symfonic_cli.cli.demo",
 }
+# Modules that add commands to a group another module registers: (group, module).
+GROUP_EXTENSIONS = (
+    ("thread", "symfonic_cli.cli.history"),
+)
 # Root options that take a value (to find the command name in argv).
 _VALUE_OPTIONS = {"--connect-timeout", "--pg-schema", "--checkpoint-collection", "--writes-collection"}
 

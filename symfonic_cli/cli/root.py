@@ -7,7 +7,7 @@ from typing import Optional
 import typer
 
 from symfonic_cli import __version__
-from symfonic_cli.cli.app import GROUPS
+from symfonic_cli.cli.app import GROUP_EXTENSIONS, GROUPS
 from symfonic_cli.cli.common import (
     CONNECT_TIMEOUT_ENV,
     DEBUG_ENV,
@@ -71,6 +71,10 @@ def build_app(only: str | None = None) -> typer.Typer:
         rich_markup_mode=None,
     )
     root.callback()(_root)
+    # Extensions first: their commands are on the group's typer before the group is added.
+    for name, module_name in GROUP_EXTENSIONS:
+        if only is None or name == only:
+            import_module(module_name).register(root)
     for name, module_name in GROUPS.items():
         if only is None or name == only:
             import_module(module_name).register(root)

@@ -26,6 +26,7 @@ from symfonic_cli.threadkey import tenant_prefix
 if TYPE_CHECKING:
     from symfonic_cli.stores.checkpoint_rows import CheckpointRecord, MessageState
     from symfonic_cli.stores.erase_rows import ExtraTable, ThreadErasePlan
+    from symfonic_cli.stores.history_rows import CheckpointFacts, WriteChannel
 
 PASSWORD_ENV = "SYMFONIC_MONGO_PASSWORD"
 DEFAULT_CHECKPOINTS = "checkpoints"
@@ -523,6 +524,37 @@ class MongoStore(SupportsWith):
             yield MessageWrite(
                 doc.get("checkpoint_ns", ""), doc.get("checkpoint_id"), doc.get("task_id"), doc.get("idx"),
                 doc.get("type"), bytes(value) if isinstance(value, (bytes, bytearray)) else None,
+            )
+
+    # -- history (protocol docstrings in stores/protocol.py): metadata and write channels, no value decoded
+
+    @_driver_errors_iter
+    def iter_checkpoint_facts(self, key: str) -> Iterator["CheckpointFacts"]:
+        from symfonic_cli.stores.history_rows import CheckpointFacts
+
+        fields = {"_id": 0, "checkpoint_ns": 1, "checkpoint_id": 1, "metadata.source": 1, "metadata.step": 1, "metadata.writes": 1}
+        for doc in self._thread_docs(key, fields, descending=False):
+            cid = _field(doc, "checkpoint_id", str, None)
+            meta = doc.get("metadata") if isinstance(doc.get("metadata"), dict) else {}
+            try:
+                source, step, writes = _leaf(meta.get("source"), cid), _leaf(meta.get("step"), cid), _leaf(meta.get("writes"), cid)
+            except StoreError:  # odd metadata: shown as unknown
+                source = step = writes = None
+            yield CheckpointFacts(
+                doc.get("checkpoint_ns", ""), cid, source if isinstance(source, str) else None,
+                step if isinstance(step, int) and not isinstance(step, bool) else None, writes,
+            )
+
+    @_driver_errors_iter
+    def iter_write_channels(self, key: str) -> Iterator["WriteChannel"]:
+        from symfonic_cli.stores.history_rows import WriteChannel
+
+        fields = {"_id": 0, "checkpoint_ns": 1, "checkpoint_id": 1, "task_id": 1, "task_path": 1, "idx": 1, "channel": 1}
+        for doc in self.writes.find({"thread_id": _plain(key, "thread key")}, fields):
+            path = doc.get("task_path")
+            yield WriteChannel(
+                doc.get("checkpoint_ns", ""), doc.get("checkpoint_id"), doc.get("task_id"),
+                path if isinstance(path, str) else "", doc.get("idx"), doc.get("channel"),
             )
 
     def _thread_docs(self, key: str, fields: dict, *, descending: bool) -> Iterator[dict]:

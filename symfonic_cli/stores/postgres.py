@@ -26,6 +26,7 @@ from symfonic_cli.threadkey import tenant_prefix
 if TYPE_CHECKING:
     from symfonic_cli.stores.checkpoint_rows import CheckpointHead, CheckpointRecord, MessageState, MessageWrite
     from symfonic_cli.stores.erase_rows import ExtraTable, ThreadErasePlan
+    from symfonic_cli.stores.history_rows import CheckpointFacts, WriteChannel
     from symfonic_cli.stores.thread_copy import DecodedThread, ThreadExport
 
 TABLES = ("checkpoints", "checkpoint_blobs", "checkpoint_writes", "checkpoint_migrations")
@@ -467,6 +468,31 @@ class PostgresStore(SupportsWith):
         )
         for ns, cid, task_id, idx, type_, blob in self._stream(sql, (key,)):
             yield MessageWrite(ns, cid, task_id, idx, type_, bytes(blob) if blob is not None else None)
+
+    # -- history (protocol docstrings in stores/protocol.py): metadata and write channels, no value decoded
+
+    @_translate_iter
+    def iter_checkpoint_facts(self, key: str) -> Iterator["CheckpointFacts"]:
+        from symfonic_cli.stores.history_rows import CheckpointFacts
+
+        sql = (
+            "SELECT checkpoint_ns, checkpoint_id, metadata -> 'source', metadata -> 'step', metadata -> 'writes' "
+            "FROM checkpoints WHERE thread_id = %s ORDER BY checkpoint_id, checkpoint_ns"
+        )
+        for ns, cid, source, step, writes in self._stream(sql, (key,)):
+            yield CheckpointFacts(
+                ns, cid, source if isinstance(source, str) else None,
+                step if isinstance(step, int) and not isinstance(step, bool) else None, writes,
+            )
+
+    @_translate_iter
+    def iter_write_channels(self, key: str) -> Iterator["WriteChannel"]:
+        from symfonic_cli.stores.history_rows import WriteChannel
+
+        path = "task_path" if self.has_task_path else "''"
+        sql = f"SELECT checkpoint_ns, checkpoint_id, task_id, {path}, idx, channel FROM checkpoint_writes WHERE thread_id = %s"
+        for ns, cid, task_id, task_path, idx, channel in self._stream(sql, (key,)):
+            yield WriteChannel(ns, cid, task_id, task_path or "", idx, channel)
 
     # -- compat (protocol docstrings in stores/protocol.py): JSONB operators over metadata only
 

@@ -15,6 +15,7 @@ if TYPE_CHECKING:
     from symfonic_cli.stores.checkpoint_rows import CheckpointHead, CheckpointRecord, MessageState, MessageWrite
     from symfonic_cli.stores.envelope_rows import EnvelopeRow, EnvelopeShape
     from symfonic_cli.stores.erase_rows import ExtraTable, ThreadErasePlan
+    from symfonic_cli.stores.history_rows import CheckpointFacts, WriteChannel
     from symfonic_cli.stores.thread_copy import DecodedCheckpoint, DecodedThread, DecodedWrite, RawRow, ThreadExport
 
 
@@ -239,4 +240,17 @@ class Store(Protocol):
         SQLite/MongoDB: the whole checkpoint blob (``encoding="checkpoint"``); PostgreSQL: the
         ``messages`` blob of the version in ``channel_versions`` (``encoding="channel"``, type
         ``empty`` or no blob -> payload None)."""
+        ...
+
+    # -- history (``symfonic thread history``; see CheckpointFacts, WriteChannel in history_rows.py)
+
+    def iter_checkpoint_facts(self, key: str) -> Iterator[CheckpointFacts]:
+        """Every checkpoint of thread ``key`` in every namespace, any order: ``metadata["source"]``,
+        ``["step"]`` and ``["writes"]`` (decoded as the saver decodes metadata), no blob decoded.
+        Metadata that cannot be read gives None fields, never an error."""
+        ...
+
+    def iter_write_channels(self, key: str) -> Iterator[WriteChannel]:
+        """Every stored write of thread ``key``, every namespace, any order, WITHOUT its value:
+        the checkpoint it was written on, task id, task path ("" when not stored), idx, channel."""
         ...

@@ -1,0 +1,217 @@
+"""``symfonic thread history`` and ``symfonic thread diff``: a thread's checkpoints, and what
+changed between two of them. Both add commands to the ``thread`` group (``cli/erase.py``)."""
+
+from __future__ import annotations
+
+import sys
+from typing import Annotated, Optional
+
+import typer
+
+from symfonic_cli.cli.common import check_format, open_for_reading, require_thread, thread_key
+from symfonic_cli.cli.erase import app
+from symfonic_cli.cli.options import FormatOpt, SessionOpt, StoreOpt, SubTenantOpt, TenantOpt, ThreadOpt
+from symfonic_cli.errors import UsageError
+
+# Message content in text and table output is cut here (JSON is always complete).
+CONTENT_WIDTH = 200
+
+
+def register(root: typer.Typer) -> None:
+    """The commands are on ``app`` once this module is imported; the group is added by erase.py."""
+
+
+NamespaceOpt = Annotated[
+    Optional[str],
+    typer.Option("--namespace", help="Only this checkpoint namespace ('' is the root graph; subgraphs are 'node:task-id'). Default: all."),
+]
+
+
+@app.command("history")
+def history(
+    store: StoreOpt = None,
+    thread: ThreadOpt = None,
+    tenant: TenantOpt = None,
+    sub_tenant: SubTenantOpt = None,
+    session: SessionOpt = None,
+    namespace: NamespaceOpt = None,
+    limit: Annotated[Optional[int], typer.Option("--limit", "-n", min=0, help="At most N checkpoints (the newest).")] = None,
+    fmt: FormatOpt = None,
+) -> None:
+    """Every checkpoint of a thread, newest first: step, source, time, the writes that made it,
+    its message count, and marks for a fork (a parent of several checkpoints) and a rewritten
+    history (messages removed, reordered or edited)."""
+    from symfonic_cli.history.history import build_history
+
+    out_format = check_format(fmt)
+    key = thread_key(thread, tenant, sub_tenant, session)
+    with open_for_reading(store) as st:
+        require_thread(st, key)
+        result = build_history(st, key, namespace=namespace, limit=limit)
+    _warn(result.warnings)
+    _write_history(result.entries, out_format, key)
+
+
+@app.command("diff", context_settings={"ignore_unknown_options": True})
+def diff(
+    a: Annotated[str, typer.Argument(metavar="A", help="A checkpoint id, or -1 for the latest, -2 for the one before, ...")],
+    b: Annotated[str, typer.Argument(metavar="B", help="The checkpoint to compare A with (same forms).")],
+    store: StoreOpt = None,
+    thread: ThreadOpt = None,
+    tenant: TenantOpt = None,
+    sub_tenant: SubTenantOpt = None,
+    session: SessionOpt = None,
+    namespace: Annotated[
+        Optional[str],
+        typer.Option("--namespace", help="Namespace of -N forms and where ids are looked up (default: root for -N, any for ids)."),
+    ] = None,
+    fmt: FormatOpt = None,
+) -> None:
+    """What changed from checkpoint A to checkpoint B: channels added, removed and changed, and
+    the messages added, removed and edited (same id, other content), by id."""
+    for ref in (a, b):
+        if ref.startswith("-") and not (ref[1:].isdigit() and ref[1:].isascii()):
+            raise UsageError(f"no such option: {ref}", hint="see 'symfonic thread diff --help'")
+        if not ref:
+            raise UsageError("a checkpoint id is empty")
+    out_format = check_format(fmt)
+    key = thread_key(thread, tenant, sub_tenant, session)
+    from symfonic_cli.history.diff import diff_checkpoints
+
+    with open_for_reading(store) as st:
+        require_thread(st, key)
+        result = diff_checkpoints(st, key, a, b, namespace=namespace)
+    for w in result.warnings:
+        _warn([w], raw=True)
+    _write_diff(result, out_format)
+
+
+def _warn(lines, raw: bool = False) -> None:
+    from symfonic_cli.render import escape_inline
+
+    if not lines:
+        return
+    text = lines[0] if raw else "not decoded (class not on the safe list, shown from its raw fields): " + ", ".join(lines)
+    sys.stderr.write(f"symfonic: warning: {escape_inline(text)}\n")
+
+
+def _writes_cell(groups) -> str:
+    from symfonic_cli.render import escape_inline
+
+    return "; ".join(f"{escape_inline(g.label)}: {','.join(escape_inline(c) for c in g.channels)}" for g in groups)
+
+
+def _write_history(entries, out_format: str, key: str) -> None:
+    from symfonic_cli import render
+
+    if out_format in ("json", "jsonl"):
+        render.write_records((e.to_json() for e in entries), fmt=out_format, columns=())
+        return
+    out = sys.stdout
+    if out_format == "text":
+        out.write("checkpoint_id\tparent_checkpoint_id\tnamespace\tstep\tsource\tts\tmessages\tmarks\twrites\tpending_writes\n")
+        for e in entries:
+            cells = [
+                e.checkpoint_id, e.parent_checkpoint_id, e.checkpoint_ns, e.step, e.source, e.ts, e.messages,
+                ",".join(e.marks) or None, _writes_cell(e.writes) or None, _writes_cell(e.pending_writes) or None,
+            ]
+            out.write("\t".join(render.cell(c) for c in cells) + "\n")
+        return
+    from rich import box
+    from rich.table import Table
+    from rich.text import Text
+
+    # Ids never wrap (they are copied into --checkpoint); the checkpoint and its parent share a
+    # column, one per line, so an 80-column terminal keeps both whole.
+    table = Table(title=Text(render.escape_inline(key)), box=box.SIMPLE_HEAD, show_lines=True, pad_edge=False)
+    table.add_column("checkpoint / parent", no_wrap=True, min_width=36)
+    table.add_column("step", justify="right")
+    table.add_column("source / time", overflow="fold")
+    table.add_column("msgs", justify="right")
+    table.add_column("writes / marks", overflow="fold")
+    for e in entries:
+        ids = e.checkpoint_id + "\n" + (e.parent_checkpoint_id or "-")
+        if e.checkpoint_ns:
+            ids += "\nns " + render.escape_inline(e.checkpoint_ns)
+        what = _writes_cell(e.writes) or "-"
+        if e.pending_writes:
+            what += "\npending " + _writes_cell(e.pending_writes)
+        if e.marks:
+            what += "\n" + " ".join(e.marks).upper()
+        table.add_row(
+            Text(ids),
+            Text(render.cell(e.step)),
+            Text(f"{render.cell(e.source)}\n{_short_time(e.ts)}"),
+            Text(render.cell(e.messages)),
+            Text(what),
+        )
+    render.console().print(table)
+
+
+def _short_time(ts) -> str:
+    """The table's time: to the second, UTC (text and JSON keep the stored ts exactly)."""
+    from symfonic_cli import render
+    from symfonic_cli.transcript import parse_checkpoint_ts
+
+    parsed = parse_checkpoint_ts(ts)
+    if parsed is None:
+        return render.cell(ts)
+    from datetime import timezone
+
+    return parsed.astimezone(timezone.utc).strftime("%Y-%m-%d %H:%M:%S")
+
+
+def _short(text: str) -> str:
+    from symfonic_cli.render import escape_inline
+
+    text = text if len(text) <= CONTENT_WIDTH else text[:CONTENT_WIDTH] + "…"
+    return escape_inline(text)
+
+
+def _write_diff(d, out_format: str) -> None:
+    from symfonic_cli import render
+
+    if out_format == "json":
+        sys.stdout.write(render.json_dumps(d.to_json(), indent=2) + "\n")
+        return
+    if out_format == "jsonl":
+        sys.stdout.write(render.json_dumps(d.to_json()) + "\n")
+        return
+    rows: list[tuple[str, str, str, str]] = []  # change, channel or message id, role, detail
+    for ch in d.added:
+        rows.append(("channel added", render.escape_inline(ch), "", ""))
+    for ch in d.removed:
+        rows.append(("channel removed", render.escape_inline(ch), "", ""))
+    for ch in d.changed:
+        rows.append(("channel changed", render.escape_inline(ch), "", ""))
+    for m in d.messages_added:
+        rows.append(("message added", render.cell(m.message_id), m.role, _short(m.content)))
+    for m in d.messages_removed:
+        rows.append(("message removed", render.cell(m.message_id), m.role, _short(m.content)))
+    for m in d.messages_edited:
+        detail = f"before: {_short(m.before_content or '')}\nafter: {_short(m.content)}"
+        role = m.role if m.role == m.before_role else f"{m.before_role}->{m.role}"
+        rows.append(("message edited", render.cell(m.message_id), role, detail))
+    if out_format == "text":
+        out = sys.stdout
+        out.write(f"from\t{d.a.checkpoint_id}\t{render.escape_inline(d.a.checkpoint_ns)}\n")
+        out.write(f"to\t{d.b.checkpoint_id}\t{render.escape_inline(d.b.checkpoint_ns)}\n")
+        out.write("change\tname\trole\tdetail\n")
+        for change, name, role, detail in rows:
+            out.write(f"{change}\t{name}\t{role or '-'}\t{detail.replace(chr(10), ' / ') or '-'}\n")
+        return
+    from rich import box
+    from rich.table import Table
+    from rich.text import Text
+
+    title = Text(f"{d.a.checkpoint_id} -> {d.b.checkpoint_id}")
+    table = Table(title=title, box=box.SIMPLE_HEAD, show_lines=True, pad_edge=False)
+    table.add_column("change", no_wrap=True)
+    table.add_column("channel / message id", no_wrap=True)
+    table.add_column("role")
+    table.add_column("detail", overflow="fold")
+    for change, name, role, detail in rows:
+        table.add_row(Text(change), Text(name), Text(role or "-"), Text(detail or "-"))
+    render.console().print(table)
+    if not rows:
+        sys.stdout.write("no differences\n")

@@ -1,0 +1,186 @@
+"""What changed between two checkpoints of a thread: channels added, removed and changed, and
+the ``messages`` channel message by message (added, removed, edited in place), by id.
+
+Both checkpoints are decoded strictly (classes off the safe list come back as their raw fields
+and are named in a warning); values are compared as decoded, exactly as a Python ``==`` over
+the real saver's ``channel_values`` would compare them.
+"""
+
+from __future__ import annotations
+
+import base64
+from dataclasses import dataclass, field
+from datetime import date, datetime
+from typing import Any
+
+from symfonic_cli import transcript as tx
+from symfonic_cli.errors import NotFoundError, StoreError
+from symfonic_cli.stores.checkpoint_rows import CheckpointRecord
+from symfonic_cli.stores.protocol import Store
+
+
+@dataclass(frozen=True)
+class MessageChange:
+    message_id: str | None
+    role: str
+    content: str  # as transcript rows show it
+    value: Any  # the message as decoded
+    before: Any = None  # edited: the old message (then ``value`` is the new one)
+    before_content: str | None = None
+    before_role: str | None = None
+
+
+@dataclass
+class CheckpointDiff:
+    key: str
+    a: CheckpointRecord
+    b: CheckpointRecord
+    added: list[str] = field(default_factory=list)
+    removed: list[str] = field(default_factory=list)
+    changed: list[str] = field(default_factory=list)
+    messages_added: list[MessageChange] = field(default_factory=list)
+    messages_removed: list[MessageChange] = field(default_factory=list)
+    messages_edited: list[MessageChange] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        va, vb = self.a.channel_values, self.b.channel_values
+        values = [
+            {"channel": ch, "before": jsonable(va.get(ch)), "after": jsonable(vb.get(ch))}
+            for ch in sorted({*self.added, *self.removed, *self.changed})
+            if ch != "messages"
+        ]
+        return {
+            "thread": self.key,
+            "from": _point(self.a),
+            "to": _point(self.b),
+            "channels": {"added": list(self.added), "removed": list(self.removed), "changed": list(self.changed)},
+            "values": values,
+            "messages": {
+                "added": [_message_json(m) for m in self.messages_added],
+                "removed": [_message_json(m) for m in self.messages_removed],
+                "edited": [
+                    {"id": m.message_id, "before": jsonable(m.before), "after": jsonable(m.value)}
+                    for m in self.messages_edited
+                ],
+            },
+        }
+
+
+def _point(r: CheckpointRecord) -> dict[str, Any]:
+    return {"checkpoint_id": r.checkpoint_id, "checkpoint_ns": r.checkpoint_ns, "ts": r.ts}
+
+
+def _message_json(m: MessageChange) -> dict[str, Any]:
+    return {"id": m.message_id, "role": m.role, "content": m.content, "message": jsonable(m.value)}
+
+
+def resolve_ref(store: Store, key: str, ref: str, *, namespace: str | None) -> tuple[str, str]:
+    """``(namespace, checkpoint id)`` for an id, or ``-N`` (the N-th latest of ``namespace``, root by default)."""
+    heads = [(h.checkpoint_ns, h.checkpoint_id) for h in store.iter_checkpoint_heads(key)]
+    if ref.startswith("-") and ref[1:].isdigit() and ref[1:].isascii():
+        n = int(ref[1:])
+        ns = namespace if namespace is not None else ""
+        ids = sorted((cid for hns, cid in heads if hns == ns), reverse=True)
+        if n < 1 or n > len(ids):
+            where = "the root namespace" if ns == "" else f"namespace '{ns}'"
+            raise NotFoundError(f"thread '{key}' has {len(ids)} checkpoint{'s' if len(ids) != 1 else ''} in {where}; there is no {ref}")
+        return ns, ids[n - 1]
+    found = [(hns, cid) for hns, cid in heads if cid == ref and (namespace is None or hns == namespace)]
+    if not found:
+        where = "" if namespace is None else f" in namespace '{namespace}'"
+        raise NotFoundError(f"thread '{key}' has no checkpoint '{ref}'{where}", hint="list them with: symfonic thread history")
+    # The same id in several namespaces: the root namespace first, then the first by name.
+    found.sort(key=lambda w: (w[0] != "", w[0]))
+    return found[0]
+
+
+def read_full(store: Store, key: str, ns: str, cid: str) -> CheckpointRecord:
+    """A checkpoint with every channel value (its versions name the channels)."""
+    head = store.read_checkpoint(key, checkpoint_ns=ns, checkpoint_id=cid, channels=())
+    if head is None:
+        raise NotFoundError(f"thread '{key}' has no checkpoint '{cid}'")
+    record = store.read_checkpoint(key, checkpoint_ns=ns, checkpoint_id=cid, channels=tuple(head.channel_versions))
+    if record is None:  # gone between the two reads
+        raise NotFoundError(f"thread '{key}' has no checkpoint '{cid}'")
+    return record
+
+
+def diff_checkpoints(store: Store, key: str, ref_a: str, ref_b: str, *, namespace: str | None = None) -> CheckpointDiff:
+    where_a = resolve_ref(store, key, ref_a, namespace=namespace)
+    where_b = resolve_ref(store, key, ref_b, namespace=namespace)
+    a = read_full(store, key, *where_a)
+    b = read_full(store, key, *where_b)
+    return compare(key, a, b)
+
+
+def compare(key: str, a: CheckpointRecord, b: CheckpointRecord) -> CheckpointDiff:
+    va, vb = a.channel_values, b.channel_values
+    out = CheckpointDiff(key, a, b)
+    out.added = sorted(ch for ch in vb if ch not in va)
+    out.removed = sorted(ch for ch in va if ch not in vb)
+    out.changed = sorted(ch for ch in va if ch in vb and not _equal(va[ch], vb[ch]))
+    blocked = a.blocked | b.blocked
+    if blocked:
+        out.warnings.append("not decoded (class not on the safe list, shown from its raw fields): " + ", ".join(sorted(blocked)))
+    ma, mb = va.get("messages"), vb.get("messages")
+    if ma is not None and not isinstance(ma, list) or mb is not None and not isinstance(mb, list):
+        raise StoreError("the 'messages' channel is not a list in one of the checkpoints; cannot compare it message by message")
+    _messages(out, ma or [], mb or [])
+    return out
+
+
+def _equal(x: Any, y: Any) -> bool:
+    try:
+        return bool(x == y) and type(x) is type(y)
+    except Exception:  # a value whose == raises: compare what JSON would show
+        return jsonable(x) == jsonable(y)
+
+
+def _keyed(messages: list[Any]) -> dict[Any, Any]:
+    # Messages without an id (rare: add_messages gives every message one) are keyed by position.
+    return {(tx.message_id_of(m) if tx.message_id_of(m) is not None else ("#", i)): m for i, m in enumerate(messages)}
+
+
+def _change(m: Any, **more: Any) -> MessageChange:
+    mid = tx.message_id_of(m)
+    return MessageChange(mid if isinstance(mid, str) else None, tx.role_of(m), tx.content_of(m), m, **more)
+
+
+def _messages(out: CheckpointDiff, old: list[Any], new: list[Any]) -> None:
+    before, after = _keyed(old), _keyed(new)
+    out.messages_added = [_change(m) for k, m in after.items() if k not in before]
+    out.messages_removed = [_change(m) for k, m in before.items() if k not in after]
+    out.messages_edited = [
+        _change(after[k], before=m, before_content=tx.content_of(m), before_role=tx.role_of(m))
+        for k, m in before.items()
+        if k in after and not _equal(m, after[k])
+    ]
+
+
+def jsonable(value: Any) -> Any:
+    """A decoded value as JSON: plain data as is, models and dataclasses as their fields with
+    their class named under ``"__class__"``, bytes as base64 under ``"__bytes__"``."""
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    if isinstance(value, dict):
+        return {str(k): jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple, set, frozenset)):
+        items = sorted(value, key=repr) if isinstance(value, (set, frozenset)) else value
+        return [jsonable(v) for v in items]
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        return {"__bytes__": base64.b64encode(bytes(value)).decode("ascii")}
+    if isinstance(value, (datetime, date)):
+        return value.isoformat()
+    name = f"{type(value).__module__}.{type(value).__qualname__}"
+    dump = getattr(value, "model_dump", None)
+    if callable(dump):
+        try:
+            return {"__class__": name, **jsonable(dump())}
+        except Exception:
+            pass
+    import dataclasses
+
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {"__class__": name, **{f.name: jsonable(getattr(value, f.name)) for f in dataclasses.fields(value)}}
+    return {"__class__": name, "repr": repr(value)}
