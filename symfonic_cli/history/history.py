@@ -113,7 +113,7 @@ class HistoryEntry:
 class HistoryResult:
     entries: list[HistoryEntry]
     warnings: list[str] = field(default_factory=list)
-    decoded: int = 0  # checkpoints whose messages were decoded (cost, for tests and benchmarks)
+    decoded: int = 0  # checkpoints whose messages were read (cost, for tests and benchmarks)
 
 
 def step_from_id(checkpoint_id: str) -> int | None:
@@ -217,6 +217,32 @@ def _metadata_writes(value: Any) -> list[TaskWrites]:
     return out
 
 
+class _LeanIds(dict):
+    """Message ids of root-namespace checkpoints read from the stored fields without building
+    any message (no langgraph import, as transcripts do); None leaves a checkpoint to the strict
+    decoder (another namespace, an unusual encoding)."""
+
+    def __init__(self, store: Store, key: str) -> None:
+        super().__init__()
+        self.store, self.key = store, key
+        self.read = 0
+
+    def get(self, where, default=None):
+        ns, cid = where
+        read = getattr(self.store, "read_message_state", None)
+        if ns != "" or read is None:
+            return default
+        try:
+            state = read(self.key, checkpoint_id=cid)
+            if state is None or state.payload_type != "msgpack" or not state.payload:
+                return default
+            ids = timestamps._state_ids(state)[1]
+            self.read += 1
+            return ids
+        except Exception:  # the strict decoder decides, and names what is wrong
+            return default
+
+
 class _MessageIds:
     """Each checkpoint's message ids: anchors proven by message writes, else decoded once each."""
 
@@ -230,8 +256,10 @@ class _MessageIds:
         self.decoded = 0
         if heads and all(h.message_count is not None for h in heads):
             try:
-                self.anchors = timestamps._anchors(store, key, heads, added, {})
-                self.decoded = timestamps.last_run.get("decoded", 0) or 0
+                lean = _LeanIds(store, key)
+                self.anchors = timestamps._anchors(store, key, heads, added, lean)
+                # strict decodes (counted by the resolver) plus lean reads
+                self.decoded = (timestamps.last_run.get("decoded", 0) or 0) + lean.read
             except timestamps._Unproven:
                 self.anchors = None
 
