@@ -341,3 +341,90 @@ def test_ids_whole_in_an_80_column_terminal(sqlite_store):
     assert max(len(line) for line in lines) <= 80
     for e in full:
         assert any(e["checkpoint_id"] in line for line in lines), e["checkpoint_id"]
+
+
+def test_application_class_is_shown_from_raw_fields_with_a_warning(tmp_path):
+    import sqlite3
+
+    from langchain_core.messages import HumanMessage
+    from langgraph.checkpoint.sqlite import SqliteSaver
+    from langgraph.graph import START, MessagesState, StateGraph
+
+    from tests.test_transcript import _app_message_class
+
+    cls = _app_message_class()
+
+    def node(state):
+        return {"messages": [cls(content="from the app's own class", id="app-1")]}
+
+    b = StateGraph(MessagesState)
+    b.add_node("n", node)
+    b.add_edge(START, "n")
+    path = tmp_path / "app.db"
+    conn = sqlite3.connect(path, check_same_thread=False)
+    b.compile(checkpointer=SqliteSaver(conn)).invoke({"messages": [HumanMessage(content="hi", id="h-1")]}, {"configurable": {"thread_id": "t:_:app"}})
+    conn.close()
+    res = run("thread", "diff", "-s", str(path), "-t", "t:_:app", "-2", "-1", "-f", "json")
+    assert res.code == 0, res.err
+    got = json.loads(res.out)
+    assert [(m["id"], m["content"]) for m in got["messages"]["added"]] == [("app-1", "from the app's own class")]
+    assert res.err.count("\n") == 1 and "warning" in res.err and "AppMessage" in res.err
+    hist = run("thread", "history", "-s", str(path), "-t", "t:_:app", "-f", "json")
+    assert hist.code == 0 and json.loads(hist.out)[0]["writes"][0]["node"] == "n"
+
+
+def test_hostile_payload_is_never_executed(tmp_path, sqlite_master):
+    import shutil
+    import sqlite3
+
+    import ormsgpack
+
+    marker = tmp_path / "pwned"
+    path = tmp_path / "hostile.db"
+    shutil.copyfile(sqlite_master, path)
+    conn = sqlite3.connect(path)
+    cid, blob = conn.execute(
+        "SELECT checkpoint_id, checkpoint FROM checkpoints WHERE thread_id='globex:_:s-101' AND checkpoint_ns='' "
+        "ORDER BY checkpoint_id DESC LIMIT 1"
+    ).fetchone()
+    keep = lambda code, data: ormsgpack.Ext(code, data)  # noqa: E731 - re-pack stored objects untouched
+    value = ormsgpack.unpackb(blob, ext_hook=keep, option=ormsgpack.OPT_NON_STR_KEYS)
+    value["channel_values"]["evil"] = ormsgpack.Ext(0, ormsgpack.packb(["os", "system", f"touch {marker}"]))
+    conn.execute("UPDATE checkpoints SET checkpoint = ? WHERE checkpoint_id = ?", (ormsgpack.packb(value, option=ormsgpack.OPT_NON_STR_KEYS), cid))
+    conn.commit()
+    conn.close()
+    for args in (("history",), ("diff", "-2", "-1")):
+        res = run("thread", *args, "-s", str(path), "-t", "globex:_:s-101", "-f", "json")
+        assert res.code in (0, 4), res.err
+        json.loads(res.out) if res.code == 0 else None
+    assert not marker.exists()
+
+
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+_hostile = st.text(alphabet=st.characters(blacklist_categories=("Cs",)), min_size=1, max_size=20)
+
+
+@settings(max_examples=25, derandomize=True, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(channel=_hostile, node=_hostile, task_id=_hostile)
+def test_hostile_write_names_are_escaped_and_exact(tmp_path_factory, channel, node, task_id):
+    import sqlite3
+
+    from langchain_core.messages import HumanMessage
+    from langgraph.checkpoint.sqlite import SqliteSaver
+
+    path = tmp_path_factory.mktemp("hostile") / "w.db"
+    conn = sqlite3.connect(str(path), check_same_thread=False)
+    saver = SqliteSaver(conn)
+    graph = _agent_graph().compile(checkpointer=saver)
+    config = {"configurable": {"thread_id": "h:_:w"}}
+    graph.invoke({"messages": [HumanMessage(content="hi", id="h-1")]}, config)
+    latest = graph.get_state(config).config
+    saver.put_writes(latest, [(channel, "x")], task_id, task_path=f"~__pregel_pull, {node}")
+    conn.close()
+    got = _history(str(path), "h:_:w")
+    assert got[0]["pending_writes"] == [{"node": node, "task_id": task_id, "task_path": f"~__pregel_pull, {node}", "channels": [channel]}]
+    for fmt in ("text", "table"):
+        out = run("thread", "history", "-s", str(path), "-t", "h:_:w", "-f", fmt).out
+        assert not any(c in out for c in "\x1b\x07\x9b\u202e\u2066\r\x00")
