@@ -77,7 +77,7 @@ def _message_json(m: MessageChange) -> dict[str, Any]:
 
 def resolve_ref(store: Store, key: str, ref: str, *, namespace: str | None) -> tuple[str, str]:
     """``(namespace, checkpoint id)`` for an id, or ``-N`` (the N-th latest of ``namespace``, root by default)."""
-    heads = [(h.checkpoint_ns, h.checkpoint_id) for h in store.iter_checkpoint_heads(key)]
+    heads = store.checkpoint_ids(key)
     if ref.startswith("-") and ref[1:].isdigit() and ref[1:].isascii():
         n = int(ref[1:])
         ns = namespace if namespace is not None else ""
@@ -97,13 +97,38 @@ def resolve_ref(store: Store, key: str, ref: str, *, namespace: str | None) -> t
 
 def read_full(store: Store, key: str, ns: str, cid: str) -> CheckpointRecord:
     """A checkpoint with every channel value (its versions name the channels)."""
-    head = store.read_checkpoint(key, checkpoint_ns=ns, checkpoint_id=cid, channels=())
-    if head is None:
-        raise NotFoundError(f"thread '{key}' has no checkpoint '{cid}'")
-    record = store.read_checkpoint(key, checkpoint_ns=ns, checkpoint_id=cid, channels=tuple(head.channel_versions))
+    names = _channel_names(store, key, ns, cid)
+    if names is None:
+        head = store.read_checkpoint(key, checkpoint_ns=ns, checkpoint_id=cid, channels=())
+        if head is None:
+            raise NotFoundError(f"thread '{key}' has no checkpoint '{cid}'")
+        names = tuple(head.channel_versions)
+    record = store.read_checkpoint(key, checkpoint_ns=ns, checkpoint_id=cid, channels=names)
     if record is None:  # gone between the two reads
         raise NotFoundError(f"thread '{key}' has no checkpoint '{cid}'")
     return record
+
+
+def _channel_names(store: Store, key: str, ns: str, cid: str) -> tuple[str, ...] | None:
+    """The channels of a root checkpoint stored whole (SQLite, MongoDB), read without building
+    any value, so the strict decoder runs once; None: ask ``read_checkpoint`` (PostgreSQL reads
+    its version map from JSON, which is cheap)."""
+    read = getattr(store, "read_message_state", None)
+    if ns != "" or read is None:
+        return None
+    state = read(key, checkpoint_id=cid)
+    if state is None or state.encoding != "checkpoint" or state.payload_type != "msgpack" or not state.payload:
+        return None
+    from symfonic_cli.decoding import lean_loads
+
+    try:
+        value = lean_loads(state.payload_type, state.payload)
+    except Exception:  # the strict decoder names what is wrong
+        return None
+    if not isinstance(value, dict):
+        return None
+    names = [*(value.get("channel_versions") or {}), *(value.get("channel_values") or {})]
+    return tuple(dict.fromkeys(str(n) for n in names))
 
 
 def diff_checkpoints(store: Store, key: str, ref_a: str, ref_b: str, *, namespace: str | None = None) -> CheckpointDiff:

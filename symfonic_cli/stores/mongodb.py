@@ -557,6 +557,15 @@ class MongoStore(SupportsWith):
                 path if isinstance(path, str) else "", doc.get("idx"), doc.get("channel"),
             )
 
+    @_driver_errors
+    def checkpoint_ids(self, key: str) -> list[tuple[str, str]]:
+        fields = {"_id": 0, "checkpoint_ns": 1, "checkpoint_id": 1}
+        return [
+            (doc.get("checkpoint_ns", ""), doc.get("checkpoint_id"))
+            for doc in self.checkpoints.find({"thread_id": _plain(key, "thread key")}, fields)
+            if isinstance(doc.get("checkpoint_id"), str)
+        ]
+
     def _thread_docs(self, key: str, fields: dict, *, descending: bool) -> Iterator[dict]:
         """A thread's checkpoint documents ordered by checkpoint_id over every namespace: one
         index-ordered cursor per namespace, merged here (no server-side sort of whole blobs)."""

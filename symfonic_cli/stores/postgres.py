@@ -494,6 +494,11 @@ class PostgresStore(SupportsWith):
         for ns, cid, task_id, task_path, idx, channel in self._stream(sql, (key,)):
             yield WriteChannel(ns, cid, task_id, task_path or "", idx, channel)
 
+    @_translate_errors
+    def checkpoint_ids(self, key: str) -> list[tuple[str, str]]:
+        rows = self.conn.execute("SELECT checkpoint_ns, checkpoint_id FROM checkpoints WHERE thread_id = %s", (key,)).fetchall()
+        return [(ns, cid) for ns, cid in rows]
+
     # -- compat (protocol docstrings in stores/protocol.py): JSONB operators over metadata only
 
     _ENVELOPE_FIELDS = ("format_version", "writer_line", "safe_boundary", "finalized")

@@ -254,3 +254,8 @@ class Store(Protocol):
         """Every stored write of thread ``key``, every namespace, any order, WITHOUT its value:
         the checkpoint it was written on, task id, task path ("" when not stored), idx, channel."""
         ...
+
+    def checkpoint_ids(self, key: str) -> list[tuple[str, str]]:
+        """``(checkpoint_ns, checkpoint_id)`` of every checkpoint of thread ``key``, any order;
+        nothing else read (``thread diff`` resolves ``-N`` and finds an id's namespace)."""
+        ...

@@ -374,6 +374,12 @@ class SqliteStore(SupportsWith):
         for ns, cid, task_id, task_path, idx, channel in cur:
             yield WriteChannel(ns, cid, task_id, task_path or "", idx, channel)
 
+    @_translate_errors
+    def checkpoint_ids(self, key: str) -> list[tuple[str, str]]:
+        return [tuple(r) for r in self.conn.execute(
+            "SELECT checkpoint_ns, checkpoint_id FROM checkpoints WHERE thread_id = ?", (key,)
+        )]
+
     # -- compat (protocol docstrings in stores/protocol.py): json_type/json_extract over metadata only
     # (the saver stores metadata as a BLOB of JSON text; newer SQLite would read a BLOB as JSONB)
 
