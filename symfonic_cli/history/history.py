@@ -217,10 +217,52 @@ def _metadata_writes(value: Any) -> list[TaskWrites]:
     return out
 
 
+def _raw_hook(code: int, data: bytes) -> tuple[int, bytes]:
+    return code, data
+
+
+def _stored_messages(store: Store, key: str, ns: str, cid: str, *, raw: bool = False) -> list[Any] | None:
+    """A checkpoint's messages from the stored fields, no message built (``decoding.lean_loads``:
+    each standard or application message is a LeanObject ``(module, class, fields)``; with
+    ``raw`` each stays its serialized bytes ``(ext code, bytes)``); None when the store or the
+    value does not allow it (the strict decoder then decides)."""
+    from symfonic_cli.decoding import lean_loads
+
+    def unpack(type_, payload):
+        if not raw:
+            return lean_loads(type_, payload)
+        import ormsgpack
+
+        return ormsgpack.unpackb(bytes(payload), ext_hook=_raw_hook, option=ormsgpack.OPT_NON_STR_KEYS)
+
+    read = getattr(store, "read_messages_as_stored", None)
+    try:
+        if read is not None:
+            state = read(key, checkpoint_ns=ns, checkpoint_id=cid)
+        elif ns == "" and getattr(store, "read_message_state", None) is not None:
+            state = store.read_message_state(key, checkpoint_id=cid)
+        else:
+            return None
+        if state is None or state.payload_type != "msgpack" or not state.payload:
+            return None
+        value = unpack(state.payload_type, state.payload)
+    except Exception:  # the strict decoder names what is wrong
+        return None
+    if state.encoding == "checkpoint":
+        if not isinstance(value, dict) or not isinstance(value.get("channel_values"), dict):
+            return None
+        value = value["channel_values"].get("messages", [])
+    return value if isinstance(value, list) else None
+
+
+def _lean_id(m: Any) -> str | None:
+    fields = m.fields if hasattr(m, "fields") else m
+    mid = fields.get("id") if isinstance(fields, dict) else None
+    return mid if isinstance(mid, str) else None
+
+
 class _LeanIds(dict):
-    """Message ids of root-namespace checkpoints read from the stored fields without building
-    any message (no langgraph import, as transcripts do); None leaves a checkpoint to the strict
-    decoder (another namespace, an unusual encoding)."""
+    """Message ids read from the stored fields for the resolver's anchors (``known``)."""
 
     def __init__(self, store: Store, key: str) -> None:
         super().__init__()
@@ -228,30 +270,21 @@ class _LeanIds(dict):
         self.read = 0
 
     def get(self, where, default=None):
-        ns, cid = where
-        read = getattr(self.store, "read_message_state", None)
-        if ns != "" or read is None:
+        msgs = _stored_messages(self.store, self.key, *where)
+        if msgs is None:
             return default
-        try:
-            state = read(self.key, checkpoint_id=cid)
-            if state is None or state.payload_type != "msgpack" or not state.payload:
-                return default
-            ids = timestamps._state_ids(state)[1]
-            self.read += 1
-            return ids
-        except Exception:  # the strict decoder decides, and names what is wrong
-            return default
+        self.read += 1
+        return [_lean_id(m) for m in msgs]
 
 
 class _MessageIds:
-    """Each checkpoint's message ids: anchors proven by message writes, else decoded once each."""
+    """Each checkpoint's message ids: anchors proven by message writes, else read once each."""
 
     def __init__(self, store: Store, key: str, heads: list[CheckpointHead], added) -> None:
         self.store, self.key = store, key
-        self.heads = heads
         self.anchors: dict[Where, list[str | None]] | None = None
         self.decoded_ids: dict[Where, list[str | None]] = {}
-        self.messages: dict[Where, list[Any] | None] = {}
+        self.recent: dict[tuple[Where, bool], list[Any] | None] = {}  # the last few lists read
         self.warnings: set[str] = set()
         self.decoded = 0
         if heads and all(h.message_count is not None for h in heads):
@@ -268,8 +301,11 @@ class _MessageIds:
         if self.anchors is not None and where in self.anchors and h.message_count is not None:
             return self.anchors[where][: h.message_count]
         if where not in self.decoded_ids:
-            msgs = self.decode(h)
-            self.decoded_ids[where] = [tx.message_id_of(m) for m in msgs] if isinstance(msgs, list) else []
+            msgs, lean = self.messages(h)
+            if msgs is None:
+                self.decoded_ids[where] = []
+            else:
+                self.decoded_ids[where] = [_lean_id(m) if lean else tx.message_id_of(m) for m in msgs]
         return self.decoded_ids[where]
 
     def same_anchor(self, parent: CheckpointHead, child: CheckpointHead) -> bool:
@@ -278,19 +314,39 @@ class _MessageIds:
         a = self.anchors.get((parent.checkpoint_ns, parent.checkpoint_id))
         return a is not None and a is self.anchors.get((child.checkpoint_ns, child.checkpoint_id))
 
-    def decode(self, h: CheckpointHead) -> list[Any] | None:
-        """The checkpoint's messages, strictly decoded (classes off the safe list as raw fields)."""
+    def messages(self, h: CheckpointHead, *, strict: bool = False) -> tuple[list[Any] | None, bool]:
+        """``(messages, lean)``: from the stored fields unless ``strict`` or they cannot be read so."""
         where = (h.checkpoint_ns, h.checkpoint_id)
-        if where not in self.messages:
+        if not strict and (where, True) in self.recent:
+            return self.recent[(where, True)], True
+        if (where, False) in self.recent:
+            return self.recent[(where, False)], False
+        msgs = None if strict else _stored_messages(self.store, self.key, *where)
+        lean = msgs is not None
+        if msgs is None:
             record = self.store.read_checkpoint(
                 self.key, checkpoint_ns=h.checkpoint_ns, checkpoint_id=h.checkpoint_id, channels=("messages",)
             )
-            self.decoded += 1
-            msgs = record.channel_values.get("messages") if record is not None else None
+            value = record.channel_values.get("messages") if record is not None else None
             if record is not None and record.blocked:
                 self.warnings.update(record.blocked)
-            self.messages[where] = msgs if isinstance(msgs, list) else None
-        return self.messages[where]
+            msgs = value if isinstance(value, list) else None
+        self.decoded += 1
+        # Parent and child are compared, then the child becomes a parent: keep only a few lists.
+        while len(self.recent) >= 4:
+            self.recent.pop(next(iter(self.recent)))
+        self.recent[(where, lean)] = msgs
+        return msgs, lean
+
+    def pair(self, parent: CheckpointHead, child: CheckpointHead) -> tuple[list[Any] | None, list[Any] | None, bool]:
+        """Both lists read the same way (both from stored fields, else both strictly)."""
+        old, lean_old = self.messages(parent)
+        new, lean_new = self.messages(child)
+        if old is not None and new is not None and lean_old != lean_new:
+            old, _ = self.messages(parent, strict=True)
+            new, _ = self.messages(child, strict=True)
+            return old, new, False
+        return old, new, lean_old and lean_new
 
 
 def _mark_rewrite(e: HistoryEntry, parent: CheckpointHead, child: CheckpointHead, ids: _MessageIds, writes, siblings: int) -> None:
@@ -311,12 +367,24 @@ def _mark_rewrite(e: HistoryEntry, parent: CheckpointHead, child: CheckpointHead
     if writes is not None and siblings == 1 and one_step and child.source != "fork" and not (writes[1] & set(before)):
         if prefix and child.message_count is not None and parent.message_count is not None and child.message_count >= parent.message_count:
             return
-    old, new = ids.decode(parent), ids.decode(child)
-    if old is None or new is None:
-        return
-    new_by_id = {tx.message_id_of(m): m for m in new if tx.message_id_of(m) is not None}
-    e.edited_messages = [
-        tx.message_id_of(m) for m in old if tx.message_id_of(m) in new_by_id and new_by_id[tx.message_id_of(m)] != m
-    ]
+    e.edited_messages = _edited(ids, parent, child, before, after)
     if e.edited_messages or e.removed_messages:
         e.rewrote = True
+
+
+def _edited(ids: _MessageIds, parent: CheckpointHead, child: CheckpointHead, before, after) -> list[str]:
+    """Ids present in both checkpoints whose message differs. First by stored bytes (each
+    message's serialized form, matched to the ids by position: nothing unpacked per message),
+    else by the decoded messages."""
+    old = _stored_messages(ids.store, ids.key, parent.checkpoint_ns, parent.checkpoint_id, raw=True)
+    new = _stored_messages(ids.store, ids.key, child.checkpoint_ns, child.checkpoint_id, raw=True)
+    ids.decoded += 2
+    if old is not None and new is not None and len(old) == len(before) and len(new) == len(after):
+        new_by_id = {mid: m for mid, m in zip(after, new) if mid is not None}
+        return [mid for mid, m in zip(before, old) if mid in new_by_id and new_by_id[mid] != m]
+    old, new, lean = ids.pair(parent, child)
+    if old is None or new is None:
+        return []
+    key_of = _lean_id if lean else tx.message_id_of
+    new_by_id = {key_of(m): m for m in new if key_of(m) is not None}
+    return [key_of(m) for m in old if key_of(m) in new_by_id and new_by_id[key_of(m)] != m]

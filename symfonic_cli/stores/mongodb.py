@@ -566,6 +566,23 @@ class MongoStore(SupportsWith):
             if isinstance(doc.get("checkpoint_id"), str)
         ]
 
+    @_driver_errors
+    def read_messages_as_stored(self, key: str, *, checkpoint_ns: str, checkpoint_id: str) -> MessageState | None:
+        from symfonic_cli.stores.checkpoint_rows import MessageState
+
+        query = {
+            "thread_id": _plain(key, "thread key"),
+            "checkpoint_ns": _plain(checkpoint_ns, "namespace"),
+            "checkpoint_id": _plain(checkpoint_id, "checkpoint id"),
+        }
+        doc = self.checkpoints.find_one(query, {"_id": 0, "type": 1, "checkpoint": 1})
+        if doc is None:
+            return None
+        return MessageState(
+            checkpoint_ns, checkpoint_id, None, checkpoint_id, "checkpoint",
+            _field(doc, "type", str, checkpoint_id), _field(doc, "checkpoint", bytes, checkpoint_id),
+        )
+
     def _thread_docs(self, key: str, fields: dict, *, descending: bool) -> Iterator[dict]:
         """A thread's checkpoint documents ordered by checkpoint_id over every namespace: one
         index-ordered cursor per namespace, merged here (no server-side sort of whole blobs)."""

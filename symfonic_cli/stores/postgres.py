@@ -499,6 +499,26 @@ class PostgresStore(SupportsWith):
         rows = self.conn.execute("SELECT checkpoint_ns, checkpoint_id FROM checkpoints WHERE thread_id = %s", (key,)).fetchall()
         return [(ns, cid) for ns, cid in rows]
 
+    @_translate_errors
+    def read_messages_as_stored(self, key: str, *, checkpoint_ns: str, checkpoint_id: str) -> MessageState | None:
+        from symfonic_cli.stores.checkpoint_rows import MessageState
+
+        row = self.conn.execute(
+            "SELECT c.checkpoint ->> 'ts', c.checkpoint -> 'channel_versions' ->> 'messages', "
+            "c.checkpoint -> 'channel_values' ? 'messages', b.type, b.blob "
+            "FROM checkpoints c LEFT JOIN checkpoint_blobs b ON b.thread_id = c.thread_id "
+            "AND b.checkpoint_ns = c.checkpoint_ns AND b.channel = 'messages' "
+            "AND b.version = c.checkpoint -> 'channel_versions' ->> 'messages' "
+            "WHERE c.thread_id = %s AND c.checkpoint_ns = %s AND c.checkpoint_id = %s",
+            (key, checkpoint_ns, checkpoint_id),
+        ).fetchone()
+        if row is None:
+            return None
+        ts, version, inline, type_, blob = row
+        if inline or type_ != "msgpack" or blob is None:
+            return MessageState(checkpoint_ns, checkpoint_id, ts, version, "channel", None, None)
+        return MessageState(checkpoint_ns, checkpoint_id, ts, version, "channel", type_, bytes(blob))
+
     # -- compat (protocol docstrings in stores/protocol.py): JSONB operators over metadata only
 
     _ENVELOPE_FIELDS = ("format_version", "writer_line", "safe_boundary", "finalized")

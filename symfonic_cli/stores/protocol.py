@@ -259,3 +259,9 @@ class Store(Protocol):
         """``(checkpoint_ns, checkpoint_id)`` of every checkpoint of thread ``key``, any order;
         nothing else read (``thread diff`` resolves ``-N`` and finds an id's namespace)."""
         ...
+
+    def read_messages_as_stored(self, key: str, *, checkpoint_ns: str, checkpoint_id: str) -> MessageState | None:
+        """As ``read_message_state``, for a checkpoint of any namespace, payload NOT decoded; None
+        when there is no such checkpoint (``thread history`` reads message ids and compares
+        messages from the stored fields, without building any)."""
+        ...

@@ -380,6 +380,18 @@ class SqliteStore(SupportsWith):
             "SELECT checkpoint_ns, checkpoint_id FROM checkpoints WHERE thread_id = ?", (key,)
         )]
 
+    @_translate_errors
+    def read_messages_as_stored(self, key: str, *, checkpoint_ns: str, checkpoint_id: str) -> MessageState | None:
+        from symfonic_cli.stores.checkpoint_rows import MessageState
+
+        row = self.conn.execute(
+            "SELECT type, checkpoint FROM checkpoints WHERE thread_id = ? AND checkpoint_ns = ? AND checkpoint_id = ?",
+            (key, checkpoint_ns, checkpoint_id),
+        ).fetchone()
+        if row is None:
+            return None
+        return MessageState(checkpoint_ns, checkpoint_id, None, checkpoint_id, "checkpoint", row[0], row[1])
+
     # -- compat (protocol docstrings in stores/protocol.py): json_type/json_extract over metadata only
     # (the saver stores metadata as a BLOB of JSON text; newer SQLite would read a BLOB as JSONB)
 
