@@ -428,3 +428,61 @@ def test_hostile_write_names_are_escaped_and_exact(tmp_path_factory, channel, no
     for fmt in ("text", "table"):
         out = run("thread", "history", "-s", str(path), "-t", "h:_:w", "-f", fmt).out
         assert not any(c in out for c in "\x1b\x07\x9b\u202e\u2066\r\x00")
+
+
+def test_pending_writes_of_an_interrupt_and_an_error(any_kind):
+    from langchain_core.messages import AIMessage, HumanMessage
+    from langgraph.graph import START, MessagesState, StateGraph
+    from langgraph.types import interrupt
+
+    def ask(state):
+        answer = interrupt("approve refund of 42 EUR?")
+        return {"messages": [AIMessage(content=f"approved: {answer}")]}
+
+    def boom(state):
+        raise RuntimeError("the node failed")
+
+    url = any_kind.new_store(scenarios=False)
+    keys = {"p:_:interrupt": ask, "p:_:error": boom}
+    with any_kind.saver(url) as saver:
+        for key, fn in keys.items():
+            b = StateGraph(MessagesState)
+            b.add_node("step", fn)
+            b.add_edge(START, "step")
+            graph = b.compile(checkpointer=saver)
+            try:
+                graph.invoke({"messages": [HumanMessage(content="hi", id="h-1")]}, {"configurable": {"thread_id": key}})
+            except RuntimeError:
+                pass
+        expected = {}
+        for key in keys:
+            latest = saver.get_tuple({"configurable": {"thread_id": key}})
+            expected[key] = (_cid(latest.config), sorted({(t, ch) for t, ch, _ in latest.pending_writes}))
+    for key, (cid, pending) in expected.items():
+        got = _history(url, key)
+        assert got[0]["checkpoint_id"] == cid
+        assert sorted((w["task_id"], ch) for w in got[0]["pending_writes"] for ch in w["channels"]) == pending
+        assert any(ch in ("__interrupt__", "__error__") for _, ch in pending)
+        assert all(w["node"] == "step" for w in got[0]["pending_writes"])
+
+
+def test_durability_exit_runs_are_not_rewrites(tmp_path):
+    import sqlite3
+
+    from langchain_core.messages import HumanMessage
+    from langgraph.checkpoint.sqlite import SqliteSaver
+
+    path = tmp_path / "exit.db"
+    conn = sqlite3.connect(str(path), check_same_thread=False)
+    saver = SqliteSaver(conn)
+    graph = _agent_graph().compile(checkpointer=saver)
+    config = {"configurable": {"thread_id": "x:_:exit"}}
+    for i in range(4):
+        text = "tool:thing" if i == 2 else f"question {i}"
+        graph.invoke({"messages": [HumanMessage(content=text, id=f"x-{i}")]}, config, durability="exit")
+    listed = list(saver.list(config))
+    conn.close()
+    got = _history(str(path), "x:_:exit")
+    assert [e["checkpoint_id"] for e in got] == [_cid(t.config) for t in listed]
+    assert [e["messages"] for e in got] == [len(t.checkpoint["channel_values"].get("messages") or []) for t in listed]
+    assert not any(e["rewrote"] or e["forked"] for e in got)
