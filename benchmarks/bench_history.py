@@ -5,7 +5,8 @@ side with the straightforward way of getting the same facts: the real saver's ``
 the thread (every checkpoint decoded, as ``graph.get_state_history`` does), run once, up to
 ``--reference-max`` turns. Also prints how many checkpoints history read messages of.
 
-Run: ``python benchmarks/bench_history.py [--sizes 1000,2000] [--reps 3] [--postgres]``.
+Run: ``python benchmarks/bench_history.py [--sizes 1000,2000] [--reps 3] [--postgres]`` (PostgreSQL
+stores are generated in the benchmark cluster when missing).
 """
 
 from __future__ import annotations
@@ -54,6 +55,7 @@ def main() -> None:
     ap.add_argument("--sizes", default="1000,2000")
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--reference-max", type=int, default=1000)
+    ap.add_argument("--postgres", action="store_true", help="also the same threads on PostgreSQL (benchmarks/pg.py)")
     args = ap.parse_args()
     subprocess.run([sys.executable, "-m", "compileall", "-q", str(ROOT.parent / "symfonic_cli")], check=False)
     for turns in (int(s) for s in args.sizes.split(",")):
@@ -76,6 +78,22 @@ def main() -> None:
         print(f"    thread diff -2 -1 -f json: median {statistics.median(times):.2f} s")
         if turns <= args.reference_max:
             _reference(url, key)
+    if args.postgres:
+        from benchmarks import pg
+
+        server, why = pg.available()
+        if server is None:
+            sys.exit(why)
+        try:
+            for turns in (int(s) for s in args.sizes.split(",")):
+                url, key = stores.postgres_store(f"long-{turns}", server), stores.long_key(turns)
+                print(f"PostgreSQL long-{turns}")
+                times = [_timed(["thread", "history", "-s", url, "-t", key, "-f", "json"])[0] for _ in range(args.reps)]
+                print(f"    thread history -f json: median {statistics.median(times):.2f} s over {args.reps}")
+                times = [_timed(["thread", "diff", "-s", url, "-t", key, "-2", "-1", "-f", "json"])[0] for _ in range(args.reps)]
+                print(f"    thread diff -2 -1 -f json: median {statistics.median(times):.2f} s")
+        finally:
+            server.stop()
 
 
 if __name__ == "__main__":
