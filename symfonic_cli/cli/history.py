@@ -68,7 +68,11 @@ def diff(
     fmt: FormatOpt = None,
 ) -> None:
     """What changed from checkpoint A to checkpoint B: channels added, removed and changed, and
-    the messages added, removed and edited (same id, other content), by id."""
+    the messages added, removed and edited (same id, other content), by id.
+
+    A and B are checkpoint ids (see thread history), or -1 for the latest checkpoint of the
+    root namespace, -2 for the one before, and so on.
+    """
     for ref in (a, b):
         if ref.startswith("-") and not (ref[1:].isdigit() and ref[1:].isascii()):
             raise UsageError(f"no such option: {ref}", hint="see 'symfonic thread diff --help'")
