@@ -12,6 +12,8 @@ A thread key is an exact string, so the grammar changes nothing in a key:
 - The whole file may instead be one JSON array of objects with a ``key`` field (``threads list
   -f json``); an empty array holds no key.
 - Invalid UTF-8 is a usage error naming the line. Duplicates count once, the first order kept.
+
+Error messages hold the file name raw: the CLI escapes every error line as it prints it.
 """
 
 from __future__ import annotations
@@ -34,7 +36,7 @@ def read_key_file(source: str, *, option: str = "--from-file") -> list[str]:
             with open(source, "rb") as fh:
                 data = fh.read()
     except OSError as exc:
-        raise UsageError(f"cannot read {option} {_shown(where)}: {exc.strerror or exc}") from None
+        raise UsageError(f"cannot read {option} {where}: {exc.strerror or exc}") from None
     return parse_keys(data, where=where, option=option)
 
 
@@ -70,14 +72,14 @@ def _lines(data: bytes, where: str, option: str):
         try:
             line = raw.decode("utf-8")
         except UnicodeDecodeError:
-            raise UsageError(f"{option} {_shown(where)}, line {number}: not valid UTF-8") from None
+            raise UsageError(f"{option} {where}, line {number}: not valid UTF-8") from None
         if line.startswith("{"):
             try:
                 record = json.loads(line)
             except ValueError:
                 record = None  # not JSON: a key that happens to start with "{"
             if isinstance(record, dict):
-                yield _key_field(record, f"{option} {_shown(where)}, line {number}")
+                yield _key_field(record, f"{option} {where}, line {number}")
                 continue
         yield line
 
@@ -95,8 +97,8 @@ def _json_array(data: bytes, where: str, option: str) -> list[str] | None:
     keys = []
     for i, record in enumerate(records):
         if not isinstance(record, dict):
-            raise UsageError(f"{option} {_shown(where)}: JSON array element {i} is not an object with a 'key'")
-        keys.append(_key_field(record, f"{option} {_shown(where)}, JSON array element {i}"))
+            raise UsageError(f"{option} {where}: JSON array element {i} is not an object with a 'key'")
+        keys.append(_key_field(record, f"{option} {where}, JSON array element {i}"))
     return keys
 
 
@@ -109,9 +111,3 @@ def _key_field(record: dict, place: str) -> str:
     except UnicodeEncodeError:
         raise UsageError(f"{place}: the 'key' holds an unpaired surrogate escape") from None
     return key
-
-
-def _shown(text: str) -> str:
-    from symfonic_cli.render import escape_inline
-
-    return escape_inline(text)
