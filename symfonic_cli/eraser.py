@@ -252,18 +252,23 @@ class _Terminal:
         self.reader, self.writer, self.owned = reader, writer, owned
 
     def close(self) -> None:
-        if self.owned is not None:
-            self.owned.close()
+        for stream in self.owned or ():
+            stream.close()
 
 
 def _open_terminal(req: EraseRequest, err: TextIO) -> _Terminal | None:
     if req.keys_from_stdin:
         # Standard input held the keys: the answer can only come from the controlling terminal.
         try:
-            tty = open("/dev/tty", "r+", encoding="utf-8", errors="replace")
+            reader = open("/dev/tty", encoding="utf-8", errors="replace")
         except OSError:
             return None
-        return _Terminal(tty, tty, tty)
+        try:
+            writer = open("/dev/tty", "w", encoding="utf-8", errors="backslashreplace")
+        except OSError:
+            reader.close()
+            return None
+        return _Terminal(reader, writer, (reader, writer))
     if not stdin_is_terminal():
         return None
     return _Terminal(sys.stdin, err)
