@@ -31,24 +31,29 @@ def _tenant_session(key: str) -> tuple[str, str] | None:
 
 
 class Suggester:
-    """Suggestions against one store; its thread keys are read once, on the first miss."""
+    """Suggestions against one store; its thread keys are read and indexed once, on the first
+    miss, so a batch of many unknown keys costs one listing."""
 
     def __init__(self, store) -> None:
         self.store = store
-        self._keys: list[str] | None = None
         self._loose: dict[str, list[str]] | None = None
+        self._by_tenant: dict[str, list[str]] = {}
+        self._by_tenant_session: dict[tuple[str, str], list[str]] = {}
 
-    def _all(self) -> list[str]:
-        if self._keys is None:
-            self._keys = [t.key for t in self.store.list_threads()]  # newest activity first
+    def _index(self) -> dict[str, list[str]]:
+        if self._loose is None:
             self._loose = {}
-            for k in self._keys:
+            for t in self.store.list_threads():  # newest activity first
+                k = t.key
                 self._loose.setdefault(loose_form(k), []).append(k)
-        return self._keys
+                parts = parse_key(k)
+                if parts is not None:
+                    self._by_tenant.setdefault(parts.tenant, []).append(k)
+                    self._by_tenant_session.setdefault((parts.tenant, parts.session), []).append(k)
+        return self._loose
 
     def suggest(self, key: str, limit: int = LIMIT) -> list[str]:
-        keys = self._all()
-        assert self._loose is not None
+        loose = self._index()
         out: list[str] = []
 
         def add(candidates) -> None:
@@ -58,12 +63,11 @@ class Suggester:
                 if k != key and k not in out:
                     out.append(k)
 
-        add(self._loose.get(loose_form(key), ()))
+        add(loose.get(loose_form(key), ()))
         ts = _tenant_session(key)
         if ts is not None:
-            tenant, session = ts
-            add(k for k in keys if (p := parse_key(k)) is not None and p.tenant == tenant and p.session == session)
-            add(k for k in keys if k.startswith(tenant + ":"))
+            add(self._by_tenant_session.get(ts, ()))
+            add(self._by_tenant.get(ts[0], ()))
         return out
 
     def tenant_of(self, key: str) -> str | None:
