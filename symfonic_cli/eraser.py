@@ -8,7 +8,7 @@ import sys
 import uuid
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
-from typing import Any, TextIO
+from typing import Any, NamedTuple, TextIO
 
 from symfonic_cli import __version__, erase_plan as ep
 from symfonic_cli.errors import EXIT_OK, EXIT_STORE, EXIT_UNEXPECTED, NotConfirmedError, NotFoundError, SymfonicError, UsageError
@@ -33,6 +33,19 @@ class ReceiptError(SymfonicError):
     """The --receipt file could not be written: the run stopped before the next thread."""
 
     exit_code = EXIT_STORE
+
+
+class Stopped(NamedTuple):
+    """Why a run stopped part-way (the receipt still lists what was erased) and its exit code."""
+
+    reason: str
+    exit_code: int
+
+
+class StoppedError(SymfonicError):
+    def __init__(self, message: str, exit_code: int) -> None:
+        super().__init__(message)
+        self.exit_code = exit_code
 
 
 @dataclass
@@ -87,7 +100,7 @@ def run(req: EraseRequest, out: TextIO | None = None, err: TextIO | None = None)
     # Opened before anything is deleted: an unwritable audit file must stop the erase, not follow it.
     receipt_file = ReceiptFile(req.receipt_path, writable=not req.dry_run) if req.receipt_path else None
     terminal = None
-    stop: str | None = None
+    stop: Stopped | None = None
     try:
         store = open_store(req.location, writable=not req.dry_run, **req.options)
         try:
@@ -132,9 +145,9 @@ def run(req: EraseRequest, out: TextIO | None = None, err: TextIO | None = None)
             try:
                 receipt_file.append({"record": "end", **header, "summary": receipt["summary"], "notes": notes, "not_erased": ep.NOT_ERASED})
             except ReceiptWriteError as exc:
-                stop = str(exc)
+                stop = Stopped(f"{exc} (the end line; every thread's line was written)", EXIT_STORE)
         if stop is not None:
-            receipt["stopped"] = stop
+            receipt["stopped"] = stop.reason
         if human:
             from symfonic_cli.render import json_dumps
 
@@ -171,13 +184,15 @@ def _misses(store, plans, req: EraseRequest, receipt_file, store_name: str):
     return suggester, misses
 
 
-def _exit_code(req: EraseRequest, outcomes, plans, misses, suggester, stop: str | None) -> int:
+def _exit_code(req: EraseRequest, outcomes, plans, misses, suggester, stop: Stopped | None) -> int:
     from symfonic_cli.cli.common import not_found_message
 
     if stop is not None:
         erased = [o.key for o in outcomes if o.status == ep.ERASED]
         listed = ", ".join(f"'{k}'" for k in erased) or "none"
-        raise ReceiptError(f"{stop}; stopped before the next thread; erased {len(erased)} thread(s): {listed}")
+        if any(o.status == ep.NOT_ATTEMPTED for o in outcomes):
+            raise StoppedError(f"{stop.reason}; stopped before the next thread; erased {len(erased)} thread(s): {listed}", stop.exit_code)
+        raise StoppedError(f"{stop.reason}; erased {len(erased)} thread(s): {listed}", stop.exit_code)
     failures = [o for o in outcomes if o.status == ep.FAILED]
     if failures:
         return EXIT_STORE if any(o.remaining is None for o in failures) else EXIT_UNEXPECTED
@@ -294,7 +309,8 @@ def _confirm(terminal: _Terminal | None, plans) -> None:
 
 def _erase_all(store, plans, misses, extra, req: EraseRequest, now, out: TextIO, esc, receipt_file, header):
     """Erase thread by thread; each thread's receipt line is on disk before the next thread starts.
-    Returns the outcomes and, when the receipt file failed, why the run stopped."""
+    Returns the outcomes and, when the run stopped part-way (the receipt file failed, an
+    interrupt, an unexpected error), why: the receipt is printed all the same."""
     after_threads = _env_int(FAULT_AFTER_THREADS)
     in_thread = _env_int(FAULT_IN_THREAD)
     outcomes: list[ep.ThreadOutcome] = []
@@ -304,14 +320,26 @@ def _erase_all(store, plans, misses, extra, req: EraseRequest, now, out: TextIO,
             result = ep.missed(plan, miss)
         else:
             between = _killer(plan) if in_thread == n else None
+            stop = None
             try:
                 deleted = store.erase_thread(plan.key, extra, between=between)
                 remaining = store.remaining_rows(plan.key, extra)
             except SymfonicError as exc:
                 result = ep.failed(plan, scrub(exc.line(), req.location), now, req.grace)
+            except (Exception, KeyboardInterrupt) as exc:
+                # Whether this thread's transaction committed is unknown: say so, and stop.
+                what = "interrupted" if isinstance(exc, KeyboardInterrupt) else f"unexpected {type(exc).__name__}: {scrub(str(exc), req.location)}"
+                result = ep.failed(plan, f"{what}; the erase may or may not have committed, rerun to know", now, req.grace)
+                stop = Stopped(what, 130 if isinstance(exc, KeyboardInterrupt) else EXIT_UNEXPECTED)
             else:
                 result = ep.outcome(plan, deleted, remaining, now, req.grace)
             result.time = datetime.now(timezone.utc)
+            if stop is not None:
+                outcomes.append(result)
+                out.write(f"{result.status} {esc(plan.key)}{_detail(result, esc)}\n")
+                _append_line(receipt_file, header, result, req)
+                outcomes += [ep.not_attempted(p, f"not attempted: {stop.reason}") for p in plans[n:]]
+                return outcomes, stop
         outcomes.append(result)
         out.write(f"{result.status} {esc(plan.key)}{_detail(result, esc)}\n")
         out.flush()
@@ -319,12 +347,19 @@ def _erase_all(store, plans, misses, extra, req: EraseRequest, now, out: TextIO,
             try:
                 receipt_file.append({"record": "thread", **header, **ep.thread_entry(result, req.location.kind, req.grace)})
             except ReceiptWriteError as exc:
-                reason = f"not attempted: {exc}"
-                outcomes += [ep.not_attempted(p, reason) for p in plans[n:]]
-                return outcomes, str(exc)
+                outcomes += [ep.not_attempted(p, f"not attempted: {exc}") for p in plans[n:]]
+                return outcomes, Stopped(str(exc), EXIT_STORE)
         if after_threads is not None and n >= after_threads:
             _kill()
     return outcomes, None
+
+
+def _append_line(receipt_file, header, result, req: EraseRequest) -> None:
+    if receipt_file is not None:
+        try:
+            receipt_file.append({"record": "thread", **header, **ep.thread_entry(result, req.location.kind, req.grace)})
+        except ReceiptWriteError:
+            pass  # already stopping; the receipt on stdout has it
 
 
 def _detail(result: ep.ThreadOutcome, esc) -> str:
