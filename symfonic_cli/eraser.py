@@ -206,7 +206,7 @@ def _exit_code(req: EraseRequest, outcomes, plans, misses, suggester, stop: Stop
         listed = ", ".join(f"'{k}'" for k in missing[:5]) + (", ..." if len(missing) > 5 else "")
         raise NotFoundError(f"{len(missing)} requested threads not found in {where}: {listed} (suggestions in the plan and receipt; --missing-ok to accept)")
     if req.keys is None and not plans:
-        raise NotFoundError(f"no thread matches {req.prefix!r} in {where}", hint="--missing-ok to accept")
+        raise NotFoundError(f"no thread matches the prefix '{req.prefix}' in {where}", hint="--missing-ok to accept")
     return EXIT_OK
 
 

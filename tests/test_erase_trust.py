@@ -476,3 +476,26 @@ def test_keys_on_stdin_without_a_terminal_need_yes(sqlite_store):
     r = run_process("thread", "erase", "-s", str(sqlite_store), "--from-file", "-", input="acme:eu:s-002\n")
     assert r.code == 6 and "--yes" in r.err
     assert set(listed(str(sqlite_store))) == set(ALL_KEYS)
+
+
+def _unescape(shown: str) -> str:
+    """The inverse of escape_inline: exists only because no two strings print the same."""
+    import re
+
+    table = {"\\": "\\", "n": "\n", "t": "\t"}
+    return re.sub(
+        r"\\(?:([\\nt])|x([0-9a-f]{2})|u([0-9a-f]{4})|U([0-9a-f]{8}))",
+        lambda m: table[m.group(1)] if m.group(1) else chr(int(m.group(2) or m.group(3) or m.group(4), 16)),
+        shown,
+    )
+
+
+@settings(max_examples=300, deadline=None, derandomize=True)
+@given(st.text(st.one_of(st.characters(), st.sampled_from(HOSTILE + "\\")), max_size=20))
+def test_escaped_text_is_printable_and_names_one_string(text):
+    from symfonic_cli.render import escape_inline
+
+    shown = escape_inline(text)
+    assert all(c.isprintable() for c in shown)
+    assert not any(c in HOSTILE and c != " " for c in shown)
+    assert _unescape(shown) == text
