@@ -40,6 +40,7 @@ class Stopped(NamedTuple):
 
     reason: str
     exit_code: int
+    receipt_file_ok: bool = True  # False: the --receipt file itself failed, write no more to it
 
 
 class StoppedError(SymfonicError):
@@ -137,15 +138,21 @@ def run(req: EraseRequest, out: TextIO | None = None, err: TextIO | None = None)
                     raise ReceiptError(f"{exc}; nothing erased") from None
             progress = out if human else err
             outcomes, stop = _erase_all(store, plans, misses, extra, req, now, progress, esc, receipt_file, header)
-            notes += store.erase_finish(vacuum=req.vacuum)
+            try:
+                notes += store.erase_finish(vacuum=req.vacuum)
+            except SymfonicError as exc:
+                # The erasures are committed: the receipt must still be printed and written.
+                reason = f"finishing after the erase failed: {scrub(exc.line(), req.location)}"
+                notes.append(reason)
+                stop = stop or Stopped(reason, exc.exit_code)
         finally:
             store.close()
         receipt = ep.build_receipt(header, outcomes, kind=req.location.kind, notes=notes, grace=req.grace)
-        if receipt_file is not None and stop is None:
+        if receipt_file is not None and (stop is None or stop.receipt_file_ok):
             try:
                 receipt_file.append({"record": "end", **header, "summary": receipt["summary"], "notes": notes, "not_erased": ep.NOT_ERASED})
             except ReceiptWriteError as exc:
-                stop = Stopped(f"{exc} (the end line; every thread's line was written)", EXIT_STORE)
+                stop = stop or Stopped(f"{exc} (the end line; every thread's line was written)", EXIT_STORE, False)
         if stop is not None:
             receipt["stopped"] = stop.reason
         if human:
@@ -348,7 +355,7 @@ def _erase_all(store, plans, misses, extra, req: EraseRequest, now, out: TextIO,
                 receipt_file.append({"record": "thread", **header, **ep.thread_entry(result, req.location.kind, req.grace)})
             except ReceiptWriteError as exc:
                 outcomes += [ep.not_attempted(p, f"not attempted: {exc}") for p in plans[n:]]
-                return outcomes, Stopped(str(exc), EXIT_STORE)
+                return outcomes, Stopped(str(exc), EXIT_STORE, False)
         if after_threads is not None and n >= after_threads:
             _kill()
     return outcomes, None
