@@ -299,6 +299,26 @@ def test_operator_without_user_or_logname(sqlite_store, tmp_path):
     proc = subprocess.run([*cmd, "--thread", "globex:_:s-100"], capture_output=True, text=True, env=_env_without_login_names(), timeout=120)
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout)["operator"] == pwd.getpwuid(os.getuid()).pw_name
+    if os.geteuid() == 0:
+        # A uid without a password entry (a container's arbitrary user): uid:N, never null. The
+        # test's virtualenv may sit where that user cannot read, so the system Python runs the
+        # repository's code (the function the command calls; it needs no third-party module).
+        uid = next(u for u in range(45000, 46000) if not _has_pwd(u))
+        repo = str(Path(__file__).resolve().parents[1])
+        code = f"import sys; sys.path.insert(0, {repo!r}); from symfonic_cli.eraser import default_operator; print(default_operator())"
+        proc = subprocess.run(["/usr/bin/python3", "-I", "-c", code], capture_output=True, text=True, env=_env_without_login_names(),
+                              user=uid, group=uid, extra_groups=[], cwd="/", timeout=60)
+        assert proc.stdout.strip() == f"uid:{uid}", proc.stderr
+
+
+def _has_pwd(uid: int) -> bool:
+    import pwd
+
+    try:
+        pwd.getpwuid(uid)
+        return True
+    except KeyError:
+        return False
 
 
 @pytest.fixture
