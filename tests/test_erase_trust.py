@@ -519,3 +519,47 @@ def test_escaped_text_is_printable_and_names_one_string(text):
     assert all(c.isprintable() for c in shown)
     assert not any(c in HOSTILE and c != " " for c in shown)
     assert _unescape(shown) == text
+
+
+def test_receipt_names_the_store_absolute_or_masked(any_kind, tmp_path, monkeypatch):
+    from urllib.parse import urlsplit
+
+    from symfonic_cli.location import mask_url
+
+    url = any_kind.new_store()
+    audit = tmp_path / "audit.jsonl"
+    if any_kind.kind == "sqlite":
+        monkeypatch.chdir(Path(url).parent)
+        given, expected = Path(url).name, url  # relative on the command line, absolute in the receipt
+    else:
+        given, expected = url, mask_url(url)
+    r = erase(given, "--thread", "globex:_:s-100", "--yes", "--receipt", str(audit), "-f", "json")
+    assert r.code == 0, r.err
+    lines = [json.loads(line) for line in audit.read_text().splitlines()]
+    assert {x["store"] for x in lines} == {json.loads(r.out)["store"]} == {expected}
+    password = urlsplit(url).password
+    assert password or any_kind.kind != "postgres"  # the test cluster has a real password
+    if password:
+        from urllib.parse import unquote
+
+        assert "***" in expected
+        for text in (audit.read_text(), r.out, r.err):
+            assert password not in text and unquote(password) not in text
+
+
+def test_confirmation_takes_the_key_exactly_or_as_shown(sqlite_store, monkeypatch):
+    from symfonic_cli import eraser
+    from tests import backends
+
+    url = str(sqlite_store)
+    key = "acme:_:bob\xa0"
+    write_threads(backends.get("sqlite"), url, [key, "acme:_:bob", "acme:_:bob "])
+    monkeypatch.setattr(eraser, "stdin_is_terminal", lambda: True)
+    for look_alike in ("acme:_:bob", "acme:_:bob ", " acme:_:bob\xa0"):
+        r = erase(url, "--thread", key, input=look_alike + "\n")
+        assert r.code == 6 and "nothing deleted" in r.err
+        assert "acme:_:bob\\u00a0: " in r.err  # the plan, on the terminal, shows it escaped
+    assert key in listed(url)
+    r = erase(url, "--thread", key, input="acme:_:bob\\u00a0\n")  # as the plan shows it
+    assert r.code == 0, r.err
+    assert {"acme:_:bob", "acme:_:bob "} <= set(listed(url)) and key not in listed(url)
