@@ -246,6 +246,9 @@ def _print_plan(out: TextIO, req: EraseRequest, store_name: str, plans, misses, 
     out.write(f"erase plan for {esc(store_name)}: {len(todo)} of {len(plans)} thread(s) hold rows to erase\n")
     if req.keys is None and not plans:
         out.write("  no thread matches\n")
+    if req.fmt == "table" and records:
+        _plan_table(out, records, req)
+        records = []
     for r in records:
         if r["status"] == ep.NOT_FOUND:
             near = ", ".join(f"'{esc(k)}'" for k in r["suggestions"])
@@ -265,6 +268,27 @@ def _print_plan(out: TextIO, req: EraseRequest, store_name: str, plans, misses, 
         out.write(line + "\n")
     out.write(ep.NOT_ERASED + "\n")
     out.flush()
+
+
+def _plan_table(out: TextIO, records, req: EraseRequest) -> None:
+    from symfonic_cli import render
+
+    rows = []
+    for r in records:
+        # Raw text: the table escapes every cell once.
+        if r["status"] == ep.NOT_FOUND:
+            what = "not found" + (f"; did you mean: {', '.join(r['suggestions'])}" if r["suggestions"] else "")
+        elif r["status"] == ep.ALREADY_ERASED:
+            what = f"already erased (receipt {r['erased_by']['receipt_id']})"
+        elif not r["total"]:
+            what = "nothing to erase"
+        else:
+            what = ", ".join(f"{t} {n}" for t, n in r["rows"].items())
+            if r["recent"]:
+                what += f" [recent: active in the last {ep._human(req.grace)}]"
+        rows.append({"key": r["key"], "rows": r["total"], "what": what, "first": r["first_activity"], "last": r["last_activity"]})
+    render.write_records(rows, fmt="table", columns=("key", "rows", "what", "first", "last"),
+                         headers=("thread", "rows", "tables", "first activity", "last activity"), stream=out)
 
 
 class _Terminal:
