@@ -54,10 +54,11 @@ def run(req: EraseRequest, out: TextIO | None = None, err: TextIO | None = None)
     try:
         store = open_store(req.location, writable=not req.dry_run, **req.options)
         try:
-            notes = [] if req.dry_run else store.erase_prepare(extra)
+            # A dry run makes the real run's checks too (and exits as it would), changing nothing.
+            notes = store.erase_prepare(extra, dry_run=req.dry_run)
             keys = req.keys if req.keys is not None else store.thread_keys_with_prefix(req.prefix or "")
             plans = [store.erase_plan(k, extra) for k in keys]
-            _print_plan(out, req, plans, now, escape_inline)
+            _print_plan(out, req, plans, now, escape_inline, extra)
             if req.dry_run:
                 out.write("dry run: nothing deleted\n")
                 return EXIT_OK
@@ -103,7 +104,8 @@ def _open_receipt(path: Path):
         raise UsageError(f"cannot append to receipt file {path}: {exc.strerror}") from None
 
 
-def _print_plan(out: TextIO, req: EraseRequest, plans, now, esc) -> None:
+def _print_plan(out: TextIO, req: EraseRequest, plans, now, esc, extra=()) -> None:
+    every_sub = {t.name for t in extra if t.all_sub_tenants}
     records = ep.plan_records(plans, now, req.grace)
     todo = ep.to_erase(plans)
     out.write(f"erase plan for {req.location.display}: {len(todo)} of {len(plans)} thread(s) hold rows to erase\n")
@@ -111,7 +113,7 @@ def _print_plan(out: TextIO, req: EraseRequest, plans, now, esc) -> None:
         if not r["total"]:
             out.write(f"  {esc(r['key'])}: nothing to erase\n")
             continue
-        rows = ", ".join(f"{esc(t)} {n}" for t, n in r["rows"].items())
+        rows = ", ".join(f"{esc(t)} {n}" + (" (all sub-tenants of this tenant and session)" if t in every_sub else "") for t, n in r["rows"].items())
         line = f"  {esc(r['key'])}: {r['total']} row(s) ({rows}); first activity {r['first_activity']}, last {r['last_activity']}"
         if r["recent"]:
             line += f" [recent: active in the last {ep._human(req.grace)}]"
@@ -140,7 +142,8 @@ def _erase_all(store, plans, extra, req: EraseRequest, now, out: TextIO, esc) ->
     for n, plan in enumerate(plans, start=1):
         between = _killer(plan) if in_thread == n else None
         try:
-            deleted = store.erase_thread(plan.key, extra, between=between)
+            # the store compares what it deletes with the plan inside the transaction
+            deleted = store.erase_thread(plan.key, extra, between=between, expected=plan.rows)
             remaining = store.remaining_rows(plan.key, extra)
         except SymfonicError as exc:
             result = ep.failed(plan, scrub(exc.line(), req.location), now, req.grace)
