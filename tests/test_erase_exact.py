@@ -441,3 +441,25 @@ def test_dry_run_exits_4_without_delete_privilege_as_the_real_run_does(request):
         assert r.code == 4, (mode, r.err)
         assert "no DELETE on" in r.err and "pw-reader" not in r.err
     assert saved(backend, url, "globex:_:s-100")[0] > 0
+
+
+@pytest.mark.parametrize("icu", [False, True])
+def test_postgres_prefix_uses_the_index_where_the_range_is_exact(request, icu):
+    from symfonic_cli.location import parse_location
+    from symfonic_cli.stores import open_store
+
+    url = _postgres_store(request, icu)
+    store = open_store(parse_location(url))
+    try:
+        assert store._c_collation is not icu
+        where, params = store._prefix_where("acme:")
+        with store.conn.transaction():
+            store.conn.execute("SET LOCAL enable_seqscan = off")
+            plan = "\n".join(r[0] for r in store.conn.execute(f"EXPLAIN SELECT thread_id FROM checkpoints {where}", params))
+    finally:
+        store.close()
+    # Under C the primary key serves the key range; under ICU only an exact comparison is made.
+    if icu:
+        assert "starts_with" in plan and "Index Cond" not in plan, plan
+    else:
+        assert "Index Cond" in plan and "thread_id >=" in plan and "Seq Scan" not in plan, plan
