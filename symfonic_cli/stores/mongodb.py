@@ -487,7 +487,7 @@ class MongoStore(SupportsWith):
             return self._transaction(run)
         # No transaction to abort: count again right before deleting, and stop on a difference.
         check_against_plan(expected, {name: (self._count(coll, flt) if flt is not None else 0) for name, coll, flt in cascade}, extra)
-        expected = None
+        expected = None  # compared already: run() reads this variable and now deletes without comparing
         return run(None)
 
     @_driver_errors
