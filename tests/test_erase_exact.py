@@ -147,6 +147,51 @@ def test_prefix_upper_bound_is_exact_in_code_point_order(prefix, tail):
         assert not hi.startswith(prefix)
 
 
+def test_a_nocase_thread_id_column_does_not_fold_keys(tmp_path):
+    """A crafted SQLite file whose thread_id columns are declared COLLATE NOCASE: keys still
+    compare exactly (erasing acme:_:bob never reaches ACME:_:BOB)."""
+    from langgraph.checkpoint.sqlite import SqliteSaver
+
+    # The saver itself would fold the keys while writing into such tables: the rows are written
+    # by a real graph into the saver's own tables, then copied into the crafted ones.
+    src = tmp_path / "written.db"
+    conn = sqlite3.connect(str(src), check_same_thread=False)
+    try:
+        saver = SqliteSaver(conn)
+        saver.setup()
+        for key in ("acme:_:bob", "ACME:_:BOB", "Acme:_:x"):
+            long_thread(saver, key, 1)
+    finally:
+        conn.close()
+    path = tmp_path / "nocase.db"
+    conn = sqlite3.connect(str(path))
+    try:
+        conn.executescript(
+            "CREATE TABLE checkpoints (thread_id TEXT COLLATE NOCASE NOT NULL, checkpoint_ns TEXT NOT NULL DEFAULT '',"
+            " checkpoint_id TEXT NOT NULL, parent_checkpoint_id TEXT, type TEXT, checkpoint BLOB, metadata BLOB,"
+            " PRIMARY KEY (thread_id, checkpoint_ns, checkpoint_id));"
+            "CREATE TABLE writes (thread_id TEXT COLLATE NOCASE NOT NULL, checkpoint_ns TEXT NOT NULL DEFAULT '',"
+            " checkpoint_id TEXT NOT NULL, task_id TEXT NOT NULL, task_path TEXT NOT NULL DEFAULT '', idx INTEGER NOT NULL,"
+            " channel TEXT NOT NULL, type TEXT, value BLOB, PRIMARY KEY (thread_id, checkpoint_ns, checkpoint_id, task_id, idx));"
+        )
+        conn.execute("ATTACH DATABASE ? AS src", (str(src),))
+        conn.execute("INSERT INTO checkpoints SELECT * FROM src.checkpoints")
+        conn.execute("INSERT INTO writes (thread_id, checkpoint_ns, checkpoint_id, task_id, task_path, idx, channel, type, value)"
+                     " SELECT thread_id, checkpoint_ns, checkpoint_id, task_id, task_path, idx, channel, type, value FROM src.writes")
+        conn.commit()
+    finally:
+        conn.close()
+    url = str(path)
+    assert _listed(url, "--tenant", "acme") == ["acme:_:bob"]
+    r = run("thread", "erase", "-s", url, "--tenant", "acme", "--all-sessions", "--yes")
+    assert r.code == 0, r.err
+    assert [t["key"] for t in receipt_of(r.out)["threads"]] == ["acme:_:bob"]
+    assert _saved_keys("sqlite", url) == {"ACME:_:BOB", "Acme:_:x"}
+    r = run("thread", "erase", "-s", url, "--thread", "ACME:_:BOB", "--yes")
+    assert r.code == 0 and receipt_of(r.out)["threads"][0]["status"] == "erased"
+    assert _saved_keys("sqlite", url) == {"Acme:_:x"}
+
+
 # -- a thread_id stored as a BLOB --------------------------------------------------------------
 
 

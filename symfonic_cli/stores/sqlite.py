@@ -62,8 +62,9 @@ def _key_text(value: Any) -> str:
 def _key_match(key: str) -> tuple[str, tuple[Any, ...]]:
     """The WHERE clause and parameters selecting every row of ``key``: thread_id stored as text
     (what the saver writes) or as a BLOB of the key's UTF-8 bytes. Under the saver's TEXT column
-    a number is stored as its text, so that form is the text one."""
-    return "thread_id IN (?, ?)", (key, key.encode("utf-8", "surrogatepass"))
+    a number is stored as its text, so that form is the text one. COLLATE BINARY: a column
+    declared NOCASE (a crafted file) must not fold keys; the primary key still serves it."""
+    return "thread_id COLLATE BINARY IN (?, ?)", (key, key.encode("utf-8", "surrogatepass"))
 
 
 def _blob_range(prefix: str) -> tuple[bytes, bytes]:
@@ -181,7 +182,7 @@ class SqliteStore(SupportsWith):
             # Text sorts by its UTF-8 bytes (BINARY): a range of the primary key. b"" stands for
             # "above every text" when no string bounds the prefix from above.
             hi = prefix_upper_bound(prefix)
-            text = "(thread_id >= ? AND thread_id < ?)", [prefix, b"" if hi is None else hi]
+            text = "(thread_id COLLATE BINARY >= ? AND thread_id COLLATE BINARY < ?)", [prefix, b"" if hi is None else hi]
         else:
             # UTF-16 text compares as UTF-16 code units, not in code point order: compare the
             # first characters themselves (substr counts characters of text).
@@ -483,7 +484,7 @@ class SqliteStore(SupportsWith):
                     conds.append(f"{_quote(col)} IS NULL")
                 else:
                     # as in the saver's tables: the value as text, or as a BLOB of its UTF-8 bytes
-                    conds.append(f"{_quote(col)} IN (?, ?)")
+                    conds.append(f"{_quote(col)} COLLATE BINARY IN (?, ?)")
                     params += [value, value.encode("utf-8", "surrogatepass")]
             out.append((table.name, " AND ".join(conds), tuple(params)))
         where, params = _key_match(key)
