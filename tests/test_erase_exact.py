@@ -508,3 +508,31 @@ def test_postgres_prefix_uses_the_index_where_the_range_is_exact(request, icu):
         assert "starts_with" in plan and "Index Cond" not in plan, plan
     else:
         assert "Index Cond" in plan and "thread_id >=" in plan and "Seq Scan" not in plan, plan
+
+
+def test_postgres_case_insensitive_column_collation_does_not_fold_keys(request):
+    """thread_id columns altered to a nondeterministic (case-insensitive) ICU collation after the
+    saver wrote the threads: erasing acme:_:bob never reaches ACME:_:BOB."""
+    import psycopg
+
+    backend = backend_for("postgres", request)
+    url = backend.new_store(scenarios=False)
+    with backend.saver(url) as saver:
+        for key in ("acme:_:bob", "ACME:_:BOB"):
+            long_thread(saver, key, 1)
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute("CREATE COLLATION ci (provider = icu, locale = 'und-u-ks-level2', deterministic = false)")
+        for table in ("checkpoints", "checkpoint_blobs", "checkpoint_writes"):
+            conn.execute(f"ALTER TABLE {table} ALTER COLUMN thread_id TYPE text COLLATE ci")
+        assert conn.execute("SELECT count(DISTINCT thread_id) FROM checkpoints").fetchone()[0] == 1  # "=" folds now
+
+    assert _listed(url, "--tenant", "acme") == ["acme:_:bob"]
+    plan = run("thread", "erase", "-s", url, "--thread", "acme:_:bob", "--dry-run")
+    r = run("thread", "erase", "-s", url, "--thread", "acme:_:bob", "--yes")
+    assert r.code == 0, r.err
+    (t,) = receipt_of(r.out)["threads"]
+    assert t["rows_deleted"] == _plan_counts(plan.out, "acme:_:bob") and t["verification"]["ok"]
+    with psycopg.connect(url, autocommit=True) as conn:
+        left = {r[0] for r in conn.execute('SELECT DISTINCT thread_id COLLATE "C" FROM checkpoints')}
+        blobs = {r[0] for r in conn.execute('SELECT DISTINCT thread_id COLLATE "C" FROM checkpoint_blobs')}
+    assert left == {"ACME:_:BOB"} and blobs == {"ACME:_:BOB"}

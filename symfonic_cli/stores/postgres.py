@@ -171,6 +171,7 @@ class PostgresStore(SupportsWith):
         self.migration_version: int | None = None
         self._c_collation = False
         self.connect_timeout: float = 10
+        self._key_equals = "thread_id = %s"
         self._cursors = 0
         self._erased: set[str] = set()  # cascade tables an erase deleted from (for VACUUM)
 
@@ -234,6 +235,14 @@ class PostgresStore(SupportsWith):
             "AND d.datname = current_database()"
         ).fetchone()
         self._c_collation = _byte_order(coll, db)
+        # A nondeterministic collation (case- or accent-insensitive ICU) makes "=" match other
+        # keys: the erase then compares keys in bytes.
+        exact = c.execute(
+            "SELECT coalesce(bool_and((to_jsonb(k) ->> 'collisdeterministic')::boolean), true) FROM pg_attribute a JOIN pg_collation k ON k.oid = a.attcollation "
+            "WHERE a.attrelid IN ('checkpoints'::regclass, 'checkpoint_blobs'::regclass, 'checkpoint_writes'::regclass) "
+            "AND a.attname = 'thread_id'"
+        ).fetchone()[0]
+        self._key_equals = "thread_id = %s" if exact else 'thread_id COLLATE "C" = %s'
         self.has_task_path = bool(
             c.execute(
                 "SELECT 1 FROM pg_attribute WHERE attrelid = 'checkpoint_writes'::regclass "
@@ -556,7 +565,7 @@ class PostgresStore(SupportsWith):
             )
             out.append((table.name, where, tuple(v for _, v in filters if v is not None)))
         for name in self._ERASE_CORE:
-            out.append((name, sql.SQL("thread_id = %s"), (key,)))
+            out.append((name, sql.SQL(self._key_equals), (key,)))
         return out
 
     def _erase_checks(self, c: Any, extra: tuple["ExtraTable", ...]) -> None:
@@ -636,7 +645,7 @@ class PostgresStore(SupportsWith):
 
         counts = self._counts(key, extra)
         first, last = self.conn.execute(
-            "SELECT min(checkpoint_id), max(checkpoint_id) FROM checkpoints WHERE thread_id = %s", (key,)
+            f"SELECT min(checkpoint_id), max(checkpoint_id) FROM checkpoints WHERE {self._key_equals}", (key,)
         ).fetchone()
         return ThreadErasePlan(key, counts, first, last)
 
