@@ -536,3 +536,51 @@ def test_postgres_case_insensitive_column_collation_does_not_fold_keys(request):
         left = {r[0] for r in conn.execute('SELECT DISTINCT thread_id COLLATE "C" FROM checkpoints')}
         blobs = {r[0] for r in conn.execute('SELECT DISTINCT thread_id COLLATE "C" FROM checkpoint_blobs')}
     assert left == {"ACME:_:BOB"} and blobs == {"ACME:_:BOB"}
+
+
+
+def _command_listener():
+    from pymongo import monitoring
+
+    class Commands(monitoring.CommandListener):
+        """pymongo command monitoring: every command the clients created after registration send."""
+
+        def __init__(self) -> None:
+            self.on = False
+            self.seen: list[dict] = []
+
+        def started(self, event) -> None:
+            if self.on:
+                self.seen.append(dict(event.command))
+
+        def succeeded(self, event) -> None:
+            pass
+
+        def failed(self, event) -> None:
+            pass
+
+    return Commands()
+
+
+def test_mongodb_selections_and_deletes_ask_for_the_simple_collation(request):
+    """A collection's default collation (case-insensitive, say) would fold keys in ranges and
+    equalities; every thread-selecting aggregate and every delete asks for the simple collation
+    (byte order). The test server ignores collection collations, so what is sent is checked."""
+    from pymongo import monitoring
+
+    backend = backend_for("mongodb", request)
+    url = backend.new_store()
+    commands = _command_listener()
+    monitoring.register(commands)
+    commands.on = True
+    try:
+        assert _listed(url, "--tenant", "acme")
+        r = run("thread", "erase", "-s", url, "--tenant", "acme", "--all-sessions", "--yes")
+        assert r.code == 0, r.err
+    finally:
+        commands.on = False
+    deletes = [c for c in commands.seen if "delete" in c]
+    assert deletes and all(d["collation"] == {"locale": "simple"} for c in deletes for d in c["deletes"])
+    selecting = [c for c in commands.seen if "aggregate" in c and any("thread_id" in st.get("$match", {}) for st in c["pipeline"])]
+    assert selecting
+    assert [c["pipeline"] for c in selecting if c.get("collation") != {"locale": "simple"}] == []

@@ -251,7 +251,7 @@ class MongoStore(SupportsWith):
             {"$match": {"thread_id": _plain(key, "thread key")}},
             {"$group": {"_id": None, "n": {"$sum": 1}, "first": {"$min": "$checkpoint_id"}, "last": {"$max": "$checkpoint_id"}}},
         ]
-        for doc in self.checkpoints.aggregate(pipeline):
+        for doc in self.checkpoints.aggregate(pipeline, collation=BINARY):
             if doc["n"]:
                 return ThreadSummary(key, int(doc["n"]), doc.get("first"), doc.get("last"))
         return None

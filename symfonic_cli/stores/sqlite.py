@@ -152,6 +152,7 @@ class SqliteStore(SupportsWith):
         self.writable = writable
         self.has_task_path = True
         self.file = location.path  # the resolved file (open_store sets it)
+        self._blob_keys: bool | None = None
         conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
         if not writable:
             conn.execute("PRAGMA query_only = ON")
@@ -187,7 +188,17 @@ class SqliteStore(SupportsWith):
             # UTF-16 text compares as UTF-16 code units, not in code point order: compare the
             # first characters themselves (substr counts characters of text).
             text = "substr(thread_id, 1, ?) = ?", [len(prefix), prefix]
+        if not self._has_blob_keys():
+            return text[0], text[1]  # the range alone: the primary key's order serves the GROUP BY
         return f"({text[0]} OR (thread_id >= ? AND thread_id < ?))", [*text[1], blob_lo, blob_hi]
+
+    def _has_blob_keys(self) -> bool:
+        # BLOBs sort after every text: one index seek per table says whether any key is one.
+        if self._blob_keys is None:
+            self._blob_keys = any(
+                self.conn.execute(f"SELECT 1 FROM {t} WHERE thread_id >= x'' LIMIT 1").fetchone() for t in REQUIRED_TABLES
+            )
+        return self._blob_keys
 
     # -- what is in the store
 
