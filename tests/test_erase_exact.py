@@ -246,6 +246,13 @@ def test_blob_thread_id_rows_are_planned_erased_and_verified(sqlite_store):
     assert t["verification"] == {"checked": True, "rows_remaining": 0, "ok": True}
     assert _rows_of(path, key) == 0
 
+    # Text and BLOB rows of one key are one thread in the listing.
+    listed = json.loads(run("threads", "list", "-s", path, "-f", "json").out)
+    s101 = [t for t in listed if t["key"] == "globex:_:s-101"]
+    _add_blob_rows(path, "globex:_:s-101")
+    merged = [t for t in json.loads(run("threads", "list", "-s", path, "-f", "json").out) if t["key"] == "globex:_:s-101"]
+    assert len(merged) == 1 and merged[0]["checkpoints"] == 2 * s101[0]["checkpoints"]
+    assert merged[0]["last_activity"] == s101[0]["last_activity"]
     # A thread held only in BLOB rows is listed under its key and found by a tenant selection.
     assert "globex:_:blob-only" in _listed(path, "--tenant", "globex")
     assert "globex:_:blob-only" in _listed(path)

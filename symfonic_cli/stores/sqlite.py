@@ -59,6 +59,25 @@ def _key_text(value: Any) -> str:
     return str(value)
 
 
+def _merged_by_key(rows, limit: int | None) -> list[ThreadSummary]:
+    """Listing rows of a store holding BLOB keys: a key's text and BLOB groups as one thread,
+    newest activity first, then key (the order of the SQL listing)."""
+    merged: dict[str, list] = {}
+    for raw, n, first, last in rows:
+        key = _key_text(raw)
+        m = merged.get(key)
+        if m is None:
+            merged[key] = [n, first, last]
+        else:
+            m[0] += n
+            m[1] = first if m[1] is None or (first is not None and first < m[1]) else m[1]
+            m[2] = last if m[2] is None or (last is not None and last > m[2]) else m[2]
+    out = [ThreadSummary(k, n, first, last) for k, (n, first, last) in merged.items()]
+    out.sort(key=lambda t: t.key)
+    out.sort(key=lambda t: t.last_checkpoint_id or "", reverse=True)
+    return out if limit is None else out[:limit]
+
+
 def _key_match(key: str) -> tuple[str, tuple[Any, ...]]:
     """The WHERE clause and parameters selecting every row of ``key``: thread_id stored as text
     (what the saver writes) or as a BLOB of the key's UTF-8 bytes. Under the saver's TEXT column
@@ -218,11 +237,14 @@ class SqliteStore(SupportsWith):
             "SELECT thread_id, count(*), min(checkpoint_id), max(checkpoint_id) "
             f"FROM checkpoints {where} GROUP BY thread_id ORDER BY max(checkpoint_id) DESC, thread_id"
         )
+        if self._has_blob_keys():
+            yield from _merged_by_key(self.conn.execute(sql, params), limit)
+            return
         if limit is not None:
             sql += " LIMIT ?"
             params.append(limit)
         for key, n, first, last in self.conn.execute(sql, params):
-            yield ThreadSummary(key if type(key) is str else _key_text(key), n, first, last)
+            yield ThreadSummary(key, n, first, last)
 
     @_translate_errors
     def thread_summary(self, key: str) -> ThreadSummary | None:
