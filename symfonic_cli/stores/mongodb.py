@@ -21,7 +21,7 @@ from symfonic_cli.errors import StoreError, UsageError
 from symfonic_cli.location import StoreLocation, scrub
 from symfonic_cli.stores.base import StoreInfo, SupportsWith, ThreadSummary
 from symfonic_cli.stores.translate import error_translators
-from symfonic_cli.threadkey import tenant_prefix
+from symfonic_cli.threadkey import prefix_upper_bound, tenant_prefix
 
 if TYPE_CHECKING:
     from symfonic_cli.stores.checkpoint_rows import CheckpointRecord, MessageState
@@ -231,6 +231,10 @@ class MongoStore(SupportsWith):
         pipeline: list[dict] = []
         if tenant is not None:
             pipeline.append({"$match": {"thread_id": _prefix_range(tenant_prefix(_plain(tenant, "tenant"), sub_tenant))}})
+            # only a filtered listing needs it: the unfiltered $group compares nothing
+            kwargs = {"collation": BINARY}
+        else:
+            kwargs = {}
         pipeline += [
             {"$group": {"_id": "$thread_id", "n": {"$sum": 1}, "first": {"$min": "$checkpoint_id"}, "last": {"$max": "$checkpoint_id"}}},
             {"$sort": {"last": -1, "_id": 1}},
@@ -239,7 +243,7 @@ class MongoStore(SupportsWith):
             if limit == 0:
                 return
             pipeline.append({"$limit": int(limit)})
-        for doc in self.checkpoints.aggregate(pipeline):
+        for doc in self.checkpoints.aggregate(pipeline, **kwargs):
             yield ThreadSummary(str(doc["_id"]), int(doc["n"]), doc.get("first"), doc.get("last"))
 
     @_driver_errors
@@ -248,14 +252,14 @@ class MongoStore(SupportsWith):
             {"$match": {"thread_id": _plain(key, "thread key")}},
             {"$group": {"_id": None, "n": {"$sum": 1}, "first": {"$min": "$checkpoint_id"}, "last": {"$max": "$checkpoint_id"}}},
         ]
-        for doc in self.checkpoints.aggregate(pipeline):
+        for doc in self.checkpoints.aggregate(pipeline, collation=BINARY):
             if doc["n"]:
                 return ThreadSummary(key, int(doc["n"]), doc.get("first"), doc.get("last"))
         return None
 
     def _count(self, collection, match: dict | None = None) -> int:
         pipeline = ([{"$match": match}] if match else []) + [{"$count": "n"}]
-        for doc in collection.aggregate(pipeline):
+        for doc in collection.aggregate(pipeline, collation=BINARY):
             return int(doc["n"])
         return 0
 
@@ -392,15 +396,18 @@ class MongoStore(SupportsWith):
         out = []
         for table in extra:
             pairs = table.filters(key)
-            flt = None if pairs is None else {_plain(col, "field"): _plain(val, "value") for col, val in pairs}
+            # None: a null or absent field (how the deployment stores a missing sub-tenant)
+            flt = None if pairs is None else {_plain(col, "field"): (None if val is None else _plain(val, "value")) for col, val in pairs}
             out.append((table.name, self.db[table.name], flt))
         out.append((self.writes_name, self.writes, {"thread_id": key}))
         out.append((self.checkpoints_name, self.checkpoints, {"thread_id": key}))
         return out
 
     @_driver_errors
-    def erase_prepare(self, extra: tuple[ExtraTable, ...]) -> list[str]:
-        self._require_writable()
+    def erase_prepare(self, extra: tuple[ExtraTable, ...], *, dry_run: bool = False) -> list[str]:
+        # The same client reads and erases: a dry run makes every check below, deleting nothing.
+        if not dry_run:
+            self._require_writable()
         hello = self.client.admin.command("hello")
         if not hello.get("isWritablePrimary", hello.get("ismaster", False)):
             raise StoreError(f"{self.location.display} is not a writable primary (read-only member)")
@@ -439,7 +446,7 @@ class MongoStore(SupportsWith):
         keys: set[str] = set()
         for coll in (self.checkpoints, self.writes):
             pipeline = ([{"$match": match}] if match else []) + [{"$group": {"_id": "$thread_id"}}]
-            keys.update(d["_id"] for d in coll.aggregate(pipeline) if isinstance(d["_id"], str))
+            keys.update(d["_id"] for d in coll.aggregate(pipeline, collation=BINARY) if isinstance(d["_id"], str))
         return sorted(keys)  # code point order is UTF-8 byte order
 
     @_driver_errors
@@ -460,7 +467,10 @@ class MongoStore(SupportsWith):
         extra: tuple[ExtraTable, ...],
         *,
         between: Callable[[str], None] | None = None,
+        expected: dict[str, int] | None = None,
     ) -> dict[str, int]:
+        from symfonic_cli.stores.erase_rows import check_against_plan
+
         self._require_writable()
         key = _plain(key, "thread key")
         cascade = self._cascade(extra, key)
@@ -468,13 +478,17 @@ class MongoStore(SupportsWith):
         def run(session) -> dict[str, int]:
             deleted: dict[str, int] = {}
             for name, coll, flt in cascade:
-                deleted[name] = coll.delete_many(flt, session=session).deleted_count if flt is not None else 0
+                deleted[name] = coll.delete_many(flt, session=session, collation=BINARY).deleted_count if flt is not None else 0
                 if between is not None:
                     between(name)
+            check_against_plan(expected, deleted, extra)  # inside the transaction: aborted on a difference
             return deleted
 
         if self._supports_transactions():
             return self._transaction(run)
+        # No transaction to abort: count again right before deleting, and stop on a difference.
+        check_against_plan(expected, {name: (self._count(coll, flt) if flt is not None else 0) for name, coll, flt in cascade}, extra)
+        expected = None  # compared already: run() reads this variable and now deletes without comparing
         return run(None)
 
     @_driver_errors
@@ -957,9 +971,17 @@ def _plain_value(value: Any) -> Any:
     return value
 
 
+# Strings compare by their UTF-8 bytes under the simple collation, which queries that select
+# threads ask for: a collection's own default collation (case-insensitive, say) would make a key
+# range or an equality reach other keys.
+BINARY = {"locale": "simple"}
+
+
 def _prefix_range(prefix: str) -> dict[str, str]:
-    # String comparison without a collation is bytewise on UTF-8, as in SQLite and PostgreSQL (C).
-    return {"$gte": prefix, "$lt": prefix[:-1] + chr(ord(prefix[-1]) + 1)}
+    """Exactly the string keys starting with ``prefix``, under the simple collation (byte order).
+    A string bound keeps the comparison to strings (BSON compares within a type bracket)."""
+    hi = prefix_upper_bound(prefix)
+    return {"$gte": prefix} if hi is None else {"$gte": prefix, "$lt": hi}
 
 
 def _key_text(key: Any) -> str:

@@ -21,7 +21,7 @@ from symfonic_cli.errors import StoreError
 from symfonic_cli.location import StoreLocation, scrub
 from symfonic_cli.stores.base import StoreInfo, SupportsWith, ThreadSummary
 from symfonic_cli.stores.translate import error_translators
-from symfonic_cli.threadkey import tenant_prefix
+from symfonic_cli.threadkey import prefix_upper_bound, tenant_prefix
 
 if TYPE_CHECKING:
     from symfonic_cli.stores.checkpoint_rows import CheckpointHead, CheckpointRecord, MessageState, MessageWrite
@@ -33,7 +33,8 @@ TABLES = ("checkpoints", "checkpoint_blobs", "checkpoint_writes", "checkpoint_mi
 # The last migration of langgraph-checkpoint-postgres (2.x, 3.x): checkpoint_writes.task_path.
 MIGRATION_VERSION = 9
 ITERSIZE = 500
-_C_COLLATIONS = {"C", "POSIX", "C.UTF-8", "C.utf8", "ucs_basic"}
+# libc locales whose order is the byte order (code point order in UTF-8).
+_C_LOCALES = {"C", "POSIX", "C.UTF-8", "C.utf8"}
 
 
 def _store_error(location: StoreLocation, exc: Exception) -> StoreError:
@@ -133,6 +134,7 @@ def open_store(
         # this holds even where a transaction-mode pooler swaps the server session underneath.
         conn.read_only = True
     store = PostgresStore(location, conn, writable=writable)
+    store.connect_timeout = connect_timeout
     try:
         store._prepare(pg_schema)
     except BaseException:
@@ -169,6 +171,8 @@ class PostgresStore(SupportsWith):
         self.has_task_path = True
         self.migration_version: int | None = None
         self._c_collation = False
+        self.connect_timeout: float = 10
+        self._key_equals = "thread_id = %s"
         self._cursors = 0
         self._erased: set[str] = set()  # cascade tables an erase deleted from (for VACUUM)
 
@@ -225,14 +229,21 @@ class PostgresStore(SupportsWith):
                 f"{MIGRATION_VERSION} symfonic reads",
                 hint="let the application's PostgresSaver.setup() migrate it; symfonic never migrates",
             )
-        row = c.execute(
-            "SELECT a.attcollation, d.datcollate FROM pg_attribute a, pg_database d "
-            "WHERE a.attrelid = 'checkpoints'::regclass AND a.attname = 'thread_id' "
+        # Catalog rows as JSON: their columns differ between versions (datlocprovider since 15).
+        coll, db = c.execute(
+            "SELECT to_jsonb(k), to_jsonb(d) FROM pg_attribute a JOIN pg_collation k ON k.oid = a.attcollation, "
+            "pg_database d WHERE a.attrelid = 'checkpoints'::regclass AND a.attname = 'thread_id' "
             "AND d.datname = current_database()"
         ).fetchone()
-        coll = c.execute("SELECT collname FROM pg_collation WHERE oid = %s", (row[0],)).fetchone()
-        name = coll[0] if coll and coll[0] != "default" else row[1]
-        self._c_collation = name in _C_COLLATIONS
+        self._c_collation = _byte_order(coll, db)
+        # A nondeterministic collation (case- or accent-insensitive ICU) makes "=" match other
+        # keys: the erase then compares keys in bytes.
+        exact = c.execute(
+            "SELECT coalesce(bool_and((to_jsonb(k) ->> 'collisdeterministic')::boolean), true) FROM pg_attribute a JOIN pg_collation k ON k.oid = a.attcollation "
+            "WHERE a.attrelid IN ('checkpoints'::regclass, 'checkpoint_blobs'::regclass, 'checkpoint_writes'::regclass) "
+            "AND a.attname = 'thread_id'"
+        ).fetchone()[0]
+        self._key_equals = "thread_id = %s" if exact else 'thread_id COLLATE "C" = %s'
         self.has_task_path = bool(
             c.execute(
                 "SELECT 1 FROM pg_attribute WHERE attrelid = 'checkpoint_writes'::regclass "
@@ -250,11 +261,16 @@ class PostgresStore(SupportsWith):
                 yield from cur
 
     def _prefix_where(self, prefix: str) -> tuple[str, list[Any]]:
-        # starts_with is right under any collation; under a C collation a key range also uses the index.
+        """Exactly the keys starting with ``prefix``. Under a collation in byte order (C, POSIX) the
+        key range is exact and the primary key serves it; under any other (ICU, a libc language
+        locale) a range selects other keys or none, so the first characters are compared in
+        bytes (COLLATE "C": starts_with refuses a nondeterministic collation)."""
         if self._c_collation:
-            hi = prefix[:-1] + chr(ord(prefix[-1]) + 1)
-            return "WHERE thread_id >= %s AND thread_id < %s AND starts_with(thread_id, %s)", [prefix, hi, prefix]
-        return "WHERE starts_with(thread_id, %s)", [prefix]
+            hi = prefix_upper_bound(prefix)
+            if hi is None:
+                return "WHERE thread_id >= %s", [prefix]
+            return "WHERE thread_id >= %s AND thread_id < %s", [prefix, hi]
+        return 'WHERE starts_with(thread_id COLLATE "C", %s)', [prefix]
 
     # -- what is in the store
 
@@ -595,18 +611,17 @@ class PostgresStore(SupportsWith):
             if filters is None:
                 out.append((table.name, None, ()))
                 continue
-            where = sql.SQL(" AND ").join(sql.SQL("{} = %s").format(sql.Identifier(col)) for col, _ in filters)
-            out.append((table.name, where, tuple(v for _, v in filters)))
+            where = sql.SQL(" AND ").join(
+                sql.SQL("{} IS NULL" if v is None else "{} = %s").format(sql.Identifier(col)) for col, v in filters
+            )
+            out.append((table.name, where, tuple(v for _, v in filters if v is not None)))
         for name in self._ERASE_CORE:
-            out.append((name, sql.SQL("thread_id = %s"), (key,)))
+            out.append((name, sql.SQL(self._key_equals), (key,)))
         return out
 
-    @_translate_errors
-    def erase_prepare(self, extra: tuple["ExtraTable", ...]) -> list[str]:
-        c = self.conn
+    def _erase_checks(self, c: Any, extra: tuple["ExtraTable", ...]) -> None:
+        """What a writable session ``c`` must pass before anything is deleted (real run and dry run)."""
         where = self.location.display
-        if not self.writable:
-            raise StoreError(f"{where} was opened read-only; erasing needs a writable store")
         if c.execute("SELECT pg_is_in_recovery()").fetchone()[0]:
             raise StoreError(f"{where} is a read-only standby: nothing was deleted")
         if c.execute("SHOW default_transaction_read_only").fetchone()[0] == "on":
@@ -627,15 +642,39 @@ class PostgresStore(SupportsWith):
                 denied.append(name)
         if denied:
             raise StoreError(f"missing privilege on {where}: no DELETE on {', '.join(denied)}: nothing was deleted")
+
+    @_translate_errors
+    def erase_prepare(self, extra: tuple["ExtraTable", ...], *, dry_run: bool = False) -> list[str]:
+        if self.writable:
+            self._erase_checks(self.conn, extra)
+            return []
+        if not dry_run:
+            raise StoreError(f"{self.location.display} was opened read-only; erasing needs a writable store")
+        # A dry run reads through the read-only session; the checks need a session such as the
+        # real run opens (its read-only setting, its privileges). It runs nothing but the checks.
+        import psycopg
+
+        conninfo = _conninfo(self.location, writable=True, connect_timeout=self.connect_timeout)
+        try:
+            conn = psycopg.connect(conninfo, autocommit=True, prepare_threshold=None)
+        except psycopg.Error as exc:
+            raise _connect_error(self.location, exc, self.connect_timeout) from None
+        try:
+            if self.schema is not None:
+                conn.execute("SELECT set_config('search_path', quote_ident(%s), false)", (self.schema,))
+            self._erase_checks(conn, extra)
+        finally:
+            conn.close()
         return []
 
     @_translate_errors
     def thread_keys_with_prefix(self, prefix: str) -> list[str]:
+        where, params = self._prefix_where(prefix) if prefix else ("", [])
         rows = self.conn.execute(
-            "SELECT t FROM (SELECT thread_id AS t FROM checkpoints WHERE starts_with(thread_id, %s) "
-            "UNION SELECT thread_id FROM checkpoint_writes WHERE starts_with(thread_id, %s)) AS k "
+            f"SELECT t FROM (SELECT thread_id AS t FROM checkpoints {where} "
+            f"UNION SELECT thread_id FROM checkpoint_writes {where}) AS k "
             'ORDER BY t COLLATE "C"',
-            (prefix, prefix),
+            params * 2,
         )
         return [str(r[0]) for r in rows]
 
@@ -657,13 +696,15 @@ class PostgresStore(SupportsWith):
 
         counts = self._counts(key, extra)
         first, last = self.conn.execute(
-            "SELECT min(checkpoint_id), max(checkpoint_id) FROM checkpoints WHERE thread_id = %s", (key,)
+            f"SELECT min(checkpoint_id), max(checkpoint_id) FROM checkpoints WHERE {self._key_equals}", (key,)
         ).fetchone()
         return ThreadErasePlan(key, counts, first, last)
 
     @_translate_errors
-    def erase_thread(self, key: str, extra: tuple["ExtraTable", ...], *, between=None) -> dict[str, int]:
+    def erase_thread(self, key: str, extra: tuple["ExtraTable", ...], *, between=None, expected=None) -> dict[str, int]:
         from psycopg import sql
+
+        from symfonic_cli.stores.erase_rows import check_against_plan
 
         deleted: dict[str, int] = {}
         with self.conn.transaction():  # any exception rolls everything back
@@ -675,6 +716,7 @@ class PostgresStore(SupportsWith):
                     deleted[name] = cur.rowcount
                 if between is not None:
                     between(name)
+            check_against_plan(expected, deleted, extra)
         self._erased.update(name for name, n in deleted.items() if n)
         return deleted
 
@@ -926,6 +968,20 @@ _THREAD_PRESENT_SQL = (
 
 def _bytes(value: Any) -> Any:
     return bytes(value) if isinstance(value, (memoryview, bytearray)) else value
+
+
+def _byte_order(coll: dict[str, Any], db: dict[str, Any]) -> bool:
+    """Whether text under this collation (a pg_collation row; pg_database for "default") sorts
+    in byte order, so that a key range is exactly a key prefix."""
+    provider = coll.get("collprovider")
+    if provider == "d":  # the database's own collation
+        provider = db.get("datlocprovider", "c")
+        locale = db.get("datcollate") if provider == "c" else db.get("datlocale") or db.get("daticulocale")
+    else:
+        locale = coll.get("collcollate") if provider == "c" else coll.get("colllocale") or coll.get("colliculocale")
+    if provider == "b":  # PostgreSQL 17's builtin provider: C and C.UTF-8 are code point order
+        return locale in ("C", "C.UTF-8")
+    return provider == "c" and locale in _C_LOCALES
 
 
 def _ident(name: str):

@@ -102,8 +102,11 @@ class Store(Protocol):
     # collection names on MongoDB, unqualified saver table names on PostgreSQL, the declared
     # ``ExtraTable.name`` for extras). Driver errors become StoreError (exit 4), passwords scrubbed.
 
-    def erase_prepare(self, extra: tuple[ExtraTable, ...]) -> list[str]:
+    def erase_prepare(self, extra: tuple[ExtraTable, ...], *, dry_run: bool = False) -> list[str]:
         """Check, before anything is deleted, that this session can erase; set it up for erasing.
+
+        With ``dry_run`` (the store may be open read-only) make the same checks as a writable
+        session would meet, and change nothing: no option set, no lock taken, no file created.
 
         Raises StoreError (exit 4) when the store is read-only (file mode, read-only replica,
         ``default_transaction_read_only``), the role lacks DELETE on any cascade table (PostgreSQL:
@@ -118,7 +121,9 @@ class Store(Protocol):
 
     def thread_keys_with_prefix(self, prefix: str) -> list[str]:
         """Every distinct thread key starting with ``prefix`` (bytewise), sorted, found in the
-        checkpoints OR the writes table/collection (a thread may hold only pending writes)."""
+        checkpoints OR the writes table/collection (a thread may hold only pending writes).
+        Exact whatever the store's text encoding or collation (SQLite UTF-16, PostgreSQL ICU): a
+        key range only where it is exact, else a comparison of the first characters."""
         ...
 
     def erase_plan(self, key: str, extra: tuple[ExtraTable, ...]) -> ThreadErasePlan:
@@ -132,6 +137,7 @@ class Store(Protocol):
         extra: tuple[ExtraTable, ...],
         *,
         between: Callable[[str], None] | None = None,
+        expected: dict[str, int] | None = None,
     ) -> dict[str, int]:
         """Delete every row of ``key`` from every cascade table in ONE transaction; rows deleted per
         table (same keys and order as ``erase_plan().rows``).
@@ -143,6 +149,8 @@ class Store(Protocol):
         is called inside the transaction after each table's delete (before COMMIT); the erase
         tests kill the process from there to prove the transaction. A thread with nothing left
         returns all zeros, not an error (erasing is idempotent; a concurrent eraser won the race).
+        ``expected`` (the plan's rows): before the commit, rows deleted that differ from it make
+        the thread roll back with StoreError "changed since the plan" (erase_rows.check_against_plan).
         """
         ...
 
