@@ -486,3 +486,23 @@ def test_durability_exit_runs_are_not_rewrites(tmp_path):
     assert [e["checkpoint_id"] for e in got] == [_cid(t.config) for t in listed]
     assert [e["messages"] for e in got] == [len(t.checkpoint["channel_values"].get("messages") or []) for t in listed]
     assert not any(e["rewrote"] or e["forked"] for e in got)
+
+
+def test_crafted_metadata_is_escaped_and_exact(sqlite_store):
+    import sqlite3
+
+    conn = sqlite3.connect(sqlite_store)
+    cid, meta = conn.execute(
+        "SELECT checkpoint_id, metadata FROM checkpoints WHERE thread_id = ? AND checkpoint_ns = '' ORDER BY checkpoint_id DESC LIMIT 1",
+        (PLAIN,),
+    ).fetchone()
+    crafted = {**json.loads(meta), "source": ANSI, "step": "7", "writes": {"\x1b]0;t\x07node": {"chan\u202enel": 1}}}
+    conn.execute("UPDATE checkpoints SET metadata = ? WHERE checkpoint_id = ?", (json.dumps(crafted).encode(), cid))
+    conn.commit()
+    conn.close()
+    got = _history(str(sqlite_store), PLAIN)
+    assert got[0]["checkpoint_id"] == cid and got[0]["source"] == ANSI
+    assert got[0]["step"] == json.loads(meta)["step"]  # not an int: the step in the id
+    for fmt in ("text", "table"):
+        out = run("thread", "history", "-s", str(sqlite_store), "-t", PLAIN, "-f", fmt).out
+        assert not any(c in out for c in "\x1b\x07\x9b\u202e") and "\\x1b" in out
