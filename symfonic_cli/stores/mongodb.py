@@ -26,6 +26,7 @@ from symfonic_cli.threadkey import tenant_prefix
 if TYPE_CHECKING:
     from symfonic_cli.stores.checkpoint_rows import CheckpointRecord, MessageState
     from symfonic_cli.stores.erase_rows import ExtraTable, ThreadErasePlan
+    from symfonic_cli.threadstate.rows import ThreadRunRows
 
 PASSWORD_ENV = "SYMFONIC_MONGO_PASSWORD"
 DEFAULT_CHECKPOINTS = "checkpoints"
@@ -379,6 +380,58 @@ class MongoStore(SupportsWith):
             return None
         cid = _field(doc, "checkpoint_id", str, None)
         return MessageState("", cid, None, cid, "checkpoint", _field(doc, "type", str, cid), _field(doc, "checkpoint", bytes, cid))
+
+    # -- run state (``thread show``; see stores/protocol.py): the latest document per namespace,
+    # read lean; sizes are the stored documents' $bsonSize, summed by the server
+
+    @_driver_errors
+    def read_run_rows(self, key: str) -> "ThreadRunRows | None":
+        from symfonic_cli.threadstate.rows import RawWrite, ThreadRunRows, lean_from_blob
+
+        key = _plain(key, "thread key")
+        totals = list(self.checkpoints.aggregate([
+            {"$match": {"thread_id": key}},
+            {"$group": {"_id": None, "n": {"$sum": 1}, "ns": {"$addToSet": "$checkpoint_ns"}, "first": {"$min": "$checkpoint_id"},
+                        "last": {"$max": "$checkpoint_id"}, "size": {"$sum": {"$bsonSize": "$$ROOT"}}}},
+        ]))
+        if not totals or not totals[0].get("n"):
+            return None
+        t = totals[0]
+        size = int(t.get("size") or 0)
+        wsize = list(self.writes.aggregate([
+            {"$match": {"thread_id": key}}, {"$group": {"_id": None, "size": {"$sum": {"$bsonSize": "$$ROOT"}}}},
+        ]))
+        if wsize:
+            size += int(wsize[0].get("size") or 0)
+        latest = []
+        fields = {"_id": 0, "checkpoint_ns": 1, "checkpoint_id": 1, "type": 1, "checkpoint": 1, "metadata": 1}
+        for ns in sorted(n for n in t.get("ns") or [] if isinstance(n, str)):
+            doc = self.checkpoints.find_one({"thread_id": key, "checkpoint_ns": ns}, fields, sort=[("checkpoint_id", -1)])
+            if doc is None:
+                continue
+            cid = _field(doc, "checkpoint_id", str, None)
+            meta = doc.get("metadata") if isinstance(doc.get("metadata"), dict) else {}
+            try:
+                meta = {k: _leaf(meta.get(k), cid) for k in ("step", "source") if k in meta}
+            except StoreError:
+                meta = {}
+            latest.append(lean_from_blob(ns, cid, doc.get("type"), _field(doc, "checkpoint", bytes, cid), meta))
+        latest.sort(key=lambda l: (l.checkpoint_ns != "", l.checkpoint_ns))
+        writes = []
+        for l in latest:
+            for doc in self.writes.find(
+                {"thread_id": key, "checkpoint_ns": _plain(l.checkpoint_ns, "namespace"), "checkpoint_id": _plain(l.checkpoint_id, "checkpoint id")},
+                {"_id": 0, "task_id": 1, "task_path": 1, "idx": 1, "channel": 1, "type": 1, "value": 1},
+            ).sort([("task_id", 1), ("idx", 1)]):
+                value = doc.get("value")
+                channel = doc.get("channel")
+                writes.append(RawWrite(
+                    l.checkpoint_ns, l.checkpoint_id, str(doc.get("task_id")), doc.get("task_path") if isinstance(doc.get("task_path"), str) else None,
+                    doc.get("idx") if isinstance(doc.get("idx"), int) else 0, channel if isinstance(channel, str) else "",
+                    doc.get("type") if isinstance(doc.get("type"), str) else None,
+                    bytes(value) if isinstance(value, (bytes, bytearray)) else None,
+                ))
+        return ThreadRunRows(latest, writes, int(t["n"]), len(t.get("ns") or []), size, t.get("first"), t.get("last"))
 
     # -- erase
 

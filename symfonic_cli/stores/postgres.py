@@ -26,6 +26,7 @@ from symfonic_cli.threadkey import tenant_prefix
 if TYPE_CHECKING:
     from symfonic_cli.stores.checkpoint_rows import CheckpointHead, CheckpointRecord, MessageState, MessageWrite
     from symfonic_cli.stores.erase_rows import ExtraTable, ThreadErasePlan
+    from symfonic_cli.threadstate.rows import ThreadRunRows
     from symfonic_cli.stores.thread_copy import DecodedThread, ThreadExport
 
 TABLES = ("checkpoints", "checkpoint_blobs", "checkpoint_writes", "checkpoint_migrations")
@@ -529,6 +530,80 @@ class PostgresStore(SupportsWith):
             'GROUP BY j.key ORDER BY count(*) DESC, j.key COLLATE "C" LIMIT %s'
         )
         return [(str(k), n) for k, n in self.conn.execute(sql, (envelope_key, limit))]
+
+    # -- run state (``thread show``; see stores/protocol.py): channel presence from the JSONB and
+    # the blobs of the versions the checkpoint names; only Sends and join sets are decoded
+
+    @_translate_errors
+    def read_run_rows(self, key: str) -> "ThreadRunRows | None":
+        from symfonic_cli.decoding import lean_loads
+        from symfonic_cli.threadstate.rows import RawWrite, ThreadRunRows, lean_from_mapping
+        from symfonic_cli.timestamps import NeedMore, channel_blob_count
+
+        c = self.conn
+        n, namespaces, first, last, size = c.execute(
+            "SELECT count(*), count(DISTINCT checkpoint_ns), min(checkpoint_id COLLATE \"C\"), max(checkpoint_id COLLATE \"C\"), "
+            "coalesce(sum(pg_column_size(checkpoint) + coalesce(pg_column_size(metadata), 0)), 0) FROM checkpoints WHERE thread_id = %s",
+            (key,),
+        ).fetchone()
+        if not n:
+            return None
+        size += c.execute(
+            "SELECT coalesce(sum(octet_length(blob)), 0) FROM checkpoint_blobs WHERE thread_id = %s", (key,)
+        ).fetchone()[0]
+        size += c.execute(
+            "SELECT coalesce(sum(octet_length(blob)), 0) FROM checkpoint_writes WHERE thread_id = %s", (key,)
+        ).fetchone()[0]
+        latest_rows = c.execute(
+            'SELECT DISTINCT ON (checkpoint_ns COLLATE "C") checkpoint_ns, checkpoint_id, checkpoint, metadata '
+            'FROM checkpoints WHERE thread_id = %s ORDER BY checkpoint_ns COLLATE "C", checkpoint_id COLLATE "C" DESC',
+            (key,),
+        ).fetchall()
+        wanted = [
+            (ns, ch, str(ver))
+            for ns, _cid, cp, _meta in latest_rows if isinstance(cp, dict) and isinstance(cp.get("channel_versions"), dict)
+            for ch, ver in cp["channel_versions"].items()
+        ]
+        blobs: dict[tuple[str, str], Any] = {}
+        message_counts: dict[str, int | None] = {}
+        if wanted:
+            for ns, ch, type_, blob, head in c.execute(
+                "SELECT b.checkpoint_ns, b.channel, b.type, "
+                "CASE WHEN b.channel = '__pregel_tasks' OR b.channel LIKE 'join:%%' THEN b.blob END, "
+                "CASE WHEN b.channel = 'messages' THEN substring(b.blob from 1 for 9) END "
+                "FROM checkpoint_blobs b JOIN unnest(%s::text[], %s::text[], %s::text[]) AS w(ns, ch, ver) "
+                "ON b.checkpoint_ns = w.ns AND b.channel = w.ch AND b.version = w.ver WHERE b.thread_id = %s",
+                ([w[0] for w in wanted], [w[1] for w in wanted], [w[2] for w in wanted], key),
+            ):
+                if type_ == "empty":
+                    continue
+                value = lean_loads(type_, bytes(blob)) if blob is not None else None
+                blobs[(ns, ch)] = value
+                if ch == "messages":
+                    try:
+                        message_counts[ns] = channel_blob_count(bytes(head)) if head is not None and type_ == "msgpack" else None
+                    except (NeedMore, ValueError):
+                        message_counts[ns] = None
+        latest = []
+        for ns, cid, cp, meta in latest_rows:
+            extra = {ch: v for (bns, ch), v in blobs.items() if bns == ns}
+            lean = lean_from_mapping(ns, cid, cp, meta, extra_values=extra)
+            if ns in message_counts:
+                lean.messages = message_counts[ns]
+            latest.append(lean)
+        latest.sort(key=lambda l: (l.checkpoint_ns != "", l.checkpoint_ns))
+        keep = {(l.checkpoint_ns, l.checkpoint_id) for l in latest}
+        writes = [
+            RawWrite(ns, cid, task_id, task_path, idx, channel, type_, _bytes(blob))
+            for ns, cid, task_id, idx, task_path, channel, type_, blob in c.execute(
+                "SELECT checkpoint_ns, checkpoint_id, task_id, idx, task_path, channel, type, "
+                "CASE WHEN channel IN ('__interrupt__', '__error__') THEN blob END FROM checkpoint_writes "
+                'WHERE thread_id = %s ORDER BY checkpoint_ns COLLATE "C", checkpoint_id COLLATE "C", task_id COLLATE "C", idx',
+                (key,),
+            )
+            if (ns, cid) in keep
+        ]
+        return ThreadRunRows(latest, writes, n, namespaces, size, first, last)
 
     # -- erase (protocol docstrings in stores/protocol.py)
 

@@ -124,3 +124,78 @@ def status_of(cp, task_flags) -> str:
         sends=cp.sends,
     )
     return nt.quick_status(due, task_flags)
+
+
+SORTS = ("last-activity", "first-activity", "checkpoints", "size")
+
+
+def _generic_run_states(store, prefix: str | None, with_size: bool):
+    """Thread by thread through ``read_run_rows``: stores without an aggregate ``iter_run_states``."""
+    for t in store.list_threads():
+        if prefix and not t.key.startswith(prefix):
+            continue
+        rows = store.read_run_rows(t.key)
+        status = None
+        size = None
+        if rows is not None:
+            size = rows.size_bytes
+            root = next((c for c in rows.latest if c.checkpoint_ns == ""), None)
+            if root is not None:
+                flags: dict[str, list] = {}
+                for w in rows.writes:
+                    if w.checkpoint_ns != "" or w.checkpoint_id != root.checkpoint_id:
+                        continue
+                    f = flags.setdefault(w.task_id, [w.task_path, False, False, False])
+                    if w.channel == nt.INTERRUPT:
+                        f[1] = True
+                    elif w.channel == nt.ERROR:
+                        f[2] = True
+                    elif w.channel not in nt.CONTROL_WRITES:
+                        f[3] = True
+                status = status_of(root, {k: tuple(v) for k, v in flags.items()})
+        yield ThreadRunState(t.key, t.checkpoints, t.first_checkpoint_id, t.last_checkpoint_id, status, size if with_size else None)
+
+
+def run_state_rows(
+    store,
+    *,
+    prefix: str | None,
+    session: str | None,
+    statuses: set[str] | None,
+    sort: str,
+    reverse: bool,
+    with_size: bool,
+    limit: int | None,
+) -> list[ThreadRunState]:
+    """The listed threads, filtered and sorted; only the matching rows are kept in memory."""
+    from symfonic_cli.threadkey import parse_key
+
+    need_size = with_size or sort == "size"
+    source = getattr(store, "iter_run_states", None)
+    rows = source(prefix=prefix, with_size=need_size) if source is not None else _generic_run_states(store, prefix, need_size)
+    kept = []
+    for r in rows:
+        if session is not None:
+            parts = parse_key(r.key)
+            if parts is None or parts.session != session:
+                continue
+        if statuses is not None and r.status not in statuses:
+            continue
+        kept.append(r)
+    if sort == "last-activity":
+        kept.sort(key=lambda r: r.key)
+        kept.sort(key=lambda r: r.last_checkpoint_id or "", reverse=True)
+    elif sort == "first-activity":
+        kept.sort(key=lambda r: r.key)
+        kept.sort(key=lambda r: r.first_checkpoint_id or "", reverse=True)
+    elif sort == "checkpoints":
+        kept.sort(key=lambda r: r.key)
+        kept.sort(key=lambda r: r.checkpoints, reverse=True)
+    else:
+        kept.sort(key=lambda r: r.key)
+        kept.sort(key=lambda r: r.size_bytes or 0, reverse=True)
+    if reverse:
+        kept.reverse()
+    if limit is not None:
+        kept = kept[:limit]
+    return kept
