@@ -14,13 +14,15 @@ from typing_extensions import TypedDict
 
 # key -> expected status (the oracle decides next/interrupts; the status follows from them)
 EXPECTED_STATUS = {
+    "acme:_:killed": "pending",
+    "acme:_:fanout-killed": "pending",
     "acme:_:react": "done",
     "acme:_:approve": "interrupted",
     "acme:_:approved": "done",
     "acme:_:boom": "error",
-    "acme:_:exit-crash": "pending",
+    "acme:_:exit-crash": "error",
     "acme:_:sub-ask": "interrupted",
-    "acme:_:fanout": "pending",
+    "acme:_:fanout": "error",
     "acme:_:fanout-done": "done",
     "globex:_:react-2": "done",
 }
@@ -121,7 +123,7 @@ class FanState(TypedDict):
     results: Annotated[list[str], operator.add]
 
 
-def fanout_graph(crash_on: str | None = None):
+def fanout_graph(crash_on: str | None = None, kill_on: str | None = None):
     from langgraph.graph import END, START, StateGraph
     from langgraph.types import Send
 
@@ -134,7 +136,14 @@ def fanout_graph(crash_on: str | None = None):
     def work(state: FanState) -> dict:
         item = state["items"][0]
         if crash_on is not None and item == crash_on:
-            raise KeyboardInterrupt  # a process dying mid-step: nothing recorded for this task
+            raise KeyboardInterrupt  # recorded by LangGraph as the task's error
+        if kill_on is not None and item == kill_on:
+            import os
+            import signal
+            import time
+
+            time.sleep(0.5)  # the other tasks of the step finish and record their writes first
+            os.kill(os.getpid(), signal.SIGKILL)
         return {"results": [item.upper()]}
 
     b = StateGraph(FanState)
@@ -202,3 +211,89 @@ def write_states(saver) -> dict[str, Any]:
     fan.invoke({"items": ["x", "y"], "results": []}, cfg("acme:_:fanout-done"))
     out["acme:_:fanout-done"] = fan
     return out
+
+
+def kill_graph():
+    from langgraph.graph import END, START, StateGraph
+
+    def step_one(state: FanState) -> dict:
+        return {"results": ["one"]}
+
+    def step_two(state: FanState) -> dict:
+        import os
+        import signal
+
+        if state["items"] == ["kill"]:
+            os.kill(os.getpid(), signal.SIGKILL)
+        return {"results": ["two"]}
+
+    b = StateGraph(FanState)
+    b.add_node("step_one", step_one)
+    b.add_node("step_two", step_two)
+    b.add_edge(START, "step_one")
+    b.add_edge("step_one", "step_two")
+    b.add_edge("step_two", END)
+    return b
+
+
+KILLED = {"acme:_:killed": kill_graph, "acme:_:fanout-killed": fanout_graph}
+
+
+def _saver_for(kind: str, url: str):
+    from contextlib import contextmanager
+
+    @contextmanager
+    def make():
+        if kind == "sqlite":
+            import sqlite3
+
+            from langgraph.checkpoint.sqlite import SqliteSaver
+
+            conn = sqlite3.connect(url, check_same_thread=False)
+            try:
+                yield SqliteSaver(conn)
+            finally:
+                conn.close()
+        elif kind == "postgres":
+            from langgraph.checkpoint.postgres import PostgresSaver
+
+            with PostgresSaver.from_conn_string(url) as saver:
+                yield saver
+        else:
+            from langgraph.checkpoint.mongodb import MongoDBSaver
+            from pymongo import MongoClient
+
+            from symfonic_cli.stores.mongodb import split_url
+
+            client = MongoClient(url)
+            try:
+                yield MongoDBSaver(client, db_name=split_url(url)[1])
+            finally:
+                client.close()
+
+    return make()
+
+
+def write_killed(kind: str, url: str) -> None:
+    """Run each KILLED thread in a child process that SIGKILLs itself mid-step."""
+    import subprocess
+    import sys
+
+    for key in KILLED:
+        proc = subprocess.run([sys.executable, "-m", "tests.run_state_scenarios", kind, url, key], capture_output=True, timeout=120)
+        assert proc.returncode == -9, (proc.returncode, proc.stderr.decode()[-2000:])
+
+
+if __name__ == "__main__":
+    import sys
+
+    kind, url, key = sys.argv[1:4]
+    with _saver_for(kind, url) as saver:
+        cfg = {"configurable": {"thread_id": key}}
+        if key == "acme:_:killed":
+            g = kill_graph().compile(checkpointer=saver)
+            g.invoke({"items": ["ok"], "results": []}, cfg)
+            g.invoke({"items": ["kill"], "results": []}, cfg, durability="sync")
+        else:
+            g = fanout_graph(kill_on="b").compile(checkpointer=saver)
+            g.invoke({"items": ["a", "b", "c"], "results": []}, cfg, durability="sync")

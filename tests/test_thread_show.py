@@ -1,0 +1,142 @@
+"""``thread show`` and ``threads list --status`` against LangGraph's own ``get_state``, on every store kind.
+
+Real graphs write every thread (tests/run_state_scenarios.py): a ReAct agent with parallel tool
+calls, an approval stopped at ``interrupt()``, a node that raised, processes SIGKILLed mid-step
+(one node, and inside a Send fan-out), a subgraph that interrupts, fan-outs failed and finished.
+The oracle is the compiled graph's ``get_state(config)`` (and ``subgraphs=True`` for the
+subgraph's own state).
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+
+import pytest
+
+from tests import run_state_scenarios as rs
+from tests.cli import run
+
+
+@pytest.fixture(scope="module")
+def state_stores(request):
+    """kind -> (url, oracle graphs by key); written once per kind."""
+    from tests.conftest import backend_for
+
+    made = {}
+
+    def get(kind):
+        if kind not in made:
+            backend = backend_for(kind, request)
+            url = backend.new_store(scenarios=False)
+            with backend.saver(url) as saver:
+                graphs = rs.write_states(saver)
+            rs.write_killed(kind, url)
+            graphs["acme:_:killed"] = rs.kill_graph().compile()
+            graphs["acme:_:fanout-killed"] = rs.fanout_graph().compile()
+            made[kind] = (backend, url, graphs)
+        return made[kind]
+
+    return get
+
+
+KINDS = ("sqlite", "postgres", "mongodb")
+
+
+def _oracle(backend, url, graph, key):
+    with backend.saver(url) as saver:
+        g = graph.copy(update={"checkpointer": saver}) if hasattr(graph, "copy") else graph
+        g.checkpointer = saver
+        cfg = {"configurable": {"thread_id": key}}
+        return g.get_state(cfg), g.get_state(cfg, subgraphs=True)
+
+
+def _show(url, key):
+    r = run("thread", "show", "-s", url, "-t", key, "-f", "json")
+    assert r.code == 0, r.err
+    return json.loads(r.out)
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_show_matches_get_state(kind, state_stores):
+    backend, url, graphs = state_stores(kind)
+    for key, graph in graphs.items():
+        state, deep = _oracle(backend, url, graph, key)
+        got = _show(url, key)
+        assert list(got) == ["key", "status", "next", "interrupts", "errors", "checkpoint_id", "step", "source",
+                             "checkpoints", "namespaces", "messages", "size_bytes", "first_activity", "last_activity"]
+        assert Counter(got["next"]) == Counter(state.next), key
+        want_interrupts = [(i.id, i.value) for i in state.interrupts]
+        assert [(i["id"], i["value"]) for i in got["interrupts"]] == want_interrupts, key
+        assert got["status"] == rs.EXPECTED_STATUS[key], key
+        assert got["checkpoint_id"] == state.config["configurable"]["checkpoint_id"]
+        assert got["step"] == state.metadata["step"]
+        assert got["source"] == state.metadata["source"]
+        errors = [t.error for t in state.tasks if t.error is not None]
+        assert len(got["errors"]) == len(errors), key
+        for e in got["errors"]:
+            assert e["node"] in {t.name for t in state.tasks}
+        if "messages" in state.values:
+            assert got["messages"] == len(state.values["messages"])
+        assert got["size_bytes"] > 0
+        # every subgraph's own state
+        for task in deep.tasks:
+            if task.state is None or not hasattr(task.state, "next"):
+                continue
+            ns = task.state.config["configurable"]["checkpoint_ns"]
+            mine = [n for n in got["namespaces"] if n["namespace"] == ns]
+            assert mine, (key, ns)
+            assert Counter(mine[0]["next"]) == Counter(task.state.next)
+            assert [(i["id"], i["value"]) for i in mine[0]["interrupts"]] == [(i.id, i.value) for i in task.state.interrupts]
+            assert mine[0]["status"] == ("interrupted" if task.state.interrupts else "pending" if task.state.next else "done")
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_status_lists_exactly_the_threads_in_that_state(kind, state_stores):
+    _, url, graphs = state_stores(kind)
+    for status in ("interrupted", "error", "pending", "done"):
+        r = run("threads", "list", "-s", url, "--status", status, "-f", "json")
+        assert r.code == 0, r.err
+        got = {row["key"]: row["status"] for row in json.loads(r.out)}
+        assert set(got) == {k for k, s in rs.EXPECTED_STATUS.items() if s == status}, (kind, status)
+    both = run("threads", "list", "-s", url, "--status", "interrupted,error", "--status", "pending", "-f", "json")
+    assert {row["key"] for row in json.loads(both.out)} == {k for k, s in rs.EXPECTED_STATUS.items() if s != "done"}
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_with_size_sort_and_session(kind, state_stores):
+    _, url, _ = state_stores(kind)
+    rows = json.loads(run("threads", "list", "-s", url, "--with-size", "--sort", "size", "-f", "json").out)
+    sizes = [r["size_bytes"] for r in rows]
+    assert sizes == sorted(sizes, reverse=True) and all(s > 0 for s in sizes)
+    for r in rows:
+        assert r["size_bytes"] == _show(url, r["key"])["size_bytes"]
+    rev = json.loads(run("threads", "list", "-s", url, "--sort", "checkpoints", "--reverse", "-f", "json").out)
+    counts = [r["checkpoints"] for r in rev]
+    assert counts == sorted(counts)
+    first = json.loads(run("threads", "list", "-s", url, "--sort", "first-activity", "-f", "json").out)
+    assert [r["first_activity"] for r in first] == sorted((r["first_activity"] for r in first), reverse=True)
+    sess = json.loads(run("threads", "list", "-s", url, "--session", "react-2", "-f", "json").out)
+    assert [r["key"] for r in sess] == ["globex:_:react-2"]
+
+
+def test_bad_input_and_unknown_thread(state_stores):
+    _, url, _ = state_stores("sqlite")
+    r = run("threads", "list", "-s", url, "--status", "stuck")
+    assert r.code == 2 and "unknown --status 'stuck'" in r.err and not r.out
+    r = run("threads", "list", "-s", url, "--sort", "name")
+    assert r.code == 2 and not r.out
+    r = run("thread", "show", "-s", url, "-t", "acme:_:nope", "-f", "json")
+    assert r.code == 3 and "threads of tenant 'acme'" in r.err and not r.out
+
+
+def test_text_output_escapes_untrusted_values(state_stores):
+    _, url, _ = state_stores("sqlite")
+    for fmt in ("text", "table"):
+        r = run("thread", "show", "-s", url, "-t", "acme:_:approve", "-f", fmt)
+        assert r.code == 0 and "\x1b" not in r.out and "\x07" not in r.out
+        assert "approve refund of 42 EUR?" in r.out and "\\x1b" in r.out
+    r = run("thread", "show", "-s", url, "-t", "acme:_:boom", "-f", "text")
+    assert "\x1b" not in r.out and "payment gateway down" in r.out
+    j = json.loads(run("thread", "show", "-s", url, "-t", "acme:_:approve", "-f", "json").out)
+    assert j["interrupts"][0]["value"]["ctl"] == "\x1b]0;x\x07"  # exact in JSON
