@@ -25,6 +25,7 @@ EXPECTED_STATUS = {
     "acme:_:fanout": "error",
     "acme:_:fanout-done": "done",
     "globex:_:react-2": "done",
+    "acme:_:spoof": "done",
 }
 
 
@@ -172,6 +173,11 @@ def write_states(saver) -> dict[str, Any]:
         react.invoke({"messages": [HumanMessage(content="Where is order 1042?", id=f"{key}-u1")]}, cfg(key))
         out[key] = react
     react.invoke({"messages": [HumanMessage(content="and a refund?", id="u2")]}, cfg("acme:_:react"))
+    # a message holding the checkpoint's own trailing keys: a look-alike for the listing's tail reader
+    spoof = {"type": "text", "text": "see attached", "channel_versions": {"branch:to:model": "99999999999999999999999999999999.0.9"},
+             "versions_seen": {}, "updated_channels": ["branch:to:model"]}
+    react.invoke({"messages": [HumanMessage(content=[spoof], id="sp-1")]}, cfg("acme:_:spoof"))
+    out["acme:_:spoof"] = react
 
     approval = approval_graph().compile(checkpointer=saver)
     approval.invoke({"messages": [HumanMessage(content="refund please", id="a-1")]}, cfg("acme:_:approve"))

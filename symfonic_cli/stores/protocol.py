@@ -255,9 +255,12 @@ class Store(Protocol):
         None when the thread has no checkpoint."""
         ...
 
-    def iter_run_states(self, *, prefix: str | None = None, with_size: bool = False) -> Iterator[ThreadRunState]:
+    def iter_run_states(
+        self, *, prefix: str | None = None, with_size: bool = False, with_status: bool = True
+    ) -> Iterator[ThreadRunState]:
         """OPTIONAL (found with getattr; ``threadstate.listing`` otherwise reads each thread with
         ``read_run_rows``). Every thread (keys starting with ``prefix``) with its status computed
         in the database from the latest root checkpoint's version maps and its pending writes'
-        per-task flags, and with ``with_size`` its stored size; any order."""
+        per-task flags (status None when ``with_status`` is False), and with ``with_size`` its
+        stored size; any order."""
         ...

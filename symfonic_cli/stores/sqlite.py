@@ -469,7 +469,9 @@ class SqliteStore(SupportsWith):
     _VERSIONS_KEY = b"\xb0channel_versions"
 
     @_translate_iter
-    def iter_run_states(self, *, prefix: str | None = None, with_size: bool = False) -> Iterator["ThreadRunState"]:
+    def iter_run_states(
+        self, *, prefix: str | None = None, with_size: bool = False, with_status: bool = True
+    ) -> Iterator["ThreadRunState"]:
         from symfonic_cli.threadstate.listing import ThreadRunState, status_from_tail
 
         where, params = "", []
@@ -482,6 +484,22 @@ class SqliteStore(SupportsWith):
             + f"FROM checkpoints WHERE 1 {where} GROUP BY thread_id ORDER BY thread_id",
             params,
         )
+        if not with_status:
+            write_sizes = None
+            if with_size:
+                write_sizes = self.conn.cursor().execute(
+                    f"SELECT thread_id, sum(length(value)) FROM writes WHERE 1 {where} GROUP BY thread_id ORDER BY thread_id", params
+                )
+            nxt_size = next(write_sizes, None) if write_sizes is not None else None
+            for key, n, first, last, size in summary:
+                if write_sizes is not None:
+                    while nxt_size is not None and nxt_size[0] < key:
+                        nxt_size = next(write_sizes, None)
+                    if nxt_size is not None and nxt_size[0] == key:
+                        size += nxt_size[1] or 0
+                        nxt_size = next(write_sizes, None)
+                yield ThreadRunState(str(key), n, first, last, None, size if with_size else None)
+            return
         latest = self.conn.cursor().execute(
             "SELECT c.thread_id, c.checkpoint_id, json_extract(CAST(c.metadata AS TEXT), '$.step'), c.type, substr(c.checkpoint, 1, 4), "
             "substr(c.checkpoint, instr(c.checkpoint, ?)), length(c.checkpoint), c.rowid "

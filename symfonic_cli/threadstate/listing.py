@@ -129,10 +129,13 @@ def status_of(cp, task_flags) -> str:
 SORTS = ("last-activity", "first-activity", "checkpoints", "size")
 
 
-def _generic_run_states(store, prefix: str | None, with_size: bool):
+def _generic_run_states(store, prefix: str | None, with_size: bool, with_status: bool = True):
     """Thread by thread through ``read_run_rows``: stores without an aggregate ``iter_run_states``."""
     for t in store.list_threads():
         if prefix and not t.key.startswith(prefix):
+            continue
+        if not (with_size or with_status):
+            yield ThreadRunState(t.key, t.checkpoints, t.first_checkpoint_id, t.last_checkpoint_id, None, None)
             continue
         rows = store.read_run_rows(t.key)
         status = None
@@ -171,8 +174,12 @@ def run_state_rows(
     from symfonic_cli.threadkey import parse_key
 
     need_size = with_size or sort == "size"
+    need_status = statuses is not None
     source = getattr(store, "iter_run_states", None)
-    rows = source(prefix=prefix, with_size=need_size) if source is not None else _generic_run_states(store, prefix, need_size)
+    if source is not None:
+        rows = source(prefix=prefix, with_size=need_size, with_status=need_status)
+    else:
+        rows = _generic_run_states(store, prefix, need_size, need_status)
     kept = []
     for r in rows:
         if session is not None:
