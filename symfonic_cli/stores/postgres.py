@@ -26,6 +26,7 @@ from symfonic_cli.threadkey import tenant_prefix
 if TYPE_CHECKING:
     from symfonic_cli.stores.checkpoint_rows import CheckpointHead, CheckpointRecord, MessageState, MessageWrite
     from symfonic_cli.stores.erase_rows import ExtraTable, ThreadErasePlan
+    from symfonic_cli.threadstate.listing import ThreadRunState
     from symfonic_cli.threadstate.rows import ThreadRunRows
     from symfonic_cli.stores.thread_copy import DecodedThread, ThreadExport
 
@@ -604,6 +605,97 @@ class PostgresStore(SupportsWith):
             if (ns, cid) in keep
         ]
         return ThreadRunRows(latest, writes, n, namespaces, size, first, last)
+
+    @_translate_iter
+    def iter_run_states(
+        self, *, prefix: str | None = None, with_size: bool = False, with_status: bool = True
+    ) -> Iterator["ThreadRunState"]:
+        """Aggregates in the server, streamed in thread order and merged here; the version maps
+        are read as JSONB, never a blob (``threadstate.listing``)."""
+        from symfonic_cli.threadstate.listing import ThreadRunState, root_status, status_from_maps
+
+        where, params = "", []
+        if prefix:
+            where, params = "AND starts_with(thread_id, %s)", [prefix]
+        order = 'ORDER BY thread_id COLLATE "C"'
+        size_sql = "sum(pg_column_size(checkpoint) + coalesce(pg_column_size(metadata), 0))" if with_size else "0"
+        queries = [(
+            f'SELECT thread_id, count(*), min(checkpoint_id COLLATE "C"), max(checkpoint_id COLLATE "C"), {size_sql} '
+            f"FROM checkpoints WHERE true {where} GROUP BY thread_id {order}", params,
+        )]
+        if with_size:
+            for table in ("checkpoint_blobs", "checkpoint_writes"):
+                queries.append((
+                    f"SELECT thread_id, sum(octet_length(blob)) FROM {table} WHERE true {where} GROUP BY thread_id {order}", params,
+                ))
+        latest_sql = (
+            'SELECT DISTINCT ON (thread_id COLLATE "C") thread_id, checkpoint_id FROM checkpoints '
+            f"WHERE checkpoint_ns = '' {where} ORDER BY thread_id COLLATE \"C\", checkpoint_id COLLATE \"C\" DESC"
+        )
+        if with_status:
+            queries.append((
+                f"SELECT c.thread_id, c.checkpoint_id, c.metadata -> 'step', c.checkpoint -> 'v', c.checkpoint -> 'channel_versions', "
+                f"c.checkpoint -> 'versions_seen', c.checkpoint -> 'updated_channels' FROM ({latest_sql}) AS l "
+                "JOIN checkpoints c ON c.thread_id = l.thread_id AND c.checkpoint_ns = '' AND c.checkpoint_id = l.checkpoint_id "
+                'ORDER BY c.thread_id COLLATE "C"', params,
+            ))
+            queries.append((
+                "SELECT w.thread_id, w.task_id, max(w.task_path), bool_or(w.channel = '__interrupt__'), bool_or(w.channel = '__error__'), "
+                "bool_or(w.channel NOT IN ('__interrupt__', '__error__', '__resume__', '__error_source_node__')) "
+                f"FROM ({latest_sql}) AS l JOIN checkpoint_writes w ON w.thread_id = l.thread_id AND w.checkpoint_ns = '' "
+                'AND w.checkpoint_id = l.checkpoint_id GROUP BY w.thread_id, w.task_id ORDER BY w.thread_id COLLATE "C"', params,
+            ))
+        # One read-only transaction; its server-side cursors are drained in step, a thread at a time.
+        with self.conn.transaction():
+            opened = []
+            try:
+                for sql, args in queries:
+                    self._cursors += 1
+                    cur = self.conn.cursor(name=f"symfonic_{self._cursors}")
+                    cur.itersize = ITERSIZE
+                    cur.execute(sql, args)
+                    opened.append(cur)
+                yield from self._merge_run_states([iter(c) for c in opened], with_size, with_status, ThreadRunState, root_status, status_from_maps)
+            finally:
+                for cur in opened:
+                    cur.close()
+
+    def _merge_run_states(self, cursors, with_size, with_status, ThreadRunState, root_status, status_from_maps):
+        summary = cursors[0]
+        sizes = cursors[1:3] if with_size else []
+        rest = cursors[3:] if with_size else cursors[1:]
+        heads = [next(c, None) for c in sizes]
+        latest = rest[0] if with_status else None
+        flags = rest[1] if with_status else None
+        nxt_latest = next(latest, None) if latest is not None else None
+        nxt_flag = next(flags, None) if flags is not None else None
+        for key, n, first, last, size in summary:
+            size = int(size or 0)
+            for i, c in enumerate(sizes):
+                while heads[i] is not None and heads[i][0] < key:
+                    heads[i] = next(c, None)
+                if heads[i] is not None and heads[i][0] == key:
+                    size += int(heads[i][1] or 0)
+                    heads[i] = next(c, None)
+            status = None
+            if with_status:
+                while nxt_latest is not None and nxt_latest[0] < key:
+                    nxt_latest = next(latest, None)
+                row = None
+                if nxt_latest is not None and nxt_latest[0] == key:
+                    row, nxt_latest = nxt_latest, next(latest, None)
+                task_flags = {}
+                while nxt_flag is not None and nxt_flag[0] <= key:
+                    if nxt_flag[0] == key:
+                        task_flags[str(nxt_flag[1])] = (nxt_flag[2], bool(nxt_flag[3]), bool(nxt_flag[4]), bool(nxt_flag[5]))
+                    nxt_flag = next(flags, None)
+                if row is not None:
+                    _, cid, step, v, versions, seen, updated = row
+                    status = status_from_maps(
+                        cid, step, v, versions, seen, updated, task_flags,
+                        whole=lambda key=key, task_flags=task_flags: root_status(self.read_run_rows(key), task_flags),
+                    )
+            yield ThreadRunState(str(key), n, first, last, status, size if with_size else None)
 
     # -- erase (protocol docstrings in stores/protocol.py)
 

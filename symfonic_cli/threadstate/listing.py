@@ -77,16 +77,37 @@ def status_from_tail(
     whole: Callable[[], tuple[str | None, bytes | None, Any] | None],
 ) -> str:
     parsed = parse_tail(head, tail, length) if type_ == "msgpack" else None
-    updated = parsed.get("updated_channels") if parsed else None
-    if parsed is None or not isinstance(updated, list) or nt.TASKS in updated:
+    if parsed is None:
         return status_from_blob(checkpoint_id, whole(), task_flags)
-    seen = {k: v for k, v in parsed["versions_seen"].items() if isinstance(v, dict)}
+    v = head[3] if head and len(head) >= 4 and head[1:3] == b"\xa1v" and head[3] < 0x80 else 1
+    return status_from_maps(
+        checkpoint_id, step, v, parsed["channel_versions"], parsed["versions_seen"], parsed.get("updated_channels"),
+        task_flags, whole=lambda: status_from_blob(checkpoint_id, whole(), task_flags),
+    )
+
+
+def status_from_maps(
+    checkpoint_id: str,
+    step: Any,
+    v: Any,
+    channel_versions: Any,
+    versions_seen: Any,
+    updated: Any,
+    task_flags: Mapping[str, tuple[str | None, bool, bool, bool]],
+    *,
+    whole: Callable[[], str],
+) -> str:
+    """The status from the version maps alone; ``whole()`` when they cannot decide (no
+    ``updated_channels``, pending Sends, odd shapes)."""
+    if not isinstance(updated, list) or nt.TASKS in updated or not isinstance(channel_versions, dict) or not isinstance(versions_seen, dict):
+        return whole()
+    seen = {k: val for k, val in versions_seen.items() if isinstance(val, dict)}
     due = nt.due_tasks(
         checkpoint_id=checkpoint_id,
         checkpoint_ns="",
-        step=(step if isinstance(step, int) else -1) + 1,
-        v=head[3] if len(head) >= 4 and head[1:3] == b"\xa1v" and head[3] < 0x80 else 1,
-        channel_versions=parsed["channel_versions"],
+        step=(step if isinstance(step, int) and not isinstance(step, bool) else -1) + 1,
+        v=v if isinstance(v, int) and not isinstance(v, bool) else 1,
+        channel_versions=channel_versions,
         versions_seen=seen,
         available={c for c in updated if isinstance(c, str)},
         sends=[],
@@ -129,6 +150,27 @@ def status_of(cp, task_flags) -> str:
 SORTS = ("last-activity", "first-activity", "checkpoints", "size")
 
 
+def root_status(rows, task_flags=None) -> str | None:
+    """The status of a thread from its ``read_run_rows``; None without a root checkpoint."""
+    root = next((c for c in rows.latest if c.checkpoint_ns == ""), None)
+    if root is None:
+        return None
+    if task_flags is None:
+        flags: dict[str, list] = {}
+        for w in rows.writes:
+            if w.checkpoint_ns != "" or w.checkpoint_id != root.checkpoint_id:
+                continue
+            f = flags.setdefault(w.task_id, [w.task_path, False, False, False])
+            if w.channel == nt.INTERRUPT:
+                f[1] = True
+            elif w.channel == nt.ERROR:
+                f[2] = True
+            elif w.channel not in nt.CONTROL_WRITES:
+                f[3] = True
+        task_flags = {k: tuple(val) for k, val in flags.items()}
+    return status_of(root, task_flags)
+
+
 def _generic_run_states(store, prefix: str | None, with_size: bool, with_status: bool = True):
     """Thread by thread through ``read_run_rows``: stores without an aggregate ``iter_run_states``."""
     for t in store.list_threads():
@@ -142,20 +184,7 @@ def _generic_run_states(store, prefix: str | None, with_size: bool, with_status:
         size = None
         if rows is not None:
             size = rows.size_bytes
-            root = next((c for c in rows.latest if c.checkpoint_ns == ""), None)
-            if root is not None:
-                flags: dict[str, list] = {}
-                for w in rows.writes:
-                    if w.checkpoint_ns != "" or w.checkpoint_id != root.checkpoint_id:
-                        continue
-                    f = flags.setdefault(w.task_id, [w.task_path, False, False, False])
-                    if w.channel == nt.INTERRUPT:
-                        f[1] = True
-                    elif w.channel == nt.ERROR:
-                        f[2] = True
-                    elif w.channel not in nt.CONTROL_WRITES:
-                        f[3] = True
-                status = status_of(root, {k: tuple(v) for k, v in flags.items()})
+            status = root_status(rows) if with_status else None
         yield ThreadRunState(t.key, t.checkpoints, t.first_checkpoint_id, t.last_checkpoint_id, status, size if with_size else None)
 
 
