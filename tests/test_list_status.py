@@ -1,6 +1,7 @@
-"""``transcript show --tools`` and ``--speaker`` lists on the run-state threads of every store kind.
+"""``threads list --status/--session/--sort/--reverse/--with-size`` on every store kind.
 
-(The ``threads list --status`` cases share the stores of tests/test_thread_show.py.)
+The stores are the run-state threads of tests/test_thread_show.py (real graphs, SIGKILLed runs
+included); each thread's expected status is checked there against the graph's own ``get_state``.
 """
 
 from __future__ import annotations
@@ -9,57 +10,60 @@ import json
 
 import pytest
 
+from tests import run_state_scenarios as rs
 from tests.cli import run
-from tests.test_thread_show import KINDS, _oracle, state_stores  # noqa: F401 - fixture
+from tests.test_thread_show import KINDS, _show, state_stores  # noqa: F401 - fixture
 
 
 @pytest.mark.parametrize("kind", KINDS)
-def test_tools_rows_match_the_stored_messages(kind, state_stores):
-    backend, url, graphs = state_stores(kind)
-    state, _ = _oracle(backend, url, graphs["acme:_:react"], "acme:_:react")
-    messages = state.values["messages"]
-    r = run("transcript", "show", "-s", url, "-t", "acme:_:react", "--tools", "-f", "json")
-    assert r.code == 0, r.err
-    rows = json.loads(r.out)
-    assert len(rows) == len(messages)
-    parallel = 0
-    for row, m in zip(rows, messages):
-        assert row["message_id"] == m.id
-        if m.type == "ai":
-            assert row["tool_calls"] == [{"id": c["id"], "name": c["name"], "args": c["args"]} for c in m.tool_calls]
-            parallel = max(parallel, len(m.tool_calls))
-            assert row["name"] is None and row["tool_call_id"] is None
-        elif m.type == "tool":
-            assert (row["name"], row["tool_call_id"]) == (m.name, m.tool_call_id)
-            assert row["tool_calls"] is None
-    assert parallel >= 2
-    plain = json.loads(run("transcript", "show", "-s", url, "-t", "acme:_:react", "-f", "json").out)
-    assert [list(p) for p in plain] == [["index", "role", "content", "message_id", "timestamp"]] * len(messages)
-    assert [{k: row[k] for k in p} for row, p in zip(rows, plain)] == plain
-    tools_only = json.loads(run("transcript", "show", "-s", url, "-t", "acme:_:react", "--speaker", "tool", "--index", "-1", "-f", "json").out)
-    assert [t["message_id"] for t in tools_only] == [[m for m in messages if m.type == "tool"][-1].id]
-    pair = json.loads(run("transcript", "show", "-s", url, "-t", "acme:_:react", "--speaker", "user,tool", "-f", "json").out)
-    assert [p["role"] for p in pair] == [("user" if m.type == "human" else "tool") for m in messages if m.type in ("human", "tool")]
+def test_status_lists_exactly_the_threads_in_that_state(kind, state_stores):
+    _, url, graphs = state_stores(kind)
+    for status in ("interrupted", "error", "pending", "done"):
+        r = run("threads", "list", "-s", url, "--status", status, "-f", "json")
+        assert r.code == 0, r.err
+        got = {row["key"]: row["status"] for row in json.loads(r.out)}
+        assert set(got) == {k for k, s in rs.EXPECTED_STATUS.items() if s == status}, (kind, status)
+    both = run("threads", "list", "-s", url, "--status", "interrupted,error", "--status", "pending", "-f", "json")
+    assert {row["key"] for row in json.loads(both.out)} == {k for k, s in rs.EXPECTED_STATUS.items() if s != "done"}
 
 
-def test_speaker_refuses_an_unknown_role(state_stores):
-    _, url, _ = state_stores("sqlite")
-    r = run("transcript", "show", "-s", url, "-t", "acme:_:react", "--speaker", "user,robot")
-    assert r.code == 2 and "unknown --speaker 'robot'" in r.err and not r.out
+@pytest.mark.parametrize("kind", KINDS)
+def test_with_size_sort_and_session(kind, state_stores):
+    _, url, _ = state_stores(kind)
+    rows = json.loads(run("threads", "list", "-s", url, "--with-size", "--sort", "size", "-f", "json").out)
+    sizes = [r["size_bytes"] for r in rows]
+    assert sizes == sorted(sizes, reverse=True) and all(s > 0 for s in sizes)
+    for r in rows:
+        assert r["size_bytes"] == _show(url, r["key"])["size_bytes"]
+    rev = json.loads(run("threads", "list", "-s", url, "--sort", "checkpoints", "--reverse", "-f", "json").out)
+    counts = [r["checkpoints"] for r in rev]
+    assert counts == sorted(counts)
+    first = json.loads(run("threads", "list", "-s", url, "--sort", "first-activity", "-f", "json").out)
+    assert [r["first_activity"] for r in first] == sorted((r["first_activity"] for r in first), reverse=True)
+    sess = json.loads(run("threads", "list", "-s", url, "--session", "react-2", "-f", "json").out)
+    assert [r["key"] for r in sess] == ["globex:_:react-2"]
 
 
-def test_odd_tool_call_shapes_are_shown_raw_with_a_warning():
-    from symfonic_cli import transcript as tx
+def test_tail_reader_never_trusts_a_look_alike():
+    """Bytes around the ``channel_versions`` key (generated, fixed seed): a dict only when the
+    fields end the blob exactly."""
+    import random
 
-    # messages as the strict decoder leaves a refused class: its raw field mapping
-    raw = [
-        {"type": "ai", "content": "", "id": "m1", "tool_calls": ["not-a-dict", {"id": "c1", "args": {"q": 1}}, {"name": "x", "id": "c2", "args": "{bad json"}]},
-        {"type": "ai", "content": "", "id": "m2", "tool_calls": {"name": "y"}},
-        {"type": "tool", "content": "r", "id": "m3", "name": 5, "tool_call_id": "c1"},
-    ]
-    warnings: list[str] = []
-    rows = tx.build_rows(raw, tools=True, warnings=warnings)
-    assert rows[0].tool_calls == [{"id": None, "name": None, "args": "not-a-dict"}, {"id": "c1", "name": None, "args": {"q": 1}}, {"id": "c2", "name": "x", "args": "{bad json"}]
-    assert rows[1].tool_calls == [{"id": None, "name": None, "args": {"name": "y"}}]
-    assert rows[2].name is None and rows[2].tool_call_id == "c1"
-    assert len(warnings) == 4
+    rnd = random.Random(14)
+    for _ in range(500):
+        _check_tail(rnd.randbytes(rnd.randrange(200)), rnd.randbytes(rnd.randrange(60)))
+
+
+def _check_tail(junk: bytes, extra: bytes) -> None:
+    import ormsgpack
+
+    from symfonic_cli.threadstate.listing import parse_tail
+
+    real = ormsgpack.packb({"channel_versions": {"a": "1"}, "versions_seen": {}, "updated_channels": ["a"]})[1:]
+    head = b"\x87\xa1v\x04"
+    for tail in (b"\xb0channel_versions" + junk, real + extra, real[: len(real) // 2] + junk):
+        got = parse_tail(head, tail, len(tail) + 100)
+        assert got is None or isinstance(got["channel_versions"], dict)
+    assert parse_tail(head, real, len(real) + 100) == {"channel_versions": {"a": "1"}, "versions_seen": {}, "updated_channels": ["a"]}
+    if extra:
+        assert parse_tail(head, real + extra, len(real) + len(extra) + 100) is None

@@ -91,35 +91,6 @@ def test_show_matches_get_state(kind, state_stores):
             assert mine[0]["status"] == ("interrupted" if task.state.interrupts else "pending" if task.state.next else "done")
 
 
-@pytest.mark.parametrize("kind", KINDS)
-def test_status_lists_exactly_the_threads_in_that_state(kind, state_stores):
-    _, url, graphs = state_stores(kind)
-    for status in ("interrupted", "error", "pending", "done"):
-        r = run("threads", "list", "-s", url, "--status", status, "-f", "json")
-        assert r.code == 0, r.err
-        got = {row["key"]: row["status"] for row in json.loads(r.out)}
-        assert set(got) == {k for k, s in rs.EXPECTED_STATUS.items() if s == status}, (kind, status)
-    both = run("threads", "list", "-s", url, "--status", "interrupted,error", "--status", "pending", "-f", "json")
-    assert {row["key"] for row in json.loads(both.out)} == {k for k, s in rs.EXPECTED_STATUS.items() if s != "done"}
-
-
-@pytest.mark.parametrize("kind", KINDS)
-def test_with_size_sort_and_session(kind, state_stores):
-    _, url, _ = state_stores(kind)
-    rows = json.loads(run("threads", "list", "-s", url, "--with-size", "--sort", "size", "-f", "json").out)
-    sizes = [r["size_bytes"] for r in rows]
-    assert sizes == sorted(sizes, reverse=True) and all(s > 0 for s in sizes)
-    for r in rows:
-        assert r["size_bytes"] == _show(url, r["key"])["size_bytes"]
-    rev = json.loads(run("threads", "list", "-s", url, "--sort", "checkpoints", "--reverse", "-f", "json").out)
-    counts = [r["checkpoints"] for r in rev]
-    assert counts == sorted(counts)
-    first = json.loads(run("threads", "list", "-s", url, "--sort", "first-activity", "-f", "json").out)
-    assert [r["first_activity"] for r in first] == sorted((r["first_activity"] for r in first), reverse=True)
-    sess = json.loads(run("threads", "list", "-s", url, "--session", "react-2", "-f", "json").out)
-    assert [r["key"] for r in sess] == ["globex:_:react-2"]
-
-
 def test_bad_input_and_unknown_thread(state_stores):
     _, url, _ = state_stores("sqlite")
     r = run("threads", "list", "-s", url, "--status", "stuck")
