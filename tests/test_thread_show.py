@@ -111,3 +111,22 @@ def test_text_output_escapes_untrusted_values(state_stores):
     assert "\x1b" not in r.out and "payment gateway down" in r.out
     j = json.loads(run("thread", "show", "-s", url, "-t", "acme:_:approve", "-f", "json").out)
     assert j["interrupts"][0]["value"]["ctl"] == "\x1b]0;x\x07"  # exact in JSON
+
+
+def test_scenario_threads_match_get_state(any_kind):
+    """The shared scenarios (tests/scenarios.py): tool calls, a subgraph, a history rewritten by
+    ``update_state``: every thread ``done``, as the graph's own state says."""
+    from tests.scenarios import _agent_graph, scenarios
+
+    url = any_kind.new_store()
+    with any_kind.saver(url) as saver:
+        for sc in scenarios():
+            graph = _agent_graph(sc.subgraph).compile(checkpointer=saver)
+            state = graph.get_state({"configurable": {"thread_id": sc.key}})
+            got = _show(url, sc.key)
+            assert Counter(got["next"]) == Counter(state.next), sc.key
+            assert got["status"] == ("pending" if state.next else "done"), sc.key
+            assert got["checkpoint_id"] == state.config["configurable"]["checkpoint_id"]
+            assert got["messages"] == len(state.values["messages"])
+    rows = json.loads(run("threads", "list", "-s", url, "--status", "done", "-f", "json").out)
+    assert {r["key"] for r in rows} == {sc.key for sc in scenarios()}
