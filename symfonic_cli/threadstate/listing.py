@@ -28,8 +28,6 @@ def parse_tail(head: bytes | None, tail: bytes | None, length: int | None) -> di
     """The checkpoint's last fields from its msgpack tail, or None when they cannot be proven."""
     import ormsgpack
 
-    from symfonic_cli.timestamps import NeedMore, _Reader
-
     if not head or not tail or length is None or len(tail) >= length:
         return None
     if not tail.startswith(b"\xb0channel_versions"):
@@ -41,6 +39,29 @@ def parse_tail(head: bytes | None, tail: bytes | None, length: int | None) -> di
     if remaining < 2:
         return None
     tail = bytes(tail)
+    framed = bytes((0x80 | remaining,)) + tail
+    # Fast proof: the fields re-encode to exactly these bytes, so they end where the blob ends
+    # (ormsgpack writes the shortest forms, as it did when LangGraph stored them).
+    try:
+        out = ormsgpack.unpackb(framed)
+        exact = isinstance(out, dict) and ormsgpack.packb(out) == framed
+    except Exception:
+        out, exact = None, False
+    if not exact:
+        out = _parse_tail_slow(tail, remaining)
+        if out is None:
+            return None
+    if not isinstance(out.get("channel_versions"), dict) or not isinstance(out.get("versions_seen"), dict):
+        return None
+    return out
+
+
+def _parse_tail_slow(tail: bytes, remaining: int) -> dict[str, Any] | None:
+    """Field by field, for bytes in forms ormsgpack would not have chosen."""
+    import ormsgpack
+
+    from symfonic_cli.timestamps import NeedMore, _Reader
+
     r = _Reader(tail)
     try:
         spans = []
@@ -60,8 +81,6 @@ def parse_tail(head: bytes | None, tail: bytes | None, length: int | None) -> di
                 out[k] = ormsgpack.unpackb(tail[start:end])
             except Exception:
                 return None
-    if not isinstance(out.get("channel_versions"), dict) or not isinstance(out.get("versions_seen"), dict):
-        return None
     return out
 
 
