@@ -60,3 +60,50 @@ def test_odd_tool_call_shapes_are_shown_raw_with_a_warning():
     assert rows[1].tool_calls == [{"id": None, "name": None, "args": {"name": "y"}}]
     assert rows[2].name is None and rows[2].tool_call_id == "c1"
     assert len(warnings) == 4
+
+
+class OddCall(__import__("pydantic").BaseModel):
+    """An application's message class, off the decoder's safe list: read back as raw fields."""
+
+    type: str = "ai"
+    content: str = ""
+    id: str
+    tool_calls: list
+
+
+def test_a_store_with_odd_tool_calls_shows_them_raw_with_a_warning(any_kind):
+    from typing import TypedDict
+
+    from langchain_core.messages import HumanMessage, ToolMessage
+    from langgraph.graph import START, StateGraph
+
+    class State(TypedDict):
+        messages: list
+
+    def node(state: State) -> dict:
+        return {"messages": [
+            HumanMessage(content="hi", id="h1"),
+            OddCall(id="odd-1", tool_calls=["not-a-dict", {"id": "c9", "args": "{not json"}, {"name": "ok", "id": "c8", "args": {"x": 1}}]),
+            ToolMessage(content="done", tool_call_id="c8", name="ok", id="t1"),
+        ]}
+
+    b = StateGraph(State)
+    b.add_node("node", node)
+    b.add_edge(START, "node")
+    url = any_kind.new_store(scenarios=False)
+    with any_kind.saver(url) as saver:
+        b.compile(checkpointer=saver).invoke({"messages": []}, {"configurable": {"thread_id": "odd:_:calls"}})
+    r = run("transcript", "show", "-s", url, "-t", "odd:_:calls", "--tools", "-f", "json")
+    assert r.code == 0, r.err
+    rows = json.loads(r.out)
+    assert rows[1]["role"] == "assistant"
+    assert rows[1]["tool_calls"] == [
+        {"id": None, "name": None, "args": "not-a-dict"},
+        {"id": "c9", "name": None, "args": "{not json"},
+        {"id": "c8", "name": "ok", "args": {"x": 1}},
+    ]
+    assert (rows[2]["name"], rows[2]["tool_call_id"]) == ("ok", "c8")
+    assert "unexpected shape" in r.err and "warning" in r.err
+    plain = run("transcript", "show", "-s", url, "-t", "odd:_:calls", "-f", "json")
+    assert plain.code == 0 and "unexpected shape" not in plain.err
+    assert [list(p) for p in json.loads(plain.out)] == [["index", "role", "content", "message_id", "timestamp"]] * 3

@@ -152,7 +152,9 @@ def due_tasks(
             tasks.append(Task(node, f"~{PUSH}, {_path_index(idx)}", tid, idx))
     if not channel_versions:
         return tasks
-    for node, triggers in trigger_channels(channel_versions).items():
+    # By name, as LangGraph orders the nodes an executing step triggers (``sorted(triggered_nodes)``);
+    # the graph's own node order is not in the store.
+    for node, triggers in sorted(trigger_channels(channel_versions).items()):
         seen = versions_seen.get(node)
         due = False
         for chan in triggers:
