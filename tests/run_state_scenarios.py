@@ -26,6 +26,7 @@ EXPECTED_STATUS = {
     "acme:_:fanout-done": "done",
     "globex:_:react-2": "done",
     "acme:_:spoof": "done",
+    "acme:_:parallel": "interrupted",
 }
 
 
@@ -158,6 +159,26 @@ def fanout_graph(crash_on: str | None = None, kill_on: str | None = None):
     return b
 
 
+def parallel_graph():
+    """Two branches run in one step: one asks, the other finishes (its writes are recorded)."""
+    from langgraph.graph import START, StateGraph
+    from langgraph.types import interrupt
+
+    def ask(state: FanState) -> dict:
+        return {"results": [f"asked {interrupt('which branch?')}"]}
+
+    b = StateGraph(FanState)
+    b.add_node("split", lambda s: {})
+    b.add_node("zeta_ask", ask)
+    b.add_node("alpha_work", lambda s: {"results": ["worked"]})
+    b.add_node("join", lambda s: {"results": ["joined"]})
+    b.add_edge(START, "split")
+    b.add_edge("split", "zeta_ask")
+    b.add_edge("split", "alpha_work")
+    b.add_edge(["zeta_ask", "alpha_work"], "join")
+    return b
+
+
 def write_states(saver) -> dict[str, Any]:
     """Write every run-state thread into ``saver``; returns key -> compiled graph (the oracle)."""
     from langchain_core.messages import HumanMessage
@@ -202,6 +223,10 @@ def write_states(saver) -> dict[str, Any]:
     except KeyboardInterrupt:
         pass
     out["acme:_:exit-crash"] = fanout_graph().compile(checkpointer=saver)
+
+    par = parallel_graph().compile(checkpointer=saver)
+    par.invoke({"items": [], "results": []}, cfg("acme:_:parallel"))
+    out["acme:_:parallel"] = par
 
     sub = subgraph_graph().compile(checkpointer=saver)
     sub.invoke({"messages": [HumanMessage(content="ship it", id="s-1")]}, cfg("acme:_:sub-ask"))
