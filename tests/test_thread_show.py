@@ -98,7 +98,7 @@ def test_bad_input_and_unknown_thread(state_stores):
     r = run("threads", "list", "-s", url, "--sort", "name")
     assert r.code == 2 and not r.out
     r = run("thread", "show", "-s", url, "-t", "acme:_:nope", "-f", "json")
-    assert r.code == 3 and "threads of tenant 'acme'" in r.err and not r.out
+    assert r.code == 3 and "did you mean: 'acme:_:" in r.err and not r.out
 
 
 def test_text_output_escapes_untrusted_values(state_stores):

@@ -552,8 +552,8 @@ class SqliteStore(SupportsWith):
 
         where, params = "", []
         if prefix:
-            lo, hi = _range_for_prefix(prefix)
-            where, params = "AND thread_id >= ? AND thread_id < ?", [lo, hi]
+            cond, params = self._prefix_where(prefix)
+            where = f"AND {cond}"
         summary = self.conn.execute(
             "SELECT thread_id, count(*), min(checkpoint_id), max(checkpoint_id), "
             + ("sum(length(checkpoint) + coalesce(length(metadata), 0)) " if with_size else "0 ")
