@@ -15,6 +15,8 @@ if TYPE_CHECKING:
     from symfonic_cli.stores.checkpoint_rows import CheckpointHead, CheckpointRecord, MessageState, MessageWrite
     from symfonic_cli.stores.envelope_rows import EnvelopeRow, EnvelopeShape
     from symfonic_cli.stores.erase_rows import ExtraTable, ThreadErasePlan
+    from symfonic_cli.threadstate.listing import ThreadRunState
+    from symfonic_cli.threadstate.rows import ThreadRunRows
     from symfonic_cli.stores.history_rows import CheckpointFacts, WriteChannel
     from symfonic_cli.stores.thread_copy import DecodedCheckpoint, DecodedThread, DecodedWrite, RawRow, ThreadExport
 
@@ -248,6 +250,28 @@ class Store(Protocol):
         SQLite/MongoDB: the whole checkpoint blob (``encoding="checkpoint"``); PostgreSQL: the
         ``messages`` blob of the version in ``channel_versions`` (``encoding="channel"``, type
         ``empty`` or no blob -> payload None)."""
+        ...
+
+    # -- run state (``thread show``, ``threads list --status/--with-size``; types in threadstate/rows.py)
+
+    def read_run_rows(self, key: str) -> ThreadRunRows | None:
+        """Thread ``key``'s latest checkpoint of every namespace as a LeanCheckpoint (version maps,
+        the channels holding a value, pending Sends' target nodes, message count; no stored class
+        built), the pending writes of those checkpoints (payloads only for ``__interrupt__`` and
+        ``__error__``), and its totals: checkpoints, namespaces, stored size in bytes (checkpoints,
+        blobs and writes as the database measures them: SQLite ``length()``, PostgreSQL
+        ``pg_column_size``/``octet_length``, MongoDB ``$bsonSize``), first and last checkpoint id.
+        None when the thread has no checkpoint."""
+        ...
+
+    def iter_run_states(
+        self, *, prefix: str | None = None, with_size: bool = False, with_status: bool = True
+    ) -> Iterator[ThreadRunState]:
+        """OPTIONAL (found with getattr; ``threadstate.listing`` otherwise reads each thread with
+        ``read_run_rows``). Every thread (keys starting with ``prefix``) with its status computed
+        in the database from the latest root checkpoint's version maps and its pending writes'
+        per-task flags (status None when ``with_status`` is False), and with ``with_size`` its
+        stored size; any order."""
         ...
 
     # -- history (``symfonic thread history``; see CheckpointFacts, WriteChannel in history_rows.py)
