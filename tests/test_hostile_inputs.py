@@ -1,0 +1,188 @@
+"""Hostile arguments, locations and processes (issue #13, items 2 and 4 to 7).
+
+Real stores written by real graphs through the real savers; every store kind where it applies.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import operator
+from typing import Annotated, TypedDict
+
+import pytest
+
+from tests import backends
+from tests.cli import run
+from tests.conftest import backend_for
+
+# -- numeric options: a documented range, exit 2 naming it (README "Numeric options")
+
+OUT_OF_RANGE = [
+    (["threads", "list", "--limit", "99999999999999999999999"], "0<=x<=1000000000"),
+    (["threads", "list", "--limit", "-1"], "0<=x<=1000000000"),
+    (["transcript", "show", "-t", "acme:_:s-001", "--limit", "1000000001"], "0<=x<=1000000000"),
+    (["transcript", "show", "-t", "acme:_:s-001", "--index", "-99999999999999999999999"], "-1000000000<=x<=1000000000"),
+    (["transcript", "show", "-t", "acme:_:s-001", "--index", "1000000001"], "-1000000000<=x<=1000000000"),
+    (["compat", "report", "--current-format", "99999999999999999999"], "1<=x<=1000000"),
+    (["compat", "report", "--current-format", "0"], "1<=x<=1000000"),
+    (["compat", "report", "-t", "acme:_:s-001", "--grace", "9" * 30 + "d"], "0s to 36500d"),
+    (["compat", "report", "-t", "acme:_:s-001", "--grace", "36501d"], "0s to 36500d"),
+    (["compat", "report", "-t", "acme:_:s-001", "--grace", "9" * 400], "0s to 36500d"),
+    (["thread", "erase", "-t", "acme:_:s-001", "--dry-run", "--grace", "9999999999999d"], "0s to 36500d"),
+    (["thread", "erase", "-t", "acme:_:s-001", "--dry-run", "--grace", "9" * 400 + "s"], "0s to 36500d"),
+    (["--connect-timeout", "nan", "threads", "list"], "0.1<=x<=3600.0"),
+    (["--connect-timeout", "inf", "threads", "list"], "0.1<=x<=3600.0"),
+    (["--connect-timeout", "-inf", "store", "info"], "0.1<=x<=3600.0"),
+    (["--connect-timeout", "1e400", "threads", "list"], "0.1<=x<=3600.0"),
+    (["--connect-timeout", "3601", "threads", "list"], "0.1<=x<=3600.0"),
+    (["--connect-timeout", "0.01", "threads", "list"], "0.1<=x<=3600.0"),
+]
+
+
+@pytest.mark.parametrize("argv,expected_range", OUT_OF_RANGE, ids=[" ".join(a)[:60] for a, _ in OUT_OF_RANGE])
+def test_numeric_options_out_of_range_are_usage_errors_naming_the_range(sqlite_store, argv, expected_range):
+    before = sqlite_store.read_bytes()
+    r = run(*argv, "--store", str(sqlite_store))
+    assert r.code == 2, (argv, r.code, r.err)
+    assert r.out == ""
+    assert expected_range in r.err and r.err.count("\n") == 1, r.err
+    assert "Traceback" not in r.err and "unexpected" not in r.err
+    assert sqlite_store.read_bytes() == before
+
+
+def test_migrate_numeric_options_and_environment_are_checked(sqlite_store, tmp_path):
+    target = str(tmp_path / "t.db")
+    for jobs in ("0", "65", "99999999999999999999999", "nan"):
+        r = run("migrate", "--from", str(sqlite_store), "--to", target, "--all", "--jobs", jobs)
+        assert r.code == 2 and ("1<=x<=64" in r.err or "not a valid integer" in r.err), r.err
+    for value in ("nan", "inf", "-1", "1e999", "3600.01"):
+        r = run("threads", "list", "--store", str(sqlite_store), env={"SYMFONIC_CONNECT_TIMEOUT": value})
+        assert r.code == 2 and "0.1<=x<=3600.0" in r.err, (value, r.err)
+    # The ends of each range are accepted.
+    assert run("threads", "list", "--store", str(sqlite_store), "--limit", "1000000000").code == 0
+    assert run("--connect-timeout", "3600", "store", "info", "--store", str(sqlite_store)).code == 0
+    assert run("transcript", "show", "-s", str(sqlite_store), "-t", "acme:_:s-001", "--index", "-1000000000").code == 0
+    assert run("compat", "report", "-s", str(sqlite_store), "-t", "acme:_:s-001", "--grace", "36500d").code == 0
+    assert run("compat", "report", "-s", str(sqlite_store), "--current-format", "1000000").code == 0
+
+
+# -- migrate: NaN equals NaN, byte-identical rows are never a conflict
+
+NAN_LIST = "nan:_:in-a-list"  # NaN and -0.0 inside a list: a blob on every kind
+NAN_JSON = "nan:_:in-metadata"  # NaN as a plain channel value and in metadata
+
+
+class ScoreState(TypedDict, total=False):
+    log: Annotated[list, operator.add]
+    score: float
+
+
+def _score_graph(saver, score):
+    from langgraph.graph import START, StateGraph
+
+    def measure(state):
+        out = {"log": [float("nan"), -0.0, 0.0, float("inf")]}
+        if score is not None:
+            out["score"] = score
+        return out
+
+    g = StateGraph(ScoreState)
+    g.add_node("measure", measure)
+    g.add_edge(START, "measure")
+    return g.compile(checkpointer=saver)
+
+
+def write_nan_threads(kind: str, saver) -> None:
+    _score_graph(saver, None).invoke({"log": ["start"]}, {"configurable": {"thread_id": NAN_LIST}})
+    config = {"configurable": {"thread_id": NAN_JSON}, "metadata": {"score": float("nan"), "zero": -0.0}}
+    graph = _score_graph(saver, float("nan"))
+    if kind == "postgres":
+        # PostgresSaver keeps metadata and plain float channel values in JSONB, which has no NaN:
+        # the application itself cannot write this thread.
+        import psycopg
+
+        with pytest.raises(psycopg.DataError):
+            graph.invoke({"log": ["start"]}, config)
+        return
+    graph.invoke({"log": ["start"]}, config)
+
+
+_nan_sources: dict[str, str] = {}
+
+
+def nan_source(backend) -> str:
+    if backend.kind not in _nan_sources:
+        url = backend.new_store(scenarios=False)
+        with backend.saver(url) as saver:
+            write_nan_threads(backend.kind, saver)
+        _nan_sources[backend.kind] = url
+    return _nan_sources[backend.kind]
+
+
+PAIRS = [(a, b) for a in backends.KINDS for b in backends.KINDS]
+
+
+def _doc(r) -> dict:
+    assert r.out, r.err
+    return json.loads(r.out)
+
+
+@pytest.mark.parametrize("pair", PAIRS, ids=[f"{a}-to-{b}" for a, b in PAIRS])
+def test_nan_copies_verify_and_a_rerun_is_no_conflict(pair, request):
+    src_kind, dst_kind = pair
+    src = nan_source(backend_for(src_kind, request))
+    dst = backend_for(dst_kind, request).new_store(scenarios=False)
+    keys = [NAN_LIST] if src_kind == "postgres" else [NAN_LIST, NAN_JSON]
+    sel = [a for k in keys for a in ("--thread", k)]
+
+    first = run("migrate", "--from", src, "--to", dst, *sel, "-f", "json")
+    threads = {t["thread"]: t for t in _doc(first)["threads"]}
+    assert threads[NAN_LIST]["status"] == "copied" and threads[NAN_LIST]["verified"] is True, threads
+    refused = NAN_JSON in keys and dst_kind == "postgres"
+    if NAN_JSON in keys:
+        t = threads[NAN_JSON]
+        if refused:
+            assert t["status"] == "failed" and t["checkpoints_copied"] == 0, t
+            assert "NaN" in t["message"] and "JSONB" in t["message"] and "'score'" in t["message"], t
+        else:
+            assert t["status"] == "copied" and t["verified"] is True, t
+    assert first.code == (7 if refused else 0), first.err
+    assert "Traceback" not in first.err
+
+    again = run("migrate", "--from", src, "--to", dst, *sel, "-f", "json")
+    threads = {t["thread"]: t for t in _doc(again)["threads"]}
+    for key in keys:
+        if refused and key == NAN_JSON:
+            assert threads[key]["status"] == "failed"
+            continue
+        assert (threads[key]["status"], threads[key]["verified"]) == ("skipped", True), threads[key]
+    assert again.code == (7 if refused else 0), again.err
+
+    check = run("migrate", "--verify-only", "--from", src, "--to", dst, "--thread", NAN_LIST, "-f", "json")
+    assert check.code == 0 and _doc(check)["threads"][0]["verified"] is True, check.out
+
+    from symfonic_cli.location import parse_location
+    from symfonic_cli.stores import open_store
+
+    with open_store(parse_location(dst)) as st:
+        values = st.decoded_thread(NAN_LIST).checkpoints[-1].checkpoint["channel_values"]["log"]
+        assert math.isnan(values[1]) and math.copysign(1, values[2]) == -1 and values[4] == math.inf
+        if refused:
+            assert st.thread_summary(NAN_JSON) is None  # nothing of it written
+        elif NAN_JSON in keys:
+            last = st.decoded_thread(NAN_JSON).checkpoints[-1]
+            assert math.isnan(last.metadata["score"]) and math.isnan(last.checkpoint["channel_values"]["score"])
+
+
+def test_equality_is_same_bytes_same_value():
+    from symfonic_cli.migration import _Equal
+
+    eq = _Equal()
+    nan = float("nan")
+    assert eq(float("nan"), float("nan")) and eq([1, {"x": float("nan")}], (1, {"x": nan}))
+    assert not eq(nan, 0.0) and not eq(0.0, nan)
+    assert not eq(-0.0, 0.0) and eq(-0.0, -0.0) and eq(0.0, 0.0)
+    assert eq(math.inf, math.inf) and not eq(math.inf, -math.inf)
+    assert _Equal(signed_zero=False)(-0.0, 0.0)  # a PostgreSQL side: JSONB has no negative zero
+    assert not eq(True, 1.0) and not eq(1.5, 2.5)
