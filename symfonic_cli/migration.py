@@ -9,6 +9,8 @@ thread back from the target and compare it, decoded, with the source.
 from __future__ import annotations
 
 import math
+import os
+import sys
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -622,7 +624,8 @@ def run_parallel(src_loc, dst_loc, src_options: dict, dst_options: dict, keys: l
     done: dict[str, ThreadOutcome] = {}
     with ProcessPoolExecutor(
         max_workers=jobs, mp_context=multiprocessing.get_context("spawn"),
-        initializer=_worker_open, initargs=(src_loc, dst_loc, src_options, dst_options, dry_run, not (dry_run or verify_only)),
+        initializer=_worker_open,
+        initargs=(os.getpid(), src_loc, dst_loc, src_options, dst_options, dry_run, not (dry_run or verify_only)),
     ) as pool:
         futures = [pool.submit(_worker_run, chunk, verify_only) for chunk in chunks]
         try:
@@ -638,12 +641,64 @@ def run_parallel(src_loc, dst_loc, src_options: dict, dst_options: dict, keys: l
     return [done[k] for k in keys]
 
 
-def _worker_open(src_loc, dst_loc, src_options: dict, dst_options: dict, dry_run: bool, writable: bool) -> None:
+def _worker_open(parent: int, src_loc, dst_loc, src_options: dict, dst_options: dict, dry_run: bool, writable: bool) -> None:
+    import atexit
+
     from symfonic_cli.stores import open_store
 
+    _die_with_parent(parent)
     source = open_store(src_loc, writable=False, **src_options)
     target = open_store(dst_loc, writable=writable, **dst_options)
     _worker["migrator"] = Migrator(source, target, dry_run=dry_run)
+    atexit.register(_worker_close)
+
+
+def _worker_close() -> None:
+    migrator = _worker.pop("migrator", None)
+    if migrator is not None:
+        for store in (migrator.target, migrator.source):
+            try:
+                store.close()
+            except Exception:  # exiting anyway; the server ends the session when the socket closes
+                pass
+
+
+PR_SET_PDEATHSIG = 1  # linux/prctl.h
+
+
+def _die_with_parent(parent: int) -> None:
+    """A worker ends when the migrate process that started it is gone, however it went (SIGKILL
+    included), instead of copying on for nobody: the kernel then closes its connections, and the
+    server rolls back the thread it was writing (a thread is one transaction, so a rerun completes it).
+
+    SIGTERM keeps its default action (end the process). On Linux the kernel sends SIGTERM when the
+    parent dies (``PR_SET_PDEATHSIG``); on every platform a thread also watches the parent process
+    id, which changes when the parent is gone (the worker is adopted).
+    """
+    import signal
+    import threading
+    import time
+
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    if sys.platform.startswith("linux"):
+        try:
+            import ctypes
+
+            ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, int(signal.SIGTERM), 0, 0, 0)
+        except (OSError, AttributeError):
+            pass  # the watcher below still notices
+
+    def orphaned() -> bool:
+        return os.getppid() != parent
+
+    def watch() -> None:
+        while not orphaned():
+            time.sleep(0.25)
+        os.kill(os.getpid(), signal.SIGTERM)
+
+    if orphaned():  # the parent died before the death signal was armed
+        os.kill(os.getpid(), signal.SIGTERM)
+    threading.Thread(target=watch, name="symfonic-parent-watch", daemon=True).start()
 
 
 def _worker_run(keys: list[str], verify_only: bool) -> list[ThreadOutcome]:

@@ -186,3 +186,117 @@ def test_equality_is_same_bytes_same_value():
     assert eq(math.inf, math.inf) and not eq(math.inf, -math.inf)
     assert _Equal(signed_zero=False)(-0.0, 0.0)  # a PostgreSQL side: JSONB has no negative zero
     assert not eq(True, 1.0) and not eq(1.5, 2.5)
+
+
+# -- parallel migrate: workers die with their parent
+
+
+def _children(pid: int) -> list[int]:
+    import os
+
+    out = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat") as fh:
+                    stat = fh.read()
+            except OSError:
+                continue
+            if int(stat.rsplit(")", 1)[1].split()[1]) == pid:
+                out.append(int(entry))
+    return out
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            return fh.read().rsplit(")", 1)[1].split()[0] != "Z"  # a zombie has ended
+    except OSError:
+        return False
+
+
+def _wait(predicate, timeout: float, what: str):
+    import time
+
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(0.1)
+    raise AssertionError(f"timed out after {timeout} s waiting for {what}")
+
+
+@pytest.mark.parametrize("src_kind", ["sqlite", "postgres"])
+def test_parallel_workers_die_with_a_killed_parent_and_a_rerun_completes(src_kind, request, tmp_path):
+    import os
+    import signal
+    import subprocess
+    import sys
+
+    pg = backend_for("postgres", request)
+    src = backend_for(src_kind, request).new_store(scenarios=True)
+    dst = pg.new_store(scenarios=False)
+    db = pg.db_of(dst)
+    env = {**os.environ, "SYMFONIC_TEST_MIGRATE_KILL": "before-commit:2:stall"}
+    env = {k: v for k, v in env.items() if not k.startswith("SYMFONIC_") or k.startswith(("SYMFONIC_TEST_", "SYMFONIC_REQUIRE_"))}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "symfonic_cli", "migrate", "--from", src, "--to", dst, "--all", "--jobs", "2"],
+        env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )
+
+    def sessions(state: str | None = None) -> list[int]:
+        with pg.admin() as conn:
+            rows = conn.execute(
+                "SELECT pid, state FROM pg_stat_activity WHERE datname = %s AND application_name = 'symfonic'", (db,)
+            ).fetchall()
+        return [pid for pid, st in rows if state is None or st == state]
+
+    try:
+        # Both workers stop inside a thread's transaction, after committing one thread each.
+        _wait(lambda: len(sessions("idle in transaction")) == 2, 60, "two workers inside a transaction")
+        workers = [w for w in _children(proc.pid) if _alive(w)]
+        assert len(workers) >= 2, workers  # the two workers (and multiprocessing's resource tracker)
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(10)
+        _wait(lambda: not any(_alive(w) for w in workers), 5, "the workers to end")
+        _wait(lambda: not sessions(), 5, "their PostgreSQL sessions to end")
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        for w in _children(proc.pid):
+            os.kill(w, signal.SIGKILL)
+
+    # Each worker had committed one thread; the two it was writing were rolled back.
+    with pg.admin(db) as conn:
+        copied = conn.execute("SELECT count(DISTINCT thread_id) FROM checkpoints").fetchone()[0]
+    assert copied == 2
+    again = run("migrate", "--from", src, "--to", dst, "--all", "--jobs", "2", "-f", "json")
+    assert again.code == 0, again.err
+    doc = json.loads(again.out)
+    assert doc["totals"]["verified"] == doc["totals"]["threads"] > 2
+    assert {t["status"] for t in doc["threads"]} == {"copied", "skipped"}
+
+
+def test_a_worker_ignores_no_sigterm_and_notices_an_orphaning(tmp_path):
+    """The watcher ends a worker whose parent is gone even without the Linux death signal."""
+    import subprocess
+    import sys
+
+    code = (
+        "import os, sys, time\n"
+        "from symfonic_cli import migration\n"
+        "migration.PR_SET_PDEATHSIG = 0  # an unknown prctl option: only the watcher is left\n"
+        "parent = os.getpid()\n"
+        "pid = os.fork()\n"
+        "if pid:\n"
+        "    print(pid, flush=True); os._exit(0)\n"
+        "migration._die_with_parent(parent)\n"
+        "time.sleep(5)\n"  # the parent exits at once: the watcher ends this process first
+        "print('still here', flush=True)\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=30)
+    child = int(proc.stdout.split()[0])
+    _wait(lambda: not _alive(child), 3, "the orphaned worker to end")
+    assert "still here" not in proc.stdout
