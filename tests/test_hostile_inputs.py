@@ -300,3 +300,83 @@ def test_a_worker_ignores_no_sigterm_and_notices_an_orphaning(tmp_path):
     child = int(proc.stdout.split()[0])
     _wait(lambda: not _alive(child), 3, "the orphaned worker to end")
     assert "still here" not in proc.stdout
+
+
+# -- crashed WAL stores: inspected without changing a byte
+
+APP = """
+import sqlite3, sys, time
+from langgraph.checkpoint.sqlite import SqliteSaver
+from tests.scenarios import write_scenarios
+conn = sqlite3.connect(sys.argv[1], check_same_thread=False)
+saver = SqliteSaver(conn)
+saver.setup()
+conn.execute("PRAGMA wal_autocheckpoint = 0")  # every write stays in the -wal
+write_scenarios(saver)
+print("ready", flush=True)
+time.sleep(600)
+"""
+
+
+def _hashes(path) -> dict[str, str]:
+    import hashlib
+    from pathlib import Path
+
+    out = {}
+    for suffix in ("", "-wal", "-shm", "-journal"):
+        p = Path(f"{path}{suffix}")
+        out[suffix or "db"] = hashlib.sha256(p.read_bytes()).hexdigest() if p.exists() else None
+    return out
+
+
+def _inspections(path: str, keys: list[str], empty_target: str) -> list[list[str]]:
+    s = ["--store", path]
+    cmds = [["threads", "list", *s, "-f", "json"], ["store", "info", *s, "-f", "json"], ["compat", "report", *s, "-f", "json"]]
+    for key in keys:
+        cmds += [
+            ["transcript", "show", *s, "-t", key, "-f", "json"],
+            ["compat", "report", *s, "-t", key, "-f", "json"],
+            ["compat", "show", *s, "-t", key, "-f", "json"],
+            ["thread", "erase", *s, "-t", key, "--dry-run"],
+        ]
+    cmds.append(["migrate", "--from", path, "--to", empty_target, "--all", "--dry-run", "-f", "json"])
+    return cmds
+
+
+def test_a_crashed_wal_store_is_inspected_without_changing_any_file(tmp_path, request):
+    import os
+    import signal
+    import subprocess
+    import sys
+
+    from tests.scenarios import scenarios
+
+    path = str(tmp_path / "app.db")
+    sq = backend_for("sqlite", request)
+    empty = sq.new_store(scenarios=False)
+    app = subprocess.Popen([sys.executable, "-c", APP, path], stdout=subprocess.PIPE, text=True,
+                           cwd=os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    try:
+        assert app.stdout.readline().strip() == "ready"
+        assert os.path.getsize(path + "-wal") > 0 and os.path.exists(path + "-shm")
+        keys = [sc.key for sc in scenarios()]
+        commands = _inspections(path, keys, empty)
+        live = [run(*argv) for argv in commands]
+        assert all(r.code == 0 for r in live), [(c, r.err) for c, r in zip(commands, live) if r.code]
+    finally:
+        app.send_signal(signal.SIGKILL)
+        app.wait()
+    before = _hashes(path)
+    assert before["-wal"] and before["-shm"]
+    for argv, then in zip(commands, live):
+        now = run(*argv)
+        assert (now.code, now.out, now.err) == (then.code, then.out, then.err), argv
+        assert _hashes(path) == before, argv
+    assert not [p for p in os.listdir(tmp_path) if p not in ("app.db", "app.db-wal", "app.db-shm")]
+
+    # A migrate from the crashed store copies what the application had committed.
+    target = sq.new_store(scenarios=False)
+    r = run("migrate", "--from", path, "--to", target, "--all", "-f", "json")
+    assert r.code == 0, r.err
+    assert json.loads(r.out)["totals"]["verified"] == len(keys)
+    assert _hashes(path) == before
