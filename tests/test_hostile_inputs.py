@@ -380,3 +380,93 @@ def test_a_crashed_wal_store_is_inspected_without_changing_any_file(tmp_path, re
     assert r.code == 0, r.err
     assert json.loads(r.out)["totals"]["verified"] == len(keys)
     assert _hashes(path) == before
+
+
+# -- locations: not a regular file, hot journal
+
+INSPECT = [["threads", "list"], ["store", "info"], ["transcript", "show", "-t", "acme:_:s-001"],
+           ["compat", "report"], ["thread", "erase", "-t", "acme:_:s-001", "--dry-run"]]
+
+
+@pytest.mark.parametrize("what", ["fifo", "directory", "char-device", "socket", "fifo-wal"])
+def test_a_store_path_that_is_no_regular_file_is_exit_4_at_once(what, tmp_path, sqlite_store):
+    import os
+    import shutil
+    import socket
+    import time
+
+    if what == "fifo":
+        path = tmp_path / "pipe.db"
+        os.mkfifo(path)
+        expected = "is a FIFO (named pipe), not an SQLite file"
+    elif what == "directory":
+        path = tmp_path / "dir.db"
+        path.mkdir()
+        expected = "is a directory"
+    elif what == "char-device":
+        path = "/dev/null"
+        expected = "is a character device"
+    elif what == "socket":
+        path = tmp_path / "sock.db"
+        server = socket.socket(socket.AF_UNIX)
+        server.bind(str(path))
+        expected = "is a socket"
+    else:  # a real store whose -wal is a FIFO: SQLite would block opening it
+        path = tmp_path / "fifo-wal.db"
+        shutil.copyfile(sqlite_store, path)
+        os.mkfifo(f"{path}-wal")
+        expected = "-wal is a FIFO"
+    started = time.monotonic()
+    for argv in INSPECT + [["migrate", "--from", str(path), "--to", str(tmp_path / "t.db"), "--all", "--init-target"]]:
+        args = argv if argv[0] == "migrate" else [*argv, "--store", str(path)]
+        r = run(*args)
+        assert r.code == 4, (argv, r.code, r.err)
+        assert expected in r.err and r.err.count("\n") == 1 and r.out == "", r.err
+    for init in ([], ["--init-target"]):
+        r = run("migrate", "--from", str(sqlite_store), "--to", str(path), "--all", *init)
+        assert r.code == 4 and expected in r.err, r.err
+    assert time.monotonic() - started < 20  # nothing blocked
+
+
+def _rollback_store_with_hot_journal(path: str) -> None:
+    """A real graph writes the store; the application switches it to rollback mode and is killed
+    (SIGKILL) in the middle of a large transaction, after SQLite spilled pages into the file."""
+    import subprocess
+    import sys
+
+    from tests.backends import SqliteBackend
+
+    with SqliteBackend.saver(None, path) as saver:
+        from tests.scenarios import write_scenarios
+
+        write_scenarios(saver)
+    import sqlite3
+
+    conn = sqlite3.connect(path)
+    conn.execute("PRAGMA journal_mode = DELETE")
+    conn.close()
+    code = (
+        "import os, signal, sqlite3, sys\n"
+        "c = sqlite3.connect(sys.argv[1], isolation_level=None)\n"
+        "c.execute('PRAGMA cache_size = 2')\n"
+        "c.execute('BEGIN')\n"
+        "c.execute(\"UPDATE checkpoints SET metadata = CAST(zeroblob(3000) AS BLOB)\")\n"
+        "os.kill(os.getpid(), signal.SIGKILL)\n"
+    )
+    subprocess.run([sys.executable, "-c", code, path], timeout=60)
+
+
+def test_a_hot_rollback_journal_is_named_as_such(tmp_path):
+    import os
+
+    path = str(tmp_path / "rollback.db")
+    _rollback_store_with_hot_journal(path)
+    with open(path + "-journal", "rb") as fh:
+        assert fh.read(8) == bytes.fromhex("d9d505f920a163d7")  # a valid journal header: hot
+    before = _hashes(path)
+    for argv in INSPECT:
+        r = run(*argv, "--store", path)
+        assert r.code == 4, (argv, r.err)
+        assert "hot rollback journal" in r.err and "read-only:" not in r.err and r.err.count("\n") == 1, r.err
+        assert _hashes(path) == before
+    assert os.path.exists(path + "-journal")

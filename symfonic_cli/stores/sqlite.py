@@ -83,6 +83,8 @@ def open_store(location: StoreLocation, *, writable: bool = False, **options: An
     path = location.path
     assert path is not None
     if writable and options.get("init_target"):
+        if os.path.lexists(path):
+            _require_regular_files(path)
         init_sqlite_target(path)  # migrate --init-target: the saver's own setup()
     try:
         st = os.stat(path)
@@ -90,15 +92,7 @@ def open_store(location: StoreLocation, *, writable: bool = False, **options: An
         raise StoreError(f"no SQLite file at {path}", hint="check --store; symfonic never creates a store") from None
     except OSError as exc:
         raise StoreError(f"{path} is not reachable: {exc.strerror}") from None
-    _require_regular(path, st)
-    for sidecar in ("-wal", "-shm", "-journal"):
-        # SQLite opens these too: a FIFO there would block it forever.
-        try:
-            _require_regular(path + sidecar, os.stat(path + sidecar))
-        except FileNotFoundError:
-            pass
-        except OSError as exc:
-            raise StoreError(f"{path}{sidecar} is not reachable: {exc.strerror}") from None
+    _require_regular_files(path)
     if not os.access(path, os.R_OK) or (writable and not os.access(path, os.W_OK)):
         raise StoreError(f"{path} is not {'writable' if writable and os.access(path, os.R_OK) else 'readable'} by this user")
     private = None
@@ -133,6 +127,18 @@ _FILE_KINDS = (
     (stat.S_ISBLK, "a block device"),
     (stat.S_ISSOCK, "a socket"),
 )
+
+
+def _require_regular_files(path: str) -> None:
+    """The database and the files SQLite opens beside it (a FIFO there would block it forever)."""
+    for name in (path, path + "-wal", path + "-shm", path + "-journal"):
+        try:
+            st = os.stat(name)
+        except FileNotFoundError:
+            continue
+        except OSError as exc:
+            raise StoreError(f"{name} is not reachable: {exc.strerror}") from None
+        _require_regular(name, st)
 
 
 def _require_regular(path: str, st: os.stat_result) -> None:
