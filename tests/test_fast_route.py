@@ -101,6 +101,10 @@ def _command_lines(store: str) -> list[tuple[list[str], dict | None, bool]]:
         (["threads", "list", "--store", s], {"SYMFONIC_CONNECT_TIMEOUT": "0.05"}, False),
         (["threads", "list", "--store", s], {"SYMFONIC_CONNECT_TIMEOUT": "soon"}, False),
         (["threads", "list", "--store", s], {"SYMFONIC_DEBUG": "maybe"}, False),
+        # libpq key/value strings: a PostgreSQL location (masked), or exit 2; never a file name.
+        (["threads", "list", "--store", "host=h dbname=x user=u password=hunter2 bogus=1"], None, True),
+        (["store", "info", "--store", "hots=h password='hunter2 x'"], None, True),
+        (["threads", "list", "--store", "host=/nonexistent-dir port=1 dbname=x user=u password=hunter2"], None, True),
         # Numbers out of their documented range (README "Numeric options"): exit 2 naming the range.
         (["threads", "list", "--store", s, "--limit", "1000000000"], None, True),
         (["threads", "list", "--store", s, "--limit", "1000000001"], None, False),

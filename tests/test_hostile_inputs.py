@@ -470,3 +470,70 @@ def test_a_hot_rollback_journal_is_named_as_such(tmp_path):
         assert "hot rollback journal" in r.err and "read-only:" not in r.err and r.err.count("\n") == 1, r.err
         assert _hashes(path) == before
     assert os.path.exists(path + "-journal")
+
+
+# -- locations: libpq key/value strings
+
+
+def _quoted(value: str) -> str:
+    return "'" + value.replace("\\", "\\\\").replace("'", "\\'") + "'"
+
+
+def _kv(pg, db: str, **extra) -> str:
+    params = {"host": pg.host, "port": str(pg.port), "dbname": db, "user": pg.user, "password": pg.password or "", **extra}
+    return "  ".join(f"{k} = {_quoted(v)}" if k in ("password", "options") else f"{k}={v}" for k, v in params.items())
+
+
+def test_a_libpq_key_value_string_is_a_postgres_location(request, tmp_path):
+    pg = backend_for("postgres", request)
+    url = pg.new_store(scenarios=True)
+    kv = _kv(pg, pg.db_of(url))
+    secret = pg.password
+    assert secret and secret in kv
+
+    results = {}
+    for argv in (["threads", "list", "-f", "json"], ["store", "info", "-f", "json"],
+                 ["transcript", "show", "-t", "acme:_:s-001", "-f", "json"], ["compat", "report", "-f", "json"]):
+        r_kv, r_url = run(*argv, "--store", kv), run(*argv, "--store", url)
+        assert r_kv.code == 0, r_kv.err
+        assert secret not in r_kv.out + r_kv.err
+        results[argv[0]] = r_kv
+        if argv[0] != "store":
+            assert r_kv.out == r_url.out  # the same store, read the same way
+    info = json.loads(results["store"].out)
+    assert info["kind"] == "postgres" and info["location"].endswith("password = ***")  # shown masked
+    assert info["read-only_session"] == "on"
+
+    # libpq options in the string stay, and the session is still read-only.
+    with_options = _kv(pg, pg.db_of(url), options="-c search_path=public")
+    r = run("store", "info", "--store", with_options, "-f", "json")
+    assert r.code == 0 and json.loads(r.out)["read-only_session"] == "on", r.out
+    assert "options = '-c search_path=public'" in json.loads(r.out)["location"]
+
+    # A wrong password: exit 4, never printed, in the error or anywhere.
+    bad = _kv(pg, pg.db_of(url)).replace(_quoted(secret), _quoted("hunter2 'x' \\ y"))
+    r = run("threads", "list", "--store", bad)
+    assert r.code == 4 and "hunter2" not in r.err and "password = ***" in r.err, r.err
+
+    # Copy from and into key/value locations.
+    target = pg.new_store(scenarios=False)
+    r = run("migrate", "--from", kv, "--to", _kv(pg, pg.db_of(target)), "--all", "-f", "json")
+    assert r.code == 0 and secret not in r.out + r.err, r.err
+    assert json.loads(r.out)["source"].endswith("password = ***")
+
+
+@pytest.mark.parametrize("raw", [
+    "host=h dbname=x user=u bogus=1 password=hunter2",
+    "hots=db.internal password=hunter2",
+    "host=h password='hunter2",
+    "host=h dbname=x password",
+])
+def test_a_key_value_string_libpq_would_refuse_is_exit_2_and_never_a_file(raw, tmp_path, monkeypatch):
+    import os
+
+    monkeypatch.chdir(tmp_path)
+    for argv in (["threads", "list"], ["store", "info"], ["transcript", "show", "-t", "a:_:b"]):
+        r = run(*argv, "--store", raw)
+        assert r.code == 2, (raw, r.code, r.err)
+        assert "hunter2" not in r.err and r.err.count("\n") == 1 and "SQLite" not in r.err, r.err
+    assert os.listdir(tmp_path) == []  # nothing created, nothing taken for a file
