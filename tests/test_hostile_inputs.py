@@ -537,3 +537,43 @@ def test_a_key_value_string_libpq_would_refuse_is_exit_2_and_never_a_file(raw, t
         assert r.code == 2, (raw, r.code, r.err)
         assert "hunter2" not in r.err and r.err.count("\n") == 1 and "SQLite" not in r.err, r.err
     assert os.listdir(tmp_path) == []  # nothing created, nothing taken for a file
+
+
+# -- locations: MongoDB URL options pymongo refuses
+
+
+def _with_option(url: str, option: str) -> str:
+    return url + ("&" if "?" in url else "?") + option
+
+
+@pytest.mark.parametrize("option,reason", [
+    ("readPreference=nope", "Not a valid read preference"),
+    ("tls=maybe", "The value of tls must be 'true' or 'false'"),
+    ("connectTimeoutMS=-5", "connecttimeoutms must be greater than 0"),
+    ("noSuchOption=1", "Unknown option"),
+])
+def test_invalid_mongodb_url_options_are_exit_2_with_pymongos_reason(option, reason, request):
+    import subprocess
+    import sys
+
+    mongo = backend_for("mongodb", request)
+    url = mongo.new_store(scenarios=True)
+    bad = _with_option(url, option)
+    for argv in (["threads", "list"], ["store", "info"], ["compat", "report"]):
+        r = run(*argv, "--store", bad)
+        assert r.code == 2, (argv, r.code, r.err)
+        assert reason in r.err and f"'{option}'" in r.err and r.err.count("\n") == 1 and r.out == "", r.err
+    # In a fresh process: no Python warning reaches stderr, only the one line.
+    proc = subprocess.run([sys.executable, "-m", "symfonic_cli", "threads", "list", "--store", bad],
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 2 and proc.stderr.count("\n") == 1 and "Warning" not in proc.stderr, proc.stderr
+    # Valid options still work.
+    good = run("threads", "list", "--store", _with_option(url, "readPreference=primaryPreferred"), "-f", "json")
+    assert good.code == 0 and json.loads(good.out), good.err
+
+
+def test_an_invalid_option_next_to_a_password_option_never_shows_the_secret(request):
+    mongo = backend_for("mongodb", request)
+    url = _with_option(mongo.new_store(scenarios=False), "tlsCertificateKeyFilePassword=hunter2&tls=maybe")
+    r = run("store", "info", "--store", url)
+    assert r.code == 2 and "hunter2" not in r.err and "'tls=maybe'" in r.err, r.err
