@@ -15,7 +15,6 @@ from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from symfonic_cli.errors import StoreError, SymfonicError, UsageError
@@ -76,7 +75,9 @@ def select_threads(
     if threads:
         keys = list(threads)
     elif from_file is not None:
-        keys = _read_key_file(from_file)
+        from symfonic_cli.inputs import read_key_file
+
+        keys = read_key_file(from_file)
     elif tenant is not None and session is not None:
         keys = [derive_key(tenant, sub_tenant, session)]
     elif tenant is not None:
@@ -92,17 +93,6 @@ def select_threads(
             seen.add(k)
             unique.append(k)
     return unique
-
-
-def _read_key_file(path: str) -> list[str]:
-    import sys
-
-    try:
-        text = sys.stdin.read() if path == "-" else Path(path).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise UsageError(f"cannot read --from-file {path}: {exc}") from None
-    # One key per line; blank lines and "#" comments ignored; keys themselves may hold spaces.
-    return [line.strip() for line in text.splitlines() if line.strip() and not line.lstrip().startswith("#")]
 
 
 # -- writes as put_writes batches

@@ -127,17 +127,20 @@ def open_for_reading(store_opt: Optional[str], **options) -> "Store":
 
 
 def require_thread(store: "Store", key: str):
-    """The thread's summary, or exit 3 naming the key and up to five threads of its tenant."""
-    from symfonic_cli.threadkey import parse_key
+    """The thread's summary, or exit 3 naming the key and up to five threads it may have meant
+    (near misses first, see ``symfonic_cli/suggestions.py``). The CLI escapes the message."""
+    from symfonic_cli.suggestions import Suggester
 
     summary = store.thread_summary(key)
     if summary is not None:
         return summary
-    parts = parse_key(key)
-    if parts is None:
-        raise NotFoundError(f"no thread '{key}' in {store.location.display}")
-    near = [t.key for t in store.list_threads(tenant=parts.tenant, limit=5)]
+    raise NotFoundError(not_found_message(key, store.location.display, Suggester(store)))
+
+
+def not_found_message(key: str, where: str, suggester) -> str:
+    near = suggester.suggest(key)
+    head = f"no thread '{key}' in {where}"
     if near:
-        listed = ", ".join(f"'{k}'" for k in near)
-        raise NotFoundError(f"no thread '{key}' in {store.location.display}; threads of tenant '{parts.tenant}': {listed}")
-    raise NotFoundError(f"no thread '{key}' in {store.location.display}; tenant '{parts.tenant}' has no threads")
+        return f"{head}; did you mean: " + ", ".join(f"'{k}'" for k in near)
+    tenant = suggester.tenant_of(key)
+    return f"{head}; tenant '{tenant}' has no threads" if tenant else head
