@@ -245,16 +245,22 @@ def test_parallel_workers_die_with_a_killed_parent_and_a_rerun_completes(src_kin
         env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
     )
 
-    def sessions(state: str | None = None) -> list[int]:
+    def sessions(stalled: bool = False) -> list[int]:
         with pg.admin() as conn:
             rows = conn.execute(
-                "SELECT pid, state FROM pg_stat_activity WHERE datname = %s AND application_name = 'symfonic'", (db,)
+                "SELECT pid, state = 'idle in transaction' AND now() - state_change > interval '1 second' "
+                "FROM pg_stat_activity WHERE datname = %s AND application_name = 'symfonic'", (db,)
             ).fetchall()
-        return [pid for pid, st in rows if state is None or st == state]
+        return [pid for pid, held in rows if held or not stalled]
+
+    def committed() -> int:
+        with pg.admin(db) as conn:
+            return conn.execute("SELECT count(DISTINCT thread_id) FROM checkpoints").fetchone()[0]
 
     try:
-        # Both workers stop inside a thread's transaction, after committing one thread each.
-        _wait(lambda: len(sessions("idle in transaction")) == 2, 60, "two workers inside a transaction")
+        # Both workers stop inside a thread's transaction (held there for over a second), after
+        # committing one thread each.
+        _wait(lambda: committed() == 2 and len(sessions(stalled=True)) == 2, 60, "two workers inside a transaction")
         workers = [w for w in _children(proc.pid) if _alive(w)]
         assert len(workers) >= 2, workers  # the two workers (and multiprocessing's resource tracker)
         proc.send_signal(signal.SIGKILL)
@@ -268,10 +274,8 @@ def test_parallel_workers_die_with_a_killed_parent_and_a_rerun_completes(src_kin
         for w in _children(proc.pid):
             os.kill(w, signal.SIGKILL)
 
-    # Each worker had committed one thread; the two it was writing were rolled back.
-    with pg.admin(db) as conn:
-        copied = conn.execute("SELECT count(DISTINCT thread_id) FROM checkpoints").fetchone()[0]
-    assert copied == 2
+    # Each worker had committed one thread; the two they were writing were rolled back.
+    assert committed() == 2
     again = run("migrate", "--from", src, "--to", dst, "--all", "--jobs", "2", "-f", "json")
     assert again.code == 0, again.err
     doc = json.loads(again.out)
