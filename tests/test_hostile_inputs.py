@@ -581,3 +581,39 @@ def test_an_invalid_option_next_to_a_password_option_never_shows_the_secret(requ
     url = _with_option(mongo.new_store(scenarios=False), "tlsCertificateKeyFilePassword=hunter2&tls=maybe")
     r = run("store", "info", "--store", url)
     assert r.code == 2 and "hunter2" not in r.err and "'tls=maybe'" in r.err, r.err
+
+
+# -- generated numbers: both routes agree, and only 0 or 2 come out
+
+
+def test_generated_numbers_give_the_same_answer_on_both_routes(sqlite_master):
+    from unittest import mock
+
+    from hypothesis import HealthCheck, given, settings
+    from hypothesis import strategies as st
+
+    from symfonic_cli.cli import fast
+
+    numbers = st.one_of(
+        st.integers(min_value=-(10**30), max_value=10**30).map(str),
+        st.floats(allow_nan=True, allow_infinity=True).map(repr),
+        st.sampled_from(["nan", "NaN", "-nan", "inf", "+inf", "-inf", "Infinity", "1e400", "0x10", "1_000", "٣", " 5", "5 ", "", "0" * 30 + "1"]),
+    )
+
+    @settings(max_examples=60, derandomize=True, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+    @given(limit=numbers, timeout=numbers)
+    def check(limit, timeout):
+        argv = ["threads", "list", "--store", str(sqlite_master), "--limit", limit, "-f", "json"]
+        env = {"SYMFONIC_CONNECT_TIMEOUT": timeout}
+        quick = run(*argv, env=env)
+        with mock.patch.object(fast, "run", lambda args: False):
+            typer_route = run(*argv, env=env)
+        assert (quick.code, quick.out, quick.err) == (typer_route.code, typer_route.out, typer_route.err)
+        assert quick.code in (0, 2), quick.err
+        if quick.code == 0:
+            assert 0 <= int(limit) <= 1_000_000_000 and 0.1 <= float(timeout) <= 3600
+            assert len(json.loads(quick.out)) <= int(limit)
+        else:
+            assert quick.out == "" and quick.err.count("\n") == 1 and "Traceback" not in quick.err
+
+    check()

@@ -21,7 +21,9 @@ class RawRow:
     and for JSONB/BSON documents the decoded dict/list as stored (no value decoding beyond that;
     MongoDB: the document minus ``_id``, ``thread_id`` and the key fields; drop ``created_at`` TTL
     fields, they are re-stamped on import when the target has a TTL). Two rows with equal
-    ``(table, key)`` and equal ``data`` are the same stored content.
+    ``(table, key)`` and equal ``data`` are the same stored content. Whether a row already in the
+    target is the same content (skip) or not (conflict) is decided on the decoded values, where a
+    NaN equals a NaN (``symfonic_cli.migration._Equal``), never by ``==`` on raw rows.
     """
 
     table: str
