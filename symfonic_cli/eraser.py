@@ -105,7 +105,8 @@ def run(req: EraseRequest, out: TextIO | None = None, err: TextIO | None = None)
     try:
         store = open_store(req.location, writable=not req.dry_run, **req.options)
         try:
-            notes = [] if req.dry_run else store.erase_prepare(extra)
+            # A dry run makes the real run's checks too (and exits as it would), changing nothing.
+            notes = store.erase_prepare(extra, dry_run=req.dry_run)
             keys = req.keys if req.keys is not None else store.thread_keys_with_prefix(req.prefix or "")
             plans = [store.erase_plan(k, extra) for k in keys]
             suggester, misses = _misses(store, plans, req, receipt_file, store_name)
@@ -116,7 +117,7 @@ def run(req: EraseRequest, out: TextIO | None = None, err: TextIO | None = None)
             # to confirm there (stdout may be a file), else stdout for a reader.
             plan_out = terminal.writer if terminal is not None else (out if human else None)
             if plan_out is not None:
-                _print_plan(plan_out, req, store_name, plans, misses, now, esc)
+                _print_plan(plan_out, req, store_name, plans, misses, now, esc, extra)
             if req.dry_run:
                 if human:
                     out.write("dry run: nothing deleted\n")
@@ -240,14 +241,15 @@ def _plan_document(req: EraseRequest, store_name: str, plans, misses, now) -> di
     }
 
 
-def _print_plan(out: TextIO, req: EraseRequest, store_name: str, plans, misses, now, esc) -> None:
+def _print_plan(out: TextIO, req: EraseRequest, store_name: str, plans, misses, now, esc, extra=()) -> None:
+    every_sub = {t.name for t in extra if t.all_sub_tenants}
     records = ep.plan_records(plans, now, req.grace, misses)
     todo = ep.to_erase(plans)
     out.write(f"erase plan for {esc(store_name)}: {len(todo)} of {len(plans)} thread(s) hold rows to erase\n")
     if req.keys is None and not plans:
         out.write("  no thread matches\n")
     if req.fmt == "table" and records:
-        _plan_table(out, records, req)
+        _plan_table(out, records, req, every_sub)
         records = []
     for r in records:
         if r["status"] == ep.NOT_FOUND:
@@ -261,7 +263,7 @@ def _print_plan(out: TextIO, req: EraseRequest, store_name: str, plans, misses, 
         if not r["total"]:
             out.write(f"  {esc(r['key'])}: nothing to erase\n")
             continue
-        rows = ", ".join(f"{esc(t)} {n}" for t, n in r["rows"].items())
+        rows = ", ".join(f"{esc(t)} {n}" + (" (all sub-tenants of this tenant and session)" if t in every_sub else "") for t, n in r["rows"].items())
         line = f"  {esc(r['key'])}: {r['total']} row(s) ({rows}); first activity {r['first_activity']}, last {r['last_activity']}"
         if r["recent"]:
             line += f" [recent: active in the last {ep._human(req.grace)}]"
@@ -270,7 +272,7 @@ def _print_plan(out: TextIO, req: EraseRequest, store_name: str, plans, misses, 
     out.flush()
 
 
-def _plan_table(out: TextIO, records, req: EraseRequest) -> None:
+def _plan_table(out: TextIO, records, req: EraseRequest, every_sub=frozenset()) -> None:
     from symfonic_cli import render
 
     rows = []
@@ -283,7 +285,7 @@ def _plan_table(out: TextIO, records, req: EraseRequest) -> None:
         elif not r["total"]:
             what = "nothing to erase"
         else:
-            what = ", ".join(f"{t} {n}" for t, n in r["rows"].items())
+            what = ", ".join(f"{t} {n}" + (" (all sub-tenants of this tenant and session)" if t in every_sub else "") for t, n in r["rows"].items())
             if r["recent"]:
                 what += f" [recent: active in the last {ep._human(req.grace)}]"
         rows.append({"key": r["key"], "rows": r["total"], "what": what, "first": r["first_activity"], "last": r["last_activity"]})
@@ -353,7 +355,8 @@ def _erase_all(store, plans, misses, extra, req: EraseRequest, now, out: TextIO,
             between = _killer(plan) if in_thread == n else None
             stop = None
             try:
-                deleted = store.erase_thread(plan.key, extra, between=between)
+                # the store compares what it deletes with the plan inside the transaction
+                deleted = store.erase_thread(plan.key, extra, between=between, expected=plan.rows)
                 remaining = store.remaining_rows(plan.key, extra)
             except SymfonicError as exc:
                 result = ep.failed(plan, scrub(exc.line(), req.location), now, req.grace)

@@ -186,7 +186,7 @@ def test_cascade_into_declared_extra_tables(store, tmp_path):
     config.write_text(
         f"[stores.prod]\nurl = {json.dumps(url)}\nerase_extra = [\n"
         '  {table = "conversations", column = "thread_id"},\n'
-        '  {table = "pause_tokens", match = {tenant_id = "tenant", session_id = "session"}},\n]\n'
+        '  {table = "pause_tokens", match = {tenant_id = "tenant", session_id = "session"}, all_sub_tenants = true},\n]\n'
     )
     env = {"SYMFONIC_CONFIG": str(config)}
 

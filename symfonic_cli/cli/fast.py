@@ -48,6 +48,17 @@ ROUTES: dict[tuple[str, str], dict[str, str]] = {
     },
     ("store", "info"): {"--store": "store", "-s": "store", "--format": "fmt", "-f": "fmt"},
 }
+# Options only typer handles (flags, repeated values, choices): a command line using one of them
+# goes through typer. Spelling -> parameter name, as in ROUTES.
+TYPER_ONLY: dict[tuple[str, str], dict[str, str]] = {
+    ("threads", "list"): {
+        "--status": "status",
+        "--session": "session",
+        "--sort": "sort",
+        "--reverse": "reverse",
+        "--with-size": "with_size",
+    },
+}
 # Parameters typer converts to int (0 to MAX_COUNT); only plain digits in range are taken here.
 INT_PARAMS = {"limit"}
 # Parameters that fall back to an environment variable when not given (empty counts as unset).
@@ -70,6 +81,8 @@ def parse(argv: list[str]) -> Optional[tuple[tuple[str, str], dict]]:
     words = (argv[0], argv[1])
     spec = ROUTES.get(words)
     if spec is None:
+        return None
+    if any(arg.split("=", 1)[0] in TYPER_ONLY.get(words, ()) for arg in argv[2:]):
         return None
     params: dict = {}
     rest = argv[2:]
