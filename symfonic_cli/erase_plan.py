@@ -120,7 +120,9 @@ def parse_duration(text: str) -> timedelta:
     m = _DURATION_RE.match(text.strip().lower())
     if not m:
         raise UsageError(f"bad duration '{text}'", hint="use e.g. 90s, 15m, 2h, 1d")
-    return timedelta(seconds=float(m.group(1)) * _UNITS[m.group(2)])
+    from symfonic_cli.cli.common import grace_seconds
+
+    return timedelta(seconds=grace_seconds(text, float(m.group(1)) * _UNITS[m.group(2)]))
 
 
 def is_recent(plan: ThreadErasePlan, now: datetime, grace: timedelta) -> bool:

@@ -7,6 +7,7 @@ from typing import Annotated, List, Optional
 import typer
 
 from symfonic_cli.cli import listing
+from symfonic_cli.cli.common import MAX_COUNT
 from symfonic_cli.cli.options import FormatOpt, StoreOpt
 
 
@@ -22,7 +23,7 @@ def list_threads(
     store: StoreOpt = None,
     tenant: Annotated[Optional[str], typer.Option("--tenant", help="Only this tenant's threads.")] = None,
     sub_tenant: Annotated[Optional[str], typer.Option("--sub-tenant", help="Only this sub-tenant's threads (with --tenant; '_' for none).")] = None,
-    limit: Annotated[Optional[int], typer.Option("--limit", "-n", min=0, help="At most N threads.")] = None,
+    limit: Annotated[Optional[int], typer.Option("--limit", "-n", min=0, max=MAX_COUNT, help="At most N threads (0 to 1000000000).")] = None,
     fmt: FormatOpt = None,
     status: Annotated[Optional[List[str]], typer.Option("--status", help="Only threads in this run state: interrupted, error, pending, done (repeatable, or a comma list).")] = None,
     session: Annotated[Optional[str], typer.Option("--session", help="Only threads of this session id, any tenant.")] = None,

@@ -7,7 +7,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from symfonic_cli.cli.common import check_format, open_for_reading, require_thread, thread_key
+from symfonic_cli.cli.common import MAX_COUNT, check_format, open_for_reading, require_thread, thread_key
 from symfonic_cli.cli.options import FormatOpt, SessionOpt, StoreOpt, SubTenantOpt, TenantOpt, ThreadOpt
 from symfonic_cli.errors import UsageError
 
@@ -27,10 +27,10 @@ def show(
     sub_tenant: SubTenantOpt = None,
     session: SessionOpt = None,
     speaker: Annotated[str, typer.Option("--speaker", help="user, assistant, tool, system, other or all, or a comma list (user,assistant).")] = "all",
-    index: Annotated[Optional[int], typer.Option("--index", "-i", help="Row N of the speaker-filtered view; negative counts from the end; out of range prints nothing.")] = None,
+    index: Annotated[Optional[int], typer.Option("--index", "-i", min=-MAX_COUNT, max=MAX_COUNT, help="Row N of the speaker-filtered view; negative counts from the end; out of range prints nothing.")] = None,
     since: Annotated[Optional[str], typer.Option("--since", help="Keep rows at or after this ISO 8601 time (no offset means UTC).")] = None,
     until: Annotated[Optional[str], typer.Option("--until", help="Keep rows at or before this ISO 8601 time (no offset means UTC).")] = None,
-    limit: Annotated[Optional[int], typer.Option("--limit", "-n", min=0, help="At most N rows, applied last.")] = None,
+    limit: Annotated[Optional[int], typer.Option("--limit", "-n", min=0, max=MAX_COUNT, help="At most N rows, applied last (0 to 1000000000).")] = None,
     checkpoint: Annotated[Optional[str], typer.Option("--checkpoint", help="Show the transcript as of this root-namespace checkpoint id.")] = None,
     fmt: FormatOpt = None,
     tools: Annotated[bool, typer.Option("--tools", help="Show tool calls (name, call id, arguments) and which tool answered.")] = False,

@@ -12,7 +12,9 @@ from __future__ import annotations
 import functools
 import heapq
 import os
+import sys
 import time
+import warnings
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote
@@ -115,6 +117,35 @@ def _collection_name(value: Any, option: str, default: str) -> str:
     return name
 
 
+def _check_url_options(location: StoreLocation) -> None:
+    """Exit 2 for a URL option pymongo refuses, with its reason on one line. pymongo itself would
+    only warn (several lines on stderr) and ignore the option: a typo in readPreference or tls
+    must not silently change where and how the tool reads."""
+    from pymongo.errors import ConfigurationError
+    from pymongo.uri_parser import split_options
+
+    base, _, query = location.url.partition("?")
+    if not query:
+        return
+    try:
+        split_options(query, validate=True, warn=False)
+        return
+    except (ConfigurationError, ValueError, TypeError) as exc:
+        reason = " ".join(str(exc).split())
+    culprit = None
+    for part in query.replace(";", "&").split("&"):
+        try:
+            split_options(part, validate=True, warn=False)
+        except (ConfigurationError, ValueError, TypeError) as exc:
+            name, _, value = part.partition("=")
+            shown = "***" if "password" in name.lower() else unquote(value)
+            culprit, reason = f"{unquote(name)}={shown}", " ".join(str(exc).split())
+            break
+    what = f"option '{culprit}'" if culprit else "options"
+    raise UsageError(scrub(f"invalid MongoDB URL {what} in {location.display}: {reason}", location),
+                     hint="see pymongo's URI options")
+
+
 def open_store(
     location: StoreLocation,
     *,
@@ -140,11 +171,18 @@ def open_store(
     password = os.environ.get(PASSWORD_ENV)
     if user and password and not has_password:
         kwargs["password"] = password
+    _check_url_options(location)
     try:
         # The URL as given: its database is also the default authentication database.
-        client = MongoClient(location.url, connect=False, **kwargs)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            client = MongoClient(location.url, connect=False, **kwargs)
     except (PyMongoError, ValueError, TypeError) as exc:
         raise _error(location, exc, connect_timeout) from None
+    for warning in caught:  # one line each, never Python's multi-line warning format
+        from symfonic_cli.render import escape_inline
+
+        sys.stderr.write(f"symfonic: warning: MongoDB URL: {escape_inline(scrub(' '.join(str(warning.message).split()), location))}\n")
     store = MongoStore(location, client, db_name, checkpoints, writes, writable=writable, connect_timeout=connect_timeout)
     try:
         if writable and init_target and db_name:

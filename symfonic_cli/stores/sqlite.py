@@ -39,8 +39,30 @@ _translate_errors, _translate_iter = error_translators(
 )
 
 
+SQLITE_READONLY_ROLLBACK = 776  # a hot journal needs rolling back, which a read-only connection cannot do
+JOURNAL_MAGIC = bytes.fromhex("d9d505f920a163d7")
+
+
+def _hot_journal(location: StoreLocation, exc: sqlite3.Error) -> bool:
+    code = getattr(exc, "sqlite_errorcode", None)  # Python 3.11+
+    if code is not None:
+        return code == SQLITE_READONLY_ROLLBACK
+    try:
+        with open(f"{os.path.realpath(location.path)}-journal", "rb") as fh:
+            return fh.read(8) == JOURNAL_MAGIC
+    except OSError:
+        return False
+
+
 def _store_error(location: StoreLocation, exc: sqlite3.Error) -> StoreError:
     text = str(exc)
+    if ("readonly" in text or "read-only" in text) and _hot_journal(location, exc):
+        return StoreError(
+            f"{location.path} has a hot rollback journal ({os.path.realpath(location.path)}-journal): a transaction was cut off "
+            "by a crash and SQLite must roll it back before the file can be read, which a read-only "
+            "inspection never does",
+            hint="let the application open the store once, or copy the file and its -journal and inspect the copy",
+        )
     if "file is not a database" in text:
         return StoreError(f"{location.path} is not an SQLite database")
     if "malformed" in text:
@@ -105,6 +127,8 @@ def open_store(location: StoreLocation, *, writable: bool = False, **options: An
     path = location.path
     assert path is not None
     if writable and options.get("init_target"):
+        if os.path.lexists(path):
+            _require_regular_files(os.path.realpath(path))
         init_sqlite_target(path)  # migrate --init-target: the saver's own setup()
     # Everything below looks at the file the data is in: its -wal and -shm sit beside the target
     # of a symlink, not beside the link.
@@ -115,23 +139,129 @@ def open_store(location: StoreLocation, *, writable: bool = False, **options: An
         raise StoreError(f"no SQLite file at {path}", hint="check --store; symfonic never creates a store") from None
     except OSError as exc:
         raise StoreError(f"{path} is not reachable: {exc.strerror}") from None
-    if stat.S_ISDIR(st.st_mode):
-        raise StoreError(f"{path} is a directory, not an SQLite file")
+    _require_regular_files(real)
     if not os.access(real, os.R_OK) or (writable and not os.access(real, os.W_OK)):
         raise StoreError(f"{path} is not {'writable' if writable and os.access(real, os.R_OK) else 'readable'} by this user")
-    uri = f"file:{_uri_path(real)}?" + ("mode=rw" if writable else _read_only_params(location, real))
+    private = None
+    if writable:
+        uri = f"file:{_uri_path(real)}?mode=rw"
+    else:
+        params = _read_only_params(location, real)
+        if params == PRIVATE_COPY:
+            private, copied = _private_copy(real)
+            uri = f"file:{_uri_path(copied)}?mode=ro"
+        else:
+            uri = f"file:{_uri_path(real)}?{params}"
     try:
         conn = sqlite3.connect(uri, uri=True, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None, check_same_thread=False)
     except sqlite3.Error as exc:
+        _remove_private(private)
         raise _store_error(location, exc) from None
     store = SqliteStore(location, conn, writable=writable)
+    store.private_copy = private
     store.file = real
     try:
         store._check_schema()
     except BaseException:
-        conn.close()
+        store.close()
         raise
     return store
+
+
+_FILE_KINDS = (
+    (stat.S_ISDIR, "a directory"),
+    (stat.S_ISFIFO, "a FIFO (named pipe)"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+    (stat.S_ISSOCK, "a socket"),
+)
+
+
+def _require_regular_files(path: str) -> None:
+    """The database and the files SQLite opens beside it (a FIFO there would block it forever)."""
+    for name in (path, path + "-wal", path + "-shm", path + "-journal"):
+        try:
+            st = os.stat(name)
+        except FileNotFoundError:
+            continue
+        except OSError as exc:
+            raise StoreError(f"{name} is not reachable: {exc.strerror}") from None
+        _require_regular(name, st)
+
+
+def _require_regular(path: str, st: os.stat_result) -> None:
+    """Exit 4 at once for anything but a regular file, before it is opened (a FIFO would block)."""
+    if stat.S_ISREG(st.st_mode):
+        return
+    what = next((name for test, name in _FILE_KINDS if test(st.st_mode)), "not a regular file")
+    raise StoreError(f"{path} is {what}, not an SQLite file")
+
+
+PRIVATE_COPY = "private-copy"
+SHM_DMS_BYTE = 128  # SQLite's "dead man switch" lock in the -shm: every connection holds it shared
+
+
+def _wal_in_use(shm: str) -> bool | None:
+    """Whether a live process has the WAL open: a read lock on the -shm's DMS byte, which every
+    SQLite connection holds while it has the database open (unix VFS). None where we cannot tell."""
+    import struct
+    import sys
+
+    try:
+        import fcntl
+    except ImportError:  # Windows
+        return None
+    if sys.platform.startswith("linux"):
+        layout = "hhqqi4x"  # l_type, l_whence, l_start, l_len, l_pid
+        query = struct.pack(layout, fcntl.F_WRLCK, os.SEEK_SET, SHM_DMS_BYTE, 1, 0)
+    elif sys.platform == "darwin" or "bsd" in sys.platform:
+        layout = "qqihh"  # l_start, l_len, l_pid, l_type, l_whence
+        query = struct.pack(layout, SHM_DMS_BYTE, 1, 0, fcntl.F_WRLCK, os.SEEK_SET)
+    else:
+        return None
+    try:
+        fd = os.open(shm, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    except OSError:
+        return None
+    try:
+        answer = struct.unpack(layout, fcntl.fcntl(fd, fcntl.F_GETLK, query))
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    lock_type = answer[0] if layout.startswith("hh") else answer[3]
+    return lock_type != fcntl.F_UNLCK
+
+
+def _private_copy(path: str) -> tuple[str, str]:
+    """Copy the database and its -wal into a private temporary directory; (directory, copy).
+
+    A WAL database whose application died must not be opened in place: the first connection
+    rebuilds the -shm index from the WAL, rewriting that file. The copy is rebuilt instead.
+    """
+    import shutil
+    import tempfile
+
+    directory = tempfile.mkdtemp(prefix="symfonic-")
+    copy = os.path.join(directory, "store.db")
+    try:
+        shutil.copyfile(path, copy)
+        shutil.copyfile(path + "-wal", copy + "-wal")
+    except OSError as exc:
+        _remove_private(directory)
+        raise StoreError(
+            f"{path} was left by a crashed application (its -wal is not in use) and must be read "
+            f"through a private copy, which failed: {exc.strerror}",
+            hint="free space in the temporary directory (TMPDIR), or let the application open the store once",
+        ) from None
+    return directory, copy
+
+
+def _remove_private(directory: str | None) -> None:
+    if directory:
+        import shutil
+
+        shutil.rmtree(directory, ignore_errors=True)
 
 
 def _read_only_params(location: StoreLocation, real: str) -> str:
@@ -156,7 +286,12 @@ def _read_only_params(location: StoreLocation, real: str) -> str:
         return "mode=ro"
     wal, shm = f"{real}-wal", f"{real}-shm"
     if os.path.exists(wal) and os.path.exists(shm):
-        return "mode=ro"
+        if _wal_in_use(shm) is False:
+            # Left by a crashed (or killed) application: opening it in place would rebuild,
+            # that is rewrite, the -shm. An empty log holds nothing: read the file as it is;
+            # else read a private copy of the database and its log.
+            return "mode=ro&immutable=1" if os.path.getsize(wal) == 0 else PRIVATE_COPY
+        return "mode=ro"  # an application has it open: share its index and see its commits
     if os.path.exists(wal) and os.path.getsize(wal) > 0:
         raise StoreError(
             f"{path} has a write-ahead log without its -shm index (left by a crash)",
@@ -179,8 +314,14 @@ class SqliteStore(SupportsWith):
         if not writable:
             conn.execute("PRAGMA query_only = ON")
 
+    private_copy: str | None = None  # the temporary directory of a private copy, removed on close
+
     def close(self) -> None:
-        self.conn.close()
+        try:
+            self.conn.close()
+        finally:
+            _remove_private(self.private_copy)
+            self.private_copy = None
 
     @_translate_errors
     def _check_schema(self) -> None:
