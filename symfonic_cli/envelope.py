@@ -103,7 +103,7 @@ def decode_envelope(
         )
     if version > current_format:
         raise CheckpointFormatError(
-            f"envelope format_version {version} is newer than this package understands "
+            f"envelope format_version {_short(version)} is newer than this package understands "
             f"({current_format}); refusing to resume",
             problem=NEWER,
             format_version=version,
@@ -211,5 +211,12 @@ def _json_type(value: Any) -> str:
 
 def _short(value: Any, limit: int = 60) -> str:
     # Envelope values are untrusted and unbounded: messages quote at most ``limit`` characters.
-    text = repr(value)
+    if _is_int(value) and value.bit_length() > 3 * limit:
+        # Only the head: repr() of a long integer is slow, and refused beyond 4,300 digits.
+        digits = int(value.bit_length() * 0.30103) + 1
+        return f"{'-' if value < 0 else ''}an integer of about {digits:,} digits"
+    try:
+        text = repr(value)
+    except (ValueError, RecursionError):  # a long integer nested in a container, deep nesting
+        return f"a {_json_type(value)} too large to quote"
     return text if len(text) <= limit else text[: limit - 3] + "..."
