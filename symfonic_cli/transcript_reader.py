@@ -56,7 +56,7 @@ def read_transcript(
         return TranscriptResult([], read_id, warnings)
     if not isinstance(messages, list):
         raise StoreError(f"checkpoint {read_id}: 'messages' is not a list ({type(messages).__name__})")
-    rows = tx.build_rows(messages, speaker=speaker)
+    rows = tx.build_rows(messages, speaker=speaker, warnings=warnings)
     if since is None and until is None:
         # Index and limit do not depend on timestamps: resolve only the rows that are printed.
         rows = tx.select(rows, index=index, limit=limit)

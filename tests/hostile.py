@@ -158,5 +158,5 @@ def checkpoint_blob_with_messages(saver_serde, original: tuple[str, bytes], mess
 def nested_blocks(depth: int) -> Any:
     node: Any = {"type": "text", "text": "deep"}
     for _ in range(depth):
-        node = {"type": "group", "content": [node], "text": node}
+        node = {"type": "group", "content": [node]}
     return [node]
