@@ -160,3 +160,87 @@ def nested_blocks(depth: int) -> Any:
     for _ in range(depth):
         node = {"type": "group", "content": [node]}
     return [node]
+
+
+# -- copies of a base store, and one crafted value in each kind
+
+
+def clone(backend, base: str) -> str:
+    """A private copy of the store at ``base`` (same bytes, rows or documents)."""
+    import shutil
+    import uuid
+
+    if backend.kind == "sqlite":
+        path = str(backend.root / f"h-{uuid.uuid4().hex[:12]}.db")
+        shutil.copyfile(base, path)
+        return path
+    if backend.kind == "postgres":
+        name = f"symfonic_h_{uuid.uuid4().hex[:12]}"
+        backend._create(name, backend.db_of(base))
+        return backend.url(name)
+    from tests.mongo_server import database_of
+
+    db = backend.new_database()
+    backend._copy(database_of(base), db)
+    return backend.url(db)
+
+
+def latest_id(backend, url: str, thread: str = TARGET) -> str:
+    with backend.saver(url) as saver:
+        return saver.get_tuple({"configurable": {"thread_id": thread}}).config["configurable"]["checkpoint_id"]
+
+
+def pg_execute(backend, url: str, sql: str, params: tuple = ()) -> None:
+    with backend.admin(backend.db_of(url)) as conn:
+        conn.execute(sql, params)
+
+
+def pg_set_envelope_text(backend, url: str, envelope_json: str, *, thread: str = TARGET) -> str:
+    """The latest checkpoint's JSONB metadata with its envelope replaced by ``envelope_json``
+    (parsed by PostgreSQL: duplicate keys keep the last, as in jsonb)."""
+    cid = latest_id(backend, url, thread)
+    pg_execute(
+        backend, url,
+        "UPDATE checkpoints SET metadata = jsonb_set(metadata, '{symfonic_envelope}', %s::jsonb) "
+        "WHERE thread_id = %s AND checkpoint_ns = '' AND checkpoint_id = %s",
+        (envelope_json, thread, cid),
+    )
+    return cid
+
+
+def pg_set_messages_blob(backend, url: str, type_: str, blob: bytes, *, thread: str = TARGET) -> None:
+    """Overwrite the ``messages`` channel blob the latest checkpoint points at."""
+    cid = latest_id(backend, url, thread)
+    pg_execute(
+        backend, url,
+        "UPDATE checkpoint_blobs AS b SET type = %s, blob = %s FROM checkpoints AS c "
+        "WHERE c.thread_id = %s AND c.checkpoint_ns = '' AND c.checkpoint_id = %s AND b.thread_id = c.thread_id "
+        "AND b.checkpoint_ns = '' AND b.channel = 'messages' AND b.version = c.checkpoint -> 'channel_versions' ->> 'messages'",
+        (type_, blob, thread, cid),
+    )
+
+
+def mongo_collection(backend, url: str, name: str = "checkpoints"):
+    from tests.mongo_server import database_of
+
+    return backend.client[database_of(url)][name]
+
+
+def mongo_update(backend, url: str, update: dict, *, thread: str = TARGET) -> str:
+    cid = latest_id(backend, url, thread)
+    mongo_collection(backend, url).update_one({"thread_id": thread, "checkpoint_ns": "", "checkpoint_id": cid}, update)
+    return cid
+
+
+def typed(value: Any) -> list:
+    """A metadata value as MongoDBSaver stores it: the serializer's [type, bytes] pair."""
+    from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
+
+    t, b = JsonPlusSerializer().dumps_typed(value)
+    return [t, b]
+
+
+def messages_blob(messages: list[Any]) -> bytes:
+    import ormsgpack
+
+    return ormsgpack.packb(messages, option=ormsgpack.OPT_NON_STR_KEYS)
