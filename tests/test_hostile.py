@@ -274,7 +274,7 @@ def test_json_checkpoint_with_lone_surrogate_and_deep_blocks(request):
     assert r.code == 0, r.err
     rows = json.loads(r.out)
     assert rows[0]["content"] == "bad \ud800 text" and "\\ud800" in r.out
-    assert rows[1]["content"].startswith("{'blocks': [{'type': 'group', 'content': [{'type': 'group'")
+    assert rows[1]["content"].startswith("{'blocks': {'type': 'group', 'content': [{'type': 'group'")
     assert "\\ud800" in results[(("transcript", "show", "-t", T), "text")].out
     # Deeper than LangGraph's decoder goes (Python's recursion limit): exit 4 naming the
     # checkpoint, nothing on stdout.
