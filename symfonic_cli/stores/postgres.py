@@ -339,13 +339,28 @@ class PostgresStore(SupportsWith):
             "SELECT checkpoint_id, parent_checkpoint_id, checkpoint ->> 'ts', checkpoint -> 'channel_values', "
             "checkpoint -> 'channel_versions', metadata FROM checkpoints WHERE thread_id = %s AND checkpoint_ns = %s "
         )
-        if checkpoint_id is None:
-            row = self.conn.execute(select + "ORDER BY checkpoint_id DESC LIMIT 1", (key, checkpoint_ns)).fetchone()
-        else:
-            row = self.conn.execute(select + "AND checkpoint_id = %s", (key, checkpoint_ns, checkpoint_id)).fetchone()
+        where, params = ("ORDER BY checkpoint_id DESC LIMIT 1", (key, checkpoint_ns)) if checkpoint_id is None else (
+            "AND checkpoint_id = %s", (key, checkpoint_ns, checkpoint_id))
+        try:
+            row = self.conn.execute(select.replace(", metadata FROM", ", metadata::text FROM") + where, params).fetchone()
+        except (ValueError, RecursionError) as exc:
+            # psycopg decodes the JSONB with Python's json: a long integer, deep nesting.
+            found = self.conn.execute(
+                "SELECT checkpoint_id FROM checkpoints WHERE thread_id = %s AND checkpoint_ns = %s " + where, params
+            ).fetchone()
+            raise StoreError(
+                f"checkpoint {found[0] if found else '?'} cannot be decoded ({type(exc).__name__}: {str(exc)[:120]})"
+            ) from None
         if row is None:
             return None
-        cid, parent, ts, inline, versions, metadata = row
+        cid, parent, ts, inline, versions, metadata_text = row
+        from symfonic_cli.metadata_json import MetadataError
+        from symfonic_cli.metadata_json import loads as metadata_loads
+
+        try:
+            metadata = metadata_loads(metadata_text) if metadata_text is not None else {}
+        except MetadataError as exc:
+            raise StoreError(f"checkpoint {cid}: {exc.reason}") from None
         inline = inline if isinstance(inline, dict) else {}
         versions = versions if isinstance(versions, dict) else {}
         wanted = [ch for ch in channels if ch in versions]
@@ -492,8 +507,9 @@ class PostgresStore(SupportsWith):
             f"  SELECT {_kind_sql('metadata -> %(key)s')} AS kind, metadata -> %(key)s AS env,"
             '   coalesce(checkpoint_id COLLATE "C" < %(older)s, false) AS older,'
             "   (checkpoint_ns = '' AND row_number() OVER ("
-            "     PARTITION BY thread_id, checkpoint_ns ORDER BY checkpoint_id DESC) = 1) AS latest"
-            "  FROM checkpoints) AS m) AS e"
+            "     PARTITION BY thread_id, checkpoint_ns ORDER BY checkpoint_id DESC) = 1) AS latest,"
+            f"   {_PYTHON_ONLY} AS python_only"
+            f"  FROM checkpoints) AS m WHERE NOT python_only) AS e"
             f" GROUP BY kind, {', '.join(groups)}, older"
         )
         params = {"key": envelope_key, "older": older_than}
@@ -505,19 +521,41 @@ class PostgresStore(SupportsWith):
                     fields[f] = _typed(row[1 + 2 * i], row[2 + 2 * i])
                 fields["boundary_sequence"] = _typed(row[9], None)
             yield EnvelopeShape(kind, **fields, older=bool(row[10]), checkpoints=row[11], latest=row[12] or 0)
+        yield from self._python_shapes(envelope_key, params)
+
+    def _python_shapes(self, envelope_key: str, params: dict):
+        """Rows whose metadata Python's json reads differently from JSONB (see _PYTHON_ONLY)."""
+        from symfonic_cli.stores.envelope_rows import ABSENT, EnvelopeShape, row_from_metadata
+
+        sql = (
+            "SELECT thread_id, checkpoint_ns, checkpoint_id, metadata::text, older, latest FROM ("
+            '  SELECT *, coalesce(checkpoint_id COLLATE "C" < %(older)s, false) AS older,'
+            "   (checkpoint_ns = '' AND row_number() OVER ("
+            "     PARTITION BY thread_id, checkpoint_ns ORDER BY checkpoint_id DESC) = 1) AS latest,"
+            f"   {_PYTHON_ONLY} AS python_only FROM checkpoints) AS m WHERE python_only"
+        )
+        for tid, ns, cid, meta, older, latest in self._stream(sql, params):
+            row = row_from_metadata(str(tid), ns, cid, meta, envelope_key)
+            yield EnvelopeShape(
+                "absent" if row.envelope is ABSENT else "object",
+                older=bool(older), checkpoints=1, latest=int(bool(latest)),
+                metadata={} if row.envelope is ABSENT else {envelope_key: row.envelope},
+                anomalies=row.anomalies, error=row.error,
+            )
+
 
     @_translate_iter
     def iter_envelopes(self, envelope_key: str, *, thread: str | None = None):
-        from symfonic_cli.stores.envelope_rows import ABSENT, EnvelopeRow
+        from symfonic_cli.stores.envelope_rows import row_from_metadata
 
+        # Each row's metadata decoded as PostgresSaver's driver decodes it (Python json), limits applied.
         where = "WHERE thread_id = %(thread)s" if thread is not None else ""
         sql = (
-            "SELECT thread_id, checkpoint_ns, checkpoint_id, metadata -> 'step', metadata -> 'source', "
-            "jsonb_typeof(metadata) = 'object' AND metadata ? %(key)s, metadata -> %(key)s "
+            "SELECT thread_id, checkpoint_ns, checkpoint_id, metadata::text "
             f'FROM checkpoints {where} ORDER BY thread_id COLLATE "C", checkpoint_id DESC, checkpoint_ns COLLATE "C"'
         )
-        for tid, ns, cid, step, source, present, env in self._stream(sql, {"key": envelope_key, "thread": thread}):
-            yield EnvelopeRow(str(tid), ns, cid, step, source, env if present else ABSENT)
+        for tid, ns, cid, meta in self._stream(sql, {"thread": thread}):
+            yield row_from_metadata(str(tid), ns, cid, meta, envelope_key)
 
     @_translate_errors
     def envelope_key_candidates(self, envelope_key: str, *, limit: int = 5) -> list[tuple[str, int]]:
@@ -873,6 +911,16 @@ _THREAD_PRESENT_SQL = (
 )
 
 
+# Metadata Python's json cannot read within symfonic's limits (symfonic_cli/metadata_json.py):
+# an integer of more digits than MAX_INT_DIGITS (JSONB keeps any number exactly), or nesting
+# deeper than MAX_DEPTH (the metadata is level 1). Those rows are decoded in Python, as the
+# saver's driver would, so the store-wide report reads them as a thread's report does.
+_PYTHON_ONLY = (
+    "(metadata::text ~ '[0-9]{20001}' OR "
+    "jsonb_path_exists(metadata, 'strict $.**{2000} ? (@.type() == \"array\" || @.type() == \"object\")'))"
+)
+
+
 def _bytes(value: Any) -> Any:
     return bytes(value) if isinstance(value, (memoryview, bytearray)) else value
 
@@ -920,4 +968,6 @@ def _typed(kind: str | None, text: str | None) -> Any:
         return ABSENT
     if kind in ("array", "object") or text is None:
         return _PLACEHOLDER[kind]
-    return json.loads(text)
+    from symfonic_cli.metadata_json import loads
+
+    return loads(text)  # rows beyond its limits never get here (_PYTHON_ONLY)
