@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
 from tests import hostile
@@ -71,8 +71,8 @@ def agree(results) -> None:
     """The store-wide report and the per-thread reports count the same findings."""
     whole = results.get((("compat", "report"), "json"))
     every = results.get((("compat", "report", "--by-thread"), "jsonl"))
-    if whole is None or every is None or not whole.out or not every.out:
-        return
+    if whole is None or every is None or whole.code not in (0, 5) or every.code not in (0, 5):
+        return  # exit 4: a document the tool refuses (named on stderr); nothing to compare
     data = json.loads(whole.out)
     rows = [json.loads(line) for line in every.out.splitlines()]
     for finding in ("corrupt", "newer", "legacy"):
@@ -409,8 +409,11 @@ def _envelope_text(pg: bool):
     ) | _json_text(pg)
 
 
-_settings = settings(max_examples=25, derandomize=True, deadline=None, database=None,
-                     suppress_health_check=list(HealthCheck))
+# Bounded: a fixed number of examples, derandomized, and no shrinking (a failure prints its
+# example as generated; shrinking across whole stores could take minutes).
+_BOUND = dict(derandomize=True, deadline=None, database=None, suppress_health_check=list(HealthCheck),
+              phases=(Phase.explicit, Phase.generate))
+_settings = settings(max_examples=25, **_BOUND)
 _pick = st.data()
 
 
@@ -431,7 +434,7 @@ def _generated(backend, base, data, craft) -> None:
     agree(results)
 
 
-@_settings
+@settings(max_examples=20, **_BOUND)
 @given(data=_pick, envelope=_envelope_text(pg=False), duplicate=st.none() | _envelope_text(pg=False))
 def test_generated_sqlite_metadata(request, data, envelope, duplicate):
     backend, base = _sqlite(request)
@@ -464,13 +467,21 @@ def test_generated_sqlite_checkpoint_blobs(request, data, blob, type_, cut):
     _generated(backend, base, data, craft)
 
 
-@settings(max_examples=15, derandomize=True, deadline=None, database=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=15, **_BOUND)
 @given(data=_pick, envelope=_envelope_text(pg=True))
 def test_generated_postgres_metadata(request, data, envelope):
     backend = backend_for("postgres", request)
     if "postgres" not in _bases:
         _bases["postgres"] = hostile.write_base(backend)
-    _generated(backend, _bases["postgres"], data, lambda url: hostile.pg_set_envelope_text(backend, url, envelope))
+    def craft(url):
+        import psycopg
+
+        try:
+            return hostile.pg_set_envelope_text(backend, url, envelope)
+        except psycopg.DataError:  # jsonb refuses it (a lone surrogate, NaN): nothing stored, nothing to read
+            return None
+
+    _generated(backend, _bases["postgres"], data, craft)
 
 
 def _bson_value():
@@ -495,7 +506,7 @@ _MONGO_FIELDS = st.sampled_from(["metadata.symfonic_envelope", "metadata.symfoni
                                  "parent_checkpoint_id"])
 
 
-@settings(max_examples=15, derandomize=True, deadline=None, database=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=15, **_BOUND)
 @given(data=_pick, field=_MONGO_FIELDS, value=_bson_value())
 def test_generated_mongodb_documents(request, data, field, value):
     backend = backend_for("mongodb", request)

@@ -363,7 +363,7 @@ class MongoStore(SupportsWith):
         for doc in self._thread_docs(key, fields, descending=True):
             cid = _field(doc, "checkpoint_id", str, None)
             yield MessageState(
-                doc.get("checkpoint_ns", ""), cid, None, cid, "checkpoint",
+                _key_field(doc, "checkpoint_ns"), cid, None, cid, "checkpoint",
                 _field(doc, "type", str, cid), _field(doc, "checkpoint", bytes, cid),
             )
 
@@ -510,7 +510,8 @@ class MongoStore(SupportsWith):
                 source = step = None
             parent = doc.get("parent_checkpoint_id")
             yield CheckpointHead(
-                doc.get("checkpoint_ns", ""), cid, parent or None, ts, source if isinstance(source, str) else None, count,
+                _key_field(doc, "checkpoint_ns"), cid, parent if isinstance(parent, str) and parent else None,
+                ts, source if isinstance(source, str) else None, count,
                 step if isinstance(step, int) and not isinstance(step, bool) else None,
             )
 
@@ -521,9 +522,11 @@ class MongoStore(SupportsWith):
         fields = {"_id": 0, "checkpoint_ns": 1, "checkpoint_id": 1, "task_id": 1, "idx": 1, "type": 1, "value": 1}
         for doc in self.writes.find({"thread_id": _plain(key, "thread key"), "channel": "messages"}, fields):
             value = doc.get("value")
+            idx, type_ = doc.get("idx"), doc.get("type")
             yield MessageWrite(
-                doc.get("checkpoint_ns", ""), doc.get("checkpoint_id"), doc.get("task_id"), doc.get("idx"),
-                doc.get("type"), bytes(value) if isinstance(value, (bytes, bytearray)) else None,
+                _key_field(doc, "checkpoint_ns"), _key_field(doc, "checkpoint_id"), _key_field(doc, "task_id"),
+                idx if isinstance(idx, int) else None, type_ if isinstance(type_, str) else None,
+                bytes(value) if isinstance(value, (bytes, bytearray)) else None,
             )
 
     def _thread_docs(self, key: str, fields: dict, *, descending: bool) -> Iterator[dict]:
@@ -554,6 +557,8 @@ class MongoStore(SupportsWith):
         from symfonic_cli.stores.envelope_rows import EnvelopeShape
 
         env = {"$getField": {"field": {"$literal": _plain(envelope_key, "envelope key")}, "input": "$metadata"}}
+        # Metadata that is not a document holds no envelope (as iter_envelopes reads it): missing.
+        env = {"$cond": [{"$eq": [{"$type": "$metadata"}, "object"]}, env, "$$REMOVE"]}
         is_obj = {"$eq": [{"$type": "$env"}, "object"]}
         project: dict[str, Any] = {"_id": 0, "kind": {"$type": "$env"}, "raw": {"$cond": [is_obj, None, "$env"]}, "older": 1, "latest": 1}
         for f in _ENVELOPE_FIELDS:
