@@ -181,16 +181,28 @@ def boolean_anomalies(metadata: Mapping[str, Any] | None, *, key: str = DEFAULT_
     if not isinstance(raw, Mapping):
         return []
     out = []
+    # A nested value is quoted by its type only: the store-wide report groups without its content.
     if "safe_boundary" in raw and not isinstance(raw["safe_boundary"], bool):
         value = raw["safe_boundary"]
-        out.append(f"safe_boundary is {_short(value)} ({_json_type(value)}), read as {bool(value)}")
+        read = "True unless empty" if _is_container(value) else bool(value)
+        out.append(f"safe_boundary is {_quote(value)} ({_json_type(value)}), read as {read}")
     if "finalized" in raw and raw["finalized"] is not None and not isinstance(raw["finalized"], bool):
-        out.append(f"finalized is {_short(raw['finalized'])} ({_json_type(raw['finalized'])}), read as absent")
+        out.append(f"finalized is {_quote(raw['finalized'])} ({_json_type(raw['finalized'])}), read as absent")
     sequence = raw.get("boundary_sequence")
     if sequence is not None and not _is_int(sequence):
         # Only the type: store-wide counts group boundary_sequence by type, not by value.
         out.append(f"boundary_sequence is a {_json_type(sequence)}, not an integer; read as absent")
     return out
+
+
+def _is_container(value: Any) -> bool:
+    return isinstance(value, (Mapping, list, tuple))
+
+
+def _quote(value: Any) -> str:
+    if _is_container(value):
+        return "{...}" if isinstance(value, Mapping) else "[...]"
+    return _short(value)
 
 
 def _json_type(value: Any) -> str:

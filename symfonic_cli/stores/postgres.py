@@ -916,7 +916,7 @@ _THREAD_PRESENT_SQL = (
 # deeper than MAX_DEPTH (the metadata is level 1). Those rows are decoded in Python, as the
 # saver's driver would, so the store-wide report reads them as a thread's report does.
 _PYTHON_ONLY = (
-    "(metadata::text ~ '[0-9]{20001}' OR "
+    "(jsonb_path_exists(metadata, 'strict $.** ? (@.type() == \"number\" && (@ >= 1e20000 || @ <= -1e20000))') OR "
     "jsonb_path_exists(metadata, 'strict $.**{2000} ? (@.type() == \"array\" || @.type() == \"object\")'))"
 )
 
