@@ -187,7 +187,7 @@ def test_non_finite_numbers_and_long_integers_are_values(request):
         (b'{"symfonic_envelope": ' + b"[" * 2500 + b"]" * 2500 + b"}", "metadata nested deeper than 2,000 levels"),
         (b'{"symfonic_envelope": {"format_version": 1' + b"0" * 30000 + b"}}", "metadata holds an integer of more than 20,000 digits"),
         (b'{"symfonic_envelope": {"format_version": 1,', "metadata is not JSON"),
-        (b'{"symfonic_envelope": "\xff\xfe"}', "metadata is not text in a JSON encoding"),
+        (b'{"symfonic_envelope": "caf\xc3\xa9 \xff"}', "metadata is not text in a JSON encoding"),
     ],
 )
 def test_metadata_the_saver_cannot_decode_is_a_finding_on_that_row(request, raw, reason):

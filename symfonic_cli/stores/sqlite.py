@@ -366,30 +366,37 @@ class SqliteStore(SupportsWith):
 
         def grouped(source: str) -> str:
             return (
-                f"SELECT kind, {keys}, older, count(*) FROM ("
-                f" SELECT kind, {', '.join(f'{e} AS k{i}' for i, e in enumerate(fields))}, older FROM ("
+                f"SELECT kind, {keys}, older, rid, count(*) FROM ("
+                f" SELECT kind, {', '.join(f'{e} AS k{i}' for i, e in enumerate(fields))}, older, rid FROM ("
                 f"  SELECT CASE WHEN substr(env, 1, 1) = '{{' THEN 'object' ELSE json_type(env) END AS kind,"
-                f"   env, older FROM ({source} LIMIT -1) LIMIT -1))"
-                f" GROUP BY kind, {keys}, older"
+                f"   env, older, rid FROM ({source} LIMIT -1) LIMIT -1))"
+                f" GROUP BY kind, {keys}, older, rid"
             )
 
         # Rows whose metadata SQLite's JSON functions could read differently from the saver's
-        # Python json (see _python_only) are left out here and decoded in Python below.
-        py = _python_only("metadata", envelope_key)
-        every = (
-            "SELECT CAST(metadata AS TEXT) -> :path AS env, coalesce(checkpoint_id < :older, 0) AS older"
-            f" FROM checkpoints WHERE NOT {py}"
-        )
-        latest = (
-            "SELECT CAST(c.metadata AS TEXT) -> :path AS env, coalesce(c.checkpoint_id < :older, 0) AS older"
-            " FROM (SELECT thread_id, max(checkpoint_id) AS last FROM checkpoints WHERE checkpoint_ns = ''"
+        # Python json (see _python_only) keep their rowid as a group of their own, and are then
+        # decoded in Python; the test runs once per row, in the same pass.
+        def flagged(rows: str) -> str:
+            return (
+                "SELECT CASE WHEN py THEN NULL ELSE m -> :path END AS env, older, CASE WHEN py THEN rid END AS rid"
+                f" FROM (SELECT rid, older, m, {_python_only('metadata', envelope_key, text='m')} AS py"
+                f"  FROM (SELECT c.rowid AS rid, c.metadata AS metadata, CAST(c.metadata AS TEXT) AS m,"
+                f"   coalesce(c.checkpoint_id < :older, 0) AS older FROM {rows} LIMIT -1) LIMIT -1)"
+            )
+
+        every = flagged("checkpoints AS c")
+        latest = flagged(
+            "(SELECT thread_id, max(checkpoint_id) AS last FROM checkpoints WHERE checkpoint_ns = ''"
             "  GROUP BY thread_id) AS l"
             " JOIN checkpoints AS c ON c.thread_id = l.thread_id AND c.checkpoint_ns = '' AND c.checkpoint_id = l.last"
-            f" WHERE NOT {py.replace('metadata', 'c.metadata')}"
         )
         params = {"path": _json_path(envelope_key), "older": older_than, **_python_only_params(envelope_key)}
-        latest_counts = {tuple(r[:-1]): r[-1] for r in self.conn.execute(grouped(latest), params)}
+        latest_counts = {tuple(r[:-2]): r[-1] for r in self.conn.execute(grouped(latest), params) if r[-2] is None}
+        python_rows = []
         for row in self.conn.execute(grouped(every), params):
+            if row[5] is not None:
+                python_rows.append(row[5])
+                continue
             kind = _KIND.get(row[0], "absent")
             shape = {}
             if kind == "object":
@@ -398,20 +405,24 @@ class SqliteStore(SupportsWith):
                 if row[3] is None:
                     shape["safe_boundary"] = ABSENT
                 shape["boundary_sequence"] = _typed(row[2], _PLACEHOLDER.get(row[2]))
-            n_latest = latest_counts.get(tuple(row[:-1]), 0)
-            yield EnvelopeShape(kind, **shape, older=bool(row[4]), checkpoints=row[5], latest=n_latest)
-        yield from self._python_shapes(envelope_key, py, params)
+            n_latest = latest_counts.get(tuple(row[:5]), 0)
+            yield EnvelopeShape(kind, **shape, older=bool(row[4]), checkpoints=row[6], latest=n_latest)
+        yield from self._python_shapes(envelope_key, python_rows, older_than)
 
-    def _python_shapes(self, envelope_key: str, py: str, params: dict):
+    def _python_shapes(self, envelope_key: str, rowids: list[int], older_than: str | None):
         from symfonic_cli.stores.envelope_rows import ABSENT, EnvelopeShape, row_from_metadata
 
         sql = (
             "SELECT c.thread_id, c.checkpoint_ns, c.checkpoint_id, c.metadata, coalesce(c.checkpoint_id < :older, 0),"
             " c.checkpoint_ns = '' AND c.checkpoint_id = (SELECT max(m.checkpoint_id) FROM checkpoints AS m"
             "  WHERE m.thread_id = c.thread_id AND m.checkpoint_ns = '')"
-            f" FROM checkpoints AS c WHERE {py.replace('metadata', 'c.metadata')}"
+            " FROM checkpoints AS c WHERE c.rowid = :rid"
         )
-        for tid, ns, cid, meta, older, latest in self.conn.execute(sql, params):
+        for rid in rowids:
+            found = self.conn.execute(sql, {"rid": rid, "older": older_than}).fetchone()
+            if found is None:  # deleted by a writer since the pass
+                continue
+            tid, ns, cid, meta, older, latest = found
             row = row_from_metadata(str(tid), ns, cid, meta, envelope_key)
             yield EnvelopeShape(
                 "absent" if row.envelope is ABSENT else "object",
@@ -774,26 +785,30 @@ _READ_FIELDS = ("format_version", "writer_line", "safe_boundary", "finalized", "
                 "boundary_id", "package_version")
 
 
-def _python_only(column: str, key: str) -> str:
+def _python_only(column: str, key: str, *, text: str | None = None) -> str:
     """SQL: true for rows whose metadata SQLite's JSON functions could read differently from the
     saver's ``json.loads`` (these are decoded in Python, exactly as the saver does):
 
-    - not valid JSON to SQLite: NaN, Infinity, nesting over 1,000 levels, other encodings;
+    - not valid JSON to SQLite: NaN, Infinity, nesting deeper than SQLite reads, other encodings;
     - not a BLOB or TEXT, or holding a NUL byte (Python detects UTF-16/32 by them);
-    - any backslash escape (an escaped key is the same key to Python), any character outside
-      printable ASCII (invalid UTF-8, lone surrogates), a run of 16 digits (SQLite reads integers
-      beyond 64 bits and long fractions as doubles);
+    - longer than 20,000 bytes (it may hold an integer beyond metadata_json.MAX_INT_DIGITS);
+    - any backslash escape (an escaped key is the same key to Python), any multi-byte UTF-8
+      sequence (lone surrogates among them: SQLite counts fewer characters than bytes);
     - the envelope key, or a field the report reads, written twice: SQLite reads the FIRST of
       duplicate keys, Python the LAST.
+    Numbers need no test: json_extract of several paths returns each value's text verbatim, and
+    Python parses it. Not caught: bytes that are not UTF-8 inside a JSON string where SQLite's
+    character count still equals the byte count (stray continuation bytes); a GLOB over every
+    character would find them but costs several times the whole report.
     """
-    m = f"CAST({column} AS TEXT)"
+    m = text or f"CAST({column} AS TEXT)"
     repeated = " OR ".join(
         f"instr(substr({m}, instr({m}, :q{i}) + 1), :q{i}) > 0" for i in range(len(_READ_FIELDS) + 1)
     )
     return (
         f"({column} IS NOT NULL AND (typeof({column}) NOT IN ('blob', 'text')"
-        f" OR instr(CAST({column} AS BLOB), x'00') > 0 OR NOT json_valid({m})"
-        f" OR instr({m}, '\\') > 0 OR {m} GLOB '*[^ -~]*' OR {m} GLOB '*{'[0-9]' * 16}*'"
+        f" OR instr(CAST({column} AS BLOB), x'00') > 0 OR length(CAST({column} AS BLOB)) > 20000"
+        f" OR NOT json_valid({m}) OR instr({m}, '\\') > 0 OR length({m}) != length(CAST({column} AS BLOB))"
         f" OR {repeated}))"
     )
 
