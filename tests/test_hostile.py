@@ -540,3 +540,19 @@ def test_values_at_the_limits_print_in_full(request):
     with room():
         raw = json.loads(r.out, parse_int=str)["raw_envelope"]
     assert raw["n"] == big
+
+
+def test_migrate_refuses_a_thread_nested_too_deeply_to_decode(request, tmp_path):
+    """Too deep for the decoder: that thread is `failed`, naming the checkpoint; the others copy."""
+    backend, base = _sqlite(request)
+    url = hostile.clone(backend, base)
+    cid = _json_checkpoint(url, [{"type": "human", "id": "deep", "content": {"blocks": "@@DEEP@@"}}], depth=5000)
+    target = str(tmp_path / "target.db")
+    before = hostile.fingerprint("sqlite", url)
+    r = run("migrate", "--from", url, "--to", target, "--all", "--init-target", "--format", "json")
+    assert r.code == 7, r.err
+    data = json.loads(r.out)
+    status = {t["thread"] if "thread" in t else t["key"]: t for t in data["threads"]}
+    assert status[T]["status"] == "failed" and f"checkpoint {cid}" in status[T]["message"]
+    assert {k: v["status"] for k, v in status.items() if k != T} == {k: "copied" for k in hostile.THREADS if k != T}
+    assert hostile.fingerprint("sqlite", url) == before
