@@ -501,19 +501,30 @@ class PostgresStore(SupportsWith):
             )
         inner.append(f"CASE WHEN kind = 'object' THEN {_kind_sql(_lit_path('env', 'boundary_sequence'))} END AS bs_t")
         groups = [f"{f}_{s}" for f in self._ENVELOPE_FIELDS for s in ("t", "v")] + ["bs_t"]
+        # Rows Python's json reads differently (see _PYTHON_ONLY) are tested once, in this pass,
+        # and come out one per group with their metadata text, to be decoded in Python.
+        py = ["py_tid", "py_ns", "py_cid", "py_meta"]
         sql = (
-            f"SELECT kind, {', '.join(groups)}, older, count(*), sum(latest::int) FROM ("
-            f" SELECT kind, {', '.join(inner)}, older, latest FROM ("
-            f"  SELECT {_kind_sql('metadata -> %(key)s')} AS kind, metadata -> %(key)s AS env,"
-            '   coalesce(checkpoint_id COLLATE "C" < %(older)s, false) AS older,'
-            "   (checkpoint_ns = '' AND row_number() OVER ("
-            "     PARTITION BY thread_id, checkpoint_ns ORDER BY checkpoint_id DESC) = 1) AS latest,"
-            f"   {_PYTHON_ONLY} AS python_only"
-            f"  FROM checkpoints) AS m WHERE NOT python_only) AS e"
-            f" GROUP BY kind, {', '.join(groups)}, older"
+            f"SELECT kind, {', '.join(groups)}, older, count(*), sum(latest::int), {', '.join(py)} FROM ("
+            f" SELECT kind, {', '.join(inner)}, older, latest, {', '.join(py)} FROM ("
+            f"  SELECT CASE WHEN NOT python_only THEN {_kind_sql('metadata -> %(key)s')} END AS kind,"
+            "   CASE WHEN NOT python_only THEN metadata -> %(key)s END AS env, older, latest,"
+            "   CASE WHEN python_only THEN thread_id END AS py_tid, CASE WHEN python_only THEN checkpoint_ns END AS py_ns,"
+            "   CASE WHEN python_only THEN checkpoint_id END AS py_cid,"
+            "   CASE WHEN python_only THEN metadata::text END AS py_meta FROM ("
+            "   SELECT thread_id, checkpoint_ns, checkpoint_id, metadata,"
+            '    coalesce(checkpoint_id COLLATE "C" < %(older)s, false) AS older,'
+            "    (checkpoint_ns = '' AND row_number() OVER ("
+            "      PARTITION BY thread_id, checkpoint_ns ORDER BY checkpoint_id DESC) = 1) AS latest,"
+            f"    {_PYTHON_ONLY} AS python_only"
+            "   FROM checkpoints) AS r) AS m) AS e"
+            f" GROUP BY kind, {', '.join(groups)}, older, {', '.join(py)}"
         )
         params = {"key": envelope_key, "older": older_than}
         for row in self._stream(sql, params):
+            if row[13] is not None:
+                yield self._python_shape(envelope_key, row)
+                continue
             kind = row[0] or "absent"
             fields = {}
             if kind == "object":
@@ -521,28 +532,20 @@ class PostgresStore(SupportsWith):
                     fields[f] = _typed(row[1 + 2 * i], row[2 + 2 * i])
                 fields["boundary_sequence"] = _typed(row[9], None)
             yield EnvelopeShape(kind, **fields, older=bool(row[10]), checkpoints=row[11], latest=row[12] or 0)
-        yield from self._python_shapes(envelope_key, params)
 
-    def _python_shapes(self, envelope_key: str, params: dict):
-        """Rows whose metadata Python's json reads differently from JSONB (see _PYTHON_ONLY)."""
+    @staticmethod
+    def _python_shape(envelope_key: str, row: tuple):
+        """One row whose metadata Python's json reads differently from JSONB (see _PYTHON_ONLY)."""
         from symfonic_cli.stores.envelope_rows import ABSENT, EnvelopeShape, row_from_metadata
 
-        sql = (
-            "SELECT thread_id, checkpoint_ns, checkpoint_id, metadata::text, older, latest FROM ("
-            '  SELECT *, coalesce(checkpoint_id COLLATE "C" < %(older)s, false) AS older,'
-            "   (checkpoint_ns = '' AND row_number() OVER ("
-            "     PARTITION BY thread_id, checkpoint_ns ORDER BY checkpoint_id DESC) = 1) AS latest,"
-            f"   {_PYTHON_ONLY} AS python_only FROM checkpoints) AS m WHERE python_only"
+        tid, ns, cid, meta = row[13:17]
+        decoded = row_from_metadata(str(tid), ns, cid, meta, envelope_key)
+        return EnvelopeShape(
+            "absent" if decoded.envelope is ABSENT else "object",
+            older=bool(row[10]), checkpoints=row[11], latest=row[12] or 0,
+            metadata={} if decoded.envelope is ABSENT else {envelope_key: decoded.envelope},
+            anomalies=decoded.anomalies, error=decoded.error,
         )
-        for tid, ns, cid, meta, older, latest in self._stream(sql, params):
-            row = row_from_metadata(str(tid), ns, cid, meta, envelope_key)
-            yield EnvelopeShape(
-                "absent" if row.envelope is ABSENT else "object",
-                older=bool(older), checkpoints=1, latest=int(bool(latest)),
-                metadata={} if row.envelope is ABSENT else {envelope_key: row.envelope},
-                anomalies=row.anomalies, error=row.error,
-            )
-
 
     @_translate_iter
     def iter_envelopes(self, envelope_key: str, *, thread: str | None = None):
