@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import re
-import uuid
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
 from symfonic_cli.errors import UsageError
-from symfonic_cli.stores.erase_rows import ERASE_IDENTIFIER, ERASE_KEY_PARTS, ExtraTable, ThreadErasePlan
+from symfonic_cli.stores.erase_rows import ERASE_IDENTIFIER, ERASE_KEY_PARTS, MISSING_SUB_FORMS, ExtraTable, ThreadErasePlan
 
 _NAME_RE = re.compile(rf"^{ERASE_IDENTIFIER}(\.{ERASE_IDENTIFIER})?$")
 _COLUMN_RE = re.compile(rf"^{ERASE_IDENTIFIER}$")
@@ -36,13 +35,20 @@ RESIDUAL = {
 }
 
 ERASED, NOTHING, FAILED = "erased", "nothing-to-erase", "failed"
+# A requested key with no row anywhere in the cascade; or one a --receipt file records as erased
+# from the same store; or, after the receipt file could not be written, a thread left alone.
+NOT_FOUND, ALREADY_ERASED, NOT_ATTEMPTED = "not-found", "already-erased", "not-attempted"
+STATUSES = (ERASED, NOTHING, FAILED, NOT_FOUND, ALREADY_ERASED, NOT_ATTEMPTED)
 
 
 def parse_extra(options: dict[str, Any]) -> tuple[ExtraTable, ...]:
     """The ``erase_extra`` entries of a store's config into validated extra tables.
 
     Each entry: ``{table = "conversations", column = "thread_id"}`` (the column holds the whole
-    thread key) or ``{table = "pause_tokens", match = {tenant_id = "tenant", session_id = "session"}}``.
+    thread key) or ``{table = "pause_tokens", match = {tenant_id = "tenant", sub_id = "sub",
+    session_id = "session"}, missing_sub = "null"}``. A match must identify one thread: a
+    ``thread`` column, or tenant + sub + session; tenant + session alone only with
+    ``all_sub_tenants = true`` (the entry then covers that session under every sub-tenant).
     ``collection`` is accepted for ``table`` (MongoDB).
     """
     raw = options.get("erase_extra", [])
@@ -54,7 +60,7 @@ def parse_extra(options: dict[str, Any]) -> tuple[ExtraTable, ...]:
         where = f"erase_extra[{i}]"
         if not isinstance(entry, dict):
             raise UsageError(f"{where} must be a table like {{table = \"t\", column = \"thread_id\"}}")
-        unknown = set(entry) - {"table", "collection", "column", "match"}
+        unknown = set(entry) - {"table", "collection", "column", "match", "missing_sub", "all_sub_tenants"}
         if unknown:
             raise UsageError(f"{where} has unknown key(s): {', '.join(sorted(unknown))}")
         name = entry.get("table", entry.get("collection"))
@@ -80,24 +86,29 @@ def parse_extra(options: dict[str, Any]) -> tuple[ExtraTable, ...]:
             if part not in ERASE_KEY_PARTS:
                 raise UsageError(f"{where}: column '{column}' must hold one of {', '.join(ERASE_KEY_PARTS)}, got {part!r}")
             pairs.append((column, part))
-        if "session" in dict(pairs).values() and "tenant" not in dict(pairs).values():
-            # A session id alone could match another tenant's session: refuse rather than over-erase.
-            raise UsageError(f"{where}: a session column needs a tenant column too (or a column holding the whole thread)")
-        out.append(ExtraTable(name, tuple(pairs)))
+        held = [part for _, part in pairs]
+        if len(set(held)) != len(held):
+            raise UsageError(f"{where}: each key part may be mapped once, got {', '.join(held)}")
+        missing_sub = entry.get("missing_sub", "null")
+        if missing_sub not in MISSING_SUB_FORMS:
+            raise UsageError(f"{where}: missing_sub must be one of \"null\", \"\", \"_\" (how the table stores a missing sub-tenant), got {missing_sub!r}")
+        if "missing_sub" in entry and "sub" not in held:
+            raise UsageError(f"{where}: missing_sub needs a column mapped to \"sub\"")
+        all_subs = entry.get("all_sub_tenants", False)
+        if not isinstance(all_subs, bool):
+            raise UsageError(f"{where}: all_sub_tenants must be true or false, got {all_subs!r}")
+        if all_subs and ("sub" in held or "thread" in held or not {"tenant", "session"} <= set(held)):
+            raise UsageError(f"{where}: all_sub_tenants = true is only for a match of tenant and session columns without a sub column")
+        if "thread" not in held and not {"tenant", "sub", "session"} <= set(held) and not all_subs:
+            # Anything less than one thread's key could reach another thread's rows: refuse rather than over-erase.
+            if {"tenant", "session"} <= set(held):
+                raise UsageError(
+                    f"{where}: tenant and session columns cannot tell sub-tenants apart (acme:eu:s-1 and acme:_:s-1)",
+                    hint='map the sub-tenant column too (match = {..., sub_id = "sub"}), or declare all_sub_tenants = true',
+                )
+            raise UsageError(f"{where}: match must identify one thread: a column holding the whole key, or a tenant column with sub and session columns")
+        out.append(ExtraTable(name, tuple(pairs), missing_sub, all_subs))
     return tuple(out)
-
-
-def parse_key_lines(text: str) -> list[str]:
-    """A ``--from-file`` batch: one key per line; blank lines and ``#`` comments skipped, duplicates once."""
-    keys: list[str] = []
-    seen: set[str] = set()
-    for line in text.splitlines():
-        key = line.strip()
-        if not key or key.startswith("#") or key in seen:
-            continue
-        seen.add(key)
-        keys.append(key)
-    return keys
 
 
 _DURATION_RE = re.compile(r"^(\d+(?:\.\d+)?)\s*([smhd]?)$")
@@ -109,7 +120,9 @@ def parse_duration(text: str) -> timedelta:
     m = _DURATION_RE.match(text.strip().lower())
     if not m:
         raise UsageError(f"bad duration '{text}'", hint="use e.g. 90s, 15m, 2h, 1d")
-    return timedelta(seconds=float(m.group(1)) * _UNITS[m.group(2)])
+    from symfonic_cli.cli.common import grace_seconds
+
+    return timedelta(seconds=grace_seconds(text, float(m.group(1)) * _UNITS[m.group(2)]))
 
 
 def is_recent(plan: ThreadErasePlan, now: datetime, grace: timedelta) -> bool:
@@ -138,19 +151,39 @@ def _iso(dt: datetime | None) -> str | None:
     return dt.astimezone(timezone.utc).isoformat().replace("+00:00", "Z") if dt else None
 
 
-def plan_records(plans: list[ThreadErasePlan], now: datetime, grace: timedelta) -> list[dict[str, Any]]:
-    """One record per thread for display: key, rows per table, total, first/last activity, recent."""
-    return [
-        {
+@dataclass
+class Miss:
+    """Why a requested key has nothing to erase: never in the store, or erased by an earlier run."""
+
+    status: str  # NOT_FOUND or ALREADY_ERASED
+    suggestions: list[str] = field(default_factory=list)
+    erased_by: dict[str, str] | None = None  # {"receipt_id": ..., "time": ...}
+
+    def fields(self) -> dict[str, Any]:
+        if self.status == ALREADY_ERASED:
+            return {"erased_by": self.erased_by}
+        return {"suggestions": self.suggestions}
+
+
+def plan_records(plans: list[ThreadErasePlan], now: datetime, grace: timedelta, misses: dict[str, Miss] | None = None) -> list[dict[str, Any]]:
+    """One record per thread for display: key, status, rows per table, total, first/last activity, recent."""
+    misses = misses or {}
+    records = []
+    for p in plans:
+        miss = misses.get(p.key)
+        rec: dict[str, Any] = {
             "key": p.key,
+            "status": miss.status if miss else ("erase" if p.total else NOTHING),
             "rows": dict(p.rows),
             "total": p.total,
             "first_activity": _iso(p.first_activity),
             "last_activity": _iso(p.last_activity),
             "recent": is_recent(p, now, grace),
         }
-        for p in plans
-    ]
+        if miss:
+            rec.update(miss.fields())
+        records.append(rec)
+    return records
 
 
 @dataclass
@@ -162,6 +195,8 @@ class ThreadOutcome:
     reason: str | None = None
     last_activity: datetime | None = None
     recent: bool = False
+    miss: Miss | None = None
+    time: datetime | None = None  # when its erase committed (or was given up)
 
 
 def outcome(plan: ThreadErasePlan, deleted: dict[str, int], remaining: dict[str, int], now: datetime, grace: timedelta) -> ThreadOutcome:
@@ -179,53 +214,72 @@ def failed(plan: ThreadErasePlan, reason: str, now: datetime, grace: timedelta) 
     return ThreadOutcome(plan.key, FAILED, {}, None, reason, plan.last_activity, is_recent(plan, now, grace))
 
 
-def build_receipt(
-    *,
-    version: str,
-    store: str,
-    kind: str,
-    operator: str | None,
-    selection: dict[str, Any],
-    outcomes: list[ThreadOutcome],
-    notes: list[str],
-    vacuum: bool,
-    grace: timedelta,
-    now: datetime,
-    receipt_id: str | None = None,
-) -> dict[str, Any]:
-    """The JSON receipt of one run: who, when, where, and per thread what went. No message content."""
-    residual = RESIDUAL.get(kind, RESIDUAL["sqlite"])
-    counts = {s: sum(1 for o in outcomes if o.status == s) for s in (ERASED, NOTHING, FAILED)}
-    threads = []
-    for o in outcomes:
-        entry: dict[str, Any] = {
-            "key": o.key,
-            "status": o.status,
-            "rows_deleted": o.rows_deleted,
-            "verification": (
-                {"checked": False}
-                if o.remaining is None
-                else {"checked": True, "rows_remaining": sum(o.remaining.values()), "ok": not sum(o.remaining.values())}
-            ),
-            "residual_copies": residual,
-        }
-        if o.reason:
-            entry["reason"] = o.reason
-        if o.recent and o.status != NOTHING:
-            entry["warning"] = f"activity in the last {_human(grace)} (last at {_iso(o.last_activity)}): a running agent that still holds the session can write the thread again"
-        threads.append(entry)
+def missed(plan: ThreadErasePlan, miss: Miss) -> ThreadOutcome:
+    return ThreadOutcome(plan.key, miss.status, {}, None, None, miss=miss)
+
+
+def not_attempted(plan: ThreadErasePlan, reason: str) -> ThreadOutcome:
+    return ThreadOutcome(plan.key, NOT_ATTEMPTED, {}, None, reason, plan.last_activity)
+
+
+def thread_entry(o: ThreadOutcome, kind: str, grace: timedelta) -> dict[str, Any]:
+    """A thread's part of the receipt (also, with the run's header, its line in the receipt file)."""
+    entry: dict[str, Any] = {"key": o.key, "status": o.status}
+    if o.time is not None:
+        entry["time"] = _iso(o.time)
+    if o.miss is not None:
+        entry.update(o.miss.fields())
+        return entry
+    entry["rows_deleted"] = o.rows_deleted
+    entry["verification"] = (
+        {"checked": False}
+        if o.remaining is None
+        else {"checked": True, "rows_remaining": sum(o.remaining.values()), "ok": not sum(o.remaining.values())}
+    )
+    if o.status != NOT_ATTEMPTED:
+        entry["residual_copies"] = RESIDUAL.get(kind, RESIDUAL["sqlite"])
+    if o.reason:
+        entry["reason"] = o.reason
+    if o.recent and o.status not in (NOTHING, NOT_ATTEMPTED):
+        entry["warning"] = f"activity in the last {_human(grace)} (last at {_iso(o.last_activity)}): a running agent that still holds the session can write the thread again"
+    return entry
+
+
+def receipt_header(*, receipt_id: str, now: datetime, version: str, store: str, kind: str, operator: str, ticket: str | None, selection: dict[str, Any], vacuum: bool) -> dict[str, Any]:
+    """Who, when, where and what was asked: the start of the receipt and of each receipt-file line."""
     return {
-        "receipt_id": receipt_id or str(uuid.uuid4()),
+        "receipt_id": receipt_id,
         "time": _iso(now),
         "tool": "symfonic",
         "tool_version": version,
         "store": store,
         "store_kind": kind,
         "operator": operator,
+        "ticket": ticket,
         "selection": selection,
         "vacuum": vacuum,
-        "summary": {"threads": len(outcomes), "erased": counts[ERASED], "nothing_to_erase": counts[NOTHING], "failed": counts[FAILED]},
-        "threads": threads,
+    }
+
+
+def summary(outcomes: list[ThreadOutcome]) -> dict[str, int]:
+    counts = {s: sum(1 for o in outcomes if o.status == s) for s in STATUSES}
+    return {
+        "threads": len(outcomes),
+        "erased": counts[ERASED],
+        "nothing_to_erase": counts[NOTHING],
+        "failed": counts[FAILED],
+        "not_found": counts[NOT_FOUND],
+        "already_erased": counts[ALREADY_ERASED],
+        "not_attempted": counts[NOT_ATTEMPTED],
+    }
+
+
+def build_receipt(header: dict[str, Any], outcomes: list[ThreadOutcome], *, kind: str, notes: list[str], grace: timedelta) -> dict[str, Any]:
+    """The JSON receipt of one run: who, when, where, and per thread what went. No message content."""
+    return {
+        **header,
+        "summary": summary(outcomes),
+        "threads": [thread_entry(o, kind, grace) for o in outcomes],
         "not_erased": NOT_ERASED,
         "notes": notes,
     }
@@ -235,6 +289,9 @@ def summary_line(receipt: dict[str, Any]) -> str:
     """The command's last line: counts, and the warning when a thread had recent activity."""
     s = receipt["summary"]
     line = f"erased {s['erased']} thread(s), {s['nothing_to_erase']} with nothing to erase, {s['failed']} failed"
+    for name, label in (("not_found", "not found"), ("already_erased", "already erased"), ("not_attempted", "not attempted")):
+        if s[name]:
+            line += f", {s[name]} {label}"
     recent = [t["key"] for t in receipt["threads"] if "warning" in t]
     if recent:
         line += f"; warning: {len(recent)} thread(s) had recent activity, a running agent may write them again"

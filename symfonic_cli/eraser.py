@@ -5,13 +5,14 @@ from __future__ import annotations
 import os
 import signal
 import sys
+import uuid
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
-from pathlib import Path
-from typing import Any, TextIO
+from typing import Any, NamedTuple, TextIO
 
 from symfonic_cli import __version__, erase_plan as ep
-from symfonic_cli.errors import EXIT_OK, EXIT_STORE, EXIT_UNEXPECTED, NotConfirmedError, SymfonicError, UsageError
+from symfonic_cli.errors import EXIT_OK, EXIT_STORE, EXIT_UNEXPECTED, NotConfirmedError, NotFoundError, SymfonicError, UsageError
+from symfonic_cli.receipt_file import ReceiptWriteError
 from symfonic_cli.location import StoreLocation, scrub
 
 # Fault injection for the tests (the process is killed, as by an operator or the OOM killer):
@@ -28,90 +29,241 @@ def stdin_is_terminal() -> bool:
         return False
 
 
+class ReceiptError(SymfonicError):
+    """The --receipt file could not be written: the run stopped before the next thread."""
+
+    exit_code = EXIT_STORE
+
+
+class Stopped(NamedTuple):
+    """Why a run stopped part-way (the receipt still lists what was erased) and its exit code."""
+
+    reason: str
+    exit_code: int
+    receipt_file_ok: bool = True  # False: the --receipt file itself failed, write no more to it
+
+
+class StoppedError(SymfonicError):
+    def __init__(self, message: str, exit_code: int) -> None:
+        super().__init__(message)
+        self.exit_code = exit_code
+
+
 @dataclass
 class EraseRequest:
     location: StoreLocation
     options: dict[str, Any]
-    selection: dict[str, Any]  # as recorded in the receipt: {"thread": k} | {"prefix": p} | {"from_file": f}
-    keys: list[str] | None = None  # explicit keys, or None to list them by prefix
+    selection: dict[str, Any]  # as recorded in the receipt: {"thread": k} | {"tenant": ...} | {"from_file": f}
+    keys: list[str] | None = None  # requested keys, or None to list them by prefix
     prefix: str | None = None
     dry_run: bool = False
     yes: bool = False
     vacuum: bool = False
     grace: timedelta = field(default_factory=lambda: timedelta(minutes=15))
-    receipt_path: Path | None = None
+    receipt_path: str | None = None
+    fmt: str = "text"  # table and text: lines for a reader; json and jsonl: one document on stdout
+    operator: str | None = None  # None: the login name, else uid:N
+    ticket: str | None = None
+    missing_ok: bool = False
+    keys_from_stdin: bool = False  # then a confirmation is read from /dev/tty
+
+
+def default_operator() -> str:
+    """Who runs the erase: the login name (getpass: LOGNAME, USER, ..., then the password
+    database), else the numeric user id; never empty."""
+    import getpass
+
+    try:
+        name = getpass.getuser()
+    except Exception:  # no variable and no password entry (a container's arbitrary uid)
+        name = ""
+    return name or f"uid:{os.getuid()}"
+
+
+def receipt_store(location: StoreLocation) -> str:
+    """The store as the receipt names it: an absolute path for a file, else the masked URL."""
+    if location.kind == "sqlite" and location.path:
+        return os.path.abspath(location.path)
+    return location.display
 
 
 def run(req: EraseRequest, out: TextIO | None = None, err: TextIO | None = None) -> int:
-    from symfonic_cli.render import escape_inline, json_dumps
+    from symfonic_cli.receipt_file import ReceiptFile
+    from symfonic_cli.render import escape_inline as esc
     from symfonic_cli.stores import open_store
 
     out = out or sys.stdout
     err = err or sys.stderr
+    human = req.fmt not in ("json", "jsonl")
     extra = ep.parse_extra(req.location.options)
     now = datetime.now(timezone.utc)
-    receipt_file = _open_receipt(req.receipt_path) if req.receipt_path and not req.dry_run else None
+    store_name = receipt_store(req.location)
+    # Opened before anything is deleted: an unwritable audit file must stop the erase, not follow it.
+    receipt_file = ReceiptFile(req.receipt_path, writable=not req.dry_run) if req.receipt_path else None
+    terminal = None
+    stop: Stopped | None = None
     try:
         store = open_store(req.location, writable=not req.dry_run, **req.options)
         try:
-            notes = [] if req.dry_run else store.erase_prepare(extra)
+            # A dry run makes the real run's checks too (and exits as it would), changing nothing.
+            notes = store.erase_prepare(extra, dry_run=req.dry_run)
             keys = req.keys if req.keys is not None else store.thread_keys_with_prefix(req.prefix or "")
             plans = [store.erase_plan(k, extra) for k in keys]
-            _print_plan(out, req, plans, now, escape_inline)
+            suggester, misses = _misses(store, plans, req, receipt_file, store_name)
+            needs_confirm = not req.dry_run and not req.yes and bool(ep.to_erase(plans))
+            if needs_confirm:
+                terminal = _open_terminal(req, err)
+            # What is about to be deleted goes where the operator looks: the terminal when asked
+            # to confirm there (stdout may be a file), else stdout for a reader.
+            plan_out = terminal.writer if terminal is not None else (out if human else None)
+            if plan_out is not None:
+                _print_plan(plan_out, req, store_name, plans, misses, now, esc, extra)
             if req.dry_run:
-                out.write("dry run: nothing deleted\n")
-                return EXIT_OK
-            if ep.to_erase(plans):
-                _confirm(req, plans, out, err, escape_inline)
-            outcomes = _erase_all(store, plans, extra, req, now, out, escape_inline)
-            notes += store.erase_finish(vacuum=req.vacuum)
+                if human:
+                    out.write("dry run: nothing deleted\n")
+                else:
+                    _write_json(out, req.fmt, _plan_document(req, store_name, plans, misses, now))
+                out.flush()
+                return _exit_code(req, [], plans, misses, suggester, None)
+            if needs_confirm:
+                _confirm(terminal, plans)
+            header = ep.receipt_header(
+                receipt_id=str(uuid.uuid4()), now=now, version=__version__, store=store_name,
+                kind=req.location.kind, operator=req.operator or default_operator(), ticket=req.ticket,
+                selection=req.selection, vacuum=req.vacuum,
+            )
+            if receipt_file is not None:
+                try:
+                    receipt_file.append({"record": "start", **header, "threads_planned": len(plans)})
+                except ReceiptWriteError as exc:
+                    raise ReceiptError(f"{exc}; nothing erased") from None
+            progress = out if human else err
+            outcomes, stop = _erase_all(store, plans, misses, extra, req, now, progress, esc, receipt_file, header)
+            try:
+                notes += store.erase_finish(vacuum=req.vacuum)
+            except SymfonicError as exc:
+                # The erasures are committed: the receipt must still be printed and written.
+                reason = f"finishing after the erase failed: {scrub(exc.line(), req.location)}"
+                notes.append(reason)
+                stop = stop or Stopped(reason, exc.exit_code)
         finally:
             store.close()
-        receipt = ep.build_receipt(
-            version=__version__,
-            store=req.location.display,
-            kind=req.location.kind,
-            operator=os.environ.get("USER") or os.environ.get("LOGNAME"),
-            selection=req.selection,
-            outcomes=outcomes,
-            notes=notes,
-            vacuum=req.vacuum,
-            grace=req.grace,
-            now=now,
-        )
-        out.write("receipt:\n" + json_dumps(receipt, indent=2) + "\n")
-        if receipt_file is not None:
-            receipt_file.write(json_dumps(receipt) + "\n")
-            receipt_file.flush()
-            os.fsync(receipt_file.fileno())
-        out.write(ep.summary_line(receipt) + "\n")
+        receipt = ep.build_receipt(header, outcomes, kind=req.location.kind, notes=notes, grace=req.grace)
+        if receipt_file is not None and (stop is None or stop.receipt_file_ok):
+            try:
+                receipt_file.append({"record": "end", **header, "summary": receipt["summary"], "notes": notes, "not_erased": ep.NOT_ERASED})
+            except ReceiptWriteError as exc:
+                stop = stop or Stopped(f"{exc} (the end line; every thread's line was written)", EXIT_STORE, False)
+        if stop is not None:
+            receipt["stopped"] = stop.reason
+        if human:
+            from symfonic_cli.render import json_dumps
+
+            out.write("receipt:\n" + json_dumps(receipt, indent=2, visible=True) + "\n")
+            out.write(ep.summary_line(receipt) + "\n")
+        else:
+            _write_json(out, req.fmt, receipt)
         out.flush()
     finally:
         if receipt_file is not None:
             receipt_file.close()
+        if terminal is not None:
+            terminal.close()
+    return _exit_code(req, outcomes, plans, misses, suggester, stop)
+
+
+def _misses(store, plans, req: EraseRequest, receipt_file, store_name: str):
+    """For each requested key with no row anywhere in the cascade: not-found (with suggestions)
+    or, when the --receipt file records it erased from this store, already-erased."""
+    from symfonic_cli.suggestions import Suggester
+
+    suggester = Suggester(store)
+    if req.keys is None:  # a prefix selection lists only keys that have rows
+        return suggester, {}
+    empty = [p for p in plans if not p.total]
+    misses: dict[str, ep.Miss] = {}
+    previous = receipt_file.previous_erasures(store_name) if receipt_file is not None and empty else {}
+    for p in empty:
+        earlier = previous.get(p.key)
+        if earlier is not None:
+            misses[p.key] = ep.Miss(ep.ALREADY_ERASED, erased_by={"receipt_id": earlier[0], "time": earlier[1]})
+        else:
+            misses[p.key] = ep.Miss(ep.NOT_FOUND, suggestions=suggester.suggest(p.key))
+    return suggester, misses
+
+
+def _exit_code(req: EraseRequest, outcomes, plans, misses, suggester, stop: Stopped | None) -> int:
+    from symfonic_cli.cli.common import not_found_message
+
+    if stop is not None:
+        erased = [o.key for o in outcomes if o.status == ep.ERASED]
+        listed = ", ".join(f"'{k}'" for k in erased) or "none"
+        if any(o.status == ep.NOT_ATTEMPTED for o in outcomes):
+            raise StoppedError(f"{stop.reason}; stopped before the next thread; erased {len(erased)} thread(s): {listed}", stop.exit_code)
+        raise StoppedError(f"{stop.reason}; erased {len(erased)} thread(s): {listed}", stop.exit_code)
     failures = [o for o in outcomes if o.status == ep.FAILED]
-    if not failures:
+    if failures:
+        return EXIT_STORE if any(o.remaining is None for o in failures) else EXIT_UNEXPECTED
+    if req.missing_ok:
         return EXIT_OK
-    return EXIT_STORE if any(o.remaining is None for o in failures) else EXIT_UNEXPECTED
+    where = req.location.display
+    missing = [k for k, m in misses.items() if m.status == ep.NOT_FOUND]
+    if len(missing) == 1:
+        raise NotFoundError(not_found_message(missing[0], where, suggester))
+    if missing:
+        listed = ", ".join(f"'{k}'" for k in missing[:5]) + (", ..." if len(missing) > 5 else "")
+        raise NotFoundError(f"{len(missing)} requested threads not found in {where}: {listed} (suggestions in the plan and receipt; --missing-ok to accept)")
+    if req.keys is None and not plans:
+        raise NotFoundError(f"no thread matches the prefix '{req.prefix}' in {where}", hint="--missing-ok to accept")
+    return EXIT_OK
 
 
-def _open_receipt(path: Path):
-    # Opened before anything is deleted: an unwritable audit file must stop the erase, not follow it.
-    try:
-        return open(path, "a", encoding="utf-8")
-    except OSError as exc:
-        raise UsageError(f"cannot append to receipt file {path}: {exc.strerror}") from None
+def _write_json(out: TextIO, fmt: str, doc: dict) -> None:
+    from symfonic_cli.render import json_dumps
+
+    out.write(json_dumps(doc, indent=2 if fmt == "json" else None) + "\n")
 
 
-def _print_plan(out: TextIO, req: EraseRequest, plans, now, esc) -> None:
-    records = ep.plan_records(plans, now, req.grace)
+def _plan_document(req: EraseRequest, store_name: str, plans, misses, now) -> dict[str, Any]:
+    records = ep.plan_records(plans, now, req.grace, misses)
+    counts = {s: sum(1 for r in records if r["status"] == s) for s in ("erase", ep.NOT_FOUND, ep.ALREADY_ERASED, ep.NOTHING)}
+    return {
+        "dry_run": True,
+        "store": store_name,
+        "store_kind": req.location.kind,
+        "selection": req.selection,
+        "summary": {
+            "threads": len(records), "to_erase": counts["erase"], "not_found": counts[ep.NOT_FOUND],
+            "already_erased": counts[ep.ALREADY_ERASED], "nothing_to_erase": counts[ep.NOTHING],
+        },
+        "threads": records,
+        "not_erased": ep.NOT_ERASED,
+    }
+
+
+def _print_plan(out: TextIO, req: EraseRequest, store_name: str, plans, misses, now, esc, extra=()) -> None:
+    every_sub = {t.name for t in extra if t.all_sub_tenants}
+    records = ep.plan_records(plans, now, req.grace, misses)
     todo = ep.to_erase(plans)
-    out.write(f"erase plan for {req.location.display}: {len(todo)} of {len(plans)} thread(s) hold rows to erase\n")
+    out.write(f"erase plan for {esc(store_name)}: {len(todo)} of {len(plans)} thread(s) hold rows to erase\n")
+    if req.keys is None and not plans:
+        out.write("  no thread matches\n")
+    if req.fmt == "table" and records:
+        _plan_table(out, records, req, every_sub)
+        records = []
     for r in records:
+        if r["status"] == ep.NOT_FOUND:
+            near = ", ".join(f"'{esc(k)}'" for k in r["suggestions"])
+            out.write(f"  {esc(r['key'])}: not found" + (f"; did you mean: {near}" if near else "") + "\n")
+            continue
+        if r["status"] == ep.ALREADY_ERASED:
+            by = r["erased_by"]
+            out.write(f"  {esc(r['key'])}: already erased (receipt {esc(by['receipt_id'])} at {esc(by['time'])})\n")
+            continue
         if not r["total"]:
             out.write(f"  {esc(r['key'])}: nothing to erase\n")
             continue
-        rows = ", ".join(f"{esc(t)} {n}" for t, n in r["rows"].items())
+        rows = ", ".join(f"{esc(t)} {n}" + (" (all sub-tenants of this tenant and session)" if t in every_sub else "") for t, n in r["rows"].items())
         line = f"  {esc(r['key'])}: {r['total']} row(s) ({rows}); first activity {r['first_activity']}, last {r['last_activity']}"
         if r["recent"]:
             line += f" [recent: active in the last {ep._human(req.grace)}]"
@@ -120,39 +272,139 @@ def _print_plan(out: TextIO, req: EraseRequest, plans, now, esc) -> None:
     out.flush()
 
 
-def _confirm(req: EraseRequest, plans, out: TextIO, err: TextIO, esc) -> None:
-    if req.yes:
-        return
+def _plan_table(out: TextIO, records, req: EraseRequest, every_sub=frozenset()) -> None:
+    from symfonic_cli import render
+
+    rows = []
+    for r in records:
+        # Raw text: the table escapes every cell once.
+        if r["status"] == ep.NOT_FOUND:
+            what = "not found" + (f"; did you mean: {', '.join(r['suggestions'])}" if r["suggestions"] else "")
+        elif r["status"] == ep.ALREADY_ERASED:
+            what = f"already erased (receipt {r['erased_by']['receipt_id']})"
+        elif not r["total"]:
+            what = "nothing to erase"
+        else:
+            what = ", ".join(f"{t} {n}" + (" (all sub-tenants of this tenant and session)" if t in every_sub else "") for t, n in r["rows"].items())
+            if r["recent"]:
+                what += f" [recent: active in the last {ep._human(req.grace)}]"
+        rows.append({"key": r["key"], "rows": r["total"], "what": what, "first": r["first_activity"], "last": r["last_activity"]})
+    render.write_records(rows, fmt="table", columns=("key", "rows", "what", "first", "last"),
+                         headers=("thread", "rows", "tables", "first activity", "last activity"), stream=out)
+
+
+class _Terminal:
+    """Where the plan and the prompt are shown and the answer is read."""
+
+    def __init__(self, reader, writer, owned=None) -> None:
+        self.reader, self.writer, self.owned = reader, writer, owned
+
+    def close(self) -> None:
+        for stream in self.owned or ():
+            stream.close()
+
+
+def _open_terminal(req: EraseRequest, err: TextIO) -> _Terminal | None:
+    if req.keys_from_stdin:
+        # Standard input held the keys: the answer can only come from the controlling terminal.
+        try:
+            reader = open("/dev/tty", encoding="utf-8", errors="replace")
+        except OSError:
+            return None
+        try:
+            writer = open("/dev/tty", "w", encoding="utf-8", errors="backslashreplace")
+        except OSError:
+            reader.close()
+            return None
+        return _Terminal(reader, writer, (reader, writer))
     if not stdin_is_terminal():
+        return None
+    return _Terminal(sys.stdin, err)
+
+
+def _confirm(terminal: _Terminal | None, plans) -> None:
+    from symfonic_cli.render import escape_inline
+
+    if terminal is None:
         raise NotConfirmedError("not confirmed: no terminal to confirm on, nothing deleted", hint="pass --yes to erase without a prompt")
     expected = ep.confirmation_answer(plans)
-    err.write(f"{ep.confirmation_question(plans)}: ")
-    err.flush()
-    answer = sys.stdin.readline()
-    if answer.strip() != expected:
-        raise NotConfirmedError(f"not confirmed: expected {esc(expected)!r}, nothing deleted")
+    terminal.writer.write(f"{ep.confirmation_question(plans)}: ")
+    terminal.writer.flush()
+    answer = terminal.reader.readline()
+    if answer.endswith("\n"):
+        answer = answer[:-1]
+    if answer.endswith("\r"):
+        answer = answer[:-1]
+    # The key exactly, or as the plan shows it (escaped): never a trimmed or folded look-alike.
+    if answer not in (expected, escape_inline(expected)):
+        raise NotConfirmedError(f"not confirmed: expected '{expected}', nothing deleted")
 
 
-def _erase_all(store, plans, extra, req: EraseRequest, now, out: TextIO, esc) -> list[ep.ThreadOutcome]:
+def _erase_all(store, plans, misses, extra, req: EraseRequest, now, out: TextIO, esc, receipt_file, header):
+    """Erase thread by thread; each thread's receipt line is on disk before the next thread starts.
+    Returns the outcomes and, when the run stopped part-way (the receipt file failed, an
+    interrupt, an unexpected error), why: the receipt is printed all the same."""
     after_threads = _env_int(FAULT_AFTER_THREADS)
     in_thread = _env_int(FAULT_IN_THREAD)
-    outcomes = []
+    outcomes: list[ep.ThreadOutcome] = []
     for n, plan in enumerate(plans, start=1):
-        between = _killer(plan) if in_thread == n else None
-        try:
-            deleted = store.erase_thread(plan.key, extra, between=between)
-            remaining = store.remaining_rows(plan.key, extra)
-        except SymfonicError as exc:
-            result = ep.failed(plan, scrub(exc.line(), req.location), now, req.grace)
+        miss = misses.get(plan.key)
+        if miss is not None:
+            result = ep.missed(plan, miss)
         else:
-            result = ep.outcome(plan, deleted, remaining, now, req.grace)
+            between = _killer(plan) if in_thread == n else None
+            stop = None
+            try:
+                # the store compares what it deletes with the plan inside the transaction
+                deleted = store.erase_thread(plan.key, extra, between=between, expected=plan.rows)
+                remaining = store.remaining_rows(plan.key, extra)
+            except SymfonicError as exc:
+                result = ep.failed(plan, scrub(exc.line(), req.location), now, req.grace)
+            except (Exception, KeyboardInterrupt) as exc:
+                # Whether this thread's transaction committed is unknown: say so, and stop.
+                what = "interrupted" if isinstance(exc, KeyboardInterrupt) else f"unexpected {type(exc).__name__}: {scrub(str(exc), req.location)}"
+                result = ep.failed(plan, f"{what}; the erase may or may not have committed, rerun to know", now, req.grace)
+                stop = Stopped(what, 130 if isinstance(exc, KeyboardInterrupt) else EXIT_UNEXPECTED)
+            else:
+                result = ep.outcome(plan, deleted, remaining, now, req.grace)
+            result.time = datetime.now(timezone.utc)
+            if stop is not None:
+                outcomes.append(result)
+                out.write(f"{result.status} {esc(plan.key)}{_detail(result, esc)}\n")
+                _append_line(receipt_file, header, result, req)
+                outcomes += [ep.not_attempted(p, f"not attempted: {stop.reason}") for p in plans[n:]]
+                return outcomes, stop
         outcomes.append(result)
-        detail = f": {result.reason}" if result.reason else f" ({sum(result.rows_deleted.values())} row(s))"
-        out.write(f"{result.status} {esc(plan.key)}{detail}\n")
+        out.write(f"{result.status} {esc(plan.key)}{_detail(result, esc)}\n")
         out.flush()
+        if receipt_file is not None:
+            try:
+                receipt_file.append({"record": "thread", **header, **ep.thread_entry(result, req.location.kind, req.grace)})
+            except ReceiptWriteError as exc:
+                outcomes += [ep.not_attempted(p, f"not attempted: {exc}") for p in plans[n:]]
+                return outcomes, Stopped(str(exc), EXIT_STORE, False)
         if after_threads is not None and n >= after_threads:
             _kill()
-    return outcomes
+    return outcomes, None
+
+
+def _append_line(receipt_file, header, result, req: EraseRequest) -> None:
+    if receipt_file is not None:
+        try:
+            receipt_file.append({"record": "thread", **header, **ep.thread_entry(result, req.location.kind, req.grace)})
+        except ReceiptWriteError:
+            pass  # already stopping; the receipt on stdout has it
+
+
+def _detail(result: ep.ThreadOutcome, esc) -> str:
+    if result.reason:
+        return f": {esc(result.reason)}"
+    if result.miss is not None:
+        if result.miss.erased_by:
+            return f" (receipt {esc(result.miss.erased_by['receipt_id'])})"
+        near = ", ".join(f"'{esc(k)}'" for k in result.miss.suggestions)
+        return f"; did you mean: {near}" if near else ""
+    return f" ({sum(result.rows_deleted.values())} row(s))"
 
 
 def _killer(plan):

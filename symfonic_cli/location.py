@@ -48,6 +48,82 @@ class StoreLocation(namedtuple("_Location", "kind url path name options")):
         return mask_url(self.url)
 
 
+# libpq's connection keywords (PostgreSQL 17): a "key=value ..." string made of these is a
+# PostgreSQL location, handed to libpq as it is.
+LIBPQ_KEYWORDS = frozenset(
+    "host hostaddr port dbname user password passfile require_auth channel_binding connect_timeout "
+    "client_encoding options application_name fallback_application_name keepalives keepalives_idle "
+    "keepalives_interval keepalives_count tcp_user_timeout replication gssencmode sslmode sslnegotiation "
+    "requiressl sslcompression sslcert sslkey sslpassword sslcertmode sslrootcert sslcrl sslcrldir sslsni "
+    "requirepeer ssl_min_protocol_version ssl_max_protocol_version krbsrvname gsslib gssdelegation "
+    "service target_session_attrs load_balance_hosts".split()
+)
+_SECRET_KEYWORDS = ("password", "sslpassword")
+_CONNINFO_START = re.compile(r"\s*[A-Za-z_]+\s*=")
+
+
+def conninfo_pairs(raw: str) -> list[tuple[str, str, int, int]] | None:
+    """A libpq key/value string read as libpq reads it: (keyword, value, start, end of the value
+    as written), or None when it does not parse (an unterminated quote, a keyword without "=")."""
+    pairs = []
+    i, n = 0, len(raw)
+    while True:
+        while i < n and raw[i].isspace():
+            i += 1
+        if i >= n:
+            return pairs
+        start = i
+        while i < n and raw[i] != "=" and not raw[i].isspace():
+            i += 1
+        key = raw[start:i]
+        while i < n and raw[i].isspace():
+            i += 1
+        if not key or i >= n or raw[i] != "=":
+            return None
+        i += 1
+        while i < n and raw[i].isspace():
+            i += 1
+        vstart, value = i, []
+        if i < n and raw[i] == "'":
+            i += 1
+            while True:
+                if i >= n:
+                    return None
+                c = raw[i]
+                if c == "\\" and i + 1 < n:
+                    value.append(raw[i + 1])
+                    i += 2
+                elif c == "'":
+                    i += 1
+                    break
+                else:
+                    value.append(c)
+                    i += 1
+        else:
+            while i < n and not raw[i].isspace():
+                if raw[i] == "\\" and i + 1 < n:
+                    i += 1
+                value.append(raw[i])
+                i += 1
+        pairs.append((key, "".join(value), vstart, i))
+
+
+def looks_like_conninfo(raw: str) -> bool:
+    return _CONNINFO_START.match(raw) is not None
+
+
+def _mask_conninfo(raw: str) -> str | None:
+    pairs = conninfo_pairs(raw)
+    if pairs is None:
+        return None
+    out, last = [], 0
+    for key, _value, start, end in pairs:
+        if key.lower() in _SECRET_KEYWORDS:
+            out.append(raw[last:start] + "***")
+            last = end
+    return "".join(out) + raw[last:]
+
+
 def _userinfo_ends(rest: str) -> list[int]:
     """Where the userinfo of ``rest`` (what follows ``scheme://``) may end: each "@" a parser
     could take. pymongo and RFC 3986 take the last "@" before the first "/"; libpq takes the
@@ -79,7 +155,11 @@ def mask_url(url: str) -> str:
         return prefix + rest
     if "password" not in url.lower():  # a file path: no regex to compile
         return url
-    return re.sub(r"(?i)(password\s*=\s*)('[^']*'|\S+)", r"\1***", url)
+    masked = _mask_conninfo(url) if looks_like_conninfo(url) else None
+    if masked is not None:
+        return masked
+    # Not parseable: hide everything after "password=" up to the next space, and any quoted tail.
+    return re.sub(r"(?i)(password\s*=\s*)('.*|\S+)", r"\1***", url)
 
 
 def scrub(text: str, location: StoreLocation | None) -> str:
@@ -102,7 +182,11 @@ def _passwords_of(url: str) -> list[str]:
     """Every string a parser could take for the password in ``url``, longest first."""
     scheme = url_scheme(url)
     if scheme is None:
-        return [m.group(1).strip("'") for m in re.finditer(r"(?i)password\s*=\s*('[^']*'|\S+)", url)]
+        found = {m.group(1) for m in re.finditer(r"(?i)password\s*=\s*('.*|\S+)", url)}
+        for key, value, start, end in conninfo_pairs(url) or ():
+            if key.lower() in _SECRET_KEYWORDS:
+                found.update((value, url[start:end]))
+        return sorted((p for p in found if p), key=len, reverse=True)
     rest = url[len(scheme) + 3:]
     found = {rest[rest.index(":") + 1 : end] for end in _userinfo_ends(rest)}
     found.update(m.group(1) for m in re.finditer(r"(?i)password=([^&]*)", rest))
@@ -167,9 +251,23 @@ def resolve_store(value: str | None) -> StoreLocation:
     return parse_location(raw)
 
 
+def _conninfo_location(raw: str) -> StoreLocation:
+    """``host=h dbname=x user=u``: a libpq key/value string is a PostgreSQL location, never a file."""
+    pairs = conninfo_pairs(raw)
+    hint = "a PostgreSQL key/value string takes libpq's keywords (host=... dbname=... user=...); name a file whose name holds '=' as ./NAME or sqlite:///NAME"
+    if pairs is None:
+        raise UsageError(f"malformed key/value connection string {mask_url(raw)}", hint=hint)
+    unknown = [k for k, *_ in pairs if k not in LIBPQ_KEYWORDS]
+    if unknown:
+        raise UsageError(f"unknown connection keyword '{unknown[0]}' in {mask_url(raw)}", hint=hint)
+    return StoreLocation("postgres", raw, None, None, {})
+
+
 def parse_location(raw: str) -> StoreLocation:
     scheme = url_scheme(raw)
     if scheme is None:
+        if looks_like_conninfo(raw):
+            return _conninfo_location(raw)
         return StoreLocation("sqlite", raw, os.path.expanduser(raw), None, {})
     scheme = scheme.lower()
     kind = _SCHEME_KINDS.get(scheme)

@@ -8,11 +8,13 @@ thread back from the target and compare it, decoded, with the source.
 
 from __future__ import annotations
 
+import math
+import os
+import sys
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from symfonic_cli.errors import StoreError, SymfonicError, UsageError
@@ -73,7 +75,9 @@ def select_threads(
     if threads:
         keys = list(threads)
     elif from_file is not None:
-        keys = _read_key_file(from_file)
+        from symfonic_cli.inputs import read_key_file
+
+        keys = read_key_file(from_file)
     elif tenant is not None and session is not None:
         keys = [derive_key(tenant, sub_tenant, session)]
     elif tenant is not None:
@@ -89,17 +93,6 @@ def select_threads(
             seen.add(k)
             unique.append(k)
     return unique
-
-
-def _read_key_file(path: str) -> list[str]:
-    import sys
-
-    try:
-        text = sys.stdin.read() if path == "-" else Path(path).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise UsageError(f"cannot read --from-file {path}: {exc}") from None
-    # One key per line; blank lines and "#" comments ignored; keys themselves may hold spaces.
-    return [line.strip() for line in text.splitlines() if line.strip() and not line.lstrip().startswith("#")]
 
 
 # -- writes as put_writes batches
@@ -268,9 +261,16 @@ def reusing(serde: Any) -> Any:
 
 class _Equal:
     """Deep equality where JSON documents' lists equal msgpack's tuples, and each pair of shared
-    objects (a message repeated in every checkpoint) is compared once."""
+    objects (a message repeated in every checkpoint) is compared once.
 
-    def __init__(self) -> None:
+    Equal means "the same bytes would be stored": a float NaN equals a NaN (JSON, msgpack and BSON
+    store it alike, and Python's ``nan != nan`` would call a byte-identical row a conflict), and
+    -0.0 differs from 0.0 because msgpack, JSON text and BSON keep the sign, unless
+    ``signed_zero`` is off (a PostgreSQL side: JSONB numbers have no negative zero).
+    """
+
+    def __init__(self, signed_zero: bool = True) -> None:
+        self.signed_zero = signed_zero
         self._seen: dict[tuple[int, int], bool] = {}
         self._keep: list[tuple[Any, Any]] = []  # keeps ids valid while the memo lives
 
@@ -283,6 +283,12 @@ class _Equal:
             return isinstance(b, dict) and a.keys() == b.keys() and all(self(a[k], b[k]) for k in a)
         if isinstance(a, (list, tuple)):
             return isinstance(b, (list, tuple)) and len(a) == len(b) and all(self(x, y) for x, y in zip(a, b))
+        if type(a) is float and type(b) is float:
+            if a != a:
+                return b != b
+            if a == 0.0 and b == 0.0 and self.signed_zero:
+                return math.copysign(1.0, a) == math.copysign(1.0, b)
+            return a == b
         if isinstance(a, (str, int, float, bool, bytes)) or a is None:
             return a == b and isinstance(a, bool) == isinstance(b, bool)
         key = (id(a), id(b))
@@ -307,20 +313,20 @@ def same_write(a: DecodedWrite, b: DecodedWrite, eq: _Equal | None = None) -> bo
     return (a.task_path, a.channel) == (b.task_path, b.channel) and eq(a.value, b.value)
 
 
-def differences(source: DecodedThread, target: DecodedThread, *, limit: int = 3) -> list[str]:
+def differences(source: DecodedThread, target: DecodedThread, *, limit: int = 3, signed_zero: bool = True) -> list[str]:
     """What of the source the target lacks or holds differently (empty: the copy is verified).
 
     Content the target holds beyond the source is not a difference: a copy adds, never removes.
     """
     out: list[str] = []
-    eq = _Equal()
+    eq = _Equal(signed_zero)
     have = {(c.checkpoint_ns, c.checkpoint_id): c for c in target.checkpoints}
     for c in source.checkpoints:
         t = have.get((c.checkpoint_ns, c.checkpoint_id))
         if t is None:
             out.append(f"checkpoint {c.checkpoint_id} (ns '{c.checkpoint_ns}') missing in the target")
         elif not same_checkpoint(c, t, eq):
-            out.append(f"checkpoint {c.checkpoint_id} (ns '{c.checkpoint_ns}') differs: {_what_differs(c, t)}")
+            out.append(f"checkpoint {c.checkpoint_id} (ns '{c.checkpoint_ns}') differs: {_what_differs(c, t, eq)}")
         if len(out) >= limit:
             return out
     have_w = {w.key: w for w in target.writes}
@@ -335,8 +341,7 @@ def differences(source: DecodedThread, target: DecodedThread, *, limit: int = 3)
     return out
 
 
-def _what_differs(a: DecodedCheckpoint, b: DecodedCheckpoint) -> str:
-    eq = _Equal()
+def _what_differs(a: DecodedCheckpoint, b: DecodedCheckpoint, eq: _Equal) -> str:
     if a.parent_checkpoint_id != b.parent_checkpoint_id:
         return "parent id"
     ma, mb = _metadata(a), _metadata(b)
@@ -393,6 +398,8 @@ class Migrator:
 
     def __post_init__(self) -> None:
         self.same_kind = self.source.kind == self.target.kind
+        # JSONB (PostgreSQL metadata and inline channel values) folds -0.0 into 0.
+        self.signed_zero = "postgres" not in (self.source.kind, self.target.kind)
 
     def copy(self, key: str) -> ThreadOutcome:
         try:
@@ -410,7 +417,7 @@ class Migrator:
                 if not src.checkpoints:
                     return ThreadOutcome(key, FAILED, message="no such thread in the source")
                 tgt = self.target.decoded_thread(key)
-                diffs = differences(src, tgt)
+                diffs = differences(src, tgt, signed_zero=self.signed_zero)
         except StoreError as exc:
             return ThreadOutcome(key, FAILED, message=exc.line())
         out = ThreadOutcome(key, VERIFIED if not diffs else DIFFERS)
@@ -434,13 +441,21 @@ class Migrator:
                 message=f"refused: {what} holds {', '.join(classes)}{more}, which the strict decoder cannot "
                 "rebuild exactly; copy it between stores of the same kind, where bytes are copied as stored",
             )
+        if self.target.kind == "postgres" and not self.same_kind:
+            where = _not_in_jsonb(src.checkpoints)
+            if where:
+                return ThreadOutcome(
+                    key, self._status(FAILED),
+                    message=f"refused: {where} holds a float NaN or Infinity, which PostgreSQL JSONB cannot store "
+                    "(PostgresSaver's put fails on it); the thread was not copied",
+                )
         # A thread the target does not hold yet (the common case) needs no decoded read; the
         # import still refuses, inside its transaction, anything that appeared meanwhile.
         if self.target.thread_summary(key) is None:
             existing = DecodedThread(key, [], [])
         else:
             existing = self.target.decoded_thread(key)
-        eq = _Equal()
+        eq = _Equal(self.signed_zero)
         cps_new, cps_skip, conflicts = _plan(
             src.checkpoints, {(c.checkpoint_ns, c.checkpoint_id): c for c in existing.checkpoints},
             lambda c: (c.checkpoint_ns, c.checkpoint_id), lambda a, b: same_checkpoint(a, b, eq),
@@ -501,11 +516,36 @@ class Migrator:
     def _verify(self, src: DecodedThread, out: ThreadOutcome, target: DecodedThread | None = None) -> None:
         if target is None:
             target = self.target.decoded_thread(src.key)
-        diffs = differences(src, target)
+        diffs = differences(src, target, signed_zero=self.signed_zero)
         out.verified = not diffs
         if diffs:
             out.message = "verification failed: " + "; ".join(diffs)
 
+
+
+def _non_finite(value: Any, depth: int = 0) -> bool:
+    if type(value) is float:
+        return not math.isfinite(value)
+    if depth > 200:  # deeper than any JSON document PostgreSQL accepts; it refuses those itself
+        return False
+    if isinstance(value, dict):
+        return any(_non_finite(v, depth + 1) for v in value.values())
+    if isinstance(value, (list, tuple)):
+        return any(_non_finite(v, depth + 1) for v in value)
+    return False
+
+
+def _not_in_jsonb(checkpoints: list[DecodedCheckpoint]) -> str | None:
+    """Where a checkpoint holds a non-finite float that PostgresSaver would put into JSONB: its
+    metadata, or a channel value it keeps inline (a plain float; other values go to blobs)."""
+    for cp in checkpoints:
+        for k, v in _metadata(cp).items():
+            if _non_finite(v):
+                return f"checkpoint {cp.checkpoint_id} (ns '{cp.checkpoint_ns}') metadata {k!r}"
+        for k, v in (cp.checkpoint.get("channel_values") or {}).items():
+            if type(v) is float and not math.isfinite(v):
+                return f"checkpoint {cp.checkpoint_id} (ns '{cp.checkpoint_ns}') channel {k!r}"
+    return None
 
 
 def _plan(items, existing: dict, key_of: Callable, same: Callable) -> tuple[list, list, list[str]]:
@@ -574,7 +614,8 @@ def run_parallel(src_loc, dst_loc, src_options: dict, dst_options: dict, keys: l
     done: dict[str, ThreadOutcome] = {}
     with ProcessPoolExecutor(
         max_workers=jobs, mp_context=multiprocessing.get_context("spawn"),
-        initializer=_worker_open, initargs=(src_loc, dst_loc, src_options, dst_options, dry_run, not (dry_run or verify_only)),
+        initializer=_worker_open,
+        initargs=(os.getpid(), src_loc, dst_loc, src_options, dst_options, dry_run, not (dry_run or verify_only)),
     ) as pool:
         futures = [pool.submit(_worker_run, chunk, verify_only) for chunk in chunks]
         try:
@@ -590,12 +631,64 @@ def run_parallel(src_loc, dst_loc, src_options: dict, dst_options: dict, keys: l
     return [done[k] for k in keys]
 
 
-def _worker_open(src_loc, dst_loc, src_options: dict, dst_options: dict, dry_run: bool, writable: bool) -> None:
+def _worker_open(parent: int, src_loc, dst_loc, src_options: dict, dst_options: dict, dry_run: bool, writable: bool) -> None:
+    import atexit
+
     from symfonic_cli.stores import open_store
 
+    _die_with_parent(parent)
     source = open_store(src_loc, writable=False, **src_options)
     target = open_store(dst_loc, writable=writable, **dst_options)
     _worker["migrator"] = Migrator(source, target, dry_run=dry_run)
+    atexit.register(_worker_close)
+
+
+def _worker_close() -> None:
+    migrator = _worker.pop("migrator", None)
+    if migrator is not None:
+        for store in (migrator.target, migrator.source):
+            try:
+                store.close()
+            except Exception:  # exiting anyway; the server ends the session when the socket closes
+                pass
+
+
+PR_SET_PDEATHSIG = 1  # linux/prctl.h
+
+
+def _die_with_parent(parent: int) -> None:
+    """A worker ends when the migrate process that started it is gone, however it went (SIGKILL
+    included), instead of copying on for nobody: the kernel then closes its connections, and the
+    server rolls back the thread it was writing (a thread is one transaction, so a rerun completes it).
+
+    SIGTERM keeps its default action (end the process). On Linux the kernel sends SIGTERM when the
+    parent dies (``PR_SET_PDEATHSIG``); on every platform a thread also watches the parent process
+    id, which changes when the parent is gone (the worker is adopted).
+    """
+    import signal
+    import threading
+    import time
+
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    if sys.platform.startswith("linux"):
+        try:
+            import ctypes
+
+            ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, int(signal.SIGTERM), 0, 0, 0)
+        except (OSError, AttributeError):
+            pass  # the watcher below still notices
+
+    def orphaned() -> bool:
+        return os.getppid() != parent
+
+    def watch() -> None:
+        while not orphaned():
+            time.sleep(0.25)
+        os.kill(os.getpid(), signal.SIGTERM)
+
+    if orphaned():  # the parent died before the death signal was armed
+        os.kill(os.getpid(), signal.SIGTERM)
+    threading.Thread(target=watch, name="symfonic-parent-watch", daemon=True).start()
 
 
 def _worker_run(keys: list[str], verify_only: bool) -> list[ThreadOutcome]:

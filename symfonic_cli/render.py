@@ -49,11 +49,54 @@ def _escape_control(match: re.Match) -> str:
     return f"\\x{code:02x}" if code <= 0xFF else f"\\u{code:04x}"
 
 
+# Printable to str.isprintable() yet blank or invisible: combining grapheme joiner, Hangul
+# fillers, Khmer inherent vowels, Mongolian and other variation selectors, braille blank.
+_INVISIBLE = frozenset(
+    "\u034f\u115f\u1160\u17b4\u17b5\u180b\u180c\u180d\u180f\u2800\u3164\uffa0"
+    + "".join(map(chr, range(0xFE00, 0xFE10)))
+    + "".join(map(chr, range(0xE0100, 0xE01F0)))
+)
+_INLINE_SHORT = {"\n": "\\n", "\t": "\\t", "\\": "\\\\"}
+
+
 def escape_inline(text: str) -> str:
-    """For one-line cells: also show newlines and tabs escaped."""
-    if text.isprintable():  # no control, newline, tab or bidi character
-        return text
-    return _regex(_CONTROL).sub(_escape_control, text).replace("\n", "\\n").replace("\t", "\\t")
+    """For one-line cells and keys: every character that is not plainly visible as itself is shown
+    as an escape, so two different strings never print the same.
+
+    Newline and tab become ``\\n`` and ``\\t``, a backslash ``\\\\``; controls up to U+00FF
+    ``\\xNN``; every other character that is not printable (format, bidi, line and paragraph
+    separators, whitespace other than the ASCII space: NBSP, U+2028, U+200B, U+FEFF, ...) and
+    the invisible ones above ``\\uNNNN`` (``\\UNNNNNNNN`` beyond the BMP).
+    """
+    if text.isprintable() and "\\" not in text and (text.isascii() or _INVISIBLE.isdisjoint(text)):
+        return text  # the common case, checked in C
+    return _regex("[^ -\\[\\]-~]").sub(_escape_inline_char, text)
+
+
+def _escape_inline_char(match: re.Match) -> str:
+    char = match.group()
+    short = _INLINE_SHORT.get(char)
+    if short is not None:
+        return short
+    if char.isprintable() and char not in _INVISIBLE:
+        return char
+    code = ord(char)
+    if code < 0x20 or 0x7F <= code <= 0x9F:
+        return f"\\x{code:02x}"
+    return f"\\u{code:04x}" if code <= 0xFFFF else f"\\U{code:08x}"
+
+
+# Characters escaped in JSON shown to a reader (``json_dumps(..., visible=True)``): what
+# escape_inline escapes beyond the controls json_dumps escapes already.
+def _escape_json_visible(match: re.Match) -> str:
+    char = match.group()
+    if char.isprintable() and char not in _INVISIBLE:
+        return char
+    code = ord(char)
+    if code > 0xFFFF:  # JSON escapes astral characters as a surrogate pair
+        code -= 0x10000
+        return f"\\u{0xD800 + (code >> 10):04x}\\u{0xDC00 + (code & 0x3FF):04x}"
+    return f"\\u{code:04x}"
 
 
 def _json_default(value: Any) -> Any:
@@ -78,7 +121,9 @@ def _json_safe(out: str) -> str:
     return _regex(_JSON_UNSAFE).sub(_escape_json_unsafe, out)
 
 
-def json_dumps(value: Any, *, indent: int | None = None) -> str:
+def json_dumps(value: Any, *, indent: int | None = None, visible: bool = False) -> str:
+    """JSON text. ``visible``: for a reader's terminal, also every invisible or blank-looking
+    character as a ``\\u`` escape (the same JSON value, so it parses to the same strings)."""
     try:
         if indent is None:
             out = _COMPACT.encode(value)
@@ -90,7 +135,10 @@ def json_dumps(value: Any, *, indent: int | None = None) -> str:
 
         with int_digits(), deep():
             out = json.dumps(value, ensure_ascii=False, indent=indent, default=_json_default)
-    return _json_safe(out)
+    out = _json_safe(out)
+    if visible and not out.isascii():
+        out = _regex("[^\\x00-\\x7f]").sub(_escape_json_visible, out)
+    return out
 
 
 class _NotFlat(Exception):

@@ -33,3 +33,20 @@ def tenant_prefix(tenant: str, sub_tenant: str | None = None) -> str:
     if sub_tenant is None:
         return f"{tenant}:"
     return f"{tenant}:{sub_tenant or NO_SUB_TENANT}:"
+
+
+def prefix_upper_bound(prefix: str) -> str | None:
+    """The least string above every string that starts with ``prefix``, in code point order (the
+    byte order of UTF-8), or None when no string is above them all (empty prefix, or U+10FFFF
+    only). ``[prefix, bound)`` is then exactly the strings starting with ``prefix``. Surrogates are
+    skipped: U+D7FF is followed by U+E000 (a surrogate cannot be encoded, nor stored).
+    """
+    chars = list(prefix)
+    while chars:
+        code = ord(chars.pop()) + 1
+        if code > 0x10FFFF:
+            continue  # nothing above U+10FFFF at this position: carry into the one before
+        if 0xD800 <= code <= 0xDFFF:
+            code = 0xE000
+        return "".join(chars) + chr(code)
+    return None

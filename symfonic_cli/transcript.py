@@ -7,11 +7,12 @@ Pure logic, no I/O: messages in, rows out. Mirrors ``symfonic/agent/transcript.p
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from typing import Any
 
-SPEAKERS = ("user", "assistant", "all")
+SPEAKERS = ("user", "assistant", "tool", "all")
+ROLES = ("user", "assistant", "tool", "system", "other")
 
 _ROLE_BY_TYPE = {"human": "user", "ai": "assistant", "tool": "tool", "system": "system"}
 _ROLE_BY_CLASS = {
@@ -29,15 +30,61 @@ class Row:
     content: str
     message_id: str | None
     timestamp: datetime | None
+    # --tools only: assistant rows' calls ({"id", "name", "args"}), tool rows' name and call id
+    tool_calls: list[dict[str, Any]] | None = None
+    name: str | None = None
+    tool_call_id: str | None = None
 
-    def to_json(self) -> dict[str, Any]:
-        return {
+    def to_json(self, tools: bool = False) -> dict[str, Any]:
+        out = {
             "index": self.index,
             "role": self.role,
             "content": self.content,
             "message_id": self.message_id,
             "timestamp": self.timestamp.isoformat() if self.timestamp else None,
         }
+        if tools:
+            out["tool_calls"] = self.tool_calls if self.role == "assistant" else None
+            if self.role == "assistant" and out["tool_calls"] is None:
+                out["tool_calls"] = []
+            out["name"] = self.name
+            out["tool_call_id"] = self.tool_call_id
+        return out
+
+
+def parse_speakers(text: str) -> set[str] | None:
+    """``--speaker``: one role, a comma list of roles, or ``all`` (None: every row)."""
+    words = text.split(",")
+    if "all" in words:
+        return None
+    unknown = [w for w in words if w not in ROLES]
+    if unknown:
+        raise ValueError(unknown[0])
+    return set(words)
+
+
+def tool_calls_of(message: Any, warnings: list[str] | None = None) -> list[dict[str, Any]]:
+    """An assistant message's tool calls as ``{"id", "name", "args"}``; odd shapes kept raw, with a warning."""
+    calls = _field(message, "tool_calls", None)
+    if not calls:
+        return []
+    if not isinstance(calls, list):
+        if warnings is not None:
+            warnings.append(f"message {message_id_of(message)!r}: tool_calls is not a list; shown as stored")
+        return [{"id": None, "name": None, "args": calls if isinstance(calls, (dict, str, int, float, bool)) else str(calls)}]
+    out = []
+    for call in calls:
+        if isinstance(call, dict) and isinstance(call.get("name"), str) and isinstance(call.get("args"), dict):
+            out.append({"id": call.get("id"), "name": call["name"], "args": call["args"]})
+            continue
+        if warnings is not None:
+            warnings.append(f"message {message_id_of(message)!r}: a tool call of an unexpected shape, shown from its raw fields")
+        if isinstance(call, dict):
+            args = call.get("args")
+            out.append({"id": call.get("id"), "name": call.get("name"), "args": args if isinstance(args, (dict, list, str, int, float, bool, type(None))) else str(args)})
+        else:
+            out.append({"id": None, "name": None, "args": call if isinstance(call, (str, int, float, bool)) else str(call)})
+    return out
 
 
 def _field(message: Any, name: str, default: Any = None) -> Any:
@@ -94,16 +141,18 @@ UNPRINTABLE = "[content not shown: nested too deeply or too large]"
 def build_rows(
     messages: Sequence[Any],
     *,
-    speaker: str = "all",
+    speaker: str | set[str] | None = "all",
     ts_by_id: dict[str, datetime] | None = None,
+    tools: bool = False,
     warnings: list[str] | None = None,
 ) -> list[Row]:
     """Speaker-filtered rows; ``index`` counts within the filtered view."""
     ts_map = ts_by_id or {}
+    wanted = None if speaker in (None, "all") else ({speaker} if isinstance(speaker, str) else speaker)
     rows: list[Row] = []
     for position, message in enumerate(messages):
         role = role_of(message)
-        if speaker != "all" and role != speaker:
+        if wanted is not None and role not in wanted:
             continue
         mid = message_id_of(message)
         odd = odd_fields(message)
@@ -114,7 +163,14 @@ def build_rows(
             odd.append("its content is nested too deeply or too large to print")
         if odd and warnings is not None:
             warnings.append(f"message {position} of the checkpoint shown from its raw fields: {'; '.join(odd)}")
-        rows.append(Row(len(rows), role, content, mid, ts_map.get(mid) if mid else None))
+        row = Row(len(rows), role, content, mid, ts_map.get(mid) if mid else None)
+        if tools:
+            if role == "assistant":
+                row = replace(row, tool_calls=tool_calls_of(message, warnings))
+            elif role == "tool":
+                name, call_id = _field(message, "name"), _field(message, "tool_call_id")
+                row = replace(row, name=name if isinstance(name, str) else None, tool_call_id=call_id if isinstance(call_id, str) else None)
+        rows.append(row)
     return rows
 
 

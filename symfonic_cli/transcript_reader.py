@@ -32,6 +32,7 @@ def read_transcript(
     since: datetime | None = None,
     until: datetime | None = None,
     limit: int | None = None,
+    tools: bool = False,
 ) -> TranscriptResult:
     plain = _plain_messages(store, key, checkpoint_id)
     if plain is not None:
@@ -56,7 +57,7 @@ def read_transcript(
         return TranscriptResult([], read_id, warnings)
     if not isinstance(messages, list):
         raise StoreError(f"checkpoint {read_id}: 'messages' is not a list ({type(messages).__name__})")
-    rows = tx.build_rows(messages, speaker=speaker, warnings=warnings)
+    rows = tx.build_rows(messages, speaker=speaker, tools=tools, warnings=warnings)
     if since is None and until is None:
         # Index and limit do not depend on timestamps: resolve only the rows that are printed.
         rows = tx.select(rows, index=index, limit=limit)

@@ -101,6 +101,25 @@ def _command_lines(store: str) -> list[tuple[list[str], dict | None, bool]]:
         (["threads", "list", "--store", s], {"SYMFONIC_CONNECT_TIMEOUT": "0.05"}, False),
         (["threads", "list", "--store", s], {"SYMFONIC_CONNECT_TIMEOUT": "soon"}, False),
         (["threads", "list", "--store", s], {"SYMFONIC_DEBUG": "maybe"}, False),
+        # libpq key/value strings: a PostgreSQL location (masked), or exit 2; never a file name.
+        (["threads", "list", "--store", "host=h dbname=x user=u password=hunter2 bogus=1"], None, True),
+        (["store", "info", "--store", "hots=h password='hunter2 x'"], None, True),
+        (["threads", "list", "--store", "host=/nonexistent-dir port=1 dbname=x user=u password=hunter2"], None, True),
+        # Numbers out of their documented range (README "Numeric options"): exit 2 naming the range.
+        (["threads", "list", "--store", s, "--limit", "1000000000"], None, True),
+        (["threads", "list", "--store", s, "--limit", "1000000001"], None, False),
+        (["threads", "list", "--store", s, "--limit", "99999999999999999999999"], None, False),
+        (["threads", "list", "--store", s, "--limit=99999999999999999999999"], None, False),
+        (["threads", "list", "--store", s, "--limit", "nan"], None, False),
+        (["threads", "list", "--store", s, "--limit", "inf"], None, False),
+        (["store", "info", "--store", s], {"SYMFONIC_CONNECT_TIMEOUT": "3600"}, True),
+        (["threads", "list", "--store", s], {"SYMFONIC_CONNECT_TIMEOUT": "3600.5"}, False),
+        (["threads", "list", "--store", s], {"SYMFONIC_CONNECT_TIMEOUT": "nan"}, False),
+        (["threads", "list", "--store", s], {"SYMFONIC_CONNECT_TIMEOUT": "inf"}, False),
+        (["threads", "list", "--store", s], {"SYMFONIC_CONNECT_TIMEOUT": "1e400"}, False),
+        (["threads", "list", "--store", s], {"SYMFONIC_CONNECT_TIMEOUT": "9" * 400}, False),
+        (["--connect-timeout", "nan", "threads", "list", "--store", s], None, False),
+        (["--connect-timeout", "-inf", "store", "info", "--store", s], None, False),
     ]
 
 
@@ -152,13 +171,16 @@ def test_option_tables_match_the_typer_commands():
     for words, table in fast.ROUTES.items():
         params = _typer_params(words)
         spellings = {opt: p.name for p in params for opt in (*p.opts, *p.secondary_opts)}
-        assert spellings == table, words
+        typer_only = fast.TYPER_ONLY.get(words, {})
+        assert spellings == {**table, **typer_only}, words
         for p in params:
+            if p.name in typer_only.values():
+                continue
             assert not p.is_flag and p.nargs == 1 and not p.multiple, (words, p.name)
             is_int = isinstance(p.type, click.types.IntParamType)
             assert is_int == (p.name in fast.INT_PARAMS), (words, p.name)
             if is_int:
-                assert getattr(p.type, "min", None) == 0 and getattr(p.type, "max", None) is None
+                assert getattr(p.type, "min", None) == 0 and getattr(p.type, "max", None) == fast.MAX_COUNT
             else:
                 assert isinstance(p.type, click.types.StringParamType), (words, p.name)
             assert (p.envvar or None) == fast.ENV_PARAMS.get(p.name), (words, p.name)
@@ -175,6 +197,7 @@ def test_root_environment_matches_the_typer_root():
     timeout = root["connect_timeout"]
     assert timeout.envvar == fast.CONNECT_TIMEOUT_ENV
     assert timeout.default == fast.DEFAULT_CONNECT_TIMEOUT and timeout.type.min == fast.MIN_CONNECT_TIMEOUT
+    assert timeout.type.max == fast.MAX_CONNECT_TIMEOUT
     assert root["debug"].envvar == "SYMFONIC_DEBUG"
     # Every root option read from the environment is known to the quick route.
     with_env = {n for n, p in root.items() if p.envvar}

@@ -19,7 +19,7 @@ GROUPS = {
     "threads": "symfonic_cli.cli.threads",
     "store": "symfonic_cli.cli.store",
     "compat": "symfonic_cli.cli.compat",
-    "thread": "symfonic_cli.cli.erase",
+    "thread": "symfonic_cli.cli.thread",
     "migrate": "symfonic_cli.cli.migrate",
     "demo": "symfonic_cli.cli.demo",
 }

@@ -51,6 +51,29 @@ DEBUG_ENV = "SYMFONIC_DEBUG"
 CONNECT_TIMEOUT_ENV = "SYMFONIC_CONNECT_TIMEOUT"
 DEFAULT_CONNECT_TIMEOUT = 10.0
 MIN_CONNECT_TIMEOUT = 0.1
+MAX_CONNECT_TIMEOUT = 3600.0
+# The documented range of every numeric option (README "Numeric options"); out of range, nan,
+# inf and overflow are usage errors naming the range, on both routes.
+MAX_COUNT = 1_000_000_000  # --limit; --index from -MAX_COUNT to MAX_COUNT
+MAX_JOBS = 64
+MAX_FORMAT_VERSION = 1_000_000
+MAX_GRACE_DAYS = 36500  # --grace: 0s to 36500d (100 years)
+
+
+def connect_timeout_in_range(value: float) -> bool:
+    """Finite and within the documented range (nan compares false to everything)."""
+    return MIN_CONNECT_TIMEOUT <= value <= MAX_CONNECT_TIMEOUT
+
+
+def grace_seconds(text: str, seconds: float) -> float:
+    """``--grace`` within 0s to 36500d (a longer one would overflow a date), else a usage error."""
+    if not seconds <= MAX_GRACE_DAYS * 86400:
+        raise UsageError(f"--grace '{text}' is out of range", hint=f"use 0s to {MAX_GRACE_DAYS}d")
+    return seconds
+
+
+def connect_timeout_range() -> str:
+    return f"{MIN_CONNECT_TIMEOUT}<=x<={MAX_CONNECT_TIMEOUT}"  # click's own wording for a range
 # The other root options and their environment variables.
 ROOT_ENV = {
     "pg_schema": "SYMFONIC_PG_SCHEMA",
@@ -104,17 +127,20 @@ def open_for_reading(store_opt: Optional[str], **options) -> "Store":
 
 
 def require_thread(store: "Store", key: str):
-    """The thread's summary, or exit 3 naming the key and up to five threads of its tenant."""
-    from symfonic_cli.threadkey import parse_key
+    """The thread's summary, or exit 3 naming the key and up to five threads it may have meant
+    (near misses first, see ``symfonic_cli/suggestions.py``). The CLI escapes the message."""
+    from symfonic_cli.suggestions import Suggester
 
     summary = store.thread_summary(key)
     if summary is not None:
         return summary
-    parts = parse_key(key)
-    if parts is None:
-        raise NotFoundError(f"no thread '{key}' in {store.location.display}")
-    near = [t.key for t in store.list_threads(tenant=parts.tenant, limit=5)]
+    raise NotFoundError(not_found_message(key, store.location.display, Suggester(store)))
+
+
+def not_found_message(key: str, where: str, suggester) -> str:
+    near = suggester.suggest(key)
+    head = f"no thread '{key}' in {where}"
     if near:
-        listed = ", ".join(f"'{k}'" for k in near)
-        raise NotFoundError(f"no thread '{key}' in {store.location.display}; threads of tenant '{parts.tenant}': {listed}")
-    raise NotFoundError(f"no thread '{key}' in {store.location.display}; tenant '{parts.tenant}' has no threads")
+        return f"{head}; did you mean: " + ", ".join(f"'{k}'" for k in near)
+    tenant = suggester.tenant_of(key)
+    return f"{head}; tenant '{tenant}' has no threads" if tenant else head

@@ -12,7 +12,7 @@ from typing import Annotated, Any, Optional
 
 import typer
 
-from symfonic_cli.cli.common import check_format, open_for_reading, require_thread, thread_key
+from symfonic_cli.cli.common import MAX_FORMAT_VERSION, check_format, grace_seconds, open_for_reading, require_thread, thread_key
 from symfonic_cli.cli.options import SessionOpt, StoreOpt, SubTenantOpt, TenantOpt, ThreadOpt
 from symfonic_cli.envelope import CURRENT_FORMAT, DEFAULT_ENVELOPE_KEY, ENVELOPE_KEY_ENV
 from symfonic_cli.errors import FindingsError, NotFoundError, UsageError
@@ -26,7 +26,7 @@ EnvelopeKeyOpt = Annotated[
     typer.Option("--envelope-key", envvar=ENVELOPE_KEY_ENV, show_envvar=True, help="Metadata key holding the envelope."),
 ]
 CurrentFormatOpt = Annotated[
-    int, typer.Option("--current-format", min=1, help="Newest envelope format_version the running release understands.")
+    int, typer.Option("--current-format", min=1, max=MAX_FORMAT_VERSION, help="Newest envelope format_version the running release understands (1 to 1000000).")
 ]
 CompatFormatOpt = Annotated[Optional[str], typer.Option("--format", "-f", help="table, json or jsonl.", case_sensitive=False)]
 GraceOpt = Annotated[
@@ -47,8 +47,8 @@ def _grace(value: str) -> timedelta:
     m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([smhd]?)\s*", value or "")
     if not m:
         raise UsageError(f"--grace '{value}' is not a duration", hint="e.g. 90s, 10m, 2h; a bare number is minutes")
-    unit = {"s": "seconds", "m": "minutes", "h": "hours", "d": "days", "": "minutes"}[m.group(2)]
-    return timedelta(**{unit: float(m.group(1))})
+    unit = {"s": 1, "m": 60, "h": 3600, "d": 86400, "": 60}[m.group(2)]
+    return timedelta(seconds=grace_seconds(value, float(m.group(1)) * unit))
 
 
 def _fail_on(value: str) -> tuple[str, ...]:

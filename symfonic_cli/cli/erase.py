@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from pathlib import Path
+import os
 from typing import Annotated, Optional
 
 import typer
 
-from symfonic_cli.cli.common import store_options, thread_key
-from symfonic_cli.cli.options import SessionOpt, StoreOpt, SubTenantOpt, TenantOpt, ThreadOpt
+from symfonic_cli.cli.common import check_format, store_options, thread_key
+from symfonic_cli.cli.options import FormatOpt, SessionOpt, StoreOpt, SubTenantOpt, TenantOpt, ThreadOpt
 from symfonic_cli.errors import UsageError
 
 app = typer.Typer(help="Change one thread: erase it.", no_args_is_help=True)
@@ -26,17 +26,22 @@ def erase(
     sub_tenant: SubTenantOpt = None,
     session: SessionOpt = None,
     all_sessions: Annotated[bool, typer.Option("--all-sessions", help="Every thread of --tenant (or of --tenant --sub-tenant).")] = False,
-    from_file: Annotated[Optional[Path], typer.Option("--from-file", help="A batch: one thread key per line (# comments).")] = None,
+    from_file: Annotated[Optional[str], typer.Option("--from-file", help="A batch: one exact thread key per line, or threads list -f json/jsonl output ('-' for stdin).")] = None,
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Show the plan and stop; nothing is deleted.")] = False,
     yes: Annotated[bool, typer.Option("--yes", "-y", help="Erase without a typed confirmation (required without a terminal).")] = False,
     vacuum: Annotated[bool, typer.Option("--vacuum", help="Afterwards rewrite the file (SQLite) / VACUUM the tables (PostgreSQL).")] = False,
     grace: Annotated[str, typer.Option("--grace", help="Warn about threads active within this time (90s, 15m, 2h, 1d).")] = "15m",
-    receipt: Annotated[Optional[Path], typer.Option("--receipt", help="Also append the JSON receipt to this JSONL audit file.")] = None,
+    receipt: Annotated[Optional[str], typer.Option("--receipt", help="Also append the receipt to this JSONL audit file (0600, a line per thread, fsync'd).")] = None,
+    operator: Annotated[Optional[str], typer.Option("--operator", help="Who erases, for the receipt (default: the login name, else uid:N).")] = None,
+    ticket: Annotated[Optional[str], typer.Option("--ticket", help="The request or ticket id, for the receipt.")] = None,
+    missing_ok: Annotated[bool, typer.Option("--missing-ok", help="A requested key that names no thread (or a selection that matches none) exits 0, not 3.")] = False,
+    fmt: FormatOpt = None,
 ) -> int:
     """Erase threads (every checkpoint, namespace and write, plus declared extra tables), one transaction per thread.
 
     The plan comes first; on a terminal you confirm by typing the thread key (or the number of
     threads of a batch); without a terminal --yes is required (else exit 6, nothing deleted).
+    A requested key that names no thread is not-found (exit 3, with suggestions).
     """
     from symfonic_cli import erase_plan as ep
     from symfonic_cli.eraser import EraseRequest, run
@@ -55,16 +60,20 @@ def erase(
     elif from_file is not None:
         if any(v is not None for v in (thread, tenant, sub_tenant, session)):
             raise UsageError("--from-file goes alone, without --thread/--tenant/--session")
-        try:
-            keys = ep.parse_key_lines(from_file.read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError) as exc:
-            raise UsageError(f"cannot read --from-file {from_file}: {getattr(exc, 'strerror', None) or exc}") from None
+        from symfonic_cli.inputs import read_key_file
+
+        keys = read_key_file(from_file)
         if not keys:
             raise UsageError(f"--from-file {from_file} holds no thread key")
-        selection = {"from_file": str(from_file), "threads": len(keys)}
+        selection = {"from_file": from_file if from_file == "-" else os.path.abspath(from_file), "threads": len(keys)}
     else:
         keys = [thread_key(thread, tenant, sub_tenant, session)]
         selection = {"thread": keys[0]}
+    if operator is not None and not operator.strip():
+        raise UsageError("--operator is empty")
+    if ticket is not None and not ticket:
+        raise UsageError("--ticket is empty")
+    out_format = check_format(fmt)
     location = resolve_store(store)
     request = EraseRequest(
         location=location,
@@ -77,5 +86,10 @@ def erase(
         vacuum=vacuum,
         grace=ep.parse_duration(grace),
         receipt_path=receipt,
+        fmt=out_format,
+        operator=operator,
+        ticket=ticket,
+        missing_ok=missing_ok,
+        keys_from_stdin=from_file == "-",
     )
     return run(request)

@@ -19,10 +19,13 @@ from symfonic_cli.cli.common import (
     DEBUG_ENV,
     DEFAULT_CONNECT_TIMEOUT,
     FALSE_WORDS,
+    MAX_CONNECT_TIMEOUT,
+    MAX_COUNT,
     MIN_CONNECT_TIMEOUT,
     ROOT_ENV,
     TRUE_WORDS,
     apply_root_options,
+    connect_timeout_in_range,
 )
 from symfonic_cli.location import STORE_ENV
 
@@ -45,7 +48,18 @@ ROUTES: dict[tuple[str, str], dict[str, str]] = {
     },
     ("store", "info"): {"--store": "store", "-s": "store", "--format": "fmt", "-f": "fmt"},
 }
-# Parameters typer converts to int (with min=0); only plain digits are taken here.
+# Options only typer handles (flags, repeated values, choices): a command line using one of them
+# goes through typer. Spelling -> parameter name, as in ROUTES.
+TYPER_ONLY: dict[tuple[str, str], dict[str, str]] = {
+    ("threads", "list"): {
+        "--status": "status",
+        "--session": "session",
+        "--sort": "sort",
+        "--reverse": "reverse",
+        "--with-size": "with_size",
+    },
+}
+# Parameters typer converts to int (0 to MAX_COUNT); only plain digits in range are taken here.
 INT_PARAMS = {"limit"}
 # Parameters that fall back to an environment variable when not given (empty counts as unset).
 ENV_PARAMS = {"store": STORE_ENV}
@@ -68,6 +82,8 @@ def parse(argv: list[str]) -> Optional[tuple[tuple[str, str], dict]]:
     spec = ROUTES.get(words)
     if spec is None:
         return None
+    if any(arg.split("=", 1)[0] in TYPER_ONLY.get(words, ()) for arg in argv[2:]):
+        return None
     params: dict = {}
     rest = argv[2:]
     i = 0
@@ -85,7 +101,7 @@ def parse(argv: list[str]) -> Optional[tuple[tuple[str, str], dict]]:
         if param is None or param in params or value.startswith("-"):
             return None
         if param in INT_PARAMS:
-            if not _digits(value) or len(value) > 4000:  # int() refuses over 4,300 digits; typer says so
+            if not _digits(value) or len(value) > 12 or int(value) > MAX_COUNT:  # typer names the range
                 return None
             params[param] = int(value)
         else:
@@ -103,7 +119,7 @@ def root_options() -> Optional[dict]:
         return None
     timeout = os.environ.get(CONNECT_TIMEOUT_ENV)
     if timeout:
-        if not _decimal(timeout) or float(timeout) < MIN_CONNECT_TIMEOUT:
+        if not _decimal(timeout) or len(timeout) > 20 or not connect_timeout_in_range(float(timeout)):
             return None
         connect_timeout = float(timeout)
     else:

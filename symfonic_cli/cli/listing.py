@@ -50,6 +50,47 @@ def _thread_record(t) -> dict:
     }
 
 
+def list_run_states(store, tenant, sub_tenant, limit, fmt, *, status, session, sort, reverse, with_size) -> None:
+    """``threads list`` with --status/--session/--sort/--reverse/--with-size (typer route only)."""
+    from symfonic_cli.threadstate.listing import SORTS, run_state_rows
+    from symfonic_cli.threadstate.nexttasks import STATUSES
+    from symfonic_cli.threadkey import tenant_prefix
+
+    if sub_tenant is not None and tenant is None:
+        raise UsageError("--sub-tenant needs --tenant")
+    statuses = None
+    if status:
+        statuses = set()
+        for value in status:
+            for word in value.split(","):
+                if word not in STATUSES:
+                    raise UsageError(f"unknown --status '{word}'", hint=f"use one of: {', '.join(STATUSES)}")
+                statuses.add(word)
+    chosen = sort or "last-activity"
+    if chosen not in SORTS:
+        raise UsageError(f"unknown --sort '{sort}'", hint=f"use one of: {', '.join(SORTS)}")
+    if session is not None and not session:
+        raise UsageError("--session is empty")
+    out_format = check_format(fmt)
+    from symfonic_cli import render
+
+    columns = THREAD_COLUMNS + (("status",) if statuses is not None else ()) + (("size_bytes",) if with_size else ())
+    with open_for_reading(store) as st:
+        rows = run_state_rows(
+            st, prefix=tenant_prefix(tenant, sub_tenant) if tenant is not None else None, session=session,
+            statuses=statuses, sort=chosen, reverse=reverse, with_size=with_size, limit=limit,
+        )
+        records = []
+        for r in rows:
+            rec = _thread_record(r)
+            if statuses is not None:
+                rec["status"] = r.status
+            if with_size:
+                rec["size_bytes"] = r.size_bytes
+            records.append(rec)
+        render.write_records(records, fmt=out_format, columns=columns, title=st.location.display)
+
+
 def store_info(store: Optional[str], fmt: Optional[str]) -> None:
     out_format = check_format(fmt)
     from symfonic_cli import render

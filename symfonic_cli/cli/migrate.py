@@ -8,7 +8,7 @@ from typing import Annotated, List, Optional
 
 import typer
 
-from symfonic_cli.cli.common import check_format, store_options
+from symfonic_cli.cli.common import MAX_JOBS, check_format, store_options
 from symfonic_cli.cli.options import FormatOpt, SubTenantOpt
 from symfonic_cli.errors import UsageError
 
@@ -37,7 +37,7 @@ def migrate(
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Show per thread what would be copied, skipped or in conflict; write nothing.")] = False,
     verify_only: Annotated[bool, typer.Option("--verify-only", help="Only compare the target with the source; write nothing.")] = False,
     init_target: Annotated[bool, typer.Option("--init-target", help="Run the target saver's own setup() first (creates its tables).")] = False,
-    jobs: Annotated[Optional[int], typer.Option("--jobs", "-j", min=1, max=64, help="Copy N threads at a time (worker processes; each thread still one transaction). Default: one per CPU, up to 4, towards a database server for 64+ threads; else 1.")] = None,
+    jobs: Annotated[Optional[int], typer.Option("--jobs", "-j", min=1, max=MAX_JOBS, help="Copy N threads at a time (worker processes; each thread still one transaction). Default: one per CPU, up to 4, towards a database server for 64+ threads; else 1.")] = None,
     fmt: FormatOpt = None,
 ) -> None:
     """Copy threads from --from to --to: never overwriting, one target transaction per thread, then verified."""

@@ -12,10 +12,19 @@ from symfonic_cli.cli.common import (
     CONNECT_TIMEOUT_ENV,
     DEBUG_ENV,
     DEFAULT_CONNECT_TIMEOUT,
+    MAX_CONNECT_TIMEOUT,
     MIN_CONNECT_TIMEOUT,
     ROOT_ENV,
     apply_root_options,
+    connect_timeout_in_range,
+    connect_timeout_range,
 )
+
+
+def _check_timeout(value: float) -> float:
+    if not connect_timeout_in_range(value):  # nan and inf too, which click's FloatRange lets through
+        raise typer.BadParameter(f"{value} is not in the range {connect_timeout_range()}.")
+    return value
 
 
 def _version(value: bool) -> None:
@@ -31,8 +40,10 @@ def _root(
         DEFAULT_CONNECT_TIMEOUT,
         "--connect-timeout",
         min=MIN_CONNECT_TIMEOUT,
+        max=MAX_CONNECT_TIMEOUT,
         envvar=CONNECT_TIMEOUT_ENV,
-        help="Seconds to wait for a database server.",
+        callback=_check_timeout,
+        help="Seconds to wait for a database server (0.1 to 3600).",
     ),
     pg_schema: Optional[str] = typer.Option(
         None, "--pg-schema", envvar=ROOT_ENV["pg_schema"], help="PostgreSQL schema holding the checkpoint tables."

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Optional
+from typing import Annotated, List, Optional
 
 import typer
 
 from symfonic_cli.cli import listing
+from symfonic_cli.cli.common import MAX_COUNT
 from symfonic_cli.cli.options import FormatOpt, StoreOpt
 
 
@@ -22,8 +23,18 @@ def list_threads(
     store: StoreOpt = None,
     tenant: Annotated[Optional[str], typer.Option("--tenant", help="Only this tenant's threads.")] = None,
     sub_tenant: Annotated[Optional[str], typer.Option("--sub-tenant", help="Only this sub-tenant's threads (with --tenant; '_' for none).")] = None,
-    limit: Annotated[Optional[int], typer.Option("--limit", "-n", min=0, help="At most N threads.")] = None,
+    limit: Annotated[Optional[int], typer.Option("--limit", "-n", min=0, max=MAX_COUNT, help="At most N threads (0 to 1000000000).")] = None,
     fmt: FormatOpt = None,
+    status: Annotated[Optional[List[str]], typer.Option("--status", help="Only threads in this run state: interrupted, error, pending, done (repeatable, or a comma list).")] = None,
+    session: Annotated[Optional[str], typer.Option("--session", help="Only threads of this session id, any tenant.")] = None,
+    sort: Annotated[Optional[str], typer.Option("--sort", help="last-activity (default), first-activity, checkpoints or size; newest or largest first.")] = None,
+    reverse: Annotated[bool, typer.Option("--reverse", help="Reverse the order.")] = False,
+    with_size: Annotated[bool, typer.Option("--with-size", help="Add size_bytes: the thread's stored checkpoints, blobs and writes.")] = False,
 ) -> None:
     """One row per thread, newest activity first (activity is read from the checkpoint ids)."""
-    listing.list_threads(store, tenant, sub_tenant, limit, fmt)
+    if status is None and session is None and sort is None and not reverse and not with_size:
+        listing.list_threads(store, tenant, sub_tenant, limit, fmt)
+        return
+    listing.list_run_states(
+        store, tenant, sub_tenant, limit, fmt, status=status, session=session, sort=sort, reverse=reverse, with_size=with_size
+    )

@@ -7,7 +7,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from symfonic_cli.cli.common import check_format, open_for_reading, require_thread, thread_key
+from symfonic_cli.cli.common import MAX_COUNT, check_format, open_for_reading, require_thread, thread_key
 from symfonic_cli.cli.options import FormatOpt, SessionOpt, StoreOpt, SubTenantOpt, TenantOpt, ThreadOpt
 from symfonic_cli.errors import UsageError
 
@@ -26,19 +26,22 @@ def show(
     tenant: TenantOpt = None,
     sub_tenant: SubTenantOpt = None,
     session: SessionOpt = None,
-    speaker: Annotated[str, typer.Option("--speaker", help="user, assistant or all (all includes tool, system and other rows).")] = "all",
-    index: Annotated[Optional[int], typer.Option("--index", "-i", help="Row N of the speaker-filtered view; negative counts from the end; out of range prints nothing.")] = None,
+    speaker: Annotated[str, typer.Option("--speaker", help="user, assistant, tool, system, other or all, or a comma list (user,assistant).")] = "all",
+    index: Annotated[Optional[int], typer.Option("--index", "-i", min=-MAX_COUNT, max=MAX_COUNT, help="Row N of the speaker-filtered view; negative counts from the end; out of range prints nothing.")] = None,
     since: Annotated[Optional[str], typer.Option("--since", help="Keep rows at or after this ISO 8601 time (no offset means UTC).")] = None,
     until: Annotated[Optional[str], typer.Option("--until", help="Keep rows at or before this ISO 8601 time (no offset means UTC).")] = None,
-    limit: Annotated[Optional[int], typer.Option("--limit", "-n", min=0, help="At most N rows, applied last.")] = None,
+    limit: Annotated[Optional[int], typer.Option("--limit", "-n", min=0, max=MAX_COUNT, help="At most N rows, applied last (0 to 1000000000).")] = None,
     checkpoint: Annotated[Optional[str], typer.Option("--checkpoint", help="Show the transcript as of this root-namespace checkpoint id.")] = None,
     fmt: FormatOpt = None,
+    tools: Annotated[bool, typer.Option("--tools", help="Show tool calls (name, call id, arguments) and which tool answered.")] = False,
 ) -> None:
     """Print a thread's transcript by ordinal (--index) or time range (--since/--until)."""
     from symfonic_cli import transcript as tx
 
-    if speaker not in tx.SPEAKERS:
-        raise UsageError(f"unknown --speaker '{speaker}'", hint="use user, assistant or all")
+    try:
+        speakers = tx.parse_speakers(speaker)
+    except ValueError as exc:
+        raise UsageError(f"unknown --speaker '{exc.args[0]}'", hint="use user, assistant, tool, system, other or all, or a comma list") from None
     if index is not None and (since is not None or until is not None):
         raise UsageError("--index and --since/--until are mutually exclusive, as in get_transcript")
     lo = _bound("--since", since)
@@ -51,13 +54,24 @@ def show(
     with open_for_reading(store) as st:
         require_thread(st, key)
         result = read_transcript(
-            st, key, checkpoint_id=checkpoint, speaker=speaker, index=index, since=lo, until=hi, limit=limit
+            st, key, checkpoint_id=checkpoint, speaker=speakers, index=index, since=lo, until=hi, limit=limit, tools=tools
         )
     for warning in result.warnings:
         from symfonic_cli.render import escape_inline
 
         sys.stderr.write(f"symfonic: warning: {escape_inline(warning)}\n")
-    _write(result.rows, out_format, key)
+    _write(result.rows, out_format, key, tools)
+
+
+def _tool_lines(r) -> list[str]:
+    from symfonic_cli import render
+
+    lines = []
+    for call in r.tool_calls or ():
+        lines.append(f"-> call {call.get('name')} id={call.get('id')} args={render.json_dumps(call.get('args'))}")
+    if r.role == "tool" and (r.name is not None or r.tool_call_id is not None):
+        lines.append(f"<- tool {r.name} answers {r.tool_call_id}")
+    return lines
 
 
 def _bound(flag: str, value: Optional[str]):
@@ -71,16 +85,17 @@ def _bound(flag: str, value: Optional[str]):
         raise UsageError(f"{flag} '{value}' is not an ISO 8601 time", hint="e.g. 2026-11-30T09:00:00Z") from None
 
 
-def _write(rows, out_format: str, key: str) -> None:
+def _write(rows, out_format: str, key: str, tools: bool = False) -> None:
     from symfonic_cli import render
 
     out = sys.stdout
     if out_format in ("json", "jsonl"):
-        render.write_records((r.to_json() for r in rows), fmt=out_format, columns=())
+        render.write_records((r.to_json(tools) for r in rows), fmt=out_format, columns=())
         return
     if out_format == "text":
         for r in rows:
-            out.write(f"[{r.index}] {r.role} {render.cell(r.timestamp)}\n{render.escape_controls(r.content)}\n\n")
+            extra = "".join(render.escape_controls(line) + "\n" for line in _tool_lines(r)) if tools else ""
+            out.write(f"[{r.index}] {r.role} {render.cell(r.timestamp)}\n{render.escape_controls(r.content)}\n{extra}\n")
         return
     from rich.table import Table
     from rich.text import Text
@@ -93,6 +108,6 @@ def _write(rows, out_format: str, key: str) -> None:
             Text(str(r.index)),
             Text(r.role),
             Text(render.cell(r.timestamp)),
-            Text(render.escape_controls(r.content)),
+            Text(render.escape_controls("\n".join([r.content, *(_tool_lines(r) if tools else [])]).strip("\n") if tools else r.content)),
         )
     render.console().print(table)

@@ -11,7 +11,10 @@ from symfonic_cli.threadkey import parse_key
 # A table, column or collection name from the config file: a plain identifier, optionally
 # "schema.table" on PostgreSQL. Checked before any backend sees it; backends still quote names.
 ERASE_IDENTIFIER = r"[A-Za-z_][A-Za-z0-9_]{0,62}"
-ERASE_KEY_PARTS = ("thread", "tenant", "session")
+ERASE_KEY_PARTS = ("thread", "tenant", "sub", "session")
+# How a deployment's own table stores a missing sub-tenant (the "_" of a key): ``missing_sub``.
+# "null" is SQL NULL (MongoDB: a null or absent field), the default; "" and "_" are those strings.
+MISSING_SUB_FORMS = ("null", "", "_")
 
 
 @dataclass(frozen=True)
@@ -20,25 +23,36 @@ class ExtraTable:
 
     Declared in the config file (``erase_extra`` of the store's entry), never guessed: an
     undeclared table is never touched. ``match`` pairs a column (field) with the part of the
-    thread key it holds: ``"thread"`` (the whole key), ``"tenant"`` or ``"session"``. A row is
-    part of the cascade when every pair matches by equality.
+    thread key it holds: ``"thread"`` (the whole key), ``"tenant"``, ``"sub"`` (the sub-tenant) or
+    ``"session"``. A row is part of the cascade when every pair matches exactly. The pairs always
+    identify one thread (the whole key, or tenant + sub + session), except when the entry says
+    ``all_sub_tenants``: then tenant + session rows of every sub-tenant go.
     """
 
     name: str
     match: tuple[tuple[str, str], ...]  # ((column, part), ...), validated identifiers and parts
+    missing_sub: str = "null"  # one of MISSING_SUB_FORMS
+    all_sub_tenants: bool = False
 
-    def filters(self, key: str) -> tuple[tuple[str, str], ...] | None:
-        """``((column, value), ...)`` to AND together for ``key``; None when the key has no such
-        part (a two-part legacy key and a "session" column): then the table holds nothing of it."""
+    def filters(self, key: str) -> tuple[tuple[str, str | None], ...] | None:
+        """``((column, value), ...)`` to AND together for ``key``, a value of None meaning SQL
+        NULL (a null or absent MongoDB field); None when the key has no such part (a legacy key
+        without three parts and a tenant/sub/session column): then the table holds nothing of it."""
         parts = parse_key(key)
-        out = []
+        out: list[tuple[str, str | None]] = []
         for column, part in self.match:
             if part == "thread":
                 out.append((column, key))
             elif parts is None:
                 return None
+            elif part == "tenant":
+                out.append((column, parts.tenant))
+            elif part == "session":
+                out.append((column, parts.session))
+            elif parts.sub_tenant is not None:
+                out.append((column, parts.sub_tenant))
             else:
-                out.append((column, parts.tenant if part == "tenant" else parts.session))
+                out.append((column, None if self.missing_sub == "null" else self.missing_sub))
         return tuple(out)
 
 
@@ -64,3 +78,22 @@ class ThreadErasePlan:
     @property
     def total(self) -> int:
         return sum(self.rows.values())
+
+
+def check_against_plan(expected: dict[str, int] | None, deleted: dict[str, int], extra: tuple[ExtraTable, ...]) -> None:
+    """Inside the erasing transaction, before its commit: the rows deleted must be the rows the
+    plan showed, else raise (the caller rolls back). All zeros passes: another eraser got there
+    first and nothing is deleted. A table declared for every sub-tenant may hold fewer rows than
+    planned (an earlier thread of the same batch shared them)."""
+    if expected is None or not any(deleted.values()):
+        return
+    shared = {t.name for t in extra if t.all_sub_tenants}
+    differ = [
+        f"{name} {expected.get(name, 0)} planned, {n} found"
+        for name, n in deleted.items()
+        if n != expected.get(name, 0) and not (name in shared and n <= expected.get(name, 0))
+    ]
+    if differ:
+        from symfonic_cli.errors import StoreError
+
+        raise StoreError(f"changed since the plan ({'; '.join(differ)}): rolled back, nothing deleted")

@@ -12,7 +12,9 @@ from __future__ import annotations
 import functools
 import heapq
 import os
+import sys
 import time
+import warnings
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote
@@ -22,11 +24,13 @@ from symfonic_cli.metadata_json import MetadataError
 from symfonic_cli.location import StoreLocation, scrub
 from symfonic_cli.stores.base import StoreInfo, SupportsWith, ThreadSummary
 from symfonic_cli.stores.translate import error_translators
-from symfonic_cli.threadkey import tenant_prefix
+from symfonic_cli.threadkey import prefix_upper_bound, tenant_prefix
 
 if TYPE_CHECKING:
     from symfonic_cli.stores.checkpoint_rows import CheckpointRecord, MessageState
     from symfonic_cli.stores.erase_rows import ExtraTable, ThreadErasePlan
+    from symfonic_cli.threadstate.listing import ThreadRunState
+    from symfonic_cli.threadstate.rows import ThreadRunRows
 
 PASSWORD_ENV = "SYMFONIC_MONGO_PASSWORD"
 DEFAULT_CHECKPOINTS = "checkpoints"
@@ -113,6 +117,35 @@ def _collection_name(value: Any, option: str, default: str) -> str:
     return name
 
 
+def _check_url_options(location: StoreLocation) -> None:
+    """Exit 2 for a URL option pymongo refuses, with its reason on one line. pymongo itself would
+    only warn (several lines on stderr) and ignore the option: a typo in readPreference or tls
+    must not silently change where and how the tool reads."""
+    from pymongo.errors import ConfigurationError
+    from pymongo.uri_parser import split_options
+
+    base, _, query = location.url.partition("?")
+    if not query:
+        return
+    try:
+        split_options(query, validate=True, warn=False)
+        return
+    except (ConfigurationError, ValueError, TypeError) as exc:
+        reason = " ".join(str(exc).split())
+    culprit = None
+    for part in query.replace(";", "&").split("&"):
+        try:
+            split_options(part, validate=True, warn=False)
+        except (ConfigurationError, ValueError, TypeError) as exc:
+            name, _, value = part.partition("=")
+            shown = "***" if "password" in name.lower() else unquote(value)
+            culprit, reason = f"{unquote(name)}={shown}", " ".join(str(exc).split())
+            break
+    what = f"option '{culprit}'" if culprit else "options"
+    raise UsageError(scrub(f"invalid MongoDB URL {what} in {location.display}: {reason}", location),
+                     hint="see pymongo's URI options")
+
+
 def open_store(
     location: StoreLocation,
     *,
@@ -138,11 +171,18 @@ def open_store(
     password = os.environ.get(PASSWORD_ENV)
     if user and password and not has_password:
         kwargs["password"] = password
+    _check_url_options(location)
     try:
         # The URL as given: its database is also the default authentication database.
-        client = MongoClient(location.url, connect=False, **kwargs)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            client = MongoClient(location.url, connect=False, **kwargs)
     except (PyMongoError, ValueError, TypeError) as exc:
         raise _error(location, exc, connect_timeout) from None
+    for warning in caught:  # one line each, never Python's multi-line warning format
+        from symfonic_cli.render import escape_inline
+
+        sys.stderr.write(f"symfonic: warning: MongoDB URL: {escape_inline(scrub(' '.join(str(warning.message).split()), location))}\n")
     store = MongoStore(location, client, db_name, checkpoints, writes, writable=writable, connect_timeout=connect_timeout)
     try:
         if writable and init_target and db_name:
@@ -231,6 +271,10 @@ class MongoStore(SupportsWith):
         pipeline: list[dict] = []
         if tenant is not None:
             pipeline.append({"$match": {"thread_id": _prefix_range(tenant_prefix(_plain(tenant, "tenant"), sub_tenant))}})
+            # only a filtered listing needs it: the unfiltered $group compares nothing
+            kwargs = {"collation": BINARY}
+        else:
+            kwargs = {}
         pipeline += [
             {"$group": {"_id": "$thread_id", "n": {"$sum": 1}, "first": {"$min": "$checkpoint_id"}, "last": {"$max": "$checkpoint_id"}}},
             {"$sort": {"last": -1, "_id": 1}},
@@ -239,7 +283,7 @@ class MongoStore(SupportsWith):
             if limit == 0:
                 return
             pipeline.append({"$limit": int(limit)})
-        for doc in self.checkpoints.aggregate(pipeline):
+        for doc in self.checkpoints.aggregate(pipeline, **kwargs):
             yield _summary(doc, doc["_id"])
 
     @_driver_errors
@@ -248,14 +292,14 @@ class MongoStore(SupportsWith):
             {"$match": {"thread_id": _plain(key, "thread key")}},
             {"$group": {"_id": None, "n": {"$sum": 1}, "first": {"$min": "$checkpoint_id"}, "last": {"$max": "$checkpoint_id"}}},
         ]
-        for doc in self.checkpoints.aggregate(pipeline):
+        for doc in self.checkpoints.aggregate(pipeline, collation=BINARY):
             if doc["n"]:
                 return _summary(doc, key)
         return None
 
     def _count(self, collection, match: dict | None = None) -> int:
         pipeline = ([{"$match": match}] if match else []) + [{"$count": "n"}]
-        for doc in collection.aggregate(pipeline):
+        for doc in collection.aggregate(pipeline, collation=BINARY):
             return int(doc["n"])
         return 0
 
@@ -381,6 +425,153 @@ class MongoStore(SupportsWith):
         cid = _field(doc, "checkpoint_id", str, None)
         return MessageState("", cid, None, cid, "checkpoint", _field(doc, "type", str, cid), _field(doc, "checkpoint", bytes, cid))
 
+    # -- run state (``thread show``; see stores/protocol.py): the latest document per namespace,
+    # read lean; sizes are the stored documents' $bsonSize, summed by the server
+
+    @_driver_errors
+    def read_run_rows(self, key: str) -> "ThreadRunRows | None":
+        from symfonic_cli.threadstate.rows import RawWrite, ThreadRunRows, lean_from_blob
+
+        key = _plain(key, "thread key")
+        totals = list(self.checkpoints.aggregate([
+            {"$match": {"thread_id": key}},
+            {"$group": {"_id": None, "n": {"$sum": 1}, "ns": {"$addToSet": "$checkpoint_ns"}, "first": {"$min": "$checkpoint_id"},
+                        "last": {"$max": "$checkpoint_id"}, "size": {"$sum": {"$bsonSize": "$$ROOT"}}}},
+        ]))
+        if not totals or not totals[0].get("n"):
+            return None
+        t = totals[0]
+        size = int(t.get("size") or 0)
+        wsize = list(self.writes.aggregate([
+            {"$match": {"thread_id": key}}, {"$group": {"_id": None, "size": {"$sum": {"$bsonSize": "$$ROOT"}}}},
+        ]))
+        if wsize:
+            size += int(wsize[0].get("size") or 0)
+        latest = []
+        fields = {"_id": 0, "checkpoint_ns": 1, "checkpoint_id": 1, "type": 1, "checkpoint": 1, "metadata": 1}
+        for ns in sorted(n for n in t.get("ns") or [] if isinstance(n, str)):
+            doc = self.checkpoints.find_one({"thread_id": key, "checkpoint_ns": ns}, fields, sort=[("checkpoint_id", -1)])
+            if doc is None:
+                continue
+            cid = _field(doc, "checkpoint_id", str, None)
+            meta = doc.get("metadata") if isinstance(doc.get("metadata"), dict) else {}
+            try:
+                meta = {k: _leaf(meta.get(k), cid) for k in ("step", "source") if k in meta}
+            except StoreError:
+                meta = {}
+            latest.append(lean_from_blob(ns, cid, doc.get("type"), _field(doc, "checkpoint", bytes, cid), meta))
+        latest.sort(key=lambda l: (l.checkpoint_ns != "", l.checkpoint_ns))
+        writes = []
+        for l in latest:
+            for doc in self.writes.find(
+                {"thread_id": key, "checkpoint_ns": _plain(l.checkpoint_ns, "namespace"), "checkpoint_id": _plain(l.checkpoint_id, "checkpoint id")},
+                {"_id": 0, "task_id": 1, "task_path": 1, "idx": 1, "channel": 1, "type": 1, "value": 1},
+            ).sort([("task_id", 1), ("idx", 1)]):
+                value = doc.get("value")
+                channel = doc.get("channel")
+                writes.append(RawWrite(
+                    l.checkpoint_ns, l.checkpoint_id, str(doc.get("task_id")), doc.get("task_path") if isinstance(doc.get("task_path"), str) else None,
+                    doc.get("idx") if isinstance(doc.get("idx"), int) else 0, channel if isinstance(channel, str) else "",
+                    doc.get("type") if isinstance(doc.get("type"), str) else None,
+                    bytes(value) if isinstance(value, (bytes, bytearray)) else None,
+                ))
+        return ThreadRunRows(latest, writes, int(t["n"]), len(t.get("ns") or []), size, t.get("first"), t.get("last"))
+
+    _RUN_BATCH = 500
+
+    @_driver_errors_iter
+    def iter_run_states(
+        self, *, prefix: str | None = None, with_size: bool = False, with_status: bool = True
+    ) -> Iterator["ThreadRunState"]:
+        """Counts, ids and sizes ($bsonSize) grouped by the server; the latest root documents and
+        their writes fetched a batch of threads at a time; each blob's version maps read from its
+        tail (``threadstate.listing.status_from_tail``), the blob read whole only when that fails."""
+        from symfonic_cli.threadstate.listing import ThreadRunState, status_from_tail
+
+        match = {"thread_id": _prefix_range(_plain(prefix, "prefix"))} if prefix else {}
+        group: dict = {"_id": "$thread_id", "n": {"$sum": 1}, "first": {"$min": "$checkpoint_id"}, "last": {"$max": "$checkpoint_id"}}
+        if with_size:
+            group["size"] = {"$sum": {"$bsonSize": "$$ROOT"}}
+        summary = self.checkpoints.aggregate([{"$match": match}, {"$group": group}, {"$sort": {"_id": 1}}], allowDiskUse=True)
+        write_sizes = None
+        if with_size:
+            write_sizes = self.writes.aggregate([
+                {"$match": match}, {"$group": {"_id": "$thread_id", "size": {"$sum": {"$bsonSize": "$$ROOT"}}}}, {"$sort": {"_id": 1}},
+            ], allowDiskUse=True)
+        latest = None
+        if with_status:
+            latest = self.checkpoints.aggregate([
+                {"$match": {**match, "checkpoint_ns": ""}}, {"$group": {"_id": "$thread_id", "cid": {"$max": "$checkpoint_id"}}},
+                {"$sort": {"_id": 1}},
+            ], allowDiskUse=True)
+        nxt_size = next(write_sizes, None) if write_sizes is not None else None
+        nxt_latest = next(latest, None) if latest is not None else None
+        batch: list[tuple[dict, str | None]] = []
+        for doc in summary:
+            key = doc["_id"]
+            if not isinstance(key, str):
+                continue
+            size = int(doc.get("size") or 0)
+            if write_sizes is not None:
+                while nxt_size is not None and str(nxt_size["_id"]) < key:
+                    nxt_size = next(write_sizes, None)
+                if nxt_size is not None and nxt_size["_id"] == key:
+                    size += int(nxt_size.get("size") or 0)
+                    nxt_size = next(write_sizes, None)
+            doc["size"] = size
+            cid = None
+            if latest is not None:
+                while nxt_latest is not None and str(nxt_latest["_id"]) < key:
+                    nxt_latest = next(latest, None)
+                if nxt_latest is not None and nxt_latest["_id"] == key:
+                    cid = nxt_latest.get("cid") if isinstance(nxt_latest.get("cid"), str) else None
+                    nxt_latest = next(latest, None)
+            batch.append((doc, cid))
+            if len(batch) >= self._RUN_BATCH:
+                yield from self._run_batch(batch, with_size, with_status, ThreadRunState, status_from_tail)
+                batch = []
+        if batch:
+            yield from self._run_batch(batch, with_size, with_status, ThreadRunState, status_from_tail)
+
+    def _run_batch(self, batch, with_size, with_status, ThreadRunState, status_from_tail):
+        docs: dict[str, dict] = {}
+        flags: dict[str, dict] = {}
+        pairs = [{"thread_id": d["_id"], "checkpoint_ns": "", "checkpoint_id": cid} for d, cid in batch if cid is not None]
+        if with_status and pairs:
+            for doc in self.checkpoints.find({"$or": pairs}, {"_id": 0, "thread_id": 1, "checkpoint_id": 1, "type": 1, "checkpoint": 1, "metadata.step": 1}):
+                docs[doc.get("thread_id")] = doc
+            for w in self.writes.find({"$or": pairs}, {"_id": 0, "thread_id": 1, "task_id": 1, "task_path": 1, "channel": 1}):
+                f = flags.setdefault(w.get("thread_id"), {}).setdefault(str(w.get("task_id")), [None, False, False, False])
+                if isinstance(w.get("task_path"), str):
+                    f[0] = w["task_path"]
+                channel = w.get("channel")
+                if channel == "__interrupt__":
+                    f[1] = True
+                elif channel == "__error__":
+                    f[2] = True
+                elif channel not in ("__resume__", "__error_source_node__"):
+                    f[3] = True
+        for d, cid in batch:
+            key = d["_id"]
+            status = None
+            doc = docs.get(key)
+            if doc is not None:
+                blob = doc.get("checkpoint") if isinstance(doc.get("checkpoint"), (bytes, bytearray)) else None
+                blob = bytes(blob) if blob is not None else None
+                meta = doc.get("metadata") if isinstance(doc.get("metadata"), dict) else {}
+                try:
+                    step = _leaf(meta.get("step"), cid)
+                except StoreError:
+                    step = None
+                at = blob.find(b"\xb0channel_versions") if blob else -1
+                task_flags = {tid: tuple(f) for tid, f in flags.get(key, {}).items()}
+                status = status_from_tail(
+                    cid, step, doc.get("type"), blob[:4] if blob else None, blob[at:] if at > 0 else None,
+                    len(blob) if blob else None, task_flags,
+                    whole=lambda doc=doc, blob=blob, step=step: (doc.get("type"), blob, {"step": step}),
+                )
+            yield ThreadRunState(key, int(d["n"]), d.get("first"), d.get("last"), status, d["size"] if with_size else None)
+
     # -- erase
 
     def _require_writable(self) -> None:
@@ -392,15 +583,18 @@ class MongoStore(SupportsWith):
         out = []
         for table in extra:
             pairs = table.filters(key)
-            flt = None if pairs is None else {_plain(col, "field"): _plain(val, "value") for col, val in pairs}
+            # None: a null or absent field (how the deployment stores a missing sub-tenant)
+            flt = None if pairs is None else {_plain(col, "field"): (None if val is None else _plain(val, "value")) for col, val in pairs}
             out.append((table.name, self.db[table.name], flt))
         out.append((self.writes_name, self.writes, {"thread_id": key}))
         out.append((self.checkpoints_name, self.checkpoints, {"thread_id": key}))
         return out
 
     @_driver_errors
-    def erase_prepare(self, extra: tuple[ExtraTable, ...]) -> list[str]:
-        self._require_writable()
+    def erase_prepare(self, extra: tuple[ExtraTable, ...], *, dry_run: bool = False) -> list[str]:
+        # The same client reads and erases: a dry run makes every check below, deleting nothing.
+        if not dry_run:
+            self._require_writable()
         hello = self.client.admin.command("hello")
         if not hello.get("isWritablePrimary", hello.get("ismaster", False)):
             raise StoreError(f"{self.location.display} is not a writable primary (read-only member)")
@@ -439,7 +633,7 @@ class MongoStore(SupportsWith):
         keys: set[str] = set()
         for coll in (self.checkpoints, self.writes):
             pipeline = ([{"$match": match}] if match else []) + [{"$group": {"_id": "$thread_id"}}]
-            keys.update(d["_id"] for d in coll.aggregate(pipeline) if isinstance(d["_id"], str))
+            keys.update(d["_id"] for d in coll.aggregate(pipeline, collation=BINARY) if isinstance(d["_id"], str))
         return sorted(keys)  # code point order is UTF-8 byte order
 
     @_driver_errors
@@ -460,7 +654,10 @@ class MongoStore(SupportsWith):
         extra: tuple[ExtraTable, ...],
         *,
         between: Callable[[str], None] | None = None,
+        expected: dict[str, int] | None = None,
     ) -> dict[str, int]:
+        from symfonic_cli.stores.erase_rows import check_against_plan
+
         self._require_writable()
         key = _plain(key, "thread key")
         cascade = self._cascade(extra, key)
@@ -468,13 +665,17 @@ class MongoStore(SupportsWith):
         def run(session) -> dict[str, int]:
             deleted: dict[str, int] = {}
             for name, coll, flt in cascade:
-                deleted[name] = coll.delete_many(flt, session=session).deleted_count if flt is not None else 0
+                deleted[name] = coll.delete_many(flt, session=session, collation=BINARY).deleted_count if flt is not None else 0
                 if between is not None:
                     between(name)
+            check_against_plan(expected, deleted, extra)  # inside the transaction: aborted on a difference
             return deleted
 
         if self._supports_transactions():
             return self._transaction(run)
+        # No transaction to abort: count again right before deleting, and stop on a difference.
+        check_against_plan(expected, {name: (self._count(coll, flt) if flt is not None else 0) for name, coll, flt in cascade}, extra)
+        expected = None  # compared already: run() reads this variable and now deletes without comparing
         return run(None)
 
     @_driver_errors
@@ -979,9 +1180,17 @@ def _plain_value(value: Any) -> Any:
     return value
 
 
+# Strings compare by their UTF-8 bytes under the simple collation, which queries that select
+# threads ask for: a collection's own default collation (case-insensitive, say) would make a key
+# range or an equality reach other keys.
+BINARY = {"locale": "simple"}
+
+
 def _prefix_range(prefix: str) -> dict[str, str]:
-    # String comparison without a collation is bytewise on UTF-8, as in SQLite and PostgreSQL (C).
-    return {"$gte": prefix, "$lt": prefix[:-1] + chr(ord(prefix[-1]) + 1)}
+    """Exactly the string keys starting with ``prefix``, under the simple collation (byte order).
+    A string bound keeps the comparison to strings (BSON compares within a type bracket)."""
+    hi = prefix_upper_bound(prefix)
+    return {"$gte": prefix} if hi is None else {"$gte": prefix, "$lt": hi}
 
 
 def _key_text(key: Any) -> str:

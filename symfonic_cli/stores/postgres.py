@@ -21,18 +21,21 @@ from symfonic_cli.errors import StoreError
 from symfonic_cli.location import StoreLocation, scrub
 from symfonic_cli.stores.base import StoreInfo, SupportsWith, ThreadSummary
 from symfonic_cli.stores.translate import error_translators
-from symfonic_cli.threadkey import tenant_prefix
+from symfonic_cli.threadkey import prefix_upper_bound, tenant_prefix
 
 if TYPE_CHECKING:
     from symfonic_cli.stores.checkpoint_rows import CheckpointHead, CheckpointRecord, MessageState, MessageWrite
     from symfonic_cli.stores.erase_rows import ExtraTable, ThreadErasePlan
+    from symfonic_cli.threadstate.listing import ThreadRunState
+    from symfonic_cli.threadstate.rows import ThreadRunRows
     from symfonic_cli.stores.thread_copy import DecodedThread, ThreadExport
 
 TABLES = ("checkpoints", "checkpoint_blobs", "checkpoint_writes", "checkpoint_migrations")
 # The last migration of langgraph-checkpoint-postgres (2.x, 3.x): checkpoint_writes.task_path.
 MIGRATION_VERSION = 9
 ITERSIZE = 500
-_C_COLLATIONS = {"C", "POSIX", "C.UTF-8", "C.utf8", "ucs_basic"}
+# libc locales whose order is the byte order (code point order in UTF-8).
+_C_LOCALES = {"C", "POSIX", "C.UTF-8", "C.utf8"}
 
 
 def _store_error(location: StoreLocation, exc: Exception) -> StoreError:
@@ -132,6 +135,7 @@ def open_store(
         # this holds even where a transaction-mode pooler swaps the server session underneath.
         conn.read_only = True
     store = PostgresStore(location, conn, writable=writable)
+    store.connect_timeout = connect_timeout
     try:
         store._prepare(pg_schema)
     except BaseException:
@@ -168,6 +172,8 @@ class PostgresStore(SupportsWith):
         self.has_task_path = True
         self.migration_version: int | None = None
         self._c_collation = False
+        self.connect_timeout: float = 10
+        self._key_equals = "thread_id = %s"
         self._cursors = 0
         self._erased: set[str] = set()  # cascade tables an erase deleted from (for VACUUM)
 
@@ -224,14 +230,21 @@ class PostgresStore(SupportsWith):
                 f"{MIGRATION_VERSION} symfonic reads",
                 hint="let the application's PostgresSaver.setup() migrate it; symfonic never migrates",
             )
-        row = c.execute(
-            "SELECT a.attcollation, d.datcollate FROM pg_attribute a, pg_database d "
-            "WHERE a.attrelid = 'checkpoints'::regclass AND a.attname = 'thread_id' "
+        # Catalog rows as JSON: their columns differ between versions (datlocprovider since 15).
+        coll, db = c.execute(
+            "SELECT to_jsonb(k), to_jsonb(d) FROM pg_attribute a JOIN pg_collation k ON k.oid = a.attcollation, "
+            "pg_database d WHERE a.attrelid = 'checkpoints'::regclass AND a.attname = 'thread_id' "
             "AND d.datname = current_database()"
         ).fetchone()
-        coll = c.execute("SELECT collname FROM pg_collation WHERE oid = %s", (row[0],)).fetchone()
-        name = coll[0] if coll and coll[0] != "default" else row[1]
-        self._c_collation = name in _C_COLLATIONS
+        self._c_collation = _byte_order(coll, db)
+        # A nondeterministic collation (case- or accent-insensitive ICU) makes "=" match other
+        # keys: the erase then compares keys in bytes.
+        exact = c.execute(
+            "SELECT coalesce(bool_and((to_jsonb(k) ->> 'collisdeterministic')::boolean), true) FROM pg_attribute a JOIN pg_collation k ON k.oid = a.attcollation "
+            "WHERE a.attrelid IN ('checkpoints'::regclass, 'checkpoint_blobs'::regclass, 'checkpoint_writes'::regclass) "
+            "AND a.attname = 'thread_id'"
+        ).fetchone()[0]
+        self._key_equals = "thread_id = %s" if exact else 'thread_id COLLATE "C" = %s'
         self.has_task_path = bool(
             c.execute(
                 "SELECT 1 FROM pg_attribute WHERE attrelid = 'checkpoint_writes'::regclass "
@@ -249,11 +262,16 @@ class PostgresStore(SupportsWith):
                 yield from cur
 
     def _prefix_where(self, prefix: str) -> tuple[str, list[Any]]:
-        # starts_with is right under any collation; under a C collation a key range also uses the index.
+        """Exactly the keys starting with ``prefix``. Under a collation in byte order (C, POSIX) the
+        key range is exact and the primary key serves it; under any other (ICU, a libc language
+        locale) a range selects other keys or none, so the first characters are compared in
+        bytes (COLLATE "C": starts_with refuses a nondeterministic collation)."""
         if self._c_collation:
-            hi = prefix[:-1] + chr(ord(prefix[-1]) + 1)
-            return "WHERE thread_id >= %s AND thread_id < %s AND starts_with(thread_id, %s)", [prefix, hi, prefix]
-        return "WHERE starts_with(thread_id, %s)", [prefix]
+            hi = prefix_upper_bound(prefix)
+            if hi is None:
+                return "WHERE thread_id >= %s", [prefix]
+            return "WHERE thread_id >= %s AND thread_id < %s", [prefix, hi]
+        return 'WHERE starts_with(thread_id COLLATE "C", %s)', [prefix]
 
     # -- what is in the store
 
@@ -571,6 +589,171 @@ class PostgresStore(SupportsWith):
         )
         return [(str(k), n) for k, n in self.conn.execute(sql, (envelope_key, limit))]
 
+    # -- run state (``thread show``; see stores/protocol.py): channel presence from the JSONB and
+    # the blobs of the versions the checkpoint names; only Sends and join sets are decoded
+
+    @_translate_errors
+    def read_run_rows(self, key: str) -> "ThreadRunRows | None":
+        from symfonic_cli.decoding import lean_loads
+        from symfonic_cli.threadstate.rows import RawWrite, ThreadRunRows, lean_from_mapping
+        from symfonic_cli.timestamps import NeedMore, channel_blob_count
+
+        c = self.conn
+        n, namespaces, first, last, size = c.execute(
+            "SELECT count(*), count(DISTINCT checkpoint_ns), min(checkpoint_id COLLATE \"C\"), max(checkpoint_id COLLATE \"C\"), "
+            "coalesce(sum(pg_column_size(checkpoint) + coalesce(pg_column_size(metadata), 0)), 0) FROM checkpoints WHERE thread_id = %s",
+            (key,),
+        ).fetchone()
+        if not n:
+            return None
+        size += c.execute(
+            "SELECT coalesce(sum(octet_length(blob)), 0) FROM checkpoint_blobs WHERE thread_id = %s", (key,)
+        ).fetchone()[0]
+        size += c.execute(
+            "SELECT coalesce(sum(octet_length(blob)), 0) FROM checkpoint_writes WHERE thread_id = %s", (key,)
+        ).fetchone()[0]
+        latest_rows = c.execute(
+            'SELECT DISTINCT ON (checkpoint_ns COLLATE "C") checkpoint_ns, checkpoint_id, checkpoint, metadata '
+            'FROM checkpoints WHERE thread_id = %s ORDER BY checkpoint_ns COLLATE "C", checkpoint_id COLLATE "C" DESC',
+            (key,),
+        ).fetchall()
+        wanted = [
+            (ns, ch, str(ver))
+            for ns, _cid, cp, _meta in latest_rows if isinstance(cp, dict) and isinstance(cp.get("channel_versions"), dict)
+            for ch, ver in cp["channel_versions"].items()
+        ]
+        blobs: dict[tuple[str, str], Any] = {}
+        message_counts: dict[str, int | None] = {}
+        if wanted:
+            for ns, ch, type_, blob, head in c.execute(
+                "SELECT b.checkpoint_ns, b.channel, b.type, "
+                "CASE WHEN b.channel = '__pregel_tasks' OR b.channel LIKE 'join:%%' THEN b.blob END, "
+                "CASE WHEN b.channel = 'messages' THEN substring(b.blob from 1 for 9) END "
+                "FROM checkpoint_blobs b JOIN unnest(%s::text[], %s::text[], %s::text[]) AS w(ns, ch, ver) "
+                "ON b.checkpoint_ns = w.ns AND b.channel = w.ch AND b.version = w.ver WHERE b.thread_id = %s",
+                ([w[0] for w in wanted], [w[1] for w in wanted], [w[2] for w in wanted], key),
+            ):
+                if type_ == "empty":
+                    continue
+                value = lean_loads(type_, bytes(blob)) if blob is not None else None
+                blobs[(ns, ch)] = value
+                if ch == "messages":
+                    try:
+                        message_counts[ns] = channel_blob_count(bytes(head)) if head is not None and type_ == "msgpack" else None
+                    except (NeedMore, ValueError):
+                        message_counts[ns] = None
+        latest = []
+        for ns, cid, cp, meta in latest_rows:
+            extra = {ch: v for (bns, ch), v in blobs.items() if bns == ns}
+            lean = lean_from_mapping(ns, cid, cp, meta, extra_values=extra)
+            if ns in message_counts:
+                lean.messages = message_counts[ns]
+            latest.append(lean)
+        latest.sort(key=lambda l: (l.checkpoint_ns != "", l.checkpoint_ns))
+        keep = {(l.checkpoint_ns, l.checkpoint_id) for l in latest}
+        writes = [
+            RawWrite(ns, cid, task_id, task_path, idx, channel, type_, _bytes(blob))
+            for ns, cid, task_id, idx, task_path, channel, type_, blob in c.execute(
+                "SELECT checkpoint_ns, checkpoint_id, task_id, idx, task_path, channel, type, "
+                "CASE WHEN channel IN ('__interrupt__', '__error__') THEN blob END FROM checkpoint_writes "
+                'WHERE thread_id = %s ORDER BY checkpoint_ns COLLATE "C", checkpoint_id COLLATE "C", task_id COLLATE "C", idx',
+                (key,),
+            )
+            if (ns, cid) in keep
+        ]
+        return ThreadRunRows(latest, writes, n, namespaces, size, first, last)
+
+    @_translate_iter
+    def iter_run_states(
+        self, *, prefix: str | None = None, with_size: bool = False, with_status: bool = True
+    ) -> Iterator["ThreadRunState"]:
+        """Aggregates in the server, streamed in thread order and merged here; the version maps
+        are read as JSONB, never a blob (``threadstate.listing``)."""
+        from symfonic_cli.threadstate.listing import ThreadRunState, root_status, status_from_maps
+
+        where, params = "", []
+        if prefix:
+            where, params = "AND starts_with(thread_id, %s)", [prefix]
+        order = 'ORDER BY thread_id COLLATE "C"'
+        size_sql = "sum(pg_column_size(checkpoint) + coalesce(pg_column_size(metadata), 0))" if with_size else "0"
+        queries = [(
+            f'SELECT thread_id, count(*), min(checkpoint_id COLLATE "C"), max(checkpoint_id COLLATE "C"), {size_sql} '
+            f"FROM checkpoints WHERE true {where} GROUP BY thread_id {order}", params,
+        )]
+        if with_size:
+            for table in ("checkpoint_blobs", "checkpoint_writes"):
+                queries.append((
+                    f"SELECT thread_id, sum(octet_length(blob)) FROM {table} WHERE true {where} GROUP BY thread_id {order}", params,
+                ))
+        latest_sql = (
+            'SELECT DISTINCT ON (thread_id COLLATE "C") thread_id, checkpoint_id FROM checkpoints '
+            f"WHERE checkpoint_ns = '' {where} ORDER BY thread_id COLLATE \"C\", checkpoint_id COLLATE \"C\" DESC"
+        )
+        if with_status:
+            queries.append((
+                f"SELECT c.thread_id, c.checkpoint_id, c.metadata -> 'step', c.checkpoint -> 'v', c.checkpoint -> 'channel_versions', "
+                f"c.checkpoint -> 'versions_seen', c.checkpoint -> 'updated_channels' FROM ({latest_sql}) AS l "
+                "JOIN checkpoints c ON c.thread_id = l.thread_id AND c.checkpoint_ns = '' AND c.checkpoint_id = l.checkpoint_id "
+                'ORDER BY c.thread_id COLLATE "C"', params,
+            ))
+            queries.append((
+                "SELECT w.thread_id, w.task_id, max(w.task_path), bool_or(w.channel = '__interrupt__'), bool_or(w.channel = '__error__'), "
+                "bool_or(w.channel NOT IN ('__interrupt__', '__error__', '__resume__', '__error_source_node__')) "
+                f"FROM ({latest_sql}) AS l JOIN checkpoint_writes w ON w.thread_id = l.thread_id AND w.checkpoint_ns = '' "
+                'AND w.checkpoint_id = l.checkpoint_id GROUP BY w.thread_id, w.task_id ORDER BY w.thread_id COLLATE "C"', params,
+            ))
+        # One read-only transaction; its server-side cursors are drained in step, a thread at a time.
+        with self.conn.transaction():
+            opened = []
+            try:
+                for sql, args in queries:
+                    self._cursors += 1
+                    cur = self.conn.cursor(name=f"symfonic_{self._cursors}")
+                    cur.itersize = ITERSIZE
+                    cur.execute(sql, args)
+                    opened.append(cur)
+                yield from self._merge_run_states([iter(c) for c in opened], with_size, with_status, ThreadRunState, root_status, status_from_maps)
+            finally:
+                for cur in opened:
+                    cur.close()
+
+    def _merge_run_states(self, cursors, with_size, with_status, ThreadRunState, root_status, status_from_maps):
+        summary = cursors[0]
+        sizes = cursors[1:3] if with_size else []
+        rest = cursors[3:] if with_size else cursors[1:]
+        heads = [next(c, None) for c in sizes]
+        latest = rest[0] if with_status else None
+        flags = rest[1] if with_status else None
+        nxt_latest = next(latest, None) if latest is not None else None
+        nxt_flag = next(flags, None) if flags is not None else None
+        for key, n, first, last, size in summary:
+            size = int(size or 0)
+            for i, c in enumerate(sizes):
+                while heads[i] is not None and heads[i][0] < key:
+                    heads[i] = next(c, None)
+                if heads[i] is not None and heads[i][0] == key:
+                    size += int(heads[i][1] or 0)
+                    heads[i] = next(c, None)
+            status = None
+            if with_status:
+                while nxt_latest is not None and nxt_latest[0] < key:
+                    nxt_latest = next(latest, None)
+                row = None
+                if nxt_latest is not None and nxt_latest[0] == key:
+                    row, nxt_latest = nxt_latest, next(latest, None)
+                task_flags = {}
+                while nxt_flag is not None and nxt_flag[0] <= key:
+                    if nxt_flag[0] == key:
+                        task_flags[str(nxt_flag[1])] = (nxt_flag[2], bool(nxt_flag[3]), bool(nxt_flag[4]), bool(nxt_flag[5]))
+                    nxt_flag = next(flags, None)
+                if row is not None:
+                    _, cid, step, v, versions, seen, updated = row
+                    status = status_from_maps(
+                        cid, step, v, versions, seen, updated, task_flags,
+                        whole=lambda key=key, task_flags=task_flags: root_status(self.read_run_rows(key), task_flags),
+                    )
+            yield ThreadRunState(str(key), n, first, last, status, size if with_size else None)
+
     # -- erase (protocol docstrings in stores/protocol.py)
 
     _ERASE_CORE = ("checkpoint_writes", "checkpoint_blobs", "checkpoints")  # delete order
@@ -585,18 +768,17 @@ class PostgresStore(SupportsWith):
             if filters is None:
                 out.append((table.name, None, ()))
                 continue
-            where = sql.SQL(" AND ").join(sql.SQL("{} = %s").format(sql.Identifier(col)) for col, _ in filters)
-            out.append((table.name, where, tuple(v for _, v in filters)))
+            where = sql.SQL(" AND ").join(
+                sql.SQL("{} IS NULL" if v is None else "{} = %s").format(sql.Identifier(col)) for col, v in filters
+            )
+            out.append((table.name, where, tuple(v for _, v in filters if v is not None)))
         for name in self._ERASE_CORE:
-            out.append((name, sql.SQL("thread_id = %s"), (key,)))
+            out.append((name, sql.SQL(self._key_equals), (key,)))
         return out
 
-    @_translate_errors
-    def erase_prepare(self, extra: tuple["ExtraTable", ...]) -> list[str]:
-        c = self.conn
+    def _erase_checks(self, c: Any, extra: tuple["ExtraTable", ...]) -> None:
+        """What a writable session ``c`` must pass before anything is deleted (real run and dry run)."""
         where = self.location.display
-        if not self.writable:
-            raise StoreError(f"{where} was opened read-only; erasing needs a writable store")
         if c.execute("SELECT pg_is_in_recovery()").fetchone()[0]:
             raise StoreError(f"{where} is a read-only standby: nothing was deleted")
         if c.execute("SHOW default_transaction_read_only").fetchone()[0] == "on":
@@ -617,15 +799,39 @@ class PostgresStore(SupportsWith):
                 denied.append(name)
         if denied:
             raise StoreError(f"missing privilege on {where}: no DELETE on {', '.join(denied)}: nothing was deleted")
+
+    @_translate_errors
+    def erase_prepare(self, extra: tuple["ExtraTable", ...], *, dry_run: bool = False) -> list[str]:
+        if self.writable:
+            self._erase_checks(self.conn, extra)
+            return []
+        if not dry_run:
+            raise StoreError(f"{self.location.display} was opened read-only; erasing needs a writable store")
+        # A dry run reads through the read-only session; the checks need a session such as the
+        # real run opens (its read-only setting, its privileges). It runs nothing but the checks.
+        import psycopg
+
+        conninfo = _conninfo(self.location, writable=True, connect_timeout=self.connect_timeout)
+        try:
+            conn = psycopg.connect(conninfo, autocommit=True, prepare_threshold=None)
+        except psycopg.Error as exc:
+            raise _connect_error(self.location, exc, self.connect_timeout) from None
+        try:
+            if self.schema is not None:
+                conn.execute("SELECT set_config('search_path', quote_ident(%s), false)", (self.schema,))
+            self._erase_checks(conn, extra)
+        finally:
+            conn.close()
         return []
 
     @_translate_errors
     def thread_keys_with_prefix(self, prefix: str) -> list[str]:
+        where, params = self._prefix_where(prefix) if prefix else ("", [])
         rows = self.conn.execute(
-            "SELECT t FROM (SELECT thread_id AS t FROM checkpoints WHERE starts_with(thread_id, %s) "
-            "UNION SELECT thread_id FROM checkpoint_writes WHERE starts_with(thread_id, %s)) AS k "
+            f"SELECT t FROM (SELECT thread_id AS t FROM checkpoints {where} "
+            f"UNION SELECT thread_id FROM checkpoint_writes {where}) AS k "
             'ORDER BY t COLLATE "C"',
-            (prefix, prefix),
+            params * 2,
         )
         return [str(r[0]) for r in rows]
 
@@ -647,13 +853,15 @@ class PostgresStore(SupportsWith):
 
         counts = self._counts(key, extra)
         first, last = self.conn.execute(
-            "SELECT min(checkpoint_id), max(checkpoint_id) FROM checkpoints WHERE thread_id = %s", (key,)
+            f"SELECT min(checkpoint_id), max(checkpoint_id) FROM checkpoints WHERE {self._key_equals}", (key,)
         ).fetchone()
         return ThreadErasePlan(key, counts, first, last)
 
     @_translate_errors
-    def erase_thread(self, key: str, extra: tuple["ExtraTable", ...], *, between=None) -> dict[str, int]:
+    def erase_thread(self, key: str, extra: tuple["ExtraTable", ...], *, between=None, expected=None) -> dict[str, int]:
         from psycopg import sql
+
+        from symfonic_cli.stores.erase_rows import check_against_plan
 
         deleted: dict[str, int] = {}
         with self.conn.transaction():  # any exception rolls everything back
@@ -665,6 +873,7 @@ class PostgresStore(SupportsWith):
                     deleted[name] = cur.rowcount
                 if between is not None:
                     between(name)
+            check_against_plan(expected, deleted, extra)
         self._erased.update(name for name, n in deleted.items() if n)
         return deleted
 
@@ -926,6 +1135,20 @@ _PYTHON_ONLY = (
 
 def _bytes(value: Any) -> Any:
     return bytes(value) if isinstance(value, (memoryview, bytearray)) else value
+
+
+def _byte_order(coll: dict[str, Any], db: dict[str, Any]) -> bool:
+    """Whether text under this collation (a pg_collation row; pg_database for "default") sorts
+    in byte order, so that a key range is exactly a key prefix."""
+    provider = coll.get("collprovider")
+    if provider == "d":  # the database's own collation
+        provider = db.get("datlocprovider", "c")
+        locale = db.get("datcollate") if provider == "c" else db.get("datlocale") or db.get("daticulocale")
+    else:
+        locale = coll.get("collcollate") if provider == "c" else coll.get("colllocale") or coll.get("colliculocale")
+    if provider == "b":  # PostgreSQL 17's builtin provider: C and C.UTF-8 are code point order
+        return locale in ("C", "C.UTF-8")
+    return provider == "c" and locale in _C_LOCALES
 
 
 def _ident(name: str):

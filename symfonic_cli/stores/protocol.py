@@ -15,6 +15,8 @@ if TYPE_CHECKING:
     from symfonic_cli.stores.checkpoint_rows import CheckpointHead, CheckpointRecord, MessageState, MessageWrite
     from symfonic_cli.stores.envelope_rows import EnvelopeRow, EnvelopeShape
     from symfonic_cli.stores.erase_rows import ExtraTable, ThreadErasePlan
+    from symfonic_cli.threadstate.listing import ThreadRunState
+    from symfonic_cli.threadstate.rows import ThreadRunRows
     from symfonic_cli.stores.thread_copy import DecodedCheckpoint, DecodedThread, DecodedWrite, RawRow, ThreadExport
 
 
@@ -101,8 +103,11 @@ class Store(Protocol):
     # collection names on MongoDB, unqualified saver table names on PostgreSQL, the declared
     # ``ExtraTable.name`` for extras). Driver errors become StoreError (exit 4), passwords scrubbed.
 
-    def erase_prepare(self, extra: tuple[ExtraTable, ...]) -> list[str]:
+    def erase_prepare(self, extra: tuple[ExtraTable, ...], *, dry_run: bool = False) -> list[str]:
         """Check, before anything is deleted, that this session can erase; set it up for erasing.
+
+        With ``dry_run`` (the store may be open read-only) make the same checks as a writable
+        session would meet, and change nothing: no option set, no lock taken, no file created.
 
         Raises StoreError (exit 4) when the store is read-only (file mode, read-only replica,
         ``default_transaction_read_only``), the role lacks DELETE on any cascade table (PostgreSQL:
@@ -117,7 +122,9 @@ class Store(Protocol):
 
     def thread_keys_with_prefix(self, prefix: str) -> list[str]:
         """Every distinct thread key starting with ``prefix`` (bytewise), sorted, found in the
-        checkpoints OR the writes table/collection (a thread may hold only pending writes)."""
+        checkpoints OR the writes table/collection (a thread may hold only pending writes).
+        Exact whatever the store's text encoding or collation (SQLite UTF-16, PostgreSQL ICU): a
+        key range only where it is exact, else a comparison of the first characters."""
         ...
 
     def erase_plan(self, key: str, extra: tuple[ExtraTable, ...]) -> ThreadErasePlan:
@@ -131,6 +138,7 @@ class Store(Protocol):
         extra: tuple[ExtraTable, ...],
         *,
         between: Callable[[str], None] | None = None,
+        expected: dict[str, int] | None = None,
     ) -> dict[str, int]:
         """Delete every row of ``key`` from every cascade table in ONE transaction; rows deleted per
         table (same keys and order as ``erase_plan().rows``).
@@ -142,6 +150,8 @@ class Store(Protocol):
         is called inside the transaction after each table's delete (before COMMIT); the erase
         tests kill the process from there to prove the transaction. A thread with nothing left
         returns all zeros, not an error (erasing is idempotent; a concurrent eraser won the race).
+        ``expected`` (the plan's rows): before the commit, rows deleted that differ from it make
+        the thread roll back with StoreError "changed since the plan" (erase_rows.check_against_plan).
         """
         ...
 
@@ -239,4 +249,26 @@ class Store(Protocol):
         SQLite/MongoDB: the whole checkpoint blob (``encoding="checkpoint"``); PostgreSQL: the
         ``messages`` blob of the version in ``channel_versions`` (``encoding="channel"``, type
         ``empty`` or no blob -> payload None)."""
+        ...
+
+    # -- run state (``thread show``, ``threads list --status/--with-size``; types in threadstate/rows.py)
+
+    def read_run_rows(self, key: str) -> ThreadRunRows | None:
+        """Thread ``key``'s latest checkpoint of every namespace as a LeanCheckpoint (version maps,
+        the channels holding a value, pending Sends' target nodes, message count; no stored class
+        built), the pending writes of those checkpoints (payloads only for ``__interrupt__`` and
+        ``__error__``), and its totals: checkpoints, namespaces, stored size in bytes (checkpoints,
+        blobs and writes as the database measures them: SQLite ``length()``, PostgreSQL
+        ``pg_column_size``/``octet_length``, MongoDB ``$bsonSize``), first and last checkpoint id.
+        None when the thread has no checkpoint."""
+        ...
+
+    def iter_run_states(
+        self, *, prefix: str | None = None, with_size: bool = False, with_status: bool = True
+    ) -> Iterator[ThreadRunState]:
+        """OPTIONAL (found with getattr; ``threadstate.listing`` otherwise reads each thread with
+        ``read_run_rows``). Every thread (keys starting with ``prefix``) with its status computed
+        in the database from the latest root checkpoint's version maps and its pending writes'
+        per-task flags (status None when ``with_status`` is False), and with ``with_size`` its
+        stored size; any order."""
         ...

@@ -16,7 +16,7 @@ from symfonic_cli.errors import StoreError
 from symfonic_cli.location import StoreLocation
 from symfonic_cli.stores.base import StoreInfo, SupportsWith, ThreadSummary
 from symfonic_cli.stores.translate import error_translators
-from symfonic_cli.threadkey import tenant_prefix
+from symfonic_cli.threadkey import prefix_upper_bound, tenant_prefix
 
 # typing.TYPE_CHECKING without importing typing (quick commands load this module).
 TYPE_CHECKING = False
@@ -25,6 +25,8 @@ if TYPE_CHECKING:
 
     from symfonic_cli.stores.checkpoint_rows import CheckpointRecord, MessageState
     from symfonic_cli.stores.erase_rows import ExtraTable, ThreadErasePlan
+    from symfonic_cli.threadstate.listing import ThreadRunState
+    from symfonic_cli.threadstate.rows import ThreadRunRows
 
 BUSY_TIMEOUT_MS = 10_000
 REQUIRED_TABLES = ("checkpoints", "writes")
@@ -36,8 +38,30 @@ _translate_errors, _translate_iter = error_translators(
 )
 
 
+SQLITE_READONLY_ROLLBACK = 776  # a hot journal needs rolling back, which a read-only connection cannot do
+JOURNAL_MAGIC = bytes.fromhex("d9d505f920a163d7")
+
+
+def _hot_journal(location: StoreLocation, exc: sqlite3.Error) -> bool:
+    code = getattr(exc, "sqlite_errorcode", None)  # Python 3.11+
+    if code is not None:
+        return code == SQLITE_READONLY_ROLLBACK
+    try:
+        with open(f"{os.path.realpath(location.path)}-journal", "rb") as fh:
+            return fh.read(8) == JOURNAL_MAGIC
+    except OSError:
+        return False
+
+
 def _store_error(location: StoreLocation, exc: sqlite3.Error) -> StoreError:
     text = str(exc)
+    if ("readonly" in text or "read-only" in text) and _hot_journal(location, exc):
+        return StoreError(
+            f"{location.path} has a hot rollback journal ({os.path.realpath(location.path)}-journal): a transaction was cut off "
+            "by a crash and SQLite must roll it back before the file can be read, which a read-only "
+            "inspection never does",
+            hint="let the application open the store once, or copy the file and its -journal and inspect the copy",
+        )
     if "file is not a database" in text:
         return StoreError(f"{location.path} is not an SQLite database")
     if "malformed" in text:
@@ -47,9 +71,50 @@ def _store_error(location: StoreLocation, exc: sqlite3.Error) -> StoreError:
     return StoreError(f"SQLite error on {location.path}: {text}")
 
 
-def _range_for_prefix(prefix: str) -> tuple[str, str]:
-    # Keys sort bytewise (BINARY collation), so a prefix is a key range the primary key serves.
-    return prefix, prefix[:-1] + chr(ord(prefix[-1]) + 1)
+def _key_text(value: Any) -> str:
+    # A thread_id stored as a BLOB of the key's UTF-8 bytes is that key (see _key_match).
+    if type(value) is str:
+        return value
+    if isinstance(value, bytes):
+        try:
+            return value.decode("utf-8")
+        except UnicodeDecodeError:
+            return value.decode("utf-8", "backslashreplace")
+    return str(value)
+
+
+def _merged_by_key(rows, limit: int | None) -> list[ThreadSummary]:
+    """Listing rows of a store holding BLOB keys: a key's text and BLOB groups as one thread,
+    newest activity first, then key (the order of the SQL listing)."""
+    merged: dict[str, list] = {}
+    for raw, n, first, last in rows:
+        key = _key_text(raw)
+        m = merged.get(key)
+        if m is None:
+            merged[key] = [n, first, last]
+        else:
+            m[0] += n
+            m[1] = first if m[1] is None or (first is not None and first < m[1]) else m[1]
+            m[2] = last if m[2] is None or (last is not None and last > m[2]) else m[2]
+    out = [ThreadSummary(k, n, first, last) for k, (n, first, last) in merged.items()]
+    out.sort(key=lambda t: t.key)
+    out.sort(key=lambda t: t.last_checkpoint_id or "", reverse=True)
+    return out if limit is None else out[:limit]
+
+
+def _key_match(key: str) -> tuple[str, tuple[Any, ...]]:
+    """The WHERE clause and parameters selecting every row of ``key``: thread_id stored as text
+    (what the saver writes) or as a BLOB of the key's UTF-8 bytes. Under the saver's TEXT column
+    a number is stored as its text, so that form is the text one. COLLATE BINARY: a column
+    declared NOCASE (a crafted file) must not fold keys; the primary key still serves it."""
+    return "thread_id COLLATE BINARY IN (?, ?)", (key, key.encode("utf-8", "surrogatepass"))
+
+
+def _blob_range(prefix: str) -> tuple[bytes, bytes]:
+    # BLOBs compare with memcmp: the UTF-8 bytes of the prefix and that byte string with its
+    # last byte raised (UTF-8 never holds 0xff, so it can always be raised).
+    lo = prefix.encode("utf-8", "surrogatepass")
+    return lo, lo[:-1] + bytes([lo[-1] + 1])
 
 
 def _uri_path(path: str) -> str:
@@ -61,32 +126,144 @@ def open_store(location: StoreLocation, *, writable: bool = False, **options: An
     path = location.path
     assert path is not None
     if writable and options.get("init_target"):
+        if os.path.lexists(path):
+            _require_regular_files(os.path.realpath(path))
         init_sqlite_target(path)  # migrate --init-target: the saver's own setup()
+    # Everything below looks at the file the data is in: its -wal and -shm sit beside the target
+    # of a symlink, not beside the link.
+    real = os.path.realpath(path)
     try:
-        st = os.stat(path)
+        st = os.stat(real)
     except FileNotFoundError:
         raise StoreError(f"no SQLite file at {path}", hint="check --store; symfonic never creates a store") from None
     except OSError as exc:
         raise StoreError(f"{path} is not reachable: {exc.strerror}") from None
-    if stat.S_ISDIR(st.st_mode):
-        raise StoreError(f"{path} is a directory, not an SQLite file")
-    if not os.access(path, os.R_OK) or (writable and not os.access(path, os.W_OK)):
-        raise StoreError(f"{path} is not {'writable' if writable and os.access(path, os.R_OK) else 'readable'} by this user")
-    uri = f"file:{_uri_path(os.path.realpath(path))}?" + ("mode=rw" if writable else _read_only_params(location))
+    _require_regular_files(real)
+    if not os.access(real, os.R_OK) or (writable and not os.access(real, os.W_OK)):
+        raise StoreError(f"{path} is not {'writable' if writable and os.access(real, os.R_OK) else 'readable'} by this user")
+    private = None
+    if writable:
+        uri = f"file:{_uri_path(real)}?mode=rw"
+    else:
+        params = _read_only_params(location, real)
+        if params == PRIVATE_COPY:
+            private, copied = _private_copy(real)
+            uri = f"file:{_uri_path(copied)}?mode=ro"
+        else:
+            uri = f"file:{_uri_path(real)}?{params}"
     try:
         conn = sqlite3.connect(uri, uri=True, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None, check_same_thread=False)
     except sqlite3.Error as exc:
+        _remove_private(private)
         raise _store_error(location, exc) from None
     store = SqliteStore(location, conn, writable=writable)
+    store.private_copy = private
+    store.file = real
     try:
         store._check_schema()
     except BaseException:
-        conn.close()
+        store.close()
         raise
     return store
 
 
-def _read_only_params(location: StoreLocation) -> str:
+_FILE_KINDS = (
+    (stat.S_ISDIR, "a directory"),
+    (stat.S_ISFIFO, "a FIFO (named pipe)"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+    (stat.S_ISSOCK, "a socket"),
+)
+
+
+def _require_regular_files(path: str) -> None:
+    """The database and the files SQLite opens beside it (a FIFO there would block it forever)."""
+    for name in (path, path + "-wal", path + "-shm", path + "-journal"):
+        try:
+            st = os.stat(name)
+        except FileNotFoundError:
+            continue
+        except OSError as exc:
+            raise StoreError(f"{name} is not reachable: {exc.strerror}") from None
+        _require_regular(name, st)
+
+
+def _require_regular(path: str, st: os.stat_result) -> None:
+    """Exit 4 at once for anything but a regular file, before it is opened (a FIFO would block)."""
+    if stat.S_ISREG(st.st_mode):
+        return
+    what = next((name for test, name in _FILE_KINDS if test(st.st_mode)), "not a regular file")
+    raise StoreError(f"{path} is {what}, not an SQLite file")
+
+
+PRIVATE_COPY = "private-copy"
+SHM_DMS_BYTE = 128  # SQLite's "dead man switch" lock in the -shm: every connection holds it shared
+
+
+def _wal_in_use(shm: str) -> bool | None:
+    """Whether a live process has the WAL open: a read lock on the -shm's DMS byte, which every
+    SQLite connection holds while it has the database open (unix VFS). None where we cannot tell."""
+    import struct
+    import sys
+
+    try:
+        import fcntl
+    except ImportError:  # Windows
+        return None
+    if sys.platform.startswith("linux"):
+        layout = "hhqqi4x"  # l_type, l_whence, l_start, l_len, l_pid
+        query = struct.pack(layout, fcntl.F_WRLCK, os.SEEK_SET, SHM_DMS_BYTE, 1, 0)
+    elif sys.platform == "darwin" or "bsd" in sys.platform:
+        layout = "qqihh"  # l_start, l_len, l_pid, l_type, l_whence
+        query = struct.pack(layout, SHM_DMS_BYTE, 1, 0, fcntl.F_WRLCK, os.SEEK_SET)
+    else:
+        return None
+    try:
+        fd = os.open(shm, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    except OSError:
+        return None
+    try:
+        answer = struct.unpack(layout, fcntl.fcntl(fd, fcntl.F_GETLK, query))
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    lock_type = answer[0] if layout.startswith("hh") else answer[3]
+    return lock_type != fcntl.F_UNLCK
+
+
+def _private_copy(path: str) -> tuple[str, str]:
+    """Copy the database and its -wal into a private temporary directory; (directory, copy).
+
+    A WAL database whose application died must not be opened in place: the first connection
+    rebuilds the -shm index from the WAL, rewriting that file. The copy is rebuilt instead.
+    """
+    import shutil
+    import tempfile
+
+    directory = tempfile.mkdtemp(prefix="symfonic-")
+    copy = os.path.join(directory, "store.db")
+    try:
+        shutil.copyfile(path, copy)
+        shutil.copyfile(path + "-wal", copy + "-wal")
+    except OSError as exc:
+        _remove_private(directory)
+        raise StoreError(
+            f"{path} was left by a crashed application (its -wal is not in use) and must be read "
+            f"through a private copy, which failed: {exc.strerror}",
+            hint="free space in the temporary directory (TMPDIR), or let the application open the store once",
+        ) from None
+    return directory, copy
+
+
+def _remove_private(directory: str | None) -> None:
+    if directory:
+        import shutil
+
+        shutil.rmtree(directory, ignore_errors=True)
+
+
+def _read_only_params(location: StoreLocation, real: str) -> str:
     """URI parameters that read without creating or changing any file.
 
     A ``mode=ro`` connection to a WAL database creates the ``-wal``/``-shm`` files when they are
@@ -94,9 +271,8 @@ def _read_only_params(location: StoreLocation) -> str:
     commits; when they do not, nothing is writing, and ``immutable=1`` reads the file as it is.
     """
     path = location.path
-    assert path is not None
     try:
-        with open(path, "rb") as fh:
+        with open(real, "rb") as fh:
             header = fh.read(100)
     except OSError as exc:
         raise StoreError(f"cannot read {path}: {exc.strerror}") from None
@@ -107,9 +283,14 @@ def _read_only_params(location: StoreLocation) -> str:
     wal_mode = header[18] == 2 or header[19] == 2
     if not wal_mode:
         return "mode=ro"
-    wal, shm = f"{path}-wal", f"{path}-shm"
+    wal, shm = f"{real}-wal", f"{real}-shm"
     if os.path.exists(wal) and os.path.exists(shm):
-        return "mode=ro"
+        if _wal_in_use(shm) is False:
+            # Left by a crashed (or killed) application: opening it in place would rebuild,
+            # that is rewrite, the -shm. An empty log holds nothing: read the file as it is;
+            # else read a private copy of the database and its log.
+            return "mode=ro&immutable=1" if os.path.getsize(wal) == 0 else PRIVATE_COPY
+        return "mode=ro"  # an application has it open: share its index and see its commits
     if os.path.exists(wal) and os.path.getsize(wal) > 0:
         raise StoreError(
             f"{path} has a write-ahead log without its -shm index (left by a crash)",
@@ -126,12 +307,20 @@ class SqliteStore(SupportsWith):
         self.conn = conn
         self.writable = writable
         self.has_task_path = True
+        self.file = location.path  # the resolved file (open_store sets it)
+        self._blob_keys: bool | None = None
         conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
         if not writable:
             conn.execute("PRAGMA query_only = ON")
 
+    private_copy: str | None = None  # the temporary directory of a private copy, removed on close
+
     def close(self) -> None:
-        self.conn.close()
+        try:
+            self.conn.close()
+        finally:
+            _remove_private(self.private_copy)
+            self.private_copy = None
 
     @_translate_errors
     def _check_schema(self) -> None:
@@ -145,6 +334,33 @@ class SqliteStore(SupportsWith):
         cols = {r[1] for r in self.conn.execute("PRAGMA table_info(writes)")}
         self.has_task_path = "task_path" in cols
         self.tables = sorted(tables)
+        # A key range compares stored bytes: in code point order only when the text is UTF-8.
+        self.utf8 = self.conn.execute("PRAGMA encoding").fetchone()[0] == "UTF-8"
+
+    def _prefix_where(self, prefix: str) -> tuple[str, list[Any]]:
+        """A WHERE condition selecting exactly the rows whose key starts with ``prefix``: text keys,
+        and BLOB keys holding UTF-8 bytes (which sort after every text)."""
+        blob_lo, blob_hi = _blob_range(prefix)
+        if self.utf8:
+            # Text sorts by its UTF-8 bytes (BINARY): a range of the primary key. b"" stands for
+            # "above every text" when no string bounds the prefix from above.
+            hi = prefix_upper_bound(prefix)
+            text = "(thread_id COLLATE BINARY >= ? AND thread_id COLLATE BINARY < ?)", [prefix, b"" if hi is None else hi]
+        else:
+            # UTF-16 text compares as UTF-16 code units, not in code point order: compare the
+            # first characters themselves (substr counts characters of text).
+            text = "substr(thread_id, 1, ?) = ?", [len(prefix), prefix]
+        if not self._has_blob_keys():
+            return text[0], text[1]  # the range alone: the primary key's order serves the GROUP BY
+        return f"({text[0]} OR (thread_id >= ? AND thread_id < ?))", [*text[1], blob_lo, blob_hi]
+
+    def _has_blob_keys(self) -> bool:
+        # BLOBs sort after every text: one index seek per table says whether any key is one.
+        if self._blob_keys is None:
+            self._blob_keys = any(
+                self.conn.execute(f"SELECT 1 FROM {t} WHERE thread_id >= x'' LIMIT 1").fetchone() for t in REQUIRED_TABLES
+            )
+        return self._blob_keys
 
     # -- what is in the store
 
@@ -158,17 +374,20 @@ class SqliteStore(SupportsWith):
     ) -> Iterator[ThreadSummary]:
         where, params = "", []
         if tenant is not None:
-            lo, hi = _range_for_prefix(tenant_prefix(tenant, sub_tenant))
-            where, params = "WHERE thread_id >= ? AND thread_id < ?", [lo, hi]
+            cond, params = self._prefix_where(tenant_prefix(tenant, sub_tenant))
+            where = "WHERE " + cond
         sql = (
             "SELECT thread_id, count(*), min(checkpoint_id), max(checkpoint_id) "
             f"FROM checkpoints {where} GROUP BY thread_id ORDER BY max(checkpoint_id) DESC, thread_id"
         )
+        if self._has_blob_keys():
+            yield from _merged_by_key(self.conn.execute(sql, params), limit)
+            return
         if limit is not None:
             sql += " LIMIT ?"
             params.append(limit)
         for key, n, first, last in self.conn.execute(sql, params):
-            yield ThreadSummary(str(key), n, first, last)
+            yield ThreadSummary(key, n, first, last)
 
     @_translate_errors
     def thread_summary(self, key: str) -> ThreadSummary | None:
@@ -189,7 +408,7 @@ class SqliteStore(SupportsWith):
         namespaces = c.execute(
             "SELECT count(*) FROM (SELECT DISTINCT checkpoint_ns FROM checkpoints)"
         ).fetchone()[0]
-        path: str = self.location.path  # type: ignore[assignment]
+        path: str = self.file  # type: ignore[assignment]
         wal = f"{path}-wal"
         details: dict[str, Any] = {
             "file size": os.path.getsize(path),
@@ -456,42 +675,193 @@ class SqliteStore(SupportsWith):
         )
         return [(str(k), n) for k, n in self.conn.execute(sql, (envelope_key, limit))]
 
+    # -- run state (``thread show``, ``threads list --status/--with-size``; see stores/protocol.py)
+
+    _RUN_LATEST = (
+        "SELECT c.checkpoint_ns, c.checkpoint_id, c.type, c.checkpoint, c.metadata FROM checkpoints c "
+        "WHERE c.thread_id = ? AND c.checkpoint_id = (SELECT max(checkpoint_id) FROM checkpoints "
+        "WHERE thread_id = c.thread_id AND checkpoint_ns = c.checkpoint_ns) ORDER BY c.checkpoint_ns"
+    )
+
+    @_translate_errors
+    def read_run_rows(self, key: str) -> "ThreadRunRows | None":
+        from symfonic_cli.threadstate.rows import RawWrite, ThreadRunRows, lean_from_blob
+
+        n, namespaces, first, last, size = self.conn.execute(
+            "SELECT count(*), count(DISTINCT checkpoint_ns), min(checkpoint_id), max(checkpoint_id), "
+            "coalesce(sum(length(checkpoint) + coalesce(length(metadata), 0)), 0) FROM checkpoints WHERE thread_id = ?",
+            (key,),
+        ).fetchone()
+        if not n:
+            return None
+        size += self.conn.execute(
+            "SELECT coalesce(sum(length(value)), 0) FROM writes WHERE thread_id = ?", (key,)
+        ).fetchone()[0]
+        latest = [
+            lean_from_blob(ns, cid, type_, blob, _json_metadata(meta, cid))
+            for ns, cid, type_, blob, meta in self.conn.execute(self._RUN_LATEST, (key,))
+        ]
+        latest.sort(key=lambda c: (c.checkpoint_ns != "", c.checkpoint_ns))
+        wanted = {(c.checkpoint_ns, c.checkpoint_id) for c in latest}
+        writes = [
+            RawWrite(ns, cid, task_id, task_path, idx, channel, type_, _plain(value))
+            for ns, cid, task_id, idx, task_path, channel, type_, value in self.conn.execute(
+                f"SELECT checkpoint_ns, checkpoint_id, task_id, idx, {self._writes_columns()} FROM writes "
+                "WHERE thread_id = ? ORDER BY checkpoint_ns, checkpoint_id, task_id, idx",
+                (key,),
+            )
+            if (ns, cid) in wanted
+        ]
+        return ThreadRunRows(latest, writes, n, namespaces, size, first, last)
+
+    # The latest root checkpoint of every thread with the end of its blob from the channel_versions
+    # key on (``instr`` finds it without leaving SQLite), and the version maps decoded from there.
+    _VERSIONS_KEY = b"\xb0channel_versions"
+
+    @_translate_iter
+    def iter_run_states(
+        self, *, prefix: str | None = None, with_size: bool = False, with_status: bool = True
+    ) -> Iterator["ThreadRunState"]:
+        from symfonic_cli.threadstate.listing import ThreadRunState, status_from_tail
+
+        where, params = "", []
+        if prefix:
+            cond, params = self._prefix_where(prefix)
+            where = f"AND {cond}"
+        summary = self.conn.execute(
+            "SELECT thread_id, count(*), min(checkpoint_id), max(checkpoint_id), "
+            + ("sum(length(checkpoint) + coalesce(length(metadata), 0)) " if with_size else "0 ")
+            + f"FROM checkpoints WHERE 1 {where} GROUP BY thread_id ORDER BY thread_id",
+            params,
+        )
+        if not with_status:
+            write_sizes = None
+            if with_size:
+                write_sizes = self.conn.cursor().execute(
+                    f"SELECT thread_id, sum(length(value)) FROM writes WHERE 1 {where} GROUP BY thread_id ORDER BY thread_id", params
+                )
+            nxt_size = next(write_sizes, None) if write_sizes is not None else None
+            for key, n, first, last, size in summary:
+                if write_sizes is not None:
+                    while nxt_size is not None and nxt_size[0] < key:
+                        nxt_size = next(write_sizes, None)
+                    if nxt_size is not None and nxt_size[0] == key:
+                        size += nxt_size[1] or 0
+                        nxt_size = next(write_sizes, None)
+                yield ThreadRunState(str(key), n, first, last, None, size if with_size else None)
+            return
+        latest = self.conn.cursor().execute(
+            "SELECT c.thread_id, c.checkpoint_id, json_extract(CAST(c.metadata AS TEXT), '$.step'), c.type, substr(c.checkpoint, 1, 4), "
+            "substr(c.checkpoint, instr(c.checkpoint, ?)), length(c.checkpoint), c.rowid "
+            "FROM (SELECT thread_id, max(checkpoint_id) AS cid FROM checkpoints "
+            f"WHERE checkpoint_ns = '' {where} GROUP BY thread_id) AS l "
+            "JOIN checkpoints c ON c.thread_id = l.thread_id AND c.checkpoint_ns = '' AND c.checkpoint_id = l.cid "
+            "ORDER BY c.thread_id",
+            [self._VERSIONS_KEY, *params],
+        )
+        flags = self.conn.cursor().execute(
+            "SELECT w.thread_id, w.task_id, max(w.task_path), max(w.channel = '__interrupt__'), max(w.channel = '__error__'), "
+            "max(w.channel NOT IN ('__interrupt__', '__error__', '__resume__', '__error_source_node__')) "
+            "FROM (SELECT thread_id, max(checkpoint_id) AS cid FROM checkpoints "
+            f"WHERE checkpoint_ns = '' {where} GROUP BY thread_id) AS l "
+            "JOIN writes w ON w.thread_id = l.thread_id AND w.checkpoint_ns = '' AND w.checkpoint_id = l.cid "
+            "GROUP BY w.thread_id, w.task_id ORDER BY w.thread_id"
+            if self.has_task_path else
+            "SELECT w.thread_id, w.task_id, NULL, max(w.channel = '__interrupt__'), max(w.channel = '__error__'), "
+            "max(w.channel NOT IN ('__interrupt__', '__error__', '__resume__', '__error_source_node__')) "
+            "FROM (SELECT thread_id, max(checkpoint_id) AS cid FROM checkpoints "
+            f"WHERE checkpoint_ns = '' {where} GROUP BY thread_id) AS l "
+            "JOIN writes w ON w.thread_id = l.thread_id AND w.checkpoint_ns = '' AND w.checkpoint_id = l.cid "
+            "GROUP BY w.thread_id, w.task_id ORDER BY w.thread_id",
+            params,
+        )
+        write_sizes = None
+        if with_size:
+            write_sizes = self.conn.cursor().execute(
+                f"SELECT thread_id, sum(length(value)) FROM writes WHERE 1 {where} GROUP BY thread_id ORDER BY thread_id", params
+            )
+        # Four cursors in thread_id order, merged: one thread in memory at a time.
+        nxt_latest = next(latest, None)
+        nxt_flag = next(flags, None)
+        nxt_size = next(write_sizes, None) if write_sizes is not None else None
+        for key, n, first, last, size in summary:
+            while nxt_latest is not None and nxt_latest[0] < key:
+                nxt_latest = next(latest, None)
+            row = None
+            if nxt_latest is not None and nxt_latest[0] == key:
+                row, nxt_latest = nxt_latest, next(latest, None)
+            task_flags = {}
+            while nxt_flag is not None and nxt_flag[0] <= key:
+                if nxt_flag[0] == key:
+                    task_flags[nxt_flag[1]] = (nxt_flag[2], bool(nxt_flag[3]), bool(nxt_flag[4]), bool(nxt_flag[5]))
+                nxt_flag = next(flags, None)
+            if write_sizes is not None:
+                while nxt_size is not None and nxt_size[0] < key:
+                    nxt_size = next(write_sizes, None)
+                if nxt_size is not None and nxt_size[0] == key:
+                    size += nxt_size[1] or 0
+                    nxt_size = next(write_sizes, None)
+            status = None
+            if row is not None:
+                _, cid, step, type_, head, tail, length, rowid = row
+                status = status_from_tail(
+                    cid, step, type_, head, tail, length, task_flags,
+                    whole=lambda rowid=rowid: self.conn.execute(
+                        "SELECT type, checkpoint, metadata FROM checkpoints WHERE rowid = ?", (rowid,)
+                    ).fetchone(),
+                )
+            yield ThreadRunState(str(key), n, first, last, status, size if with_size else None)
+
     # -- erase (protocol docstrings in stores/protocol.py)
 
     _ERASE_CORE = ("writes", "checkpoints")  # delete order: checkpoints last
 
-    def _cascade(self, key: str, extra: tuple[ExtraTable, ...]) -> list[tuple[str, str, tuple[str, ...]]]:
-        """(name, WHERE clause, params) per cascade table; an extra table that cannot hold ``key`` is None."""
+    def _cascade(self, key: str, extra: tuple[ExtraTable, ...]) -> list[tuple[str, str, tuple[Any, ...]]]:
+        """(name, WHERE clause, params) per cascade table; an extra table that cannot hold ``key`` is ''."""
         out = []
         for table in extra:
             filters = table.filters(key)
             if filters is None:
                 out.append((table.name, "", ()))
                 continue
-            where = " AND ".join(f"{_quote(col)} = ?" for col, _ in filters)
-            out.append((table.name, where, tuple(v for _, v in filters)))
+            conds, params = [], []
+            for col, value in filters:
+                if value is None:
+                    conds.append(f"{_quote(col)} IS NULL")
+                else:
+                    # as in the saver's tables: the value as text, or as a BLOB of its UTF-8 bytes
+                    conds.append(f"{_quote(col)} COLLATE BINARY IN (?, ?)")
+                    params += [value, value.encode("utf-8", "surrogatepass")]
+            out.append((table.name, " AND ".join(conds), tuple(params)))
+        where, params = _key_match(key)
         for name in self._ERASE_CORE:
-            out.append((name, "thread_id = ?", (key,)))
+            out.append((name, where, params))
         return out
 
     @_translate_errors
-    def erase_prepare(self, extra: tuple[ExtraTable, ...]) -> list[str]:
-        path: str = self.location.path  # type: ignore[assignment]
-        if not self.writable:
-            raise StoreError(f"{path} was opened read-only; erasing needs a writable store")
+    def erase_prepare(self, extra: tuple[ExtraTable, ...], *, dry_run: bool = False) -> list[str]:
+        shown: str = self.location.path  # type: ignore[assignment]
+        path: str = self.file  # type: ignore[assignment]
+        if not self.writable and not dry_run:
+            raise StoreError(f"{shown} was opened read-only; erasing needs a writable store")
         if not os.access(path, os.W_OK):
-            raise StoreError(f"{path} is read-only for this user: nothing was deleted")
-        wal = f"{path}-wal"
-        folder = os.path.dirname(os.path.abspath(path))
-        if _journal_mode(path, self.conn) == "wal" and not os.path.exists(wal) and not os.access(folder, os.W_OK | os.X_OK):
-            raise StoreError(f"{folder} is not writable, so SQLite cannot create {os.path.basename(wal)}: nothing was deleted")
+            raise StoreError(f"{shown} is read-only for this user: nothing was deleted")
+        # SQLite creates its -wal (WAL mode) or -journal (rollback modes) beside the file.
+        folder = os.path.dirname(path)
+        mode = _journal_mode(path, self.conn)
+        side = f"{path}-wal" if mode == "wal" else f"{path}-journal"
+        needs_side = mode in ("wal", "delete", "truncate", "persist")
+        if needs_side and (mode == "delete" or not os.path.exists(side)) and not os.access(folder, os.W_OK | os.X_OK):
+            raise StoreError(f"{folder} is not writable, so SQLite cannot create {os.path.basename(side)}: nothing was deleted")
         for table in extra:
             cols = {r[1] for r in self.conn.execute(f"PRAGMA table_info({_quote(table.name)})")}
             if not cols:
-                raise StoreError(f"declared erase_extra table '{table.name}' does not exist in {path}")
+                raise StoreError(f"declared erase_extra table '{table.name}' does not exist in {shown}")
             for col, _ in table.match:
                 if col not in cols:
                     raise StoreError(f"declared erase_extra column '{col}' does not exist in table '{table.name}'")
+        if dry_run:
+            return []  # the checks above are the real run's; nothing below may change a thing
         self.conn.execute("PRAGMA secure_delete = ON")
         # Take and release the write lock: a read-only file or mount fails here, before any delete.
         self.conn.execute("BEGIN IMMEDIATE")
@@ -500,13 +870,24 @@ class SqliteStore(SupportsWith):
 
     @_translate_errors
     def thread_keys_with_prefix(self, prefix: str) -> list[str]:
-        lo, hi = _range_for_prefix(prefix)
+        if prefix:
+            cond, params = self._prefix_where(prefix)
+        else:
+            cond, params = "1", []
         rows = self.conn.execute(
-            "SELECT thread_id FROM checkpoints WHERE thread_id >= ? AND thread_id < ? "
-            "UNION SELECT thread_id FROM writes WHERE thread_id >= ? AND thread_id < ? ORDER BY 1",
-            (lo, hi, lo, hi),
+            f"SELECT thread_id FROM checkpoints WHERE {cond} UNION SELECT thread_id FROM writes WHERE {cond}",
+            params * 2,
         )
-        return [str(r[0]) for r in rows]
+        keys = set()
+        for (raw,) in rows:
+            if isinstance(raw, bytes):
+                try:
+                    raw = raw.decode("utf-8")
+                except UnicodeDecodeError:
+                    continue  # not the UTF-8 bytes of any key
+            if isinstance(raw, str) and raw.startswith(prefix):
+                keys.add(raw)
+        return sorted(keys)  # code point order, the UTF-8 byte order
 
     def _counts(self, key: str, extra: tuple[ExtraTable, ...]) -> dict[str, int]:
         counts = {}
@@ -522,13 +903,16 @@ class SqliteStore(SupportsWith):
         from symfonic_cli.stores.erase_rows import ThreadErasePlan
 
         counts = self._counts(key, extra)
+        where, params = _key_match(key)
         first, last = self.conn.execute(
-            "SELECT min(checkpoint_id), max(checkpoint_id) FROM checkpoints WHERE thread_id = ?", (key,)
+            f"SELECT min(checkpoint_id), max(checkpoint_id) FROM checkpoints WHERE {where}", params
         ).fetchone()
         return ThreadErasePlan(key, counts, first, last)
 
     @_translate_errors
-    def erase_thread(self, key: str, extra: tuple[ExtraTable, ...], *, between=None) -> dict[str, int]:
+    def erase_thread(self, key: str, extra: tuple[ExtraTable, ...], *, between=None, expected=None) -> dict[str, int]:
+        from symfonic_cli.stores.erase_rows import check_against_plan
+
         deleted: dict[str, int] = {}
         self.conn.execute("BEGIN IMMEDIATE")
         try:
@@ -536,6 +920,7 @@ class SqliteStore(SupportsWith):
                 deleted[name] = self.conn.execute(f"DELETE FROM {_quote(name)} WHERE {where}", params).rowcount if where else 0
                 if between is not None:
                     between(name)
+            check_against_plan(expected, deleted, extra)
             self.conn.execute("COMMIT")
         except BaseException:
             if self.conn.in_transaction:

@@ -21,7 +21,9 @@ class RawRow:
     and for JSONB/BSON documents the decoded dict/list as stored (no value decoding beyond that;
     MongoDB: the document minus ``_id``, ``thread_id`` and the key fields; drop ``created_at`` TTL
     fields, they are re-stamped on import when the target has a TTL). Two rows with equal
-    ``(table, key)`` and equal ``data`` are the same stored content.
+    ``(table, key)`` and equal ``data`` are the same stored content. Whether a row already in the
+    target is the same content (skip) or not (conflict) is decided on the decoded values, where a
+    NaN equals a NaN (``symfonic_cli.migration._Equal``), never by ``==`` on raw rows.
     """
 
     table: str
@@ -124,7 +126,9 @@ def migrate_fault_point(tag: str) -> None:
     """Test hook: kill this process (SIGKILL) at the Nth call with ``tag`` when
     ``SYMFONIC_TEST_MIGRATE_KILL=tag:N`` is set. Imports call it with ``"before-commit"`` after
     every row of a thread is written and before the commit, so tests can prove a killed copy
-    leaves each target thread whole or absent. No effect when the variable is unset.
+    leaves each target thread whole or absent. ``tag:N:stall`` stops there instead (sleeps,
+    transaction open), so a test can kill the parent of a parallel copy mid-thread. No effect when
+    the variable is unset.
     """
     import os
 
@@ -132,7 +136,13 @@ def migrate_fault_point(tag: str) -> None:
     if not spec or not spec.startswith(tag + ":"):
         return
     _fault_counts[tag] = _fault_counts.get(tag, 0) + 1
-    if _fault_counts[tag] >= int(spec.rsplit(":", 1)[1]):
+    count, _, action = spec[len(tag) + 1:].partition(":")
+    if _fault_counts[tag] >= int(count):
+        if action == "stall":
+            import time
+
+            while True:
+                time.sleep(1)
         import signal
 
         os.kill(os.getpid(), signal.SIGKILL)

@@ -1,0 +1,146 @@
+"""``threads list --status`` and ``--with-size`` vs the raw SQL they stand for, on SQLite.
+
+The store: real graphs write a few 10-turn agent threads (tests.scenarios.long_thread) and the
+run-state threads of tests/run_state_scenarios.py (interrupted, failed, fanned out, finished)
+through the real SqliteSaver; those rows (checkpoints AND pending writes) are then REPLICATED WITH
+SQL (INSERT ... SELECT) under new thread ids until the store holds --threads threads: nine copies
+in ten are of the 10-turn threads, one in ten of the run-state threads. Cached under
+benchmarks/out/.
+
+- status baseline: one Python process running the aggregate that joins every thread's latest
+  root checkpoint to its pending writes (per thread: any interrupt, any error, any write);
+- size baseline: ``sum(length(checkpoint) + length(metadata)) GROUP BY thread_id`` plus
+  ``sum(length(value)) GROUP BY thread_id`` over the writes;
+- ours: ``symfonic threads list --status interrupted,error,pending --format json`` and
+  ``symfonic threads list --with-size --format json``, each a whole process.
+Medians of --runs interleaved runs, side by side, and peak RSS of our processes.
+
+Run: ``python benchmarks/bench_status.py [--threads N] [--runs R]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import resource
+import sqlite3
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent
+OUT = ROOT / "out"
+if str(ROOT.parent) not in sys.path:
+    sys.path.insert(0, str(ROOT.parent))
+
+RAW_STATUS = (
+    "SELECT l.thread_id, max(w.channel = '__interrupt__'), max(w.channel = '__error__'), count(w.channel) "
+    "FROM (SELECT thread_id, max(checkpoint_id) AS cid FROM checkpoints WHERE checkpoint_ns = '' GROUP BY thread_id) AS l "
+    "LEFT JOIN writes w ON w.thread_id = l.thread_id AND w.checkpoint_ns = '' AND w.checkpoint_id = l.cid "
+    "GROUP BY l.thread_id"
+)
+RAW_SIZE = (
+    "SELECT thread_id, sum(length(checkpoint) + length(metadata)) FROM checkpoints GROUP BY thread_id; "
+    "SELECT thread_id, sum(length(value)) FROM writes GROUP BY thread_id"
+)
+
+
+def _seed(path: Path) -> None:
+    from langgraph.checkpoint.sqlite import SqliteSaver
+
+    from tests.run_state_scenarios import write_states
+    from tests.scenarios import long_thread
+
+    conn = sqlite3.connect(str(path), check_same_thread=False)
+    saver = SqliteSaver(conn)
+    for i in range(3):
+        long_thread(saver, f"seed:_:long-{i}", 10)
+    write_states(saver)
+    conn.execute("UPDATE checkpoints SET thread_id = 'state:' || thread_id WHERE thread_id NOT LIKE 'seed:%'")
+    conn.execute("UPDATE writes SET thread_id = 'state:' || thread_id WHERE thread_id NOT LIKE 'seed:%'")
+    conn.commit()
+    conn.close()
+
+
+def build(path: Path, threads: int) -> None:
+    if path.exists():
+        return
+    tmp = path.with_suffix(".tmp")
+    tmp.unlink(missing_ok=True)
+    _seed(tmp)
+    conn = sqlite3.connect(str(tmp))
+    long_seeds = [r[0] for r in conn.execute("SELECT DISTINCT thread_id FROM checkpoints WHERE thread_id LIKE 'seed:%'")]
+    state_seeds = [r[0] for r in conn.execute("SELECT DISTINCT thread_id FROM checkpoints WHERE thread_id LIKE 'state:%'")]
+    # copy k of seed s: long seeds for nine in ten copies, run-state seeds for the tenth
+    n_state = threads // 10 // len(state_seeds)
+    n_long = (threads - n_state * len(state_seeds)) // len(long_seeds)
+    for seeds, n in ((long_seeds, n_long), (state_seeds, n_state)):
+        for table, cols in (
+            ("checkpoints", "checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, checkpoint, metadata"),
+            ("writes", "checkpoint_ns, checkpoint_id, task_id, idx, channel, type, value, task_path"),
+        ):
+            conn.execute(
+                f"""
+                WITH RECURSIVE n(k) AS (SELECT 1 UNION ALL SELECT k + 1 FROM n WHERE k < ?)
+                INSERT INTO {table} (thread_id, {cols})
+                SELECT 'copy-' || (n.k % 400) || ':_:' || t.thread_id || '-' || n.k, {cols}
+                FROM {table} AS t, n WHERE t.thread_id IN ({','.join('?' * len(seeds))})
+                """,
+                (n, *seeds),
+            )
+        conn.commit()
+    conn.execute("PRAGMA journal_mode = DELETE")
+    conn.execute("VACUUM")
+    conn.close()
+    tmp.rename(path)
+
+
+def _proc(args: list[str]) -> tuple[float, int]:
+    t0 = time.perf_counter()
+    proc = subprocess.run(args, capture_output=True)
+    dt = time.perf_counter() - t0
+    assert proc.returncode == 0, proc.stderr.decode()[-1000:]
+    return dt, len(proc.stdout)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--threads", type=int, default=20_000)
+    ap.add_argument("--runs", type=int, default=5)
+    a = ap.parse_args()
+    OUT.mkdir(exist_ok=True)
+    path = OUT / f"status-{a.threads}.db"
+    t0 = time.perf_counter()
+    build(path, a.threads)
+    conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    n_threads = conn.execute("SELECT count(DISTINCT thread_id) FROM checkpoints").fetchone()[0]
+    n_cp = conn.execute("SELECT count(*) FROM checkpoints").fetchone()[0]
+    n_w = conn.execute("SELECT count(*) FROM writes").fetchone()[0]
+    conn.close()
+    print(f"store {path}: {n_threads} threads, {n_cp} checkpoints, {n_w} writes, {path.stat().st_size / 1e6:.0f} MB (ready in {time.perf_counter() - t0:.0f} s)")
+    subprocess.run([sys.executable, "-m", "compileall", "-q", str(ROOT.parent / "symfonic_cli")], check=True)
+    py = sys.executable
+    raw = lambda sql: [py, "-c", f"import sqlite3; c = sqlite3.connect('file:{path}?mode=ro', uri=True)\nfor q in {sql.split('; ')!r}: c.execute(q).fetchall()"]
+    contenders = {
+        "raw status aggregate": raw(RAW_STATUS),
+        "threads list --status": [py, "-m", "symfonic_cli", "threads", "list", "-s", str(path), "--status", "interrupted,error,pending", "-f", "json"],
+        "raw sum(length) GROUP BY": raw(RAW_SIZE),
+        "threads list --with-size": [py, "-m", "symfonic_cli", "threads", "list", "-s", str(path), "--with-size", "-f", "json"],
+    }
+    times: dict[str, list[float]] = {k: [] for k in contenders}
+    for _ in range(a.runs):
+        for name, args in contenders.items():
+            times[name].append(_proc(args)[0])
+    med = {k: statistics.median(v) for k, v in times.items()}
+    for ours, base in (("threads list --status", "raw status aggregate"), ("threads list --with-size", "raw sum(length) GROUP BY")):
+        print(f"{ours:28s} {med[ours]:7.3f} s   {base:28s} {med[base]:7.3f} s   ratio {med[ours] / med[base]:.2f}x")
+    for name in ("threads list --status", "threads list --with-size"):
+        code = f"import resource, subprocess, sys; subprocess.run({contenders[name]!r}, capture_output=True); print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)"
+        rss = int(subprocess.run([py, "-c", code], capture_output=True, text=True).stdout.strip() or 0)
+        print(f"peak RSS {name}: {rss / 1024:.0f} MB")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,89 @@
+"""``symfonic thread show``: one thread's run state (status, next nodes, interrupts, errors).
+
+The ``thread`` group itself lives in ``erase.py``; this module adds its inspecting commands.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import typer
+
+from symfonic_cli.cli import erase
+from symfonic_cli.cli.common import check_format, open_for_reading, require_thread, thread_key
+from symfonic_cli.cli.options import FormatOpt, SessionOpt, StoreOpt, SubTenantOpt, TenantOpt, ThreadOpt
+
+app = erase.app
+
+
+def register(root: typer.Typer) -> None:
+    erase.register(root)
+
+
+@app.command("show")
+def show(
+    store: StoreOpt = None,
+    thread: ThreadOpt = None,
+    tenant: TenantOpt = None,
+    sub_tenant: SubTenantOpt = None,
+    session: SessionOpt = None,
+    fmt: FormatOpt = None,
+) -> None:
+    """A thread's run state: interrupted, error, pending or done; the nodes due next; what it waits on."""
+    from symfonic_cli.render import escape_inline
+    from symfonic_cli.threadstate.show import thread_state
+
+    out_format = check_format(fmt)
+    key = thread_key(thread, tenant, sub_tenant, session)
+    with open_for_reading(store) as st:
+        require_thread(st, key)
+        record, namespaces, warnings = thread_state(st, key)
+    for warning in warnings:
+        sys.stderr.write(f"symfonic: warning: {escape_inline(warning)}\n")
+    _write(record, namespaces, out_format)
+
+
+def _write(record: dict, namespaces: list[dict], out_format: str) -> None:
+    from symfonic_cli import render
+
+    out = sys.stdout
+    full = {k: v for k, v in record.items() if k != "created"}
+    full["namespaces"] = namespaces
+    if out_format in ("json", "jsonl"):
+        out.write(render.json_dumps(full, indent=2 if out_format == "json" else None) + "\n")
+        return
+    pairs = [
+        ("key", record["key"]),
+        ("status", record["status"]),
+        ("next", ", ".join(record["next"]) or "-"),
+    ]
+    for i, itr in enumerate(record["interrupts"]):
+        pairs.append((f"interrupt {i + 1}", f"{itr['node']} id={itr['id']} value={_compact(itr['value'])}"))
+    for i, err in enumerate(record["errors"]):
+        pairs.append((f"error {i + 1}", f"{err['node']}: {err['error']}"))
+    pairs += [
+        ("checkpoint id", record["checkpoint_id"]),
+        ("step", record["step"]),
+        ("source", record["source"]),
+        ("created", record.get("created")),
+        ("checkpoints", record["checkpoints"]),
+        ("namespaces", len(namespaces)),
+    ]
+    for ns in namespaces:
+        if ns["namespace"] == "":
+            continue
+        waits = "; ".join(f"{i['node']}: {_compact(i['value'])}" for i in ns["interrupts"])
+        pairs.append((f"  {ns['namespace']}", f"{ns['status']} next={', '.join(ns['next']) or '-'}" + (f" waits on {waits}" if waits else "")))
+    pairs += [
+        ("messages", record["messages"]),
+        ("size bytes", record["size_bytes"]),
+        ("first activity", record["first_activity"]),
+        ("last activity", record["last_activity"]),
+    ]
+    render.write_pairs(pairs, fmt=out_format, title=render.escape_inline(record["key"]))
+
+
+def _compact(value) -> str:
+    from symfonic_cli import render
+
+    return value if isinstance(value, str) else render.json_dumps(value)

@@ -1,0 +1,104 @@
+"""The ``--receipt FILE`` audit file of ``thread erase``: JSONL that cannot be redirected or lost.
+
+Opened with ``O_NOFOLLOW`` (a symbolic link at the path is refused: it could send the record
+elsewhere) and ``O_APPEND``, created mode 0600, only a regular file. Each line is written with one
+``write`` and ``fsync``'d before the next thread is erased, so the file never lacks an erasure
+that happened. Line format (each line a self-contained JSON object, ``record`` says which):
+
+- ``start``: before anything is deleted (a full disk stops the run here, nothing erased);
+- ``thread``: one per thread, right after its commit and verification (or its failure, or its
+  not-found), with the run's receipt id, store, operator, ticket and selection;
+- ``end``: the summary and notes of the run.
+"""
+
+from __future__ import annotations
+
+import errno
+import json
+import os
+import stat
+
+from symfonic_cli.errors import UsageError
+
+
+class ReceiptWriteError(Exception):
+    """A line could not be appended (full disk, I/O error)."""
+
+
+class ReceiptFile:
+    def __init__(self, path: str, *, writable: bool) -> None:
+        self.path = path
+        self.fd: int | None = None
+        self._needs_newline = False
+        flags = os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
+        try:
+            if writable:
+                self.fd = os.open(path, flags | os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o600)
+            else:
+                try:
+                    self.fd = os.open(path, flags | os.O_RDONLY)
+                except FileNotFoundError:
+                    return
+            info = os.fstat(self.fd)
+        except OSError as exc:
+            self.close()
+            if exc.errno == errno.ELOOP:
+                raise UsageError(f"receipt file {path} is a symbolic link: refused (give the real path)") from None
+            raise UsageError(f"cannot append to receipt file {path}: {exc.strerror}") from None
+        if not stat.S_ISREG(info.st_mode):
+            self.close()
+            raise UsageError(f"receipt file {path} is not a regular file")
+        if info.st_size:
+            # A line cut short (a crash mid-write) must not swallow the next one.
+            self._needs_newline = os.pread(self.fd, 1, info.st_size - 1) != b"\n"
+
+    def previous_erasures(self, store: str) -> dict[str, tuple[str, str]]:
+        """key -> (receipt_id, time) of the latest ``erased`` record of ``store`` in the file."""
+        if self.fd is None:
+            return {}
+        found: dict[str, tuple[str, str]] = {}
+        chunks = []
+        offset = 0
+        while True:
+            chunk = os.pread(self.fd, 1 << 20, offset)
+            if not chunk:
+                break
+            chunks.append(chunk)
+            offset += len(chunk)
+        for raw in b"".join(chunks).split(b"\n"):
+            try:
+                rec = json.loads(raw)
+            except ValueError:
+                continue  # a line cut short, or not ours
+            if not isinstance(rec, dict) or rec.get("store") != store:
+                continue
+            if rec.get("record") == "thread":
+                entries = [rec]
+            else:  # one whole receipt per line, as written before the per-thread lines
+                entries = rec.get("threads") if isinstance(rec.get("threads"), list) else []
+            for t in entries:
+                if isinstance(t, dict) and t.get("status") == "erased" and isinstance(t.get("key"), str):
+                    found[t["key"]] = (str(rec.get("receipt_id")), str(t.get("time") or rec.get("time")))
+        return found
+
+    def append(self, record: dict) -> None:
+        """One line, written and on disk before this returns; ReceiptWriteError otherwise."""
+        from symfonic_cli.render import json_dumps
+
+        assert self.fd is not None
+        data = (("\n" if self._needs_newline else "") + json_dumps(record) + "\n").encode("utf-8")
+        try:
+            written = os.write(self.fd, data)
+            if written != len(data):
+                raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+            os.fsync(self.fd)
+        except OSError as exc:
+            # What part of the line did reach the file is ended, so the next line stands alone.
+            self._needs_newline = True
+            raise ReceiptWriteError(f"cannot write receipt file {self.path}: {exc.strerror or exc}") from None
+        self._needs_newline = False
+
+    def close(self) -> None:
+        if self.fd is not None:
+            os.close(self.fd)
+            self.fd = None

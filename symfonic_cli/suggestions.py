@@ -1,0 +1,79 @@
+"""Which threads a user may have meant by a key that names none (``transcript show``, ``thread erase``).
+
+Up to five keys, near misses first: the same key once trimmed, case folded, NFKC normalised and
+without invisible characters; then the same tenant and session under another sub-tenant (or none);
+then the newest threads of the same tenant. Only printed, never used in place of the key asked for.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+
+from symfonic_cli.threadkey import parse_key
+
+LIMIT = 5
+
+
+def loose_form(key: str) -> str:
+    """What a near miss has in common with the key: no format characters (U+200B, U+FEFF, bidi
+    marks), no whitespace of any kind, NFKC, case folded."""
+    kept = "".join(c for c in key if not c.isspace() and unicodedata.category(c) != "Cf")
+    return unicodedata.normalize("NFKC", unicodedata.normalize("NFKC", kept).casefold())
+
+
+def _tenant_session(key: str) -> tuple[str, str] | None:
+    parts = parse_key(key)
+    if parts is not None:
+        return parts.tenant, parts.session
+    # "tenant:session", the sub-tenant left out
+    tenant, sep, session = key.partition(":")
+    return (tenant, session) if sep and tenant and session else None
+
+
+class Suggester:
+    """Suggestions against one store; its thread keys are read and indexed once, on the first
+    miss, so a batch of many unknown keys costs one listing."""
+
+    def __init__(self, store) -> None:
+        self.store = store
+        self._loose: dict[str, list[str]] | None = None
+        self._by_tenant: dict[str, list[str]] = {}
+        self._by_tenant_session: dict[tuple[str, str], list[str]] = {}
+
+    def _index(self) -> dict[str, list[str]]:
+        if self._loose is None:
+            self._loose = {}
+            for t in self.store.list_threads():  # newest activity first
+                k = t.key
+                self._loose.setdefault(loose_form(k), []).append(k)
+                parts = parse_key(k)
+                if parts is not None:
+                    self._by_tenant.setdefault(parts.tenant, []).append(k)
+                    self._by_tenant_session.setdefault((parts.tenant, parts.session), []).append(k)
+        return self._loose
+
+    def suggest(self, key: str, limit: int = LIMIT) -> list[str]:
+        loose = self._index()
+        out: list[str] = []
+
+        def add(candidates) -> None:
+            for k in candidates:
+                if len(out) >= limit:
+                    return
+                if k != key and k not in out:
+                    out.append(k)
+
+        add(loose.get(loose_form(key), ()))
+        ts = _tenant_session(key)
+        if ts is not None:
+            add(self._by_tenant_session.get(ts, ()))
+            add(self._by_tenant.get(ts[0], ()))
+        return out
+
+    def tenant_of(self, key: str) -> str | None:
+        ts = _tenant_session(key)
+        return ts[0] if ts else None
+
+
+def suggest_threads(store, key: str, limit: int = LIMIT) -> list[str]:
+    return Suggester(store).suggest(key, limit)

@@ -1,0 +1,91 @@
+"""``thread show``: one thread's run state, assembled from the store's rows (see ``rows.py``)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from symfonic_cli.errors import NotFoundError
+from symfonic_cli.stores.base import checkpoint_id_time
+from symfonic_cli.threadstate import nexttasks as nt
+from symfonic_cli.threadstate.rows import LeanCheckpoint, RawWrite
+
+# The JSON keys of ``thread show``, in order.
+KEYS = ("key", "status", "next", "interrupts", "errors", "checkpoint_id", "step", "source",
+        "checkpoints", "namespaces", "messages", "size_bytes", "first_activity", "last_activity")
+
+
+def _decode(w: RawWrite, blocked_out: set[str]) -> Any:
+    from symfonic_cli.decoding import collect_blocked, loads
+
+    with collect_blocked() as blocked:
+        value = loads(w.type, w.value, what=f"write {w.checkpoint_id}/{w.task_id}/{w.idx} channel '{w.channel}'")
+    blocked_out.update(blocked)
+    return value
+
+
+def _state_of(cp: LeanCheckpoint, writes: list[RawWrite], blocked: set[str]) -> nt.RunState:
+    due = nt.due_tasks(
+        checkpoint_id=cp.checkpoint_id,
+        checkpoint_ns=cp.checkpoint_ns,
+        step=(cp.step if cp.step is not None else -1) + 1,
+        v=cp.v,
+        channel_versions=cp.channel_versions,
+        versions_seen=cp.versions_seen,
+        available=cp.available,
+        sends=cp.sends,
+    )
+    pending = []
+    for w in writes:
+        value = _decode(w, blocked) if w.channel in (nt.INTERRUPT, nt.ERROR) else None
+        if w.channel == nt.ERROR and not isinstance(value, str):
+            value = repr(value)
+        pending.append(nt.PendingWrite(w.task_id, w.task_path, w.channel, value))
+    return nt.run_state(due, pending)
+
+
+def _iso(checkpoint_id: str | None) -> str | None:
+    t = checkpoint_id_time(checkpoint_id)
+    return t.isoformat() if t else None
+
+
+def thread_state(store, key: str) -> tuple[dict[str, Any], list[dict[str, Any]], list[str]]:
+    """``(record, namespaces, warnings)``: the root namespace's run state and each subgraph's."""
+    rows = store.read_run_rows(key)
+    if rows is None:
+        raise NotFoundError(f"no thread '{key}'")
+    blocked: set[str] = set()
+    by_cp: dict[tuple[str, str], list[RawWrite]] = {}
+    for w in rows.writes:
+        by_cp.setdefault((w.checkpoint_ns, w.checkpoint_id), []).append(w)
+    root = None
+    namespaces = []
+    for cp in rows.latest:
+        state = _state_of(cp, by_cp.get((cp.checkpoint_ns, cp.checkpoint_id), []), blocked)
+        if cp.checkpoint_ns == "":
+            root = (cp, state)
+        namespaces.append({
+                "namespace": cp.checkpoint_ns, "status": state.status, "next": state.next,
+                "interrupts": state.interrupts, "checkpoint_id": cp.checkpoint_id, "step": cp.step,
+            })
+    record: dict[str, Any] = {"key": key}
+    created = None
+    if root is None:  # only subgraph checkpoints: nothing to run at the root
+        record.update(status="done", next=[], interrupts=[], errors=[], checkpoint_id=None, step=None, source=None, messages=None)
+    else:
+        cp, state = root
+        record.update(
+            status=state.status, next=state.next, interrupts=state.interrupts, errors=state.errors,
+            checkpoint_id=cp.checkpoint_id, step=cp.step, source=cp.source, messages=cp.messages,
+        )
+        created = cp.ts
+    record.update(
+        checkpoints=rows.checkpoints, namespaces=rows.namespaces, size_bytes=rows.size_bytes,
+        first_activity=_iso(rows.first_checkpoint_id), last_activity=_iso(rows.last_checkpoint_id),
+    )
+    warnings = list(rows.warnings)
+    if blocked:
+        warnings.append("not decoded (class not on the safe list, shown from its raw fields): " + ", ".join(sorted(blocked)))
+    record["namespaces"] = rows.namespaces
+    out = {k: record[k] for k in KEYS}
+    out["created"] = created  # text and table only: the JSON keys are KEYS
+    return out, namespaces, warnings
