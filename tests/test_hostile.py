@@ -34,6 +34,9 @@ def commands(cid: str | None = None) -> list[tuple[list[str], tuple[str, ...]]]:
         (["compat", "report", "-t", T], COMPAT_FORMATS),
         (["compat", "report", "--by-thread"], COMPAT_FORMATS),
         (["compat", "show", "-t", T], COMPAT_FORMATS),
+        (["thread", "show", "-t", T], FORMATS),
+        (["threads", "list", "--status", "done", "--with-size"], FORMATS),
+        (["transcript", "show", "-t", T, "--tools"], FORMATS),
     ]
     if cid:
         out.append((["compat", "show", "-t", T, "--checkpoint", cid], COMPAT_FORMATS))

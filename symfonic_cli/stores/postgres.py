@@ -612,11 +612,18 @@ class PostgresStore(SupportsWith):
         size += c.execute(
             "SELECT coalesce(sum(octet_length(blob)), 0) FROM checkpoint_writes WHERE thread_id = %s", (key,)
         ).fetchone()[0]
-        latest_rows = c.execute(
+        latest_sql = (
             'SELECT DISTINCT ON (checkpoint_ns COLLATE "C") checkpoint_ns, checkpoint_id, checkpoint, metadata '
-            'FROM checkpoints WHERE thread_id = %s ORDER BY checkpoint_ns COLLATE "C", checkpoint_id COLLATE "C" DESC',
-            (key,),
-        ).fetchall()
+            'FROM checkpoints WHERE thread_id = %s ORDER BY checkpoint_ns COLLATE "C", checkpoint_id COLLATE "C" DESC'
+        )
+        try:
+            latest_rows = c.execute(latest_sql, (key,)).fetchall()
+        except (ValueError, RecursionError) as exc:
+            # psycopg decodes JSONB with Python's json: an integer too long, nesting too deep.
+            ids = [r[0] for r in c.execute(latest_sql.replace("checkpoint_ns, checkpoint_id, checkpoint, metadata", "checkpoint_id"), (key,))]
+            raise StoreError(
+                f"checkpoint {' or '.join(ids)} of thread '{key}' cannot be decoded ({type(exc).__name__}: {str(exc)[:100]})"
+            ) from None
         wanted = [
             (ns, ch, str(ver))
             for ns, _cid, cp, _meta in latest_rows if isinstance(cp, dict) and isinstance(cp.get("channel_versions"), dict)
