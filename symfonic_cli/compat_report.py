@@ -15,6 +15,7 @@ from itertools import groupby
 from typing import Any
 
 from symfonic_cli.envelope import (
+    UNREADABLE,
     CheckpointFormatError,
     CompatibilityReport,
     StateEnvelope,
@@ -43,9 +44,21 @@ class Classified:
     anomalies: tuple[str, ...]
 
 
-def classify(metadata: dict[str, Any], *, key: str, current_format: int) -> Classified:
+def classify(
+    metadata: dict[str, Any],
+    *,
+    key: str,
+    current_format: int,
+    found: tuple[str, ...] = (),
+    error: str | None = None,
+) -> Classified:
+    """``found``: anomalies the backend met decoding the row; ``error``: metadata the saver
+    cannot decode at all, which no reader can resume from (corrupt, unreadable both ways)."""
+    if error is not None:
+        report = CompatibilityReport(UNREADABLE, None, None, False, False, error)
+        return Classified("corrupt", None, report, error, found)
     report = describe_compatibility(metadata, key=key, current_format=current_format)
-    anomalies = tuple(boolean_anomalies(metadata, key=key))
+    anomalies = found + tuple(boolean_anomalies(metadata, key=key))
     try:
         env = decode_envelope(metadata, key=key, current_format=current_format)
     except CheckpointFormatError as exc:
@@ -136,7 +149,8 @@ class StoreReport:
 def store_report(shapes: Iterable[EnvelopeShape], *, key: str, current_format: int) -> StoreReport:
     rep = StoreReport(key, current_format)
     for shape in shapes:
-        c = classify(shape_metadata(shape, key), key=key, current_format=current_format)
+        metadata = shape.metadata if shape.metadata is not None else shape_metadata(shape, key)
+        c = classify(metadata, key=key, current_format=current_format, found=shape.anomalies, error=shape.error)
         n = shape.checkpoints
         rep.checkpoints += n
         rep.threads += shape.latest
@@ -256,7 +270,8 @@ class ThreadReport:
 def verdicts(rows: Iterable[EnvelopeRow], *, key: str, current_format: int) -> Iterator[CheckpointVerdict]:
     for row in rows:
         metadata = {} if row.envelope is ABSENT else {key: row.envelope}
-        yield CheckpointVerdict(row, classify(metadata, key=key, current_format=current_format))
+        c = classify(metadata, key=key, current_format=current_format, found=row.anomalies, error=row.error)
+        yield CheckpointVerdict(row, c)
 
 
 def thread_report(

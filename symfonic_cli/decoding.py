@@ -107,5 +107,6 @@ def lean_message_ids(messages: Any) -> list[str | None]:
     out: list[str | None] = []
     for m in messages:
         fields = m.fields if isinstance(m, LeanObject) else m
-        out.append(fields.get("id") if isinstance(fields, dict) else None)
+        mid = fields.get("id") if isinstance(fields, dict) else None
+        out.append(mid if isinstance(mid, str) else None)  # a stored list or dict is no id
     return out

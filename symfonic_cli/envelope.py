@@ -103,7 +103,7 @@ def decode_envelope(
         )
     if version > current_format:
         raise CheckpointFormatError(
-            f"envelope format_version {version} is newer than this package understands "
+            f"envelope format_version {_short(version)} is newer than this package understands "
             f"({current_format}); refusing to resume",
             problem=NEWER,
             format_version=version,
@@ -181,16 +181,28 @@ def boolean_anomalies(metadata: Mapping[str, Any] | None, *, key: str = DEFAULT_
     if not isinstance(raw, Mapping):
         return []
     out = []
+    # A nested value is quoted by its type only: the store-wide report groups without its content.
     if "safe_boundary" in raw and not isinstance(raw["safe_boundary"], bool):
         value = raw["safe_boundary"]
-        out.append(f"safe_boundary is {_short(value)} ({_json_type(value)}), read as {bool(value)}")
+        read = "True unless empty" if _is_container(value) else bool(value)
+        out.append(f"safe_boundary is {_quote(value)} ({_json_type(value)}), read as {read}")
     if "finalized" in raw and raw["finalized"] is not None and not isinstance(raw["finalized"], bool):
-        out.append(f"finalized is {_short(raw['finalized'])} ({_json_type(raw['finalized'])}), read as absent")
+        out.append(f"finalized is {_quote(raw['finalized'])} ({_json_type(raw['finalized'])}), read as absent")
     sequence = raw.get("boundary_sequence")
     if sequence is not None and not _is_int(sequence):
         # Only the type: store-wide counts group boundary_sequence by type, not by value.
         out.append(f"boundary_sequence is a {_json_type(sequence)}, not an integer; read as absent")
     return out
+
+
+def _is_container(value: Any) -> bool:
+    return isinstance(value, (Mapping, list, tuple))
+
+
+def _quote(value: Any) -> str:
+    if _is_container(value):
+        return "{...}" if isinstance(value, Mapping) else "[...]"
+    return _short(value)
 
 
 def _json_type(value: Any) -> str:
@@ -211,5 +223,12 @@ def _json_type(value: Any) -> str:
 
 def _short(value: Any, limit: int = 60) -> str:
     # Envelope values are untrusted and unbounded: messages quote at most ``limit`` characters.
-    text = repr(value)
+    if _is_int(value) and value.bit_length() > 3 * limit:
+        # Only the head: repr() of a long integer is slow, and refused beyond 4,300 digits.
+        digits = int(value.bit_length() * 0.30103) + 1
+        return f"{'-' if value < 0 else ''}an integer of about {digits:,} digits"
+    try:
+        text = repr(value)
+    except (ValueError, RecursionError):  # a long integer nested in a container, deep nesting
+        return f"a {_json_type(value)} too large to quote"
     return text if len(text) <= limit else text[: limit - 3] + "..."

@@ -24,10 +24,12 @@ FORMATS = ("table", "text", "json", "jsonl")
 
 # Bidirectional formatting characters reorder what a reader sees ("Trojan Source").
 _BIDI = "\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069"
-# C0 controls except tab and newline, DEL, C1 controls, and the bidi characters.
-_CONTROL = f"[\x00-\x08\x0b-\x1f\x7f-\x9f{_BIDI}]"
-# Kept exact in JSON, but as escapes: line and paragraph separators, C1 and bidi characters.
-_JSON_UNSAFE = f"[\x7f-\x9f\u2028\u2029{_BIDI}]"
+# C0 controls except tab and newline, DEL, C1 controls, the bidi characters, and lone surrogates
+# (UTF-8 cannot write them).
+_CONTROL = f"[\x00-\x08\x0b-\x1f\x7f-\x9f{_BIDI}\ud800-\udfff]"
+# Kept exact in JSON, but as escapes: line and paragraph separators, C1 and bidi characters, and
+# lone surrogates (a stored "\ud800" decodes to one; UTF-8 cannot encode it, JSON can escape it).
+_JSON_UNSAFE = f"[\x7f-\x9f\u2028\u2029{_BIDI}\ud800-\udfff]"
 
 
 @functools.cache
@@ -122,10 +124,17 @@ def _json_safe(out: str) -> str:
 def json_dumps(value: Any, *, indent: int | None = None, visible: bool = False) -> str:
     """JSON text. ``visible``: for a reader's terminal, also every invisible or blank-looking
     character as a ``\\u`` escape (the same JSON value, so it parses to the same strings)."""
-    if indent is None:
-        out = _COMPACT.encode(value)
-    else:
-        out = json.dumps(value, ensure_ascii=False, indent=indent, default=_json_default)
+    try:
+        if indent is None:
+            out = _COMPACT.encode(value)
+        else:
+            out = json.dumps(value, ensure_ascii=False, indent=indent, default=_json_default)
+    except (ValueError, RecursionError):
+        # A stored value at the limits (symfonic_cli/metadata_json.py): a long integer, deep nesting.
+        from symfonic_cli.metadata_json import deep, int_digits
+
+        with int_digits(), deep():
+            out = json.dumps(value, ensure_ascii=False, indent=indent, default=_json_default)
     out = _json_safe(out)
     if visible and not out.isascii():
         out = _regex("[^\\x00-\\x7f]").sub(_escape_json_visible, out)
@@ -185,7 +194,14 @@ def cell(value: Any) -> str:
         return "-"
     if isinstance(value, datetime):
         return value.isoformat()
-    return escape_inline(str(value))
+    try:
+        text = str(value)
+    except (ValueError, RecursionError):  # a long integer or deep nesting (metadata_json limits)
+        from symfonic_cli.metadata_json import deep, int_digits
+
+        with int_digits(), deep():
+            text = str(value)
+    return escape_inline(text)
 
 
 def console(stream: TextIO | None = None):
@@ -221,11 +237,12 @@ def write_records(
             n += 1
         return n
     if fmt == "json":
-        out.write("[")
+        # One document, complete or absent: nothing is written before the last record is made.
+        parts = []
         for rec in records:
-            out.write(("," if n else "") + "\n  " + dumps(rec))
+            parts.append(("," if n else "") + "\n  " + dumps(rec))
             n += 1
-        out.write("\n]\n" if n else "]\n")
+        out.write("[" + "".join(parts) + ("\n]\n" if n else "]\n"))
         return n
     heads = list(headers or columns)
     if fmt == "text":

@@ -95,7 +95,8 @@ def _field(message: Any, name: str, default: Any = None) -> Any:
 
 
 def role_of(message: Any) -> str:
-    role = _ROLE_BY_TYPE.get(_field(message, "type"))
+    kind = _field(message, "type")
+    role = _ROLE_BY_TYPE.get(kind) if isinstance(kind, str) else None
     if role is None:
         role = _ROLE_BY_CLASS.get(type(message).__name__, "other")
     return role
@@ -120,7 +121,21 @@ def content_of(message: Any) -> str:
 
 
 def message_id_of(message: Any) -> str | None:
-    return _field(message, "id")
+    mid = _field(message, "id")
+    return mid if isinstance(mid, str) else None  # any other stored value is no id (odd_fields warns)
+
+
+def odd_fields(message: Any) -> list[str]:
+    """Stored fields of a message that are not what a message holds: its row is shown without them."""
+    out = []
+    for name in ("id", "type"):
+        value = _field(message, name)
+        if value is not None and not isinstance(value, str):
+            out.append(f"'{name}' is a {type(value).__name__}, not a string")
+    return out
+
+
+UNPRINTABLE = "[content not shown: nested too deeply or too large]"
 
 
 def build_rows(
@@ -135,12 +150,20 @@ def build_rows(
     ts_map = ts_by_id or {}
     wanted = None if speaker in (None, "all") else ({speaker} if isinstance(speaker, str) else speaker)
     rows: list[Row] = []
-    for message in messages:
+    for position, message in enumerate(messages):
         role = role_of(message)
         if wanted is not None and role not in wanted:
             continue
         mid = message_id_of(message)
-        row = Row(len(rows), role, content_of(message), mid, ts_map.get(mid) if mid else None)
+        odd = odd_fields(message)
+        try:
+            content = content_of(message)
+        except (RecursionError, ValueError):  # str() of a deeply nested value or a long integer
+            content = UNPRINTABLE
+            odd.append("its content is nested too deeply or too large to print")
+        if odd and warnings is not None:
+            warnings.append(f"message {position} of the checkpoint shown from its raw fields: {'; '.join(odd)}")
+        row = Row(len(rows), role, content, mid, ts_map.get(mid) if mid else None)
         if tools:
             if role == "assistant":
                 row = replace(row, tool_calls=tool_calls_of(message, warnings))

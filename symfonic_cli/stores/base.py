@@ -20,7 +20,7 @@ def checkpoint_id_time(checkpoint_id: str | None) -> datetime | None:
     Lets listings show activity without decoding a single checkpoint blob.
     """
     # Parsed by hand: this runs twice per listed thread, and uuid.UUID() is slow.
-    if not checkpoint_id or len(checkpoint_id) != 36 or checkpoint_id[14] != "6":
+    if not isinstance(checkpoint_id, str) or len(checkpoint_id) != 36 or checkpoint_id[14] != "6":
         return None
     try:
         # time_high (32 bits), time_mid (16), time_low (12): their hex digits in a row.

@@ -60,6 +60,11 @@ class EnvelopeShape:
     older: bool = False  # checkpoint_id < older_than (always False when older_than is None)
     checkpoints: int = 0  # checkpoints in this group, every namespace
     latest: int = 0  # of them, how many are their thread's latest root-namespace ("") checkpoint
+    # Set by a backend that decoded the group's metadata itself (rows its database functions
+    # would read differently from the saver, see row_from_metadata): classified as they are.
+    metadata: Any = None
+    anomalies: tuple[str, ...] = ()
+    error: str | None = None  # metadata the saver cannot decode (a finding, status corrupt)
 
 
 @dataclass(frozen=True)
@@ -72,3 +77,23 @@ class EnvelopeRow:
     step: Any  # metadata["step"] as stored (None when absent)
     source: Any  # metadata["source"] as stored (None when absent)
     envelope: Any  # metadata[envelope_key] fully decoded (dict, list, scalar, None), ABSENT if missing
+    anomalies: tuple[str, ...] = ()  # found while decoding (duplicate keys)
+    error: str | None = None  # metadata the saver cannot decode (a finding, status corrupt)
+
+
+def row_from_metadata(thread_id: str, checkpoint_ns: str, checkpoint_id: str, raw: Any, key: str) -> EnvelopeRow:
+    """A row from the stored metadata text, decoded as ``SqliteSaver`` decodes it (Python json)."""
+    from symfonic_cli.metadata_json import MetadataError, duplicates_anomaly, envelope_duplicates, loads
+
+    try:
+        meta = {} if raw is None else loads(raw, track_duplicates=True)
+    except MetadataError as exc:
+        return EnvelopeRow(thread_id, checkpoint_ns, checkpoint_id, None, None, ABSENT, error=exc.reason)
+    if not isinstance(meta, dict):
+        meta = {}  # a JSON scalar or array holds no envelope: legacy
+    dups = envelope_duplicates(meta, key)
+    return EnvelopeRow(
+        thread_id, checkpoint_ns, checkpoint_id, meta.get("step"), meta.get("source"),
+        meta[key] if key in meta else ABSENT,
+        anomalies=(duplicates_anomaly(dups),) if dups else (),
+    )

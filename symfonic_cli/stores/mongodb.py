@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote
 
 from symfonic_cli.errors import StoreError, UsageError
+from symfonic_cli.metadata_json import MetadataError
 from symfonic_cli.location import StoreLocation, scrub
 from symfonic_cli.stores.base import StoreInfo, SupportsWith, ThreadSummary
 from symfonic_cli.stores.translate import error_translators
@@ -284,7 +285,7 @@ class MongoStore(SupportsWith):
                 return
             pipeline.append({"$limit": int(limit)})
         for doc in self.checkpoints.aggregate(pipeline, **kwargs):
-            yield ThreadSummary(str(doc["_id"]), int(doc["n"]), doc.get("first"), doc.get("last"))
+            yield _summary(doc, doc["_id"])
 
     @_driver_errors
     def thread_summary(self, key: str) -> ThreadSummary | None:
@@ -294,7 +295,7 @@ class MongoStore(SupportsWith):
         ]
         for doc in self.checkpoints.aggregate(pipeline, collation=BINARY):
             if doc["n"]:
-                return ThreadSummary(key, int(doc["n"]), doc.get("first"), doc.get("last"))
+                return _summary(doc, key)
         return None
 
     def _count(self, collection, match: dict | None = None) -> int:
@@ -407,7 +408,7 @@ class MongoStore(SupportsWith):
         for doc in self._thread_docs(key, fields, descending=True):
             cid = _field(doc, "checkpoint_id", str, None)
             yield MessageState(
-                doc.get("checkpoint_ns", ""), cid, None, cid, "checkpoint",
+                _key_field(doc, "checkpoint_ns"), cid, None, cid, "checkpoint",
                 _field(doc, "type", str, cid), _field(doc, "checkpoint", bytes, cid),
             )
 
@@ -711,7 +712,8 @@ class MongoStore(SupportsWith):
                 source = step = None
             parent = doc.get("parent_checkpoint_id")
             yield CheckpointHead(
-                doc.get("checkpoint_ns", ""), cid, parent or None, ts, source if isinstance(source, str) else None, count,
+                _key_field(doc, "checkpoint_ns"), cid, parent if isinstance(parent, str) and parent else None,
+                ts, source if isinstance(source, str) else None, count,
                 step if isinstance(step, int) and not isinstance(step, bool) else None,
             )
 
@@ -722,9 +724,11 @@ class MongoStore(SupportsWith):
         fields = {"_id": 0, "checkpoint_ns": 1, "checkpoint_id": 1, "task_id": 1, "idx": 1, "type": 1, "value": 1}
         for doc in self.writes.find({"thread_id": _plain(key, "thread key"), "channel": "messages"}, fields):
             value = doc.get("value")
+            idx, type_ = doc.get("idx"), doc.get("type")
             yield MessageWrite(
-                doc.get("checkpoint_ns", ""), doc.get("checkpoint_id"), doc.get("task_id"), doc.get("idx"),
-                doc.get("type"), bytes(value) if isinstance(value, (bytes, bytearray)) else None,
+                _key_field(doc, "checkpoint_ns"), _key_field(doc, "checkpoint_id"), _key_field(doc, "task_id"),
+                idx if isinstance(idx, int) else None, type_ if isinstance(type_, str) else None,
+                bytes(value) if isinstance(value, (bytes, bytearray)) else None,
             )
 
     # -- history (protocol docstrings in stores/protocol.py): metadata and write channels, no value decoded
@@ -789,7 +793,8 @@ class MongoStore(SupportsWith):
         index-ordered cursor per namespace, merged here (no server-side sort of whole blobs)."""
         key = _plain(key, "thread key")
         namespaces = sorted(
-            d["_id"] for d in self.checkpoints.aggregate([{"$match": {"thread_id": key}}, {"$group": {"_id": "$checkpoint_ns"}}])
+            _key_field({"checkpoint_ns": d["_id"]}, "checkpoint_ns")
+            for d in self.checkpoints.aggregate([{"$match": {"thread_id": key}}, {"$group": {"_id": "$checkpoint_ns"}}])
         )
         order = -1 if descending else 1
         cursors = [
@@ -811,6 +816,8 @@ class MongoStore(SupportsWith):
         from symfonic_cli.stores.envelope_rows import EnvelopeShape
 
         env = {"$getField": {"field": {"$literal": _plain(envelope_key, "envelope key")}, "input": "$metadata"}}
+        # Metadata that is not a document holds no envelope (as iter_envelopes reads it): missing.
+        env = {"$cond": [{"$eq": [{"$type": "$metadata"}, "object"]}, env, "$$REMOVE"]}
         is_obj = {"$eq": [{"$type": "$env"}, "object"]}
         project: dict[str, Any] = {"_id": 0, "kind": {"$type": "$env"}, "raw": {"$cond": [is_obj, None, "$env"]}, "older": 1, "latest": 1}
         for f in _ENVELOPE_FIELDS:
@@ -846,12 +853,17 @@ class MongoStore(SupportsWith):
         ]
         for doc in self.checkpoints.aggregate(pipeline, allowDiskUse=True):
             g = doc["_id"]
-            kind, fields = _envelope_kind(g.get("kind"), g.get("raw")), {}
-            if kind == "object":
-                for f in _ENVELOPE_FIELDS:
-                    fields[f] = _shape_value(g.get(f))
-                fields["boundary_sequence"] = _sequence_placeholder(g.get("bs_type"), doc.get("bs_min"), doc.get("bs_max"))
-            yield EnvelopeShape(kind, **fields, older=bool(g.get("older")), checkpoints=int(doc["n"]), latest=int(doc["latest"]))
+            counts = {"older": bool(g.get("older")), "checkpoints": int(doc["n"]), "latest": int(doc["latest"])}
+            try:
+                kind, fields = _envelope_kind(g.get("kind"), g.get("raw")), {}
+                if kind == "object":
+                    for f in _ENVELOPE_FIELDS:
+                        fields[f] = _shape_value(g.get(f), f)
+                    fields["boundary_sequence"] = _sequence_placeholder(g.get("bs_type"), doc.get("bs_min"), doc.get("bs_max"))
+            except MetadataError as exc:  # as iter_envelopes reports the same checkpoints
+                yield EnvelopeShape("absent", error=exc.reason, **counts)
+                continue
+            yield EnvelopeShape(kind, **fields, **counts)
 
     @_driver_errors_iter
     def iter_envelopes(self, envelope_key: str, *, thread: str | None = None):
@@ -861,13 +873,15 @@ class MongoStore(SupportsWith):
         fields = {"_id": 0, "thread_id": 1, "checkpoint_ns": 1, "checkpoint_id": 1, "metadata": 1}
         cursor = self.checkpoints.find(query, fields).sort([("thread_id", 1), ("checkpoint_id", -1), ("checkpoint_ns", 1)])
         for doc in cursor.allow_disk_use(True):
-            cid = str(doc.get("checkpoint_id"))
+            tid, ns, cid = (_key_field(doc, f) for f in ("thread_id", "checkpoint_ns", "checkpoint_id"))
             meta = doc.get("metadata") if isinstance(doc.get("metadata"), dict) else {}
-            env = _loads_metadata(meta[envelope_key], cid) if envelope_key in meta else ABSENT
-            yield EnvelopeRow(
-                str(doc.get("thread_id")), doc.get("checkpoint_ns", ""), cid,
-                _leaf(meta.get("step"), cid), _leaf(meta.get("source"), cid), env,
-            )
+            env, error = ABSENT, None
+            if envelope_key in meta:
+                try:
+                    env = _envelope_value(meta[envelope_key])
+                except MetadataError as exc:
+                    env, error = ABSENT, exc.reason
+            yield EnvelopeRow(tid, ns, cid, _lenient(meta.get("step")), _lenient(meta.get("source")), env, error=error)
 
     @_driver_errors
     def envelope_key_candidates(self, envelope_key: str, *, limit: int = 5) -> list[tuple[str, int]]:
@@ -1108,23 +1122,86 @@ def _leaf(value: Any, cid: str) -> Any:
     return _loads_metadata(value, cid)
 
 
+def _summary(doc: dict, key: Any) -> ThreadSummary:
+    # Ids sort as strings only when every one is a string (BSON orders numbers before strings).
+    for name, value in (("thread_id", key), ("checkpoint_id", doc.get("first")), ("checkpoint_id", doc.get("last"))):
+        if not isinstance(value, str):
+            where = f" of thread '{key}'" if isinstance(key, str) else ""
+            raise StoreError(
+                f"a checkpoint document{where} has an unexpected shape: '{name}' is {type(value).__name__} "
+                f"({_short(value)}), not a string"
+            )
+    return ThreadSummary(key, int(doc["n"]), doc["first"], doc["last"])
+
+
+def _lenient(value: Any) -> Any:
+    """step/source for display: None when they cannot be decoded (the verdict does not use them)."""
+    try:
+        return None if value is None else _decode_stored(value)
+    except MetadataError:
+        return None
+
+
+def _key_field(doc: dict, name: str) -> str:
+    value = doc.get(name, "" if name == "checkpoint_ns" else None)
+    if isinstance(value, str):
+        return value
+    raise StoreError(
+        f"a checkpoint document has an unexpected shape: '{name}' is {type(value).__name__} "
+        f"({_short(value)}), not a string"
+    )
+
+
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+# Envelope fields the store-wide report decodes (below) and iter_envelopes decodes first, in this
+# order, so a value that cannot be decoded gives both the same finding.
+_STRICT_FIELDS = (*_ENVELOPE_FIELDS, "boundary_sequence")
+
+
+def _envelope_value(stored: Any) -> Any:
+    """The envelope as MongoDBSaver's loads_metadata decodes it; MetadataError (no checkpoint id in
+    the reason: the store-wide report groups by it) when a value it reads cannot be decoded."""
+    if not isinstance(stored, dict):
+        try:
+            return _decode_stored(stored)
+        except MetadataError as exc:
+            raise MetadataError(f"envelope cannot be decoded: {exc.reason}") from None
+    out = {}
+    for f in sorted(stored, key=lambda k: (_STRICT_FIELDS.index(k) if k in _STRICT_FIELDS else len(_STRICT_FIELDS), k)):
+        try:
+            out[f] = _decode_stored(stored[f])
+        except MetadataError as exc:
+            if f in _STRICT_FIELDS:
+                raise MetadataError(f"envelope field '{f}' cannot be decoded: {exc.reason}") from None
+            out[f] = None  # a field the verdict does not read; shown as null
+    return {k: out[k] for k in stored}
+
+
 def _envelope_kind(bson_type: Any, raw: Any) -> str:
     if bson_type in (None, "missing"):
         return "absent"
     if bson_type == "object":
         return "object"
-    return _json_kind(_loads_metadata(raw, "(envelope)"))
+    try:
+        return _json_kind(_decode_stored(raw))
+    except MetadataError as exc:
+        raise MetadataError(f"envelope cannot be decoded: {exc.reason}") from None
 
 
-def _shape_value(stored: Any) -> Any:
+def _shape_value(stored: Any, name: str = "") -> Any:
     """A stored envelope field as the protocol's faithful value (nested containers as placeholders)."""
     from symfonic_cli.stores.envelope_rows import ABSENT
 
     if stored is None:
         return ABSENT
-    if isinstance(stored, dict):
-        return {}
-    value = _loads_metadata(stored, "(envelope)")
+    try:
+        value = _decode_stored(stored)
+    except MetadataError as exc:
+        raise MetadataError(f"envelope field '{name}' cannot be decoded: {exc.reason}") from None
     if isinstance(value, (list, tuple)):
         return []
     if isinstance(value, dict):
@@ -1141,7 +1218,10 @@ def _sequence_placeholder(stored_type: Any, low: Any, high: Any) -> Any:
     if stored_type == "object":
         return {}
     if stored_type != "msgpack" or not isinstance(low, bytes) or not isinstance(high, bytes):
-        return _PLACEHOLDERS[_json_kind(_loads_metadata([stored_type, low or b""], "(envelope)"))]
+        try:
+            return _PLACEHOLDERS[_json_kind(_decode_stored([stored_type, low or b""]))]
+        except MetadataError as exc:
+            raise MetadataError(f"envelope field 'boundary_sequence' cannot be decoded: {exc.reason}") from None
     kinds = {next((i for i, (a, b, _) in enumerate(_MSGPACK_RANGES) if a <= v[0] <= b), None) for v in (low, high)}
     if len(kinds) == 1 and None not in kinds:
         return _PLACEHOLDERS[_MSGPACK_RANGES[kinds.pop()][2]]
@@ -1187,12 +1267,22 @@ def _field(doc: dict, name: str, kind: type, cid: str | None) -> Any:
 
 def _loads_metadata(value: Any, cid: str) -> Any:
     """As the saver's ``loads_metadata``: dicts key by key, leaves are ``[type, bytes]`` pairs."""
+    try:
+        return _decode_stored(value)
+    except MetadataError as exc:
+        raise StoreError(f"metadata of checkpoint {cid}: {exc.reason}") from None
+
+
+def _decode_stored(value: Any) -> Any:
     from symfonic_cli.decoding import loads
 
     if value is None:
         return {}
     if isinstance(value, dict):
-        return {k: _loads_metadata(v, cid) for k, v in value.items()}
+        return {k: _decode_stored(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)) and len(value) == 2 and isinstance(value[0], str) and isinstance(value[1], (bytes, bytearray)):
-        return loads(value[0], bytes(value[1]), what=f"metadata of checkpoint {cid}")
-    raise StoreError(f"metadata of checkpoint {cid} has an unexpected shape ({type(value).__name__})")
+        try:
+            return loads(value[0], bytes(value[1]), what="the value")
+        except StoreError as exc:
+            raise MetadataError(exc.message) from None
+    raise MetadataError(f"a value of an unexpected shape ({type(value).__name__})")

@@ -358,13 +358,28 @@ class PostgresStore(SupportsWith):
             "SELECT checkpoint_id, parent_checkpoint_id, checkpoint ->> 'ts', checkpoint -> 'channel_values', "
             "checkpoint -> 'channel_versions', metadata FROM checkpoints WHERE thread_id = %s AND checkpoint_ns = %s "
         )
-        if checkpoint_id is None:
-            row = self.conn.execute(select + "ORDER BY checkpoint_id DESC LIMIT 1", (key, checkpoint_ns)).fetchone()
-        else:
-            row = self.conn.execute(select + "AND checkpoint_id = %s", (key, checkpoint_ns, checkpoint_id)).fetchone()
+        where, params = ("ORDER BY checkpoint_id DESC LIMIT 1", (key, checkpoint_ns)) if checkpoint_id is None else (
+            "AND checkpoint_id = %s", (key, checkpoint_ns, checkpoint_id))
+        try:
+            row = self.conn.execute(select.replace(", metadata FROM", ", metadata::text FROM") + where, params).fetchone()
+        except (ValueError, RecursionError) as exc:
+            # psycopg decodes the JSONB with Python's json: a long integer, deep nesting.
+            found = self.conn.execute(
+                "SELECT checkpoint_id FROM checkpoints WHERE thread_id = %s AND checkpoint_ns = %s " + where, params
+            ).fetchone()
+            raise StoreError(
+                f"checkpoint {found[0] if found else '?'} cannot be decoded ({type(exc).__name__}: {str(exc)[:120]})"
+            ) from None
         if row is None:
             return None
-        cid, parent, ts, inline, versions, metadata = row
+        cid, parent, ts, inline, versions, metadata_text = row
+        from symfonic_cli.metadata_json import MetadataError
+        from symfonic_cli.metadata_json import loads as metadata_loads
+
+        try:
+            metadata = metadata_loads(metadata_text) if metadata_text is not None else {}
+        except MetadataError as exc:
+            raise StoreError(f"checkpoint {cid}: {exc.reason}") from None
         inline = inline if isinstance(inline, dict) else {}
         versions = versions if isinstance(versions, dict) else {}
         wanted = [ch for ch in channels if ch in versions]
@@ -555,18 +570,30 @@ class PostgresStore(SupportsWith):
             )
         inner.append(f"CASE WHEN kind = 'object' THEN {_kind_sql(_lit_path('env', 'boundary_sequence'))} END AS bs_t")
         groups = [f"{f}_{s}" for f in self._ENVELOPE_FIELDS for s in ("t", "v")] + ["bs_t"]
+        # Rows Python's json reads differently (see _PYTHON_ONLY) are tested once, in this pass,
+        # and come out one per group with their metadata text, to be decoded in Python.
+        py = ["py_tid", "py_ns", "py_cid", "py_meta"]
         sql = (
-            f"SELECT kind, {', '.join(groups)}, older, count(*), sum(latest::int) FROM ("
-            f" SELECT kind, {', '.join(inner)}, older, latest FROM ("
-            f"  SELECT {_kind_sql('metadata -> %(key)s')} AS kind, metadata -> %(key)s AS env,"
-            '   coalesce(checkpoint_id COLLATE "C" < %(older)s, false) AS older,'
-            "   (checkpoint_ns = '' AND row_number() OVER ("
-            "     PARTITION BY thread_id, checkpoint_ns ORDER BY checkpoint_id DESC) = 1) AS latest"
-            "  FROM checkpoints) AS m) AS e"
-            f" GROUP BY kind, {', '.join(groups)}, older"
+            f"SELECT kind, {', '.join(groups)}, older, count(*), sum(latest::int), {', '.join(py)} FROM ("
+            f" SELECT kind, {', '.join(inner)}, older, latest, {', '.join(py)} FROM ("
+            f"  SELECT CASE WHEN NOT python_only THEN {_kind_sql('metadata -> %(key)s')} END AS kind,"
+            "   CASE WHEN NOT python_only THEN metadata -> %(key)s END AS env, older, latest,"
+            "   CASE WHEN python_only THEN thread_id END AS py_tid, CASE WHEN python_only THEN checkpoint_ns END AS py_ns,"
+            "   CASE WHEN python_only THEN checkpoint_id END AS py_cid,"
+            "   CASE WHEN python_only THEN metadata::text END AS py_meta FROM ("
+            "   SELECT thread_id, checkpoint_ns, checkpoint_id, metadata,"
+            '    coalesce(checkpoint_id COLLATE "C" < %(older)s, false) AS older,'
+            "    (checkpoint_ns = '' AND row_number() OVER ("
+            "      PARTITION BY thread_id, checkpoint_ns ORDER BY checkpoint_id DESC) = 1) AS latest,"
+            f"    {_PYTHON_ONLY} AS python_only"
+            "   FROM checkpoints) AS r) AS m) AS e"
+            f" GROUP BY kind, {', '.join(groups)}, older, {', '.join(py)}"
         )
         params = {"key": envelope_key, "older": older_than}
         for row in self._stream(sql, params):
+            if row[13] is not None:
+                yield self._python_shape(envelope_key, row)
+                continue
             kind = row[0] or "absent"
             fields = {}
             if kind == "object":
@@ -575,18 +602,32 @@ class PostgresStore(SupportsWith):
                 fields["boundary_sequence"] = _typed(row[9], None)
             yield EnvelopeShape(kind, **fields, older=bool(row[10]), checkpoints=row[11], latest=row[12] or 0)
 
+    @staticmethod
+    def _python_shape(envelope_key: str, row: tuple):
+        """One row whose metadata Python's json reads differently from JSONB (see _PYTHON_ONLY)."""
+        from symfonic_cli.stores.envelope_rows import ABSENT, EnvelopeShape, row_from_metadata
+
+        tid, ns, cid, meta = row[13:17]
+        decoded = row_from_metadata(str(tid), ns, cid, meta, envelope_key)
+        return EnvelopeShape(
+            "absent" if decoded.envelope is ABSENT else "object",
+            older=bool(row[10]), checkpoints=row[11], latest=row[12] or 0,
+            metadata={} if decoded.envelope is ABSENT else {envelope_key: decoded.envelope},
+            anomalies=decoded.anomalies, error=decoded.error,
+        )
+
     @_translate_iter
     def iter_envelopes(self, envelope_key: str, *, thread: str | None = None):
-        from symfonic_cli.stores.envelope_rows import ABSENT, EnvelopeRow
+        from symfonic_cli.stores.envelope_rows import row_from_metadata
 
+        # Each row's metadata decoded as PostgresSaver's driver decodes it (Python json), limits applied.
         where = "WHERE thread_id = %(thread)s" if thread is not None else ""
         sql = (
-            "SELECT thread_id, checkpoint_ns, checkpoint_id, metadata -> 'step', metadata -> 'source', "
-            "jsonb_typeof(metadata) = 'object' AND metadata ? %(key)s, metadata -> %(key)s "
+            "SELECT thread_id, checkpoint_ns, checkpoint_id, metadata::text "
             f'FROM checkpoints {where} ORDER BY thread_id COLLATE "C", checkpoint_id DESC, checkpoint_ns COLLATE "C"'
         )
-        for tid, ns, cid, step, source, present, env in self._stream(sql, {"key": envelope_key, "thread": thread}):
-            yield EnvelopeRow(str(tid), ns, cid, step, source, env if present else ABSENT)
+        for tid, ns, cid, meta in self._stream(sql, {"thread": thread}):
+            yield row_from_metadata(str(tid), ns, cid, meta, envelope_key)
 
     @_translate_errors
     def envelope_key_candidates(self, envelope_key: str, *, limit: int = 5) -> list[tuple[str, int]]:
@@ -622,11 +663,18 @@ class PostgresStore(SupportsWith):
         size += c.execute(
             "SELECT coalesce(sum(octet_length(blob)), 0) FROM checkpoint_writes WHERE thread_id = %s", (key,)
         ).fetchone()[0]
-        latest_rows = c.execute(
+        latest_sql = (
             'SELECT DISTINCT ON (checkpoint_ns COLLATE "C") checkpoint_ns, checkpoint_id, checkpoint, metadata '
-            'FROM checkpoints WHERE thread_id = %s ORDER BY checkpoint_ns COLLATE "C", checkpoint_id COLLATE "C" DESC',
-            (key,),
-        ).fetchall()
+            'FROM checkpoints WHERE thread_id = %s ORDER BY checkpoint_ns COLLATE "C", checkpoint_id COLLATE "C" DESC'
+        )
+        try:
+            latest_rows = c.execute(latest_sql, (key,)).fetchall()
+        except (ValueError, RecursionError) as exc:
+            # psycopg decodes JSONB with Python's json: an integer too long, nesting too deep.
+            ids = [r[0] for r in c.execute(latest_sql.replace("checkpoint_ns, checkpoint_id, checkpoint, metadata", "checkpoint_id"), (key,))]
+            raise StoreError(
+                f"checkpoint {' or '.join(ids)} of thread '{key}' cannot be decoded ({type(exc).__name__}: {str(exc)[:100]})"
+            ) from None
         wanted = [
             (ns, ch, str(ver))
             for ns, _cid, cp, _meta in latest_rows if isinstance(cp, dict) and isinstance(cp.get("channel_versions"), dict)
@@ -1133,6 +1181,16 @@ _THREAD_PRESENT_SQL = (
 )
 
 
+# Metadata Python's json cannot read within symfonic's limits (symfonic_cli/metadata_json.py):
+# an integer of more digits than MAX_INT_DIGITS (JSONB keeps any number exactly), or nesting
+# deeper than MAX_DEPTH (the metadata is level 1). Those rows are decoded in Python, as the
+# saver's driver would, so the store-wide report reads them as a thread's report does.
+_PYTHON_ONLY = (
+    "(jsonb_path_exists(metadata, 'strict $.** ? (@.type() == \"number\" && (@ >= 1e20000 || @ <= -1e20000))') OR "
+    "jsonb_path_exists(metadata, 'strict $.**{2000} ? (@.type() == \"array\" || @.type() == \"object\")'))"
+)
+
+
 def _bytes(value: Any) -> Any:
     return bytes(value) if isinstance(value, (memoryview, bytearray)) else value
 
@@ -1194,4 +1252,6 @@ def _typed(kind: str | None, text: str | None) -> Any:
         return ABSENT
     if kind in ("array", "object") or text is None:
         return _PLACEHOLDER[kind]
-    return json.loads(text)
+    from symfonic_cli.metadata_json import loads
+
+    return loads(text)  # rows beyond its limits never get here (_PYTHON_ONLY)

@@ -639,23 +639,37 @@ class SqliteStore(SupportsWith):
 
         def grouped(source: str) -> str:
             return (
-                f"SELECT kind, {keys}, older, count(*) FROM ("
-                f" SELECT kind, {', '.join(f'{e} AS k{i}' for i, e in enumerate(fields))}, older FROM ("
+                f"SELECT kind, {keys}, older, rid, count(*) FROM ("
+                f" SELECT kind, {', '.join(f'{e} AS k{i}' for i, e in enumerate(fields))}, older, rid FROM ("
                 f"  SELECT CASE WHEN substr(env, 1, 1) = '{{' THEN 'object' ELSE json_type(env) END AS kind,"
-                f"   env, older FROM ({source} LIMIT -1) LIMIT -1))"
-                f" GROUP BY kind, {keys}, older"
+                f"   env, older, rid FROM ({source} LIMIT -1) LIMIT -1))"
+                f" GROUP BY kind, {keys}, older, rid"
             )
 
-        every = "SELECT CAST(metadata AS TEXT) -> :path AS env, coalesce(checkpoint_id < :older, 0) AS older FROM checkpoints"
-        latest = (
-            "SELECT CAST(c.metadata AS TEXT) -> :path AS env, coalesce(c.checkpoint_id < :older, 0) AS older"
-            " FROM (SELECT thread_id, max(checkpoint_id) AS last FROM checkpoints WHERE checkpoint_ns = ''"
+        # Rows whose metadata SQLite's JSON functions could read differently from the saver's
+        # Python json (see _python_only) keep their rowid as a group of their own, and are then
+        # decoded in Python; the test runs once per row, in the same pass.
+        def flagged(rows: str) -> str:
+            return (
+                "SELECT CASE WHEN py THEN NULL ELSE m -> :path END AS env, older, CASE WHEN py THEN rid END AS rid"
+                f" FROM (SELECT rid, older, m, {_python_only('metadata', envelope_key, text='m')} AS py"
+                f"  FROM (SELECT c.rowid AS rid, c.metadata AS metadata, CAST(c.metadata AS TEXT) AS m,"
+                f"   coalesce(c.checkpoint_id < :older, 0) AS older FROM {rows} LIMIT -1) LIMIT -1)"
+            )
+
+        every = flagged("checkpoints AS c")
+        latest = flagged(
+            "(SELECT thread_id, max(checkpoint_id) AS last FROM checkpoints WHERE checkpoint_ns = ''"
             "  GROUP BY thread_id) AS l"
             " JOIN checkpoints AS c ON c.thread_id = l.thread_id AND c.checkpoint_ns = '' AND c.checkpoint_id = l.last"
         )
-        params = {"path": _json_path(envelope_key), "older": older_than}
-        latest_counts = {tuple(r[:-1]): r[-1] for r in self.conn.execute(grouped(latest), params)}
+        params = {"path": _json_path(envelope_key), "older": older_than, **_python_only_params(envelope_key)}
+        latest_counts = {tuple(r[:-2]): r[-1] for r in self.conn.execute(grouped(latest), params) if r[-2] is None}
+        python_rows = []
         for row in self.conn.execute(grouped(every), params):
+            if row[5] is not None:
+                python_rows.append(row[5])
+                continue
             kind = _KIND.get(row[0], "absent")
             shape = {}
             if kind == "object":
@@ -664,31 +678,50 @@ class SqliteStore(SupportsWith):
                 if row[3] is None:
                     shape["safe_boundary"] = ABSENT
                 shape["boundary_sequence"] = _typed(row[2], _PLACEHOLDER.get(row[2]))
-            n_latest = latest_counts.get(tuple(row[:-1]), 0)
-            yield EnvelopeShape(kind, **shape, older=bool(row[4]), checkpoints=row[5], latest=n_latest)
+            n_latest = latest_counts.get(tuple(row[:5]), 0)
+            yield EnvelopeShape(kind, **shape, older=bool(row[4]), checkpoints=row[6], latest=n_latest)
+        yield from self._python_shapes(envelope_key, python_rows, older_than)
+
+    def _python_shapes(self, envelope_key: str, rowids: list[int], older_than: str | None):
+        from symfonic_cli.stores.envelope_rows import ABSENT, EnvelopeShape, row_from_metadata
+
+        sql = (
+            "SELECT c.thread_id, c.checkpoint_ns, c.checkpoint_id, c.metadata, coalesce(c.checkpoint_id < :older, 0),"
+            " c.checkpoint_ns = '' AND c.checkpoint_id = (SELECT max(m.checkpoint_id) FROM checkpoints AS m"
+            "  WHERE m.thread_id = c.thread_id AND m.checkpoint_ns = '')"
+            " FROM checkpoints AS c WHERE c.rowid = :rid"
+        )
+        for rid in rowids:
+            found = self.conn.execute(sql, {"rid": rid, "older": older_than}).fetchone()
+            if found is None:  # deleted by a writer since the pass
+                continue
+            tid, ns, cid, meta, older, latest = found
+            row = row_from_metadata(str(tid), ns, cid, meta, envelope_key)
+            yield EnvelopeShape(
+                "absent" if row.envelope is ABSENT else "object",
+                older=bool(older), checkpoints=1, latest=int(bool(latest)),
+                metadata={} if row.envelope is ABSENT else {envelope_key: row.envelope},
+                anomalies=row.anomalies, error=row.error,
+            )
 
     @_translate_iter
     def iter_envelopes(self, envelope_key: str, *, thread: str | None = None):
-        from symfonic_cli.stores.envelope_rows import ABSENT, EnvelopeRow
+        from symfonic_cli.stores.envelope_rows import row_from_metadata
 
+        # One thread (or one at a time): each row's metadata decoded as SqliteSaver decodes it.
         where = "WHERE thread_id = :thread" if thread is not None else ""
         sql = (
-            "SELECT thread_id, checkpoint_ns, checkpoint_id, json_extract(m, '$.step'),"
-            " json_extract(m, '$.source'), json_type(m, '$.source'),"
-            " m -> :path FROM (SELECT thread_id, checkpoint_ns, checkpoint_id, CAST(metadata AS TEXT) AS m FROM checkpoints) "
+            "SELECT thread_id, checkpoint_ns, checkpoint_id, metadata FROM checkpoints "
             f"{where} ORDER BY thread_id, checkpoint_id DESC, checkpoint_ns"
         )
-        for tid, ns, cid, step, source, source_t, env in self.conn.execute(
-            sql, {"path": _json_path(envelope_key), "thread": thread}
-        ):
-            if source_t in ("object", "array"):
-                source = json.loads(source)
-            yield EnvelopeRow(str(tid), ns, cid, step, source, ABSENT if env is None else json.loads(env))
+        for tid, ns, cid, meta in self.conn.execute(sql, {"thread": thread}):
+            yield row_from_metadata(str(tid), ns, cid, meta, envelope_key)
 
     @_translate_errors
     def envelope_key_candidates(self, envelope_key: str, *, limit: int = 5) -> list[tuple[str, int]]:
         sql = (
-            "SELECT j.key, count(*) FROM checkpoints, json_each(CAST(checkpoints.metadata AS TEXT)) AS j"
+            "SELECT j.key, count(*) FROM (SELECT CAST(metadata AS TEXT) AS m FROM checkpoints"
+            "  WHERE json_valid(CAST(metadata AS TEXT)) LIMIT -1) AS c, json_each(c.m) AS j"
             " WHERE j.type = 'object' AND j.key != ?"
             " AND json_type(j.value, '$.format_version') IS NOT NULL"
             " AND json_type(j.value, '$.writer_line') IS NOT NULL"
@@ -1160,12 +1193,14 @@ def _journal_mode(path: str, conn: sqlite3.Connection) -> str:
 
 
 def _json_metadata(raw: Any, checkpoint_id: str) -> dict[str, Any]:
+    from symfonic_cli.metadata_json import MetadataError, loads
+
     if raw is None:
         return {}
     try:
-        value = json.loads(raw)
-    except (ValueError, UnicodeDecodeError):
-        raise StoreError(f"metadata of checkpoint {checkpoint_id} is not JSON") from None
+        value = loads(raw)
+    except MetadataError as exc:
+        raise StoreError(f"checkpoint {checkpoint_id}: {exc.reason}") from None
     return value if isinstance(value, dict) else {}
 
 
@@ -1182,6 +1217,43 @@ def _json_path(key: str) -> str:
     if '"' in key:
         raise StoreError(f"an envelope key holding '\"' cannot be read from SQLite: {key!r}")
     return f'$."{key}"'
+
+
+# Envelope fields whose repetition inside the metadata sends the row to Python (see _python_only).
+_READ_FIELDS = ("format_version", "writer_line", "safe_boundary", "finalized", "boundary_sequence",
+                "boundary_id", "package_version")
+
+
+def _python_only(column: str, key: str, *, text: str | None = None) -> str:
+    """SQL: true for rows whose metadata SQLite's JSON functions could read differently from the
+    saver's ``json.loads`` (these are decoded in Python, exactly as the saver does):
+
+    - not valid JSON to SQLite: NaN, Infinity, nesting deeper than SQLite reads, other encodings;
+    - not a BLOB or TEXT, or holding a NUL byte (Python detects UTF-16/32 by them);
+    - longer than 20,000 bytes (it may hold an integer beyond metadata_json.MAX_INT_DIGITS);
+    - any backslash escape (an escaped key is the same key to Python), any multi-byte UTF-8
+      sequence (lone surrogates among them: SQLite counts fewer characters than bytes);
+    - the envelope key, or a field the report reads, written twice: SQLite reads the FIRST of
+      duplicate keys, Python the LAST.
+    Numbers need no test: json_extract of several paths returns each value's text verbatim, and
+    Python parses it. Not caught: bytes that are not UTF-8 inside a JSON string where SQLite's
+    character count still equals the byte count (stray continuation bytes); a GLOB over every
+    character would find them but costs several times the whole report.
+    """
+    m = text or f"CAST({column} AS TEXT)"
+    repeated = " OR ".join(
+        f"instr(substr({m}, instr({m}, :q{i}) + 1), :q{i}) > 0" for i in range(len(_READ_FIELDS) + 1)
+    )
+    return (
+        f"({column} IS NOT NULL AND (typeof({column}) NOT IN ('blob', 'text')"
+        f" OR instr(CAST({column} AS BLOB), x'00') > 0 OR length(CAST({column} AS BLOB)) > 20000"
+        f" OR NOT json_valid({m}) OR instr({m}, '\\') > 0 OR length({m}) != length(CAST({column} AS BLOB))"
+        f" OR {repeated}))"
+    )
+
+
+def _python_only_params(key: str) -> dict[str, str]:
+    return {f"q{i}": json.dumps(name) for i, name in enumerate((key, *_READ_FIELDS))}
 
 
 def _typed(json_type: str | None, value: Any) -> Any:
