@@ -1244,7 +1244,6 @@ _PLACEHOLDER = {"null": None, "boolean": False, "integer": 0, "number": 0.0, "st
 
 def _typed(kind: str | None, text: str | None) -> Any:
     """A (kind, JSON text) pair as the faithful Python value; placeholders for nested values."""
-    import json
 
     from symfonic_cli.stores.envelope_rows import ABSENT
 
