@@ -19,7 +19,9 @@ from symfonic_cli.cli.common import (
     DEBUG_ENV,
     DEFAULT_CONNECT_TIMEOUT,
     FALSE_WORDS,
+    MAX_CONNECT_TIMEOUT,  # noqa: F401 - the quick route's bounds, read by tests/test_fast_route.py
     MAX_COUNT,
+    MIN_CONNECT_TIMEOUT,  # noqa: F401
     ROOT_ENV,
     TRUE_WORDS,
     apply_root_options,
