@@ -37,7 +37,7 @@ def reference_rows(saver, key: str, *, checkpoint_id: str | None = None, latest_
 
     ``latest_only`` skips the walk (timestamps null): the "decode the latest checkpoint" bound.
     """
-    from symfonic_cli import transcript as tx
+    from symfonic_cli.transcript import rows as tx
 
     conf = {"thread_id": key, "checkpoint_ns": ""}
     if checkpoint_id:

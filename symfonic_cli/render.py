@@ -130,8 +130,8 @@ def json_dumps(value: Any, *, indent: int | None = None, visible: bool = False) 
         else:
             out = json.dumps(value, ensure_ascii=False, indent=indent, default=_json_default)
     except (ValueError, RecursionError):
-        # A stored value at the limits (symfonic_cli/metadata_json.py): a long integer, deep nesting.
-        from symfonic_cli.metadata_json import deep, int_digits
+        # A stored value at the limits (symfonic_cli/codec/metadata_json.py): a long integer, deep nesting.
+        from symfonic_cli.codec.metadata_json import deep, int_digits
 
         with int_digits(), deep():
             out = json.dumps(value, ensure_ascii=False, indent=indent, default=_json_default)
@@ -197,7 +197,7 @@ def cell(value: Any) -> str:
     try:
         text = str(value)
     except (ValueError, RecursionError):  # a long integer or deep nesting (metadata_json limits)
-        from symfonic_cli.metadata_json import deep, int_digits
+        from symfonic_cli.codec.metadata_json import deep, int_digits
 
         with int_digits(), deep():
             text = str(value)

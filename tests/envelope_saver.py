@@ -16,7 +16,7 @@ from typing import Any
 
 from langgraph.checkpoint.base import BaseCheckpointSaver
 
-from symfonic_cli.envelope import DEFAULT_ENVELOPE_KEY, StateEnvelope
+from symfonic_cli.compat.envelope import DEFAULT_ENVELOPE_KEY, StateEnvelope
 
 NO_ENVELOPE: Any = object()  # put nothing under the key: a legacy writer
 

@@ -294,7 +294,7 @@ def _saver_for(kind: str, url: str):
             from langgraph.checkpoint.mongodb import MongoDBSaver
             from pymongo import MongoClient
 
-            from symfonic_cli.stores.mongodb import split_url
+            from symfonic_cli.stores.mongodb.connect import split_url
 
             client = MongoClient(url)
             try:

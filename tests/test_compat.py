@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from symfonic_cli.stores.base import checkpoint_id_time
+from symfonic_cli.model.times import checkpoint_id_time
 from tests.cli import run, run_process
 from tests.envelope_saver import NO_ENVELOPE, EnvelopeSaver, migrated
 

@@ -1,10 +1,10 @@
-"""The envelope contract (symfonic_cli.envelope), rule by rule, and the envelope saver wrapper."""
+"""The envelope contract (symfonic_cli.compat.envelope), rule by rule, and the envelope saver wrapper."""
 
 from __future__ import annotations
 
 import pytest
 
-from symfonic_cli.envelope import (
+from symfonic_cli.compat.envelope import (
     CheckpointFormatError,
     StateEnvelope,
     boolean_anomalies,

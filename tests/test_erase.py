@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from symfonic_cli import eraser
+from symfonic_cli.erase import run as eraser
 from tests.cli import run, run_process
 from tests.scenarios import SECRET_SENTENCE, scenarios
 

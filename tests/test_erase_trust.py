@@ -305,7 +305,7 @@ def test_operator_without_user_or_logname(sqlite_store, tmp_path):
         # repository's code (the function the command calls; it needs no third-party module).
         uid = next(u for u in range(45000, 46000) if not _has_pwd(u))
         repo = str(Path(__file__).resolve().parents[1])
-        code = f"import sys; sys.path.insert(0, {repo!r}); from symfonic_cli.eraser import default_operator; print(default_operator())"
+        code = f"import sys; sys.path.insert(0, {repo!r}); from symfonic_cli.erase.run import default_operator; print(default_operator())"
         proc = subprocess.run(["/usr/bin/python3", "-I", "-c", code], capture_output=True, text=True, env=_env_without_login_names(),
                               user=uid, group=uid, extra_groups=[], cwd="/", timeout=60)
         assert proc.stdout.strip() == f"uid:{uid}", proc.stderr
@@ -553,7 +553,7 @@ def test_receipt_names_the_store_absolute_or_masked(any_kind, tmp_path, monkeypa
 
 
 def test_confirmation_takes_the_key_exactly_or_as_shown(sqlite_store, monkeypatch):
-    from symfonic_cli import eraser
+    from symfonic_cli.erase import run as eraser
     from tests import backends
 
     url = str(sqlite_store)

@@ -538,7 +538,7 @@ def test_values_at_the_limits_print_in_full(request):
     r = run("compat", "show", "--store", url, "-t", T, "--checkpoint", cid, "-f", "json")
     assert r.code == 0, r.err
     assert f'"n": {big}' in r.out
-    from symfonic_cli.metadata_json import deep as room
+    from symfonic_cli.codec.metadata_json import deep as room
 
     with room():
         raw = json.loads(r.out, parse_int=str)["raw_envelope"]

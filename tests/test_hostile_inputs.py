@@ -176,7 +176,7 @@ def test_nan_copies_verify_and_a_rerun_is_no_conflict(pair, request):
 
 
 def test_equality_is_same_bytes_same_value():
-    from symfonic_cli.migration import _Equal
+    from symfonic_cli.migrate.compare import _Equal
 
     eq = _Equal()
     nan = float("nan")
@@ -290,7 +290,7 @@ def test_a_worker_ignores_no_sigterm_and_notices_an_orphaning(tmp_path):
 
     code = (
         "import os, sys, time\n"
-        "from symfonic_cli import migration\n"
+        "from symfonic_cli.migrate import workers as migration\n"
         "migration.PR_SET_PDEATHSIG = 0  # an unknown prctl option: only the watcher is left\n"
         "parent = os.getpid()\n"
         "pid = os.fork()\n"

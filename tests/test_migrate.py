@@ -375,8 +375,8 @@ def test_killed_mid_copy_leaves_threads_whole_or_absent_and_rerun_completes(sq):
 def test_write_batches_put_every_write_back_at_its_index():
     from langgraph.checkpoint.base import WRITES_IDX_MAP
 
-    from symfonic_cli.migration import UnrebuildableWrites, write_batches
-    from symfonic_cli.stores.thread_copy import DecodedWrite
+    from symfonic_cli.model.copy import UnrebuildableWrites, write_batches
+    from symfonic_cli.model.copy import DecodedWrite
 
     def w(idx, channel):
         return DecodedWrite("", "c1", "t1", "", idx, channel, f"v{idx}")
@@ -432,7 +432,7 @@ def test_writing_through_the_saver_gives_the_bytes_the_saver_wrote(sq):
     """The cross-kind path (decoded values through SqliteSaver.put/put_writes, with each shared
     object encoded once) into SQLite reproduces the source's stored bytes exactly."""
     from symfonic_cli.location import parse_location
-    from symfonic_cli.migration import Migrator
+    from symfonic_cli.migrate.copy import Migrator
     from symfonic_cli.stores import open_store
 
     src = source_store(sq)

@@ -425,7 +425,7 @@ def test_service_file_options_are_kept_and_the_session_is_still_read_only(pg, sc
 
 
 def test_checkpoint_heads_count_what_decoding_finds(pg_url):
-    from symfonic_cli import timestamps
+    from symfonic_cli.transcript import timestamps
     from symfonic_cli.location import parse_location
     from symfonic_cli.stores import open_store
 

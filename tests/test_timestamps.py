@@ -14,7 +14,7 @@ import sqlite3
 import pytest
 
 from benchmarks.reference_walk import reference_rows, reference_ts_map
-from symfonic_cli import timestamps
+from symfonic_cli.transcript import timestamps
 from tests.cli import run
 from tests.scenarios import _agent_graph, long_thread, scenarios
 
@@ -248,8 +248,8 @@ def test_symfonic_core_get_transcript_agrees(shapes_db):
 
 
 def test_heads_read_from_blob_prefixes(shapes_db):
-    from symfonic_cli.decoding import lean_loads
-    from symfonic_cli.timestamps import NeedMore, checkpoint_blob_head
+    from symfonic_cli.codec.strict import lean_loads
+    from symfonic_cli.codec.msgpack_head import NeedMore, checkpoint_blob_head
 
     with sqlite3.connect(str(shapes_db)) as conn:
         blobs = conn.execute("SELECT type, checkpoint FROM checkpoints").fetchall()
@@ -319,7 +319,7 @@ def test_heads_of_other_layouts():
     # Key order, widths and value kinds other than LangGraph's own layout take the general reader.
     import ormsgpack
 
-    from symfonic_cli.timestamps import NeedMore, channel_blob_count, checkpoint_blob_head
+    from symfonic_cli.codec.msgpack_head import NeedMore, channel_blob_count, checkpoint_blob_head
 
     odd = [None, True, 1, -1, 300, -70000, 2**40, 1.5, "s" * 40, "s" * 300, "s" * 70000, b"b" * 300,
            list(range(20)), {str(i): i for i in range(20)}, list(range(70000))]
@@ -344,7 +344,7 @@ def _strict_only(store):
 def test_rows_from_stored_fields_equal_rows_from_built_messages(sqlite_master, shapes_db, key):
     from symfonic_cli.location import parse_location
     from symfonic_cli.stores import open_store
-    from symfonic_cli.transcript_reader import read_transcript
+    from symfonic_cli.transcript.read import read_transcript
 
     path = shapes_db if key.startswith("t:") else sqlite_master
     with open_store(parse_location(str(path))) as store:
@@ -382,7 +382,7 @@ def test_plain_read_agrees_with_strict_read_on_every_kind(any_kind):
     """Each backend's raw read of the latest messages gives the rows strict decoding gives."""
     from symfonic_cli.location import parse_location
     from symfonic_cli.stores import open_store
-    from symfonic_cli.transcript_reader import read_transcript
+    from symfonic_cli.transcript.read import read_transcript
 
     url = any_kind.new_store()
     with open_store(parse_location(url)) as store:

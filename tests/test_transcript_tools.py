@@ -46,7 +46,7 @@ def test_speaker_refuses_an_unknown_role(state_stores):
 
 
 def test_odd_tool_call_shapes_are_shown_raw_with_a_warning():
-    from symfonic_cli import transcript as tx
+    from symfonic_cli.transcript import rows as tx
 
     # messages as the strict decoder leaves a refused class: its raw field mapping
     raw = [

@@ -63,7 +63,7 @@ def _run(args: list[str]):
     if fast.run(args):
         return 0
     # Stored integers are values up to this many digits (README "Limits"), printed in full.
-    from symfonic_cli.metadata_json import MAX_INT_DIGITS
+    from symfonic_cli.codec.metadata_json import MAX_INT_DIGITS
 
     if hasattr(sys, "set_int_max_str_digits") and 0 < sys.get_int_max_str_digits() < MAX_INT_DIGITS:
         sys.set_int_max_str_digits(MAX_INT_DIGITS)

@@ -12,9 +12,26 @@ from typing import Annotated, Any, Optional
 
 import typer
 
-from symfonic_cli.cli.common import MAX_FORMAT_VERSION, check_format, grace_seconds, open_for_reading, require_thread, thread_key
-from symfonic_cli.cli.options import SessionOpt, StoreOpt, SubTenantOpt, TenantOpt, ThreadOpt
-from symfonic_cli.envelope import CURRENT_FORMAT, DEFAULT_ENVELOPE_KEY, ENVELOPE_KEY_ENV
+from symfonic_cli.cli.common import (
+    MAX_FORMAT_VERSION,
+    check_format,
+    grace_seconds,
+    open_for_reading,
+    require_thread,
+    thread_key,
+)
+from symfonic_cli.cli.options import (
+    SessionOpt,
+    StoreOpt,
+    SubTenantOpt,
+    TenantOpt,
+    ThreadOpt,
+)
+from symfonic_cli.compat.envelope import (
+    CURRENT_FORMAT,
+    DEFAULT_ENVELOPE_KEY,
+    ENVELOPE_KEY_ENV,
+)
 from symfonic_cli.errors import FindingsError, NotFoundError, UsageError
 
 app = typer.Typer(help="Report on the compatibility envelopes of a store (read-only).", no_args_is_help=True)
@@ -52,7 +69,7 @@ def _grace(value: str) -> timedelta:
 
 
 def _fail_on(value: str) -> tuple[str, ...]:
-    from symfonic_cli.compat_report import FINDINGS
+    from symfonic_cli.compat.report import FINDINGS
 
     names = tuple(n.strip().lower() for n in value.split(",") if n.strip())
     unknown = [n for n in names if n not in FINDINGS]
@@ -84,7 +101,7 @@ def report(
     """Store-wide (default), one thread (--thread / --tenant --session) or every thread (--by-thread)."""
     from datetime import datetime, timezone
 
-    from symfonic_cli import compat_report as cr
+    from symfonic_cli.compat import report as cr
 
     out_format = check_format(fmt, FORMATS)
     window = _grace(grace)
@@ -152,8 +169,8 @@ def show(
     fmt: CompatFormatOpt = None,
 ) -> None:
     """Every checkpoint of a thread, newest first, with its envelope verdict (or one in full)."""
-    from symfonic_cli import compat_report as cr
     from symfonic_cli import render
+    from symfonic_cli.compat import report as cr
 
     out_format = check_format(fmt, FORMATS)
     key = _envelope_key(envelope_key)

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Annotated
 
 import typer
-from typing import Annotated
 
 from symfonic_cli.errors import UsageError
 

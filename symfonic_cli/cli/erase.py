@@ -8,7 +8,14 @@ from typing import Annotated, Optional
 import typer
 
 from symfonic_cli.cli.common import check_format, store_options, thread_key
-from symfonic_cli.cli.options import FormatOpt, SessionOpt, StoreOpt, SubTenantOpt, TenantOpt, ThreadOpt
+from symfonic_cli.cli.options import (
+    FormatOpt,
+    SessionOpt,
+    StoreOpt,
+    SubTenantOpt,
+    TenantOpt,
+    ThreadOpt,
+)
 from symfonic_cli.errors import UsageError
 
 app = typer.Typer(help="Change one thread: erase it.", no_args_is_help=True)
@@ -43,8 +50,8 @@ def erase(
     threads of a batch); without a terminal --yes is required (else exit 6, nothing deleted).
     A requested key that names no thread is not-found (exit 3, with suggestions).
     """
-    from symfonic_cli import erase_plan as ep
-    from symfonic_cli.eraser import EraseRequest, run
+    from symfonic_cli.erase import plan as ep
+    from symfonic_cli.erase.run import EraseRequest, run
     from symfonic_cli.location import resolve_store
     from symfonic_cli.threadkey import tenant_prefix
 

@@ -8,9 +8,21 @@ from typing import Annotated, Optional
 
 import typer
 
-from symfonic_cli.cli.common import check_format, open_for_reading, require_thread, thread_key
+from symfonic_cli.cli.common import (
+    check_format,
+    open_for_reading,
+    require_thread,
+    thread_key,
+)
 from symfonic_cli.cli.erase import app
-from symfonic_cli.cli.options import FormatOpt, SessionOpt, StoreOpt, SubTenantOpt, TenantOpt, ThreadOpt
+from symfonic_cli.cli.options import (
+    FormatOpt,
+    SessionOpt,
+    StoreOpt,
+    SubTenantOpt,
+    TenantOpt,
+    ThreadOpt,
+)
 from symfonic_cli.errors import UsageError
 
 # Message content in text and table output is cut here (JSON is always complete).
@@ -155,7 +167,7 @@ def _write_history(entries, out_format: str, key: str) -> None:
 def _short_time(ts) -> str:
     """The table's time: to the second, UTC (text and JSON keep the stored ts exactly)."""
     from symfonic_cli import render
-    from symfonic_cli.transcript import parse_checkpoint_ts
+    from symfonic_cli.transcript.rows import parse_checkpoint_ts
 
     parsed = parse_checkpoint_ts(ts)
     if parsed is None:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from symfonic_cli.cli.common import check_format, open_for_reading
 from symfonic_cli.errors import UsageError
-from symfonic_cli.stores.base import checkpoint_id_time
+from symfonic_cli.model.times import checkpoint_id_time
 from symfonic_cli.threadkey import parse_key
 
 # typing.TYPE_CHECKING without importing typing (quick commands load this module).
@@ -52,9 +52,9 @@ def _thread_record(t) -> dict:
 
 def list_run_states(store, tenant, sub_tenant, limit, fmt, *, status, session, sort, reverse, with_size) -> None:
     """``threads list`` with --status/--session/--sort/--reverse/--with-size (typer route only)."""
+    from symfonic_cli.threadkey import tenant_prefix
     from symfonic_cli.threadstate.listing import SORTS, run_state_rows
     from symfonic_cli.threadstate.nexttasks import STATUSES
-    from symfonic_cli.threadkey import tenant_prefix
 
     if sub_tenant is not None and tenant is None:
         raise UsageError("--sub-tenant needs --tenant")

@@ -49,8 +49,9 @@ def migrate(
         raise UsageError("--init-target changes the target; it cannot go with --dry-run or --verify-only")
     out_format = check_format(fmt)
 
-    from symfonic_cli import migration
     from symfonic_cli.location import resolve_store
+    from symfonic_cli.migrate import copy as migration
+    from symfonic_cli.migrate.workers import run_parallel
     from symfonic_cli.stores import open_store
 
     src_loc, dst_loc = resolve_store(source), resolve_store(target)
@@ -72,7 +73,7 @@ def migrate(
                 if workers > 1:
                     # Both stores opened fine here; the workers open their own.
                     dst.close()
-                    outcomes = migration.run_parallel(
+                    outcomes = run_parallel(
                         src_loc, dst_loc, src_options, dst_options, keys, jobs=workers,
                         dry_run=dry_run, verify_only=verify_only, on_thread=progress.advance,
                     )
@@ -141,7 +142,13 @@ class _Progress:
 
         if is_terminal(sys.stderr) and self.total:
             from rich.console import Console
-            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+            from rich.progress import (
+                BarColumn,
+                MofNCompleteColumn,
+                Progress,
+                TextColumn,
+                TimeElapsedColumn,
+            )
 
             self.bar = Progress(
                 TextColumn("threads"), BarColumn(), MofNCompleteColumn(),

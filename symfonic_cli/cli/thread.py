@@ -10,8 +10,20 @@ import sys
 import typer
 
 from symfonic_cli.cli import erase
-from symfonic_cli.cli.common import check_format, open_for_reading, require_thread, thread_key
-from symfonic_cli.cli.options import FormatOpt, SessionOpt, StoreOpt, SubTenantOpt, TenantOpt, ThreadOpt
+from symfonic_cli.cli.common import (
+    check_format,
+    open_for_reading,
+    require_thread,
+    thread_key,
+)
+from symfonic_cli.cli.options import (
+    FormatOpt,
+    SessionOpt,
+    StoreOpt,
+    SubTenantOpt,
+    TenantOpt,
+    ThreadOpt,
+)
 
 app = erase.app
 

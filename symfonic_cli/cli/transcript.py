@@ -7,8 +7,21 @@ from typing import Annotated, Optional
 
 import typer
 
-from symfonic_cli.cli.common import MAX_COUNT, check_format, open_for_reading, require_thread, thread_key
-from symfonic_cli.cli.options import FormatOpt, SessionOpt, StoreOpt, SubTenantOpt, TenantOpt, ThreadOpt
+from symfonic_cli.cli.common import (
+    MAX_COUNT,
+    check_format,
+    open_for_reading,
+    require_thread,
+    thread_key,
+)
+from symfonic_cli.cli.options import (
+    FormatOpt,
+    SessionOpt,
+    StoreOpt,
+    SubTenantOpt,
+    TenantOpt,
+    ThreadOpt,
+)
 from symfonic_cli.errors import UsageError
 
 
@@ -36,7 +49,7 @@ def show(
     tools: Annotated[bool, typer.Option("--tools", help="Show tool calls (name, call id, arguments) and which tool answered.")] = False,
 ) -> None:
     """Print a thread's transcript by ordinal (--index) or time range (--since/--until)."""
-    from symfonic_cli import transcript as tx
+    from symfonic_cli.transcript import rows as tx
 
     try:
         speakers = tx.parse_speakers(speaker)
@@ -49,7 +62,7 @@ def show(
     out_format = check_format(fmt)
     key = thread_key(thread, tenant, sub_tenant, session)
 
-    from symfonic_cli.transcript_reader import read_transcript
+    from symfonic_cli.transcript.read import read_transcript
 
     with open_for_reading(store) as st:
         require_thread(st, key)
@@ -77,7 +90,7 @@ def _tool_lines(r) -> list[str]:
 def _bound(flag: str, value: Optional[str]):
     if value is None:
         return None
-    from symfonic_cli.transcript import parse_bound
+    from symfonic_cli.transcript.rows import parse_bound
 
     try:
         return parse_bound(value)

@@ -13,10 +13,10 @@ from dataclasses import dataclass, field
 from datetime import date, datetime
 from typing import Any
 
-from symfonic_cli import transcript as tx
 from symfonic_cli.errors import NotFoundError, StoreError
-from symfonic_cli.stores.checkpoint_rows import CheckpointRecord
+from symfonic_cli.model.checkpoint import CheckpointRecord
 from symfonic_cli.stores.protocol import Store
+from symfonic_cli.transcript import rows as tx
 
 
 @dataclass(frozen=True)
@@ -119,7 +119,7 @@ def _channel_names(store: Store, key: str, ns: str, cid: str) -> tuple[str, ...]
     state = read(key, checkpoint_id=cid)
     if state is None or state.encoding != "checkpoint" or state.payload_type != "msgpack" or not state.payload:
         return None
-    from symfonic_cli.decoding import lean_loads
+    from symfonic_cli.codec.strict import lean_loads
 
     try:
         value = lean_loads(state.payload_type, state.payload)

@@ -17,7 +17,7 @@ noted):
 - forked: the checkpoint is the parent of several checkpoints of its namespace;
 - rewrote: the messages of the checkpoint are not its parent's messages plus new ones: some
   were removed, reordered or edited in place (same id, other content). Message ids come from
-  ``symfonic_cli.timestamps``'s anchors (proven appends need no decoding); only a transition
+  ``symfonic_cli.transcript.timestamps``'s anchors (proven appends need no decoding); only a transition
   that is not a proven append and whose parent writes could have replaced a message has both
   checkpoints' messages decoded (strictly) and compared.
 """
@@ -28,11 +28,11 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from symfonic_cli import timestamps
-from symfonic_cli import transcript as tx
-from symfonic_cli.stores.checkpoint_rows import CheckpointHead
-from symfonic_cli.stores.history_rows import CheckpointFacts, WriteChannel
+from symfonic_cli.model.checkpoint import CheckpointHead
+from symfonic_cli.model.history import CheckpointFacts, WriteChannel
 from symfonic_cli.stores.protocol import Store
+from symfonic_cli.transcript import rows as tx
+from symfonic_cli.transcript import timestamps
 
 _PULL = "~__pregel_pull, "
 _UPDATE = "~__interrupt__"  # update_state's tasks: path (INTERRUPT, i)
@@ -226,7 +226,7 @@ def _stored_messages(store: Store, key: str, ns: str, cid: str, *, raw: bool = F
     each standard or application message is a LeanObject ``(module, class, fields)``; with
     ``raw`` each stays its serialized bytes ``(ext code, bytes)``); None when the store or the
     value does not allow it (the strict decoder then decides)."""
-    from symfonic_cli.decoding import lean_loads
+    from symfonic_cli.codec.strict import lean_loads
 
     def unpack(type_, payload):
         if not raw:

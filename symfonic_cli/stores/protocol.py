@@ -1,4 +1,6 @@
-"""The one small protocol every backend implements (``stores/<kind>.py``).
+"""The protocol every backend implements, one class per section, in the order of the backend
+packages' modules (``stores/<kind>/read.py``, ``history.py``, ``compat.py``, ``state.py``,
+``erase.py``, ``copy.py``).
 
 Everything backend-specific lives in those modules; the commands and the pure logic only see
 this protocol and the types it names. Only type checkers and readers import this module.
@@ -11,17 +13,30 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
     from symfonic_cli.location import StoreLocation
-    from symfonic_cli.stores.base import StoreInfo, ThreadSummary
-    from symfonic_cli.stores.checkpoint_rows import CheckpointHead, CheckpointRecord, MessageState, MessageWrite
-    from symfonic_cli.stores.envelope_rows import EnvelopeRow, EnvelopeShape
-    from symfonic_cli.stores.erase_rows import ExtraTable, ThreadErasePlan
+    from symfonic_cli.model.checkpoint import (
+        CheckpointHead,
+        CheckpointRecord,
+        MessageState,
+        MessageWrite,
+    )
+    from symfonic_cli.model.copy import (
+        DecodedCheckpoint,
+        DecodedThread,
+        DecodedWrite,
+        RawRow,
+        ThreadExport,
+    )
+    from symfonic_cli.model.envelope import EnvelopeRow, EnvelopeShape
+    from symfonic_cli.model.erase import ExtraTable, ThreadErasePlan
+    from symfonic_cli.model.history import CheckpointFacts, WriteChannel
+    from symfonic_cli.model.listing import StoreInfo, ThreadSummary
     from symfonic_cli.threadstate.listing import ThreadRunState
     from symfonic_cli.threadstate.rows import ThreadRunRows
-    from symfonic_cli.stores.history_rows import CheckpointFacts, WriteChannel
-    from symfonic_cli.stores.thread_copy import DecodedCheckpoint, DecodedThread, DecodedWrite, RawRow, ThreadExport
 
 
-class Store(Protocol):
+class ReadProtocol(Protocol):
+    """What is in the store, one thread, and the transcript reads (stores/<kind>/read.py)."""
+
     location: StoreLocation
 
     @property
@@ -60,6 +75,69 @@ class Store(Protocol):
         """Every checkpoint of the thread in every namespace, ``checkpoint_id`` descending."""
         ...
 
+    # -- timestamps (OPTIONAL: ``symfonic_cli.transcript.timestamps`` uses them when BOTH exist, found with
+    # getattr, and otherwise walks ``iter_message_states``; implementing them makes transcript
+    # timestamps linear in the conversation instead of quadratic)
+
+    def iter_checkpoint_heads(self, key: str) -> Iterator[CheckpointHead]:
+        """Every checkpoint of thread ``key`` in EVERY namespace, ``checkpoint_id`` ASCENDING,
+        as CheckpointHead, without decoding any message: SQLite/MongoDB read ``ts`` and the
+        ``messages`` array length from the first bytes of the checkpoint blob
+        (``symfonic_cli.transcript.timestamps.checkpoint_blob_head``, retried with more bytes on NeedMore;
+        SQLite uses incremental blob I/O so a long blob is not read); PostgreSQL reads ``checkpoint ->> 'ts'``,
+        ``metadata ->> 'source'`` and the length from the first bytes of the ``messages`` blob of
+        the version in ``channel_versions`` (``substring(blob from 1 for 9)`` with
+        ``timestamps.channel_blob_count``; type ``empty`` or no blob: 0)."""
+        ...
+
+    def iter_message_writes(self, key: str) -> Iterator[MessageWrite]:
+        """Every stored write of thread ``key`` whose channel is ``messages``, every namespace,
+        any order, payloads as stored (not decoded). Writes only hold a task's NEW messages, so
+        this is linear in the conversation."""
+        ...
+
+    def read_message_state(self, key: str, *, checkpoint_id: str | None = None) -> MessageState | None:
+        """OPTIONAL (found with getattr). The root namespace's latest checkpoint of ``key`` (or
+        ``checkpoint_id`` in it) as a MessageState, payload NOT decoded; None when there is none.
+        ``symfonic_cli.transcript.read`` then builds rows straight from the stored fields when
+        every value is a standard message or plain data, and otherwise uses ``read_checkpoint``.
+        SQLite/MongoDB: the whole checkpoint blob (``encoding="checkpoint"``); PostgreSQL: the
+        ``messages`` blob of the version in ``channel_versions`` (``encoding="channel"``, type
+        ``empty`` or no blob -> payload None)."""
+        ...
+
+
+class HistoryProtocol(Protocol):
+    """thread history and thread diff (stores/<kind>/history.py)."""
+
+    # -- history (``symfonic thread history``; see CheckpointFacts, WriteChannel in model/history.py)
+
+    def iter_checkpoint_facts(self, key: str) -> Iterator[CheckpointFacts]:
+        """Every checkpoint of thread ``key`` in every namespace, any order: ``metadata["source"]``,
+        ``["step"]`` and ``["writes"]`` (decoded as the saver decodes metadata), no blob decoded.
+        Metadata that cannot be read gives None fields, never an error."""
+        ...
+
+    def iter_write_channels(self, key: str) -> Iterator[WriteChannel]:
+        """Every stored write of thread ``key``, every namespace, any order, WITHOUT its value:
+        the checkpoint it was written on, task id, task path ("" when not stored), idx, channel."""
+        ...
+
+    def checkpoint_ids(self, key: str) -> list[tuple[str, str]]:
+        """``(checkpoint_ns, checkpoint_id)`` of every checkpoint of thread ``key``, any order;
+        nothing else read (``thread diff`` resolves ``-N`` and finds an id's namespace)."""
+        ...
+
+    def read_messages_as_stored(self, key: str, *, checkpoint_ns: str, checkpoint_id: str) -> MessageState | None:
+        """As ``read_message_state``, for a checkpoint of any namespace, payload NOT decoded; None
+        when there is no such checkpoint (``thread history`` reads message ids and compares
+        messages from the stored fields, without building any)."""
+        ...
+
+
+class CompatProtocol(Protocol):
+    """The compat report's reads (stores/<kind>/compat.py)."""
+
     # -- compat (read-only; see EnvelopeShape, EnvelopeRow)
     #
     # Only checkpoint METADATA is read, never checkpoint blobs or writes. ``envelope_key`` is a
@@ -93,6 +171,36 @@ class Store(Protocol):
         a ``format_version`` and a ``writer_line`` key (any values): ``(key, checkpoints)``, most
         checkpoints first, then key ascending, at most ``limit``. Aggregated in the database."""
         ...
+
+
+class StateProtocol(Protocol):
+    """Run state: thread show, threads list --status/--with-size (stores/<kind>/state.py)."""
+
+    # -- run state (``thread show``, ``threads list --status/--with-size``; types in threadstate/rows.py)
+
+    def read_run_rows(self, key: str) -> ThreadRunRows | None:
+        """Thread ``key``'s latest checkpoint of every namespace as a LeanCheckpoint (version maps,
+        the channels holding a value, pending Sends' target nodes, message count; no stored class
+        built), the pending writes of those checkpoints (payloads only for ``__interrupt__`` and
+        ``__error__``), and its totals: checkpoints, namespaces, stored size in bytes (checkpoints,
+        blobs and writes as the database measures them: SQLite ``length()``, PostgreSQL
+        ``pg_column_size``/``octet_length``, MongoDB ``$bsonSize``), first and last checkpoint id.
+        None when the thread has no checkpoint."""
+        ...
+
+    def iter_run_states(
+        self, *, prefix: str | None = None, with_size: bool = False, with_status: bool = True
+    ) -> Iterator[ThreadRunState]:
+        """OPTIONAL (found with getattr; ``threadstate.listing`` otherwise reads each thread with
+        ``read_run_rows``). Every thread (keys starting with ``prefix``) with its status computed
+        in the database from the latest root checkpoint's version maps and its pending writes'
+        per-task flags (status None when ``with_status`` is False), and with ``with_size`` its
+        stored size; any order."""
+        ...
+
+
+class EraseProtocol(Protocol):
+    """thread erase (stores/<kind>/erase.py)."""
 
     # -- erase (only on a store opened with writable=True; see ExtraTable, ThreadErasePlan)
     #
@@ -152,7 +260,7 @@ class Store(Protocol):
         tests kill the process from there to prove the transaction. A thread with nothing left
         returns all zeros, not an error (erasing is idempotent; a concurrent eraser won the race).
         ``expected`` (the plan's rows): before the commit, rows deleted that differ from it make
-        the thread roll back with StoreError "changed since the plan" (erase_rows.check_against_plan).
+        the thread roll back with StoreError "changed since the plan" (model/erase.py: check_against_plan).
         """
         ...
 
@@ -172,7 +280,10 @@ class Store(Protocol):
         ...
 
 
-    # -- migrate (``symfonic migrate``; see RawRow, ThreadExport, DecodedThread in thread_copy.py)
+class CopyProtocol(Protocol):
+    """migrate (stores/<kind>/copy.py)."""
+
+    # -- migrate (``symfonic migrate``; see RawRow, ThreadExport, DecodedThread in model/copy.py)
     #
     # Opening a target: ``open_store(location, writable=True)`` requires the saver's tables;
     # ``open_store(location, writable=True, init_target=True)`` first runs the target saver's own
@@ -213,7 +324,7 @@ class Store(Protocol):
         - ``saver.put_writes(config_of_checkpoint, [(channel, value), ...], task_id, task_path)``
           once per (ns, checkpoint_id, task_id, task_path), values placed so that the saver's
           ``WRITES_IDX_MAP.get(channel, position)`` gives back each stored ``idx``; use
-          ``symfonic_cli.migration.write_batches(writes)`` which does exactly that.
+          ``symfonic_cli.migrate.copy.write_batches(writes)`` which does exactly that.
 
         Before writing, inside the transaction, check that none of the checkpoint ids and write
         keys exist yet for the thread; if one does, roll back and raise MigrationConflict. Call
@@ -221,79 +332,5 @@ class Store(Protocol):
         ...
 
 
-    # -- timestamps (OPTIONAL: ``symfonic_cli.timestamps`` uses them when BOTH exist, found with
-    # getattr, and otherwise walks ``iter_message_states``; implementing them makes transcript
-    # timestamps linear in the conversation instead of quadratic)
-
-    def iter_checkpoint_heads(self, key: str) -> Iterator[CheckpointHead]:
-        """Every checkpoint of thread ``key`` in EVERY namespace, ``checkpoint_id`` ASCENDING,
-        as CheckpointHead, without decoding any message: SQLite/MongoDB read ``ts`` and the
-        ``messages`` array length from the first bytes of the checkpoint blob
-        (``symfonic_cli.timestamps.checkpoint_blob_head``, retried with more bytes on NeedMore;
-        SQLite uses incremental blob I/O so a long blob is not read); PostgreSQL reads ``checkpoint ->> 'ts'``,
-        ``metadata ->> 'source'`` and the length from the first bytes of the ``messages`` blob of
-        the version in ``channel_versions`` (``substring(blob from 1 for 9)`` with
-        ``timestamps.channel_blob_count``; type ``empty`` or no blob: 0)."""
-        ...
-
-    def iter_message_writes(self, key: str) -> Iterator[MessageWrite]:
-        """Every stored write of thread ``key`` whose channel is ``messages``, every namespace,
-        any order, payloads as stored (not decoded). Writes only hold a task's NEW messages, so
-        this is linear in the conversation."""
-        ...
-
-    def read_message_state(self, key: str, *, checkpoint_id: str | None = None) -> MessageState | None:
-        """OPTIONAL (found with getattr). The root namespace's latest checkpoint of ``key`` (or
-        ``checkpoint_id`` in it) as a MessageState, payload NOT decoded; None when there is none.
-        ``symfonic_cli.transcript_reader`` then builds rows straight from the stored fields when
-        every value is a standard message or plain data, and otherwise uses ``read_checkpoint``.
-        SQLite/MongoDB: the whole checkpoint blob (``encoding="checkpoint"``); PostgreSQL: the
-        ``messages`` blob of the version in ``channel_versions`` (``encoding="channel"``, type
-        ``empty`` or no blob -> payload None)."""
-        ...
-
-    # -- run state (``thread show``, ``threads list --status/--with-size``; types in threadstate/rows.py)
-
-    def read_run_rows(self, key: str) -> ThreadRunRows | None:
-        """Thread ``key``'s latest checkpoint of every namespace as a LeanCheckpoint (version maps,
-        the channels holding a value, pending Sends' target nodes, message count; no stored class
-        built), the pending writes of those checkpoints (payloads only for ``__interrupt__`` and
-        ``__error__``), and its totals: checkpoints, namespaces, stored size in bytes (checkpoints,
-        blobs and writes as the database measures them: SQLite ``length()``, PostgreSQL
-        ``pg_column_size``/``octet_length``, MongoDB ``$bsonSize``), first and last checkpoint id.
-        None when the thread has no checkpoint."""
-        ...
-
-    def iter_run_states(
-        self, *, prefix: str | None = None, with_size: bool = False, with_status: bool = True
-    ) -> Iterator[ThreadRunState]:
-        """OPTIONAL (found with getattr; ``threadstate.listing`` otherwise reads each thread with
-        ``read_run_rows``). Every thread (keys starting with ``prefix``) with its status computed
-        in the database from the latest root checkpoint's version maps and its pending writes'
-        per-task flags (status None when ``with_status`` is False), and with ``with_size`` its
-        stored size; any order."""
-        ...
-
-    # -- history (``symfonic thread history``; see CheckpointFacts, WriteChannel in history_rows.py)
-
-    def iter_checkpoint_facts(self, key: str) -> Iterator[CheckpointFacts]:
-        """Every checkpoint of thread ``key`` in every namespace, any order: ``metadata["source"]``,
-        ``["step"]`` and ``["writes"]`` (decoded as the saver decodes metadata), no blob decoded.
-        Metadata that cannot be read gives None fields, never an error."""
-        ...
-
-    def iter_write_channels(self, key: str) -> Iterator[WriteChannel]:
-        """Every stored write of thread ``key``, every namespace, any order, WITHOUT its value:
-        the checkpoint it was written on, task id, task path ("" when not stored), idx, channel."""
-        ...
-
-    def checkpoint_ids(self, key: str) -> list[tuple[str, str]]:
-        """``(checkpoint_ns, checkpoint_id)`` of every checkpoint of thread ``key``, any order;
-        nothing else read (``thread diff`` resolves ``-N`` and finds an id's namespace)."""
-        ...
-
-    def read_messages_as_stored(self, key: str, *, checkpoint_ns: str, checkpoint_id: str) -> MessageState | None:
-        """As ``read_message_state``, for a checkpoint of any namespace, payload NOT decoded; None
-        when there is no such checkpoint (``thread history`` reads message ids and compares
-        messages from the stored fields, without building any)."""
-        ...
+class Store(ReadProtocol, HistoryProtocol, CompatProtocol, StateProtocol, EraseProtocol, CopyProtocol, Protocol):
+    """A store of any kind: every section above."""

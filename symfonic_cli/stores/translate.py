@@ -2,42 +2,9 @@
 
 from __future__ import annotations
 
-import functools
-
-from symfonic_cli.errors import StoreError
-
 # typing.TYPE_CHECKING without importing typing (quick commands load this module).
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Callable
-    from typing import Any
+    pass
 
 
-def error_translators(
-    driver_errors: Callable[[], tuple[type[BaseException], ...]],
-    translate: Callable[[Any, BaseException], StoreError],
-):
-    """Decorators for store methods (plain and generator) that turn ``driver_errors()`` into
-    ``translate(store, exc)``. The error types come from a callable so drivers load lazily."""
-
-    def for_calls(fn):
-        @functools.wraps(fn)
-        def wrapper(self, *args, **kwargs):
-            try:
-                return fn(self, *args, **kwargs)
-            except driver_errors() as exc:
-                raise translate(self, exc) from None
-
-        return wrapper
-
-    def for_iterators(fn):
-        @functools.wraps(fn)
-        def wrapper(self, *args, **kwargs):
-            try:
-                yield from fn(self, *args, **kwargs)
-            except driver_errors() as exc:
-                raise translate(self, exc) from None
-
-        return wrapper
-
-    return for_calls, for_iterators

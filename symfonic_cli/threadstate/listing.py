@@ -60,7 +60,7 @@ def _parse_tail_slow(tail: bytes, remaining: int) -> dict[str, Any] | None:
     """Field by field, for bytes in forms ormsgpack would not have chosen."""
     import ormsgpack
 
-    from symfonic_cli.timestamps import NeedMore, _Reader
+    from symfonic_cli.codec.msgpack_head import NeedMore, _Reader
 
     r = _Reader(tail)
     try:

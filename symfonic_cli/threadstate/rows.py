@@ -56,7 +56,7 @@ class ThreadRunRows:
 
 def send_node(value: Any) -> str | None:
     """The target node of a pending Send as the lean decoder leaves it."""
-    from symfonic_cli.decoding import LeanObject
+    from symfonic_cli.codec.strict import LeanObject
 
     if isinstance(value, LeanObject) and value[1] == "Send":
         args = value[2]
@@ -68,7 +68,7 @@ def send_node(value: Any) -> str | None:
 
 
 def _join_value(value: Any) -> Any:
-    from symfonic_cli.decoding import LeanObject
+    from symfonic_cli.codec.strict import LeanObject
 
     if isinstance(value, LeanObject):  # a set is stored as a constructor of a list
         inner = value[2]
@@ -116,7 +116,7 @@ def lean_from_mapping(ns: str, cid: str, checkpoint: Any, metadata: Any, *, extr
 
 
 def lean_from_blob(ns: str, cid: str, type_: str | None, blob: bytes | None, metadata: Any) -> LeanCheckpoint:
-    from symfonic_cli.decoding import lean_loads
+    from symfonic_cli.codec.strict import lean_loads
     from symfonic_cli.errors import StoreError
 
     try:

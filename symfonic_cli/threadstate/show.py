@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from symfonic_cli.errors import NotFoundError
-from symfonic_cli.stores.base import checkpoint_id_time
+from symfonic_cli.model.times import checkpoint_id_time
 from symfonic_cli.threadstate import nexttasks as nt
 from symfonic_cli.threadstate.rows import LeanCheckpoint, RawWrite
 
@@ -15,7 +15,7 @@ KEYS = ("key", "status", "next", "interrupts", "errors", "checkpoint_id", "step"
 
 
 def _decode(w: RawWrite, blocked_out: set[str]) -> Any:
-    from symfonic_cli.decoding import collect_blocked, loads
+    from symfonic_cli.codec.strict import collect_blocked, loads
 
     with collect_blocked() as blocked:
         value = loads(w.type, w.value, what=f"write {w.checkpoint_id}/{w.task_id}/{w.idx} channel '{w.channel}'")

@@ -1,7 +1,7 @@
 """Reading a thread's transcript from a store: the latest checkpoint's messages plus timestamps.
 
 Rows are chosen first (speaker, index, limit), then timestamps are resolved for the chosen rows
-only (all rows for a time range), by ``symfonic_cli.timestamps``.
+only (all rows for a time range), by ``symfonic_cli.transcript.timestamps``.
 """
 
 from __future__ import annotations
@@ -9,10 +9,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 
-from symfonic_cli import timestamps
-from symfonic_cli import transcript as tx
 from symfonic_cli.errors import NotFoundError, StoreError
 from symfonic_cli.stores.protocol import Store
+from symfonic_cli.transcript import rows as tx
+from symfonic_cli.transcript import timestamps
 
 
 @dataclass

@@ -14,7 +14,7 @@ from datetime import datetime, timedelta
 from itertools import groupby
 from typing import Any
 
-from symfonic_cli.envelope import (
+from symfonic_cli.compat.envelope import (
     UNREADABLE,
     CheckpointFormatError,
     CompatibilityReport,
@@ -23,8 +23,8 @@ from symfonic_cli.envelope import (
     decode_envelope,
     describe_compatibility,
 )
-from symfonic_cli.stores.base import checkpoint_id_time
-from symfonic_cli.stores.envelope_rows import ABSENT, EnvelopeRow, EnvelopeShape
+from symfonic_cli.model.envelope import ABSENT, EnvelopeRow, EnvelopeShape
+from symfonic_cli.model.times import checkpoint_id_time
 
 FINDINGS = ("corrupt", "newer", "interrupted", "legacy")
 DEFAULT_FAIL_ON = ("corrupt", "newer")

@@ -83,7 +83,12 @@ class EnvelopeRow:
 
 def row_from_metadata(thread_id: str, checkpoint_ns: str, checkpoint_id: str, raw: Any, key: str) -> EnvelopeRow:
     """A row from the stored metadata text, decoded as ``SqliteSaver`` decodes it (Python json)."""
-    from symfonic_cli.metadata_json import MetadataError, duplicates_anomaly, envelope_duplicates, loads
+    from symfonic_cli.codec.metadata_json import (
+        MetadataError,
+        duplicates_anomaly,
+        envelope_duplicates,
+        loads,
+    )
 
     try:
         meta = {} if raw is None else loads(raw, track_duplicates=True)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -23,7 +24,7 @@ class RawRow:
     fields, they are re-stamped on import when the target has a TTL). Two rows with equal
     ``(table, key)`` and equal ``data`` are the same stored content. Whether a row already in the
     target is the same content (skip) or not (conflict) is decided on the decoded values, where a
-    NaN equals a NaN (``symfonic_cli.migration._Equal``), never by ``==`` on raw rows.
+    NaN equals a NaN (``symfonic_cli.migrate.copy._Equal``), never by ``==`` on raw rows.
     """
 
     table: str
@@ -52,7 +53,7 @@ class DecodedCheckpoint:
     ``channel_values`` rebuilt the way the saver rebuilds them (PostgreSQL: inline values plus the
     blobs named by ``channel_versions``). ``metadata`` is the decoded metadata mapping (MongoDB:
     each value through the serializer, as ``loads_metadata`` does). Values decoded through
-    ``symfonic_cli.decoding.loads`` inside ``collect_blocked()``.
+    ``symfonic_cli.codec.strict.loads`` inside ``collect_blocked()``.
     """
 
     checkpoint_ns: str
@@ -100,7 +101,7 @@ class MigrationConflict(Exception):
     """Raised by an import when a row/checkpoint/write it was asked to add already exists.
 
     The import's transaction is rolled back: the target thread is left exactly as it was.
-    ``symfonic_cli.migration`` reports the thread as a conflict (never shown as a traceback).
+    ``symfonic_cli.migrate.copy`` reports the thread as a conflict (never shown as a traceback).
     """
 
 
@@ -149,3 +150,54 @@ def migrate_fault_point(tag: str) -> None:
 
 
 _fault_counts: dict[str, int] = {}
+
+
+class UnrebuildableWrites(Exception):
+    """Pending writes whose stored indexes ``put_writes`` cannot reproduce."""
+
+
+def write_batches(writes: Iterable[DecodedWrite]) -> list[tuple[str, str, str, str, list[tuple[str, Any]]]]:
+    """Group writes into ``(ns, checkpoint_id, task_id, task_path, [(channel, value), ...])``
+    calls of ``put_writes``, each list ordered so that the saver's
+    ``WRITES_IDX_MAP.get(channel, position)`` gives back every stored ``idx``.
+
+    Regular writes sit at their own index; special channels (errors, interrupts, ...) get a
+    fixed negative index whatever their position, so they fill the gaps, then go last. A gap no
+    special write can fill cannot be reproduced: UnrebuildableWrites.
+    """
+    from langgraph.checkpoint.base import WRITES_IDX_MAP
+
+    groups: dict[tuple[str, str, str, str], list[DecodedWrite]] = {}
+    for w in writes:
+        groups.setdefault((w.checkpoint_ns, w.checkpoint_id, w.task_id, w.task_path), []).append(w)
+    out = []
+    for (ns, cid, task_id, task_path), ws in groups.items():
+        special = [w for w in ws if w.channel in WRITES_IDX_MAP]
+        for w in special:
+            if WRITES_IDX_MAP[w.channel] != w.idx:
+                raise UnrebuildableWrites(
+                    f"write {cid}/{task_id}/{w.idx} on channel '{w.channel}' is stored at an index its saver never gives it"
+                )
+        regular = {}
+        for w in ws:
+            if w.channel in WRITES_IDX_MAP:
+                continue
+            if w.idx < 0 or w.idx in regular:
+                raise UnrebuildableWrites(f"write {cid}/{task_id}/{w.idx} has an index put_writes cannot reproduce")
+            regular[w.idx] = w
+        size = max(regular) + 1 if regular else 0
+        fillers = list(special)
+        batch: list[tuple[str, Any]] = []
+        for i in range(size):
+            if i in regular:
+                batch.append((regular[i].channel, regular[i].value))
+            elif fillers:
+                f = fillers.pop(0)
+                batch.append((f.channel, f.value))
+            else:
+                raise UnrebuildableWrites(
+                    f"writes of task {task_id} at checkpoint {cid} skip index {i}; put_writes cannot reproduce that"
+                )
+        batch.extend((f.channel, f.value) for f in fillers)
+        out.append((ns, cid, task_id, task_path, batch))
+    return out

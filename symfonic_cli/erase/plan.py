@@ -8,7 +8,13 @@ from datetime import datetime, timedelta, timezone
 from typing import Any
 
 from symfonic_cli.errors import UsageError
-from symfonic_cli.stores.erase_rows import ERASE_IDENTIFIER, ERASE_KEY_PARTS, MISSING_SUB_FORMS, ExtraTable, ThreadErasePlan
+from symfonic_cli.model.erase import (
+    ERASE_IDENTIFIER,
+    ERASE_KEY_PARTS,
+    MISSING_SUB_FORMS,
+    ExtraTable,
+    ThreadErasePlan,
+)
 
 _NAME_RE = re.compile(rf"^{ERASE_IDENTIFIER}(\.{ERASE_IDENTIFIER})?$")
 _COLUMN_RE = re.compile(rf"^{ERASE_IDENTIFIER}$")

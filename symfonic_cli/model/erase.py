@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
-from symfonic_cli.stores.base import checkpoint_id_time
+from symfonic_cli.model.times import checkpoint_id_time
 from symfonic_cli.threadkey import parse_key
 
 # A table, column or collection name from the config file: a plain identifier, optionally

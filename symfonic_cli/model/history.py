@@ -1,7 +1,7 @@
 """What the stores hand back for ``thread history``: checkpoint metadata facts and write channels.
 
 Neither carries a decoded value: history is built from ids, metadata and channel names, plus
-the message counts and ids that ``symfonic_cli.timestamps`` already reads cheaply.
+the message counts and ids that ``symfonic_cli.transcript.timestamps`` already reads cheaply.
 """
 
 from __future__ import annotations

@@ -10,9 +10,18 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from typing import Any, NamedTuple, TextIO
 
-from symfonic_cli import __version__, erase_plan as ep
-from symfonic_cli.errors import EXIT_OK, EXIT_STORE, EXIT_UNEXPECTED, NotConfirmedError, NotFoundError, SymfonicError, UsageError
-from symfonic_cli.receipt_file import ReceiptWriteError
+from symfonic_cli import __version__
+from symfonic_cli.erase import plan as ep
+from symfonic_cli.erase.receipt_file import ReceiptWriteError
+from symfonic_cli.errors import (
+    EXIT_OK,
+    EXIT_STORE,
+    EXIT_UNEXPECTED,
+    NotConfirmedError,
+    NotFoundError,
+    SymfonicError,
+    UsageError,
+)
 from symfonic_cli.location import StoreLocation, scrub
 
 # Fault injection for the tests (the process is killed, as by an operator or the OOM killer):
@@ -88,7 +97,7 @@ def receipt_store(location: StoreLocation) -> str:
 
 
 def run(req: EraseRequest, out: TextIO | None = None, err: TextIO | None = None) -> int:
-    from symfonic_cli.receipt_file import ReceiptFile
+    from symfonic_cli.erase.receipt_file import ReceiptFile
     from symfonic_cli.render import escape_inline as esc
     from symfonic_cli.stores import open_store
 

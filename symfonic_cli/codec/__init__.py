@@ -1,0 +1,1 @@
+"""Decoding stored values: the strict serializer, msgpack heads, per-thread reuse."""

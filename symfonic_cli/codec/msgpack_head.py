@@ -1,0 +1,158 @@
+"""Reading the first bytes of msgpack blobs: a checkpoint's ts and message count, a channel's length,
+without decoding the rest."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+
+class NeedMore(Exception):
+    """The bytes given end before the head could be read; call again with more."""
+
+
+def checkpoint_blob_head(data: bytes) -> tuple[str | None, int | None]:
+    """``(ts, message count)`` from the first bytes of a msgpack-serialized checkpoint.
+
+    The count is 0 when ``channel_values`` has no ``messages``, None when it is not a plain list
+    (e.g. delta-encoded). Raises NeedMore when ``data`` is too short, ValueError when not a map.
+    """
+    fast = _STANDARD_HEAD.match(data)
+    if fast is not None:
+        # LangGraph's own layout (v, ts, id, channel_values): jump straight to the channel map.
+        r = _Reader(data)
+        r.p = fast.end()
+        return fast.group(1).decode("ascii"), _messages_count(r)
+    r = _Reader(data)
+    kind, n = r.head()
+    if kind != "map":
+        raise ValueError("not a checkpoint map")
+    ts: str | None = None
+    count: int | None = 0
+    seen_ts = seen_values = False
+    for _ in range(n):
+        k = r.key()
+        if k == "ts":
+            kind, val = r.head()
+            ts = r.text(val) if kind == "str" else None
+            if kind != "str":
+                r.skip_body(kind, val)
+            seen_ts = True
+        elif k == "channel_values":
+            count = _messages_count(r)
+            seen_values = True
+        else:
+            r.skip()
+        if seen_ts and seen_values:
+            break
+    return ts, count
+
+
+_STANDARD_HEAD = re.compile(rb"[\x84-\x8f]\xa1v[\x00-\x7f]\xa2ts\xd9\x20([\x20-\x7e]{32})\xa2id\xd9\x24[\x20-\x7e]{36}\xaechannel_values")
+
+
+def _messages_count(r: "_Reader") -> int | None:
+    """At a ``channel_values`` map: the length of its ``messages`` list (0 when absent)."""
+    kind, m = r.head()
+    if kind != "map":
+        return 0 if kind == "nil" else None
+    for _ in range(m):
+        if r.b.startswith(b"\xa8messages", r.p):
+            r.p += 9
+            kind, val = r.head()
+            return val if kind == "array" else (0 if kind == "nil" else None)
+        r.skip()
+        r.skip()
+    return 0
+
+
+def channel_blob_count(data: bytes) -> int | None:
+    """The length of a msgpack list from its first bytes (a ``messages`` channel blob); None if not a list."""
+    kind, n = _Reader(data).head()
+    return n if kind == "array" else None
+
+
+_FIXED = {0xCA: 4, 0xCB: 8, 0xCC: 1, 0xCD: 2, 0xCE: 4, 0xCF: 8, 0xD0: 1, 0xD1: 2, 0xD2: 4, 0xD3: 8,
+          0xD4: 2, 0xD5: 3, 0xD6: 5, 0xD7: 9, 0xD8: 17}
+
+
+# marker -> (kind, width of the length that follows)
+_SIZED = {0xC4: ("bytes", 1), 0xC5: ("bytes", 2), 0xC6: ("bytes", 4), 0xC7: ("ext", 1), 0xC8: ("ext", 2),
+          0xC9: ("ext", 4), 0xD9: ("str", 1), 0xDA: ("str", 2), 0xDB: ("str", 4), 0xDC: ("array", 2),
+          0xDD: ("array", 4), 0xDE: ("map", 2), 0xDF: ("map", 4)}
+
+
+class _Reader:
+    """Just enough msgpack to find a few keys: heads are read, bodies skipped by length."""
+
+    __slots__ = ("b", "p", "n")
+
+    def __init__(self, data: bytes) -> None:
+        self.b = data
+        self.p = 0
+        self.n = len(data)
+
+    def head(self) -> tuple[str, int]:
+        b, p = self.b, self.p
+        if p >= self.n:
+            raise NeedMore
+        c = b[p]
+        self.p = p + 1
+        if c <= 0x7F or c >= 0xE0 or c in (0xC2, 0xC3):
+            return "scalar", 0
+        if c >= 0xA0 and c <= 0xBF:
+            return "str", c & 0x1F
+        if c <= 0x8F:
+            return "map", c & 0x0F
+        if c <= 0x9F:
+            return "array", c & 0x0F
+        if c == 0xC0:
+            return "nil", 0
+        if c in _FIXED:
+            return "bytes", _FIXED[c]
+        sized = _SIZED.get(c)
+        if sized is None:
+            raise ValueError(f"not msgpack (byte 0x{c:02x})")
+        kind, width = sized
+        end = p + 1 + width
+        if end > self.n:
+            raise NeedMore
+        size = int.from_bytes(b[p + 1:end], "big")
+        self.p = end
+        if kind == "ext":
+            return "bytes", size + 1
+        return kind, size
+
+    def take(self, n: int) -> bytes:
+        end = self.p + n
+        if end > self.n:
+            raise NeedMore
+        out = self.b[self.p:end]
+        self.p = end
+        return out
+
+    def text(self, n: int) -> str:
+        return self.take(n).decode("utf-8", "replace")
+
+    def key(self) -> Any:
+        kind, n = self.head()
+        if kind == "str":
+            return self.text(n)
+        self.skip_body(kind, n)
+        return None
+
+    def skip_body(self, kind: str, n: int) -> None:
+        if kind == "str" or kind == "bytes":
+            if self.p + n > self.n:
+                raise NeedMore
+            self.p += n
+        elif kind == "array":
+            for _ in range(n):
+                self.skip()
+        elif kind == "map":
+            for _ in range(2 * n):
+                self.skip()
+
+    def skip(self) -> None:
+        kind, n = self.head()
+        self.skip_body(kind, n)

@@ -1,0 +1,1 @@
+"""compat report / compat show: the envelope contract and the reports built on it."""

@@ -1,0 +1,1 @@
+"""thread erase: the plan, the receipt (plan.py) and the run (run.py)."""

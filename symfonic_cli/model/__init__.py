@@ -1,0 +1,1 @@
+"""Row types only: what the stores return and the commands pass around. No I/O."""

@@ -1,0 +1,6 @@
+"""MongoDB backend: connect.py opens the store and composes the sections, one module each
+(read.py, history.py, compat.py, state.py, erase.py, copy.py), in the order of stores/protocol.py."""
+
+from symfonic_cli.stores.mongodb.connect import MongoStore, open_store
+
+__all__ = ['MongoStore', 'open_store']

@@ -1,0 +1,138 @@
+"""MongoDB stores: thread erase: plan, cascade, delete and verify."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from symfonic_cli.errors import StoreError
+from symfonic_cli.stores.mongodb._common import (
+    BINARY,
+    _driver_errors,
+    _plain,
+    _prefix_range,
+)
+
+# typing.TYPE_CHECKING without importing typing (quick commands load this module).
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from symfonic_cli.model.erase import ExtraTable, ThreadErasePlan
+
+
+class MongoErase:
+    """Thread erase: plan, cascade, delete and verify."""
+
+    # -- erase
+
+    def _require_writable(self) -> None:
+        if not self.writable:
+            raise StoreError(f"{self.location.display} is open read-only")
+
+    def _cascade(self, extra: tuple[ExtraTable, ...], key: str):
+        """``(name, collection, filter or None)`` in delete order: extras, writes, checkpoints."""
+        out = []
+        for table in extra:
+            pairs = table.filters(key)
+            # None: a null or absent field (how the deployment stores a missing sub-tenant)
+            flt = None if pairs is None else {_plain(col, "field"): (None if val is None else _plain(val, "value")) for col, val in pairs}
+            out.append((table.name, self.db[table.name], flt))
+        out.append((self.writes_name, self.writes, {"thread_id": key}))
+        out.append((self.checkpoints_name, self.checkpoints, {"thread_id": key}))
+        return out
+
+    @_driver_errors
+    def erase_prepare(self, extra: tuple[ExtraTable, ...], *, dry_run: bool = False) -> list[str]:
+        # The same client reads and erases: a dry run makes every check below, deleting nothing.
+        if not dry_run:
+            self._require_writable()
+        hello = self.client.admin.command("hello")
+        if not hello.get("isWritablePrimary", hello.get("ismaster", False)):
+            raise StoreError(f"{self.location.display} is not a writable primary (read-only member)")
+        names = [t.name for t in extra]
+        if names:
+            have = self._collection_names(self.db_name, names)
+            missing = [n for n in names if n not in have]
+            if missing:
+                raise StoreError(f"declared erase_extra collection{'s' if len(missing) > 1 else ''} missing in '{self.db_name}': {', '.join(missing)}")
+        self._check_remove_privilege([self.checkpoints_name, self.writes_name, *names])
+        if self._supports_transactions():
+            return []
+        return ["MongoDB standalone server without multi-document transactions: deleted in a fixed order, writes first, checkpoints last; not atomic"]
+
+    def _check_remove_privilege(self, names: list[str]) -> None:
+        auth = self.client.admin.command("connectionStatus", showPrivileges=True).get("authInfo", {})
+        if not auth.get("authenticatedUsers"):
+            return
+        privileges = auth.get("authenticatedUserPrivileges") or []
+        roles = {r.get("role") for r in auth.get("authenticatedUserRoles") or []}
+        if privileges:
+            for name in names:
+                if not any(
+                    "remove" in p.get("actions", [])
+                    and p.get("resource", {}).get("db") in (self.db_name, "")
+                    and p.get("resource", {}).get("collection") in (name, "")
+                    for p in privileges
+                ):
+                    raise StoreError(f"the user of {self.location.display} may not remove documents from '{name}'")
+        elif roles and roles <= {"read", "readAnyDatabase", "clusterMonitor"}:
+            raise StoreError(f"the user of {self.location.display} has only read roles ({', '.join(sorted(roles))})")
+
+    @_driver_errors
+    def thread_keys_with_prefix(self, prefix: str) -> list[str]:
+        match = {"thread_id": _prefix_range(_plain(prefix, "prefix"))} if prefix else {}
+        keys: set[str] = set()
+        for coll in (self.checkpoints, self.writes):
+            pipeline = ([{"$match": match}] if match else []) + [{"$group": {"_id": "$thread_id"}}]
+            keys.update(d["_id"] for d in coll.aggregate(pipeline, collation=BINARY) if isinstance(d["_id"], str))
+        return sorted(keys)  # code point order is UTF-8 byte order
+
+    @_driver_errors
+    def erase_plan(self, key: str, extra: tuple[ExtraTable, ...]) -> ThreadErasePlan:
+        from symfonic_cli.model.erase import ThreadErasePlan
+
+        key = _plain(key, "thread key")
+        rows = {name: (self._count(coll, flt) if flt is not None else 0) for name, coll, flt in self._cascade(extra, key)}
+        summary = self.thread_summary(key)
+        return ThreadErasePlan(
+            key, rows, summary.first_checkpoint_id if summary else None, summary.last_checkpoint_id if summary else None
+        )
+
+    @_driver_errors
+    def erase_thread(
+        self,
+        key: str,
+        extra: tuple[ExtraTable, ...],
+        *,
+        between: Callable[[str], None] | None = None,
+        expected: dict[str, int] | None = None,
+    ) -> dict[str, int]:
+        from symfonic_cli.model.erase import check_against_plan
+
+        self._require_writable()
+        key = _plain(key, "thread key")
+        cascade = self._cascade(extra, key)
+
+        def run(session) -> dict[str, int]:
+            deleted: dict[str, int] = {}
+            for name, coll, flt in cascade:
+                deleted[name] = coll.delete_many(flt, session=session, collation=BINARY).deleted_count if flt is not None else 0
+                if between is not None:
+                    between(name)
+            check_against_plan(expected, deleted, extra)  # inside the transaction: aborted on a difference
+            return deleted
+
+        if self._supports_transactions():
+            return self._transaction(run)
+        # No transaction to abort: count again right before deleting, and stop on a difference.
+        check_against_plan(expected, {name: (self._count(coll, flt) if flt is not None else 0) for name, coll, flt in cascade}, extra)
+        expected = None  # compared already: run() reads this variable and now deletes without comparing
+        return run(None)
+
+    @_driver_errors
+    def remaining_rows(self, key: str, extra: tuple[ExtraTable, ...]) -> dict[str, int]:
+        key = _plain(key, "thread key")
+        return {name: (self._count(coll, flt) if flt is not None else 0) for name, coll, flt in self._cascade(extra, key)}
+
+    def erase_finish(self, *, vacuum: bool) -> list[str]:
+        if vacuum:
+            return ["MongoDB: no vacuum step; WiredTiger reuses the freed space (the 'compact' command returns it to the OS)"]
+        return []

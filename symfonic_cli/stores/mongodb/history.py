@@ -1,0 +1,104 @@
+"""MongoDB stores: thread history and diff: checkpoint metadata and write channels, no value decoded."""
+
+from __future__ import annotations
+
+import heapq
+from collections.abc import Iterator
+
+from symfonic_cli.errors import StoreError
+from symfonic_cli.stores.mongodb._common import (
+    _driver_errors,
+    _driver_errors_iter,
+    _field,
+    _key_field,
+    _leaf,
+    _plain,
+)
+
+# typing.TYPE_CHECKING without importing typing (quick commands load this module).
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from symfonic_cli.model.checkpoint import MessageState
+    from symfonic_cli.model.history import CheckpointFacts, WriteChannel
+
+
+class MongoHistory:
+    """Thread history and diff: checkpoint metadata and write channels, no value decoded."""
+
+    # -- history (protocol docstrings in stores/protocol.py): metadata and write channels, no value decoded
+
+    @_driver_errors_iter
+    def iter_checkpoint_facts(self, key: str) -> Iterator["CheckpointFacts"]:
+        from symfonic_cli.model.history import CheckpointFacts
+
+        fields = {"_id": 0, "checkpoint_ns": 1, "checkpoint_id": 1, "metadata.source": 1, "metadata.step": 1, "metadata.writes": 1}
+        for doc in self._thread_docs(key, fields, descending=False):
+            cid = _field(doc, "checkpoint_id", str, None)
+            meta = doc.get("metadata") if isinstance(doc.get("metadata"), dict) else {}
+            try:
+                source, step, writes = _leaf(meta.get("source"), cid), _leaf(meta.get("step"), cid), _leaf(meta.get("writes"), cid)
+            except StoreError:  # odd metadata: shown as unknown
+                source = step = writes = None
+            yield CheckpointFacts(
+                doc.get("checkpoint_ns", ""), cid, source if isinstance(source, str) else None,
+                step if isinstance(step, int) and not isinstance(step, bool) else None, writes,
+            )
+
+    @_driver_errors_iter
+    def iter_write_channels(self, key: str) -> Iterator["WriteChannel"]:
+        from symfonic_cli.model.history import WriteChannel
+
+        fields = {"_id": 0, "checkpoint_ns": 1, "checkpoint_id": 1, "task_id": 1, "task_path": 1, "idx": 1, "channel": 1}
+        for doc in self.writes.find({"thread_id": _plain(key, "thread key")}, fields):
+            path = doc.get("task_path")
+            yield WriteChannel(
+                doc.get("checkpoint_ns", ""), doc.get("checkpoint_id"), doc.get("task_id"),
+                path if isinstance(path, str) else "", doc.get("idx"), doc.get("channel"),
+            )
+
+    @_driver_errors
+    def checkpoint_ids(self, key: str) -> list[tuple[str, str]]:
+        fields = {"_id": 0, "checkpoint_ns": 1, "checkpoint_id": 1}
+        return [
+            (doc.get("checkpoint_ns", ""), doc.get("checkpoint_id"))
+            for doc in self.checkpoints.find({"thread_id": _plain(key, "thread key")}, fields)
+            if isinstance(doc.get("checkpoint_id"), str)
+        ]
+
+    @_driver_errors
+    def read_messages_as_stored(self, key: str, *, checkpoint_ns: str, checkpoint_id: str) -> MessageState | None:
+        from symfonic_cli.model.checkpoint import MessageState
+
+        query = {
+            "thread_id": _plain(key, "thread key"),
+            "checkpoint_ns": _plain(checkpoint_ns, "namespace"),
+            "checkpoint_id": _plain(checkpoint_id, "checkpoint id"),
+        }
+        doc = self.checkpoints.find_one(query, {"_id": 0, "type": 1, "checkpoint": 1})
+        if doc is None:
+            return None
+        return MessageState(
+            checkpoint_ns, checkpoint_id, None, checkpoint_id, "checkpoint",
+            _field(doc, "type", str, checkpoint_id), _field(doc, "checkpoint", bytes, checkpoint_id),
+        )
+
+    def _thread_docs(self, key: str, fields: dict, *, descending: bool) -> Iterator[dict]:
+        """A thread's checkpoint documents ordered by checkpoint_id over every namespace: one
+        index-ordered cursor per namespace, merged here (no server-side sort of whole blobs)."""
+        key = _plain(key, "thread key")
+        namespaces = sorted(
+            _key_field({"checkpoint_ns": d["_id"]}, "checkpoint_ns")
+            for d in self.checkpoints.aggregate([{"$match": {"thread_id": key}}, {"$group": {"_id": "$checkpoint_ns"}}])
+        )
+        order = -1 if descending else 1
+        cursors = [
+            self.checkpoints.find({"thread_id": key, "checkpoint_ns": _plain(ns, "namespace")}, fields).sort(
+                [("thread_id", 1), ("checkpoint_ns", 1), ("checkpoint_id", order)]
+            )
+            for ns in namespaces
+        ]
+        try:
+            yield from heapq.merge(*cursors, key=lambda d: str(d.get("checkpoint_id")), reverse=descending)
+        finally:
+            for c in cursors:
+                c.close()

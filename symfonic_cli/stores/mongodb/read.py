@@ -1,0 +1,267 @@
+"""MongoDB stores: what is in the store, one thread, and the transcript reads (timestamps from blob heads)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from symfonic_cli.errors import StoreError
+from symfonic_cli.model.listing import StoreInfo, ThreadSummary
+from symfonic_cli.stores.mongodb._common import (
+    BINARY,
+    _driver_errors,
+    _driver_errors_iter,
+    _field,
+    _key_field,
+    _leaf,
+    _loads_metadata,
+    _plain,
+    _prefix_range,
+    _short,
+)
+from symfonic_cli.threadkey import tenant_prefix
+
+# typing.TYPE_CHECKING without importing typing (quick commands load this module).
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from symfonic_cli.model.checkpoint import CheckpointRecord, MessageState
+
+
+class MongoRead:
+    """What is in the store, one thread, and the transcript reads (timestamps from blob heads)."""
+
+    # -- what is in the store
+
+    @_driver_errors_iter
+    def list_threads(
+        self,
+        *,
+        tenant: str | None = None,
+        sub_tenant: str | None = None,
+        limit: int | None = None,
+    ) -> Iterator[ThreadSummary]:
+        pipeline: list[dict] = []
+        if tenant is not None:
+            pipeline.append({"$match": {"thread_id": _prefix_range(tenant_prefix(_plain(tenant, "tenant"), sub_tenant))}})
+            # only a filtered listing needs it: the unfiltered $group compares nothing
+            kwargs = {"collation": BINARY}
+        else:
+            kwargs = {}
+        pipeline += [
+            {"$group": {"_id": "$thread_id", "n": {"$sum": 1}, "first": {"$min": "$checkpoint_id"}, "last": {"$max": "$checkpoint_id"}}},
+            {"$sort": {"last": -1, "_id": 1}},
+        ]
+        if limit is not None:
+            if limit == 0:
+                return
+            pipeline.append({"$limit": int(limit)})
+        for doc in self.checkpoints.aggregate(pipeline, **kwargs):
+            yield _summary(doc, doc["_id"])
+
+    @_driver_errors
+    def thread_summary(self, key: str) -> ThreadSummary | None:
+        pipeline = [
+            {"$match": {"thread_id": _plain(key, "thread key")}},
+            {"$group": {"_id": None, "n": {"$sum": 1}, "first": {"$min": "$checkpoint_id"}, "last": {"$max": "$checkpoint_id"}}},
+        ]
+        for doc in self.checkpoints.aggregate(pipeline, collation=BINARY):
+            if doc["n"]:
+                return _summary(doc, key)
+        return None
+
+    def _count(self, collection, match: dict | None = None) -> int:
+        pipeline = ([{"$match": match}] if match else []) + [{"$count": "n"}]
+        for doc in collection.aggregate(pipeline, collation=BINARY):
+            return int(doc["n"])
+        return 0
+
+    def _distinct_count(self, collection, field: str) -> int:
+        for doc in collection.aggregate([{"$group": {"_id": f"${field}"}}, {"$count": "n"}]):
+            return int(doc["n"])
+        return 0
+
+    def _stats(self, collection) -> dict[str, Any]:
+        """Sizes through ``$collStats``; the ``collStats`` command when the stage gives no sizes."""
+        from pymongo.errors import OperationFailure
+
+        stats: dict[str, Any] = {}
+        try:
+            for doc in collection.aggregate([{"$collStats": {"storageStats": {}}}]):
+                stats = doc.get("storageStats") or {}
+        except OperationFailure:
+            stats = {}
+        if not stats.get("size") and stats.get("count", 1):
+            try:
+                stats = self.db.command("collStats", collection.name)
+            except OperationFailure:
+                pass
+        return stats
+
+    @_driver_errors
+    def info(self) -> StoreInfo:
+        threads = self._distinct_count(self.checkpoints, "thread_id")
+        checkpoints = self._count(self.checkpoints)
+        writes = self._count(self.writes)
+        namespaces = self._distinct_count(self.checkpoints, "checkpoint_ns")
+        details: dict[str, Any] = {"database": self.db_name}
+        warnings = []
+        for role, coll, wanted in (("checkpoints", self.checkpoints, CHECKPOINT_INDEX), ("writes", self.writes, WRITES_INDEX)):
+            stats = self._stats(coll)
+            indexes = list(coll.list_indexes())
+            details[f"{role} collection"] = coll.name
+            details[f"{role} size"] = stats.get("size")
+            details[f"{role} storage size"] = stats.get("storageSize")
+            details[f"{role} index size"] = stats.get("totalIndexSize")
+            details[f"{role} indexes"] = ", ".join(f"{ix['name']} {_key_text(ix['key'])}" for ix in indexes)
+            if not any(list(ix["key"].items()) == wanted for ix in indexes):
+                warnings.append(
+                    f"collection '{coll.name}' lacks the saver's index {_key_text(dict(wanted))}: every read is a full collection scan"
+                )
+        details["namespaces"] = namespaces
+        details["schema variant"] = "MongoDBSaver (checkpoint blob, metadata key by key)"
+        details["server version"] = self.client.admin.command("buildInfo").get("version")
+        details["transactions"] = "supported" if self._supports_transactions() else "not supported (standalone server)"
+        if warnings:
+            details["warning"] = "; ".join(warnings)
+        return StoreInfo("mongodb", self.location.display, threads, checkpoints, writes, details)
+
+    def _supports_transactions(self) -> bool:
+        if self._transactions is None:
+            hello = self.client.admin.command("hello")
+            self._transactions = bool(hello.get("setName") or hello.get("msg") == "isdbgrid") and "logicalSessionTimeoutMinutes" in hello
+        return self._transactions
+
+    # -- one thread
+
+    @_driver_errors
+    def read_checkpoint(
+        self,
+        key: str,
+        *,
+        checkpoint_ns: str = "",
+        checkpoint_id: str | None = None,
+        channels: tuple[str, ...] = ("messages",),
+    ) -> CheckpointRecord | None:
+        from symfonic_cli.codec.strict import collect_blocked, loads
+        from symfonic_cli.model.checkpoint import CheckpointRecord
+
+        query = {"thread_id": _plain(key, "thread key"), "checkpoint_ns": _plain(checkpoint_ns, "namespace")}
+        if checkpoint_id is not None:
+            query["checkpoint_id"] = _plain(checkpoint_id, "checkpoint id")
+        doc = self.checkpoints.find_one(query, _CHECKPOINT_FIELDS, sort=[("checkpoint_id", -1)])
+        if doc is None:
+            return None
+        cid = _field(doc, "checkpoint_id", str, None)
+        with collect_blocked() as blocked:
+            checkpoint = loads(_field(doc, "type", str, cid), _field(doc, "checkpoint", bytes, cid), what=f"checkpoint {cid}")
+            metadata = _loads_metadata(doc.get("metadata"), cid)
+        if not isinstance(checkpoint, dict):
+            raise StoreError(f"checkpoint {cid} does not decode to a checkpoint mapping")
+        values = checkpoint.get("channel_values") or {}
+        parent = doc.get("parent_checkpoint_id")
+        return CheckpointRecord(
+            thread_id=key,
+            checkpoint_ns=checkpoint_ns,
+            checkpoint_id=cid,
+            parent_checkpoint_id=parent if isinstance(parent, str) and parent else None,
+            ts=checkpoint.get("ts"),
+            metadata=metadata if isinstance(metadata, dict) else {},
+            channel_values={ch: values[ch] for ch in channels if ch in values},
+            channel_versions=dict(checkpoint.get("channel_versions") or {}),
+            blocked=frozenset(blocked),
+        )
+
+    @_driver_errors_iter
+    def iter_message_states(self, key: str) -> Iterator[MessageState]:
+        from symfonic_cli.model.checkpoint import MessageState
+
+        fields = {"_id": 0, "checkpoint_ns": 1, "checkpoint_id": 1, "type": 1, "checkpoint": 1}
+        for doc in self._thread_docs(key, fields, descending=True):
+            cid = _field(doc, "checkpoint_id", str, None)
+            yield MessageState(
+                _key_field(doc, "checkpoint_ns"), cid, None, cid, "checkpoint",
+                _field(doc, "type", str, cid), _field(doc, "checkpoint", bytes, cid),
+            )
+
+    @_driver_errors
+    def read_message_state(self, key: str, *, checkpoint_id: str | None = None) -> MessageState | None:
+        from symfonic_cli.model.checkpoint import MessageState
+
+        query = {"thread_id": _plain(key, "thread key"), "checkpoint_ns": ""}
+        if checkpoint_id is not None:
+            query["checkpoint_id"] = _plain(checkpoint_id, "checkpoint id")
+        fields = {"_id": 0, "checkpoint_id": 1, "type": 1, "checkpoint": 1}
+        doc = self.checkpoints.find_one(query, fields, sort=[("checkpoint_id", -1)])
+        if doc is None:
+            return None
+        cid = _field(doc, "checkpoint_id", str, None)
+        return MessageState("", cid, None, cid, "checkpoint", _field(doc, "type", str, cid), _field(doc, "checkpoint", bytes, cid))
+
+    # -- timestamps (protocol docstrings in stores/protocol.py): heads from each blob's first bytes
+
+    @_driver_errors_iter
+    def iter_checkpoint_heads(self, key: str) -> Iterator["CheckpointHead"]:
+        from symfonic_cli.codec.msgpack_head import NeedMore, checkpoint_blob_head
+        from symfonic_cli.model.checkpoint import CheckpointHead
+
+        fields = {"_id": 0, "checkpoint_ns": 1, "checkpoint_id": 1, "parent_checkpoint_id": 1, "type": 1, "checkpoint": 1, "metadata.source": 1, "metadata.step": 1}
+        for doc in self._thread_docs(key, fields, descending=False):
+            cid = _field(doc, "checkpoint_id", str, None)
+            ts = count = None
+            if doc.get("type") == "msgpack" and isinstance(doc.get("checkpoint"), bytes):
+                try:
+                    ts, count = checkpoint_blob_head(doc["checkpoint"])
+                except (NeedMore, ValueError):
+                    ts = count = None
+            meta = doc.get("metadata") if isinstance(doc.get("metadata"), dict) else {}
+            try:
+                source, step = _leaf(meta.get("source"), cid), _leaf(meta.get("step"), cid)
+            except StoreError:  # odd metadata: the resolver takes its exact walk
+                source = step = None
+            parent = doc.get("parent_checkpoint_id")
+            yield CheckpointHead(
+                _key_field(doc, "checkpoint_ns"), cid, parent if isinstance(parent, str) and parent else None,
+                ts, source if isinstance(source, str) else None, count,
+                step if isinstance(step, int) and not isinstance(step, bool) else None,
+            )
+
+    @_driver_errors_iter
+    def iter_message_writes(self, key: str) -> Iterator["MessageWrite"]:
+        from symfonic_cli.model.checkpoint import MessageWrite
+
+        fields = {"_id": 0, "checkpoint_ns": 1, "checkpoint_id": 1, "task_id": 1, "idx": 1, "type": 1, "value": 1}
+        for doc in self.writes.find({"thread_id": _plain(key, "thread key"), "channel": "messages"}, fields):
+            value = doc.get("value")
+            idx, type_ = doc.get("idx"), doc.get("type")
+            yield MessageWrite(
+                _key_field(doc, "checkpoint_ns"), _key_field(doc, "checkpoint_id"), _key_field(doc, "task_id"),
+                idx if isinstance(idx, int) else None, type_ if isinstance(type_, str) else None,
+                bytes(value) if isinstance(value, (bytes, bytearray)) else None,
+            )
+
+
+
+# The saver's unique compound indexes; without them every thread read is a collection scan.
+CHECKPOINT_INDEX = [("thread_id", 1), ("checkpoint_ns", 1), ("checkpoint_id", -1)]
+
+
+WRITES_INDEX = CHECKPOINT_INDEX + [("task_id", 1), ("idx", 1)]
+
+
+_CHECKPOINT_FIELDS = {"_id": 0, "checkpoint_id": 1, "parent_checkpoint_id": 1, "type": 1, "checkpoint": 1, "metadata": 1}
+
+
+def _summary(doc: dict, key: Any) -> ThreadSummary:
+    # Ids sort as strings only when every one is a string (BSON orders numbers before strings).
+    for name, value in (("thread_id", key), ("checkpoint_id", doc.get("first")), ("checkpoint_id", doc.get("last"))):
+        if not isinstance(value, str):
+            where = f" of thread '{key}'" if isinstance(key, str) else ""
+            raise StoreError(
+                f"a checkpoint document{where} has an unexpected shape: '{name}' is {type(value).__name__} "
+                f"({_short(value)}), not a string"
+            )
+    return ThreadSummary(key, int(doc["n"]), doc["first"], doc["last"])
+
+
+def _key_text(key: Any) -> str:
+    return "(" + ", ".join(f"{k}: {v}" for k, v in dict(key).items()) + ")"

@@ -1,0 +1,176 @@
+"""MongoDB stores: run state (thread show, threads list --status/--with-size): latest checkpoints, pending writes, sizes."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from symfonic_cli.errors import StoreError
+from symfonic_cli.stores.mongodb._common import (
+    _driver_errors,
+    _driver_errors_iter,
+    _field,
+    _leaf,
+    _plain,
+    _prefix_range,
+)
+
+# typing.TYPE_CHECKING without importing typing (quick commands load this module).
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from symfonic_cli.threadstate.listing import ThreadRunState
+    from symfonic_cli.threadstate.rows import ThreadRunRows
+
+
+class MongoState:
+    """Run state (thread show, threads list --status/--with-size): latest checkpoints, pending writes, sizes."""
+
+    # -- run state (``thread show``; see stores/protocol.py): the latest document per namespace,
+    # read lean; sizes are the stored documents' $bsonSize, summed by the server
+
+    @_driver_errors
+    def read_run_rows(self, key: str) -> "ThreadRunRows | None":
+        from symfonic_cli.threadstate.rows import (
+            RawWrite,
+            ThreadRunRows,
+            lean_from_blob,
+        )
+
+        key = _plain(key, "thread key")
+        totals = list(self.checkpoints.aggregate([
+            {"$match": {"thread_id": key}},
+            {"$group": {"_id": None, "n": {"$sum": 1}, "ns": {"$addToSet": "$checkpoint_ns"}, "first": {"$min": "$checkpoint_id"},
+                        "last": {"$max": "$checkpoint_id"}, "size": {"$sum": {"$bsonSize": "$$ROOT"}}}},
+        ]))
+        if not totals or not totals[0].get("n"):
+            return None
+        t = totals[0]
+        size = int(t.get("size") or 0)
+        wsize = list(self.writes.aggregate([
+            {"$match": {"thread_id": key}}, {"$group": {"_id": None, "size": {"$sum": {"$bsonSize": "$$ROOT"}}}},
+        ]))
+        if wsize:
+            size += int(wsize[0].get("size") or 0)
+        latest = []
+        fields = {"_id": 0, "checkpoint_ns": 1, "checkpoint_id": 1, "type": 1, "checkpoint": 1, "metadata": 1}
+        for ns in sorted(n for n in t.get("ns") or [] if isinstance(n, str)):
+            doc = self.checkpoints.find_one({"thread_id": key, "checkpoint_ns": ns}, fields, sort=[("checkpoint_id", -1)])
+            if doc is None:
+                continue
+            cid = _field(doc, "checkpoint_id", str, None)
+            meta = doc.get("metadata") if isinstance(doc.get("metadata"), dict) else {}
+            try:
+                meta = {k: _leaf(meta.get(k), cid) for k in ("step", "source") if k in meta}
+            except StoreError:
+                meta = {}
+            latest.append(lean_from_blob(ns, cid, doc.get("type"), _field(doc, "checkpoint", bytes, cid), meta))
+        latest.sort(key=lambda l: (l.checkpoint_ns != "", l.checkpoint_ns))
+        writes = []
+        for l in latest:
+            for doc in self.writes.find(
+                {"thread_id": key, "checkpoint_ns": _plain(l.checkpoint_ns, "namespace"), "checkpoint_id": _plain(l.checkpoint_id, "checkpoint id")},
+                {"_id": 0, "task_id": 1, "task_path": 1, "idx": 1, "channel": 1, "type": 1, "value": 1},
+            ).sort([("task_id", 1), ("idx", 1)]):
+                value = doc.get("value")
+                channel = doc.get("channel")
+                writes.append(RawWrite(
+                    l.checkpoint_ns, l.checkpoint_id, str(doc.get("task_id")), doc.get("task_path") if isinstance(doc.get("task_path"), str) else None,
+                    doc.get("idx") if isinstance(doc.get("idx"), int) else 0, channel if isinstance(channel, str) else "",
+                    doc.get("type") if isinstance(doc.get("type"), str) else None,
+                    bytes(value) if isinstance(value, (bytes, bytearray)) else None,
+                ))
+        return ThreadRunRows(latest, writes, int(t["n"]), len(t.get("ns") or []), size, t.get("first"), t.get("last"))
+
+    _RUN_BATCH = 500
+
+    @_driver_errors_iter
+    def iter_run_states(
+        self, *, prefix: str | None = None, with_size: bool = False, with_status: bool = True
+    ) -> Iterator["ThreadRunState"]:
+        """Counts, ids and sizes ($bsonSize) grouped by the server; the latest root documents and
+        their writes fetched a batch of threads at a time; each blob's version maps read from its
+        tail (``threadstate.listing.status_from_tail``), the blob read whole only when that fails."""
+        from symfonic_cli.threadstate.listing import ThreadRunState, status_from_tail
+
+        match = {"thread_id": _prefix_range(_plain(prefix, "prefix"))} if prefix else {}
+        group: dict = {"_id": "$thread_id", "n": {"$sum": 1}, "first": {"$min": "$checkpoint_id"}, "last": {"$max": "$checkpoint_id"}}
+        if with_size:
+            group["size"] = {"$sum": {"$bsonSize": "$$ROOT"}}
+        summary = self.checkpoints.aggregate([{"$match": match}, {"$group": group}, {"$sort": {"_id": 1}}], allowDiskUse=True)
+        write_sizes = None
+        if with_size:
+            write_sizes = self.writes.aggregate([
+                {"$match": match}, {"$group": {"_id": "$thread_id", "size": {"$sum": {"$bsonSize": "$$ROOT"}}}}, {"$sort": {"_id": 1}},
+            ], allowDiskUse=True)
+        latest = None
+        if with_status:
+            latest = self.checkpoints.aggregate([
+                {"$match": {**match, "checkpoint_ns": ""}}, {"$group": {"_id": "$thread_id", "cid": {"$max": "$checkpoint_id"}}},
+                {"$sort": {"_id": 1}},
+            ], allowDiskUse=True)
+        nxt_size = next(write_sizes, None) if write_sizes is not None else None
+        nxt_latest = next(latest, None) if latest is not None else None
+        batch: list[tuple[dict, str | None]] = []
+        for doc in summary:
+            key = doc["_id"]
+            if not isinstance(key, str):
+                continue
+            size = int(doc.get("size") or 0)
+            if write_sizes is not None:
+                while nxt_size is not None and str(nxt_size["_id"]) < key:
+                    nxt_size = next(write_sizes, None)
+                if nxt_size is not None and nxt_size["_id"] == key:
+                    size += int(nxt_size.get("size") or 0)
+                    nxt_size = next(write_sizes, None)
+            doc["size"] = size
+            cid = None
+            if latest is not None:
+                while nxt_latest is not None and str(nxt_latest["_id"]) < key:
+                    nxt_latest = next(latest, None)
+                if nxt_latest is not None and nxt_latest["_id"] == key:
+                    cid = nxt_latest.get("cid") if isinstance(nxt_latest.get("cid"), str) else None
+                    nxt_latest = next(latest, None)
+            batch.append((doc, cid))
+            if len(batch) >= self._RUN_BATCH:
+                yield from self._run_batch(batch, with_size, with_status, ThreadRunState, status_from_tail)
+                batch = []
+        if batch:
+            yield from self._run_batch(batch, with_size, with_status, ThreadRunState, status_from_tail)
+
+    def _run_batch(self, batch, with_size, with_status, ThreadRunState, status_from_tail):
+        docs: dict[str, dict] = {}
+        flags: dict[str, dict] = {}
+        pairs = [{"thread_id": d["_id"], "checkpoint_ns": "", "checkpoint_id": cid} for d, cid in batch if cid is not None]
+        if with_status and pairs:
+            for doc in self.checkpoints.find({"$or": pairs}, {"_id": 0, "thread_id": 1, "checkpoint_id": 1, "type": 1, "checkpoint": 1, "metadata.step": 1}):
+                docs[doc.get("thread_id")] = doc
+            for w in self.writes.find({"$or": pairs}, {"_id": 0, "thread_id": 1, "task_id": 1, "task_path": 1, "channel": 1}):
+                f = flags.setdefault(w.get("thread_id"), {}).setdefault(str(w.get("task_id")), [None, False, False, False])
+                if isinstance(w.get("task_path"), str):
+                    f[0] = w["task_path"]
+                channel = w.get("channel")
+                if channel == "__interrupt__":
+                    f[1] = True
+                elif channel == "__error__":
+                    f[2] = True
+                elif channel not in ("__resume__", "__error_source_node__"):
+                    f[3] = True
+        for d, cid in batch:
+            key = d["_id"]
+            status = None
+            doc = docs.get(key)
+            if doc is not None:
+                blob = doc.get("checkpoint") if isinstance(doc.get("checkpoint"), (bytes, bytearray)) else None
+                blob = bytes(blob) if blob is not None else None
+                meta = doc.get("metadata") if isinstance(doc.get("metadata"), dict) else {}
+                try:
+                    step = _leaf(meta.get("step"), cid)
+                except StoreError:
+                    step = None
+                at = blob.find(b"\xb0channel_versions") if blob else -1
+                task_flags = {tid: tuple(f) for tid, f in flags.get(key, {}).items()}
+                status = status_from_tail(
+                    cid, step, doc.get("type"), blob[:4] if blob else None, blob[at:] if at > 0 else None,
+                    len(blob) if blob else None, task_flags,
+                    whole=lambda doc=doc, blob=blob, step=step: (doc.get("type"), blob, {"step": step}),
+                )
+            yield ThreadRunState(key, int(d["n"]), d.get("first"), d.get("last"), status, d["size"] if with_size else None)

@@ -1,0 +1,6 @@
+"""PostgreSQL backend: connect.py opens the store and composes the sections, one module each
+(read.py, history.py, compat.py, state.py, erase.py, copy.py), in the order of stores/protocol.py."""
+
+from symfonic_cli.stores.postgres.connect import PostgresStore, open_store
+
+__all__ = ['PostgresStore', 'open_store']

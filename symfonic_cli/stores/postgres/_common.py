@@ -1,0 +1,90 @@
+"""What the PostgreSQL backend's sections share: errors, constants and small helpers."""
+
+from __future__ import annotations
+
+import math
+import os
+from typing import Any
+
+from symfonic_cli.errors import StoreError
+from symfonic_cli.location import StoreLocation, scrub
+from symfonic_cli.stores._common import error_translators
+
+TABLES = ("checkpoints", "checkpoint_blobs", "checkpoint_writes", "checkpoint_migrations")
+
+
+ITERSIZE = 500
+
+
+def _store_error(location: StoreLocation, exc: Exception) -> StoreError:
+    import psycopg.errors as pe
+
+    text = " ".join(str(exc).split()) or type(exc).__name__
+    if isinstance(exc, pe.InsufficientPrivilege):
+        return StoreError(
+            scrub(f"missing privilege on {location.display}: {text}", location),
+            hint="inspecting needs SELECT on checkpoints, checkpoint_blobs, checkpoint_writes, checkpoint_migrations",
+        )
+    if isinstance(exc, pe.ReadOnlySqlTransaction):
+        return StoreError(scrub(f"{location.display} refused a write (read-only session): {text}", location))
+    return StoreError(scrub(f"PostgreSQL error on {location.display}: {text}", location))
+
+
+def _psycopg_errors() -> tuple[type[BaseException], ...]:
+    import psycopg
+
+    return (psycopg.Error,)
+
+
+# psycopg errors become one-line store errors with the password masked.
+_translate_errors, _translate_iter = error_translators(
+    _psycopg_errors, lambda store, exc: _store_error(store.location, exc)
+)
+
+
+def _conninfo(location: StoreLocation, *, writable: bool, connect_timeout: float) -> str:
+    from psycopg.conninfo import conninfo_to_dict, make_conninfo
+
+    try:
+        params = conninfo_to_dict(location.url)
+    except Exception as exc:
+        raise StoreError(scrub(f"malformed PostgreSQL URL {location.display}: {' '.join(str(exc).split())}", location)) from None
+    extra: dict[str, Any] = {"connect_timeout": _effective_timeout(connect_timeout)}
+    if params.get("options") is None and (params.get("service") or os.environ.get("PGSERVICE")):
+        # A service file may hold "options" (a search_path, ...): ours would replace them, so
+        # libpq resolves them as usual and _prepare makes the session read-only after connecting.
+        pass
+    else:
+        # Setting "options" would hide PGOPTIONS (libpq reads the variable only as a default).
+        options = str(params.get("options") or os.environ.get("PGOPTIONS", "")).strip()
+        if not writable:
+            options = f"{options} -c default_transaction_read_only=on".strip()
+        if options:
+            extra["options"] = options
+    if not params.get("application_name") and not os.environ.get("PGAPPNAME"):
+        extra["application_name"] = "symfonic"
+    return make_conninfo(location.url, **extra)
+
+
+def _effective_timeout(seconds: float) -> int:
+    # libpq (and psycopg) count whole seconds, at least 2.
+    return max(2, math.ceil(seconds))
+
+
+def _connect_error(location: StoreLocation, exc: Exception, timeout: float) -> StoreError:
+    text = " ".join(str(exc).split())
+    if "timeout expired" in text:
+        return StoreError(
+            scrub(f"no answer from the PostgreSQL server of {location.display} within {_effective_timeout(timeout)} s", location),
+            hint="check host and port, or raise --connect-timeout",
+        )
+    if "password authentication failed" in text or "no password supplied" in text:
+        return StoreError(
+            scrub(f"PostgreSQL refused the credentials for {location.display}: {text}", location),
+            hint="check the user and password (PGPASSWORD, ~/.pgpass, PGSERVICE)",
+        )
+    return StoreError(scrub(f"cannot connect to {location.display}: {text}", location))
+
+
+def _bytes(value: Any) -> Any:
+    return bytes(value) if isinstance(value, (memoryview, bytearray)) else value

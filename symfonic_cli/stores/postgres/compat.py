@@ -1,0 +1,146 @@
+"""PostgreSQL stores: the compat report's reads: envelope metadata only, never a checkpoint blob."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from symfonic_cli.stores.postgres._common import _translate_errors, _translate_iter
+
+
+class PostgresCompat:
+    """The compat report's reads: envelope metadata only, never a checkpoint blob."""
+
+    # -- compat (protocol docstrings in stores/protocol.py): JSONB operators over metadata only
+
+    _ENVELOPE_FIELDS = ("format_version", "writer_line", "safe_boundary", "finalized")
+
+    @_translate_iter
+    def envelope_shapes(self, envelope_key: str, *, older_than: str | None = None):
+        from symfonic_cli.model.envelope import EnvelopeShape
+
+        # Values group by their JSON text, so 1 and 1.0 (equal as jsonb) stay apart.
+        inner = []
+        for f in self._ENVELOPE_FIELDS:
+            inner.append(f"CASE WHEN kind = 'object' THEN {_kind_sql(f'env -> {_lit(f)}')} END AS {f}_t")
+            inner.append(
+                f"CASE WHEN kind = 'object' AND jsonb_typeof(env -> {_lit(f)}) NOT IN ('object', 'array') "
+                f"THEN (env -> {_lit(f)})::text END AS {f}_v"
+            )
+        inner.append(f"CASE WHEN kind = 'object' THEN {_kind_sql(_lit_path('env', 'boundary_sequence'))} END AS bs_t")
+        groups = [f"{f}_{s}" for f in self._ENVELOPE_FIELDS for s in ("t", "v")] + ["bs_t"]
+        # Rows Python's json reads differently (see _PYTHON_ONLY) are tested once, in this pass,
+        # and come out one per group with their metadata text, to be decoded in Python.
+        py = ["py_tid", "py_ns", "py_cid", "py_meta"]
+        sql = (
+            f"SELECT kind, {', '.join(groups)}, older, count(*), sum(latest::int), {', '.join(py)} FROM ("
+            f" SELECT kind, {', '.join(inner)}, older, latest, {', '.join(py)} FROM ("
+            f"  SELECT CASE WHEN NOT python_only THEN {_kind_sql('metadata -> %(key)s')} END AS kind,"
+            "   CASE WHEN NOT python_only THEN metadata -> %(key)s END AS env, older, latest,"
+            "   CASE WHEN python_only THEN thread_id END AS py_tid, CASE WHEN python_only THEN checkpoint_ns END AS py_ns,"
+            "   CASE WHEN python_only THEN checkpoint_id END AS py_cid,"
+            "   CASE WHEN python_only THEN metadata::text END AS py_meta FROM ("
+            "   SELECT thread_id, checkpoint_ns, checkpoint_id, metadata,"
+            '    coalesce(checkpoint_id COLLATE "C" < %(older)s, false) AS older,'
+            "    (checkpoint_ns = '' AND row_number() OVER ("
+            "      PARTITION BY thread_id, checkpoint_ns ORDER BY checkpoint_id DESC) = 1) AS latest,"
+            f"    {_PYTHON_ONLY} AS python_only"
+            "   FROM checkpoints) AS r) AS m) AS e"
+            f" GROUP BY kind, {', '.join(groups)}, older, {', '.join(py)}"
+        )
+        params = {"key": envelope_key, "older": older_than}
+        for row in self._stream(sql, params):
+            if row[13] is not None:
+                yield self._python_shape(envelope_key, row)
+                continue
+            kind = row[0] or "absent"
+            fields = {}
+            if kind == "object":
+                for i, f in enumerate(self._ENVELOPE_FIELDS):
+                    fields[f] = _typed(row[1 + 2 * i], row[2 + 2 * i])
+                fields["boundary_sequence"] = _typed(row[9], None)
+            yield EnvelopeShape(kind, **fields, older=bool(row[10]), checkpoints=row[11], latest=row[12] or 0)
+
+    @staticmethod
+    def _python_shape(envelope_key: str, row: tuple):
+        """One row whose metadata Python's json reads differently from JSONB (see _PYTHON_ONLY)."""
+        from symfonic_cli.model.envelope import ABSENT, EnvelopeShape, row_from_metadata
+
+        tid, ns, cid, meta = row[13:17]
+        decoded = row_from_metadata(str(tid), ns, cid, meta, envelope_key)
+        return EnvelopeShape(
+            "absent" if decoded.envelope is ABSENT else "object",
+            older=bool(row[10]), checkpoints=row[11], latest=row[12] or 0,
+            metadata={} if decoded.envelope is ABSENT else {envelope_key: decoded.envelope},
+            anomalies=decoded.anomalies, error=decoded.error,
+        )
+
+    @_translate_iter
+    def iter_envelopes(self, envelope_key: str, *, thread: str | None = None):
+        from symfonic_cli.model.envelope import row_from_metadata
+
+        # Each row's metadata decoded as PostgresSaver's driver decodes it (Python json), limits applied.
+        where = "WHERE thread_id = %(thread)s" if thread is not None else ""
+        sql = (
+            "SELECT thread_id, checkpoint_ns, checkpoint_id, metadata::text "
+            f'FROM checkpoints {where} ORDER BY thread_id COLLATE "C", checkpoint_id DESC, checkpoint_ns COLLATE "C"'
+        )
+        for tid, ns, cid, meta in self._stream(sql, {"thread": thread}):
+            yield row_from_metadata(str(tid), ns, cid, meta, envelope_key)
+
+    @_translate_errors
+    def envelope_key_candidates(self, envelope_key: str, *, limit: int = 5) -> list[tuple[str, int]]:
+        sql = (
+            "SELECT j.key, count(*) FROM checkpoints, "
+            "jsonb_each(CASE WHEN jsonb_typeof(metadata) = 'object' THEN metadata ELSE '{}'::jsonb END) AS j "
+            "WHERE jsonb_typeof(j.value) = 'object' AND j.key <> %s "
+            "AND j.value ? 'format_version' AND j.value ? 'writer_line' "
+            'GROUP BY j.key ORDER BY count(*) DESC, j.key COLLATE "C" LIMIT %s'
+        )
+        return [(str(k), n) for k, n in self.conn.execute(sql, (envelope_key, limit))]
+
+
+
+# Metadata Python's json cannot read within symfonic's limits (symfonic_cli/codec/metadata_json.py):
+# an integer of more digits than MAX_INT_DIGITS (JSONB keeps any number exactly), or nesting
+# deeper than MAX_DEPTH (the metadata is level 1). Those rows are decoded in Python, as the
+# saver's driver would, so the store-wide report reads them as a thread's report does.
+_PYTHON_ONLY = (
+    "(jsonb_path_exists(metadata, 'strict $.** ? (@.type() == \"number\" && (@ >= 1e20000 || @ <= -1e20000))') OR "
+    "jsonb_path_exists(metadata, 'strict $.**{2000} ? (@.type() == \"array\" || @.type() == \"object\")'))"
+)
+
+
+def _lit(text: str) -> str:
+    # Field names here are our own constants, never user input.
+    assert text.isidentifier()
+    return f"'{text}'"
+
+
+def _lit_path(base: str, field: str) -> str:
+    return f"{base} -> {_lit(field)}"
+
+
+def _kind_sql(expr: str) -> str:
+    """The protocol's JSON kind of a jsonb expression (NULL when absent); integers told from numbers by their text."""
+    return (
+        f"CASE jsonb_typeof({expr}) WHEN 'number' THEN "
+        f"CASE WHEN ({expr})::text ~ '^-?[0-9]+$' THEN 'integer' ELSE 'number' END "
+        f"ELSE jsonb_typeof({expr}) END"
+    )
+
+
+_PLACEHOLDER = {"null": None, "boolean": False, "integer": 0, "number": 0.0, "string": "", "array": [], "object": {}}
+
+
+def _typed(kind: str | None, text: str | None) -> Any:
+    """A (kind, JSON text) pair as the faithful Python value; placeholders for nested values."""
+
+    from symfonic_cli.model.envelope import ABSENT
+
+    if kind is None:
+        return ABSENT
+    if kind in ("array", "object") or text is None:
+        return _PLACEHOLDER[kind]
+    from symfonic_cli.codec.metadata_json import loads
+
+    return loads(text)  # rows beyond its limits never get here (_PYTHON_ONLY)

@@ -1,0 +1,257 @@
+"""PostgreSQL stores: what is in the store, one thread, and the transcript reads (timestamps from blob heads)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from symfonic_cli.errors import StoreError
+from symfonic_cli.model.listing import StoreInfo, ThreadSummary
+from symfonic_cli.stores.postgres._common import (
+    TABLES,
+    _translate_errors,
+    _translate_iter,
+)
+from symfonic_cli.threadkey import tenant_prefix
+
+# typing.TYPE_CHECKING without importing typing (quick commands load this module).
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from symfonic_cli.model.checkpoint import (
+        CheckpointHead,
+        CheckpointRecord,
+        MessageState,
+        MessageWrite,
+    )
+
+
+class PostgresRead:
+    """What is in the store, one thread, and the transcript reads (timestamps from blob heads)."""
+
+    # -- what is in the store
+
+    @_translate_iter
+    def list_threads(
+        self,
+        *,
+        tenant: str | None = None,
+        sub_tenant: str | None = None,
+        limit: int | None = None,
+    ) -> Iterator[ThreadSummary]:
+        where, params = "", []
+        if tenant is not None:
+            where, params = self._prefix_where(tenant_prefix(tenant, sub_tenant))
+        # Ties broken bytewise, as SQLite does.
+        sql = (
+            "SELECT thread_id, count(*), min(checkpoint_id), max(checkpoint_id) "
+            f"FROM checkpoints {where} GROUP BY thread_id "
+            'ORDER BY max(checkpoint_id) DESC, thread_id COLLATE "C"'
+        )
+        if limit is not None:
+            sql += " LIMIT %s"
+            params.append(limit)
+        for key, n, first, last in self._stream(sql, params):
+            yield ThreadSummary(str(key), n, first, last)
+
+    @_translate_errors
+    def thread_summary(self, key: str) -> ThreadSummary | None:
+        row = self.conn.execute(
+            "SELECT count(*), min(checkpoint_id), max(checkpoint_id) FROM checkpoints WHERE thread_id = %s",
+            (key,),
+        ).fetchone()
+        if not row or not row[0]:
+            return None
+        return ThreadSummary(key, row[0], row[1], row[2])
+
+    @_translate_errors
+    def info(self) -> StoreInfo:
+        row = self.conn.execute(
+            "SELECT (SELECT count(DISTINCT thread_id) FROM checkpoints), "
+            "(SELECT count(*) FROM checkpoints), "
+            "(SELECT count(*) FROM checkpoint_writes), "
+            "(SELECT count(*) FROM checkpoint_blobs), "
+            "(SELECT count(DISTINCT checkpoint_ns) FROM checkpoints), "
+            "(SELECT max(v) FROM checkpoint_migrations), "
+            "pg_total_relation_size('checkpoints'::regclass), "
+            "pg_total_relation_size('checkpoint_blobs'::regclass), "
+            "pg_total_relation_size('checkpoint_writes'::regclass), "
+            "pg_total_relation_size('checkpoint_migrations'::regclass), "
+            "current_database(), current_setting('server_version'), current_setting('transaction_read_only')"
+        ).fetchone()
+        threads, checkpoints, writes, blobs, namespaces, version, *sizes, database, server, read_only = row
+        details: dict[str, Any] = {
+            "database": database,
+            "schema": self.schema,
+            "tables": ", ".join(TABLES),
+            "migration version": version,
+            "schema variant": "checkpoint_writes.task_path present" if self.has_task_path else "checkpoint_writes without task_path",
+            "blobs": blobs,
+            "namespaces": namespaces,
+        }
+        for table, size in zip(TABLES, sizes):
+            details[f"{table} size"] = size
+        details["server version"] = server
+        details["read-only session"] = read_only
+        return StoreInfo("postgres", self.location.display, threads, checkpoints, writes, details)
+
+    # -- one thread
+
+    @_translate_errors
+    def read_checkpoint(
+        self,
+        key: str,
+        *,
+        checkpoint_ns: str = "",
+        checkpoint_id: str | None = None,
+        channels: tuple[str, ...] = ("messages",),
+    ) -> CheckpointRecord | None:
+        from symfonic_cli.codec.strict import collect_blocked, loads
+        from symfonic_cli.model.checkpoint import CheckpointRecord
+
+        select = (
+            "SELECT checkpoint_id, parent_checkpoint_id, checkpoint ->> 'ts', checkpoint -> 'channel_values', "
+            "checkpoint -> 'channel_versions', metadata FROM checkpoints WHERE thread_id = %s AND checkpoint_ns = %s "
+        )
+        where, params = ("ORDER BY checkpoint_id DESC LIMIT 1", (key, checkpoint_ns)) if checkpoint_id is None else (
+            "AND checkpoint_id = %s", (key, checkpoint_ns, checkpoint_id))
+        try:
+            row = self.conn.execute(select.replace(", metadata FROM", ", metadata::text FROM") + where, params).fetchone()
+        except (ValueError, RecursionError) as exc:
+            # psycopg decodes the JSONB with Python's json: a long integer, deep nesting.
+            found = self.conn.execute(
+                "SELECT checkpoint_id FROM checkpoints WHERE thread_id = %s AND checkpoint_ns = %s " + where, params
+            ).fetchone()
+            raise StoreError(
+                f"checkpoint {found[0] if found else '?'} cannot be decoded ({type(exc).__name__}: {str(exc)[:120]})"
+            ) from None
+        if row is None:
+            return None
+        cid, parent, ts, inline, versions, metadata_text = row
+        from symfonic_cli.codec.metadata_json import MetadataError
+        from symfonic_cli.codec.metadata_json import loads as metadata_loads
+
+        try:
+            metadata = metadata_loads(metadata_text) if metadata_text is not None else {}
+        except MetadataError as exc:
+            raise StoreError(f"checkpoint {cid}: {exc.reason}") from None
+        inline = inline if isinstance(inline, dict) else {}
+        versions = versions if isinstance(versions, dict) else {}
+        wanted = [ch for ch in channels if ch in versions]
+        values: dict[str, Any] = {ch: inline[ch] for ch in channels if ch in inline}
+        blocked: set[str] = set()
+        if wanted:
+            blobs = self.conn.execute(
+                "SELECT b.channel, b.type, b.blob FROM checkpoint_blobs b "
+                "JOIN unnest(%s::text[], %s::text[]) AS w(channel, version) "
+                "ON b.channel = w.channel AND b.version = w.version "
+                "WHERE b.thread_id = %s AND b.checkpoint_ns = %s",
+                ([str(ch) for ch in wanted], [str(versions[ch]) for ch in wanted], key, checkpoint_ns),
+            ).fetchall()
+            with collect_blocked() as blocked:
+                for ch, type_, blob in blobs:
+                    if type_ == "empty":
+                        values.pop(ch, None)
+                        continue
+                    # A blob wins over an inline value (a delta snapshot leaves a `true` marker inline).
+                    values[ch] = loads(type_, blob, what=f"channel '{ch}' of checkpoint {cid}")
+        return CheckpointRecord(
+            thread_id=key,
+            checkpoint_ns=checkpoint_ns,
+            checkpoint_id=cid,
+            parent_checkpoint_id=parent,
+            ts=ts,
+            metadata=metadata if isinstance(metadata, dict) else {},
+            channel_values=values,
+            channel_versions=dict(versions),
+            blocked=frozenset(blocked),
+        )
+
+    @_translate_iter
+    def iter_message_states(self, key: str) -> Iterator[MessageState]:
+        # Each distinct (namespace, version) of `messages` ships its blob once, on its newest
+        # checkpoint (the first the reader sees); the reader caches by version for the rest.
+        from symfonic_cli.model.checkpoint import MessageState
+
+        sql = (
+            "SELECT c.checkpoint_ns, c.checkpoint_id, c.ts, c.ver, "
+            "CASE WHEN b.type = 'empty' THEN NULL ELSE b.type END, "
+            "CASE WHEN b.type = 'empty' THEN NULL ELSE b.blob END "
+            "FROM (SELECT checkpoint_ns, checkpoint_id, checkpoint ->> 'ts' AS ts, "
+            "checkpoint -> 'channel_versions' ->> 'messages' AS ver, "
+            "row_number() OVER (PARTITION BY checkpoint_ns, checkpoint -> 'channel_versions' ->> 'messages' "
+            "ORDER BY checkpoint_id DESC) AS rn "
+            "FROM checkpoints WHERE thread_id = %s) AS c "
+            "LEFT JOIN checkpoint_blobs b ON c.rn = 1 AND b.thread_id = %s AND b.checkpoint_ns = c.checkpoint_ns "
+            "AND b.channel = 'messages' AND b.version = c.ver "
+            "ORDER BY c.checkpoint_id DESC"
+        )
+        for ns, cid, ts, ver, type_, blob in self._stream(sql, (key, key)):
+            yield MessageState(ns, cid, ts, ver, "channel", type_, bytes(blob) if blob is not None else None)
+
+    # -- timestamps (protocol docstrings in stores/protocol.py): no message decoded
+
+    @_translate_errors
+    def read_message_state(self, key: str, *, checkpoint_id: str | None = None) -> MessageState | None:
+        # The messages blob named by the checkpoint's channel_versions; anything unusual (an inline
+        # value, an "empty" blob, no blob) gives payload None and the strict path decides.
+        from symfonic_cli.model.checkpoint import MessageState
+
+        sql = (
+            "SELECT c.checkpoint_id, c.checkpoint ->> 'ts', c.checkpoint -> 'channel_versions' ->> 'messages', "
+            "c.checkpoint -> 'channel_values' ? 'messages', b.type, b.blob "
+            "FROM checkpoints c LEFT JOIN checkpoint_blobs b ON b.thread_id = c.thread_id "
+            "AND b.checkpoint_ns = c.checkpoint_ns AND b.channel = 'messages' "
+            "AND b.version = c.checkpoint -> 'channel_versions' ->> 'messages' "
+            "WHERE c.thread_id = %s AND c.checkpoint_ns = ''"
+        )
+        if checkpoint_id is None:
+            row = self.conn.execute(sql + " ORDER BY c.checkpoint_id DESC LIMIT 1", (key,)).fetchone()
+        else:
+            row = self.conn.execute(sql + " AND c.checkpoint_id = %s", (key, checkpoint_id)).fetchone()
+        if row is None:
+            return None
+        cid, ts, version, inline, type_, blob = row
+        if inline or type_ != "msgpack" or blob is None:
+            return MessageState("", cid, ts, version, "channel", None, None)
+        return MessageState("", cid, ts, version, "channel", type_, bytes(blob))
+
+    @_translate_iter
+    def iter_checkpoint_heads(self, key: str) -> Iterator["CheckpointHead"]:
+        from symfonic_cli.codec.msgpack_head import NeedMore, channel_blob_count
+        from symfonic_cli.model.checkpoint import CheckpointHead
+
+        sql = (
+            "SELECT c.checkpoint_ns, c.checkpoint_id, c.parent_checkpoint_id, c.checkpoint ->> 'ts', "
+            "CASE WHEN jsonb_typeof(c.metadata -> 'source') = 'string' THEN c.metadata ->> 'source' END, "
+            "jsonb_typeof(c.checkpoint -> 'channel_values' -> 'messages'), "
+            "b.type, substring(b.blob from 1 for 9) "
+            "FROM checkpoints c LEFT JOIN checkpoint_blobs b ON b.thread_id = c.thread_id "
+            "AND b.checkpoint_ns = c.checkpoint_ns AND b.channel = 'messages' "
+            "AND b.version = c.checkpoint -> 'channel_versions' ->> 'messages' "
+            "WHERE c.thread_id = %s ORDER BY c.checkpoint_id, c.checkpoint_ns"
+        )
+        for ns, cid, parent, ts, source, inline, type_, head in self._stream(sql, (key,)):
+            count: int | None
+            if type_ == "msgpack" and head is not None:
+                try:
+                    count = channel_blob_count(bytes(head))
+                except (NeedMore, ValueError):
+                    count = None
+            elif type_ is not None and type_ != "empty":
+                count = None  # another encoding: the resolver takes the exact walk
+            elif inline is not None and inline != "null":
+                count = None  # an inline value where a list belongs
+            else:
+                count = 0
+            yield CheckpointHead(ns, cid, parent, ts, source, count)
+
+    @_translate_iter
+    def iter_message_writes(self, key: str) -> Iterator["MessageWrite"]:
+        from symfonic_cli.model.checkpoint import MessageWrite
+
+        sql = (
+            "SELECT checkpoint_ns, checkpoint_id, task_id, idx, type, blob FROM checkpoint_writes "
+            "WHERE thread_id = %s AND channel = 'messages'"
+        )
+        for ns, cid, task_id, idx, type_, blob in self._stream(sql, (key,)):
+            yield MessageWrite(ns, cid, task_id, idx, type_, bytes(blob) if blob is not None else None)

@@ -1,0 +1,204 @@
+"""PostgreSQL stores: run state (thread show, threads list --status/--with-size): latest checkpoints, pending writes, sizes."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from symfonic_cli.errors import StoreError
+from symfonic_cli.stores.postgres._common import (
+    ITERSIZE,
+    _bytes,
+    _translate_errors,
+    _translate_iter,
+)
+
+# typing.TYPE_CHECKING without importing typing (quick commands load this module).
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from symfonic_cli.threadstate.listing import ThreadRunState
+    from symfonic_cli.threadstate.rows import ThreadRunRows
+
+
+class PostgresState:
+    """Run state (thread show, threads list --status/--with-size): latest checkpoints, pending writes, sizes."""
+
+    # -- run state (``thread show``; see stores/protocol.py): channel presence from the JSONB and
+    # the blobs of the versions the checkpoint names; only Sends and join sets are decoded
+
+    @_translate_errors
+    def read_run_rows(self, key: str) -> "ThreadRunRows | None":
+        from symfonic_cli.codec.msgpack_head import NeedMore, channel_blob_count
+        from symfonic_cli.codec.strict import lean_loads
+        from symfonic_cli.threadstate.rows import (
+            RawWrite,
+            ThreadRunRows,
+            lean_from_mapping,
+        )
+
+        c = self.conn
+        n, namespaces, first, last, size = c.execute(
+            "SELECT count(*), count(DISTINCT checkpoint_ns), min(checkpoint_id COLLATE \"C\"), max(checkpoint_id COLLATE \"C\"), "
+            "coalesce(sum(pg_column_size(checkpoint) + coalesce(pg_column_size(metadata), 0)), 0) FROM checkpoints WHERE thread_id = %s",
+            (key,),
+        ).fetchone()
+        if not n:
+            return None
+        size += c.execute(
+            "SELECT coalesce(sum(octet_length(blob)), 0) FROM checkpoint_blobs WHERE thread_id = %s", (key,)
+        ).fetchone()[0]
+        size += c.execute(
+            "SELECT coalesce(sum(octet_length(blob)), 0) FROM checkpoint_writes WHERE thread_id = %s", (key,)
+        ).fetchone()[0]
+        latest_sql = (
+            'SELECT DISTINCT ON (checkpoint_ns COLLATE "C") checkpoint_ns, checkpoint_id, checkpoint, metadata '
+            'FROM checkpoints WHERE thread_id = %s ORDER BY checkpoint_ns COLLATE "C", checkpoint_id COLLATE "C" DESC'
+        )
+        try:
+            latest_rows = c.execute(latest_sql, (key,)).fetchall()
+        except (ValueError, RecursionError) as exc:
+            # psycopg decodes JSONB with Python's json: an integer too long, nesting too deep.
+            ids = [r[0] for r in c.execute(latest_sql.replace("checkpoint_ns, checkpoint_id, checkpoint, metadata", "checkpoint_id"), (key,))]
+            raise StoreError(
+                f"checkpoint {' or '.join(ids)} of thread '{key}' cannot be decoded ({type(exc).__name__}: {str(exc)[:100]})"
+            ) from None
+        wanted = [
+            (ns, ch, str(ver))
+            for ns, _cid, cp, _meta in latest_rows if isinstance(cp, dict) and isinstance(cp.get("channel_versions"), dict)
+            for ch, ver in cp["channel_versions"].items()
+        ]
+        blobs: dict[tuple[str, str], Any] = {}
+        message_counts: dict[str, int | None] = {}
+        if wanted:
+            for ns, ch, type_, blob, head in c.execute(
+                "SELECT b.checkpoint_ns, b.channel, b.type, "
+                "CASE WHEN b.channel = '__pregel_tasks' OR b.channel LIKE 'join:%%' THEN b.blob END, "
+                "CASE WHEN b.channel = 'messages' THEN substring(b.blob from 1 for 9) END "
+                "FROM checkpoint_blobs b JOIN unnest(%s::text[], %s::text[], %s::text[]) AS w(ns, ch, ver) "
+                "ON b.checkpoint_ns = w.ns AND b.channel = w.ch AND b.version = w.ver WHERE b.thread_id = %s",
+                ([w[0] for w in wanted], [w[1] for w in wanted], [w[2] for w in wanted], key),
+            ):
+                if type_ == "empty":
+                    continue
+                value = lean_loads(type_, bytes(blob)) if blob is not None else None
+                blobs[(ns, ch)] = value
+                if ch == "messages":
+                    try:
+                        message_counts[ns] = channel_blob_count(bytes(head)) if head is not None and type_ == "msgpack" else None
+                    except (NeedMore, ValueError):
+                        message_counts[ns] = None
+        latest = []
+        for ns, cid, cp, meta in latest_rows:
+            extra = {ch: v for (bns, ch), v in blobs.items() if bns == ns}
+            lean = lean_from_mapping(ns, cid, cp, meta, extra_values=extra)
+            if ns in message_counts:
+                lean.messages = message_counts[ns]
+            latest.append(lean)
+        latest.sort(key=lambda l: (l.checkpoint_ns != "", l.checkpoint_ns))
+        keep = {(l.checkpoint_ns, l.checkpoint_id) for l in latest}
+        writes = [
+            RawWrite(ns, cid, task_id, task_path, idx, channel, type_, _bytes(blob))
+            for ns, cid, task_id, idx, task_path, channel, type_, blob in c.execute(
+                "SELECT checkpoint_ns, checkpoint_id, task_id, idx, task_path, channel, type, "
+                "CASE WHEN channel IN ('__interrupt__', '__error__') THEN blob END FROM checkpoint_writes "
+                'WHERE thread_id = %s ORDER BY checkpoint_ns COLLATE "C", checkpoint_id COLLATE "C", task_id COLLATE "C", idx',
+                (key,),
+            )
+            if (ns, cid) in keep
+        ]
+        return ThreadRunRows(latest, writes, n, namespaces, size, first, last)
+
+    @_translate_iter
+    def iter_run_states(
+        self, *, prefix: str | None = None, with_size: bool = False, with_status: bool = True
+    ) -> Iterator["ThreadRunState"]:
+        """Aggregates in the server, streamed in thread order and merged here; the version maps
+        are read as JSONB, never a blob (``threadstate.listing``)."""
+        from symfonic_cli.threadstate.listing import (
+            ThreadRunState,
+            root_status,
+            status_from_maps,
+        )
+
+        where, params = "", []
+        if prefix:
+            where, params = "AND starts_with(thread_id, %s)", [prefix]
+        order = 'ORDER BY thread_id COLLATE "C"'
+        size_sql = "sum(pg_column_size(checkpoint) + coalesce(pg_column_size(metadata), 0))" if with_size else "0"
+        queries = [(
+            f'SELECT thread_id, count(*), min(checkpoint_id COLLATE "C"), max(checkpoint_id COLLATE "C"), {size_sql} '
+            f"FROM checkpoints WHERE true {where} GROUP BY thread_id {order}", params,
+        )]
+        if with_size:
+            for table in ("checkpoint_blobs", "checkpoint_writes"):
+                queries.append((
+                    f"SELECT thread_id, sum(octet_length(blob)) FROM {table} WHERE true {where} GROUP BY thread_id {order}", params,
+                ))
+        latest_sql = (
+            'SELECT DISTINCT ON (thread_id COLLATE "C") thread_id, checkpoint_id FROM checkpoints '
+            f"WHERE checkpoint_ns = '' {where} ORDER BY thread_id COLLATE \"C\", checkpoint_id COLLATE \"C\" DESC"
+        )
+        if with_status:
+            queries.append((
+                f"SELECT c.thread_id, c.checkpoint_id, c.metadata -> 'step', c.checkpoint -> 'v', c.checkpoint -> 'channel_versions', "
+                f"c.checkpoint -> 'versions_seen', c.checkpoint -> 'updated_channels' FROM ({latest_sql}) AS l "
+                "JOIN checkpoints c ON c.thread_id = l.thread_id AND c.checkpoint_ns = '' AND c.checkpoint_id = l.checkpoint_id "
+                'ORDER BY c.thread_id COLLATE "C"', params,
+            ))
+            queries.append((
+                "SELECT w.thread_id, w.task_id, max(w.task_path), bool_or(w.channel = '__interrupt__'), bool_or(w.channel = '__error__'), "
+                "bool_or(w.channel NOT IN ('__interrupt__', '__error__', '__resume__', '__error_source_node__')) "
+                f"FROM ({latest_sql}) AS l JOIN checkpoint_writes w ON w.thread_id = l.thread_id AND w.checkpoint_ns = '' "
+                'AND w.checkpoint_id = l.checkpoint_id GROUP BY w.thread_id, w.task_id ORDER BY w.thread_id COLLATE "C"', params,
+            ))
+        # One read-only transaction; its server-side cursors are drained in step, a thread at a time.
+        with self.conn.transaction():
+            opened = []
+            try:
+                for sql, args in queries:
+                    self._cursors += 1
+                    cur = self.conn.cursor(name=f"symfonic_{self._cursors}")
+                    cur.itersize = ITERSIZE
+                    cur.execute(sql, args)
+                    opened.append(cur)
+                yield from self._merge_run_states([iter(c) for c in opened], with_size, with_status, ThreadRunState, root_status, status_from_maps)
+            finally:
+                for cur in opened:
+                    cur.close()
+
+    def _merge_run_states(self, cursors, with_size, with_status, ThreadRunState, root_status, status_from_maps):
+        summary = cursors[0]
+        sizes = cursors[1:3] if with_size else []
+        rest = cursors[3:] if with_size else cursors[1:]
+        heads = [next(c, None) for c in sizes]
+        latest = rest[0] if with_status else None
+        flags = rest[1] if with_status else None
+        nxt_latest = next(latest, None) if latest is not None else None
+        nxt_flag = next(flags, None) if flags is not None else None
+        for key, n, first, last, size in summary:
+            size = int(size or 0)
+            for i, c in enumerate(sizes):
+                while heads[i] is not None and heads[i][0] < key:
+                    heads[i] = next(c, None)
+                if heads[i] is not None and heads[i][0] == key:
+                    size += int(heads[i][1] or 0)
+                    heads[i] = next(c, None)
+            status = None
+            if with_status:
+                while nxt_latest is not None and nxt_latest[0] < key:
+                    nxt_latest = next(latest, None)
+                row = None
+                if nxt_latest is not None and nxt_latest[0] == key:
+                    row, nxt_latest = nxt_latest, next(latest, None)
+                task_flags = {}
+                while nxt_flag is not None and nxt_flag[0] <= key:
+                    if nxt_flag[0] == key:
+                        task_flags[str(nxt_flag[1])] = (nxt_flag[2], bool(nxt_flag[3]), bool(nxt_flag[4]), bool(nxt_flag[5]))
+                    nxt_flag = next(flags, None)
+                if row is not None:
+                    _, cid, step, v, versions, seen, updated = row
+                    status = status_from_maps(
+                        cid, step, v, versions, seen, updated, task_flags,
+                        whole=lambda key=key, task_flags=task_flags: root_status(self.read_run_rows(key), task_flags),
+                    )
+            yield ThreadRunState(str(key), n, first, last, status, size if with_size else None)

@@ -1,0 +1,303 @@
+"""SQLite stores written by ``langgraph-checkpoint-sqlite`` (tables ``checkpoints`` and ``writes``).
+
+Inspecting commands open the file through a ``mode=ro`` URI with ``query_only`` on: no DDL,
+no write, no file is ever created, and the saver's ``setup()`` is never run."""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import stat
+
+from symfonic_cli.errors import StoreError
+from symfonic_cli.location import StoreLocation
+from symfonic_cli.stores._common import SupportsWith
+from symfonic_cli.stores.sqlite._common import _store_error, _translate_errors
+from symfonic_cli.stores.sqlite.compat import SqliteCompat
+from symfonic_cli.stores.sqlite.copy import SqliteCopy
+from symfonic_cli.stores.sqlite.erase import SqliteErase
+from symfonic_cli.stores.sqlite.history import SqliteHistory
+from symfonic_cli.stores.sqlite.read import SqliteRead
+from symfonic_cli.stores.sqlite.state import SqliteState
+from symfonic_cli.threadkey import prefix_upper_bound
+
+# typing.TYPE_CHECKING without importing typing (quick commands load this module).
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+
+BUSY_TIMEOUT_MS = 10_000
+
+
+REQUIRED_TABLES = ("checkpoints", "writes")
+
+
+def _blob_range(prefix: str) -> tuple[bytes, bytes]:
+    # BLOBs compare with memcmp: the UTF-8 bytes of the prefix and that byte string with its
+    # last byte raised (UTF-8 never holds 0xff, so it can always be raised).
+    lo = prefix.encode("utf-8", "surrogatepass")
+    return lo, lo[:-1] + bytes([lo[-1] + 1])
+
+
+def _uri_path(path: str) -> str:
+    # In an SQLite URI "%" starts an escape, "?" the parameters and "#" a fragment.
+    return path.replace("%", "%25").replace("?", "%3f").replace("#", "%23")
+
+
+def open_store(location: StoreLocation, *, writable: bool = False, **options: Any) -> "SqliteStore":
+    path = location.path
+    assert path is not None
+    if writable and options.get("init_target"):
+        if os.path.lexists(path):
+            _require_regular_files(os.path.realpath(path))
+        init_sqlite_target(path)  # migrate --init-target: the saver's own setup()
+    # Everything below looks at the file the data is in: its -wal and -shm sit beside the target
+    # of a symlink, not beside the link.
+    real = os.path.realpath(path)
+    try:
+        st = os.stat(real)
+    except FileNotFoundError:
+        raise StoreError(f"no SQLite file at {path}", hint="check --store; symfonic never creates a store") from None
+    except OSError as exc:
+        raise StoreError(f"{path} is not reachable: {exc.strerror}") from None
+    _require_regular_files(real)
+    if not os.access(real, os.R_OK) or (writable and not os.access(real, os.W_OK)):
+        raise StoreError(f"{path} is not {'writable' if writable and os.access(real, os.R_OK) else 'readable'} by this user")
+    private = None
+    if writable:
+        uri = f"file:{_uri_path(real)}?mode=rw"
+    else:
+        params = _read_only_params(location, real)
+        if params == PRIVATE_COPY:
+            private, copied = _private_copy(real)
+            uri = f"file:{_uri_path(copied)}?mode=ro"
+        else:
+            uri = f"file:{_uri_path(real)}?{params}"
+    try:
+        conn = sqlite3.connect(uri, uri=True, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None, check_same_thread=False)
+    except sqlite3.Error as exc:
+        _remove_private(private)
+        raise _store_error(location, exc) from None
+    store = SqliteStore(location, conn, writable=writable)
+    store.private_copy = private
+    store.file = real
+    try:
+        store._check_schema()
+    except BaseException:
+        store.close()
+        raise
+    return store
+
+
+_FILE_KINDS = (
+    (stat.S_ISDIR, "a directory"),
+    (stat.S_ISFIFO, "a FIFO (named pipe)"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+    (stat.S_ISSOCK, "a socket"),
+)
+
+
+def _require_regular_files(path: str) -> None:
+    """The database and the files SQLite opens beside it (a FIFO there would block it forever)."""
+    for name in (path, path + "-wal", path + "-shm", path + "-journal"):
+        try:
+            st = os.stat(name)
+        except FileNotFoundError:
+            continue
+        except OSError as exc:
+            raise StoreError(f"{name} is not reachable: {exc.strerror}") from None
+        _require_regular(name, st)
+
+
+def _require_regular(path: str, st: os.stat_result) -> None:
+    """Exit 4 at once for anything but a regular file, before it is opened (a FIFO would block)."""
+    if stat.S_ISREG(st.st_mode):
+        return
+    what = next((name for test, name in _FILE_KINDS if test(st.st_mode)), "not a regular file")
+    raise StoreError(f"{path} is {what}, not an SQLite file")
+
+
+PRIVATE_COPY = "private-copy"
+
+
+SHM_DMS_BYTE = 128  # SQLite's "dead man switch" lock in the -shm: every connection holds it shared
+
+
+def _wal_in_use(shm: str) -> bool | None:
+    """Whether a live process has the WAL open: a read lock on the -shm's DMS byte, which every
+    SQLite connection holds while it has the database open (unix VFS). None where we cannot tell."""
+    import struct
+    import sys
+
+    try:
+        import fcntl
+    except ImportError:  # Windows
+        return None
+    if sys.platform.startswith("linux"):
+        layout = "hhqqi4x"  # l_type, l_whence, l_start, l_len, l_pid
+        query = struct.pack(layout, fcntl.F_WRLCK, os.SEEK_SET, SHM_DMS_BYTE, 1, 0)
+    elif sys.platform == "darwin" or "bsd" in sys.platform:
+        layout = "qqihh"  # l_start, l_len, l_pid, l_type, l_whence
+        query = struct.pack(layout, SHM_DMS_BYTE, 1, 0, fcntl.F_WRLCK, os.SEEK_SET)
+    else:
+        return None
+    try:
+        fd = os.open(shm, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    except OSError:
+        return None
+    try:
+        answer = struct.unpack(layout, fcntl.fcntl(fd, fcntl.F_GETLK, query))
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    lock_type = answer[0] if layout.startswith("hh") else answer[3]
+    return lock_type != fcntl.F_UNLCK
+
+
+def _private_copy(path: str) -> tuple[str, str]:
+    """Copy the database and its -wal into a private temporary directory; (directory, copy).
+
+    A WAL database whose application died must not be opened in place: the first connection
+    rebuilds the -shm index from the WAL, rewriting that file. The copy is rebuilt instead.
+    """
+    import shutil
+    import tempfile
+
+    directory = tempfile.mkdtemp(prefix="symfonic-")
+    copy = os.path.join(directory, "store.db")
+    try:
+        shutil.copyfile(path, copy)
+        shutil.copyfile(path + "-wal", copy + "-wal")
+    except OSError as exc:
+        _remove_private(directory)
+        raise StoreError(
+            f"{path} was left by a crashed application (its -wal is not in use) and must be read "
+            f"through a private copy, which failed: {exc.strerror}",
+            hint="free space in the temporary directory (TMPDIR), or let the application open the store once",
+        ) from None
+    return directory, copy
+
+
+def _remove_private(directory: str | None) -> None:
+    if directory:
+        import shutil
+
+        shutil.rmtree(directory, ignore_errors=True)
+
+
+def _read_only_params(location: StoreLocation, real: str) -> str:
+    """URI parameters that read without creating or changing any file.
+
+    A ``mode=ro`` connection to a WAL database creates the ``-wal``/``-shm`` files when they are
+    missing. When they exist (an application has the database open) we share them and see its
+    commits; when they do not, nothing is writing, and ``immutable=1`` reads the file as it is.
+    """
+    path = location.path
+    try:
+        with open(real, "rb") as fh:
+            header = fh.read(100)
+    except OSError as exc:
+        raise StoreError(f"cannot read {path}: {exc.strerror}") from None
+    if len(header) < 100 or not header.startswith(b"SQLite format 3\x00"):
+        if not header:
+            raise StoreError(f"{path} is empty, not an SQLite database")
+        raise StoreError(f"{path} is not an SQLite database")
+    wal_mode = header[18] == 2 or header[19] == 2
+    if not wal_mode:
+        return "mode=ro"
+    wal, shm = f"{real}-wal", f"{real}-shm"
+    if os.path.exists(wal) and os.path.exists(shm):
+        if _wal_in_use(shm) is False:
+            # Left by a crashed (or killed) application: opening it in place would rebuild,
+            # that is rewrite, the -shm. An empty log holds nothing: read the file as it is;
+            # else read a private copy of the database and its log.
+            return "mode=ro&immutable=1" if os.path.getsize(wal) == 0 else PRIVATE_COPY
+        return "mode=ro"  # an application has it open: share its index and see its commits
+    if os.path.exists(wal) and os.path.getsize(wal) > 0:
+        raise StoreError(
+            f"{path} has a write-ahead log without its -shm index (left by a crash)",
+            hint="let the application open it once, or copy the files and read the copy",
+        )
+    return "mode=ro&immutable=1"
+
+
+def init_sqlite_target(path: str) -> None:
+    """``--init-target``: the SqliteSaver's own setup() (creates the file and its tables)."""
+    from langgraph.checkpoint.sqlite import SqliteSaver
+
+    try:
+        conn = sqlite3.connect(str(path), check_same_thread=False)
+        try:
+            SqliteSaver(conn).setup()
+            conn.commit()
+        finally:
+            conn.close()
+    except sqlite3.Error as exc:
+        raise _store_error(StoreLocation("sqlite", path, path, None, {}), exc) from None
+
+
+class SqliteStore(SqliteRead, SqliteHistory, SqliteCompat, SqliteState, SqliteErase, SqliteCopy, SupportsWith):
+    kind = "sqlite"
+
+    def __init__(self, location: StoreLocation, conn: sqlite3.Connection, *, writable: bool) -> None:
+        self.location = location
+        self.conn = conn
+        self.writable = writable
+        self.has_task_path = True
+        self.file = location.path  # the resolved file (open_store sets it)
+        self._blob_keys: bool | None = None
+        conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+        if not writable:
+            conn.execute("PRAGMA query_only = ON")
+
+    private_copy: str | None = None  # the temporary directory of a private copy, removed on close
+
+    def close(self) -> None:
+        try:
+            self.conn.close()
+        finally:
+            _remove_private(self.private_copy)
+            self.private_copy = None
+
+    @_translate_errors
+    def _check_schema(self) -> None:
+        tables = {r[0] for r in self.conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        missing = [t for t in REQUIRED_TABLES if t not in tables]
+        if missing:
+            raise StoreError(
+                f"{self.location.path} is an SQLite file but not a LangGraph checkpoint store "
+                f"(missing table{'s' if len(missing) > 1 else ''}: {', '.join(missing)})"
+            )
+        cols = {r[1] for r in self.conn.execute("PRAGMA table_info(writes)")}
+        self.has_task_path = "task_path" in cols
+        self.tables = sorted(tables)
+        # A key range compares stored bytes: in code point order only when the text is UTF-8.
+        self.utf8 = self.conn.execute("PRAGMA encoding").fetchone()[0] == "UTF-8"
+
+    def _prefix_where(self, prefix: str) -> tuple[str, list[Any]]:
+        """A WHERE condition selecting exactly the rows whose key starts with ``prefix``: text keys,
+        and BLOB keys holding UTF-8 bytes (which sort after every text)."""
+        blob_lo, blob_hi = _blob_range(prefix)
+        if self.utf8:
+            # Text sorts by its UTF-8 bytes (BINARY): a range of the primary key. b"" stands for
+            # "above every text" when no string bounds the prefix from above.
+            hi = prefix_upper_bound(prefix)
+            text = "(thread_id COLLATE BINARY >= ? AND thread_id COLLATE BINARY < ?)", [prefix, b"" if hi is None else hi]
+        else:
+            # UTF-16 text compares as UTF-16 code units, not in code point order: compare the
+            # first characters themselves (substr counts characters of text).
+            text = "substr(thread_id, 1, ?) = ?", [len(prefix), prefix]
+        if not self._has_blob_keys():
+            return text[0], text[1]  # the range alone: the primary key's order serves the GROUP BY
+        return f"({text[0]} OR (thread_id >= ? AND thread_id < ?))", [*text[1], blob_lo, blob_hi]
+
+    def _has_blob_keys(self) -> bool:
+        # BLOBs sort after every text: one index seek per table says whether any key is one.
+        if self._blob_keys is None:
+            self._blob_keys = any(
+                self.conn.execute(f"SELECT 1 FROM {t} WHERE thread_id >= x'' LIMIT 1").fetchone() for t in REQUIRED_TABLES
+            )
+        return self._blob_keys

@@ -1,0 +1,167 @@
+"""SQLite stores: thread erase: plan, cascade, delete and verify."""
+
+from __future__ import annotations
+
+import os
+
+from symfonic_cli.errors import StoreError
+from symfonic_cli.stores.sqlite._common import _journal_mode, _translate_errors
+
+# typing.TYPE_CHECKING without importing typing (quick commands load this module).
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+    from symfonic_cli.model.erase import ExtraTable, ThreadErasePlan
+
+
+class SqliteErase:
+    """Thread erase: plan, cascade, delete and verify."""
+
+    # -- erase (protocol docstrings in stores/protocol.py)
+
+    _ERASE_CORE = ("writes", "checkpoints")  # delete order: checkpoints last
+
+    def _cascade(self, key: str, extra: tuple[ExtraTable, ...]) -> list[tuple[str, str, tuple[Any, ...]]]:
+        """(name, WHERE clause, params) per cascade table; an extra table that cannot hold ``key`` is ''."""
+        out = []
+        for table in extra:
+            filters = table.filters(key)
+            if filters is None:
+                out.append((table.name, "", ()))
+                continue
+            conds, params = [], []
+            for col, value in filters:
+                if value is None:
+                    conds.append(f"{_quote(col)} IS NULL")
+                else:
+                    # as in the saver's tables: the value as text, or as a BLOB of its UTF-8 bytes
+                    conds.append(f"{_quote(col)} COLLATE BINARY IN (?, ?)")
+                    params += [value, value.encode("utf-8", "surrogatepass")]
+            out.append((table.name, " AND ".join(conds), tuple(params)))
+        where, params = _key_match(key)
+        for name in self._ERASE_CORE:
+            out.append((name, where, params))
+        return out
+
+    @_translate_errors
+    def erase_prepare(self, extra: tuple[ExtraTable, ...], *, dry_run: bool = False) -> list[str]:
+        shown: str = self.location.path  # type: ignore[assignment]
+        path: str = self.file  # type: ignore[assignment]
+        if not self.writable and not dry_run:
+            raise StoreError(f"{shown} was opened read-only; erasing needs a writable store")
+        if not os.access(path, os.W_OK):
+            raise StoreError(f"{shown} is read-only for this user: nothing was deleted")
+        # SQLite creates its -wal (WAL mode) or -journal (rollback modes) beside the file.
+        folder = os.path.dirname(path)
+        mode = _journal_mode(path, self.conn)
+        side = f"{path}-wal" if mode == "wal" else f"{path}-journal"
+        needs_side = mode in ("wal", "delete", "truncate", "persist")
+        if needs_side and (mode == "delete" or not os.path.exists(side)) and not os.access(folder, os.W_OK | os.X_OK):
+            raise StoreError(f"{folder} is not writable, so SQLite cannot create {os.path.basename(side)}: nothing was deleted")
+        for table in extra:
+            cols = {r[1] for r in self.conn.execute(f"PRAGMA table_info({_quote(table.name)})")}
+            if not cols:
+                raise StoreError(f"declared erase_extra table '{table.name}' does not exist in {shown}")
+            for col, _ in table.match:
+                if col not in cols:
+                    raise StoreError(f"declared erase_extra column '{col}' does not exist in table '{table.name}'")
+        if dry_run:
+            return []  # the checks above are the real run's; nothing below may change a thing
+        self.conn.execute("PRAGMA secure_delete = ON")
+        # Take and release the write lock: a read-only file or mount fails here, before any delete.
+        self.conn.execute("BEGIN IMMEDIATE")
+        self.conn.execute("ROLLBACK")
+        return []
+
+    @_translate_errors
+    def thread_keys_with_prefix(self, prefix: str) -> list[str]:
+        if prefix:
+            cond, params = self._prefix_where(prefix)
+        else:
+            cond, params = "1", []
+        rows = self.conn.execute(
+            f"SELECT thread_id FROM checkpoints WHERE {cond} UNION SELECT thread_id FROM writes WHERE {cond}",
+            params * 2,
+        )
+        keys = set()
+        for (raw,) in rows:
+            if isinstance(raw, bytes):
+                try:
+                    raw = raw.decode("utf-8")
+                except UnicodeDecodeError:
+                    continue  # not the UTF-8 bytes of any key
+            if isinstance(raw, str) and raw.startswith(prefix):
+                keys.add(raw)
+        return sorted(keys)  # code point order, the UTF-8 byte order
+
+    def _counts(self, key: str, extra: tuple[ExtraTable, ...]) -> dict[str, int]:
+        counts = {}
+        for name, where, params in self._cascade(key, extra):
+            if not where:
+                counts[name] = 0
+                continue
+            counts[name] = self.conn.execute(f"SELECT count(*) FROM {_quote(name)} WHERE {where}", params).fetchone()[0]
+        return counts
+
+    @_translate_errors
+    def erase_plan(self, key: str, extra: tuple[ExtraTable, ...]) -> ThreadErasePlan:
+        from symfonic_cli.model.erase import ThreadErasePlan
+
+        counts = self._counts(key, extra)
+        where, params = _key_match(key)
+        first, last = self.conn.execute(
+            f"SELECT min(checkpoint_id), max(checkpoint_id) FROM checkpoints WHERE {where}", params
+        ).fetchone()
+        return ThreadErasePlan(key, counts, first, last)
+
+    @_translate_errors
+    def erase_thread(self, key: str, extra: tuple[ExtraTable, ...], *, between=None, expected=None) -> dict[str, int]:
+        from symfonic_cli.model.erase import check_against_plan
+
+        deleted: dict[str, int] = {}
+        self.conn.execute("BEGIN IMMEDIATE")
+        try:
+            for name, where, params in self._cascade(key, extra):
+                deleted[name] = self.conn.execute(f"DELETE FROM {_quote(name)} WHERE {where}", params).rowcount if where else 0
+                if between is not None:
+                    between(name)
+            check_against_plan(expected, deleted, extra)
+            self.conn.execute("COMMIT")
+        except BaseException:
+            if self.conn.in_transaction:
+                self.conn.execute("ROLLBACK")
+            raise
+        return deleted
+
+    @_translate_errors
+    def remaining_rows(self, key: str, extra: tuple[ExtraTable, ...]) -> dict[str, int]:
+        return self._counts(key, extra)
+
+    @_translate_errors
+    def erase_finish(self, *, vacuum: bool) -> list[str]:
+        notes = []
+        if vacuum:
+            self.conn.execute("VACUUM")
+            notes.append("VACUUM rewrote the database file")
+        busy, log, done = self.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+        if busy:
+            notes.append(
+                "the write-ahead log could not be truncated (another connection was reading); "
+                "erased text may stay in the -wal file until the application's next checkpoint"
+            )
+        return notes
+
+
+
+def _key_match(key: str) -> tuple[str, tuple[Any, ...]]:
+    """The WHERE clause and parameters selecting every row of ``key``: thread_id stored as text
+    (what the saver writes) or as a BLOB of the key's UTF-8 bytes. Under the saver's TEXT column
+    a number is stored as its text, so that form is the text one. COLLATE BINARY: a column
+    declared NOCASE (a crafted file) must not fold keys; the primary key still serves it."""
+    return "thread_id COLLATE BINARY IN (?, ?)", (key, key.encode("utf-8", "surrogatepass"))
+
+
+def _quote(name: str) -> str:
+    # Names are validated identifiers already (erase/plan.py: parse_extra); quoting is the second fence.
+    return ".".join('"' + part.replace('"', '""') + '"' for part in name.split("."))

@@ -1,0 +1,255 @@
+"""SQLite stores: what is in the store, one thread, and the transcript reads (timestamps from blob heads)."""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+from collections.abc import Iterator
+
+from symfonic_cli.errors import StoreError
+from symfonic_cli.model.listing import StoreInfo, ThreadSummary
+from symfonic_cli.stores.sqlite._common import (
+    _journal_mode,
+    _json_metadata,
+    _translate_errors,
+    _translate_iter,
+)
+from symfonic_cli.threadkey import tenant_prefix
+
+# typing.TYPE_CHECKING without importing typing (quick commands load this module).
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+    from symfonic_cli.model.checkpoint import CheckpointRecord, MessageState
+
+
+class SqliteRead:
+    """What is in the store, one thread, and the transcript reads (timestamps from blob heads)."""
+
+    # -- what is in the store
+
+    @_translate_iter
+    def list_threads(
+        self,
+        *,
+        tenant: str | None = None,
+        sub_tenant: str | None = None,
+        limit: int | None = None,
+    ) -> Iterator[ThreadSummary]:
+        where, params = "", []
+        if tenant is not None:
+            cond, params = self._prefix_where(tenant_prefix(tenant, sub_tenant))
+            where = "WHERE " + cond
+        sql = (
+            "SELECT thread_id, count(*), min(checkpoint_id), max(checkpoint_id) "
+            f"FROM checkpoints {where} GROUP BY thread_id ORDER BY max(checkpoint_id) DESC, thread_id"
+        )
+        if self._has_blob_keys():
+            yield from _merged_by_key(self.conn.execute(sql, params), limit)
+            return
+        if limit is not None:
+            sql += " LIMIT ?"
+            params.append(limit)
+        for key, n, first, last in self.conn.execute(sql, params):
+            yield ThreadSummary(key, n, first, last)
+
+    @_translate_errors
+    def thread_summary(self, key: str) -> ThreadSummary | None:
+        row = self.conn.execute(
+            "SELECT count(*), min(checkpoint_id), max(checkpoint_id) FROM checkpoints WHERE thread_id = ?",
+            (key,),
+        ).fetchone()
+        if not row or not row[0]:
+            return None
+        return ThreadSummary(key, row[0], row[1], row[2])
+
+    @_translate_errors
+    def info(self) -> StoreInfo:
+        c = self.conn
+        threads = c.execute("SELECT count(*) FROM (SELECT DISTINCT thread_id FROM checkpoints)").fetchone()[0]
+        checkpoints = c.execute("SELECT count(*) FROM checkpoints").fetchone()[0]
+        writes = c.execute("SELECT count(*) FROM writes").fetchone()[0]
+        namespaces = c.execute(
+            "SELECT count(*) FROM (SELECT DISTINCT checkpoint_ns FROM checkpoints)"
+        ).fetchone()[0]
+        path: str = self.file  # type: ignore[assignment]
+        wal = f"{path}-wal"
+        details: dict[str, Any] = {
+            "file size": os.path.getsize(path),
+            "wal size": os.path.getsize(wal) if os.path.exists(wal) else None,
+            "journal mode": _journal_mode(path, c),
+            "page size": c.execute("PRAGMA page_size").fetchone()[0],
+            "tables": ", ".join(self.tables),
+            "schema variant": "writes.task_path present" if self.has_task_path else "writes without task_path (pre-task_path saver)",
+            "namespaces": namespaces,
+            "sqlite version": sqlite3.sqlite_version,
+        }
+        return StoreInfo("sqlite", self.location.display, threads, checkpoints, writes, details)
+
+    # -- one thread
+
+    @_translate_errors
+    def read_checkpoint(
+        self,
+        key: str,
+        *,
+        checkpoint_ns: str = "",
+        checkpoint_id: str | None = None,
+        channels: tuple[str, ...] = ("messages",),
+    ) -> CheckpointRecord | None:
+        from symfonic_cli.codec.strict import collect_blocked, loads
+        from symfonic_cli.model.checkpoint import CheckpointRecord
+
+        if checkpoint_id is None:
+            row = self.conn.execute(
+                "SELECT checkpoint_id, parent_checkpoint_id, type, checkpoint, metadata FROM checkpoints "
+                "WHERE thread_id = ? AND checkpoint_ns = ? ORDER BY checkpoint_id DESC LIMIT 1",
+                (key, checkpoint_ns),
+            ).fetchone()
+        else:
+            row = self.conn.execute(
+                "SELECT checkpoint_id, parent_checkpoint_id, type, checkpoint, metadata FROM checkpoints "
+                "WHERE thread_id = ? AND checkpoint_ns = ? AND checkpoint_id = ?",
+                (key, checkpoint_ns, checkpoint_id),
+            ).fetchone()
+        if row is None:
+            return None
+        cid, parent, type_, blob, metadata = row
+        with collect_blocked() as blocked:
+            checkpoint = loads(type_, blob, what=f"checkpoint {cid}")
+        if not isinstance(checkpoint, dict):
+            raise StoreError(f"checkpoint {cid} does not decode to a checkpoint mapping")
+        values = checkpoint.get("channel_values") or {}
+        return CheckpointRecord(
+            thread_id=key,
+            checkpoint_ns=checkpoint_ns,
+            checkpoint_id=cid,
+            parent_checkpoint_id=parent,
+            ts=checkpoint.get("ts"),
+            metadata=_json_metadata(metadata, cid),
+            channel_values={ch: values[ch] for ch in channels if ch in values},
+            channel_versions=dict(checkpoint.get("channel_versions") or {}),
+            blocked=frozenset(blocked),
+        )
+
+    @_translate_iter
+    def iter_message_states(self, key: str) -> Iterator[MessageState]:
+        from symfonic_cli.model.checkpoint import MessageState
+
+        cur = self.conn.execute(
+            "SELECT checkpoint_ns, checkpoint_id, type, checkpoint FROM checkpoints "
+            "WHERE thread_id = ? ORDER BY checkpoint_id DESC",
+            (key,),
+        )
+        for ns, cid, type_, blob in cur:
+            yield MessageState(ns, cid, None, cid, "checkpoint", type_, blob)
+
+    # -- timestamps (protocol docstrings in stores/protocol.py): heads from a blob's first bytes
+
+    @_translate_iter
+    def iter_checkpoint_heads(self, key: str) -> Iterator["CheckpointHead"]:
+        from symfonic_cli.model.checkpoint import CheckpointHead
+
+        cur = self.conn.execute(
+            "SELECT rowid, checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, length(checkpoint) "
+            "FROM checkpoints WHERE thread_id = ? ORDER BY checkpoint_id",
+            (key,),
+        )
+        for rowid, ns, cid, parent, type_, size in cur.fetchall():
+            # metadata is left unread: it sits after the blob in the row (see CheckpointHead.source)
+            ts, count = self._blob_head(rowid, type_, size)
+            yield CheckpointHead(ns, cid, parent, ts, None, count)
+
+    def _blob_head(self, rowid: int, type_: str | None, size: int | None) -> tuple[str | None, int | None]:
+        # Incremental blob I/O (Python 3.11+) reads only the first pages of a blob that may be
+        # megabytes long; before 3.11, ``substr`` in SQL gives the same bytes.
+        from symfonic_cli.codec.msgpack_head import NeedMore, checkpoint_blob_head
+
+        if type_ != "msgpack" or not size:
+            return None, None
+        blob = None
+        if hasattr(self.conn, "blobopen"):
+            try:
+                blob = self.conn.blobopen("checkpoints", "checkpoint", rowid, readonly=True)
+            except sqlite3.OperationalError:  # the row went away under a concurrent writer
+                return None, None
+        want = 512
+        try:
+            while True:
+                head = blob[0:min(want, size)] if blob is not None else self._blob_prefix(rowid, min(want, size))
+                if head is None:
+                    return None, None
+                try:
+                    return checkpoint_blob_head(head)
+                except NeedMore:
+                    if want >= size:
+                        return None, None
+                    want *= 4
+                except ValueError:
+                    return None, None
+        finally:
+            if blob is not None:
+                blob.close()
+
+    def _blob_prefix(self, rowid: int, n: int) -> bytes | None:
+        row = self.conn.execute("SELECT substr(checkpoint, 1, ?) FROM checkpoints WHERE rowid = ?", (n, rowid)).fetchone()
+        return bytes(row[0]) if row is not None and row[0] is not None else None
+
+    @_translate_errors
+    def read_message_state(self, key: str, *, checkpoint_id: str | None = None) -> MessageState | None:
+        from symfonic_cli.model.checkpoint import MessageState
+
+        sql = "SELECT checkpoint_id, type, checkpoint FROM checkpoints WHERE thread_id = ? AND checkpoint_ns = ''"
+        if checkpoint_id is None:
+            row = self.conn.execute(sql + " ORDER BY checkpoint_id DESC LIMIT 1", (key,)).fetchone()
+        else:
+            row = self.conn.execute(sql + " AND checkpoint_id = ?", (key, checkpoint_id)).fetchone()
+        if row is None:
+            return None
+        cid, type_, blob = row
+        return MessageState("", cid, None, cid, "checkpoint", type_, blob)
+
+    @_translate_iter
+    def iter_message_writes(self, key: str) -> Iterator["MessageWrite"]:
+        from symfonic_cli.model.checkpoint import MessageWrite
+
+        cur = self.conn.execute(
+            "SELECT checkpoint_ns, checkpoint_id, task_id, idx, type, value FROM writes "
+            "WHERE thread_id = ? AND channel = 'messages'",
+            (key,),
+        )
+        for ns, cid, task_id, idx, type_, value in cur:
+            yield MessageWrite(ns, cid, task_id, idx, type_, value)
+
+
+
+def _key_text(value: Any) -> str:
+    # A thread_id stored as a BLOB of the key's UTF-8 bytes is that key (see _key_match).
+    if type(value) is str:
+        return value
+    if isinstance(value, bytes):
+        try:
+            return value.decode("utf-8")
+        except UnicodeDecodeError:
+            return value.decode("utf-8", "backslashreplace")
+    return str(value)
+
+
+def _merged_by_key(rows, limit: int | None) -> list[ThreadSummary]:
+    """Listing rows of a store holding BLOB keys: a key's text and BLOB groups as one thread,
+    newest activity first, then key (the order of the SQL listing)."""
+    merged: dict[str, list] = {}
+    for raw, n, first, last in rows:
+        key = _key_text(raw)
+        m = merged.get(key)
+        if m is None:
+            merged[key] = [n, first, last]
+        else:
+            m[0] += n
+            m[1] = first if m[1] is None or (first is not None and first < m[1]) else m[1]
+            m[2] = last if m[2] is None or (last is not None and last > m[2]) else m[2]
+    out = [ThreadSummary(k, n, first, last) for k, (n, first, last) in merged.items()]
+    out.sort(key=lambda t: t.key)
+    out.sort(key=lambda t: t.last_checkpoint_id or "", reverse=True)
+    return out if limit is None else out[:limit]

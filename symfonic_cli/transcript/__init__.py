@@ -1,0 +1,1 @@
+"""transcript show: rows with get_transcript's semantics, and their timestamps."""
