@@ -101,7 +101,9 @@ def _escape_json_visible(match: re.Match) -> str:
 
 def _json_default(value: Any) -> Any:
     if isinstance(value, datetime):
-        return value.isoformat()
+        from symfonic_cli.model.times import iso_utc
+
+        return iso_utc(value)
     if isinstance(value, (set, frozenset)):
         return sorted(value)
     return str(value)
@@ -193,7 +195,11 @@ def cell(value: Any) -> str:
     if value is None:
         return "-"
     if isinstance(value, datetime):
-        return value.isoformat()
+        from symfonic_cli.model.times import iso_utc
+
+        return iso_utc(value)
+    if value is True or value is False:  # yes/no in tables and text; true/false in JSON
+        return "yes" if value else "no"
     try:
         text = str(value)
     except (ValueError, RecursionError):  # a long integer or deep nesting (metadata_json limits)
@@ -204,17 +210,155 @@ def cell(value: Any) -> str:
     return escape_inline(text)
 
 
+# --color auto|always|never (set by the root option); NO_COLOR (any value) beats auto and always.
+COLOR_MODES = ("auto", "always", "never")
+color_mode = "auto"
+
+
+def color_wanted(stream: TextIO | None = None) -> bool | None:
+    """False: no escape sequence at all; True: styles even off a terminal; None: rich decides
+    (a terminal that is not ``TERM=dumb``)."""
+    if "NO_COLOR" in os.environ or color_mode == "never":
+        return False
+    if color_mode == "always":
+        return True
+    return None
+
+
+def terminal_size(stream: TextIO | None = None) -> tuple[int, int]:
+    """(columns, lines) of the terminal behind ``stream``; COLUMNS/LINES, else 80x24, elsewhere."""
+    stream = stream or sys.stdout
+    env_cols, env_lines = os.environ.get("COLUMNS", ""), os.environ.get("LINES", "")
+    try:
+        size = os.get_terminal_size(stream.fileno())
+        cols, lines = size.columns, size.lines
+    except (AttributeError, ValueError, OSError):  # io.UnsupportedOperation is both
+        cols, lines = 80, 24
+    if env_cols.isdigit() and int(env_cols) > 0:
+        cols = int(env_cols)
+    if env_lines.isdigit() and int(env_lines) > 0:
+        lines = int(env_lines)
+    return max(cols, 20), max(lines, 2)
+
+
 def console(stream: TextIO | None = None):
     from rich.console import Console
 
+    wanted = color_wanted(stream)
+    options: dict[str, Any] = {}
+    if wanted is False:
+        options["color_system"] = None  # rich writes no style at all, bold included
+    elif wanted is True:
+        options["force_terminal"] = True
+    out = stream or sys.stdout
+    if getattr(out, "paged_width", None):
+        options["width"] = out.paged_width
+        options.setdefault("force_terminal", out.isatty())
     return Console(
-        file=stream or sys.stdout,
+        file=out,
         markup=False,
         highlight=False,
         emoji=False,
-        no_color=bool(os.environ.get("NO_COLOR")) or None,
         soft_wrap=False,
+        **options,
     )
+
+
+# Identifiers people copy: never folded, never cut (a key is an exact string).
+_WHOLE_NAMES = frozenset({"key", "thread", "ts", "timestamp", "checkpoint", "id", "from", "to"})
+
+
+def is_identifier_column(name: str) -> bool:
+    return name in _WHOLE_NAMES or name.endswith(("_id", "_at", "_activity", "_ts"))
+
+
+# A table's frame: no outer border (a copied identifier carries no box character), and a rule
+# with one space each side between columns.
+def _table_frame(ncols: int) -> int:
+    return 3 * max(ncols - 1, 0)
+
+
+def _text_width(text: str) -> int:
+    from rich.cells import cell_len
+
+    return max((cell_len(line) for line in text.split("\n")), default=0)
+
+
+def write_table(
+    rows: Sequence[Sequence[str]],
+    headers: Sequence[str],
+    *,
+    whole: Sequence[bool] | None = None,
+    title: str | None = None,
+    stream: TextIO | None = None,
+    show_lines: bool = False,
+) -> None:
+    """A table of already-escaped cells. Identifier columns (``whole``) stay on one line; the
+    others fold (never below their header's width). When the identifiers and the other headers
+    do not fit the terminal, each row is printed as a record instead (psql's expanded mode)."""
+    out = stream or sys.stdout
+    whole = list(whole) if whole is not None else [is_identifier_column(h) for h in headers]
+    widths = [_text_width(h) for h in headers]
+    need = list(widths)
+    for row in rows:
+        for i, value in enumerate(row):
+            if whole[i]:
+                need[i] = max(need[i], _text_width(value))
+    con = console(out)
+    width = con.width
+    least = sum(need[i] if whole[i] else max(widths[i], 1) for i in range(len(headers))) + _table_frame(len(headers))
+    if least > width:
+        write_record_layout(rows, headers, title=title, stream=out, width=width, con=con)
+        return
+    from rich.table import Table
+    from rich.text import Text
+
+    table = Table(title=Text(title) if title else None, show_lines=show_lines, show_edge=False, pad_edge=False)
+    for i, h in enumerate(headers):
+        if whole[i]:
+            table.add_column(Text(h), no_wrap=True, min_width=need[i], overflow="ignore")
+        else:
+            table.add_column(Text(h), overflow="fold", min_width=max(widths[i], 1))
+    for row in rows:
+        table.add_row(*(Text(v) for v in row))
+    con.print(table)
+
+
+def write_record_layout(rows, headers, *, title=None, stream=None, width=80, con=None) -> None:
+    """One ``field: value`` line per column, a rule between rows. Values fold under themselves
+    past the terminal's width; an identifier longer than the line stays whole."""
+    out = stream or sys.stdout
+    label = max((_text_width(h) for h in headers), default=0)
+    con = con or console(out)
+    bold = con.color_system is not None
+    lines = []
+    if title:
+        lines.append(title)
+    room = max(width - label - 2, 20)
+    for n, row in enumerate(rows, 1):
+        head = f"-[ RECORD {n} ]"
+        lines.append(head + "-" * max(width - len(head), 0))
+        for h, value in zip(headers, row):
+            name = (h + ":").ljust(label + 1)
+            if bold:
+                name = f"\x1b[1m{name}\x1b[0m"
+            parts = value.split("\n") or [""]
+            folded = []
+            for part in parts:
+                if is_identifier_column(h) or len(part) <= room:
+                    folded.append(part)
+                else:
+                    folded.extend(part[i:i + room] for i in range(0, len(part), room))
+            lines.append(f"{name} {folded[0]}".rstrip(" "))
+            lines.extend(" " * (label + 2) + more for more in folded[1:])
+    out.write("".join(line + "\n" for line in lines))
+
+
+def cut(text: str, limit: int | None) -> str:
+    """``text`` up to ``limit`` characters, with a marker saying how much was cut."""
+    if limit is None or len(text) <= limit:
+        return text
+    return f"{text[:limit]}… [{len(text) - limit} more characters]"
 
 
 def write_records(
@@ -251,17 +395,9 @@ def write_records(
             out.write("\t".join(cell(rec.get(c)) for c in columns) + "\n")
             n += 1
         return n
-    from rich.table import Table
-    from rich.text import Text
-
-    table = Table(title=Text(escape_inline(title)) if title else None, show_lines=False)
-    for h in heads:
-        table.add_column(Text(h), overflow="fold")
-    for rec in records:
-        table.add_row(*(Text(cell(rec.get(c))) for c in columns))
-        n += 1
-    console(out).print(table)
-    return n
+    rows = [[cell(rec.get(c)) for c in columns] for rec in records]
+    write_table(rows, heads, whole=[is_identifier_column(c) for c in columns], title=escape_inline(title) if title else None, stream=out)
+    return len(rows)
 
 
 def write_pairs(pairs: Sequence[tuple[str, Any]], *, fmt: str, title: str | None = None, stream: TextIO | None = None) -> None:

@@ -71,12 +71,41 @@ def _run(args: list[str]):
 
     from symfonic_cli.cli.root import build_app
 
+    from symfonic_cli.cli.rootopts import everywhere
+
     command = get_command(build_app(_command_name(args)))
+    everywhere(command)
     return command.main(args=args, prog_name="symfonic", standalone_mode=False)
 
 
 def main(argv: list[str] | None = None) -> None:
     args = list(sys.argv[1:] if argv is None else argv)
+    from symfonic_cli import pager, render
+
+    render.color_mode, pager.disabled = "auto", False
+    held = pager.hold(_command_words(args))
+    ok = False
+    try:
+        _main(args)
+        ok = True
+    except SystemExit as exc:
+        ok = exc.code in (0, None)
+        raise
+    finally:
+        if held is not None:
+            pager.release(held, ok=ok)
+
+
+def _command_words(argv: list[str]) -> list[str]:
+    """The command's words (``thread show``), skipping the root options before them."""
+    group = _command_name(argv)
+    if group is None:
+        return []
+    rest = argv[argv.index(group) + 1:]
+    return [group, *rest[:1]]
+
+
+def _main(args: list[str]) -> None:
     try:
         rv = _run(args)
     except SymfonicError as exc:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from symfonic_cli.cli.common import check_format, open_for_reading
 from symfonic_cli.errors import UsageError
-from symfonic_cli.model.times import checkpoint_id_time
+from symfonic_cli.model.times import checkpoint_id_time, iso_utc
 from symfonic_cli.threadkey import parse_key
 
 # typing.TYPE_CHECKING without importing typing (quick commands load this module).
@@ -45,8 +45,8 @@ def _thread_record(t) -> dict:
         "sub_tenant": parts.sub_tenant if parts else None,
         "session": parts.session if parts else None,
         "checkpoints": t.checkpoints,
-        "first_activity": first.isoformat() if first else None,
-        "last_activity": last.isoformat() if last else None,
+        "first_activity": iso_utc(first),
+        "last_activity": iso_utc(last),
     }
 
 

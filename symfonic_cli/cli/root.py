@@ -27,6 +27,15 @@ def _check_timeout(value: float) -> float:
     return value
 
 
+def _check_color(value: str) -> str:
+    from symfonic_cli import render
+
+    if value.lower() not in render.COLOR_MODES:
+        raise typer.BadParameter(f"'{value}' is not one of {', '.join(render.COLOR_MODES)}.")
+    render.color_mode = value.lower()
+    return value.lower()
+
+
 def _version(value: bool) -> None:
     if value:
         typer.echo(f"symfonic {__version__}")
@@ -54,8 +63,16 @@ def _root(
     writes_collection: Optional[str] = typer.Option(
         None, "--writes-collection", envvar=ROOT_ENV["writes_collection"], help="MongoDB pending-writes collection."
     ),
+    color: str = typer.Option(
+        "auto", "--color", metavar="[auto|always|never]", callback=_check_color,
+        help="Styles in tables: auto (on a terminal, unless NO_COLOR is set or TERM=dumb), always or never.",
+    ),
+    no_pager: bool = typer.Option(False, "--no-pager", help="Print straight to the terminal, however tall the output."),
 ) -> None:
     """Connection options go before the command: symfonic --connect-timeout 5 threads list ..."""
+    from symfonic_cli import pager
+
+    pager.disabled = no_pager
     apply_root_options(
         debug=debug,
         connect_timeout=connect_timeout,

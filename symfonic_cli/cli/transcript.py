@@ -110,17 +110,14 @@ def _write(rows, out_format: str, key: str, tools: bool = False) -> None:
             extra = "".join(render.escape_controls(line) + "\n" for line in _tool_lines(r)) if tools else ""
             out.write(f"[{r.index}] {r.role} {render.cell(r.timestamp)}\n{render.escape_controls(r.content)}\n{extra}\n")
         return
-    from rich.table import Table
-    from rich.text import Text
-
-    table = Table(title=Text(render.escape_inline(key)), show_lines=True)
-    for h in ("#", "role", "timestamp", "content"):
-        table.add_column(h, overflow="fold")
-    for r in rows:
-        table.add_row(
-            Text(str(r.index)),
-            Text(r.role),
-            Text(render.cell(r.timestamp)),
-            Text(render.escape_controls("\n".join([r.content, *(_tool_lines(r) if tools else [])]).strip("\n") if tools else r.content)),
-        )
-    render.console().print(table)
+    rows_out = [
+        [
+            str(r.index),
+            render.escape_inline(r.role),
+            render.cell(r.timestamp),
+            render.escape_controls("\n".join([r.content, *(_tool_lines(r) if tools else [])]).strip("\n") if tools else r.content),
+        ]
+        for r in rows
+    ]
+    render.write_table(rows_out, ("#", "role", "timestamp", "content"), whole=(True, False, True, False),
+                       title=render.escape_inline(key), show_lines=True)

@@ -6,6 +6,8 @@ to a representative of each group, so the store-wide report and a per-checkpoint
 
 from __future__ import annotations
 
+from symfonic_cli.model.times import iso_utc
+
 import uuid
 from collections import Counter
 from collections.abc import Iterable, Iterator
@@ -200,7 +202,7 @@ class CheckpointVerdict:
             "checkpoint_ns": self.row.checkpoint_ns,
             "step": self.row.step,
             "source": self.row.source,
-            "ts": ts.isoformat() if ts else None,
+            "ts": iso_utc(ts),
             "status": self.c.status,
             "writer_line": self.c.report.writer_line,
             "format_version": self.c.report.format_version,
@@ -253,12 +255,12 @@ class ThreadReport:
                 "boundary_id": b.c.envelope.boundary_id,
                 "boundary_sequence": b.c.envelope.boundary_sequence,
                 "checkpoint_id": b.row.checkpoint_id,
-                "ts": b.ts.isoformat() if b.ts else None,
+                "ts": iso_utc(b.ts),
             },
             "safe_boundaries": self.boundaries,
             "unfinalized": [
                 {"checkpoint_id": v.row.checkpoint_id, "checkpoint_ns": v.row.checkpoint_ns,
-                 "ts": v.ts.isoformat() if v.ts else None, "state": state}
+                 "ts": iso_utc(v.ts), "state": state}
                 for v, state in self.unfinalized
             ],
             "corrupt": [{"checkpoint_id": cid, "reason": r} for cid, r in self.corrupt],

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from symfonic_cli.model.times import iso_utc
+
 import re
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timedelta
 from typing import Any
 
 from symfonic_cli.errors import UsageError
@@ -154,7 +156,7 @@ def confirmation_question(plans: list[ThreadErasePlan]) -> str:
 
 
 def _iso(dt: datetime | None) -> str | None:
-    return dt.astimezone(timezone.utc).isoformat().replace("+00:00", "Z") if dt else None
+    return iso_utc(dt)
 
 
 @dataclass

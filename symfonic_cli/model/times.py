@@ -21,3 +21,18 @@ def checkpoint_id_time(checkpoint_id: str | None) -> datetime | None:
     except ValueError:
         return None
     return _UUID_EPOCH + timedelta(microseconds=ticks // 10)
+
+
+def iso_utc(dt: datetime | None) -> str | None:
+    """The one form every command prints a time in, text and JSON alike: ISO 8601 in UTC with
+    ``Z`` (``2026-12-01T08:24:52.123456Z``). A time without an offset is taken as UTC."""
+    if dt is None:
+        return None
+    if dt.tzinfo is None:
+        dt = dt.replace(tzinfo=timezone.utc)
+    elif dt.utcoffset():
+        try:
+            dt = dt.astimezone(timezone.utc)
+        except OverflowError:  # within hours of year 1 or 9999: keep its own offset
+            return dt.isoformat()
+    return dt.replace(tzinfo=None).isoformat() + "Z"

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from symfonic_cli.model.times import iso_utc
+
 from typing import Any
 
 from symfonic_cli.errors import NotFoundError
@@ -45,7 +47,7 @@ def _state_of(cp: LeanCheckpoint, writes: list[RawWrite], blocked: set[str]) -> 
 
 def _iso(checkpoint_id: str | None) -> str | None:
     t = checkpoint_id_time(checkpoint_id)
-    return t.isoformat() if t else None
+    return iso_utc(t)
 
 
 def thread_state(store, key: str) -> tuple[dict[str, Any], list[dict[str, Any]], list[str]]:

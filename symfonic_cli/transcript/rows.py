@@ -6,6 +6,8 @@ Pure logic, no I/O: messages in, rows out. Mirrors ``symfonic/agent/transcript.p
 
 from __future__ import annotations
 
+from symfonic_cli.model.times import iso_utc
+
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime, timezone
@@ -41,7 +43,7 @@ class Row:
             "role": self.role,
             "content": self.content,
             "message_id": self.message_id,
-            "timestamp": self.timestamp.isoformat() if self.timestamp else None,
+            "timestamp": iso_utc(self.timestamp),
         }
         if tools:
             out["tool_calls"] = self.tool_calls if self.role == "assistant" else None

@@ -1,0 +1,69 @@
+"""Root options after the command name too: ``symfonic threads list --debug``.
+
+Every command gets a copy of each root option (``--debug``, ``--connect-timeout``, ``--pg-schema``,
+the MongoDB collections, ``--color``, ``--no-pager``), listed in its help. The root reads its
+options (and their environment variables) first; a copy given after the command name overrides
+them for this run.
+"""
+
+from __future__ import annotations
+
+import copy
+import os
+
+import click
+from click.core import ParameterSource
+
+from symfonic_cli.cli.common import DEBUG_ENV, connection_options
+
+_SKIP = {"version", "install_completion", "show_completion", "help"}
+
+
+def _apply(name: str, value) -> None:
+    if name == "debug":
+        if value:
+            os.environ[DEBUG_ENV] = "1"
+    elif name == "no_pager":
+        from symfonic_cli import pager
+
+        pager.disabled = pager.disabled or bool(value)
+    elif name in ("connect_timeout", "pg_schema", "checkpoint_collection", "writes_collection"):
+        connection_options[name] = value
+    # color: its own callback sets the mode
+
+
+def _late_copy(param: click.Option) -> click.Option:
+    late = copy.copy(param)
+    late.expose_value = False
+    late.envvar = None  # the root read the environment already
+    late.show_envvar = False
+    original = param.callback
+
+    def callback(ctx: click.Context, p: click.Parameter, value):
+        if ctx.get_parameter_source(p.name) != ParameterSource.COMMANDLINE:
+            return value
+        if original is not None:
+            value = original(ctx, p, value)
+        _apply(p.name, value)
+        return value
+
+    late.callback = callback
+    return late
+
+
+def everywhere(root: click.Group) -> None:
+    """Give every command under ``root`` a copy of the root's options."""
+    shared = [p for p in root.params if isinstance(p, click.Option) and p.name not in _SKIP]
+
+    def visit(cmd: click.Command) -> None:
+        if isinstance(cmd, click.Group):
+            for sub in cmd.commands.values():
+                visit(sub)
+        if cmd is root:
+            return
+        taken = {opt for p in cmd.params for opt in (*p.opts, *p.secondary_opts)}
+        for p in shared:
+            if taken.isdisjoint(p.opts):
+                cmd.params.append(_late_copy(p))
+
+    visit(root)

@@ -1,0 +1,100 @@
+"""A pager for reading commands on a terminal, as git does.
+
+When stdout is a terminal and the command only reads, its output is held until it ends; taller
+than the screen, it goes to ``$SYMFONIC_PAGER``, else ``$PAGER``, else ``less -FRX``. Never off a
+terminal, never for a command that asks a question or reports progress (erase, migrate), and
+never with ``--no-pager`` (or an empty pager, or ``cat``).
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import sys
+
+# Commands whose output may be paged: (group,) for every command of a group, else (group, command).
+PAGED = {("transcript",), ("threads",), ("compat",), ("store",), ("thread", "show"), ("thread", "history"), ("thread", "diff")}
+DEFAULT_PAGER = "less -FRX"
+# Set by --no-pager (before or after the command name).
+disabled = False
+
+
+class HeldOutput(io.StringIO):
+    """stdout while a command runs: a terminal to the command (format, width, colour), kept in
+    memory until the command ends."""
+
+    def __init__(self, real) -> None:
+        super().__init__()
+        from symfonic_cli.render import terminal_size
+
+        self.real = real
+        self.paged_width, self.lines = terminal_size(real)
+
+    def isatty(self) -> bool:
+        return True
+
+    @property
+    def encoding(self) -> str:
+        return getattr(self.real, "encoding", None) or "utf-8"
+
+
+def pageable(words: list[str]) -> bool:
+    return bool(words) and ((words[0],) in PAGED or tuple(words[:2]) in PAGED)
+
+
+def pager_command() -> str:
+    for name in ("SYMFONIC_PAGER", "PAGER"):
+        value = os.environ.get(name)
+        if value is not None:
+            return value.strip()
+    return DEFAULT_PAGER
+
+
+def hold(words: list[str]):
+    """A HeldOutput in place of sys.stdout when this command's output may be paged, else None."""
+    real = sys.stdout
+    if not pageable(words) or "--no-pager" in words:
+        return None
+    try:
+        if not real.isatty():
+            return None
+    except (AttributeError, ValueError):
+        return None
+    held = HeldOutput(real)
+    sys.stdout = held
+    return held
+
+
+def release(held: HeldOutput, *, ok: bool) -> None:
+    """Put stdout back and show what the command wrote: through the pager when it is taller than
+    the screen (and the command ended well), else straight to the terminal."""
+    sys.stdout = held.real
+    text = held.getvalue()
+    command = pager_command()
+    if ok and not disabled and command not in ("", "cat") and text.count("\n") >= held.lines:
+        if _page(command, text, held.encoding):
+            return
+    held.real.write(text)
+    held.real.flush()
+
+
+def _page(command: str, text: str, encoding: str) -> bool:
+    import subprocess
+
+    env = dict(os.environ)
+    env.setdefault("LESS", "FRX")
+    env.setdefault("LV", "-c")
+    try:
+        sys.stdout.flush()
+        proc = subprocess.Popen(command, shell=True, stdin=subprocess.PIPE, env=env)
+    except OSError:
+        return False
+    try:
+        proc.stdin.write(text.encode(encoding, "replace"))
+        proc.stdin.close()
+    except (BrokenPipeError, OSError):
+        pass  # the reader quit early
+    proc.wait()
+    if proc.returncode in (126, 127):  # the shell could not find or run it: show the text
+        return False
+    return True

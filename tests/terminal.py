@@ -1,0 +1,45 @@
+"""Running the real ``symfonic`` binary on a pseudo-terminal and reading what reaches the screen."""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import pty
+import select
+import struct
+import subprocess
+import sys
+import termios
+import time
+
+
+def on_terminal(*args: str, cols: int = 80, rows: int = 24, env: dict[str, str] | None = None, timeout: float = 60):
+    """(exit code, screen bytes as text with \\r\\n made \\n): stdout and stderr on a terminal of
+    ``cols`` x ``rows``."""
+    master, slave = pty.openpty()
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", rows, cols, 0, 0))
+    environ = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES", "NO_COLOR", "PAGER", "SYMFONIC_PAGER")}
+    environ.setdefault("TERM", "xterm-256color")
+    if environ["TERM"] == "dumb":
+        environ["TERM"] = "xterm-256color"
+    environ.update(env or {})
+    proc = subprocess.Popen([sys.executable, "-m", "symfonic_cli", *args], stdin=slave, stdout=slave, stderr=slave,
+                            env=environ, start_new_session=True)
+    os.close(slave)
+    seen = b""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        ready, _, _ = select.select([master], [], [], 0.2)
+        if ready:
+            try:
+                chunk = os.read(master, 65536)
+            except OSError:
+                break
+            if not chunk:
+                break
+            seen += chunk
+        elif proc.poll() is not None:
+            break
+    os.close(master)
+    code = proc.wait(timeout=timeout)
+    return code, seen.decode("utf-8", "replace").replace("\r\n", "\n")
