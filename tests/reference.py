@@ -8,6 +8,7 @@ comparison is symfonic-core's own, unmodified.
 from __future__ import annotations
 
 import asyncio
+from datetime import timezone
 from types import SimpleNamespace
 
 
@@ -33,7 +34,8 @@ def reference_transcript(db_path, tenant, sub_tenant, session, **kwargs) -> list
                     "role": r.role,
                     "content": r.content,
                     "message_id": r.message_id,
-                    "timestamp": r.timestamp.isoformat() if r.timestamp else None,
+                    # symfonic prints every time in UTC with Z (README "At the terminal"): the same instant.
+                    "timestamp": r.timestamp.astimezone(timezone.utc).isoformat().replace("+00:00", "Z") if r.timestamp else None,
                 }
                 for r in rows
             ]

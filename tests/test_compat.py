@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from symfonic_cli.model.times import checkpoint_id_time
+from symfonic_cli.model.times import checkpoint_id_time, iso_utc
 from tests.cli import run, run_process
 from tests.envelope_saver import NO_ENVELOPE, EnvelopeSaver, migrated
 
@@ -327,7 +327,7 @@ def test_latest_of_several_safe_boundaries(cs):
     b = data["safe_boundary"]
     end_of_second_turn = cs.turn_ends["acme:_:boundaries"][1]
     assert (b["boundary_id"], b["boundary_sequence"], b["checkpoint_id"]) == ("b-2", 2, end_of_second_turn)
-    assert b["ts"] == checkpoint_id_time(end_of_second_turn).isoformat()
+    assert b["ts"] == iso_utc(checkpoint_id_time(end_of_second_turn))
     assert data["safe_boundaries"] == _turn_count(cs, "acme:_:boundaries", 0) + _turn_count(cs, "acme:_:boundaries", 1)
 
 
@@ -346,7 +346,7 @@ def test_show_lists_every_checkpoint_newest_first(cs):
     assert [x["checkpoint_id"] for x in rows] == cs.checkpoints["acme:_:mixed"]
     assert rows[0]["status"] == "migrated" and rows[-1]["status"] == "legacy"
     assert rows[-1]["source"] == "input" and rows[-1]["step"] == -1
-    assert all(x["ts"] == checkpoint_id_time(x["checkpoint_id"]).isoformat() for x in rows)
+    assert all(x["ts"] == iso_utc(checkpoint_id_time(x["checkpoint_id"])) for x in rows)
 
 
 def test_show_one_checkpoint_in_full(cs):
