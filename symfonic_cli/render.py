@@ -265,7 +265,7 @@ def console(stream: TextIO | None = None):
 
 
 # Identifiers people copy: never folded, never cut (a key is an exact string).
-_WHOLE_NAMES = frozenset({"key", "thread", "ts", "timestamp", "checkpoint", "id", "from", "to"})
+_WHOLE_NAMES = frozenset({"key", "thread", "ts", "timestamp", "checkpoint", "id", "first", "last"})
 
 
 def is_identifier_column(name: str) -> bool:

@@ -419,7 +419,7 @@ def test_look_alike_keys_never_print_the_same(hostile):
     assert "  hostile:_:bob\\u2028x: " in r.out and "  hostile:_:bob\\u00a0: " in r.out and "  hostile:_:bob\\x85x: " in r.out
     table = erase(url, "--thread", "hostile:_:bob\u2028x", "--dry-run", "-f", "table", env={"COLUMNS": "200"})
     assert table.code == 0, table.err
-    assert "hostile:_:bob\\u2028x" in table.out and "thread ┃" in table.out
+    assert "hostile:_:bob\\u2028x" in table.out and "┃ rows ┃" in table.out
     for line in table.out.splitlines():
         assert all(c.isprintable() for c in line), repr(line)
 
