@@ -1,9 +1,9 @@
+# symfonic completion for bash: source this file, or install it with `symfonic completion install bash`.
 _symfonic_completion() {
-    local IFS=$'
-'
+    local IFS=$'\n'
     COMPREPLY=( $( env COMP_WORDS="${COMP_WORDS[*]}" \
                    COMP_CWORD=$COMP_CWORD \
-                   _SYMFONIC_COMPLETE=complete_bash $1 ) )
+                   _SYMFONIC_COMPLETE=complete_bash $1 2>/dev/null ) )
     return 0
 }
 

@@ -1,1 +1,2 @@
-complete --command symfonic --no-files --arguments "(env _SYMFONIC_COMPLETE=complete_fish _TYPER_COMPLETE_FISH_ACTION=get-args _TYPER_COMPLETE_ARGS=(commandline -cp) symfonic)" --condition "env _SYMFONIC_COMPLETE=complete_fish _TYPER_COMPLETE_FISH_ACTION=is-args _TYPER_COMPLETE_ARGS=(commandline -cp) symfonic"
+# symfonic completion for fish: installed by `symfonic completion install fish`.
+complete --command symfonic --no-files --arguments "(env _SYMFONIC_COMPLETE=complete_fish _TYPER_COMPLETE_FISH_ACTION=get-args _TYPER_COMPLETE_ARGS=(commandline -cp) symfonic 2>/dev/null)" --condition "env _SYMFONIC_COMPLETE=complete_fish _TYPER_COMPLETE_FISH_ACTION=is-args _TYPER_COMPLETE_ARGS=(commandline -cp) symfonic 2>/dev/null"

@@ -1,24 +1,56 @@
-"""Shell completion scripts, generated from the app: ``python -m symfonic_cli.completions [DIR]``."""
+"""Shell completion scripts (bash, zsh, fish) and their installation.
+
+The scripts call ``symfonic`` with ``_SYMFONIC_COMPLETE`` set; ``symfonic_cli/complete.py`` answers
+without importing typer. ``python -m symfonic_cli.completions [DIR]`` writes them to
+``completions/`` (a test checks that folder is current).
+"""
 
 from __future__ import annotations
 
+import os
+import shlex
 import sys
-from pathlib import Path
 
 SHELLS = {"bash": "symfonic.bash", "zsh": "_symfonic", "fish": "symfonic.fish"}
 
+_SCRIPTS = {
+    "bash": """\
+# symfonic completion for bash: source this file, or install it with `symfonic completion install bash`.
+_symfonic_completion() {
+    local IFS=$'\\n'
+    COMPREPLY=( $( env COMP_WORDS="${COMP_WORDS[*]}" \\
+                   COMP_CWORD=$COMP_CWORD \\
+                   _SYMFONIC_COMPLETE=complete_bash $1 2>/dev/null ) )
+    return 0
+}
+
+complete -o default -F _symfonic_completion symfonic
+""",
+    "zsh": """\
+#compdef symfonic
+# symfonic completion for zsh: put this file on $fpath, or run `symfonic completion install zsh`.
+
+_symfonic_completion() {
+  eval $(env _TYPER_COMPLETE_ARGS="${words[1,$CURRENT]}" _SYMFONIC_COMPLETE=complete_zsh symfonic 2>/dev/null)
+}
+
+compdef _symfonic_completion symfonic
+""",
+    "fish": """\
+# symfonic completion for fish: installed by `symfonic completion install fish`.
+complete --command symfonic --no-files --arguments "(env _SYMFONIC_COMPLETE=complete_fish _TYPER_COMPLETE_FISH_ACTION=get-args _TYPER_COMPLETE_ARGS=(commandline -cp) symfonic 2>/dev/null)" --condition "env _SYMFONIC_COMPLETE=complete_fish _TYPER_COMPLETE_FISH_ACTION=is-args _TYPER_COMPLETE_ARGS=(commandline -cp) symfonic 2>/dev/null"
+""",
+}
+
 
 def script(shell: str) -> str:
-    from typer._completion_classes import completion_init
-    from typer._completion_shared import get_completion_script
-
-    import symfonic_cli.cli.root  # noqa: F401  (typer registers its completion classes)
-
-    completion_init()
-    return get_completion_script(prog_name="symfonic", complete_var="_SYMFONIC_COMPLETE", shell=shell).rstrip("\n") + "\n"
+    return _SCRIPTS[shell]
 
 
-def write_all(folder: Path) -> list[Path]:
+def write_all(folder) -> list:
+    from pathlib import Path
+
+    folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     written = []
     for shell, name in SHELLS.items():
@@ -28,7 +60,58 @@ def write_all(folder: Path) -> list[Path]:
     return written
 
 
+def _home() -> str:
+    return os.path.expanduser("~")
+
+
+def _data_home() -> str:
+    return os.environ.get("XDG_DATA_HOME") or os.path.join(_home(), ".local", "share")
+
+
+def _config_home() -> str:
+    return os.environ.get("XDG_CONFIG_HOME") or os.path.join(_home(), ".config")
+
+
+def install_paths(shell: str) -> tuple[str, str | None, str | None]:
+    """(script file, start-up file to add a line to or None, that line)."""
+    if shell == "bash":
+        target = os.path.join(_data_home(), "bash-completion", "completions", "symfonic")
+        # bash-completion loads that folder on demand; the line covers a bash without it.
+        quoted = shlex.quote(target)
+        return target, os.path.join(_home(), ".bashrc"), f"[ -f {quoted} ] && . {quoted}  # symfonic completion"
+    if shell == "zsh":
+        folder = os.path.join(_home(), ".zfunc")
+        line = f"fpath+=({shlex.quote(folder)}); autoload -Uz compinit && compinit  # symfonic completion"
+        return os.path.join(folder, "_symfonic"), os.path.join(_home(), ".zshrc"), line
+    return os.path.join(_config_home(), "fish", "completions", "symfonic.fish"), None, None
+
+
+def install(shell: str) -> list[str]:
+    """Write the script where the shell finds it (and the start-up line once); what was done."""
+    target, rc, line = install_paths(shell)
+    os.makedirs(os.path.dirname(target), exist_ok=True)
+    with open(target, "w", encoding="utf-8") as fh:
+        fh.write(script(shell))
+    done = [f"wrote {target}"]
+    if rc is not None:
+        try:
+            with open(rc, encoding="utf-8") as fh:
+                present = line in fh.read()
+        except FileNotFoundError:
+            present = False
+        if not present:
+            with open(rc, "a", encoding="utf-8") as fh:
+                fh.write(f"\n{line}\n")
+            done.append(f"added to {rc}: {line}")
+    from symfonic_cli.complete import load_tree
+
+    load_tree(rebuild=True)  # the first TAB is as quick as the next
+    return done
+
+
 if __name__ == "__main__":
+    from pathlib import Path
+
     target = Path(sys.argv[1]) if len(sys.argv) > 1 else Path(__file__).resolve().parent.parent / "completions"
     for p in write_all(target):
         print(p)

@@ -22,6 +22,7 @@ GROUPS = {
     "thread": "symfonic_cli.cli.thread",
     "migrate": "symfonic_cli.cli.migrate",
     "demo": "symfonic_cli.cli.demo",
+    "completion": "symfonic_cli.cli.completion",
 }
 # Modules that add commands to a group another module registers: (group, module).
 GROUP_EXTENSIONS = (
@@ -79,6 +80,13 @@ def _run(args: list[str]):
 
 
 def main(argv: list[str] | None = None) -> None:
+    mode = os.environ.get("_SYMFONIC_COMPLETE")
+    if mode and mode.startswith("complete_"):
+        # A TAB: answered from the cached command tree, without typer (symfonic_cli/complete.py).
+        from symfonic_cli.complete import main as complete
+
+        complete(mode)
+        raise SystemExit(0)
     args = list(sys.argv[1:] if argv is None else argv)
     from symfonic_cli import pager, render
 

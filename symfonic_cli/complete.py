@@ -1,0 +1,199 @@
+"""Shell completion without typer or a database driver: a TAB answers in tens of milliseconds.
+
+The shells call ``symfonic`` with ``_SYMFONIC_COMPLETE`` set (the protocol of the scripts in
+``completions/``, also typer's). The command tree (commands, options, which take a value, their
+choices) is read from a cache built from the typer app the first time, and again whenever the
+CLI modules change; ``symfonic completion install`` builds it. Store names come from the config.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+
+# Values completed for options whose help does not list them as [a|b|c].
+VALUE_WORDS = {
+    "--format": ("table", "text", "json", "jsonl"),
+    "-f": ("table", "text", "json", "jsonl"),
+    "--speaker": ("user", "assistant", "tool", "system", "other", "all"),
+    "--status": ("interrupted", "error", "pending", "done"),
+    "--color": ("auto", "always", "never"),
+}
+STORE_OPTIONS = ("--store", "-s", "--to", "--from")
+
+
+def _cli_dir() -> str:
+    return os.path.join(os.path.dirname(os.path.abspath(__file__)), "cli")
+
+
+def _stamp() -> str:
+    """Changes whenever a CLI module (or this one) changes: the cache is rebuilt."""
+    from symfonic_cli import __version__
+
+    here = _cli_dir()
+    parts = [__version__]
+    for name in sorted(os.listdir(here)):
+        if name.endswith(".py"):
+            st = os.stat(os.path.join(here, name))
+            parts.append(f"{name}:{st.st_mtime_ns}:{st.st_size}")
+    st = os.stat(os.path.abspath(__file__))
+    parts.append(f"complete:{st.st_mtime_ns}")
+    return "|".join(parts)
+
+
+def cache_path() -> str:
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(base, "symfonic", "completion.json")
+
+
+def build_tree() -> dict:
+    """The command tree from the typer app (slow: imports typer and click)."""
+    import click
+    from typer.main import get_command
+
+    from symfonic_cli.cli.root import build_app
+    from symfonic_cli.cli.rootopts import everywhere
+
+    root = get_command(build_app(None))
+    everywhere(root)
+
+    def node(cmd: click.Command) -> dict:
+        options = {}
+        for p in cmd.params:
+            if not isinstance(p, click.Option) or p.hidden:
+                continue
+            takes = not p.is_flag and not p.count
+            choices = list(getattr(p.type, "choices", ()) or ())
+            meta = p.metavar or ""
+            if not choices and meta.startswith("[") and meta.endswith("]") and "|" in meta:
+                choices = meta[1:-1].split("|")
+            for opt in (*p.opts, *p.secondary_opts):
+                options[opt] = {"value": takes, "choices": choices or list(VALUE_WORDS.get(opt, ())),
+                                "store": opt in STORE_OPTIONS}
+        out = {"options": options}
+        if isinstance(cmd, click.Group):
+            out["commands"] = {name: node(sub) for name, sub in cmd.commands.items() if not sub.hidden}
+        return out
+
+    return node(root)
+
+
+def load_tree(*, rebuild: bool = False) -> dict:
+    path = cache_path()
+    stamp = _stamp()
+    if not rebuild:
+        try:
+            with open(path, encoding="utf-8") as fh:
+                cached = json.load(fh)
+            if cached.get("stamp") == stamp:
+                return cached["tree"]
+        except (OSError, ValueError, AttributeError, KeyError):
+            pass
+    tree = build_tree()
+    try:
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        tmp = f"{path}.{os.getpid()}"
+        with open(tmp, "w", encoding="utf-8") as fh:
+            json.dump({"stamp": stamp, "tree": tree}, fh)
+        os.replace(tmp, path)
+    except OSError:
+        pass  # a read-only HOME: complete from the tree built now
+    return tree
+
+
+def store_names() -> list[str]:
+    try:
+        from symfonic_cli.location import load_config
+
+        config = load_config()
+    except Exception:  # a broken config file must not break a TAB
+        return []
+    stores = config.get("stores", {}) if isinstance(config, dict) else {}
+    return sorted(k for k in stores if isinstance(k, str)) if isinstance(stores, dict) else []
+
+
+def candidates(tree: dict, args: list[str], incomplete: str) -> list[str]:
+    node = tree
+    root_options = tree["options"]
+    pending = None  # the option whose value comes next
+    for arg in args:
+        if pending is not None:
+            pending = None
+            continue
+        if arg == "--":
+            return []
+        if arg.startswith("-"):
+            name = arg.split("=", 1)[0]
+            spec = node["options"].get(name) or root_options.get(name)
+            if spec and spec["value"] and "=" not in arg:
+                pending = spec
+            continue
+        sub = node.get("commands", {}).get(arg)
+        if sub is not None:
+            node = sub
+    if pending is None and incomplete.startswith("--") and "=" in incomplete:
+        name, incomplete_value = incomplete.split("=", 1)
+        spec = node["options"].get(name) or root_options.get(name)
+        if spec and spec["value"]:
+            return [f"{name}={v}" for v in _values(spec, incomplete_value)]
+        return []
+    if pending is not None:
+        return _values(pending, incomplete)
+    if incomplete.startswith("-"):
+        names = list(node["options"]) + [o for o in root_options if o not in node["options"]]
+        return [o for o in names if o.startswith(incomplete) and o != "--help" or o == incomplete]
+    return [name for name in node.get("commands", {}) if name.startswith(incomplete)]
+
+
+def _values(spec: dict, incomplete: str) -> list[str]:
+    words = list(spec.get("choices") or ())
+    if spec.get("store"):
+        words += store_names()
+    low = incomplete.lower()
+    return [w for w in words if w.lower().startswith(low)]
+
+
+def _split(line: str) -> list[str]:
+    import shlex
+
+    try:
+        return shlex.split(line)
+    except ValueError:  # an open quote: complete what is there
+        return line.split()
+
+
+def main(mode: str) -> None:
+    """Answer one completion request of the shells' protocol and exit."""
+    shell = mode.split("_", 1)[-1]
+    if shell == "bash":
+        words = _split(os.environ.get("COMP_WORDS", ""))
+        try:
+            cword = int(os.environ.get("COMP_CWORD", "0"))
+        except ValueError:
+            cword = len(words)
+        args = words[1:cword]
+        incomplete = words[cword] if cword < len(words) else ""
+    else:
+        line = os.environ.get("_TYPER_COMPLETE_ARGS", "")
+        words = _split(line)
+        args = words[1:]
+        if args and not line.endswith(" "):
+            incomplete = args.pop()
+        else:
+            incomplete = ""
+    found = candidates(load_tree(), args, incomplete)
+    if shell == "zsh":
+        if found:
+            quoted = "\n".join('"' + w.replace('"', '""').replace("'", "''").replace("$", "\\$").replace("`", "\\`").replace(":", "\\\\:") + '"' for w in found)
+            sys.stdout.write(f"_arguments '*: :(({quoted}))'")
+        else:
+            sys.stdout.write("_files")
+    elif shell == "fish":
+        action = os.environ.get("_TYPER_COMPLETE_FISH_ACTION", "")
+        if action == "is-args":
+            raise SystemExit(0 if found else 1)
+        sys.stdout.write("\n".join(found))
+    else:
+        sys.stdout.write("\n".join(found))
+    sys.stdout.flush()
