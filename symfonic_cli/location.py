@@ -248,7 +248,44 @@ def resolve_store(value: str | None) -> StoreLocation:
         loc = parse_location(entry["url"])
         options = {k: v for k, v in entry.items() if k != "url"}
         return StoreLocation(loc.kind, loc.url, loc.path, raw, options)
+    _check_store_name(raw, stores)
     return parse_location(raw)
+
+
+def _check_store_name(raw: str, stores) -> None:
+    """A word that names no file and no configured store was meant as a store name: say which
+    names there are, nearest first, rather than "no SQLite file at dem"."""
+    if not isinstance(stores, dict) or not stores or url_scheme(raw) is not None or looks_like_conninfo(raw):
+        return
+    if any(c in raw for c in "/\\.") or os.path.lexists(os.path.expanduser(raw)):
+        return
+    import difflib
+
+    names = sorted(k for k in stores if isinstance(k, str))
+    near = difflib.get_close_matches(raw, names, n=1, cutoff=0.6)
+    head = f"no store named '{raw}' in {config_path()}"
+    if near:
+        head += f"; did you mean '{near[0]}'?"
+    raise UsageError(head, hint="configured stores: " + ", ".join(names) + " (symfonic store list)")
+
+
+def configured_stores() -> list[tuple[str, str, str]]:
+    """(name, kind, masked URL) of every store in the config file, by name."""
+    config = load_config()
+    stores = config.get("stores", {}) if isinstance(config, dict) else {}
+    out = []
+    for name in sorted(k for k in stores if isinstance(k, str)) if isinstance(stores, dict) else ():
+        entry = stores[name]
+        url = entry if isinstance(entry, str) else entry.get("url") if isinstance(entry, dict) else None
+        if not isinstance(url, str):
+            out.append((name, "-", "(no url)"))
+            continue
+        try:
+            kind = parse_location(url).kind
+        except (UsageError, StoreError):
+            kind = "?"
+        out.append((name, kind, mask_url(url)))
+    return out
 
 
 def _conninfo_location(raw: str) -> StoreLocation:

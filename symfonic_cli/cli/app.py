@@ -149,6 +149,10 @@ def _click_exception(exc: Exception):
     """Map click's own exceptions (bad options, aborted prompts) to exit codes and one line."""
     import click
 
+    if isinstance(exc, click.exceptions.NoArgsIsHelpError) and exc.ctx is not None:
+        # A bare group (symfonic, symfonic thread): its help, as --help prints it.
+        sys.stdout.write(exc.ctx.get_help() + "\n")
+        return 0, None
     if isinstance(exc, click.UsageError):
         hint = ""
         if exc.ctx is not None:

@@ -59,8 +59,8 @@ def everywhere(root: click.Group) -> None:
         if isinstance(cmd, click.Group):
             for sub in cmd.commands.values():
                 visit(sub)
-        if cmd is root:
-            return
+        if isinstance(cmd, click.Group):
+            return  # a group's own options come before its command: the commands get them
         taken = {opt for p in cmd.params for opt in (*p.opts, *p.secondary_opts)}
         for p in shared:
             if taken.isdisjoint(p.opts):

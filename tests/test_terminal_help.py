@@ -1,0 +1,72 @@
+"""Help and stores by name at the terminal (issue #15): bare groups print their help, root options
+work after the command, `store list`, and a mistyped store name gets the nearest one."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tests.cli import run, run_process
+from tests.terminal import on_terminal
+
+
+@pytest.mark.parametrize("argv", [(), ("transcript",), ("thread",), ("threads",), ("store",), ("compat",), ("completion",)])
+def test_a_bare_group_prints_its_help(argv):
+    for cols in (80, 120):
+        code, screen = on_terminal(*argv, cols=cols)
+        assert code == 0, screen
+        lines = screen.splitlines()
+        assert lines[0].startswith("Usage: symfonic") and "Commands:" in lines and "\\n" not in screen
+        assert max(len(line) for line in lines) <= cols
+    assert run(*argv).code == 0
+
+
+def test_usage_errors_stay_one_line():
+    res = run_process("threads", "list", "--frobnicate")
+    assert res.code == 2 and len(res.err.splitlines()) == 1 and res.err.startswith("symfonic: error:")
+
+
+def test_root_options_after_the_command(sqlite_master):
+    url = str(sqlite_master)
+    before = run("--connect-timeout", "5", "threads", "list", "-s", url, "-f", "json")
+    after = run("threads", "list", "-s", url, "-f", "json", "--connect-timeout", "5", "--debug", "--pg-schema", "x", "--color", "never")
+    assert before.code == after.code == 0 and json.loads(before.out) == json.loads(after.out)
+    assert run("threads", "list", "-s", url, "--connect-timeout", "0").code == 2  # checked there too
+    help_text = run("transcript", "show", "--help").out
+    for option in ("--debug", "--connect-timeout", "--pg-schema", "--checkpoint-collection", "--writes-collection", "--color", "--no-pager"):
+        assert option in help_text
+    # --debug after the command shows the traceback a failure would hide.
+    res = run_process("threads", "list", "-s", str(sqlite_master.parent / "missing.db"), "--debug")
+    assert res.code != 0 and "Traceback" in res.err
+
+
+def _config(tmp_path):
+    path = tmp_path / "config.toml"
+    path.write_text('[stores.demo]\nurl = "/tmp/demo.db"\n\n[stores.prod]\nurl = "postgresql://support:hunter2@db.internal/agents"\n')
+    return {"SYMFONIC_CONFIG": str(path)}
+
+
+def test_store_list_masks_passwords(tmp_path):
+    env = _config(tmp_path)
+    res = run("store", "list", "-f", "json", env=env)
+    assert res.code == 0
+    assert json.loads(res.out) == [
+        {"name": "demo", "kind": "sqlite", "url": "/tmp/demo.db"},
+        {"name": "prod", "kind": "postgres", "url": "postgresql://support:***@db.internal/agents"},
+    ]
+    code, screen = on_terminal("store", "list", cols=80, env=env)
+    assert code == 0 and "hunter2" not in screen and "postgresql://support:***@db.internal/agents" in screen
+
+
+def test_a_mistyped_store_name_gets_the_nearest(tmp_path, sqlite_master):
+    env = _config(tmp_path)
+    res = run("threads", "list", "--store", "dem", env=env)
+    assert res.code == 2 and len(res.err.splitlines()) == 1
+    assert "no store named 'dem'" in res.err and "did you mean 'demo'?" in res.err and "demo, prod" in res.err
+    assert "hunter2" not in res.err
+    res = run("threads", "list", "--store", "zzzzzz", env=env)
+    assert res.code == 2 and "did you mean" not in res.err and "configured stores: demo, prod" in res.err
+    # A path (or a file that exists) is still a path.
+    assert run("threads", "list", "--store", str(sqlite_master), env=env).code == 0
+    assert "no SQLite file" in run("threads", "list", "--store", "./dem", env=env).err
