@@ -200,6 +200,8 @@ def cell(value: Any) -> str:
         return iso_utc(value)
     if value is True or value is False:  # yes/no in tables and text; true/false in JSON
         return "yes" if value else "no"
+    if isinstance(value, (list, tuple)):  # a JSON list; one line in a table
+        return ", ".join(cell(v) for v in value)
     try:
         text = str(value)
     except (ValueError, RecursionError):  # a long integer or deep nesting (metadata_json limits)
@@ -354,6 +356,24 @@ def write_record_layout(rows, headers, *, title=None, stream=None, width=80, con
     out.write("".join(line + "\n" for line in lines))
 
 
+def human_size(value: Any) -> Any:
+    """Bytes as a person reads them in a table (``1.2 MiB``); JSON keeps the byte count."""
+    if type(value) is not int or value < 0:
+        return value
+    if value < 1024:
+        return f"{value} B"
+    size = float(value)
+    for unit in ("KiB", "MiB", "GiB", "TiB", "PiB"):
+        size /= 1024
+        if size < 1024 or unit == "PiB":
+            return f"{size:.1f} {unit}"
+    return value
+
+
+def is_size(name: str) -> bool:
+    return name == "size_bytes" or name.endswith((" size", "_size"))
+
+
 def cut(text: str, limit: int | None) -> str:
     """``text`` up to ``limit`` characters, with a marker saying how much was cut."""
     if limit is None or len(text) <= limit:
@@ -395,7 +415,8 @@ def write_records(
             out.write("\t".join(cell(rec.get(c)) for c in columns) + "\n")
             n += 1
         return n
-    rows = [[cell(rec.get(c)) for c in columns] for rec in records]
+    sizes = [is_size(c) for c in columns]
+    rows = [[cell(human_size(rec.get(c)) if sizes[i] else rec.get(c)) for i, c in enumerate(columns)] for rec in records]
     write_table(rows, heads, whole=[is_identifier_column(c) for c in columns], title=escape_inline(title) if title else None, stream=out)
     return len(rows)
 
@@ -415,8 +436,8 @@ def write_pairs(pairs: Sequence[tuple[str, Any]], *, fmt: str, title: str | None
     from rich.text import Text
 
     table = Table(title=Text(escape_inline(title)) if title else None, show_header=False)
-    table.add_column(style="bold")
+    table.add_column(style="bold", no_wrap=True)
     table.add_column(overflow="fold")
     for k, v in pairs:
-        table.add_row(Text(k), Text(cell(v)))
+        table.add_row(Text(k), Text(cell(human_size(v) if is_size(k) else v)))
     console(out).print(table)

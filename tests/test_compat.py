@@ -237,7 +237,7 @@ def test_exit_5_is_one_line_without_traceback(cs):
         (("--fail-on", "corrupt,bogus"), "unknown --fail-on finding 'bogus'"),
         (("--grace", "soon"), "--grace 'soon' is not a duration"),
         (("--by-thread", "--thread", "a:_:b"), "--by-thread reports every thread"),
-        (("--format", "text"), "unknown --format 'text'"),
+        (("--format", "yaml"), "unknown --format 'yaml'"),
         (("--envelope-key", ""), "--envelope-key is empty"),
         (("--current-format", "0"), "--current-format"),
     ],

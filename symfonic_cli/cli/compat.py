@@ -36,7 +36,7 @@ from symfonic_cli.errors import FindingsError, NotFoundError, UsageError
 
 app = typer.Typer(help="Report on the compatibility envelopes of a store (read-only).", no_args_is_help=True)
 
-FORMATS = ("table", "json", "jsonl")
+FORMATS = ("table", "text", "json", "jsonl")
 
 EnvelopeKeyOpt = Annotated[
     str,
@@ -45,10 +45,10 @@ EnvelopeKeyOpt = Annotated[
 CurrentFormatOpt = Annotated[
     int, typer.Option("--current-format", min=1, max=MAX_FORMAT_VERSION, help="Newest envelope format_version the running release understands (1 to 1000000).")
 ]
-CompatFormatOpt = Annotated[Optional[str], typer.Option("--format", "-f", help="table, json or jsonl.", case_sensitive=False)]
+CompatFormatOpt = Annotated[Optional[str], typer.Option("--format", "-f", metavar="[table|text|json|jsonl]", help="Output format; default: table on a terminal, text otherwise.", case_sensitive=False)]
 GraceOpt = Annotated[
     str,
-    typer.Option("--grace", help="Unfinalized writes younger than this are 'in flight', older ones 'interrupted by a crash' (e.g. 90s, 10m, 2h)."),
+    typer.Option("--grace", help="Unfinalized writes younger than this are 'in flight', older ones 'interrupted by a crash' (default 15m, as thread erase; e.g. 90s, 2h)."),
 ]
 FailOnOpt = Annotated[
     str,
@@ -92,7 +92,7 @@ def report(
     sub_tenant: SubTenantOpt = None,
     session: SessionOpt = None,
     by_thread: Annotated[bool, typer.Option("--by-thread", help="One report per thread, for every thread.")] = False,
-    grace: GraceOpt = "10m",
+    grace: GraceOpt = "15m",
     current_format: CurrentFormatOpt = CURRENT_FORMAT,
     envelope_key: EnvelopeKeyOpt = DEFAULT_ENVELOPE_KEY,
     fmt: CompatFormatOpt = None,
@@ -130,7 +130,7 @@ def report(
                 for rep in cr.thread_reports(st.iter_envelopes(key), **kwargs):
                     for f, n in rep.findings().items():
                         findings[f] += n
-                    yield rep.to_json() if out_format != "table" else _thread_row(rep)
+                    yield _thread_row(rep) if out_format in ("table", "text") else rep.to_json()
 
             render.write_records(records(), fmt=out_format, columns=BY_THREAD_COLUMNS, title=st.location.display)
         else:
@@ -183,8 +183,8 @@ def show(
             if found is None:
                 raise NotFoundError(f"no checkpoint '{checkpoint}' in thread '{tkey}'")
             rec = found.to_json(full=True)
-            if out_format == "table":
-                render.write_pairs([(k, _cell(v)) for k, v in rec.items()], fmt="table", title=tkey)
+            if out_format in ("table", "text"):
+                render.write_pairs([(k, _cell(v)) for k, v in rec.items()], fmt=out_format, title=tkey)
             else:
                 sys.stdout.write(render.json_dumps(rec, indent=2 if out_format == "json" else None) + "\n")
             return
@@ -230,15 +230,15 @@ def _write_store(rep, out_format: str, title: str) -> None:
         pairs.append((f"anomaly: {row['anomaly']}", row["checkpoints"]))
     pairs.append(("unfinalized in flight", rep.in_flight))
     pairs.append(("unfinalized interrupted by a crash", rep.interrupted))
-    pairs.append(("migrated services can read all", "yes" if verdict["migrated_can_read_all"] else "NO"))
-    pairs.append(("rollback to legacy can read all", "yes" if verdict["legacy_can_read_all"] else "NO"))
+    pairs.append(("migrated services can read all", bool(verdict["migrated_can_read_all"])))
+    pairs.append(("rollback to legacy can read all", bool(verdict["legacy_can_read_all"])))
     if rep.suggestion:
         other, n = rep.suggestion
         pairs.append(
             ("suggestion", f"no envelope under '{rep.envelope_key}', but {n} checkpoints carry one under "
                            f"'{other}': pass --envelope-key {other}")
         )
-    render.write_pairs([(render.escape_inline(k), v) for k, v in pairs], fmt="table", title=title)
+    render.write_pairs([(render.escape_inline(k), v) for k, v in pairs], fmt=out_format, title=title)
 
 
 def _write_thread(rep, out_format: str) -> None:
@@ -270,7 +270,7 @@ def _write_thread(rep, out_format: str) -> None:
         pairs.append((f"{c['checkpoint_id']}", c["reason"]))
     for a in data["anomalies"]:
         pairs.append((f"anomaly {a['checkpoint_id']}", a["anomaly"]))
-    render.write_pairs([(render.escape_inline(k), v) for k, v in pairs], fmt="table", title=rep.key)
+    render.write_pairs([(render.escape_inline(k), v) for k, v in pairs], fmt=out_format, title=rep.key)
 
 
 BY_THREAD_COLUMNS = ("thread", "checkpoints", "latest_status", "writer_line", "format_version",

@@ -112,7 +112,7 @@ class MongoRead:
             details[f"{role} size"] = stats.get("size")
             details[f"{role} storage size"] = stats.get("storageSize")
             details[f"{role} index size"] = stats.get("totalIndexSize")
-            details[f"{role} indexes"] = ", ".join(f"{ix['name']} {_key_text(ix['key'])}" for ix in indexes)
+            details[f"{role} indexes"] = [f"{ix['name']} {_key_text(ix['key'])}" for ix in indexes]
             if not any(list(ix["key"].items()) == wanted for ix in indexes):
                 warnings.append(
                     f"collection '{coll.name}' lacks the saver's index {_key_text(dict(wanted))}: every read is a full collection scan"

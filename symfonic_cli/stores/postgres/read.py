@@ -82,7 +82,7 @@ class PostgresRead:
         details: dict[str, Any] = {
             "database": database,
             "schema": self.schema,
-            "tables": ", ".join(TABLES),
+            "tables": list(TABLES),
             "migration version": version,
             "schema variant": "checkpoint_writes.task_path present" if self.has_task_path else "checkpoint_writes without task_path",
             "blobs": blobs,

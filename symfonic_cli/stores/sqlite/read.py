@@ -80,7 +80,7 @@ class SqliteRead:
             "wal size": os.path.getsize(wal) if os.path.exists(wal) else None,
             "journal mode": _journal_mode(path, c),
             "page size": c.execute("PRAGMA page_size").fetchone()[0],
-            "tables": ", ".join(self.tables),
+            "tables": list(self.tables),
             "schema variant": "writes.task_path present" if self.has_task_path else "writes without task_path (pre-task_path saver)",
             "namespaces": namespaces,
             "sqlite version": sqlite3.sqlite_version,
