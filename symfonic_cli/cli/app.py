@@ -74,8 +74,11 @@ def _run(args: list[str]):
 
     from symfonic_cli.cli.rootopts import everywhere
 
+    from symfonic_cli.cli.helptext import describe
+
     command = get_command(build_app(_command_name(args)))
     everywhere(command)
+    describe(command)
     return command.main(args=args, prog_name="symfonic", standalone_mode=False)
 
 
@@ -88,9 +91,11 @@ def main(argv: list[str] | None = None) -> None:
         complete(mode)
         raise SystemExit(0)
     args = list(sys.argv[1:] if argv is None else argv)
-    from symfonic_cli import pager, render
+    from symfonic_cli import pager
 
-    render.color_mode, pager.disabled = "auto", False
+    pager.disabled = False
+    if "symfonic_cli.render" in sys.modules:  # a run before this one, in the same process
+        sys.modules["symfonic_cli.render"].color_mode = "auto"
     held = pager.hold(_command_words(args))
     ok = False
     try:

@@ -56,7 +56,7 @@ class Row:
 
 def parse_speakers(text: str) -> set[str] | None:
     """``--speaker``: one role, a comma list of roles, or ``all`` (None: every row)."""
-    words = text.split(",")
+    words = text.lower().split(",")  # as --format: values are case-insensitive everywhere
     if "all" in words:
         return None
     unknown = [w for w in words if w not in ROLES]

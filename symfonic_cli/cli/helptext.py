@@ -1,0 +1,95 @@
+"""What ``--help`` shows beyond each option's own text: examples (an epilog per command), the
+choices of an option as ``[a|b|c]``, the groups' own descriptions, and argument descriptions
+(typer's plain help leaves those out). Applied to the click tree once it is built, so the command
+modules stay about what the commands do."""
+
+from __future__ import annotations
+
+import click
+
+FORMATS = "[table|text|json|jsonl]"
+# Option spelling -> metavar, wherever the option takes a word from a fixed list.
+CHOICES = {
+    "--format": FORMATS,
+    "--speaker": "[user|assistant|tool|system|other|all]",
+    "--status": "[interrupted|error|pending|done]",
+    "--sort": "[last-activity|first-activity|checkpoints|size]",
+}
+GROUP_HELP = {
+    ("thread",): "Work on one thread: its run state, its checkpoints over time and what changed between two, erasing it (every command is listed below).",
+}
+ARGUMENT_HELP = {
+    ("demo", "path"): "The SQLite file to create (must not exist yet); the demo never overwrites a file.",
+    ("thread", "diff", "a"): "A checkpoint id, or -1 for the latest, -2 for the one before, ...",
+    ("thread", "diff", "b"): "The checkpoint to compare A with (same forms).",
+    ("completion", "install", "shell"): "bash, zsh or fish; default: the shell in $SHELL.",
+    ("completion", "show", "shell"): "bash, zsh or fish; default: the shell in $SHELL.",
+}
+EXAMPLES = {
+    ("transcript", "show"): [
+        "symfonic transcript show -s demo.db --tenant acme --session s-001",
+        "symfonic transcript show -s demo.db -t acme:_:s-001 --speaker user --index 0",
+        "symfonic transcript show -s prod -t acme:_:s-001 --since 2026-12-01T08:00 --until 2026-12-01T09:00",
+        "symfonic transcript show -s demo.db -t acme:_:s-001 -f json | jq '.[].content'",
+    ],
+    ("threads", "list"): [
+        "symfonic threads list -s demo.db",
+        "symfonic threads list -s prod --tenant acme --limit 20",
+        "symfonic threads list -s prod --status interrupted,error --with-size",
+    ],
+    ("store", "info"): ["symfonic store info -s demo.db", "symfonic store info -s prod -f json"],
+    ("store", "list"): ["symfonic store list", "symfonic store list -f json"],
+    ("compat", "report"): [
+        "symfonic compat report -s prod",
+        "symfonic compat report -s prod -t acme:_:s-001 --grace 30m",
+        "symfonic compat report -s prod --by-thread -f jsonl",
+        "symfonic compat report -s prod --fail-on corrupt,newer   # exit 5 on a finding",
+    ],
+    ("compat", "show"): [
+        "symfonic compat show -s prod -t acme:_:s-001",
+        "symfonic compat show -s prod -t acme:_:s-001 --checkpoint CHECKPOINT_ID",
+    ],
+    ("thread", "show"): ["symfonic thread show -s demo.db -t acme:_:s-001", "symfonic thread show -s prod --tenant acme --session s-001 -f json"],
+    ("thread", "history"): ["symfonic thread history -s demo.db -t acme:_:s-001", "symfonic thread history -s prod -t acme:_:s-001 -n 5 -f json"],
+    ("thread", "diff"): ["symfonic thread diff -s demo.db -t acme:_:s-001 -2 -1", "symfonic thread diff -s prod -t acme:_:s-001 CHECKPOINT_A CHECKPOINT_B -f json"],
+    ("thread", "erase"): [
+        "symfonic thread erase -s demo.db -t acme:_:s-001 --dry-run",
+        "symfonic thread erase -s prod -t acme:_:s-001 --receipt erase-receipts.jsonl",
+        "symfonic thread erase -s prod --tenant acme --all-sessions --dry-run",
+    ],
+    ("migrate",): [
+        "symfonic migrate --from demo.db --to copy.db --init-target --all --dry-run",
+        "symfonic migrate --from demo.db --to copy.db --init-target --all",
+        "symfonic migrate --from old.db --to postgresql://support@db/agents --tenant acme --verify-only",
+    ],
+    ("demo",): ["symfonic demo demo.db", "symfonic demo /tmp/try.db && symfonic threads list -s /tmp/try.db"],
+    ("completion", "install"): ["symfonic completion install", "symfonic completion install zsh"],
+    ("completion", "show"): ["symfonic completion show bash > ~/symfonic.bash", "symfonic completion show fish"],
+}
+
+
+def epilog(lines: list[str]) -> str:
+    # \b keeps click from rewrapping the block.
+    return "Examples:\n\n\b\n" + "\n".join(f"  {line}" for line in lines)
+
+
+def describe(root: click.Command) -> None:
+    def visit(cmd: click.Command, path: tuple[str, ...]) -> None:
+        if path in GROUP_HELP:
+            cmd.help = GROUP_HELP[path]
+        if path in EXAMPLES and not cmd.epilog:
+            cmd.epilog = epilog(EXAMPLES[path])
+        for p in cmd.params:
+            if isinstance(p, click.Argument):
+                text = ARGUMENT_HELP.get((*path, p.name))
+                if text and not getattr(p, "help", None):
+                    p.help = text
+            elif isinstance(p, click.Option) and p.metavar is None:
+                for opt in p.opts:
+                    if opt in CHOICES:
+                        p.metavar = CHOICES[opt]
+        if isinstance(cmd, click.Group):
+            for name, sub in cmd.commands.items():
+                visit(sub, (*path, name))
+
+    visit(root, ())
