@@ -4,6 +4,7 @@ work after the command, `store list`, and a mistyped store name gets the nearest
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
@@ -70,3 +71,57 @@ def test_a_mistyped_store_name_gets_the_nearest(tmp_path, sqlite_master):
     # A path (or a file that exists) is still a path.
     assert run("threads", "list", "--store", str(sqlite_master), env=env).code == 0
     assert "no SQLite file" in run("threads", "list", "--store", "./dem", env=env).err
+
+
+def _commands():
+    import click
+    from typer.main import get_command
+
+    from symfonic_cli.cli.app import GROUPS  # noqa: F401
+    from symfonic_cli.cli.helptext import describe
+    from symfonic_cli.cli.root import build_app
+    from symfonic_cli.cli.rootopts import everywhere
+
+    root = get_command(build_app(None))
+    everywhere(root)
+    describe(root)
+    out = []
+
+    def visit(cmd, path):
+        if isinstance(cmd, click.Group):
+            for name, sub in cmd.commands.items():
+                visit(sub, (*path, name))
+        else:
+            out.append((path, cmd))
+
+    visit(root, ())
+    return out
+
+
+def test_every_command_has_examples_and_described_options():
+    commands = dict(_commands())
+    assert ("demo",) in commands and ("transcript", "show") in commands and ("store", "list") in commands
+    for path, cmd in commands.items():
+        for p in cmd.params:
+            assert getattr(p, "help", None), (path, p.name)
+        res = run(*path, "--help", env={"COLUMNS": "200"})
+        assert res.code == 0, path
+        text = res.out
+        examples = text.split("Examples:", 1)[1].strip().splitlines() if "Examples:" in text else []
+        runnable = [line.strip() for line in examples if line.strip().startswith("symfonic ")]
+        assert 2 <= len(runnable) <= 4, (path, text)
+        assert all(line.startswith("symfonic " + " ".join(path)) or line.startswith("symfonic demo") for line in runnable), path
+        if "arguments:" in text.lower():
+            args = text.lower().split("arguments:", 1)[1].split("options:", 1)[0]
+            heads = [line for line in args.splitlines() if line.startswith("  ") and not line.startswith("   ")]
+            assert heads and all(len(re.split(r"\s{2,}", line.strip())) >= 2 for line in heads), (path, args)
+        if "--format" in text:
+            assert "[table|text|json|jsonl]" in text, path
+    assert "[user|assistant|tool|system|other|all]" in run("transcript", "show", "--help", env={"COLUMNS": "200"}).out
+
+
+def test_thread_group_describes_every_command():
+    text = run("thread", "--help", env={"COLUMNS": "200"}).out
+    assert "erase it." not in text.split("Options:")[0].replace("erasing it", "")
+    for name in ("show", "history", "diff", "erase"):
+        assert f"  {name} " in text
