@@ -45,8 +45,8 @@ def migrate(
         raise UsageError("migrate needs --from SOURCE and --to TARGET")
     if dry_run and verify_only:
         raise UsageError("--dry-run and --verify-only are mutually exclusive")
-    if init_target and (dry_run or verify_only):
-        raise UsageError("--init-target changes the target; it cannot go with --dry-run or --verify-only")
+    if init_target and verify_only:
+        raise UsageError("--init-target changes the target; it cannot go with --verify-only")
     out_format = check_format(fmt)
 
     from symfonic_cli.location import resolve_store
@@ -54,21 +54,21 @@ def migrate(
     from symfonic_cli.migrate.workers import run_parallel
     from symfonic_cli.stores import open_store
 
-    src_loc, dst_loc = resolve_store(source), resolve_store(target)
+    src_loc, dst_loc = _as_option("--from", resolve_store, source), _as_option("--to", resolve_store, target)
     if src_loc.kind == dst_loc.kind and _same_place(src_loc, dst_loc):
         raise UsageError("--from and --to are the same store")
     src_options, dst_options = store_options(src_loc), store_options(dst_loc)
-    src = open_store(src_loc, writable=False, **src_options)
+    src = _as_option("--from", open_store, src_loc, writable=False, **src_options)
     try:
         writable = not (dry_run or verify_only)
-        extra = {"init_target": True} if init_target else {}
-        dst = open_store(dst_loc, writable=writable, **{**dst_options, **extra})
+        extra = {"init_target": True} if init_target and not dry_run else {}
+        dst, scratch = _open_target(dst_loc, dst_options, writable=writable, extra=extra, init_dry_run=init_target and dry_run)
         try:
             keys = migration.select_threads(
                 src, threads=list(thread or []), tenant=tenant, sub_tenant=sub_tenant, session=session,
                 from_file=from_file, all_threads=all_threads,
             )
-            workers = min(jobs or _default_jobs(dst_loc.kind, len(keys)), len(keys))
+            workers = 1 if scratch else min(jobs or _default_jobs(dst_loc.kind, len(keys)), len(keys))
             with _Progress(len(keys)) as progress:
                 if workers > 1:
                     # Both stores opened fine here; the workers open their own.
@@ -82,6 +82,10 @@ def migrate(
                     outcomes = list(migration.run(migrator, keys, verify_only=verify_only, on_thread=progress.advance))
         finally:
             dst.close()
+            if scratch:
+                import shutil
+
+                shutil.rmtree(scratch, ignore_errors=True)
     finally:
         src.close()
 
@@ -93,6 +97,46 @@ def migrate(
             f"{len(bad)} of {len(outcomes)} thread{'s' if len(outcomes) != 1 else ''} not "
             f"{'verified' if verify_only else 'copied and verified'} (first: '{bad[0].key}': {bad[0].message or bad[0].status})"
         )
+
+
+def _as_option(option: str, fn, *args, **kwargs):
+    """Errors about a store name the option the user typed (--from, --to), not --store."""
+    from symfonic_cli.errors import SymfonicError
+
+    try:
+        return fn(*args, **kwargs)
+    except SymfonicError as exc:
+        if exc.hint:
+            exc.hint = exc.hint.replace("check --store", f"check {option}").replace("pass --store", f"pass {option}")
+        raise
+
+
+def _open_target(dst_loc, dst_options, *, writable: bool, extra: dict, init_dry_run: bool):
+    """The target, and a scratch folder to remove when the plan ran against an empty stand-in.
+
+    ``--init-target --dry-run`` towards a SQLite file that does not exist yet: nothing is created;
+    the plan runs against an empty store of the saver's own tables in a scratch folder (every
+    thread "would copy"), and stderr says what the real run would create."""
+    from symfonic_cli.stores import open_store
+
+    if init_dry_run and dst_loc.kind == "sqlite" and dst_loc.path is not None and not os.path.lexists(dst_loc.path):
+        import tempfile
+
+        from symfonic_cli.location import parse_location
+        from symfonic_cli.render import escape_inline
+
+        scratch = tempfile.mkdtemp(prefix="symfonic-plan-")
+        stand_in = parse_location(os.path.join(scratch, "target.db"))
+        dst = open_store(stand_in, writable=True, init_target=True)
+        sys.stderr.write(
+            f"symfonic: dry run: --init-target would create {escape_inline(dst_loc.path)} with the SqliteSaver's "
+            "tables (checkpoints, writes); nothing created\n"
+        )
+        return dst, scratch
+    dst = _as_option("--to", open_store, dst_loc, writable=writable, **{**dst_options, **extra})
+    if init_dry_run:
+        sys.stderr.write("symfonic: dry run: --init-target would run the target saver's setup() on the existing store; nothing changed\n")
+    return dst, None
 
 
 def _same_place(a, b) -> bool:
