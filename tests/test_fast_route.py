@@ -13,7 +13,7 @@ import sys
 import pytest
 
 from symfonic_cli.cli import fast
-from tests.cli import run
+from tests.support.cli import run
 
 
 @pytest.fixture

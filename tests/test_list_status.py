@@ -10,8 +10,8 @@ import json
 
 import pytest
 
-from tests import run_state_scenarios as rs
-from tests.cli import run
+from tests.support import run_state_scenarios as rs
+from tests.support.cli import run
 from tests.test_thread_show import KINDS, _show, state_stores  # noqa: F401 - fixture
 
 
