@@ -40,9 +40,6 @@ class ThreadExport:
     key: str  # the thread id
     rows: list[RawRow]
 
-    def checkpoint_rows(self) -> list[RawRow]:
-        return [r for r in self.rows if r.table == "checkpoints"]
-
 
 @dataclass(frozen=True)
 class DecodedCheckpoint:

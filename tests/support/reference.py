@@ -19,6 +19,7 @@ import asyncio
 import json
 import sys
 from contextlib import contextmanager
+from dataclasses import replace
 from datetime import datetime
 from types import SimpleNamespace
 
@@ -84,7 +85,8 @@ def reference_rows(saver, key: str, *, checkpoint_id: str | None = None, latest_
     latest = saver.get_tuple({"configurable": conf})
     messages = latest.checkpoint.get("channel_values", {}).get("messages", []) if latest else []
     ts_map = {} if latest_only else reference_ts_map(saver, key)
-    return [r.to_json() for r in tx.build_rows(messages, ts_by_id=ts_map)]
+    rows = tx.build_rows(messages)
+    return [replace(r, timestamp=ts_map.get(r.message_id) if r.message_id else None).to_json() for r in rows]
 
 
 @contextmanager
