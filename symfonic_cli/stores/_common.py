@@ -6,6 +6,13 @@ import functools
 
 from symfonic_cli.errors import StoreError
 
+# The envelope fields EnvelopeShape groups by (JSON type, value); boundary_sequence goes by type only.
+VALUE_GROUPED_FIELDS = ("format_version", "writer_line", "safe_boundary", "finalized")
+
+# A value of each JSON type, standing for one whose content does not matter in an EnvelopeShape
+# (a nested array or object, or a boundary_sequence, grouped by type only).
+PLACEHOLDER_OF_KIND = {"null": None, "boolean": False, "integer": 0, "number": 0.0, "string": "", "array": [], "object": {}}
+
 # typing.TYPE_CHECKING without importing typing (quick commands load this module).
 TYPE_CHECKING = False
 if TYPE_CHECKING:
