@@ -12,7 +12,7 @@ from symfonic_cli.stores.mongodb._common import (
     _driver_errors,
     _driver_errors_iter,
     _key_field,
-    _plain,
+    _string_literal,
 )
 
 
@@ -25,7 +25,7 @@ class MongoCompat:
     def envelope_shapes(self, envelope_key: str, *, older_than: str | None = None):
         from symfonic_cli.model.envelope import EnvelopeShape
 
-        env = {"$getField": {"field": {"$literal": _plain(envelope_key, "envelope key")}, "input": "$metadata"}}
+        env = {"$getField": {"field": {"$literal": _string_literal(envelope_key, "envelope key")}, "input": "$metadata"}}
         # Metadata that is not a document holds no envelope (as iter_envelopes reads it): missing.
         env = {"$cond": [{"$eq": [{"$type": "$metadata"}, "object"]}, env, "$$REMOVE"]}
         is_obj = {"$eq": [{"$type": "$env"}, "object"]}
@@ -79,7 +79,7 @@ class MongoCompat:
     def iter_envelopes(self, envelope_key: str, *, thread: str | None = None):
         from symfonic_cli.model.envelope import ABSENT, EnvelopeRow
 
-        query = {} if thread is None else {"thread_id": _plain(thread, "thread key")}
+        query = {} if thread is None else {"thread_id": _string_literal(thread, "thread key")}
         fields = {"_id": 0, "thread_id": 1, "checkpoint_ns": 1, "checkpoint_id": 1, "metadata": 1}
         cursor = self.checkpoints.find(query, fields).sort([("thread_id", 1), ("checkpoint_id", -1), ("checkpoint_ns", 1)])
         for doc in cursor.allow_disk_use(True):
@@ -99,7 +99,7 @@ class MongoCompat:
             {"$project": {"_id": 0, "kv": {"$objectToArray": {"$ifNull": ["$metadata", {}]}}}},
             {"$unwind": "$kv"},
             {"$match": {
-                "kv.k": {"$ne": _plain(envelope_key, "envelope key")},
+                "kv.k": {"$ne": _string_literal(envelope_key, "envelope key")},
                 "kv.v.format_version": {"$exists": True}, "kv.v.writer_line": {"$exists": True},
                 "kv.v": {"$type": "object"},
             }},
