@@ -101,7 +101,7 @@ class MongoCopy:
 
     @_driver_errors
     def import_decoded(self, key: str, checkpoints, writes, new_versions) -> None:
-        from symfonic_cli.model.copy import MigrationConflict, write_batches
+        from symfonic_cli.model.copy import MigrationConflict, saver_config, write_batches
 
         key = _string_literal(key, "thread key")
         batches = write_batches(writes)
@@ -115,9 +115,9 @@ class MongoCopy:
                     raise MigrationConflict(f"write {w.checkpoint_id}/{w.task_id}/{w.idx} appeared in the target")
             saver = self._saver(session)
             for ns, cid, task_id, task_path, batch in batches:  # writes first, checkpoints after
-                saver.put_writes({"configurable": {"thread_id": key, "checkpoint_ns": ns, "checkpoint_id": cid}}, batch, task_id, task_path)
+                saver.put_writes(saver_config(key, ns, cid), batch, task_id, task_path)
             for cp, versions in zip(checkpoints, new_versions):
-                config = {"configurable": {"thread_id": key, "checkpoint_ns": cp.checkpoint_ns, "checkpoint_id": cp.parent_checkpoint_id}}
+                config = saver_config(key, cp.checkpoint_ns, cp.parent_checkpoint_id)
                 saver.put(config, cp.checkpoint, cp.metadata, versions)
 
         self._in_transaction(work)
