@@ -94,7 +94,6 @@ def test_mongodb_saver_attributes_are_the_ones_copy_sets(request):
     """stores/mongodb/copy.py builds a MongoDBSaver with ``__new__`` and sets its attributes itself
     (its constructor builds indexes): the constructor must set exactly those."""
     from langgraph.checkpoint.base import BaseCheckpointSaver
-    from langgraph.checkpoint.mongodb import MongoDBSaver
 
     from tests.conftest import backend_for
     from tests.support.mongo_server import database_of
