@@ -54,7 +54,7 @@ def list_run_states(store, tenant, sub_tenant, limit, fmt, *, status, session, s
     """``threads list`` with --status/--session/--sort/--reverse/--with-size (typer route only)."""
     from symfonic_cli.threadkey import tenant_prefix
     from symfonic_cli.threadstate.listing import SORTS, run_state_rows
-    from symfonic_cli.threadstate.nexttasks import STATUSES
+    from symfonic_cli.model.nexttasks import STATUSES
 
     if sub_tenant is not None and tenant is None:
         raise UsageError("--sub-tenant needs --tenant")
