@@ -11,22 +11,15 @@ import os
 import sys
 
 from symfonic_cli.cli.common import debug_enabled
-from symfonic_cli.errors import EXIT_UNEXPECTED, EXIT_USAGE, SymfonicError
-
-# Each command group's module, imported only when that group runs (or for help/completion).
-GROUPS = {
-    "transcript": "symfonic_cli.cli.transcript",
-    "threads": "symfonic_cli.cli.threads",
-    "store": "symfonic_cli.cli.store",
-    "compat": "symfonic_cli.cli.compat",
-    "thread": "symfonic_cli.cli.thread",
-    "migrate": "symfonic_cli.cli.migrate",
-    "demo": "symfonic_cli.cli.demo",
-}
-# Modules that add commands to a group another module registers: (group, module).
-GROUP_EXTENSIONS = (
-    ("thread", "symfonic_cli.cli.history"),
+from symfonic_cli.cli.groups import GROUPS
+from symfonic_cli.errors import (
+    EXIT_BROKEN_PIPE,
+    EXIT_INTERRUPTED,
+    EXIT_UNEXPECTED,
+    EXIT_USAGE,
+    SymfonicError,
 )
+
 # Root options that take a value (to find the command name in argv).
 _VALUE_OPTIONS = {"--connect-timeout", "--pg-schema", "--checkpoint-collection", "--writes-collection"}
 
@@ -82,16 +75,18 @@ def main(argv: list[str] | None = None) -> None:
     except SymfonicError as exc:
         if debug_enabled():
             raise
+        if not exc.message:  # the command already said why (e.g. erase's receipt)
+            raise SystemExit(exc.exit_code) from None
         _fail(exc.line(), exc.exit_code)
     except (KeyboardInterrupt, EOFError):
-        _fail("interrupted", 130)
+        _fail("interrupted", EXIT_INTERRUPTED)
     except BrokenPipeError:
         # The reader went away (| head): no traceback, no message, and exit 1, as click ends
         # every command it runs (so both routes, and every command, end alike).
         try:
             sys.stdout = open(os.devnull, "w")
         finally:
-            raise SystemExit(1)
+            raise SystemExit(EXIT_BROKEN_PIPE)
     except SystemExit:
         raise
     except Exception as exc:

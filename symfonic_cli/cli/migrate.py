@@ -10,7 +10,7 @@ import typer
 
 from symfonic_cli.cli.common import MAX_JOBS, check_format, store_options
 from symfonic_cli.cli.options import FormatOpt, SubTenantOpt
-from symfonic_cli.errors import UsageError
+from symfonic_cli.errors import MigrateIncomplete, UsageError
 
 COLUMNS = ("thread", "status", "checkpoints_copied", "checkpoints_skipped", "writes_copied", "writes_skipped", "verified", "message")
 
@@ -89,7 +89,7 @@ def migrate(
     _write(outcomes, summary, out_format, src_loc.display, dst_loc.display, dry_run, verify_only)
     bad = [o for o in outcomes if not o.ok]
     if bad:
-        raise migration.MigrateIncomplete(
+        raise MigrateIncomplete(
             f"{len(bad)} of {len(outcomes)} thread{'s' if len(outcomes) != 1 else ''} not "
             f"{'verified' if verify_only else 'copied and verified'} (first: '{bad[0].key}': {bad[0].message or bad[0].status})"
         )

@@ -7,7 +7,7 @@ from typing import Optional
 import typer
 
 from symfonic_cli import __version__
-from symfonic_cli.cli.app import GROUP_EXTENSIONS, GROUPS
+from symfonic_cli.cli.groups import GROUP_EXTENSIONS, GROUPS
 from symfonic_cli.cli.common import (
     CONNECT_TIMEOUT_ENV,
     DEBUG_ENV,

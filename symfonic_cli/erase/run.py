@@ -14,11 +14,14 @@ from symfonic_cli import __version__
 from symfonic_cli.erase import plan as ep
 from symfonic_cli.erase.receipt_file import ReceiptWriteError
 from symfonic_cli.errors import (
-    EXIT_OK,
+    EXIT_INTERRUPTED,
     EXIT_STORE,
     EXIT_UNEXPECTED,
+    EraseIncomplete,
     NotConfirmedError,
     NotFoundError,
+    ReceiptError,
+    StoppedError,
     SymfonicError,
     UsageError,
 )
@@ -38,24 +41,12 @@ def stdin_is_terminal() -> bool:
         return False
 
 
-class ReceiptError(SymfonicError):
-    """The --receipt file could not be written: the run stopped before the next thread."""
-
-    exit_code = EXIT_STORE
-
-
 class Stopped(NamedTuple):
     """Why a run stopped part-way (the receipt still lists what was erased) and its exit code."""
 
     reason: str
     exit_code: int
     receipt_file_ok: bool = True  # False: the --receipt file itself failed, write no more to it
-
-
-class StoppedError(SymfonicError):
-    def __init__(self, message: str, exit_code: int) -> None:
-        super().__init__(message)
-        self.exit_code = exit_code
 
 
 @dataclass
@@ -96,7 +87,9 @@ def receipt_store(location: StoreLocation) -> str:
     return location.display
 
 
-def run(req: EraseRequest, out: TextIO | None = None, err: TextIO | None = None) -> int:
+def run(req: EraseRequest, out: TextIO | None = None, err: TextIO | None = None) -> None:
+    """Erase what ``req`` selects; raises (a SymfonicError with its exit code) when the run does
+    not end cleanly, after the plan and receipt are written."""
     from symfonic_cli.erase.receipt_file import ReceiptFile
     from symfonic_cli.render import escape_inline as esc
     from symfonic_cli.stores import open_store
@@ -133,7 +126,8 @@ def run(req: EraseRequest, out: TextIO | None = None, err: TextIO | None = None)
                 else:
                     _write_json(out, req.fmt, _plan_document(req, store_name, plans, misses, now))
                 out.flush()
-                return _exit_code(req, [], plans, misses, suggester, None)
+                _check_outcome(req, [], plans, misses, suggester, None)
+                return
             if needs_confirm:
                 _confirm(terminal, plans)
             header = ep.receipt_header(
@@ -178,7 +172,7 @@ def run(req: EraseRequest, out: TextIO | None = None, err: TextIO | None = None)
             receipt_file.close()
         if terminal is not None:
             terminal.close()
-    return _exit_code(req, outcomes, plans, misses, suggester, stop)
+    _check_outcome(req, outcomes, plans, misses, suggester, stop)
 
 
 def _misses(store, plans, req: EraseRequest, receipt_file, store_name: str):
@@ -201,7 +195,8 @@ def _misses(store, plans, req: EraseRequest, receipt_file, store_name: str):
     return suggester, misses
 
 
-def _exit_code(req: EraseRequest, outcomes, plans, misses, suggester, stop: Stopped | None) -> int:
+def _check_outcome(req: EraseRequest, outcomes, plans, misses, suggester, stop: Stopped | None) -> None:
+    """Raise the error that ends the run (stopped, a thread failed, a requested thread missing)."""
     from symfonic_cli.cli.common import not_found_message
 
     if stop is not None:
@@ -212,9 +207,9 @@ def _exit_code(req: EraseRequest, outcomes, plans, misses, suggester, stop: Stop
         raise StoppedError(f"{stop.reason}; erased {len(erased)} thread(s): {listed}", stop.exit_code)
     failures = [o for o in outcomes if o.status == ep.FAILED]
     if failures:
-        return EXIT_STORE if any(o.remaining is None for o in failures) else EXIT_UNEXPECTED
+        raise EraseIncomplete(EXIT_STORE if any(o.remaining is None for o in failures) else EXIT_UNEXPECTED)
     if req.missing_ok:
-        return EXIT_OK
+        return
     where = req.location.display
     missing = [k for k, m in misses.items() if m.status == ep.NOT_FOUND]
     if len(missing) == 1:
@@ -224,7 +219,6 @@ def _exit_code(req: EraseRequest, outcomes, plans, misses, suggester, stop: Stop
         raise NotFoundError(f"{len(missing)} requested threads not found in {where}: {listed} (suggestions in the plan and receipt; --missing-ok to accept)")
     if req.keys is None and not plans:
         raise NotFoundError(f"no thread matches the prefix '{req.prefix}' in {where}", hint="--missing-ok to accept")
-    return EXIT_OK
 
 
 def _write_json(out: TextIO, fmt: str, doc: dict) -> None:
@@ -373,7 +367,7 @@ def _erase_all(store, plans, misses, extra, req: EraseRequest, now, out: TextIO,
                 # Whether this thread's transaction committed is unknown: say so, and stop.
                 what = "interrupted" if isinstance(exc, KeyboardInterrupt) else f"unexpected {type(exc).__name__}: {scrub(str(exc), req.location)}"
                 result = ep.failed(plan, f"{what}; the erase may or may not have committed, rerun to know", now, req.grace)
-                stop = Stopped(what, 130 if isinstance(exc, KeyboardInterrupt) else EXIT_UNEXPECTED)
+                stop = Stopped(what, EXIT_INTERRUPTED if isinstance(exc, KeyboardInterrupt) else EXIT_UNEXPECTED)
             else:
                 result = ep.outcome(plan, deleted, remaining, now, req.grace)
             result.time = datetime.now(timezone.utc)

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from symfonic_cli.codec.reuse import shared_decoding
-from symfonic_cli.errors import StoreError, SymfonicError, UsageError
+from symfonic_cli.errors import StoreError, UsageError
 from symfonic_cli.migrate.compare import (
     _Equal,
     _metadata,
@@ -32,20 +32,12 @@ from symfonic_cli.model.copy import (
 )
 from symfonic_cli.stores.protocol import Store
 
-EXIT_MIGRATE_INCOMPLETE = 7
-
 # Statuses of one thread in the summary.
 COPIED, SKIPPED, CONFLICT, FAILED = "copied", "skipped", "conflict", "failed"
 # --verify-only says whether the target holds the source's content.
 VERIFIED, DIFFERS = "verified", "differs"
 # --dry-run says what would happen instead.
 DRY = {COPIED: "copy", SKIPPED: "skip", CONFLICT: "conflict", FAILED: "failed"}
-
-
-class MigrateIncomplete(SymfonicError):
-    """Some thread was in conflict, refused, failed, or did not verify (summary already printed)."""
-
-    exit_code = EXIT_MIGRATE_INCOMPLETE
 
 
 # -- selection
