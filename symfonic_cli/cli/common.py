@@ -57,19 +57,11 @@ MAX_CONNECT_TIMEOUT = 3600.0
 MAX_COUNT = 1_000_000_000  # --limit; --index from -MAX_COUNT to MAX_COUNT
 MAX_JOBS = 64
 MAX_FORMAT_VERSION = 1_000_000
-MAX_GRACE_DAYS = 36500  # --grace: 0s to 36500d (100 years)
 
 
 def connect_timeout_in_range(value: float) -> bool:
     """Finite and within the documented range (nan compares false to everything)."""
     return MIN_CONNECT_TIMEOUT <= value <= MAX_CONNECT_TIMEOUT
-
-
-def grace_seconds(text: str, seconds: float) -> float:
-    """``--grace`` within 0s to 36500d (a longer one would overflow a date), else a usage error."""
-    if not seconds <= MAX_GRACE_DAYS * 86400:
-        raise UsageError(f"--grace '{text}' is out of range", hint=f"use 0s to {MAX_GRACE_DAYS}d")
-    return seconds
 
 
 def connect_timeout_range() -> str:
@@ -129,18 +121,9 @@ def open_for_reading(store_opt: Optional[str], **options) -> "Store":
 def require_thread(store: "Store", key: str):
     """The thread's summary, or exit 3 naming the key and up to five threads it may have meant
     (near misses first, see ``symfonic_cli/suggestions.py``). The CLI escapes the message."""
-    from symfonic_cli.suggestions import Suggester
+    from symfonic_cli.suggestions import Suggester, not_found_message
 
     summary = store.thread_summary(key)
     if summary is not None:
         return summary
     raise NotFoundError(not_found_message(key, store.location.display, Suggester(store)))
-
-
-def not_found_message(key: str, where: str, suggester) -> str:
-    near = suggester.suggest(key)
-    head = f"no thread '{key}' in {where}"
-    if near:
-        return f"{head}; did you mean: " + ", ".join(f"'{k}'" for k in near)
-    tenant = suggester.tenant_of(key)
-    return f"{head}; tenant '{tenant}' has no threads" if tenant else head

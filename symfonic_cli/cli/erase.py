@@ -17,6 +17,7 @@ from symfonic_cli.cli.options import (
     ThreadOpt,
 )
 from symfonic_cli.errors import UsageError
+from symfonic_cli.inputs import parse_duration
 
 app = typer.Typer(help="Change one thread: erase it.", no_args_is_help=True)
 
@@ -50,7 +51,6 @@ def erase(
     threads of a batch); without a terminal --yes is required (else exit 6, nothing deleted).
     A requested key that names no thread is not-found (exit 3, with suggestions).
     """
-    from symfonic_cli.erase import plan as ep
     from symfonic_cli.erase.run import EraseRequest, run
     from symfonic_cli.location import resolve_store
     from symfonic_cli.threadkey import tenant_prefix
@@ -91,7 +91,7 @@ def erase(
         dry_run=dry_run,
         yes=yes,
         vacuum=vacuum,
-        grace=ep.parse_duration(grace),
+        grace=parse_duration(grace),
         receipt_path=receipt,
         fmt=out_format,
         operator=operator,

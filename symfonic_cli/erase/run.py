@@ -197,7 +197,7 @@ def _misses(store, plans, req: EraseRequest, receipt_file, store_name: str):
 
 def _check_outcome(req: EraseRequest, outcomes, plans, misses, suggester, stop: Stopped | None) -> None:
     """Raise the error that ends the run (stopped, a thread failed, a requested thread missing)."""
-    from symfonic_cli.cli.common import not_found_message
+    from symfonic_cli.suggestions import not_found_message
 
     if stop is not None:
         erased = [o.key for o in outcomes if o.status == ep.ERASED]
