@@ -20,33 +20,27 @@ Error messages hold the file name raw: the CLI escapes every error line as it pr
 from __future__ import annotations
 
 import json
-import sys
 
 from symfonic_cli.errors import UsageError
 
 _BOM = b"\xef\xbb\xbf"
 
 
-def read_key_file(source: str, *, option: str = "--from-file") -> list[str]:
-    """The thread keys of ``source`` (a path, or ``-`` for standard input), in order, each once."""
+def read_key_file(source: str, *, option: str = "--from-file", environment=None) -> list[str]:
+    """The thread keys of ``source`` (a path, or ``-`` for the environment's standard input), in
+    order, each once."""
     where = "standard input" if source == "-" else source
     try:
         if source == "-":
-            data = _stdin_bytes()
+            from symfonic_cli.environment import Environment
+
+            data = (environment or Environment()).stdin_bytes()
         else:
             with open(source, "rb") as fh:
                 data = fh.read()
     except OSError as exc:
         raise UsageError(f"cannot read {option} {where}: {exc.strerror or exc}") from None
     return parse_keys(data, where=where, option=option)
-
-
-def _stdin_bytes() -> bytes:
-    buffer = getattr(sys.stdin, "buffer", None)
-    if buffer is not None:
-        return buffer.read()
-    # A text stream without a buffer (an embedding program's replacement): its text, re-encoded.
-    return sys.stdin.read().encode("utf-8", "surrogatepass")
 
 
 def parse_keys(data: bytes, *, where: str = "the key file", option: str = "--from-file") -> list[str]:

@@ -7,6 +7,7 @@ Free of typer, so the quick route (``fast.py``) can use them; the typer option t
 from __future__ import annotations
 
 import os
+import sys
 
 from symfonic_cli.errors import NotFoundError, UsageError
 from symfonic_cli.location import resolve_store
@@ -44,9 +45,6 @@ def thread_key(thread: Optional[str], tenant: Optional[str], sub_tenant: Optiona
     return derive_key(tenant, sub_tenant, session)
 
 
-# Set by the root command from --connect-timeout, --pg-schema, --checkpoint-collection, ...
-connection_options: dict = {}
-
 DEBUG_ENV = "SYMFONIC_DEBUG"
 CONNECT_TIMEOUT_ENV = "SYMFONIC_CONNECT_TIMEOUT"
 DEFAULT_CONNECT_TIMEOUT = 10.0
@@ -81,7 +79,19 @@ def debug_enabled() -> bool:
     return os.environ.get(DEBUG_ENV, "").strip().lower() in TRUE_WORDS
 
 
+def environment():
+    """This run's Environment (created by ``main()``, carried as click's ``obj``); a fresh one when a
+    command runs outside ``main()``."""
+    from symfonic_cli.environment import Environment
+
+    click = sys.modules.get("click")  # not loaded: no command line around (the quick route passes its own)
+    ctx = click.get_current_context(silent=True) if click is not None else None
+    env = ctx.find_object(Environment) if ctx is not None else None
+    return env if env is not None else Environment()
+
+
 def apply_root_options(
+    environment,
     *,
     debug: bool,
     connect_timeout: float,
@@ -90,32 +100,31 @@ def apply_root_options(
     writes_collection: Optional[str],
 ) -> None:
     """What the options before the command name mean for this run."""
-    if debug:
-        os.environ[DEBUG_ENV] = "1"
-    connection_options.clear()
-    connection_options["connect_timeout"] = connect_timeout
+    environment.debug = debug
+    connection = {"connect_timeout": connect_timeout}
     for name, value in (
         ("pg_schema", pg_schema),
         ("checkpoint_collection", checkpoint_collection),
         ("writes_collection", writes_collection),
     ):
         if value is not None:
-            connection_options[name] = value
+            connection[name] = value
+    environment.connection = connection
 
 
-def store_options(location) -> dict:
+def store_options(location, env=None) -> dict:
     """Connection options for a store: the config file's entry first, the command line over it."""
     merged = dict(location.options)
-    merged.update(connection_options)
+    merged.update((env or environment()).connection)
     return merged
 
 
-def open_for_reading(store_opt: Optional[str], **options) -> "Store":
+def open_for_reading(store_opt: Optional[str], *, environment=None, **options) -> "Store":
     """The store, opened read-only; use it in a ``with`` block, which closes it."""
     from symfonic_cli.stores import open_store
 
     location = resolve_store(store_opt)
-    return open_store(location, writable=False, **{**store_options(location), **options})
+    return open_store(location, writable=False, **{**store_options(location, environment), **options})
 
 
 def require_thread(store: "Store", key: str):

@@ -7,7 +7,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from symfonic_cli.cli.common import check_format, store_options, thread_key
+from symfonic_cli.cli.common import check_format, environment, store_options, thread_key
 from symfonic_cli.cli.options import (
     FormatOpt,
     SessionOpt,
@@ -69,7 +69,7 @@ def erase(
             raise UsageError("--from-file goes alone, without --thread/--tenant/--session")
         from symfonic_cli.inputs import read_key_file
 
-        keys = read_key_file(from_file)
+        keys = read_key_file(from_file, environment=environment())
         if not keys:
             raise UsageError(f"--from-file {from_file} holds no thread key")
         selection = {"from_file": from_file if from_file == "-" else os.path.abspath(from_file), "threads": len(keys)}
@@ -84,7 +84,7 @@ def erase(
     location = resolve_store(store)
     request = EraseRequest(
         location=location,
-        options={k: v for k, v in store_options(location).items() if k != "erase_extra"},
+        options={k: v for k, v in store_options(location, environment()).items() if k != "erase_extra"},
         selection=selection,
         keys=keys,
         prefix=prefix,
@@ -99,4 +99,4 @@ def erase(
         missing_ok=missing_ok,
         keys_from_stdin=from_file == "-",
     )
-    return run(request)
+    run(request, environment())

@@ -25,20 +25,13 @@ from symfonic_cli.errors import (
     SymfonicError,
     UsageError,
 )
+from symfonic_cli.environment import Environment
 from symfonic_cli.location import StoreLocation, scrub
 
 # Fault injection for the tests (the process is killed, as by an operator or the OOM killer):
 # after N threads are committed, or inside the N-th thread's transaction before its COMMIT.
 FAULT_AFTER_THREADS = "SYMFONIC_FAULT_AFTER_THREADS"
 FAULT_IN_THREAD = "SYMFONIC_FAULT_IN_THREAD"
-
-
-def stdin_is_terminal() -> bool:
-    """Whether an operator can type a confirmation (replaceable in tests of the prompt)."""
-    try:
-        return sys.stdin.isatty()
-    except (AttributeError, ValueError):
-        return False
 
 
 class Stopped(NamedTuple):
@@ -87,15 +80,15 @@ def receipt_store(location: StoreLocation) -> str:
     return location.display
 
 
-def run(req: EraseRequest, out: TextIO | None = None, err: TextIO | None = None) -> None:
+def run(req: EraseRequest, environment: Environment | None = None) -> None:
     """Erase what ``req`` selects; raises (a SymfonicError with its exit code) when the run does
     not end cleanly, after the plan and receipt are written."""
     from symfonic_cli.erase.receipt_file import ReceiptFile
     from symfonic_cli.render import escape_inline as esc
     from symfonic_cli.stores import open_store
 
-    out = out or sys.stdout
-    err = err or sys.stderr
+    env = environment or Environment()
+    out, err = env.stdout, env.stderr
     human = req.fmt not in ("json", "jsonl")
     extra = ep.parse_extra(req.location.options)
     now = datetime.now(timezone.utc)
@@ -114,7 +107,7 @@ def run(req: EraseRequest, out: TextIO | None = None, err: TextIO | None = None)
             suggester, misses = _misses(store, plans, req, receipt_file, store_name)
             needs_confirm = not req.dry_run and not req.yes and bool(ep.to_erase(plans))
             if needs_confirm:
-                terminal = _open_terminal(req, err)
+                terminal = _open_terminal(req, env)
             # What is about to be deleted goes where the operator looks: the terminal when asked
             # to confirm there (stdout may be a file), else stdout for a reader.
             plan_out = terminal.writer if terminal is not None else (out if human else None)
@@ -307,7 +300,7 @@ class _Terminal:
             stream.close()
 
 
-def _open_terminal(req: EraseRequest, err: TextIO) -> _Terminal | None:
+def _open_terminal(req: EraseRequest, env: Environment) -> _Terminal | None:
     if req.keys_from_stdin:
         # Standard input held the keys: the answer can only come from the controlling terminal.
         try:
@@ -320,9 +313,9 @@ def _open_terminal(req: EraseRequest, err: TextIO) -> _Terminal | None:
             reader.close()
             return None
         return _Terminal(reader, writer, (reader, writer))
-    if not stdin_is_terminal():
+    if not env.stdin_isatty():
         return None
-    return _Terminal(sys.stdin, err)
+    return _Terminal(env.stdin, env.stderr)
 
 
 def _confirm(terminal: _Terminal | None, plans) -> None:

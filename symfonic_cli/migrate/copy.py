@@ -52,6 +52,7 @@ def select_threads(
     session: str | None,
     from_file: str | None,
     all_threads: bool,
+    environment=None,
 ) -> list[str]:
     """The thread keys to copy, in a stable order, from exactly one selection option."""
     from symfonic_cli.threadkey import derive_key
@@ -68,7 +69,7 @@ def select_threads(
     elif from_file is not None:
         from symfonic_cli.inputs import read_key_file
 
-        keys = read_key_file(from_file)
+        keys = read_key_file(from_file, environment=environment)
     elif tenant is not None and session is not None:
         keys = [derive_key(tenant, sub_tenant, session)]
     elif tenant is not None:
