@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from symfonic_cli.erase import run as eraser
+from symfonic_cli.environment import Environment
 from tests.support.cli import run, run_process
 from tests.support.scenarios import SECRET_SENTENCE, scenarios
 
@@ -257,7 +257,7 @@ def test_dry_run_deletes_nothing(store):
 
 def test_typed_confirmation(sqlite_store, monkeypatch):
     url = str(sqlite_store)
-    monkeypatch.setattr(eraser, "stdin_is_terminal", lambda: True)
+    monkeypatch.setattr(Environment, "stdin_isatty", lambda self: True)
 
     wrong = erase(url, "--thread", "globex:_:s-100", input="globex:_:s-101\n")
     assert wrong.code == 6 and "expected 'globex:_:s-100'" in wrong.err

@@ -553,13 +553,13 @@ def test_receipt_names_the_store_absolute_or_masked(any_kind, tmp_path, monkeypa
 
 
 def test_confirmation_takes_the_key_exactly_or_as_shown(sqlite_store, monkeypatch):
-    from symfonic_cli.erase import run as eraser
+    from symfonic_cli.environment import Environment
     from tests.support import backends
 
     url = str(sqlite_store)
     key = "acme:_:bob\xa0"
     write_threads(backends.get("sqlite"), url, [key, "acme:_:bob", "acme:_:bob "])
-    monkeypatch.setattr(eraser, "stdin_is_terminal", lambda: True)
+    monkeypatch.setattr(Environment, "stdin_isatty", lambda self: True)
     for look_alike in ("acme:_:bob", "acme:_:bob ", " acme:_:bob\xa0"):
         r = erase(url, "--thread", key, input=look_alike + "\n")
         assert r.code == 6 and "nothing deleted" in r.err

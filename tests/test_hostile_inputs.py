@@ -606,7 +606,7 @@ def test_generated_numbers_give_the_same_answer_on_both_routes(sqlite_master):
         argv = ["threads", "list", "--store", str(sqlite_master), "--limit", limit, "-f", "json"]
         env = {"SYMFONIC_CONNECT_TIMEOUT": timeout}
         quick = run(*argv, env=env)
-        with mock.patch.object(fast, "run", lambda args: False):
+        with mock.patch.object(fast, "run", lambda args, environment: False):
             typer_route = run(*argv, env=env)
         assert (quick.code, quick.out, quick.err) == (typer_route.code, typer_route.out, typer_route.err)
         assert quick.code in (0, 2), quick.err

@@ -17,8 +17,8 @@ from symfonic_cli.stores.mongodb._common import (
 # typing.TYPE_CHECKING without importing typing (quick commands load this module).
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from symfonic_cli.threadstate.listing import ThreadRunState
-    from symfonic_cli.threadstate.rows import ThreadRunRows
+    from symfonic_cli.model.run_state import ThreadRunState
+    from symfonic_cli.model.run_state import ThreadRunRows
 
 
 class MongoState:
@@ -29,7 +29,7 @@ class MongoState:
 
     @_driver_errors
     def read_run_rows(self, key: str) -> "ThreadRunRows | None":
-        from symfonic_cli.threadstate.rows import (
+        from symfonic_cli.model.run_state import (
             RawWrite,
             ThreadRunRows,
             lean_from_blob,
@@ -88,8 +88,9 @@ class MongoState:
     ) -> Iterator["ThreadRunState"]:
         """Counts, ids and sizes ($bsonSize) grouped by the server; the latest root documents and
         their writes fetched a batch of threads at a time; each blob's version maps read from its
-        tail (``threadstate.listing.status_from_tail``), the blob read whole only when that fails."""
-        from symfonic_cli.threadstate.listing import ThreadRunState, status_from_tail
+        tail (``model.run_status.status_from_tail``), the blob read whole only when that fails."""
+        from symfonic_cli.model.run_state import ThreadRunState
+        from symfonic_cli.model.run_status import status_from_tail
 
         match = {"thread_id": _prefix_range(_string_literal(prefix, "prefix"))} if prefix else {}
         group: dict = {"_id": "$thread_id", "n": {"$sum": 1}, "first": {"$min": "$checkpoint_id"}, "last": {"$max": "$checkpoint_id"}}
