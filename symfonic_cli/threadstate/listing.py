@@ -2,9 +2,11 @@
 and the per-task flags of its pending writes, both read in the database.
 
 Only the small version maps are decoded: PostgreSQL reads them as JSONB; SQLite hands over the
-end of the msgpack blob from the ``channel_versions`` key on (the blob's last fields are
-``channel_versions``, ``versions_seen`` and ``updated_channels``), which is parsed and checked to
-end exactly where the blob ends; MongoDB the same from the document's blob. The channels that
+last bytes of the msgpack blob (its last fields are ``channel_versions``, ``versions_seen`` and
+``updated_channels``), read further back only when the ``channel_versions`` key is not in them;
+the key is tried from the last occurrence backwards (message content, which an attacker may
+write, comes before the real key), and the fields after it must end exactly where the blob ends;
+MongoDB the same from the document's blob. The channels that
 hold a trigger value are the checkpoint's ``updated_channels``, which LangGraph 1.x records: a
 checkpoint without them, with pending Sends, or whose tail does not parse is read whole instead
 (lean: no stored class is built).
@@ -22,6 +24,31 @@ from symfonic_cli.threadstate import nexttasks as nt
 ThreadRunState = namedtuple("ThreadRunState", "key checkpoints first_checkpoint_id last_checkpoint_id status size_bytes")
 
 _TAIL_KEYS = ("channel_versions", "versions_seen", "updated_channels")
+_VERSIONS_KEY = b"\xb0channel_versions"
+
+
+def parse_blob_end(
+    head: bytes | None, end: bytes | None, length: int | None, more: Callable[[int], bytes | None] | None = None
+) -> dict[str, Any] | None:
+    """The checkpoint's last fields from ``end``, the blob's last bytes (``more(n)``: its last
+    ``n`` bytes, to look further back), or None when they cannot be proven."""
+    if not isinstance(head, bytes) or not head or not isinstance(end, bytes) or not isinstance(length, int):
+        return None
+    stop = len(end)  # key occurrences starting before this offset are untried
+    while True:
+        pos = end.rfind(_VERSIONS_KEY, 0, stop)
+        while pos >= 0:
+            got = parse_tail(head, end[pos:], length)
+            if got is not None:
+                return got
+            pos = end.rfind(_VERSIONS_KEY, 0, pos + len(_VERSIONS_KEY) - 1)
+        if more is None or len(end) >= length:
+            return None
+        wider = more(min(length, max(len(end) * 4, 4096)))
+        if not isinstance(wider, bytes) or len(wider) <= len(end) or not wider.endswith(end):
+            return None
+        stop = len(wider) - len(end) + len(_VERSIONS_KEY) - 1
+        end = wider
 
 
 def parse_tail(head: bytes | None, tail: bytes | None, length: int | None) -> dict[str, Any] | None:
@@ -94,8 +121,14 @@ def status_from_tail(
     task_flags: Mapping[str, tuple[str | None, bool, bool, bool]],
     *,
     whole: Callable[[], tuple[str | None, bytes | None, Any] | None],
+    more: Callable[[int], bytes | None] | None = None,
 ) -> str:
-    parsed = parse_tail(head, tail, length) if type_ == "msgpack" else None
+    """The status from the blob's ``tail`` (its last bytes, the trailing fields among them) and
+    the pending writes' flags; ``whole()`` reads the checkpoint when the tail cannot decide."""
+    flags = [f for tid, f in task_flags.items() if tid != nt.NULL_TASK_ID]
+    if any(f[2] for f in flags) and not any(f[1] for f in flags):
+        return "error"  # an error write and no interrupt: no task's state can change that
+    parsed = parse_blob_end(head, tail, length, more) if type_ == "msgpack" else None
     if parsed is None:
         return status_from_blob(checkpoint_id, whole(), task_flags)
     v = head[3] if head and len(head) >= 4 and head[1:3] == b"\xa1v" and head[3] < 0x80 else 1
@@ -121,6 +154,9 @@ def status_from_maps(
     if not isinstance(updated, list) or nt.TASKS in updated or not isinstance(channel_versions, dict) or not isinstance(versions_seen, dict):
         return whole()
     seen = {k: val for k, val in versions_seen.items() if isinstance(val, dict)}
+    if not any(tid != nt.NULL_TASK_ID for tid in task_flags):
+        # No writes to match to tasks: whether any task is due decides, and needs no task ids.
+        return "pending" if _any_due(channel_versions, seen, {c for c in updated if isinstance(c, str)}) else "done"
     due = nt.due_tasks(
         checkpoint_id=checkpoint_id,
         checkpoint_ns="",
@@ -132,6 +168,16 @@ def status_from_maps(
         sends=[],
     )
     return nt.quick_status(due, task_flags)
+
+
+def _any_due(channel_versions: Mapping[str, Any], versions_seen: Mapping[str, Any], available: set[str]) -> bool:
+    """Whether ``nt.due_tasks`` would return a task (no pending Sends), without the task ids."""
+    for node, triggers in nt.trigger_channels(channel_versions).items():
+        seen = versions_seen.get(node)
+        for chan in triggers:
+            if nt._available(chan, available) and (seen is None or nt._newer(channel_versions.get(chan), seen.get(chan))):
+                return True
+    return False
 
 
 def status_from_blob(checkpoint_id: str, row: tuple[str | None, bytes | None, Any] | None, task_flags) -> str:
