@@ -15,7 +15,10 @@ benchmarks/out/.
   ``symfonic threads list --with-size --format json``, each a whole process.
 Medians of --runs interleaved runs, side by side, and peak RSS of our processes.
 
-Run: ``python benchmarks/bench_status.py [--threads N] [--runs R]``.
+``--before DIR`` adds both commands run from another checkout's ``symfonic_cli`` (e.g. main's),
+in the same interleaved runs, for a before/after comparison on the same machine load.
+
+Run: ``python benchmarks/bench_status.py [--threads N] [--runs R] [--before DIR]``.
 """
 
 from __future__ import annotations
@@ -97,9 +100,9 @@ def build(path: Path, threads: int) -> None:
     tmp.rename(path)
 
 
-def _proc(args: list[str]) -> tuple[float, int]:
+def _proc(args: list[str], env: dict[str, str] | None = None) -> tuple[float, int]:
     t0 = time.perf_counter()
-    proc = subprocess.run(args, capture_output=True)
+    proc = subprocess.run(args, capture_output=True, env=env)
     dt = time.perf_counter() - t0
     assert proc.returncode == 0, proc.stderr.decode()[-1000:]
     return dt, len(proc.stdout)
@@ -109,6 +112,7 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--threads", type=int, default=20_000)
     ap.add_argument("--runs", type=int, default=5)
+    ap.add_argument("--before", type=Path, help="another checkout whose symfonic_cli to time as well")
     a = ap.parse_args()
     OUT.mkdir(exist_ok=True)
     path = OUT / f"status-{a.threads}.db"
@@ -129,16 +133,25 @@ def main() -> None:
         "raw sum(length) GROUP BY": raw(RAW_SIZE),
         "threads list --with-size": [py, "-m", "symfonic_cli", "threads", "list", "-s", str(path), "--with-size", "-f", "json"],
     }
+    envs: dict[str, dict[str, str] | None] = dict.fromkeys(contenders)
+    pairs = [("threads list --status", "raw status aggregate"), ("threads list --with-size", "raw sum(length) GROUP BY")]
+    if a.before is not None:
+        before = str(a.before.resolve())
+        subprocess.run([sys.executable, "-m", "compileall", "-q", str(a.before / "symfonic_cli")], check=True)
+        for ours, base in list(pairs):
+            contenders[f"{ours} (before)"] = contenders[ours]
+            envs[f"{ours} (before)"] = {**os.environ, "PYTHONPATH": before}
+            pairs.append((f"{ours} (before)", base))
     times: dict[str, list[float]] = {k: [] for k in contenders}
     for _ in range(a.runs):
         for name, args in contenders.items():
-            times[name].append(_proc(args)[0])
+            times[name].append(_proc(args, envs[name])[0])
     med = {k: statistics.median(v) for k, v in times.items()}
-    for ours, base in (("threads list --status", "raw status aggregate"), ("threads list --with-size", "raw sum(length) GROUP BY")):
-        print(f"{ours:28s} {med[ours]:7.3f} s   {base:28s} {med[base]:7.3f} s   ratio {med[ours] / med[base]:.2f}x")
-    for name in ("threads list --status", "threads list --with-size"):
+    for ours, base in pairs:
+        print(f"{ours:37s} {med[ours]:7.3f} s   {base:28s} {med[base]:7.3f} s   ratio {med[ours] / med[base]:.2f}x")
+    for name, _ in pairs:
         code = f"import resource, subprocess, sys; subprocess.run({contenders[name]!r}, capture_output=True); print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)"
-        rss = int(subprocess.run([py, "-c", code], capture_output=True, text=True).stdout.strip() or 0)
+        rss = int(subprocess.run([py, "-c", code], capture_output=True, text=True, env=envs[name]).stdout.strip() or 0)
         print(f"peak RSS {name}: {rss / 1024:.0f} MB")
 
 
