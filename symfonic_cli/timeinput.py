@@ -17,14 +17,13 @@ from __future__ import annotations
 import re
 from datetime import datetime, timedelta, timezone
 
-_RELATIVE = re.compile(r"\s*(\d+(?:\.\d+)?)\s*([smhdw])\s*", re.I)
-_UNIT_SECONDS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
+# "That long ago": the duration grammar of --grace (inputs.parse_duration), with its unit required.
+_RELATIVE = re.compile(r"\s*\d+(?:\.\d+)?\s*[smhd]\s*", re.I)
 # YYYY-MM-DD, then optionally [T ]HH, :MM, :SS(.ffffff): what was left out sets the span.
 _ABSOLUTE = re.compile(
     r"\s*(?P<date>\d{4}-\d\d-\d\d)(?:[T ](?P<hour>\d\d)(?::(?P<minute>\d\d)(?::(?P<second>\d\d(?:[.,]\d{1,6})?))?)?)?"
     r"(?P<offset>Z|z|[+-]\d\d:?\d\d)?\s*"
 )
-MAX_AGO_DAYS = 36500
 
 
 def zone(name: str | None):
@@ -44,12 +43,18 @@ def zone(name: str | None):
 
 
 def parse_time(text: str, *, until: bool, tz=timezone.utc, now: datetime | None = None) -> datetime:
-    m = _RELATIVE.fullmatch(text)
-    if m:
-        seconds = float(m.group(1)) * _UNIT_SECONDS[m.group(2).lower()]
-        if seconds > MAX_AGO_DAYS * 86400:
-            raise ValueError(f"'{text}' is too long ago (at most {MAX_AGO_DAYS}d)")
-        return (now or datetime.now(timezone.utc)) - timedelta(seconds=seconds)
+    if _RELATIVE.fullmatch(text):
+        from symfonic_cli.errors import UsageError
+        from symfonic_cli.inputs import parse_duration
+
+        try:
+            ago = parse_duration(text)
+        except UsageError as exc:
+            raise ValueError(exc.hint or exc.message) from None
+        try:
+            return (now or datetime.now(timezone.utc)) - ago
+        except OverflowError:
+            raise ValueError(f"'{text}' is before year 1") from None
     m = _ABSOLUTE.fullmatch(text)
     if not m:
         return _other_iso(text, tz)

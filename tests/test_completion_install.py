@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.cli import run_process
+from tests.support.cli import run_process
 
 BIN = str(Path(sys.executable).parent)
 

@@ -8,8 +8,8 @@ import re
 
 import pytest
 
-from tests.cli import run, run_process
-from tests.terminal import on_terminal
+from tests.support.cli import run, run_process
+from tests.support.terminal import on_terminal
 
 
 @pytest.mark.parametrize("argv", [(), ("transcript",), ("thread",), ("threads",), ("store",), ("compat",), ("completion",)])

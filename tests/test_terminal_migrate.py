@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import json
 
-from tests.cli import run
-from tests.terminal import on_terminal
+from tests.support.cli import run
+from tests.support.terminal import on_terminal
 
 
 def test_errors_name_the_option_typed(sqlite_master, tmp_path):

@@ -9,8 +9,8 @@ import re
 
 import pytest
 
-from tests.cli import run, run_process
-from tests.terminal import on_terminal
+from tests.support.cli import run, run_process
+from tests.support.terminal import on_terminal
 
 ESC = "\x1b"
 ISO_Z = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z$")

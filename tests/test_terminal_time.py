@@ -11,8 +11,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from symfonic_cli.timeinput import parse_time, zone
-from tests.cli import run, run_process
-from tests.terminal import on_terminal
+from tests.support.cli import run, run_process
+from tests.support.terminal import on_terminal
 
 KEY = "acme:_:s-001"
 

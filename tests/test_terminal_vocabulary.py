@@ -6,8 +6,8 @@ from __future__ import annotations
 import json
 import re
 
-from tests.cli import run
-from tests.terminal import on_terminal
+from tests.support.cli import run
+from tests.support.terminal import on_terminal
 
 HUMAN = re.compile(r"^\d+(\.\d)? (B|KiB|MiB|GiB)$")
 

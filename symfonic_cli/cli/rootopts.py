@@ -9,26 +9,24 @@ them for this run.
 from __future__ import annotations
 
 import copy
-import os
 
 import click
 from click.core import ParameterSource
 
-from symfonic_cli.cli.common import DEBUG_ENV, connection_options
+from symfonic_cli.cli.common import environment
 
 _SKIP = {"version", "install_completion", "show_completion", "help"}
 
 
 def _apply(name: str, value) -> None:
     if name == "debug":
-        if value:
-            os.environ[DEBUG_ENV] = "1"
+        environment().debug = environment().debug or bool(value)
     elif name == "no_pager":
         from symfonic_cli import pager
 
         pager.disabled = pager.disabled or bool(value)
     elif name in ("connect_timeout", "pg_schema", "checkpoint_collection", "writes_collection"):
-        connection_options[name] = value
+        environment().connection[name] = value
     # color: its own callback sets the mode
 
 
