@@ -26,6 +26,7 @@ GROUPS = {
 # Modules that add commands to a group another module registers: (group, module).
 GROUP_EXTENSIONS = (
     ("thread", "symfonic_cli.cli.history"),
+    ("thread", "symfonic_cli.cli.export"),
 )
 # Root options that take a value (to find the command name in argv).
 _VALUE_OPTIONS = {"--connect-timeout", "--pg-schema", "--checkpoint-collection", "--writes-collection"}
