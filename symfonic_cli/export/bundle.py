@@ -18,7 +18,7 @@ def bundle_kind(path: str) -> str:
     low = path.lower()
     if low.endswith(".zip"):
         return "zip"
-    if low.endswith(".tar.gz") or low.endswith(".tgz"):
+    if low.endswith((".tar.gz", ".tgz")):
         return "tar.gz"
     return "dir"
 

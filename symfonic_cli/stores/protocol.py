@@ -51,8 +51,12 @@ class ReadProtocol(Protocol):
         tenant: str | None = None,
         sub_tenant: str | None = None,
         limit: int | None = None,
+        last_before: str | None = None,
+        last_from: str | None = None,
     ) -> Iterator[ThreadSummary]:
-        """Threads newest activity first; ``tenant``/``sub_tenant`` filter on the key prefix."""
+        """Threads newest activity first; ``tenant``/``sub_tenant`` filter on the key prefix.
+        ``last_before``/``last_from`` (checkpoint-id bounds, retention/window.py) keep threads whose
+        greatest checkpoint id is < / >= the bound, compared in the database (HAVING / $match)."""
         ...
 
     def thread_summary(self, key: str) -> ThreadSummary | None: ...
