@@ -45,3 +45,9 @@ class NotConfirmedError(SymfonicError):
 
 class FindingsError(SymfonicError):
     exit_code = EXIT_FINDINGS
+
+
+class ThreadActiveError(SymfonicError):
+    """A retention sweep's thread was written after the cut-off: rolled back, reported skipped-active."""
+
+    exit_code = EXIT_OK

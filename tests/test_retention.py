@@ -4,7 +4,9 @@ through ``thread erase --inactive-for``."""
 
 from __future__ import annotations
 
+import io
 import json
+import os
 from datetime import datetime, timedelta, timezone
 
 import pytest
@@ -110,3 +112,94 @@ def test_id_bound_orders_like_the_ids():
         old = str(uuid6(clock_seq=5))
     at = checkpoint_id_time(old)
     assert id_bound(at) <= old < id_bound(at + timedelta(microseconds=1))
+
+
+# -- thread erase --inactive-for ------------------------------------------------------------------
+
+
+def transcript(url: str, key: str) -> str:
+    r = run("transcript", "show", "-s", url, "-t", key, "-f", "json")
+    assert r.code == 0, r.err
+    return r.out
+
+
+def checkpoints_of(backend, url: str, key: str) -> int:
+    with backend.saver(url) as saver:
+        return len(list(saver.list({"configurable": {"thread_id": key}})))
+
+
+def test_sweep_erases_exactly_the_idle_threads(any_kind):
+    url = any_kind.new_store(scenarios=False)
+    write_aged(any_kind, url, AGES)
+    kept = {k: transcript(url, k) for k in AGES if k not in IDLE_90}
+    started = datetime.now(timezone.utc)
+    r = run("thread", "erase", "-s", url, "--inactive-for", "90d", "--tenant", "acme", "--yes", "-f", "json")
+    assert r.code == 0, r.err
+    receipt = json.loads(r.out)
+    assert {t["key"]: t["status"] for t in receipt["threads"]} == {"acme:_:ancient": "erased", "acme:eu:old": "erased"}
+    sel = receipt["selection"]
+    assert sel["inactive_for"] == "90d" and sel["tenant"] == "acme" and sel["sub_tenant"] is None
+    cut_off = datetime.fromisoformat(sel["cut_off"].replace("Z", "+00:00"))
+    assert abs(cut_off - (started - 90 * DAY)) < timedelta(seconds=30)
+    assert receipt["summary"]["erased"] == 2 and receipt["summary"]["skipped_active"] == 0
+    assert checkpoints_of(any_kind, url, "acme:_:ancient") == 0 and checkpoints_of(any_kind, url, "acme:eu:old") == 0
+    assert checkpoints_of(any_kind, url, "globex:_:old") > 0  # idle, but another tenant
+    assert {k: transcript(url, k) for k in kept} == kept
+    # Rerun: nothing idle is left in the selection; a normal outcome, exit 0.
+    again = run("thread", "erase", "-s", url, "--inactive-for", "90d", "--tenant", "acme", "--yes", "-f", "json")
+    assert again.code == 0 and json.loads(again.out)["summary"]["threads"] == 0
+    # The dry run of the whole store plans the remaining idle thread only.
+    dry = run("thread", "erase", "-s", url, "--inactive-since", (started - 90 * DAY).isoformat(), "--dry-run", "-f", "json")
+    assert dry.code == 0 and [t["key"] for t in json.loads(dry.out)["threads"]] == ["globex:_:old"]
+
+
+class _AgentWritesWhileOperatorTypes(io.StringIO):
+    """Standard input of an operator who takes a while to confirm: meanwhile the agent answers a
+    new turn on ``key`` (the real graph, the real clock), then the answer arrives."""
+
+    def __init__(self, answer: str, backend, url: str, key: str) -> None:
+        super().__init__(answer)
+        self.backend, self.url, self.key = backend, url, key
+
+    def readline(self, *args):
+        write_aged(self.backend, self.url, {self.key: timedelta(0)}, turns=1)
+        return super().readline(*args)
+
+
+def test_thread_written_during_the_sweep_is_skipped_active(any_kind, monkeypatch):
+    import contextlib
+    import sys
+
+    from symfonic_cli.cli.app import main
+    from symfonic_cli.erase import run as eraser
+
+    url = any_kind.new_store(scenarios=False)
+    write_aged(any_kind, url, AGES)
+    monkeypatch.setattr(eraser, "stdin_is_terminal", lambda: True)
+    monkeypatch.setattr(sys, "stdin", _AgentWritesWhileOperatorTypes("3\n", any_kind, url, "acme:eu:old"))
+    for name in [k for k in os.environ if k.startswith("SYMFONIC_") and not k.startswith(("SYMFONIC_TEST_", "SYMFONIC_REQUIRE_"))]:
+        monkeypatch.delenv(name)
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err), pytest.raises(SystemExit) as exit_:
+        main(["thread", "erase", "-s", url, "--inactive-for", "90d", "-f", "json"])
+    assert exit_.value.code == 0, err.getvalue()
+    assert "Type the number of threads (3)" in err.getvalue()
+    receipt = json.loads(out.getvalue())
+    statuses = {t["key"]: t["status"] for t in receipt["threads"]}
+    assert statuses == {"acme:_:ancient": "erased", "acme:eu:old": "skipped-active", "globex:_:old": "erased"}
+    skipped = next(t for t in receipt["threads"] if t["key"] == "acme:eu:old")
+    assert "active after the cut-off" in skipped["reason"] and skipped["rows_deleted"] == {}
+    assert receipt["summary"]["skipped_active"] == 1 and receipt["summary"]["erased"] == 2
+    # The thread is whole: its old turns and the new one.
+    rows = json.loads(transcript(url, "acme:eu:old"))
+    assert [r["content"] for r in rows if r["role"] == "user"] == ["turn 0 of acme:eu:old", "turn 1 of acme:eu:old", "turn 0 of acme:eu:old"]
+    assert checkpoints_of(any_kind, url, "acme:_:ancient") == 0
+
+
+def test_sweep_usage_errors(sqlite_store):
+    url = str(sqlite_store)
+    r = run("thread", "erase", "-s", url, "--inactive-for", "90d", "--thread", "acme:_:s-001", "--yes")
+    assert r.code == 2 and "--tenant [--sub-tenant] only" in r.err
+    r = run("thread", "erase", "-s", url, "--inactive-for", "ninety", "--yes")
+    assert r.code == 2 and "not a duration" in r.err
+    assert transcript(url, "acme:_:s-001")

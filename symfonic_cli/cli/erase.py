@@ -43,6 +43,8 @@ def erase(
     ticket: Annotated[Optional[str], typer.Option("--ticket", help="The request or ticket id, for the receipt.")] = None,
     missing_ok: Annotated[bool, typer.Option("--missing-ok", help="A requested key that names no thread (or a selection that matches none) exits 0, not 3.")] = False,
     fmt: FormatOpt = None,
+    inactive_for: Annotated[Optional[str], typer.Option("--inactive-for", help="A retention sweep: every thread (of --tenant [--sub-tenant]) whose last activity is older than this (90d, 12h, 2w).")] = None,
+    inactive_since: Annotated[Optional[str], typer.Option("--inactive-since", help="A retention sweep: every thread with no activity since this ISO 8601 date or time.")] = None,
 ) -> int:
     """Erase threads (every checkpoint, namespace and write, plus declared extra tables), one transaction per thread.
 
@@ -57,7 +59,21 @@ def erase(
 
     keys: list[str] | None = None
     prefix: str | None = None
-    if all_sessions:
+    window = None
+    if inactive_for is not None or inactive_since is not None:
+        from symfonic_cli.retention.window import window as activity_window
+
+        if thread is not None or session is not None or from_file is not None:
+            raise UsageError("--inactive-for/--inactive-since go with --tenant [--sub-tenant] only")
+        if sub_tenant is not None and tenant is None:
+            raise UsageError("--sub-tenant needs --tenant")
+        # The cut-off is fixed here, once; each thread is re-checked against it in its transaction.
+        window = activity_window(inactive_for=inactive_for, inactive_since=inactive_since, active_within=None)
+        selection = {
+            **({"inactive_for": inactive_for} if inactive_for is not None else {"inactive_since": inactive_since}),
+            "tenant": tenant, "sub_tenant": sub_tenant, "cut_off": window.describe()["inactive_before"],
+        }
+    elif all_sessions:
         if thread is not None or session is not None or from_file is not None:
             raise UsageError("--all-sessions goes with --tenant [--sub-tenant] only")
         if not tenant:
@@ -98,5 +114,8 @@ def erase(
         ticket=ticket,
         missing_ok=missing_ok,
         keys_from_stdin=from_file == "-",
+        window=window,
+        tenant=tenant,
+        sub_tenant=sub_tenant,
     )
     return run(request)

@@ -20,6 +20,7 @@ from symfonic_cli.errors import (
     NotConfirmedError,
     NotFoundError,
     SymfonicError,
+    ThreadActiveError,
     UsageError,
 )
 from symfonic_cli.location import StoreLocation, scrub
@@ -75,6 +76,11 @@ class EraseRequest:
     ticket: str | None = None
     missing_ok: bool = False
     keys_from_stdin: bool = False  # then a confirmation is read from /dev/tty
+    # A retention sweep (--inactive-for/--inactive-since): the threads whose last activity is
+    # before the cut-off, fixed once here and re-checked inside each thread's transaction.
+    window: Any = None  # retention.window.ActivityWindow
+    tenant: str | None = None
+    sub_tenant: str | None = None
 
 
 def default_operator() -> str:
@@ -116,7 +122,12 @@ def run(req: EraseRequest, out: TextIO | None = None, err: TextIO | None = None)
         try:
             # A dry run makes the real run's checks too (and exits as it would), changing nothing.
             notes = store.erase_prepare(extra, dry_run=req.dry_run)
-            keys = req.keys if req.keys is not None else store.thread_keys_with_prefix(req.prefix or "")
+            if req.window is not None:
+                # Selected in the database by the greatest checkpoint id (retention/window.py).
+                keys = sorted(t.key for t in store.list_threads(
+                    tenant=req.tenant, sub_tenant=req.sub_tenant, last_before=req.window.last_before, last_from=req.window.last_from))
+            else:
+                keys = req.keys if req.keys is not None else store.thread_keys_with_prefix(req.prefix or "")
             plans = [store.erase_plan(k, extra) for k in keys]
             suggester, misses = _misses(store, plans, req, receipt_file, store_name)
             needs_confirm = not req.dry_run and not req.yes and bool(ep.to_erase(plans))
@@ -222,6 +233,8 @@ def _exit_code(req: EraseRequest, outcomes, plans, misses, suggester, stop: Stop
     if missing:
         listed = ", ".join(f"'{k}'" for k in missing[:5]) + (", ..." if len(missing) > 5 else "")
         raise NotFoundError(f"{len(missing)} requested threads not found in {where}: {listed} (suggestions in the plan and receipt; --missing-ok to accept)")
+    if req.window is not None:
+        return EXIT_OK  # a sweep that finds nothing idle is a normal outcome
     if req.keys is None and not plans:
         raise NotFoundError(f"no thread matches the prefix '{req.prefix}' in {where}", hint="--missing-ok to accept")
     return EXIT_OK
@@ -365,8 +378,13 @@ def _erase_all(store, plans, misses, extra, req: EraseRequest, now, out: TextIO,
             stop = None
             try:
                 # the store compares what it deletes with the plan inside the transaction
-                deleted = store.erase_thread(plan.key, extra, between=between, expected=plan.rows)
+                if req.window is not None:
+                    deleted = store.erase_thread(plan.key, extra, between=between, expected=plan.rows, idle_before=req.window.last_before)
+                else:
+                    deleted = store.erase_thread(plan.key, extra, between=between, expected=plan.rows)
                 remaining = store.remaining_rows(plan.key, extra)
+            except ThreadActiveError as exc:
+                result = ep.skipped_active(plan, exc.line())
             except SymfonicError as exc:
                 result = ep.failed(plan, scrub(exc.line(), req.location), now, req.grace)
             except (Exception, KeyboardInterrupt) as exc:
