@@ -203,3 +203,21 @@ def test_sweep_usage_errors(sqlite_store):
     r = run("thread", "erase", "-s", url, "--inactive-for", "ninety", "--yes")
     assert r.code == 2 and "not a duration" in r.err
     assert transcript(url, "acme:_:s-001")
+
+
+def test_export_of_the_idle_threads(aged, tmp_path):
+    _, url = aged
+    out = tmp_path / "idle.zip"
+    r = run("thread", "export", "-s", url, "--inactive-for", "90d", "-o", str(out))
+    assert r.code == 0, r.err
+    import zipfile
+
+    with zipfile.ZipFile(out) as z:
+        manifest = json.loads(z.read("manifest.json"))
+        assert {t["key"] for t in manifest["threads"]} == IDLE_90
+        for t in manifest["threads"]:
+            assert z.read(t["file"]) == transcript(url, t["key"]).encode("utf-8")
+    assert manifest["selection"]["inactive_for"] == "90d" and manifest["selection"]["cut_off"].endswith("Z")
+    # Nothing idle is an empty bundle, exit 0, as a sweep that finds nothing.
+    r = run("thread", "export", "-s", url, "--inactive-for", "2000d", "-o", str(tmp_path / "none"))
+    assert r.code == 0 and json.loads((tmp_path / "none" / "manifest.json").read_text())["threads"] == []

@@ -40,6 +40,8 @@ def export(
     with_state: Annotated[bool, typer.Option("--with-state", help="Add each thread's latest checkpoint channels as state/<name>.json.")] = False,
     missing_ok: Annotated[bool, typer.Option("--missing-ok", help="A requested key that names no thread (or a selection that matches none) exits 0, not 3.")] = False,
     fmt: FormatOpt = None,
+    inactive_for: Annotated[Optional[str], typer.Option("--inactive-for", help="Every thread (of --tenant [--sub-tenant]) whose last activity is older than this (90d, 12h, 2w).")] = None,
+    inactive_since: Annotated[Optional[str], typer.Option("--inactive-since", help="Every thread with no activity since this ISO 8601 date or time.")] = None,
 ) -> int:
     """Export threads' transcripts to a bundle with a manifest (read-only; never overwrites without --force).
 
@@ -55,8 +57,21 @@ def export(
         raise UsageError("where to? pass --output PATH (a directory, or a .zip / .tar.gz file)")
     keys: list[str] | None = None
     prefix: str | None = None
+    window = None
     # The same selections as thread erase (cli/erase.py).
-    if all_sessions:
+    if inactive_for is not None or inactive_since is not None:
+        from symfonic_cli.retention.window import window as activity_window
+
+        if thread is not None or session is not None or from_file is not None or all_sessions:
+            raise UsageError("--inactive-for/--inactive-since go with --tenant [--sub-tenant] only")
+        if sub_tenant is not None and tenant is None:
+            raise UsageError("--sub-tenant needs --tenant")
+        window = activity_window(inactive_for=inactive_for, inactive_since=inactive_since, active_within=None)
+        selection = {
+            **({"inactive_for": inactive_for} if inactive_for is not None else {"inactive_since": inactive_since}),
+            "tenant": tenant, "sub_tenant": sub_tenant, "cut_off": window.describe()["inactive_before"],
+        }
+    elif all_sessions:
         if thread is not None or session is not None or from_file is not None:
             raise UsageError("--all-sessions goes with --tenant [--sub-tenant] only")
         if not tenant:
@@ -89,5 +104,8 @@ def export(
         with_state=with_state,
         missing_ok=missing_ok,
         fmt=out_format,
+        window=window,
+        tenant=tenant,
+        sub_tenant=sub_tenant,
     )
     return run(request)

@@ -28,6 +28,9 @@ class ExportRequest:
     with_state: bool = False
     missing_ok: bool = False
     fmt: str = "text"
+    window: Any = None  # retention.window.ActivityWindow: threads idle since its cut-off
+    tenant: str | None = None
+    sub_tenant: str | None = None
 
 
 def transcript_bytes(rows, tools: bool) -> bytes:
@@ -114,6 +117,10 @@ def run(req: ExportRequest, out: TextIO | None = None, err: TextIO | None = None
             for key in req.keys:
                 summary = store.thread_summary(key)
                 (found if summary is not None else missing).append((key, summary) if summary is not None else key)
+        elif req.window is not None:
+            found = [(t.key, t) for t in store.list_threads(
+                tenant=req.tenant, sub_tenant=req.sub_tenant, last_before=req.window.last_before, last_from=req.window.last_from)]
+            found.sort(key=lambda pair: pair[0])
         else:
             # Keys holding only pending writes (no checkpoint) have no transcript: not listed.
             found = [(k, s) for k in store.thread_keys_with_prefix(req.prefix or "") if (s := store.thread_summary(k)) is not None]
@@ -126,7 +133,7 @@ def run(req: ExportRequest, out: TextIO | None = None, err: TextIO | None = None
                 if len(missing) == 1:
                     raise NotFoundError(not_found_message(missing[0], where, suggester) + "; nothing exported", hint="--missing-ok to export the others")
                 raise NotFoundError(f"{len(missing)} requested threads not found in {where}; nothing exported", hint="--missing-ok to export the others")
-        if req.keys is None and not found and not req.missing_ok:
+        if req.keys is None and req.window is None and not found and not req.missing_ok:
             raise NotFoundError(f"no thread matches the prefix '{req.prefix}' in {where}; nothing exported", hint="--missing-ok to accept")
         bundle = Bundle(req.output, kind)
         try:
