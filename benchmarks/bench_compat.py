@@ -1,7 +1,7 @@
 """``symfonic compat report`` (store-wide) vs a raw SQL aggregate over the same metadata, on SQLite.
 
 The store: a real agent graph writes a few threads through the real SqliteSaver wrapped in
-tests.envelope_saver.EnvelopeSaver (legacy, migrated, unfinalized, a string-typed boolean).
+tests.support.envelope_saver.EnvelopeSaver (legacy, migrated, unfinalized, a string-typed boolean).
 Those rows are then REPLICATED WITH SQL (INSERT ... SELECT) until the store holds 200,000
 checkpoints: each copy gets a new thread id and its metadata envelope rewritten with json_set /
 json_remove so that the store holds a mix (legacy, migrated v1, newer v2, corrupt). Blobs are
@@ -22,8 +22,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import resource
 import sqlite3
 import statistics
 import subprocess
@@ -59,12 +57,12 @@ def _seed(path: Path) -> None:
     from langchain_core.messages import HumanMessage
     from langgraph.checkpoint.sqlite import SqliteSaver
 
-    from tests.envelope_saver import NO_ENVELOPE, EnvelopeSaver, migrated
-    from tests.scenarios import _agent_graph
+    from tests.support.envelope_saver import NO_ENVELOPE, EnvelopeSaver, migrated
+    from tests.support.scenarios import agent_graph
 
     conn = sqlite3.connect(str(path), check_same_thread=False)
     saver = EnvelopeSaver(SqliteSaver(conn))
-    graph = _agent_graph().compile(checkpointer=saver)
+    graph = agent_graph().compile(checkpointer=saver)
     plan = [
         ("seed:_:legacy", NO_ENVELOPE, None),
         ("seed:_:migrated", migrated(finalized=True, safe_boundary=True, boundary_id="b-1", boundary_sequence=1), None),
@@ -139,7 +137,7 @@ def raw(path: Path, sql: str = RAW_SQL):
 
 
 def report(path: Path) -> dict:
-    from tests.cli import run
+    from tests.support.cli import run
 
     r = run("compat", "report", "--store", str(path), "--format", "json", "--fail-on", "")
     assert r.code == 0, r.err

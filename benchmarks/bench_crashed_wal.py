@@ -28,10 +28,10 @@ APP = """
 import sqlite3, sys, time
 from langchain_core.messages import HumanMessage
 from langgraph.checkpoint.sqlite import SqliteSaver
-from tests.scenarios import _agent_graph
+from tests.support.scenarios import agent_graph
 conn = sqlite3.connect(sys.argv[1], check_same_thread=False)
 conn.execute("PRAGMA wal_autocheckpoint = 0")
-graph = _agent_graph().compile(checkpointer=SqliteSaver(conn))
+graph = agent_graph().compile(checkpointer=SqliteSaver(conn))
 graph.invoke({"messages": [HumanMessage(content="after the bulk", id="late-1")]}, {"configurable": {"thread_id": "late:_:s-1"}})
 print("ready", flush=True)
 time.sleep(3600)
@@ -42,7 +42,7 @@ def build(path: str, size_mb: int) -> None:
     from langgraph.checkpoint.sqlite import SqliteSaver
 
     sys.path.insert(0, ROOT)
-    from tests.scenarios import write_scenarios
+    from tests.support.scenarios import write_scenarios
 
     conn = sqlite3.connect(path, check_same_thread=False)
     write_scenarios(SqliteSaver(conn))

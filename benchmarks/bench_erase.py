@@ -9,7 +9,7 @@ checkpoints). For each run a copy of "many" gets the first 5,000 checkpoints of 
   one-transaction delete, verification, WAL truncation); target under 1 s;
 - batch: ``--from-file`` with 1,000 keys of "many" ``--yes``; target at least 100 threads/s.
 
-PostgreSQL the same when its backend can erase (tests/pg_server.py's cluster, as benchmarks/pg.py
+PostgreSQL the same when its backend can erase (tests/support/pg_server.py's cluster, as benchmarks/pg.py
 starts it, fsync off): a copy of the cached "many" database, the thread replicated in SQL.
 
 ``--real-long`` also erases, on SQLite, 5,000 real checkpoints of the long-2000 thread (2 GB of
@@ -40,7 +40,7 @@ LONG_CHECKPOINTS = 5000
 
 
 def _cli(*args: str):
-    from tests.cli import run
+    from tests.support.cli import run
 
     start = time.perf_counter()
     r = run(*args)
@@ -181,7 +181,7 @@ def bench_postgres(batch: int) -> None:
 
     from benchmarks import pg
 
-    server, why = pg.available()
+    server, why = pg.available(stores.OUT / "pg")
     if server is None:
         print(f"PostgreSQL: {why}")
         return

@@ -2,7 +2,7 @@
 
 Source: the cached "many" store of benchmarks/stores.py (2,000 threads x 10 turns, written by the
 real agent graph through the real SqliteSaver). Target: two fresh databases set up by the real
-PostgresSaver on one PostgreSQL server (tests/pg_server.py starts a throwaway cluster, or
+PostgresSaver on one PostgreSQL server (tests/support/pg_server.py starts a throwaway cluster, or
 ``SYMFONIC_TEST_POSTGRES_DSN`` names one).
 
 - baseline: ``for t in SqliteSaver.list(None): PostgresSaver.put(...); put_writes(...)`` one
@@ -27,7 +27,7 @@ if str(ROOT.parent) not in sys.path:
     sys.path.insert(0, str(ROOT.parent))
 
 from benchmarks.stores import sqlite_store  # noqa: E402
-from tests.backends import put_tuple  # noqa: E402
+from tests.support.backends import put_tuple  # noqa: E402
 
 
 def _server(durable: bool = True):
@@ -36,22 +36,16 @@ def _server(durable: bool = True):
     The test cluster runs with fsync and synchronous_commit off (test speed); a copy is measured
     against a durable server, as in production, unless ``durable`` is False.
     """
-    from tests import pg_server
+    from tests.support import pg_server
 
     dsn = os.environ.get(pg_server.DSN_ENV)
     if dsn:
-        return pg_server._from_dsn(dsn), None
+        return pg_server.from_dsn(dsn), None
     cluster = pg_server.LocalCluster()
     cluster.start()
     if durable:
-        opts = (
-            f"-c listen_addresses=127.0.0.1 -c port={cluster.port} -c unix_socket_directories={cluster.root} "
-            "-c fsync=on -c synchronous_commit=on -c full_page_writes=on"
-        )
-        cluster._check(str(cluster.bin / "pg_ctl"), "-D", str(cluster.data), "-l", str(cluster.log), "-o", opts, "-w", "-t", "60", "restart")
-    backend = pg_server.PostgresBackend(
-        user=pg_server.SUPERUSER, password=pg_server.PASSWORD, host="127.0.0.1", port=cluster.port, admin_db="postgres"
-    )
+        cluster.restart(pg_server.DURABLE)
+    backend = cluster.backend()
     return backend, cluster
 
 

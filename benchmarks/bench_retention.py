@@ -16,7 +16,7 @@ checkpoints of real rows with a spread of last activity.
   transcript reads alone (``read_transcript`` for each thread on one open store, rows rendered as
   JSON and dropped); target within 2x.
 
-Commands run in-process (tests/cli.py), after one warm-up call; medians of ``--reps`` (default 3).
+Commands run in-process (tests/support/cli.py), after one warm-up call; medians of ``--reps`` (default 3).
 Run: ``python benchmarks/bench_retention.py [--copies N] [--sweep N] [--reps N]``.
 """
 
@@ -84,7 +84,7 @@ def _median(fn, reps: int) -> float:
 
 
 def _cli(*args: str):
-    from tests.cli import run
+    from tests.support.cli import run
 
     r = run(*args)
     if r.code != 0:

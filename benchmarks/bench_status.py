@@ -1,7 +1,7 @@
 """``threads list --status`` and ``--with-size`` vs the raw SQL they stand for, on SQLite.
 
-The store: real graphs write a few 10-turn agent threads (tests.scenarios.long_thread) and the
-run-state threads of tests/run_state_scenarios.py (interrupted, failed, fanned out, finished)
+The store: real graphs write a few 10-turn agent threads (tests.support.scenarios.long_thread) and the
+run-state threads of tests/support/run_state_scenarios.py (interrupted, failed, fanned out, finished)
 through the real SqliteSaver; those rows (checkpoints AND pending writes) are then REPLICATED WITH
 SQL (INSERT ... SELECT) under new thread ids until the store holds --threads threads: nine copies
 in ten are of the 10-turn threads, one in ten of the run-state threads. Cached under
@@ -21,8 +21,6 @@ Run: ``python benchmarks/bench_status.py [--threads N] [--runs R]``.
 from __future__ import annotations
 
 import argparse
-import os
-import resource
 import sqlite3
 import statistics
 import subprocess
@@ -50,8 +48,8 @@ RAW_SIZE = (
 def _seed(path: Path) -> None:
     from langgraph.checkpoint.sqlite import SqliteSaver
 
-    from tests.run_state_scenarios import write_states
-    from tests.scenarios import long_thread
+    from tests.support.run_state_scenarios import write_states
+    from tests.support.scenarios import long_thread
 
     conn = sqlite3.connect(str(path), check_same_thread=False)
     saver = SqliteSaver(conn)

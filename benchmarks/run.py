@@ -160,7 +160,7 @@ def transcripts(kind: str, url_of, sizes: list[int], reps: int, ref_max: int, re
         ours_by_size[n] = ours.median
         rows = json.loads(ours.out)
         rep.row(kind, name, f"transcript show --format json ({len(rows)} rows)", ours, "1.00")
-        latest = measure([PY, "-m", "benchmarks.reference_walk", url, key, "--latest-only"], reps)
+        latest = measure([PY, "-m", "tests.support.reference", url, key, "--latest-only"], reps)
         rep.row(kind, name, "bound: decode the latest checkpoint only", latest, f"ours/bound {ours.median / latest.median:.2f}")
         raw = measure([PY, "-m", "benchmarks.raw_queries", "bytes", url, key], reps)
         rep.row(kind, name, "bound: read every stored byte, no decoding", raw, f"ours/bound {ours.median / raw.median:.2f}")
@@ -172,7 +172,7 @@ def transcripts(kind: str, url_of, sizes: list[int], reps: int, ref_max: int, re
         if n == 1000:
             rep.target(f"{kind} 1,000 turns within 1.5x of decoding the latest", ours.median <= 1.5 * latest.median, f"{ours.median / latest.median:.2f}x")
         if n <= ref_max:
-            ref = measure([PY, "-m", "benchmarks.reference_walk", url, key], 1)
+            ref = measure([PY, "-m", "tests.support.reference", url, key], 1)
             same = json.loads(ref.out) == rows
             rep.row(kind, name, "reference algorithm (walk all, decode all)", ref, f"{ref.median / ours.median:.0f}x slower", "rows identical" if same else "ROWS DIFFER")
             rep.target(f"{kind} {name}: rows identical to the reference", same, "checked")
@@ -248,7 +248,7 @@ def main(argv: list[str] | None = None) -> int:
     if not args.no_postgres:
         from benchmarks import pg
 
-        server, why = pg.available()
+        server, why = pg.available(stores.OUT / "pg")
         if server is None:
             print(f"note: {why}")
     try:

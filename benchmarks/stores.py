@@ -35,7 +35,7 @@ def many_key(i: int) -> str:
 
 
 def _write_long(saver, turns: int) -> None:
-    from tests.scenarios import long_thread
+    from tests.support.scenarios import long_thread
 
     long_thread(saver, long_key(turns), turns, tool_every=TOOL_EVERY)
 
@@ -43,18 +43,14 @@ def _write_long(saver, turns: int) -> None:
 def _write_many(saver, threads: int = MANY_THREADS, turns: int = MANY_TURNS) -> None:
     from langchain_core.messages import HumanMessage
 
-    from tests.scenarios import _agent_graph
+    from tests.support.scenarios import agent_graph
 
-    graph = _agent_graph().compile(checkpointer=saver)
+    graph = agent_graph().compile(checkpointer=saver)
     for i in range(threads):
         config = {"configurable": {"thread_id": many_key(i)}}
         for t in range(turns):
             text = f"tool:item {t}" if t % TOOL_EVERY == TOOL_EVERY - 1 else f"question {t} of thread {i}"
             graph.invoke({"messages": [HumanMessage(content=text)]}, config)
-
-
-def _name(spec: str) -> str:
-    return spec  # "long-250", "many"
 
 
 def _writer(spec: str):
@@ -70,7 +66,7 @@ def _log(msg: str) -> None:
 
 def sqlite_store(spec: str) -> Path:
     """The cached SQLite store ``spec`` ("long-250" ... "long-2000", "many"), generated when missing."""
-    path = OUT / "sqlite" / f"{_name(spec)}.db"
+    path = OUT / "sqlite" / f"{spec}.db"
     if path.exists():
         return path
     # Imported only to generate: the runner's own RSS is the floor of its children's max RSS.
@@ -130,7 +126,7 @@ if __name__ == "__main__":
     if "--postgres" in sys.argv:
         from benchmarks import pg
 
-        server, why = pg.available()
+        server, why = pg.available(OUT / "pg")
         if server is None:
             sys.exit(why)
         try:

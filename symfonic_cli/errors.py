@@ -9,6 +9,9 @@ EXIT_NOT_FOUND = 3
 EXIT_STORE = 4
 EXIT_FINDINGS = 5  # compat report: a --fail-on finding is present
 EXIT_NOT_CONFIRMED = 6  # erase: no confirmation, nothing deleted
+EXIT_MIGRATE_INCOMPLETE = 7  # migrate: a thread in conflict, refused, failed or not verified
+EXIT_INTERRUPTED = 130  # Ctrl-C (128 + SIGINT), or end of input at a prompt
+EXIT_BROKEN_PIPE = 1  # the reader went away (| head): silent, as click ends every command it runs
 
 
 class SymfonicError(Exception):
@@ -45,6 +48,35 @@ class NotConfirmedError(SymfonicError):
 
 class FindingsError(SymfonicError):
     exit_code = EXIT_FINDINGS
+
+
+class MigrateIncomplete(SymfonicError):
+    """Some thread was in conflict, refused, failed, or did not verify (summary already printed)."""
+
+    exit_code = EXIT_MIGRATE_INCOMPLETE
+
+
+class ReceiptError(SymfonicError):
+    """erase: the --receipt file could not be written: the run stopped before the next thread."""
+
+    exit_code = EXIT_STORE
+
+
+class StoppedError(SymfonicError):
+    """erase stopped part-way (the receipt still lists what was erased), with the stop's exit code."""
+
+    def __init__(self, message: str, exit_code: int) -> None:
+        super().__init__(message)
+        self.exit_code = exit_code
+
+
+class EraseIncomplete(SymfonicError):
+    """erase: some thread failed; its receipt record already says why, so no further line is printed
+    (EXIT_STORE when the rows left are unknown, else EXIT_UNEXPECTED)."""
+
+    def __init__(self, exit_code: int) -> None:
+        super().__init__("")
+        self.exit_code = exit_code
 
 
 class ThreadActiveError(SymfonicError):

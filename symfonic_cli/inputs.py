@@ -1,4 +1,5 @@
-"""Thread keys from a file or standard input (``--from-file``): the one reader of the key-file grammar.
+"""The input grammars: thread keys from a file or standard input (``--from-file``, the one reader of
+the key-file grammar) and durations (``--grace``, the one duration reader; see ``parse_duration``).
 
 A thread key is an exact string, so the grammar changes nothing in a key:
 
@@ -19,33 +20,27 @@ Error messages hold the file name raw: the CLI escapes every error line as it pr
 from __future__ import annotations
 
 import json
-import sys
 
 from symfonic_cli.errors import UsageError
 
 _BOM = b"\xef\xbb\xbf"
 
 
-def read_key_file(source: str, *, option: str = "--from-file") -> list[str]:
-    """The thread keys of ``source`` (a path, or ``-`` for standard input), in order, each once."""
+def read_key_file(source: str, *, option: str = "--from-file", environment=None) -> list[str]:
+    """The thread keys of ``source`` (a path, or ``-`` for the environment's standard input), in
+    order, each once."""
     where = "standard input" if source == "-" else source
     try:
         if source == "-":
-            data = _stdin_bytes()
+            from symfonic_cli.environment import Environment
+
+            data = (environment or Environment()).stdin_bytes()
         else:
             with open(source, "rb") as fh:
                 data = fh.read()
     except OSError as exc:
         raise UsageError(f"cannot read {option} {where}: {exc.strerror or exc}") from None
     return parse_keys(data, where=where, option=option)
-
-
-def _stdin_bytes() -> bytes:
-    buffer = getattr(sys.stdin, "buffer", None)
-    if buffer is not None:
-        return buffer.read()
-    # A text stream without a buffer (an embedding program's replacement): its text, re-encoded.
-    return sys.stdin.read().encode("utf-8", "surrogatepass")
 
 
 def parse_keys(data: bytes, *, where: str = "the key file", option: str = "--from-file") -> list[str]:
@@ -111,3 +106,23 @@ def _key_field(record: dict, place: str) -> str:
     except UnicodeEncodeError:
         raise UsageError(f"{place}: the 'key' holds an unpaired surrogate escape") from None
     return key
+
+
+# -- durations: ``90s``, ``15m``, ``2h``, ``1d``; a bare number is minutes; 0s to 36500d (README
+# "Numeric options": a longer one would overflow a date). Each command keeps its own default.
+MAX_DURATION_DAYS = 36500
+_DURATION_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "": 60}
+
+
+def parse_duration(text: str, *, option: str = "--grace"):
+    """The ``timedelta`` a duration option names, else a usage error naming the option."""
+    import re
+    from datetime import timedelta
+
+    m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([smhd]?)\s*", (text or "").lower())
+    if not m:
+        raise UsageError(f"{option} '{text}' is not a duration", hint="e.g. 90s, 10m, 2h, 1d; a bare number is minutes")
+    seconds = float(m.group(1)) * _DURATION_UNITS[m.group(2)]
+    if not seconds <= MAX_DURATION_DAYS * 86400:
+        raise UsageError(f"{option} '{text}' is out of range", hint=f"use 0s to {MAX_DURATION_DAYS}d")
+    return timedelta(seconds=seconds)

@@ -20,7 +20,6 @@ if TYPE_CHECKING:
     from collections.abc import Iterable, Sequence
     from typing import Any, TextIO
 
-FORMATS = ("table", "text", "json", "jsonl")
 
 # Bidirectional formatting characters reorder what a reader sees ("Trojan Source").
 _BIDI = "\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069"

@@ -77,3 +77,12 @@ class Suggester:
 
 def suggest_threads(store, key: str, limit: int = LIMIT) -> list[str]:
     return Suggester(store).suggest(key, limit)
+
+
+def not_found_message(key: str, where: str, suggester) -> str:
+    near = suggester.suggest(key)
+    head = f"no thread '{key}' in {where}"
+    if near:
+        return f"{head}; did you mean: " + ", ".join(f"'{k}'" for k in near)
+    tenant = suggester.tenant_of(key)
+    return f"{head}; tenant '{tenant}' has no threads" if tenant else head

@@ -12,23 +12,22 @@ from pathlib import Path
 
 import pytest
 
-from tests import backends
-from tests.sqlite_store import build_sqlite_store
+from tests.support import backends
 
-pytest_plugins: list[str] = ["tests.mongo_server", "tests.pg_server"]
+pytest_plugins: list[str] = ["tests.support.mongo_server", "tests.support.pg_server"]
 
 
 @pytest.fixture(scope="session", autouse=True)
-def _sqlite_backend(tmp_path_factory):
-    backends.register(backends.SqliteBackend(tmp_path_factory.mktemp("sqlite-stores")))
+def _sqlite_backend(tmp_path_factory) -> backends.SqliteBackend:
+    backend = backends.SqliteBackend(tmp_path_factory.mktemp("sqlite-stores"))
+    backends.register(backend)
+    return backend
 
 
 @pytest.fixture(scope="session")
-def sqlite_master(tmp_path_factory) -> Path:
-    """The scenario store, built once by real graphs; tests get copies."""
-    path = tmp_path_factory.mktemp("master") / "scenarios.db"
-    build_sqlite_store(path)
-    return path
+def sqlite_master(_sqlite_backend) -> Path:
+    """The scenario store, built once by real graphs (the SQLite backend's master); tests get copies."""
+    return _sqlite_backend.master()
 
 
 @pytest.fixture

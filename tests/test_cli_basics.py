@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from symfonic_cli import __version__
-from tests.cli import run, run_process
+from tests.support.cli import run, run_process
 
 ROOT = Path(__file__).resolve().parent.parent
 HEAVY = ("langgraph", "langchain", "langchain_core", "psycopg", "pymongo", "ormsgpack", "pydantic")

@@ -1,6 +1,6 @@
 """``symfonic compat report|show`` on real stores of every kind, written by real graphs.
 
-The envelopes are merged into the metadata by tests.envelope_saver.EnvelopeSaver around the real
+The envelopes are merged into the metadata by tests.support.envelope_saver.EnvelopeSaver around the real
 saver, the way a migrated writer does; legacy threads go through the same saver with none.
 """
 
@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 
 from symfonic_cli.model.times import checkpoint_id_time
-from tests.cli import run, run_process
-from tests.envelope_saver import NO_ENVELOPE, EnvelopeSaver, migrated
+from tests.support.cli import run, run_process
+from tests.support.envelope_saver import NO_ENVELOPE, EnvelopeSaver, migrated
 
 ANSI_LINE = "\x1b]0;pwned\x07\x1b[31mred"
 
@@ -86,12 +86,12 @@ _stores: dict[str, CompatStore] = {}
 def _write(backend, threads, *, key="symfonic_envelope") -> CompatStore:
     from langchain_core.messages import HumanMessage
 
-    from tests.scenarios import _agent_graph
+    from tests.support.scenarios import agent_graph
 
     store = CompatStore(backend.new_store(scenarios=False))
     with backend.saver(store.url) as inner:
         saver = EnvelopeSaver(inner, key=key)
-        graph = _agent_graph().compile(checkpointer=saver)
+        graph = agent_graph().compile(checkpointer=saver)
         for thread, envelopes in threads.items():
             cfg = {"configurable": {"thread_id": thread}}
             saver.clock_offset = OLD.get(thread)
@@ -389,7 +389,7 @@ def test_other_envelope_key_is_suggested_and_readable(any_kind):
 
 
 def test_report_and_show_never_write():
-    from tests.backends import get
+    from tests.support.backends import get
 
     backend = get("sqlite")
     store = _write(backend, {"w:_:1": [migrated(finalized=False)], "w:_:2": ["corrupt"]})

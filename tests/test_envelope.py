@@ -11,7 +11,7 @@ from symfonic_cli.compat.envelope import (
     decode_envelope,
     describe_compatibility,
 )
-from tests.envelope_saver import NO_ENVELOPE, EnvelopeSaver, migrated
+from tests.support.envelope_saver import NO_ENVELOPE, EnvelopeSaver, migrated
 
 K = "symfonic_envelope"
 
@@ -119,12 +119,12 @@ def test_long_values_are_quoted_short():
 def test_envelope_saver_merges_into_metadata_through_the_real_saver(any_kind):
     from langchain_core.messages import HumanMessage
 
-    from tests.scenarios import _agent_graph
+    from tests.support.scenarios import agent_graph
 
     url = any_kind.new_store(scenarios=False)
     with any_kind.saver(url) as inner:
         saver = EnvelopeSaver(inner)
-        graph = _agent_graph().compile(checkpointer=saver)
+        graph = agent_graph().compile(checkpointer=saver)
         cfg = {"configurable": {"thread_id": "t:_:1"}}
         saver.envelope = NO_ENVELOPE
         graph.invoke({"messages": [HumanMessage(content="one")]}, cfg)

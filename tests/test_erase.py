@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from symfonic_cli.erase import run as eraser
-from tests.cli import run, run_process
-from tests.scenarios import SECRET_SENTENCE, scenarios
+from symfonic_cli.environment import Environment
+from tests.support.cli import run, run_process
+from tests.support.scenarios import SECRET_SENTENCE, scenarios
 
 ALL_KEYS = [sc.key for sc in scenarios()]
 
@@ -158,7 +158,7 @@ def _extra_rows(kind: str, url: str, create: bool, rows: dict[str, list[tuple]])
             return {t: sorted(tuple(r) for r in conn.execute(f"SELECT * FROM {t}").fetchall()) for t in rows}
     from pymongo import MongoClient
 
-    from tests.mongo_server import database_of
+    from tests.support.mongo_server import database_of
 
     client = MongoClient(url)
     try:
@@ -257,7 +257,7 @@ def test_dry_run_deletes_nothing(store):
 
 def test_typed_confirmation(sqlite_store, monkeypatch):
     url = str(sqlite_store)
-    monkeypatch.setattr(eraser, "stdin_is_terminal", lambda: True)
+    monkeypatch.setattr(Environment, "stdin_isatty", lambda self: True)
 
     wrong = erase(url, "--thread", "globex:_:s-100", input="globex:_:s-101\n")
     assert wrong.code == 6 and "expected 'globex:_:s-100'" in wrong.err
@@ -358,9 +358,9 @@ def test_two_concurrent_erasers(store):
 
 
 def test_application_writing_other_threads_meanwhile(sqlite_store):
-    from tests.scenarios import long_thread
+    from tests.support.scenarios import long_thread
 
-    from tests import backends
+    from tests.support import backends
 
     backend = backends.get("sqlite")
     errors: list[BaseException] = []
@@ -395,14 +395,14 @@ def test_application_writing_other_threads_meanwhile(sqlite_store):
 def test_no_erased_text_left_in_db_or_wal(tmp_path):
     import sqlite3
 
-    from tests import backends
+    from tests.support import backends
 
     backend = backends.get("sqlite")
     path = tmp_path / "live.db"
     # The application keeps its connection open, so the -wal holds the conversation too.
     app = sqlite3.connect(str(path), check_same_thread=False)
     from langgraph.checkpoint.sqlite import SqliteSaver
-    from tests.scenarios import write_scenarios
+    from tests.support.scenarios import write_scenarios
 
     write_scenarios(SqliteSaver(app), ["globex:_:s-100", "globex:_:s-101"])
     wal = Path(f"{path}-wal")

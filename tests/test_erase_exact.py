@@ -24,9 +24,9 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from symfonic_cli.threadkey import prefix_upper_bound
-from tests.cli import run
+from tests.support.cli import run
 from tests.conftest import backend_for
-from tests.scenarios import long_thread
+from tests.support.scenarios import long_thread
 from tests.test_erase import _without_root_file_powers, receipt_of, saved
 
 # Keys of tenant "acme" and keys that a byte or collation range for "acme:" would wrongly reach.
@@ -95,7 +95,7 @@ def prefix_store(request, tmp_path):
 
 def _saved_keys(kind: str, url: str) -> set[str]:
     """Every thread key in the store, read by the real saver (independent of the code under test)."""
-    from tests import backends
+    from tests.support import backends
 
     with backends.get(kind).saver(url) as saver:
         return {t.config["configurable"]["thread_id"] for t in saver.list(None)}
@@ -293,7 +293,7 @@ def _tokens(kind: str, url: str, rows: list[tuple] | None = None) -> list[tuple]
     else:
         from pymongo import MongoClient
 
-        from tests.mongo_server import database_of
+        from tests.support.mongo_server import database_of
 
         client = MongoClient(url)
         try:
@@ -389,7 +389,7 @@ def _plan_counts(out: str, key: str) -> dict[str, int]:
 def test_symlink_to_a_live_wal_store_plans_what_it_erases(tmp_path):
     from langgraph.checkpoint.sqlite import SqliteSaver
 
-    from tests.scenarios import write_scenarios
+    from tests.support.scenarios import write_scenarios
 
     data = tmp_path / "data"
     links = tmp_path / "links"

@@ -18,8 +18,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from symfonic_cli.inputs import parse_keys
-from tests.cli import run, run_process
-from tests.scenarios import scenarios
+from tests.support.cli import run, run_process
+from tests.support.scenarios import scenarios
 from tests.test_erase import receipt_of, saved
 
 ALL_KEYS = [sc.key for sc in scenarios()]
@@ -51,10 +51,10 @@ def write_threads(backend, url: str, keys: list[str]) -> None:
     """One short conversation per key, through a real graph and the real saver."""
     from langchain_core.messages import HumanMessage
 
-    from tests.scenarios import _agent_graph
+    from tests.support.scenarios import agent_graph
 
     with backend.saver(url) as saver:
-        graph = _agent_graph().compile(checkpointer=saver)
+        graph = agent_graph().compile(checkpointer=saver)
         for key in keys:
             graph.invoke({"messages": [HumanMessage(content="hello")]}, {"configurable": {"thread_id": key}})
 
@@ -116,7 +116,7 @@ def test_key_file_grammar(sqlite_store, tmp_path):
     url = str(sqlite_store)
     bad = tmp_path / "bad.txt"
     bad.write_bytes(b"acme:_:s-001\n# fine\nacme:\xff:s-002\n")
-    from tests import backends
+    from tests.support import backends
 
     target = backends.get("sqlite").new_store(scenarios=False)
     for cmd in (["thread", "erase", "-s", url], ["migrate", "--from", url, "--to", target]):
@@ -209,7 +209,7 @@ def test_near_misses_are_suggested_and_nothing_is_erased(sqlite_store, asked, fi
 
 
 def saved_all(url: str) -> dict:
-    from tests import backends
+    from tests.support import backends
 
     return {k: saved(backends.get("sqlite"), url, k) for k in ALL_KEYS}
 
@@ -553,13 +553,13 @@ def test_receipt_names_the_store_absolute_or_masked(any_kind, tmp_path, monkeypa
 
 
 def test_confirmation_takes_the_key_exactly_or_as_shown(sqlite_store, monkeypatch):
-    from symfonic_cli.erase import run as eraser
-    from tests import backends
+    from symfonic_cli.environment import Environment
+    from tests.support import backends
 
     url = str(sqlite_store)
     key = "acme:_:bob\xa0"
     write_threads(backends.get("sqlite"), url, [key, "acme:_:bob", "acme:_:bob "])
-    monkeypatch.setattr(eraser, "stdin_is_terminal", lambda: True)
+    monkeypatch.setattr(Environment, "stdin_isatty", lambda self: True)
     for look_alike in ("acme:_:bob", "acme:_:bob ", " acme:_:bob\xa0"):
         r = erase(url, "--thread", key, input=look_alike + "\n")
         assert r.code == 6 and "nothing deleted" in r.err

@@ -16,9 +16,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from symfonic_cli.export.names import UniqueNames, safe_stem
-from tests.cli import run
-from tests.hostile import fingerprint
-from tests.scenarios import scenarios
+from tests.support.cli import run
+from tests.support.hostile import fingerprint
+from tests.support.scenarios import scenarios
 
 ALL_KEYS = [sc.key for sc in scenarios()]
 ACME = [k for k in ALL_KEYS if k.startswith("acme:")]
@@ -142,10 +142,10 @@ def test_zip_and_tar_gz_unpack_to_the_same_files_with_tools_and_state(store, tmp
 def write_threads(backend, url: str, keys: list[str]) -> None:
     from langchain_core.messages import HumanMessage
 
-    from tests.scenarios import _agent_graph
+    from tests.support.scenarios import agent_graph
 
     with backend.saver(url) as saver:
-        graph = _agent_graph().compile(checkpointer=saver)
+        graph = agent_graph().compile(checkpointer=saver)
         for i, key in enumerate(keys):
             graph.invoke({"messages": [HumanMessage(content=f"message {i}", id=f"h-{i}")]}, {"configurable": {"thread_id": key}})
 

@@ -13,7 +13,7 @@ import sys
 import pytest
 
 from symfonic_cli.cli import fast
-from tests.cli import run
+from tests.support.cli import run
 
 
 @pytest.fixture
@@ -22,9 +22,9 @@ def both_routes(monkeypatch):
     taken: list[bool] = []
     real = fast.run
 
-    def spy(args):
+    def spy(args, environment):
         try:
-            handled = real(args)
+            handled = real(args, environment)
         except BaseException:  # the command ran on the quick route and failed (as typer's would)
             taken.append(True)
             raise
@@ -33,7 +33,7 @@ def both_routes(monkeypatch):
 
     def through_typer(*args, env=None):
         with monkeypatch.context() as m:
-            m.setattr(fast, "run", lambda args: False)
+            m.setattr(fast, "run", lambda args, environment: False)
             return run(*args, env=env)
 
     def normal(*args, env=None):

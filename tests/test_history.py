@@ -1,6 +1,6 @@
 """``thread history`` and ``thread diff`` on every store kind, against the real savers and graphs.
 
-Real LangGraph graphs write the histories (tests/scenarios.py plus a fork and an in-place edit
+Real LangGraph graphs write the histories (tests/support/scenarios.py plus a fork and an in-place edit
 written here); the oracles are the real saver's ``list()``/``get_tuple()`` and the graph's
 ``get_state_history()``/``get_state()`` on the same store.
 """
@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.cli import run, run_process
-from tests.scenarios import ANSI, _agent_graph
+from tests.support.cli import run
+from tests.support.scenarios import ANSI, agent_graph
 
 PLAIN, REWRITE, SUB, FORK, INPLACE = "acme:_:s-001", "acme:_:s-rewrite", "initech:_:s-sub", "hist:_:fork", "hist:_:inplace"
 KEYS = (PLAIN, REWRITE, SUB, FORK, INPLACE, "acme:eu:s-003")
@@ -26,7 +26,7 @@ _stores: dict[str, str] = {}
 def _write_extra(saver) -> None:
     from langchain_core.messages import HumanMessage
 
-    graph = _agent_graph().compile(checkpointer=saver)
+    graph = agent_graph().compile(checkpointer=saver)
     # A fork: a new branch from an older checkpoint (update_state on it), then a run on the branch.
     config = {"configurable": {"thread_id": FORK}}
     graph.invoke({"messages": [HumanMessage(content="first", id="f-1")]}, config)
@@ -53,7 +53,7 @@ def _store(backend) -> str:
 @contextmanager
 def _graph(backend, url, key):
     with backend.saver(url) as saver:
-        yield _agent_graph(key == SUB).compile(checkpointer=saver), saver
+        yield agent_graph(key == SUB).compile(checkpointer=saver), saver
 
 
 def _history(url, key, *args) -> list[dict]:
@@ -289,7 +289,7 @@ def test_long_thread_decodes_only_the_latest(tmp_path):
     from symfonic_cli.history.history import build_history
     from symfonic_cli.location import resolve_store
     from symfonic_cli.stores import open_store
-    from tests.scenarios import long_thread
+    from tests.support.scenarios import long_thread
     import sqlite3
 
     path = tmp_path / "long.db"
@@ -417,7 +417,7 @@ def test_hostile_write_names_are_escaped_and_exact(tmp_path_factory, channel, no
     path = tmp_path_factory.mktemp("hostile") / "w.db"
     conn = sqlite3.connect(str(path), check_same_thread=False)
     saver = SqliteSaver(conn)
-    graph = _agent_graph().compile(checkpointer=saver)
+    graph = agent_graph().compile(checkpointer=saver)
     config = {"configurable": {"thread_id": "h:_:w"}}
     graph.invoke({"messages": [HumanMessage(content="hi", id="h-1")]}, config)
     latest = graph.get_state(config).config
@@ -475,7 +475,7 @@ def test_durability_exit_runs_are_not_rewrites(tmp_path):
     path = tmp_path / "exit.db"
     conn = sqlite3.connect(str(path), check_same_thread=False)
     saver = SqliteSaver(conn)
-    graph = _agent_graph().compile(checkpointer=saver)
+    graph = agent_graph().compile(checkpointer=saver)
     config = {"configurable": {"thread_id": "x:_:exit"}}
     for i in range(4):
         text = "tool:thing" if i == 2 else f"question {i}"

@@ -15,8 +15,8 @@ import pytest
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
-from tests import hostile
-from tests.cli import run
+from tests.support import hostile
+from tests.support.cli import run
 from tests.conftest import backend_for
 
 T = hostile.TARGET

@@ -12,8 +12,8 @@ from typing import Annotated, TypedDict
 
 import pytest
 
-from tests import backends
-from tests.cli import run
+from tests.support import backends
+from tests.support.cli import run
 from tests.conftest import backend_for
 
 # -- numeric options: a documented range, exit 2 naming it (README "Numeric options")
@@ -311,7 +311,7 @@ def test_a_worker_ignores_no_sigterm_and_notices_an_orphaning(tmp_path):
 APP = """
 import sqlite3, sys, time
 from langgraph.checkpoint.sqlite import SqliteSaver
-from tests.scenarios import write_scenarios
+from tests.support.scenarios import write_scenarios
 conn = sqlite3.connect(sys.argv[1], check_same_thread=False)
 saver = SqliteSaver(conn)
 saver.setup()
@@ -353,7 +353,7 @@ def test_a_crashed_wal_store_is_inspected_without_changing_any_file(tmp_path, re
     import subprocess
     import sys
 
-    from tests.scenarios import scenarios
+    from tests.support.scenarios import scenarios
 
     path = str(tmp_path / "app.db")
     sq = backend_for("sqlite", request)
@@ -438,10 +438,10 @@ def _rollback_store_with_hot_journal(path: str) -> None:
     import subprocess
     import sys
 
-    from tests.backends import SqliteBackend
+    from tests.support.backends import SqliteBackend
 
     with SqliteBackend.saver(None, path) as saver:
-        from tests.scenarios import write_scenarios
+        from tests.support.scenarios import write_scenarios
 
         write_scenarios(saver)
     import sqlite3
@@ -606,7 +606,7 @@ def test_generated_numbers_give_the_same_answer_on_both_routes(sqlite_master):
         argv = ["threads", "list", "--store", str(sqlite_master), "--limit", limit, "-f", "json"]
         env = {"SYMFONIC_CONNECT_TIMEOUT": timeout}
         quick = run(*argv, env=env)
-        with mock.patch.object(fast, "run", lambda args: False):
+        with mock.patch.object(fast, "run", lambda args, environment: False):
             typer_route = run(*argv, env=env)
         assert (quick.code, quick.out, quick.err) == (typer_route.code, typer_route.out, typer_route.err)
         assert quick.code in (0, 2), quick.err

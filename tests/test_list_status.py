@@ -10,8 +10,8 @@ import json
 
 import pytest
 
-from tests import run_state_scenarios as rs
-from tests.cli import run
+from tests.support import run_state_scenarios as rs
+from tests.support.cli import run
 from tests.test_thread_show import KINDS, _show, state_stores  # noqa: F401 - fixture
 
 
@@ -57,7 +57,7 @@ def test_tail_reader_never_trusts_a_look_alike():
 def _check_tail(junk: bytes, extra: bytes) -> None:
     import ormsgpack
 
-    from symfonic_cli.threadstate.listing import parse_tail
+    from symfonic_cli.codec.msgpack_head import parse_tail
 
     real = ormsgpack.packb({"channel_versions": {"a": "1"}, "versions_seen": {}, "updated_channels": ["a"]})[1:]
     head = b"\x87\xa1v\x04"

@@ -6,7 +6,7 @@ import json
 import sqlite3
 from datetime import datetime
 
-from tests.cli import run
+from tests.support.cli import run
 
 
 def listed(store, *args):

@@ -13,10 +13,10 @@ from typing import Annotated, TypedDict
 
 import pytest
 
-from tests import backends
-from tests.cli import run, run_process
+from tests.support import backends
+from tests.support.cli import run, run_process
 from tests.conftest import backend_for
-from tests.scenarios import scenarios as base_scenarios
+from tests.support.scenarios import scenarios as base_scenarios
 
 FAILED_PARALLEL = "mig:_:failed-parallel"
 INTERRUPTED = "mig:_:interrupted"
@@ -50,8 +50,8 @@ def write_extras(saver) -> None:
     from langgraph.graph import START, StateGraph
     from langgraph.types import interrupt
 
-    from tests.envelope_saver import EnvelopeSaver, migrated
-    from tests.scenarios import _agent_graph
+    from tests.support.envelope_saver import EnvelopeSaver, migrated
+    from tests.support.scenarios import agent_graph
 
     # A node fails after its parallel sibling wrote: the sibling's writes and the error stay pending.
     def ok(state):
@@ -86,7 +86,7 @@ def write_extras(saver) -> None:
     # A migrated writer's envelopes in every checkpoint's metadata.
     env_saver = EnvelopeSaver(saver)
     env_saver.envelope = migrated(boundary_id="b-1", boundary_sequence=3, safe_boundary=True)
-    agent = _agent_graph().compile(checkpointer=env_saver)
+    agent = agent_graph().compile(checkpointer=env_saver)
     config = {"configurable": {"thread_id": ENVELOPED}}
     agent.invoke({"messages": [HumanMessage(content="enveloped question", id="e-1")]}, config)
     agent.invoke({"messages": [HumanMessage(content="tool:envelope", id="e-2")]}, config)

@@ -1,6 +1,6 @@
 """MongoDB stores through the real CLI, against a real MongoDB wire-protocol server.
 
-Stores are written by real graphs through the real ``MongoDBSaver`` (tests/mongo_server.py).
+Stores are written by real graphs through the real ``MongoDBSaver`` (tests/support/mongo_server.py).
 """
 
 from __future__ import annotations
@@ -12,11 +12,11 @@ from contextlib import contextmanager
 
 import pytest
 
-from tests import backends
-from tests.cli import run, run_process
+from tests.support import backends
+from tests.support.cli import run, run_process
 from tests.conftest import backend_for
-from tests.mongo_server import database_of, with_database
-from tests.scenarios import SECRET_SENTENCE, scenarios
+from tests.support.mongo_server import database_of, with_database
+from tests.support.scenarios import SECRET_SENTENCE, scenarios
 
 KEYS = [sc.key for sc in scenarios()]
 UUID_RE = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
@@ -257,7 +257,7 @@ def test_database_without_collections(mongo):
 def test_custom_collection_names(mongo):
     from langgraph.checkpoint.mongodb import MongoDBSaver
 
-    from tests.scenarios import write_scenarios
+    from tests.support.scenarios import write_scenarios
 
     db = mongo.new_database()
     write_scenarios(MongoDBSaver(mongo.client, db_name=db, checkpoint_collection_name="cp", writes_collection_name="wr"), ["acme:_:s-001"])
@@ -319,7 +319,7 @@ def auth_server(tmp_path_factory, mongo):
     from pymongo import MongoClient
     from secantus import SecantusDBServer
 
-    from tests.scenarios import write_scenarios
+    from tests.support.scenarios import write_scenarios
 
     path = str(tmp_path_factory.mktemp("secantus-auth"))
     server = SecantusDBServer(host="127.0.0.1", port=0, storage_path=path)

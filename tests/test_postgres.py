@@ -11,10 +11,10 @@ from urllib.parse import quote
 
 import pytest
 
-from tests import backends
-from tests.cli import run
-from tests.pg_server import PASSWORD
-from tests.scenarios import scenarios
+from tests.support import backends
+from tests.support.cli import run
+from tests.support.pg_server import PASSWORD
+from tests.support.scenarios import scenarios
 
 TABLES = ("checkpoints", "checkpoint_blobs", "checkpoint_writes", "checkpoint_migrations")
 _UUID = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
@@ -362,7 +362,7 @@ def schema_store(pg):
     with pg.admin(name) as conn:
         conn.execute('CREATE SCHEMA "agents"')
     opts = "options=" + quote("-csearch_path=agents", safe="")
-    from tests.scenarios import write_scenarios
+    from tests.support.scenarios import write_scenarios
 
     with pg.saver(pg.url(name, query=opts)) as saver:
         saver.setup()

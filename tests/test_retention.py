@@ -1,21 +1,20 @@
 """Retention sweeps on every store kind: threads written by the real graph with LangGraph's clock
-moved back (tests/old_threads.py), selected by last activity through ``threads list`` and erased
+moved back (tests/support/old_threads.py), selected by last activity through ``threads list`` and erased
 through ``thread erase --inactive-for``."""
 
 from __future__ import annotations
 
 import io
 import json
-import os
 from datetime import datetime, timedelta, timezone
 
 import pytest
 
 from symfonic_cli.model.times import checkpoint_id_time
 from symfonic_cli.retention.window import id_bound
-from tests.cli import run
-from tests.hostile import fingerprint
-from tests.old_threads import clock_moved_back, write_aged
+from tests.support.cli import run
+from tests.support.hostile import fingerprint
+from tests.support.old_threads import clock_moved_back, write_aged
 
 DAY = timedelta(days=1)
 AGES = {
@@ -166,22 +165,17 @@ class _AgentWritesWhileOperatorTypes(io.StringIO):
         return super().readline(*args)
 
 
-def test_thread_written_during_the_sweep_is_skipped_active(any_kind, monkeypatch):
-    import contextlib
-    import sys
-
+def test_thread_written_during_the_sweep_is_skipped_active(any_kind):
     from symfonic_cli.cli.app import main
-    from symfonic_cli.erase import run as eraser
+    from symfonic_cli.environment import Environment
 
     url = any_kind.new_store(scenarios=False)
     write_aged(any_kind, url, AGES)
-    monkeypatch.setattr(eraser, "stdin_is_terminal", lambda: True)
-    monkeypatch.setattr(sys, "stdin", _AgentWritesWhileOperatorTypes("3\n", any_kind, url, "acme:eu:old"))
-    for name in [k for k in os.environ if k.startswith("SYMFONIC_") and not k.startswith(("SYMFONIC_TEST_", "SYMFONIC_REQUIRE_"))]:
-        monkeypatch.delenv(name)
     out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err), pytest.raises(SystemExit) as exit_:
-        main(["thread", "erase", "-s", url, "--inactive-for", "90d", "-f", "json"])
+    operator = _AgentWritesWhileOperatorTypes("3\n", any_kind, url, "acme:eu:old")
+    env = Environment(stdout=out, stderr=err, stdin=operator, stdin_isatty=True)
+    with pytest.raises(SystemExit) as exit_:
+        main(["thread", "erase", "-s", url, "--inactive-for", "90d", "-f", "json"], environment=env)
     assert exit_.value.code == 0, err.getvalue()
     assert "Type the number of threads (3)" in err.getvalue()
     receipt = json.loads(out.getvalue())

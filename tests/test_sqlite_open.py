@@ -10,9 +10,8 @@ import sqlite3
 import threading
 from pathlib import Path
 
-import pytest
 
-from tests.cli import run
+from tests.support.cli import run
 
 INSPECTING = [
     ["transcript", "show", "--thread", "acme:_:s-001", "--format", "json"],
@@ -47,7 +46,7 @@ def test_reading_while_an_application_writes(sqlite_store):
     """An application holds the file open in WAL mode and keeps writing; reads work and change nothing of its files."""
     from langgraph.checkpoint.sqlite import SqliteSaver
 
-    from tests.scenarios import long_thread
+    from tests.support.scenarios import long_thread
 
     conn = sqlite3.connect(str(sqlite_store), check_same_thread=False)
     saver = SqliteSaver(conn)

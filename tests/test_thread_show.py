@@ -1,6 +1,6 @@
 """``thread show`` and ``threads list --status`` against LangGraph's own ``get_state``, on every store kind.
 
-Real graphs write every thread (tests/run_state_scenarios.py): a ReAct agent with parallel tool
+Real graphs write every thread (tests/support/run_state_scenarios.py): a ReAct agent with parallel tool
 calls, an approval stopped at ``interrupt()``, a node that raised, processes SIGKILLed mid-step
 (one node, and inside a Send fan-out), a subgraph that interrupts, fan-outs failed and finished.
 The oracle is the compiled graph's ``get_state(config)`` (and ``subgraphs=True`` for the
@@ -14,8 +14,8 @@ from collections import Counter
 
 import pytest
 
-from tests import run_state_scenarios as rs
-from tests.cli import run
+from tests.support import run_state_scenarios as rs
+from tests.support.cli import run
 
 
 @pytest.fixture(scope="module")
@@ -114,14 +114,14 @@ def test_text_output_escapes_untrusted_values(state_stores):
 
 
 def test_scenario_threads_match_get_state(any_kind):
-    """The shared scenarios (tests/scenarios.py): tool calls, a subgraph, a history rewritten by
+    """The shared scenarios (tests/support/scenarios.py): tool calls, a subgraph, a history rewritten by
     ``update_state``: every thread ``done``, as the graph's own state says."""
-    from tests.scenarios import _agent_graph, scenarios
+    from tests.support.scenarios import agent_graph, scenarios
 
     url = any_kind.new_store()
     with any_kind.saver(url) as saver:
         for sc in scenarios():
-            graph = _agent_graph(sc.subgraph).compile(checkpointer=saver)
+            graph = agent_graph(sc.subgraph).compile(checkpointer=saver)
             state = graph.get_state({"configurable": {"thread_id": sc.key}})
             got = _show(url, sc.key)
             assert Counter(got["next"]) == Counter(state.next), sc.key

@@ -1,6 +1,6 @@
 """Linear-time timestamps give exactly the reference algorithm's rows, on every history shape.
 
-The oracle is the reference walk (benchmarks/reference_walk.py): the real saver's ``list``,
+The oracle is the reference walk (tests/support/reference.py): the real saver's ``list``,
 every checkpoint fully decoded, oldest ts per id; once also symfonic-core's own get_transcript.
 Histories are written by real graphs: long threads, rewrites (replace and remove), trimming
 nodes, forks from an older checkpoint, durability "exit" runs, subgraphs.
@@ -13,10 +13,10 @@ import sqlite3
 
 import pytest
 
-from benchmarks.reference_walk import reference_rows, reference_ts_map
+from tests.support.reference import reference_rows, reference_ts_map
 from symfonic_cli.transcript import timestamps
-from tests.cli import run
-from tests.scenarios import _agent_graph, long_thread, scenarios
+from tests.support.cli import run
+from tests.support.scenarios import agent_graph, long_thread, scenarios
 
 SCENARIO_KEYS = [sc.key for sc in scenarios()]
 
@@ -42,7 +42,7 @@ def _write_shapes(saver) -> None:
 
     long_thread(saver, "t:_:long", 30)
 
-    agent = _agent_graph().compile(checkpointer=saver)
+    agent = agent_graph().compile(checkpointer=saver)
 
     def turns(key, texts, **kw):
         cfg = {"configurable": {"thread_id": key}}
@@ -92,7 +92,7 @@ def _write_shapes(saver) -> None:
             trim.invoke({"messages": [HumanMessage(content=f"{key} {i}")]}, {"configurable": {"thread_id": key}}, **kw)
 
     # A subgraph run on every turn: messages also live in the subgraph's namespace.
-    sub = _agent_graph(subgraph=True).compile(checkpointer=saver)
+    sub = agent_graph(subgraph=True).compile(checkpointer=saver)
     for i in range(3):
         sub.invoke({"messages": [HumanMessage(content=f"tool:sub {i}" if i == 1 else f"sub {i}")]}, {"configurable": {"thread_id": "t:_:sub"}})
 
@@ -242,7 +242,7 @@ def test_store_without_fast_reads_walks_exactly(shapes_db, key):
 
 
 def test_symfonic_core_get_transcript_agrees(shapes_db):
-    from tests.reference import reference_transcript
+    from tests.support.reference import reference_transcript
 
     assert _cli_rows(shapes_db, "t:_:rewritten") == reference_transcript(shapes_db, "t", None, "rewritten")
 
@@ -306,7 +306,7 @@ def test_every_store_kind_matches_its_own_saver(any_kind):
     url = any_kind.new_store(scenarios=False)
     with any_kind.saver(url) as saver:
         long_thread(saver, "k:_:long", 12)
-        from tests.scenarios import write_scenarios
+        from tests.support.scenarios import write_scenarios
 
         write_scenarios(saver, ["acme:_:s-rewrite", "initech:_:s-sub"])
     for key in ("k:_:long", "acme:_:s-rewrite", "initech:_:s-sub"):

@@ -7,9 +7,9 @@ import shutil
 
 import pytest
 
-from tests.cli import run
-from tests.reference import reference_transcript
-from tests.scenarios import ANSI, BIG, UNICODE
+from tests.support.cli import run
+from tests.support.reference import reference_transcript
+from tests.support.scenarios import ANSI, BIG, UNICODE
 
 
 def show(store, *args):

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from tests.cli import run
+from tests.support.cli import run
 from tests.test_thread_show import KINDS, _oracle, state_stores  # noqa: F401 - fixture
 
 

@@ -11,23 +11,16 @@ import os
 import sys
 
 from symfonic_cli.cli.common import debug_enabled
-from symfonic_cli.errors import EXIT_UNEXPECTED, EXIT_USAGE, SymfonicError
-
-# Each command group's module, imported only when that group runs (or for help/completion).
-GROUPS = {
-    "transcript": "symfonic_cli.cli.transcript",
-    "threads": "symfonic_cli.cli.threads",
-    "store": "symfonic_cli.cli.store",
-    "compat": "symfonic_cli.cli.compat",
-    "thread": "symfonic_cli.cli.thread",
-    "migrate": "symfonic_cli.cli.migrate",
-    "demo": "symfonic_cli.cli.demo",
-}
-# Modules that add commands to a group another module registers: (group, module).
-GROUP_EXTENSIONS = (
-    ("thread", "symfonic_cli.cli.history"),
-    ("thread", "symfonic_cli.cli.export"),
+from symfonic_cli.cli.groups import GROUPS
+from symfonic_cli.environment import Environment
+from symfonic_cli.errors import (
+    EXIT_BROKEN_PIPE,
+    EXIT_INTERRUPTED,
+    EXIT_UNEXPECTED,
+    EXIT_USAGE,
+    SymfonicError,
 )
+
 # Root options that take a value (to find the command name in argv).
 _VALUE_OPTIONS = {"--connect-timeout", "--pg-schema", "--checkpoint-collection", "--writes-collection"}
 
@@ -58,10 +51,10 @@ def _fail(line: str, code: int) -> None:
     raise SystemExit(code)
 
 
-def _run(args: list[str]):
+def _run(args: list[str], environment: Environment):
     from symfonic_cli.cli import fast
 
-    if fast.run(args):
+    if fast.run(args, environment):
         return 0
     # Stored integers are values up to this many digits (README "Limits"), printed in full.
     from symfonic_cli.codec.metadata_json import MAX_INT_DIGITS
@@ -73,26 +66,30 @@ def _run(args: list[str]):
     from symfonic_cli.cli.root import build_app
 
     command = get_command(build_app(_command_name(args)))
-    return command.main(args=args, prog_name="symfonic", standalone_mode=False)
+    return command.main(args=args, prog_name="symfonic", standalone_mode=False, obj=environment)
 
 
-def main(argv: list[str] | None = None) -> None:
+def main(argv: list[str] | None = None, environment: Environment | None = None) -> None:
+    """The one boundary where errors become one line on stderr and an exit code."""
     args = list(sys.argv[1:] if argv is None else argv)
+    environment = environment or Environment()
     try:
-        rv = _run(args)
+        rv = _run(args, environment)
     except SymfonicError as exc:
-        if debug_enabled():
+        if environment.debug or debug_enabled():
             raise
+        if not exc.message:  # the command already said why (e.g. erase's receipt)
+            raise SystemExit(exc.exit_code) from None
         _fail(exc.line(), exc.exit_code)
     except (KeyboardInterrupt, EOFError):
-        _fail("interrupted", 130)
+        _fail("interrupted", EXIT_INTERRUPTED)
     except BrokenPipeError:
         # The reader went away (| head): no traceback, no message, and exit 1, as click ends
         # every command it runs (so both routes, and every command, end alike).
         try:
             sys.stdout = open(os.devnull, "w")
         finally:
-            raise SystemExit(1)
+            raise SystemExit(EXIT_BROKEN_PIPE)
     except SystemExit:
         raise
     except Exception as exc:
@@ -102,7 +99,7 @@ def main(argv: list[str] | None = None) -> None:
             if message:
                 _fail(message, code)
             raise SystemExit(code)
-        if debug_enabled():
+        if environment.debug or debug_enabled():
             raise
         _fail(f"unexpected {type(exc).__name__}: {exc} (rerun with --debug for a traceback)", EXIT_UNEXPECTED)
     else:

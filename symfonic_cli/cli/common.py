@@ -7,6 +7,7 @@ Free of typer, so the quick route (``fast.py``) can use them; the typer option t
 from __future__ import annotations
 
 import os
+import sys
 
 from symfonic_cli.errors import NotFoundError, UsageError
 from symfonic_cli.location import resolve_store
@@ -44,9 +45,6 @@ def thread_key(thread: Optional[str], tenant: Optional[str], sub_tenant: Optiona
     return derive_key(tenant, sub_tenant, session)
 
 
-# Set by the root command from --connect-timeout, --pg-schema, --checkpoint-collection, ...
-connection_options: dict = {}
-
 DEBUG_ENV = "SYMFONIC_DEBUG"
 CONNECT_TIMEOUT_ENV = "SYMFONIC_CONNECT_TIMEOUT"
 DEFAULT_CONNECT_TIMEOUT = 10.0
@@ -57,19 +55,11 @@ MAX_CONNECT_TIMEOUT = 3600.0
 MAX_COUNT = 1_000_000_000  # --limit; --index from -MAX_COUNT to MAX_COUNT
 MAX_JOBS = 64
 MAX_FORMAT_VERSION = 1_000_000
-MAX_GRACE_DAYS = 36500  # --grace: 0s to 36500d (100 years)
 
 
 def connect_timeout_in_range(value: float) -> bool:
     """Finite and within the documented range (nan compares false to everything)."""
     return MIN_CONNECT_TIMEOUT <= value <= MAX_CONNECT_TIMEOUT
-
-
-def grace_seconds(text: str, seconds: float) -> float:
-    """``--grace`` within 0s to 36500d (a longer one would overflow a date), else a usage error."""
-    if not seconds <= MAX_GRACE_DAYS * 86400:
-        raise UsageError(f"--grace '{text}' is out of range", hint=f"use 0s to {MAX_GRACE_DAYS}d")
-    return seconds
 
 
 def connect_timeout_range() -> str:
@@ -89,7 +79,19 @@ def debug_enabled() -> bool:
     return os.environ.get(DEBUG_ENV, "").strip().lower() in TRUE_WORDS
 
 
+def environment():
+    """This run's Environment (created by ``main()``, carried as click's ``obj``); a fresh one when a
+    command runs outside ``main()``."""
+    from symfonic_cli.environment import Environment
+
+    click = sys.modules.get("click")  # not loaded: no command line around (the quick route passes its own)
+    ctx = click.get_current_context(silent=True) if click is not None else None
+    env = ctx.find_object(Environment) if ctx is not None else None
+    return env if env is not None else Environment()
+
+
 def apply_root_options(
+    environment,
     *,
     debug: bool,
     connect_timeout: float,
@@ -98,49 +100,39 @@ def apply_root_options(
     writes_collection: Optional[str],
 ) -> None:
     """What the options before the command name mean for this run."""
-    if debug:
-        os.environ[DEBUG_ENV] = "1"
-    connection_options.clear()
-    connection_options["connect_timeout"] = connect_timeout
+    environment.debug = debug
+    connection = {"connect_timeout": connect_timeout}
     for name, value in (
         ("pg_schema", pg_schema),
         ("checkpoint_collection", checkpoint_collection),
         ("writes_collection", writes_collection),
     ):
         if value is not None:
-            connection_options[name] = value
+            connection[name] = value
+    environment.connection = connection
 
 
-def store_options(location) -> dict:
+def store_options(location, env=None) -> dict:
     """Connection options for a store: the config file's entry first, the command line over it."""
     merged = dict(location.options)
-    merged.update(connection_options)
+    merged.update((env or environment()).connection)
     return merged
 
 
-def open_for_reading(store_opt: Optional[str], **options) -> "Store":
+def open_for_reading(store_opt: Optional[str], *, environment=None, **options) -> "Store":
     """The store, opened read-only; use it in a ``with`` block, which closes it."""
     from symfonic_cli.stores import open_store
 
     location = resolve_store(store_opt)
-    return open_store(location, writable=False, **{**store_options(location), **options})
+    return open_store(location, writable=False, **{**store_options(location, environment), **options})
 
 
 def require_thread(store: "Store", key: str):
     """The thread's summary, or exit 3 naming the key and up to five threads it may have meant
     (near misses first, see ``symfonic_cli/suggestions.py``). The CLI escapes the message."""
-    from symfonic_cli.suggestions import Suggester
+    from symfonic_cli.suggestions import Suggester, not_found_message
 
     summary = store.thread_summary(key)
     if summary is not None:
         return summary
     raise NotFoundError(not_found_message(key, store.location.display, Suggester(store)))
-
-
-def not_found_message(key: str, where: str, suggester) -> str:
-    near = suggester.suggest(key)
-    head = f"no thread '{key}' in {where}"
-    if near:
-        return f"{head}; did you mean: " + ", ".join(f"'{k}'" for k in near)
-    tenant = suggester.tenant_of(key)
-    return f"{head}; tenant '{tenant}' has no threads" if tenant else head

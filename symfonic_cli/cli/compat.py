@@ -5,9 +5,7 @@ Only checkpoint metadata is read; nothing is ever stamped, repaired or moved.
 
 from __future__ import annotations
 
-import re
 import sys
-from datetime import timedelta
 from typing import Annotated, Any, Optional
 
 import typer
@@ -15,11 +13,11 @@ import typer
 from symfonic_cli.cli.common import (
     MAX_FORMAT_VERSION,
     check_format,
-    grace_seconds,
     open_for_reading,
     require_thread,
     thread_key,
 )
+from symfonic_cli.inputs import parse_duration
 from symfonic_cli.cli.options import (
     SessionOpt,
     StoreOpt,
@@ -60,14 +58,6 @@ def register(app_: typer.Typer) -> None:
     app_.add_typer(app, name="compat")
 
 
-def _grace(value: str) -> timedelta:
-    m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([smhd]?)\s*", value or "")
-    if not m:
-        raise UsageError(f"--grace '{value}' is not a duration", hint="e.g. 90s, 10m, 2h; a bare number is minutes")
-    unit = {"s": 1, "m": 60, "h": 3600, "d": 86400, "": 60}[m.group(2)]
-    return timedelta(seconds=grace_seconds(value, float(m.group(1)) * unit))
-
-
 def _fail_on(value: str) -> tuple[str, ...]:
     from symfonic_cli.compat.report import FINDINGS
 
@@ -104,7 +94,7 @@ def report(
     from symfonic_cli.compat import report as cr
 
     out_format = check_format(fmt, FORMATS)
-    window = _grace(grace)
+    window = parse_duration(grace)
     gates = _fail_on(fail_on)
     key = _envelope_key(envelope_key)
     one_thread = thread is not None or tenant is not None or sub_tenant is not None or session is not None

@@ -7,7 +7,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from symfonic_cli.cli.common import check_format, store_options, thread_key
+from symfonic_cli.cli.common import check_format, environment, store_options, thread_key
 from symfonic_cli.cli.options import (
     FormatOpt,
     SessionOpt,
@@ -17,6 +17,7 @@ from symfonic_cli.cli.options import (
     ThreadOpt,
 )
 from symfonic_cli.errors import UsageError
+from symfonic_cli.inputs import parse_duration
 
 app = typer.Typer(help="Change one thread: erase it.", no_args_is_help=True)
 
@@ -52,7 +53,6 @@ def erase(
     threads of a batch); without a terminal --yes is required (else exit 6, nothing deleted).
     A requested key that names no thread is not-found (exit 3, with suggestions).
     """
-    from symfonic_cli.erase import plan as ep
     from symfonic_cli.erase.run import EraseRequest, run
     from symfonic_cli.location import resolve_store
     from symfonic_cli.threadkey import tenant_prefix
@@ -85,7 +85,7 @@ def erase(
             raise UsageError("--from-file goes alone, without --thread/--tenant/--session")
         from symfonic_cli.inputs import read_key_file
 
-        keys = read_key_file(from_file)
+        keys = read_key_file(from_file, environment=environment())
         if not keys:
             raise UsageError(f"--from-file {from_file} holds no thread key")
         selection = {"from_file": from_file if from_file == "-" else os.path.abspath(from_file), "threads": len(keys)}
@@ -100,14 +100,14 @@ def erase(
     location = resolve_store(store)
     request = EraseRequest(
         location=location,
-        options={k: v for k, v in store_options(location).items() if k != "erase_extra"},
+        options={k: v for k, v in store_options(location, environment()).items() if k != "erase_extra"},
         selection=selection,
         keys=keys,
         prefix=prefix,
         dry_run=dry_run,
         yes=yes,
         vacuum=vacuum,
-        grace=ep.parse_duration(grace),
+        grace=parse_duration(grace),
         receipt_path=receipt,
         fmt=out_format,
         operator=operator,
@@ -118,4 +118,4 @@ def erase(
         tenant=tenant,
         sub_tenant=sub_tenant,
     )
-    return run(request)
+    run(request, environment())

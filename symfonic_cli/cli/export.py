@@ -8,7 +8,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from symfonic_cli.cli.common import check_format, store_options, thread_key
+from symfonic_cli.cli.common import check_format, environment, store_options, thread_key
 from symfonic_cli.cli.erase import app
 from symfonic_cli.cli.options import (
     FormatOpt,
@@ -42,7 +42,7 @@ def export(
     fmt: FormatOpt = None,
     inactive_for: Annotated[Optional[str], typer.Option("--inactive-for", help="Every thread (of --tenant [--sub-tenant]) whose last activity is older than this (90d, 12h, 2w).")] = None,
     inactive_since: Annotated[Optional[str], typer.Option("--inactive-since", help="Every thread with no activity since this ISO 8601 date or time.")] = None,
-) -> int:
+) -> None:
     """Export threads' transcripts to a bundle with a manifest (read-only; never overwrites without --force).
 
     Each thread becomes transcript/<safe name>.json, exactly what transcript show --format json
@@ -83,7 +83,7 @@ def export(
             raise UsageError("--from-file goes alone, without --thread/--tenant/--session")
         from symfonic_cli.inputs import read_key_file
 
-        keys = read_key_file(from_file)
+        keys = read_key_file(from_file, environment=environment())
         if not keys:
             raise UsageError(f"--from-file {from_file} holds no thread key")
         selection = {"from_file": from_file if from_file == "-" else os.path.abspath(from_file), "threads": len(keys)}
@@ -94,7 +94,7 @@ def export(
     location = resolve_store(store)
     request = ExportRequest(
         location=location,
-        options={k: v for k, v in store_options(location).items() if k != "erase_extra"},
+        options={k: v for k, v in store_options(location, environment()).items() if k != "erase_extra"},
         selection=selection,
         output=output,
         keys=keys,
@@ -108,4 +108,4 @@ def export(
         tenant=tenant,
         sub_tenant=sub_tenant,
     )
-    return run(request)
+    run(request, environment())

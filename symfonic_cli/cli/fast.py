@@ -142,7 +142,7 @@ def _commands() -> dict[tuple[str, str], Callable[..., None]]:
     return {("threads", "list"): listing.list_threads, ("store", "info"): listing.store_info}
 
 
-def run(argv: list[str]) -> bool:
+def run(argv: list[str], environment) -> bool:
     """Run the command line on the quick route; False when it must go through typer."""
     parsed = parse(argv)
     if parsed is None:
@@ -151,6 +151,6 @@ def run(argv: list[str]) -> bool:
     if roots is None:
         return False
     words, params = parsed
-    apply_root_options(**roots)
-    _commands()[words](**params)
+    apply_root_options(environment, **roots)
+    _commands()[words](**params, environment=environment)
     return True

@@ -24,6 +24,7 @@ def list_threads(
     sub_tenant: Optional[str],
     limit: Optional[int],
     fmt: Optional[str],
+    environment=None,
     window=None,
 ) -> None:
     """``window``: an ActivityWindow (retention/window.py), compared in the database."""
@@ -33,7 +34,7 @@ def list_threads(
     from symfonic_cli import render
 
     bounds = {"last_before": window.last_before, "last_from": window.last_from} if window is not None else {}
-    with open_for_reading(store) as st:
+    with open_for_reading(store, environment=environment) as st:
         records = (_thread_record(t) for t in st.list_threads(tenant=tenant, sub_tenant=sub_tenant, limit=limit, **bounds))
         render.write_records(records, fmt=out_format, columns=THREAD_COLUMNS, title=st.location.display)
 
@@ -57,7 +58,7 @@ def list_run_states(store, tenant, sub_tenant, limit, fmt, *, status, session, s
     """``threads list`` with --status/--session/--sort/--reverse/--with-size (typer route only)."""
     from symfonic_cli.threadkey import tenant_prefix
     from symfonic_cli.threadstate.listing import SORTS, run_state_rows
-    from symfonic_cli.threadstate.nexttasks import STATUSES
+    from symfonic_cli.model.nexttasks import STATUSES
 
     if sub_tenant is not None and tenant is None:
         raise UsageError("--sub-tenant needs --tenant")
@@ -94,11 +95,11 @@ def list_run_states(store, tenant, sub_tenant, limit, fmt, *, status, session, s
         render.write_records(records, fmt=out_format, columns=columns, title=st.location.display)
 
 
-def store_info(store: Optional[str], fmt: Optional[str]) -> None:
+def store_info(store: Optional[str], fmt: Optional[str], environment=None) -> None:
     out_format = check_format(fmt)
     from symfonic_cli import render
 
-    with open_for_reading(store) as st:
+    with open_for_reading(store, environment=environment) as st:
         i = st.info()
     pairs = [("kind", i.kind), ("location", i.location), ("threads", i.threads), ("checkpoints", i.checkpoints), ("writes", i.writes)]
     pairs += list(i.details.items())

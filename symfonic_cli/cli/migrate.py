@@ -8,9 +8,9 @@ from typing import Annotated, List, Optional
 
 import typer
 
-from symfonic_cli.cli.common import MAX_JOBS, check_format, store_options
+from symfonic_cli.cli.common import MAX_JOBS, check_format, environment, store_options
 from symfonic_cli.cli.options import FormatOpt, SubTenantOpt
-from symfonic_cli.errors import UsageError
+from symfonic_cli.errors import MigrateIncomplete, UsageError
 
 COLUMNS = ("thread", "status", "checkpoints_copied", "checkpoints_skipped", "writes_copied", "writes_skipped", "verified", "message")
 
@@ -57,7 +57,8 @@ def migrate(
     src_loc, dst_loc = resolve_store(source), resolve_store(target)
     if src_loc.kind == dst_loc.kind and _same_place(src_loc, dst_loc):
         raise UsageError("--from and --to are the same store")
-    src_options, dst_options = store_options(src_loc), store_options(dst_loc)
+    env = environment()
+    src_options, dst_options = store_options(src_loc, env), store_options(dst_loc, env)
     src = open_store(src_loc, writable=False, **src_options)
     try:
         writable = not (dry_run or verify_only)
@@ -66,7 +67,7 @@ def migrate(
         try:
             keys = migration.select_threads(
                 src, threads=list(thread or []), tenant=tenant, sub_tenant=sub_tenant, session=session,
-                from_file=from_file, all_threads=all_threads,
+                from_file=from_file, all_threads=all_threads, environment=env,
             )
             workers = min(jobs or _default_jobs(dst_loc.kind, len(keys)), len(keys))
             with _Progress(len(keys)) as progress:
@@ -89,7 +90,7 @@ def migrate(
     _write(outcomes, summary, out_format, src_loc.display, dst_loc.display, dry_run, verify_only)
     bad = [o for o in outcomes if not o.ok]
     if bad:
-        raise migration.MigrateIncomplete(
+        raise MigrateIncomplete(
             f"{len(bad)} of {len(outcomes)} thread{'s' if len(outcomes) != 1 else ''} not "
             f"{'verified' if verify_only else 'copied and verified'} (first: '{bad[0].key}': {bad[0].message or bad[0].status})"
         )

@@ -7,7 +7,7 @@ from typing import Optional
 import typer
 
 from symfonic_cli import __version__
-from symfonic_cli.cli.app import GROUP_EXTENSIONS, GROUPS
+from symfonic_cli.cli.groups import GROUP_EXTENSIONS, GROUPS
 from symfonic_cli.cli.common import (
     CONNECT_TIMEOUT_ENV,
     DEBUG_ENV,
@@ -16,6 +16,7 @@ from symfonic_cli.cli.common import (
     MIN_CONNECT_TIMEOUT,
     ROOT_ENV,
     apply_root_options,
+    environment,
     connect_timeout_in_range,
     connect_timeout_range,
 )
@@ -57,6 +58,7 @@ def _root(
 ) -> None:
     """Connection options go before the command: symfonic --connect-timeout 5 threads list ..."""
     apply_root_options(
+        environment(),
         debug=debug,
         connect_timeout=connect_timeout,
         pg_schema=pg_schema,

@@ -156,3 +156,65 @@ class _Reader:
     def skip(self) -> None:
         kind, n = self.head()
         self.skip_body(kind, n)
+
+
+# The checkpoint's last fields, read for `threads list --status` (see model/run_status.py).
+_TAIL_KEYS = ("channel_versions", "versions_seen", "updated_channels")
+
+
+def parse_tail(head: bytes | None, tail: bytes | None, length: int | None) -> dict[str, Any] | None:
+    """The checkpoint's last fields from its msgpack tail, or None when they cannot be proven."""
+    import ormsgpack
+
+    if not head or not tail or length is None or len(tail) >= length:
+        return None
+    if not tail.startswith(b"\xb0channel_versions"):
+        return None
+    marker = head[0]
+    if not 0x84 <= marker <= 0x8F:
+        return None
+    remaining = (marker & 0x0F) - 4  # v, ts, id and channel_values come first
+    if remaining < 2:
+        return None
+    tail = bytes(tail)
+    framed = bytes((0x80 | remaining,)) + tail
+    # Fast proof: the fields re-encode to exactly these bytes, so they end where the blob ends
+    # (ormsgpack writes the shortest forms, as it did when LangGraph stored them).
+    try:
+        out = ormsgpack.unpackb(framed)
+        exact = isinstance(out, dict) and ormsgpack.packb(out) == framed
+    except Exception:
+        out, exact = None, False
+    if not exact:
+        out = _parse_tail_slow(tail, remaining)
+        if out is None:
+            return None
+    if not isinstance(out.get("channel_versions"), dict) or not isinstance(out.get("versions_seen"), dict):
+        return None
+    return out
+
+
+def _parse_tail_slow(tail: bytes, remaining: int) -> dict[str, Any] | None:
+    """Field by field, for bytes in forms ormsgpack would not have chosen."""
+    import ormsgpack
+
+    r = _Reader(tail)
+    try:
+        spans = []
+        for _ in range(remaining):
+            k = r.key()
+            start = r.p
+            r.skip()
+            spans.append((k, start, r.p))
+    except (NeedMore, ValueError, IndexError, TypeError):
+        return None
+    if r.p != len(tail):
+        return None  # not the blob's real end: a look-alike inside a value
+    out: dict[str, Any] = {}
+    for k, start, end in spans:
+        if k in _TAIL_KEYS:
+            try:
+                out[k] = ormsgpack.unpackb(tail[start:end])
+            except Exception:
+                return None
+    return out

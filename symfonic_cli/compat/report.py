@@ -27,7 +27,6 @@ from symfonic_cli.model.envelope import ABSENT, EnvelopeRow, EnvelopeShape
 from symfonic_cli.model.times import checkpoint_id_time
 
 FINDINGS = ("corrupt", "newer", "interrupted", "legacy")
-DEFAULT_FAIL_ON = ("corrupt", "newer")
 STATUSES = ("legacy", "migrated", "corrupt", "newer")
 IN_FLIGHT = "in flight"
 INTERRUPTED = "interrupted by a crash"

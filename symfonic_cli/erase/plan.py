@@ -119,20 +119,6 @@ def parse_extra(options: dict[str, Any]) -> tuple[ExtraTable, ...]:
     return tuple(out)
 
 
-_DURATION_RE = re.compile(r"^(\d+(?:\.\d+)?)\s*([smhd]?)$")
-_UNITS = {"s": 1, "": 60, "m": 60, "h": 3600, "d": 86400}
-
-
-def parse_duration(text: str) -> timedelta:
-    """``--grace``: ``90s``, ``15m``, ``2h``, ``1d`` (a bare number is minutes)."""
-    m = _DURATION_RE.match(text.strip().lower())
-    if not m:
-        raise UsageError(f"bad duration '{text}'", hint="use e.g. 90s, 15m, 2h, 1d")
-    from symfonic_cli.cli.common import grace_seconds
-
-    return timedelta(seconds=grace_seconds(text, float(m.group(1)) * _UNITS[m.group(2)]))
-
-
 def is_recent(plan: ThreadErasePlan, now: datetime, grace: timedelta) -> bool:
     last = plan.last_activity
     return last is not None and now - last <= grace

@@ -14,15 +14,19 @@ from symfonic_cli import __version__
 from symfonic_cli.erase import plan as ep
 from symfonic_cli.erase.receipt_file import ReceiptWriteError
 from symfonic_cli.errors import (
-    EXIT_OK,
+    EXIT_INTERRUPTED,
     EXIT_STORE,
     EXIT_UNEXPECTED,
+    EraseIncomplete,
     NotConfirmedError,
     NotFoundError,
+    ReceiptError,
+    StoppedError,
     SymfonicError,
     ThreadActiveError,
     UsageError,
 )
+from symfonic_cli.environment import Environment
 from symfonic_cli.location import StoreLocation, scrub
 
 # Fault injection for the tests (the process is killed, as by an operator or the OOM killer):
@@ -31,32 +35,12 @@ FAULT_AFTER_THREADS = "SYMFONIC_FAULT_AFTER_THREADS"
 FAULT_IN_THREAD = "SYMFONIC_FAULT_IN_THREAD"
 
 
-def stdin_is_terminal() -> bool:
-    """Whether an operator can type a confirmation (replaceable in tests of the prompt)."""
-    try:
-        return sys.stdin.isatty()
-    except (AttributeError, ValueError):
-        return False
-
-
-class ReceiptError(SymfonicError):
-    """The --receipt file could not be written: the run stopped before the next thread."""
-
-    exit_code = EXIT_STORE
-
-
 class Stopped(NamedTuple):
     """Why a run stopped part-way (the receipt still lists what was erased) and its exit code."""
 
     reason: str
     exit_code: int
     receipt_file_ok: bool = True  # False: the --receipt file itself failed, write no more to it
-
-
-class StoppedError(SymfonicError):
-    def __init__(self, message: str, exit_code: int) -> None:
-        super().__init__(message)
-        self.exit_code = exit_code
 
 
 @dataclass
@@ -102,13 +86,15 @@ def receipt_store(location: StoreLocation) -> str:
     return location.display
 
 
-def run(req: EraseRequest, out: TextIO | None = None, err: TextIO | None = None) -> int:
+def run(req: EraseRequest, environment: Environment | None = None) -> None:
+    """Erase what ``req`` selects; raises (a SymfonicError with its exit code) when the run does
+    not end cleanly, after the plan and receipt are written."""
     from symfonic_cli.erase.receipt_file import ReceiptFile
     from symfonic_cli.render import escape_inline as esc
     from symfonic_cli.stores import open_store
 
-    out = out or sys.stdout
-    err = err or sys.stderr
+    env = environment or Environment()
+    out, err = env.stdout, env.stderr
     human = req.fmt not in ("json", "jsonl")
     extra = ep.parse_extra(req.location.options)
     now = datetime.now(timezone.utc)
@@ -132,7 +118,7 @@ def run(req: EraseRequest, out: TextIO | None = None, err: TextIO | None = None)
             suggester, misses = _misses(store, plans, req, receipt_file, store_name)
             needs_confirm = not req.dry_run and not req.yes and bool(ep.to_erase(plans))
             if needs_confirm:
-                terminal = _open_terminal(req, err)
+                terminal = _open_terminal(req, env)
             # What is about to be deleted goes where the operator looks: the terminal when asked
             # to confirm there (stdout may be a file), else stdout for a reader.
             plan_out = terminal.writer if terminal is not None else (out if human else None)
@@ -144,7 +130,8 @@ def run(req: EraseRequest, out: TextIO | None = None, err: TextIO | None = None)
                 else:
                     _write_json(out, req.fmt, _plan_document(req, store_name, plans, misses, now))
                 out.flush()
-                return _exit_code(req, [], plans, misses, suggester, None)
+                _check_outcome(req, [], plans, misses, suggester, None)
+                return
             if needs_confirm:
                 _confirm(terminal, plans)
             header = ep.receipt_header(
@@ -189,7 +176,7 @@ def run(req: EraseRequest, out: TextIO | None = None, err: TextIO | None = None)
             receipt_file.close()
         if terminal is not None:
             terminal.close()
-    return _exit_code(req, outcomes, plans, misses, suggester, stop)
+    _check_outcome(req, outcomes, plans, misses, suggester, stop)
 
 
 def _misses(store, plans, req: EraseRequest, receipt_file, store_name: str):
@@ -212,8 +199,9 @@ def _misses(store, plans, req: EraseRequest, receipt_file, store_name: str):
     return suggester, misses
 
 
-def _exit_code(req: EraseRequest, outcomes, plans, misses, suggester, stop: Stopped | None) -> int:
-    from symfonic_cli.cli.common import not_found_message
+def _check_outcome(req: EraseRequest, outcomes, plans, misses, suggester, stop: Stopped | None) -> None:
+    """Raise the error that ends the run (stopped, a thread failed, a requested thread missing)."""
+    from symfonic_cli.suggestions import not_found_message
 
     if stop is not None:
         erased = [o.key for o in outcomes if o.status == ep.ERASED]
@@ -223,9 +211,9 @@ def _exit_code(req: EraseRequest, outcomes, plans, misses, suggester, stop: Stop
         raise StoppedError(f"{stop.reason}; erased {len(erased)} thread(s): {listed}", stop.exit_code)
     failures = [o for o in outcomes if o.status == ep.FAILED]
     if failures:
-        return EXIT_STORE if any(o.remaining is None for o in failures) else EXIT_UNEXPECTED
+        raise EraseIncomplete(EXIT_STORE if any(o.remaining is None for o in failures) else EXIT_UNEXPECTED)
     if req.missing_ok:
-        return EXIT_OK
+        return
     where = req.location.display
     missing = [k for k, m in misses.items() if m.status == ep.NOT_FOUND]
     if len(missing) == 1:
@@ -234,10 +222,9 @@ def _exit_code(req: EraseRequest, outcomes, plans, misses, suggester, stop: Stop
         listed = ", ".join(f"'{k}'" for k in missing[:5]) + (", ..." if len(missing) > 5 else "")
         raise NotFoundError(f"{len(missing)} requested threads not found in {where}: {listed} (suggestions in the plan and receipt; --missing-ok to accept)")
     if req.window is not None:
-        return EXIT_OK  # a sweep that finds nothing idle is a normal outcome
+        return  # a sweep that finds nothing idle is a normal outcome
     if req.keys is None and not plans:
         raise NotFoundError(f"no thread matches the prefix '{req.prefix}' in {where}", hint="--missing-ok to accept")
-    return EXIT_OK
 
 
 def _write_json(out: TextIO, fmt: str, doc: dict) -> None:
@@ -326,7 +313,7 @@ class _Terminal:
             stream.close()
 
 
-def _open_terminal(req: EraseRequest, err: TextIO) -> _Terminal | None:
+def _open_terminal(req: EraseRequest, env: Environment) -> _Terminal | None:
     if req.keys_from_stdin:
         # Standard input held the keys: the answer can only come from the controlling terminal.
         try:
@@ -339,9 +326,9 @@ def _open_terminal(req: EraseRequest, err: TextIO) -> _Terminal | None:
             reader.close()
             return None
         return _Terminal(reader, writer, (reader, writer))
-    if not stdin_is_terminal():
+    if not env.stdin_isatty():
         return None
-    return _Terminal(sys.stdin, err)
+    return _Terminal(env.stdin, env.stderr)
 
 
 def _confirm(terminal: _Terminal | None, plans) -> None:
@@ -391,7 +378,7 @@ def _erase_all(store, plans, misses, extra, req: EraseRequest, now, out: TextIO,
                 # Whether this thread's transaction committed is unknown: say so, and stop.
                 what = "interrupted" if isinstance(exc, KeyboardInterrupt) else f"unexpected {type(exc).__name__}: {scrub(str(exc), req.location)}"
                 result = ep.failed(plan, f"{what}; the erase may or may not have committed, rerun to know", now, req.grace)
-                stop = Stopped(what, 130 if isinstance(exc, KeyboardInterrupt) else EXIT_UNEXPECTED)
+                stop = Stopped(what, EXIT_INTERRUPTED if isinstance(exc, KeyboardInterrupt) else EXIT_UNEXPECTED)
             else:
                 result = ep.outcome(plan, deleted, remaining, now, req.grace)
             result.time = datetime.now(timezone.utc)

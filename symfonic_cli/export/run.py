@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import hashlib
 import io
-import sys
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any, TextIO
 
 from symfonic_cli import __version__
-from symfonic_cli.errors import EXIT_OK, NotFoundError
+from symfonic_cli.environment import Environment
+from symfonic_cli.errors import NotFoundError
 from symfonic_cli.location import StoreLocation
 
 
@@ -93,19 +93,19 @@ class _Progress:
             self.err.flush()
 
 
-def run(req: ExportRequest, out: TextIO | None = None, err: TextIO | None = None) -> int:
-    from symfonic_cli.cli.common import not_found_message
+def run(req: ExportRequest, environment: Environment | None = None) -> None:
+    """Write the bundle; raises the error that ends the run (usage, not found, store)."""
     from symfonic_cli.erase.run import receipt_store
     from symfonic_cli.export.bundle import MANIFEST, Bundle, check_target
     from symfonic_cli.export.names import UniqueNames
     from symfonic_cli.render import escape_inline as esc
     from symfonic_cli.render import json_dumps
     from symfonic_cli.stores import open_store
-    from symfonic_cli.suggestions import Suggester
+    from symfonic_cli.suggestions import Suggester, not_found_message
     from symfonic_cli.transcript.read import read_transcript
 
-    out = out or sys.stdout
-    err = err or sys.stderr
+    env = environment or Environment()
+    out, err = env.stdout, env.stderr
     kind = check_target(req.output, req.force)
     created = datetime.now(timezone.utc)
     where = req.location.display
@@ -190,4 +190,3 @@ def run(req: ExportRequest, out: TextIO | None = None, err: TextIO | None = None
             line += f"; {len(missing)} not found"
         out.write(line + "\n")
     out.flush()
-    return EXIT_OK

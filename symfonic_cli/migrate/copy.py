@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from symfonic_cli.codec.reuse import shared_decoding
-from symfonic_cli.errors import StoreError, SymfonicError, UsageError
+from symfonic_cli.errors import StoreError, UsageError
 from symfonic_cli.migrate.compare import (
     _Equal,
     _metadata,
@@ -32,20 +32,12 @@ from symfonic_cli.model.copy import (
 )
 from symfonic_cli.stores.protocol import Store
 
-EXIT_MIGRATE_INCOMPLETE = 7
-
 # Statuses of one thread in the summary.
 COPIED, SKIPPED, CONFLICT, FAILED = "copied", "skipped", "conflict", "failed"
 # --verify-only says whether the target holds the source's content.
 VERIFIED, DIFFERS = "verified", "differs"
 # --dry-run says what would happen instead.
 DRY = {COPIED: "copy", SKIPPED: "skip", CONFLICT: "conflict", FAILED: "failed"}
-
-
-class MigrateIncomplete(SymfonicError):
-    """Some thread was in conflict, refused, failed, or did not verify (summary already printed)."""
-
-    exit_code = EXIT_MIGRATE_INCOMPLETE
 
 
 # -- selection
@@ -60,6 +52,7 @@ def select_threads(
     session: str | None,
     from_file: str | None,
     all_threads: bool,
+    environment=None,
 ) -> list[str]:
     """The thread keys to copy, in a stable order, from exactly one selection option."""
     from symfonic_cli.threadkey import derive_key
@@ -76,7 +69,7 @@ def select_threads(
     elif from_file is not None:
         from symfonic_cli.inputs import read_key_file
 
-        keys = read_key_file(from_file)
+        keys = read_key_file(from_file, environment=environment)
     elif tenant is not None and session is not None:
         keys = [derive_key(tenant, sub_tenant, session)]
     elif tenant is not None:

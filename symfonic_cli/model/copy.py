@@ -7,6 +7,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 
+
+def saver_config(key: str, checkpoint_ns: str, checkpoint_id: str | None) -> dict:
+    """The config a saver's ``put`` (parent id) or ``put_writes`` (the checkpoint's id) takes."""
+    return {"configurable": {"thread_id": key, "checkpoint_ns": checkpoint_ns, "checkpoint_id": checkpoint_id}}
+
 @dataclass(frozen=True)
 class RawRow:
     """One stored row (document) of a thread, exactly as the store holds it.
@@ -39,9 +44,6 @@ class ThreadExport:
     kind: str
     key: str  # the thread id
     rows: list[RawRow]
-
-    def checkpoint_rows(self) -> list[RawRow]:
-        return [r for r in self.rows if r.table == "checkpoints"]
 
 
 @dataclass(frozen=True)

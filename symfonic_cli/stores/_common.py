@@ -6,6 +6,19 @@ import functools
 
 from symfonic_cli.errors import StoreError
 
+# The envelope fields EnvelopeShape groups by (JSON type, value); boundary_sequence goes by type only.
+VALUE_GROUPED_FIELDS = ("format_version", "writer_line", "safe_boundary", "finalized")
+
+# A value of each JSON type, standing for one whose content does not matter in an EnvelopeShape
+# (a nested array or object, or a boundary_sequence, grouped by type only).
+PLACEHOLDER_OF_KIND = {"null": None, "boolean": False, "integer": 0, "number": 0.0, "string": "", "array": [], "object": {}}
+
+
+def quoted_identifier(name: str) -> str:
+    """A table or column name, "schema.table" allowed, as an SQL-quoted identifier (SQLite and
+    PostgreSQL). Names are validated identifiers already (erase/plan.py); this is the second fence."""
+    return ".".join('"' + part.replace('"', '""') + '"' for part in name.split("."))
+
 # typing.TYPE_CHECKING without importing typing (quick commands load this module).
 TYPE_CHECKING = False
 if TYPE_CHECKING:

@@ -30,8 +30,8 @@ if TYPE_CHECKING:
     from symfonic_cli.model.erase import ExtraTable, ThreadErasePlan
     from symfonic_cli.model.history import CheckpointFacts, WriteChannel
     from symfonic_cli.model.listing import StoreInfo, ThreadSummary
-    from symfonic_cli.threadstate.listing import ThreadRunState
-    from symfonic_cli.threadstate.rows import ThreadRunRows
+    from symfonic_cli.model.run_state import ThreadRunState
+    from symfonic_cli.model.run_state import ThreadRunRows
 
 
 class ReadProtocol(Protocol):
@@ -180,7 +180,7 @@ class CompatProtocol(Protocol):
 class StateProtocol(Protocol):
     """Run state: thread show, threads list --status/--with-size (stores/<kind>/state.py)."""
 
-    # -- run state (``thread show``, ``threads list --status/--with-size``; types in threadstate/rows.py)
+    # -- run state (``thread show``, ``threads list --status/--with-size``; types in model/run_state.py)
 
     def read_run_rows(self, key: str) -> ThreadRunRows | None:
         """Thread ``key``'s latest checkpoint of every namespace as a LeanCheckpoint (version maps,

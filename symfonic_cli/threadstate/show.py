@@ -6,8 +6,8 @@ from typing import Any
 
 from symfonic_cli.errors import NotFoundError
 from symfonic_cli.model.times import checkpoint_id_time
-from symfonic_cli.threadstate import nexttasks as nt
-from symfonic_cli.threadstate.rows import LeanCheckpoint, RawWrite
+from symfonic_cli.model import nexttasks as nt
+from symfonic_cli.model.run_state import LeanCheckpoint, RawWrite
 
 # The JSON keys of ``thread show``, in order.
 KEYS = ("key", "status", "next", "interrupts", "errors", "checkpoint_id", "step", "source",

@@ -142,12 +142,10 @@ def build_rows(
     messages: Sequence[Any],
     *,
     speaker: str | set[str] | None = "all",
-    ts_by_id: dict[str, datetime] | None = None,
     tools: bool = False,
     warnings: list[str] | None = None,
 ) -> list[Row]:
     """Speaker-filtered rows; ``index`` counts within the filtered view."""
-    ts_map = ts_by_id or {}
     wanted = None if speaker in (None, "all") else ({speaker} if isinstance(speaker, str) else speaker)
     rows: list[Row] = []
     for position, message in enumerate(messages):
@@ -163,7 +161,7 @@ def build_rows(
             odd.append("its content is nested too deeply or too large to print")
         if odd and warnings is not None:
             warnings.append(f"message {position} of the checkpoint shown from its raw fields: {'; '.join(odd)}")
-        row = Row(len(rows), role, content, mid, ts_map.get(mid) if mid else None)
+        row = Row(len(rows), role, content, mid, None)
         if tools:
             if role == "assistant":
                 row = replace(row, tool_calls=tool_calls_of(message, warnings))

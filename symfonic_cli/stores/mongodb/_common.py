@@ -13,7 +13,7 @@ from symfonic_cli.threadkey import prefix_upper_bound
 PASSWORD_ENV = "SYMFONIC_MONGO_PASSWORD"
 
 
-def _plain(value: Any, what: str = "identifier") -> str:
+def _string_literal(value: Any, what: str = "identifier") -> str:
     # A str is always a literal in a query document; anything else could become an operator.
     if not isinstance(value, str):
         raise UsageError(f"{what} must be a string, got {type(value).__name__}")

@@ -6,12 +6,13 @@ from typing import Any
 
 from symfonic_cli.codec.metadata_json import MetadataError
 from symfonic_cli.errors import StoreError
+from symfonic_cli.stores._common import PLACEHOLDER_OF_KIND, VALUE_GROUPED_FIELDS
 from symfonic_cli.stores.mongodb._common import (
     _decode_stored,
     _driver_errors,
     _driver_errors_iter,
     _key_field,
-    _plain,
+    _string_literal,
 )
 
 
@@ -24,12 +25,12 @@ class MongoCompat:
     def envelope_shapes(self, envelope_key: str, *, older_than: str | None = None):
         from symfonic_cli.model.envelope import EnvelopeShape
 
-        env = {"$getField": {"field": {"$literal": _plain(envelope_key, "envelope key")}, "input": "$metadata"}}
+        env = {"$getField": {"field": {"$literal": _string_literal(envelope_key, "envelope key")}, "input": "$metadata"}}
         # Metadata that is not a document holds no envelope (as iter_envelopes reads it): missing.
         env = {"$cond": [{"$eq": [{"$type": "$metadata"}, "object"]}, env, "$$REMOVE"]}
         is_obj = {"$eq": [{"$type": "$env"}, "object"]}
         project: dict[str, Any] = {"_id": 0, "kind": {"$type": "$env"}, "raw": {"$cond": [is_obj, None, "$env"]}, "older": 1, "latest": 1}
-        for f in _ENVELOPE_FIELDS:
+        for f in VALUE_GROUPED_FIELDS:
             project[f] = {"$cond": [is_obj, {"$getField": {"field": f, "input": "$env"}}, None]}
         bs = {"$cond": [is_obj, {"$getField": {"field": "boundary_sequence", "input": "$env"}}, None]}
         pipeline = [
@@ -54,7 +55,7 @@ class MongoCompat:
                 "_id": {
                     "kind": "$kind", "raw": "$raw", "older": "$older", "bs_type": "$bs_type",
                     "bs_size": {"$cond": [{"$eq": [{"$type": "$bs_bin"}, "binData"]}, {"$binarySize": "$bs_bin"}, None]},
-                    **{f: f"${f}" for f in _ENVELOPE_FIELDS},
+                    **{f: f"${f}" for f in VALUE_GROUPED_FIELDS},
                 },
                 "n": {"$sum": 1}, "latest": {"$sum": "$latest"},
                 "bs_min": {"$min": "$bs_bin"}, "bs_max": {"$max": "$bs_bin"},
@@ -66,7 +67,7 @@ class MongoCompat:
             try:
                 kind, fields = _envelope_kind(g.get("kind"), g.get("raw")), {}
                 if kind == "object":
-                    for f in _ENVELOPE_FIELDS:
+                    for f in VALUE_GROUPED_FIELDS:
                         fields[f] = _shape_value(g.get(f), f)
                     fields["boundary_sequence"] = _sequence_placeholder(g.get("bs_type"), doc.get("bs_min"), doc.get("bs_max"))
             except MetadataError as exc:  # as iter_envelopes reports the same checkpoints
@@ -78,7 +79,7 @@ class MongoCompat:
     def iter_envelopes(self, envelope_key: str, *, thread: str | None = None):
         from symfonic_cli.model.envelope import ABSENT, EnvelopeRow
 
-        query = {} if thread is None else {"thread_id": _plain(thread, "thread key")}
+        query = {} if thread is None else {"thread_id": _string_literal(thread, "thread key")}
         fields = {"_id": 0, "thread_id": 1, "checkpoint_ns": 1, "checkpoint_id": 1, "metadata": 1}
         cursor = self.checkpoints.find(query, fields).sort([("thread_id", 1), ("checkpoint_id", -1), ("checkpoint_ns", 1)])
         for doc in cursor.allow_disk_use(True):
@@ -98,7 +99,7 @@ class MongoCompat:
             {"$project": {"_id": 0, "kv": {"$objectToArray": {"$ifNull": ["$metadata", {}]}}}},
             {"$unwind": "$kv"},
             {"$match": {
-                "kv.k": {"$ne": _plain(envelope_key, "envelope key")},
+                "kv.k": {"$ne": _string_literal(envelope_key, "envelope key")},
                 "kv.v.format_version": {"$exists": True}, "kv.v.writer_line": {"$exists": True},
                 "kv.v": {"$type": "object"},
             }},
@@ -110,13 +111,7 @@ class MongoCompat:
 
 
 
-_ENVELOPE_FIELDS = ("format_version", "writer_line", "safe_boundary", "finalized")
-
-
 _JSON_KIND = {type(None): "null", bool: "boolean", int: "integer", float: "number", str: "string", list: "array", tuple: "array", dict: "object"}
-
-
-_PLACEHOLDERS = {"null": None, "boolean": False, "integer": 0, "number": 0.0, "string": "", "array": [], "object": {}}
 
 
 # msgpack's first byte decides the type; each range is contiguous, so min and max in one range
@@ -142,7 +137,7 @@ def _lenient(value: Any) -> Any:
 
 # Envelope fields the store-wide report decodes (below) and iter_envelopes decodes first, in this
 # order, so a value that cannot be decoded gives both the same finding.
-_STRICT_FIELDS = (*_ENVELOPE_FIELDS, "boundary_sequence")
+_STRICT_FIELDS = (*VALUE_GROUPED_FIELDS, "boundary_sequence")
 
 
 def _envelope_value(stored: Any) -> Any:
@@ -202,10 +197,10 @@ def _sequence_placeholder(stored_type: Any, low: Any, high: Any) -> Any:
         return {}
     if stored_type != "msgpack" or not isinstance(low, bytes) or not isinstance(high, bytes):
         try:
-            return _PLACEHOLDERS[_json_kind(_decode_stored([stored_type, low or b""]))]
+            return PLACEHOLDER_OF_KIND[_json_kind(_decode_stored([stored_type, low or b""]))]
         except MetadataError as exc:
             raise MetadataError(f"envelope field 'boundary_sequence' cannot be decoded: {exc.reason}") from None
     kinds = {next((i for i, (a, b, _) in enumerate(_MSGPACK_RANGES) if a <= v[0] <= b), None) for v in (low, high)}
     if len(kinds) == 1 and None not in kinds:
-        return _PLACEHOLDERS[_MSGPACK_RANGES[kinds.pop()][2]]
+        return PLACEHOLDER_OF_KIND[_MSGPACK_RANGES[kinds.pop()][2]]
     raise StoreError("boundary_sequence values of mixed types in one stored size; symfonic cannot group them on this server")

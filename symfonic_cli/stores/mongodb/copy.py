@@ -12,7 +12,7 @@ from symfonic_cli.stores.mongodb._common import (
     _driver_errors,
     _field,
     _loads_metadata,
-    _plain,
+    _string_literal,
 )
 
 
@@ -28,14 +28,14 @@ class MongoCopy:
     def export_thread(self, key: str):
         from symfonic_cli.model.copy import RawRow, ThreadExport
 
-        key = _plain(key, "thread key")
+        key = _string_literal(key, "thread key")
         rows = []
         for table, coll, key_fields, sort in (
             ("checkpoints", self.checkpoints, self._CHECKPOINT_KEY, [("checkpoint_id", 1), ("checkpoint_ns", 1)]),
             ("writes", self.writes, self._WRITE_KEY, [("checkpoint_ns", 1), ("checkpoint_id", 1), ("task_id", 1), ("idx", 1)]),
         ):
             for doc in coll.find({"thread_id": key}).sort(sort):
-                data = {k: _plain_value(v) for k, v in doc.items() if k not in ("_id", "thread_id", "created_at", *key_fields)}
+                data = {k: _bson_value(v) for k, v in doc.items() if k not in ("_id", "thread_id", "created_at", *key_fields)}
                 rows.append(RawRow(table, tuple(doc.get(f) for f in key_fields), data))
         return ThreadExport("mongodb", key, rows)
 
@@ -43,7 +43,7 @@ class MongoCopy:
     def import_rows(self, key: str, rows) -> None:
         from symfonic_cli.model.copy import MigrationConflict
 
-        key = _plain(key, "thread key")
+        key = _string_literal(key, "thread key")
         if any(r.table not in ("checkpoints", "writes") or not isinstance(r.data, dict) for r in rows):
             raise StoreError("rows from a store of another kind cannot be imported as MongoDB documents")
         ttl = self._ttl_stamp()
@@ -66,15 +66,17 @@ class MongoCopy:
 
     @_driver_errors
     def decoded_thread(self, key: str):
-        from symfonic_cli.codec.strict import collect_blocked, loads
+        from symfonic_cli.codec.reuse import ThreadDecoder
+        from symfonic_cli.codec.strict import collect_blocked
         from symfonic_cli.model.copy import (
             DecodedCheckpoint,
             DecodedThread,
             DecodedWrite,
         )
 
+        loads = ThreadDecoder().loads  # as SQLite and PostgreSQL: each stored message decoded once
         thread = DecodedThread(key, [], [])
-        for doc in self.checkpoints.find({"thread_id": _plain(key, "thread key")}, {"_id": 0}).sort([("checkpoint_id", 1), ("checkpoint_ns", 1)]):
+        for doc in self.checkpoints.find({"thread_id": _string_literal(key, "thread key")}, {"_id": 0}).sort([("checkpoint_id", 1), ("checkpoint_ns", 1)]):
             cid, ns = _field(doc, "checkpoint_id", str, None), doc.get("checkpoint_ns", "")
             what = f"checkpoint {cid} (ns '{ns}')"
             with collect_blocked() as blocked:
@@ -99,9 +101,9 @@ class MongoCopy:
 
     @_driver_errors
     def import_decoded(self, key: str, checkpoints, writes, new_versions) -> None:
-        from symfonic_cli.model.copy import MigrationConflict, write_batches
+        from symfonic_cli.model.copy import MigrationConflict, saver_config, write_batches
 
-        key = _plain(key, "thread key")
+        key = _string_literal(key, "thread key")
         batches = write_batches(writes)
 
         def work(session) -> None:
@@ -113,9 +115,9 @@ class MongoCopy:
                     raise MigrationConflict(f"write {w.checkpoint_id}/{w.task_id}/{w.idx} appeared in the target")
             saver = self._saver(session)
             for ns, cid, task_id, task_path, batch in batches:  # writes first, checkpoints after
-                saver.put_writes({"configurable": {"thread_id": key, "checkpoint_ns": ns, "checkpoint_id": cid}}, batch, task_id, task_path)
+                saver.put_writes(saver_config(key, ns, cid), batch, task_id, task_path)
             for cp, versions in zip(checkpoints, new_versions):
-                config = {"configurable": {"thread_id": key, "checkpoint_ns": cp.checkpoint_ns, "checkpoint_id": cp.parent_checkpoint_id}}
+                config = saver_config(key, cp.checkpoint_ns, cp.parent_checkpoint_id)
                 saver.put(config, cp.checkpoint, cp.metadata, versions)
 
         self._in_transaction(work)
@@ -128,13 +130,15 @@ class MongoCopy:
         from langgraph.checkpoint.mongodb import MongoDBSaver
         from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 
+        from symfonic_cli.codec.reuse import reusing
+
         saver = MongoDBSaver.__new__(MongoDBSaver)
         BaseCheckpointSaver.__init__(saver)
         saver.client, saver.db = self.client, self.db
         saver.checkpoint_collection = _InSession(self.checkpoints, session)
         saver.writes_collection = _InSession(self.writes, session)
         saver.ttl = self._ttl()
-        saver.serde = JsonPlusSerializer()
+        saver.serde = reusing(JsonPlusSerializer())  # as SQLite and PostgreSQL: same bytes, shared messages encoded once
         return saver
 
     def _ttl(self) -> int | None:
@@ -226,11 +230,12 @@ class _InSession:
         return attr
 
 
-def _plain_value(value: Any) -> Any:
+def _bson_value(value: Any) -> Any:
+    """A value as BSON stores it: bytes for any buffer, lists for tuples, recursively."""
     if isinstance(value, (bytes, bytearray, memoryview)):
         return bytes(value)
     if isinstance(value, dict):
-        return {k: _plain_value(v) for k, v in value.items()}
+        return {k: _bson_value(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
-        return [_plain_value(v) for v in value]
+        return [_bson_value(v) for v in value]
     return value

@@ -8,7 +8,7 @@ from symfonic_cli.errors import StoreError
 from symfonic_cli.stores.mongodb._common import (
     BINARY,
     _driver_errors,
-    _plain,
+    _string_literal,
     _prefix_range,
 )
 
@@ -33,7 +33,7 @@ class MongoErase:
         for table in extra:
             pairs = table.filters(key)
             # None: a null or absent field (how the deployment stores a missing sub-tenant)
-            flt = None if pairs is None else {_plain(col, "field"): (None if val is None else _plain(val, "value")) for col, val in pairs}
+            flt = None if pairs is None else {_string_literal(col, "field"): (None if val is None else _string_literal(val, "value")) for col, val in pairs}
             out.append((table.name, self.db[table.name], flt))
         out.append((self.writes_name, self.writes, {"thread_id": key}))
         out.append((self.checkpoints_name, self.checkpoints, {"thread_id": key}))
@@ -78,7 +78,7 @@ class MongoErase:
 
     @_driver_errors
     def thread_keys_with_prefix(self, prefix: str) -> list[str]:
-        match = {"thread_id": _prefix_range(_plain(prefix, "prefix"))} if prefix else {}
+        match = {"thread_id": _prefix_range(_string_literal(prefix, "prefix"))} if prefix else {}
         keys: set[str] = set()
         for coll in (self.checkpoints, self.writes):
             pipeline = ([{"$match": match}] if match else []) + [{"$group": {"_id": "$thread_id"}}]
@@ -89,7 +89,7 @@ class MongoErase:
     def erase_plan(self, key: str, extra: tuple[ExtraTable, ...]) -> ThreadErasePlan:
         from symfonic_cli.model.erase import ThreadErasePlan
 
-        key = _plain(key, "thread key")
+        key = _string_literal(key, "thread key")
         rows = {name: (self._count(coll, flt) if flt is not None else 0) for name, coll, flt in self._cascade(extra, key)}
         summary = self.thread_summary(key)
         return ThreadErasePlan(
@@ -109,7 +109,7 @@ class MongoErase:
         from symfonic_cli.model.erase import check_against_plan, check_still_idle
 
         self._require_writable()
-        key = _plain(key, "thread key")
+        key = _string_literal(key, "thread key")
         cascade = self._cascade(extra, key)
 
         def run(session) -> dict[str, int]:
@@ -134,7 +134,7 @@ class MongoErase:
 
     @_driver_errors
     def remaining_rows(self, key: str, extra: tuple[ExtraTable, ...]) -> dict[str, int]:
-        key = _plain(key, "thread key")
+        key = _string_literal(key, "thread key")
         return {name: (self._count(coll, flt) if flt is not None else 0) for name, coll, flt in self._cascade(extra, key)}
 
     def erase_finish(self, *, vacuum: bool) -> list[str]:

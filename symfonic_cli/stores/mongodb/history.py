@@ -12,7 +12,7 @@ from symfonic_cli.stores.mongodb._common import (
     _field,
     _key_field,
     _leaf,
-    _plain,
+    _string_literal,
 )
 
 # typing.TYPE_CHECKING without importing typing (quick commands load this module).
@@ -49,7 +49,7 @@ class MongoHistory:
         from symfonic_cli.model.history import WriteChannel
 
         fields = {"_id": 0, "checkpoint_ns": 1, "checkpoint_id": 1, "task_id": 1, "task_path": 1, "idx": 1, "channel": 1}
-        for doc in self.writes.find({"thread_id": _plain(key, "thread key")}, fields):
+        for doc in self.writes.find({"thread_id": _string_literal(key, "thread key")}, fields):
             path = doc.get("task_path")
             yield WriteChannel(
                 doc.get("checkpoint_ns", ""), doc.get("checkpoint_id"), doc.get("task_id"),
@@ -61,7 +61,7 @@ class MongoHistory:
         fields = {"_id": 0, "checkpoint_ns": 1, "checkpoint_id": 1}
         return [
             (doc.get("checkpoint_ns", ""), doc.get("checkpoint_id"))
-            for doc in self.checkpoints.find({"thread_id": _plain(key, "thread key")}, fields)
+            for doc in self.checkpoints.find({"thread_id": _string_literal(key, "thread key")}, fields)
             if isinstance(doc.get("checkpoint_id"), str)
         ]
 
@@ -70,9 +70,9 @@ class MongoHistory:
         from symfonic_cli.model.checkpoint import MessageState
 
         query = {
-            "thread_id": _plain(key, "thread key"),
-            "checkpoint_ns": _plain(checkpoint_ns, "namespace"),
-            "checkpoint_id": _plain(checkpoint_id, "checkpoint id"),
+            "thread_id": _string_literal(key, "thread key"),
+            "checkpoint_ns": _string_literal(checkpoint_ns, "namespace"),
+            "checkpoint_id": _string_literal(checkpoint_id, "checkpoint id"),
         }
         doc = self.checkpoints.find_one(query, {"_id": 0, "type": 1, "checkpoint": 1})
         if doc is None:
@@ -85,14 +85,14 @@ class MongoHistory:
     def _thread_docs(self, key: str, fields: dict, *, descending: bool) -> Iterator[dict]:
         """A thread's checkpoint documents ordered by checkpoint_id over every namespace: one
         index-ordered cursor per namespace, merged here (no server-side sort of whole blobs)."""
-        key = _plain(key, "thread key")
+        key = _string_literal(key, "thread key")
         namespaces = sorted(
             _key_field({"checkpoint_ns": d["_id"]}, "checkpoint_ns")
             for d in self.checkpoints.aggregate([{"$match": {"thread_id": key}}, {"$group": {"_id": "$checkpoint_ns"}}])
         )
         order = -1 if descending else 1
         cursors = [
-            self.checkpoints.find({"thread_id": key, "checkpoint_ns": _plain(ns, "namespace")}, fields).sort(
+            self.checkpoints.find({"thread_id": key, "checkpoint_ns": _string_literal(ns, "namespace")}, fields).sort(
                 [("thread_id", 1), ("checkpoint_ns", 1), ("checkpoint_id", order)]
             )
             for ns in namespaces

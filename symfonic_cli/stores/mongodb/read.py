@@ -15,7 +15,7 @@ from symfonic_cli.stores.mongodb._common import (
     _key_field,
     _leaf,
     _loads_metadata,
-    _plain,
+    _string_literal,
     _prefix_range,
     _short,
 )
@@ -44,7 +44,7 @@ class MongoRead:
     ) -> Iterator[ThreadSummary]:
         pipeline: list[dict] = []
         if tenant is not None:
-            pipeline.append({"$match": {"thread_id": _prefix_range(tenant_prefix(_plain(tenant, "tenant"), sub_tenant))}})
+            pipeline.append({"$match": {"thread_id": _prefix_range(tenant_prefix(_string_literal(tenant, "tenant"), sub_tenant))}})
             # only a filtered listing needs it: the unfiltered $group compares nothing
             kwargs = {"collation": BINARY}
         else:
@@ -71,7 +71,7 @@ class MongoRead:
     @_driver_errors
     def thread_summary(self, key: str) -> ThreadSummary | None:
         pipeline = [
-            {"$match": {"thread_id": _plain(key, "thread key")}},
+            {"$match": {"thread_id": _string_literal(key, "thread key")}},
             {"$group": {"_id": None, "n": {"$sum": 1}, "first": {"$min": "$checkpoint_id"}, "last": {"$max": "$checkpoint_id"}}},
         ]
         for doc in self.checkpoints.aggregate(pipeline, collation=BINARY):
@@ -155,9 +155,9 @@ class MongoRead:
         from symfonic_cli.codec.strict import collect_blocked, loads
         from symfonic_cli.model.checkpoint import CheckpointRecord
 
-        query = {"thread_id": _plain(key, "thread key"), "checkpoint_ns": _plain(checkpoint_ns, "namespace")}
+        query = {"thread_id": _string_literal(key, "thread key"), "checkpoint_ns": _string_literal(checkpoint_ns, "namespace")}
         if checkpoint_id is not None:
-            query["checkpoint_id"] = _plain(checkpoint_id, "checkpoint id")
+            query["checkpoint_id"] = _string_literal(checkpoint_id, "checkpoint id")
         doc = self.checkpoints.find_one(query, _CHECKPOINT_FIELDS, sort=[("checkpoint_id", -1)])
         if doc is None:
             return None
@@ -197,9 +197,9 @@ class MongoRead:
     def read_message_state(self, key: str, *, checkpoint_id: str | None = None) -> MessageState | None:
         from symfonic_cli.model.checkpoint import MessageState
 
-        query = {"thread_id": _plain(key, "thread key"), "checkpoint_ns": ""}
+        query = {"thread_id": _string_literal(key, "thread key"), "checkpoint_ns": ""}
         if checkpoint_id is not None:
-            query["checkpoint_id"] = _plain(checkpoint_id, "checkpoint id")
+            query["checkpoint_id"] = _string_literal(checkpoint_id, "checkpoint id")
         fields = {"_id": 0, "checkpoint_id": 1, "type": 1, "checkpoint": 1}
         doc = self.checkpoints.find_one(query, fields, sort=[("checkpoint_id", -1)])
         if doc is None:
@@ -240,7 +240,7 @@ class MongoRead:
         from symfonic_cli.model.checkpoint import MessageWrite
 
         fields = {"_id": 0, "checkpoint_ns": 1, "checkpoint_id": 1, "task_id": 1, "idx": 1, "type": 1, "value": 1}
-        for doc in self.writes.find({"thread_id": _plain(key, "thread key"), "channel": "messages"}, fields):
+        for doc in self.writes.find({"thread_id": _string_literal(key, "thread key"), "channel": "messages"}, fields):
             value = doc.get("value")
             idx, type_ = doc.get("idx"), doc.get("type")
             yield MessageWrite(

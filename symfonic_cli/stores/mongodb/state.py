@@ -10,15 +10,15 @@ from symfonic_cli.stores.mongodb._common import (
     _driver_errors_iter,
     _field,
     _leaf,
-    _plain,
+    _string_literal,
     _prefix_range,
 )
 
 # typing.TYPE_CHECKING without importing typing (quick commands load this module).
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from symfonic_cli.threadstate.listing import ThreadRunState
-    from symfonic_cli.threadstate.rows import ThreadRunRows
+    from symfonic_cli.model.run_state import ThreadRunState
+    from symfonic_cli.model.run_state import ThreadRunRows
 
 
 class MongoState:
@@ -29,13 +29,13 @@ class MongoState:
 
     @_driver_errors
     def read_run_rows(self, key: str) -> "ThreadRunRows | None":
-        from symfonic_cli.threadstate.rows import (
+        from symfonic_cli.model.run_state import (
             RawWrite,
             ThreadRunRows,
             lean_from_blob,
         )
 
-        key = _plain(key, "thread key")
+        key = _string_literal(key, "thread key")
         totals = list(self.checkpoints.aggregate([
             {"$match": {"thread_id": key}},
             {"$group": {"_id": None, "n": {"$sum": 1}, "ns": {"$addToSet": "$checkpoint_ns"}, "first": {"$min": "$checkpoint_id"},
@@ -67,7 +67,7 @@ class MongoState:
         writes = []
         for l in latest:
             for doc in self.writes.find(
-                {"thread_id": key, "checkpoint_ns": _plain(l.checkpoint_ns, "namespace"), "checkpoint_id": _plain(l.checkpoint_id, "checkpoint id")},
+                {"thread_id": key, "checkpoint_ns": _string_literal(l.checkpoint_ns, "namespace"), "checkpoint_id": _string_literal(l.checkpoint_id, "checkpoint id")},
                 {"_id": 0, "task_id": 1, "task_path": 1, "idx": 1, "channel": 1, "type": 1, "value": 1},
             ).sort([("task_id", 1), ("idx", 1)]):
                 value = doc.get("value")
@@ -88,10 +88,11 @@ class MongoState:
     ) -> Iterator["ThreadRunState"]:
         """Counts, ids and sizes ($bsonSize) grouped by the server; the latest root documents and
         their writes fetched a batch of threads at a time; each blob's version maps read from its
-        tail (``threadstate.listing.status_from_tail``), the blob read whole only when that fails."""
-        from symfonic_cli.threadstate.listing import ThreadRunState, status_from_tail
+        tail (``model.run_status.status_from_tail``), the blob read whole only when that fails."""
+        from symfonic_cli.model.run_state import ThreadRunState
+        from symfonic_cli.model.run_status import status_from_tail
 
-        match = {"thread_id": _prefix_range(_plain(prefix, "prefix"))} if prefix else {}
+        match = {"thread_id": _prefix_range(_string_literal(prefix, "prefix"))} if prefix else {}
         group: dict = {"_id": "$thread_id", "n": {"$sum": 1}, "first": {"$min": "$checkpoint_id"}, "last": {"$max": "$checkpoint_id"}}
         if with_size:
             group["size"] = {"$sum": {"$bsonSize": "$$ROOT"}}

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from symfonic_cli.stores._common import PLACEHOLDER_OF_KIND, VALUE_GROUPED_FIELDS
 from symfonic_cli.stores.postgres._common import _translate_errors, _translate_iter
 
 
@@ -12,22 +13,20 @@ class PostgresCompat:
 
     # -- compat (protocol docstrings in stores/protocol.py): JSONB operators over metadata only
 
-    _ENVELOPE_FIELDS = ("format_version", "writer_line", "safe_boundary", "finalized")
-
     @_translate_iter
     def envelope_shapes(self, envelope_key: str, *, older_than: str | None = None):
         from symfonic_cli.model.envelope import EnvelopeShape
 
         # Values group by their JSON text, so 1 and 1.0 (equal as jsonb) stay apart.
         inner = []
-        for f in self._ENVELOPE_FIELDS:
+        for f in VALUE_GROUPED_FIELDS:
             inner.append(f"CASE WHEN kind = 'object' THEN {_kind_sql(f'env -> {_lit(f)}')} END AS {f}_t")
             inner.append(
                 f"CASE WHEN kind = 'object' AND jsonb_typeof(env -> {_lit(f)}) NOT IN ('object', 'array') "
                 f"THEN (env -> {_lit(f)})::text END AS {f}_v"
             )
         inner.append(f"CASE WHEN kind = 'object' THEN {_kind_sql(_lit_path('env', 'boundary_sequence'))} END AS bs_t")
-        groups = [f"{f}_{s}" for f in self._ENVELOPE_FIELDS for s in ("t", "v")] + ["bs_t"]
+        groups = [f"{f}_{s}" for f in VALUE_GROUPED_FIELDS for s in ("t", "v")] + ["bs_t"]
         # Rows Python's json reads differently (see _PYTHON_ONLY) are tested once, in this pass,
         # and come out one per group with their metadata text, to be decoded in Python.
         py = ["py_tid", "py_ns", "py_cid", "py_meta"]
@@ -55,7 +54,7 @@ class PostgresCompat:
             kind = row[0] or "absent"
             fields = {}
             if kind == "object":
-                for i, f in enumerate(self._ENVELOPE_FIELDS):
+                for i, f in enumerate(VALUE_GROUPED_FIELDS):
                     fields[f] = _typed(row[1 + 2 * i], row[2 + 2 * i])
                 fields["boundary_sequence"] = _typed(row[9], None)
             yield EnvelopeShape(kind, **fields, older=bool(row[10]), checkpoints=row[11], latest=row[12] or 0)
@@ -129,9 +128,6 @@ def _kind_sql(expr: str) -> str:
     )
 
 
-_PLACEHOLDER = {"null": None, "boolean": False, "integer": 0, "number": 0.0, "string": "", "array": [], "object": {}}
-
-
 def _typed(kind: str | None, text: str | None) -> Any:
     """A (kind, JSON text) pair as the faithful Python value; placeholders for nested values."""
 
@@ -140,7 +136,7 @@ def _typed(kind: str | None, text: str | None) -> Any:
     if kind is None:
         return ABSENT
     if kind in ("array", "object") or text is None:
-        return _PLACEHOLDER[kind]
+        return PLACEHOLDER_OF_KIND[kind]
     from symfonic_cli.codec.metadata_json import loads
 
     return loads(text)  # rows beyond its limits never get here (_PYTHON_ONLY)

@@ -165,6 +165,7 @@ class PostgresCopy:
         from symfonic_cli.model.copy import (
             MigrationConflict,
             migrate_fault_point,
+            saver_config,
             write_batches,
         )
 
@@ -198,10 +199,10 @@ class PostgresCopy:
             saver._cursor = recorder.cursor  # type: ignore[method-assign]
             saver.serde = reusing(saver.serde)  # same bytes; each shared message encoded once
             for cp, versions in zip(checkpoints, new_versions):
-                config = {"configurable": {"thread_id": key, "checkpoint_ns": cp.checkpoint_ns, "checkpoint_id": cp.parent_checkpoint_id}}
+                config = saver_config(key, cp.checkpoint_ns, cp.parent_checkpoint_id)
                 saver.put(config, cp.checkpoint, cp.metadata, versions)
             for ns, cid, task_id, task_path, batch in write_batches(writes):
-                config = {"configurable": {"thread_id": key, "checkpoint_ns": ns, "checkpoint_id": cid}}
+                config = saver_config(key, ns, cid)
                 saver.put_writes(config, batch, task_id, task_path)
             recorder.send(c, fresh=not c.execute(_THREAD_PRESENT_SQL, (key, key, key)).fetchone()[0])
             migrate_fault_point("before-commit")

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from symfonic_cli.errors import StoreError
+from symfonic_cli.stores._common import quoted_identifier
 from symfonic_cli.stores.postgres._common import (
     _connect_error,
     _conninfo,
@@ -51,7 +52,7 @@ class PostgresErase:
             raise StoreError(f"{where} is read-only for this session (default_transaction_read_only = on): nothing was deleted")
         denied = []
         for table in extra:
-            reg = c.execute("SELECT to_regclass(%s)::oid", (_ident_text(table.name),)).fetchone()[0]
+            reg = c.execute("SELECT to_regclass(%s)::oid", (quoted_identifier(table.name),)).fetchone()[0]
             if reg is None:
                 raise StoreError(f"declared erase_extra table '{table.name}' does not exist in {where} (schema '{self.schema}')")
             cols = {r[0] for r in c.execute("SELECT attname FROM pg_attribute WHERE attrelid = %s AND attnum > 0 AND NOT attisdropped", (reg,))}
@@ -175,5 +176,3 @@ def _ident(name: str):
     return sql.Identifier(*name.split("."))
 
 
-def _ident_text(name: str) -> str:
-    return ".".join('"' + part.replace('"', '""') + '"' for part in name.split("."))

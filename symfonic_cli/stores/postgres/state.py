@@ -16,8 +16,8 @@ from symfonic_cli.stores.postgres._common import (
 # typing.TYPE_CHECKING without importing typing (quick commands load this module).
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from symfonic_cli.threadstate.listing import ThreadRunState
-    from symfonic_cli.threadstate.rows import ThreadRunRows
+    from symfonic_cli.model.run_state import ThreadRunState
+    from symfonic_cli.model.run_state import ThreadRunRows
 
 
 class PostgresState:
@@ -30,7 +30,7 @@ class PostgresState:
     def read_run_rows(self, key: str) -> "ThreadRunRows | None":
         from symfonic_cli.codec.msgpack_head import NeedMore, channel_blob_count
         from symfonic_cli.codec.strict import lean_loads
-        from symfonic_cli.threadstate.rows import (
+        from symfonic_cli.model.run_state import (
             RawWrite,
             ThreadRunRows,
             lean_from_mapping,
@@ -113,12 +113,9 @@ class PostgresState:
         self, *, prefix: str | None = None, with_size: bool = False, with_status: bool = True
     ) -> Iterator["ThreadRunState"]:
         """Aggregates in the server, streamed in thread order and merged here; the version maps
-        are read as JSONB, never a blob (``threadstate.listing``)."""
-        from symfonic_cli.threadstate.listing import (
-            ThreadRunState,
-            root_status,
-            status_from_maps,
-        )
+        are read as JSONB, never a blob (``model.run_status``)."""
+        from symfonic_cli.model.run_state import ThreadRunState
+        from symfonic_cli.model.run_status import root_status, status_from_maps
 
         where, params = "", []
         if prefix:

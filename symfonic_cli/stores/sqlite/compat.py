@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 from symfonic_cli.errors import StoreError
+from symfonic_cli.stores._common import VALUE_GROUPED_FIELDS
 from symfonic_cli.stores.sqlite._common import _translate_errors, _translate_iter
 
 # typing.TYPE_CHECKING without importing typing (quick commands load this module).
@@ -18,8 +19,6 @@ class SqliteCompat:
 
     # -- compat (protocol docstrings in stores/protocol.py): json_type/json_extract over metadata only
     # (the saver stores metadata as a BLOB of JSON text; newer SQLite would read a BLOB as JSONB)
-
-    _ENVELOPE_FIELDS = ("format_version", "writer_line", "safe_boundary", "finalized")
 
     @_translate_iter
     def envelope_shapes(self, envelope_key: str, *, older_than: str | None = None):
@@ -35,7 +34,7 @@ class SqliteCompat:
         # a window over all rows would walk the table in index order, one random read per row.
         fields = [
             "CASE WHEN kind = 'object' THEN json_extract(env, "
-            + ", ".join(f"'$.{f}'" for f in self._ENVELOPE_FIELDS)
+            + ", ".join(f"'$.{f}'" for f in VALUE_GROUPED_FIELDS)
             + ") END",
             "CASE WHEN kind = 'object' THEN json_type(env, '$.boundary_sequence') END",
             "CASE WHEN kind = 'object' THEN json_type(env, '$.safe_boundary') END",
@@ -79,7 +78,7 @@ class SqliteCompat:
             shape = {}
             if kind == "object":
                 values = [v if not isinstance(v, (dict, list)) else type(v)() for v in json.loads(row[1])]
-                shape = dict(zip(self._ENVELOPE_FIELDS, values))
+                shape = dict(zip(VALUE_GROUPED_FIELDS, values))
                 if row[3] is None:
                     shape["safe_boundary"] = ABSENT
                 shape["boundary_sequence"] = _typed(row[2], _PLACEHOLDER.get(row[2]))

@@ -112,7 +112,7 @@ class SqliteCopy:
         from langgraph.checkpoint.sqlite import SqliteSaver
 
         from symfonic_cli.codec.reuse import reusing
-        from symfonic_cli.model.copy import MigrationConflict, write_batches
+        from symfonic_cli.model.copy import MigrationConflict, saver_config, write_batches
 
         # The saver commits after every put; held, its writes join our one transaction.
         saver = SqliteSaver(_HeldTransaction(self.conn))  # type: ignore[arg-type]
@@ -133,10 +133,10 @@ class SqliteCopy:
                 ).fetchone():
                     raise MigrationConflict(f"write {w.checkpoint_id}/{w.task_id}/{w.idx} appeared in the target")
             for cp, versions in zip(checkpoints, new_versions):
-                config = {"configurable": {"thread_id": key, "checkpoint_ns": cp.checkpoint_ns, "checkpoint_id": cp.parent_checkpoint_id}}
+                config = saver_config(key, cp.checkpoint_ns, cp.parent_checkpoint_id)
                 saver.put(config, cp.checkpoint, cp.metadata, versions)
             for ns, cid, task_id, task_path, batch in write_batches(writes):
-                config = {"configurable": {"thread_id": key, "checkpoint_ns": ns, "checkpoint_id": cid}}
+                config = saver_config(key, ns, cid)
                 saver.put_writes(config, batch, task_id, task_path)
 
     def _migrate_transaction(self):

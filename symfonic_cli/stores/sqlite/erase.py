@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 
 from symfonic_cli.errors import StoreError
+from symfonic_cli.stores._common import quoted_identifier
 from symfonic_cli.stores.sqlite._common import _journal_mode, _translate_errors
 
 # typing.TYPE_CHECKING without importing typing (quick commands load this module).
@@ -33,10 +34,10 @@ class SqliteErase:
             conds, params = [], []
             for col, value in filters:
                 if value is None:
-                    conds.append(f"{_quote(col)} IS NULL")
+                    conds.append(f"{quoted_identifier(col)} IS NULL")
                 else:
                     # as in the saver's tables: the value as text, or as a BLOB of its UTF-8 bytes
-                    conds.append(f"{_quote(col)} COLLATE BINARY IN (?, ?)")
+                    conds.append(f"{quoted_identifier(col)} COLLATE BINARY IN (?, ?)")
                     params += [value, value.encode("utf-8", "surrogatepass")]
             out.append((table.name, " AND ".join(conds), tuple(params)))
         where, params = _key_match(key)
@@ -60,7 +61,7 @@ class SqliteErase:
         if needs_side and (mode == "delete" or not os.path.exists(side)) and not os.access(folder, os.W_OK | os.X_OK):
             raise StoreError(f"{folder} is not writable, so SQLite cannot create {os.path.basename(side)}: nothing was deleted")
         for table in extra:
-            cols = {r[1] for r in self.conn.execute(f"PRAGMA table_info({_quote(table.name)})")}
+            cols = {r[1] for r in self.conn.execute(f"PRAGMA table_info({quoted_identifier(table.name)})")}
             if not cols:
                 raise StoreError(f"declared erase_extra table '{table.name}' does not exist in {shown}")
             for col, _ in table.match:
@@ -101,7 +102,7 @@ class SqliteErase:
             if not where:
                 counts[name] = 0
                 continue
-            counts[name] = self.conn.execute(f"SELECT count(*) FROM {_quote(name)} WHERE {where}", params).fetchone()[0]
+            counts[name] = self.conn.execute(f"SELECT count(*) FROM {quoted_identifier(name)} WHERE {where}", params).fetchone()[0]
         return counts
 
     @_translate_errors
@@ -127,7 +128,7 @@ class SqliteErase:
                 last = self.conn.execute(f"SELECT max(checkpoint_id) FROM checkpoints WHERE {where}", params).fetchone()[0]
                 check_still_idle(key, last, idle_before)
             for name, where, params in self._cascade(key, extra):
-                deleted[name] = self.conn.execute(f"DELETE FROM {_quote(name)} WHERE {where}", params).rowcount if where else 0
+                deleted[name] = self.conn.execute(f"DELETE FROM {quoted_identifier(name)} WHERE {where}", params).rowcount if where else 0
                 if between is not None:
                     between(name)
             check_against_plan(expected, deleted, extra)
@@ -166,6 +167,3 @@ def _key_match(key: str) -> tuple[str, tuple[Any, ...]]:
     return "thread_id COLLATE BINARY IN (?, ?)", (key, key.encode("utf-8", "surrogatepass"))
 
 
-def _quote(name: str) -> str:
-    # Names are validated identifiers already (erase/plan.py: parse_extra); quoting is the second fence.
-    return ".".join('"' + part.replace('"', '""') + '"' for part in name.split("."))

@@ -26,7 +26,7 @@ class SqliteHistory:
     @_translate_iter
     def iter_checkpoint_facts(self, key: str) -> Iterator["CheckpointFacts"]:
         # The metadata sits after the checkpoint blob in the row: reading it walks the blob's
-        # overflow pages, but decodes nothing (about 0.2 s per GB of a thread's blobs, cached).
+        # overflow pages, but decodes nothing (benchmarks/bench_history.py measures it).
         from symfonic_cli.model.history import CheckpointFacts
 
         cur = self.conn.execute(

@@ -14,8 +14,8 @@ from symfonic_cli.stores.sqlite._common import (
 # typing.TYPE_CHECKING without importing typing (quick commands load this module).
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from symfonic_cli.threadstate.listing import ThreadRunState
-    from symfonic_cli.threadstate.rows import ThreadRunRows
+    from symfonic_cli.model.run_state import ThreadRunState
+    from symfonic_cli.model.run_state import ThreadRunRows
 
 
 class SqliteState:
@@ -31,7 +31,7 @@ class SqliteState:
 
     @_translate_errors
     def read_run_rows(self, key: str) -> "ThreadRunRows | None":
-        from symfonic_cli.threadstate.rows import (
+        from symfonic_cli.model.run_state import (
             RawWrite,
             ThreadRunRows,
             lean_from_blob,
@@ -72,7 +72,8 @@ class SqliteState:
     def iter_run_states(
         self, *, prefix: str | None = None, with_size: bool = False, with_status: bool = True
     ) -> Iterator["ThreadRunState"]:
-        from symfonic_cli.threadstate.listing import ThreadRunState, status_from_tail
+        from symfonic_cli.model.run_state import ThreadRunState
+        from symfonic_cli.model.run_status import status_from_tail
 
         where, params = "", []
         if prefix:

@@ -311,7 +311,7 @@ def write_killed(kind: str, url: str) -> None:
     import sys
 
     for key in KILLED:
-        proc = subprocess.run([sys.executable, "-m", "tests.run_state_scenarios", kind, url, key], capture_output=True, timeout=120)
+        proc = subprocess.run([sys.executable, "-m", "tests.support.run_state_scenarios", kind, url, key], capture_output=True, timeout=120)
         assert proc.returncode == -9, (proc.returncode, proc.stderr.decode()[-2000:])
 
 

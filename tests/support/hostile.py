@@ -1,7 +1,7 @@
 """Hostile stores: real stores written by real graphs, then damaged or crafted row by row.
 
 A base store holds a few threads written by the real agent graph through the real saver of each
-kind (tests/backends.py), migrated envelopes merged in by tests/envelope_saver.py. The functions
+kind (tests/support/backends.py), migrated envelopes merged in by tests/support/envelope_saver.py. The functions
 here then overwrite ONE stored value of the thread ``TARGET``'s latest root checkpoint the way an
 operator's hand edit, a crash or an attacker would: raw metadata text (SQLite), a metadata value
 (PostgreSQL JSONB, MongoDB documents), the checkpoint blob, or a document's key fields.
@@ -14,7 +14,7 @@ import json
 import sqlite3
 from typing import Any
 
-from tests.envelope_saver import NO_ENVELOPE, EnvelopeSaver, migrated
+from tests.support.envelope_saver import NO_ENVELOPE, EnvelopeSaver, migrated
 
 TARGET = "hostile:_:target"
 THREADS = {
@@ -29,12 +29,12 @@ def write_base(backend) -> str:
     """A new store of ``backend``'s kind holding THREADS, written by the real graph and saver."""
     from langchain_core.messages import HumanMessage
 
-    from tests.scenarios import _agent_graph
+    from tests.support.scenarios import agent_graph
 
     url = backend.new_store(scenarios=False)
     with backend.saver(url) as inner:
         saver = EnvelopeSaver(inner)
-        graph = _agent_graph().compile(checkpointer=saver)
+        graph = agent_graph().compile(checkpointer=saver)
         for thread, envelopes in THREADS.items():
             cfg = {"configurable": {"thread_id": thread}}
             for i, env in enumerate(envelopes):
@@ -178,7 +178,7 @@ def clone(backend, base: str) -> str:
         name = f"symfonic_h_{uuid.uuid4().hex[:12]}"
         backend._create(name, backend.db_of(base))
         return backend.url(name)
-    from tests.mongo_server import database_of
+    from tests.support.mongo_server import database_of
 
     db = backend.new_database()
     backend._copy(database_of(base), db)
@@ -221,7 +221,7 @@ def pg_set_messages_blob(backend, url: str, type_: str, blob: bytes, *, thread: 
 
 
 def mongo_collection(backend, url: str, name: str = "checkpoints"):
-    from tests.mongo_server import database_of
+    from tests.support.mongo_server import database_of
 
     return backend.client[database_of(url)][name]
 

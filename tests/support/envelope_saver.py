@@ -1,6 +1,6 @@
 """A real saver wrapper that writes envelopes the way a migrated symfonic-core writer does.
 
-It wraps whichever real LangGraph saver tests.backends hands out (SQLite, PostgreSQL, MongoDB)
+It wraps whichever real LangGraph saver tests.support.backends hands out (SQLite, PostgreSQL, MongoDB)
 and merges ``envelope`` into the metadata of every checkpoint it puts, additively, under the
 envelope key; everything else is the real saver. ``clock_offset`` writes the thread as if the
 clock were that far off (checkpoint ids carry their creation time), so a test can hold writes

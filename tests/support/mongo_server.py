@@ -15,8 +15,8 @@ from typing import Iterator
 
 import pytest
 
-from tests import backends
-from tests.scenarios import write_scenarios
+from tests.support import backends
+from tests.support.scenarios import write_scenarios
 
 URI_ENV = "SYMFONIC_TEST_MONGO_URI"
 REQUIRE_ENV = "SYMFONIC_REQUIRE_MONGO"

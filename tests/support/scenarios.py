@@ -33,7 +33,7 @@ class Scenario:
     notes: dict[str, Any] = field(default_factory=dict)
 
 
-def _agent_graph(subgraph: bool = False):
+def agent_graph(subgraph: bool = False):
     from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
     from langchain_core.tools import tool
     from langgraph.graph import START, MessagesState, StateGraph
@@ -114,7 +114,7 @@ def write_scenarios(checkpointer, only: list[str] | None = None) -> list[Scenari
             continue
         graph = graphs.get(sc.subgraph)
         if graph is None:
-            graph = graphs[sc.subgraph] = _agent_graph(sc.subgraph).compile(checkpointer=checkpointer)
+            graph = graphs[sc.subgraph] = agent_graph(sc.subgraph).compile(checkpointer=checkpointer)
         config = {"configurable": {"thread_id": sc.key}}
         for turn in sc.turns:
             if callable(turn):
@@ -129,7 +129,7 @@ def long_thread(checkpointer, key: str, turns: int, *, tool_every: int = 4) -> N
     """A single long conversation: ``turns`` user turns, a tool call every few turns."""
     from langchain_core.messages import HumanMessage
 
-    graph = _agent_graph().compile(checkpointer=checkpointer)
+    graph = agent_graph().compile(checkpointer=checkpointer)
     config = {"configurable": {"thread_id": key}}
     for i in range(turns):
         text = f"tool:item {i}" if tool_every and i % tool_every == tool_every - 1 else f"question number {i}"

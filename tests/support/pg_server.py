@@ -24,8 +24,8 @@ from urllib.parse import quote
 
 import pytest
 
-from tests import backends
-from tests.scenarios import write_scenarios
+from tests.support import backends
+from tests.support.scenarios import write_scenarios
 
 DSN_ENV = "SYMFONIC_TEST_POSTGRES_DSN"
 REQUIRE_ENV = "SYMFONIC_REQUIRE_POSTGRES"
@@ -35,6 +35,10 @@ SUPERUSER = "symfonic_admin"
 PASSWORD = "pg-S3cret:w@rd%4711"
 MASTER_DB = "symfonic_master"
 EMPTY_DB = "symfonic_empty"
+# Server settings: speed over durability for the suite; benchmarks that time writes ask for DURABLE.
+FAST = "-c fsync=off -c synchronous_commit=off -c full_page_writes=off"
+DURABLE = "-c fsync=on -c synchronous_commit=on -c full_page_writes=on"
+LOG_WRITES = "-c log_statement=mod -c log_line_prefix='%m [%p] app=%a db=%d user=%u '"
 
 
 class PostgresServerError(RuntimeError):
@@ -83,13 +87,24 @@ def _run_as_user() -> str | None:
 class LocalCluster:
     """A throwaway cluster: initdb, start, stop, remove."""
 
-    def __init__(self) -> None:
+    def __init__(self, root: Path | None = None) -> None:
+        """A throwaway temp dir, or ``root`` (kept between runs: see ``start_or_resume``)."""
         self.bin = _bin_dir()
         self.user = _run_as_user()
-        self.root = Path(tempfile.mkdtemp(prefix="symfonic-pg-"))
+        self.root = Path(root) if root is not None else Path(tempfile.mkdtemp(prefix="symfonic-pg-"))
         self.data = self.root / "data"
         self.log = self.root / "server.log"
         self.port = _free_port()
+
+    def options(self, durability: str = FAST) -> str:
+        """The ``pg_ctl -o`` string: listen on 127.0.0.1 and this cluster's socket dir, plus ``durability``."""
+        return f"-c listen_addresses=127.0.0.1 -c port={self.port} -c unix_socket_directories={self.root} {durability}"
+
+    def backend(self) -> PostgresBackend:
+        """A backend that connects to this cluster as its superuser."""
+        return PostgresBackend(
+            user=SUPERUSER, password=PASSWORD, host="127.0.0.1", port=self.port, admin_db="postgres", log=self.log
+        )
 
     def _cmd(self, *args: str) -> list[str]:
         return (["runuser", "-u", self.user, "--"] if self.user else []) + list(args)
@@ -114,13 +129,50 @@ class LocalCluster:
             "--auth=scram-sha-256", "--encoding=UTF8", "--locale=C.UTF-8", "--no-sync",
         )
         pwfile.unlink()
-        # Speed over durability; log_statement lets tests prove no DDL or write ever reaches the server.
-        opts = (
-            f"-c listen_addresses=127.0.0.1 -c port={self.port} -c unix_socket_directories={self.root} "
-            "-c fsync=off -c synchronous_commit=off -c full_page_writes=off "
-            "-c log_statement=mod -c log_line_prefix='%m [%p] app=%a db=%d user=%u '"
+        # log_statement lets tests prove no DDL or write ever reaches the server.
+        self._pg_ctl("start", f"{FAST} {LOG_WRITES}")
+
+    def _pg_ctl(self, action: str, durability: str) -> None:
+        self._check(
+            str(self.bin / "pg_ctl"), "-D", str(self.data), "-l", str(self.log), "-o", self.options(durability),
+            "-w", "-t", "60", action,
         )
-        self._check(str(self.bin / "pg_ctl"), "-D", str(self.data), "-l", str(self.log), "-o", opts, "-w", "-t", "60", "start")
+
+    def restart(self, durability: str) -> None:
+        """Restart with other settings (a benchmark that measures writes wants ``DURABLE``)."""
+        self._pg_ctl("restart", durability)
+
+    def start_or_resume(self) -> None:
+        """Start the cluster kept in ``root``: initdb on first use, else reuse its data directory.
+
+        A server left running by a killed run is adopted on its old port.
+        """
+        port_file = self.root / "port"
+        if not (self.data / "PG_VERSION").exists():
+            shutil.rmtree(self.root, ignore_errors=True)
+            self.root.mkdir(parents=True)
+            self.start()
+        else:
+            if self.user:
+                shutil.chown(self.root, self.user)
+            pid = self.data / "postmaster.pid"
+            if pid.exists():
+                old = port_file.read_text().strip() if port_file.exists() else None
+                ready = [str(self.bin / "pg_isready"), "-h", "127.0.0.1", "-p", old or ""]
+                if old and subprocess.run(ready, capture_output=True).returncode == 0:
+                    self.port = int(old)
+                    return
+                pid.unlink()
+            self._pg_ctl("start", FAST)
+        port_file.write_text(str(self.port))
+
+    def shutdown(self) -> None:
+        """Stop the server cleanly and keep its data (``stop`` also removes the directory)."""
+        subprocess.run(
+            self._cmd(str(self.bin / "pg_ctl"), "-D", str(self.data), "-m", "fast", "-w", "stop"),
+            capture_output=True,
+            timeout=120,
+        )
 
     def stop(self) -> None:
         try:
@@ -239,7 +291,8 @@ class PostgresBackend:
                 conn.execute(sql.SQL("DROP ROLE IF EXISTS {}").format(sql.Identifier(role)))
 
 
-def _from_dsn(dsn: str) -> PostgresBackend:
+def from_dsn(dsn: str) -> PostgresBackend:
+    """A backend on an existing server (``SYMFONIC_TEST_POSTGRES_DSN``: a role that may CREATE DATABASE)."""
     from psycopg.conninfo import conninfo_to_dict
 
     params = conninfo_to_dict(dsn)
@@ -254,18 +307,16 @@ def _from_dsn(dsn: str) -> PostgresBackend:
 
 @pytest.fixture(scope="session")
 def postgres_backend():
-    """The PostgreSQL test backend, registered with tests.backends (server started on first use)."""
+    """The PostgreSQL test backend, registered with tests.support.backends (server started on first use)."""
     cluster: LocalCluster | None = None
     try:
         dsn = os.environ.get(DSN_ENV)
         if dsn:
-            backend = _from_dsn(dsn)
+            backend = from_dsn(dsn)
         else:
             cluster = LocalCluster()
             cluster.start()
-            backend = PostgresBackend(
-                user=SUPERUSER, password=PASSWORD, host="127.0.0.1", port=cluster.port, admin_db="postgres", log=cluster.log
-            )
+            backend = cluster.backend()
         with backend.admin() as conn:
             conn.execute("SELECT 1")
     except Exception as exc:  # no binaries, no permission, server down: say why

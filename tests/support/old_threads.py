@@ -56,10 +56,10 @@ def write_aged(backend, url: str, ages: dict[str, timedelta], turns: int = 2) ->
     """Each key's conversation (``turns`` turns of the real agent graph) written ``age`` ago."""
     from langchain_core.messages import HumanMessage
 
-    from tests.scenarios import _agent_graph
+    from tests.support.scenarios import agent_graph
 
     with backend.saver(url) as saver:
-        graph = _agent_graph().compile(checkpointer=saver)
+        graph = agent_graph().compile(checkpointer=saver)
         for key, age in ages.items():
             with clock_moved_back(age):
                 for i in range(turns):

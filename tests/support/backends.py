@@ -2,8 +2,8 @@
 
 A backend makes new real stores (empty with the saver's tables, or with the scenarios written
 by real graphs) and hands out the real saver for a store, so any test can run on every kind.
-PostgreSQL and MongoDB register theirs from their pytest plugins (tests/pg_server.py,
-tests/mongo_server.py).
+PostgreSQL and MongoDB register theirs from their pytest plugins (tests/support/pg_server.py,
+tests/support/mongo_server.py).
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator, Protocol
 
-from tests.scenarios import write_scenarios
+from tests.support.scenarios import write_scenarios
 
 KINDS = ("sqlite", "postgres", "mongodb")
 
@@ -68,18 +68,22 @@ class SqliteBackend:
         self.root = root
         self._master: Path | None = None
 
+    def master(self) -> Path:
+        """The scenario store, written once by real graphs; never write to it, copy it."""
+        if self._master is None:
+            self._master = self.root / "master.db"
+            with self.saver(str(self._master)) as saver:
+                write_scenarios(saver)
+        return self._master
+
     def _path(self) -> Path:
         return self.root / f"{uuid.uuid4().hex[:12]}.db"
 
     def new_store(self, *, scenarios: bool = True, only: list[str] | None = None) -> str:
         path = self._path()
         if scenarios and only is None:
-            if self._master is None:
-                self._master = self.root / "master.db"
-                with self.saver(str(self._master)) as saver:
-                    write_scenarios(saver)
             # A byte copy of the master is the same store, made once.
-            src = sqlite3.connect(str(self._master))
+            src = sqlite3.connect(str(self.master()))
             dst = sqlite3.connect(str(path))
             src.backup(dst)
             src.close()

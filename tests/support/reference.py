@@ -1,17 +1,57 @@
-"""The reference algorithm, as symfonic-core's ``_checkpoint_ts_by_message_id`` runs it.
+"""The references the suite and the benchmarks compare against.
 
-Walk every checkpoint of the thread through the real saver's ``list`` (newest to oldest, every
-namespace), decode each one fully, and keep the oldest ``ts`` per message id. Quadratic on a long
-thread; the benchmark's baseline and the tests' oracle. Run as a script it prints the rows of
-``transcript show --format json`` (``python -m benchmarks.reference_walk STORE KEY``).
+``reference_transcript``: symfonic-core's own ``get_transcript``, run over a real async saver.
+``SymfonicAgent.get_transcript`` is called unbound on a minimal host object that carries exactly
+the attributes it reads (the checkpointer and the two helper methods), so the code under
+comparison is symfonic-core's own, unmodified.
+
+``reference_ts_map`` / ``reference_rows``: the algorithm as symfonic-core's
+``_checkpoint_ts_by_message_id`` runs it. Walk every checkpoint of the thread through the real
+saver's ``list`` (newest to oldest, every namespace), decode each one fully, and keep the oldest
+``ts`` per message id. Quadratic on a long thread; the benchmark's baseline and the tests' oracle.
+Run as a script it prints the rows of ``transcript show --format json``
+(``python -m tests.support.reference STORE KEY``).
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 import sys
 from contextlib import contextmanager
+from dataclasses import replace
 from datetime import datetime
+from types import SimpleNamespace
+
+
+def reference_transcript(db_path, tenant, sub_tenant, session, **kwargs) -> list[dict]:
+    from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
+    from symfonic.agent.engine import SymfonicAgent
+
+    async def go():
+        async with AsyncSqliteSaver.from_conn_string(str(db_path)) as saver:
+            host = SimpleNamespace(_checkpointer=saver)
+
+            async def ready():
+                return None
+
+            host._ensure_checkpointer_ready = ready
+            host._thread_id_for = SymfonicAgent._thread_id_for
+            host._checkpoint_ts_by_message_id = lambda config: SymfonicAgent._checkpoint_ts_by_message_id(host, config)
+            scope = SimpleNamespace(tenant_id=tenant, sub_tenant_id=sub_tenant)
+            rows = await SymfonicAgent.get_transcript(host, scope, session, **kwargs)
+            return [
+                {
+                    "index": r.index,
+                    "role": r.role,
+                    "content": r.content,
+                    "message_id": r.message_id,
+                    "timestamp": r.timestamp.isoformat() if r.timestamp else None,
+                }
+                for r in rows
+            ]
+
+    return asyncio.run(go())
 
 
 def reference_ts_map(saver, key: str) -> dict[str, datetime]:
@@ -45,7 +85,8 @@ def reference_rows(saver, key: str, *, checkpoint_id: str | None = None, latest_
     latest = saver.get_tuple({"configurable": conf})
     messages = latest.checkpoint.get("channel_values", {}).get("messages", []) if latest else []
     ts_map = {} if latest_only else reference_ts_map(saver, key)
-    return [r.to_json() for r in tx.build_rows(messages, ts_by_id=ts_map)]
+    rows = tx.build_rows(messages)
+    return [replace(r, timestamp=ts_map.get(r.message_id) if r.message_id else None).to_json() for r in rows]
 
 
 @contextmanager

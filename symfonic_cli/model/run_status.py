@@ -1,0 +1,114 @@
+"""A thread's run status (``threads list --status``, ``thread show``) from its latest root
+checkpoint's version maps and the per-task flags of its pending writes: pure logic over rows the
+stores read (see model/run_state.py); the stores call these helpers, so they sit on this floor."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from symfonic_cli.codec.msgpack_head import parse_tail
+from symfonic_cli.model import nexttasks as nt
+
+
+def status_from_tail(
+    checkpoint_id: str,
+    step: Any,
+    type_: str | None,
+    head: bytes | None,
+    tail: bytes | None,
+    length: int | None,
+    task_flags: Mapping[str, tuple[str | None, bool, bool, bool]],
+    *,
+    whole: Callable[[], tuple[str | None, bytes | None, Any] | None],
+) -> str:
+    parsed = parse_tail(head, tail, length) if type_ == "msgpack" else None
+    if parsed is None:
+        return status_from_blob(checkpoint_id, whole(), task_flags)
+    v = head[3] if head and len(head) >= 4 and head[1:3] == b"\xa1v" and head[3] < 0x80 else 1
+    return status_from_maps(
+        checkpoint_id, step, v, parsed["channel_versions"], parsed["versions_seen"], parsed.get("updated_channels"),
+        task_flags, whole=lambda: status_from_blob(checkpoint_id, whole(), task_flags),
+    )
+
+
+def status_from_maps(
+    checkpoint_id: str,
+    step: Any,
+    v: Any,
+    channel_versions: Any,
+    versions_seen: Any,
+    updated: Any,
+    task_flags: Mapping[str, tuple[str | None, bool, bool, bool]],
+    *,
+    whole: Callable[[], str],
+) -> str:
+    """The status from the version maps alone; ``whole()`` when they cannot decide (no
+    ``updated_channels``, pending Sends, odd shapes)."""
+    if not isinstance(updated, list) or nt.TASKS in updated or not isinstance(channel_versions, dict) or not isinstance(versions_seen, dict):
+        return whole()
+    seen = {k: val for k, val in versions_seen.items() if isinstance(val, dict)}
+    due = nt.due_tasks(
+        checkpoint_id=checkpoint_id,
+        checkpoint_ns="",
+        step=(step if isinstance(step, int) and not isinstance(step, bool) else -1) + 1,
+        v=v if isinstance(v, int) and not isinstance(v, bool) else 1,
+        channel_versions=channel_versions,
+        versions_seen=seen,
+        available={c for c in updated if isinstance(c, str)},
+        sends=[],
+    )
+    return nt.quick_status(due, task_flags)
+
+
+def status_from_blob(checkpoint_id: str, row: tuple[str | None, bytes | None, Any] | None, task_flags) -> str:
+    """The status from the whole checkpoint (type, blob, metadata as JSON text or a mapping)."""
+    import json
+
+    from symfonic_cli.model.run_state import lean_from_blob
+
+    if row is None:
+        return nt.quick_status([], task_flags)
+    type_, blob, meta = row
+    if isinstance(meta, (bytes, str)):
+        try:
+            meta = json.loads(meta)
+        except ValueError:
+            meta = {}
+    cp = lean_from_blob("", checkpoint_id, type_, blob, meta)
+    return status_of(cp, task_flags)
+
+
+def status_of(cp, task_flags) -> str:
+    due = nt.due_tasks(
+        checkpoint_id=cp.checkpoint_id,
+        checkpoint_ns=cp.checkpoint_ns,
+        step=(cp.step if cp.step is not None else -1) + 1,
+        v=cp.v,
+        channel_versions=cp.channel_versions,
+        versions_seen=cp.versions_seen,
+        available=cp.available,
+        sends=cp.sends,
+    )
+    return nt.quick_status(due, task_flags)
+
+
+def root_status(rows, task_flags=None) -> str | None:
+    """The status of a thread from its ``read_run_rows``; None without a root checkpoint."""
+    root = next((c for c in rows.latest if c.checkpoint_ns == ""), None)
+    if root is None:
+        return None
+    if task_flags is None:
+        flags: dict[str, list] = {}
+        for w in rows.writes:
+            if w.checkpoint_ns != "" or w.checkpoint_id != root.checkpoint_id:
+                continue
+            f = flags.setdefault(w.task_id, [w.task_path, False, False, False])
+            if w.channel == nt.INTERRUPT:
+                f[1] = True
+            elif w.channel == nt.ERROR:
+                f[2] = True
+            elif w.channel not in nt.CONTROL_WRITES:
+                f[3] = True
+        task_flags = {k: tuple(val) for k, val in flags.items()}
+    return status_of(root, task_flags)

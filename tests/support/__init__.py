@@ -1,0 +1,1 @@
+"""Test support shared by the suite and the benchmarks: runners, backends, scenarios, servers, oracles."""
