@@ -13,14 +13,19 @@ benchmarks/out/.
   ``sum(length(value)) GROUP BY thread_id`` over the writes;
 - ours: ``symfonic threads list --status interrupted,error,pending --format json`` and
   ``symfonic threads list --with-size --format json``, each a whole process.
-Medians of --runs interleaved runs, side by side, and peak RSS of our processes.
+Medians of --runs interleaved runs, side by side (wall and CPU seconds: CPU moves less when other
+processes share the machine), and peak RSS of our processes.
 
-Run: ``python benchmarks/bench_status.py [--threads N] [--runs R]``.
+``--before DIR`` adds both commands run from another checkout's ``symfonic_cli`` (e.g. main's),
+in the same interleaved runs, for a before/after comparison on the same machine load.
+
+Run: ``python benchmarks/bench_status.py [--threads N] [--runs R] [--before DIR]``.
 """
 
 from __future__ import annotations
 
 import argparse
+import resource
 import sqlite3
 import statistics
 import subprocess
@@ -95,18 +100,25 @@ def build(path: Path, threads: int) -> None:
     tmp.rename(path)
 
 
-def _proc(args: list[str]) -> tuple[float, int]:
-    t0 = time.perf_counter()
-    proc = subprocess.run(args, capture_output=True)
-    dt = time.perf_counter() - t0
+def _cpu() -> float:
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
+
+
+def _proc(args: list[str], cwd: str | None = None) -> tuple[float, float]:
+    """Wall and CPU (user + sys) seconds of one process: CPU moves less on a shared machine."""
+    t0, c0 = time.perf_counter(), _cpu()
+    proc = subprocess.run(args, capture_output=True, cwd=cwd)
+    dt, dc = time.perf_counter() - t0, _cpu() - c0
     assert proc.returncode == 0, proc.stderr.decode()[-1000:]
-    return dt, len(proc.stdout)
+    return dt, dc
 
 
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--threads", type=int, default=20_000)
     ap.add_argument("--runs", type=int, default=5)
+    ap.add_argument("--before", type=Path, help="another checkout whose symfonic_cli to time as well")
     a = ap.parse_args()
     OUT.mkdir(exist_ok=True)
     path = OUT / f"status-{a.threads}.db"
@@ -127,16 +139,33 @@ def main() -> None:
         "raw sum(length) GROUP BY": raw(RAW_SIZE),
         "threads list --with-size": [py, "-m", "symfonic_cli", "threads", "list", "-s", str(path), "--with-size", "-f", "json"],
     }
+    # ``python -m`` imports from its working directory first: each checkout runs its own code.
+    cwds: dict[str, str] = dict.fromkeys(contenders, str(ROOT.parent))
+    pairs = [("threads list --status", "raw status aggregate"), ("threads list --with-size", "raw sum(length) GROUP BY")]
+    if a.before is not None:
+        before = str(a.before.resolve())
+        subprocess.run([sys.executable, "-m", "compileall", "-q", str(a.before / "symfonic_cli")], check=True)
+        for ours, base in list(pairs):
+            contenders[f"{ours} (before)"] = contenders[ours]
+            cwds[f"{ours} (before)"] = before
+            pairs.append((f"{ours} (before)", base))
     times: dict[str, list[float]] = {k: [] for k in contenders}
+    cpu: dict[str, list[float]] = {k: [] for k in contenders}
     for _ in range(a.runs):
         for name, args in contenders.items():
-            times[name].append(_proc(args)[0])
+            dt, dc = _proc(args, cwds[name])
+            times[name].append(dt)
+            cpu[name].append(dc)
     med = {k: statistics.median(v) for k, v in times.items()}
-    for ours, base in (("threads list --status", "raw status aggregate"), ("threads list --with-size", "raw sum(length) GROUP BY")):
-        print(f"{ours:28s} {med[ours]:7.3f} s   {base:28s} {med[base]:7.3f} s   ratio {med[ours] / med[base]:.2f}x")
-    for name in ("threads list --status", "threads list --with-size"):
+    mcpu = {k: statistics.median(v) for k, v in cpu.items()}
+    for ours, base in pairs:
+        print(
+            f"{ours:37s} {med[ours]:7.3f} s   {base:28s} {med[base]:7.3f} s   ratio {med[ours] / med[base]:.2f}x"
+            f"   (CPU {mcpu[ours]:.3f} s vs {mcpu[base]:.3f} s, {mcpu[ours] / mcpu[base]:.2f}x)"
+        )
+    for name, _ in pairs:
         code = f"import resource, subprocess, sys; subprocess.run({contenders[name]!r}, capture_output=True); print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)"
-        rss = int(subprocess.run([py, "-c", code], capture_output=True, text=True).stdout.strip() or 0)
+        rss = int(subprocess.run([py, "-c", code], capture_output=True, text=True, cwd=cwds[name]).stdout.strip() or 0)
         print(f"peak RSS {name}: {rss / 1024:.0f} MB")
 
 

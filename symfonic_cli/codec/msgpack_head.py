@@ -4,6 +4,7 @@ without decoding the rest."""
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import Any
 
 
@@ -160,6 +161,33 @@ class _Reader:
 
 # The checkpoint's last fields, read for `threads list --status` (see model/run_status.py).
 _TAIL_KEYS = ("channel_versions", "versions_seen", "updated_channels")
+
+
+_VERSIONS_KEY = b"\xb0channel_versions"
+
+
+def parse_blob_end(
+    head: bytes | None, end: bytes | None, length: int | None, more: Callable[[int], bytes | None] | None = None
+) -> dict[str, Any] | None:
+    """The checkpoint's last fields from ``end``, the blob's last bytes (``more(n)``: its last
+    ``n`` bytes, to look further back), or None when they cannot be proven."""
+    if not isinstance(head, bytes) or not head or not isinstance(end, bytes) or not isinstance(length, int):
+        return None
+    stop = len(end)  # key occurrences starting before this offset are untried
+    while True:
+        pos = end.rfind(_VERSIONS_KEY, 0, stop)
+        while pos >= 0:
+            got = parse_tail(head, end[pos:], length)
+            if got is not None:
+                return got
+            pos = end.rfind(_VERSIONS_KEY, 0, pos + len(_VERSIONS_KEY) - 1)
+        if more is None or len(end) >= length:
+            return None
+        wider = more(min(length, max(len(end) * 4, 4096)))
+        if not isinstance(wider, bytes) or len(wider) <= len(end) or not wider.endswith(end):
+            return None
+        stop = len(wider) - len(end) + len(_VERSIONS_KEY) - 1
+        end = wider
 
 
 def parse_tail(head: bytes | None, tail: bytes | None, length: int | None) -> dict[str, Any] | None:

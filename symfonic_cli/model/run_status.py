@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from symfonic_cli.codec.msgpack_head import parse_tail
+from symfonic_cli.codec.msgpack_head import parse_blob_end
 from symfonic_cli.model import nexttasks as nt
 
 
@@ -21,8 +21,15 @@ def status_from_tail(
     task_flags: Mapping[str, tuple[str | None, bool, bool, bool]],
     *,
     whole: Callable[[], tuple[str | None, bytes | None, Any] | None],
+    more: Callable[[int], bytes | None] | None = None,
 ) -> str:
-    parsed = parse_tail(head, tail, length) if type_ == "msgpack" else None
+    """The status from the blob's ``tail`` (its last bytes, the trailing fields among them) and
+    the pending writes' flags; ``whole()`` reads the checkpoint when the tail cannot decide."""
+    if task_flags:
+        flags = [f for tid, f in task_flags.items() if tid != nt.NULL_TASK_ID]
+        if any(f[2] for f in flags) and not any(f[1] for f in flags):
+            return "error"  # an error write and no interrupt: no task's state can change that
+    parsed = parse_blob_end(head, tail, length, more) if type_ == "msgpack" else None
     if parsed is None:
         return status_from_blob(checkpoint_id, whole(), task_flags)
     v = head[3] if head and len(head) >= 4 and head[1:3] == b"\xa1v" and head[3] < 0x80 else 1
@@ -47,6 +54,9 @@ def status_from_maps(
     ``updated_channels``, pending Sends, odd shapes)."""
     if not isinstance(updated, list) or nt.TASKS in updated or not isinstance(channel_versions, dict) or not isinstance(versions_seen, dict):
         return whole()
+    if not any(tid != nt.NULL_TASK_ID for tid in task_flags):
+        # No writes to match to tasks: whether any task is due decides, and needs no task ids.
+        return "pending" if _any_due(channel_versions, versions_seen, updated) else "done"
     seen = {k: val for k, val in versions_seen.items() if isinstance(val, dict)}
     due = nt.due_tasks(
         checkpoint_id=checkpoint_id,
@@ -59,6 +69,21 @@ def status_from_maps(
         sends=[],
     )
     return nt.quick_status(due, task_flags)
+
+
+def _any_due(channel_versions: Mapping[str, Any], versions_seen: Mapping[str, Any], updated: list[Any]) -> bool:
+    """Whether ``nt.due_tasks`` would return a task (no pending Sends), without the task ids: a
+    trigger channel among the updated ones (a few) newer than its node has seen."""
+    for chan in updated:
+        if not isinstance(chan, str) or chan not in channel_versions:
+            continue
+        node = next(iter(nt.trigger_channels((chan,))), None)
+        if node is None:
+            continue
+        seen = versions_seen.get(node)
+        if not isinstance(seen, dict) or nt._newer(channel_versions[chan], seen.get(chan)):
+            return True
+    return False
 
 
 def status_from_blob(checkpoint_id: str, row: tuple[str | None, bytes | None, Any] | None, task_flags) -> str:

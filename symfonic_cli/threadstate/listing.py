@@ -2,9 +2,11 @@
 and the per-task flags of its pending writes, both read in the database.
 
 Only the small version maps are decoded: PostgreSQL reads them as JSONB; SQLite hands over the
-end of the msgpack blob from the ``channel_versions`` key on (the blob's last fields are
-``channel_versions``, ``versions_seen`` and ``updated_channels``), which is parsed and checked to
-end exactly where the blob ends; MongoDB the same from the document's blob. The channels that
+last bytes of the msgpack blob (its last fields are ``channel_versions``, ``versions_seen`` and
+``updated_channels``), read further back only when the ``channel_versions`` key is not in them;
+the key is tried from the last occurrence backwards (message content, which an attacker may
+write, comes before the real key), and the fields after it must end exactly where the blob ends;
+MongoDB the same from the document's blob. The channels that
 hold a trigger value are the checkpoint's ``updated_channels``, which LangGraph 1.x records: a
 checkpoint without them, with pending Sends, or whose tail does not parse is read whole instead
 (lean: no stored class is built).

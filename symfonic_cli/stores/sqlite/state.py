@@ -64,9 +64,10 @@ class SqliteState:
         ]
         return ThreadRunRows(latest, writes, n, namespaces, size, first, last)
 
-    # The latest root checkpoint of every thread with the end of its blob from the channel_versions
-    # key on (``instr`` finds it without leaving SQLite), and the version maps decoded from there.
-    _VERSIONS_KEY = b"\xb0channel_versions"
+    # One pass over the primary key gives every thread's count, first/last id and latest root id;
+    # its latest root checkpoint is then looked up by key with only the END of its blob (the
+    # version maps are the blob's last fields), and its pending writes only when it has any.
+    _TAIL_BYTES = 1024
 
     @_translate_iter
     def iter_run_states(
@@ -79,13 +80,13 @@ class SqliteState:
         if prefix:
             cond, params = self._prefix_where(prefix)
             where = f"AND {cond}"
-        summary = self.conn.execute(
-            "SELECT thread_id, count(*), min(checkpoint_id), max(checkpoint_id), "
-            + ("sum(length(checkpoint) + coalesce(length(metadata), 0)) " if with_size else "0 ")
-            + f"FROM checkpoints WHERE 1 {where} GROUP BY thread_id ORDER BY thread_id",
-            params,
-        )
         if not with_status:
+            summary = self.conn.execute(
+                "SELECT thread_id, count(*), min(checkpoint_id), max(checkpoint_id), "
+                + ("sum(length(checkpoint) + coalesce(length(metadata), 0)) " if with_size else "0 ")
+                + f"FROM checkpoints WHERE 1 {where} GROUP BY thread_id ORDER BY thread_id",
+                params,
+            )
             write_sizes = None
             if with_size:
                 write_sizes = self.conn.cursor().execute(
@@ -101,64 +102,44 @@ class SqliteState:
                         nxt_size = next(write_sizes, None)
                 yield ThreadRunState(str(key), n, first, last, None, size if with_size else None)
             return
-        latest = self.conn.cursor().execute(
-            "SELECT c.thread_id, c.checkpoint_id, json_extract(CAST(c.metadata AS TEXT), '$.step'), c.type, substr(c.checkpoint, 1, 4), "
-            "substr(c.checkpoint, instr(c.checkpoint, ?)), length(c.checkpoint), c.rowid "
-            "FROM (SELECT thread_id, max(checkpoint_id) AS cid FROM checkpoints "
-            f"WHERE checkpoint_ns = '' {where} GROUP BY thread_id) AS l "
-            "JOIN checkpoints c ON c.thread_id = l.thread_id AND c.checkpoint_ns = '' AND c.checkpoint_id = l.cid "
-            "ORDER BY c.thread_id",
-            [self._VERSIONS_KEY, *params],
-        )
-        flags = self.conn.cursor().execute(
-            "SELECT w.thread_id, w.task_id, max(w.task_path), max(w.channel = '__interrupt__'), max(w.channel = '__error__'), "
-            "max(w.channel NOT IN ('__interrupt__', '__error__', '__resume__', '__error_source_node__')) "
-            "FROM (SELECT thread_id, max(checkpoint_id) AS cid FROM checkpoints "
-            f"WHERE checkpoint_ns = '' {where} GROUP BY thread_id) AS l "
-            "JOIN writes w ON w.thread_id = l.thread_id AND w.checkpoint_ns = '' AND w.checkpoint_id = l.cid "
-            "GROUP BY w.thread_id, w.task_id ORDER BY w.thread_id"
+        flags_sql = (
+            "SELECT task_id, max(task_path), max(channel = '__interrupt__'), max(channel = '__error__'), "
+            "max(channel NOT IN ('__interrupt__', '__error__', '__resume__', '__error_source_node__')) "
+            "FROM writes WHERE thread_id = ? AND checkpoint_ns = '' AND checkpoint_id = ? GROUP BY task_id"
             if self.has_task_path else
-            "SELECT w.thread_id, w.task_id, NULL, max(w.channel = '__interrupt__'), max(w.channel = '__error__'), "
-            "max(w.channel NOT IN ('__interrupt__', '__error__', '__resume__', '__error_source_node__')) "
-            "FROM (SELECT thread_id, max(checkpoint_id) AS cid FROM checkpoints "
-            f"WHERE checkpoint_ns = '' {where} GROUP BY thread_id) AS l "
-            "JOIN writes w ON w.thread_id = l.thread_id AND w.checkpoint_ns = '' AND w.checkpoint_id = l.cid "
-            "GROUP BY w.thread_id, w.task_id ORDER BY w.thread_id",
-            params,
+            "SELECT task_id, NULL, max(channel = '__interrupt__'), max(channel = '__error__'), "
+            "max(channel NOT IN ('__interrupt__', '__error__', '__resume__', '__error_source_node__')) "
+            "FROM writes WHERE thread_id = ? AND checkpoint_ns = '' AND checkpoint_id = ? GROUP BY task_id"
         )
-        write_sizes = None
-        if with_size:
-            write_sizes = self.conn.cursor().execute(
-                f"SELECT thread_id, sum(length(value)) FROM writes WHERE 1 {where} GROUP BY thread_id ORDER BY thread_id", params
-            )
-        # Four cursors in thread_id order, merged: one thread in memory at a time.
-        nxt_latest = next(latest, None)
-        nxt_flag = next(flags, None)
-        nxt_size = next(write_sizes, None) if write_sizes is not None else None
-        for key, n, first, last, size in summary:
-            while nxt_latest is not None and nxt_latest[0] < key:
-                nxt_latest = next(latest, None)
-            row = None
-            if nxt_latest is not None and nxt_latest[0] == key:
-                row, nxt_latest = nxt_latest, next(latest, None)
-            task_flags = {}
-            while nxt_flag is not None and nxt_flag[0] <= key:
-                if nxt_flag[0] == key:
-                    task_flags[nxt_flag[1]] = (nxt_flag[2], bool(nxt_flag[3]), bool(nxt_flag[4]), bool(nxt_flag[5]))
-                nxt_flag = next(flags, None)
-            if write_sizes is not None:
-                while nxt_size is not None and nxt_size[0] < key:
-                    nxt_size = next(write_sizes, None)
-                if nxt_size is not None and nxt_size[0] == key:
-                    size += nxt_size[1] or 0
-                    nxt_size = next(write_sizes, None)
+        rows = self.conn.cursor().execute(
+            "SELECT s.thread_id, s.n, s.first, s.last, s.size, s.rcid, c.rowid, c.type, "
+            "json_extract(CAST(c.metadata AS TEXT), '$.step'), length(c.checkpoint), substr(c.checkpoint, 1, 4), "
+            "substr(c.checkpoint, -?), "
+            "(SELECT count(*) FROM writes w WHERE w.thread_id = s.thread_id AND w.checkpoint_ns = '' AND w.checkpoint_id = s.rcid)"
+            + (", (SELECT sum(length(value)) FROM writes w WHERE w.thread_id = s.thread_id) " if with_size else ", 0 ")
+            + "FROM (SELECT thread_id, count(*) AS n, min(checkpoint_id) AS first, max(checkpoint_id) AS last, "
+            + ("sum(length(checkpoint) + coalesce(length(metadata), 0)) AS size, " if with_size else "0 AS size, ")
+            + "max(CASE WHEN checkpoint_ns = '' THEN checkpoint_id END) AS rcid "
+            f"FROM checkpoints WHERE 1 {where} GROUP BY thread_id) AS s "
+            "LEFT JOIN checkpoints c ON c.thread_id = s.thread_id AND c.checkpoint_ns = '' AND c.checkpoint_id = s.rcid",
+            [self._TAIL_BYTES, *params],
+        )
+        for key, n, first, last, size, cid, rowid, type_, step, length, head, tail, n_writes, write_size in rows:
             status = None
-            if row is not None:
-                _, cid, step, type_, head, tail, length, rowid = row
+            if rowid is not None:
+                task_flags = {}
+                if n_writes:
+                    for tid, path, itr, err, out in self.conn.execute(flags_sql, (key, cid)):
+                        task_flags[tid] = (path, bool(itr), bool(err), bool(out))
                 status = status_from_tail(
                     cid, step, type_, head, tail, length, task_flags,
                     whole=lambda rowid=rowid: self.conn.execute(
                         "SELECT type, checkpoint, metadata FROM checkpoints WHERE rowid = ?", (rowid,)
                     ).fetchone(),
+                    more=lambda n, rowid=rowid: self.conn.execute(
+                        "SELECT substr(checkpoint, -?) FROM checkpoints WHERE rowid = ?", (n, rowid)
+                    ).fetchone()[0],
                 )
+            if with_size:
+                size += write_size or 0
             yield ThreadRunState(str(key), n, first, last, status, size if with_size else None)
