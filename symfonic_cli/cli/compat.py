@@ -15,9 +15,7 @@ from symfonic_cli.cli.common import (
     check_format,
     open_for_reading,
     require_thread,
-    thread_key,
 )
-from symfonic_cli.inputs import parse_duration
 from symfonic_cli.cli.options import (
     SessionOpt,
     StoreOpt,
@@ -31,6 +29,8 @@ from symfonic_cli.compat.envelope import (
     ENVELOPE_KEY_ENV,
 )
 from symfonic_cli.errors import FindingsError, NotFoundError, UsageError
+from symfonic_cli.inputs import parse_duration
+from symfonic_cli.selection import one_thread as single_thread_key
 
 app = typer.Typer(help="Report on the compatibility envelopes of a store (read-only).", no_args_is_help=True)
 
@@ -105,7 +105,7 @@ def report(
 
     with open_for_reading(store) as st:
         if one_thread:
-            tkey = thread_key(thread, tenant, sub_tenant, session)
+            tkey = single_thread_key(thread, tenant, sub_tenant, session)
             require_thread(st, tkey)
             rep = cr.thread_report(tkey, st.iter_envelopes(key, thread=tkey), **kwargs)
             _write_thread(rep, out_format)
@@ -164,7 +164,7 @@ def show(
 
     out_format = check_format(fmt, FORMATS)
     key = _envelope_key(envelope_key)
-    tkey = thread_key(thread, tenant, sub_tenant, session)
+    tkey = single_thread_key(thread, tenant, sub_tenant, session)
     with open_for_reading(store) as st:
         require_thread(st, tkey)
         verdicts = cr.verdicts(st.iter_envelopes(key, thread=tkey), key=key, current_format=current_format)

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import os
 from typing import Annotated, Optional
 
 import typer
 
-from symfonic_cli.cli.common import check_format, environment, store_options, thread_key
+from symfonic_cli.cli.common import check_format, environment, store_options
 from symfonic_cli.cli.options import (
     FormatOpt,
     SessionOpt,
@@ -53,29 +52,13 @@ def erase(
     """
     from symfonic_cli.erase.run import EraseRequest, run
     from symfonic_cli.location import resolve_store
-    from symfonic_cli.threadkey import tenant_prefix
+    from symfonic_cli.selection import ERASE, build_selection
 
-    keys: list[str] | None = None
-    prefix: str | None = None
-    if all_sessions:
-        if thread is not None or session is not None or from_file is not None:
-            raise UsageError("--all-sessions goes with --tenant [--sub-tenant] only")
-        if not tenant:
-            raise UsageError("--all-sessions needs --tenant")
-        prefix = tenant_prefix(tenant, sub_tenant)
-        selection = {"tenant": tenant, "sub_tenant": sub_tenant, "all_sessions": True}
-    elif from_file is not None:
-        if any(v is not None for v in (thread, tenant, sub_tenant, session)):
-            raise UsageError("--from-file goes alone, without --thread/--tenant/--session")
-        from symfonic_cli.inputs import read_key_file
-
-        keys = read_key_file(from_file, environment=environment())
-        if not keys:
-            raise UsageError(f"--from-file {from_file} holds no thread key")
-        selection = {"from_file": from_file if from_file == "-" else os.path.abspath(from_file), "threads": len(keys)}
-    else:
-        keys = [thread_key(thread, tenant, sub_tenant, session)]
-        selection = {"thread": keys[0]}
+    env = environment()
+    chosen = build_selection(
+        ERASE, threads=thread, tenant=tenant, sub_tenant=sub_tenant, session=session,
+        all_sessions=all_sessions, from_file=from_file, environment=env,
+    )
     if operator is not None and not operator.strip():
         raise UsageError("--operator is empty")
     if ticket is not None and not ticket:
@@ -84,10 +67,8 @@ def erase(
     location = resolve_store(store)
     request = EraseRequest(
         location=location,
-        options={k: v for k, v in store_options(location, environment()).items() if k != "erase_extra"},
-        selection=selection,
-        keys=keys,
-        prefix=prefix,
+        options={k: v for k, v in store_options(location, env).items() if k != "erase_extra"},
+        selection=chosen,
         dry_run=dry_run,
         yes=yes,
         vacuum=vacuum,
@@ -97,6 +78,5 @@ def erase(
         operator=operator,
         ticket=ticket,
         missing_ok=missing_ok,
-        keys_from_stdin=from_file == "-",
     )
-    run(request, environment())
+    run(request, env)
