@@ -3,12 +3,11 @@ portability). Adds its command to the ``thread`` group (``cli/erase.py``)."""
 
 from __future__ import annotations
 
-import os
 from typing import Annotated, Optional
 
 import typer
 
-from symfonic_cli.cli.common import check_format, environment, store_options, thread_key
+from symfonic_cli.cli.common import check_format, environment, store_options
 from symfonic_cli.cli.erase import app
 from symfonic_cli.cli.options import (
     FormatOpt,
@@ -51,61 +50,32 @@ def export(
     """
     from symfonic_cli.export.run import ExportRequest, run
     from symfonic_cli.location import resolve_store
-    from symfonic_cli.threadkey import tenant_prefix
+    from symfonic_cli.selection import ERASE, build_selection
 
     if output is None:
         raise UsageError("where to? pass --output PATH (a directory, or a .zip / .tar.gz file)")
-    keys: list[str] | None = None
-    prefix: str | None = None
-    window = None
-    # The same selections as thread erase (cli/erase.py).
-    if inactive_for is not None or inactive_since is not None:
-        from symfonic_cli.retention.window import window as activity_window
-
-        if thread is not None or session is not None or from_file is not None or all_sessions:
-            raise UsageError("--inactive-for/--inactive-since go with --tenant [--sub-tenant] only")
-        if sub_tenant is not None and tenant is None:
-            raise UsageError("--sub-tenant needs --tenant")
-        window = activity_window(inactive_for=inactive_for, inactive_since=inactive_since, active_within=None)
-        selection = {
-            **({"inactive_for": inactive_for} if inactive_for is not None else {"inactive_since": inactive_since}),
-            "tenant": tenant, "sub_tenant": sub_tenant, "cut_off": window.describe()["inactive_before"],
-        }
-    elif all_sessions:
-        if thread is not None or session is not None or from_file is not None:
-            raise UsageError("--all-sessions goes with --tenant [--sub-tenant] only")
-        if not tenant:
-            raise UsageError("--all-sessions needs --tenant")
-        prefix = tenant_prefix(tenant, sub_tenant)
-        selection = {"tenant": tenant, "sub_tenant": sub_tenant, "all_sessions": True}
-    elif from_file is not None:
-        if any(v is not None for v in (thread, tenant, sub_tenant, session)):
-            raise UsageError("--from-file goes alone, without --thread/--tenant/--session")
-        from symfonic_cli.inputs import read_key_file
-
-        keys = read_key_file(from_file, environment=environment())
-        if not keys:
-            raise UsageError(f"--from-file {from_file} holds no thread key")
-        selection = {"from_file": from_file if from_file == "-" else os.path.abspath(from_file), "threads": len(keys)}
-    else:
-        keys = [thread_key(thread, tenant, sub_tenant, session)]
-        selection = {"thread": keys[0]}
+    env = environment()
+    # The same selections as thread erase (selection.py, ERASE rules).
+    chosen = build_selection(
+        ERASE, threads=thread, tenant=tenant, sub_tenant=sub_tenant, session=session, all_sessions=all_sessions,
+        from_file=from_file, inactive_for=inactive_for, inactive_since=inactive_since, environment=env,
+    )
     out_format = check_format(fmt)
     location = resolve_store(store)
     request = ExportRequest(
         location=location,
-        options={k: v for k, v in store_options(location, environment()).items() if k != "erase_extra"},
-        selection=selection,
+        options={k: v for k, v in store_options(location, env).items() if k != "erase_extra"},
+        selection=chosen.receipt,
         output=output,
-        keys=keys,
-        prefix=prefix,
+        keys=list(chosen.keys) if chosen.keys is not None else None,
+        prefix=chosen.prefix if chosen.window is None else None,
         force=force,
         tools=tools,
         with_state=with_state,
         missing_ok=missing_ok,
         fmt=out_format,
-        window=window,
-        tenant=tenant,
-        sub_tenant=sub_tenant,
+        window=chosen.window,
+        tenant=chosen.tenant,
+        sub_tenant=chosen.sub_tenant,
     )
     run(request, environment())
