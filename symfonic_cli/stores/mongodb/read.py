@@ -24,7 +24,7 @@ from symfonic_cli.threadkey import tenant_prefix
 # typing.TYPE_CHECKING without importing typing (quick commands load this module).
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from symfonic_cli.model.checkpoint import CheckpointRecord, MessageState
+    from symfonic_cli.model.checkpoint import CheckpointHead, CheckpointRecord, MessageState, MessageWrite
 
 
 class MongoRead:

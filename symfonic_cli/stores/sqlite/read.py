@@ -21,7 +21,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-    from symfonic_cli.model.checkpoint import CheckpointRecord, MessageState
+    from symfonic_cli.model.checkpoint import CheckpointHead, CheckpointRecord, MessageState, MessageWrite
 
 
 class SqliteRead:
