@@ -77,3 +77,9 @@ class EraseIncomplete(SymfonicError):
     def __init__(self, exit_code: int) -> None:
         super().__init__("")
         self.exit_code = exit_code
+
+
+class ThreadActiveError(SymfonicError):
+    """A retention sweep's thread was written after the cut-off: rolled back, reported skipped-active."""
+
+    exit_code = EXIT_OK

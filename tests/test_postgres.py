@@ -441,8 +441,9 @@ def test_checkpoint_heads_count_what_decoding_finds(pg_url):
             assert writes and all(w.payload_type == "msgpack" and w.payload for w in writes)
             # The linear resolver agrees with the exact walk on every conversation.
             assert timestamps.resolve(st, sc.key) == timestamps.exact(st, sc.key)
-        timestamps.resolve(st, "acme:_:s-001")
-        assert timestamps.last_run["path"] == "linear"
+        run = timestamps.Resolution()
+        timestamps.resolve(st, "acme:_:s-001", report=run)
+        assert run.path == "linear"
 
 
 def test_erase_needs_delete_privilege_and_never_runs_read_only(pg):

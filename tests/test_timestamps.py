@@ -119,6 +119,16 @@ def _cli_rows(store, key, *args):
     return json.loads(res.out)
 
 
+def _resolution(store, key, **filters):
+    """How ``transcript show`` resolved the timestamps of these rows (the library's returned report)."""
+    from symfonic_cli.location import parse_location
+    from symfonic_cli.stores import open_store
+    from symfonic_cli.transcript.read import read_transcript
+
+    with open_store(parse_location(str(store))) as st:
+        return read_transcript(st, key, **filters).resolution
+
+
 def _reference(store, key, **kw):
     from langgraph.checkpoint.sqlite import SqliteSaver
 
@@ -145,14 +155,16 @@ def test_history_shapes_match_the_reference(shapes_db, key):
 
 def test_append_only_thread_decodes_nothing_but_the_latest(shapes_db):
     _cli_rows(shapes_db, "t:_:long")
-    assert timestamps.last_run == {"path": "linear", "decoded": 0}
+    run = _resolution(shapes_db, "t:_:long")
+    assert (run.path, run.decoded) == ("linear", 0)
 
 
 @pytest.mark.parametrize("key", ["t:_:rewritten", "t:_:exit", "t:_:trim-exit", "t:_:fork", "t:_:fork-rewrite"])
 def test_unprovable_transitions_are_decoded(shapes_db, key):
     # The shortcut cannot prove these appends (removals, unsaved writes, a fork): it decodes there.
     _cli_rows(shapes_db, key)
-    assert timestamps.last_run["path"] == "linear" and timestamps.last_run["decoded"] >= 1
+    run = _resolution(shapes_db, key)
+    assert run.path == "linear" and run.decoded >= 1
 
 
 def test_the_rewritten_history_is_not_the_first_write(shapes_db):
@@ -197,7 +209,7 @@ def test_selected_rows_match_the_reference(shapes_db, key, args):
 def test_index_zero_stops_early(shapes_db):
     # Only the printed rows need timestamps: the oldest-first pass stops once they have theirs.
     assert _cli_rows(shapes_db, "t:_:long", "--index", "0", "--speaker", "user")[0]["timestamp"]
-    assert timestamps.last_run["path"] == "linear"
+    assert _resolution(shapes_db, "t:_:long", index=0, speaker={"user"}).path == "linear"
 
 
 def test_time_range_matches_the_reference(shapes_db):
@@ -234,10 +246,11 @@ def test_store_without_fast_reads_walks_exactly(shapes_db, key):
     from symfonic_cli.stores import open_store
 
     with open_store(parse_location(str(shapes_db))) as store:
-        linear = timestamps.resolve(store, key)
-        assert timestamps.last_run["path"] == "linear"
-        walked = timestamps.resolve(_ProtocolOnly(store), key)
-        assert timestamps.last_run["path"] == "exact"
+        run = timestamps.Resolution()
+        linear = timestamps.resolve(store, key, report=run)
+        assert run.path == "linear"
+        walked = timestamps.resolve(_ProtocolOnly(store), key, report=run)
+        assert run.path == "exact"
     assert linear == walked and len(walked) >= 3
 
 

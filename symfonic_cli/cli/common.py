@@ -1,4 +1,4 @@
-"""Helpers shared by the command groups: which store, which thread, which format.
+"""Helpers shared by the command groups: which store, which format (which thread: ``selection.py``).
 
 Free of typer, so the quick route (``fast.py``) can use them; the typer option types are in
 ``options.py``.
@@ -11,7 +11,6 @@ import sys
 
 from symfonic_cli.errors import NotFoundError, UsageError
 from symfonic_cli.location import resolve_store
-from symfonic_cli.threadkey import derive_key
 
 # typing.TYPE_CHECKING without importing typing (quick commands load this module).
 TYPE_CHECKING = False
@@ -28,21 +27,6 @@ def check_format(fmt: Optional[str], allowed: tuple[str, ...] = ("table", "text"
         raise UsageError(f"unknown --format '{fmt}'", hint=f"use one of: {', '.join(allowed)}")
     chosen = default_format(fmt.lower() if fmt else None)
     return chosen if chosen in allowed else allowed[0]
-
-
-def thread_key(thread: Optional[str], tenant: Optional[str], sub_tenant: Optional[str], session: Optional[str]) -> str:
-    """``--thread KEY`` or ``--tenant T [--sub-tenant S] --session ID``, exactly one of them."""
-    if thread is not None:
-        if tenant is not None or sub_tenant is not None or session is not None:
-            raise UsageError("give either --thread or --tenant/--sub-tenant/--session, not both")
-        if not thread:
-            raise UsageError("--thread is empty")
-        return thread
-    if tenant is None or session is None:
-        raise UsageError("which thread?", hint="pass --thread KEY or --tenant T --session ID")
-    if not tenant or not session:
-        raise UsageError("--tenant and --session must not be empty")
-    return derive_key(tenant, sub_tenant, session)
 
 
 DEBUG_ENV = "SYMFONIC_DEBUG"

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import os
 from typing import Annotated, Optional
 
 import typer
 
-from symfonic_cli.cli.common import check_format, environment, store_options, thread_key
+from symfonic_cli.cli.common import check_format, environment, store_options
 from symfonic_cli.cli.options import (
     FormatOpt,
     SessionOpt,
@@ -44,6 +43,8 @@ def erase(
     ticket: Annotated[Optional[str], typer.Option("--ticket", help="The request or ticket id, for the receipt.")] = None,
     missing_ok: Annotated[bool, typer.Option("--missing-ok", help="A requested key that names no thread (or a selection that matches none) exits 0, not 3.")] = False,
     fmt: FormatOpt = None,
+    inactive_for: Annotated[Optional[str], typer.Option("--inactive-for", help="A retention sweep: every thread (of --tenant [--sub-tenant]) whose last activity is older than this (90d, 12h, 2w).")] = None,
+    inactive_since: Annotated[Optional[str], typer.Option("--inactive-since", help="A retention sweep: every thread with no activity since this ISO 8601 date or time.")] = None,
 ) -> int:
     """Erase threads (every checkpoint, namespace and write, plus declared extra tables), one transaction per thread.
 
@@ -53,29 +54,14 @@ def erase(
     """
     from symfonic_cli.erase.run import EraseRequest, run
     from symfonic_cli.location import resolve_store
-    from symfonic_cli.threadkey import tenant_prefix
+    from symfonic_cli.selection import ERASE, build_selection
 
-    keys: list[str] | None = None
-    prefix: str | None = None
-    if all_sessions:
-        if thread is not None or session is not None or from_file is not None:
-            raise UsageError("--all-sessions goes with --tenant [--sub-tenant] only")
-        if not tenant:
-            raise UsageError("--all-sessions needs --tenant")
-        prefix = tenant_prefix(tenant, sub_tenant)
-        selection = {"tenant": tenant, "sub_tenant": sub_tenant, "all_sessions": True}
-    elif from_file is not None:
-        if any(v is not None for v in (thread, tenant, sub_tenant, session)):
-            raise UsageError("--from-file goes alone, without --thread/--tenant/--session")
-        from symfonic_cli.inputs import read_key_file
-
-        keys = read_key_file(from_file, environment=environment())
-        if not keys:
-            raise UsageError(f"--from-file {from_file} holds no thread key")
-        selection = {"from_file": from_file if from_file == "-" else os.path.abspath(from_file), "threads": len(keys)}
-    else:
-        keys = [thread_key(thread, tenant, sub_tenant, session)]
-        selection = {"thread": keys[0]}
+    env = environment()
+    # A retention sweep's cut-off is fixed in the selection, once; erase re-checks each thread against it.
+    chosen = build_selection(
+        ERASE, threads=thread, tenant=tenant, sub_tenant=sub_tenant, session=session, all_sessions=all_sessions,
+        from_file=from_file, inactive_for=inactive_for, inactive_since=inactive_since, environment=env,
+    )
     if operator is not None and not operator.strip():
         raise UsageError("--operator is empty")
     if ticket is not None and not ticket:
@@ -84,10 +70,8 @@ def erase(
     location = resolve_store(store)
     request = EraseRequest(
         location=location,
-        options={k: v for k, v in store_options(location, environment()).items() if k != "erase_extra"},
-        selection=selection,
-        keys=keys,
-        prefix=prefix,
+        options={k: v for k, v in store_options(location, env).items() if k != "erase_extra"},
+        selection=chosen,
         dry_run=dry_run,
         yes=yes,
         vacuum=vacuum,
@@ -97,6 +81,5 @@ def erase(
         operator=operator,
         ticket=ticket,
         missing_ok=missing_ok,
-        keys_from_stdin=from_file == "-",
     )
-    run(request, environment())
+    run(request, env)

@@ -57,6 +57,10 @@ TYPER_ONLY: dict[tuple[str, str], dict[str, str]] = {
         "--sort": "sort",
         "--reverse": "reverse",
         "--with-size": "with_size",
+        # retention windows (retention/window.py) parse a duration or date: typer route
+        "--inactive-for": "inactive_for",
+        "--inactive-since": "inactive_since",
+        "--active-within": "active_within",
     },
 }
 # Parameters typer converts to int (0 to MAX_COUNT); only plain digits in range are taken here.

@@ -15,4 +15,5 @@ GROUPS = {
 # Modules that add commands to a group another module registers: (group, module).
 GROUP_EXTENSIONS = (
     ("thread", "symfonic_cli.cli.history"),
+    ("thread", "symfonic_cli.cli.export"),
 )

@@ -12,7 +12,6 @@ from symfonic_cli.cli.common import (
     check_format,
     open_for_reading,
     require_thread,
-    thread_key,
 )
 from symfonic_cli.cli.erase import app
 from symfonic_cli.cli.options import (
@@ -24,6 +23,7 @@ from symfonic_cli.cli.options import (
     ThreadOpt,
 )
 from symfonic_cli.errors import UsageError
+from symfonic_cli.selection import one_thread
 
 # Message content in text and table output is cut here (JSON is always complete).
 CONTENT_WIDTH = 200
@@ -56,7 +56,7 @@ def history(
     from symfonic_cli.history.history import build_history
 
     out_format = check_format(fmt)
-    key = thread_key(thread, tenant, sub_tenant, session)
+    key = one_thread(thread, tenant, sub_tenant, session)
     with open_for_reading(store) as st:
         require_thread(st, key)
         result = build_history(st, key, namespace=namespace, limit=limit)
@@ -91,7 +91,7 @@ def diff(
         if not ref:
             raise UsageError("a checkpoint id is empty")
     out_format = check_format(fmt)
-    key = thread_key(thread, tenant, sub_tenant, session)
+    key = one_thread(thread, tenant, sub_tenant, session)
     from symfonic_cli.history.diff import diff_checkpoints
 
     with open_for_reading(store) as st:

@@ -25,14 +25,17 @@ def list_threads(
     limit: Optional[int],
     fmt: Optional[str],
     environment=None,
+    window=None,
 ) -> None:
+    """``window``: an ActivityWindow (retention/window.py), compared in the database."""
     if sub_tenant is not None and tenant is None:
         raise UsageError("--sub-tenant needs --tenant")
     out_format = check_format(fmt)
     from symfonic_cli import render
 
+    bounds = {"last_before": window.last_before, "last_from": window.last_from} if window is not None else {}
     with open_for_reading(store, environment=environment) as st:
-        records = (_thread_record(t) for t in st.list_threads(tenant=tenant, sub_tenant=sub_tenant, limit=limit))
+        records = (_thread_record(t) for t in st.list_threads(tenant=tenant, sub_tenant=sub_tenant, limit=limit, **bounds))
         render.write_records(records, fmt=out_format, columns=THREAD_COLUMNS, title=st.location.display)
 
 
@@ -51,7 +54,7 @@ def _thread_record(t) -> dict:
     }
 
 
-def list_run_states(store, tenant, sub_tenant, limit, fmt, *, status, session, sort, reverse, with_size) -> None:
+def list_run_states(store, tenant, sub_tenant, limit, fmt, *, status, session, sort, reverse, with_size, window=None) -> None:
     """``threads list`` with --status/--session/--sort/--reverse/--with-size (typer route only)."""
     from symfonic_cli.threadkey import tenant_prefix
     from symfonic_cli.threadstate.listing import SORTS, run_state_rows
@@ -79,7 +82,7 @@ def list_run_states(store, tenant, sub_tenant, limit, fmt, *, status, session, s
     with open_for_reading(store) as st:
         rows = run_state_rows(
             st, prefix=tenant_prefix(tenant, sub_tenant) if tenant is not None else None, session=session,
-            statuses=statuses, sort=chosen, reverse=reverse, with_size=with_size, limit=limit,
+            statuses=statuses, sort=chosen, reverse=reverse, with_size=with_size, limit=limit, window=window,
         )
         records = []
         for r in rows:

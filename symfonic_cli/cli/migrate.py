@@ -2,27 +2,14 @@
 
 from __future__ import annotations
 
-import os
-import sys
 from typing import Annotated, List, Optional
 
 import typer
 
 from symfonic_cli.cli.common import MAX_JOBS, check_format, environment, store_options
 from symfonic_cli.cli.options import FormatOpt, SubTenantOpt
-from symfonic_cli.errors import MigrateIncomplete, UsageError
 
 COLUMNS = ("thread", "status", "checkpoints_copied", "checkpoints_skipped", "writes_copied", "writes_skipped", "verified", "message")
-
-
-def _default_jobs(target_kind: str, threads: int) -> int:
-    # A server takes concurrent transactions; SQLite writers take turns. Workers cost a start-up
-    # each (about a second), so a few threads are copied in-process.
-    if target_kind == "sqlite" or threads < 64:
-        return 1
-    import os
-
-    return max(1, min(4, os.cpu_count() or 1))
 
 
 def migrate(
@@ -41,181 +28,52 @@ def migrate(
     fmt: FormatOpt = None,
 ) -> None:
     """Copy threads from --from to --to: never overwriting, one target transaction per thread, then verified."""
-    if not source or not target:
-        raise UsageError("migrate needs --from SOURCE and --to TARGET")
-    if dry_run and verify_only:
-        raise UsageError("--dry-run and --verify-only are mutually exclusive")
-    if init_target and verify_only:
-        raise UsageError("--init-target changes the target; it cannot go with --verify-only")
-    out_format = check_format(fmt)
-
     from symfonic_cli.location import resolve_store
-    from symfonic_cli.migrate import copy as migration
-    from symfonic_cli.migrate.workers import run_parallel
-    from symfonic_cli.stores import open_store
+    from symfonic_cli.migrate.command import MigrateRequest, as_option, check_request, run_migrate
 
-    src_loc, dst_loc = _as_option("--from", resolve_store, source), _as_option("--to", resolve_store, target)
-    if src_loc.kind == dst_loc.kind and _same_place(src_loc, dst_loc):
-        raise UsageError("--from and --to are the same store")
+    check_request(source, target, dry_run=dry_run, verify_only=verify_only, init_target=init_target)
+    out_format = check_format(fmt)
     env = environment()
-    src_options, dst_options = store_options(src_loc, env), store_options(dst_loc, env)
-    src = _as_option("--from", open_store, src_loc, writable=False, **src_options)
-    try:
-        writable = not (dry_run or verify_only)
-        extra = {"init_target": True} if init_target and not dry_run else {}
-        dst, scratch = _open_target(dst_loc, dst_options, writable=writable, extra=extra, init_dry_run=init_target and dry_run)
-        try:
-            keys = migration.select_threads(
-                src, threads=list(thread or []), tenant=tenant, sub_tenant=sub_tenant, session=session,
-                from_file=from_file, all_threads=all_threads, environment=env,
-            )
-            workers = 1 if scratch else min(jobs or _default_jobs(dst_loc.kind, len(keys)), len(keys))
-            with _Progress(len(keys)) as progress:
-                if workers > 1:
-                    # Both stores opened fine here; the workers open their own.
-                    dst.close()
-                    outcomes = run_parallel(
-                        src_loc, dst_loc, src_options, dst_options, keys, jobs=workers,
-                        dry_run=dry_run, verify_only=verify_only, on_thread=progress.advance,
-                    )
-                else:
-                    migrator = migration.Migrator(src, dst, dry_run=dry_run)
-                    outcomes = list(migration.run(migrator, keys, verify_only=verify_only, on_thread=progress.advance))
-        finally:
-            dst.close()
-            if scratch:
-                import shutil
-
-                shutil.rmtree(scratch, ignore_errors=True)
-    finally:
-        src.close()
-
-    summary = migration.totals(outcomes)
-    _write(outcomes, summary, out_format, src_loc.display, dst_loc.display, dry_run, verify_only)
-    bad = [o for o in outcomes if not o.ok]
-    if bad:
-        raise MigrateIncomplete(
-            f"{len(bad)} of {len(outcomes)} thread{'s' if len(outcomes) != 1 else ''} not "
-            f"{'verified' if verify_only else 'copied and verified'} (first: '{bad[0].key}': {bad[0].message or bad[0].status})"
-        )
+    src_loc, dst_loc = as_option("--from", resolve_store, source), as_option("--to", resolve_store, target)
+    result = run_migrate(
+        MigrateRequest(
+            source=src_loc, target=dst_loc,
+            source_options=store_options(src_loc, env), target_options=store_options(dst_loc, env),
+            selection_options={
+                "threads": list(thread or []), "tenant": tenant, "sub_tenant": sub_tenant, "session": session,
+                "from_file": from_file, "all_threads": all_threads,
+            },
+            dry_run=dry_run, verify_only=verify_only, init_target=init_target, jobs=jobs,
+        ),
+        env,
+    )
+    _write(result, out_format, env.stdout)
+    result.check()
 
 
-def _as_option(option: str, fn, *args, **kwargs):
-    """Errors about a store name the option the user typed (--from, --to), not --store."""
-    from symfonic_cli.errors import SymfonicError
-
-    try:
-        return fn(*args, **kwargs)
-    except SymfonicError as exc:
-        if exc.hint:
-            exc.hint = exc.hint.replace("check --store", f"check {option}").replace("pass --store", f"pass {option}")
-        raise
-
-
-def _open_target(dst_loc, dst_options, *, writable: bool, extra: dict, init_dry_run: bool):
-    """The target, and a scratch folder to remove when the plan ran against an empty stand-in.
-
-    ``--init-target --dry-run`` towards a SQLite file that does not exist yet: nothing is created;
-    the plan runs against an empty store of the saver's own tables in a scratch folder (every
-    thread "would copy"), and stderr says what the real run would create."""
-    from symfonic_cli.stores import open_store
-
-    if init_dry_run and dst_loc.kind == "sqlite" and dst_loc.path is not None and not os.path.lexists(dst_loc.path):
-        import tempfile
-
-        from symfonic_cli.location import parse_location
-        from symfonic_cli.render import escape_inline
-
-        scratch = tempfile.mkdtemp(prefix="symfonic-plan-")
-        stand_in = parse_location(os.path.join(scratch, "target.db"))
-        dst = open_store(stand_in, writable=True, init_target=True)
-        sys.stderr.write(
-            f"symfonic: dry run: --init-target would create {escape_inline(dst_loc.path)} with the SqliteSaver's "
-            "tables (checkpoints, writes); nothing created\n"
-        )
-        return dst, scratch
-    dst = _as_option("--to", open_store, dst_loc, writable=writable, **{**dst_options, **extra})
-    if init_dry_run:
-        sys.stderr.write("symfonic: dry run: --init-target would run the target saver's setup() on the existing store; nothing changed\n")
-    return dst, None
-
-
-def _same_place(a, b) -> bool:
-    if a.kind == "sqlite" and a.path is not None and b.path is not None:
-        try:
-            return os.path.realpath(a.path) == os.path.realpath(b.path)
-        except OSError:
-            return False
-    return a.url == b.url and a.options == b.options
-
-
-def _write(outcomes, summary, out_format, src, dst, dry_run, verify_only) -> None:
+def _write(result, out_format, out) -> None:
     from symfonic_cli import render
 
-    records = [o.to_json() for o in outcomes]
+    records = result.records()
     if out_format == "json":
         doc = {
-            "source": src,
-            "target": dst,
-            "mode": "dry-run" if dry_run else "verify-only" if verify_only else "copy",
+            "source": result.source,
+            "target": result.target,
+            "mode": result.mode,
             "threads": records,
-            "totals": summary,
+            "totals": result.totals,
         }
-        sys.stdout.write(render.json_dumps(doc, indent=2) + "\n")
+        out.write(render.json_dumps(doc, indent=2) + "\n")
         return
     if out_format == "jsonl":
-        render.write_records(records, fmt="jsonl", columns=())
+        render.write_records(records, fmt="jsonl", columns=(), stream=out)
         return
-    render.write_records(records, fmt=out_format, columns=COLUMNS, title=f"{src} -> {dst}")
-    line = ", ".join(f"{k} {v}" for k, v in summary.items())
+    render.write_records(records, fmt=out_format, columns=COLUMNS, title=f"{result.source} -> {result.target}", stream=out)
+    line = ", ".join(f"{k} {v}" for k, v in result.totals.items())
     if out_format == "table":
-        render.console().print(line)
+        render.console(out).print(line)
     else:
-        sys.stdout.write(f"# {line}\n")
-
-
-class _Progress:
-    """Threads, checkpoints and rate on stderr, only when stderr is a terminal."""
-
-    def __init__(self, total: int) -> None:
-        self.total = total
-        self.bar = None
-        self.checkpoints = 0
-
-    def __enter__(self):
-        from symfonic_cli.render import is_terminal
-
-        if is_terminal(sys.stderr) and self.total:
-            from rich.console import Console
-            from rich.progress import (
-                BarColumn,
-                MofNCompleteColumn,
-                Progress,
-                TextColumn,
-                TimeElapsedColumn,
-            )
-
-            self.bar = Progress(
-                TextColumn("threads"), BarColumn(), MofNCompleteColumn(),
-                TextColumn("{task.fields[checkpoints]} checkpoints, {task.fields[rate]}"), TimeElapsedColumn(),
-                console=Console(file=sys.stderr, markup=False, highlight=False), transient=True,
-            )
-            self.bar.start()
-            self.task = self.bar.add_task("migrate", total=self.total, checkpoints=0, rate="")
-        return self
-
-    def advance(self, outcome) -> None:
-        if self.bar is None:
-            return
-        self.checkpoints += outcome.checkpoints_copied + outcome.checkpoints_skipped
-        elapsed = self.bar.tasks[0].elapsed or 0.0
-        done = self.bar.tasks[0].completed + 1
-        rate = f"{done / elapsed:.1f} threads/s" if elapsed > 0 else ""
-        self.bar.update(self.task, advance=1, checkpoints=self.checkpoints, rate=rate)
-
-    def __exit__(self, *exc) -> None:
-        if self.bar is not None:
-            self.bar.stop()
+        out.write(f"# {line}\n")
 
 
 def register(app: typer.Typer) -> None:

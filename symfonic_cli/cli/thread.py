@@ -14,7 +14,6 @@ from symfonic_cli.cli.common import (
     check_format,
     open_for_reading,
     require_thread,
-    thread_key,
 )
 from symfonic_cli.cli.options import (
     FormatOpt,
@@ -24,6 +23,7 @@ from symfonic_cli.cli.options import (
     TenantOpt,
     ThreadOpt,
 )
+from symfonic_cli.selection import one_thread
 
 app = erase.app
 
@@ -46,7 +46,7 @@ def show(
     from symfonic_cli.threadstate.show import thread_state
 
     out_format = check_format(fmt)
-    key = thread_key(thread, tenant, sub_tenant, session)
+    key = one_thread(thread, tenant, sub_tenant, session)
     with open_for_reading(store) as st:
         require_thread(st, key)
         record, namespaces, warnings = thread_state(st, key)

@@ -30,11 +30,18 @@ def list_threads(
     sort: Annotated[Optional[str], typer.Option("--sort", help="last-activity (default), first-activity, checkpoints or size; newest or largest first.")] = None,
     reverse: Annotated[bool, typer.Option("--reverse", help="Reverse the order.")] = False,
     with_size: Annotated[bool, typer.Option("--with-size", help="Add size_bytes: the thread's stored checkpoints, blobs and writes.")] = False,
+    inactive_for: Annotated[Optional[str], typer.Option("--inactive-for", help="Only threads whose last activity is older than this (90d, 12h, 2w).")] = None,
+    inactive_since: Annotated[Optional[str], typer.Option("--inactive-since", help="Only threads with no activity since this ISO 8601 date or time (no offset means UTC).")] = None,
+    active_within: Annotated[Optional[str], typer.Option("--active-within", help="Only threads active within this time (7d, 12h).")] = None,
 ) -> None:
     """One row per thread, newest activity first (activity is read from the checkpoint ids)."""
+    from symfonic_cli.retention.window import window as activity_window
+
+    window = activity_window(inactive_for=inactive_for, inactive_since=inactive_since, active_within=active_within)
     if status is None and session is None and sort is None and not reverse and not with_size:
-        listing.list_threads(store, tenant, sub_tenant, limit, fmt)
+        listing.list_threads(store, tenant, sub_tenant, limit, fmt, window=window)
         return
     listing.list_run_states(
-        store, tenant, sub_tenant, limit, fmt, status=status, session=session, sort=sort, reverse=reverse, with_size=with_size
+        store, tenant, sub_tenant, limit, fmt, status=status, session=session, sort=sort, reverse=reverse, with_size=with_size,
+        window=window,
     )

@@ -12,7 +12,6 @@ from symfonic_cli.cli.common import (
     check_format,
     open_for_reading,
     require_thread,
-    thread_key,
 )
 from symfonic_cli.cli.options import (
     FormatOpt,
@@ -23,6 +22,7 @@ from symfonic_cli.cli.options import (
     ThreadOpt,
 )
 from symfonic_cli.errors import UsageError
+from symfonic_cli.selection import one_thread
 
 
 def register(root: typer.Typer) -> None:
@@ -63,7 +63,7 @@ def show(
     lo = _bound("--since", since, zone, until=False)
     hi = _bound("--until", until, zone, until=True)
     out_format = check_format(fmt)
-    key = thread_key(thread, tenant, sub_tenant, session)
+    key = one_thread(thread, tenant, sub_tenant, session)
 
     from symfonic_cli.transcript.read import read_transcript
 

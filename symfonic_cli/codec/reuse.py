@@ -31,21 +31,20 @@ class ThreadDecoder:
             return decoding.loads(type_, data, what=what)
         import ormsgpack
 
+        Blocked = decoding.Blocked
         strict_hook = decoding._serializer()._unpack_ext_hook  # the strict serializer's own hook
         cache = self._cache
 
         def hook(code: int, payload: bytes) -> Any:
             hit = cache.get((code, payload))
             if hit is None:
-                blocked: set[str] = set()
-                decoding._blocked.append(blocked)  # collect_blocked(), without its cost per value
-                try:
+                with Blocked() as blocked:  # this value's refusals, kept with it in the cache
                     value = strict_hook(code, payload)
-                finally:
-                    decoding._blocked.pop()
                 hit = cache[(code, payload)] = (value, frozenset(blocked))
-            if hit[1] and decoding._blocked:
-                decoding._blocked[-1].update(hit[1])
+            if hit[1]:
+                outer = Blocked.active()  # reported again on every use, as a fresh decode would
+                if outer is not None:
+                    outer.update(hit[1])
             return hit[0]
 
         try:

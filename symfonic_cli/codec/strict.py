@@ -8,14 +8,12 @@ collected so the command can warn about them.
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterator
-from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import Any
 
 from symfonic_cli.errors import StoreError
 
 _serde = None
-_blocked: list[set[str]] = []
 
 
 def _serializer():
@@ -34,22 +32,44 @@ def _serializer():
 
 
 def _on_event(event: dict) -> None:
-    if _blocked and event.get("kind", "").endswith("blocked"):
+    collector = _collecting.get()
+    if collector is not None and event.get("kind", "").endswith("blocked"):
         name = f"{event.get('module')}.{event.get('name')}"
         if event.get("method"):
             name += f".{event['method']}"
-        _blocked[-1].add(name)
+        collector.add(name)
 
 
-@contextmanager
-def collect_blocked() -> Iterator[set[str]]:
-    """Collect the class names the strict decoder refused while the block runs."""
-    seen: set[str] = set()
-    _blocked.append(seen)
-    try:
-        yield seen
-    finally:
-        _blocked.pop()
+class Blocked(set):
+    """The class names the strict decoder refused while this collector was active.
+
+    The caller creates one and decodes inside ``with`` it; it is a set of names afterwards.
+    LangGraph reports refusals to one process-wide listener (``_on_event``), so the listener
+    finds the active collector through a context variable: collectors nest (the innermost one
+    collects) and threads or tasks do not see each other's.
+    """
+
+    __slots__ = ("_token",)
+
+    def __enter__(self) -> Blocked:
+        self._token = _collecting.set(self)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        _collecting.reset(self._token)
+
+    @staticmethod
+    def active() -> Blocked | None:
+        """The collector the current decode reports to, if any (for decoders that cache values)."""
+        return _collecting.get()
+
+
+_collecting: ContextVar[Blocked | None] = ContextVar("symfonic_blocked", default=None)
+
+
+def collect_blocked() -> Blocked:
+    """A new collector: ``with collect_blocked() as blocked: loads(...)``."""
+    return Blocked()
 
 
 def loads(type_: str | None, data: bytes | None, *, what: str) -> Any:

@@ -46,7 +46,9 @@ ERASED, NOTHING, FAILED = "erased", "nothing-to-erase", "failed"
 # A requested key with no row anywhere in the cascade; or one a --receipt file records as erased
 # from the same store; or, after the receipt file could not be written, a thread left alone.
 NOT_FOUND, ALREADY_ERASED, NOT_ATTEMPTED = "not-found", "already-erased", "not-attempted"
-STATUSES = (ERASED, NOTHING, FAILED, NOT_FOUND, ALREADY_ERASED, NOT_ATTEMPTED)
+# A retention sweep's thread written after the cut-off: re-checked inside its transaction, left whole.
+SKIPPED_ACTIVE = "skipped-active"
+STATUSES = (ERASED, NOTHING, FAILED, NOT_FOUND, ALREADY_ERASED, NOT_ATTEMPTED, SKIPPED_ACTIVE)
 
 
 def parse_extra(options: dict[str, Any]) -> tuple[ExtraTable, ...]:
@@ -212,6 +214,10 @@ def missed(plan: ThreadErasePlan, miss: Miss) -> ThreadOutcome:
     return ThreadOutcome(plan.key, miss.status, {}, None, None, miss=miss)
 
 
+def skipped_active(plan: ThreadErasePlan, reason: str) -> ThreadOutcome:
+    return ThreadOutcome(plan.key, SKIPPED_ACTIVE, {}, None, reason, plan.last_activity)
+
+
 def not_attempted(plan: ThreadErasePlan, reason: str) -> ThreadOutcome:
     return ThreadOutcome(plan.key, NOT_ATTEMPTED, {}, None, reason, plan.last_activity)
 
@@ -230,11 +236,11 @@ def thread_entry(o: ThreadOutcome, kind: str, grace: timedelta) -> dict[str, Any
         if o.remaining is None
         else {"checked": True, "rows_remaining": sum(o.remaining.values()), "ok": not sum(o.remaining.values())}
     )
-    if o.status != NOT_ATTEMPTED:
+    if o.status not in (NOT_ATTEMPTED, SKIPPED_ACTIVE):
         entry["residual_copies"] = RESIDUAL.get(kind, RESIDUAL["sqlite"])
     if o.reason:
         entry["reason"] = o.reason
-    if o.recent and o.status not in (NOTHING, NOT_ATTEMPTED):
+    if o.recent and o.status not in (NOTHING, NOT_ATTEMPTED, SKIPPED_ACTIVE):
         entry["warning"] = f"activity in the last {_human(grace)} (last at {_iso(o.last_activity)}): a running agent that still holds the session can write the thread again"
     return entry
 
@@ -265,6 +271,7 @@ def summary(outcomes: list[ThreadOutcome]) -> dict[str, int]:
         "not_found": counts[NOT_FOUND],
         "already_erased": counts[ALREADY_ERASED],
         "not_attempted": counts[NOT_ATTEMPTED],
+        "skipped_active": counts[SKIPPED_ACTIVE],
     }
 
 
@@ -283,7 +290,7 @@ def summary_line(receipt: dict[str, Any]) -> str:
     """The command's last line: counts, and the warning when a thread had recent activity."""
     s = receipt["summary"]
     line = f"erased {s['erased']} thread(s), {s['nothing_to_erase']} with nothing to erase, {s['failed']} failed"
-    for name, label in (("not_found", "not found"), ("already_erased", "already erased"), ("not_attempted", "not attempted")):
+    for name, label in (("not_found", "not found"), ("already_erased", "already erased"), ("not_attempted", "not attempted"), ("skipped_active", "skipped (active since the cut-off)")):
         if s[name]:
             line += f", {s[name]} {label}"
     recent = [t["key"] for t in receipt["threads"] if "warning" in t]

@@ -11,6 +11,7 @@ from datetime import datetime, timedelta, timezone
 from typing import Any, NamedTuple, TextIO
 
 from symfonic_cli import __version__
+from symfonic_cli.environment import Environment
 from symfonic_cli.erase import plan as ep
 from symfonic_cli.erase.receipt_file import ReceiptWriteError
 from symfonic_cli.errors import (
@@ -23,10 +24,11 @@ from symfonic_cli.errors import (
     ReceiptError,
     StoppedError,
     SymfonicError,
+    ThreadActiveError,
     UsageError,
 )
-from symfonic_cli.environment import Environment
 from symfonic_cli.location import StoreLocation, scrub
+from symfonic_cli.selection import Selection
 
 # Fault injection for the tests (the process is killed, as by an operator or the OOM killer):
 # after N threads are committed, or inside the N-th thread's transaction before its COMMIT.
@@ -46,9 +48,7 @@ class Stopped(NamedTuple):
 class EraseRequest:
     location: StoreLocation
     options: dict[str, Any]
-    selection: dict[str, Any]  # as recorded in the receipt: {"thread": k} | {"tenant": ...} | {"from_file": f}
-    keys: list[str] | None = None  # requested keys, or None to list them by prefix
-    prefix: str | None = None
+    selection: Selection  # requested keys, or a tenant prefix to list; .receipt is what receipts record
     dry_run: bool = False
     yes: bool = False
     vacuum: bool = False
@@ -58,7 +58,6 @@ class EraseRequest:
     operator: str | None = None  # None: the login name, else uid:N
     ticket: str | None = None
     missing_ok: bool = False
-    keys_from_stdin: bool = False  # then a confirmation is read from /dev/tty
 
 
 def default_operator() -> str:
@@ -102,7 +101,13 @@ def run(req: EraseRequest, environment: Environment | None = None) -> None:
         try:
             # A dry run makes the real run's checks too (and exits as it would), changing nothing.
             notes = store.erase_prepare(extra, dry_run=req.dry_run)
-            keys = req.keys if req.keys is not None else store.thread_keys_with_prefix(req.prefix or "")
+            sel = req.selection
+            if sel.window is not None:
+                # Selected in the database by the greatest checkpoint id (retention/window.py).
+                keys = sorted(t.key for t in store.list_threads(
+                    tenant=sel.tenant, sub_tenant=sel.sub_tenant, last_before=sel.window.last_before, last_from=sel.window.last_from))
+            else:
+                keys = list(sel.keys) if sel.keys is not None else store.thread_keys_with_prefix(sel.prefix or "")
             plans = [store.erase_plan(k, extra) for k in keys]
             suggester, misses = _misses(store, plans, req, receipt_file, store_name)
             needs_confirm = not req.dry_run and not req.yes and bool(ep.to_erase(plans))
@@ -126,7 +131,7 @@ def run(req: EraseRequest, environment: Environment | None = None) -> None:
             header = ep.receipt_header(
                 receipt_id=str(uuid.uuid4()), now=now, version=__version__, store=store_name,
                 kind=req.location.kind, operator=req.operator or default_operator(), ticket=req.ticket,
-                selection=req.selection, vacuum=req.vacuum,
+                selection=req.selection.receipt, vacuum=req.vacuum,
             )
             if receipt_file is not None:
                 try:
@@ -174,7 +179,7 @@ def _misses(store, plans, req: EraseRequest, receipt_file, store_name: str):
     from symfonic_cli.suggestions import Suggester
 
     suggester = Suggester(store)
-    if req.keys is None:  # a prefix selection lists only keys that have rows
+    if req.selection.keys is None:  # a prefix selection lists only keys that have rows
         return suggester, {}
     empty = [p for p in plans if not p.total]
     misses: dict[str, ep.Miss] = {}
@@ -210,8 +215,10 @@ def _check_outcome(req: EraseRequest, outcomes, plans, misses, suggester, stop: 
     if missing:
         listed = ", ".join(f"'{k}'" for k in missing[:5]) + (", ..." if len(missing) > 5 else "")
         raise NotFoundError(f"{len(missing)} requested threads not found in {where}: {listed} (suggestions in the plan and receipt; --missing-ok to accept)")
-    if req.keys is None and not plans:
-        raise NotFoundError(f"no thread matches the prefix '{req.prefix}' in {where}", hint="--missing-ok to accept")
+    if req.selection.window is not None:
+        return  # a sweep that finds nothing idle is a normal outcome
+    if req.selection.keys is None and not plans:
+        raise NotFoundError(f"no thread matches the prefix '{req.selection.prefix}' in {where}", hint="--missing-ok to accept")
 
 
 def _write_json(out: TextIO, fmt: str, doc: dict) -> None:
@@ -227,7 +234,7 @@ def _plan_document(req: EraseRequest, store_name: str, plans, misses, now) -> di
         "dry_run": True,
         "store": store_name,
         "store_kind": req.location.kind,
-        "selection": req.selection,
+        "selection": req.selection.receipt,
         "summary": {
             "threads": len(records), "to_erase": counts["erase"], "not_found": counts[ep.NOT_FOUND],
             "already_erased": counts[ep.ALREADY_ERASED], "nothing_to_erase": counts[ep.NOTHING],
@@ -242,7 +249,7 @@ def _print_plan(out: TextIO, req: EraseRequest, store_name: str, plans, misses, 
     records = ep.plan_records(plans, now, req.grace, misses)
     todo = ep.to_erase(plans)
     out.write(f"erase plan for {esc(store_name)}: {len(todo)} of {len(plans)} thread(s) hold rows to erase\n")
-    if req.keys is None and not plans:
+    if req.selection.keys is None and not plans:
         out.write("  no thread matches\n")
     if req.fmt == "table" and records:
         _plan_table(out, records, req, every_sub)
@@ -301,7 +308,7 @@ class _Terminal:
 
 
 def _open_terminal(req: EraseRequest, env: Environment) -> _Terminal | None:
-    if req.keys_from_stdin:
+    if req.selection.from_stdin:  # then a confirmation is read from /dev/tty
         # Standard input held the keys: the answer can only come from the controlling terminal.
         try:
             reader = open("/dev/tty", encoding="utf-8", errors="replace")
@@ -352,8 +359,13 @@ def _erase_all(store, plans, misses, extra, req: EraseRequest, now, out: TextIO,
             stop = None
             try:
                 # the store compares what it deletes with the plan inside the transaction
-                deleted = store.erase_thread(plan.key, extra, between=between, expected=plan.rows)
+                if req.selection.window is not None:
+                    deleted = store.erase_thread(plan.key, extra, between=between, expected=plan.rows, idle_before=req.selection.window.last_before)
+                else:
+                    deleted = store.erase_thread(plan.key, extra, between=between, expected=plan.rows)
                 remaining = store.remaining_rows(plan.key, extra)
+            except ThreadActiveError as exc:
+                result = ep.skipped_active(plan, exc.line())
             except SymfonicError as exc:
                 result = ep.failed(plan, scrub(exc.line(), req.location), now, req.grace)
             except (Exception, KeyboardInterrupt) as exc:

@@ -290,9 +290,10 @@ class _MessageIds:
         if heads and all(h.message_count is not None for h in heads):
             try:
                 lean = _LeanIds(store, key)
-                self.anchors = timestamps._anchors(store, key, heads, added, lean)
+                resolution = timestamps.Resolution()
+                self.anchors = timestamps._anchors(store, key, heads, added, lean, resolution)
                 # strict decodes (counted by the resolver) plus lean reads
-                self.decoded = (timestamps.last_run.get("decoded", 0) or 0) + lean.read
+                self.decoded = (resolution.decoded or 0) + lean.read
             except timestamps._Unproven:
                 self.anchors = None
 

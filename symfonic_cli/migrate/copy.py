@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from symfonic_cli.codec.reuse import shared_decoding
-from symfonic_cli.errors import StoreError, UsageError
+from symfonic_cli.errors import StoreError
 from symfonic_cli.migrate.compare import (
     _Equal,
     _metadata,
@@ -38,53 +38,6 @@ COPIED, SKIPPED, CONFLICT, FAILED = "copied", "skipped", "conflict", "failed"
 VERIFIED, DIFFERS = "verified", "differs"
 # --dry-run says what would happen instead.
 DRY = {COPIED: "copy", SKIPPED: "skip", CONFLICT: "conflict", FAILED: "failed"}
-
-
-# -- selection
-
-
-def select_threads(
-    source: Store,
-    *,
-    threads: list[str],
-    tenant: str | None,
-    sub_tenant: str | None,
-    session: str | None,
-    from_file: str | None,
-    all_threads: bool,
-    environment=None,
-) -> list[str]:
-    """The thread keys to copy, in a stable order, from exactly one selection option."""
-    from symfonic_cli.threadkey import derive_key
-
-    modes = [bool(threads), tenant is not None, from_file is not None, all_threads]
-    if sum(modes) != 1:
-        raise UsageError(
-            "choose the threads with exactly one of --thread, --tenant, --from-file, --all"
-        )
-    if (sub_tenant is not None or session is not None) and tenant is None:
-        raise UsageError("--sub-tenant and --session need --tenant")
-    if threads:
-        keys = list(threads)
-    elif from_file is not None:
-        from symfonic_cli.inputs import read_key_file
-
-        keys = read_key_file(from_file, environment=environment)
-    elif tenant is not None and session is not None:
-        keys = [derive_key(tenant, sub_tenant, session)]
-    elif tenant is not None:
-        keys = [t.key for t in source.list_threads(tenant=tenant, sub_tenant=sub_tenant)]
-    else:
-        keys = [t.key for t in source.list_threads()]
-    seen: set[str] = set()
-    unique = []
-    for k in keys:
-        if not k:
-            raise UsageError("an empty thread key was given")
-        if k not in seen:
-            seen.add(k)
-            unique.append(k)
-    return unique
 
 
 # -- writes as put_writes batches

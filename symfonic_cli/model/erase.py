@@ -97,3 +97,14 @@ def check_against_plan(expected: dict[str, int] | None, deleted: dict[str, int],
         from symfonic_cli.errors import StoreError
 
         raise StoreError(f"changed since the plan ({'; '.join(differ)}): rolled back, nothing deleted")
+
+
+def check_still_idle(key: str, last_checkpoint_id: str | None, idle_before: str | None) -> None:
+    """Inside the erasing transaction, before any delete: a retention sweep (``--inactive-for``)
+    erases a thread only while its greatest checkpoint id is still before the cut-off bound fixed
+    at the start (retention/window.py); a thread written since is left whole."""
+    if idle_before is None or last_checkpoint_id is None or last_checkpoint_id < idle_before:
+        return
+    from symfonic_cli.errors import ThreadActiveError
+
+    raise ThreadActiveError(f"thread '{key}' became active after the cut-off (checkpoint {last_checkpoint_id}): left as it is")

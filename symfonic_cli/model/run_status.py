@@ -104,8 +104,9 @@ def status_from_blob(checkpoint_id: str, row: tuple[str | None, bytes | None, An
     return status_of(cp, task_flags)
 
 
-def status_of(cp, task_flags) -> str:
-    due = nt.due_tasks(
+def due_of(cp) -> list[nt.Task]:
+    """The tasks due after a lean checkpoint (LeanCheckpoint): LangGraph's next-task rules."""
+    return nt.due_tasks(
         checkpoint_id=cp.checkpoint_id,
         checkpoint_ns=cp.checkpoint_ns,
         step=(cp.step if cp.step is not None else -1) + 1,
@@ -115,6 +116,10 @@ def status_of(cp, task_flags) -> str:
         available=cp.available,
         sends=cp.sends,
     )
+
+
+def status_of(cp, task_flags) -> str:
+    due = due_of(cp)
     return nt.quick_status(due, task_flags)
 
 

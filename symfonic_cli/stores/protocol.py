@@ -51,8 +51,12 @@ class ReadProtocol(Protocol):
         tenant: str | None = None,
         sub_tenant: str | None = None,
         limit: int | None = None,
+        last_before: str | None = None,
+        last_from: str | None = None,
     ) -> Iterator[ThreadSummary]:
-        """Threads newest activity first; ``tenant``/``sub_tenant`` filter on the key prefix."""
+        """Threads newest activity first; ``tenant``/``sub_tenant`` filter on the key prefix.
+        ``last_before``/``last_from`` (checkpoint-id bounds, retention/window.py) keep threads whose
+        greatest checkpoint id is < / >= the bound, compared in the database (HAVING / $match)."""
         ...
 
     def thread_summary(self, key: str) -> ThreadSummary | None: ...
@@ -248,6 +252,7 @@ class EraseProtocol(Protocol):
         *,
         between: Callable[[str], None] | None = None,
         expected: dict[str, int] | None = None,
+        idle_before: str | None = None,
     ) -> dict[str, int]:
         """Delete every row of ``key`` from every cascade table in ONE transaction; rows deleted per
         table (same keys and order as ``erase_plan().rows``).
@@ -261,6 +266,9 @@ class EraseProtocol(Protocol):
         returns all zeros, not an error (erasing is idempotent; a concurrent eraser won the race).
         ``expected`` (the plan's rows): before the commit, rows deleted that differ from it make
         the thread roll back with StoreError "changed since the plan" (model/erase.py: check_against_plan).
+        ``idle_before`` (a retention sweep's checkpoint-id bound): first, inside the transaction,
+        the thread's greatest checkpoint id must still be below it, else ThreadActiveError and
+        nothing deleted (model/erase.py: check_still_idle).
         """
         ...
 

@@ -47,6 +47,7 @@ def run_state_rows(
     reverse: bool,
     with_size: bool,
     limit: int | None,
+    window=None,
 ) -> list[ThreadRunState]:
     """The listed threads, filtered and sorted; only the matching rows are kept in memory."""
     from symfonic_cli.threadkey import parse_key
@@ -66,6 +67,8 @@ def run_state_rows(
                 continue
         if statuses is not None and r.status not in statuses:
             continue
+        if window is not None and not window.keeps(r.last_checkpoint_id):
+            continue  # a retention window (retention/window.py), on the ids already read
         kept.append(r)
     if sort == "last-activity":
         kept.sort(key=lambda r: r.key)

@@ -10,6 +10,7 @@ from symfonic_cli.errors import NotFoundError
 from symfonic_cli.model.times import checkpoint_id_time
 from symfonic_cli.model import nexttasks as nt
 from symfonic_cli.model.run_state import LeanCheckpoint, RawWrite
+from symfonic_cli.model.run_status import due_of
 
 # The JSON keys of ``thread show``, in order.
 KEYS = ("key", "status", "next", "interrupts", "errors", "checkpoint_id", "step", "source",
@@ -26,16 +27,7 @@ def _decode(w: RawWrite, blocked_out: set[str]) -> Any:
 
 
 def _state_of(cp: LeanCheckpoint, writes: list[RawWrite], blocked: set[str]) -> nt.RunState:
-    due = nt.due_tasks(
-        checkpoint_id=cp.checkpoint_id,
-        checkpoint_ns=cp.checkpoint_ns,
-        step=(cp.step if cp.step is not None else -1) + 1,
-        v=cp.v,
-        channel_versions=cp.channel_versions,
-        versions_seen=cp.versions_seen,
-        available=cp.available,
-        sends=cp.sends,
-    )
+    due = due_of(cp)
     pending = []
     for w in writes:
         value = _decode(w, blocked) if w.channel in (nt.INTERRUPT, nt.ERROR) else None

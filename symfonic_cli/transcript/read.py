@@ -20,6 +20,8 @@ class TranscriptResult:
     rows: list[tx.Row]
     checkpoint_id: str | None
     warnings: list[str] = field(default_factory=list)
+    # How the timestamps were resolved (linear or exact, checkpoints decoded).
+    resolution: timestamps.Resolution = field(default_factory=timestamps.Resolution)
 
 
 def read_transcript(
@@ -63,9 +65,10 @@ def read_transcript(
         rows = tx.select(rows, index=index, limit=limit)
         limit = index = None
     known = {(checkpoint_ns, read_id): [tx.message_id_of(m) for m in messages]}
-    ts_map = timestamps.resolve(store, key, known=known, wanted=[r.message_id for r in rows if r.message_id])
+    resolution = timestamps.Resolution()
+    ts_map = timestamps.resolve(store, key, known=known, wanted=[r.message_id for r in rows if r.message_id], report=resolution)
     rows = [replace(r, timestamp=ts_map.get(r.message_id)) if r.message_id else r for r in rows]
-    return TranscriptResult(tx.select(rows, index=index, since=since, until=until, limit=limit), read_id, warnings)
+    return TranscriptResult(tx.select(rows, index=index, since=since, until=until, limit=limit), read_id, warnings, resolution)
 
 
 # -- plain messages: rows straight from the stored fields, without building message objects

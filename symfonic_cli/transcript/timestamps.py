@@ -48,24 +48,37 @@ def resolve(
     *,
     known: dict[tuple[str, str], list[str | None]] | None = None,
     wanted: Iterable[str] | None = None,
+    report: Resolution | None = None,
 ) -> dict[str, datetime]:
     """``{message id: ts}`` by the reference rule (ids in ``wanted`` at least, when given).
 
-    ``known`` maps ``(checkpoint_ns, checkpoint_id)`` to id lists already decoded by the caller.
+    ``known`` maps ``(checkpoint_ns, checkpoint_id)`` to id lists already decoded by the caller;
+    ``report``, when given, is filled in with how the answer was found.
     """
+    report = report if report is not None else Resolution()
     want = None if wanted is None else {w for w in wanted if w}
     if want is not None and not want:
         return {}
-    fast = _linear(store, key, known or {}, want)
+    fast = _linear(store, key, known or {}, want, report)
     if fast is not None:
-        last_run.update(path="linear")
+        report.path = "linear"
         return fast
-    last_run.update(path="exact", decoded=None)
+    report.path, report.decoded = "exact", None
     return exact(store, key)
 
 
-# How the last ``resolve`` went (for tests and benchmarks): its path, checkpoints decoded.
-last_run: dict[str, Any] = {}
+class Resolution:
+    """How one ``resolve`` went (for tests and benchmarks): ``path`` "linear" or "exact" (None:
+    nothing to resolve), and ``decoded``, the checkpoints the linear path decoded (None: exact)."""
+
+    __slots__ = ("path", "decoded")
+
+    def __init__(self) -> None:
+        self.path: str | None = None
+        self.decoded: int | None = None
+
+    def __repr__(self) -> str:
+        return f"Resolution(path={self.path!r}, decoded={self.decoded!r})"
 
 
 # -- the exact walk (reference order; each distinct stored value decoded once)
@@ -109,7 +122,7 @@ class _Unproven(Exception):
 
 
 def _linear(
-    store: Store, key: str, known: dict[tuple[str, str], list[str | None]], want: set[str] | None
+    store: Store, key: str, known: dict[tuple[str, str], list[str | None]], want: set[str] | None, report: Resolution
 ) -> dict[str, datetime] | None:
     heads_of = getattr(store, "iter_checkpoint_heads", None)
     writes_of = getattr(store, "iter_message_writes", None)
@@ -120,7 +133,7 @@ def _linear(
         if any(h.message_count is None for h in heads):
             return None
         added = _added_by_writes(writes_of(key))
-        anchors = _anchors(store, key, heads, added, known)
+        anchors = _anchors(store, key, heads, added, known, report)
     except _Unproven:
         return None
     return _first_ts(heads, anchors, want)
@@ -182,8 +195,10 @@ def _anchors(
     heads: list[CheckpointHead],
     added: dict[tuple[str, str], tuple[int, set[str]] | None],
     known: dict[tuple[str, str], list[str | None]],
+    report: Resolution | None = None,
 ) -> dict[tuple[str, str], list[str | None]]:
-    """Each checkpoint's anchor: an id list whose first ``message_count`` entries are its ids."""
+    """Each checkpoint's anchor: an id list whose first ``message_count`` entries are its ids
+    (``report.decoded``: how many checkpoints were decoded for it)."""
     by_key = {(h.checkpoint_ns, h.checkpoint_id): h for h in heads}
     children: dict[tuple[str, str | None], int] = {}
     for h in heads:
@@ -210,7 +225,8 @@ def _anchors(
             continue  # a fork: the parent's writes explain at most one of its children
         if _proven_append(parent, h, added.get((parent.checkpoint_ns, parent.checkpoint_id), (0, set())), anchor):
             anchors[(parent.checkpoint_ns, parent.checkpoint_id)] = anchor
-    last_run["decoded"] = decoded
+    if report is not None:
+        report.decoded = decoded
     return anchors
 
 

@@ -104,8 +104,9 @@ class MongoErase:
         *,
         between: Callable[[str], None] | None = None,
         expected: dict[str, int] | None = None,
+        idle_before: str | None = None,
     ) -> dict[str, int]:
-        from symfonic_cli.model.erase import check_against_plan
+        from symfonic_cli.model.erase import check_against_plan, check_still_idle
 
         self._require_writable()
         key = _string_literal(key, "thread key")
@@ -113,6 +114,10 @@ class MongoErase:
 
         def run(session) -> dict[str, int]:
             deleted: dict[str, int] = {}
+            if idle_before is not None:
+                newest = self.checkpoints.find({"thread_id": key}, {"checkpoint_id": 1}, session=session, collation=BINARY)
+                last = next(iter(newest.sort("checkpoint_id", -1).limit(1)), {}).get("checkpoint_id")
+                check_still_idle(key, last if isinstance(last, str) else None, idle_before)
             for name, coll, flt in cascade:
                 deleted[name] = coll.delete_many(flt, session=session, collation=BINARY).deleted_count if flt is not None else 0
                 if between is not None:

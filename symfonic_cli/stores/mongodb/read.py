@@ -24,7 +24,7 @@ from symfonic_cli.threadkey import tenant_prefix
 # typing.TYPE_CHECKING without importing typing (quick commands load this module).
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from symfonic_cli.model.checkpoint import CheckpointRecord, MessageState
+    from symfonic_cli.model.checkpoint import CheckpointHead, CheckpointRecord, MessageState, MessageWrite
 
 
 class MongoRead:
@@ -39,6 +39,8 @@ class MongoRead:
         tenant: str | None = None,
         sub_tenant: str | None = None,
         limit: int | None = None,
+        last_before: str | None = None,
+        last_from: str | None = None,
     ) -> Iterator[ThreadSummary]:
         pipeline: list[dict] = []
         if tenant is not None:
@@ -49,8 +51,16 @@ class MongoRead:
             kwargs = {}
         pipeline += [
             {"$group": {"_id": "$thread_id", "n": {"$sum": 1}, "first": {"$min": "$checkpoint_id"}, "last": {"$max": "$checkpoint_id"}}},
-            {"$sort": {"last": -1, "_id": 1}},
         ]
+        # Retention windows (retention/window.py): bounds on the greatest checkpoint id.
+        window: dict = {}
+        if last_before is not None:
+            window["$lt"] = last_before
+        if last_from is not None:
+            window["$gte"] = last_from
+        if window:
+            pipeline.append({"$match": {"last": {"$type": "string", **window}}})
+        pipeline.append({"$sort": {"last": -1, "_id": 1}})
         if limit is not None:
             if limit == 0:
                 return

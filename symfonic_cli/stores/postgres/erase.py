@@ -125,13 +125,19 @@ class PostgresErase:
         return ThreadErasePlan(key, counts, first, last)
 
     @_translate_errors
-    def erase_thread(self, key: str, extra: tuple["ExtraTable", ...], *, between=None, expected=None) -> dict[str, int]:
+    def erase_thread(self, key: str, extra: tuple["ExtraTable", ...], *, between=None, expected=None, idle_before=None) -> dict[str, int]:
         from psycopg import sql
 
-        from symfonic_cli.model.erase import check_against_plan
+        from symfonic_cli.model.erase import check_against_plan, check_still_idle
 
         deleted: dict[str, int] = {}
         with self.conn.transaction():  # any exception rolls everything back
+            if idle_before is not None:
+                # A checkpoint committed after this read is deleted too and fails the plan check.
+                last = self.conn.execute(
+                    sql.SQL("SELECT max(checkpoint_id) FROM checkpoints WHERE " + self._key_equals), (key,)
+                ).fetchone()[0]
+                check_still_idle(key, last, idle_before)
             for name, where, params in self._cascade(key, extra):
                 if where is None:
                     deleted[name] = 0

@@ -37,15 +37,27 @@ class PostgresRead:
         tenant: str | None = None,
         sub_tenant: str | None = None,
         limit: int | None = None,
+        last_before: str | None = None,
+        last_from: str | None = None,
     ) -> Iterator[ThreadSummary]:
         where, params = "", []
         if tenant is not None:
             where, params = self._prefix_where(tenant_prefix(tenant, sub_tenant))
+        # Retention windows (retention/window.py): bounds on the greatest checkpoint id, compared
+        # bytewise (ids are ASCII; COLLATE "C" keeps an ICU default collation out of it).
+        having = []
+        if last_before is not None:
+            having.append('max(checkpoint_id) COLLATE "C" < %s')
+            params.append(last_before)
+        if last_from is not None:
+            having.append('max(checkpoint_id) COLLATE "C" >= %s')
+            params.append(last_from)
         # Ties broken bytewise, as SQLite does.
         sql = (
             "SELECT thread_id, count(*), min(checkpoint_id), max(checkpoint_id) "
             f"FROM checkpoints {where} GROUP BY thread_id "
-            'ORDER BY max(checkpoint_id) DESC, thread_id COLLATE "C"'
+            + ("HAVING " + " AND ".join(having) + " " if having else "")
+            + 'ORDER BY max(checkpoint_id) DESC, thread_id COLLATE "C"'
         )
         if limit is not None:
             sql += " LIMIT %s"

@@ -56,7 +56,7 @@ def open_store(location: StoreLocation, *, writable: bool = False, **options: An
     # of a symlink, not beside the link.
     real = os.path.realpath(path)
     try:
-        st = os.stat(real)
+        os.stat(real)  # exists and reachable, before anything else is asked of it
     except FileNotFoundError:
         raise StoreError(f"no SQLite file at {path}", hint="check --store; symfonic never creates a store") from None
     except OSError as exc:

@@ -117,12 +117,16 @@ class SqliteErase:
         return ThreadErasePlan(key, counts, first, last)
 
     @_translate_errors
-    def erase_thread(self, key: str, extra: tuple[ExtraTable, ...], *, between=None, expected=None) -> dict[str, int]:
-        from symfonic_cli.model.erase import check_against_plan
+    def erase_thread(self, key: str, extra: tuple[ExtraTable, ...], *, between=None, expected=None, idle_before=None) -> dict[str, int]:
+        from symfonic_cli.model.erase import check_against_plan, check_still_idle
 
         deleted: dict[str, int] = {}
         self.conn.execute("BEGIN IMMEDIATE")
         try:
+            if idle_before is not None:
+                where, params = _key_match(key)
+                last = self.conn.execute(f"SELECT max(checkpoint_id) FROM checkpoints WHERE {where}", params).fetchone()[0]
+                check_still_idle(key, last, idle_before)
             for name, where, params in self._cascade(key, extra):
                 deleted[name] = self.conn.execute(f"DELETE FROM {quoted_identifier(name)} WHERE {where}", params).rowcount if where else 0
                 if between is not None:

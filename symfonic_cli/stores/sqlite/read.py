@@ -21,7 +21,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-    from symfonic_cli.model.checkpoint import CheckpointRecord, MessageState
+    from symfonic_cli.model.checkpoint import CheckpointHead, CheckpointRecord, MessageState, MessageWrite
 
 
 class SqliteRead:
@@ -36,18 +36,36 @@ class SqliteRead:
         tenant: str | None = None,
         sub_tenant: str | None = None,
         limit: int | None = None,
+        last_before: str | None = None,
+        last_from: str | None = None,
     ) -> Iterator[ThreadSummary]:
         where, params = "", []
         if tenant is not None:
             cond, params = self._prefix_where(tenant_prefix(tenant, sub_tenant))
             where = "WHERE " + cond
+        # Retention windows (retention/window.py): bounds on the greatest checkpoint id.
+        having, bounds = [], []
+        if last_before is not None:
+            having.append("max(checkpoint_id) < ?")
+            bounds.append(last_before)
+        if last_from is not None:
+            having.append("max(checkpoint_id) >= ?")
+            bounds.append(last_from)
         sql = (
             "SELECT thread_id, count(*), min(checkpoint_id), max(checkpoint_id) "
-            f"FROM checkpoints {where} GROUP BY thread_id ORDER BY max(checkpoint_id) DESC, thread_id"
+            f"FROM checkpoints {where} GROUP BY thread_id "
         )
         if self._has_blob_keys():
-            yield from _merged_by_key(self.conn.execute(sql, params), limit)
+            # A key's text and BLOB groups merge first; the window applies to the merged thread.
+            merged = _merged_by_key(self.conn.execute(sql + "ORDER BY max(checkpoint_id) DESC, thread_id", params), None)
+            kept = [t for t in merged if (last_before is None or (t.last_checkpoint_id or "") < last_before)
+                    and (last_from is None or (t.last_checkpoint_id or "") >= last_from)]
+            yield from (kept if limit is None else kept[:limit])
             return
+        if having:
+            sql += "HAVING " + " AND ".join(having) + " "
+            params = params + bounds
+        sql += "ORDER BY max(checkpoint_id) DESC, thread_id"
         if limit is not None:
             sql += " LIMIT ?"
             params.append(limit)

@@ -1,0 +1,81 @@
+"""``symfonic thread export``: a bundle of threads' transcripts and a manifest (GDPR access and
+portability). Adds its command to the ``thread`` group (``cli/erase.py``)."""
+
+from __future__ import annotations
+
+from typing import Annotated, Optional
+
+import typer
+
+from symfonic_cli.cli.common import check_format, environment, store_options
+from symfonic_cli.cli.erase import app
+from symfonic_cli.cli.options import (
+    FormatOpt,
+    SessionOpt,
+    StoreOpt,
+    SubTenantOpt,
+    TenantOpt,
+    ThreadOpt,
+)
+from symfonic_cli.errors import UsageError
+
+
+def register(root: typer.Typer) -> None:
+    """The command is on ``app`` once this module is imported; the group is added by erase.py."""
+
+
+@app.command("export")
+def export(
+    store: StoreOpt = None,
+    thread: ThreadOpt = None,
+    tenant: TenantOpt = None,
+    sub_tenant: SubTenantOpt = None,
+    session: SessionOpt = None,
+    all_sessions: Annotated[bool, typer.Option("--all-sessions", help="Every thread of --tenant (or of --tenant --sub-tenant).")] = False,
+    from_file: Annotated[Optional[str], typer.Option("--from-file", help="A batch: one exact thread key per line, or threads list -f json/jsonl output ('-' for stdin).")] = None,
+    output: Annotated[Optional[str], typer.Option("--output", "-o", help="The bundle: a directory, or a .zip / .tar.gz file when the name ends so.")] = None,
+    force: Annotated[bool, typer.Option("--force", help="Replace an existing bundle at --output.")] = False,
+    tools: Annotated[bool, typer.Option("--tools", help="Add the tool-call fields to each transcript row (as transcript show --tools).")] = False,
+    with_state: Annotated[bool, typer.Option("--with-state", help="Add each thread's latest checkpoint channels as state/<name>.json.")] = False,
+    missing_ok: Annotated[bool, typer.Option("--missing-ok", help="A requested key that names no thread (or a selection that matches none) exits 0, not 3.")] = False,
+    fmt: FormatOpt = None,
+    inactive_for: Annotated[Optional[str], typer.Option("--inactive-for", help="Every thread (of --tenant [--sub-tenant]) whose last activity is older than this (90d, 12h, 2w).")] = None,
+    inactive_since: Annotated[Optional[str], typer.Option("--inactive-since", help="Every thread with no activity since this ISO 8601 date or time.")] = None,
+) -> None:
+    """Export threads' transcripts to a bundle with a manifest (read-only; never overwrites without --force).
+
+    Each thread becomes transcript/<safe name>.json, exactly what transcript show --format json
+    prints; manifest.json maps the file names back to the keys, with row counts, activity and
+    SHA-256 of each file. A requested key that names no thread is not-found (exit 3, nothing written).
+    """
+    from symfonic_cli.export.run import ExportRequest, run
+    from symfonic_cli.location import resolve_store
+    from symfonic_cli.selection import ERASE, build_selection
+
+    if output is None:
+        raise UsageError("where to? pass --output PATH (a directory, or a .zip / .tar.gz file)")
+    env = environment()
+    # The same selections as thread erase (selection.py, ERASE rules).
+    chosen = build_selection(
+        ERASE, threads=thread, tenant=tenant, sub_tenant=sub_tenant, session=session, all_sessions=all_sessions,
+        from_file=from_file, inactive_for=inactive_for, inactive_since=inactive_since, environment=env,
+    )
+    out_format = check_format(fmt)
+    location = resolve_store(store)
+    request = ExportRequest(
+        location=location,
+        options={k: v for k, v in store_options(location, env).items() if k != "erase_extra"},
+        selection=chosen.receipt,
+        output=output,
+        keys=list(chosen.keys) if chosen.keys is not None else None,
+        prefix=chosen.prefix if chosen.window is None else None,
+        force=force,
+        tools=tools,
+        with_state=with_state,
+        missing_ok=missing_ok,
+        fmt=out_format,
+        window=chosen.window,
+        tenant=chosen.tenant,
+        sub_tenant=chosen.sub_tenant,
+    )
+    run(request, environment())

@@ -1,0 +1,163 @@
+"""``symfonic compat report`` and ``compat show``, the library side: which report a request asks
+for, read from an open store, and the reports shaped into the records and pairs the CLI renders.
+
+Free of the command line: the CLI parses options, calls ``run_report`` / ``checkpoint_verdicts``
+and renders what they return.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import Any
+
+from symfonic_cli.compat import report as cr
+from symfonic_cli.errors import NotFoundError
+
+BY_THREAD_COLUMNS = ("thread", "checkpoints", "latest_status", "writer_line", "format_version",
+                     "safe_boundary", "in_flight", "interrupted", "corrupt", "newer")
+CHECKPOINT_COLUMNS = ("checkpoint_id", "checkpoint_ns", "step", "source", "ts", "status", "writer_line",
+                      "format_version", "safe_boundary", "finalized", "note")
+
+STORE, THREAD, BY_THREAD = "store", "thread", "by-thread"
+
+
+@dataclass
+class CompatRequest:
+    envelope_key: str
+    current_format: int
+    grace: timedelta
+    now: datetime
+    mode: str = STORE  # store | thread | by-thread
+    thread: str | None = None  # the thread key of mode "thread"
+
+
+@dataclass
+class CompatOutcome:
+    mode: str
+    report: Any = None  # StoreReport (store) or ThreadReport (thread)
+    reports: Iterator[Any] | None = None  # by-thread: one ThreadReport at a time, lazily
+    # Findings by name; for by-thread complete only once ``reports`` is consumed.
+    findings: dict[str, int] = field(default_factory=dict)
+
+
+def run_report(st, req: CompatRequest) -> CompatOutcome:
+    """The report a request asks for, from an open store."""
+    kwargs: dict[str, Any] = {"key": req.envelope_key, "current_format": req.current_format, "now": req.now, "grace": req.grace}
+    if req.mode == THREAD:  # the caller has checked that the thread exists
+        rep = cr.thread_report(req.thread, st.iter_envelopes(req.envelope_key, thread=req.thread), **kwargs)
+        return CompatOutcome(THREAD, report=rep, findings=rep.findings())
+    if req.mode == BY_THREAD:
+        findings = {f: 0 for f in cr.FINDINGS}
+
+        def reports():
+            # One thread in memory at a time; the findings are tallied as the reports stream.
+            for rep in cr.thread_reports(st.iter_envelopes(req.envelope_key), **kwargs):
+                for f, n in rep.findings().items():
+                    findings[f] += n
+                yield rep
+
+        return CompatOutcome(BY_THREAD, reports=reports(), findings=findings)
+    rep = cr.store_report(
+        st.envelope_shapes(req.envelope_key, older_than=cr.id_at(req.now - req.grace)),
+        key=req.envelope_key, current_format=req.current_format,
+    )
+    if cr.wants_key_suggestion(rep):
+        found = st.envelope_key_candidates(req.envelope_key, limit=1)
+        rep.suggestion = found[0] if found else None
+    return CompatOutcome(STORE, report=rep, findings=rep.findings())
+
+
+def checkpoint_verdicts(st, thread: str, *, envelope_key: str, current_format: int, checkpoint: str | None = None):
+    """``compat show``: every checkpoint's verdict, newest first, or the one named by ``checkpoint``
+    (the caller has checked that the thread exists)."""
+    verdicts = cr.verdicts(st.iter_envelopes(envelope_key, thread=thread), key=envelope_key, current_format=current_format)
+    if checkpoint is None:
+        return verdicts
+    found = next((v for v in verdicts if v.row.checkpoint_id == checkpoint), None)
+    if found is None:
+        raise NotFoundError(f"no checkpoint '{checkpoint}' in thread '{thread}'")
+    return found
+
+
+# -- reports as records and pairs (unescaped: the renderer escapes)
+
+
+def store_pairs(rep) -> list[tuple[str, Any]]:
+    data = rep.to_json()
+    verdict = data["verdict"]
+    pairs: list[tuple[str, Any]] = [
+        ("envelope key", rep.envelope_key),
+        ("understood formats", f"0..{rep.current_format}"),
+        ("checkpoints", rep.checkpoints),
+        ("threads", rep.threads),
+    ]
+    for row in data["by_writer_line"]:
+        pairs.append((f"checkpoints {row['writer_line']} v{row['format_version']}", row["checkpoints"]))
+    for row in data["corrupt"]:
+        pairs.append((f"corrupt: {row['reason']}", row["checkpoints"]))
+    for row in data["newer"]:
+        pairs.append((f"newer: format_version {row['format_version']}", row["checkpoints"]))
+    for status, n in data["latest_checkpoint_of_threads"].items():
+        pairs.append((f"threads whose latest checkpoint is {status}", n))
+    for row in data["anomalies"]:
+        pairs.append((f"anomaly: {row['anomaly']}", row["checkpoints"]))
+    pairs.append(("unfinalized in flight", rep.in_flight))
+    pairs.append(("unfinalized interrupted by a crash", rep.interrupted))
+    pairs.append(("migrated services can read all", bool(verdict["migrated_can_read_all"])))
+    pairs.append(("rollback to legacy can read all", bool(verdict["legacy_can_read_all"])))
+    if rep.suggestion:
+        other, n = rep.suggestion
+        pairs.append(
+            ("suggestion", f"no envelope under '{rep.envelope_key}', but {n} checkpoints carry one under "
+                           f"'{other}': pass --envelope-key {other}")
+        )
+    return pairs
+
+
+def thread_pairs(rep) -> list[tuple[str, Any]]:
+    data = rep.to_json()
+    latest = data["latest"] or {}
+    b = data["safe_boundary"]
+    pairs: list[tuple[str, Any]] = [
+        ("checkpoints", rep.checkpoints),
+        *((f"checkpoints {s}", n) for s, n in data["by_status"].items()),
+        ("latest checkpoint", latest.get("checkpoint_id")),
+        ("latest status", latest.get("status")),
+        ("latest writer line", latest.get("writer_line")),
+        ("latest format version", latest.get("format_version")),
+        ("readable by legacy", latest.get("readable_by_legacy")),
+        ("readable by migrated", latest.get("readable_by_migrated")),
+        ("reason", latest.get("reason")),
+        ("latest safe boundary", None if b is None else f"{b['boundary_id']} (sequence {b['boundary_sequence']}) "
+                                                        f"at checkpoint {b['checkpoint_id']}, {b['ts']}"),
+        ("safe boundaries", data["safe_boundaries"]),
+    ]
+    for u in data["unfinalized"]:
+        pairs.append((f"unfinalized {u['checkpoint_id']}", f"{u['state']} ({u['ts']})"))
+    for c in data["corrupt"]:
+        pairs.append((f"{c['checkpoint_id']}", c["reason"]))
+    for a in data["anomalies"]:
+        pairs.append((f"anomaly {a['checkpoint_id']}", a["anomaly"]))
+    return pairs
+
+
+def thread_row(rep) -> dict[str, Any]:
+    """One row of ``--by-thread`` as a table shows it."""
+    data = rep.to_json()
+    latest = data["latest"] or {}
+    b = data["safe_boundary"]
+    findings = data["findings"]
+    return {
+        "thread": rep.key,
+        "checkpoints": rep.checkpoints,
+        "latest_status": latest.get("status"),
+        "writer_line": latest.get("writer_line"),
+        "format_version": latest.get("format_version"),
+        "safe_boundary": None if b is None else f"{b['boundary_id'] or '(no id)'} @ {b['checkpoint_id']}",
+        "in_flight": len(data["unfinalized"]) - findings["interrupted"],
+        "interrupted": findings["interrupted"],
+        "corrupt": findings["corrupt"],
+        "newer": findings["newer"],
+    }

@@ -1,0 +1,192 @@
+"""``thread export``, the orchestration: select threads, read each transcript, write the bundle
+and its manifest. Opens the store read-only; one thread is held in memory at a time."""
+
+from __future__ import annotations
+
+import hashlib
+import io
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from typing import Any, TextIO
+
+from symfonic_cli import __version__
+from symfonic_cli.environment import Environment
+from symfonic_cli.errors import NotFoundError
+from symfonic_cli.location import StoreLocation
+
+
+@dataclass
+class ExportRequest:
+    location: StoreLocation
+    options: dict[str, Any]
+    selection: dict[str, Any]  # as recorded in the manifest (the same forms as erase's receipt)
+    output: str
+    keys: list[str] | None = None  # requested keys, or None to list them by prefix
+    prefix: str | None = None
+    force: bool = False
+    tools: bool = False
+    with_state: bool = False
+    missing_ok: bool = False
+    fmt: str = "text"
+    window: Any = None  # retention.window.ActivityWindow: threads idle since its cut-off
+    tenant: str | None = None
+    sub_tenant: str | None = None
+
+
+def transcript_bytes(rows, tools: bool) -> bytes:
+    """Exactly what ``transcript show --format json [--tools]`` prints for these rows, as UTF-8."""
+    from symfonic_cli import render
+
+    buf = io.StringIO()
+    render.write_records((r.to_json(tools) for r in rows), fmt="json", columns=(), stream=buf)
+    return buf.getvalue().encode("utf-8")
+
+
+def state_bytes(store, key: str) -> tuple[bytes, list[str]]:
+    """The thread's latest root checkpoint, every channel as JSON (values the strict decoder
+    does not rebuild are given from their raw fields, as ``thread diff`` gives them)."""
+    from symfonic_cli import render
+    from symfonic_cli.history.diff import jsonable, read_full
+
+    head = store.read_checkpoint(key, checkpoint_id=None, channels=())
+    if head is None:
+        doc: dict[str, Any] = {"key": key, "checkpoint_id": None, "channels": {}}
+        return (render.json_dumps(doc, indent=2) + "\n").encode("utf-8"), []
+    record = read_full(store, key, "", head.checkpoint_id)
+    warnings = []
+    if record.blocked:
+        warnings.append("not decoded (class not on the safe list, shown from its raw fields): " + ", ".join(sorted(record.blocked)))
+    doc = {
+        "key": key,
+        "checkpoint_id": record.checkpoint_id,
+        "ts": record.ts,
+        "channels": {str(name): jsonable(value) for name, value in sorted(record.channel_values.items(), key=lambda kv: str(kv[0]))},
+    }
+    return (render.json_dumps(doc, indent=2) + "\n").encode("utf-8"), warnings
+
+
+def _iso(checkpoint_id: str | None) -> str | None:
+    from symfonic_cli.model.times import checkpoint_id_time
+
+    t = checkpoint_id_time(checkpoint_id)
+    return t.isoformat() if t else None
+
+
+class _Progress:
+    """``exported i/N`` on stderr, rewritten in place, only when stderr is a terminal."""
+
+    def __init__(self, err: TextIO, total: int) -> None:
+        try:
+            self.on = err.isatty()
+        except (AttributeError, ValueError):
+            self.on = False
+        self.err, self.total = err, total
+
+    def step(self, done: int) -> None:
+        if self.on and (done == self.total or done % 25 == 0):
+            self.err.write(f"\rexported {done}/{self.total}")
+            self.err.flush()
+
+    def end(self) -> None:
+        if self.on and self.total:
+            self.err.write("\n")
+            self.err.flush()
+
+
+def run(req: ExportRequest, environment: Environment | None = None) -> None:
+    """Write the bundle; raises the error that ends the run (usage, not found, store)."""
+    from symfonic_cli.erase.run import receipt_store
+    from symfonic_cli.export.bundle import MANIFEST, Bundle, check_target
+    from symfonic_cli.export.names import UniqueNames
+    from symfonic_cli.render import escape_inline as esc
+    from symfonic_cli.render import json_dumps
+    from symfonic_cli.stores import open_store
+    from symfonic_cli.suggestions import Suggester, not_found_message
+    from symfonic_cli.transcript.read import read_transcript
+
+    env = environment or Environment()
+    out, err = env.stdout, env.stderr
+    kind = check_target(req.output, req.force)
+    created = datetime.now(timezone.utc)
+    where = req.location.display
+    store = open_store(req.location, writable=False, **req.options)
+    try:
+        missing: list[str] = []
+        if req.keys is not None:
+            found = []
+            for key in req.keys:
+                summary = store.thread_summary(key)
+                (found if summary is not None else missing).append((key, summary) if summary is not None else key)
+        elif req.window is not None:
+            found = [(t.key, t) for t in store.list_threads(
+                tenant=req.tenant, sub_tenant=req.sub_tenant, last_before=req.window.last_before, last_from=req.window.last_from)]
+            found.sort(key=lambda pair: pair[0])
+        else:
+            # Keys holding only pending writes (no checkpoint) have no transcript: not listed.
+            found = [(k, s) for k in store.thread_keys_with_prefix(req.prefix or "") if (s := store.thread_summary(k)) is not None]
+        if missing:
+            suggester = Suggester(store)
+            for key in missing:
+                near = suggester.suggest(key)
+                err.write(f"symfonic: not found: '{esc(key)}'" + (f"; did you mean: {', '.join(repr(esc(k)) for k in near)}" if near else "") + "\n")
+            if not req.missing_ok:
+                if len(missing) == 1:
+                    raise NotFoundError(not_found_message(missing[0], where, suggester) + "; nothing exported", hint="--missing-ok to export the others")
+                raise NotFoundError(f"{len(missing)} requested threads not found in {where}; nothing exported", hint="--missing-ok to export the others")
+        if req.keys is None and req.window is None and not found and not req.missing_ok:
+            raise NotFoundError(f"no thread matches the prefix '{req.prefix}' in {where}; nothing exported", hint="--missing-ok to accept")
+        bundle = Bundle(req.output, kind)
+        try:
+            names = UniqueNames()
+            entries = []
+            progress = _Progress(err, len(found))
+            for n, (key, summary) in enumerate(found, start=1):
+                result = read_transcript(store, key, tools=req.tools)
+                for warning in result.warnings:
+                    err.write(f"symfonic: warning: {esc(key)}: {esc(warning)}\n")
+                stem = names.stem(key)
+                data = transcript_bytes(result.rows, req.tools)
+                entry: dict[str, Any] = {
+                    "key": key,
+                    "file": f"transcript/{stem}.json",
+                    "rows": len(result.rows),
+                    "first_activity": _iso(summary.first_checkpoint_id),
+                    "last_activity": _iso(summary.last_checkpoint_id),
+                    "sha256": hashlib.sha256(data).hexdigest(),
+                }
+                bundle.add(entry["file"], data)
+                if req.with_state:
+                    state, warnings = state_bytes(store, key)
+                    for warning in warnings:
+                        err.write(f"symfonic: warning: {esc(key)}: {esc(warning)}\n")
+                    entry["state_file"] = f"state/{stem}.json"
+                    entry["state_sha256"] = hashlib.sha256(state).hexdigest()
+                    bundle.add(entry["state_file"], state)
+                entries.append(entry)
+                progress.step(n)
+            progress.end()
+            manifest = {
+                "tool_version": __version__,
+                "created": created.isoformat().replace("+00:00", "Z"),
+                "store": receipt_store(req.location),
+                "selection": req.selection,
+                "threads": entries,
+            }
+            if missing:
+                manifest["not_found"] = missing
+            bundle.add(MANIFEST, (json_dumps(manifest, indent=2) + "\n").encode("utf-8"))
+            bundle.commit(req.force)
+        except BaseException:
+            bundle.discard()
+            raise
+    finally:
+        store.close()
+    if req.fmt in ("json", "jsonl"):
+        doc = {"output": req.output, "format": kind, "threads": len(entries), "not_found": missing}
+        out.write(json_dumps(doc, indent=2 if req.fmt == "json" else None) + "\n")
+    else:
+        line = f"exported {len(entries)} thread(s) to {esc(req.output)}"
+        if missing:
+            line += f"; {len(missing)} not found"
+        out.write(line + "\n")
+    out.flush()

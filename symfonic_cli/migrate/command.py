@@ -1,0 +1,214 @@
+"""``symfonic migrate``, the orchestration: open both stores, select the threads, copy (in-process
+or with workers) with a progress bar on a terminal, and return the outcomes for the CLI to render."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from typing import Any
+
+from symfonic_cli.errors import MigrateIncomplete, UsageError
+from symfonic_cli.location import StoreLocation
+from symfonic_cli.selection import MIGRATE, build_selection
+
+
+@dataclass
+class MigrateRequest:
+    source: StoreLocation
+    target: StoreLocation
+    source_options: dict[str, Any]
+    target_options: dict[str, Any]
+    # The selection options as given; checked once both stores opened (a store error comes first).
+    selection_options: dict[str, Any] = field(default_factory=dict)
+    dry_run: bool = False
+    verify_only: bool = False
+    init_target: bool = False
+    jobs: int | None = None
+
+    @property
+    def mode(self) -> str:
+        return "dry-run" if self.dry_run else "verify-only" if self.verify_only else "copy"
+
+
+@dataclass
+class MigrateResult:
+    source: str  # the stores' display names (passwords masked)
+    target: str
+    mode: str  # copy | dry-run | verify-only
+    outcomes: list  # ThreadOutcome per thread, in selection order
+    totals: dict[str, int]
+    verify_only: bool = False
+
+    def records(self) -> list[dict]:
+        return [o.to_json() for o in self.outcomes]
+
+    def check(self) -> None:
+        """Raise MigrateIncomplete (exit 7) when a thread was not copied and verified."""
+        bad = [o for o in self.outcomes if not o.ok]
+        if bad:
+            n = len(self.outcomes)
+            raise MigrateIncomplete(
+                f"{len(bad)} of {n} thread{'s' if n != 1 else ''} not "
+                f"{'verified' if self.verify_only else 'copied and verified'} (first: '{bad[0].key}': {bad[0].message or bad[0].status})"
+            )
+
+
+def check_request(source: str | None, target: str | None, *, dry_run: bool, verify_only: bool, init_target: bool) -> None:
+    """The usage errors that need no store."""
+    if not source or not target:
+        raise UsageError("migrate needs --from SOURCE and --to TARGET")
+    if dry_run and verify_only:
+        raise UsageError("--dry-run and --verify-only are mutually exclusive")
+    if init_target and verify_only:
+        raise UsageError("--init-target changes the target; it cannot go with --verify-only")
+
+
+def same_place(a: StoreLocation, b: StoreLocation) -> bool:
+    if a.kind != b.kind:
+        return False
+    if a.kind == "sqlite" and a.path is not None and b.path is not None:
+        try:
+            return os.path.realpath(a.path) == os.path.realpath(b.path)
+        except OSError:
+            return False
+    return a.url == b.url and a.options == b.options
+
+
+def default_jobs(target_kind: str, threads: int) -> int:
+    # A server takes concurrent transactions; SQLite writers take turns. Workers cost a start-up
+    # each (about a second), so a few threads are copied in-process.
+    if target_kind == "sqlite" or threads < 64:
+        return 1
+    return max(1, min(4, os.cpu_count() or 1))
+
+
+def run_migrate(req: MigrateRequest, environment) -> MigrateResult:
+    """Copy (or dry-run, or verify) the selected threads; the outcomes, whatever they are."""
+    from symfonic_cli.migrate import copy as migration
+    from symfonic_cli.migrate.workers import run_parallel
+    from symfonic_cli.stores import open_store
+
+    if same_place(req.source, req.target):
+        raise UsageError("--from and --to are the same store")
+    src = as_option("--from", open_store, req.source, writable=False, **req.source_options)
+    scratch = None
+    try:
+        writable = not (req.dry_run or req.verify_only)
+        extra = {"init_target": True} if req.init_target and not req.dry_run else {}
+        dst, scratch = _open_target(
+            req.target, req.target_options, writable=writable, extra=extra,
+            init_dry_run=req.init_target and req.dry_run, stderr=environment.stderr,
+        )
+        try:
+            selection = build_selection(MIGRATE, environment=environment, **req.selection_options)
+            keys = selection.keys_in(src)
+            # The stand-in lives in one process's scratch folder: no workers for it.
+            workers = 1 if scratch else min(req.jobs or default_jobs(req.target.kind, len(keys)), len(keys))
+            with Progress(len(keys), environment.stderr) as progress:
+                if workers > 1:
+                    # Both stores opened fine here; the workers open their own.
+                    dst.close()
+                    outcomes = run_parallel(
+                        req.source, req.target, req.source_options, req.target_options, keys, jobs=workers,
+                        dry_run=req.dry_run, verify_only=req.verify_only, on_thread=progress.advance,
+                    )
+                else:
+                    migrator = migration.Migrator(src, dst, dry_run=req.dry_run)
+                    outcomes = list(migration.run(migrator, keys, verify_only=req.verify_only, on_thread=progress.advance))
+        finally:
+            dst.close()
+            if scratch:
+                import shutil
+
+                shutil.rmtree(scratch, ignore_errors=True)
+    finally:
+        src.close()
+    return MigrateResult(
+        source=req.source.display, target=req.target.display, mode=req.mode,
+        outcomes=outcomes, totals=migration.totals(outcomes), verify_only=req.verify_only,
+    )
+
+
+def as_option(option: str, fn, *args, **kwargs):
+    """Errors about a store name the option the user typed (--from, --to), not --store."""
+    from symfonic_cli.errors import SymfonicError
+
+    try:
+        return fn(*args, **kwargs)
+    except SymfonicError as exc:
+        if exc.hint:
+            exc.hint = exc.hint.replace("check --store", f"check {option}").replace("pass --store", f"pass {option}")
+        raise
+
+
+def _open_target(dst_loc, dst_options, *, writable: bool, extra: dict, init_dry_run: bool, stderr):
+    """The target, and a scratch folder to remove when the plan ran against an empty stand-in.
+
+    ``--init-target --dry-run`` towards a SQLite file that does not exist yet: nothing is created;
+    the plan runs against an empty store of the saver's own tables in a scratch folder (every
+    thread "would copy"), and stderr says what the real run would create."""
+    from symfonic_cli.stores import open_store
+
+    if init_dry_run and dst_loc.kind == "sqlite" and dst_loc.path is not None and not os.path.lexists(dst_loc.path):
+        import tempfile
+
+        from symfonic_cli.location import parse_location
+        from symfonic_cli.render import escape_inline
+
+        scratch = tempfile.mkdtemp(prefix="symfonic-plan-")
+        stand_in = parse_location(os.path.join(scratch, "target.db"))
+        dst = open_store(stand_in, writable=True, init_target=True)
+        stderr.write(
+            f"symfonic: dry run: --init-target would create {escape_inline(dst_loc.path)} with the SqliteSaver's "
+            "tables (checkpoints, writes); nothing created\n"
+        )
+        return dst, scratch
+    dst = as_option("--to", open_store, dst_loc, writable=writable, **{**dst_options, **extra})
+    if init_dry_run:
+        stderr.write("symfonic: dry run: --init-target would run the target saver's setup() on the existing store; nothing changed\n")
+    return dst, None
+
+
+class Progress:
+    """Threads, checkpoints and rate on stderr, only when stderr is a terminal."""
+
+    def __init__(self, total: int, stream) -> None:
+        self.total = total
+        self.stream = stream
+        self.bar = None
+        self.checkpoints = 0
+
+    def __enter__(self):
+        from symfonic_cli.render import is_terminal
+
+        if is_terminal(self.stream) and self.total:
+            from rich.console import Console
+            from rich.progress import (
+                BarColumn,
+                MofNCompleteColumn,
+                TextColumn,
+                TimeElapsedColumn,
+            )
+            from rich.progress import Progress as Bar
+
+            self.bar = Bar(
+                TextColumn("threads"), BarColumn(), MofNCompleteColumn(),
+                TextColumn("{task.fields[checkpoints]} checkpoints, {task.fields[rate]}"), TimeElapsedColumn(),
+                console=Console(file=self.stream, markup=False, highlight=False), transient=True,
+            )
+            self.bar.start()
+            self.task = self.bar.add_task("migrate", total=self.total, checkpoints=0, rate="")
+        return self
+
+    def advance(self, outcome) -> None:
+        if self.bar is None:
+            return
+        self.checkpoints += outcome.checkpoints_copied + outcome.checkpoints_skipped
+        elapsed = self.bar.tasks[0].elapsed or 0.0
+        done = self.bar.tasks[0].completed + 1
+        rate = f"{done / elapsed:.1f} threads/s" if elapsed > 0 else ""
+        self.bar.update(self.task, advance=1, checkpoints=self.checkpoints, rate=rate)
+
+    def __exit__(self, *exc) -> None:
+        if self.bar is not None:
+            self.bar.stop()

@@ -1,0 +1,186 @@
+"""Which threads a command works on: one builder for transcript, thread show/history/diff, erase and migrate.
+
+A ``Selection`` is either explicit keys (``--thread``, ``--tenant --session``, ``--from-file``) or a
+tenant prefix (``--tenant [--sub-tenant] --all-sessions``, migrate's ``--tenant`` alone) or every
+thread (migrate's ``--all``). ``build_selection`` checks the options the way each command has always
+checked them (usage errors, exit 2) and records what was asked in ``receipt`` for erase receipts.
+A thread key is an exact string: nothing here trims or folds one.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import os
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from symfonic_cli.errors import UsageError
+from symfonic_cli.threadkey import derive_key, tenant_prefix
+
+# The commands' option rules: one thread (transcript show, thread show/history/diff), erase, migrate.
+ONE, ERASE, MIGRATE = "one", "erase", "migrate"
+
+
+@dataclass(frozen=True)
+class Selection:
+    keys: tuple[str, ...] | None = None  # explicit keys, in the order given, without repeats
+    tenant: str | None = None  # a whole tenant (keys is None)
+    sub_tenant: str | None = None
+    prefix: str | None = None  # the key prefix of that tenant (or tenant and sub-tenant)
+    every_thread: bool = False  # migrate --all
+    from_stdin: bool = False  # the keys came from standard input ('--from-file -')
+    receipt: dict = field(default_factory=dict)  # what was asked, as erase receipts record it
+    # A retention sweep (--inactive-for/--inactive-since): the activity window, its cut-off fixed
+    # once (retention/window.py ActivityWindow); only threads whose last checkpoint is older are
+    # selected, and erase re-checks each inside its transaction. None: no age condition.
+    window: Any = None
+
+    @property
+    def inactive_before(self) -> datetime | None:
+        return self.window.inactive_before if self.window is not None else None
+
+    @property
+    def key(self) -> str:
+        """The one key of a single-thread selection."""
+        assert self.keys is not None and len(self.keys) == 1
+        return self.keys[0]
+
+    def keys_in(self, store) -> list[str]:
+        """The keys to work on, listing the store for a tenant or --all selection."""
+        if self.keys is not None:
+            return list(self.keys)
+        if self.every_thread:
+            return _unique([t.key for t in store.list_threads()])
+        return _unique([t.key for t in store.list_threads(tenant=self.tenant, sub_tenant=self.sub_tenant)])
+
+
+def _retention(threads, tenant, sub_tenant, session, all_sessions, from_file, inactive_for, inactive_since) -> Selection:
+    """A retention sweep: the threads (of a tenant, or all) idle since a cut-off fixed here, once."""
+    from symfonic_cli.retention.window import window as activity_window
+
+    if threads or session is not None or from_file is not None or all_sessions:
+        raise UsageError("--inactive-for/--inactive-since go with --tenant [--sub-tenant] only")
+    if sub_tenant is not None and tenant is None:
+        raise UsageError("--sub-tenant needs --tenant")
+    window = activity_window(inactive_for=inactive_for, inactive_since=inactive_since, active_within=None)
+    asked = {"inactive_for": inactive_for} if inactive_for is not None else {"inactive_since": inactive_since}
+    return Selection(
+        tenant=tenant, sub_tenant=sub_tenant, window=window,
+        receipt={**asked, "tenant": tenant, "sub_tenant": sub_tenant, "cut_off": window.describe()["inactive_before"]},
+    )
+
+
+def build_selection(
+    command: str,
+    *,
+    threads: list[str] | str | None = None,
+    tenant: str | None = None,
+    sub_tenant: str | None = None,
+    session: str | None = None,
+    all_sessions: bool = False,
+    from_file: str | None = None,
+    all_threads: bool = False,
+    inactive_for: str | None = None,
+    inactive_since: str | None = None,
+    environment=None,
+) -> Selection:
+    """The selection of ``command`` (ONE, ERASE or MIGRATE) from its options, or a UsageError.
+
+    ERASE rules serve thread erase and thread export, retention sweeps (``inactive_*``) included."""
+    if isinstance(threads, str):
+        threads = [threads]
+    if inactive_for is not None or inactive_since is not None:
+        return _retention(threads, tenant, sub_tenant, session, all_sessions, from_file, inactive_for, inactive_since)
+    if command == ONE:
+        return Selection(keys=(_one_key(threads[0] if threads else None, tenant, sub_tenant, session),))
+    if command == ERASE:
+        return _erase(threads[0] if threads else None, tenant, sub_tenant, session, all_sessions, from_file, environment)
+    if command == MIGRATE:
+        return _migrate(list(threads or []), tenant, sub_tenant, session, from_file, all_threads, environment)
+    raise ValueError(f"unknown selection rules {command!r}")
+
+
+def one_thread(thread: str | None, tenant: str | None, sub_tenant: str | None, session: str | None) -> str:
+    """``--thread KEY`` or ``--tenant T [--sub-tenant S] --session ID``, exactly one of them."""
+    return build_selection(ONE, threads=thread, tenant=tenant, sub_tenant=sub_tenant, session=session).key
+
+
+def _one_key(thread, tenant, sub_tenant, session) -> str:
+    if thread is not None:
+        if tenant is not None or sub_tenant is not None or session is not None:
+            raise UsageError("give either --thread or --tenant/--sub-tenant/--session, not both")
+        if not thread:
+            raise UsageError("--thread is empty")
+        return thread
+    if tenant is None or session is None:
+        raise UsageError("which thread?", hint="pass --thread KEY or --tenant T --session ID")
+    if not tenant or not session:
+        raise UsageError("--tenant and --session must not be empty")
+    return derive_key(tenant, sub_tenant, session)
+
+
+def _erase(thread, tenant, sub_tenant, session, all_sessions, from_file, environment) -> Selection:
+    if all_sessions:
+        if thread is not None or session is not None or from_file is not None:
+            raise UsageError("--all-sessions goes with --tenant [--sub-tenant] only")
+        if not tenant:
+            raise UsageError("--all-sessions needs --tenant")
+        return Selection(
+            tenant=tenant, sub_tenant=sub_tenant, prefix=tenant_prefix(tenant, sub_tenant),
+            receipt={"tenant": tenant, "sub_tenant": sub_tenant, "all_sessions": True},
+        )
+    if from_file is not None:
+        if any(v is not None for v in (thread, tenant, sub_tenant, session)):
+            raise UsageError("--from-file goes alone, without --thread/--tenant/--session")
+        keys = _read_keys(from_file, environment)
+        if not keys:
+            raise UsageError(f"--from-file {from_file} holds no thread key")
+        return Selection(
+            keys=tuple(keys), from_stdin=from_file == "-",
+            receipt={"from_file": from_file if from_file == "-" else os.path.abspath(from_file), "threads": len(keys)},
+        )
+    key = _one_key(thread, tenant, sub_tenant, session)
+    return Selection(keys=(key,), receipt={"thread": key})
+
+
+def _migrate(threads, tenant, sub_tenant, session, from_file, all_threads, environment) -> Selection:
+    modes = [bool(threads), tenant is not None, from_file is not None, all_threads]
+    if sum(modes) != 1:
+        raise UsageError("choose the threads with exactly one of --thread, --tenant, --from-file, --all")
+    if (sub_tenant is not None or session is not None) and tenant is None:
+        raise UsageError("--sub-tenant and --session need --tenant")
+    if all_threads:
+        return Selection(every_thread=True, receipt={"all": True})
+    if tenant is not None and session is None:
+        return Selection(
+            tenant=tenant, sub_tenant=sub_tenant, prefix=tenant_prefix(tenant, sub_tenant),
+            receipt={"tenant": tenant, "sub_tenant": sub_tenant, "all_sessions": True},
+        )
+    if threads:
+        keys = threads
+    elif from_file is not None:
+        keys = _read_keys(from_file, environment)
+    else:
+        keys = [derive_key(tenant, sub_tenant, session)]
+    unique = _unique(keys)
+    return Selection(keys=tuple(unique), from_stdin=from_file == "-", receipt={"threads": len(unique)})
+
+
+def _unique(keys) -> list[str]:
+    """The keys in their order, each once; an empty key is a usage error."""
+    seen: set[str] = set()
+    unique = []
+    for k in keys:
+        if not k:
+            raise UsageError("an empty thread key was given")
+        if k not in seen:
+            seen.add(k)
+            unique.append(k)
+    return unique
+
+
+def _read_keys(from_file: str, environment) -> list[str]:
+    from symfonic_cli.inputs import read_key_file
+
+    return read_key_file(from_file, environment=environment)
