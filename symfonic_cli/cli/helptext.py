@@ -16,7 +16,7 @@ CHOICES = {
     "--sort": "[last-activity|first-activity|checkpoints|size]",
 }
 GROUP_HELP = {
-    ("thread",): "Work on one thread: its run state, its checkpoints over time and what changed between two, erasing it (every command is listed below).",
+    ("thread",): "Work on threads: one thread's run state, its checkpoints over time and what changed between two; exporting and erasing threads (every command is listed below).",
 }
 ARGUMENT_HELP = {
     ("demo", "path"): "The SQLite file to create (must not exist yet); the demo never overwrites a file.",
@@ -52,10 +52,16 @@ EXAMPLES = {
     ("thread", "show"): ["symfonic thread show -s demo.db -t acme:_:s-001", "symfonic thread show -s prod --tenant acme --session s-001 -f json"],
     ("thread", "history"): ["symfonic thread history -s demo.db -t acme:_:s-001", "symfonic thread history -s prod -t acme:_:s-001 -n 5 -f json"],
     ("thread", "diff"): ["symfonic thread diff -s demo.db -t acme:_:s-001 -2 -1", "symfonic thread diff -s prod -t acme:_:s-001 CHECKPOINT_A CHECKPOINT_B -f json"],
+    ("thread", "export"): [
+        "symfonic thread export -s prod --tenant acme --session s-001 --output s-001-export.zip",
+        "symfonic thread export -s prod --from-file keys.txt --with-state --output export/",
+        "symfonic thread export -s prod --tenant acme --inactive-for 90d --output idle.tar.gz",
+    ],
     ("thread", "erase"): [
         "symfonic thread erase -s demo.db -t acme:_:s-001 --dry-run",
         "symfonic thread erase -s prod -t acme:_:s-001 --receipt erase-receipts.jsonl",
         "symfonic thread erase -s prod --tenant acme --all-sessions --dry-run",
+        "symfonic thread erase -s prod --inactive-for 90d --receipt retention.jsonl",
     ],
     ("migrate",): [
         "symfonic migrate --from demo.db --to copy.db --init-target --all --dry-run",
