@@ -318,7 +318,7 @@ def test_ids_whole_in_an_80_column_terminal(sqlite_store):
     fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 50, 80, 0, 0))
     env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES")}
     proc = subprocess.Popen(
-        [sys.executable, "-m", "symfonic_cli", "thread", "history", "-s", str(sqlite_store), "-t", SUB],
+        [sys.executable, "-m", "symfonic_cli", "thread", "history", "-s", str(sqlite_store), "-t", SUB, "--no-pager"],
         stdin=slave, stdout=slave, stderr=slave, env=env,
     )
     os.close(slave)
