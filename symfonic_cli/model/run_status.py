@@ -7,8 +7,14 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from symfonic_cli.codec.msgpack_head import parse_blob_end
+from ormsgpack import packb as _packb, unpackb as _unpackb
+
+from symfonic_cli.codec.msgpack_head import VERSIONS_KEY as _VERSIONS_KEY, parse_blob_end
 from symfonic_cli.model import nexttasks as nt
+
+# The blob's head marker (a map of 6 to 15 fields) -> the marker of a map of its fields after
+# v, ts, id and channel_values: what ``parse_tail`` frames the tail with.
+_FRAMES = {m: bytes((0x80 | ((m & 0x0F) - 4),)) for m in range(0x86, 0x90)}
 
 
 def status_from_tail(
@@ -37,6 +43,37 @@ def status_from_tail(
         checkpoint_id, step, v, parsed["channel_versions"], parsed["versions_seen"], parsed.get("updated_channels"),
         task_flags, whole=lambda: status_from_blob(checkpoint_id, whole(), task_flags),
     )
+
+
+def status_without_writes(head: bytes | None, tail: bytes | None, length: int | None) -> str | None:
+    """``status_from_tail`` for a msgpack checkpoint WITHOUT pending writes, in its common case:
+    the last ``channel_versions`` key in ``tail`` starts the blob's last fields (proven as in
+    ``parse_tail``, by re-encoding), ``updated_channels`` is a list without pending Sends; then
+    whether a task is due decides. None when anything else holds: ``status_from_tail`` decides.
+
+    Runs once per listed thread: no objects, one decode, one encode."""
+    frame = _FRAMES.get(head[0]) if isinstance(head, bytes) and head else None
+    if frame is None or not isinstance(tail, bytes) or not isinstance(length, int):
+        return None
+    pos = tail.rfind(_VERSIONS_KEY)
+    if pos < 0 or len(tail) - pos >= length:
+        return None
+    framed = frame + tail[pos:]
+    try:
+        fields = _unpackb(framed)
+        if not isinstance(fields, dict) or _packb(fields) != framed:
+            return None
+    except Exception:
+        return None
+    channel_versions = fields.get("channel_versions")
+    versions_seen = fields.get("versions_seen")
+    updated = fields.get("updated_channels")
+    if (
+        not isinstance(channel_versions, dict) or not isinstance(versions_seen, dict)
+        or not isinstance(updated, list) or nt.TASKS in updated
+    ):
+        return None
+    return "pending" if _any_due(channel_versions, versions_seen, updated) else "done"
 
 
 def status_from_maps(

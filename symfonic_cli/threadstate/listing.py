@@ -56,7 +56,7 @@ def run_state_rows(
     need_status = statuses is not None
     source = getattr(store, "iter_run_states", None)
     if source is not None:
-        rows = source(prefix=prefix, with_size=need_size, with_status=need_status)
+        rows = source(prefix=prefix, with_size=need_size, with_status=need_status, statuses=statuses)
     else:
         rows = _generic_run_states(store, prefix, need_size, need_status)
     kept = []
