@@ -75,16 +75,24 @@ def _newer(version: Any, seen: Any) -> bool:
         return str(version) > str(seen)
 
 
+def trigger_node(chan: str) -> str | None:
+    """The node a channel triggers (``__start__``, ``branch:to:X``, ``join:A+B:X``), else None."""
+    if chan == START:
+        return START
+    if chan.startswith(BRANCH_PREFIX):
+        return chan[len(BRANCH_PREFIX):]
+    if chan.startswith(JOIN_PREFIX) and chan.count(":") >= 2:
+        return chan.rsplit(":", 1)[1]
+    return None
+
+
 def trigger_channels(channel_versions: Iterable[str]) -> dict[str, list[str]]:
     """Node -> its trigger channels, as far as the checkpoint names them."""
     out: dict[str, list[str]] = {}
     for chan in channel_versions:
-        if chan == START:
-            out.setdefault(START, []).append(START)
-        elif chan.startswith(BRANCH_PREFIX):
-            out.setdefault(chan[len(BRANCH_PREFIX):], []).append(chan)
-        elif chan.startswith(JOIN_PREFIX) and chan.count(":") >= 2:
-            out.setdefault(chan.rsplit(":", 1)[1], []).append(chan)
+        node = trigger_node(chan)
+        if node is not None:
+            out.setdefault(node, []).append(chan)
     return out
 
 

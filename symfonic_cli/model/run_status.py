@@ -30,7 +30,8 @@ def status_from_tail(
     more: Callable[[int], bytes | None] | None = None,
 ) -> str:
     """The status from the blob's ``tail`` (its last bytes, the trailing fields among them) and
-    the pending writes' flags; ``whole()`` reads the checkpoint when the tail cannot decide."""
+    the pending writes' flags; ``whole()`` reads the checkpoint when the tail cannot decide.
+    ``step`` (the metadata's) may be a callable giving it: only task ids need it."""
     if task_flags:
         flags = [f for tid, f in task_flags.items() if tid != nt.NULL_TASK_ID]
         if any(f[2] for f in flags) and not any(f[1] for f in flags):
@@ -95,6 +96,8 @@ def status_from_maps(
         # No writes to match to tasks: whether any task is due decides, and needs no task ids.
         return "pending" if _any_due(channel_versions, versions_seen, updated) else "done"
     seen = {k: val for k, val in versions_seen.items() if isinstance(val, dict)}
+    if callable(step):
+        step = step()
     due = nt.due_tasks(
         checkpoint_id=checkpoint_id,
         checkpoint_ns="",
@@ -114,7 +117,7 @@ def _any_due(channel_versions: Mapping[str, Any], versions_seen: Mapping[str, An
     for chan in updated:
         if not isinstance(chan, str) or chan not in channel_versions:
             continue
-        node = next(iter(nt.trigger_channels((chan,))), None)
+        node = nt.trigger_node(chan)
         if node is None:
             continue
         seen = versions_seen.get(node)

@@ -154,16 +154,17 @@ class SqliteState:
         from symfonic_cli.model.run_status import status_from_tail
 
         task_flags = {}
-        step = None  # only task ids need it: read only when there are writes to match to tasks
         if n_writes:
-            step = self.conn.execute(
-                "SELECT json_extract(CAST(metadata AS TEXT), '$.step') FROM checkpoints WHERE rowid = ?", (rowid,)
-            ).fetchone()[0]
             flags_sql = self._FLAGS.format(path="max(task_path)" if self.has_task_path else "NULL")
             for tid, path, itr, err, out in self.conn.execute(flags_sql, (key, cid)):
                 task_flags[tid] = (path, bool(itr), bool(err), bool(out))
         return status_from_tail(
-            cid, step, type_, head, tail, length, task_flags,
+            cid,
+            # read only when task ids are needed (writes to match to tasks)
+            lambda: self.conn.execute(
+                "SELECT json_extract(CAST(metadata AS TEXT), '$.step') FROM checkpoints WHERE rowid = ?", (rowid,)
+            ).fetchone()[0],
+            type_, head, tail, length, task_flags,
             whole=lambda: self.conn.execute(
                 "SELECT type, checkpoint, metadata FROM checkpoints WHERE rowid = ?", (rowid,)
             ).fetchone(),
