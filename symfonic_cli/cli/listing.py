@@ -92,7 +92,7 @@ def list_run_states(
     """``threads list`` with --status/--session/--sort/--reverse/--with-size."""
     from symfonic_cli.threadkey import tenant_prefix
     from symfonic_cli.threadstate.listing import SORTS, run_state_rows
-    from symfonic_cli.model.nexttasks import STATUSES
+    from symfonic_cli.model.triggers import STATUSES
 
     if sub_tenant is not None and tenant is None:
         raise UsageError("--sub-tenant needs --tenant")

@@ -4,8 +4,12 @@ without decoding the rest."""
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
-from typing import Any
+
+# typing.TYPE_CHECKING without importing typing (the status listing loads this module).
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import Any
 
 
 class NeedMore(Exception):

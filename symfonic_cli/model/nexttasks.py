@@ -23,21 +23,24 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-PULL = "__pregel_pull"
-PUSH = "__pregel_push"
-TASKS = "__pregel_tasks"
-START = "__start__"
-INTERRUPT = "__interrupt__"
-ERROR = "__error__"
-RESUME = "__resume__"
-ERROR_SOURCE_NODE = "__error_source_node__"
-NULL_TASK_ID = "00000000-0000-0000-0000-000000000000"
-CONTROL_WRITES = frozenset((ERROR, ERROR_SOURCE_NODE, INTERRUPT, RESUME))
-BRANCH_PREFIX = "branch:to:"
-JOIN_PREFIX = "join:"
-NS_SEP = "|"
-
-STATUSES = ("interrupted", "error", "pending", "done")
+from symfonic_cli.model.triggers import (  # noqa: F401 - re-exported: nt.TASKS etc.
+    PULL,
+    PUSH,
+    TASKS,
+    START,
+    INTERRUPT,
+    ERROR,
+    RESUME,
+    ERROR_SOURCE_NODE,
+    NULL_TASK_ID,
+    CONTROL_WRITES,
+    BRANCH_PREFIX,
+    JOIN_PREFIX,
+    NS_SEP,
+    STATUSES,
+    newer as _newer,
+    trigger_node,
+)
 
 
 @dataclass
@@ -62,28 +65,6 @@ class RunState:
     next: list[str]
     interrupts: list[dict[str, Any]] = field(default_factory=list)
     errors: list[dict[str, Any]] = field(default_factory=list)
-
-
-def _newer(version: Any, seen: Any) -> bool:
-    # Versions are ints (in-memory saver) or zero-padded strings (the database savers): each
-    # store compares them as LangGraph does, within their own type.
-    if seen is None:
-        return version is not None
-    try:
-        return version > seen
-    except TypeError:
-        return str(version) > str(seen)
-
-
-def trigger_node(chan: str) -> str | None:
-    """The node a channel triggers (``__start__``, ``branch:to:X``, ``join:A+B:X``), else None."""
-    if chan == START:
-        return START
-    if chan.startswith(BRANCH_PREFIX):
-        return chan[len(BRANCH_PREFIX):]
-    if chan.startswith(JOIN_PREFIX) and chan.count(":") >= 2:
-        return chan.rsplit(":", 1)[1]
-    return None
 
 
 def trigger_channels(channel_versions: Iterable[str]) -> dict[str, list[str]]:

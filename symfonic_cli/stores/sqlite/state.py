@@ -84,7 +84,7 @@ class SqliteState:
         with_status: bool = True,
         statuses: "set[str] | None" = None,
     ) -> Iterator["ThreadRunState"]:
-        from symfonic_cli.model.run_state import ThreadRunState
+        from symfonic_cli.model.thread_row import ThreadRunState
 
         where, params = "", []
         if prefix:
