@@ -19,7 +19,12 @@ processes share the machine), and peak RSS of our processes.
 ``--before DIR`` adds both commands run from another checkout's ``symfonic_cli`` (e.g. main's),
 in the same interleaved runs, for a before/after comparison on the same machine load.
 
-Run: ``python benchmarks/bench_status.py [--threads N] [--runs R] [--before DIR]``.
+``--postgres`` times ``threads list --status`` on PostgreSQL instead, against the same aggregate
+run through psycopg: the same seed threads written by the real PostgresSaver into the
+benchmark cluster (benchmarks/pg.py, ``SYMFONIC_BENCH_POSTGRES_DSN`` for another server), their
+checkpoints, blobs and writes replicated with ``INSERT ... SELECT`` as on SQLite.
+
+Run: ``python benchmarks/bench_status.py [--threads N] [--runs R] [--before DIR] [--postgres]``.
 """
 
 from __future__ import annotations
@@ -100,6 +105,104 @@ def build(path: Path, threads: int) -> None:
     tmp.rename(path)
 
 
+RAW_STATUS_PG = (
+    "SELECT l.thread_id, bool_or(w.channel = '__interrupt__'), bool_or(w.channel = '__error__'), count(w.channel) "
+    "FROM (SELECT thread_id, max(checkpoint_id) AS cid FROM checkpoints WHERE checkpoint_ns = '' GROUP BY thread_id) AS l "
+    "LEFT JOIN checkpoint_writes w ON w.thread_id = l.thread_id AND w.checkpoint_ns = '' AND w.checkpoint_id = l.cid "
+    "GROUP BY l.thread_id"
+)
+PG_TABLES = ("checkpoints", "checkpoint_blobs", "checkpoint_writes")
+
+
+def build_postgres(server, threads: int) -> str:
+    """The PostgreSQL store of ``threads`` threads in the benchmark cluster, built when missing."""
+    import psycopg
+    from psycopg import sql
+
+    db = f"bench_status_{threads}"
+    done_mark = "symfonic status benchmark store, complete"
+    with psycopg.connect(server.url("postgres"), autocommit=True) as conn:
+        row = conn.execute("SELECT shobj_description(oid, 'pg_database') FROM pg_database WHERE datname = %s", (db,)).fetchone()
+        if row is not None and row[0] == done_mark:
+            return server.url(db)
+        if row is not None:  # an interrupted build
+            conn.execute(sql.SQL("DROP DATABASE {} WITH (FORCE)").format(sql.Identifier(db)))
+        conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(db)))
+    url = server.url(db)
+    from langgraph.checkpoint.postgres import PostgresSaver
+
+    from tests.support.run_state_scenarios import write_states
+    from tests.support.scenarios import long_thread
+
+    with PostgresSaver.from_conn_string(url) as saver:
+        saver.setup()
+        for i in range(3):
+            long_thread(saver, f"seed:_:long-{i}", 10)
+        write_states(saver)
+    with psycopg.connect(url, autocommit=True) as conn:
+        for table in PG_TABLES:
+            conn.execute(f"UPDATE {table} SET thread_id = 'state:' || thread_id WHERE thread_id NOT LIKE 'seed:%'")
+        long_seeds = [r[0] for r in conn.execute("SELECT DISTINCT thread_id FROM checkpoints WHERE thread_id LIKE 'seed:%'")]
+        state_seeds = [r[0] for r in conn.execute("SELECT DISTINCT thread_id FROM checkpoints WHERE thread_id LIKE 'state:%'")]
+        n_state = threads // 10 // len(state_seeds)
+        n_long = (threads - n_state * len(state_seeds)) // len(long_seeds)
+        for seeds, n in ((long_seeds, n_long), (state_seeds, n_state)):
+            for table in PG_TABLES:
+                cols = [r[0] for r in conn.execute(
+                    "SELECT column_name FROM information_schema.columns WHERE table_name = %s AND column_name <> 'thread_id' "
+                    "ORDER BY ordinal_position", (table,),
+                )]
+                listed = ", ".join(cols)
+                conn.execute(
+                    f"INSERT INTO {table} (thread_id, {listed}) "
+                    f"SELECT 'copy-' || mod(k, 400) || ':_:' || t.thread_id || '-' || k, {', '.join('t.' + c for c in cols)} "
+                    f"FROM {table} AS t, generate_series(1, %s) AS k WHERE t.thread_id = ANY(%s)",
+                    (n, seeds),
+                )
+        conn.execute("VACUUM ANALYZE")
+        conn.execute(sql.SQL("COMMENT ON DATABASE {} IS {}").format(sql.Identifier(db), sql.Literal(done_mark)))
+    return url
+
+
+def main_postgres(a) -> None:
+    from benchmarks import pg
+
+    server, why = pg.available(OUT / "pg")
+    if server is None:
+        raise SystemExit(why)
+    try:
+        t0 = time.perf_counter()
+        url = build_postgres(server, a.threads)
+        import psycopg
+
+        with psycopg.connect(url) as conn:
+            n_threads = conn.execute("SELECT count(DISTINCT thread_id) FROM checkpoints").fetchone()[0]
+            n_cp = conn.execute("SELECT count(*) FROM checkpoints").fetchone()[0]
+            n_w = conn.execute("SELECT count(*) FROM checkpoint_writes").fetchone()[0]
+        print(f"PostgreSQL store: {n_threads} threads, {n_cp} checkpoints, {n_w} writes (ready in {time.perf_counter() - t0:.0f} s)")
+        py = sys.executable
+        contenders = {
+            "raw status aggregate (psycopg)": [py, "-c", f"import psycopg\nwith psycopg.connect({url!r}) as c: c.execute({RAW_STATUS_PG!r}).fetchall()"],
+            "threads list --status": [py, "-m", "symfonic_cli", "threads", "list", "-s", url, "--status", "interrupted,error,pending", "-f", "json"],
+        }
+        times: dict[str, list[float]] = {k: [] for k in contenders}
+        cpu: dict[str, list[float]] = {k: [] for k in contenders}
+        for _ in range(a.runs):
+            for name, args in contenders.items():
+                dt, dc = _proc(args, str(ROOT.parent))
+                times[name].append(dt)
+                cpu[name].append(dc)
+        med = {k: statistics.median(v) for k, v in times.items()}
+        mcpu = {k: statistics.median(v) for k, v in cpu.items()}
+        ours, base = list(contenders)[1], list(contenders)[0]
+        print(
+            f"{ours:37s} {med[ours]:7.3f} s   {base:30s} {med[base]:7.3f} s   ratio {med[ours] / med[base]:.2f}x"
+            f"   (client CPU {mcpu[ours]:.3f} s vs {mcpu[base]:.3f} s; the server's work is not in it)"
+        )
+    finally:
+        server.stop()
+
+
 def _cpu() -> float:
     r = resource.getrusage(resource.RUSAGE_CHILDREN)
     return r.ru_utime + r.ru_stime
@@ -119,7 +222,11 @@ def main() -> None:
     ap.add_argument("--threads", type=int, default=20_000)
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--before", type=Path, help="another checkout whose symfonic_cli to time as well")
+    ap.add_argument("--postgres", action="store_true", help="time the listing on PostgreSQL instead")
     a = ap.parse_args()
+    if a.postgres:
+        main_postgres(a)
+        return
     OUT.mkdir(exist_ok=True)
     path = OUT / f"status-{a.threads}.db"
     t0 = time.perf_counter()

@@ -7,6 +7,7 @@ stderr; the option tables of the quick route are checked against the typer comma
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 
@@ -76,6 +77,25 @@ def _command_lines(store: str) -> list[tuple[list[str], dict | None, bool]]:
         (["threads", "list", "--store", "redis://u:hunter2@localhost/0"], None, True),
         (["threads", "list", "--store", s], {"SYMFONIC_DEBUG": "false", "SYMFONIC_CONNECT_TIMEOUT": "5"}, True),
         (["threads", "list", "--store", s + ".missing"], {"SYMFONIC_DEBUG": "no"}, True),
+        # The run-state listing: statuses, sessions, sorts, sizes and activity windows.
+        (["threads", "list", "--store", s, "--status", "interrupted,error,pending", "--format", "json"], None, True),
+        (["threads", "list", "--store", s, "--status", "done", "--status=pending", "-f", "jsonl"], None, True),
+        (["threads", "list", "--store", s, "--status", "done,bogus"], None, True),  # usage error, same line
+        (["threads", "list", "--store", s, "--status", ""], None, True),
+        (["threads", "list", "--store", s, "--status", "done", "--with-size", "--sort", "size", "--reverse"], None, True),
+        (["threads", "list", "--store", s, "--with-size", "--format", "json"], None, True),
+        (["threads", "list", "--store", s, "--sort", "checkpoints", "-n", "2"], None, True),
+        (["threads", "list", "--store", s, "--sort", "newest"], None, True),  # usage error, same line
+        (["threads", "list", "--store", s, "--reverse"], None, True),
+        (["threads", "list", "--store", s, "--session", "s-002", "--format", "json"], None, True),
+        (["threads", "list", "--store", s, "--session", ""], None, True),  # usage error, same line
+        (["threads", "list", "--store", s, "--tenant", "acme", "--status", "done", "--session", "s-001"], None, True),
+        (["threads", "list", "--store", s, "--inactive-for", "1d", "--format", "json"], None, True),
+        (["threads", "list", "--store", s, "--active-within", "3650d", "--status", "done"], None, True),
+        (["threads", "list", "--store", s, "--inactive-since", "2000-01-01"], None, True),
+        (["threads", "list", "--store", s, "--inactive-for", "90"], None, True),  # usage error, same line
+        (["threads", "list", "--store", s, "--inactive-for", "1d", "--inactive-since", "2000-01-01"], None, True),
+        (["threads", "list", "--status", "done"], {"SYMFONIC_STORE": s}, True),
         (["store", "info", "--store", s], None, True),
         (["store", "info", "-s", s, "--format", "json"], None, True),
         (["store", "info", "--format", "jsonl"], {"SYMFONIC_STORE": s}, True),
@@ -95,6 +115,13 @@ def _command_lines(store: str) -> list[tuple[list[str], dict | None, bool]]:
         (["threads", "list", "--store", s, "extra"], None, False),
         (["threads", "list", "--store", s, "--thread", "acme:eu:s-002"], None, False),
         (["threads", "list", "--store", s, "--"], None, False),
+        (["threads", "list", "--store", s, "--reverse", "--reverse"], None, False),
+        (["threads", "list", "--store", s, "--with-size=1"], None, False),
+        (["threads", "list", "--store", s, "--reverse=true"], None, False),
+        (["threads", "list", "--store", s, "--sort", "size", "--sort", "checkpoints"], None, False),
+        (["threads", "list", "--store", s, "--status", "--reverse"], None, False),
+        (["threads", "list", "--store", s, "--status"], None, False),
+        (["threads", "list", "--store", s, "--session", "-x"], None, False),
         (["threads", "lists", "--store", s], None, False),
         (["store", "info", "--store", s, "--tenant", "acme"], None, False),
         (["--connect-timeout", "5", "threads", "list", "--store", s], None, False),
@@ -172,11 +199,15 @@ def test_option_tables_match_the_typer_commands():
         params = _typer_params(words)
         spellings = {opt: p.name for p in params for opt in (*p.opts, *p.secondary_opts)}
         typer_only = fast.TYPER_ONLY.get(words, {})
-        assert spellings == {**table, **typer_only}, words
+        flags = fast.FLAGS.get(words, {})
+        assert spellings == {**table, **flags, **typer_only}, words
         for p in params:
             if p.name in typer_only.values():
                 continue
-            assert not p.is_flag and p.nargs == 1 and not p.multiple, (words, p.name)
+            if p.name in flags.values():
+                assert p.is_flag and not p.secondary_opts and p.default is False, (words, p.name)
+                continue
+            assert not p.is_flag and p.nargs == 1 and p.multiple == (p.name in fast.MULTI_PARAMS), (words, p.name)
             is_int = isinstance(p.type, click.types.IntParamType)
             assert is_int == (p.name in fast.INT_PARAMS), (words, p.name)
             if is_int:
@@ -214,3 +245,19 @@ def test_quick_route_imports_neither_typer_nor_click(sqlite_master):
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip().endswith("LOADED [] 0"), out[-300:]
+
+
+def test_run_state_listing_skips_typer_too(sqlite_master):
+    """``--status``/``--with-size``/``--sort``/``--reverse`` and an activity window: neither typer,
+    click nor langgraph is loaded (the statuses come from the stored bytes alone)."""
+    code = (
+        "import sys\nfrom symfonic_cli.cli.app import main\n"
+        f"try:\n    main(['threads', 'list', '--store', {str(sqlite_master)!r}, '--status', 'interrupted,error,pending,done',"
+        " '--with-size', '--sort', 'size', '--reverse', '--active-within', '36500d', '--format', 'json'])\n"
+        "except SystemExit as e:\n    code = e.code\n"
+        "print('LOADED', sorted(m for m in ('typer', 'click', 'rich', 'langgraph') if m in sys.modules), code)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip().endswith("LOADED [] 0"), out[-300:]
+    records = json.loads(out[: out.rindex("LOADED")])
+    assert records and all(r["status"] in ("interrupted", "error", "pending", "done") and r["size_bytes"] > 0 for r in records)

@@ -1,11 +1,13 @@
 """The quick route: ``threads list`` and ``store info`` without importing typer and click.
 
 These commands answer in tens of milliseconds, and typer with click costs about 50 ms more
-to import, which doubled ``threads list``. Only a plain command line takes this route: the
-two command words first, then known options, each given once with a value that needs no
-conversion beyond what is checked here. Anything else (help, completion, root options, an
-unknown, repeated or dash-leading option value, a number typer would have to judge, a bad
-environment value) goes to typer, which then gives the same result or its own usage error.
+to import, which doubled ``threads list`` (and was a tenth of ``threads list --status`` on a
+large store). Only a plain command line takes this route: the two command words first, then
+known options, each given once (``--status`` may repeat) with a value that needs no
+conversion beyond what is checked here, and bare flags. Anything else (help, completion, root
+options, an unknown, repeated or dash-leading option value, a flag with a value, a number typer
+would have to judge, a bad environment value) goes to typer, which then gives the same result
+or its own usage error.
 ``tests/test_fast_route.py`` runs both routes side by side and checks the option tables
 against the typer commands.
 """
@@ -45,26 +47,27 @@ ROUTES: dict[tuple[str, str], dict[str, str]] = {
         "-n": "limit",
         "--format": "fmt",
         "-f": "fmt",
-    },
-    ("store", "info"): {"--store": "store", "-s": "store", "--format": "fmt", "-f": "fmt"},
-}
-# Options only typer handles (flags, repeated values, choices): a command line using one of them
-# goes through typer. Spelling -> parameter name, as in ROUTES.
-TYPER_ONLY: dict[tuple[str, str], dict[str, str]] = {
-    ("threads", "list"): {
         "--status": "status",
         "--session": "session",
         "--sort": "sort",
-        "--reverse": "reverse",
-        "--with-size": "with_size",
-        # retention windows (retention/window.py) parse a duration or date: typer route
+        # retention windows (retention/window.py): the same parser as on the typer route
         "--inactive-for": "inactive_for",
         "--inactive-since": "inactive_since",
         "--active-within": "active_within",
     },
+    ("store", "info"): {"--store": "store", "-s": "store", "--format": "fmt", "-f": "fmt"},
 }
+# Flags (no value; True when given once), per command: spelling -> parameter name.
+FLAGS: dict[tuple[str, str], dict[str, str]] = {
+    ("threads", "list"): {"--reverse": "reverse", "--with-size": "with_size"},
+}
+# Options only typer handles: a command line using one of them goes through typer.
+# Spelling -> parameter name, as in ROUTES.
+TYPER_ONLY: dict[tuple[str, str], dict[str, str]] = {}
 # Parameters typer converts to int (0 to MAX_COUNT); only plain digits in range are taken here.
 INT_PARAMS = {"limit"}
+# Parameters that may be repeated: a list of their values in order (None when not given).
+MULTI_PARAMS = {"status"}
 # Parameters that fall back to an environment variable when not given (empty counts as unset).
 ENV_PARAMS = {"store": STORE_ENV}
 
@@ -88,11 +91,18 @@ def parse(argv: list[str]) -> Optional[tuple[tuple[str, str], dict]]:
         return None
     if any(arg.split("=", 1)[0] in TYPER_ONLY.get(words, ()) for arg in argv[2:]):
         return None
+    flags = FLAGS.get(words, {})
     params: dict = {}
     rest = argv[2:]
     i = 0
     while i < len(rest):
         arg = rest[i]
+        if arg in flags:
+            if flags[arg] in params:
+                return None
+            params[flags[arg]] = True
+            i += 1
+            continue
         if arg.startswith("--") and "=" in arg:
             name, value = arg.split("=", 1)
             i += 1
@@ -102,7 +112,12 @@ def parse(argv: list[str]) -> Optional[tuple[tuple[str, str], dict]]:
             name, value = arg, rest[i + 1]
             i += 2
         param = spec.get(name)
-        if param is None or param in params or value.startswith("-"):
+        if param is None or value.startswith("-"):
+            return None
+        if param in MULTI_PARAMS:
+            params.setdefault(param, []).append(value)
+            continue
+        if param in params:
             return None
         if param in INT_PARAMS:
             if not _digits(value) or len(value) > 12 or int(value) > MAX_COUNT:  # typer names the range
@@ -110,6 +125,8 @@ def parse(argv: list[str]) -> Optional[tuple[tuple[str, str], dict]]:
             params[param] = int(value)
         else:
             params[param] = value
+    for param in flags.values():
+        params.setdefault(param, False)
     for param in set(spec.values()) - params.keys():
         env = ENV_PARAMS.get(param)
         params[param] = (os.environ.get(env) or None) if env else None
@@ -139,7 +156,7 @@ def root_options() -> Optional[dict]:
 def _commands() -> dict[tuple[str, str], Callable[..., None]]:
     from symfonic_cli.cli import listing
 
-    return {("threads", "list"): listing.list_threads, ("store", "info"): listing.store_info}
+    return {("threads", "list"): listing.threads_list, ("store", "info"): listing.store_info}
 
 
 def run(argv: list[str], environment) -> bool:

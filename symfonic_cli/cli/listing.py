@@ -18,6 +18,38 @@ if TYPE_CHECKING:
 THREAD_COLUMNS = ("key", "tenant", "sub_tenant", "session", "checkpoints", "first_activity", "last_activity")
 
 
+def threads_list(
+    store: Optional[str],
+    tenant: Optional[str],
+    sub_tenant: Optional[str],
+    limit: Optional[int],
+    fmt: Optional[str],
+    *,
+    status: Optional[list[str]] = None,
+    session: Optional[str] = None,
+    sort: Optional[str] = None,
+    reverse: bool = False,
+    with_size: bool = False,
+    inactive_for: Optional[str] = None,
+    inactive_since: Optional[str] = None,
+    active_within: Optional[str] = None,
+    environment=None,
+) -> None:
+    """``threads list`` with every option parsed (the typer command and the quick route)."""
+    window = None
+    if inactive_for is not None or inactive_since is not None or active_within is not None:
+        from symfonic_cli.retention.window import window as activity_window
+
+        window = activity_window(inactive_for=inactive_for, inactive_since=inactive_since, active_within=active_within)
+    if status is None and session is None and sort is None and not reverse and not with_size:
+        list_threads(store, tenant, sub_tenant, limit, fmt, environment=environment, window=window)
+        return
+    list_run_states(
+        store, tenant, sub_tenant, limit, fmt, status=status, session=session, sort=sort, reverse=reverse, with_size=with_size,
+        window=window, environment=environment,
+    )
+
+
 def list_threads(
     store: Optional[str],
     tenant: Optional[str],
@@ -54,11 +86,13 @@ def _thread_record(t) -> dict:
     }
 
 
-def list_run_states(store, tenant, sub_tenant, limit, fmt, *, status, session, sort, reverse, with_size, window=None) -> None:
-    """``threads list`` with --status/--session/--sort/--reverse/--with-size (typer route only)."""
+def list_run_states(
+    store, tenant, sub_tenant, limit, fmt, *, status, session, sort, reverse, with_size, window=None, environment=None
+) -> None:
+    """``threads list`` with --status/--session/--sort/--reverse/--with-size."""
     from symfonic_cli.threadkey import tenant_prefix
     from symfonic_cli.threadstate.listing import SORTS, run_state_rows
-    from symfonic_cli.model.nexttasks import STATUSES
+    from symfonic_cli.model.triggers import STATUSES
 
     if sub_tenant is not None and tenant is None:
         raise UsageError("--sub-tenant needs --tenant")
@@ -79,7 +113,7 @@ def list_run_states(store, tenant, sub_tenant, limit, fmt, *, status, session, s
     from symfonic_cli import render
 
     columns = THREAD_COLUMNS + (("status",) if statuses is not None else ()) + (("size_bytes",) if with_size else ())
-    with open_for_reading(store) as st:
+    with open_for_reading(store, environment=environment) as st:
         rows = run_state_rows(
             st, prefix=tenant_prefix(tenant, sub_tenant) if tenant is not None else None, session=session,
             statuses=statuses, sort=chosen, reverse=reverse, with_size=with_size, limit=limit, window=window,

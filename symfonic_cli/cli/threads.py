@@ -35,13 +35,7 @@ def list_threads(
     active_within: Annotated[Optional[str], typer.Option("--active-within", help="Only threads active within this time (7d, 12h).")] = None,
 ) -> None:
     """One row per thread, newest activity first (activity is read from the checkpoint ids)."""
-    from symfonic_cli.retention.window import window as activity_window
-
-    window = activity_window(inactive_for=inactive_for, inactive_since=inactive_since, active_within=active_within)
-    if status is None and session is None and sort is None and not reverse and not with_size:
-        listing.list_threads(store, tenant, sub_tenant, limit, fmt, window=window)
-        return
-    listing.list_run_states(
-        store, tenant, sub_tenant, limit, fmt, status=status, session=session, sort=sort, reverse=reverse, with_size=with_size,
-        window=window,
+    listing.threads_list(
+        store, tenant, sub_tenant, limit, fmt, status=status, session=session, sort=sort, reverse=reverse,
+        with_size=with_size, inactive_for=inactive_for, inactive_since=inactive_since, active_within=active_within,
     )

@@ -4,8 +4,12 @@ without decoding the rest."""
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
-from typing import Any
+
+# typing.TYPE_CHECKING without importing typing (the status listing loads this module).
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import Any
 
 
 class NeedMore(Exception):
@@ -163,7 +167,7 @@ class _Reader:
 _TAIL_KEYS = ("channel_versions", "versions_seen", "updated_channels")
 
 
-_VERSIONS_KEY = b"\xb0channel_versions"
+VERSIONS_KEY = b"\xb0channel_versions"
 
 
 def parse_blob_end(
@@ -175,18 +179,18 @@ def parse_blob_end(
         return None
     stop = len(end)  # key occurrences starting before this offset are untried
     while True:
-        pos = end.rfind(_VERSIONS_KEY, 0, stop)
+        pos = end.rfind(VERSIONS_KEY, 0, stop)
         while pos >= 0:
             got = parse_tail(head, end[pos:], length)
             if got is not None:
                 return got
-            pos = end.rfind(_VERSIONS_KEY, 0, pos + len(_VERSIONS_KEY) - 1)
+            pos = end.rfind(VERSIONS_KEY, 0, pos + len(VERSIONS_KEY) - 1)
         if more is None or len(end) >= length:
             return None
         wider = more(min(length, max(len(end) * 4, 4096)))
         if not isinstance(wider, bytes) or len(wider) <= len(end) or not wider.endswith(end):
             return None
-        stop = len(wider) - len(end) + len(_VERSIONS_KEY) - 1
+        stop = len(wider) - len(end) + len(VERSIONS_KEY) - 1
         end = wider
 
 

@@ -23,21 +23,24 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-PULL = "__pregel_pull"
-PUSH = "__pregel_push"
-TASKS = "__pregel_tasks"
-START = "__start__"
-INTERRUPT = "__interrupt__"
-ERROR = "__error__"
-RESUME = "__resume__"
-ERROR_SOURCE_NODE = "__error_source_node__"
-NULL_TASK_ID = "00000000-0000-0000-0000-000000000000"
-CONTROL_WRITES = frozenset((ERROR, ERROR_SOURCE_NODE, INTERRUPT, RESUME))
-BRANCH_PREFIX = "branch:to:"
-JOIN_PREFIX = "join:"
-NS_SEP = "|"
-
-STATUSES = ("interrupted", "error", "pending", "done")
+from symfonic_cli.model.triggers import (  # noqa: F401 - re-exported: nt.TASKS etc.
+    PULL,
+    PUSH,
+    TASKS,
+    START,
+    INTERRUPT,
+    ERROR,
+    RESUME,
+    ERROR_SOURCE_NODE,
+    NULL_TASK_ID,
+    CONTROL_WRITES,
+    BRANCH_PREFIX,
+    JOIN_PREFIX,
+    NS_SEP,
+    STATUSES,
+    newer as _newer,
+    trigger_node,
+)
 
 
 @dataclass
@@ -64,27 +67,13 @@ class RunState:
     errors: list[dict[str, Any]] = field(default_factory=list)
 
 
-def _newer(version: Any, seen: Any) -> bool:
-    # Versions are ints (in-memory saver) or zero-padded strings (the database savers): each
-    # store compares them as LangGraph does, within their own type.
-    if seen is None:
-        return version is not None
-    try:
-        return version > seen
-    except TypeError:
-        return str(version) > str(seen)
-
-
 def trigger_channels(channel_versions: Iterable[str]) -> dict[str, list[str]]:
     """Node -> its trigger channels, as far as the checkpoint names them."""
     out: dict[str, list[str]] = {}
     for chan in channel_versions:
-        if chan == START:
-            out.setdefault(START, []).append(START)
-        elif chan.startswith(BRANCH_PREFIX):
-            out.setdefault(chan[len(BRANCH_PREFIX):], []).append(chan)
-        elif chan.startswith(JOIN_PREFIX) and chan.count(":") >= 2:
-            out.setdefault(chan.rsplit(":", 1)[1], []).append(chan)
+        node = trigger_node(chan)
+        if node is not None:
+            out.setdefault(node, []).append(chan)
     return out
 
 

@@ -7,14 +7,12 @@ stored class: msgpack blobs are unpacked with ``decoding.lean_loads`` (objects s
 
 from __future__ import annotations
 
-from collections import namedtuple
 from dataclasses import dataclass, field
 from typing import Any
 
 from symfonic_cli.model.nexttasks import TASKS
+from symfonic_cli.model.thread_row import ThreadRunState  # noqa: F401 - re-exported
 
-# One per listed thread: ThreadSummary's fields, the status (None: no root checkpoint), size or None.
-ThreadRunState = namedtuple("ThreadRunState", "key checkpoints first_checkpoint_id last_checkpoint_id status size_bytes")
 
 
 @dataclass

@@ -193,13 +193,19 @@ class StateProtocol(Protocol):
         ...
 
     def iter_run_states(
-        self, *, prefix: str | None = None, with_size: bool = False, with_status: bool = True
+        self,
+        *,
+        prefix: str | None = None,
+        with_size: bool = False,
+        with_status: bool = True,
+        statuses: set[str] | None = None,
     ) -> Iterator[ThreadRunState]:
         """OPTIONAL (found with getattr; ``threadstate.listing`` otherwise reads each thread with
         ``read_run_rows``). Every thread (keys starting with ``prefix``) with its status computed
         in the database from the latest root checkpoint's version maps and its pending writes'
         per-task flags (status None when ``with_status`` is False), and with ``with_size`` its
-        stored size; any order."""
+        stored size; any order. ``statuses``: the statuses the caller keeps (None: all); a store
+        may leave out threads with any other status, and skip reading their totals."""
         ...
 
 

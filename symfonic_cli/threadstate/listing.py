@@ -14,14 +14,19 @@ checkpoint without them, with pending Sends, or whose tail does not parse is rea
 
 from __future__ import annotations
 
-from symfonic_cli.model.run_state import ThreadRunState
-from symfonic_cli.model.run_status import root_status
+# typing.TYPE_CHECKING without importing typing (the status listing loads this module).
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from symfonic_cli.model.thread_row import ThreadRunState
 
 SORTS = ("last-activity", "first-activity", "checkpoints", "size")
 
 
 def _generic_run_states(store, prefix: str | None, with_size: bool, with_status: bool = True):
     """Thread by thread through ``read_run_rows``: stores without an aggregate ``iter_run_states``."""
+    from symfonic_cli.model.run_status import root_status
+    from symfonic_cli.model.thread_row import ThreadRunState
+
     for t in store.list_threads():
         if prefix and not t.key.startswith(prefix):
             continue
@@ -48,7 +53,7 @@ def run_state_rows(
     with_size: bool,
     limit: int | None,
     window=None,
-) -> list[ThreadRunState]:
+) -> list["ThreadRunState"]:
     """The listed threads, filtered and sorted; only the matching rows are kept in memory."""
     from symfonic_cli.threadkey import parse_key
 
@@ -56,7 +61,7 @@ def run_state_rows(
     need_status = statuses is not None
     source = getattr(store, "iter_run_states", None)
     if source is not None:
-        rows = source(prefix=prefix, with_size=need_size, with_status=need_status)
+        rows = source(prefix=prefix, with_size=need_size, with_status=need_status, statuses=statuses)
     else:
         rows = _generic_run_states(store, prefix, need_size, need_status)
     kept = []

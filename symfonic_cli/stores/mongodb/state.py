@@ -84,7 +84,12 @@ class MongoState:
 
     @_driver_errors_iter
     def iter_run_states(
-        self, *, prefix: str | None = None, with_size: bool = False, with_status: bool = True
+        self,
+        *,
+        prefix: str | None = None,
+        with_size: bool = False,
+        with_status: bool = True,
+        statuses: "set[str] | None" = None,
     ) -> Iterator["ThreadRunState"]:
         """Counts, ids and sizes ($bsonSize) grouped by the server; the latest root documents and
         their writes fetched a batch of threads at a time; each blob's version maps read from its

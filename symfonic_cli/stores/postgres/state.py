@@ -110,7 +110,12 @@ class PostgresState:
 
     @_translate_iter
     def iter_run_states(
-        self, *, prefix: str | None = None, with_size: bool = False, with_status: bool = True
+        self,
+        *,
+        prefix: str | None = None,
+        with_size: bool = False,
+        with_status: bool = True,
+        statuses: "set[str] | None" = None,
     ) -> Iterator["ThreadRunState"]:
         """Aggregates in the server, streamed in thread order and merged here; the version maps
         are read as JSONB, never a blob (``model.run_status``)."""

@@ -64,17 +64,27 @@ class SqliteState:
         ]
         return ThreadRunRows(latest, writes, n, namespaces, size, first, last)
 
-    # One pass over the primary key gives every thread's count, first/last id and latest root id;
-    # its latest root checkpoint is then looked up by key with only the END of its blob (the
-    # version maps are the blob's last fields), and its pending writes only when it has any.
+    # Thread by thread, in key order, by index seeks (no pass over every checkpoint): the
+    # latest root checkpoint by rowid with only the END of its blob (the version maps are the
+    # blob's last fields), the number of its pending writes, their flags only when it has some.
+    # A thread's totals (count, first and last id, size) are read only once its status is kept.
     _TAIL_BYTES = 1024
+    _FLAGS = (
+        "SELECT task_id, {path}, max(channel = '__interrupt__'), max(channel = '__error__'), "
+        "max(channel NOT IN ('__interrupt__', '__error__', '__resume__', '__error_source_node__')) "
+        "FROM writes WHERE thread_id = ? AND checkpoint_ns = '' AND checkpoint_id = ? GROUP BY task_id"
+    )
 
     @_translate_iter
     def iter_run_states(
-        self, *, prefix: str | None = None, with_size: bool = False, with_status: bool = True
+        self,
+        *,
+        prefix: str | None = None,
+        with_size: bool = False,
+        with_status: bool = True,
+        statuses: "set[str] | None" = None,
     ) -> Iterator["ThreadRunState"]:
-        from symfonic_cli.model.run_state import ThreadRunState
-        from symfonic_cli.model.run_status import status_from_tail
+        from symfonic_cli.model.thread_row import ThreadRunState
 
         where, params = "", []
         if prefix:
@@ -102,44 +112,63 @@ class SqliteState:
                         nxt_size = next(write_sizes, None)
                 yield ThreadRunState(str(key), n, first, last, None, size if with_size else None)
             return
-        flags_sql = (
-            "SELECT task_id, max(task_path), max(channel = '__interrupt__'), max(channel = '__error__'), "
-            "max(channel NOT IN ('__interrupt__', '__error__', '__resume__', '__error_source_node__')) "
-            "FROM writes WHERE thread_id = ? AND checkpoint_ns = '' AND checkpoint_id = ? GROUP BY task_id"
-            if self.has_task_path else
-            "SELECT task_id, NULL, max(channel = '__interrupt__'), max(channel = '__error__'), "
-            "max(channel NOT IN ('__interrupt__', '__error__', '__resume__', '__error_source_node__')) "
-            "FROM writes WHERE thread_id = ? AND checkpoint_ns = '' AND checkpoint_id = ? GROUP BY task_id"
-        )
+        from symfonic_cli.model.run_status import status_without_writes
+
+        if prefix:
+            # The key range (or the non-UTF-8 test) in one ordered pass over the index.
+            threads = f"t(tid) AS (SELECT thread_id FROM checkpoints WHERE {cond} GROUP BY thread_id)"
+        else:
+            # Every key, each found by one seek past the previous one.
+            threads = (
+                "t(tid) AS (SELECT (SELECT min(thread_id) FROM checkpoints) UNION ALL "
+                "SELECT (SELECT min(thread_id) FROM checkpoints WHERE thread_id > t.tid) FROM t WHERE t.tid IS NOT NULL)"
+            )
         rows = self.conn.cursor().execute(
-            "SELECT s.thread_id, s.n, s.first, s.last, s.size, s.rcid, c.rowid, c.type, "
-            "json_extract(CAST(c.metadata AS TEXT), '$.step'), length(c.checkpoint), substr(c.checkpoint, 1, 4), "
-            "substr(c.checkpoint, -?), "
-            "(SELECT count(*) FROM writes w WHERE w.thread_id = s.thread_id AND w.checkpoint_ns = '' AND w.checkpoint_id = s.rcid)"
-            + (", (SELECT sum(length(value)) FROM writes w WHERE w.thread_id = s.thread_id) " if with_size else ", 0 ")
-            + "FROM (SELECT thread_id, count(*) AS n, min(checkpoint_id) AS first, max(checkpoint_id) AS last, "
-            + ("sum(length(checkpoint) + coalesce(length(metadata), 0)) AS size, " if with_size else "0 AS size, ")
-            + "max(CASE WHEN checkpoint_ns = '' THEN checkpoint_id END) AS rcid "
-            f"FROM checkpoints WHERE 1 {where} GROUP BY thread_id) AS s "
-            "LEFT JOIN checkpoints c ON c.thread_id = s.thread_id AND c.checkpoint_ns = '' AND c.checkpoint_id = s.rcid",
-            [self._TAIL_BYTES, *params],
+            f"WITH RECURSIVE {threads} "
+            "SELECT t.tid, c.checkpoint_id, c.rowid, c.type, length(c.checkpoint), substr(c.checkpoint, 1, 4), "
+            "substr(c.checkpoint, -?), (SELECT count(*) FROM writes w WHERE w.thread_id = t.tid "
+            "AND w.checkpoint_ns = '' AND w.checkpoint_id = c.checkpoint_id) "
+            "FROM t LEFT JOIN checkpoints c ON c.rowid = (SELECT rowid FROM checkpoints x "
+            "WHERE x.thread_id = t.tid AND x.checkpoint_ns = '' ORDER BY x.checkpoint_id DESC LIMIT 1) "
+            "WHERE t.tid IS NOT NULL",
+            [*params, self._TAIL_BYTES],
         )
-        for key, n, first, last, size, cid, rowid, type_, step, length, head, tail, n_writes, write_size in rows:
+        totals_sql = (
+            "SELECT count(*), min(checkpoint_id), max(checkpoint_id)"
+            + (", sum(length(checkpoint) + coalesce(length(metadata), 0)), "
+               "(SELECT coalesce(sum(length(value)), 0) FROM writes WHERE thread_id = ?1) " if with_size else " ")
+            + "FROM checkpoints WHERE thread_id = ?1"
+        )
+        for key, cid, rowid, type_, length, head, tail, n_writes in rows:
             status = None
             if rowid is not None:
-                task_flags = {}
-                if n_writes:
-                    for tid, path, itr, err, out in self.conn.execute(flags_sql, (key, cid)):
-                        task_flags[tid] = (path, bool(itr), bool(err), bool(out))
-                status = status_from_tail(
-                    cid, step, type_, head, tail, length, task_flags,
-                    whole=lambda rowid=rowid: self.conn.execute(
-                        "SELECT type, checkpoint, metadata FROM checkpoints WHERE rowid = ?", (rowid,)
-                    ).fetchone(),
-                    more=lambda n, rowid=rowid: self.conn.execute(
-                        "SELECT substr(checkpoint, -?) FROM checkpoints WHERE rowid = ?", (n, rowid)
-                    ).fetchone()[0],
-                )
-            if with_size:
-                size += write_size or 0
-            yield ThreadRunState(str(key), n, first, last, status, size if with_size else None)
+                # No pending writes and a msgpack blob: the tail alone decides, in the common case.
+                if n_writes or type_ != "msgpack" or (status := status_without_writes(head, tail, length)) is None:
+                    status = self._root_status(key, cid, rowid, type_, length, head, tail, n_writes)
+            if statuses is not None and status not in statuses:
+                continue
+            n, first, last, *size = self.conn.execute(totals_sql, (key,)).fetchone()
+            yield ThreadRunState(str(key), n, first, last, status, (size[0] or 0) + size[1] if with_size else None)
+
+    def _root_status(self, key, cid, rowid, type_, length, head, tail, n_writes) -> str:
+        from symfonic_cli.model.run_status import status_from_tail
+
+        task_flags = {}
+        if n_writes:
+            flags_sql = self._FLAGS.format(path="max(task_path)" if self.has_task_path else "NULL")
+            for tid, path, itr, err, out in self.conn.execute(flags_sql, (key, cid)):
+                task_flags[tid] = (path, bool(itr), bool(err), bool(out))
+        return status_from_tail(
+            cid,
+            # read only when task ids are needed (writes to match to tasks)
+            lambda: self.conn.execute(
+                "SELECT json_extract(CAST(metadata AS TEXT), '$.step') FROM checkpoints WHERE rowid = ?", (rowid,)
+            ).fetchone()[0],
+            type_, head, tail, length, task_flags,
+            whole=lambda: self.conn.execute(
+                "SELECT type, checkpoint, metadata FROM checkpoints WHERE rowid = ?", (rowid,)
+            ).fetchone(),
+            more=lambda n: self.conn.execute(
+                "SELECT substr(checkpoint, -?) FROM checkpoints WHERE rowid = ?", (n, rowid)
+            ).fetchone()[0],
+        )
