@@ -75,14 +75,25 @@ class MongoRead:
         greatest checkpoint id is < ``last_before`` / >= ``last_from`` (keyset pagination)."""
         pipeline = self._window_pipeline(tenant, sub_tenant, last_before, last_from, after)
         pipeline += [{"$sort": {"_id": 1}}, {"$limit": int(limit)}, {"$project": {"_id": 1}}]
-        return [doc["_id"] for doc in self.checkpoints.aggregate(pipeline, collation=BINARY)]
+        return [doc["_id"] for doc in self.checkpoints.aggregate(pipeline, **self._binary_order())]
+
+    def _binary_order(self) -> dict:
+        """The aggregate option that makes ``$gt`` and ``$sort`` agree in byte order: none for a
+        collection without a default collation (binary already; some wire-compatible servers
+        sort case-insensitively when "simple" is named), else the simple collation."""
+        if getattr(self, "_default_collation", None) is None:
+            try:
+                self._default_collation = bool(self.checkpoints.options().get("collation"))
+            except Exception:  # no listCollections right: ask for binary explicitly
+                self._default_collation = True
+        return {"collation": BINARY} if self._default_collation else {}
 
     @_driver_errors
     def window_count(self, *, tenant: str | None = None, sub_tenant: str | None = None, last_before: str | None = None,
                      last_from: str | None = None) -> int:
         """How many threads ``window_keys`` pages through, counted in the database."""
         pipeline = self._window_pipeline(tenant, sub_tenant, last_before, last_from, None) + [{"$count": "n"}]
-        for doc in self.checkpoints.aggregate(pipeline, collation=BINARY):
+        for doc in self.checkpoints.aggregate(pipeline, **self._binary_order()):
             return int(doc["n"])
         return 0
 
