@@ -286,3 +286,4 @@ def aged_kind_store(any_kind):
     if any_kind.kind not in _aged:
         _aged[any_kind.kind] = _store(any_kind)
     return any_kind, _aged[any_kind.kind]
+

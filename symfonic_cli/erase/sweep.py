@@ -151,7 +151,7 @@ def run_sweep(req, env: Environment) -> None:
                 terminal = _open_terminal(req, env)
             # The first batch is selected and planned before the confirmation: a thread of it that
             # an agent writes while the operator reads is then reported skipped-active.
-            first = [store.erase_plan(k, extra) for k in store.window_keys(**window, limit=min(batch, max(total, 1)))]
+            first = [store.erase_plan(k, extra) for k in store.window_keys(**window, limit=min(batch, total))] if total else []
             plan_out = terminal.writer if terminal is not None else (out if human else None)
             if plan_out is not None:
                 _print_sweep_plan(plan_out, req, store_name, total, batch, first[:SAMPLE], now, esc)
@@ -253,7 +253,7 @@ class _Sweep:
                         break
                     keys = self.store.window_keys(**self.window, after=plans[-1].key, limit=min(self.batch, self.total - self.done))
                     plans = [self.store.erase_plan(k, self.extra) for k in keys]
-                if self.stop is None and interrupt.asked:
+                if self.stop is None and interrupt.asked and self.done < self.total:
                     self.stop = (INTERRUPTED, EXIT_INTERRUPTED, True)
         except KeyboardInterrupt:  # a second Ctrl-C between two threads
             self.stop = (INTERRUPTED, EXIT_INTERRUPTED, True)

@@ -84,7 +84,8 @@ class SqliteRead:
             return [k for k in keys if after is None or k > after][:limit]
         where, params = self._window_where(tenant, sub_tenant, after)
         having, bounds = self._window_having(last_before, last_from)
-        sql = f"SELECT thread_id FROM checkpoints {where} GROUP BY thread_id {having} ORDER BY thread_id LIMIT ?"
+        # Byte order, named: a column declared with another collation (NOCASE) must not fold keys.
+        sql = f"SELECT thread_id FROM checkpoints {where} GROUP BY thread_id COLLATE BINARY {having} ORDER BY thread_id COLLATE BINARY LIMIT ?"
         return [k for (k,) in self.conn.execute(sql, [*params, *bounds, limit])]
 
     @_translate_errors
@@ -95,7 +96,7 @@ class SqliteRead:
             return sum(1 for _ in self.list_threads(tenant=tenant, sub_tenant=sub_tenant, last_before=last_before, last_from=last_from))
         where, params = self._window_where(tenant, sub_tenant, None)
         having, bounds = self._window_having(last_before, last_from)
-        sql = f"SELECT count(*) FROM (SELECT 1 FROM checkpoints {where} GROUP BY thread_id {having})"
+        sql = f"SELECT count(*) FROM (SELECT 1 FROM checkpoints {where} GROUP BY thread_id COLLATE BINARY {having})"
         return self.conn.execute(sql, [*params, *bounds]).fetchone()[0]
 
     def _window_where(self, tenant, sub_tenant, after) -> tuple[str, list]:
@@ -104,7 +105,7 @@ class SqliteRead:
             cond, params = self._prefix_where(tenant_prefix(tenant, sub_tenant))
             conds.append(cond)
         if after is not None:
-            conds.append("thread_id > ?")
+            conds.append("thread_id COLLATE BINARY > ?")
             params = [*params, after]
         return ("WHERE " + " AND ".join(conds) if conds else ""), list(params)
 
