@@ -35,6 +35,7 @@ from symfonic_cli.errors import (
     SymfonicError,
     ThreadActiveError,
 )
+from symfonic_cli.erase.run import Stopped  # run.py imports this module inside run(): no cycle
 from symfonic_cli.location import scrub
 
 DEFAULT_BATCH = 500
@@ -175,20 +176,20 @@ def run_sweep(req, env: Environment) -> None:
             except SymfonicError as exc:
                 reason = f"finishing after the erase failed: {scrub(exc.line(), req.location)}"
                 notes.append(reason)
-                stop = stop or (reason, exc.exit_code, True)
+                stop = stop or Stopped(reason, exc.exit_code)
         finally:
             store.close()
         summary = sweep.summary(stop)
-        tail: dict[str, Any] = {"summary": summary, "interrupted": bool(stop and stop[1] == EXIT_INTERRUPTED)}
+        tail: dict[str, Any] = {"summary": summary, "interrupted": bool(stop and stop.exit_code == EXIT_INTERRUPTED)}
         if stop is not None:
-            tail["stopped"] = stop[0]
+            tail["stopped"] = stop.reason
         tail.update({"notes": notes, "not_erased": ep.NOT_ERASED})
-        if receipt_file is not None and (stop is None or stop[2]):
+        if receipt_file is not None and (stop is None or stop.receipt_file_ok):
             try:
                 receipt_file.append({"record": "end", **header, **tail})
             except ReceiptWriteError as exc:
-                stop = stop or (f"{exc} (the end line; every thread's line was written)", EXIT_STORE, False)
-                tail["stopped"] = stop[0]
+                stop = stop or Stopped(f"{exc} (the end line; every thread's line was written)", EXIT_STORE, False)
+                tail["stopped"] = stop.reason
         if human:
             from symfonic_cli.render import json_dumps
 
@@ -210,7 +211,7 @@ def run_sweep(req, env: Environment) -> None:
             terminal.close()
     if stop is not None:
         raise StoppedError(
-            f"{stop[0]}; {summary['threads']} of {total} thread(s) done, {summary['erased']} erased", stop[1])
+            f"{stop.reason}; {summary['threads']} of {total} thread(s) done, {summary['erased']} erased", stop.exit_code)
     if sweep.failed:
         raise EraseIncomplete(EXIT_STORE if sweep.unverified else EXIT_UNEXPECTED)
 
@@ -230,7 +231,7 @@ class _Sweep:
         self.counts = dict.fromkeys(ep.STATUSES, 0)
         self.done = 0
         self.failed = self.unverified = self.recent = 0
-        self.stop: tuple[str, int, bool] | None = None
+        self.stop: Stopped | None = None
         self._slow = _env_float(FAULT_SLOW_THREAD)
 
     def run(self, first: list) -> None:
@@ -244,7 +245,7 @@ class _Sweep:
                 while plans and self.stop is None:
                     for plan in plans:
                         if interrupt.asked:
-                            self.stop = (INTERRUPTED, EXIT_INTERRUPTED, True)
+                            self.stop = Stopped(INTERRUPTED, EXIT_INTERRUPTED)
                             break
                         self._one(plan)
                         if self.stop is not None:
@@ -254,11 +255,11 @@ class _Sweep:
                     keys = self.store.window_keys(**self.window, after=plans[-1].key, limit=min(self.batch, self.total - self.done))
                     plans = [self.store.erase_plan(k, self.extra) for k in keys]
                 if self.stop is None and interrupt.asked and self.done < self.total:
-                    self.stop = (INTERRUPTED, EXIT_INTERRUPTED, True)
+                    self.stop = Stopped(INTERRUPTED, EXIT_INTERRUPTED)
         except KeyboardInterrupt:  # a second Ctrl-C between two threads
-            self.stop = (INTERRUPTED, EXIT_INTERRUPTED, True)
+            self.stop = Stopped(INTERRUPTED, EXIT_INTERRUPTED)
         except SymfonicError as exc:  # selecting or planning the next page failed
-            self.stop = (f"stopped: {scrub(exc.line(), self.req.location)}", exc.exit_code, True)
+            self.stop = Stopped(f"stopped: {scrub(exc.line(), self.req.location)}", exc.exit_code)
         finally:
             self.progress.end(self.done)
 
@@ -275,7 +276,7 @@ class _Sweep:
             # Whether this thread's transaction committed is unknown: say so, and stop.
             what = "interrupted" if isinstance(exc, KeyboardInterrupt) else f"unexpected {type(exc).__name__}: {scrub(str(exc), req.location)}"
             result = ep.failed(plan, f"{what}; the erase may or may not have committed, rerun to know", now, req.grace)
-            self.stop = (what, EXIT_INTERRUPTED if isinstance(exc, KeyboardInterrupt) else EXIT_UNEXPECTED, True)
+            self.stop = Stopped(what, EXIT_INTERRUPTED if isinstance(exc, KeyboardInterrupt) else EXIT_UNEXPECTED)
         else:
             result = ep.outcome(plan, deleted, remaining, now, req.grace)
         result.time = datetime.now(timezone.utc)
@@ -293,11 +294,11 @@ class _Sweep:
             self.failed += 1
             self.unverified += result.remaining is None
         self.recent += "warning" in entry
-        if self.receipt_file is not None and (self.stop is None or self.stop[2]):
+        if self.receipt_file is not None and (self.stop is None or self.stop.receipt_file_ok):
             try:
                 self.receipt_file.append({"record": "thread", **self.header, **entry})
             except ReceiptWriteError as exc:
-                self.stop = self.stop or (str(exc), EXIT_STORE, False)
+                self.stop = self.stop or Stopped(str(exc), EXIT_STORE, False)
         self.progress.clear()
         self.lines.write(f"{result.status} {self.esc(result.key)}{_detail(result, self.esc)}\n")
         self.lines.flush()
