@@ -72,8 +72,17 @@ class PostgresRead:
         greatest checkpoint id is < ``last_before`` / >= ``last_from`` (keyset pagination)."""
         where, params = self._window_where(tenant, sub_tenant, after)
         having, bounds = _window_having(last_before, last_from)
-        sql = f'SELECT thread_id FROM checkpoints {where} GROUP BY thread_id {having} ORDER BY thread_id COLLATE "C" LIMIT %s'
-        return [str(k) for (k,) in self.conn.execute(sql, [*params, *bounds, limit]).fetchall()]
+        # Under a byte-order collation the primary key's order is the key order: the index serves
+        # the GROUP BY and the LIMIT ends the scan. Under any other, byte order is asked for.
+        order = "thread_id" if self._c_collation else 'thread_id COLLATE "C"'
+        sql = f"SELECT thread_id FROM checkpoints {where} GROUP BY thread_id {having} ORDER BY {order} LIMIT %s"
+        if not self._c_collation:
+            return [str(k) for (k,) in self.conn.execute(sql, [*params, *bounds, limit]).fetchall()]
+        with self.conn.transaction():
+            # The planner's estimate favours a hash aggregate of every row after ``after`` (the
+            # whole table for each page); the index-ordered aggregate stops at the LIMIT.
+            self.conn.execute("SET LOCAL enable_hashagg = off")
+            return [str(k) for (k,) in self.conn.execute(sql, [*params, *bounds, limit]).fetchall()]
 
     @_translate_errors
     def window_count(self, *, tenant: str | None = None, sub_tenant: str | None = None, last_before: str | None = None,
@@ -89,7 +98,7 @@ class PostgresRead:
         if tenant is not None:
             where, params = self._prefix_where(tenant_prefix(tenant, sub_tenant))
         if after is not None:
-            where = (where + " AND " if where else "WHERE ") + 'thread_id COLLATE "C" > %s'
+            where = (where + " AND " if where else "WHERE ") + ("thread_id > %s" if self._c_collation else 'thread_id COLLATE "C" > %s')
             params = [*params, after]
         return where, list(params)
 
