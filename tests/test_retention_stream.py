@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from tests.support.cli import run
+from tests.test_erase_exact import prefix_store  # noqa: F401 - fixture: stores in every encoding and collation
 from tests.support.old_threads import write_aged
 
 DAY = timedelta(days=1)
@@ -286,4 +287,23 @@ def aged_kind_store(any_kind):
     if any_kind.kind not in _aged:
         _aged[any_kind.kind] = _store(any_kind)
     return any_kind, _aged[any_kind.kind]
+
+
+
+def test_pages_in_every_encoding_and_collation(prefix_store):
+    """Keyset pages of one key each over stores whose text compares in UTF-16 code units (SQLite
+    UTF-16), under an ICU collation (PostgreSQL) or as BSON strings: every key once, none missed,
+    the tenant's prefix exact. ``--inactive-for 0s``: every thread written before the command."""
+    from tests.test_erase_exact import ALL, INSIDE, _saved_keys
+
+    kind, url = prefix_store
+    r = run("thread", "erase", "-s", url, "--inactive-for", "0s", "--tenant", "acme", "--batch-size", "1", "--yes", "-f", "json")
+    assert r.code == 0, r.err
+    swept = [t["key"] for t in json.loads(r.out)["threads"]]
+    assert sorted(swept) == sorted(INSIDE) and len(swept) == len(set(swept))
+    assert _saved_keys(kind, url) == set(ALL) - set(INSIDE)
+    r = run("thread", "erase", "-s", url, "--inactive-for", "0s", "--batch-size", "2", "--yes", "-f", "json")
+    assert r.code == 0, r.err
+    assert sorted(t["key"] for t in json.loads(r.out)["threads"]) == sorted(set(ALL) - set(INSIDE))
+    assert _saved_keys(kind, url) == set()
 
