@@ -16,7 +16,6 @@ from pathlib import Path
 import pytest
 
 from tests.support.cli import run
-from tests.test_erase_exact import prefix_store  # noqa: F401 - fixture: stores in every encoding and collation
 from tests.support.old_threads import write_aged
 
 DAY = timedelta(days=1)
@@ -290,13 +289,26 @@ def aged_kind_store(any_kind):
 
 
 
-def test_pages_in_every_encoding_and_collation(prefix_store):
+@pytest.fixture(params=["sqlite-utf8", "sqlite-utf16le", "sqlite-utf16be", "postgres-c", "postgres-icu", "mongodb"])
+def encoded_store(request, tmp_path):
+    """tests/test_erase_exact.py's stores of tenant keys and near misses, in every encoding and collation."""
+    from tests import test_erase_exact as exact
+
+    kind = request.param
+    if kind.startswith("sqlite"):
+        return "sqlite", exact._sqlite_store(tmp_path, {"sqlite-utf8": "UTF-8", "sqlite-utf16le": "UTF-16le", "sqlite-utf16be": "UTF-16be"}[kind])
+    if kind.startswith("postgres"):
+        return "postgres", exact._postgres_store(request, kind == "postgres-icu")
+    return "mongodb", exact._mongo_store(request)
+
+
+def test_pages_in_every_encoding_and_collation(encoded_store):
     """Keyset pages of one key each over stores whose text compares in UTF-16 code units (SQLite
     UTF-16), under an ICU collation (PostgreSQL) or as BSON strings: every key once, none missed,
     the tenant's prefix exact. ``--inactive-for 0s``: every thread written before the command."""
     from tests.test_erase_exact import ALL, INSIDE, _saved_keys
 
-    kind, url = prefix_store
+    kind, url = encoded_store
     r = run("thread", "erase", "-s", url, "--inactive-for", "0s", "--tenant", "acme", "--batch-size", "1", "--yes", "-f", "json")
     assert r.code == 0, r.err
     swept = [t["key"] for t in json.loads(r.out)["threads"]]
