@@ -121,6 +121,12 @@ def test_batch_size_goes_with_a_sweep(sqlite_store, tmp_path):
     assert run("thread", "erase", "-s", str(sqlite_store), "--inactive-for", "36500d", "--batch-size", "1", "--yes").code == 0
 
 
+def _interruptible() -> None:
+    # A child inherits an ignored SIGINT (the suite may run as a background job): an operator's
+    # terminal delivers it, so the child gets the default disposition back.
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def _wait_for(predicate, proc, what: str, timeout: float = 120) -> None:
     deadline = time.monotonic() + timeout
     while not predicate():
@@ -140,7 +146,7 @@ def test_interrupted_sweep_stops_between_threads_and_a_rerun_finishes(any_kind, 
     receipt = tmp_path / "erase.jsonl"
     argv = [sys.executable, "-m", "symfonic_cli", "thread", "erase", "-s", url, "--inactive-for", "90d",
             "--batch-size", "3", "--yes", "-f", "json", "--receipt", str(receipt)]
-    proc = subprocess.Popen(argv, env=_subprocess_env(SYMFONIC_FAULT_SLOW_THREAD="0.6"),
+    proc = subprocess.Popen(argv, env=_subprocess_env(SYMFONIC_FAULT_SLOW_THREAD="0.6"), preexec_fn=_interruptible,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         _wait_for(lambda: _thread_records(receipt) >= 2, proc, "two thread records")
@@ -238,7 +244,7 @@ def test_interrupted_export_leaves_no_bundle(sqlite_kind, suffix, tmp_path):
     folder.mkdir()
     target = folder / f"idle{suffix}"
     argv = [sys.executable, "-m", "symfonic_cli", "thread", "export", "-s", url, "--inactive-for", "90d", "--batch-size", "2", "-o", str(target)]
-    proc = subprocess.Popen(argv, env=_subprocess_env(SYMFONIC_FAULT_SLOW_THREAD="1"),
+    proc = subprocess.Popen(argv, env=_subprocess_env(SYMFONIC_FAULT_SLOW_THREAD="1"), preexec_fn=_interruptible,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         _wait_for(lambda: any(p.name.startswith(".idle") for p in folder.iterdir()), proc, "the partial bundle")
@@ -319,3 +325,22 @@ def test_pages_in_every_encoding_and_collation(encoded_store):
     assert sorted(t["key"] for t in json.loads(r.out)["threads"]) == sorted(set(ALL) - set(INSIDE))
     assert _saved_keys(kind, url) == set()
 
+
+
+def test_an_ignored_sigint_stays_ignored(sqlite_kind, tmp_path):
+    """Started with SIGINT ignored (a script's background job, nohup): the sweep keeps it ignored."""
+    url = _store(sqlite_kind)
+    receipt = tmp_path / "erase.jsonl"
+    argv = [sys.executable, "-m", "symfonic_cli", "thread", "erase", "-s", url, "--inactive-for", "90d", "--yes", "--receipt", str(receipt)]
+    proc = subprocess.Popen(argv, env=_subprocess_env(SYMFONIC_FAULT_SLOW_THREAD="0.3"),
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN),
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        _wait_for(lambda: _thread_records(receipt) >= 1, proc, "a thread record")
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 0, err
+    assert records(receipt)[-1]["summary"]["erased"] == len(IDLE)

@@ -55,7 +55,8 @@ class _Interrupt:
         self._old = None
 
     def __enter__(self) -> _Interrupt:
-        if threading.current_thread() is threading.main_thread():
+        # Not when SIGINT is ignored (a background job of a script, nohup): the parent meant it.
+        if threading.current_thread() is threading.main_thread() and signal.getsignal(signal.SIGINT) is not signal.SIG_IGN:
             self._old = signal.signal(signal.SIGINT, self._handle)
         return self
 
