@@ -38,6 +38,7 @@ MAX_CONNECT_TIMEOUT = 3600.0
 # inf and overflow are usage errors naming the range, on both routes.
 MAX_COUNT = 1_000_000_000  # --limit; --index from -MAX_COUNT to MAX_COUNT
 MAX_JOBS = 64
+MAX_BATCH = 100_000  # --batch-size (thread erase/export sweeps), from 1
 MAX_FORMAT_VERSION = 1_000_000
 
 

@@ -8,6 +8,7 @@ import typer
 
 from symfonic_cli.cli.common import check_format, environment, store_options
 from symfonic_cli.cli.options import (
+    BatchSizeOpt,
     FormatOpt,
     SessionOpt,
     StoreOpt,
@@ -45,6 +46,7 @@ def erase(
     fmt: FormatOpt = None,
     inactive_for: Annotated[Optional[str], typer.Option("--inactive-for", help="A retention sweep: every thread (of --tenant [--sub-tenant]) whose last activity is older than this (90d, 12h, 2w).")] = None,
     inactive_since: Annotated[Optional[str], typer.Option("--inactive-since", help="A retention sweep: every thread with no activity since this ISO 8601 date or time.")] = None,
+    batch_size: BatchSizeOpt = None,
 ) -> int:
     """Erase threads (every checkpoint, namespace and write, plus declared extra tables), one transaction per thread.
 
@@ -62,6 +64,8 @@ def erase(
         ERASE, threads=thread, tenant=tenant, sub_tenant=sub_tenant, session=session, all_sessions=all_sessions,
         from_file=from_file, inactive_for=inactive_for, inactive_since=inactive_since, environment=env,
     )
+    if batch_size is not None and chosen.window is None:
+        raise UsageError("--batch-size goes with a retention sweep (--inactive-for/--inactive-since)")
     if operator is not None and not operator.strip():
         raise UsageError("--operator is empty")
     if ticket is not None and not ticket:
@@ -81,5 +85,6 @@ def erase(
         operator=operator,
         ticket=ticket,
         missing_ok=missing_ok,
+        batch_size=batch_size,
     )
     run(request, env)

@@ -10,6 +10,7 @@ import typer
 from symfonic_cli.cli.common import check_format, environment, store_options
 from symfonic_cli.cli.erase import app
 from symfonic_cli.cli.options import (
+    BatchSizeOpt,
     FormatOpt,
     SessionOpt,
     StoreOpt,
@@ -41,6 +42,7 @@ def export(
     fmt: FormatOpt = None,
     inactive_for: Annotated[Optional[str], typer.Option("--inactive-for", help="Every thread (of --tenant [--sub-tenant]) whose last activity is older than this (90d, 12h, 2w).")] = None,
     inactive_since: Annotated[Optional[str], typer.Option("--inactive-since", help="Every thread with no activity since this ISO 8601 date or time.")] = None,
+    batch_size: BatchSizeOpt = None,
 ) -> None:
     """Export threads' transcripts to a bundle with a manifest (read-only; never overwrites without --force).
 
@@ -60,6 +62,8 @@ def export(
         ERASE, threads=thread, tenant=tenant, sub_tenant=sub_tenant, session=session, all_sessions=all_sessions,
         from_file=from_file, inactive_for=inactive_for, inactive_since=inactive_since, environment=env,
     )
+    if batch_size is not None and chosen.window is None:
+        raise UsageError("--batch-size goes with a retention sweep (--inactive-for/--inactive-since)")
     out_format = check_format(fmt)
     location = resolve_store(store)
     request = ExportRequest(
@@ -77,5 +81,6 @@ def export(
         window=chosen.window,
         tenant=chosen.tenant,
         sub_tenant=chosen.sub_tenant,
+        batch_size=batch_size,
     )
     run(request, environment())

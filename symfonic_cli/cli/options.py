@@ -6,6 +6,7 @@ from typing import Annotated, Optional
 
 import typer
 
+from symfonic_cli.cli.common import MAX_BATCH
 from symfonic_cli.location import STORE_ENV
 
 StoreOpt = Annotated[
@@ -29,5 +30,14 @@ FormatOpt = Annotated[
         "-f",
         help="table, text, json or jsonl (default: table on a terminal, text otherwise).",
         case_sensitive=False,
+    ),
+]
+BatchSizeOpt = Annotated[
+    Optional[int],
+    typer.Option(
+        "--batch-size",
+        min=1,
+        max=MAX_BATCH,
+        help=f"A retention sweep (--inactive-for/--inactive-since) reads, plans and handles N threads at a time (1 to {MAX_BATCH}; default 500).",
     ),
 ]

@@ -58,6 +58,7 @@ class EraseRequest:
     operator: str | None = None  # None: the login name, else uid:N
     ticket: str | None = None
     missing_ok: bool = False
+    batch_size: int | None = None  # a retention sweep's page size (erase/sweep.py); None: its default
 
 
 def default_operator() -> str:
@@ -87,6 +88,12 @@ def run(req: EraseRequest, environment: Environment | None = None) -> None:
     from symfonic_cli.stores import open_store
 
     env = environment or Environment()
+    if req.selection.window is not None:
+        # A retention sweep can select any number of threads: streamed, batch by batch.
+        from symfonic_cli.erase.sweep import run_sweep
+
+        run_sweep(req, env)
+        return
     out, err = env.stdout, env.stderr
     human = req.fmt not in ("json", "jsonl")
     extra = ep.parse_extra(req.location.options)
@@ -102,12 +109,7 @@ def run(req: EraseRequest, environment: Environment | None = None) -> None:
             # A dry run makes the real run's checks too (and exits as it would), changing nothing.
             notes = store.erase_prepare(extra, dry_run=req.dry_run)
             sel = req.selection
-            if sel.window is not None:
-                # Selected in the database by the greatest checkpoint id (retention/window.py).
-                keys = sorted(t.key for t in store.list_threads(
-                    tenant=sel.tenant, sub_tenant=sel.sub_tenant, last_before=sel.window.last_before, last_from=sel.window.last_from))
-            else:
-                keys = list(sel.keys) if sel.keys is not None else store.thread_keys_with_prefix(sel.prefix or "")
+            keys = list(sel.keys) if sel.keys is not None else store.thread_keys_with_prefix(sel.prefix or "")
             plans = [store.erase_plan(k, extra) for k in keys]
             suggester, misses = _misses(store, plans, req, receipt_file, store_name)
             needs_confirm = not req.dry_run and not req.yes and bool(ep.to_erase(plans))
@@ -215,8 +217,6 @@ def _check_outcome(req: EraseRequest, outcomes, plans, misses, suggester, stop: 
     if missing:
         listed = ", ".join(f"'{k}'" for k in missing[:5]) + (", ..." if len(missing) > 5 else "")
         raise NotFoundError(f"{len(missing)} requested threads not found in {where}: {listed} (suggestions in the plan and receipt; --missing-ok to accept)")
-    if req.selection.window is not None:
-        return  # a sweep that finds nothing idle is a normal outcome
     if req.selection.keys is None and not plans:
         raise NotFoundError(f"no thread matches the prefix '{req.selection.prefix}' in {where}", hint="--missing-ok to accept")
 
@@ -359,10 +359,7 @@ def _erase_all(store, plans, misses, extra, req: EraseRequest, now, out: TextIO,
             stop = None
             try:
                 # the store compares what it deletes with the plan inside the transaction
-                if req.selection.window is not None:
-                    deleted = store.erase_thread(plan.key, extra, between=between, expected=plan.rows, idle_before=req.selection.window.last_before)
-                else:
-                    deleted = store.erase_thread(plan.key, extra, between=between, expected=plan.rows)
+                deleted = store.erase_thread(plan.key, extra, between=between, expected=plan.rows)
                 remaining = store.remaining_rows(plan.key, extra)
             except ThreadActiveError as exc:
                 result = ep.skipped_active(plan, exc.line())

@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import hashlib
 import io
+import time
 from dataclasses import dataclass
 from datetime import datetime, timezone
-from typing import Any, TextIO
+from typing import Any
 
 from symfonic_cli import __version__
 from symfonic_cli.environment import Environment
@@ -31,6 +32,7 @@ class ExportRequest:
     window: Any = None  # retention.window.ActivityWindow: threads idle since its cut-off
     tenant: str | None = None
     sub_tenant: str | None = None
+    batch_size: int | None = None  # a retention selection's page size (keyset pagination by key)
 
 
 def transcript_bytes(rows, tools: bool) -> bytes:
@@ -72,30 +74,11 @@ def _iso(checkpoint_id: str | None) -> str | None:
     return t.isoformat() if t else None
 
 
-class _Progress:
-    """``exported i/N`` on stderr, rewritten in place, only when stderr is a terminal."""
-
-    def __init__(self, err: TextIO, total: int) -> None:
-        try:
-            self.on = err.isatty()
-        except (AttributeError, ValueError):
-            self.on = False
-        self.err, self.total = err, total
-
-    def step(self, done: int) -> None:
-        if self.on and (done == self.total or done % 25 == 0):
-            self.err.write(f"\rexported {done}/{self.total}")
-            self.err.flush()
-
-    def end(self) -> None:
-        if self.on and self.total:
-            self.err.write("\n")
-            self.err.flush()
-
-
 def run(req: ExportRequest, environment: Environment | None = None) -> None:
     """Write the bundle; raises the error that ends the run (usage, not found, store)."""
     from symfonic_cli.erase.run import receipt_store
+    from symfonic_cli.erase.sweep import FAULT_SLOW_THREAD, _env_float
+    from symfonic_cli.progress import Progress
     from symfonic_cli.export.bundle import MANIFEST, Bundle, check_target
     from symfonic_cli.export.names import UniqueNames
     from symfonic_cli.render import escape_inline as esc
@@ -107,6 +90,7 @@ def run(req: ExportRequest, environment: Environment | None = None) -> None:
     env = environment or Environment()
     out, err = env.stdout, env.stderr
     kind = check_target(req.output, req.force)
+    slow = _env_float(FAULT_SLOW_THREAD)
     created = datetime.now(timezone.utc)
     where = req.location.display
     store = open_store(req.location, writable=False, **req.options)
@@ -118,9 +102,8 @@ def run(req: ExportRequest, environment: Environment | None = None) -> None:
                 summary = store.thread_summary(key)
                 (found if summary is not None else missing).append((key, summary) if summary is not None else key)
         elif req.window is not None:
-            found = [(t.key, t) for t in store.list_threads(
-                tenant=req.tenant, sub_tenant=req.sub_tenant, last_before=req.window.last_before, last_from=req.window.last_from)]
-            found.sort(key=lambda pair: pair[0])
+            # Counted in the database, then read a page of keys at a time: nothing grows with the count.
+            found = _IdleThreads(store, req)
         else:
             # Keys holding only pending writes (no checkpoint) have no transcript: not listed.
             found = [(k, s) for k in store.thread_keys_with_prefix(req.prefix or "") if (s := store.thread_summary(k)) is not None]
@@ -136,10 +119,10 @@ def run(req: ExportRequest, environment: Environment | None = None) -> None:
         if req.keys is None and req.window is None and not found and not req.missing_ok:
             raise NotFoundError(f"no thread matches the prefix '{req.prefix}' in {where}; nothing exported", hint="--missing-ok to accept")
         bundle = Bundle(req.output, kind)
+        entries = _Entries()
         try:
             names = UniqueNames()
-            entries = []
-            progress = _Progress(err, len(found))
+            progress = Progress(err, "exported", len(found))
             for n, (key, summary) in enumerate(found, start=1):
                 result = read_transcript(store, key, tools=req.tools)
                 for warning in result.warnings:
@@ -164,21 +147,25 @@ def run(req: ExportRequest, environment: Environment | None = None) -> None:
                     bundle.add(entry["state_file"], state)
                 entries.append(entry)
                 progress.step(n)
-            progress.end()
-            manifest = {
+                if slow:
+                    time.sleep(slow)
+            progress.end(len(entries))
+            head = {
                 "tool_version": __version__,
                 "created": created.isoformat().replace("+00:00", "Z"),
                 "store": receipt_store(req.location),
                 "selection": req.selection,
-                "threads": entries,
             }
-            if missing:
-                manifest["not_found"] = missing
-            bundle.add(MANIFEST, (json_dumps(manifest, indent=2) + "\n").encode("utf-8"))
+            tail = {"not_found": missing} if missing else {}
+            with entries.manifest(head, tail) as manifest:
+                bundle.add_file(MANIFEST, manifest, manifest.seek(0, 2))
             bundle.commit(req.force)
         except BaseException:
+            # Ctrl-C (exit 130) or any error: the partial bundle beside the target goes; nothing at the target.
             bundle.discard()
             raise
+        finally:
+            entries.close()
     finally:
         store.close()
     if req.fmt in ("json", "jsonl"):
@@ -190,3 +177,79 @@ def run(req: ExportRequest, environment: Environment | None = None) -> None:
             line += f"; {len(missing)} not found"
         out.write(line + "\n")
     out.flush()
+
+
+class _IdleThreads:
+    """The threads of a retention window as (key, summary) pairs, in key order, read a page at a
+    time (``window_keys``); ``len`` is the count the database gives."""
+
+    def __init__(self, store, req: ExportRequest) -> None:
+        from symfonic_cli.erase.sweep import DEFAULT_BATCH
+
+        w = req.window
+        self.store, self.batch = store, req.batch_size or DEFAULT_BATCH
+        self.window = {"tenant": req.tenant, "sub_tenant": req.sub_tenant, "last_before": w.last_before, "last_from": w.last_from}
+        self.total = store.window_count(**self.window)
+
+    def __len__(self) -> int:
+        return self.total
+
+    def __bool__(self) -> bool:
+        return True  # nothing idle is an empty bundle, not a miss
+
+    def __iter__(self):
+        after, n = None, 0
+        while n < self.total:
+            keys = self.store.window_keys(**self.window, after=after, limit=min(self.batch, self.total - n))
+            if not keys:
+                return
+            after = keys[-1]
+            for key in keys:
+                summary = self.store.thread_summary(key)
+                if summary is not None:  # erased meanwhile: nothing to export
+                    n += 1
+                    yield key, summary
+
+
+class _Entries:
+    """The manifest's per-thread entries, spooled to an anonymous temporary file (0600, gone on
+    close) rather than held in memory; ``manifest`` writes the whole manifest.json from it."""
+
+    def __init__(self) -> None:
+        import tempfile
+
+        self.file = tempfile.TemporaryFile("w+b")
+        self.count = 0
+
+    def __len__(self) -> int:
+        return self.count
+
+    def append(self, entry: dict[str, Any]) -> None:
+        from symfonic_cli.render import json_dumps
+
+        self.file.write(json_dumps(entry).encode("utf-8") + b"\n")
+        self.count += 1
+
+    def manifest(self, head: dict[str, Any], tail: dict[str, Any]):
+        """manifest.json (the document ``json_dumps(..., indent=2)`` would give), in a temporary file at offset 0."""
+        import json
+        import tempfile
+
+        from symfonic_cli.render import json_dumps
+
+        out = tempfile.TemporaryFile("w+b")
+
+        def member(name: str, value: Any) -> bytes:
+            return (f"  {json_dumps(name)}: " + json_dumps(value, indent=2).replace("\n", "\n  ")).encode("utf-8")
+
+        out.write(b"{\n" + b"".join(member(k, v) + b",\n" for k, v in head.items()) + b'  "threads": [')
+        self.file.seek(0)
+        for n, line in enumerate(self.file):
+            text = json_dumps(json.loads(line), indent=2).replace("\n", "\n    ")
+            out.write((b",\n    " if n else b"\n    ") + text.encode("utf-8"))
+        out.write((b"\n  ]" if self.count else b"]") + b"".join(b",\n" + member(k, v) for k, v in tail.items()) + b"\n}\n")
+        out.flush()
+        return out
+
+    def close(self) -> None:
+        self.file.close()

@@ -61,6 +61,27 @@ class ReadProtocol(Protocol):
 
     def thread_summary(self, key: str) -> ThreadSummary | None: ...
 
+    def window_keys(
+        self,
+        *,
+        tenant: str | None = None,
+        sub_tenant: str | None = None,
+        last_before: str | None = None,
+        last_from: str | None = None,
+        after: str | None = None,
+        limit: int = 500,
+    ) -> list[str]:
+        """A page of a retention sweep (keyset pagination): up to ``limit`` keys greater than
+        ``after``, in the store's binary key order, of the threads ``list_threads`` gives for the
+        same window; the database groups, filters and orders."""
+        ...
+
+    def window_count(
+        self, *, tenant: str | None = None, sub_tenant: str | None = None, last_before: str | None = None, last_from: str | None = None
+    ) -> int:
+        """The number of threads ``window_keys`` pages through, counted in the database."""
+        ...
+
     def info(self) -> StoreInfo: ...
 
     # -- one thread

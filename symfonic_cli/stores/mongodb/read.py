@@ -69,6 +69,57 @@ class MongoRead:
             yield _summary(doc, doc["_id"])
 
     @_driver_errors
+    def window_keys(self, *, tenant: str | None = None, sub_tenant: str | None = None, last_before: str | None = None,
+                    last_from: str | None = None, after: str | None = None, limit: int = 500) -> list[str]:
+        """One page of a retention sweep: the keys (binary order, after ``after``) of the threads whose
+        greatest checkpoint id is < ``last_before`` / >= ``last_from`` (keyset pagination)."""
+        pipeline = self._window_pipeline(tenant, sub_tenant, last_before, last_from, after)
+        pipeline += [{"$sort": {"_id": 1}}, {"$limit": int(limit)}, {"$project": {"_id": 1}}]
+        return [doc["_id"] for doc in self.checkpoints.aggregate(pipeline, **self._binary_order())]
+
+    def _binary_order(self) -> dict:
+        """The aggregate option that makes ``$gt`` and ``$sort`` agree in byte order: none for a
+        collection without a default collation (binary already; some wire-compatible servers
+        sort case-insensitively when "simple" is named), else the simple collation."""
+        if getattr(self, "_default_collation", None) is None:
+            try:
+                self._default_collation = bool(self.checkpoints.options().get("collation"))
+            except Exception:  # no listCollections right: ask for binary explicitly
+                self._default_collation = True
+        return {"collation": BINARY} if self._default_collation else {}
+
+    @_driver_errors
+    def window_count(self, *, tenant: str | None = None, sub_tenant: str | None = None, last_before: str | None = None,
+                     last_from: str | None = None) -> int:
+        """How many threads ``window_keys`` pages through, counted in the database."""
+        pipeline = self._window_pipeline(tenant, sub_tenant, last_before, last_from, None) + [{"$count": "n"}]
+        for doc in self.checkpoints.aggregate(pipeline, **self._binary_order()):
+            return int(doc["n"])
+        return 0
+
+    def _window_pipeline(self, tenant, sub_tenant, last_before, last_from, after) -> list[dict]:
+        match: dict = {"$type": "string"}
+        if tenant is not None:
+            match.update(_prefix_range(tenant_prefix(_string_literal(tenant, "tenant"), sub_tenant)))
+        if after is not None:
+            lower = _string_literal(after, "thread key")
+            if "$gte" in match and match["$gte"] > lower:
+                pass  # the prefix's lower end is already above the last key
+            else:
+                match.pop("$gte", None)
+                match["$gt"] = lower
+        window: dict = {"$type": "string"}
+        if last_before is not None:
+            window["$lt"] = last_before
+        if last_from is not None:
+            window["$gte"] = last_from
+        return [
+            {"$match": {"thread_id": match}},
+            {"$group": {"_id": "$thread_id", "last": {"$max": "$checkpoint_id"}}},
+            {"$match": {"last": window}},
+        ]
+
+    @_driver_errors
     def thread_summary(self, key: str) -> ThreadSummary | None:
         pipeline = [
             {"$match": {"thread_id": _string_literal(key, "thread key")}},

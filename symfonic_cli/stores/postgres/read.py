@@ -66,6 +66,43 @@ class PostgresRead:
             yield ThreadSummary(str(key), n, first, last)
 
     @_translate_errors
+    def window_keys(self, *, tenant: str | None = None, sub_tenant: str | None = None, last_before: str | None = None,
+                    last_from: str | None = None, after: str | None = None, limit: int = 500) -> list[str]:
+        """One page of a retention sweep: the keys (bytewise order, after ``after``) of the threads whose
+        greatest checkpoint id is < ``last_before`` / >= ``last_from`` (keyset pagination)."""
+        where, params = self._window_where(tenant, sub_tenant, after)
+        having, bounds = _window_having(last_before, last_from)
+        # Under a byte-order collation the primary key's order is the key order: the index serves
+        # the GROUP BY and the LIMIT ends the scan. Under any other, byte order is asked for.
+        order = "thread_id" if self._c_collation else 'thread_id COLLATE "C"'
+        sql = f"SELECT thread_id FROM checkpoints {where} GROUP BY thread_id {having} ORDER BY {order} LIMIT %s"
+        if not self._c_collation:
+            return [str(k) for (k,) in self.conn.execute(sql, [*params, *bounds, limit]).fetchall()]
+        with self.conn.transaction():
+            # The planner's estimate favours a hash aggregate of every row after ``after`` (the
+            # whole table for each page); the index-ordered aggregate stops at the LIMIT.
+            self.conn.execute("SET LOCAL enable_hashagg = off")
+            return [str(k) for (k,) in self.conn.execute(sql, [*params, *bounds, limit]).fetchall()]
+
+    @_translate_errors
+    def window_count(self, *, tenant: str | None = None, sub_tenant: str | None = None, last_before: str | None = None,
+                     last_from: str | None = None) -> int:
+        """How many threads ``window_keys`` pages through, counted in the database."""
+        where, params = self._window_where(tenant, sub_tenant, None)
+        having, bounds = _window_having(last_before, last_from)
+        sql = f"SELECT count(*) FROM (SELECT 1 FROM checkpoints {where} GROUP BY thread_id {having}) AS idle"
+        return int(self.conn.execute(sql, [*params, *bounds]).fetchone()[0])
+
+    def _window_where(self, tenant, sub_tenant, after) -> tuple[str, list]:
+        where, params = "", []
+        if tenant is not None:
+            where, params = self._prefix_where(tenant_prefix(tenant, sub_tenant))
+        if after is not None:
+            where = (where + " AND " if where else "WHERE ") + ("thread_id > %s" if self._c_collation else 'thread_id COLLATE "C" > %s')
+            params = [*params, after]
+        return where, list(params)
+
+    @_translate_errors
     def thread_summary(self, key: str) -> ThreadSummary | None:
         row = self.conn.execute(
             "SELECT count(*), min(checkpoint_id), max(checkpoint_id) FROM checkpoints WHERE thread_id = %s",
@@ -267,3 +304,14 @@ class PostgresRead:
         )
         for ns, cid, task_id, idx, type_, blob in self._stream(sql, (key,)):
             yield MessageWrite(ns, cid, task_id, idx, type_, bytes(blob) if blob is not None else None)
+
+
+def _window_having(last_before, last_from) -> tuple[str, list]:
+    having, bounds = [], []
+    if last_before is not None:
+        having.append('max(checkpoint_id) COLLATE "C" < %s')
+        bounds.append(last_before)
+    if last_from is not None:
+        having.append('max(checkpoint_id) COLLATE "C" >= %s')
+        bounds.append(last_from)
+    return ("HAVING " + " AND ".join(having) if having else ""), bounds

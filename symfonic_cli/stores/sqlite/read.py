@@ -73,6 +73,54 @@ class SqliteRead:
             yield ThreadSummary(key, n, first, last)
 
     @_translate_errors
+    def window_keys(self, *, tenant: str | None = None, sub_tenant: str | None = None, last_before: str | None = None,
+                    last_from: str | None = None, after: str | None = None, limit: int = 500) -> list[str]:
+        """One page of a retention sweep: the keys (in key order, after ``after``) of the threads whose
+        greatest checkpoint id is < ``last_before`` / >= ``last_from``; the primary key's order
+        serves the GROUP BY and the LIMIT stops the scan (keyset pagination, nothing held between pages)."""
+        if self._has_blob_keys():
+            # Keys stored as BLOBs sort apart from text: the merged listing, sliced (not streamed).
+            keys = sorted(t.key for t in self.list_threads(tenant=tenant, sub_tenant=sub_tenant, last_before=last_before, last_from=last_from))
+            return [k for k in keys if after is None or k > after][:limit]
+        where, params = self._window_where(tenant, sub_tenant, after)
+        having, bounds = self._window_having(last_before, last_from)
+        # Byte order, named: a column declared with another collation (NOCASE) must not fold keys.
+        sql = f"SELECT thread_id FROM checkpoints {where} GROUP BY thread_id COLLATE BINARY {having} ORDER BY thread_id COLLATE BINARY LIMIT ?"
+        return [k for (k,) in self.conn.execute(sql, [*params, *bounds, limit])]
+
+    @_translate_errors
+    def window_count(self, *, tenant: str | None = None, sub_tenant: str | None = None, last_before: str | None = None,
+                     last_from: str | None = None) -> int:
+        """How many threads ``window_keys`` pages through, counted in the database."""
+        if self._has_blob_keys():
+            return sum(1 for _ in self.list_threads(tenant=tenant, sub_tenant=sub_tenant, last_before=last_before, last_from=last_from))
+        where, params = self._window_where(tenant, sub_tenant, None)
+        having, bounds = self._window_having(last_before, last_from)
+        sql = f"SELECT count(*) FROM (SELECT 1 FROM checkpoints {where} GROUP BY thread_id COLLATE BINARY {having})"
+        return self.conn.execute(sql, [*params, *bounds]).fetchone()[0]
+
+    def _window_where(self, tenant, sub_tenant, after) -> tuple[str, list]:
+        conds, params = [], []
+        if tenant is not None:
+            cond, params = self._prefix_where(tenant_prefix(tenant, sub_tenant))
+            conds.append(cond)
+        if after is not None:
+            conds.append("thread_id COLLATE BINARY > ?")
+            params = [*params, after]
+        return ("WHERE " + " AND ".join(conds) if conds else ""), list(params)
+
+    @staticmethod
+    def _window_having(last_before, last_from) -> tuple[str, list]:
+        having, bounds = [], []
+        if last_before is not None:
+            having.append("max(checkpoint_id) < ?")
+            bounds.append(last_before)
+        if last_from is not None:
+            having.append("max(checkpoint_id) >= ?")
+            bounds.append(last_from)
+        return ("HAVING " + " AND ".join(having) if having else ""), bounds
+
+    @_translate_errors
     def thread_summary(self, key: str) -> ThreadSummary | None:
         row = self.conn.execute(
             "SELECT count(*), min(checkpoint_id), max(checkpoint_id) FROM checkpoints WHERE thread_id = ?",
