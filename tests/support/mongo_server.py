@@ -122,6 +122,10 @@ def mongodb_backend(tmp_path_factory) -> Iterator[MongoBackend]:
     backend.server = server  # type: ignore[attr-defined]
     backends.register(backend)
     yield backend
-    backend.cleanup()
     if server is not None:
+        # The suite's own server keeps its data in a temporary folder: stopping it is the cleanup
+        # (dropping hundreds of databases one by one took ~30 s).
+        backend.client.close()
         server.stop()
+    else:
+        backend.cleanup()
