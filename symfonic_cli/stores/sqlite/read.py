@@ -44,13 +44,7 @@ class SqliteRead:
             cond, params = self._prefix_where(tenant_prefix(tenant, sub_tenant))
             where = "WHERE " + cond
         # Retention windows (retention/window.py): bounds on the greatest checkpoint id.
-        having, bounds = [], []
-        if last_before is not None:
-            having.append("max(checkpoint_id) < ?")
-            bounds.append(last_before)
-        if last_from is not None:
-            having.append("max(checkpoint_id) >= ?")
-            bounds.append(last_from)
+        having, bounds = self._window_having(last_before, last_from)
         sql = (
             "SELECT thread_id, count(*), min(checkpoint_id), max(checkpoint_id) "
             f"FROM checkpoints {where} GROUP BY thread_id "
@@ -63,7 +57,7 @@ class SqliteRead:
             yield from (kept if limit is None else kept[:limit])
             return
         if having:
-            sql += "HAVING " + " AND ".join(having) + " "
+            sql += having + " "
             params = params + bounds
         sql += "ORDER BY max(checkpoint_id) DESC, thread_id"
         if limit is not None:
