@@ -20,6 +20,7 @@ class Progress:
         self.start = time.monotonic()
         self._drawn = 0.0
         self._shown = False
+        self._width = 0
 
     def step(self, done: int, *, force: bool = False) -> None:
         if not self.on:
@@ -28,17 +29,21 @@ class Progress:
         if not force and done != self.total and now - self._drawn < _EVERY:
             return
         self._drawn = now
-        # \r and erase-to-end-of-line: the line is rewritten in place.
-        self.err.write(f"\r\x1b[K{self.verb} {done:,}/{self.total:,} threads, {now - self.start:.0f} s")
+        # Rewritten in place with \r and spaces over the rest of the last line: no escape sequence
+        # at all, so NO_COLOR and TERM=dumb terminals get the same clean line.
+        line = f"{self.verb} {done:,}/{self.total:,} threads, {now - self.start:.0f} s"
+        self.err.write("\r" + line + " " * max(0, self._width - len(line)))
         self.err.flush()
+        self._width = len(line)
         self._shown = True
 
     def clear(self) -> None:
         """Take the line away before other output goes to the same terminal."""
         if self.on and self._shown:
-            self.err.write("\r\x1b[K")
+            self.err.write("\r" + " " * self._width + "\r")
             self.err.flush()
             self._shown = False
+            self._width = 0
 
     def end(self, done: int) -> None:
         """The last state stays on screen, on its own line."""
