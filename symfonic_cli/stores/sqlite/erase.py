@@ -67,6 +67,7 @@ class SqliteErase:
             for col, _ in table.match:
                 if col not in cols:
                     raise StoreError(f"declared erase_extra column '{col}' does not exist in table '{table.name}'")
+        self._refuse_triggers([*self._ERASE_CORE, *(t.name for t in extra)], shown)
         if dry_run:
             return []  # the checks above are the real run's; nothing below may change a thing
         self.conn.execute("PRAGMA secure_delete = ON")
@@ -74,6 +75,26 @@ class SqliteErase:
         self.conn.execute("BEGIN IMMEDIATE")
         self.conn.execute("ROLLBACK")
         return []
+
+    def _refuse_triggers(self, tables: list[str], shown: str) -> None:
+        """A trigger on a table the erase deletes from would run the store's own code inside each
+        thread's transaction (it could delete another thread's rows, unseen by the plan check, which
+        counts only the statement's own rows): refused before anything is deleted. SQLite cannot turn
+        triggers off for one connection on every Python this runs on. SqliteSaver creates none."""
+        names = {t.lower() for t in tables}  # SQLite table names match without ASCII case
+        found = [
+            (str(name), str(table)) for name, table in self.conn.execute(
+                "SELECT name, tbl_name FROM sqlite_master WHERE type = 'trigger' ORDER BY name")
+            if isinstance(table, str) and table.lower() in names
+        ]
+        if found:
+            listed = ", ".join(f"'{n}' on '{t}'" for n, t in found[:5])  # escaped where printed
+            more = f" and {len(found) - 5} more" if len(found) > 5 else ""
+            raise StoreError(
+                f"{shown} has triggers on the tables an erase deletes from ({listed}{more}); "
+                "they would run inside the erase and could change other threads: refused, nothing was deleted",
+                hint="drop the triggers (the LangGraph saver creates none), or erase with the application's own tooling",
+            )
 
     @_translate_errors
     def thread_keys_with_prefix(self, prefix: str) -> list[str]:
