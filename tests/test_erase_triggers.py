@@ -54,3 +54,44 @@ def test_a_trigger_elsewhere_does_not_stop_the_erase(sqlite_store):
     assert json.loads(res.out)["summary"]["erased"] == 1
     after = _rows(sqlite_store)
     assert after[ASKED] == 0 and after[OTHER] == before[OTHER]
+
+
+def _pg_rows(conn) -> dict[str, int]:
+    return {
+        key: sum(conn.execute(f"SELECT count(*) FROM {t} WHERE thread_id = %s", (key,)).fetchone()[0]
+                 for t in ("checkpoints", "checkpoint_blobs", "checkpoint_writes"))
+        for key in (ASKED, OTHER)
+    }
+
+
+@pytest.mark.parametrize("what", ["trigger", "rule", "disabled"])
+@pytest.mark.parametrize("dry_run", [False, True])
+def test_postgres_triggers_and_rules_on_erased_tables_are_refused(request, what, dry_run):
+    import psycopg
+
+    from tests.conftest import backend_for
+
+    url = backend_for("postgres", request).new_store()
+    with psycopg.connect(url, autocommit=True) as conn:
+        if what == "rule":
+            conn.execute(f"CREATE RULE sneaky AS ON DELETE TO checkpoint_writes DO ALSO "
+                         f"DELETE FROM checkpoints WHERE thread_id = '{OTHER}'")
+        else:
+            conn.execute(f"CREATE FUNCTION sneaky() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN "
+                         f"DELETE FROM checkpoints WHERE thread_id = '{OTHER}'; RETURN OLD; END $$")
+            conn.execute("CREATE TRIGGER sneaky AFTER DELETE ON checkpoint_blobs FOR EACH ROW EXECUTE FUNCTION sneaky()")
+            if what == "disabled":
+                conn.execute("ALTER TABLE checkpoint_blobs DISABLE TRIGGER sneaky")
+        before = _pg_rows(conn)
+    assert all(before.values())
+    res = run("thread", "erase", "-s", url, "-t", ASKED, "--yes", "-f", "json", *(["--dry-run"] if dry_run else []))
+    with psycopg.connect(url, autocommit=True) as conn:
+        after = _pg_rows(conn)
+    if what == "disabled":  # a disabled trigger runs nothing: the erase goes ahead
+        assert res.code == 0, res.err
+        assert after[OTHER] == before[OTHER] and after[ASKED] == (before[ASKED] if dry_run else 0)
+        return
+    assert res.code == 4, res.err
+    assert "triggers or rules on the tables an erase deletes from" in res.err and "'sneaky' on 'checkpoint" in res.err
+    assert res.out == ""
+    assert after == before

@@ -66,6 +66,29 @@ class PostgresErase:
                 denied.append(name)
         if denied:
             raise StoreError(f"missing privilege on {where}: no DELETE on {', '.join(denied)}: nothing was deleted")
+        self._refuse_triggers(c, [quoted_identifier(t.name) for t in extra] + list(self._ERASE_CORE))
+
+    def _refuse_triggers(self, c: Any, regclasses: list[str]) -> None:
+        """Triggers (not disabled) and rewrite rules on a table the erase deletes from would run the
+        store's own code inside each thread's transaction and could delete another thread's rows,
+        unseen by the plan check (it counts the statement's own rows): refused before anything is
+        deleted. Turning them off needs a superuser (session_replication_role); the saver creates none.
+        Foreign keys' own triggers (tgisinternal) are the schema's declared cascades and stay."""
+        found = c.execute(
+            "SELECT t.tgname::text, c.relname::text FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid "
+            "WHERE NOT t.tgisinternal AND t.tgenabled <> 'D' AND t.tgrelid = ANY(%s::regclass[]) "
+            "UNION ALL SELECT r.rulename::text, c.relname::text FROM pg_rewrite r JOIN pg_class c ON c.oid = r.ev_class "
+            "WHERE r.rulename <> '_RETURN' AND r.ev_class = ANY(%s::regclass[]) ORDER BY 1",
+            (regclasses, regclasses),
+        ).fetchall()
+        if found:
+            listed = ", ".join(f"'{n}' on '{t}'" for n, t in found[:5])  # escaped where printed
+            more = f" and {len(found) - 5} more" if len(found) > 5 else ""
+            raise StoreError(
+                f"{self.location.display} has triggers or rules on the tables an erase deletes from ({listed}{more}); "
+                "they would run inside the erase and could change other threads: refused, nothing was deleted",
+                hint="drop or disable them (the LangGraph saver creates none), or erase with the application's own tooling",
+            )
 
     @_translate_errors
     def erase_prepare(self, extra: tuple["ExtraTable", ...], *, dry_run: bool = False) -> list[str]:
