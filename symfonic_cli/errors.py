@@ -10,6 +10,7 @@ EXIT_STORE = 4
 EXIT_FINDINGS = 5  # compat report: a --fail-on finding is present
 EXIT_NOT_CONFIRMED = 6  # erase: no confirmation, nothing deleted
 EXIT_MIGRATE_INCOMPLETE = 7  # migrate: a thread in conflict, refused, failed or not verified
+EXIT_WRITTEN_AGAIN = 8  # erase: committed, but rows of the thread were found after the commit
 EXIT_INTERRUPTED = 130  # Ctrl-C (128 + SIGINT), or end of input at a prompt
 EXIT_BROKEN_PIPE = 1  # the reader went away (| head): silent, as click ends every command it runs
 
@@ -72,7 +73,8 @@ class StoppedError(SymfonicError):
 
 class EraseIncomplete(SymfonicError):
     """erase: some thread failed; its receipt record already says why, so no further line is printed
-    (EXIT_STORE when the rows left are unknown, else EXIT_UNEXPECTED)."""
+    (EXIT_STORE when a thread rolled back or its rows left are unknown, else EXIT_WRITTEN_AGAIN:
+    each failed erase committed and verification found the thread written again)."""
 
     def __init__(self, exit_code: int) -> None:
         super().__init__("")

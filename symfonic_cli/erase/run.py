@@ -18,6 +18,7 @@ from symfonic_cli.errors import (
     EXIT_INTERRUPTED,
     EXIT_STORE,
     EXIT_UNEXPECTED,
+    EXIT_WRITTEN_AGAIN,
     EraseIncomplete,
     NotConfirmedError,
     NotFoundError,
@@ -207,7 +208,7 @@ def _check_outcome(req: EraseRequest, outcomes, plans, misses, suggester, stop: 
         raise StoppedError(f"{stop.reason}; erased {len(erased)} thread(s): {listed}", stop.exit_code)
     failures = [o for o in outcomes if o.status == ep.FAILED]
     if failures:
-        raise EraseIncomplete(EXIT_STORE if any(o.remaining is None for o in failures) else EXIT_UNEXPECTED)
+        raise EraseIncomplete(EXIT_STORE if any(o.remaining is None for o in failures) else EXIT_WRITTEN_AGAIN)
     if req.missing_ok:
         return
     where = req.location.display

@@ -28,6 +28,7 @@ from symfonic_cli.errors import (
     EXIT_INTERRUPTED,
     EXIT_STORE,
     EXIT_UNEXPECTED,
+    EXIT_WRITTEN_AGAIN,
     EraseIncomplete,
     NotConfirmedError,
     ReceiptError,
@@ -214,7 +215,7 @@ def run_sweep(req, env: Environment) -> None:
         raise StoppedError(
             f"{stop.reason}; {summary['threads']} of {total} thread(s) done, {summary['erased']} erased", stop.exit_code)
     if sweep.failed:
-        raise EraseIncomplete(EXIT_STORE if sweep.unverified else EXIT_UNEXPECTED)
+        raise EraseIncomplete(EXIT_STORE if sweep.unverified else EXIT_WRITTEN_AGAIN)
 
 
 class _Sweep:
