@@ -22,7 +22,7 @@ from symfonic_cli.errors import (
 )
 
 # Root options that take a value (to find the command name in argv).
-_VALUE_OPTIONS = {"--connect-timeout", "--pg-schema", "--checkpoint-collection", "--writes-collection"}
+_VALUE_OPTIONS = {"--connect-timeout", "--pg-schema", "--checkpoint-collection", "--writes-collection", "--color", "--tz"}
 
 
 def _command_name(argv: list[str]) -> str | None:
@@ -85,23 +85,24 @@ def main(argv: list[str] | None = None, environment: Environment | None = None) 
         raise SystemExit(0)
     args = list(sys.argv[1:] if argv is None else argv)
     from symfonic_cli import pager
+    from symfonic_cli.environment import activate
 
-    pager.disabled = False
-    if "symfonic_cli.render" in sys.modules:  # a run before this one, in the same process
-        sys.modules["symfonic_cli.render"].color_mode = "auto"
     # On a terminal, a reading command's output is held and paged when taller than the screen
     # (symfonic_cli/pager.py); an Environment passed in keeps its own streams.
-    held = pager.hold(_command_words(args)) if environment is None else None
+    own = environment is None
+    environment = environment or Environment()
+    activate(environment)
+    held = pager.hold(_command_words(args), environment) if own else None
     ok = False
     try:
-        _main(args, environment or Environment())
+        _main(args, environment)
         ok = True
     except SystemExit as exc:
         ok = exc.code in (0, None)
         raise
     finally:
         if held is not None:
-            pager.release(held, ok=ok)
+            pager.release(held, environment, ok=ok)
 
 
 def _command_words(argv: list[str]) -> list[str]:

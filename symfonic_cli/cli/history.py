@@ -128,7 +128,7 @@ def _write_history(entries, out_format: str, key: str) -> None:
         out.write("checkpoint_id\tparent_checkpoint_id\tnamespace\tstep\tsource\tts\tmessages\tmarks\twrites\tpending_writes\n")
         for e in entries:
             cells = [
-                e.checkpoint_id, e.parent_checkpoint_id, e.checkpoint_ns, e.step, e.source, e.ts, e.messages,
+                e.checkpoint_id, e.parent_checkpoint_id, e.checkpoint_ns, e.step, e.source, render.shown_time(e.ts), e.messages,
                 ",".join(e.marks) or None, _writes_cell(e.writes) or None, _writes_cell(e.pending_writes) or None,
             ]
             out.write("\t".join(render.cell(c) for c in cells) + "\n")
@@ -165,16 +165,21 @@ def _write_history(entries, out_format: str, key: str) -> None:
 
 
 def _short_time(ts) -> str:
-    """The table's time: to the second, UTC (text and JSON keep the stored ts exactly)."""
+    """The table's time: to the second, in --tz (UTC by default, with its offset otherwise); JSON
+    keeps the stored ts exactly."""
     from symfonic_cli import render
+    from symfonic_cli.environment import current
     from symfonic_cli.transcript.rows import parse_checkpoint_ts
 
     parsed = parse_checkpoint_ts(ts)
     if parsed is None:
         return render.cell(ts)
-    from datetime import timezone
-
-    return parsed.astimezone(timezone.utc).strftime("%Y-%m-%d %H:%M:%S")
+    env = current()
+    try:
+        local = parsed.astimezone(env.zone())
+    except (OverflowError, ValueError):
+        return render.cell(ts)
+    return local.strftime("%Y-%m-%d %H:%M:%S") + ("" if env.shows_utc() else local.strftime("%z")[:3] + ":" + local.strftime("%z")[3:])
 
 
 def _short(text: str) -> str:

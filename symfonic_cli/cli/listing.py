@@ -68,7 +68,7 @@ def list_threads(
     bounds = {"last_before": window.last_before, "last_from": window.last_from} if window is not None else {}
     with open_for_reading(store, environment=environment) as st:
         records = (_thread_record(t) for t in st.list_threads(tenant=tenant, sub_tenant=sub_tenant, limit=limit, **bounds))
-        render.write_records(records, fmt=out_format, columns=THREAD_COLUMNS, title=st.location.display)
+        render.write_records(records, fmt=out_format, columns=THREAD_COLUMNS, title=st.location.display, environment=environment)
 
 
 def _thread_record(t) -> dict:
@@ -126,7 +126,7 @@ def list_run_states(
             if with_size:
                 rec["size_bytes"] = r.size_bytes
             records.append(rec)
-        render.write_records(records, fmt=out_format, columns=columns, title=st.location.display)
+        render.write_records(records, fmt=out_format, columns=columns, title=st.location.display, environment=environment)
 
 
 def store_info(store: Optional[str], fmt: Optional[str], environment=None) -> None:
@@ -139,4 +139,4 @@ def store_info(store: Optional[str], fmt: Optional[str], environment=None) -> No
     pairs += list(i.details.items())
     if out_format in ("json", "jsonl"):
         pairs = [(k.replace(" ", "_"), v) for k, v in pairs]
-    render.write_pairs(pairs, fmt=out_format, title="store info")
+    render.write_pairs(pairs, fmt=out_format, title="store info", environment=environment)

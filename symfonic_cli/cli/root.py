@@ -15,10 +15,12 @@ from symfonic_cli.cli.common import (
     MAX_CONNECT_TIMEOUT,
     MIN_CONNECT_TIMEOUT,
     ROOT_ENV,
+    TZ_ENV,
     apply_root_options,
     environment,
     connect_timeout_in_range,
     connect_timeout_range,
+    set_tz,
 )
 
 
@@ -33,8 +35,14 @@ def _check_color(value: str) -> str:
 
     if value.lower() not in render.COLOR_MODES:
         raise typer.BadParameter(f"'{value}' is not one of {', '.join(render.COLOR_MODES)}.")
-    render.color_mode = value.lower()
+    environment().color = value.lower()
     return value.lower()
+
+
+def _check_tz(value: Optional[str]) -> Optional[str]:
+    if value is not None:
+        set_tz(environment(), value)
+    return value
 
 
 def _version(value: bool) -> None:
@@ -69,11 +77,15 @@ def _root(
         help="Styles in tables: auto (on a terminal, unless NO_COLOR is set or TERM=dumb), always or never.",
     ),
     no_pager: bool = typer.Option(False, "--no-pager", help="Print straight to the terminal, however tall the output."),
+    tz: Optional[str] = typer.Option(
+        None, "--tz", envvar=TZ_ENV, callback=_check_tz, metavar="ZONE",
+        help="Time zone of the times shown in table and text output and of times typed without an offset "
+        "(--since, --until, --inactive-since): UTC (default), +02:00 or an IANA name such as Europe/Berlin. "
+        "JSON and JSONL stay UTC.",
+    ),
 ) -> None:
     """Connection options go before the command: symfonic --connect-timeout 5 threads list ..."""
-    from symfonic_cli import pager
-
-    pager.disabled = no_pager
+    environment().pager = not no_pager
     apply_root_options(
         environment(),
         debug=debug,
