@@ -137,16 +137,16 @@ def _write_history(entries, out_format: str, key: str) -> None:
     from rich.table import Table
     from rich.text import Text
 
-    # Ids never wrap (they are copied into --checkpoint); the checkpoint and its parent share a
-    # column, one per line, so an 80-column terminal keeps both whole.
+    # Ids and times never wrap (ids are copied into --checkpoint): the checkpoint, its parent and
+    # its time share a column, one per line, so an 80-column terminal keeps each whole.
     table = Table(title=Text(render.escape_inline(key)), box=box.SIMPLE_HEAD, show_lines=True, pad_edge=False)
-    table.add_column("checkpoint / parent", no_wrap=True, min_width=36)
+    table.add_column("checkpoint / parent / time", no_wrap=True, min_width=36)
     table.add_column("step", justify="right")
-    table.add_column("source / time", overflow="fold")
+    table.add_column("source", overflow="fold")
     table.add_column("msgs", justify="right")
     table.add_column("writes / marks", overflow="fold")
     for e in entries:
-        ids = e.checkpoint_id + "\n" + (e.parent_checkpoint_id or "-")
+        ids = render.escape_inline(e.checkpoint_id) + "\n" + render.cell(e.parent_checkpoint_id) + "\n" + _short_time(e.ts)
         if e.checkpoint_ns:
             ids += "\nns " + render.escape_inline(e.checkpoint_ns)
         what = _writes_cell(e.writes) or "-"
@@ -157,7 +157,7 @@ def _write_history(entries, out_format: str, key: str) -> None:
         table.add_row(
             Text(ids),
             Text(render.cell(e.step)),
-            Text(f"{render.cell(e.source)}\n{_short_time(e.ts)}"),
+            Text(render.cell(e.source)),
             Text(render.cell(e.messages)),
             Text(what),
         )

@@ -101,10 +101,11 @@ def list_run_states(
         statuses = set()
         for value in status:
             for word in value.split(","):
-                if word not in STATUSES:
+                # Values are case-insensitive everywhere (--format, --speaker, --status, --sort, --color).
+                if word.lower() not in STATUSES:
                     raise UsageError(f"unknown --status '{word}'", hint=f"use one of: {', '.join(STATUSES)}")
-                statuses.add(word)
-    chosen = sort or "last-activity"
+                statuses.add(word.lower())
+    chosen = sort.lower() if sort is not None else "last-activity"
     if chosen not in SORTS:
         raise UsageError(f"unknown --sort '{sort}'", hint=f"use one of: {', '.join(SORTS)}")
     if session is not None and not session:
