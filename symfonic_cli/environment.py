@@ -10,6 +10,9 @@ from __future__ import annotations
 
 import sys
 
+# --color: styles on a terminal unless NO_COLOR or TERM=dumb (auto), always, or never.
+COLOR_MODES = ("auto", "always", "never")
+
 
 class Environment:
     def __init__(self, *, stdout=None, stderr=None, stdin=None, stdin_isatty=None) -> None:

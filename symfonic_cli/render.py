@@ -211,8 +211,7 @@ def cell(value: Any) -> str:
     return escape_inline(text)
 
 
-# --color auto|always|never (the root option, kept on the Environment).
-COLOR_MODES = ("auto", "always", "never")
+from symfonic_cli.environment import COLOR_MODES  # noqa: E402,F401 - --color, kept on the Environment
 
 
 def color_wanted(stream: TextIO | None = None, environment=None) -> bool | None:

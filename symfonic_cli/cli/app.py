@@ -25,6 +25,22 @@ from symfonic_cli.errors import (
 _VALUE_OPTIONS = {"--connect-timeout", "--pg-schema", "--checkpoint-collection", "--writes-collection", "--color", "--tz"}
 
 
+def _names_no_command(argv: list[str]) -> bool:
+    """Only root options (``symfonic --help``, ``symfonic`` alone): the root's help needs each
+    command's summary line, not the commands."""
+    if os.environ.get("_SYMFONIC_COMPLETE"):
+        return False
+    skip = False
+    for arg in argv:
+        if skip:
+            skip = False
+            continue
+        if arg == "--" or not arg.startswith("-"):
+            return False
+        skip = arg in _VALUE_OPTIONS
+    return True
+
+
 def _command_name(argv: list[str]) -> str | None:
     """The group named on the command line, when it is one we know; None means 'load all'."""
     if os.environ.get("_SYMFONIC_COMPLETE"):
@@ -57,7 +73,7 @@ def _run(args: list[str], environment: Environment):
     if fast.run(args, environment):
         return 0
     # Stored integers are values up to this many digits (README "Limits"), printed in full.
-    from symfonic_cli.codec.metadata_json import MAX_INT_DIGITS
+    from symfonic_cli.limits import MAX_INT_DIGITS
 
     if hasattr(sys, "set_int_max_str_digits") and 0 < sys.get_int_max_str_digits() < MAX_INT_DIGITS:
         sys.set_int_max_str_digits(MAX_INT_DIGITS)
@@ -68,7 +84,7 @@ def _run(args: list[str], environment: Environment):
     from symfonic_cli.cli.helptext import describe
     from symfonic_cli.cli.rootopts import everywhere
 
-    command = get_command(build_app(_command_name(args)))
+    command = get_command(build_app(_command_name(args), summaries=_names_no_command(args)))
     everywhere(command)  # root options after the command name too
     describe(command)  # examples, choices, argument help
     return command.main(args=args, prog_name="symfonic", standalone_mode=False, obj=environment)

@@ -129,3 +129,10 @@ def require_thread(store: "Store", key: str):
     if summary is not None:
         return summary
     raise NotFoundError(not_found_message(key, store.location.display, Suggester(store)))
+
+
+def one_thread(thread, tenant, sub_tenant, session) -> str:
+    """``selection.one_thread``, imported when a command runs (not for its ``--help``)."""
+    from symfonic_cli.selection import one_thread as chosen
+
+    return chosen(thread, tenant, sub_tenant, session)

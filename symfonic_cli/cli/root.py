@@ -31,10 +31,10 @@ def _check_timeout(value: float) -> float:
 
 
 def _check_color(value: str) -> str:
-    from symfonic_cli import render
+    from symfonic_cli.environment import COLOR_MODES
 
-    if value.lower() not in render.COLOR_MODES:
-        raise typer.BadParameter(f"'{value}' is not one of {', '.join(render.COLOR_MODES)}.")
+    if value.lower() not in COLOR_MODES:
+        raise typer.BadParameter(f"'{value}' is not one of {', '.join(COLOR_MODES)}.")
     environment().color = value.lower()
     return value.lower()
 
@@ -96,8 +96,14 @@ def _root(
     )
 
 
-def build_app(only: str | None = None) -> typer.Typer:
-    """The root command with every group, or with just the group ``only`` (start-up speed)."""
+def _placeholder() -> None:
+    """Never run: the root is built this way only when no command is named."""
+
+
+def build_app(only: str | None = None, *, summaries: bool = False) -> typer.Typer:
+    """The root command with every group, or with just the group ``only`` (start-up speed).
+    ``summaries``: each command and group only as its line in the root's help (``symfonic
+    --help``), without importing them."""
     from importlib import import_module
 
     import typer.core
@@ -113,6 +119,15 @@ def build_app(only: str | None = None) -> typer.Typer:
         rich_markup_mode=None,
     )
     root.callback()(_root)
+    if summaries:
+        from symfonic_cli.cli.groups import ROOT_COMMANDS, SUMMARIES
+
+        for name in GROUPS:
+            if name in ROOT_COMMANDS:
+                root.command(name, help=SUMMARIES[name])(_placeholder)
+            else:
+                root.add_typer(typer.Typer(help=SUMMARIES[name], no_args_is_help=True), name=name)
+        return root
     # Extensions first: their commands are on the group's typer before the group is added.
     for name, module_name in GROUP_EXTENSIONS:
         if only is None or name == only:

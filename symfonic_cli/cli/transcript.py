@@ -23,7 +23,7 @@ from symfonic_cli.cli.options import (
     ThreadOpt,
 )
 from symfonic_cli.errors import UsageError
-from symfonic_cli.selection import one_thread
+from symfonic_cli.cli.common import one_thread
 
 
 def register(root: typer.Typer) -> None:
