@@ -90,10 +90,12 @@ class Environment:
 _active: Environment | None = None
 
 
-def activate(environment: Environment) -> None:
-    """Make ``environment`` this run's: ``current()`` finds it where no command context does."""
+def activate(environment: Environment | None) -> Environment | None:
+    """Make ``environment`` this run's: ``current()`` finds it where no command context does.
+    Returns the one it replaces (None: none), for the caller to put back."""
     global _active
-    _active = environment
+    previous, _active = _active, environment
+    return previous
 
 
 def current() -> Environment:

@@ -107,7 +107,7 @@ def main(argv: list[str] | None = None, environment: Environment | None = None) 
     # (symfonic_cli/pager.py); an Environment passed in keeps its own streams.
     own = environment is None
     environment = environment or Environment()
-    activate(environment)
+    outer = activate(environment)  # an embedding program's, put back when this run ends
     held = pager.hold(_command_words(args), environment) if own else None
     ok = False
     try:
@@ -119,6 +119,7 @@ def main(argv: list[str] | None = None, environment: Environment | None = None) 
     finally:
         if held is not None:
             pager.release(held, environment, ok=ok)
+        activate(outer)
 
 
 def _command_words(argv: list[str]) -> list[str]:
