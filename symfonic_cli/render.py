@@ -280,8 +280,8 @@ def shown_time(value: Any, environment=None) -> Any:
     if isinstance(value, datetime):
         dt = value
     elif type(value) is str and _regex(_ISO_TIME).fullmatch(value):
-        if env.shows_utc():
-            return value
+        if env.shows_utc():  # the one form for UTC: Z
+            return value[:-6] + "Z" if value.endswith("+00:00") else value
         try:
             dt = datetime.fromisoformat(value[:-1] + "+00:00" if value.endswith("Z") else value)
         except ValueError:

@@ -215,8 +215,8 @@ def _write_diff(d, out_format: str) -> None:
         rows.append(("message edited", render.cell(m.message_id), role, detail))
     if out_format == "text":
         out = sys.stdout
-        out.write(f"from\t{d.a.checkpoint_id}\t{render.escape_inline(d.a.checkpoint_ns)}\n")
-        out.write(f"to\t{d.b.checkpoint_id}\t{render.escape_inline(d.b.checkpoint_ns)}\n")
+        out.write(f"from\t{d.a.checkpoint_id}\t{render.escape_inline(d.a.checkpoint_ns)}\t{render.cell(render.shown_time(d.a.ts))}\n")
+        out.write(f"to\t{d.b.checkpoint_id}\t{render.escape_inline(d.b.checkpoint_ns)}\t{render.cell(render.shown_time(d.b.ts))}\n")
         out.write("change\tname\trole\tdetail\n")
         for change, name, role, detail in rows:
             out.write(f"{change}\t{name}\t{role or '-'}\t{detail.replace(chr(10), ' / ') or '-'}\n")
@@ -225,7 +225,11 @@ def _write_diff(d, out_format: str) -> None:
     from rich.table import Table
     from rich.text import Text
 
-    title = Text(f"{d.a.checkpoint_id} -> {d.b.checkpoint_id}")
+    # Each id with its time on a line of its own: both stay whole at 80 columns, in any --tz.
+    title = Text(
+        f"{render.escape_inline(d.a.checkpoint_id)}  {render.cell(render.shown_time(d.a.ts))}\n"
+        f"-> {render.escape_inline(d.b.checkpoint_id)}  {render.cell(render.shown_time(d.b.ts))}"
+    )
     table = Table(title=title, box=box.SIMPLE_HEAD, show_lines=True, pad_edge=False)
     table.add_column("change", no_wrap=True)
     table.add_column("channel / message id", no_wrap=True)
