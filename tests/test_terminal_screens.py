@@ -135,7 +135,7 @@ def test_empty_listing_says_so_on_a_terminal(any_kind):
     ):
         code, screen = on_terminal("threads", "list", "-s", url, *extra, "--no-pager", cols=120)
         assert code == 0, screen
-        assert f"symfonic: no threads match (" in screen and said in screen, screen
+        assert "symfonic: no threads match (" in screen and said in screen, screen
         assert f"the store holds {total} threads" in screen
         piped = run_process("threads", "list", "-s", url, *extra, "-f", "json")
         assert (piped.code, piped.out, piped.err) == (0, "[]\n", "")
