@@ -153,3 +153,19 @@ def test_offset_zone_and_environment_variable(sqlite_master):
     assert all(_local(r["last_activity"]) in text for r in listed)
     fixed = run("threads", "list", "-s", s, "-f", "text", "--tz=+02:00").out
     assert all(_utc(r["last_activity"]).astimezone(timezone(timedelta(hours=2))).isoformat() in fixed for r in listed)
+
+
+
+def test_compat_thread_report_shows_boundary_and_unfinalized_times_in_the_zone(_sqlite_backend):
+    """The per-thread report's pairs embed times in sentences: those read in the zone too (the
+    envelope store of tests/test_compat.py, written by the real graph through the envelope saver)."""
+    from tests.test_compat import THREADS, _stores, _write
+
+    store = _stores.get("sqlite") or _write(_sqlite_backend, THREADS)
+    for key, field in (("acme:_:boundaries", "safe_boundary"), ("crash:_:old", "unfinalized")):
+        args = ("compat", "report", "-s", store.url, "-t", key, "--fail-on", "", "--tz", ZONE)
+        data = json.loads(run(*args, "-f", "json").out)
+        stamps = [data[field]["ts"]] if field == "safe_boundary" else [u["ts"] for u in data[field]]
+        assert stamps and all(ISO_Z.match(t) for t in stamps)  # JSON stays UTC
+        text = run(*args, "-f", "text").out
+        assert all(_local(t) in text for t in stamps) and not any(t in text for t in stamps), text
