@@ -23,7 +23,7 @@ from symfonic_cli.cli.options import (
     TenantOpt,
     ThreadOpt,
 )
-from symfonic_cli.selection import one_thread
+from symfonic_cli.cli.common import one_thread
 
 app = erase.app
 
