@@ -28,9 +28,9 @@ def _whole(screen: str, values) -> None:
         assert any(value in line for line in lines), (value, screen)
 
 
-def _short(ts: str) -> str:
-    """thread history's table time: to the second, UTC."""
-    return ts[:10] + " " + ts[11:19]
+def _shown(ts: str) -> str:
+    """thread history's table time: the stored time whole, UTC written with Z."""
+    return ts[:-6] + "Z" if ts.endswith("+00:00") else ts
 
 
 @pytest.mark.parametrize("cols", [80, 120])
@@ -45,7 +45,7 @@ def test_thread_views_keep_ids_and_times_whole(any_kind, cols):
     history = json.loads(run("thread", "history", "-s", url, "-t", KEY, "-f", "json").out)
     code, screen = on_terminal("thread", "history", "-s", url, "-t", KEY, "--no-pager", cols=cols, rows=900)
     assert code == 0, screen
-    _whole(screen, [KEY] + [e["checkpoint_id"] for e in history] + [_short(e["ts"]) for e in history])
+    _whole(screen, [KEY] + [e["checkpoint_id"] for e in history] + [_shown(e["ts"]) for e in history])
     _whole(screen, [e["parent_checkpoint_id"] for e in history if e["parent_checkpoint_id"]])
 
     first, last = history[-1]["checkpoint_id"], history[0]["checkpoint_id"]

@@ -146,7 +146,7 @@ def _write_history(entries, out_format: str, key: str) -> None:
     table.add_column("msgs", justify="right")
     table.add_column("writes / marks", overflow="fold")
     for e in entries:
-        ids = render.escape_inline(e.checkpoint_id) + "\n" + render.cell(e.parent_checkpoint_id) + "\n" + _short_time(e.ts)
+        ids = render.escape_inline(e.checkpoint_id) + "\n" + render.cell(e.parent_checkpoint_id) + "\n" + render.cell(render.shown_time(e.ts))
         if e.checkpoint_ns:
             ids += "\nns " + render.escape_inline(e.checkpoint_ns)
         what = _writes_cell(e.writes) or "-"
@@ -162,24 +162,6 @@ def _write_history(entries, out_format: str, key: str) -> None:
             Text(what),
         )
     render.console().print(table)
-
-
-def _short_time(ts) -> str:
-    """The table's time: to the second, in --tz (UTC by default, with its offset otherwise); JSON
-    keeps the stored ts exactly."""
-    from symfonic_cli import render
-    from symfonic_cli.environment import current
-    from symfonic_cli.transcript.rows import parse_checkpoint_ts
-
-    parsed = parse_checkpoint_ts(ts)
-    if parsed is None:
-        return render.cell(ts)
-    env = current()
-    try:
-        local = parsed.astimezone(env.zone())
-    except (OverflowError, ValueError):
-        return render.cell(ts)
-    return local.strftime("%Y-%m-%d %H:%M:%S") + ("" if env.shows_utc() else local.strftime("%z")[:3] + ":" + local.strftime("%z")[3:])
 
 
 def _short(text: str) -> str:
