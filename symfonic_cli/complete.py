@@ -19,6 +19,7 @@ VALUE_WORDS = {
     "--speaker": ("user", "assistant", "tool", "system", "other", "all"),
     "--status": ("interrupted", "error", "pending", "done"),
     "--color": ("auto", "always", "never"),
+    "--sort": ("last-activity", "first-activity", "checkpoints", "size"),
 }
 STORE_OPTIONS = ("--store", "-s", "--to", "--from")
 

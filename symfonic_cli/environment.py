@@ -10,6 +10,9 @@ from __future__ import annotations
 
 import sys
 
+# --color: styles on a terminal unless NO_COLOR or TERM=dumb (auto), always, or never.
+COLOR_MODES = ("auto", "always", "never")
+
 
 class Environment:
     def __init__(self, *, stdout=None, stderr=None, stdin=None, stdin_isatty=None) -> None:
@@ -20,6 +23,46 @@ class Environment:
         # Set from the root options (--debug, --connect-timeout, --pg-schema, ...) for this run.
         self.debug = False
         self.connection: dict = {}
+        # --color auto|always|never; NO_COLOR (any value) beats auto and always (color_wanted).
+        self.color = "auto"
+        # --no-pager: never page this run's output (symfonic_cli/pager.py).
+        self.pager = True
+        # --tz: the zone times are shown in (table and text) and naive time input is read in.
+        # None is UTC; JSON and JSONL always say UTC with Z.
+        self.tz: str | None = None
+        self._zone = None
+
+    def set_tz(self, name: str | None) -> None:
+        """``--tz``; a ValueError names an unknown zone."""
+        from symfonic_cli.timeinput import zone
+
+        self._zone = zone(name)  # checked first: a bad name leaves the run's zone as it was
+        self.tz = name
+
+    def zone(self):
+        """The tzinfo of --tz (UTC when not given)."""
+        if self._zone is None:
+            from datetime import timezone
+
+            return timezone.utc
+        return self._zone
+
+    def shows_utc(self) -> bool:
+        from datetime import timedelta
+
+        z = self._zone
+        return z is None or (getattr(z, "key", None) is None and z.utcoffset(None) == timedelta(0))
+
+    def color_wanted(self) -> bool | None:
+        """False: no escape sequence at all; True: styles even off a terminal; None: rich decides
+        (a terminal that is not ``TERM=dumb``)."""
+        import os
+
+        if "NO_COLOR" in os.environ or self.color == "never":
+            return False
+        if self.color == "always":
+            return True
+        return None
 
     def stdin_isatty(self) -> bool:
         """Whether an operator can type a confirmation on standard input."""
@@ -42,6 +85,29 @@ class Environment:
             return buffer.read()
         # A text stream without a buffer (an embedding program's replacement): its text, re-encoded.
         return self.stdin.read().encode("utf-8", "surrogatepass")
+
+
+_active: Environment | None = None
+
+
+def activate(environment: Environment | None) -> Environment | None:
+    """Make ``environment`` this run's: ``current()`` finds it where no command context does.
+    Returns the one it replaces (None: none), for the caller to put back."""
+    global _active
+    previous, _active = _active, environment
+    return previous
+
+
+def current() -> Environment:
+    """This run's Environment: the command's (click's ``obj``), else the one ``main()`` activated,
+    else a default one (a library call outside any command line)."""
+    click = sys.modules.get("click")  # not loaded: the quick route, which activates its own
+    if click is not None:
+        ctx = click.get_current_context(silent=True)
+        env = ctx.find_object(Environment) if ctx is not None else None
+        if env is not None:
+            return env
+    return _active if _active is not None else Environment()
 
 
 def _isatty(stream) -> bool:

@@ -15,8 +15,6 @@ import sys
 # Commands whose output may be paged: (group,) for every command of a group, else (group, command).
 PAGED = {("transcript",), ("threads",), ("compat",), ("store",), ("thread", "show"), ("thread", "history"), ("thread", "diff")}
 DEFAULT_PAGER = "less -FRX"
-# Set by --no-pager (before or after the command name).
-disabled = False
 
 
 class HeldOutput(io.StringIO):
@@ -50,10 +48,10 @@ def pager_command() -> str:
     return DEFAULT_PAGER
 
 
-def hold(words: list[str]):
+def hold(words: list[str], environment):
     """A HeldOutput in place of sys.stdout when this command's output may be paged, else None."""
     real = sys.stdout
-    if not pageable(words) or "--no-pager" in words:
+    if not pageable(words) or not environment.pager:
         return None
     try:
         if not real.isatty():
@@ -65,13 +63,14 @@ def hold(words: list[str]):
     return held
 
 
-def release(held: HeldOutput, *, ok: bool) -> None:
+def release(held: HeldOutput, environment, *, ok: bool) -> None:
     """Put stdout back and show what the command wrote: through the pager when it is taller than
-    the screen (and the command ended well), else straight to the terminal."""
+    the screen (and the command ended well, and --no-pager was not given), else straight to the
+    terminal."""
     sys.stdout = held.real
     text = held.getvalue()
     command = pager_command()
-    if ok and not disabled and command not in ("", "cat") and text.count("\n") >= held.lines:
+    if ok and environment.pager and command not in ("", "cat") and text.count("\n") >= held.lines:
         if _page(command, text, held.encoding):
             return
     held.real.write(text)

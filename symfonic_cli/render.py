@@ -211,19 +211,15 @@ def cell(value: Any) -> str:
     return escape_inline(text)
 
 
-# --color auto|always|never (set by the root option); NO_COLOR (any value) beats auto and always.
-COLOR_MODES = ("auto", "always", "never")
-color_mode = "auto"
+from symfonic_cli.environment import COLOR_MODES  # noqa: E402,F401 - --color, kept on the Environment
 
 
-def color_wanted(stream: TextIO | None = None) -> bool | None:
+def color_wanted(stream: TextIO | None = None, environment=None) -> bool | None:
     """False: no escape sequence at all; True: styles even off a terminal; None: rich decides
-    (a terminal that is not ``TERM=dumb``)."""
-    if "NO_COLOR" in os.environ or color_mode == "never":
-        return False
-    if color_mode == "always":
-        return True
-    return None
+    (a terminal that is not ``TERM=dumb``). NO_COLOR (any value) beats auto and always."""
+    from symfonic_cli.environment import current
+
+    return (environment or current()).color_wanted()
 
 
 def terminal_size(stream: TextIO | None = None) -> tuple[int, int]:
@@ -263,6 +259,56 @@ def console(stream: TextIO | None = None):
         soft_wrap=False,
         **options,
     )
+
+
+# Columns and report lines holding a time: shown in --tz in tables and text (JSON stays UTC).
+_TIME_NAMES = frozenset({"ts", "timestamp", "first", "last", "created", "first activity", "last activity"})
+_ISO_TIME = r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d{1,6})?(?:Z|[+-]\d\d:\d\d)"
+
+
+def is_time_column(name: str) -> bool:
+    return name in _TIME_NAMES or name.endswith(("_at", "_activity", "_ts", " at", " activity"))
+
+
+def shown_time(value: Any, environment=None) -> Any:
+    """A time as a reader at ``--tz`` reads it (ISO 8601 with that zone's offset; UTC with ``Z``
+    by default). Takes a datetime or a time as the JSON records hold it; anything else (``None``,
+    a value that is not a time) is returned as is."""
+    from symfonic_cli.environment import current
+
+    env = environment or current()
+    if isinstance(value, datetime):
+        dt = value
+    elif type(value) is str and _regex(_ISO_TIME).fullmatch(value):
+        if env.shows_utc():  # the one form for UTC: Z
+            return value[:-6] + "Z" if value.endswith("+00:00") else value
+        try:
+            dt = datetime.fromisoformat(value[:-1] + "+00:00" if value.endswith("Z") else value)
+        except ValueError:
+            return value
+    else:
+        return value
+    if env.shows_utc():
+        return cell(dt)
+    if dt.tzinfo is None:
+        from datetime import timezone
+
+        dt = dt.replace(tzinfo=timezone.utc)
+    try:
+        return dt.astimezone(env.zone()).isoformat()
+    except (OverflowError, ValueError):  # within hours of year 1 or 9999: as stored
+        return cell(dt)
+
+
+def _zoned_records(records: Iterable[dict[str, Any]], columns: Sequence[str], environment) -> Iterable[dict[str, Any]]:
+    """Records with their time columns shown in --tz (table and text only)."""
+    from symfonic_cli.environment import current
+
+    env = environment or current()
+    times = [c for c in columns if is_time_column(c)]
+    if not times or env.shows_utc():
+        return records
+    return ({**rec, **{c: shown_time(rec.get(c), env) for c in times if c in rec}} for rec in records)
 
 
 # Identifiers people copy: never folded, never cut (a key is an exact string).
@@ -388,8 +434,10 @@ def write_records(
     headers: Sequence[str] | None = None,
     title: str | None = None,
     stream: TextIO | None = None,
+    environment=None,
 ) -> int:
-    """Write dict records in the chosen format; returns how many were written."""
+    """Write dict records in the chosen format; returns how many were written. Times are UTC in
+    JSON and JSONL, in --tz in tables and text."""
     out = stream or sys.stdout
     n = 0
     if fmt in ("json", "jsonl"):
@@ -408,6 +456,7 @@ def write_records(
         out.write("[" + "".join(parts) + ("\n]\n" if n else "]\n"))
         return n
     heads = list(headers or columns)
+    records = _zoned_records(records, columns, environment)
     if fmt == "text":
         out.write("\t".join(heads) + "\n")
         for rec in records:
@@ -420,12 +469,15 @@ def write_records(
     return len(rows)
 
 
-def write_pairs(pairs: Sequence[tuple[str, Any]], *, fmt: str, title: str | None = None, stream: TextIO | None = None) -> None:
-    """A key/value report (``store info``)."""
+def write_pairs(
+    pairs: Sequence[tuple[str, Any]], *, fmt: str, title: str | None = None, stream: TextIO | None = None, environment=None
+) -> None:
+    """A key/value report (``store info``); times in --tz in tables and text, UTC in JSON."""
     out = stream or sys.stdout
     if fmt in ("json", "jsonl"):
         out.write(json_dumps({k: v for k, v in pairs}, indent=2 if fmt == "json" else None) + "\n")
         return
+    pairs = [(k, shown_time(v, environment) if is_time_column(k) else v) for k, v in pairs]
     if fmt == "text":
         width = max((len(k) for k, _ in pairs), default=0)
         for k, v in pairs:

@@ -99,6 +99,22 @@ def _command_lines(store: str) -> list[tuple[list[str], dict | None, bool]]:
         (["store", "info", "--store", s], None, True),
         (["store", "info", "-s", s, "--format", "json"], None, True),
         (["store", "info", "--format", "jsonl"], {"SYMFONIC_STORE": s}, True),
+        # --tz (a root option, after the command name too): times in table and text, UTC in JSON.
+        (["threads", "list", "--store", s, "--tz", "Europe/Berlin"], None, True),
+        (["threads", "list", "--store", s, "--tz", "Asia/Kolkata", "--format", "text"], None, True),
+        (["threads", "list", "--store", s, "--tz=America/New_York", "--format", "json"], None, True),
+        (["threads", "list", "--store", s, "--tz", "UTC", "--status", "done,pending", "--format", "text"], None, True),
+        (["threads", "list", "--store", s, "--tz", "Mars/Olympus"], None, True),  # usage error, same line
+        (["threads", "list", "--store", s, "--tz", "Europe/Berlin", "--inactive-since", "2999-01-01T00:00"], None, True),
+        (["threads", "list", "--store", s], {"SYMFONIC_TZ": "Asia/Tokyo"}, True),
+        (["threads", "list", "--store", s], {"SYMFONIC_TZ": "Nowhere/Atall"}, True),  # usage error, same line
+        (["threads", "list", "--store", s, "--tz", "Asia/Tokyo"], {"SYMFONIC_TZ": "Nowhere/Atall"}, True),
+        (["store", "info", "--store", s, "--tz", "Europe/Berlin"], None, True),
+        (["threads", "list", "--store", s, "--tz", "Europe/Berlin", "--tz", "UTC"], None, False),
+        (["--tz", "Europe/Berlin", "threads", "list", "--store", s], None, False),
+        # Values are case-insensitive on both routes.
+        (["threads", "list", "--store", s, "--format", "JSON", "--status", "DONE,Pending", "--sort", "Checkpoints"], None, True),
+        (["store", "info", "--store", s, "-f", "Json"], None, True),
         # Left to typer: help, root options, odd values, unknown or repeated options.
         (["threads", "list", "--help"], None, False),
         (["store", "info", "--help"], None, False),
@@ -232,7 +248,11 @@ def test_root_environment_matches_the_typer_root():
     assert root["debug"].envvar == "SYMFONIC_DEBUG"
     # Every root option read from the environment is known to the quick route.
     with_env = {n for n, p in root.items() if p.envvar}
-    assert with_env == {*fast.ROOT_ENV, "connect_timeout", "debug"}
+    assert with_env == {*fast.ROOT_ENV, "connect_timeout", "debug", "tz"}
+    assert root["tz"].envvar == fast.TZ_ENV and root["tz"].default is None
+    # The root options the quick route takes after the command name are root options.
+    for spelling, name in fast.ROOT_AFTER.items():
+        assert spelling in root[name].opts
 
 
 def test_quick_route_imports_neither_typer_nor_click(sqlite_master):

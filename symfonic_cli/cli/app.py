@@ -22,7 +22,23 @@ from symfonic_cli.errors import (
 )
 
 # Root options that take a value (to find the command name in argv).
-_VALUE_OPTIONS = {"--connect-timeout", "--pg-schema", "--checkpoint-collection", "--writes-collection"}
+_VALUE_OPTIONS = {"--connect-timeout", "--pg-schema", "--checkpoint-collection", "--writes-collection", "--color", "--tz"}
+
+
+def _names_no_command(argv: list[str]) -> bool:
+    """Only root options (``symfonic --help``, ``symfonic`` alone): the root's help needs each
+    command's summary line, not the commands."""
+    if os.environ.get("_SYMFONIC_COMPLETE"):
+        return False
+    skip = False
+    for arg in argv:
+        if skip:
+            skip = False
+            continue
+        if arg == "--" or not arg.startswith("-"):
+            return False
+        skip = arg in _VALUE_OPTIONS
+    return True
 
 
 def _command_name(argv: list[str]) -> str | None:
@@ -57,7 +73,7 @@ def _run(args: list[str], environment: Environment):
     if fast.run(args, environment):
         return 0
     # Stored integers are values up to this many digits (README "Limits"), printed in full.
-    from symfonic_cli.codec.metadata_json import MAX_INT_DIGITS
+    from symfonic_cli.limits import MAX_INT_DIGITS
 
     if hasattr(sys, "set_int_max_str_digits") and 0 < sys.get_int_max_str_digits() < MAX_INT_DIGITS:
         sys.set_int_max_str_digits(MAX_INT_DIGITS)
@@ -68,7 +84,7 @@ def _run(args: list[str], environment: Environment):
     from symfonic_cli.cli.helptext import describe
     from symfonic_cli.cli.rootopts import everywhere
 
-    command = get_command(build_app(_command_name(args)))
+    command = get_command(build_app(_command_name(args), summaries=_names_no_command(args)))
     everywhere(command)  # root options after the command name too
     describe(command)  # examples, choices, argument help
     return command.main(args=args, prog_name="symfonic", standalone_mode=False, obj=environment)
@@ -85,23 +101,25 @@ def main(argv: list[str] | None = None, environment: Environment | None = None) 
         raise SystemExit(0)
     args = list(sys.argv[1:] if argv is None else argv)
     from symfonic_cli import pager
+    from symfonic_cli.environment import activate
 
-    pager.disabled = False
-    if "symfonic_cli.render" in sys.modules:  # a run before this one, in the same process
-        sys.modules["symfonic_cli.render"].color_mode = "auto"
     # On a terminal, a reading command's output is held and paged when taller than the screen
     # (symfonic_cli/pager.py); an Environment passed in keeps its own streams.
-    held = pager.hold(_command_words(args)) if environment is None else None
+    own = environment is None
+    environment = environment or Environment()
+    outer = activate(environment)  # an embedding program's, put back when this run ends
+    held = pager.hold(_command_words(args), environment) if own else None
     ok = False
     try:
-        _main(args, environment or Environment())
+        _main(args, environment)
         ok = True
     except SystemExit as exc:
         ok = exc.code in (0, None)
         raise
     finally:
         if held is not None:
-            pager.release(held, ok=ok)
+            pager.release(held, environment, ok=ok)
+        activate(outer)
 
 
 def _command_words(argv: list[str]) -> list[str]:

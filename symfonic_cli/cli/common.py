@@ -7,7 +7,6 @@ Free of typer, so the quick route (``fast.py``) can use them; the typer option t
 from __future__ import annotations
 
 import os
-import sys
 
 from symfonic_cli.errors import NotFoundError, UsageError
 from symfonic_cli.location import resolve_store
@@ -55,6 +54,19 @@ ROOT_ENV = {
     "checkpoint_collection": "SYMFONIC_CHECKPOINT_COLLECTION",
     "writes_collection": "SYMFONIC_WRITES_COLLECTION",
 }
+# --tz from the environment, as the other root options.
+TZ_ENV = "SYMFONIC_TZ"
+TZ_HINT = "use UTC, an offset such as +02:00, or an IANA name such as Europe/Berlin"
+
+
+def set_tz(environment, name: str) -> None:
+    """``--tz NAME`` for this run; an unknown zone is a usage error (exit 2), one line."""
+    try:
+        environment.set_tz(name)
+    except ValueError as exc:
+        raise UsageError(f"--tz: {exc}", hint=TZ_HINT) from None
+
+
 # click's boolean words, so SYMFONIC_DEBUG means the same to both routes.
 TRUE_WORDS = frozenset({"1", "true", "t", "yes", "y", "on"})
 FALSE_WORDS = frozenset({"0", "false", "f", "no", "n", "off"})
@@ -67,12 +79,9 @@ def debug_enabled() -> bool:
 def environment():
     """This run's Environment (created by ``main()``, carried as click's ``obj``); a fresh one when a
     command runs outside ``main()``."""
-    from symfonic_cli.environment import Environment
+    from symfonic_cli.environment import current
 
-    click = sys.modules.get("click")  # not loaded: no command line around (the quick route passes its own)
-    ctx = click.get_current_context(silent=True) if click is not None else None
-    env = ctx.find_object(Environment) if ctx is not None else None
-    return env if env is not None else Environment()
+    return current()
 
 
 def apply_root_options(
@@ -121,3 +130,10 @@ def require_thread(store: "Store", key: str):
     if summary is not None:
         return summary
     raise NotFoundError(not_found_message(key, store.location.display, Suggester(store)))
+
+
+def one_thread(thread, tenant, sub_tenant, session) -> str:
+    """``selection.one_thread``, imported when a command runs (not for its ``--help``)."""
+    from symfonic_cli.selection import one_thread as chosen
+
+    return chosen(thread, tenant, sub_tenant, session)

@@ -30,7 +30,7 @@ from symfonic_cli.compat.envelope import (
 )
 from symfonic_cli.errors import FindingsError, UsageError
 from symfonic_cli.inputs import parse_duration
-from symfonic_cli.selection import one_thread as single_thread_key
+from symfonic_cli.cli.common import one_thread as single_thread_key
 
 app = typer.Typer(help="Report on the compatibility envelopes of a store (read-only).", no_args_is_help=True)
 

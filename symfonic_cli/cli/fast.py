@@ -26,8 +26,10 @@ from symfonic_cli.cli.common import (
     MIN_CONNECT_TIMEOUT,  # noqa: F401
     ROOT_ENV,
     TRUE_WORDS,
+    TZ_ENV,
     apply_root_options,
     connect_timeout_in_range,
+    set_tz,
 )
 from symfonic_cli.location import STORE_ENV
 
@@ -57,6 +59,10 @@ ROUTES: dict[tuple[str, str], dict[str, str]] = {
     },
     ("store", "info"): {"--store": "store", "-s": "store", "--format": "fmt", "-f": "fmt"},
 }
+# Root options the quick route also takes after the command name (as rootopts.everywhere gives
+# every typer command): spelling -> parameter name. Their environment variables: ROOT_AFTER_ENV.
+# (--tz's environment variable, SYMFONIC_TZ, is read in run(), as the root reads it.)
+ROOT_AFTER: dict[str, str] = {"--tz": "tz"}
 # Flags (no value; True when given once), per command: spelling -> parameter name.
 FLAGS: dict[tuple[str, str], dict[str, str]] = {
     ("threads", "list"): {"--reverse": "reverse", "--with-size": "with_size"},
@@ -89,6 +95,7 @@ def parse(argv: list[str]) -> Optional[tuple[tuple[str, str], dict]]:
     spec = ROUTES.get(words)
     if spec is None:
         return None
+    spec = {**spec, **ROOT_AFTER}
     if any(arg.split("=", 1)[0] in TYPER_ONLY.get(words, ()) for arg in argv[2:]):
         return None
     flags = FLAGS.get(words, {})
@@ -168,6 +175,12 @@ def run(argv: list[str], environment) -> bool:
     if roots is None:
         return False
     words, params = parsed
+    # As on typer's route: the environment's zone is judged first, then the one typed.
+    typed_tz = params.pop("tz")
+    if os.environ.get(TZ_ENV):
+        set_tz(environment, os.environ[TZ_ENV])
+    if typed_tz is not None:
+        set_tz(environment, typed_tz)
     apply_root_options(environment, **roots)
     _commands()[words](**params, environment=environment)
     return True

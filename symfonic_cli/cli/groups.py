@@ -17,3 +17,18 @@ GROUP_EXTENSIONS = (
     ("thread", "symfonic_cli.cli.history"),
     ("thread", "symfonic_cli.cli.export"),
 )
+# What the root's help says of each command and group: ``symfonic --help`` builds the root from
+# these alone instead of importing and converting every command (about 80 ms).
+# tests/test_terminal_speed.py checks that both builds print the same help.
+SUMMARIES = {
+    "transcript": "Read a thread's conversation.",
+    "threads": "List a store's threads.",
+    "store": "Describe a store.",
+    "compat": "Report on the compatibility envelopes of a store (read-only).",
+    "thread": "Change one thread: erase it.",  # helptext.GROUP_HELP gives its full description
+    "migrate": "Copy threads from --from to --to: never overwriting, one target transaction per thread, then verified.",
+    "demo": "Create a small real demo store by running a LangGraph agent graph with a scripted model.",
+    "completion": "Install TAB completion for bash, zsh or fish (commands, options, --format/--speaker/--status values, store names).",
+}
+# Commands (not groups) directly under the root.
+ROOT_COMMANDS = ("migrate", "demo")

@@ -23,7 +23,7 @@ from symfonic_cli.cli.options import (
     ThreadOpt,
 )
 from symfonic_cli.errors import UsageError
-from symfonic_cli.selection import one_thread
+from symfonic_cli.cli.common import one_thread
 
 # Message content in text and table output is cut here (JSON is always complete).
 CONTENT_WIDTH = 200
@@ -128,7 +128,7 @@ def _write_history(entries, out_format: str, key: str) -> None:
         out.write("checkpoint_id\tparent_checkpoint_id\tnamespace\tstep\tsource\tts\tmessages\tmarks\twrites\tpending_writes\n")
         for e in entries:
             cells = [
-                e.checkpoint_id, e.parent_checkpoint_id, e.checkpoint_ns, e.step, e.source, e.ts, e.messages,
+                e.checkpoint_id, e.parent_checkpoint_id, e.checkpoint_ns, e.step, e.source, render.shown_time(e.ts), e.messages,
                 ",".join(e.marks) or None, _writes_cell(e.writes) or None, _writes_cell(e.pending_writes) or None,
             ]
             out.write("\t".join(render.cell(c) for c in cells) + "\n")
@@ -137,16 +137,16 @@ def _write_history(entries, out_format: str, key: str) -> None:
     from rich.table import Table
     from rich.text import Text
 
-    # Ids never wrap (they are copied into --checkpoint); the checkpoint and its parent share a
-    # column, one per line, so an 80-column terminal keeps both whole.
+    # Ids and times never wrap (ids are copied into --checkpoint): the checkpoint, its parent and
+    # its time share a column, one per line, so an 80-column terminal keeps each whole.
     table = Table(title=Text(render.escape_inline(key)), box=box.SIMPLE_HEAD, show_lines=True, pad_edge=False)
-    table.add_column("checkpoint / parent", no_wrap=True, min_width=36)
+    table.add_column("checkpoint / parent / time", no_wrap=True, min_width=36)
     table.add_column("step", justify="right")
-    table.add_column("source / time", overflow="fold")
+    table.add_column("source", overflow="fold")
     table.add_column("msgs", justify="right")
     table.add_column("writes / marks", overflow="fold")
     for e in entries:
-        ids = e.checkpoint_id + "\n" + (e.parent_checkpoint_id or "-")
+        ids = render.escape_inline(e.checkpoint_id) + "\n" + render.cell(e.parent_checkpoint_id) + "\n" + render.cell(render.shown_time(e.ts))
         if e.checkpoint_ns:
             ids += "\nns " + render.escape_inline(e.checkpoint_ns)
         what = _writes_cell(e.writes) or "-"
@@ -157,24 +157,11 @@ def _write_history(entries, out_format: str, key: str) -> None:
         table.add_row(
             Text(ids),
             Text(render.cell(e.step)),
-            Text(f"{render.cell(e.source)}\n{_short_time(e.ts)}"),
+            Text(render.cell(e.source)),
             Text(render.cell(e.messages)),
             Text(what),
         )
     render.console().print(table)
-
-
-def _short_time(ts) -> str:
-    """The table's time: to the second, UTC (text and JSON keep the stored ts exactly)."""
-    from symfonic_cli import render
-    from symfonic_cli.transcript.rows import parse_checkpoint_ts
-
-    parsed = parse_checkpoint_ts(ts)
-    if parsed is None:
-        return render.cell(ts)
-    from datetime import timezone
-
-    return parsed.astimezone(timezone.utc).strftime("%Y-%m-%d %H:%M:%S")
 
 
 def _short(text: str) -> str:
@@ -210,8 +197,8 @@ def _write_diff(d, out_format: str) -> None:
         rows.append(("message edited", render.cell(m.message_id), role, detail))
     if out_format == "text":
         out = sys.stdout
-        out.write(f"from\t{d.a.checkpoint_id}\t{render.escape_inline(d.a.checkpoint_ns)}\n")
-        out.write(f"to\t{d.b.checkpoint_id}\t{render.escape_inline(d.b.checkpoint_ns)}\n")
+        out.write(f"from\t{d.a.checkpoint_id}\t{render.escape_inline(d.a.checkpoint_ns)}\t{render.cell(render.shown_time(d.a.ts))}\n")
+        out.write(f"to\t{d.b.checkpoint_id}\t{render.escape_inline(d.b.checkpoint_ns)}\t{render.cell(render.shown_time(d.b.ts))}\n")
         out.write("change\tname\trole\tdetail\n")
         for change, name, role, detail in rows:
             out.write(f"{change}\t{name}\t{role or '-'}\t{detail.replace(chr(10), ' / ') or '-'}\n")
@@ -220,7 +207,11 @@ def _write_diff(d, out_format: str) -> None:
     from rich.table import Table
     from rich.text import Text
 
-    title = Text(f"{d.a.checkpoint_id} -> {d.b.checkpoint_id}")
+    # Each id with its time on a line of its own: both stay whole at 80 columns, in any --tz.
+    title = Text(
+        f"{render.escape_inline(d.a.checkpoint_id)}  {render.cell(render.shown_time(d.a.ts))}\n"
+        f"-> {render.escape_inline(d.b.checkpoint_id)}  {render.cell(render.shown_time(d.b.ts))}"
+    )
     table = Table(title=title, box=box.SIMPLE_HEAD, show_lines=True, pad_edge=False)
     table.add_column("change", no_wrap=True)
     table.add_column("channel / message id", no_wrap=True)

@@ -68,7 +68,9 @@ def list_threads(
     bounds = {"last_before": window.last_before, "last_from": window.last_from} if window is not None else {}
     with open_for_reading(store, environment=environment) as st:
         records = (_thread_record(t) for t in st.list_threads(tenant=tenant, sub_tenant=sub_tenant, limit=limit, **bounds))
-        render.write_records(records, fmt=out_format, columns=THREAD_COLUMNS, title=st.location.display)
+        n = render.write_records(records, fmt=out_format, columns=THREAD_COLUMNS, title=st.location.display, environment=environment)
+        if not n and limit != 0:
+            _say_empty(st, environment, tenant=tenant, sub_tenant=sub_tenant, window=window)
 
 
 def _thread_record(t) -> dict:
@@ -101,10 +103,11 @@ def list_run_states(
         statuses = set()
         for value in status:
             for word in value.split(","):
-                if word not in STATUSES:
+                # Values are case-insensitive everywhere (--format, --speaker, --status, --sort, --color).
+                if word.lower() not in STATUSES:
                     raise UsageError(f"unknown --status '{word}'", hint=f"use one of: {', '.join(STATUSES)}")
-                statuses.add(word)
-    chosen = sort or "last-activity"
+                statuses.add(word.lower())
+    chosen = sort.lower() if sort is not None else "last-activity"
     if chosen not in SORTS:
         raise UsageError(f"unknown --sort '{sort}'", hint=f"use one of: {', '.join(SORTS)}")
     if session is not None and not session:
@@ -126,7 +129,36 @@ def list_run_states(
             if with_size:
                 rec["size_bytes"] = r.size_bytes
             records.append(rec)
-        render.write_records(records, fmt=out_format, columns=columns, title=st.location.display)
+        render.write_records(records, fmt=out_format, columns=columns, title=st.location.display, environment=environment)
+        if not records and limit != 0:
+            _say_empty(st, environment, tenant=tenant, sub_tenant=sub_tenant, window=window, status=status, session=session)
+
+
+def _say_empty(st, environment, **filters) -> None:
+    """On a terminal, an empty listing says so on stderr, and how many threads the store holds
+    (piped, it stays silent: an empty answer is an answer)."""
+    from symfonic_cli.environment import current
+    from symfonic_cli.render import escape_inline, is_terminal, shown_time
+
+    env = environment or current()
+    if not is_terminal(env.stderr):
+        return
+    given = []
+    for name, value in filters.items():
+        if value is None:
+            continue
+        if name == "window":
+            if value.inactive_before is not None:
+                given.append(f"last activity before {shown_time(value.inactive_before, env)}")
+            if value.active_from is not None:
+                given.append(f"active since {shown_time(value.active_from, env)}")
+            continue
+        if name == "status":
+            value = ",".join(value)
+        given.append(f"--{name.replace('_', '-')} '{value}'")
+    total = sum(1 for _ in st.list_threads())
+    what = f" ({'; '.join(given)})" if given else ""
+    env.stderr.write(escape_inline(f"symfonic: no threads match{what}; the store holds {total} threads") + "\n")
 
 
 def store_info(store: Optional[str], fmt: Optional[str], environment=None) -> None:
@@ -139,4 +171,4 @@ def store_info(store: Optional[str], fmt: Optional[str], environment=None) -> No
     pairs += list(i.details.items())
     if out_format in ("json", "jsonl"):
         pairs = [(k.replace(" ", "_"), v) for k, v in pairs]
-    render.write_pairs(pairs, fmt=out_format, title="store info")
+    render.write_pairs(pairs, fmt=out_format, title="store info", environment=environment)

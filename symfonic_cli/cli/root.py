@@ -15,10 +15,12 @@ from symfonic_cli.cli.common import (
     MAX_CONNECT_TIMEOUT,
     MIN_CONNECT_TIMEOUT,
     ROOT_ENV,
+    TZ_ENV,
     apply_root_options,
     environment,
     connect_timeout_in_range,
     connect_timeout_range,
+    set_tz,
 )
 
 
@@ -29,12 +31,18 @@ def _check_timeout(value: float) -> float:
 
 
 def _check_color(value: str) -> str:
-    from symfonic_cli import render
+    from symfonic_cli.environment import COLOR_MODES
 
-    if value.lower() not in render.COLOR_MODES:
-        raise typer.BadParameter(f"'{value}' is not one of {', '.join(render.COLOR_MODES)}.")
-    render.color_mode = value.lower()
+    if value.lower() not in COLOR_MODES:
+        raise typer.BadParameter(f"'{value}' is not one of {', '.join(COLOR_MODES)}.")
+    environment().color = value.lower()
     return value.lower()
+
+
+def _check_tz(value: Optional[str]) -> Optional[str]:
+    if value is not None:
+        set_tz(environment(), value)
+    return value
 
 
 def _version(value: bool) -> None:
@@ -69,11 +77,15 @@ def _root(
         help="Styles in tables: auto (on a terminal, unless NO_COLOR is set or TERM=dumb), always or never.",
     ),
     no_pager: bool = typer.Option(False, "--no-pager", help="Print straight to the terminal, however tall the output."),
+    tz: Optional[str] = typer.Option(
+        None, "--tz", envvar=TZ_ENV, callback=_check_tz, metavar="ZONE",
+        help="Time zone of the times shown in table and text output and of times typed without an offset "
+        "(--since, --until, --inactive-since): UTC (default), +02:00 or an IANA name such as Europe/Berlin. "
+        "JSON and JSONL stay UTC.",
+    ),
 ) -> None:
     """Connection options go before the command: symfonic --connect-timeout 5 threads list ..."""
-    from symfonic_cli import pager
-
-    pager.disabled = no_pager
+    environment().pager = not no_pager
     apply_root_options(
         environment(),
         debug=debug,
@@ -84,8 +96,14 @@ def _root(
     )
 
 
-def build_app(only: str | None = None) -> typer.Typer:
-    """The root command with every group, or with just the group ``only`` (start-up speed)."""
+def _placeholder() -> None:
+    """Never run: the root is built this way only when no command is named."""
+
+
+def build_app(only: str | None = None, *, summaries: bool = False) -> typer.Typer:
+    """The root command with every group, or with just the group ``only`` (start-up speed).
+    ``summaries``: each command and group only as its line in the root's help (``symfonic
+    --help``), without importing them."""
     from importlib import import_module
 
     import typer.core
@@ -101,6 +119,15 @@ def build_app(only: str | None = None) -> typer.Typer:
         rich_markup_mode=None,
     )
     root.callback()(_root)
+    if summaries:
+        from symfonic_cli.cli.groups import ROOT_COMMANDS, SUMMARIES
+
+        for name in GROUPS:
+            if name in ROOT_COMMANDS:
+                root.command(name, help=SUMMARIES[name])(_placeholder)
+            else:
+                root.add_typer(typer.Typer(help=SUMMARIES[name], no_args_is_help=True), name=name)
+        return root
     # Extensions first: their commands are on the group's typer before the group is added.
     for name, module_name in GROUP_EXTENSIONS:
         if only is None or name == only:

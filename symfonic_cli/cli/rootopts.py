@@ -22,12 +22,10 @@ def _apply(name: str, value) -> None:
     if name == "debug":
         environment().debug = environment().debug or bool(value)
     elif name == "no_pager":
-        from symfonic_cli import pager
-
-        pager.disabled = pager.disabled or bool(value)
+        environment().pager = environment().pager and not value
     elif name in ("connect_timeout", "pg_schema", "checkpoint_collection", "writes_collection"):
         environment().connection[name] = value
-    # color: its own callback sets the mode
+    # color, tz: their own callbacks set them
 
 
 def _late_copy(param: click.Option) -> click.Option:

@@ -23,7 +23,7 @@ from symfonic_cli.cli.options import (
     TenantOpt,
     ThreadOpt,
 )
-from symfonic_cli.selection import one_thread
+from symfonic_cli.cli.common import one_thread
 
 app = erase.app
 
@@ -88,7 +88,7 @@ def _write(record: dict, namespaces: list[dict], out_format: str) -> None:
         pairs.append((f"  {ns['namespace']}", f"{ns['status']} next={', '.join(ns['next']) or '-'}" + (f" waits on {waits}" if waits else "")))
     pairs += [
         ("messages", record["messages"]),
-        ("size bytes", record["size_bytes"]),
+        ("size", render.human_size(record["size_bytes"])),
         ("first activity", record["first_activity"]),
         ("last activity", record["last_activity"]),
     ]

@@ -31,7 +31,7 @@ def list_threads(
     reverse: Annotated[bool, typer.Option("--reverse", help="Reverse the order.")] = False,
     with_size: Annotated[bool, typer.Option("--with-size", help="Add size_bytes: the thread's stored checkpoints, blobs and writes.")] = False,
     inactive_for: Annotated[Optional[str], typer.Option("--inactive-for", help="Only threads whose last activity is older than this (90d, 12h, 2w).")] = None,
-    inactive_since: Annotated[Optional[str], typer.Option("--inactive-since", help="Only threads with no activity since this ISO 8601 date or time (no offset means UTC).")] = None,
+    inactive_since: Annotated[Optional[str], typer.Option("--inactive-since", help="Only threads with no activity since this ISO 8601 date or time (no offset means --tz, default UTC).")] = None,
     active_within: Annotated[Optional[str], typer.Option("--active-within", help="Only threads active within this time (7d, 12h).")] = None,
 ) -> None:
     """One row per thread, newest activity first (activity is read from the checkpoint ids)."""

@@ -10,6 +10,7 @@ import typer
 from symfonic_cli.cli.common import (
     MAX_COUNT,
     check_format,
+    environment,
     open_for_reading,
     require_thread,
 )
@@ -22,7 +23,7 @@ from symfonic_cli.cli.options import (
     ThreadOpt,
 )
 from symfonic_cli.errors import UsageError
-from symfonic_cli.selection import one_thread
+from symfonic_cli.cli.common import one_thread
 
 
 def register(root: typer.Typer) -> None:
@@ -43,7 +44,6 @@ def show(
     index: Annotated[Optional[int], typer.Option("--index", "-i", min=-MAX_COUNT, max=MAX_COUNT, help="Row N of the speaker-filtered view; negative counts from the end; out of range prints nothing.")] = None,
     since: Annotated[Optional[str], typer.Option("--since", help="Keep rows at or after this time: 90s, 15m, 2h, 3d (ago), a date (its start) or an ISO 8601 time; no offset means --tz.")] = None,
     until: Annotated[Optional[str], typer.Option("--until", help="Keep rows at or before this time: 15m (ago), a date (its end), 08:24 (the whole minute) or an ISO 8601 time; no offset means --tz.")] = None,
-    tz: Annotated[Optional[str], typer.Option("--tz", help="Time zone of --since/--until without an offset, and of the times shown in table and text (UTC, +02:00 or an IANA name such as Europe/Berlin; default UTC).")] = None,
     truncate: Annotated[Optional[int], typer.Option("--truncate", "--max-width", min=1, max=MAX_COUNT, help="In table and text, cut each message's content after N characters, saying how many were cut (JSON keeps it whole).")] = None,
     limit: Annotated[Optional[int], typer.Option("--limit", "-n", min=0, max=MAX_COUNT, help="At most N rows, applied last (0 to 1000000000).")] = None,
     checkpoint: Annotated[Optional[str], typer.Option("--checkpoint", help="Show the transcript as of this root-namespace checkpoint id.")] = None,
@@ -59,7 +59,7 @@ def show(
         raise UsageError(f"unknown --speaker '{exc.args[0]}'", hint="use user, assistant, tool, system, other or all, or a comma list") from None
     if index is not None and (since is not None or until is not None):
         raise UsageError("--index and --since/--until are mutually exclusive, as in get_transcript")
-    zone = _zone(tz)
+    zone = environment().zone()  # --tz, a root option
     lo = _bound("--since", since, zone, until=False)
     hi = _bound("--until", until, zone, until=True)
     out_format = check_format(fmt)
@@ -77,7 +77,7 @@ def show(
         from symfonic_cli.render import escape_inline
 
         sys.stderr.write(f"symfonic: warning: {escape_inline(warning)}\n")
-    _write(result.rows, out_format, key, tools, zone=None if tz is None else zone, truncate=truncate)
+    _write(result.rows, out_format, key, tools, truncate=truncate)
     if empty_note:
         sys.stderr.write(empty_note + "\n")
 
@@ -90,25 +90,15 @@ def _stderr_is_terminal() -> bool:
 
 def _empty_note(st, key: str, checkpoint: Optional[str]) -> str:
     """On a terminal, an empty answer says so, and what the thread does hold."""
-    from symfonic_cli.model.times import iso_utc
-    from symfonic_cli.render import escape_inline
+    from symfonic_cli.render import escape_inline, shown_time
     from symfonic_cli.transcript.read import read_transcript
 
     every = read_transcript(st, key, checkpoint_id=checkpoint).rows
     stamps = [r.timestamp for r in every if r.timestamp is not None]
     if not every:
         return f"symfonic: no rows: thread '{escape_inline(key)}' holds no messages"
-    span = f" between {iso_utc(min(stamps))} and {iso_utc(max(stamps))}" if stamps else ""
+    span = f" between {shown_time(min(stamps))} and {shown_time(max(stamps))}" if stamps else ""
     return f"symfonic: no rows match; the thread has {len(every)} rows{span}"
-
-
-def _zone(tz: Optional[str]):
-    from symfonic_cli.timeinput import zone
-
-    try:
-        return zone(tz)
-    except ValueError as exc:
-        raise UsageError(f"--tz: {exc}", hint="use UTC, an offset such as +02:00, or an IANA name such as Europe/Berlin") from None
 
 
 def _tool_lines(r) -> list[str]:
@@ -133,18 +123,13 @@ def _bound(flag: str, value: Optional[str], zone, *, until: bool):
         raise UsageError(f"{flag} '{value}' is not a time", hint="e.g. 2h (ago), 2026-11-30, 2026-11-30T09:00 or 2026-11-30T09:00:00Z") from None
 
 
-def _shown_time(ts, zone) -> str:
+def _shown_time(ts) -> str:
     from symfonic_cli import render
 
-    if ts is None or zone is None:
-        return render.cell(ts)
-    try:
-        return ts.astimezone(zone).isoformat()
-    except (OverflowError, ValueError):
-        return render.cell(ts)
+    return render.shown_time(ts) if ts is not None else render.cell(ts)
 
 
-def _write(rows, out_format: str, key: str, tools: bool = False, *, zone=None, truncate: Optional[int] = None) -> None:
+def _write(rows, out_format: str, key: str, tools: bool = False, *, truncate: Optional[int] = None) -> None:
     from symfonic_cli import render
 
     out = sys.stdout
@@ -154,13 +139,13 @@ def _write(rows, out_format: str, key: str, tools: bool = False, *, zone=None, t
     if out_format == "text":
         for r in rows:
             extra = "".join(render.escape_controls(line) + "\n" for line in _tool_lines(r)) if tools else ""
-            out.write(f"[{r.index}] {r.role} {_shown_time(r.timestamp, zone)}\n{render.escape_controls(render.cut(r.content, truncate))}\n{extra}\n")
+            out.write(f"[{r.index}] {r.role} {_shown_time(r.timestamp)}\n{render.escape_controls(render.cut(r.content, truncate))}\n{extra}\n")
         return
     rows_out = [
         [
             str(r.index),
             render.escape_inline(r.role),
-            _shown_time(r.timestamp, zone),
+            _shown_time(r.timestamp),
             render.escape_controls("\n".join([render.cut(r.content, truncate), *(_tool_lines(r) if tools else [])]).strip("\n") if tools else render.cut(r.content, truncate)),
         ]
         for r in rows

@@ -17,7 +17,7 @@ import json
 import sys
 from typing import Any
 
-MAX_INT_DIGITS = 20_000
+from symfonic_cli.limits import MAX_INT_DIGITS  # noqa: F401 - read here by the codecs and render
 MAX_DEPTH = 2000  # SQLite 3.40 reads 2,000 levels (newer releases 1,000): all of them read alike
 DUPLICATE_KEYS = "duplicate keys"
 

@@ -117,6 +117,9 @@ def store_pairs(rep) -> list[tuple[str, Any]]:
 
 
 def thread_pairs(rep) -> list[tuple[str, Any]]:
+    """For table and text: times in --tz (the JSON report stays UTC)."""
+    from symfonic_cli.render import shown_time
+
     data = rep.to_json()
     latest = data["latest"] or {}
     b = data["safe_boundary"]
@@ -131,11 +134,11 @@ def thread_pairs(rep) -> list[tuple[str, Any]]:
         ("readable by migrated", latest.get("readable_by_migrated")),
         ("reason", latest.get("reason")),
         ("latest safe boundary", None if b is None else f"{b['boundary_id']} (sequence {b['boundary_sequence']}) "
-                                                        f"at checkpoint {b['checkpoint_id']}, {b['ts']}"),
+                                                        f"at checkpoint {b['checkpoint_id']}, {shown_time(b['ts'])}"),
         ("safe boundaries", data["safe_boundaries"]),
     ]
     for u in data["unfinalized"]:
-        pairs.append((f"unfinalized {u['checkpoint_id']}", f"{u['state']} ({u['ts']})"))
+        pairs.append((f"unfinalized {u['checkpoint_id']}", f"{u['state']} ({shown_time(u['ts'])})"))
     for c in data["corrupt"]:
         pairs.append((f"{c['checkpoint_id']}", c["reason"]))
     for a in data["anomalies"]:

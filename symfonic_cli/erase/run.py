@@ -246,6 +246,8 @@ def _plan_document(req: EraseRequest, store_name: str, plans, misses, now) -> di
 
 
 def _print_plan(out: TextIO, req: EraseRequest, store_name: str, plans, misses, now, esc, extra=()) -> None:
+    from symfonic_cli.render import shown_time  # times in --tz
+
     every_sub = {t.name for t in extra if t.all_sub_tenants}
     records = ep.plan_records(plans, now, req.grace, misses)
     todo = ep.to_erase(plans)
@@ -262,13 +264,13 @@ def _print_plan(out: TextIO, req: EraseRequest, store_name: str, plans, misses, 
             continue
         if r["status"] == ep.ALREADY_ERASED:
             by = r["erased_by"]
-            out.write(f"  {esc(r['key'])}: already erased (receipt {esc(by['receipt_id'])} at {esc(by['time'])})\n")
+            out.write(f"  {esc(r['key'])}: already erased (receipt {esc(by['receipt_id'])} at {esc(shown_time(by['time']))})\n")
             continue
         if not r["total"]:
             out.write(f"  {esc(r['key'])}: nothing to erase\n")
             continue
         rows = ", ".join(f"{esc(t)} {n}" + (" (all sub-tenants of this tenant and session)" if t in every_sub else "") for t, n in r["rows"].items())
-        line = f"  {esc(r['key'])}: {r['total']} row(s) ({rows}); first activity {r['first_activity']}, last {r['last_activity']}"
+        line = f"  {esc(r['key'])}: {r['total']} row(s) ({rows}); first activity {shown_time(r['first_activity'])}, last {shown_time(r['last_activity'])}"
         if r["recent"]:
             line += f" [recent: active in the last {ep._human(req.grace)}]"
         out.write(line + "\n")

@@ -38,6 +38,7 @@ from symfonic_cli.errors import (
 )
 from symfonic_cli.erase.run import Stopped  # run.py imports this module inside run(): no cycle
 from symfonic_cli.location import scrub
+from symfonic_cli.render import shown_time  # times in --tz
 
 DEFAULT_BATCH = 500
 MIN_BATCH, MAX_BATCH = 1, 100_000
@@ -329,7 +330,7 @@ def _dry_run(store, req, env, window, total, batch, store_name, extra, now, esc)
     human = req.fmt not in ("json", "jsonl")
     stream = _Stream(out, req.fmt, record="plan")
     if human:
-        out.write(f"erase plan for {esc(store_name)}: {total:,} idle thread(s) (last activity before {req.selection.receipt.get('cut_off')}), in batches of {batch:,}\n")
+        out.write(f"erase plan for {esc(store_name)}: {total:,} idle thread(s) (last activity before {shown_time(req.selection.receipt.get('cut_off'))}), in batches of {batch:,}\n")
     else:
         stream.begin({"dry_run": True, "store": store_name, "store_kind": req.location.kind, "selection": req.selection.receipt, "batch_size": batch})
     after, n, rows = None, 0, 0
@@ -357,7 +358,7 @@ def _dry_run(store, req, env, window, total, batch, store_name, extra, now, esc)
 
 def _plan_line(r: dict, req, esc) -> str:
     rows = ", ".join(f"{esc(t)} {n}" for t, n in r["rows"].items())
-    line = f"  {esc(r['key'])}: {r['total']} row(s) ({rows}); first activity {r['first_activity']}, last {r['last_activity']}"
+    line = f"  {esc(r['key'])}: {r['total']} row(s) ({rows}); first activity {shown_time(r['first_activity'])}, last {shown_time(r['last_activity'])}"
     if r["recent"]:
         line += f" [recent: active in the last {ep._human(req.grace)}]"
     return line
@@ -365,7 +366,7 @@ def _plan_line(r: dict, req, esc) -> str:
 
 def _print_sweep_plan(out: TextIO, req, store_name: str, total: int, batch: int, sample, now, esc) -> None:
     """What the operator confirms: the count (from the database), the cut-off, and the first keys."""
-    cut_off = req.selection.receipt.get("cut_off")
+    cut_off = shown_time(req.selection.receipt.get("cut_off"))
     out.write(f"erase plan for {esc(store_name)}: {total:,} thread(s) idle since {cut_off} to erase, in batches of {batch:,}\n")
     if not total:
         out.write("  no thread matches\n")

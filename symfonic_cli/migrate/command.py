@@ -179,10 +179,15 @@ class Progress:
         self.checkpoints = 0
 
     def __enter__(self):
-        from symfonic_cli.render import is_terminal
+        from symfonic_cli.render import color_wanted, console, is_terminal
 
+        self.plain = False
         if is_terminal(self.stream) and self.total:
-            from rich.console import Console
+            if color_wanted(self.stream) is False:
+                # NO_COLOR / --color never: no escape sequence at all, so no live bar (it moves
+                # the cursor with escapes); one line rewritten with carriage returns instead.
+                self.plain = True
+                return self
             from rich.progress import (
                 BarColumn,
                 MofNCompleteColumn,
@@ -194,13 +199,20 @@ class Progress:
             self.bar = Bar(
                 TextColumn("threads"), BarColumn(), MofNCompleteColumn(),
                 TextColumn("{task.fields[checkpoints]} checkpoints, {task.fields[rate]}"), TimeElapsedColumn(),
-                console=Console(file=self.stream, markup=False, highlight=False), transient=True,
+                console=console(self.stream), transient=True,
             )
             self.bar.start()
             self.task = self.bar.add_task("migrate", total=self.total, checkpoints=0, rate="")
         return self
 
     def advance(self, outcome) -> None:
+        if self.plain:
+            self.checkpoints += outcome.checkpoints_copied + outcome.checkpoints_skipped
+            self.done = getattr(self, "done", 0) + 1
+            self._line = f"threads {self.done}/{self.total}, {self.checkpoints} checkpoints"
+            self.stream.write("\r" + self._line)
+            self.stream.flush()
+            return
         if self.bar is None:
             return
         self.checkpoints += outcome.checkpoints_copied + outcome.checkpoints_skipped
@@ -210,5 +222,8 @@ class Progress:
         self.bar.update(self.task, advance=1, checkpoints=self.checkpoints, rate=rate)
 
     def __exit__(self, *exc) -> None:
+        if self.plain and getattr(self, "_line", None):
+            self.stream.write("\r" + " " * len(self._line) + "\r")  # gone, as the live bar goes
+            self.stream.flush()
         if self.bar is not None:
             self.bar.stop()

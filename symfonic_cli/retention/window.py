@@ -33,13 +33,18 @@ def parse_age(flag: str, text: str) -> timedelta:
 
 
 def parse_instant(flag: str, text: str) -> datetime:
-    """An ISO 8601 date or time (no offset means UTC). To be replaced by the shared time input
-    of inputs.py once it exists (issue #15)."""
-    from symfonic_cli.transcript.rows import parse_bound
+    """An ISO 8601 date or time; without an offset, in --tz (UTC by default)."""
+    from symfonic_cli.environment import current
 
+    value = text.strip()
+    if value.endswith(("Z", "z")):
+        value = value[:-1] + "+00:00"
     try:
-        value = parse_bound(text)
-    except ValueError:
+        parsed = datetime.fromisoformat(value)
+        if parsed.tzinfo is None:
+            parsed = parsed.replace(tzinfo=current().zone())
+        value = parsed.astimezone(timezone.utc)
+    except (ValueError, OverflowError):
         raise UsageError(f"{flag} '{text}' is not an ISO 8601 date or time", hint="e.g. 2026-09-01 or 2026-09-01T00:00:00Z") from None
     if value.year < 1583:
         raise UsageError(f"{flag} '{text}' is before any checkpoint id can be")
