@@ -213,7 +213,7 @@ class PostgresErase:
 
         conn = self.conn
         core = self._core_statements()
-        extras = self._cascade(key, extra)[: len(extra)]
+        extras = self._cascade(key, extra)[: len(extra)] if extra else []
         recheck_alone = idle_before is not None and bool(extra)
         verify_sql, verify_params = core["verify"], [key] * 3
         if extras:
