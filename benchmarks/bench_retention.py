@@ -29,8 +29,9 @@ checkpoints of real rows with a spread of last activity.
   fsync, synchronous_commit and full_page_writes off (tests/support/pg_server.py ``FAST``), so
   neither side pays a disk flush per commit, and the sweep runs without ``--receipt`` (no fsync
   per thread): the ratio measures statements, round trips and the tool's own work. Measured
-  11.9x after the batched plan and the two-round-trip transaction (23x before, same session):
-  see README "Benchmarks" for what each part costs.
+  11.9x to 14.9x after the batched plan and the two-round-trip transaction (12.1x and 12.3x run
+  alternately with the code before, which gave 19.2x and 12.7x on a loaded machine): see README
+  "Benchmarks" for what each part costs.
 
 Commands run in-process (tests/support/cli.py), after one warm-up call; medians of ``--reps`` (default 3).
 Run: ``python benchmarks/bench_retention.py [--copies N] [--sweep N] [--reps N] [--skip select,sweep,export,rss,postgres]``.
