@@ -350,6 +350,8 @@ def _erase_all(store, plans, misses, extra, req: EraseRequest, now, out: TextIO,
     """Erase thread by thread; each thread's receipt line is on disk before the next thread starts.
     Returns the outcomes and, when the run stopped part-way (the receipt file failed, an
     interrupt, an unexpected error), why: the receipt is printed all the same."""
+    from symfonic_cli.erase.sweep import erase_verified
+
     after_threads = _env_int(FAULT_AFTER_THREADS)
     in_thread = _env_int(FAULT_IN_THREAD)
     outcomes: list[ep.ThreadOutcome] = []
@@ -362,8 +364,11 @@ def _erase_all(store, plans, misses, extra, req: EraseRequest, now, out: TextIO,
             stop = None
             try:
                 # the store compares what it deletes with the plan inside the transaction
-                deleted = store.erase_thread(plan.key, extra, between=between, expected=plan.rows)
-                remaining = store.remaining_rows(plan.key, extra)
+                if between is None:
+                    deleted, remaining = erase_verified(store, plan.key, extra, expected=plan.rows)
+                else:  # the fault-injection hook runs between the tables' deletes
+                    deleted = store.erase_thread(plan.key, extra, between=between, expected=plan.rows)
+                    remaining = store.remaining_rows(plan.key, extra)
             except ThreadActiveError as exc:
                 result = ep.skipped_active(plan, exc.line())
             except SymfonicError as exc:

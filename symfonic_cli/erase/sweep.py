@@ -155,7 +155,7 @@ def run_sweep(req, env: Environment) -> None:
                 terminal = _open_terminal(req, env)
             # The first batch is selected and planned before the confirmation: a thread of it that
             # an agent writes while the operator reads is then reported skipped-active.
-            first = [store.erase_plan(k, extra) for k in store.window_keys(**window, limit=min(batch, total))] if total else []
+            first = plan_batch(store, store.window_keys(**window, limit=min(batch, total)), extra) if total else []
             plan_out = terminal.writer if terminal is not None else (out if human else None)
             if plan_out is not None:
                 _print_sweep_plan(plan_out, req, store_name, total, batch, first[:SAMPLE], now, esc)
@@ -256,7 +256,7 @@ class _Sweep:
                     if self.stop is not None or self.done >= self.total or len(plans) < self.batch:
                         break
                     keys = self.store.window_keys(**self.window, after=plans[-1].key, limit=min(self.batch, self.total - self.done))
-                    plans = [self.store.erase_plan(k, self.extra) for k in keys]
+                    plans = plan_batch(self.store, keys, self.extra)
                 if self.stop is None and interrupt.asked and self.done < self.total:
                     self.stop = Stopped(INTERRUPTED, EXIT_INTERRUPTED)
         except KeyboardInterrupt:  # a second Ctrl-C between two threads
@@ -269,8 +269,7 @@ class _Sweep:
     def _one(self, plan) -> None:
         req, now = self.req, self.now
         try:
-            deleted = self.store.erase_thread(plan.key, self.extra, expected=plan.rows, idle_before=req.selection.window.last_before)
-            remaining = self.store.remaining_rows(plan.key, self.extra)
+            deleted, remaining = erase_verified(self.store, plan.key, self.extra, expected=plan.rows, idle_before=req.selection.window.last_before)
         except ThreadActiveError as exc:
             result = ep.skipped_active(plan, exc.line())
         except SymfonicError as exc:
@@ -324,6 +323,22 @@ class _Sweep:
         }
 
 
+def plan_batch(store, keys: list[str], extra) -> list:
+    """The plans of a batch of keys: in one grouped read where the store offers it (PostgreSQL)."""
+    if hasattr(store, "erase_plans"):
+        return store.erase_plans(keys, extra)
+    return [store.erase_plan(k, extra) for k in keys]
+
+
+def erase_verified(store, key: str, extra, *, expected=None, idle_before=None) -> tuple[dict[str, int], dict[str, int]]:
+    """A thread's erase (one transaction) and then its verification after the commit: (rows
+    deleted, rows remaining). PostgreSQL sends both in two round trips (``erase_verified``)."""
+    if hasattr(store, "erase_verified"):
+        return store.erase_verified(key, extra, expected=expected, idle_before=idle_before)
+    deleted = store.erase_thread(key, extra, expected=expected, idle_before=idle_before)
+    return deleted, store.remaining_rows(key, extra)
+
+
 def _dry_run(store, req, env, window, total, batch, store_name, extra, now, esc) -> None:
     """The plan of every idle thread, streamed page by page; nothing deleted."""
     out = env.stdout
@@ -340,7 +355,7 @@ def _dry_run(store, req, env, window, total, batch, store_name, extra, now, esc)
             if not keys:
                 break
             after = keys[-1]
-            for record in ep.plan_records([store.erase_plan(k, extra) for k in keys], now, req.grace):
+            for record in ep.plan_records(plan_batch(store, keys, extra), now, req.grace):
                 n += 1
                 rows += record["total"]
                 if human:

@@ -242,6 +242,10 @@ class EraseProtocol(Protocol):
     # names in the returned dicts are the names as the operator knows them (the configured
     # collection names on MongoDB, unqualified saver table names on PostgreSQL, the declared
     # ``ExtraTable.name`` for extras). Driver errors become StoreError (exit 4), passwords scrubbed.
+    #
+    # Optional, PostgreSQL only (erase/sweep.py falls back to the methods below): ``erase_plans(keys,
+    # extra)`` (``erase_plan`` of a batch, in one statement) and ``erase_verified(key, extra, *,
+    # expected, idle_before)`` (``erase_thread`` then ``remaining_rows``, in two round trips).
 
     def erase_prepare(self, extra: tuple[ExtraTable, ...], *, dry_run: bool = False) -> list[str]:
         """Check, before anything is deleted, that this session can erase; set it up for erasing.
