@@ -13,7 +13,7 @@ interpreter's own start (``python -c pass``), and the targets of issue #15:
   ``symfonic demo``, under benchmarks/out/): as fast as before.
 
 Both checkouts are byte-compiled first (as installed packages are). ``--before DIR`` also runs the quick listing from another checkout's ``symfonic_cli`` (e.g.
-``--before /work/main``), in the same interleaved runs, with the ratio ours/before.
+``--before ../symfonic-before``), in the same interleaved runs, with the ratio ours/before.
 
 Run: ``python benchmarks/bench_terminal.py [--runs N] [--before DIR]``.
 """
