@@ -117,15 +117,123 @@ class PostgresState:
         with_status: bool = True,
         statuses: "set[str] | None" = None,
     ) -> Iterator["ThreadRunState"]:
-        """Aggregates in the server, streamed in thread order and merged here; the version maps
-        are read as JSONB, never a blob (``model.run_status``)."""
+        """Aggregates in the server, streamed and merged here; the version maps are read as JSONB,
+        never a blob (``model.run_status``)."""
+        exact, ids_in_byte_order = self._run_state_collations()
+        if with_status and exact:
+            yield from self._indexed_run_states(prefix, with_size, statuses, ids_in_byte_order)
+            return
+        yield from self._merged_run_states(prefix, with_size, with_status)
+
+    def _run_state_collations(self) -> tuple[bool, bool]:
+        """Whether the key columns compare exactly (deterministic collations: "=" and GROUP BY
+        tell every key apart), and whether the checkpoint ids sort in byte order (the primary
+        key then serves "the latest id of a thread")."""
+        from symfonic_cli.stores.postgres.connect import _byte_order
+
+        rows = self.conn.execute(
+            "SELECT a.attrelid = 'checkpoints'::regclass AND a.attname = 'checkpoint_id', to_jsonb(k), "
+            "(SELECT to_jsonb(d) FROM pg_database d WHERE d.datname = current_database()) "
+            "FROM pg_attribute a JOIN pg_collation k ON k.oid = a.attcollation "
+            "WHERE a.attrelid IN ('checkpoints'::regclass, 'checkpoint_writes'::regclass, 'checkpoint_blobs'::regclass) "
+            "AND a.attname IN ('thread_id', 'checkpoint_ns', 'checkpoint_id') AND NOT a.attisdropped"
+        ).fetchall()
+        exact = all(str(coll.get("collisdeterministic", True)).lower() != "false" for _, coll, _ in rows)
+        ids = [(coll, db) for is_id, coll, db in rows if is_id]
+        return exact, bool(ids) and _byte_order(*ids[0])
+
+    # Thread by thread by index probes, never a sort of every checkpoint: each key (a hash or an
+    # index-ordered GROUP BY), its latest root checkpoint (the primary key read backwards, or
+    # the thread's few root ids sorted bytewise when the id column's collation is not byte
+    # order), the flags of that checkpoint's pending writes per task (none for most threads).
+    # Counts, first and last ids and sizes are read afterwards, in batches, only for kept threads.
+    _LATEST_ROOT = (
+        "SELECT t.thread_id, l.checkpoint_id, l.metadata -> 'step', l.checkpoint -> 'v', l.checkpoint -> 'channel_versions', "
+        "l.checkpoint -> 'versions_seen', l.checkpoint -> 'updated_channels', f.tasks, f.paths, f.interrupts, f.errors, f.outputs "
+        "FROM (SELECT thread_id FROM checkpoints {where} GROUP BY thread_id) AS t "
+        "LEFT JOIN LATERAL (SELECT x.checkpoint_id, x.checkpoint, x.metadata FROM checkpoints x "
+        "WHERE x.thread_id = t.thread_id AND x.checkpoint_ns = '' ORDER BY x.checkpoint_id{collate} DESC LIMIT 1) AS l ON true "
+        "LEFT JOIN LATERAL (SELECT array_agg(s.task_id) AS tasks, array_agg(s.path) AS paths, array_agg(s.i) AS interrupts, "
+        "array_agg(s.e) AS errors, array_agg(s.o) AS outputs FROM (SELECT w.task_id, max(w.task_path) AS path, "
+        "bool_or(w.channel = '__interrupt__') AS i, bool_or(w.channel = '__error__') AS e, "
+        "bool_or(w.channel NOT IN ('__interrupt__', '__error__', '__resume__', '__error_source_node__')) AS o "
+        "FROM checkpoint_writes w WHERE w.thread_id = t.thread_id AND w.checkpoint_ns = '' AND w.checkpoint_id = l.checkpoint_id "
+        "GROUP BY w.task_id) AS s) AS f ON l.checkpoint_id IS NOT NULL"
+    )
+
+    def _indexed_run_states(self, prefix, with_size, statuses, ids_in_byte_order) -> Iterator["ThreadRunState"]:
+        from symfonic_cli.model.run_status import root_status, status_from_maps
+
+        where, params = self._prefix_where(prefix) if prefix else ("", [])
+        sql = self._LATEST_ROOT.format(where=where, collate="" if ids_in_byte_order else ' COLLATE "C"')
+        with self.conn.transaction():
+            # The estimated cost of the probes (one per thread) would compile them to machine
+            # code, which takes longer than running them.
+            self.conn.execute("SET LOCAL jit = off")
+            self._cursors += 1
+            with self.conn.cursor(name=f"symfonic_{self._cursors}") as cur:
+                cur.itersize = ITERSIZE
+                cur.execute(sql, params)
+                kept: list[tuple[str, str | None]] = []
+                for key, cid, step, v, versions, seen, updated, tasks, paths, interrupts, errors, outputs in cur:
+                    key = str(key)
+                    status = None
+                    if cid is not None:
+                        task_flags = {}
+                        for i, tid in enumerate(tasks or ()):
+                            task_flags[str(tid)] = (paths[i], bool(interrupts[i]), bool(errors[i]), bool(outputs[i]))
+                        status = status_from_maps(
+                            cid, step, v, versions, seen, updated, task_flags,
+                            whole=lambda key=key, task_flags=task_flags: root_status(self.read_run_rows(key), task_flags),
+                        )
+                    if statuses is not None and status not in statuses:
+                        continue
+                    kept.append((key, status))
+                    if len(kept) >= ITERSIZE:
+                        yield from self._with_totals(kept, with_size)
+                        kept = []
+                yield from self._with_totals(kept, with_size)
+
+    def _with_totals(self, kept: list[tuple[str, str | None]], with_size: bool) -> Iterator["ThreadRunState"]:
+        """The kept threads with their counts, first and last ids (and sizes), a batch at a time."""
+        from symfonic_cli.model.run_state import ThreadRunState
+
+        if not kept:
+            return
+        keys = [k for k, _ in kept]
+        size_sql = "sum(pg_column_size(checkpoint) + coalesce(pg_column_size(metadata), 0))" if with_size else "0"
+        totals = {
+            str(k): (n, first, last, int(size or 0))
+            for k, n, first, last, size in self.conn.execute(
+                f'SELECT thread_id, count(*), min(checkpoint_id COLLATE "C"), max(checkpoint_id COLLATE "C"), {size_sql} '
+                "FROM checkpoints WHERE thread_id = ANY(%s) GROUP BY thread_id",
+                (keys,),
+            )
+        }
+        extra: dict[str, int] = {}
+        if with_size:
+            for table in ("checkpoint_blobs", "checkpoint_writes"):
+                for k, size in self.conn.execute(
+                    f"SELECT thread_id, sum(octet_length(blob)) FROM {table} WHERE thread_id = ANY(%s) GROUP BY thread_id", (keys,)
+                ):
+                    extra[str(k)] = extra.get(str(k), 0) + int(size or 0)
+        for key, status in kept:
+            n, first, last, size = totals[key]
+            yield ThreadRunState(key, n, first, last, status, size + extra.get(key, 0) if with_size else None)
+
+    def _merged_run_states(self, prefix, with_size, with_status) -> Iterator["ThreadRunState"]:
+        """Per-thread aggregates of each table, streamed in one key order and merged here (also the
+        status when a nondeterministic collation makes "=" match other keys: compared bytewise)."""
         from symfonic_cli.model.run_state import ThreadRunState
         from symfonic_cli.model.run_status import root_status, status_from_maps
 
         where, params = "", []
         if prefix:
-            where, params = "AND starts_with(thread_id, %s)", [prefix]
-        order = 'ORDER BY thread_id COLLATE "C"'
+            cond, params = self._prefix_where(prefix)
+            where = "AND " + cond.removeprefix("WHERE ")
+        # Under a byte-order collation the primary key's order is the merge order (no sort of
+        # every checkpoint); under any other, bytes are asked for, as Python compares keys.
+        order = "ORDER BY thread_id" if self._c_collation else 'ORDER BY thread_id COLLATE "C"'
         size_sql = "sum(pg_column_size(checkpoint) + coalesce(pg_column_size(metadata), 0))" if with_size else "0"
         queries = [(
             f'SELECT thread_id, count(*), min(checkpoint_id COLLATE "C"), max(checkpoint_id COLLATE "C"), {size_sql} '
