@@ -39,20 +39,20 @@ class PostgresState:
         c = self.conn
         n, namespaces, first, last, size = c.execute(
             "SELECT count(*), count(DISTINCT checkpoint_ns), min(checkpoint_id COLLATE \"C\"), max(checkpoint_id COLLATE \"C\"), "
-            "coalesce(sum(pg_column_size(checkpoint) + coalesce(pg_column_size(metadata), 0)), 0) FROM checkpoints WHERE thread_id = %s",
+            "coalesce(sum(pg_column_size(checkpoint) + coalesce(pg_column_size(metadata), 0)), 0) FROM checkpoints WHERE " + self._key_equals,
             (key,),
         ).fetchone()
         if not n:
             return None
         size += c.execute(
-            "SELECT coalesce(sum(octet_length(blob)), 0) FROM checkpoint_blobs WHERE thread_id = %s", (key,)
+            "SELECT coalesce(sum(octet_length(blob)), 0) FROM checkpoint_blobs WHERE " + self._key_equals, (key,)
         ).fetchone()[0]
         size += c.execute(
-            "SELECT coalesce(sum(octet_length(blob)), 0) FROM checkpoint_writes WHERE thread_id = %s", (key,)
+            "SELECT coalesce(sum(octet_length(blob)), 0) FROM checkpoint_writes WHERE " + self._key_equals, (key,)
         ).fetchone()[0]
         latest_sql = (
             'SELECT DISTINCT ON (checkpoint_ns COLLATE "C") checkpoint_ns, checkpoint_id, checkpoint, metadata '
-            'FROM checkpoints WHERE thread_id = %s ORDER BY checkpoint_ns COLLATE "C", checkpoint_id COLLATE "C" DESC'
+            f'FROM checkpoints WHERE {self._key_equals} ORDER BY checkpoint_ns COLLATE "C", checkpoint_id COLLATE "C" DESC'
         )
         try:
             latest_rows = c.execute(latest_sql, (key,)).fetchall()
@@ -75,7 +75,7 @@ class PostgresState:
                 "CASE WHEN b.channel = '__pregel_tasks' OR b.channel LIKE 'join:%%' THEN b.blob END, "
                 "CASE WHEN b.channel = 'messages' THEN substring(b.blob from 1 for 9) END "
                 "FROM checkpoint_blobs b JOIN unnest(%s::text[], %s::text[], %s::text[]) AS w(ns, ch, ver) "
-                "ON b.checkpoint_ns = w.ns AND b.channel = w.ch AND b.version = w.ver WHERE b.thread_id = %s",
+                "ON b.checkpoint_ns = w.ns AND b.channel = w.ch AND b.version = w.ver WHERE b." + self._key_equals,
                 ([w[0] for w in wanted], [w[1] for w in wanted], [w[2] for w in wanted], key),
             ):
                 if type_ == "empty":
@@ -101,7 +101,7 @@ class PostgresState:
             for ns, cid, task_id, idx, task_path, channel, type_, blob in c.execute(
                 "SELECT checkpoint_ns, checkpoint_id, task_id, idx, task_path, channel, type, "
                 "CASE WHEN channel IN ('__interrupt__', '__error__') THEN blob END FROM checkpoint_writes "
-                'WHERE thread_id = %s ORDER BY checkpoint_ns COLLATE "C", checkpoint_id COLLATE "C", task_id COLLATE "C", idx',
+                f'WHERE {self._key_equals} ORDER BY checkpoint_ns COLLATE "C", checkpoint_id COLLATE "C", task_id COLLATE "C", idx',
                 (key,),
             )
             if (ns, cid) in keep
@@ -246,16 +246,18 @@ class PostgresState:
             where = "AND " + cond.removeprefix("WHERE ")
         # Under a byte-order collation the primary key's order is the merge order (no sort of
         # every checkpoint); under any other, bytes are asked for, as Python compares keys.
-        order = "ORDER BY thread_id" if self._c_collation else 'ORDER BY thread_id COLLATE "C"'
+        # (Grouped in bytes too: a nondeterministic collation's GROUP BY folds keys together.)
+        bytewise = "" if self._c_collation else ' COLLATE "C"'
+        order = "GROUP BY 1 ORDER BY 1"
         size_sql = "sum(pg_column_size(checkpoint) + coalesce(pg_column_size(metadata), 0))" if with_size else "0"
         queries = [(
-            f'SELECT thread_id, count(*), min(checkpoint_id COLLATE "C"), max(checkpoint_id COLLATE "C"), {size_sql} '
-            f"FROM checkpoints WHERE true {where} GROUP BY thread_id {order}", params,
+            f'SELECT thread_id{bytewise}, count(*), min(checkpoint_id COLLATE "C"), max(checkpoint_id COLLATE "C"), {size_sql} '
+            f"FROM checkpoints WHERE true {where} {order}", params,
         )]
         if with_size:
             for table in ("checkpoint_blobs", "checkpoint_writes"):
                 queries.append((
-                    f"SELECT thread_id, sum(octet_length(blob)) FROM {table} WHERE true {where} GROUP BY thread_id {order}", params,
+                    f"SELECT thread_id{bytewise}, sum(octet_length(blob)) FROM {table} WHERE true {where} {order}", params,
                 ))
         latest_sql = (
             'SELECT DISTINCT ON (thread_id COLLATE "C") thread_id, checkpoint_id FROM checkpoints '
@@ -265,14 +267,15 @@ class PostgresState:
             queries.append((
                 f"SELECT c.thread_id, c.checkpoint_id, c.metadata -> 'step', c.checkpoint -> 'v', c.checkpoint -> 'channel_versions', "
                 f"c.checkpoint -> 'versions_seen', c.checkpoint -> 'updated_channels' FROM ({latest_sql}) AS l "
-                "JOIN checkpoints c ON c.thread_id = l.thread_id AND c.checkpoint_ns = '' AND c.checkpoint_id = l.checkpoint_id "
+                f"JOIN checkpoints c ON c.thread_id{bytewise} = l.thread_id AND c.checkpoint_ns = '' AND c.checkpoint_id = l.checkpoint_id "
                 'ORDER BY c.thread_id COLLATE "C"', params,
             ))
             queries.append((
-                "SELECT w.thread_id, w.task_id, max(w.task_path), bool_or(w.channel = '__interrupt__'), bool_or(w.channel = '__error__'), "
+                'SELECT w.thread_id COLLATE "C", w.task_id, max(w.task_path), '
+                "bool_or(w.channel = '__interrupt__'), bool_or(w.channel = '__error__'), "
                 "bool_or(w.channel NOT IN ('__interrupt__', '__error__', '__resume__', '__error_source_node__')) "
-                f"FROM ({latest_sql}) AS l JOIN checkpoint_writes w ON w.thread_id = l.thread_id AND w.checkpoint_ns = '' "
-                'AND w.checkpoint_id = l.checkpoint_id GROUP BY w.thread_id, w.task_id ORDER BY w.thread_id COLLATE "C"', params,
+                f"FROM ({latest_sql}) AS l JOIN checkpoint_writes w ON w.thread_id{bytewise} = l.thread_id AND w.checkpoint_ns = '' "
+                'AND w.checkpoint_id = l.checkpoint_id GROUP BY 1, w.task_id ORDER BY 1', params,
             ))
         # One read-only transaction; its server-side cursors are drained in step, a thread at a time.
         with self.conn.transaction():
