@@ -13,6 +13,14 @@ from symfonic_cli.stores.postgres._common import (
     _translate_iter,
 )
 
+# status_from_maps's answer when the version maps cannot decide: the thread waits for a batch.
+_UNDECIDED = object()
+
+
+def _undecided() -> object:
+    return _UNDECIDED
+
+
 # typing.TYPE_CHECKING without importing typing (quick commands load this module).
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -169,7 +177,7 @@ class PostgresState:
     def _indexed_run_states(self, prefix, with_size, statuses, ids_in_byte_order) -> Iterator["ThreadRunState"]:
         import json
 
-        from symfonic_cli.model.run_status import root_status, status_from_maps
+        from symfonic_cli.model.run_status import status_from_maps
 
         cond, params = "true", []
         if prefix:
@@ -185,6 +193,9 @@ class PostgresState:
                 cur.itersize = ITERSIZE
                 cur.execute(sql, [*params, *params])
                 kept: list[tuple[str, str | None]] = []
+                # Threads whose version maps cannot decide (pending Sends): their root checkpoints
+                # are read a batch at a time (a fan-out store has thousands).
+                undecided: list[tuple[str, str, dict]] = []
                 for key, cid, maps, tasks, paths, interrupts, errors, outputs in cur:
                     key = str(key)
                     status = None
@@ -192,52 +203,76 @@ class PostgresState:
                         task_flags = {}
                         for i, tid in enumerate(tasks or ()):
                             task_flags[str(tid)] = (paths[i], bool(interrupts[i]), bool(errors[i]), bool(outputs[i]))
-                        whole = lambda key=key, cid=cid, task_flags=task_flags: root_status(self._root_run_rows(key, cid), task_flags)  # noqa: E731
                         try:
                             step, v, versions, seen, updated = json.loads(maps)
                         except (ValueError, RecursionError):
-                            status = whole()  # too deep for Python's json: read_run_rows says which checkpoint
+                            status = _UNDECIDED  # too deep for Python's json: read_run_rows says which checkpoint
                         else:
-                            status = status_from_maps(cid, step, v, versions, seen, updated, task_flags, whole=whole)
+                            status = status_from_maps(cid, step, v, versions, seen, updated, task_flags, whole=_undecided)
+                        if status is _UNDECIDED:
+                            undecided.append((key, cid, task_flags))
+                            if len(undecided) >= ITERSIZE:
+                                kept.extend(self._decide(undecided, statuses))
+                                undecided = []
+                            continue
                     if statuses is not None and status not in statuses:
                         continue
                     kept.append((key, status))
                     if len(kept) >= ITERSIZE:
                         yield from self._with_totals(kept, with_size)
                         kept = []
+                kept.extend(self._decide(undecided, statuses))
                 yield from self._with_totals(kept, with_size)
 
-    def _root_run_rows(self, key: str, cid: str) -> "ThreadRunRows":
+    def _decide(self, undecided: list[tuple[str, str, dict]], statuses) -> list[tuple[str, str | None]]:
+        from symfonic_cli.model.run_status import root_status
+
+        rows = self._root_run_rows(undecided)
+        out = []
+        for key, cid, task_flags in undecided:
+            run_rows = rows.get(key) or self.read_run_rows(key)
+            status = root_status(run_rows, task_flags) if run_rows is not None else None  # erased meanwhile
+            if statuses is None or status in statuses:
+                out.append((key, status))
+        return out
+
+    def _root_run_rows(self, threads: list[tuple[str, str, dict]]) -> "dict[str, ThreadRunRows]":
         """What ``root_status`` reads of ``read_run_rows`` (the root checkpoint, with the channels
-        whose blobs exist and its Sends and join sets decoded) in two queries instead of six:
-        the threads whose version maps cannot decide (pending Sends) are many in a fan-out store."""
+        whose blobs exist and its Sends and join sets decoded), for (key, checkpoint id) pairs,
+        in two queries; a key missing from the answer is read by ``read_run_rows``."""
         from symfonic_cli.codec.strict import lean_loads
         from symfonic_cli.model.run_state import ThreadRunRows, lean_from_mapping
 
+        if not threads:
+            return {}
         c = self.conn
         try:
-            row = c.execute(
-                f"SELECT checkpoint, metadata FROM checkpoints WHERE {self._key_equals} AND checkpoint_ns = '' AND checkpoint_id = %s",
-                (key, cid),
-            ).fetchone()
+            found = c.execute(
+                "SELECT c.thread_id, c.checkpoint_id, c.checkpoint, c.metadata FROM checkpoints c "
+                "JOIN unnest(%s::text[], %s::text[]) AS w(k, id) ON c.thread_id = w.k AND c.checkpoint_ns = '' AND c.checkpoint_id = w.id",
+                ([t[0] for t in threads], [t[1] for t in threads]),
+            ).fetchall()
         except (ValueError, RecursionError):
-            return self.read_run_rows(key)  # says which checkpoint cannot be decoded
-        if row is None:
-            return self.read_run_rows(key)
-        cp, meta = row
-        versions = cp.get("channel_versions") if isinstance(cp, dict) else None
-        wanted = [(ch, str(ver)) for ch, ver in versions.items()] if isinstance(versions, dict) else []
-        extra: dict[str, Any] = {}
+            return {}  # JSONB Python cannot decode: read_run_rows says which checkpoint
+        wanted = [
+            (str(k), ch, str(ver))
+            for k, _cid, cp, _meta in found if isinstance(cp, dict) and isinstance(cp.get("channel_versions"), dict)
+            for ch, ver in cp["channel_versions"].items()
+        ]
+        extra: dict[str, dict[str, Any]] = {}
         if wanted:
-            for ch, type_, blob in c.execute(
-                "SELECT b.channel, b.type, CASE WHEN b.channel = '__pregel_tasks' OR b.channel LIKE 'join:%%' THEN b.blob END "
-                "FROM checkpoint_blobs b JOIN unnest(%s::text[], %s::text[]) AS w(ch, ver) "
-                f"ON b.channel = w.ch AND b.version = w.ver WHERE b.{self._key_equals} AND b.checkpoint_ns = ''",
-                ([w[0] for w in wanted], [w[1] for w in wanted], key),
+            for k, ch, type_, blob in c.execute(
+                "SELECT b.thread_id, b.channel, b.type, CASE WHEN b.channel = '__pregel_tasks' OR b.channel LIKE 'join:%%' THEN b.blob END "
+                "FROM checkpoint_blobs b JOIN unnest(%s::text[], %s::text[], %s::text[]) AS w(k, ch, ver) "
+                "ON b.thread_id = w.k AND b.checkpoint_ns = '' AND b.channel = w.ch AND b.version = w.ver",
+                ([w[0] for w in wanted], [w[1] for w in wanted], [w[2] for w in wanted]),
             ):
                 if type_ != "empty":
-                    extra[ch] = lean_loads(type_, bytes(blob)) if blob is not None else None
-        return ThreadRunRows([lean_from_mapping("", cid, cp, meta, extra_values=extra)], [], 1, 1, 0, cid, cid)
+                    extra.setdefault(str(k), {})[ch] = lean_loads(type_, bytes(blob)) if blob is not None else None
+        return {
+            str(k): ThreadRunRows([lean_from_mapping("", cid, cp, meta, extra_values=extra.get(str(k)))], [], 1, 1, 0, cid, cid)
+            for k, cid, cp, meta in found
+        }
 
     def _with_totals(self, kept: list[tuple[str, str | None]], with_size: bool) -> Iterator["ThreadRunState"]:
         """The kept threads with their counts, first and last ids (and sizes), a batch at a time."""
