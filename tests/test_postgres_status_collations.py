@@ -137,3 +137,24 @@ def test_status_listing_never_sorts_every_checkpoint(request, collation):
                     assert "thread_id >=" in plan, plan
     finally:
         store.close()
+
+
+def test_version_maps_too_deep_for_python_are_a_clear_error(request):
+    """A crafted latest root checkpoint whose versions_seen nests deeper than Python's json goes:
+    exit 4 naming the checkpoint, nothing on stdout; the other threads still list without it."""
+    import psycopg
+
+    url = _store(request, "c")
+    deep = "[" * 5000 + "]" * 5000
+    with psycopg.connect(url, autocommit=True) as conn:
+        (cid,) = conn.execute(
+            "UPDATE checkpoints SET checkpoint = jsonb_set(checkpoint, '{versions_seen,x}', %s::jsonb) "
+            "WHERE thread_id = 'acme:_:f' AND checkpoint_ns = '' AND checkpoint_id = "
+            "(SELECT max(checkpoint_id) FROM checkpoints WHERE thread_id = 'acme:_:f' AND checkpoint_ns = '') RETURNING checkpoint_id",
+            (deep,),
+        ).fetchone()
+    r = run("threads", "list", "-s", url, "-f", "json", "--status", "done")
+    assert (r.code, r.out) == (4, ""), r.err
+    assert f"checkpoint {cid} of thread 'acme:_:f' cannot be decoded" in r.err
+    others = _listed(url, "--tenant", "globex", "--status", "done")
+    assert [row["key"] for row in others] == ["globex:_:react-2"]
