@@ -298,6 +298,8 @@ class PostgresState:
                 ):
                     extra[str(k)] = extra.get(str(k), 0) + int(size or 0)
         for key, status in kept:
+            if key not in totals:
+                continue  # erased since the listing's query read it
             n, first, last, size = totals[key]
             yield ThreadRunState(key, n, first, last, status, size + extra.get(key, 0) if with_size else None)
 
