@@ -19,8 +19,9 @@ processes share the machine), and peak RSS of our processes.
 ``--before DIR`` adds both commands run from another checkout's ``symfonic_cli`` (e.g. main's),
 in the same interleaved runs, for a before/after comparison on the same machine load.
 
-``--postgres`` times ``threads list --status`` on PostgreSQL instead, against the same aggregate
-run through psycopg: the same seed threads written by the real PostgresSaver into the
+``--postgres`` times ``threads list --status`` and ``--with-size`` on PostgreSQL instead, against
+the same aggregate and ``sum(pg_column_size/octet_length) GROUP BY thread_id`` run through psycopg
+(``--before`` works there too): the same seed threads written by the real PostgresSaver into the
 benchmark cluster (benchmarks/pg.py, ``SYMFONIC_BENCH_POSTGRES_DSN`` for another server), their
 checkpoints, blobs and writes replicated with ``INSERT ... SELECT`` as on SQLite.
 
@@ -111,6 +112,11 @@ RAW_STATUS_PG = (
     "LEFT JOIN checkpoint_writes w ON w.thread_id = l.thread_id AND w.checkpoint_ns = '' AND w.checkpoint_id = l.cid "
     "GROUP BY l.thread_id"
 )
+RAW_SIZE_PG = (
+    "SELECT thread_id, sum(pg_column_size(checkpoint) + coalesce(pg_column_size(metadata), 0)) FROM checkpoints GROUP BY thread_id; "
+    "SELECT thread_id, sum(octet_length(blob)) FROM checkpoint_blobs GROUP BY thread_id; "
+    "SELECT thread_id, sum(octet_length(blob)) FROM checkpoint_writes GROUP BY thread_id"
+)
 PG_TABLES = ("checkpoints", "checkpoint_blobs", "checkpoint_writes")
 
 
@@ -180,25 +186,43 @@ def main_postgres(a) -> None:
             n_cp = conn.execute("SELECT count(*) FROM checkpoints").fetchone()[0]
             n_w = conn.execute("SELECT count(*) FROM checkpoint_writes").fetchone()[0]
         print(f"PostgreSQL store: {n_threads} threads, {n_cp} checkpoints, {n_w} writes (ready in {time.perf_counter() - t0:.0f} s)")
+        # As on SQLite: the byte code is written once, not compiled by every timed process.
+        subprocess.run([sys.executable, "-m", "compileall", "-q", str(ROOT.parent / "symfonic_cli")], check=True)
+        if a.before is not None:
+            subprocess.run([sys.executable, "-m", "compileall", "-q", str(a.before / "symfonic_cli")], check=True)
         py = sys.executable
+        raw = lambda sql: [py, "-c", f"import psycopg\nwith psycopg.connect({url!r}) as c:\n for q in {sql.split('; ')!r}: c.execute(q).fetchall()"]
         contenders = {
-            "raw status aggregate (psycopg)": [py, "-c", f"import psycopg\nwith psycopg.connect({url!r}) as c: c.execute({RAW_STATUS_PG!r}).fetchall()"],
+            "raw status aggregate (psycopg)": raw(RAW_STATUS_PG),
             "threads list --status": [py, "-m", "symfonic_cli", "threads", "list", "-s", url, "--status", "interrupted,error,pending", "-f", "json"],
+            "raw sum(size) GROUP BY (psycopg)": raw(RAW_SIZE_PG),
+            "threads list --with-size": [py, "-m", "symfonic_cli", "threads", "list", "-s", url, "--with-size", "-f", "json"],
         }
+        cwds: dict[str, str] = dict.fromkeys(contenders, str(ROOT.parent))
+        pairs = [("threads list --status", "raw status aggregate (psycopg)"), ("threads list --with-size", "raw sum(size) GROUP BY (psycopg)")]
+        if a.before is not None:
+            for ours, base in list(pairs):
+                contenders[f"{ours} (before)"] = contenders[ours]
+                cwds[f"{ours} (before)"] = str(a.before.resolve())
+                pairs.append((f"{ours} (before)", base))
         times: dict[str, list[float]] = {k: [] for k in contenders}
         cpu: dict[str, list[float]] = {k: [] for k in contenders}
         for _ in range(a.runs):
             for name, args in contenders.items():
-                dt, dc = _proc(args, str(ROOT.parent))
+                dt, dc = _proc(args, cwds[name])
                 times[name].append(dt)
                 cpu[name].append(dc)
         med = {k: statistics.median(v) for k, v in times.items()}
         mcpu = {k: statistics.median(v) for k, v in cpu.items()}
-        ours, base = list(contenders)[1], list(contenders)[0]
-        print(
-            f"{ours:37s} {med[ours]:7.3f} s   {base:30s} {med[base]:7.3f} s   ratio {med[ours] / med[base]:.2f}x"
-            f"   (client CPU {mcpu[ours]:.3f} s vs {mcpu[base]:.3f} s; the server's work is not in it)"
-        )
+        for ours, base in pairs:
+            print(
+                f"{ours:37s} {med[ours]:7.3f} s   {base:32s} {med[base]:7.3f} s   ratio {med[ours] / med[base]:.2f}x"
+                f"   (client CPU {mcpu[ours]:.3f} s vs {mcpu[base]:.3f} s; the server's work is not in it)"
+            )
+        for name, _ in pairs:
+            code = f"import resource, subprocess, sys; subprocess.run({contenders[name]!r}, capture_output=True); print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)"
+            rss = int(subprocess.run([py, "-c", code], capture_output=True, text=True, cwd=cwds[name]).stdout.strip() or 0)
+            print(f"peak RSS {name}: {rss / 1024:.0f} MB")
     finally:
         server.stop()
 
