@@ -19,6 +19,21 @@ def quoted_identifier(name: str) -> str:
     PostgreSQL). Names are validated identifiers already (erase/plan.py); this is the second fence."""
     return ".".join('"' + part.replace('"', '""') + '"' for part in name.split("."))
 
+def refuse_stored_code(shown: str, found: list[tuple[str, str]], what: str, hint: str) -> None:
+    """A trigger (or rule) on a table an erase deletes from would run the store's own code inside
+    each thread's transaction, where it could delete another thread's rows unseen by the plan check
+    (it counts the statement's own rows): refused before anything is deleted."""
+    if not found:
+        return
+    listed = ", ".join(f"'{n}' on '{t}'" for n, t in found[:5])  # escaped where printed
+    more = f" and {len(found) - 5} more" if len(found) > 5 else ""
+    raise StoreError(
+        f"{shown} has {what} on the tables an erase deletes from ({listed}{more}); "
+        "they would run inside the erase and could change other threads: refused, nothing was deleted",
+        hint=hint,
+    )
+
+
 # typing.TYPE_CHECKING without importing typing (quick commands load this module).
 TYPE_CHECKING = False
 if TYPE_CHECKING:

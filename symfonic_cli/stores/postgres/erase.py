@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from symfonic_cli.errors import StoreError
-from symfonic_cli.stores._common import quoted_identifier
+from symfonic_cli.stores._common import quoted_identifier, refuse_stored_code
 from symfonic_cli.stores.postgres._common import (
     _connect_error,
     _conninfo,
@@ -81,14 +81,8 @@ class PostgresErase:
             "WHERE r.rulename <> '_RETURN' AND r.ev_class = ANY(%s::regclass[]) ORDER BY 1",
             (regclasses, regclasses),
         ).fetchall()
-        if found:
-            listed = ", ".join(f"'{n}' on '{t}'" for n, t in found[:5])  # escaped where printed
-            more = f" and {len(found) - 5} more" if len(found) > 5 else ""
-            raise StoreError(
-                f"{self.location.display} has triggers or rules on the tables an erase deletes from ({listed}{more}); "
-                "they would run inside the erase and could change other threads: refused, nothing was deleted",
-                hint="drop or disable them (the LangGraph saver creates none), or erase with the application's own tooling",
-            )
+        refuse_stored_code(self.location.display, found, "triggers or rules",
+                           "drop or disable them (the LangGraph saver creates none), or erase with the application's own tooling")
 
     @_translate_errors
     def erase_prepare(self, extra: tuple["ExtraTable", ...], *, dry_run: bool = False) -> list[str]:
@@ -125,11 +119,12 @@ class PostgresErase:
         )
         return [str(r[0]) for r in rows]
 
-    def _counts(self, key: str, extra: tuple["ExtraTable", ...]) -> dict[str, int]:
+    def _counts(self, key: str, extra: tuple["ExtraTable", ...], *, extra_only: bool = False) -> dict[str, int]:
         from psycopg import sql
 
         counts = {}
-        for name, where, params in self._cascade(key, extra):
+        cascade = self._cascade(key, extra)
+        for name, where, params in cascade[: len(extra)] if extra_only else cascade:
             if where is None:
                 counts[name] = 0
                 continue
@@ -167,22 +162,10 @@ class PostgresErase:
         ).fetchall()
         plans = []
         for key, (n_writes, n_blobs, n_checkpoints, first, last) in zip(keys, rows, strict=True):
-            counts = self._extra_counts(key, extra) if extra else {}
+            counts = self._counts(key, extra, extra_only=True) if extra else {}
             counts.update({writes: n_writes, blobs: n_blobs, "checkpoints": n_checkpoints})
             plans.append(ThreadErasePlan(key, counts, first, last))
         return plans
-
-    def _extra_counts(self, key: str, extra: tuple["ExtraTable", ...]) -> dict[str, int]:
-        from psycopg import sql
-
-        counts = {}
-        for name, where, params in self._cascade(key, extra)[: len(extra)]:
-            if where is None:
-                counts[name] = 0
-                continue
-            stmt = sql.SQL("SELECT count(*) FROM {} WHERE {}").format(_ident(name), where)
-            counts[name] = self.conn.execute(stmt, params).fetchone()[0]
-        return counts
 
     @_translate_errors
     def erase_thread(self, key: str, extra: tuple["ExtraTable", ...], *, between=None, expected=None, idle_before=None) -> dict[str, int]:

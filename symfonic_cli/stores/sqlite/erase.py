@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 
 from symfonic_cli.errors import StoreError
-from symfonic_cli.stores._common import quoted_identifier
+from symfonic_cli.stores._common import quoted_identifier, refuse_stored_code
 from symfonic_cli.stores.sqlite._common import _journal_mode, _translate_errors
 
 # typing.TYPE_CHECKING without importing typing (quick commands load this module).
@@ -87,14 +87,7 @@ class SqliteErase:
                 "SELECT name, tbl_name FROM sqlite_master WHERE type = 'trigger' ORDER BY name")
             if isinstance(table, str) and table.lower() in names
         ]
-        if found:
-            listed = ", ".join(f"'{n}' on '{t}'" for n, t in found[:5])  # escaped where printed
-            more = f" and {len(found) - 5} more" if len(found) > 5 else ""
-            raise StoreError(
-                f"{shown} has triggers on the tables an erase deletes from ({listed}{more}); "
-                "they would run inside the erase and could change other threads: refused, nothing was deleted",
-                hint="drop the triggers (the LangGraph saver creates none), or erase with the application's own tooling",
-            )
+        refuse_stored_code(shown, found, "triggers", "drop the triggers (the LangGraph saver creates none), or erase with the application's own tooling")
 
     @_translate_errors
     def thread_keys_with_prefix(self, prefix: str) -> list[str]:
