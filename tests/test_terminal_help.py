@@ -125,3 +125,13 @@ def test_thread_group_describes_every_command():
     assert "erase it." not in text.split("Options:")[0].replace("erasing it", "")
     for name in ("show", "history", "diff", "erase"):
         assert f"  {name} " in text
+
+
+def test_commands_are_listed_in_the_order_people_work():
+    def listed(*argv):
+        text = run(*argv, "--help", env={"COLUMNS": "200"}).out.split("Commands:", 1)[1]
+        return [line.split()[0] for line in text.splitlines() if line.startswith("  ") and line.strip()]
+
+    assert listed() == ["transcript", "threads", "thread", "store", "compat", "migrate", "demo", "completion"]
+    assert listed("thread") == ["show", "history", "diff", "export", "erase"]
+    assert listed("compat") == ["report", "show"]

@@ -79,8 +79,21 @@ def epilog(lines: list[str]) -> str:
     return "Examples:\n\n\b\n" + "\n".join(f"  {line}" for line in lines)
 
 
+# The order commands are listed in: the way a support engineer works (read, find, inspect, then
+# change), not the order the modules register them.
+ORDER = {
+    (): ("transcript", "threads", "thread", "store", "compat", "migrate", "demo", "completion"),
+    ("thread",): ("show", "history", "diff", "export", "erase"),
+    ("store",): ("info", "list"),
+    ("compat",): ("report", "show"),
+}
+
+
 def describe(root: click.Command) -> None:
     def visit(cmd: click.Command, path: tuple[str, ...]) -> None:
+        if isinstance(cmd, click.Group) and path in ORDER:
+            rank = {name: i for i, name in enumerate(ORDER[path])}
+            cmd.commands = dict(sorted(cmd.commands.items(), key=lambda item: rank.get(item[0], len(rank))))
         if path in GROUP_HELP:
             cmd.help = GROUP_HELP[path]
         if path in EXAMPLES and not cmd.epilog:
