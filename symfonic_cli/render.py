@@ -354,13 +354,15 @@ def write_table(
     con = console(out)
     width = con.width
     least = sum(need[i] if whole[i] else max(widths[i], 1) for i in range(len(headers))) + _table_frame(len(headers))
-    if least > width:
+    if least > width or not rows:
         write_record_layout(rows, headers, title=title, stream=out, width=width, con=con)
         return
     from rich.table import Table
     from rich.text import Text
 
-    table = Table(title=Text(title) if title else None, show_lines=show_lines, show_edge=False, pad_edge=False)
+    # A title (a store's path, a key) as wide as the screen allows, not folded to a narrow table.
+    table = Table(title=Text(title) if title else None, show_lines=show_lines, show_edge=False, pad_edge=False,
+                  min_width=min(_text_width(title), width) if title else None)
     for i, h in enumerate(headers):
         if whole[i]:
             table.add_column(Text(h), no_wrap=True, min_width=need[i], overflow="ignore")
@@ -398,6 +400,8 @@ def write_record_layout(rows, headers, *, title=None, stream=None, width=80, con
                     folded.extend(part[i:i + room] for i in range(0, len(part), room))
             lines.append(f"{name} {folded[0]}".rstrip(" "))
             lines.extend(" " * (label + 2) + more for more in folded[1:])
+    if not rows:
+        lines.append("(0 rows)")  # as psql's expanded mode: never a title alone
     out.write("".join(line + "\n" for line in lines))
 
 

@@ -67,7 +67,7 @@ class Suggester:
         ts = _tenant_session(key)
         if ts is not None:
             add(self._by_tenant_session.get(ts, ()))
-            add(self._by_tenant.get(ts[0], ()))
+            add(_nearest(key, self._by_tenant.get(ts[0], ()), limit))
         return out
 
     def tenant_of(self, key: str) -> str | None:
@@ -86,3 +86,15 @@ def not_found_message(key: str, where: str, suggester) -> str:
         return f"{head}; did you mean: " + ", ".join(f"'{k}'" for k in near)
     tenant = suggester.tenant_of(key)
     return f"{head}; tenant '{tenant}' has no threads" if tenant else head
+
+
+def _nearest(key: str, candidates, limit: int) -> list[str]:
+    """The tenant's other threads, closest first. One cheap pass keeps the 50 sharing the longest
+    prefix with ``key`` (a typo is usually near the end of a session id), whatever the tenant's
+    size; those are ranked by similarity (difflib's ratio), then key order."""
+    import heapq
+    import os
+    from difflib import SequenceMatcher
+
+    near = heapq.nsmallest(50, candidates, key=lambda k: (-len(os.path.commonprefix((key, k))), abs(len(k) - len(key)), k))
+    return sorted(near, key=lambda k: (-SequenceMatcher(None, key, k).ratio(), k))[: limit + 1]
