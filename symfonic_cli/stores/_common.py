@@ -19,6 +19,19 @@ def quoted_identifier(name: str) -> str:
     PostgreSQL). Names are validated identifiers already (erase/plan.py); this is the second fence."""
     return ".".join('"' + part.replace('"', '""') + '"' for part in name.split("."))
 
+def window_having(last_before: str | None, last_from: str | None, *, latest: str, mark: str) -> tuple[str, list]:
+    """A retention window (retention/window.py) as a HAVING clause on the greatest checkpoint id
+    (``latest``: that expression in the backend's SQL, ``mark``: its parameter placeholder)."""
+    having, bounds = [], []
+    if last_before is not None:
+        having.append(f"{latest} < {mark}")
+        bounds.append(last_before)
+    if last_from is not None:
+        having.append(f"{latest} >= {mark}")
+        bounds.append(last_from)
+    return ("HAVING " + " AND ".join(having) if having else ""), bounds
+
+
 def refuse_stored_code(shown: str, found: list[tuple[str, str]], what: str, hint: str) -> None:
     """A trigger (or rule) on a table an erase deletes from would run the store's own code inside
     each thread's transaction, where it could delete another thread's rows unseen by the plan check

@@ -7,6 +7,7 @@ from typing import Any
 
 from symfonic_cli.errors import StoreError
 from symfonic_cli.model.listing import StoreInfo, ThreadSummary
+from symfonic_cli.stores._common import window_having
 from symfonic_cli.stores.postgres._common import (
     TABLES,
     _translate_errors,
@@ -45,18 +46,13 @@ class PostgresRead:
             where, params = self._prefix_where(tenant_prefix(tenant, sub_tenant))
         # Retention windows (retention/window.py): bounds on the greatest checkpoint id, compared
         # bytewise (ids are ASCII; COLLATE "C" keeps an ICU default collation out of it).
-        having = []
-        if last_before is not None:
-            having.append('max(checkpoint_id) COLLATE "C" < %s')
-            params.append(last_before)
-        if last_from is not None:
-            having.append('max(checkpoint_id) COLLATE "C" >= %s')
-            params.append(last_from)
+        having, bounds = _window_having(last_before, last_from)
+        params = [*params, *bounds]
         # Ties broken bytewise, as SQLite does.
         sql = (
             "SELECT thread_id, count(*), min(checkpoint_id), max(checkpoint_id) "
             f"FROM checkpoints {where} GROUP BY thread_id "
-            + ("HAVING " + " AND ".join(having) + " " if having else "")
+            + (having + " " if having else "")
             + 'ORDER BY max(checkpoint_id) DESC, thread_id COLLATE "C"'
         )
         if limit is not None:
@@ -307,11 +303,5 @@ class PostgresRead:
 
 
 def _window_having(last_before, last_from) -> tuple[str, list]:
-    having, bounds = [], []
-    if last_before is not None:
-        having.append('max(checkpoint_id) COLLATE "C" < %s')
-        bounds.append(last_before)
-    if last_from is not None:
-        having.append('max(checkpoint_id) COLLATE "C" >= %s')
-        bounds.append(last_from)
-    return ("HAVING " + " AND ".join(having) if having else ""), bounds
+    # bytewise: ids are ASCII, and COLLATE "C" keeps an ICU default collation out of it
+    return window_having(last_before, last_from, latest='max(checkpoint_id) COLLATE "C"', mark="%s")

@@ -8,6 +8,7 @@ from collections.abc import Iterator
 
 from symfonic_cli.errors import StoreError
 from symfonic_cli.model.listing import StoreInfo, ThreadSummary
+from symfonic_cli.stores._common import window_having
 from symfonic_cli.stores.sqlite._common import (
     _journal_mode,
     _json_metadata,
@@ -21,7 +22,12 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-    from symfonic_cli.model.checkpoint import CheckpointHead, CheckpointRecord, MessageState, MessageWrite
+    from symfonic_cli.model.checkpoint import (
+        CheckpointHead,
+        CheckpointRecord,
+        MessageState,
+        MessageWrite,
+    )
 
 
 class SqliteRead:
@@ -105,14 +111,7 @@ class SqliteRead:
 
     @staticmethod
     def _window_having(last_before, last_from) -> tuple[str, list]:
-        having, bounds = [], []
-        if last_before is not None:
-            having.append("max(checkpoint_id) < ?")
-            bounds.append(last_before)
-        if last_from is not None:
-            having.append("max(checkpoint_id) >= ?")
-            bounds.append(last_from)
-        return ("HAVING " + " AND ".join(having) if having else ""), bounds
+        return window_having(last_before, last_from, latest="max(checkpoint_id)", mark="?")
 
     @_translate_errors
     def thread_summary(self, key: str) -> ThreadSummary | None:
