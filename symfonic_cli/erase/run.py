@@ -143,13 +143,7 @@ def run(req: EraseRequest, environment: Environment | None = None) -> None:
                     raise ReceiptError(f"{exc}; nothing erased") from None
             progress = out if human else err
             outcomes, stop = _erase_all(store, plans, misses, extra, req, now, progress, esc, receipt_file, header)
-            try:
-                notes += store.erase_finish(vacuum=req.vacuum)
-            except SymfonicError as exc:
-                # The erasures are committed: the receipt must still be printed and written.
-                reason = f"finishing after the erase failed: {scrub(exc.line(), req.location)}"
-                notes.append(reason)
-                stop = stop or Stopped(reason, exc.exit_code)
+            stop = finish_store(store, req, notes, stop)
         finally:
             store.close()
         receipt = ep.build_receipt(header, outcomes, kind=req.location.kind, notes=notes, grace=req.grace)
@@ -194,6 +188,18 @@ def _misses(store, plans, req: EraseRequest, receipt_file, store_name: str):
         else:
             misses[p.key] = ep.Miss(ep.NOT_FOUND, suggestions=suggester.suggest(p.key))
     return suggester, misses
+
+
+def finish_store(store, req: EraseRequest, notes: list[str], stop: Stopped | None) -> Stopped | None:
+    """After the last thread: the store's own finish (WAL truncation, ``--vacuum``). The erasures are
+    committed: a failure here is a note and a stop, and the receipt is still printed and written."""
+    try:
+        notes += store.erase_finish(vacuum=req.vacuum)
+    except SymfonicError as exc:
+        reason = f"finishing after the erase failed: {scrub(exc.line(), req.location)}"
+        notes.append(reason)
+        stop = stop or Stopped(reason, exc.exit_code)
+    return stop
 
 
 def _check_outcome(req: EraseRequest, outcomes, plans, misses, suggester, stop: Stopped | None) -> None:

@@ -36,7 +36,7 @@ from symfonic_cli.errors import (
     SymfonicError,
     ThreadActiveError,
 )
-from symfonic_cli.erase.run import Stopped  # run.py imports this module inside run(): no cycle
+from symfonic_cli.erase.run import Stopped, finish_store  # run.py imports this module inside run(): no cycle
 from symfonic_cli.location import scrub
 from symfonic_cli.render import shown_time  # times in --tz
 
@@ -173,13 +173,7 @@ def run_sweep(req, env: Environment) -> None:
                     raise ReceiptError(f"{exc}; nothing erased") from None
             sweep = _Sweep(store, req, env, extra, window, total, batch, header, receipt_file, now, esc)
             sweep.run(first)
-            stop = sweep.stop
-            try:
-                notes += store.erase_finish(vacuum=req.vacuum)
-            except SymfonicError as exc:
-                reason = f"finishing after the erase failed: {scrub(exc.line(), req.location)}"
-                notes.append(reason)
-                stop = stop or Stopped(reason, exc.exit_code)
+            stop = finish_store(store, req, notes, sweep.stop)
         finally:
             store.close()
         summary = sweep.summary(stop)
