@@ -111,7 +111,7 @@ def run(req: EraseRequest, environment: Environment | None = None) -> None:
             notes = store.erase_prepare(extra, dry_run=req.dry_run)
             sel = req.selection
             keys = list(sel.keys) if sel.keys is not None else store.thread_keys_with_prefix(sel.prefix or "")
-            plans = [store.erase_plan(k, extra) for k in keys]
+            plans = store.erase_plans(keys, extra)
             suggester, misses = _misses(store, plans, req, receipt_file, store_name)
             needs_confirm = not req.dry_run and not req.yes and bool(ep.to_erase(plans))
             if needs_confirm:
@@ -188,6 +188,33 @@ def _misses(store, plans, req: EraseRequest, receipt_file, store_name: str):
         else:
             misses[p.key] = ep.Miss(ep.NOT_FOUND, suggestions=suggester.suggest(p.key))
     return suggester, misses
+
+
+def erase_one(store, plan: ep.ThreadErasePlan, extra, req: EraseRequest, now: datetime, *,
+              idle_before: str | None = None, between=None) -> tuple[ep.ThreadOutcome, Stopped | None]:
+    """One thread erased (one transaction; the store compares what it deletes with the plan, and
+    with ``idle_before`` re-checks its last activity, inside it) and verified after the commit: its
+    outcome, and a stop when the run cannot go on (an interrupt or an unexpected error, after which
+    whether the transaction committed is unknown)."""
+    stop = None
+    try:
+        if between is None:
+            deleted, remaining = store.erase_verified(plan.key, extra, expected=plan.rows, idle_before=idle_before)
+        else:  # the fault-injection hook runs between the tables' deletes
+            deleted = store.erase_thread(plan.key, extra, between=between, expected=plan.rows, idle_before=idle_before)
+            remaining = store.remaining_rows(plan.key, extra)
+    except ThreadActiveError as exc:
+        result = ep.skipped_active(plan, exc.line())
+    except SymfonicError as exc:
+        result = ep.failed(plan, scrub(exc.line(), req.location), now, req.grace)
+    except (Exception, KeyboardInterrupt) as exc:
+        what = "interrupted" if isinstance(exc, KeyboardInterrupt) else f"unexpected {type(exc).__name__}: {scrub(str(exc), req.location)}"
+        result = ep.failed(plan, f"{what}; the erase may or may not have committed, rerun to know", now, req.grace)
+        stop = Stopped(what, EXIT_INTERRUPTED if isinstance(exc, KeyboardInterrupt) else EXIT_UNEXPECTED)
+    else:
+        result = ep.outcome(plan, deleted, remaining, now, req.grace)
+    result.time = datetime.now(timezone.utc)
+    return result, stop
 
 
 def finish_store(store, req: EraseRequest, notes: list[str], stop: Stopped | None) -> Stopped | None:
@@ -356,8 +383,6 @@ def _erase_all(store, plans, misses, extra, req: EraseRequest, now, out: TextIO,
     """Erase thread by thread; each thread's receipt line is on disk before the next thread starts.
     Returns the outcomes and, when the run stopped part-way (the receipt file failed, an
     interrupt, an unexpected error), why: the receipt is printed all the same."""
-    from symfonic_cli.erase.sweep import erase_verified
-
     after_threads = _env_int(FAULT_AFTER_THREADS)
     in_thread = _env_int(FAULT_IN_THREAD)
     outcomes: list[ep.ThreadOutcome] = []
@@ -366,27 +391,7 @@ def _erase_all(store, plans, misses, extra, req: EraseRequest, now, out: TextIO,
         if miss is not None:
             result = ep.missed(plan, miss)
         else:
-            between = _killer(plan) if in_thread == n else None
-            stop = None
-            try:
-                # the store compares what it deletes with the plan inside the transaction
-                if between is None:
-                    deleted, remaining = erase_verified(store, plan.key, extra, expected=plan.rows)
-                else:  # the fault-injection hook runs between the tables' deletes
-                    deleted = store.erase_thread(plan.key, extra, between=between, expected=plan.rows)
-                    remaining = store.remaining_rows(plan.key, extra)
-            except ThreadActiveError as exc:
-                result = ep.skipped_active(plan, exc.line())
-            except SymfonicError as exc:
-                result = ep.failed(plan, scrub(exc.line(), req.location), now, req.grace)
-            except (Exception, KeyboardInterrupt) as exc:
-                # Whether this thread's transaction committed is unknown: say so, and stop.
-                what = "interrupted" if isinstance(exc, KeyboardInterrupt) else f"unexpected {type(exc).__name__}: {scrub(str(exc), req.location)}"
-                result = ep.failed(plan, f"{what}; the erase may or may not have committed, rerun to know", now, req.grace)
-                stop = Stopped(what, EXIT_INTERRUPTED if isinstance(exc, KeyboardInterrupt) else EXIT_UNEXPECTED)
-            else:
-                result = ep.outcome(plan, deleted, remaining, now, req.grace)
-            result.time = datetime.now(timezone.utc)
+            result, stop = erase_one(store, plan, extra, req, now, between=_killer(plan) if in_thread == n else None)
             if stop is not None:
                 outcomes.append(result)
                 out.write(f"{result.status} {esc(plan.key)}{_detail(result, esc)}\n")

@@ -27,16 +27,14 @@ from symfonic_cli.erase.receipt_file import ReceiptWriteError
 from symfonic_cli.errors import (
     EXIT_INTERRUPTED,
     EXIT_STORE,
-    EXIT_UNEXPECTED,
     EXIT_WRITTEN_AGAIN,
     EraseIncomplete,
     NotConfirmedError,
     ReceiptError,
     StoppedError,
     SymfonicError,
-    ThreadActiveError,
 )
-from symfonic_cli.erase.run import Stopped, finish_store  # run.py imports this module inside run(): no cycle
+from symfonic_cli.erase.run import Stopped, erase_one, finish_store  # run.py imports this module inside run(): no cycle
 from symfonic_cli.location import scrub
 from symfonic_cli.render import shown_time  # times in --tz
 
@@ -155,7 +153,7 @@ def run_sweep(req, env: Environment) -> None:
                 terminal = _open_terminal(req, env)
             # The first batch is selected and planned before the confirmation: a thread of it that
             # an agent writes while the operator reads is then reported skipped-active.
-            first = plan_batch(store, store.window_keys(**window, limit=min(batch, total)), extra) if total else []
+            first = store.erase_plans(store.window_keys(**window, limit=min(batch, total)), extra) if total else []
             plan_out = terminal.writer if terminal is not None else (out if human else None)
             if plan_out is not None:
                 _print_sweep_plan(plan_out, req, store_name, total, batch, first[:SAMPLE], now, esc)
@@ -250,7 +248,7 @@ class _Sweep:
                     if self.stop is not None or self.done >= self.total or len(plans) < self.batch:
                         break
                     keys = self.store.window_keys(**self.window, after=plans[-1].key, limit=min(self.batch, self.total - self.done))
-                    plans = plan_batch(self.store, keys, self.extra)
+                    plans = self.store.erase_plans(keys, self.extra)
                 if self.stop is None and interrupt.asked and self.done < self.total:
                     self.stop = Stopped(INTERRUPTED, EXIT_INTERRUPTED)
         except KeyboardInterrupt:  # a second Ctrl-C between two threads
@@ -261,21 +259,8 @@ class _Sweep:
             self.progress.end(self.done)
 
     def _one(self, plan) -> None:
-        req, now = self.req, self.now
-        try:
-            deleted, remaining = erase_verified(self.store, plan.key, self.extra, expected=plan.rows, idle_before=req.selection.window.last_before)
-        except ThreadActiveError as exc:
-            result = ep.skipped_active(plan, exc.line())
-        except SymfonicError as exc:
-            result = ep.failed(plan, scrub(exc.line(), req.location), now, req.grace)
-        except (Exception, KeyboardInterrupt) as exc:
-            # Whether this thread's transaction committed is unknown: say so, and stop.
-            what = "interrupted" if isinstance(exc, KeyboardInterrupt) else f"unexpected {type(exc).__name__}: {scrub(str(exc), req.location)}"
-            result = ep.failed(plan, f"{what}; the erase may or may not have committed, rerun to know", now, req.grace)
-            self.stop = Stopped(what, EXIT_INTERRUPTED if isinstance(exc, KeyboardInterrupt) else EXIT_UNEXPECTED)
-        else:
-            result = ep.outcome(plan, deleted, remaining, now, req.grace)
-        result.time = datetime.now(timezone.utc)
+        result, stop = erase_one(self.store, plan, self.extra, self.req, self.now, idle_before=self.req.selection.window.last_before)
+        self.stop = stop or self.stop
         self._record(result)
         if self._slow:
             time.sleep(self._slow)
@@ -317,22 +302,6 @@ class _Sweep:
         }
 
 
-def plan_batch(store, keys: list[str], extra) -> list:
-    """The plans of a batch of keys: in one grouped read where the store offers it (PostgreSQL)."""
-    if hasattr(store, "erase_plans"):
-        return store.erase_plans(keys, extra)
-    return [store.erase_plan(k, extra) for k in keys]
-
-
-def erase_verified(store, key: str, extra, *, expected=None, idle_before=None) -> tuple[dict[str, int], dict[str, int]]:
-    """A thread's erase (one transaction) and then its verification after the commit: (rows
-    deleted, rows remaining). PostgreSQL sends both in two round trips (``erase_verified``)."""
-    if hasattr(store, "erase_verified"):
-        return store.erase_verified(key, extra, expected=expected, idle_before=idle_before)
-    deleted = store.erase_thread(key, extra, expected=expected, idle_before=idle_before)
-    return deleted, store.remaining_rows(key, extra)
-
-
 def _dry_run(store, req, env, window, total, batch, store_name, extra, now, esc) -> None:
     """The plan of every idle thread, streamed page by page; nothing deleted."""
     out = env.stdout
@@ -349,7 +318,7 @@ def _dry_run(store, req, env, window, total, batch, store_name, extra, now, esc)
             if not keys:
                 break
             after = keys[-1]
-            for record in ep.plan_records(plan_batch(store, keys, extra), now, req.grace):
+            for record in ep.plan_records(store.erase_plans(keys, extra), now, req.grace):
                 n += 1
                 rows += record["total"]
                 if human:

@@ -32,6 +32,18 @@ def window_having(last_before: str | None, last_from: str | None, *, latest: str
     return ("HAVING " + " AND ".join(having) if having else ""), bounds
 
 
+class PerThreadErase:
+    """The batch forms of a store's erase, one thread at a time (SQLite, MongoDB); PostgreSQL
+    overrides both with fewer statements and round trips."""
+
+    def erase_plans(self, keys: list[str], extra) -> list:
+        return [self.erase_plan(k, extra) for k in keys]  # type: ignore[attr-defined]
+
+    def erase_verified(self, key: str, extra, *, expected=None, idle_before=None) -> tuple[dict[str, int], dict[str, int]]:
+        deleted = self.erase_thread(key, extra, expected=expected, idle_before=idle_before)  # type: ignore[attr-defined]
+        return deleted, self.remaining_rows(key, extra)  # type: ignore[attr-defined]
+
+
 def refuse_stored_code(shown: str, found: list[tuple[str, str]], what: str, hint: str) -> None:
     """A trigger (or rule) on a table an erase deletes from would run the store's own code inside
     each thread's transaction, where it could delete another thread's rows unseen by the plan check

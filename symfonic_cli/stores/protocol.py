@@ -243,9 +243,9 @@ class EraseProtocol(Protocol):
     # collection names on MongoDB, unqualified saver table names on PostgreSQL, the declared
     # ``ExtraTable.name`` for extras). Driver errors become StoreError (exit 4), passwords scrubbed.
     #
-    # Optional, PostgreSQL only (erase/sweep.py falls back to the methods below): ``erase_plans(keys,
-    # extra)`` (``erase_plan`` of a batch, in one statement) and ``erase_verified(key, extra, *,
-    # expected, idle_before)`` (``erase_thread`` then ``remaining_rows``, in two round trips).
+    # ``erase_plans`` and ``erase_verified`` are what erase/run.py and erase/sweep.py call; SQLite and
+    # MongoDB take them from stores/_common.PerThreadErase (one thread at a time), PostgreSQL
+    # batches them (one statement for a batch's plans, two round trips per thread).
 
     def erase_prepare(self, extra: tuple[ExtraTable, ...], *, dry_run: bool = False) -> list[str]:
         """Check, before anything is deleted, that this session can erase; set it up for erasing.
@@ -301,6 +301,16 @@ class EraseProtocol(Protocol):
         the thread's greatest checkpoint id must still be below it, else ThreadActiveError and
         nothing deleted (model/erase.py: check_still_idle).
         """
+        ...
+
+    def erase_plans(self, keys: list[str], extra: tuple[ExtraTable, ...]) -> list[ThreadErasePlan]:
+        """``erase_plan`` of each key, in order (a key with no rows: an all-zero plan)."""
+        ...
+
+    def erase_verified(
+        self, key: str, extra: tuple[ExtraTable, ...], *, expected: dict[str, int] | None = None, idle_before: str | None = None
+    ) -> tuple[dict[str, int], dict[str, int]]:
+        """``erase_thread`` then ``remaining_rows``, with their guarantees: (rows deleted, rows remaining)."""
         ...
 
     def remaining_rows(self, key: str, extra: tuple[ExtraTable, ...]) -> dict[str, int]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from symfonic_cli.errors import StoreError
+from symfonic_cli.stores._common import PerThreadErase
 from symfonic_cli.stores.mongodb._common import (
     BINARY,
     _driver_errors,
@@ -18,7 +19,7 @@ if TYPE_CHECKING:
     from symfonic_cli.model.erase import ExtraTable, ThreadErasePlan
 
 
-class MongoErase:
+class MongoErase(PerThreadErase):
     """Thread erase: plan, cascade, delete and verify."""
 
     # -- erase
