@@ -8,13 +8,19 @@ import typer
 
 from symfonic_cli.cli.common import check_format, environment, store_options
 from symfonic_cli.cli.options import (
+    AllSessionsOpt,
     BatchSizeOpt,
     FormatOpt,
+    InactiveForOpt,
+    InactiveSinceOpt,
+    KeyFileOpt,
+    MissingOkOpt,
     SessionOpt,
     StoreOpt,
     SubTenantOpt,
     TenantOpt,
     ThreadOpt,
+    erase_selection,
 )
 from symfonic_cli.errors import UsageError
 from symfonic_cli.inputs import parse_duration
@@ -33,8 +39,8 @@ def erase(
     tenant: TenantOpt = None,
     sub_tenant: SubTenantOpt = None,
     session: SessionOpt = None,
-    all_sessions: Annotated[bool, typer.Option("--all-sessions", help="Every thread of --tenant (or of --tenant --sub-tenant).")] = False,
-    from_file: Annotated[Optional[str], typer.Option("--from-file", help="A batch: one exact thread key per line, or threads list -f json/jsonl output ('-' for stdin).")] = None,
+    all_sessions: AllSessionsOpt = False,
+    from_file: KeyFileOpt = None,
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Show the plan and stop; nothing is deleted.")] = False,
     yes: Annotated[bool, typer.Option("--yes", "-y", help="Erase without a typed confirmation (required without a terminal).")] = False,
     vacuum: Annotated[bool, typer.Option("--vacuum", help="Afterwards rewrite the file (SQLite) / VACUUM the tables (PostgreSQL).")] = False,
@@ -42,10 +48,10 @@ def erase(
     receipt: Annotated[Optional[str], typer.Option("--receipt", help="Also append the receipt to this JSONL audit file (0600, a line per thread, fsync'd).")] = None,
     operator: Annotated[Optional[str], typer.Option("--operator", help="Who erases, for the receipt (default: the login name, else uid:N).")] = None,
     ticket: Annotated[Optional[str], typer.Option("--ticket", help="The request or ticket id, for the receipt.")] = None,
-    missing_ok: Annotated[bool, typer.Option("--missing-ok", help="A requested key that names no thread (or a selection that matches none) exits 0, not 3.")] = False,
+    missing_ok: MissingOkOpt = False,
     fmt: FormatOpt = None,
-    inactive_for: Annotated[Optional[str], typer.Option("--inactive-for", help="A retention sweep: every thread (of --tenant [--sub-tenant]) whose last activity is older than this (90d, 12h, 2w).")] = None,
-    inactive_since: Annotated[Optional[str], typer.Option("--inactive-since", help="A retention sweep: every thread with no activity since this ISO 8601 date or time.")] = None,
+    inactive_for: InactiveForOpt = None,
+    inactive_since: InactiveSinceOpt = None,
     batch_size: BatchSizeOpt = None,
 ) -> int:
     """Erase threads (every checkpoint, namespace and write, plus declared extra tables), one transaction per thread.
@@ -56,16 +62,13 @@ def erase(
     """
     from symfonic_cli.erase.run import EraseRequest, run
     from symfonic_cli.location import resolve_store
-    from symfonic_cli.selection import ERASE, build_selection
 
     env = environment()
     # A retention sweep's cut-off is fixed in the selection, once; erase re-checks each thread against it.
-    chosen = build_selection(
-        ERASE, threads=thread, tenant=tenant, sub_tenant=sub_tenant, session=session, all_sessions=all_sessions,
-        from_file=from_file, inactive_for=inactive_for, inactive_since=inactive_since, environment=env,
+    chosen = erase_selection(
+        env, threads=thread, tenant=tenant, sub_tenant=sub_tenant, session=session, all_sessions=all_sessions,
+        from_file=from_file, inactive_for=inactive_for, inactive_since=inactive_since, batch_size=batch_size,
     )
-    if batch_size is not None and chosen.window is None:
-        raise UsageError("--batch-size goes with a retention sweep (--inactive-for/--inactive-since)")
     if operator is not None and not operator.strip():
         raise UsageError("--operator is empty")
     if ticket is not None and not ticket:

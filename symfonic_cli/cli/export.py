@@ -10,13 +10,19 @@ import typer
 from symfonic_cli.cli.common import check_format, environment, store_options
 from symfonic_cli.cli.erase import app
 from symfonic_cli.cli.options import (
+    AllSessionsOpt,
     BatchSizeOpt,
     FormatOpt,
+    InactiveForOpt,
+    InactiveSinceOpt,
+    KeyFileOpt,
+    MissingOkOpt,
     SessionOpt,
     StoreOpt,
     SubTenantOpt,
     TenantOpt,
     ThreadOpt,
+    erase_selection,
 )
 from symfonic_cli.errors import UsageError
 
@@ -32,16 +38,16 @@ def export(
     tenant: TenantOpt = None,
     sub_tenant: SubTenantOpt = None,
     session: SessionOpt = None,
-    all_sessions: Annotated[bool, typer.Option("--all-sessions", help="Every thread of --tenant (or of --tenant --sub-tenant).")] = False,
-    from_file: Annotated[Optional[str], typer.Option("--from-file", help="A batch: one exact thread key per line, or threads list -f json/jsonl output ('-' for stdin).")] = None,
+    all_sessions: AllSessionsOpt = False,
+    from_file: KeyFileOpt = None,
     output: Annotated[Optional[str], typer.Option("--output", "-o", help="The bundle: a directory, or a .zip / .tar.gz file when the name ends so.")] = None,
     force: Annotated[bool, typer.Option("--force", help="Replace an existing bundle at --output.")] = False,
     tools: Annotated[bool, typer.Option("--tools", help="Add the tool-call fields to each transcript row (as transcript show --tools).")] = False,
     with_state: Annotated[bool, typer.Option("--with-state", help="Add each thread's latest checkpoint channels as state/<name>.json.")] = False,
-    missing_ok: Annotated[bool, typer.Option("--missing-ok", help="A requested key that names no thread (or a selection that matches none) exits 0, not 3.")] = False,
+    missing_ok: MissingOkOpt = False,
     fmt: FormatOpt = None,
-    inactive_for: Annotated[Optional[str], typer.Option("--inactive-for", help="Every thread (of --tenant [--sub-tenant]) whose last activity is older than this (90d, 12h, 2w).")] = None,
-    inactive_since: Annotated[Optional[str], typer.Option("--inactive-since", help="Every thread with no activity since this ISO 8601 date or time.")] = None,
+    inactive_for: InactiveForOpt = None,
+    inactive_since: InactiveSinceOpt = None,
     batch_size: BatchSizeOpt = None,
 ) -> None:
     """Export threads' transcripts to a bundle with a manifest (read-only; never overwrites without --force).
@@ -52,18 +58,15 @@ def export(
     """
     from symfonic_cli.export.run import ExportRequest, run
     from symfonic_cli.location import resolve_store
-    from symfonic_cli.selection import ERASE, build_selection
 
     if output is None:
         raise UsageError("where to? pass --output PATH (a directory, or a .zip / .tar.gz file)")
     env = environment()
     # The same selections as thread erase (selection.py, ERASE rules).
-    chosen = build_selection(
-        ERASE, threads=thread, tenant=tenant, sub_tenant=sub_tenant, session=session, all_sessions=all_sessions,
-        from_file=from_file, inactive_for=inactive_for, inactive_since=inactive_since, environment=env,
+    chosen = erase_selection(
+        env, threads=thread, tenant=tenant, sub_tenant=sub_tenant, session=session, all_sessions=all_sessions,
+        from_file=from_file, inactive_for=inactive_for, inactive_since=inactive_since, batch_size=batch_size,
     )
-    if batch_size is not None and chosen.window is None:
-        raise UsageError("--batch-size goes with a retention sweep (--inactive-for/--inactive-since)")
     out_format = check_format(fmt)
     location = resolve_store(store)
     request = ExportRequest(

@@ -41,3 +41,33 @@ BatchSizeOpt = Annotated[
         help=f"A retention sweep (--inactive-for/--inactive-since) reads, plans and handles N threads at a time (1 to {MAX_BATCH}; default 500).",
     ),
 ]
+# The selections thread erase and thread export share (selection.py, ERASE rules).
+AllSessionsOpt = Annotated[bool, typer.Option("--all-sessions", help="Every thread of --tenant (or of --tenant --sub-tenant).")]
+KeyFileOpt = Annotated[
+    Optional[str],
+    typer.Option("--from-file", help="A batch: one exact thread key per line, or threads list -f json/jsonl output ('-' for stdin)."),
+]
+MissingOkOpt = Annotated[
+    bool, typer.Option("--missing-ok", help="A requested key that names no thread (or a selection that matches none) exits 0, not 3.")
+]
+InactiveForOpt = Annotated[
+    Optional[str],
+    typer.Option("--inactive-for", help="A retention sweep: every thread (of --tenant [--sub-tenant]) whose last activity is older than this (90d, 12h, 2w)."),
+]
+InactiveSinceOpt = Annotated[
+    Optional[str],
+    typer.Option("--inactive-since", help="A retention sweep: every thread with no activity since this ISO 8601 date or time."),
+]
+
+
+def erase_selection(environment, *, batch_size: int | None, **given):
+    """The threads thread erase or thread export works on (selection.py, ERASE rules); a retention
+    sweep's cut-off is fixed here, once. --batch-size only goes with a sweep."""
+    from symfonic_cli.errors import UsageError
+    from symfonic_cli.selection import ERASE, build_selection
+
+    chosen = build_selection(ERASE, environment=environment, **given)
+    if batch_size is not None and chosen.window is None:
+        raise UsageError("--batch-size goes with a retention sweep (--inactive-for/--inactive-since)")
+    return chosen
+
