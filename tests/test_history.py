@@ -344,26 +344,9 @@ def test_ids_whole_in_an_80_column_terminal(sqlite_store):
 
 
 def test_application_class_is_shown_from_raw_fields_with_a_warning(tmp_path):
-    import sqlite3
+    from tests.test_transcript import app_class_store
 
-    from langchain_core.messages import HumanMessage
-    from langgraph.checkpoint.sqlite import SqliteSaver
-    from langgraph.graph import START, MessagesState, StateGraph
-
-    from tests.test_transcript import _app_message_class
-
-    cls = _app_message_class()
-
-    def node(state):
-        return {"messages": [cls(content="from the app's own class", id="app-1")]}
-
-    b = StateGraph(MessagesState)
-    b.add_node("n", node)
-    b.add_edge(START, "n")
-    path = tmp_path / "app.db"
-    conn = sqlite3.connect(path, check_same_thread=False)
-    b.compile(checkpointer=SqliteSaver(conn)).invoke({"messages": [HumanMessage(content="hi", id="h-1")]}, {"configurable": {"thread_id": "t:_:app"}})
-    conn.close()
+    path = app_class_store(tmp_path)
     res = run("thread", "diff", "-s", str(path), "-t", "t:_:app", "-2", "-1", "-f", "json")
     assert res.code == 0, res.err
     got = json.loads(res.out)

@@ -226,8 +226,9 @@ def _app_message_class():
     return AppMessage
 
 
-def test_unsafe_class_is_not_built_and_is_named(tmp_path):
-    """A checkpoint naming a class outside the safe list still yields its messages, with a warning."""
+def app_class_store(tmp_path):
+    """A store a real graph wrote (thread ``t:_:app``) whose second checkpoint holds a message of
+    the application's own class, outside the safe list."""
     import sqlite3
 
     from langchain_core.messages import HumanMessage
@@ -246,6 +247,12 @@ def test_unsafe_class_is_not_built_and_is_named(tmp_path):
     conn = sqlite3.connect(path, check_same_thread=False)
     b.compile(checkpointer=SqliteSaver(conn)).invoke({"messages": [HumanMessage(content="hi", id="h-1")]}, {"configurable": {"thread_id": "t:_:app"}})
     conn.close()
+    return path
+
+
+def test_unsafe_class_is_not_built_and_is_named(tmp_path):
+    """A checkpoint naming a class outside the safe list still yields its messages, with a warning."""
+    path = app_class_store(tmp_path)
     res = show(path, "--thread", "t:_:app", "--format", "json")
     assert res.code == 0, res.err
     got = json.loads(res.out)
