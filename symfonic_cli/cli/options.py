@@ -1,4 +1,4 @@
-"""The typer option types shared by the command groups."""
+"""The typer option types shared by the command groups, and the one selection erase and export share."""
 
 from __future__ import annotations
 
