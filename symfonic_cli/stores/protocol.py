@@ -264,9 +264,10 @@ class EraseProtocol(Protocol):
         """
         ...
 
-    def thread_keys_with_prefix(self, prefix: str) -> list[str]:
+    def thread_keys_with_prefix(self, prefix: str, *, limit: int | None = None) -> list[str]:
         """Every distinct thread key starting with ``prefix`` (bytewise), sorted, found in the
         checkpoints OR the writes table/collection (a thread may hold only pending writes).
+        With ``limit`` (TAB completion), at most that many of them, read by the key index.
         Exact whatever the store's text encoding or collation (SQLite UTF-16, PostgreSQL ICU): a
         key range only where it is exact, else a comparison of the first characters."""
         ...

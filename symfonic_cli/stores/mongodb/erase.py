@@ -78,13 +78,15 @@ class MongoErase(PerThreadErase):
             raise StoreError(f"the user of {self.location.display} has only read roles ({', '.join(sorted(roles))})")
 
     @_driver_errors
-    def thread_keys_with_prefix(self, prefix: str) -> list[str]:
+    def thread_keys_with_prefix(self, prefix: str, *, limit: int | None = None) -> list[str]:
         match = {"thread_id": _prefix_range(_string_literal(prefix, "prefix"))} if prefix else {}
         keys: set[str] = set()
         for coll in (self.checkpoints, self.writes):
             pipeline = ([{"$match": match}] if match else []) + [{"$group": {"_id": "$thread_id"}}]
+            if limit is not None:
+                pipeline += [{"$sort": {"_id": 1}}, {"$limit": limit}]
             keys.update(d["_id"] for d in coll.aggregate(pipeline, collation=BINARY) if isinstance(d["_id"], str))
-        return sorted(keys)  # code point order is UTF-8 byte order
+        return sorted(keys)[:limit]  # code point order is UTF-8 byte order
 
     @_driver_errors
     def erase_plan(self, key: str, extra: tuple[ExtraTable, ...]) -> ThreadErasePlan:

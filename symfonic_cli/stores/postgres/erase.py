@@ -109,8 +109,18 @@ class PostgresErase:
         return []
 
     @_translate_errors
-    def thread_keys_with_prefix(self, prefix: str) -> list[str]:
+    def thread_keys_with_prefix(self, prefix: str, *, limit: int | None = None) -> list[str]:
         where, params = self._prefix_where(prefix) if prefix else ("", [])
+        if limit is not None:
+            # Each table's first keys in its own index order (any matching keys will do for a
+            # TAB), then the union in byte order: a bounded index walk, not every key.
+            rows = self.conn.execute(
+                f"SELECT t FROM ((SELECT DISTINCT thread_id AS t FROM checkpoints {where} ORDER BY 1 LIMIT %s) "
+                f"UNION (SELECT DISTINCT thread_id FROM checkpoint_writes {where} ORDER BY 1 LIMIT %s)) AS k "
+                'ORDER BY t COLLATE "C" LIMIT %s',
+                [*params, limit, *params, limit, limit],
+            )
+            return [str(r[0]) for r in rows]
         rows = self.conn.execute(
             f"SELECT t FROM (SELECT thread_id AS t FROM checkpoints {where} "
             f"UNION SELECT thread_id FROM checkpoint_writes {where}) AS k "

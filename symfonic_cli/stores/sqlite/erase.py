@@ -90,14 +90,16 @@ class SqliteErase(PerThreadErase):
         refuse_stored_code(shown, found, "triggers", "drop the triggers (the LangGraph saver creates none), or erase with the application's own tooling")
 
     @_translate_errors
-    def thread_keys_with_prefix(self, prefix: str) -> list[str]:
+    def thread_keys_with_prefix(self, prefix: str, *, limit: int | None = None) -> list[str]:
         if prefix:
             cond, params = self._prefix_where(prefix)
         else:
             cond, params = "1", []
+        # Both tables in key order, merged: with a limit the scan stops after that many keys.
+        bound = " ORDER BY 1 LIMIT ?" if limit is not None else ""
         rows = self.conn.execute(
-            f"SELECT thread_id FROM checkpoints WHERE {cond} UNION SELECT thread_id FROM writes WHERE {cond}",
-            params * 2,
+            f"SELECT thread_id FROM checkpoints WHERE {cond} UNION SELECT thread_id FROM writes WHERE {cond}{bound}",
+            [*params, *params] + ([limit] if limit is not None else []),
         )
         keys = set()
         for (raw,) in rows:
