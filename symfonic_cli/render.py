@@ -490,7 +490,8 @@ def write_pairs(
     from rich.table import Table
     from rich.text import Text
 
-    table = Table(title=Text(escape_inline(title)) if title else None, show_header=False)
+    # The frame of every other table: no outer border, a rule between the columns.
+    table = Table(title=Text(escape_inline(title)) if title else None, show_header=False, show_edge=False, pad_edge=False)
     table.add_column(style="bold", no_wrap=True)
     table.add_column(overflow="fold")
     for k, v in pairs:

@@ -138,6 +138,8 @@ def as_option(option: str, fn, *args, **kwargs):
     except SymfonicError as exc:
         if exc.hint:
             exc.hint = exc.hint.replace("check --store", f"check {option}").replace("pass --store", f"pass {option}")
+            if option == "--to" and "never creates a store" in exc.hint:
+                exc.hint += "; --init-target creates a new target with the saver's own setup()"
         raise
 
 
