@@ -6,7 +6,6 @@ from typing import Optional
 
 import typer
 
-from symfonic_cli import __version__
 from symfonic_cli.cli.groups import GROUP_EXTENSIONS, GROUPS
 from symfonic_cli.cli.common import (
     CONNECT_TIMEOUT_ENV,
@@ -47,13 +46,18 @@ def _check_tz(value: Optional[str]) -> Optional[str]:
 
 def _version(value: bool) -> None:
     if value:
-        typer.echo(f"symfonic {__version__}")
+        from symfonic_cli.versions import version_text
+
+        typer.echo(version_text())
         raise typer.Exit()
 
 
 def _root(
     debug: bool = typer.Option(False, "--debug", help="Show tracebacks for errors.", envvar=DEBUG_ENV),
-    version: bool = typer.Option(False, "--version", callback=_version, is_eager=True, help="Print the version."),
+    version: bool = typer.Option(
+        False, "--version", "-V", callback=_version, is_eager=True,
+        help="Print the version of symfonic and of the LangGraph packages it runs with.",
+    ),
     connect_timeout: float = typer.Option(
         DEFAULT_CONNECT_TIMEOUT,
         "--connect-timeout",
