@@ -66,14 +66,19 @@ class ThreadErasePlan:
     rows: dict[str, int]
     first_checkpoint_id: str | None  # min checkpoint_id over every namespace, None if none
     last_checkpoint_id: str | None  # max checkpoint_id over every namespace
+    # By instant (stores/activity.py sets them; clock.py's rule): the ids' min and max say nothing
+    # of time when an id is not in the ordered form. None with ``undatable``: no time at all.
+    first_at: datetime | None = None
+    last_at: datetime | None = None
+    undatable: bool = False
 
     @property
     def first_activity(self) -> datetime | None:
-        return checkpoint_id_time(self.first_checkpoint_id)
+        return self.first_at if self.first_at is not None or self.undatable else checkpoint_id_time(self.first_checkpoint_id)
 
     @property
     def last_activity(self) -> datetime | None:
-        return checkpoint_id_time(self.last_checkpoint_id)
+        return self.last_at if self.last_at is not None or self.undatable else checkpoint_id_time(self.last_checkpoint_id)
 
     @property
     def total(self) -> int:

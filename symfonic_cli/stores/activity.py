@@ -57,6 +57,38 @@ class ExactActivity:
         first, last, undatable = self.thread_activity(t.key)
         return t._replace(first_at=first, last_at=last, undatable=undatable)
 
+    def _exact_ids(self, key: str, first_id, last_id) -> tuple:
+        """``(first, last, undatable)`` for a row that gives only its min and max ids: from them when
+        both are ordered ids (then every id between is one too, or at least compares as one), else
+        checkpoint by checkpoint."""
+        if clock.is_ordered_id(first_id) and clock.is_ordered_id(last_id):
+            return clock.checkpoint_id_time(first_id), clock.checkpoint_id_time(last_id), False
+        if first_id is None and last_id is None:
+            return None, None, False
+        return self.thread_activity(key)
+
+    def thread_summary(self, key: str):
+        t = super().thread_summary(key)  # type: ignore[misc]
+        if t is None:
+            return None
+        first, last, undatable = self._exact_ids(key, t.first_checkpoint_id, t.last_checkpoint_id)
+        return t._replace(first_at=first, last_at=last, undatable=undatable)
+
+    def erase_plan(self, key: str, extra):
+        return self._exact_plan(super().erase_plan(key, extra))  # type: ignore[misc]
+
+    def erase_plans(self, keys: list[str], extra) -> list:
+        return [self._exact_plan(p) for p in super().erase_plans(keys, extra)]  # type: ignore[misc]
+
+    def _exact_plan(self, plan):
+        """A plan's first and last activity by instant (what the plan prints and grace judges)."""
+        import dataclasses
+
+        if plan.first_at is not None or plan.undatable:
+            return plan  # already (erase_plans built on erase_plan)
+        first, last, undatable = self._exact_ids(plan.key, plan.first_checkpoint_id, plan.last_checkpoint_id)
+        return dataclasses.replace(plan, first_at=first, last_at=last, undatable=undatable)
+
     def list_threads(self, *, tenant: str | None = None, sub_tenant: str | None = None, limit: int | None = None,
                      last_before: str | None = None, last_from: str | None = None):
         """Newest last activity first (then key), each row with its exact ``first_at``/``last_at``;

@@ -145,7 +145,7 @@ def open_store(
     return store
 
 
-class MongoStore(MongoRead, ExactActivity, MongoHistory, MongoCompat, MongoState, MongoErase, MongoCopy, SupportsWith):
+class MongoStore(ExactActivity, MongoRead, MongoHistory, MongoCompat, MongoState, MongoErase, MongoCopy, SupportsWith):
     kind = "mongodb"
 
     def __init__(self, location, client, db_name, checkpoints, writes, *, writable, connect_timeout) -> None:

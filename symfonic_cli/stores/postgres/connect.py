@@ -107,7 +107,7 @@ def _byte_order(coll: dict[str, Any], db: dict[str, Any]) -> bool:
     return provider == "c" and locale in _C_LOCALES
 
 
-class PostgresStore(PostgresRead, ExactActivity, PostgresHistory, PostgresCompat, PostgresState, PostgresErase, PostgresCopy, SupportsWith):
+class PostgresStore(ExactActivity, PostgresRead, PostgresHistory, PostgresCompat, PostgresState, PostgresErase, PostgresCopy, SupportsWith):
     kind = "postgres"
 
     def __init__(self, location: StoreLocation, conn: Any, *, writable: bool) -> None:

@@ -240,7 +240,7 @@ def init_sqlite_target(path: str) -> None:
         raise _store_error(StoreLocation("sqlite", path, path, None, {}), exc) from None
 
 
-class SqliteStore(SqliteRead, ExactActivity, SqliteHistory, SqliteCompat, SqliteState, SqliteErase, SqliteCopy, SupportsWith):
+class SqliteStore(ExactActivity, SqliteRead, SqliteHistory, SqliteCompat, SqliteState, SqliteErase, SqliteCopy, SupportsWith):
     kind = "sqlite"
 
     def __init__(self, location: StoreLocation, conn: sqlite3.Connection, *, writable: bool) -> None:
