@@ -225,6 +225,17 @@ def id_at(instant: datetime) -> str:
     return f"{h[0:8]}-{h[8:12]}-6{h[12:15]}-0000-000000000000"
 
 
+def bound_time(bound: str) -> datetime | None:
+    """The instant of a checkpoint-id bound: ``id_at``'s own, or a shorter prefix of an ordered id
+    (``ffffffff``), read as the smallest id it starts; None for anything else."""
+    if type(bound) is not str:
+        return None
+    return checkpoint_id_time(bound + _SMALLEST_ID[len(bound):]) if len(bound) <= 36 else None
+
+
+_SMALLEST_ID = "00000000-0000-6000-0000-000000000000"
+
+
 def last_activity(pairs) -> tuple[datetime | None, bool]:
     """The latest time over ``(checkpoint_id, ts)`` pairs and whether any of them is undatable."""
     latest, undatable = None, False

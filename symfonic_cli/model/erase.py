@@ -124,5 +124,8 @@ def check_still_idle(key: str, last_checkpoint_id: str | None, idle_before: str 
 
     if undatable:
         raise ThreadActiveError(f"thread '{key}' has a checkpoint without a time (undatable): left as it is")
-    if latest is not None and not latest < clock.checkpoint_id_time(idle_before):
+    cut_off = clock.bound_time(idle_before)
+    if cut_off is None:
+        raise ValueError(f"not a checkpoint-id bound: {idle_before!r}")
+    if latest is not None and not latest < cut_off:
         raise ThreadActiveError(f"thread '{key}' became active after the cut-off (last activity {clock.iso_utc(latest)}): left as it is")

@@ -31,9 +31,9 @@ def _keeps(last, undatable: bool, last_before: str | None, last_from: str | None
     """The window test by instant; a bound is ``clock.id_at`` of its cut-off, whose time it holds."""
     if undatable or last is None:
         return False
-    if last_before is not None and not last < clock.checkpoint_id_time(last_before):
+    if last_before is not None and not last < clock.bound_time(last_before):
         return False
-    return last_from is None or not last < clock.checkpoint_id_time(last_from)
+    return last_from is None or not last < clock.bound_time(last_from)
 
 
 class ExactActivity:
