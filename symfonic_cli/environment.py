@@ -34,7 +34,7 @@ class Environment:
 
     def set_tz(self, name: str | None) -> None:
         """``--tz``; a ValueError names an unknown zone."""
-        from symfonic_cli.timeinput import zone
+        from symfonic_cli.clock import zone
 
         self._zone = zone(name)  # checked first: a bad name leaves the run's zone as it was
         self.tz = name

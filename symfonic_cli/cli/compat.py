@@ -29,7 +29,7 @@ from symfonic_cli.compat.envelope import (
     ENVELOPE_KEY_ENV,
 )
 from symfonic_cli.errors import FindingsError, UsageError
-from symfonic_cli.inputs import parse_duration
+from symfonic_cli.clock import parse_duration
 from symfonic_cli.cli.common import one_thread as single_thread_key
 
 app = typer.Typer(help="Report on the compatibility envelopes of a store (read-only).", no_args_is_help=True)
@@ -96,7 +96,7 @@ def report(
     from symfonic_cli.compat.report import failed
 
     out_format = check_format(fmt, FORMATS)
-    window = parse_duration(grace)
+    window = parse_duration(grace, option="--grace", bare_unit="m")
     gates = _fail_on(fail_on)
     key = _envelope_key(envelope_key)
     one_thread = thread is not None or tenant is not None or sub_tenant is not None or session is not None

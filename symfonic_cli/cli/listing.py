@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from symfonic_cli.cli.common import check_format, open_for_reading
 from symfonic_cli.errors import UsageError
-from symfonic_cli.model.times import checkpoint_id_time, iso_utc
+from symfonic_cli.clock import iso_utc
 from symfonic_cli.threadkey import parse_key
 
 # typing.TYPE_CHECKING without importing typing (quick commands load this module).
@@ -33,14 +33,17 @@ def threads_list(
     inactive_for: Optional[str] = None,
     inactive_since: Optional[str] = None,
     active_within: Optional[str] = None,
+    since: Optional[str] = None,
+    until: Optional[str] = None,
     environment=None,
 ) -> None:
     """``threads list`` with every option parsed (the typer command and the quick route)."""
     window = None
-    if inactive_for is not None or inactive_since is not None or active_within is not None:
+    if any(v is not None for v in (inactive_for, inactive_since, active_within, since, until)):
         from symfonic_cli.retention.window import window as activity_window
 
-        window = activity_window(inactive_for=inactive_for, inactive_since=inactive_since, active_within=active_within)
+        window = activity_window(inactive_for=inactive_for, inactive_since=inactive_since, active_within=active_within,
+                                 since=since, until=until)
     if status is None and session is None and sort is None and not reverse and not with_size:
         list_threads(store, tenant, sub_tenant, limit, fmt, environment=environment, window=window)
         return
@@ -66,17 +69,37 @@ def list_threads(
     from symfonic_cli import render
 
     bounds = {"last_before": window.last_before, "last_from": window.last_from} if window is not None else {}
+    undatable = [0]
+
+    def counted(rows):
+        for t in rows:
+            undatable[0] += t.undatable
+            yield t
+
     with open_for_reading(store, environment=environment) as st:
-        records = (_thread_record(t) for t in st.list_threads(tenant=tenant, sub_tenant=sub_tenant, limit=limit, **bounds))
+        rows = counted(st.list_threads(tenant=tenant, sub_tenant=sub_tenant, limit=limit, **bounds))
+        records = (_thread_record(t) for t in rows)
         n = render.write_records(records, fmt=out_format, columns=THREAD_COLUMNS, title=st.location.display, environment=environment)
+        _warn_undatable(undatable[0], environment)
         if not n and limit != 0:
             _say_empty(st, environment, tenant=tenant, sub_tenant=sub_tenant, window=window)
+
+
+def _warn_undatable(n: int, environment) -> None:
+    """Threads whose activity cannot be told are listed (never hidden, never swept), and said so."""
+    if not n:
+        return
+    from symfonic_cli.environment import current
+
+    env = environment or current()
+    env.stderr.write(f"symfonic: warning: {n} thread(s) hold a checkpoint whose id carries no time and that has no ts: "
+                     "their activity is undatable (listed; a retention sweep never selects them)\n")
 
 
 def _thread_record(t) -> dict:
     # Runs once per thread: plain calls, no properties (a listing may hold many thousands).
     parts = parse_key(t.key)
-    first, last = checkpoint_id_time(t.first_checkpoint_id), checkpoint_id_time(t.last_checkpoint_id)
+    first, last = t.first_at, t.last_at  # by instant (stores/activity.py, threadstate/listing.py)
     return {
         "key": t.key,
         "tenant": parts.tenant if parts else None,
@@ -122,6 +145,7 @@ def list_run_states(
             statuses=statuses, sort=chosen, reverse=reverse, with_size=with_size, limit=limit, window=window,
         )
         records = []
+        _warn_undatable(sum(r.undatable for r in rows), environment)
         for r in rows:
             rec = _thread_record(r)
             if statuses is not None:

@@ -33,9 +33,12 @@ def list_threads(
     inactive_for: Annotated[Optional[str], typer.Option("--inactive-for", help="Only threads whose last activity is older than this (90d, 12h, 2w).")] = None,
     inactive_since: Annotated[Optional[str], typer.Option("--inactive-since", help="Only threads with no activity since this ISO 8601 date or time (no offset means --tz, default UTC).")] = None,
     active_within: Annotated[Optional[str], typer.Option("--active-within", help="Only threads active within this time (7d, 12h).")] = None,
+    since: Annotated[Optional[str], typer.Option("--since", help="Only threads last active at or after this time (2h ago, a date, an ISO 8601 time; as transcript show).")] = None,
+    until: Annotated[Optional[str], typer.Option("--until", help="Only threads last active at or before this time (a date keeps that whole day).")] = None,
 ) -> None:
-    """One row per thread, newest activity first (activity is read from the checkpoint ids)."""
+    """One row per thread, newest activity first (activity: the time in each checkpoint id, else its ts)."""
     listing.threads_list(
         store, tenant, sub_tenant, limit, fmt, status=status, session=session, sort=sort, reverse=reverse,
         with_size=with_size, inactive_for=inactive_for, inactive_since=inactive_since, active_within=active_within,
+        since=since, until=until,
     )

@@ -115,12 +115,9 @@ def _tool_lines(r) -> list[str]:
 def _bound(flag: str, value: Optional[str], zone, *, until: bool):
     if value is None:
         return None
-    from symfonic_cli.timeinput import parse_time
+    from symfonic_cli.clock import time_option
 
-    try:
-        return parse_time(value, until=until, tz=zone)
-    except (ValueError, OverflowError):
-        raise UsageError(f"{flag} '{value}' is not a time", hint="e.g. 2h (ago), 2026-11-30, 2026-11-30T09:00 or 2026-11-30T09:00:00Z") from None
+    return time_option(flag, value, until=until, tz=zone)
 
 
 def _shown_time(ts) -> str:

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
+from symfonic_cli.clock import id_at
 from symfonic_cli.compat import report as cr
 from symfonic_cli.errors import NotFoundError
 
@@ -60,7 +61,7 @@ def run_report(st, req: CompatRequest) -> CompatOutcome:
 
         return CompatOutcome(BY_THREAD, reports=reports(), findings=findings)
     rep = cr.store_report(
-        st.envelope_shapes(req.envelope_key, older_than=cr.id_at(req.now - req.grace)),
+        st.envelope_shapes(req.envelope_key, older_than=id_at(req.now - req.grace)),
         key=req.envelope_key, current_format=req.current_format,
     )
     if cr.wants_key_suggestion(rep):

@@ -6,9 +6,8 @@ to a representative of each group, so the store-wide report and a per-checkpoint
 
 from __future__ import annotations
 
-from symfonic_cli.model.times import iso_utc
+from symfonic_cli.clock import iso_utc
 
-import uuid
 from collections import Counter
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
@@ -26,7 +25,7 @@ from symfonic_cli.compat.envelope import (
     describe_compatibility,
 )
 from symfonic_cli.model.envelope import ABSENT, EnvelopeRow, EnvelopeShape
-from symfonic_cli.model.times import checkpoint_id_time
+from symfonic_cli.clock import checkpoint_id_time
 
 FINDINGS = ("corrupt", "newer", "interrupted", "legacy")
 STATUSES = ("legacy", "migrated", "corrupt", "newer")
@@ -79,13 +78,6 @@ def shape_metadata(shape: EnvelopeShape, key: str) -> dict[str, Any]:
         if getattr(shape, f) is not ABSENT
     }
     return {key: env}
-
-
-def id_at(when: datetime) -> str:
-    """The smallest UUIDv6 checkpoint id at ``when``: ids below it were written before."""
-    ticks = int((when - datetime(1582, 10, 15, tzinfo=when.tzinfo)).total_seconds() * 10_000_000)
-    high, mid, low = ticks >> 28, (ticks >> 12) & 0xFFFF, ticks & 0x0FFF
-    return str(uuid.UUID(int=(high << 96) | (mid << 80) | (0x6 << 76) | (low << 64) | (0x8 << 60)))
 
 
 # -- store-wide

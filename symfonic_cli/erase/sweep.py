@@ -336,10 +336,14 @@ def _dry_run(store, req, env, window, total, batch, store_name, extra, now, esc)
 
 def _plan_line(r: dict, req, esc) -> str:
     rows = ", ".join(f"{esc(t)} {n}" for t, n in r["rows"].items())
-    line = f"  {esc(r['key'])}: {r['total']} row(s) ({rows}); first activity {shown_time(r['first_activity'])}, last {shown_time(r['last_activity'])}"
+    line = f"  {esc(r['key'])}: {r['total']} row(s) ({rows}); first activity {_when(r['first_activity'])}, last {_when(r['last_activity'])}"
     if r["recent"]:
         line += f" [recent: active in the last {ep._human(req.grace)}]"
     return line
+
+
+def _when(t) -> str:
+    return shown_time(t) if t is not None else "undatable"  # no time in the id, no ts
 
 
 def _print_sweep_plan(out: TextIO, req, store_name: str, total: int, batch: int, sample, now, esc) -> None:

@@ -67,11 +67,10 @@ def state_bytes(store, key: str) -> tuple[bytes, list[str]]:
     return (render.json_dumps(doc, indent=2) + "\n").encode("utf-8"), warnings
 
 
-def _iso(checkpoint_id: str | None) -> str | None:
-    from symfonic_cli.model.times import checkpoint_id_time
+def _iso(t) -> str | None:
+    from symfonic_cli.clock import iso_utc
 
-    t = checkpoint_id_time(checkpoint_id)
-    return t.isoformat() if t else None
+    return iso_utc(t)
 
 
 def run(req: ExportRequest, environment: Environment | None = None) -> None:
@@ -133,8 +132,8 @@ def run(req: ExportRequest, environment: Environment | None = None) -> None:
                     "key": key,
                     "file": f"transcript/{stem}.json",
                     "rows": len(result.rows),
-                    "first_activity": _iso(summary.first_checkpoint_id),
-                    "last_activity": _iso(summary.last_checkpoint_id),
+                    "first_activity": _iso(summary.first_at),
+                    "last_activity": _iso(summary.last_at),
                     "sha256": hashlib.sha256(data).hexdigest(),
                 }
                 bundle.add(entry["file"], data)
@@ -152,7 +151,7 @@ def run(req: ExportRequest, environment: Environment | None = None) -> None:
             progress.end(len(entries))
             head = {
                 "tool_version": __version__,
-                "created": created.isoformat().replace("+00:00", "Z"),
+                "created": _iso(created),
                 "store": receipt_store(req.location),
                 "selection": req.selection,
             }

@@ -54,9 +54,12 @@ class ReadProtocol(Protocol):
         last_before: str | None = None,
         last_from: str | None = None,
     ) -> Iterator[ThreadSummary]:
-        """Threads newest activity first; ``tenant``/``sub_tenant`` filter on the key prefix.
-        ``last_before``/``last_from`` (checkpoint-id bounds, retention/window.py) keep threads whose
-        greatest checkpoint id is < / >= the bound, compared in the database (HAVING / $match)."""
+        """Threads newest activity first, by instant; ``tenant``/``sub_tenant`` filter on the key
+        prefix. ``last_before``/``last_from`` (checkpoint-id bounds, retention/window.py) keep
+        threads whose last activity is before / at or after the bound's instant, plus every
+        undatable thread (``undatable`` set). Each row carries ``first_at``/``last_at``. The
+        database decides the threads whose ids are all ordered (HAVING / $match), the rest are
+        dated checkpoint by checkpoint (stores/activity.py, shared by every backend)."""
         ...
 
     def thread_summary(self, key: str) -> ThreadSummary | None: ...
@@ -73,13 +76,14 @@ class ReadProtocol(Protocol):
     ) -> list[str]:
         """A page of a retention sweep (keyset pagination): up to ``limit`` keys greater than
         ``after``, in the store's binary key order, of the threads ``list_threads`` gives for the
-        same window; the database groups, filters and orders."""
+        same window, less the undatable ones (stores/activity.py)."""
         ...
 
     def window_count(
         self, *, tenant: str | None = None, sub_tenant: str | None = None, last_before: str | None = None, last_from: str | None = None
     ) -> int:
-        """The number of threads ``window_keys`` pages through, counted in the database."""
+        """The number of threads ``window_keys`` pages through (counted in the database, threads
+        with ids outside the ordered form dated one by one)."""
         ...
 
     def info(self) -> StoreInfo: ...
@@ -299,8 +303,9 @@ class EraseProtocol(Protocol):
         ``expected`` (the plan's rows): before the commit, rows deleted that differ from it make
         the thread roll back with StoreError "changed since the plan" (model/erase.py: check_against_plan).
         ``idle_before`` (a retention sweep's checkpoint-id bound): first, inside the transaction,
-        the thread's greatest checkpoint id must still be below it, else ThreadActiveError and
-        nothing deleted (model/erase.py: check_still_idle).
+        the thread's last activity by instant (its greatest ordered id, the id or ``ts`` of every
+        other checkpoint) must still be before the bound's instant, and no checkpoint undatable,
+        else ThreadActiveError and nothing deleted (model/erase.py: check_still_idle).
         """
         ...
 

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from symfonic_cli.model.times import iso_utc
+from symfonic_cli.clock import iso_utc
 
 from typing import Any
 
 from symfonic_cli.errors import NotFoundError
-from symfonic_cli.model.times import checkpoint_id_time
+from symfonic_cli.clock import checkpoint_id_time
 from symfonic_cli.model import nexttasks as nt
 from symfonic_cli.model.run_state import LeanCheckpoint, RawWrite
 from symfonic_cli.model.run_status import due_of

@@ -42,7 +42,7 @@ class MongoCompat:
             {"$project": {
                 "_id": 0,
                 "env": env,
-                "older": {"$lt": ["$checkpoint_id", older_than]} if older_than is not None else {"$literal": False},
+                "older": {"$lt": [{"$toLower": "$checkpoint_id"}, older_than]} if older_than is not None else {"$literal": False},
                 "latest": {"$cond": [{"$and": [{"$eq": ["$checkpoint_ns", ""]}, {"$eq": ["$_rank", 1]}]}, 1, 0]},
             }},
             {"$project": {**project, "bs": bs}},

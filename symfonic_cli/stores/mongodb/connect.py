@@ -17,6 +17,7 @@ from urllib.parse import unquote
 from symfonic_cli.errors import StoreError, UsageError
 from symfonic_cli.location import StoreLocation, scrub
 from symfonic_cli.stores._common import SupportsWith
+from symfonic_cli.stores.activity import ExactActivity
 from symfonic_cli.stores.mongodb._common import PASSWORD_ENV, _driver_errors, _error
 from symfonic_cli.stores.mongodb.compat import MongoCompat
 from symfonic_cli.stores.mongodb.copy import MongoCopy
@@ -144,7 +145,7 @@ def open_store(
     return store
 
 
-class MongoStore(MongoRead, MongoHistory, MongoCompat, MongoState, MongoErase, MongoCopy, SupportsWith):
+class MongoStore(ExactActivity, MongoRead, MongoHistory, MongoCompat, MongoState, MongoErase, MongoCopy, SupportsWith):
     kind = "mongodb"
 
     def __init__(self, location, client, db_name, checkpoints, writes, *, writable, connect_timeout) -> None:

@@ -99,6 +99,29 @@ class MongoErase(PerThreadErase):
             key, rows, summary.first_checkpoint_id if summary else None, summary.last_checkpoint_id if summary else None
         )
 
+    def _recheck_activity(self, key: str, session) -> tuple:
+        """Inside the transaction: the greatest ordered id, and ``(id, ts)`` of every other checkpoint
+        (its ``ts`` from the blob's head), for model/erase.py's check_still_idle."""
+        import re
+
+        from symfonic_cli.clock import ORDERED_ID_REGEX
+        from symfonic_cli.codec.msgpack_head import NeedMore, checkpoint_blob_head
+
+        ordered = re.compile(ORDERED_ID_REGEX)
+        newest = self.checkpoints.find({"thread_id": key, "checkpoint_id": {"$regex": ordered}}, {"checkpoint_id": 1}, session=session, collation=BINARY)
+        last = next(iter(newest.sort("checkpoint_id", -1).limit(1)), {}).get("checkpoint_id")
+        odd = []
+        for doc in self.checkpoints.find({"thread_id": key, "checkpoint_id": {"$not": ordered}}, {"checkpoint_id": 1, "type": 1, "checkpoint": 1},
+                                         session=session, collation=BINARY):
+            ts = None
+            if doc.get("type") == "msgpack" and isinstance(doc.get("checkpoint"), bytes):
+                try:
+                    ts = checkpoint_blob_head(doc["checkpoint"])[0]
+                except (NeedMore, ValueError):
+                    ts = None
+            odd.append((doc.get("checkpoint_id"), ts))
+        return (last if isinstance(last, str) else None), odd
+
     @_driver_errors
     def erase_thread(
         self,
@@ -118,9 +141,8 @@ class MongoErase(PerThreadErase):
         def run(session) -> dict[str, int]:
             deleted: dict[str, int] = {}
             if idle_before is not None:
-                newest = self.checkpoints.find({"thread_id": key}, {"checkpoint_id": 1}, session=session, collation=BINARY)
-                last = next(iter(newest.sort("checkpoint_id", -1).limit(1)), {}).get("checkpoint_id")
-                check_still_idle(key, last if isinstance(last, str) else None, idle_before)
+                last, odd = self._recheck_activity(key, session)
+                check_still_idle(key, last, idle_before, odd)
             for name, coll, flt in cascade:
                 deleted[name] = coll.delete_many(flt, session=session, collation=BINARY).deleted_count if flt is not None else 0
                 if between is not None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
+from symfonic_cli.clock import ORDERED_ID_REGEX
 from symfonic_cli.errors import StoreError
 from symfonic_cli.model.listing import StoreInfo, ThreadSummary
 from symfonic_cli.stores.mongodb._common import (
@@ -27,21 +28,31 @@ if TYPE_CHECKING:
     from symfonic_cli.model.checkpoint import CheckpointHead, CheckpointRecord, MessageState, MessageWrite
 
 
+# True for a group holding an id that is not in the ordered form (clock.is_ordered_id).
+_ODD = {"$max": {"$cond": [
+    {"$and": [{"$eq": [{"$type": "$checkpoint_id"}, "string"]}, {"$regexMatch": {"input": "$checkpoint_id", "regex": ORDERED_ID_REGEX}}]},
+    False, True,
+]}}
+
+
+def _bounds(last_before: str | None, last_from: str | None) -> dict:
+    window: dict = {}
+    if last_before is not None:
+        window["$lt"] = last_before
+    if last_from is not None:
+        window["$gte"] = last_from
+    return window
+
+
 class MongoRead:
     """What is in the store, one thread, and the transcript reads (timestamps from blob heads)."""
 
     # -- what is in the store
 
+    # Listing rows, pages and counts by last activity; stores/activity.py makes them exact by instant.
+
     @_driver_errors_iter
-    def list_threads(
-        self,
-        *,
-        tenant: str | None = None,
-        sub_tenant: str | None = None,
-        limit: int | None = None,
-        last_before: str | None = None,
-        last_from: str | None = None,
-    ) -> Iterator[ThreadSummary]:
+    def _thread_rows(self, tenant, sub_tenant, limit, last_before, last_from) -> Iterator[ThreadSummary]:
         pipeline: list[dict] = []
         if tenant is not None:
             pipeline.append({"$match": {"thread_id": _prefix_range(tenant_prefix(_string_literal(tenant, "tenant"), sub_tenant))}})
@@ -50,30 +61,23 @@ class MongoRead:
         else:
             kwargs = {}
         pipeline += [
-            {"$group": {"_id": "$thread_id", "n": {"$sum": 1}, "first": {"$min": "$checkpoint_id"}, "last": {"$max": "$checkpoint_id"}}},
+            {"$group": {"_id": "$thread_id", "n": {"$sum": 1}, "first": {"$min": "$checkpoint_id"}, "last": {"$max": "$checkpoint_id"}, "odd": _ODD}},
         ]
-        # Retention windows (retention/window.py): bounds on the greatest checkpoint id.
-        window: dict = {}
-        if last_before is not None:
-            window["$lt"] = last_before
-        if last_from is not None:
-            window["$gte"] = last_from
+        window = _bounds(last_before, last_from)
         if window:
-            pipeline.append({"$match": {"last": {"$type": "string", **window}}})
-        pipeline.append({"$sort": {"last": -1, "_id": 1}})
+            pipeline.append({"$match": {"$or": [{"odd": True}, {"last": {"$type": "string", **window}}]}})
+        pipeline.append({"$sort": {"odd": -1, "last": -1, "_id": 1}})
         if limit is not None:
             if limit == 0:
                 return
             pipeline.append({"$limit": int(limit)})
         for doc in self.checkpoints.aggregate(pipeline, **kwargs):
-            yield _summary(doc, doc["_id"])
+            yield _summary(doc, doc["_id"])._replace(odd=bool(doc.get("odd")))
 
     @_driver_errors
-    def window_keys(self, *, tenant: str | None = None, sub_tenant: str | None = None, last_before: str | None = None,
-                    last_from: str | None = None, after: str | None = None, limit: int = 500) -> list[str]:
-        """One page of a retention sweep: the keys (binary order, after ``after``) of the threads whose
-        greatest checkpoint id is < ``last_before`` / >= ``last_from`` (keyset pagination)."""
-        pipeline = self._window_pipeline(tenant, sub_tenant, last_before, last_from, after)
+    def _window_page(self, tenant, sub_tenant, last_before, last_from, after, limit, odd, upto=None) -> list[str]:
+        """Keyset pagination, binary order."""
+        pipeline = self._window_pipeline(tenant, sub_tenant, last_before, last_from, after, odd, upto)
         pipeline += [{"$sort": {"_id": 1}}, {"$limit": int(limit)}, {"$project": {"_id": 1}}]
         return [doc["_id"] for doc in self.checkpoints.aggregate(pipeline, **self._binary_order())]
 
@@ -89,15 +93,13 @@ class MongoRead:
         return {"collation": BINARY} if self._default_collation else {}
 
     @_driver_errors
-    def window_count(self, *, tenant: str | None = None, sub_tenant: str | None = None, last_before: str | None = None,
-                     last_from: str | None = None) -> int:
-        """How many threads ``window_keys`` pages through, counted in the database."""
-        pipeline = self._window_pipeline(tenant, sub_tenant, last_before, last_from, None) + [{"$count": "n"}]
+    def _window_tally(self, tenant, sub_tenant, last_before, last_from) -> int:
+        pipeline = self._window_pipeline(tenant, sub_tenant, last_before, last_from, None, False) + [{"$count": "n"}]
         for doc in self.checkpoints.aggregate(pipeline, **self._binary_order()):
             return int(doc["n"])
         return 0
 
-    def _window_pipeline(self, tenant, sub_tenant, last_before, last_from, after) -> list[dict]:
+    def _window_pipeline(self, tenant, sub_tenant, last_before, last_from, after, odd, upto=None) -> list[dict]:
         match: dict = {"$type": "string"}
         if tenant is not None:
             match.update(_prefix_range(tenant_prefix(_string_literal(tenant, "tenant"), sub_tenant)))
@@ -108,15 +110,18 @@ class MongoRead:
             else:
                 match.pop("$gte", None)
                 match["$gt"] = lower
-        window: dict = {"$type": "string"}
-        if last_before is not None:
-            window["$lt"] = last_before
-        if last_from is not None:
-            window["$gte"] = last_from
+        if upto is not None:
+            upper = _string_literal(upto, "thread key")
+            if "$lt" in match and match["$lt"] <= upper:
+                pass  # the prefix's upper end is already below it
+            else:
+                match.pop("$lt", None)
+                match["$lte"] = upper
+        kept: dict = {"odd": True} if odd else {"odd": False, "last": {"$type": "string", **_bounds(last_before, last_from)}}
         return [
             {"$match": {"thread_id": match}},
-            {"$group": {"_id": "$thread_id", "last": {"$max": "$checkpoint_id"}}},
-            {"$match": {"last": window}},
+            {"$group": {"_id": "$thread_id", "last": {"$max": "$checkpoint_id"}, "odd": _ODD}},
+            {"$match": kept},
         ]
 
     @_driver_errors

@@ -15,6 +15,7 @@ from typing import Any
 from symfonic_cli.errors import StoreError
 from symfonic_cli.location import StoreLocation
 from symfonic_cli.stores._common import SupportsWith
+from symfonic_cli.stores.activity import ExactActivity
 from symfonic_cli.stores.postgres._common import (
     ITERSIZE,
     TABLES,
@@ -106,7 +107,7 @@ def _byte_order(coll: dict[str, Any], db: dict[str, Any]) -> bool:
     return provider == "c" and locale in _C_LOCALES
 
 
-class PostgresStore(PostgresRead, PostgresHistory, PostgresCompat, PostgresState, PostgresErase, PostgresCopy, SupportsWith):
+class PostgresStore(ExactActivity, PostgresRead, PostgresHistory, PostgresCompat, PostgresState, PostgresErase, PostgresCopy, SupportsWith):
     kind = "postgres"
 
     def __init__(self, location: StoreLocation, conn: Any, *, writable: bool) -> None:

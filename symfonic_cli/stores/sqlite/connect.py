@@ -12,6 +12,7 @@ import stat
 from symfonic_cli.errors import StoreError
 from symfonic_cli.location import StoreLocation
 from symfonic_cli.stores._common import SupportsWith
+from symfonic_cli.stores.activity import ExactActivity
 from symfonic_cli.stores.sqlite._common import _store_error, _translate_errors
 from symfonic_cli.stores.sqlite.compat import SqliteCompat
 from symfonic_cli.stores.sqlite.copy import SqliteCopy
@@ -239,7 +240,7 @@ def init_sqlite_target(path: str) -> None:
         raise _store_error(StoreLocation("sqlite", path, path, None, {}), exc) from None
 
 
-class SqliteStore(SqliteRead, SqliteHistory, SqliteCompat, SqliteState, SqliteErase, SqliteCopy, SupportsWith):
+class SqliteStore(ExactActivity, SqliteRead, SqliteHistory, SqliteCompat, SqliteState, SqliteErase, SqliteCopy, SupportsWith):
     kind = "sqlite"
 
     def __init__(self, location: StoreLocation, conn: sqlite3.Connection, *, writable: bool) -> None:
