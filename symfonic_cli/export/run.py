@@ -78,7 +78,7 @@ def run(req: ExportRequest, environment: Environment | None = None) -> None:
     from symfonic_cli.erase.faults import Faults
     from symfonic_cli.erase.records import store_name
     from symfonic_cli.progress import Progress
-    from symfonic_cli.export.bundle import MANIFEST, Bundle, check_target
+    from symfonic_cli.export.bundle import MANIFEST, Bundle, check_target, partial_leftovers, remove_leftover
     from symfonic_cli.export.names import UniqueNames
     from symfonic_cli.render import escape_inline as esc
     from symfonic_cli.render import json_dumps
@@ -117,6 +117,13 @@ def run(req: ExportRequest, environment: Environment | None = None) -> None:
                 raise NotFoundError(f"{len(missing)} requested threads not found in {where}; nothing exported", hint="--missing-ok to export the others")
         if req.keys is None and req.window is None and not found and not req.missing_ok:
             raise NotFoundError(f"no thread matches the prefix '{req.prefix}' in {where}; nothing exported", hint="--missing-ok to accept")
+        for leftover in partial_leftovers(req.output):
+            # A killed export's half-written bundle: named, then removed (it is never a bundle).
+            try:
+                remove_leftover(leftover)
+                err.write(f"symfonic: removed a partial bundle left by an interrupted export: {esc(leftover)}\n")
+            except OSError as exc:
+                err.write(f"symfonic: warning: cannot remove a partial bundle left by an interrupted export: {esc(leftover)}: {esc(exc.strerror or str(exc))}\n")
         bundle = Bundle(req.output, kind)
         entries = _Entries()
         try:
@@ -149,6 +156,7 @@ def run(req: ExportRequest, environment: Environment | None = None) -> None:
                 faults.pause()
             progress.end(len(entries))
             head = {
+                "tool": "symfonic",
                 "tool_version": __version__,
                 "created": created.isoformat().replace("+00:00", "Z"),
                 "store": store_name(req.location),
