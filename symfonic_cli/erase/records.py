@@ -4,6 +4,8 @@ thread, the JSON on stdout, the progress line. Shared by erase requests, sweeps 
 API:
 - ``store_name(location)``: the store as a receipt names it (an absolute path, else the masked URL);
 - ``default_operator()``: who runs it when ``--operator`` is not given;
+- ``new_header(location, store, now, operator=..., ticket=..., selection=..., vacuum=...)``: the
+  receipt's head (each receipt-file line carries it), with the store identity;
 - ``open_receipt(path, dry_run=...)``: the ``ReceiptFile`` (opened, and checked, before anything
   is deleted), or None without ``--receipt``;
 - ``Recorder(env, fmt=..., header=..., kind=..., grace=..., receipt_file=..., total=...,
@@ -18,16 +20,18 @@ API:
 from __future__ import annotations
 
 import os
-from datetime import timedelta
+import uuid
+from datetime import datetime, timedelta
 from typing import Any
 
+from symfonic_cli import __version__
 from symfonic_cli.environment import Environment
 from symfonic_cli.erase import plan as ep
 from symfonic_cli.erase.receipt_file import ReceiptFile, ReceiptWriteError
 from symfonic_cli.erase.steps import Stopped
 from symfonic_cli.erase.text import JsonStream, thread_line
 from symfonic_cli.errors import EXIT_STORE, ReceiptError
-from symfonic_cli.location import StoreLocation
+from symfonic_cli.location import StoreLocation, store_identity
 
 
 def default_operator() -> str:
@@ -47,6 +51,17 @@ def store_name(location: StoreLocation) -> str:
     if location.kind == "sqlite" and location.path:
         return os.path.abspath(location.path)
     return location.display
+
+
+def new_header(location: StoreLocation, store, now: datetime, *, operator: str | None, ticket: str | None,
+               selection: dict[str, Any], vacuum: bool = False) -> dict[str, Any]:
+    """A new run's receipt head (plan.receipt_header): a fresh receipt id, this version, the
+    store's name and identity (location.store_identity, of the opened ``store``)."""
+    return ep.receipt_header(
+        receipt_id=str(uuid.uuid4()), now=now, version=__version__, store=store_name(location), kind=location.kind,
+        operator=operator or default_operator(), ticket=ticket, selection=selection, vacuum=vacuum,
+        identity=store_identity(location, store),
+    )
 
 
 def open_receipt(path: str | None, *, dry_run: bool) -> ReceiptFile | None:

@@ -10,18 +10,16 @@ confirmation each thread is erased in its own transaction and recorded before th
 
 from __future__ import annotations
 
-import uuid
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
-from symfonic_cli import __version__
 from symfonic_cli.environment import Environment
 from symfonic_cli.erase import plan as ep
 from symfonic_cli.erase import text
 from symfonic_cli.erase.confirm import confirm_plans, open_terminal
 from symfonic_cli.erase.faults import Faults
-from symfonic_cli.erase.records import Recorder, default_operator, open_receipt, store_name
+from symfonic_cli.erase.records import Recorder, default_operator, new_header, open_receipt, store_name
 from symfonic_cli.erase.steps import Stopped, erase_step, finish, run_threads
 from symfonic_cli.errors import (
     EXIT_STORE,
@@ -30,7 +28,7 @@ from symfonic_cli.errors import (
     NotFoundError,
     StoppedError,
 )
-from symfonic_cli.location import StoreLocation
+from symfonic_cli.location import StoreLocation, store_identity
 from symfonic_cli.selection import Selection
 
 __all__ = ["EraseRequest", "run", "default_operator", "store_name"]
@@ -81,7 +79,8 @@ def run(req: EraseRequest, environment: Environment | None = None) -> None:
             sel = req.selection
             keys = list(sel.keys) if sel.keys is not None else store.thread_keys_with_prefix(sel.prefix or "")
             plans = store.erase_plans(keys, extra)
-            suggester, misses = _misses(store, plans, req, receipt_file, name)
+            identity = store_identity(req.location, store)
+            suggester, misses = _misses(store, plans, req, receipt_file, identity)
             needs_confirm = not req.dry_run and not req.yes and bool(ep.to_erase(plans))
             if needs_confirm:
                 terminal = open_terminal(env, from_stdin=sel.from_stdin)
@@ -103,7 +102,8 @@ def run(req: EraseRequest, environment: Environment | None = None) -> None:
                 return
             if needs_confirm:
                 confirm_plans(terminal, plans)
-            header = receipt_header(req, name, now)
+            header = new_header(req.location, store, now, operator=req.operator, ticket=req.ticket,
+                                selection=sel.receipt, vacuum=req.vacuum)
             recorder = Recorder(env, fmt=req.fmt, header=header, kind=req.location.kind, grace=req.grace,
                                 receipt_file=receipt_file, total=len(plans), keep=True)
             recorder.start(threads_planned=len(plans))
@@ -140,17 +140,9 @@ def run(req: EraseRequest, environment: Environment | None = None) -> None:
     _check_outcome(req, outcomes, plans, misses, suggester, stop)
 
 
-def receipt_header(req: EraseRequest, name: str, now: datetime) -> dict[str, Any]:
-    return ep.receipt_header(
-        receipt_id=str(uuid.uuid4()), now=now, version=__version__, store=name,
-        kind=req.location.kind, operator=req.operator or default_operator(), ticket=req.ticket,
-        selection=req.selection.receipt, vacuum=req.vacuum,
-    )
-
-
-def _misses(store, plans, req: EraseRequest, receipt_file, name: str):
+def _misses(store, plans, req: EraseRequest, receipt_file, identity: dict[str, Any]):
     """For each requested key with no row anywhere in the cascade: not-found (with suggestions)
-    or, when the --receipt file records it erased from this store, already-erased."""
+    or, when the --receipt file records it erased from the same tables, already-erased."""
     from symfonic_cli.suggestions import Suggester
 
     suggester = Suggester(store)
@@ -158,7 +150,7 @@ def _misses(store, plans, req: EraseRequest, receipt_file, name: str):
         return suggester, {}
     empty = [p for p in plans if not p.total]
     misses: dict[str, ep.Miss] = {}
-    previous = receipt_file.previous_erasures(name) if receipt_file is not None and empty else {}
+    previous = receipt_file.previous_erasures(identity, [p.key for p in empty]) if receipt_file is not None and empty else {}
     for p in empty:
         earlier = previous.get(p.key)
         if earlier is not None:

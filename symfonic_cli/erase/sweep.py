@@ -15,17 +15,15 @@ it supplies the pages of plans and the erase step with the in-transaction activi
 
 from __future__ import annotations
 
-import uuid
 from datetime import datetime, timezone
 from typing import Any
 
-from symfonic_cli import __version__
 from symfonic_cli.environment import Environment
 from symfonic_cli.erase import plan as ep
 from symfonic_cli.erase import text
 from symfonic_cli.erase.confirm import confirm_count, open_terminal
 from symfonic_cli.erase.faults import Faults
-from symfonic_cli.erase.records import Recorder, default_operator, open_receipt, store_name
+from symfonic_cli.erase.records import Recorder, new_header, open_receipt, store_name
 from symfonic_cli.erase.steps import DEFAULT_BATCH, erase_step, finish, run_threads
 from symfonic_cli.errors import EXIT_INTERRUPTED, EXIT_STORE, EXIT_WRITTEN_AGAIN, EraseIncomplete, StoppedError
 
@@ -68,11 +66,8 @@ def run_sweep(req, env: Environment) -> None:
                                       batch=batch, sample=first[:SAMPLE], now=now, grace=req.grace)
             if needs_confirm:
                 confirm_count(terminal, total)
-            header = ep.receipt_header(
-                receipt_id=str(uuid.uuid4()), now=now, version=__version__, store=name,
-                kind=req.location.kind, operator=req.operator or default_operator(), ticket=req.ticket,
-                selection=sel.receipt, vacuum=req.vacuum,
-            )
+            header = new_header(req.location, store, now, operator=req.operator, ticket=req.ticket,
+                                selection=sel.receipt, vacuum=req.vacuum)
             recorder = Recorder(env, fmt=req.fmt, header=header, kind=req.location.kind, grace=req.grace,
                                 receipt_file=receipt_file, total=total, stream=True, progress=True)
             recorder.start(threads_planned=total, batch_size=batch)

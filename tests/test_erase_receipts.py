@@ -1,0 +1,115 @@
+"""Receipts name the same tables, no one else, and are read in constant memory; the dry run checks
+the receipt as the real run does (issue 21 items 3 to 6, 10).
+
+Stores are written by real graphs through the real savers.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import backend_for
+from tests.support.cli import run
+from tests.test_erase_trust import write_threads
+
+
+def erase(url: str, *args: str, **kw):
+    return run("thread", "erase", "-s", url, *args, **kw)
+
+
+def statuses(out: str) -> list[str]:
+    return [t["status"] for t in json.loads(out)["threads"]]
+
+
+# -- 3. "the same store" is the same tables ------------------------------------------------------
+
+
+def test_postgres_another_schema_is_another_store(request, tmp_path):
+    import psycopg
+
+    pg = backend_for("postgres", request)
+    url = pg.new_store(scenarios=False)
+    write_threads(pg, url, ["Bob:_:s-1"])  # public: the person's live thread
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute('CREATE SCHEMA "Mixed"')
+    mixed = url + ("&" if "?" in url else "?") + "options=-csearch_path%3D%22Mixed%22"
+    with pg.saver(mixed) as saver:
+        saver.setup()
+    write_threads(pg, mixed, ["bob:_:s-1"])
+    audit = tmp_path / "audit.jsonl"
+    first = erase(url, "--pg-schema", "Mixed", "-t", "bob:_:s-1", "--yes", "--receipt", str(audit), "-f", "json")
+    assert first.code == 0 and statuses(first.out) == ["erased"], first.err
+    # The same key in schema public (which never held it): not-found, pointing to Bob:_:s-1.
+    again = erase(url, "-t", "bob:_:s-1", "--yes", "--receipt", str(audit), "-f", "json")
+    assert again.code == 3 and statuses(again.out) == ["not-found"], again.err
+    assert "Bob:_:s-1" in again.err
+    # Schema Mixed again: already-erased.
+    third = erase(url, "--pg-schema", "Mixed", "-t", "bob:_:s-1", "--yes", "--receipt", str(audit), "-f", "json")
+    assert third.code == 0 and statuses(third.out) == ["already-erased"], third.err
+    identity = json.loads(first.out)["store_identity"]
+    assert identity["schema"] == "Mixed" and identity["database"] == pg.db_of(url) and identity["port"] == int(pg.port)
+
+
+def test_postgres_identity_is_what_libpq_resolves_from_the_environment(request, tmp_path):
+    pg = backend_for("postgres", request)
+    url = pg.new_store()
+    audit = tmp_path / "audit.jsonl"
+    first = erase(url, "-t", "acme:_:s-001", "--yes", "--receipt", str(audit), "-f", "json")
+    assert first.code == 0, first.err
+    # The same server and database named by libpq's environment variables and a service file.
+    from psycopg.conninfo import conninfo_to_dict
+
+    parts = conninfo_to_dict(url)
+    service = tmp_path / "pg_service.conf"
+    service.write_text(f"[audit]\nhost={parts['host']}\nport={parts['port']}\ndbname={parts['dbname']}\n")
+    env = {"PGSERVICEFILE": str(service), "PGUSER": str(parts["user"])}
+    if parts.get("password"):
+        env["PGPASSWORD"] = str(parts["password"])
+    again = erase("service=audit", "-t", "acme:_:s-001", "--yes", "--receipt", str(audit), "-f", "json", env=env)
+    assert again.code == 0 and statuses(again.out) == ["already-erased"], again.err
+
+
+def test_mongodb_other_collections_are_another_store(request, tmp_path):
+    from langchain_core.messages import HumanMessage
+    from langgraph.checkpoint.mongodb import MongoDBSaver
+
+    from tests.support.mongo_server import database_of
+    from tests.support.scenarios import agent_graph
+
+    mongo = backend_for("mongodb", request)
+    url = mongo.new_store(scenarios=False)
+    write_threads(mongo, url, ["Bob:_:s-1"])
+    saver = MongoDBSaver(mongo.client, db_name=database_of(url), checkpoint_collection_name="cp2", writes_collection_name="wr2")
+    graph = agent_graph().compile(checkpointer=saver)
+    graph.invoke({"messages": [HumanMessage(content="hello")]}, {"configurable": {"thread_id": "bob:_:s-1"}})
+    audit = tmp_path / "audit.jsonl"
+    other = ("--checkpoint-collection", "cp2", "--writes-collection", "wr2")
+    first = erase(url, *other, "-t", "bob:_:s-1", "--yes", "--receipt", str(audit), "-f", "json")
+    assert first.code == 0 and statuses(first.out) == ["erased"], first.err
+    again = erase(url, "-t", "bob:_:s-1", "--yes", "--receipt", str(audit), "-f", "json")
+    assert again.code == 3 and statuses(again.out) == ["not-found"], again.err
+    assert "Bob:_:s-1" in again.err
+    third = erase(url, *other, "-t", "bob:_:s-1", "--yes", "--receipt", str(audit), "-f", "json")
+    assert third.code == 0 and statuses(third.out) == ["already-erased"], third.err
+    assert json.loads(first.out)["store_identity"]["collections"] == ["cp2", "wr2"]
+
+
+def test_sqlite_identity_is_the_resolved_file(sqlite_store, tmp_path):
+    audit = tmp_path / "audit.jsonl"
+    first = erase(str(sqlite_store), "-t", "acme:_:s-001", "--yes", "--receipt", str(audit), "-f", "json")
+    assert first.code == 0, first.err
+    # The same file through a symbolic link: the same tables.
+    link = tmp_path / "link.db"
+    link.symlink_to(sqlite_store)
+    again = erase(str(link), "-t", "acme:_:s-001", "--yes", "--receipt", str(audit), "-f", "json")
+    assert again.code == 0 and statuses(again.out) == ["already-erased"], again.err
+    # A copy is another store.
+    copy = tmp_path / "copy.db"
+    copy.write_bytes(Path(sqlite_store).read_bytes())
+    third = erase(str(copy), "-t", "acme:_:s-001", "--yes", "--receipt", str(audit), "-f", "json")
+    assert third.code == 3 and statuses(third.out) == ["not-found"], third.err
+    assert json.loads(first.out)["store_identity"] == {"kind": "sqlite", "path": os.path.realpath(sqlite_store)}
