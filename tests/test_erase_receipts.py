@@ -113,3 +113,47 @@ def test_sqlite_identity_is_the_resolved_file(sqlite_store, tmp_path):
     third = erase(str(copy), "-t", "acme:_:s-001", "--yes", "--receipt", str(audit), "-f", "json")
     assert third.code == 3 and statuses(third.out) == ["not-found"], third.err
     assert json.loads(first.out)["store_identity"] == {"kind": "sqlite", "path": os.path.realpath(sqlite_store)}
+
+
+# -- 6. the dry run checks the receipt as the real run does -----------------------------------------
+
+
+@pytest.mark.parametrize("selection", [("-t", "acme:_:s-001"), ("--inactive-for", "1d")])
+def test_receipt_in_a_missing_directory_is_exit_4_dry_or_not(any_kind, tmp_path, selection):
+    from tests.support.hostile import fingerprint
+
+    url = any_kind.new_store()
+    before = fingerprint(any_kind.kind, url)
+    receipt = str(tmp_path / "missing" / "audit.jsonl")
+    for mode in ("--dry-run", "--yes"):
+        r = erase(url, *selection, mode, "--receipt", receipt)
+        assert r.code == 4, (mode, r.code, r.err)
+        assert "does not exist" in r.err and r.err.count("\n") == 1 and r.out == ""
+    assert fingerprint(any_kind.kind, url) == before
+
+
+def test_receipt_in_an_unwritable_directory_is_exit_4_dry_or_not(sqlite_master, tmp_path):
+    import shutil
+    import subprocess
+    import sys
+
+    from tests.test_erase import _without_root_file_powers
+
+    store = tmp_path / "store.db"
+    shutil.copyfile(sqlite_master, store)
+    locked = tmp_path / "locked"
+    locked.mkdir()
+    os.chmod(locked, 0o500)
+    before = store.read_bytes()
+    try:
+        for mode in ("--dry-run", "--yes"):
+            proc = subprocess.run(
+                [sys.executable, "-m", "symfonic_cli", "thread", "erase", "-s", str(store), "-t", "acme:_:s-001", mode,
+                 "--receipt", str(locked / "audit.jsonl")],
+                capture_output=True, text=True, timeout=60, preexec_fn=_without_root_file_powers,
+            )
+            assert proc.returncode == 4, (mode, proc.returncode, proc.stderr)
+            assert "receipt" in proc.stderr and proc.stderr.count("\n") == 1 and proc.stdout == ""
+    finally:
+        os.chmod(locked, 0o700)
+    assert store.read_bytes() == before and not (locked / "audit.jsonl").exists()

@@ -18,7 +18,7 @@ import json
 import os
 import stat
 
-from symfonic_cli.errors import UsageError
+from symfonic_cli.errors import ReceiptError, UsageError
 
 
 class ReceiptWriteError(Exception):
@@ -35,16 +35,26 @@ class ReceiptFile:
             if writable:
                 self.fd = os.open(path, flags | os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o600)
             else:
+                # A dry run opens it only to read, and checks what the real run's open would meet.
                 try:
                     self.fd = os.open(path, flags | os.O_RDONLY)
                 except FileNotFoundError:
+                    parent = os.path.dirname(os.path.abspath(path))
+                    if not os.path.isdir(parent):
+                        raise FileNotFoundError(errno.ENOENT, f"the directory {parent} does not exist") from None
+                    if not os.access(parent, os.W_OK | os.X_OK):
+                        raise PermissionError(errno.EACCES, f"the directory {parent} is not writable") from None
                     return
             info = os.fstat(self.fd)
+            if not writable and stat.S_ISREG(info.st_mode) and not os.access(path, os.W_OK):
+                raise PermissionError(errno.EACCES, os.strerror(errno.EACCES))
         except OSError as exc:
             self.close()
             if exc.errno == errno.ELOOP:
                 raise UsageError(f"receipt file {path} is a symbolic link: refused (give the real path)") from None
-            raise UsageError(f"cannot append to receipt file {path}: {exc.strerror}") from None
+            if exc.errno == errno.ENOENT and writable:
+                exc.strerror = f"the directory {os.path.dirname(os.path.abspath(path))} does not exist"
+            raise ReceiptError(f"cannot append to receipt file {path}: {exc.strerror}; nothing erased") from None
         if not stat.S_ISREG(info.st_mode):
             self.close()
             raise UsageError(f"receipt file {path} is not a regular file")
