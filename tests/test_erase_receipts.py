@@ -157,3 +157,24 @@ def test_receipt_in_an_unwritable_directory_is_exit_4_dry_or_not(sqlite_master, 
     finally:
         os.chmod(locked, 0o700)
     assert store.read_bytes() == before and not (locked / "audit.jsonl").exists()
+
+
+# -- 4. a receipt records no one else ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize("fmt", ["text", "table", "json", "jsonl"])
+def test_suggestions_never_reach_the_receipt_or_stdout(any_kind, tmp_path, fmt):
+    url = any_kind.new_store()
+    audit = tmp_path / "audit.jsonl"
+    keys = tmp_path / "keys.txt"
+    keys.write_text("acme:_:s-002\nacme:eu:s-00\n")  # near acme:eu:s-002, acme:_:s-001, ...: other customers
+    for mode in ("--yes", "--dry-run"):
+        r = erase(url, "--from-file", str(keys), mode, "--missing-ok", "--receipt", str(audit), "-f", fmt)
+        assert r.code == 0, r.err
+        assert "acme:eu:s-002" in r.err and "acme:_:s-001" in r.err  # the operator still sees them
+        assert "acme:eu:s-002" not in r.out and "acme:_:s-001" not in r.out, r.out
+    recorded = audit.read_text()
+    assert "acme:eu:s-002" not in recorded and "acme:_:s-001" not in recorded
+    lines = [json.loads(line) for line in recorded.splitlines()]
+    assert not any("suggestions" in t for t in lines)
+    assert {(t["key"], t["status"]) for t in lines if t["record"] == "thread"} == {("acme:_:s-002", "not-found"), ("acme:eu:s-00", "not-found")}

@@ -156,9 +156,11 @@ class Miss:
     erased_by: dict[str, str] | None = None  # {"receipt_id": ..., "time": ...}
 
     def fields(self) -> dict[str, Any]:
+        """What plans and receipts record. Never the suggestions: they are other people's keys,
+        shown on the terminal (stderr) only."""
         if self.status == ALREADY_ERASED:
             return {"erased_by": self.erased_by}
-        return {"suggestions": self.suggestions}
+        return {}
 
 
 def plan_records(plans: list[ThreadErasePlan], now: datetime, grace: timedelta, misses: dict[str, Miss] | None = None) -> list[dict[str, Any]]:

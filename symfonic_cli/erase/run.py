@@ -81,6 +81,9 @@ def run(req: EraseRequest, environment: Environment | None = None) -> None:
             plans = store.erase_plans(keys, extra)
             identity = store_identity(req.location, store)
             suggester, misses = _misses(store, plans, req, receipt_file, identity)
+            missing = sum(1 for m in misses.values() if m.status == ep.NOT_FOUND)
+            if missing and (req.missing_ok or missing > 1):  # one alone: the closing error says it
+                text.suggestion_lines(env.stderr, misses)
             needs_confirm = not req.dry_run and not req.yes and bool(ep.to_erase(plans))
             if needs_confirm:
                 terminal = open_terminal(env, from_stdin=sel.from_stdin)
@@ -181,6 +184,6 @@ def _check_outcome(req: EraseRequest, outcomes, plans, misses, suggester, stop: 
         raise NotFoundError(not_found_message(missing[0], where, suggester))
     if missing:
         listed = ", ".join(f"'{k}'" for k in missing[:5]) + (", ..." if len(missing) > 5 else "")
-        raise NotFoundError(f"{len(missing)} requested threads not found in {where}: {listed} (suggestions in the plan and receipt; --missing-ok to accept)")
+        raise NotFoundError(f"{len(missing)} requested threads not found in {where}: {listed} (suggestions above; --missing-ok to accept)")
     if req.selection.keys is None and not plans:
         raise NotFoundError(f"no thread matches the prefix '{req.selection.prefix}' in {where}", hint="--missing-ok to accept")

@@ -6,6 +6,7 @@ shown in ``--tz``. API:
 - ``print_plan(out, ...)``: a request's plan (text, or a table with ``fmt="table"``), then NOT_ERASED;
 - ``print_sweep_plan(out, ...)``: a counted selection: the count, the cut-off and the first keys;
 - ``plan_document(...)``: a request's dry run as one JSON document;
+- ``suggestion_lines(err, misses)``: not-found keys' suggestions, on stderr only;
 - ``thread_line(outcome)``: ``<status> <key><detail>``, the line printed per thread as it is done;
 - ``write_json(out, fmt, doc)``: one document, indented for ``json``, one line for ``jsonl``;
 - ``JsonStream``: a document whose ``threads`` array is written element by element (or JSONL records).
@@ -78,8 +79,7 @@ def print_plan(out: TextIO, *, store_name: str, plans, misses, now: datetime, gr
         records = []
     for r in records:
         if r["status"] == ep.NOT_FOUND:
-            near = ", ".join(f"'{_esc(k)}'" for k in r["suggestions"])
-            out.write(f"  {_esc(r['key'])}: not found" + (f"; did you mean: {near}" if near else "") + "\n")
+            out.write(f"  {_esc(r['key'])}: not found\n")
         elif r["status"] == ep.ALREADY_ERASED:
             by = r["erased_by"]
             out.write(f"  {_esc(r['key'])}: already erased (receipt {_esc(by['receipt_id'])} at {_esc(_shown(by['time']))})\n")
@@ -98,7 +98,7 @@ def _plan_table(out: TextIO, records, grace: timedelta, every_sub=frozenset()) -
     for r in records:
         # Raw text: the table escapes every cell once.
         if r["status"] == ep.NOT_FOUND:
-            what = "not found" + (f"; did you mean: {', '.join(r['suggestions'])}" if r["suggestions"] else "")
+            what = "not found"
         elif r["status"] == ep.ALREADY_ERASED:
             what = f"already erased (receipt {r['erased_by']['receipt_id']})"
         elif not r["total"]:
@@ -140,9 +140,18 @@ def detail(result: ep.ThreadOutcome) -> str:
     if result.miss is not None:
         if result.miss.erased_by:
             return f" (receipt {_esc(result.miss.erased_by['receipt_id'])})"
-        near = ", ".join(f"'{_esc(k)}'" for k in result.miss.suggestions)
-        return f"; did you mean: {near}" if near else ""
+        return ""  # suggestions go to stderr only (suggestion_lines)
     return f" ({sum(result.rows_deleted.values())} row(s))"
+
+
+def suggestion_lines(err: TextIO, misses: dict) -> None:
+    """Each not-found key's near misses, on stderr only: they are other people's keys, never
+    written to stdout (a file, a pipe) or to a receipt."""
+    for key, miss in misses.items():
+        if miss.status == ep.NOT_FOUND:
+            near = ", ".join(f"'{_esc(k)}'" for k in miss.suggestions)
+            err.write(f"symfonic: not found: '{_esc(key)}'" + (f"; did you mean: {near}" if near else "") + "\n")
+    err.flush()
 
 
 def thread_line(result: ep.ThreadOutcome) -> str:
