@@ -23,9 +23,9 @@ if TYPE_CHECKING:
 
 # Bidirectional formatting characters reorder what a reader sees ("Trojan Source").
 _BIDI = "\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069"
-# C0 controls except tab and newline, DEL, C1 controls, the bidi characters, and lone surrogates
-# (UTF-8 cannot write them).
-_CONTROL = f"[\x00-\x08\x0b-\x1f\x7f-\x9f{_BIDI}\ud800-\udfff]"
+# C0 controls except tab and newline, DEL, C1 controls, the bidi characters, line and paragraph
+# separators, and lone surrogates (UTF-8 cannot write them).
+_CONTROL = f"[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029{_BIDI}\ud800-\udfff]"
 # Kept exact in JSON, but as escapes: line and paragraph separators, C1 and bidi characters, and
 # lone surrogates (a stored "\ud800" decodes to one; UTF-8 cannot encode it, JSON can escape it).
 _JSON_UNSAFE = f"[\x7f-\x9f\u2028\u2029{_BIDI}\ud800-\udfff]"
@@ -481,7 +481,8 @@ def write_pairs(
     if fmt in ("json", "jsonl"):
         out.write(json_dumps({k: v for k, v in pairs}, indent=2 if fmt == "json" else None) + "\n")
         return
-    pairs = [(k, shown_time(v, environment) if is_time_column(k) else v) for k, v in pairs]
+    # Labels may carry stored names (a subgraph's namespace): escaped as every value is.
+    pairs = [(escape_inline(k), shown_time(v, environment) if is_time_column(k) else v) for k, v in pairs]
     if fmt == "text":
         width = max((len(k) for k, _ in pairs), default=0)
         for k, v in pairs:

@@ -183,4 +183,4 @@ def _write_report(rep, pairs_of, out_format: str, title: str, out) -> None:
     if out_format in ("json", "jsonl"):
         out.write(render.json_dumps(rep.to_json(), indent=2 if out_format == "json" else None) + "\n")
         return
-    render.write_pairs([(render.escape_inline(k), v) for k, v in pairs_of(rep)], fmt=out_format, title=title, stream=out)
+    render.write_pairs(list(pairs_of(rep)), fmt=out_format, title=title, stream=out)

@@ -92,7 +92,7 @@ def _write(record: dict, namespaces: list[dict], out_format: str) -> None:
         ("first activity", record["first_activity"]),
         ("last activity", record["last_activity"]),
     ]
-    render.write_pairs(pairs, fmt=out_format, title=render.escape_inline(record["key"]))
+    render.write_pairs(pairs, fmt=out_format, title=record["key"])
 
 
 def _compact(value) -> str:
