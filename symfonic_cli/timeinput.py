@@ -32,6 +32,8 @@ def zone(name: str | None):
         return timezone.utc
     m = re.fullmatch(r"([+-])(\d\d):?(\d\d)", name)
     if m:
+        if int(m.group(2)) > 23 or int(m.group(3)) > 59:
+            raise ValueError(f"offset '{name}' is out of range: use -23:59 to +23:59")
         delta = timedelta(hours=int(m.group(2)), minutes=int(m.group(3)))
         return timezone(-delta if m.group(1) == "-" else delta)
     try:
