@@ -77,7 +77,7 @@ def test_thread_show_names_the_subgraph_namespace_escaped(any_kind):
     """The case both issues found: the namespaces line of ``thread show``."""
     out = _thread_show_text(_store(any_kind))
     line = next(ln for ln in out.splitlines() if ln.startswith("  s"))
-    assert line.startswith("  s\\x1b]0;pwned\\x07\\x1b[2J\\x9b1m\\x85\\u202e\\x7f\\u2028\\x00:"), line
+    assert line.startswith("  s\\x1b]0;pwned\\x07\\x1b[2J\\x9b1m\\x85\\u202e\\x7f\\u2028:"), line
 
 
 def _on_pty(commands: list[list[str]], env: dict[str, str], timeout: float = 300) -> str:

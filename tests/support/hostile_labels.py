@@ -14,7 +14,7 @@ from typing import Annotated, Any
 
 from typing_extensions import TypedDict
 
-HOSTILE = "\x1b]0;pwned\x07\x1b[2J\x9b1m\x85\u202e\x7f\u2028\x00"
+HOSTILE = "\x1b]0;pwned\x07\x1b[2J\x9b1m\x85\u202e\x7f\u2028"
 # Node names may not hold ':' or '|' (LangGraph's namespace separators); the rest of HOSTILE is allowed.
 NODE = f"n{HOSTILE}"
 SUB = f"s{HOSTILE}"

@@ -15,7 +15,7 @@ from typing import Any
 from urllib.parse import unquote
 
 from symfonic_cli.errors import StoreError, UsageError
-from symfonic_cli.location import StoreLocation, scrub
+from symfonic_cli.location import StoreLocation, is_secret_name, scrub
 from symfonic_cli.stores._common import SupportsWith
 from symfonic_cli.stores.mongodb._common import PASSWORD_ENV, _driver_errors, _error
 from symfonic_cli.stores.mongodb.compat import MongoCompat
@@ -88,7 +88,7 @@ def _check_url_options(location: StoreLocation) -> None:
             split_options(part, validate=True, warn=False)
         except (ConfigurationError, ValueError, TypeError) as exc:
             name, _, value = part.partition("=")
-            shown = "***" if "password" in name.lower() else unquote(value)
+            shown = "***" if is_secret_name(unquote(name)) else unquote(value)
             culprit, reason = f"{unquote(name)}={shown}", " ".join(str(exc).split())
             break
     what = f"option '{culprit}'" if culprit else "options"
