@@ -5,7 +5,7 @@ Free of typer: both the typer commands and the quick route (``fast.py``) call th
 
 from __future__ import annotations
 
-from symfonic_cli.cli.common import check_format, open_for_reading
+from symfonic_cli.cli.common import check_format, environment as run_environment, open_for_reading
 from symfonic_cli.errors import UsageError
 from symfonic_cli.model.times import checkpoint_id_time, iso_utc
 from symfonic_cli.threadkey import parse_key
@@ -36,11 +36,13 @@ def threads_list(
     environment=None,
 ) -> None:
     """``threads list`` with every option parsed (the typer command and the quick route)."""
+    environment = environment or run_environment()
     window = None
     if inactive_for is not None or inactive_since is not None or active_within is not None:
         from symfonic_cli.retention.window import window as activity_window
 
-        window = activity_window(inactive_for=inactive_for, inactive_since=inactive_since, active_within=active_within)
+        window = activity_window(inactive_for=inactive_for, inactive_since=inactive_since, active_within=active_within,
+                                 tz=environment.zone())
     if status is None and session is None and sort is None and not reverse and not with_size:
         list_threads(store, tenant, sub_tenant, limit, fmt, environment=environment, window=window)
         return
@@ -62,7 +64,8 @@ def list_threads(
     """``window``: an ActivityWindow (retention/window.py), compared in the database."""
     if sub_tenant is not None and tenant is None:
         raise UsageError("--sub-tenant needs --tenant")
-    out_format = check_format(fmt)
+    environment = environment or run_environment()
+    out_format = check_format(fmt, env=environment)
     from symfonic_cli import render
 
     bounds = {"last_before": window.last_before, "last_from": window.last_from} if window is not None else {}
@@ -112,7 +115,8 @@ def list_run_states(
         raise UsageError(f"unknown --sort '{sort}'", hint=f"use one of: {', '.join(SORTS)}")
     if session is not None and not session:
         raise UsageError("--session is empty")
-    out_format = check_format(fmt)
+    environment = environment or run_environment()
+    out_format = check_format(fmt, env=environment)
     from symfonic_cli import render
 
     columns = THREAD_COLUMNS + (("status",) if statuses is not None else ()) + (("size_bytes",) if with_size else ())
@@ -137,10 +141,9 @@ def list_run_states(
 def _say_empty(st, environment, **filters) -> None:
     """On a terminal, an empty listing says so on stderr, and how many threads the store holds
     (piped, it stays silent: an empty answer is an answer)."""
-    from symfonic_cli.environment import current
     from symfonic_cli.render import escape_inline, is_terminal, shown_time
 
-    env = environment or current()
+    env = environment
     if not is_terminal(env.stderr):
         return
     given = []
@@ -162,7 +165,8 @@ def _say_empty(st, environment, **filters) -> None:
 
 
 def store_info(store: Optional[str], fmt: Optional[str], environment=None) -> None:
-    out_format = check_format(fmt)
+    environment = environment or run_environment()
+    out_format = check_format(fmt, env=environment)
     from symfonic_cli import render
 
     with open_for_reading(store, environment=environment) as st:

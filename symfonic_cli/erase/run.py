@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import signal
-import sys
 import uuid
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
@@ -105,7 +104,7 @@ def run(req: EraseRequest, environment: Environment | None = None) -> None:
     terminal = None
     stop: Stopped | None = None
     try:
-        store = open_store(req.location, writable=not req.dry_run, **req.options)
+        store = open_store(req.location, writable=not req.dry_run, stderr=env.stderr, **req.options)
         try:
             # A dry run makes the real run's checks too (and exits as it would), changing nothing.
             notes = store.erase_prepare(extra, dry_run=req.dry_run)
@@ -120,7 +119,7 @@ def run(req: EraseRequest, environment: Environment | None = None) -> None:
             # to confirm there (stdout may be a file), else stdout for a reader.
             plan_out = terminal.writer if terminal is not None else (out if human else None)
             if plan_out is not None:
-                _print_plan(plan_out, req, store_name, plans, misses, now, esc, extra)
+                _print_plan(plan_out, req, store_name, plans, misses, now, esc, extra, env=env)
             if req.dry_run:
                 if human:
                     out.write("dry run: nothing deleted\n")
@@ -278,7 +277,7 @@ def _plan_document(req: EraseRequest, store_name: str, plans, misses, now) -> di
     }
 
 
-def _print_plan(out: TextIO, req: EraseRequest, store_name: str, plans, misses, now, esc, extra=()) -> None:
+def _print_plan(out: TextIO, req: EraseRequest, store_name: str, plans, misses, now, esc, extra=(), *, env) -> None:
     from symfonic_cli.render import shown_time  # times in --tz
 
     every_sub = {t.name for t in extra if t.all_sub_tenants}
@@ -288,7 +287,7 @@ def _print_plan(out: TextIO, req: EraseRequest, store_name: str, plans, misses, 
     if req.selection.keys is None and not plans:
         out.write("  no thread matches\n")
     if req.fmt == "table" and records:
-        _plan_table(out, records, req, every_sub)
+        _plan_table(out, records, req, every_sub, env)
         records = []
     for r in records:
         if r["status"] == ep.NOT_FOUND:
@@ -297,13 +296,13 @@ def _print_plan(out: TextIO, req: EraseRequest, store_name: str, plans, misses, 
             continue
         if r["status"] == ep.ALREADY_ERASED:
             by = r["erased_by"]
-            out.write(f"  {esc(r['key'])}: already erased (receipt {esc(by['receipt_id'])} at {esc(shown_time(by['time']))})\n")
+            out.write(f"  {esc(r['key'])}: already erased (receipt {esc(by['receipt_id'])} at {esc(shown_time(by['time'], env))})\n")
             continue
         if not r["total"]:
             out.write(f"  {esc(r['key'])}: nothing to erase\n")
             continue
         rows = ", ".join(f"{esc(t)} {n}" + (" (all sub-tenants of this tenant and session)" if t in every_sub else "") for t, n in r["rows"].items())
-        line = f"  {esc(r['key'])}: {r['total']} row(s) ({rows}); first activity {shown_time(r['first_activity'])}, last {shown_time(r['last_activity'])}"
+        line = f"  {esc(r['key'])}: {r['total']} row(s) ({rows}); first activity {shown_time(r['first_activity'], env)}, last {shown_time(r['last_activity'], env)}"
         if r["recent"]:
             line += f" [recent: active in the last {ep._human(req.grace)}]"
         out.write(line + "\n")
@@ -311,7 +310,7 @@ def _print_plan(out: TextIO, req: EraseRequest, store_name: str, plans, misses, 
     out.flush()
 
 
-def _plan_table(out: TextIO, records, req: EraseRequest, every_sub=frozenset()) -> None:
+def _plan_table(out: TextIO, records, req: EraseRequest, every_sub, env) -> None:
     from symfonic_cli import render
 
     rows = []
@@ -329,7 +328,7 @@ def _plan_table(out: TextIO, records, req: EraseRequest, every_sub=frozenset()) 
                 what += f" [recent: active in the last {ep._human(req.grace)}]"
         rows.append({"key": r["key"], "rows": r["total"], "what": what, "first": r["first_activity"], "last": r["last_activity"]})
     render.write_records(rows, fmt="table", columns=("key", "rows", "what", "first", "last"),
-                         headers=("thread", "rows", "tables", "first activity", "last activity"), stream=out)
+                         headers=("thread", "rows", "tables", "first activity", "last activity"), environment=env, stream=out)
 
 
 class _Terminal:
@@ -391,7 +390,7 @@ def _erase_all(store, plans, misses, extra, req: EraseRequest, now, out: TextIO,
         if miss is not None:
             result = ep.missed(plan, miss)
         else:
-            result, stop = erase_one(store, plan, extra, req, now, between=_killer(plan) if in_thread == n else None)
+            result, stop = erase_one(store, plan, extra, req, now, between=_killer(plan, out) if in_thread == n else None)
             if stop is not None:
                 outcomes.append(result)
                 out.write(f"{result.status} {esc(plan.key)}{_detail(result, esc)}\n")
@@ -408,7 +407,7 @@ def _erase_all(store, plans, misses, extra, req: EraseRequest, now, out: TextIO,
                 outcomes += [ep.not_attempted(p, f"not attempted: {exc}") for p in plans[n:]]
                 return outcomes, Stopped(str(exc), EXIT_STORE, False)
         if after_threads is not None and n >= after_threads:
-            _kill()
+            _kill(out)
     return outcomes, None
 
 
@@ -431,19 +430,19 @@ def _detail(result: ep.ThreadOutcome, esc) -> str:
     return f" ({sum(result.rows_deleted.values())} row(s))"
 
 
-def _killer(plan):
+def _killer(plan, out):
     # plan.rows lists the cascade in delete order: at its last table every delete has run, uncommitted.
     last = list(plan.rows)[-1]
 
     def between(table: str) -> None:
         if table == last:
-            _kill()
+            _kill(out)
 
     return between
 
 
-def _kill() -> None:
-    sys.stdout.flush()
+def _kill(out) -> None:
+    out.flush()
     os.kill(os.getpid(), signal.SIGKILL)
 
 

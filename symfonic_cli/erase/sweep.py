@@ -141,7 +141,7 @@ def run_sweep(req, env: Environment) -> None:
     terminal = None
     sweep = None
     try:
-        store = open_store(req.location, writable=not req.dry_run, **req.options)
+        store = open_store(req.location, writable=not req.dry_run, stderr=env.stderr, **req.options)
         try:
             notes = store.erase_prepare(extra, dry_run=req.dry_run)
             total = store.window_count(**window)  # counted in the database
@@ -156,7 +156,7 @@ def run_sweep(req, env: Environment) -> None:
             first = store.erase_plans(store.window_keys(**window, limit=min(batch, total)), extra) if total else []
             plan_out = terminal.writer if terminal is not None else (out if human else None)
             if plan_out is not None:
-                _print_sweep_plan(plan_out, req, store_name, total, batch, first[:SAMPLE], now, esc)
+                _print_sweep_plan(plan_out, req, store_name, total, batch, first[:SAMPLE], now, esc, env)
             if needs_confirm:
                 _confirm_count(terminal, total)
             header = ep.receipt_header(
@@ -308,7 +308,7 @@ def _dry_run(store, req, env, window, total, batch, store_name, extra, now, esc)
     human = req.fmt not in ("json", "jsonl")
     stream = _Stream(out, req.fmt, record="plan")
     if human:
-        out.write(f"erase plan for {esc(store_name)}: {total:,} idle thread(s) (last activity before {shown_time(req.selection.receipt.get('cut_off'))}), in batches of {batch:,}\n")
+        out.write(f"erase plan for {esc(store_name)}: {total:,} idle thread(s) (last activity before {shown_time(req.selection.receipt.get('cut_off'), env)}), in batches of {batch:,}\n")
     else:
         stream.begin({"dry_run": True, "store": store_name, "store_kind": req.location.kind, "selection": req.selection.receipt, "batch_size": batch})
     after, n, rows = None, 0, 0
@@ -322,7 +322,7 @@ def _dry_run(store, req, env, window, total, batch, store_name, extra, now, esc)
                 n += 1
                 rows += record["total"]
                 if human:
-                    out.write(_plan_line(record, req, esc) + "\n")
+                    out.write(_plan_line(record, req, esc, env) + "\n")
                 else:
                     stream.item(record)
     finally:
@@ -334,17 +334,17 @@ def _dry_run(store, req, env, window, total, batch, store_name, extra, now, esc)
         out.flush()
 
 
-def _plan_line(r: dict, req, esc) -> str:
+def _plan_line(r: dict, req, esc, env) -> str:
     rows = ", ".join(f"{esc(t)} {n}" for t, n in r["rows"].items())
-    line = f"  {esc(r['key'])}: {r['total']} row(s) ({rows}); first activity {shown_time(r['first_activity'])}, last {shown_time(r['last_activity'])}"
+    line = f"  {esc(r['key'])}: {r['total']} row(s) ({rows}); first activity {shown_time(r['first_activity'], env)}, last {shown_time(r['last_activity'], env)}"
     if r["recent"]:
         line += f" [recent: active in the last {ep._human(req.grace)}]"
     return line
 
 
-def _print_sweep_plan(out: TextIO, req, store_name: str, total: int, batch: int, sample, now, esc) -> None:
+def _print_sweep_plan(out: TextIO, req, store_name: str, total: int, batch: int, sample, now, esc, env) -> None:
     """What the operator confirms: the count (from the database), the cut-off, and the first keys."""
-    cut_off = shown_time(req.selection.receipt.get("cut_off"))
+    cut_off = shown_time(req.selection.receipt.get("cut_off"), env)
     out.write(f"erase plan for {esc(store_name)}: {total:,} thread(s) idle since {cut_off} to erase, in batches of {batch:,}\n")
     if not total:
         out.write("  no thread matches\n")
@@ -353,7 +353,7 @@ def _print_sweep_plan(out: TextIO, req, store_name: str, total: int, batch: int,
         more = f" (the first {len(records)} by key)" if total > len(records) else ""
         out.write(f"  threads{more}:\n")
     for r in records:
-        out.write(_plan_line(r, req, esc) + "\n")
+        out.write(_plan_line(r, req, esc, env) + "\n")
     if total > len(records):
         out.write(f"  ... and {total - len(records):,} more (thread erase --dry-run lists every one)\n")
     out.write(ep.NOT_ERASED + "\n")

@@ -32,17 +32,15 @@ def parse_age(flag: str, text: str) -> timedelta:
     return timedelta(seconds=seconds)
 
 
-def parse_instant(flag: str, text: str) -> datetime:
-    """An ISO 8601 date or time; without an offset, in --tz (UTC by default)."""
-    from symfonic_cli.environment import current
-
+def parse_instant(flag: str, text: str, tz=timezone.utc) -> datetime:
+    """An ISO 8601 date or time; without an offset, in ``tz`` (--tz; UTC by default)."""
     value = text.strip()
     if value.endswith(("Z", "z")):
         value = value[:-1] + "+00:00"
     try:
         parsed = datetime.fromisoformat(value)
         if parsed.tzinfo is None:
-            parsed = parsed.replace(tzinfo=current().zone())
+            parsed = parsed.replace(tzinfo=tz)
         value = parsed.astimezone(timezone.utc)
     except (ValueError, OverflowError):
         raise UsageError(f"{flag} '{text}' is not an ISO 8601 date or time", hint="e.g. 2026-09-01 or 2026-09-01T00:00:00Z") from None
@@ -97,7 +95,8 @@ def _iso(dt: datetime) -> str:
     return dt.astimezone(timezone.utc).isoformat().replace("+00:00", "Z")
 
 
-def window(*, inactive_for: str | None, inactive_since: str | None, active_within: str | None, now: datetime | None = None) -> ActivityWindow | None:
+def window(*, inactive_for: str | None, inactive_since: str | None, active_within: str | None, now: datetime | None = None,
+           tz=None) -> ActivityWindow | None:
     """The window the options ask for (None when none is given); ``now`` is read once."""
     if inactive_for is not None and inactive_since is not None:
         raise UsageError("give --inactive-for or --inactive-since, not both")
@@ -108,7 +107,7 @@ def window(*, inactive_for: str | None, inactive_since: str | None, active_withi
     if inactive_for is not None:
         before = now - parse_age("--inactive-for", inactive_for)
     elif inactive_since is not None:
-        before = parse_instant("--inactive-since", inactive_since)
+        before = parse_instant("--inactive-since", inactive_since, tz or timezone.utc)
     active = now - parse_age("--active-within", active_within) if active_within is not None else None
     if before is not None and active is not None and active >= before:
         raise UsageError("--active-within and --inactive-for/--inactive-since select no thread together", hint="the active window must end before the idle cut-off")

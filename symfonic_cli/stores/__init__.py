@@ -25,13 +25,19 @@ _DRIVERS = {
 }
 
 
-def open_store(location: StoreLocation, *, writable: bool = False, **options) -> "Store":
-    """Open a store read-only (the default) or, for erase and migrate targets, writable."""
+def open_store(location: StoreLocation, *, writable: bool = False, stderr=None, **options) -> "Store":
+    """Open a store read-only (the default) or, for erase and migrate targets, writable. What the
+    driver warned about while opening (a MongoDB URL option it ignores) goes to ``stderr``, one
+    line each."""
     try:
         module = import_module(_BACKENDS[location.kind])
-        return module.open_store(location, writable=writable, **options)
+        store = module.open_store(location, writable=writable, **options)
     except ModuleNotFoundError as exc:
         raise missing_driver(location.kind, exc) from None
+    if stderr is not None:
+        for line in getattr(store, "open_warnings", ()):  # only MongoDB's driver warns
+            stderr.write(f"symfonic: warning: {line}\n")
+    return store
 
 
 def missing_driver(kind: str, exc: ModuleNotFoundError) -> Exception:

@@ -9,7 +9,6 @@ strict decoder. Inspecting commands only send read commands (find, aggregate, li
 from __future__ import annotations
 
 import os
-import sys
 import warnings
 from typing import Any
 from urllib.parse import unquote
@@ -129,11 +128,11 @@ def open_store(
             client = MongoClient(location.url, connect=False, **kwargs)
     except (PyMongoError, ValueError, TypeError) as exc:
         raise _error(location, exc, connect_timeout) from None
-    for warning in caught:  # one line each, never Python's multi-line warning format
-        from symfonic_cli.render import escape_inline
+    from symfonic_cli.render import escape_inline
 
-        sys.stderr.write(f"symfonic: warning: MongoDB URL: {escape_inline(scrub(' '.join(str(warning.message).split()), location))}\n")
     store = MongoStore(location, client, db_name, checkpoints, writes, writable=writable, connect_timeout=connect_timeout)
+    # One line each (never Python's multi-line warning format), printed by stores.open_store.
+    store.open_warnings = [f"MongoDB URL: {escape_inline(scrub(' '.join(str(w.message).split()), location))}" for w in caught]
     try:
         if writable and init_target and db_name:
             store._init_target()
