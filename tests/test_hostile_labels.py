@@ -126,3 +126,19 @@ def test_every_label_escaped_on_a_terminal(any_kind, tmp_path):
         assert code in (0, 3, 5), f"{_where(args)}: exit {code}: {text!r}"
         styled += "\x1b[" in text
     assert styled, "no command styled its output: not a terminal?"
+
+
+def test_changing_commands_escape_too(any_kind, tmp_path):
+    """The erase plans (a key, a tenant prefix, a sweep), an export's lines and migrate's table."""
+    url = _store(any_kind)
+    for fmt in ("table", "text", "json", "jsonl"):
+        for args in (
+            ["thread", "erase", "--store", url, "--format", fmt, "-t", h.KEY, "--dry-run"],
+            ["thread", "erase", "--store", url, "--format", fmt, "--tenant", f"t{h.HOSTILE}", "--all-sessions", "--dry-run"],
+            ["thread", "erase", "--store", url, "--format", fmt, "--inactive-for", "0s", "--dry-run"],
+            ["thread", "export", "--store", url, "-t", h.KEY, "-o", str(tmp_path / f"x-{fmt}.zip")],
+            ["migrate", "--from", url, "--to", str(tmp_path / f"m-{fmt}.db"), "--all", "--init-target", "--format", fmt],
+        ):
+            r = run(*args)
+            assert r.code == 0, f"{_where(args)}: exit {r.code} {r.err!r}"
+            assert h.raw_bytes(r.out + r.err, terminal=False) == [], f"{_where(args)}: {r.out + r.err!r}"
