@@ -5,7 +5,7 @@ Free of typer: both the typer commands and the quick route (``fast.py``) call th
 
 from __future__ import annotations
 
-from symfonic_cli.cli.common import check_format, open_for_reading
+from symfonic_cli.cli.common import check_format, environment as run_environment, open_for_reading
 from symfonic_cli.errors import UsageError
 from symfonic_cli.clock import iso_utc
 from symfonic_cli.threadkey import parse_key
@@ -38,12 +38,13 @@ def threads_list(
     environment=None,
 ) -> None:
     """``threads list`` with every option parsed (the typer command and the quick route)."""
+    environment = environment or run_environment()
     window = None
     if any(v is not None for v in (inactive_for, inactive_since, active_within, since, until)):
         from symfonic_cli.retention.window import window as activity_window
 
         window = activity_window(inactive_for=inactive_for, inactive_since=inactive_since, active_within=active_within,
-                                 since=since, until=until)
+                                 since=since, until=until, tz=environment.zone())
     if status is None and session is None and sort is None and not reverse and not with_size:
         list_threads(store, tenant, sub_tenant, limit, fmt, environment=environment, window=window)
         return
@@ -65,7 +66,8 @@ def list_threads(
     """``window``: an ActivityWindow (retention/window.py), compared in the database."""
     if sub_tenant is not None and tenant is None:
         raise UsageError("--sub-tenant needs --tenant")
-    out_format = check_format(fmt)
+    environment = environment or run_environment()
+    out_format = check_format(fmt, env=environment)
     from symfonic_cli import render
 
     bounds = {"last_before": window.last_before, "last_from": window.last_from} if window is not None else {}
@@ -89,10 +91,7 @@ def _warn_undatable(n: int, environment) -> None:
     """Threads whose activity cannot be told are listed (never hidden, never swept), and said so."""
     if not n:
         return
-    from symfonic_cli.environment import current
-
-    env = environment or current()
-    env.stderr.write(f"symfonic: warning: {n} thread(s) hold a checkpoint whose id carries no time and that has no ts: "
+    environment.stderr.write(f"symfonic: warning: {n} thread(s) hold a checkpoint whose id carries no time and that has no ts: "
                      "their activity is undatable (listed; a retention sweep never selects them)\n")
 
 
@@ -135,7 +134,8 @@ def list_run_states(
         raise UsageError(f"unknown --sort '{sort}'", hint=f"use one of: {', '.join(SORTS)}")
     if session is not None and not session:
         raise UsageError("--session is empty")
-    out_format = check_format(fmt)
+    environment = environment or run_environment()
+    out_format = check_format(fmt, env=environment)
     from symfonic_cli import render
 
     columns = THREAD_COLUMNS + (("status",) if statuses is not None else ()) + (("size_bytes",) if with_size else ())
@@ -161,10 +161,9 @@ def list_run_states(
 def _say_empty(st, environment, **filters) -> None:
     """On a terminal, an empty listing says so on stderr, and how many threads the store holds
     (piped, it stays silent: an empty answer is an answer)."""
-    from symfonic_cli.environment import current
     from symfonic_cli.render import escape_inline, is_terminal, shown_time
 
-    env = environment or current()
+    env = environment
     if not is_terminal(env.stderr):
         return
     given = []
@@ -186,7 +185,8 @@ def _say_empty(st, environment, **filters) -> None:
 
 
 def store_info(store: Optional[str], fmt: Optional[str], environment=None) -> None:
-    out_format = check_format(fmt)
+    environment = environment or run_environment()
+    out_format = check_format(fmt, env=environment)
     from symfonic_cli import render
 
     with open_for_reading(store, environment=environment) as st:

@@ -47,13 +47,14 @@ def migrate(
         ),
         env,
     )
-    _write(result, out_format, env.stdout)
+    _write(result, out_format, env)
     result.check()
 
 
-def _write(result, out_format, out) -> None:
+def _write(result, out_format, env) -> None:
     from symfonic_cli import render
 
+    out = env.stdout
     records = result.records()
     if out_format == "json":
         doc = {
@@ -66,12 +67,12 @@ def _write(result, out_format, out) -> None:
         out.write(render.json_dumps(doc, indent=2) + "\n")
         return
     if out_format == "jsonl":
-        render.write_records(records, fmt="jsonl", columns=(), stream=out)
+        render.write_records(records, fmt="jsonl", columns=(), environment=env)
         return
-    render.write_records(records, fmt=out_format, columns=COLUMNS, title=f"{result.source} -> {result.target}", stream=out)
+    render.write_records(records, fmt=out_format, columns=COLUMNS, title=f"{result.source} -> {result.target}", environment=env)
     line = ", ".join(f"{k} {v}" for k, v in result.totals.items())
     if out_format == "table":
-        render.console(out).print(line)
+        render.console(env).print(line)
     else:
         out.write(f"# {line}\n")
 

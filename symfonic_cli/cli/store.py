@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import sys
-
 import typer
 
 from symfonic_cli.cli import listing
@@ -28,11 +26,12 @@ def list_stores(fmt: FormatOpt = None) -> None:
     """The stores named in the config file (~/.config/symfonic/config.toml or $SYMFONIC_CONFIG):
     name, kind and URL with the password masked; use a name as --store NAME."""
     from symfonic_cli import render
-    from symfonic_cli.cli.common import check_format
+    from symfonic_cli.cli.common import check_format, environment
     from symfonic_cli.location import config_path, configured_stores
 
-    out_format = check_format(fmt)
+    env = environment()
+    out_format = check_format(fmt, env=env)
     rows = [{"name": n, "kind": k, "url": u} for n, k, u in configured_stores()]
-    render.write_records(rows, fmt=out_format, columns=("name", "kind", "url"), title=config_path())
-    if not rows and render.is_terminal(sys.stderr):
-        sys.stderr.write(f"symfonic: no stores configured in {render.escape_inline(config_path())}\n")
+    render.write_records(rows, fmt=out_format, columns=("name", "kind", "url"), title=config_path(), environment=env)
+    if not rows and render.is_terminal(env.stderr):
+        env.stderr.write(f"symfonic: no stores configured in {render.escape_inline(config_path())}\n")

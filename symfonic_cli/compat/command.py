@@ -85,7 +85,7 @@ def checkpoint_verdicts(st, thread: str, *, envelope_key: str, current_format: i
 # -- reports as records and pairs (unescaped: the renderer escapes)
 
 
-def store_pairs(rep) -> list[tuple[str, Any]]:
+def store_pairs(rep, environment=None) -> list[tuple[str, Any]]:
     data = rep.to_json()
     verdict = data["verdict"]
     pairs: list[tuple[str, Any]] = [
@@ -117,8 +117,8 @@ def store_pairs(rep) -> list[tuple[str, Any]]:
     return pairs
 
 
-def thread_pairs(rep) -> list[tuple[str, Any]]:
-    """For table and text: times in --tz (the JSON report stays UTC)."""
+def thread_pairs(rep, environment) -> list[tuple[str, Any]]:
+    """For table and text: times in --tz (``environment``'s; the JSON report stays UTC)."""
     from symfonic_cli.render import shown_time
 
     data = rep.to_json()
@@ -135,11 +135,11 @@ def thread_pairs(rep) -> list[tuple[str, Any]]:
         ("readable by migrated", latest.get("readable_by_migrated")),
         ("reason", latest.get("reason")),
         ("latest safe boundary", None if b is None else f"{b['boundary_id']} (sequence {b['boundary_sequence']}) "
-                                                        f"at checkpoint {b['checkpoint_id']}, {shown_time(b['ts'])}"),
+                                                        f"at checkpoint {b['checkpoint_id']}, {shown_time(b['ts'], environment)}"),
         ("safe boundaries", data["safe_boundaries"]),
     ]
     for u in data["unfinalized"]:
-        pairs.append((f"unfinalized {u['checkpoint_id']}", f"{u['state']} ({shown_time(u['ts'])})"))
+        pairs.append((f"unfinalized {u['checkpoint_id']}", f"{u['state']} ({shown_time(u['ts'], environment)})"))
     for c in data["corrupt"]:
         pairs.append((f"{c['checkpoint_id']}", c["reason"]))
     for a in data["anomalies"]:

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import os
 import signal
-import sys
 import time
 from typing import Callable, Iterable
 
@@ -44,18 +43,20 @@ def env_float(name: str) -> float:
         return 0.0
 
 
-def kill() -> None:
-    sys.stdout.flush()
+def kill(out=None) -> None:
+    if out is not None:
+        out.flush()  # what the run printed so far reaches its reader first
     os.kill(os.getpid(), signal.SIGKILL)
 
 
 class Faults:
-    def __init__(self, after_threads: int | None = None, in_thread: int | None = None, slow: float = 0.0) -> None:
-        self.after_threads, self.in_thread, self.slow = after_threads, in_thread, slow
+    def __init__(self, after_threads: int | None = None, in_thread: int | None = None, slow: float = 0.0, out=None) -> None:
+        self.after_threads, self.in_thread, self.slow, self.out = after_threads, in_thread, slow, out
 
     @classmethod
-    def from_env(cls) -> Faults:
-        return cls(env_int(FAULT_AFTER_THREADS), env_int(FAULT_IN_THREAD), env_float(FAULT_SLOW_THREAD))
+    def from_env(cls, out=None) -> Faults:
+        """The faults the environment asks for; ``out`` is flushed before a kill."""
+        return cls(env_int(FAULT_AFTER_THREADS), env_int(FAULT_IN_THREAD), env_float(FAULT_SLOW_THREAD), out)
 
     def between(self, n: int, tables: Iterable[str]) -> Callable[[str], None] | None:
         """For the n-th thread (from 1): a hook the store calls after each table's delete, which
@@ -66,14 +67,14 @@ class Faults:
 
         def hook(table: str) -> None:
             if table == last:
-                kill()
+                kill(self.out)
 
         return hook
 
     def after(self, n: int) -> None:
         """After the n-th thread is committed and its receipt line written."""
         if self.after_threads is not None and n >= self.after_threads:
-            kill()
+            kill(self.out)
 
     def pause(self) -> None:
         if self.slow:

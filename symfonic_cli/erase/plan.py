@@ -84,6 +84,8 @@ def parse_extra(options: dict[str, Any]) -> tuple[ExtraTable, ...]:
         if ("column" in entry) == ("match" in entry):
             raise UsageError(f"{where}: give exactly one of column or match")
         if "column" in entry:
+            if not isinstance(entry["column"], str):  # a list or table is not a column name (nor hashable)
+                raise UsageError(f"{where}: column must be a plain identifier, got {entry['column']!r}")
             match = {entry["column"]: "thread"}
         else:
             match = entry["match"]

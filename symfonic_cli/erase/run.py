@@ -72,7 +72,7 @@ def run(req: EraseRequest, environment: Environment | None = None) -> None:
     terminal = None
     stop: Stopped | None = None
     try:
-        store = open_store(req.location, writable=not req.dry_run, **req.options)
+        store = open_store(req.location, writable=not req.dry_run, stderr=env.stderr, **req.options)
         try:
             # A dry run makes the real run's checks too (and exits as it would), changing nothing.
             notes = store.erase_prepare(extra, dry_run=req.dry_run)
@@ -92,7 +92,7 @@ def run(req: EraseRequest, environment: Environment | None = None) -> None:
             plan_out = terminal.writer if terminal is not None else (out if human else None)
             if plan_out is not None:
                 text.print_plan(plan_out, store_name=name, plans=plans, misses=misses, now=now, grace=req.grace,
-                                fmt=req.fmt, by_prefix=sel.keys is None, extra=extra)
+                                fmt=req.fmt, by_prefix=sel.keys is None, env=env, extra=extra)
             if req.dry_run:
                 if human:
                     out.write("dry run: nothing deleted\n")
@@ -110,7 +110,7 @@ def run(req: EraseRequest, environment: Environment | None = None) -> None:
             recorder = Recorder(env, fmt=req.fmt, header=header, kind=req.location.kind, grace=req.grace,
                                 receipt_file=receipt_file, total=len(plans), keep=True)
             recorder.start(threads_planned=len(plans))
-            faults = Faults.from_env()
+            faults = Faults.from_env(out)
 
             def step(plan: ep.ThreadErasePlan, n: int):
                 miss = misses.get(plan.key)

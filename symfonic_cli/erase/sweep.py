@@ -47,7 +47,7 @@ def run_sweep(req, env: Environment) -> None:
     terminal = None
     recorder = None
     try:
-        store = open_store(req.location, writable=not req.dry_run, **req.options)
+        store = open_store(req.location, writable=not req.dry_run, stderr=env.stderr, **req.options)
         try:
             notes = store.erase_prepare(extra, dry_run=req.dry_run)
             total = store.window_count(**window)  # counted in the database
@@ -63,7 +63,7 @@ def run_sweep(req, env: Environment) -> None:
             plan_out = terminal.writer if terminal is not None else (out if human else None)
             if plan_out is not None:
                 text.print_sweep_plan(plan_out, store_name=name, cut_off=sel.receipt.get("cut_off"), total=total,
-                                      batch=batch, sample=first[:SAMPLE], now=now, grace=req.grace)
+                                      batch=batch, sample=first[:SAMPLE], now=now, grace=req.grace, env=env)
             if needs_confirm:
                 confirm_count(terminal, total)
             header = new_header(req.location, store, now, operator=req.operator, ticket=req.ticket,
@@ -71,7 +71,7 @@ def run_sweep(req, env: Environment) -> None:
             recorder = Recorder(env, fmt=req.fmt, header=header, kind=req.location.kind, grace=req.grace,
                                 receipt_file=receipt_file, total=total, stream=True, progress=True)
             recorder.start(threads_planned=total, batch_size=batch)
-            faults = Faults.from_env()
+            faults = Faults.from_env(out)
             idle_before = sel.window.last_before  # re-checked inside each thread's transaction
 
             def step(plan: ep.ThreadErasePlan, n: int):
@@ -149,7 +149,7 @@ def _dry_run(store, req, env, window, total, batch, name, extra, now) -> None:
     human = req.fmt not in ("json", "jsonl")
     stream = text.JsonStream(out, req.fmt, record="plan")
     if human:
-        out.write(text.sweep_dry_run_head(name, req.selection.receipt.get("cut_off"), total, batch))
+        out.write(text.sweep_dry_run_head(name, req.selection.receipt.get("cut_off"), total, batch, env))
     else:
         stream.begin({"dry_run": True, "store": name, "store_kind": req.location.kind, "selection": req.selection.receipt, "batch_size": batch})
     after, n, rows = None, 0, 0
@@ -163,7 +163,7 @@ def _dry_run(store, req, env, window, total, batch, name, extra, now) -> None:
                 n += 1
                 rows += record["total"]
                 if human:
-                    out.write(text.plan_line(record, req.grace) + "\n")
+                    out.write(text.plan_line(record, req.grace, env) + "\n")
                 else:
                     stream.item(record)
     finally:

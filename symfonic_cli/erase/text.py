@@ -28,14 +28,14 @@ def _esc(text: str) -> str:
     return escape_inline(text)
 
 
-def _shown(iso: str | None) -> str:
+def _shown(iso: str | None, env) -> str:
     from symfonic_cli.render import shown_time  # times in --tz
 
-    return shown_time(iso)
+    return shown_time(iso, env)
 
 
-def _when(iso: str | None) -> str:
-    return _shown(iso) if iso is not None else "undatable"  # no time in the id, no ts
+def _when(iso: str | None, env) -> str:
+    return _shown(iso, env) if iso is not None else "undatable"  # no time in the id, no ts
 
 
 def write_json(out: TextIO, fmt: str, doc: dict) -> None:
@@ -44,9 +44,9 @@ def write_json(out: TextIO, fmt: str, doc: dict) -> None:
     out.write(json_dumps(doc, indent=2 if fmt == "json" else None) + "\n")
 
 
-def plan_line(r: dict, grace: timedelta, every_sub=frozenset()) -> str:
+def plan_line(r: dict, grace: timedelta, env, every_sub=frozenset()) -> str:
     rows = ", ".join(f"{_esc(t)} {n}" + (ALL_SUBS if t in every_sub else "") for t, n in r["rows"].items())
-    line = f"  {_esc(r['key'])}: {r['total']} row(s) ({rows}); first activity {_when(r['first_activity'])}, last {_when(r['last_activity'])}"
+    line = f"  {_esc(r['key'])}: {r['total']} row(s) ({rows}); first activity {_when(r['first_activity'], env)}, last {_when(r['last_activity'], env)}"
     if r["recent"]:
         line += f" [recent: active in the last {ep.human_duration(grace)}]"
     return line
@@ -70,7 +70,7 @@ def plan_document(*, store_name: str, kind: str, selection: dict, plans, misses,
 
 
 def print_plan(out: TextIO, *, store_name: str, plans, misses, now: datetime, grace: timedelta, fmt: str,
-               by_prefix: bool, extra=()) -> None:
+               by_prefix: bool, env, extra=()) -> None:
     """A request's plan: one line per thread (or a table), then what is not erased."""
     every_sub = {t.name for t in extra if t.all_sub_tenants}
     records = ep.plan_records(plans, now, grace, misses)
@@ -79,23 +79,23 @@ def print_plan(out: TextIO, *, store_name: str, plans, misses, now: datetime, gr
     if by_prefix and not plans:
         out.write("  no thread matches\n")
     if fmt == "table" and records:
-        _plan_table(out, records, grace, every_sub)
+        _plan_table(out, records, grace, env, every_sub)
         records = []
     for r in records:
         if r["status"] == ep.NOT_FOUND:
             out.write(f"  {_esc(r['key'])}: not found\n")
         elif r["status"] == ep.ALREADY_ERASED:
             by = r["erased_by"]
-            out.write(f"  {_esc(r['key'])}: already erased (receipt {_esc(by['receipt_id'])} at {_esc(_shown(by['time']))})\n")
+            out.write(f"  {_esc(r['key'])}: already erased (receipt {_esc(by['receipt_id'])} at {_esc(_shown(by['time'], env))})\n")
         elif not r["total"]:
             out.write(f"  {_esc(r['key'])}: nothing to erase\n")
         else:
-            out.write(plan_line(r, grace, every_sub) + "\n")
+            out.write(plan_line(r, grace, env, every_sub) + "\n")
     out.write(ep.NOT_ERASED + "\n")
     out.flush()
 
 
-def _plan_table(out: TextIO, records, grace: timedelta, every_sub=frozenset()) -> None:
+def _plan_table(out: TextIO, records, grace: timedelta, env, every_sub=frozenset()) -> None:
     from symfonic_cli import render
 
     rows = []
@@ -113,13 +113,13 @@ def _plan_table(out: TextIO, records, grace: timedelta, every_sub=frozenset()) -
                 what += f" [recent: active in the last {ep.human_duration(grace)}]"
         rows.append({"key": r["key"], "rows": r["total"], "what": what, "first": r["first_activity"], "last": r["last_activity"]})
     render.write_records(rows, fmt="table", columns=("key", "rows", "what", "first", "last"),
-                         headers=("thread", "rows", "tables", "first activity", "last activity"), stream=out)
+                         headers=("thread", "rows", "tables", "first activity", "last activity"), environment=env, stream=out)
 
 
 def print_sweep_plan(out: TextIO, *, store_name: str, cut_off: str | None, total: int, batch: int, sample,
-                     now: datetime, grace: timedelta) -> None:
+                     now: datetime, grace: timedelta, env) -> None:
     """What the operator confirms: the count (from the database), the cut-off, and the first keys."""
-    out.write(f"erase plan for {_esc(store_name)}: {total:,} thread(s) idle since {_shown(cut_off)} to erase, in batches of {batch:,}\n")
+    out.write(f"erase plan for {_esc(store_name)}: {total:,} thread(s) idle since {_shown(cut_off, env)} to erase, in batches of {batch:,}\n")
     if not total:
         out.write("  no thread matches\n")
     records = ep.plan_records(sample, now, grace)
@@ -127,15 +127,15 @@ def print_sweep_plan(out: TextIO, *, store_name: str, cut_off: str | None, total
         more = f" (the first {len(records)} by key)" if total > len(records) else ""
         out.write(f"  threads{more}:\n")
     for r in records:
-        out.write(plan_line(r, grace) + "\n")
+        out.write(plan_line(r, grace, env) + "\n")
     if total > len(records):
         out.write(f"  ... and {total - len(records):,} more (thread erase --dry-run lists every one)\n")
     out.write(ep.NOT_ERASED + "\n")
     out.flush()
 
 
-def sweep_dry_run_head(store_name: str, cut_off: str | None, total: int, batch: int) -> str:
-    return f"erase plan for {_esc(store_name)}: {total:,} idle thread(s) (last activity before {_shown(cut_off)}), in batches of {batch:,}\n"
+def sweep_dry_run_head(store_name: str, cut_off: str | None, total: int, batch: int, env) -> str:
+    return f"erase plan for {_esc(store_name)}: {total:,} idle thread(s) (last activity before {_shown(cut_off, env)}), in batches of {batch:,}\n"
 
 
 def detail(result: ep.ThreadOutcome) -> str:

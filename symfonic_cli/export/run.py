@@ -39,7 +39,7 @@ def transcript_bytes(rows, tools: bool) -> bytes:
     from symfonic_cli import render
 
     buf = io.StringIO()
-    render.write_records((r.to_json(tools) for r in rows), fmt="json", columns=(), stream=buf)
+    render.write_records((r.to_json(tools) for r in rows), fmt="json", columns=(), environment=None, stream=buf)
     return buf.getvalue().encode("utf-8")
 
 
@@ -91,7 +91,7 @@ def run(req: ExportRequest, environment: Environment | None = None) -> None:
     faults = Faults.from_env()
     created = datetime.now(timezone.utc)
     where = req.location.display
-    store = open_store(req.location, writable=False, **req.options)
+    store = open_store(req.location, writable=False, stderr=env.stderr, **req.options)
     try:
         missing: list[str] = []
         if req.keys is not None:

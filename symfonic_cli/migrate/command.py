@@ -90,7 +90,7 @@ def run_migrate(req: MigrateRequest, environment) -> MigrateResult:
 
     if same_place(req.source, req.target):
         raise UsageError("--from and --to are the same store")
-    src = as_option("--from", open_store, req.source, writable=False, **req.source_options)
+    src = as_option("--from", open_store, req.source, writable=False, stderr=environment.stderr, **req.source_options)
     scratch = None
     try:
         writable = not (req.dry_run or req.verify_only)
@@ -104,7 +104,7 @@ def run_migrate(req: MigrateRequest, environment) -> MigrateResult:
             keys = selection.keys_in(src)
             # The stand-in lives in one process's scratch folder: no workers for it.
             workers = 1 if scratch else min(req.jobs or default_jobs(req.target.kind, len(keys)), len(keys))
-            with Progress(len(keys), environment.stderr) as progress:
+            with Progress(len(keys), environment) as progress:
                 if workers > 1:
                     # Both stores opened fine here; the workers open their own.
                     dst.close()
@@ -165,7 +165,7 @@ def _open_target(dst_loc, dst_options, *, writable: bool, extra: dict, init_dry_
             "tables (checkpoints, writes); nothing created\n"
         )
         return dst, scratch
-    dst = as_option("--to", open_store, dst_loc, writable=writable, **{**dst_options, **extra})
+    dst = as_option("--to", open_store, dst_loc, writable=writable, stderr=stderr, **{**dst_options, **extra})
     if init_dry_run:
         stderr.write("symfonic: dry run: --init-target would run the target saver's setup() on the existing store; nothing changed\n")
     return dst, None
@@ -174,18 +174,19 @@ def _open_target(dst_loc, dst_options, *, writable: bool, extra: dict, init_dry_
 class Progress:
     """Threads, checkpoints and rate on stderr, only when stderr is a terminal."""
 
-    def __init__(self, total: int, stream) -> None:
+    def __init__(self, total: int, environment) -> None:
         self.total = total
-        self.stream = stream
+        self.environment = environment
+        self.stream = environment.stderr
         self.bar = None
         self.checkpoints = 0
 
     def __enter__(self):
-        from symfonic_cli.render import color_wanted, console, is_terminal
+        from symfonic_cli.render import console, is_terminal
 
         self.plain = False
         if is_terminal(self.stream) and self.total:
-            if color_wanted(self.stream) is False:
+            if self.environment.color_wanted() is False:
                 # NO_COLOR / --color never: no escape sequence at all, so no live bar (it moves
                 # the cursor with escapes); one line rewritten with carriage returns instead.
                 self.plain = True
@@ -201,7 +202,7 @@ class Progress:
             self.bar = Bar(
                 TextColumn("threads"), BarColumn(), MofNCompleteColumn(),
                 TextColumn("{task.fields[checkpoints]} checkpoints, {task.fields[rate]}"), TimeElapsedColumn(),
-                console=console(self.stream), transient=True,
+                console=console(self.environment, self.stream), transient=True,
             )
             self.bar.start()
             self.task = self.bar.add_task("migrate", total=self.total, checkpoints=0, rate="")

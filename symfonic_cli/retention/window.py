@@ -27,13 +27,9 @@ def parse_age(flag: str, text: str) -> timedelta:
 
 def parse_instant(flag: str, text: str, tz=None) -> datetime:
     """A date or time as ``--since`` reads it (a date is its start); without an offset, in ``tz``
-    (default: --tz, else UTC)."""
-    if tz is None:
-        from symfonic_cli.environment import current
-
-        tz = current().zone()
+    (the --tz zone the caller passes; UTC by default)."""
     try:
-        value = clock.parse_time(text, until=False, tz=tz).astimezone(clock.UTC)
+        value = clock.parse_time(text, until=False, tz=tz or clock.UTC).astimezone(clock.UTC)
     except (ValueError, OverflowError):
         raise UsageError(f"{flag} '{text}' is not an ISO 8601 date or time", hint="e.g. 2026-09-01, 2026-09-01T00:00:00Z or 90d (ago)") from None
     if value.year < 1583:
@@ -84,8 +80,10 @@ def _iso(dt: datetime) -> str:
 
 
 def window(*, inactive_for: str | None, inactive_since: str | None, active_within: str | None,
-           since: str | None = None, until: str | None = None, now: datetime | None = None) -> ActivityWindow | None:
-    """The window the options ask for (None when none is given); ``now`` is read once.
+           since: str | None = None, until: str | None = None, now: datetime | None = None,
+           tz=None) -> ActivityWindow | None:
+    """The window the options ask for (None when none is given); ``now`` is read once; times typed
+    without an offset are in ``tz`` (--tz; UTC by default).
 
     ``since``/``until`` (``threads list``): last activity inside that window, both ends included,
     read as ``transcript show`` reads them (clock.parse_time)."""
@@ -102,12 +100,10 @@ def window(*, inactive_for: str | None, inactive_since: str | None, active_withi
     if inactive_for is not None:
         before = now - parse_age("--inactive-for", inactive_for)
     elif inactive_since is not None:
-        before = parse_instant("--inactive-since", inactive_since)
+        before = parse_instant("--inactive-since", inactive_since, tz)
     active = now - parse_age("--active-within", active_within) if active_within is not None else None
     if since is not None or until is not None:
-        from symfonic_cli.environment import current
-
-        tz = current().zone()
+        tz = tz or clock.UTC
         if since is not None:
             active = clock.time_option("--since", since, until=False, tz=tz, now=now)
         if until is not None:

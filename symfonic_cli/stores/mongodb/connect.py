@@ -9,13 +9,12 @@ strict decoder. Inspecting commands only send read commands (find, aggregate, li
 from __future__ import annotations
 
 import os
-import sys
 import warnings
 from typing import Any
 from urllib.parse import unquote
 
 from symfonic_cli.errors import StoreError, UsageError
-from symfonic_cli.location import StoreLocation, scrub
+from symfonic_cli.location import StoreLocation, is_secret_name, scrub
 from symfonic_cli.stores._common import SupportsWith
 from symfonic_cli.stores.activity import ExactActivity
 from symfonic_cli.stores.mongodb._common import PASSWORD_ENV, _driver_errors, _error
@@ -89,7 +88,7 @@ def _check_url_options(location: StoreLocation) -> None:
             split_options(part, validate=True, warn=False)
         except (ConfigurationError, ValueError, TypeError) as exc:
             name, _, value = part.partition("=")
-            shown = "***" if "password" in name.lower() else unquote(value)
+            shown = "***" if is_secret_name(unquote(name)) else unquote(value)
             culprit, reason = f"{unquote(name)}={shown}", " ".join(str(exc).split())
             break
     what = f"option '{culprit}'" if culprit else "options"
@@ -130,11 +129,11 @@ def open_store(
             client = MongoClient(location.url, connect=False, **kwargs)
     except (PyMongoError, ValueError, TypeError) as exc:
         raise _error(location, exc, connect_timeout) from None
-    for warning in caught:  # one line each, never Python's multi-line warning format
-        from symfonic_cli.render import escape_inline
+    from symfonic_cli.render import escape_inline
 
-        sys.stderr.write(f"symfonic: warning: MongoDB URL: {escape_inline(scrub(' '.join(str(warning.message).split()), location))}\n")
     store = MongoStore(location, client, db_name, checkpoints, writes, writable=writable, connect_timeout=connect_timeout)
+    # One line each (never Python's multi-line warning format), printed by stores.open_store.
+    store.open_warnings = [f"MongoDB URL: {escape_inline(scrub(' '.join(str(w.message).split()), location))}" for w in caught]
     try:
         if writable and init_target and db_name:
             store._init_target()
