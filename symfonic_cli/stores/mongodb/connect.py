@@ -111,6 +111,11 @@ def open_store(
 
     checkpoints = _collection_name(checkpoint_collection, "--checkpoint-collection", DEFAULT_CHECKPOINTS)
     writes = _collection_name(writes_collection, "--writes-collection", DEFAULT_WRITES)
+    if checkpoints == writes:
+        raise UsageError(
+            f"--checkpoint-collection and --writes-collection name the same collection ({checkpoints!r})",
+            hint="the saver keeps checkpoints and pending writes in two collections",
+        )
     _, db_name, user, has_password = split_url(location.url)
     kwargs: dict[str, Any] = {
         "serverSelectionTimeoutMS": int(connect_timeout * 1000),

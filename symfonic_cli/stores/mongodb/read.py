@@ -123,7 +123,7 @@ class MongoRead(MongoSection):
 
     def _distinct_count(self, collection, field: str) -> int:
         # Keys are strings: other values (an array thread_id) are no thread's key.
-        pipeline = [{"$match": {field: {"$type": "string"}}}, {"$group": {"_id": f"${field}"}}, {"$count": "n"}]
+        pipeline = [{"$match": {field: A_KEY}}, {"$group": {"_id": f"${field}"}}, {"$count": "n"}]
         for doc in collection.aggregate(pipeline, collation=self._exact(collection)):
             return int(doc["n"])
         return 0
@@ -164,6 +164,13 @@ class MongoRead(MongoSection):
             if not any(list(ix["key"].items()) == wanted for ix in indexes):
                 warnings.append(
                     f"collection '{coll.name}' lacks the saver's index {_key_text(dict(wanted))}: every read is a full collection scan"
+                )
+        for role, coll in (("checkpoint", self.checkpoints), ("write", self.writes)):
+            keyless = self._count(coll, {"$nor": [{"thread_id": A_KEY}]})
+            if keyless:
+                warnings.append(
+                    f"{keyless} {role} document{'s' if keyless != 1 else ''} in '{coll.name}' "
+                    f"{'have' if keyless != 1 else 'has'} a thread_id that is not a string (an array, say): no thread's key, never read as part of a thread"
                 )
         details["namespaces"] = namespaces
         details["schema variant"] = "MongoDBSaver (checkpoint blob, metadata key by key)"
