@@ -66,6 +66,27 @@ def mongo(request):
     return backend_for("mongodb", request)
 
 
+@pytest.fixture(scope="module")
+def standalone(mongo, tmp_path_factory):
+    """A standalone server (no replica set, so no transactions): writes take the ordered path."""
+    from secantus import SecantusDBServer
+
+    from tests.support.mongo_server import MongoBackend
+
+    server = SecantusDBServer(host="127.0.0.1", port=0, storage_path=str(tmp_path_factory.mktemp("standalone")), replica_set_name=None)
+    server.start()
+    backend = MongoBackend(server.uri, in_process=True)
+    assert "setName" not in backend.client.admin.command("hello")
+    yield backend
+    backend.client.close()
+    server.stop()
+
+
+@pytest.fixture(params=["replica-set", "standalone"])
+def any_mongo(request):
+    return request.getfixturevalue("mongo" if request.param == "replica-set" else "standalone")
+
+
 def _twins_store(mongo) -> str:
     """Two threads whose keys differ only in case, in collections created with a CI default."""
     from langchain_core.messages import HumanMessage
@@ -88,7 +109,8 @@ def _counts(mongo, url: str) -> dict[str, int]:
     return {k: db.checkpoints.count_documents({"thread_id": k}) for k in (KEY, TWIN)}
 
 
-def test_every_command_keeps_case_twins_apart_under_a_case_insensitive_default_collation(mongo, request, tmp_path):
+def test_every_command_keeps_case_twins_apart_under_a_case_insensitive_default_collation(any_mongo, request, tmp_path):
+    mongo = any_mongo
     url = _twins_store(mongo)
     counts = _counts(mongo, url)  # SecantusDB itself applies no default: the exact counts
     assert counts[KEY] != counts[TWIN] and all(counts.values())
@@ -268,3 +290,21 @@ def test_the_same_collection_for_checkpoints_and_writes_is_refused(mongo):
                  ("--writes-collection", "checkpoints"), ("--checkpoint-collection", "checkpoint_writes")):
         r = run(*args, "threads", "list", "-s", url)
         assert r.code == 2 and "same collection" in r.err, (args, r.err)
+
+
+def test_a_standalone_target_inserts_only_too(standalone):
+    """No transaction to roll back: the checked inserts refuse before anything is written."""
+    from symfonic_cli.location import parse_location
+    from symfonic_cli.model.copy import DecodedCheckpoint, MigrationConflict
+    from symfonic_cli.stores import open_store
+
+    key = "acme:_:s-001"
+    url = standalone.new_store(scenarios=True, only=[key])
+    with open_store(parse_location(url), writable=True) as st:
+        assert not st._supports_transactions()
+        before = st.export_thread(key).rows
+        held = [c for c in st.decoded_thread(key).checkpoints if c.checkpoint_ns == ""][-1]
+        forged = DecodedCheckpoint("", held.checkpoint_id[:-6] + "ffffff", None, held.checkpoint, {**held.metadata, "source": "forged"})
+        with pytest.raises(MigrationConflict):
+            st.import_decoded(key, [forged], [], [{}])
+        assert st.export_thread(key).rows == before
