@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import heapq
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from symfonic_cli.codec.metadata_json import MetadataError
@@ -99,6 +100,9 @@ class MongoSection:
     # Collections known to have no default collation (read from listCollections at open).
     _plain_collections: frozenset[str] = frozenset()
 
+    # A protocol method erase.py calls, defined in read.py.
+    thread_summary: Callable[..., Any]
+
     @property
     def db(self):
         return self.client[self.db_name]
@@ -117,6 +121,34 @@ class MongoSection:
         some wire-compatible servers sort case-insensitively when "simple" is named), else the
         simple collation. Every find, aggregate, count, distinct, delete and update passes it."""
         return None if collection.name in self._plain_collections else BINARY
+
+    def _collection_names(self, db_name: str, names: list[str]) -> set[str]:
+        res = self.client[db_name].command(
+            "listCollections", filter={"name": {"$in": names}}, nameOnly=True, authorizedCollections=True
+        )
+        return {c["name"] for c in res["cursor"]["firstBatch"]}
+
+    def _thread_docs(self, key: str, fields: dict, *, descending: bool) -> Iterator[dict]:
+        """A thread's checkpoint documents ordered by checkpoint_id over every namespace: one
+        index-ordered cursor per namespace, merged here (no server-side sort of whole blobs)."""
+        match = {"thread_id": _key_eq(key)}
+        exact = self._exact(self.checkpoints)
+        namespaces = sorted(
+            _key_field({"checkpoint_ns": d["_id"]}, "checkpoint_ns")
+            for d in self.checkpoints.aggregate([{"$match": match}, {"$group": {"_id": "$checkpoint_ns"}}], collation=exact)
+        )
+        order = -1 if descending else 1
+        cursors = [
+            self.checkpoints.find({**match, "checkpoint_ns": _string_literal(ns, "namespace")}, fields, collation=exact).sort(
+                [("thread_id", 1), ("checkpoint_ns", 1), ("checkpoint_id", order)]
+            )
+            for ns in namespaces
+        ]
+        try:
+            yield from heapq.merge(*cursors, key=lambda d: str(d.get("checkpoint_id")), reverse=descending)
+        finally:
+            for c in cursors:
+                c.close()
 
     def _count(self, collection, match: dict | None = None) -> int:
         pipeline = ([{"$match": match}] if match else []) + [{"$count": "n"}]

@@ -165,12 +165,6 @@ class MongoStore(MongoRead, MongoHistory, MongoCompat, MongoState, MongoErase, M
     def close(self) -> None:
         self.client.close()
 
-    def _collection_names(self, db_name: str, names: list[str]) -> set[str]:
-        res = self.client[db_name].command(
-            "listCollections", filter={"name": {"$in": names}}, nameOnly=True, authorizedCollections=True
-        )
-        return {c["name"] for c in res["cursor"]["firstBatch"]}
-
     def _collection_options(self, db_name: str, names: list[str]) -> dict[str, dict | None]:
         """Each collection found and its options (None: not readable without the listCollections
         privilege; then a default collation is assumed possible)."""

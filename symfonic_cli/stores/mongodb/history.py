@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import heapq
 from collections.abc import Iterator
 
 from symfonic_cli.errors import StoreError
@@ -87,25 +86,3 @@ class MongoHistory(MongoSection):
             checkpoint_ns, checkpoint_id, None, checkpoint_id, "checkpoint",
             _field(doc, "type", str, checkpoint_id), _field(doc, "checkpoint", bytes, checkpoint_id),
         )
-
-    def _thread_docs(self, key: str, fields: dict, *, descending: bool) -> Iterator[dict]:
-        """A thread's checkpoint documents ordered by checkpoint_id over every namespace: one
-        index-ordered cursor per namespace, merged here (no server-side sort of whole blobs)."""
-        match = {"thread_id": _key_eq(key)}
-        exact = self._exact(self.checkpoints)
-        namespaces = sorted(
-            _key_field({"checkpoint_ns": d["_id"]}, "checkpoint_ns")
-            for d in self.checkpoints.aggregate([{"$match": match}, {"$group": {"_id": "$checkpoint_ns"}}], collation=exact)
-        )
-        order = -1 if descending else 1
-        cursors = [
-            self.checkpoints.find({**match, "checkpoint_ns": _string_literal(ns, "namespace")}, fields, collation=exact).sort(
-                [("thread_id", 1), ("checkpoint_ns", 1), ("checkpoint_id", order)]
-            )
-            for ns in namespaces
-        ]
-        try:
-            yield from heapq.merge(*cursors, key=lambda d: str(d.get("checkpoint_id")), reverse=descending)
-        finally:
-            for c in cursors:
-                c.close()
