@@ -9,10 +9,12 @@ from symfonic_cli.clock import ORDERED_ID_REGEX
 from symfonic_cli.errors import StoreError
 from symfonic_cli.model.listing import StoreInfo, ThreadSummary
 from symfonic_cli.stores.mongodb._common import (
-    BINARY,
+    A_KEY,
+    MongoSection,
     _driver_errors,
     _driver_errors_iter,
     _field,
+    _key_eq,
     _key_field,
     _leaf,
     _loads_metadata,
@@ -44,7 +46,7 @@ def _bounds(last_before: str | None, last_from: str | None) -> dict:
     return window
 
 
-class MongoRead:
+class MongoRead(MongoSection):
     """What is in the store, one thread, and the transcript reads (timestamps from blob heads)."""
 
     # -- what is in the store
@@ -53,14 +55,13 @@ class MongoRead:
 
     @_driver_errors_iter
     def _thread_rows(self, tenant, sub_tenant, limit, last_before, last_from) -> Iterator[ThreadSummary]:
-        pipeline: list[dict] = []
+        # Only string keys are keys: a thread_id of another type (an array matches each of its
+        # elements) is no thread's key (store info's anomalies count them).
+        keys: dict = dict(A_KEY)
         if tenant is not None:
-            pipeline.append({"$match": {"thread_id": _prefix_range(tenant_prefix(_string_literal(tenant, "tenant"), sub_tenant))}})
-            # only a filtered listing needs it: the unfiltered $group compares nothing
-            kwargs = {"collation": BINARY}
-        else:
-            kwargs = {}
-        pipeline += [
+            keys.update(_prefix_range(tenant_prefix(_string_literal(tenant, "tenant"), sub_tenant)))
+        pipeline: list[dict] = [
+            {"$match": {"thread_id": keys}},
             {"$group": {"_id": "$thread_id", "n": {"$sum": 1}, "first": {"$min": "$checkpoint_id"}, "last": {"$max": "$checkpoint_id"}, "odd": _ODD}},
         ]
         window = _bounds(last_before, last_from)
@@ -71,7 +72,7 @@ class MongoRead:
             if limit == 0:
                 return
             pipeline.append({"$limit": int(limit)})
-        for doc in self.checkpoints.aggregate(pipeline, **kwargs):
+        for doc in self.checkpoints.aggregate(pipeline, collation=self._exact(self.checkpoints)):
             yield _summary(doc, doc["_id"])._replace(odd=bool(doc.get("odd")))
 
     @_driver_errors
@@ -79,28 +80,18 @@ class MongoRead:
         """Keyset pagination, binary order."""
         pipeline = self._window_pipeline(tenant, sub_tenant, last_before, last_from, after, odd, upto)
         pipeline += [{"$sort": {"_id": 1}}, {"$limit": int(limit)}, {"$project": {"_id": 1}}]
-        return [doc["_id"] for doc in self.checkpoints.aggregate(pipeline, **self._binary_order())]
-
-    def _binary_order(self) -> dict:
-        """The aggregate option that makes ``$gt`` and ``$sort`` agree in byte order: none for a
-        collection without a default collation (binary already; some wire-compatible servers
-        sort case-insensitively when "simple" is named), else the simple collation."""
-        if getattr(self, "_default_collation", None) is None:
-            try:
-                self._default_collation = bool(self.checkpoints.options().get("collation"))
-            except Exception:  # no listCollections right: ask for binary explicitly
-                self._default_collation = True
-        return {"collation": BINARY} if self._default_collation else {}
+        # The collation makes $gt and $sort agree in byte order.
+        return [doc["_id"] for doc in self.checkpoints.aggregate(pipeline, collation=self._exact(self.checkpoints))]
 
     @_driver_errors
     def _window_tally(self, tenant, sub_tenant, last_before, last_from) -> int:
         pipeline = self._window_pipeline(tenant, sub_tenant, last_before, last_from, None, False) + [{"$count": "n"}]
-        for doc in self.checkpoints.aggregate(pipeline, **self._binary_order()):
+        for doc in self.checkpoints.aggregate(pipeline, collation=self._exact(self.checkpoints)):
             return int(doc["n"])
         return 0
 
     def _window_pipeline(self, tenant, sub_tenant, last_before, last_from, after, odd, upto=None) -> list[dict]:
-        match: dict = {"$type": "string"}
+        match: dict = dict(A_KEY)
         if tenant is not None:
             match.update(_prefix_range(tenant_prefix(_string_literal(tenant, "tenant"), sub_tenant)))
         if after is not None:
@@ -127,22 +118,18 @@ class MongoRead:
     @_driver_errors
     def thread_summary(self, key: str) -> ThreadSummary | None:
         pipeline = [
-            {"$match": {"thread_id": _string_literal(key, "thread key")}},
+            {"$match": {"thread_id": _key_eq(key)}},
             {"$group": {"_id": None, "n": {"$sum": 1}, "first": {"$min": "$checkpoint_id"}, "last": {"$max": "$checkpoint_id"}}},
         ]
-        for doc in self.checkpoints.aggregate(pipeline, collation=BINARY):
+        for doc in self.checkpoints.aggregate(pipeline, collation=self._exact(self.checkpoints)):
             if doc["n"]:
                 return _summary(doc, key)
         return None
 
-    def _count(self, collection, match: dict | None = None) -> int:
-        pipeline = ([{"$match": match}] if match else []) + [{"$count": "n"}]
-        for doc in collection.aggregate(pipeline, collation=BINARY):
-            return int(doc["n"])
-        return 0
-
     def _distinct_count(self, collection, field: str) -> int:
-        for doc in collection.aggregate([{"$group": {"_id": f"${field}"}}, {"$count": "n"}]):
+        # Keys are strings: other values (an array thread_id) are no thread's key.
+        pipeline = [{"$match": {field: A_KEY}}, {"$group": {"_id": f"${field}"}}, {"$count": "n"}]
+        for doc in collection.aggregate(pipeline, collation=self._exact(collection)):
             return int(doc["n"])
         return 0
 
@@ -152,7 +139,7 @@ class MongoRead:
 
         stats: dict[str, Any] = {}
         try:
-            for doc in collection.aggregate([{"$collStats": {"storageStats": {}}}]):
+            for doc in collection.aggregate([{"$collStats": {"storageStats": {}}}], collation=None):  # no key compared
                 stats = doc.get("storageStats") or {}
         except OperationFailure:
             stats = {}
@@ -183,6 +170,13 @@ class MongoRead:
                 warnings.append(
                     f"collection '{coll.name}' lacks the saver's index {_key_text(dict(wanted))}: every read is a full collection scan"
                 )
+        for role, coll in (("checkpoint", self.checkpoints), ("write", self.writes)):
+            keyless = self._count(coll, {"$nor": [{"thread_id": A_KEY}]})
+            if keyless:
+                warnings.append(
+                    f"{keyless} {role} document{'s' if keyless != 1 else ''} in '{coll.name}' "
+                    f"{'have' if keyless != 1 else 'has'} a thread_id that is not a string (an array, say): no thread's key, never read as part of a thread"
+                )
         details["namespaces"] = namespaces
         details["schema variant"] = "MongoDBSaver (checkpoint blob, metadata key by key)"
         details["server version"] = self.client.admin.command("buildInfo").get("version")
@@ -190,12 +184,6 @@ class MongoRead:
         if warnings:
             details["warning"] = "; ".join(warnings)
         return StoreInfo("mongodb", self.location.display, threads, checkpoints, writes, details)
-
-    def _supports_transactions(self) -> bool:
-        if self._transactions is None:
-            hello = self.client.admin.command("hello")
-            self._transactions = bool(hello.get("setName") or hello.get("msg") == "isdbgrid") and "logicalSessionTimeoutMinutes" in hello
-        return self._transactions
 
     # -- one thread
 
@@ -211,10 +199,10 @@ class MongoRead:
         from symfonic_cli.codec.strict import collect_blocked, loads
         from symfonic_cli.model.checkpoint import CheckpointRecord
 
-        query = {"thread_id": _string_literal(key, "thread key"), "checkpoint_ns": _string_literal(checkpoint_ns, "namespace")}
+        query = {"thread_id": _key_eq(key), "checkpoint_ns": _string_literal(checkpoint_ns, "namespace")}
         if checkpoint_id is not None:
             query["checkpoint_id"] = _string_literal(checkpoint_id, "checkpoint id")
-        doc = self.checkpoints.find_one(query, _CHECKPOINT_FIELDS, sort=[("checkpoint_id", -1)])
+        doc = self.checkpoints.find_one(query, _CHECKPOINT_FIELDS, sort=[("checkpoint_id", -1)], collation=self._exact(self.checkpoints))
         if doc is None:
             return None
         cid = _field(doc, "checkpoint_id", str, None)
@@ -253,11 +241,11 @@ class MongoRead:
     def read_message_state(self, key: str, *, checkpoint_id: str | None = None) -> MessageState | None:
         from symfonic_cli.model.checkpoint import MessageState
 
-        query = {"thread_id": _string_literal(key, "thread key"), "checkpoint_ns": ""}
+        query = {"thread_id": _key_eq(key), "checkpoint_ns": ""}
         if checkpoint_id is not None:
             query["checkpoint_id"] = _string_literal(checkpoint_id, "checkpoint id")
         fields = {"_id": 0, "checkpoint_id": 1, "type": 1, "checkpoint": 1}
-        doc = self.checkpoints.find_one(query, fields, sort=[("checkpoint_id", -1)])
+        doc = self.checkpoints.find_one(query, fields, sort=[("checkpoint_id", -1)], collation=self._exact(self.checkpoints))
         if doc is None:
             return None
         cid = _field(doc, "checkpoint_id", str, None)
@@ -296,7 +284,8 @@ class MongoRead:
         from symfonic_cli.model.checkpoint import MessageWrite
 
         fields = {"_id": 0, "checkpoint_ns": 1, "checkpoint_id": 1, "task_id": 1, "idx": 1, "type": 1, "value": 1}
-        for doc in self.writes.find({"thread_id": _string_literal(key, "thread key"), "channel": "messages"}, fields):
+        query = {"thread_id": _key_eq(key), "channel": "messages"}
+        for doc in self.writes.find(query, fields, collation=self._exact(self.writes)):
             value = doc.get("value")
             idx, type_ = doc.get("idx"), doc.get("type")
             yield MessageWrite(
