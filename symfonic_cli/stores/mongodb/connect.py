@@ -22,6 +22,7 @@ from symfonic_cli.stores.mongodb.compat import MongoCompat
 from symfonic_cli.stores.mongodb.copy import MongoCopy
 from symfonic_cli.stores.mongodb.erase import MongoErase
 from symfonic_cli.stores.mongodb.history import MongoHistory
+from symfonic_cli.stores.mongodb.prune import MongoPrune
 from symfonic_cli.stores.mongodb.read import MongoRead
 from symfonic_cli.stores.mongodb.state import MongoState
 
@@ -144,7 +145,7 @@ def open_store(
     return store
 
 
-class MongoStore(MongoRead, MongoHistory, MongoCompat, MongoState, MongoErase, MongoCopy, SupportsWith):
+class MongoStore(MongoRead, MongoHistory, MongoCompat, MongoState, MongoErase, MongoCopy, MongoPrune, SupportsWith):
     kind = "mongodb"
 
     def __init__(self, location, client, db_name, checkpoints, writes, *, writable, connect_timeout) -> None:
