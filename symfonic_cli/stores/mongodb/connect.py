@@ -23,6 +23,7 @@ from symfonic_cli.stores.mongodb.copy import MongoCopy
 from symfonic_cli.stores.mongodb.erase import MongoErase
 from symfonic_cli.stores.mongodb.history import MongoHistory
 from symfonic_cli.stores.mongodb.prune import MongoPrune
+from symfonic_cli.stores.mongodb.usage import MongoUsage
 from symfonic_cli.stores.mongodb.read import MongoRead
 from symfonic_cli.stores.mongodb.state import MongoState
 
@@ -145,7 +146,7 @@ def open_store(
     return store
 
 
-class MongoStore(MongoRead, MongoHistory, MongoCompat, MongoState, MongoErase, MongoCopy, MongoPrune, SupportsWith):
+class MongoStore(MongoRead, MongoHistory, MongoCompat, MongoState, MongoErase, MongoCopy, MongoPrune, MongoUsage, SupportsWith):
     kind = "mongodb"
 
     def __init__(self, location, client, db_name, checkpoints, writes, *, writable, connect_timeout) -> None:
