@@ -1,0 +1,167 @@
+"""``symfonic thread prune`` and ``symfonic store usage`` through the real command line, on stores
+real graphs wrote (the shared scenarios plus an interrupt, a checkpointer=True subgraph and a
+DeltaChannel graph)."""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import stat
+
+import pytest
+
+from tests.conftest import backend_for
+from tests.support.cli import run
+from tests.support import prune_graphs as pg
+from tests.support.scenarios import write_scenarios
+
+
+@pytest.fixture(scope="module")
+def _prune_master(tmp_path_factory):
+    from langgraph.checkpoint.sqlite import SqliteSaver
+
+    path = tmp_path_factory.mktemp("prune") / "master.db"
+    conn = sqlite3.connect(path, check_same_thread=False)
+    saver = SqliteSaver(conn)
+    saver.setup()
+    write_scenarios(saver)
+    pg.write_prune_threads(saver)
+    conn.commit()
+    conn.close()
+    return path
+
+
+@pytest.fixture
+def store(_prune_master, tmp_path):
+    dest = tmp_path / "store.db"
+    src, dst = sqlite3.connect(_prune_master), sqlite3.connect(dest)
+    src.backup(dst)
+    src.close()
+    dst.close()
+    return dest
+
+
+def _rows(path) -> tuple[int, int]:
+    conn = sqlite3.connect(path)
+    try:
+        return conn.execute("SELECT count(*) FROM checkpoints").fetchone()[0], conn.execute("SELECT count(*) FROM writes").fetchone()[0]
+    finally:
+        conn.close()
+
+
+def _new_store(kind: str, request) -> str:
+    backend = backend_for(kind, request)
+    url = backend.new_store(scenarios=False)
+    with backend.saver(url) as saver:
+        write_scenarios(saver)
+        pg.write_prune_threads(saver)
+    return url
+
+
+def test_dry_run_changes_nothing_and_lists_every_thread(store):
+    before = _rows(store)
+    res = run("thread", "prune", "-s", str(store), "--all", "--dry-run", "-f", "json")
+    assert res.code == 0, res.err
+    doc = json.loads(res.out)
+    assert doc["dry_run"] is True and len(doc["threads"]) == 11
+    assert _rows(store) == before
+    delta = next(t for t in doc["threads"] if t["key"] == pg.DELTA)
+    assert delta["delta_ancestors_kept"] > 0
+    chat = next(t for t in doc["threads"] if t["key"] == "acme:_:s-001")
+    # The plan says how many messages' transcript times change, and to what.
+    assert chat["timestamps_change"]["messages"] > 0 and chat["timestamps_change"]["to"]
+    assert doc["summary"]["checkpoints"] == sum(t["rows"].get("checkpoints", 0) for t in doc["threads"])
+
+
+def test_without_terminal_or_yes_nothing_is_deleted(store):
+    before = _rows(store)
+    res = run("thread", "prune", "-s", str(store), "--all")
+    assert res.code == 6 and "not confirmed" in res.err
+    assert _rows(store) == before
+
+
+def test_prune_all_with_receipt_file(store, tmp_path):
+    receipt = tmp_path / "receipts.jsonl"
+    before = _rows(store)
+    res = run("thread", "prune", "-s", str(store), "--all", "--yes", "-f", "json", "--receipt", str(receipt))
+    assert res.code == 0, res.err
+    doc = json.loads(res.out)
+    assert doc["summary"]["pruned"] == 11 and doc["summary"]["failed"] == 0
+    after = _rows(store)
+    assert after[0] == before[0] - doc["summary"]["rows_deleted"]["checkpoints"]
+    assert all(t["verification"]["ok"] for t in doc["threads"])
+    lines = [json.loads(line) for line in receipt.read_text().splitlines()]
+    assert [r["record"] for r in lines] == ["start"] + ["thread"] * 11 + ["end"]
+    assert stat.S_IMODE(os.stat(receipt).st_mode) == 0o600
+    assert {r["receipt_id"] for r in lines} == {doc["receipt_id"]}
+    # Nothing of the conversations is in the audit record.
+    assert "order 1042" not in receipt.read_text()
+    again = run("thread", "prune", "-s", str(store), "--all", "--yes", "-f", "jsonl")
+    assert again.code == 0
+    records = [json.loads(line) for line in again.out.splitlines()]
+    assert {r["status"] for r in records if r["record"] == "thread"} == {"nothing-to-prune"}
+
+
+def test_usage_predicts_what_prune_removes(store):
+    res = run("store", "usage", "-s", str(store), "-f", "json", "--top", "3")
+    assert res.code == 0, res.err
+    usage = json.loads(res.out)
+    assert [t["bytes"] for t in usage["largest_threads"]] == sorted((t["bytes"] for t in usage["largest_threads"]), reverse=True)
+    assert len(usage["largest_threads"]) == 3 and usage["files"]["page_size"] > 0
+    pruned = json.loads(run("thread", "prune", "-s", str(store), "--all", "--yes", "-f", "json").out)
+    assert usage["reclaimable"]["checkpoints"] == pruned["summary"]["rows_deleted"]["checkpoints"]
+    assert usage["reclaimable"]["writes"] == pruned["summary"]["rows_deleted"]["writes"]
+
+
+@pytest.mark.parametrize("kind", ["postgres", "mongodb"])
+def test_usage_predicts_what_prune_removes_on_servers(kind, request):
+    url = _new_store(kind, request)
+    usage = json.loads(run("store", "usage", "-s", url, "-f", "json", "--keep", "2").out)
+    pruned = run("thread", "prune", "-s", url, "--all", "--keep", "2", "--yes", "-f", "json")
+    assert pruned.code == 0, pruned.err
+    rows = json.loads(pruned.out)["summary"]["rows_deleted"]
+    assert usage["reclaimable"]["checkpoints"] == rows["checkpoints"] > 0
+    if kind == "postgres":
+        assert usage["reclaimable"]["blobs"] == rows["checkpoint_blobs"]
+        assert {t["name"] for t in usage["tables"]} == {"checkpoints", "checkpoint_blobs", "checkpoint_writes"}
+    else:
+        assert {c["name"] for c in usage["collections"]} == {"checkpoints", "checkpoint_writes"}
+
+
+def test_unknown_key_is_not_found_exit_3(store):
+    before = _rows(store)
+    res = run("thread", "prune", "-s", str(store), "-t", "acme:_:s-00l", "--yes")
+    assert res.code == 3 and "acme:_:s-001" in res.err  # a near miss suggested
+    assert _rows(store) == before
+    ok = run("thread", "prune", "-s", str(store), "-t", "nobody:_:x", "--yes", "--missing-ok")
+    assert ok.code == 0
+
+
+def test_one_thread_and_keep_n(store):
+    res = run("thread", "prune", "-s", str(store), "-t", "acme:_:s-001", "--keep", "3", "--yes", "-f", "json")
+    assert res.code == 0, res.err
+    conn = sqlite3.connect(store)
+    assert conn.execute("SELECT count(*) FROM checkpoints WHERE thread_id = 'acme:_:s-001'").fetchone()[0] == 3
+    assert conn.execute("SELECT count(*) FROM checkpoints WHERE thread_id = 'globex:_:s-100'").fetchone()[0] > 3
+    conn.close()
+
+
+def test_compact_gives_the_space_back(store):
+    before = os.path.getsize(store)
+    res = run("thread", "prune", "-s", str(store), "--all", "--yes", "--compact", "-f", "json")
+    assert res.code == 0, res.err
+    doc = json.loads(res.out)
+    assert doc["compact"]["done"] and doc["compact"]["bytes_before"]["file"] == before
+    assert doc["compact"]["bytes_after"]["file"] < before == doc["compact"]["bytes_before"]["file"]
+    assert os.path.getsize(store) == doc["compact"]["bytes_after"]["file"]
+
+
+def test_role_without_delete_is_exit_4_before_anything(request):
+    backend = backend_for("postgres", request)
+    url = _new_store("postgres", request)
+    reader = backend.create_role(backend.db_of(url), "pw-prune", grant=("SELECT",))
+    res = run("thread", "prune", "-s", reader, "--all", "--yes")
+    assert res.code == 4 and "DELETE" in res.err and "pw-prune" not in res.err
+    dry = run("thread", "prune", "-s", reader, "--all", "--dry-run")
+    assert dry.code == 4  # the dry run makes the same checks
