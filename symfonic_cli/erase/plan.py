@@ -241,7 +241,7 @@ def thread_entry(o: ThreadOutcome, kind: str, grace: timedelta) -> dict[str, Any
     if o.reason:
         entry["reason"] = o.reason
     if o.recent and o.status not in (NOTHING, NOT_ATTEMPTED, SKIPPED_ACTIVE):
-        entry["warning"] = f"activity in the last {_human(grace)} (last at {_iso(o.last_activity)}): a running agent that still holds the session can write the thread again"
+        entry["warning"] = f"activity in the last {human_duration(grace)} (last at {_iso(o.last_activity)}): a running agent that still holds the session can write the thread again"
     return entry
 
 
@@ -299,7 +299,7 @@ def summary_line(receipt: dict[str, Any]) -> str:
     return line
 
 
-def _human(td: timedelta) -> str:
+def human_duration(td: timedelta) -> str:
     secs = int(td.total_seconds())
     for unit, n in (("d", 86400), ("h", 3600), ("m", 60)):
         if secs and secs % n == 0:

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import hashlib
 import io
-import time
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any
@@ -76,8 +75,8 @@ def _iso(checkpoint_id: str | None) -> str | None:
 
 def run(req: ExportRequest, environment: Environment | None = None) -> None:
     """Write the bundle; raises the error that ends the run (usage, not found, store)."""
-    from symfonic_cli.erase.run import receipt_store
-    from symfonic_cli.erase.sweep import FAULT_SLOW_THREAD, _env_float
+    from symfonic_cli.erase.faults import Faults
+    from symfonic_cli.erase.records import store_name
     from symfonic_cli.progress import Progress
     from symfonic_cli.export.bundle import MANIFEST, Bundle, check_target
     from symfonic_cli.export.names import UniqueNames
@@ -90,7 +89,7 @@ def run(req: ExportRequest, environment: Environment | None = None) -> None:
     env = environment or Environment()
     out, err = env.stdout, env.stderr
     kind = check_target(req.output, req.force)
-    slow = _env_float(FAULT_SLOW_THREAD)
+    faults = Faults.from_env()
     created = datetime.now(timezone.utc)
     where = req.location.display
     store = open_store(req.location, writable=False, **req.options)
@@ -147,13 +146,12 @@ def run(req: ExportRequest, environment: Environment | None = None) -> None:
                     bundle.add(entry["state_file"], state)
                 entries.append(entry)
                 progress.step(n)
-                if slow:
-                    time.sleep(slow)
+                faults.pause()
             progress.end(len(entries))
             head = {
                 "tool_version": __version__,
                 "created": created.isoformat().replace("+00:00", "Z"),
-                "store": receipt_store(req.location),
+                "store": store_name(req.location),
                 "selection": req.selection,
             }
             tail = {"not_found": missing} if missing else {}
@@ -184,7 +182,7 @@ class _IdleThreads:
     time (``window_keys``); ``len`` is the count the database gives."""
 
     def __init__(self, store, req: ExportRequest) -> None:
-        from symfonic_cli.erase.sweep import DEFAULT_BATCH
+        from symfonic_cli.erase.steps import DEFAULT_BATCH
 
         w = req.window
         self.store, self.batch = store, req.batch_size or DEFAULT_BATCH
