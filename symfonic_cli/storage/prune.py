@@ -20,12 +20,16 @@ from typing import Any
 from symfonic_cli import __version__
 from symfonic_cli.environment import Environment
 from symfonic_cli.erase import plan as ep
+from symfonic_cli.erase.confirm import confirm, open_terminal
+from symfonic_cli.erase.faults import Faults
 from symfonic_cli.erase.receipt_file import ReceiptWriteError
+from symfonic_cli.erase.records import default_operator, open_receipt, store_name
+from symfonic_cli.erase.steps import DEFAULT_BATCH, Stopped, run_threads
+from symfonic_cli.erase.text import JsonStream
 from symfonic_cli.errors import (
     EXIT_INTERRUPTED,
     EXIT_STORE,
     EXIT_UNEXPECTED,
-    NotConfirmedError,
     NotFoundError,
     ReceiptError,
     StoppedError,
@@ -37,9 +41,7 @@ from symfonic_cli.model.prune import FAILED, NOT_FOUND, NOTHING, PRUNED, SKIPPED
 from symfonic_cli.selection import Selection
 from symfonic_cli.storage import records as pr
 
-DEFAULT_BATCH = 500
 SAMPLE = 10  # threads a plan of many shows
-INTERRUPTED = "interrupted (Ctrl-C): stopped after the thread in flight; run the same command again to prune the rest"
 
 
 @dataclass
@@ -91,8 +93,6 @@ class _Keys:
 
 def run(req: PruneRequest, environment: Environment | None = None) -> None:
     """Prune what ``req`` selects; raises the error that ends the run after the receipt is written."""
-    from symfonic_cli.erase.receipt_file import ReceiptFile
-    from symfonic_cli.erase.run import _open_terminal, default_operator, receipt_store
     from symfonic_cli.render import escape_inline as esc
     from symfonic_cli.stores import open_store
 
@@ -101,11 +101,11 @@ def run(req: PruneRequest, environment: Environment | None = None) -> None:
     human = req.fmt not in ("json", "jsonl")
     now = datetime.now(timezone.utc)
     newer_than = now - req.older_than if req.older_than is not None else None
-    store_name = receipt_store(req.location)
-    # Opened before anything is deleted: an unwritable audit file stops the prune, not follows it.
-    receipt_file = ReceiptFile(req.receipt_path, writable=not req.dry_run) if req.receipt_path else None
+    name = store_name(req.location)
+    receipt_file = open_receipt(req.receipt_path, dry_run=req.dry_run)  # checked before anything is deleted
     terminal = None
-    loop = None
+    rec = None
+    stop: Stopped | None = None
     try:
         store = open_store(req.location, writable=not req.dry_run, **req.options)
         try:
@@ -115,65 +115,60 @@ def run(req: PruneRequest, environment: Environment | None = None) -> None:
             keys = _Keys(store, req.selection, req.batch_size or DEFAULT_BATCH)
             plan = _Plan(store, req, keys, newer_than)
             if req.dry_run:
-                plan.write_all(out, human, store_name, notes, esc)
+                plan.write_all(out, human, name, notes, esc)
                 _check_missing(req, plan.missing, store)
                 return
             needs_confirm = not req.yes
             if needs_confirm:
-                terminal = _open_terminal(req, env)
+                terminal = open_terminal(env, from_stdin=req.selection.from_stdin)
             plan_out = terminal.writer if terminal is not None else (out if human else None)
             if needs_confirm or plan_out is not None:
                 plan.count()  # the totals confirmed and shown (streamed: nothing kept per thread)
             if plan_out is not None:
-                plan.write_summary(plan_out, store_name, notes, esc)
+                plan.write_summary(plan_out, name, notes, esc)
             if needs_confirm:
                 _confirm(terminal, plan.to_prune)
             header = {
-                **ep.receipt_header(receipt_id=str(uuid.uuid4()), now=now, version=__version__, store=store_name,
+                **ep.receipt_header(receipt_id=str(uuid.uuid4()), now=now, version=__version__, store=name,
                                     kind=req.location.kind, operator=req.operator or default_operator(), ticket=req.ticket,
                                     selection=req.selection.receipt, vacuum=req.compact),
                 "operation": "prune", "keep": req.keep, "older_than": _seconds(req.older_than),
             }
-            if receipt_file is not None:
-                try:
-                    receipt_file.append({"record": "start", **header, "threads_planned": keys.total})
-                except ReceiptWriteError as exc:
-                    raise ReceiptError(f"{exc}; nothing pruned") from None
-            loop = _Loop(store, req, env, keys, newer_than, header, receipt_file, esc)
-            loop.run()
+            rec = PruneRecorder(env, req, header, receipt_file, keys.total, store)
+            rec.start(threads_planned=keys.total)
+            step = _step(store, req, newer_than)
+            pages = (store.prune_plans(page, keep=req.keep, newer_than=newer_than) for page in keys.pages())
+            stop = run_threads(pages, step, rec, Faults.from_env(), location=req.location)
             compact = None
-            if req.compact and loop.stop is None:
+            if req.compact and stop is None:
                 compact = _compact(store, req, notes)
         finally:
             store.close()
-        tail: dict[str, Any] = {"summary": loop.summary(), "interrupted": bool(loop.stop and loop.stop[1] == EXIT_INTERRUPTED)}
-        if loop.stop is not None:
-            tail["stopped"] = loop.stop[0]
+        tail: dict[str, Any] = {"summary": rec.summary(stop), "interrupted": bool(stop and stop.exit_code == EXIT_INTERRUPTED)}
+        if stop is not None:
+            tail["stopped"] = stop.reason
         if compact is not None:
             tail["compact"] = compact
         tail.update({"notes": notes, "timestamps": pr.TIMESTAMPS})
-        if receipt_file is not None and loop.receipt_ok:
-            try:
-                receipt_file.append({"record": "end", **header, **tail})
-            except ReceiptWriteError as exc:
-                loop.stop = loop.stop or (f"{exc} (the end line; every thread's line was written)", EXIT_STORE)
-                tail["stopped"] = loop.stop[0]
+        stop = rec.end(tail, stop)
+        if stop is not None:
+            tail["stopped"] = stop.reason
         if human:
             from symfonic_cli.render import json_dumps
 
             out.write("receipt:\n" + json_dumps({**header, **tail}, indent=2, visible=True) + "\n")
             out.write(pr.summary_line(tail["summary"]) + "\n")
-        else:
-            loop.stream.end(tail)
+        elif rec.stream is not None:
+            rec.stream.end(tail)
         out.flush()
     finally:
-        if loop is not None and loop.stream.open:
-            loop.stream.end({"summary": loop.summary(), "stopped": "stopped by an unexpected error after the last thread"})
+        if rec is not None and rec.stream is not None and rec.stream.open:
+            rec.stream.end({"summary": rec.summary(True), "stopped": "stopped by an unexpected error after the last thread"})
         if receipt_file is not None:
             receipt_file.close()
         if terminal is not None:
             terminal.close()
-    _raise_outcome(req, loop, keys.total)
+    _raise_outcome(req, rec, stop, keys.total)
 
 
 def _seconds(td: timedelta | None) -> int | None:
@@ -231,9 +226,7 @@ class _Plan:
         out.flush()
 
     def write_all(self, out, human: bool, store_name: str, notes: list[str], esc) -> None:
-        from symfonic_cli.erase.sweep import _Stream
-
-        stream = _Stream(out, self.req.fmt, record="plan")
+        stream = JsonStream(out, self.req.fmt, record="plan")
         if human:
             out.write(self._head(store_name, esc))
         else:
@@ -260,7 +253,23 @@ class _Plan:
             out.flush()
 
 
-def prune_one(store, plan, req: PruneRequest, newer_than) -> tuple[pr.PruneOutcome, tuple[str, int] | None]:
+def _step(store, req: PruneRequest, newer_than):
+    """The per-thread step ``run_threads`` calls: classify the plan, prune, verify."""
+
+    def step(plan, n: int):
+        now = datetime.now(timezone.utc)
+        if plan.checkpoints_before == 0 and req.selection.keys is not None:
+            return pr.PruneOutcome(plan.key, NOT_FOUND, time=now), None
+        if plan.skipped:
+            return pr.PruneOutcome(plan.key, SKIPPED, reason=plan.skipped, time=now), None
+        if not plan.changes:
+            return pr.PruneOutcome(plan.key, NOTHING, dict.fromkeys(plan.rows, 0), 0, 0, time=now), None
+        return prune_one(store, plan, req, newer_than)
+
+    return step
+
+
+def prune_one(store, plan, req: PruneRequest, newer_than) -> tuple[pr.PruneOutcome, Stopped | None]:
     """One thread pruned in its transaction (the plan's rows compared inside it) and verified after the
     commit: its outcome, and a stop when the run cannot go on (Ctrl-C, an unexpected error)."""
     from symfonic_cli.stores._prune import ThreadSkipped
@@ -276,7 +285,7 @@ def prune_one(store, plan, req: PruneRequest, newer_than) -> tuple[pr.PruneOutco
     except (Exception, KeyboardInterrupt) as exc:
         what = "interrupted" if isinstance(exc, KeyboardInterrupt) else f"unexpected {type(exc).__name__}: {scrub(str(exc), req.location)}"
         result = pr.PruneOutcome(plan.key, FAILED, reason=f"{what}; the prune may or may not have committed, rerun to know")
-        stop = (what, EXIT_INTERRUPTED if isinstance(exc, KeyboardInterrupt) else EXIT_UNEXPECTED)
+        stop = Stopped(what, EXIT_INTERRUPTED if isinstance(exc, KeyboardInterrupt) else EXIT_UNEXPECTED)
     else:
         changed = bool(sum(deleted.values()) or detached)
         result = pr.PruneOutcome(plan.key, PRUNED if changed else NOTHING, deleted, detached, remaining)
@@ -286,92 +295,73 @@ def prune_one(store, plan, req: PruneRequest, newer_than) -> tuple[pr.PruneOutco
     return result, stop
 
 
-class _Loop:
-    """Pages of keys, each page planned then pruned thread by thread; each thread recorded at once."""
+class PruneRecorder:
+    """erase's Recorder for prune outcomes (the interface ``run_threads`` drives): each thread's
+    receipt line on disk before the next thread, its line for a reader, the JSON stream, progress."""
 
-    def __init__(self, store, req, env, keys: _Keys, newer_than, header, receipt_file, esc) -> None:
-        from symfonic_cli.erase.sweep import _Stream
+    def __init__(self, env, req: PruneRequest, header, receipt_file, total: int, store) -> None:
         from symfonic_cli.progress import Progress
 
-        self.store, self.req, self.keys, self.newer_than = store, req, keys, newer_than
-        self.header, self.receipt_file, self.esc = header, receipt_file, esc
+        self.req, self.header, self.receipt_file, self.total, self.store = req, header, receipt_file, total, store
         self.human = req.fmt not in ("json", "jsonl")
         self.lines = env.stdout if self.human else env.stderr
-        self.stream = _Stream(env.stdout, req.fmt)
-        self.progress = Progress(env.stderr, "pruned", keys.total)
+        self.stream = None if self.human else JsonStream(env.stdout, req.fmt)
+        self.progress = Progress(env.stderr, "pruned", total)
         self.counts = pr.empty_counts()
         self.rows: dict[str, int] = {}
         self.done = 0
-        self.unverified = 0
         self.missing: list[str] = []
         self.missing_message = ""
-        self.stop: tuple[str, int] | None = None
-        self.receipt_ok = True
+        self.file_ok = True
 
-    def run(self) -> None:
-        from symfonic_cli.erase.sweep import _Interrupt
-
-        if not self.human:
+    def start(self, **fields) -> None:
+        if self.receipt_file is not None:
+            try:
+                self.receipt_file.append({"record": "start", **self.header, **fields})
+            except ReceiptWriteError as exc:
+                raise ReceiptError(f"{exc}; nothing pruned") from None
+        if self.stream is not None:
             self.stream.begin(self.header)
-        try:
-            with _Interrupt() as interrupt:
-                for page in self.keys.pages():
-                    for plan in self.store.prune_plans(page, keep=self.req.keep, newer_than=self.newer_than):
-                        if interrupt.asked:
-                            self.stop = (INTERRUPTED, EXIT_INTERRUPTED)
-                            return
-                        self._one(plan)
-                        if self.stop is not None:
-                            return
-                if interrupt.asked and self.done < self.keys.total:
-                    self.stop = (INTERRUPTED, EXIT_INTERRUPTED)
-        except KeyboardInterrupt:
-            self.stop = (INTERRUPTED, EXIT_INTERRUPTED)
-        except SymfonicError as exc:  # selecting or planning the next page failed
-            self.stop = (f"stopped: {scrub(exc.line(), self.req.location)}", exc.exit_code)
-        finally:
-            self.progress.end(self.done)
 
-    def _one(self, plan) -> None:
-        if plan.checkpoints_before == 0 and self.req.selection.keys is not None:
-            result = pr.PruneOutcome(plan.key, NOT_FOUND)
-            self.missing.append(plan.key)
-            if len(self.missing) == 1:  # the error line names near misses; the receipt does not
-                from symfonic_cli.suggestions import Suggester, not_found_message
+    def thread(self, result: pr.PruneOutcome) -> Stopped | None:
+        from symfonic_cli.render import escape_inline as esc
 
-                self.missing_message = not_found_message(plan.key, self.req.location.display, Suggester(self.store))
-        elif plan.skipped:
-            result = pr.PruneOutcome(plan.key, SKIPPED, reason=plan.skipped, time=datetime.now(timezone.utc))
-        elif not plan.changes:
-            result = pr.PruneOutcome(plan.key, NOTHING, dict.fromkeys(plan.rows, 0), 0, 0, time=datetime.now(timezone.utc))
-        else:
-            result, stop = prune_one(self.store, plan, self.req, self.newer_than)
-            self.stop = stop or self.stop
-        self._record(result)
-
-    def _record(self, result: pr.PruneOutcome) -> None:
         entry = pr.thread_entry(result, self.req.location.kind)
         self.counts[result.status] += 1
         self.done += 1
         for t, n in result.rows_deleted.items():
             self.rows[t] = self.rows.get(t, 0) + n
-        if result.status == FAILED:
-            self.unverified += result.remaining is None
-        if self.receipt_file is not None and self.receipt_ok:
+        if result.status == NOT_FOUND:
+            self.missing.append(result.key)
+            if len(self.missing) == 1:  # the error line names near misses; the receipt does not
+                from symfonic_cli.suggestions import Suggester, not_found_message
+
+                self.missing_message = not_found_message(result.key, self.req.location.display, Suggester(self.store))
+        stop = None
+        if self.receipt_file is not None and self.file_ok:
             try:
                 self.receipt_file.append({"record": "thread", **self.header, **entry})
             except ReceiptWriteError as exc:
-                self.receipt_ok = False
-                self.stop = self.stop or (str(exc), EXIT_STORE)
+                self.file_ok = False
+                stop = Stopped(str(exc), EXIT_STORE, False)
         self.progress.clear()
-        self.lines.write(f"{result.status} {self.esc(result.key)}{pr.detail(result, self.esc)}\n")
+        self.lines.write(f"{result.status} {esc(result.key)}{pr.detail(result, esc)}\n")
         self.lines.flush()
-        if not self.human:
+        if self.stream is not None:
             self.stream.item(entry, self.header)
         self.progress.step(self.done)
+        return stop
 
-    def summary(self) -> dict[str, Any]:
-        return pr.summary(self.counts, self.keys.total, self.done, self.stop is not None, self.rows)
+    def end(self, tail: dict, stop: Stopped | None) -> Stopped | None:
+        if self.receipt_file is not None and self.file_ok and (stop is None or stop.receipt_file_ok):
+            try:
+                self.receipt_file.append({"record": "end", **self.header, **tail})
+            except ReceiptWriteError as exc:
+                stop = stop or Stopped(f"{exc} (the end line; every thread's line was written)", EXIT_STORE, False)
+        return stop
+
+    def summary(self, stop) -> dict[str, Any]:
+        return pr.summary(self.counts, self.total, self.done, stop is not None, self.rows)
 
 
 def _compact(store, req: PruneRequest, notes: list[str]) -> dict[str, Any]:
@@ -386,15 +376,8 @@ def _compact(store, req: PruneRequest, notes: list[str]) -> dict[str, Any]:
 
 
 def _confirm(terminal, count: int) -> None:
-    if count == 0:
-        return  # nothing to delete: nothing to confirm
-    if terminal is None:
-        raise NotConfirmedError("not confirmed: no terminal to confirm on, nothing deleted", hint="pass --yes to prune without a prompt")
-    terminal.writer.write(f"Type the number of threads ({count}) to prune them: ")
-    terminal.writer.flush()
-    answer = terminal.reader.readline().rstrip("\n").removesuffix("\r")
-    if answer != str(count):
-        raise NotConfirmedError(f"not confirmed: expected '{count}', nothing deleted")
+    if count:  # nothing to delete: nothing to confirm
+        confirm(terminal, f"Type the number of threads ({count}) to prune them", str(count))
 
 
 def _check_missing(req: PruneRequest, missing: list[str], store) -> None:
@@ -409,18 +392,17 @@ def _check_missing(req: PruneRequest, missing: list[str], store) -> None:
     raise NotFoundError(f"{len(missing)} requested threads not found in {where}: {listed} (--missing-ok to accept)")
 
 
-def _raise_outcome(req: PruneRequest, loop: _Loop, total: int) -> None:
-    if loop.stop is not None:
-        s = loop.summary()
-        raise StoppedError(f"{loop.stop[0]}; {s['threads']} of {total} thread(s) done, {s['pruned']} pruned", loop.stop[1])
-    if loop.counts[FAILED]:
-        raise StoreError(f"{loop.counts[FAILED]} thread(s) failed and were left as they were (see the receipt)")
-    if len(loop.missing) == 1 and not req.missing_ok:
-        raise NotFoundError(loop.missing_message)
-    if loop.missing and not req.missing_ok:
-        listed = ", ".join(f"'{k}'" for k in loop.missing[:5]) + (", ..." if len(loop.missing) > 5 else "")
-        raise NotFoundError(f"{len(loop.missing)} requested thread(s) not found in {req.location.display}: {listed}",
+def _raise_outcome(req: PruneRequest, rec: PruneRecorder, stop: Stopped | None, total: int) -> None:
+    if stop is not None:
+        s = rec.summary(stop)
+        raise StoppedError(f"{stop.reason}; {s['threads']} of {total} thread(s) done, {s['pruned']} pruned", stop.exit_code)
+    if rec.counts[FAILED]:
+        raise StoreError(f"{rec.counts[FAILED]} thread(s) failed and were left as they were (see the receipt)")
+    if len(rec.missing) == 1 and not req.missing_ok:
+        raise NotFoundError(rec.missing_message)
+    if rec.missing and not req.missing_ok:
+        listed = ", ".join(f"'{k}'" for k in rec.missing[:5]) + (", ..." if len(rec.missing) > 5 else "")
+        raise NotFoundError(f"{len(rec.missing)} requested thread(s) not found in {req.location.display}: {listed}",
                             hint="--missing-ok to accept")
     if req.selection.keys is None and total == 0 and not req.missing_ok:
         raise NotFoundError(f"no thread matches the selection in {req.location.display}", hint="--missing-ok to accept")
-

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from symfonic_cli.model.prune import TASKS
+TASKS = "__pregel_tasks"  # model/prune.py TASKS (not imported: the quick route loads this module)
 from symfonic_cli.stores.postgres._common import _translate_errors
 
 _TABLES = ("checkpoints", "checkpoint_blobs", "checkpoint_writes")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 
-from symfonic_cli.model.prune import TASKS
+TASKS = "__pregel_tasks"  # model/prune.py TASKS (not imported: the quick route loads this module)
 from symfonic_cli.stores.sqlite._common import _translate_errors
 
 # Threads the plain rule (the latest N per namespace) does not describe exactly: a subgraph call's
