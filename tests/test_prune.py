@@ -207,3 +207,52 @@ def test_keep_n_and_older_than(tmp_path, request):
         assert everything_new.rows["checkpoints"] == 0
         nothing_new = st.prune_plan("acme:_:s-001", newer_than=datetime.now(timezone.utc) + timedelta(days=1))
         assert nothing_new.rows == plan1.rows
+
+
+def test_a_thread_written_after_the_plan_is_rolled_back_whole(request):
+    """The plan's rows are compared inside the thread's transaction: a thread the agent wrote since
+    the plan (its old latest checkpoint now prunable) is rolled back untouched, with the reason."""
+    from langchain_core.messages import HumanMessage
+
+    from symfonic_cli.errors import StoreError
+    from tests.support.scenarios import agent_graph
+
+    backend, url = _new_store("sqlite", request)
+    key = "globex:_:s-101"
+    with _open(url) as st:
+        plan = st.prune_plan(key)
+    with backend.saver(url) as saver:
+        agent_graph().compile(checkpointer=saver).invoke({"messages": [HumanMessage(content="one more")]}, {"configurable": {"thread_id": key}})
+        before = _state_of(saver, key), len(list(saver.list({"configurable": {"thread_id": key}})))
+    with _open(url) as st:
+        with pytest.raises(StoreError, match="changed since the plan"):
+            st.prune_thread(key, expected=plan.rows)
+    with backend.saver(url) as saver:
+        assert (_state_of(saver, key), len(list(saver.list({"configurable": {"thread_id": key}})))) == before
+
+
+def test_a_change_to_the_kept_state_rolls_back(request):
+    """The kept state is read before and after the deletes inside the transaction: here a trigger of
+    the store rewrites the kept checkpoint's metadata when an older one is deleted; the prune rolls
+    back and the thread is as it was (prune_prepare refuses such triggers; prune_thread checks anyway)."""
+    import sqlite3
+
+    from symfonic_cli.errors import StoreError
+
+    backend, url = _new_store("sqlite", request)
+    key = "acme:_:s-001"
+    conn = sqlite3.connect(url)
+    conn.execute("CREATE TRIGGER rewrite AFTER DELETE ON checkpoints BEGIN "
+                 "UPDATE checkpoints SET metadata = CAST('{}' AS BLOB) WHERE thread_id = old.thread_id; END")
+    conn.commit()
+    rows = conn.execute("SELECT checkpoint_id, metadata FROM checkpoints WHERE thread_id = ? ORDER BY 1", (key,)).fetchall()
+    conn.close()
+    with _open(url) as st:
+        plan = st.prune_plan(key)
+        with pytest.raises(StoreError, match="kept state would change"):
+            st.prune_thread(key, expected=plan.rows)
+        with pytest.raises(StoreError, match="trigger"):
+            st.prune_prepare()
+    conn = sqlite3.connect(url)
+    assert conn.execute("SELECT checkpoint_id, metadata FROM checkpoints WHERE thread_id = ? ORDER BY 1", (key,)).fetchall() == rows
+    conn.close()

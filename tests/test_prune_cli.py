@@ -165,3 +165,31 @@ def test_role_without_delete_is_exit_4_before_anything(request):
     assert res.code == 4 and "DELETE" in res.err and "pw-prune" not in res.err
     dry = run("thread", "prune", "-s", reader, "--all", "--dry-run")
     assert dry.code == 4  # the dry run makes the same checks
+
+
+def test_ctrl_c_stops_between_threads(store, tmp_path):
+    """SIGINT during a prune: the thread in flight finishes, the rest are left, the receipt says so, exit 130."""
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    receipt = tmp_path / "r.jsonl"
+    env = {**os.environ, "SYMFONIC_FAULT_SLOW_THREAD": "0.4"}
+    proc = subprocess.Popen([sys.executable, "-m", "symfonic_cli", "thread", "prune", "-s", str(store), "--all", "--yes",
+                             "-f", "jsonl", "--receipt", str(receipt)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    deadline = time.time() + 60
+    def threads_done() -> int:
+        return sum(json.loads(line)["record"] == "thread" for line in receipt.read_text().splitlines()) if receipt.exists() else 0
+
+    while time.time() < deadline and threads_done() < 2:
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    records = [json.loads(line) for line in out.splitlines()]
+    end = records[-1]
+    assert end["record"] == "end" and end["interrupted"] is True
+    done = [r for r in records if r["record"] == "thread"]
+    assert 2 <= len(done) < 11 and end["summary"]["not_attempted"] == 11 - len(done)
+    assert [json.loads(line)["record"] for line in receipt.read_text().splitlines()][-1] == "end"
