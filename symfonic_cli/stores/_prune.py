@@ -25,6 +25,18 @@ if TYPE_CHECKING:
     from symfonic_cli.model.prune import PruneDecision, ThreadPrunePlan
 
 
+def _iso(ts):
+    """A checkpoint's ``ts`` as every command prints a time (UTC, ``Z``); as stored when unreadable."""
+    from datetime import datetime
+
+    from symfonic_cli.model.times import iso_utc
+
+    try:
+        return iso_utc(datetime.fromisoformat(ts)) if isinstance(ts, str) else None
+    except ValueError:
+        return ts
+
+
 class ThreadSkipped(SymfonicError):
     """A thread the rules leave alone (a DeltaChannel that cannot be rebuilt): nothing changed."""
 
@@ -62,7 +74,7 @@ class RulePrune:
             # deleted root checkpoint held are next held by the oldest kept one.
             _, count = self._pr_head(key, d.newest_deleted_root)  # type: ignore[attr-defined]
             ts, _ = self._pr_head(key, d.oldest_kept_root)  # type: ignore[attr-defined]
-            plan.redated, plan.redated_to = count or 0, ts
+            plan.redated, plan.redated_to = count or 0, _iso(ts)
         return plan
 
     def prune_plans(self, keys: list[str], *, keep: int = 1, newer_than: datetime | None = None) -> list[ThreadPrunePlan]:
