@@ -193,3 +193,18 @@ def test_ctrl_c_stops_between_threads(store, tmp_path):
     done = [r for r in records if r["record"] == "thread"]
     assert 2 <= len(done) < 11 and end["summary"]["not_attempted"] == 11 - len(done)
     assert [json.loads(line)["record"] for line in receipt.read_text().splitlines()][-1] == "end"
+
+
+def test_transcript_rows_are_the_same_except_timestamps_as_the_plan_says(store):
+    """After the prune the transcript is the same rows; the messages the plan named are dated by the
+    oldest kept checkpoint, the time the plan gave."""
+    key = "acme:_:s-001"
+    before = json.loads(run("transcript", "show", "-s", str(store), "-t", key, "-f", "json").out)
+    plan = json.loads(run("thread", "prune", "-s", str(store), "-t", key, "--dry-run", "-f", "json").out)["threads"][0]
+    assert run("thread", "prune", "-s", str(store), "-t", key, "--yes").code == 0
+    after = json.loads(run("transcript", "show", "-s", str(store), "-t", key, "-f", "json").out)
+    strip = [{k: v for k, v in r.items() if k != "timestamp"} for r in before]
+    assert [{k: v for k, v in r.items() if k != "timestamp"} for r in after] == strip
+    moved = [a for b, a in zip(before, after) if a["timestamp"] != b["timestamp"]]
+    assert len(moved) == plan["timestamps_change"]["messages"] > 0
+    assert {m["timestamp"] for m in moved} == {plan["timestamps_change"]["to"]}
