@@ -184,7 +184,11 @@ class ThreadPrunePlan:
         return bool(self.total or self.detached)
 
 
-def check_against_plan(expected: dict[str, int] | None, deleted: dict[str, int]) -> None:
+def _undone(atomic: bool) -> str:
+    return "rolled back, nothing deleted" if atomic else "NOT rolled back: this server has no transactions"
+
+
+def check_against_plan(expected: dict[str, int] | None, deleted: dict[str, int], *, atomic: bool = True) -> None:
     """Inside the thread's transaction, before its commit: the rows it deletes must be the rows the
     plan showed, else raise (the caller rolls back)."""
     if expected is None or expected == deleted:
@@ -192,14 +196,14 @@ def check_against_plan(expected: dict[str, int] | None, deleted: dict[str, int])
     from symfonic_cli.errors import StoreError
 
     differ = [f"{t} {expected.get(t, 0)} planned, {n} found" for t, n in deleted.items() if n != expected.get(t, 0)]
-    raise StoreError(f"changed since the plan ({'; '.join(differ)}): rolled back, nothing deleted")
+    raise StoreError(f"changed since the plan ({'; '.join(differ)}): {_undone(atomic)}")
 
 
-def check_kept_state(key: str, before: object, after: object) -> None:
+def check_kept_state(key: str, before: object, after: object, *, atomic: bool = True) -> None:
     """Inside the transaction: what LangGraph reads for every kept namespace (its latest checkpoint,
     channel values, versions, pending writes, and a DeltaChannel's ancestors) must be unchanged."""
     if before == after:
         return
     from symfonic_cli.errors import StoreError
 
-    raise StoreError(f"thread '{key}': the kept state would change: rolled back, nothing deleted")
+    raise StoreError(f"thread '{key}': the kept state would change: {_undone(atomic)}")

@@ -59,6 +59,10 @@ class RulePrune:
 
         return decide(key, checkpoints, sends_at, outline, keep=keep, newer_than=newer_than)
 
+    def _pr_atomic(self) -> bool:
+        """Whether the thread's transaction can roll back (MongoDB without transactions cannot)."""
+        return True
+
     def prune_plan(self, key: str, *, keep: int = 1, newer_than: datetime | None = None) -> ThreadPrunePlan:
         from symfonic_cli.model.prune import ThreadPrunePlan
 
@@ -95,9 +99,12 @@ class RulePrune:
             if not d.changes:
                 return dict.fromkeys(self._pr_tables(), 0), 0  # type: ignore[attr-defined]
             before = self._pr_kept_state(key, d)  # type: ignore[attr-defined]
+            atomic = self._pr_atomic()
+            if not atomic:  # nothing to roll back: compared right before the deletes instead
+                check_against_plan(expected, self._pr_measure(key, d)[0])  # type: ignore[attr-defined]
             deleted = self._pr_apply(key, d)  # type: ignore[attr-defined]
-            check_against_plan(expected, deleted)
-            check_kept_state(key, before, self._pr_kept_state(key, d))  # type: ignore[attr-defined]
+            check_against_plan(expected, deleted, atomic=atomic)
+            check_kept_state(key, before, self._pr_kept_state(key, d), atomic=atomic)  # type: ignore[attr-defined]
         return deleted, sum(len(v) for v in d.detach.values())
 
     def prune_remaining(self, key: str, *, keep: int = 1, newer_than: datetime | None = None) -> int:

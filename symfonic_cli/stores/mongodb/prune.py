@@ -27,6 +27,9 @@ class MongoPrune(RulePrune):
 
     _pr_session = None
 
+    def _pr_atomic(self) -> bool:
+        return bool(self._supports_transactions())  # type: ignore[attr-defined]
+
     def _pr_tables(self) -> tuple[str, ...]:
         return (self.writes_name, self.checkpoints_name)  # type: ignore[attr-defined]
 
