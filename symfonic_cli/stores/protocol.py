@@ -1,6 +1,6 @@
 """The protocol every backend implements, one class per section, in the order of the backend
 packages' modules (``stores/<kind>/read.py``, ``history.py``, ``compat.py``, ``state.py``,
-``erase.py``, ``copy.py``).
+``erase.py``, ``copy.py``, ``prune.py``, ``usage.py``).
 
 Everything backend-specific lives in those modules; the commands and the pure logic only see
 this protocol and the types it names. Only type checkers and readers import this module.
@@ -12,6 +12,8 @@ from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
+    from datetime import datetime
+
     from symfonic_cli.location import StoreLocation
     from symfonic_cli.model.checkpoint import (
         CheckpointHead,
@@ -30,6 +32,7 @@ if TYPE_CHECKING:
     from symfonic_cli.model.erase import ExtraTable, ThreadErasePlan
     from symfonic_cli.model.history import CheckpointFacts, WriteChannel
     from symfonic_cli.model.listing import StoreInfo, ThreadSummary
+    from symfonic_cli.model.prune import ThreadPrunePlan
     from symfonic_cli.model.run_state import ThreadRunState
     from symfonic_cli.model.run_state import ThreadRunRows
 
@@ -387,5 +390,65 @@ class CopyProtocol(Protocol):
         ...
 
 
-class Store(ReadProtocol, HistoryProtocol, CompatProtocol, StateProtocol, EraseProtocol, CopyProtocol, Protocol):
+class PruneProtocol(Protocol):
+    """thread prune (stores/<kind>/prune.py, on stores/_prune.py's RulePrune: the keep rules of
+    model/prune.py, PostgresSaver.prune's, run on each backend's few primitives).
+
+    Tables in the ``rows`` dicts, in delete order: SQLite ``writes``, ``checkpoints``; PostgreSQL
+    ``checkpoint_writes``, ``checkpoint_blobs``, ``checkpoints``; MongoDB the configured writes and
+    checkpoints collections. Bytes as the database measures them (as ``read_run_rows``'s size)."""
+
+    def prune_prepare(self, *, dry_run: bool = False) -> list[str]:
+        """Before anything is deleted: erase_prepare's checks (writable, DELETE privilege, no triggers;
+        PostgreSQL also UPDATE on checkpoints, for the parent pointers); a dry run makes them too.
+        StoreError (exit 4) otherwise. Notes for the receipt."""
+        ...
+
+    def prune_plan(self, key: str, *, keep: int = 1, newer_than: datetime | None = None) -> ThreadPrunePlan:
+        """What pruning ``key`` would delete now (rows, bytes, parents detached, DeltaChannel
+        ancestors kept, a skip reason, the messages whose transcript time moves). Read-only."""
+        ...
+
+    def prune_plans(self, keys: list[str], *, keep: int = 1, newer_than: datetime | None = None) -> list[ThreadPrunePlan]: ...
+
+    def prune_thread(self, key: str, *, keep: int = 1, newer_than: datetime | None = None,
+                     expected: dict[str, int] | None = None) -> tuple[dict[str, int], int]:
+        """Prune ``key`` in ONE transaction on one snapshot, the rules decided on that snapshot, the
+        rows deleted compared with ``expected`` and the kept state (what get_tuple reads of every kept
+        checkpoint: checkpoint, metadata, pending writes, blobs) compared before and after the deletes,
+        before the commit: a difference rolls back (StoreError). ThreadSkipped: nothing changed.
+        Returns (rows deleted, checkpoints left with no parent)."""
+        ...
+
+    def prune_remaining(self, key: str, *, keep: int = 1, newer_than: datetime | None = None) -> int:
+        """After the commit: the checkpoints a prune would still delete (0 means verified)."""
+        ...
+
+    def compact_check(self) -> list[str]:
+        """``--compact``, before anything is deleted: refuse (StoreError) what cannot work (SQLite: less
+        free disk than the file); notes for the plan (locks taken, what the space becomes)."""
+        ...
+
+    def compact(self) -> tuple[dict[str, int], dict[str, int], list[str]]:
+        """After the last thread: SQLite ``wal_checkpoint(TRUNCATE)`` and ``VACUUM``; PostgreSQL
+        ``VACUUM (ANALYZE)`` of the three tables; MongoDB ``compact`` where the server allows it.
+        (bytes before, bytes after, notes)."""
+        ...
+
+
+class UsageProtocol(Protocol):
+    """store usage (stores/<kind>/usage.py)."""
+
+    def store_usage(self, *, top: int = 10, keep: int = 1) -> dict[str, Any]:
+        """Where the bytes are, aggregated in the database (no row decoded): the file (SQLite: size,
+        -wal, pages, free pages, page size), the tables (PostgreSQL: heap, TOAST, index bytes, dead
+        tuples) or collections (MongoDB: storage, free, index bytes, where the server reports them);
+        ``checkpoints``/``writes``/``blobs`` ``{"count", "bytes"}`` (blobs None where there are none);
+        ``channels`` (rows, bytes per channel and table); ``largest_threads`` (``top``, largest first:
+        key, bytes, checkpoints); ``reclaimable`` (keep, checkpoints, writes, blobs, bytes, threads,
+        skipped_threads): exactly what ``prune_thread(keep=keep)`` of every thread deletes; ``notes``."""
+        ...
+
+
+class Store(ReadProtocol, HistoryProtocol, CompatProtocol, StateProtocol, EraseProtocol, CopyProtocol, PruneProtocol, UsageProtocol, Protocol):
     """A store of any kind: every section above."""

@@ -22,6 +22,8 @@ from symfonic_cli.stores.mongodb.compat import MongoCompat
 from symfonic_cli.stores.mongodb.copy import MongoCopy
 from symfonic_cli.stores.mongodb.erase import MongoErase
 from symfonic_cli.stores.mongodb.history import MongoHistory
+from symfonic_cli.stores.mongodb.prune import MongoPrune
+from symfonic_cli.stores.mongodb.usage import MongoUsage
 from symfonic_cli.stores.mongodb.read import MongoRead
 from symfonic_cli.stores.mongodb.state import MongoState
 
@@ -149,7 +151,7 @@ def open_store(
     return store
 
 
-class MongoStore(ExactActivity, MongoRead, MongoHistory, MongoCompat, MongoState, MongoErase, MongoCopy, MongoSection, SupportsWith):
+class MongoStore(ExactActivity, MongoRead, MongoHistory, MongoCompat, MongoState, MongoErase, MongoCopy, MongoPrune, MongoUsage, MongoSection, SupportsWith):
     kind = "mongodb"
 
     def __init__(self, location, client, db_name, checkpoints, writes, *, writable, connect_timeout) -> None:

@@ -28,6 +28,8 @@ from symfonic_cli.stores.postgres.compat import PostgresCompat
 from symfonic_cli.stores.postgres.copy import PostgresCopy
 from symfonic_cli.stores.postgres.erase import PostgresErase
 from symfonic_cli.stores.postgres.history import PostgresHistory
+from symfonic_cli.stores.postgres.prune import PostgresPrune
+from symfonic_cli.stores.postgres.usage import PostgresUsage
 from symfonic_cli.stores.postgres.read import PostgresRead
 from symfonic_cli.stores.postgres.state import PostgresState
 from symfonic_cli.threadkey import prefix_upper_bound
@@ -107,7 +109,7 @@ def _byte_order(coll: dict[str, Any], db: dict[str, Any]) -> bool:
     return provider == "c" and locale in _C_LOCALES
 
 
-class PostgresStore(ExactActivity, PostgresRead, PostgresHistory, PostgresCompat, PostgresState, PostgresErase, PostgresCopy, SupportsWith):
+class PostgresStore(ExactActivity, PostgresRead, PostgresHistory, PostgresCompat, PostgresState, PostgresErase, PostgresCopy, PostgresPrune, PostgresUsage, SupportsWith):
     kind = "postgres"
 
     def __init__(self, location: StoreLocation, conn: Any, *, writable: bool) -> None:
