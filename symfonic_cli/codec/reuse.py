@@ -27,6 +27,10 @@ class ThreadDecoder:
     def loads(self, type_: str | None, data: bytes | None, *, what: str) -> Any:
         from symfonic_cli.codec import strict as decoding
 
+        if isinstance(type_, str) and "+" in type_:
+            from symfonic_cli.codec.cipher import decrypt
+
+            type_, data = decrypt(type_, data, what=what)
         if type_ != "msgpack" or not data:
             return decoding.loads(type_, data, what=what)
         import ormsgpack
