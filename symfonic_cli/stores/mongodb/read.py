@@ -236,12 +236,14 @@ class MongoRead:
     def iter_message_states(self, key: str) -> Iterator[MessageState]:
         from symfonic_cli.model.checkpoint import MessageState
 
-        fields = {"_id": 0, "checkpoint_ns": 1, "checkpoint_id": 1, "type": 1, "checkpoint": 1}
+        fields = {"_id": 0, "checkpoint_ns": 1, "checkpoint_id": 1, "type": 1, "checkpoint": 1, "parent_checkpoint_id": 1}
         for doc in self._thread_docs(key, fields, descending=True):
             cid = _field(doc, "checkpoint_id", str, None)
+            parent = doc.get("parent_checkpoint_id")
             yield MessageState(
                 _key_field(doc, "checkpoint_ns"), cid, None, cid, "checkpoint",
                 _field(doc, "type", str, cid), _field(doc, "checkpoint", bytes, cid),
+                parent if isinstance(parent, str) and parent else None,
             )
 
     @_driver_errors
@@ -290,7 +292,7 @@ class MongoRead:
     def iter_message_writes(self, key: str) -> Iterator["MessageWrite"]:
         from symfonic_cli.model.checkpoint import MessageWrite
 
-        fields = {"_id": 0, "checkpoint_ns": 1, "checkpoint_id": 1, "task_id": 1, "idx": 1, "type": 1, "value": 1}
+        fields = {"_id": 0, "checkpoint_ns": 1, "checkpoint_id": 1, "task_id": 1, "idx": 1, "type": 1, "value": 1, "task_path": 1}
         for doc in self.writes.find({"thread_id": _string_literal(key, "thread key"), "channel": "messages"}, fields):
             value = doc.get("value")
             idx, type_ = doc.get("idx"), doc.get("type")
@@ -298,6 +300,7 @@ class MongoRead:
                 _key_field(doc, "checkpoint_ns"), _key_field(doc, "checkpoint_id"), _key_field(doc, "task_id"),
                 idx if isinstance(idx, int) else None, type_ if isinstance(type_, str) else None,
                 bytes(value) if isinstance(value, (bytes, bytearray)) else None,
+                doc["task_path"] if isinstance(doc.get("task_path"), str) else "",
             )
 
 

@@ -218,10 +218,10 @@ class PostgresRead:
         from symfonic_cli.model.checkpoint import MessageState
 
         sql = (
-            "SELECT c.checkpoint_ns, c.checkpoint_id, c.ts, c.ver, "
+            "SELECT c.checkpoint_ns, c.checkpoint_id, c.ts, c.ver, c.parent_checkpoint_id, "
             "CASE WHEN b.type = 'empty' THEN NULL ELSE b.type END, "
             "CASE WHEN b.type = 'empty' THEN NULL ELSE b.blob END "
-            "FROM (SELECT checkpoint_ns, checkpoint_id, checkpoint ->> 'ts' AS ts, "
+            "FROM (SELECT checkpoint_ns, checkpoint_id, parent_checkpoint_id, checkpoint ->> 'ts' AS ts, "
             "checkpoint -> 'channel_versions' ->> 'messages' AS ver, "
             "row_number() OVER (PARTITION BY checkpoint_ns, checkpoint -> 'channel_versions' ->> 'messages' "
             "ORDER BY checkpoint_id DESC) AS rn "
@@ -230,8 +230,8 @@ class PostgresRead:
             "AND b.channel = 'messages' AND b.version = c.ver "
             "ORDER BY c.checkpoint_id DESC"
         )
-        for ns, cid, ts, ver, type_, blob in self._stream(sql, (key, key)):
-            yield MessageState(ns, cid, ts, ver, "channel", type_, bytes(blob) if blob is not None else None)
+        for ns, cid, ts, ver, parent, type_, blob in self._stream(sql, (key, key)):
+            yield MessageState(ns, cid, ts, ver, "channel", type_, bytes(blob) if blob is not None else None, parent)
 
     # -- timestamps (protocol docstrings in stores/protocol.py): no message decoded
 
@@ -295,11 +295,11 @@ class PostgresRead:
         from symfonic_cli.model.checkpoint import MessageWrite
 
         sql = (
-            "SELECT checkpoint_ns, checkpoint_id, task_id, idx, type, blob FROM checkpoint_writes "
+            "SELECT checkpoint_ns, checkpoint_id, task_id, idx, type, blob, task_path FROM checkpoint_writes "
             "WHERE thread_id = %s AND channel = 'messages'"
         )
-        for ns, cid, task_id, idx, type_, blob in self._stream(sql, (key,)):
-            yield MessageWrite(ns, cid, task_id, idx, type_, bytes(blob) if blob is not None else None)
+        for ns, cid, task_id, idx, type_, blob, task_path in self._stream(sql, (key,)):
+            yield MessageWrite(ns, cid, task_id, idx, type_, bytes(blob) if blob is not None else None, task_path or "")
 
 
 def _window_having(last_before, last_from) -> tuple[str, list]:

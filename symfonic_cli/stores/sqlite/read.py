@@ -197,12 +197,12 @@ class SqliteRead:
         from symfonic_cli.model.checkpoint import MessageState
 
         cur = self.conn.execute(
-            "SELECT checkpoint_ns, checkpoint_id, type, checkpoint FROM checkpoints "
+            "SELECT checkpoint_ns, checkpoint_id, type, checkpoint, parent_checkpoint_id FROM checkpoints "
             "WHERE thread_id = ? ORDER BY checkpoint_id DESC",
             (key,),
         )
-        for ns, cid, type_, blob in cur:
-            yield MessageState(ns, cid, None, cid, "checkpoint", type_, blob)
+        for ns, cid, type_, blob, parent in cur:
+            yield MessageState(ns, cid, None, cid, "checkpoint", type_, blob, parent)
 
     # -- timestamps (protocol docstrings in stores/protocol.py): heads from a blob's first bytes
 
@@ -273,13 +273,14 @@ class SqliteRead:
     def iter_message_writes(self, key: str) -> Iterator["MessageWrite"]:
         from symfonic_cli.model.checkpoint import MessageWrite
 
+        path = "task_path" if self.has_task_path else "''"
         cur = self.conn.execute(
-            "SELECT checkpoint_ns, checkpoint_id, task_id, idx, type, value FROM writes "
+            f"SELECT checkpoint_ns, checkpoint_id, task_id, idx, type, value, {path} FROM writes "
             "WHERE thread_id = ? AND channel = 'messages'",
             (key,),
         )
-        for ns, cid, task_id, idx, type_, value in cur:
-            yield MessageWrite(ns, cid, task_id, idx, type_, value)
+        for ns, cid, task_id, idx, type_, value, task_path in cur:
+            yield MessageWrite(ns, cid, task_id, idx, type_, value, task_path or "")
 
 
 
