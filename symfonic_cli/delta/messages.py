@@ -173,12 +173,14 @@ class ThreadMessages:
             if (where[0], version) in by_version:
                 out.seeds[where] = by_version[(where[0], version)]
                 out.nodes[where] = out.nodes[where]._replace(stored=True)
-        for w in store.iter_message_writes(key):
+        stored_order = getattr(store, "writes_replay_order", None) == "stored"
+        for seq, w in enumerate(store.iter_message_writes(key)):
             where = (w.checkpoint_ns, w.checkpoint_id)
             value = _unpack(w.payload_type, w.payload, f"write {w.checkpoint_id}/{w.task_id}/{w.idx} channel '{CHANNEL}'")
-            out.writes.setdefault(where, []).append(((w.task_path or "", w.task_id, w.idx if w.idx is not None else 0), value))
+            order = (seq,) if stored_order else (w.task_path or "", w.task_id, w.idx if w.idx is not None else 0)
+            out.writes.setdefault(where, []).append((order, value))
         for ws in out.writes.values():
-            ws.sort(key=lambda kv: kv[0])  # writes_sort_key: (task_path, task_id, idx)
+            ws.sort(key=lambda kv: kv[0])  # writes_sort_key (task_path, task_id, idx), or as the saver lists them
         return out
 
     @property

@@ -28,6 +28,9 @@ if TYPE_CHECKING:
 
 
 class MongoRead:
+    # MongoDBSaver's get_tuple lists a checkpoint's writes in the order the server returns them
+    # (no sort), and its DeltaChannel rebuild replays them so: iter_message_writes keeps that order.
+    writes_replay_order = "stored"
     """What is in the store, one thread, and the transcript reads (timestamps from blob heads)."""
 
     # -- what is in the store
