@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
+from symfonic_cli.codec.msgpack_head import encrypted_blob_head
 from symfonic_cli.errors import StoreError
 from symfonic_cli.model.listing import StoreInfo, ThreadSummary
 from symfonic_cli.stores.mongodb._common import (
@@ -274,7 +275,9 @@ class MongoRead:
         for doc in self._thread_docs(key, fields, descending=False):
             cid = _field(doc, "checkpoint_id", str, None)
             ts = count = None
-            if doc.get("type") == "msgpack" and isinstance(doc.get("checkpoint"), bytes):
+            if doc.get("type") == "msgpack+aes" and isinstance(doc.get("checkpoint"), bytes):
+                ts, count = encrypted_blob_head(doc["type"], doc["checkpoint"])
+            elif doc.get("type") == "msgpack" and isinstance(doc.get("checkpoint"), bytes):
                 try:
                     ts, count = checkpoint_blob_head(doc["checkpoint"])
                 except (NeedMore, ValueError):

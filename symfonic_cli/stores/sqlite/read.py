@@ -6,6 +6,7 @@ import os
 import sqlite3
 from collections.abc import Iterator
 
+from symfonic_cli.codec.msgpack_head import encrypted_blob_head
 from symfonic_cli.errors import StoreError
 from symfonic_cli.model.listing import StoreInfo, ThreadSummary
 from symfonic_cli.stores._common import window_having
@@ -225,6 +226,9 @@ class SqliteRead:
         # megabytes long; before 3.11, ``substr`` in SQL gives the same bytes.
         from symfonic_cli.codec.msgpack_head import NeedMore, checkpoint_blob_head
 
+        if type_ == "msgpack+aes" and size:
+            row = self.conn.execute("SELECT checkpoint FROM checkpoints WHERE rowid = ?", (rowid,)).fetchone()
+            return encrypted_blob_head(type_, row[0] if row is not None else None)
         if type_ != "msgpack" or not size:
             return None, None
         blob = None
