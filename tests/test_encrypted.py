@@ -160,3 +160,32 @@ def test_without_pycryptodome_the_extra_is_named(sqlite_master, tmp_path):
     assert res.code == 4, res.err
     assert "symfonic[encrypted]" in res.err and "Traceback" not in res.err
     assert run_process("threads", "list", "-s", enc, env=env).code == 0
+
+
+def test_plaintext_values_in_an_encrypted_store_are_a_finding(pair):
+    backend, plain, enc = pair
+    from langchain_core.messages import HumanMessage
+
+    from tests.support.scenarios import agent_graph
+
+    url = backend.new_store(scenarios=False)
+    with backend.saver(enc) as src, backend.saver(url) as dst:
+        src.serde = dst.serde = _encrypted_serde(KEY)
+        backends.copy_store(src, dst)
+    assert run("compat", "report", "-s", url, "--fail-on", "plaintext").code == 0  # all encrypted
+    intruder = {"configurable": {"thread_id": "plain:_:intruder"}}
+    with backend.saver(url) as saver:  # the plain serializer, as an application without the key writes
+        agent_graph().compile(checkpointer=saver).invoke({"messages": [HumanMessage(content="in the clear")]}, intruder)
+        ids = sorted(t.config["configurable"]["checkpoint_id"] for t in saver.list(intruder))
+    info = json.loads(run("store", "info", "-s", url, "-f", "json").out)
+    text = json.dumps(info)
+    assert "plaintext values in an encrypted store" in text
+    res = run("compat", "report", "-s", url, "-f", "json", env={"LANGGRAPH_AES_KEY": KEY})
+    assert res.code == 0, res.err
+    enc_report = json.loads(res.out)["encryption"]
+    assert enc_report["plaintext_values"] > 0 and enc_report["first_plaintext_checkpoints"]
+    assert set(enc_report["first_plaintext_checkpoints"]) <= set(ids)
+    assert enc_report["first_plaintext_checkpoints"] == sorted(enc_report["first_plaintext_checkpoints"])[:5]
+    assert run("compat", "report", "-s", url, "--fail-on", "plaintext", env={"LANGGRAPH_AES_KEY": KEY}).code == 5
+    # a plain store has no such finding, and its report is unchanged
+    assert "encryption" not in json.loads(run("compat", "report", "-s", plain, "-f", "json").out)

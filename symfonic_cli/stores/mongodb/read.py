@@ -186,9 +186,37 @@ class MongoRead:
         details["schema variant"] = "MongoDBSaver (checkpoint blob, metadata key by key)"
         details["server version"] = self.client.admin.command("buildInfo").get("version")
         details["transactions"] = "supported" if self._supports_transactions() else "not supported (standalone server)"
+        census = self.encryption_census()
+        details["encryption"] = census.describe()
+        if census.finding():
+            details["finding: plaintext values"] = census.finding()
         if warnings:
             details["warning"] = "; ".join(warnings)
         return StoreInfo("mongodb", self.location.display, threads, checkpoints, writes, details)
+
+    @_driver_errors
+    def encryption_census(self):
+        """Checkpoints and writes by encryption (``model/encryption.py``), grouped on the server."""
+        from symfonic_cli.model.encryption import EncryptionCensus
+
+        is_enc = {"$gte": [{"$indexOfCP": [{"$ifNull": ["$type", ""]}, "+"]}, 0]}
+        enc = plain = 0
+        for coll in (self.checkpoints, self.writes):
+            for row in coll.aggregate([{"$match": {"type": {"$type": "string"}}}, {"$group": {"_id": is_enc, "n": {"$sum": 1}}}]):
+                if row["_id"]:
+                    enc += row["n"]
+                else:
+                    plain += row["n"]
+        first: set[str] = set()
+        if enc and plain:
+            for coll in (self.checkpoints, self.writes):
+                for row in coll.aggregate([
+                    {"$match": {"type": {"$type": "string"}}}, {"$match": {"$expr": {"$not": [is_enc]}}},
+                    {"$group": {"_id": "$checkpoint_id"}}, {"$sort": {"_id": 1}}, {"$limit": 5},
+                ]):
+                    if isinstance(row["_id"], str):
+                        first.add(row["_id"])
+        return EncryptionCensus(enc, plain, tuple(sorted(first)[:5]))
 
     def _supports_transactions(self) -> bool:
         if self._transactions is None:

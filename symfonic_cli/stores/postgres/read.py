@@ -137,7 +137,32 @@ class PostgresRead:
             details[f"{table} size"] = size
         details["server version"] = server
         details["read-only session"] = read_only
+        census = self.encryption_census()
+        details["encryption"] = census.describe()
+        if census.finding():
+            details["finding: plaintext values"] = census.finding()
         return StoreInfo("postgres", self.location.display, threads, checkpoints, writes, details)
+
+    @_translate_errors
+    def encryption_census(self):
+        """Serialized values by encryption (``model/encryption.py``): blobs (the saver's ``empty``
+        marker is not serialized) and writes; the checkpoint JSONB is never encrypted."""
+        from symfonic_cli.model.encryption import EncryptionCensus
+
+        values = ("SELECT b.type, (SELECT min(c.checkpoint_id COLLATE \"C\") FROM checkpoints c WHERE c.thread_id = b.thread_id "
+                  "AND c.checkpoint_ns = b.checkpoint_ns AND c.checkpoint -> 'channel_versions' ->> b.channel = b.version) AS cid "
+                  "FROM checkpoint_blobs b WHERE b.type <> 'empty' "
+                  "UNION ALL SELECT type, checkpoint_id FROM checkpoint_writes")
+        enc, plain = self.conn.execute(
+            "SELECT count(*) FILTER (WHERE position('+' in type) > 0), count(*) FILTER (WHERE position('+' in type) = 0) "
+            "FROM (SELECT type FROM checkpoint_blobs WHERE type <> 'empty' UNION ALL SELECT type FROM checkpoint_writes) v"
+        ).fetchone()
+        first: tuple[str, ...] = ()
+        if enc and plain:
+            first = tuple(r[0] for r in self.conn.execute(
+                f"SELECT DISTINCT cid COLLATE \"C\" FROM ({values}) v WHERE position('+' in type) = 0 AND cid IS NOT NULL "
+                "ORDER BY 1 LIMIT 5"))
+        return EncryptionCensus(enc, plain, first)
 
     # -- one thread
 

@@ -145,7 +145,26 @@ class SqliteRead:
             "namespaces": namespaces,
             "sqlite version": sqlite3.sqlite_version,
         }
+        census = self.encryption_census()
+        details["encryption"] = census.describe()
+        if census.finding():
+            details["finding: plaintext values"] = census.finding()
         return StoreInfo("sqlite", self.location.display, threads, checkpoints, writes, details)
+
+    @_translate_errors
+    def encryption_census(self):
+        """Serialized values by encryption (``model/encryption.py``), counted in the database."""
+        from symfonic_cli.model.encryption import EncryptionCensus
+
+        values = "SELECT checkpoint_id, type FROM checkpoints UNION ALL SELECT checkpoint_id, type FROM writes"
+        enc, plain = self.conn.execute(
+            f"SELECT coalesce(sum(instr(type, '+') > 0), 0), coalesce(sum(instr(type, '+') = 0), 0) FROM ({values})"
+        ).fetchone()
+        first: tuple[str, ...] = ()
+        if enc and plain:
+            first = tuple(r[0] for r in self.conn.execute(
+                f"SELECT DISTINCT checkpoint_id FROM ({values}) WHERE instr(type, '+') = 0 ORDER BY checkpoint_id LIMIT 5"))
+        return EncryptionCensus(enc, plain, first)
 
     # -- one thread
 
