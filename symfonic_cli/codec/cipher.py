@@ -22,14 +22,15 @@ _LENGTHS = (16, 24, 32)
 
 _key_file: str | None = None
 _file_key: bytes | None = None
+_encrypt_target = False  # migrate: the target is written with EncryptedSerializer and this key
 
 
 def configure(key_file: str | None) -> None:
     """This run's ``--aes-key-file`` (None: none given). The file is read and checked now: a
     missing or unreadable file, one that group or others may access, or a key of the wrong
     length is a usage error (exit 2), before any store is opened."""
-    global _key_file, _file_key
-    _key_file, _file_key = None, None
+    global _key_file, _file_key, _encrypt_target
+    _key_file, _file_key, _encrypt_target = None, None, False
     if key_file is None or key_file == "":
         return
     import stat
@@ -113,3 +114,23 @@ def serializer():
     from langgraph.checkpoint.serde.encrypted import EncryptedSerializer
 
     return EncryptedSerializer.from_pycryptodome_aes(key=k)
+
+
+def set_target_encryption(on: bool) -> None:
+    """migrate: write the target with EncryptedSerializer and this run's key (the source's)."""
+    global _encrypt_target
+    _encrypt_target = bool(on)
+
+
+def target_encrypts() -> bool:
+    return _encrypt_target
+
+
+def state() -> tuple[str | None, bool]:
+    """What a spawned migrate worker needs to decrypt and encrypt as this process does."""
+    return _key_file, _encrypt_target
+
+
+def restore(saved: tuple[str | None, bool]) -> None:
+    configure(saved[0])
+    set_target_encryption(saved[1])

@@ -87,10 +87,11 @@ class Migrator:
     target: Store
     dry_run: bool = False
     verify: bool = True
+    to_plaintext: bool = False  # write decrypted values, never the source's stored (encrypted) bytes
     same_kind: bool = field(init=False)
 
     def __post_init__(self) -> None:
-        self.same_kind = self.source.kind == self.target.kind
+        self.same_kind = self.source.kind == self.target.kind and not self.to_plaintext
         # JSONB (PostgreSQL metadata and inline channel values) folds -0.0 into 0.
         self.signed_zero = "postgres" not in (self.source.kind, self.target.kind)
 

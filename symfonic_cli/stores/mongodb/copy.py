@@ -130,7 +130,7 @@ class MongoCopy:
         from langgraph.checkpoint.mongodb import MongoDBSaver
         from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 
-        from symfonic_cli.codec.reuse import reusing
+        from symfonic_cli.codec.reuse import target_serializer
 
         saver = MongoDBSaver.__new__(MongoDBSaver)
         BaseCheckpointSaver.__init__(saver)
@@ -138,7 +138,7 @@ class MongoCopy:
         saver.checkpoint_collection = _InSession(self.checkpoints, session)
         saver.writes_collection = _InSession(self.writes, session)
         saver.ttl = self._ttl()
-        saver.serde = reusing(JsonPlusSerializer())  # as SQLite and PostgreSQL: same bytes, shared messages encoded once
+        saver.serde = target_serializer(JsonPlusSerializer())  # as SQLite and PostgreSQL: same bytes, shared messages encoded once
         return saver
 
     def _ttl(self) -> int | None:
