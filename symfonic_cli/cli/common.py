@@ -102,8 +102,12 @@ def apply_root_options(
     pg_schema: Optional[str],
     checkpoint_collection: Optional[str],
     writes_collection: Optional[str],
+    aes_key_file: Optional[str] = None,
 ) -> None:
     """What the options before the command name mean for this run."""
+    from symfonic_cli.codec import cipher
+
+    cipher.configure(aes_key_file)  # read and checked now (exit 2); never printed
     environment.debug = debug
     connection = {"connect_timeout": connect_timeout}
     for name, value in (

@@ -81,6 +81,11 @@ def _root(
         help="Styles in tables: auto (on a terminal, unless NO_COLOR is set or TERM=dumb), always or never.",
     ),
     no_pager: bool = typer.Option(False, "--no-pager", help="Print straight to the terminal, however tall the output."),
+    aes_key_file: Optional[str] = typer.Option(
+        None, "--aes-key-file", envvar="SYMFONIC_AES_KEY_FILE", metavar="PATH",
+        help="A file holding the raw AES key of a store written with LangGraph's EncryptedSerializer "
+        "(else LANGGRAPH_AES_KEY is used). It must not be readable by group or others.",
+    ),
     tz: Optional[str] = typer.Option(
         None, "--tz", envvar=TZ_ENV, callback=_check_tz, metavar="ZONE",
         help="Time zone of the times shown in table and text output and of times typed without an offset "
@@ -97,6 +102,7 @@ def _root(
         pg_schema=pg_schema,
         checkpoint_collection=checkpoint_collection,
         writes_collection=writes_collection,
+        aes_key_file=aes_key_file,
     )
 
 

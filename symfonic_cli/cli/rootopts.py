@@ -25,6 +25,10 @@ def _apply(name: str, value) -> None:
         environment().pager = environment().pager and not value
     elif name in ("connect_timeout", "pg_schema", "checkpoint_collection", "writes_collection"):
         environment().connection[name] = value
+    elif name == "aes_key_file":
+        from symfonic_cli.codec import cipher
+
+        cipher.configure(value)
     # color, tz: their own callbacks set them
 
 

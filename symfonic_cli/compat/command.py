@@ -64,6 +64,10 @@ def run_report(st, req: CompatRequest) -> CompatOutcome:
         st.envelope_shapes(req.envelope_key, older_than=id_at(req.now - req.grace)),
         key=req.envelope_key, current_format=req.current_format,
     )
+    census = getattr(st, "encryption_census", None)
+    census = census() if census is not None else None
+    if census is not None and census.encrypted:
+        rep.encryption = census  # plaintext values in an encrypted store are a finding
     if cr.wants_key_suggestion(rep):
         found = st.envelope_key_candidates(req.envelope_key, limit=1)
         rep.suggestion = found[0] if found else None
@@ -108,6 +112,9 @@ def store_pairs(rep, environment=None) -> list[tuple[str, Any]]:
     pairs.append(("unfinalized interrupted by a crash", rep.interrupted))
     pairs.append(("migrated services can read all", bool(verdict["migrated_can_read_all"])))
     pairs.append(("rollback to legacy can read all", bool(verdict["legacy_can_read_all"])))
+    if rep.encryption is not None:
+        pairs.append(("encryption", rep.encryption.describe()))
+        pairs.append(("plaintext values in the encrypted store", rep.encryption.finding() or 0))
     if rep.suggestion:
         other, n = rep.suggestion
         pairs.append(

@@ -27,7 +27,7 @@ from symfonic_cli.compat.envelope import (
 from symfonic_cli.model.envelope import ABSENT, EnvelopeRow, EnvelopeShape
 from symfonic_cli.clock import checkpoint_id_time
 
-FINDINGS = ("corrupt", "newer", "interrupted", "legacy")
+FINDINGS = ("corrupt", "newer", "interrupted", "legacy", "plaintext")
 STATUSES = ("legacy", "migrated", "corrupt", "newer")
 IN_FLIGHT = "in flight"
 INTERRUPTED = "interrupted by a crash"
@@ -99,6 +99,7 @@ class StoreReport:
     unreadable_by_migrated: int = 0
     unreadable_by_legacy: int = 0
     suggestion: tuple[str, int] | None = None  # (other key, checkpoints)
+    encryption: Any = None  # an EncryptionCensus, set only for an encrypted store (model/encryption.py)
 
     @property
     def enveloped(self) -> int:
@@ -110,10 +111,14 @@ class StoreReport:
             "newer": sum(self.newer.values()),
             "interrupted": self.interrupted,
             "legacy": sum(n for (line, _), n in self.by_line.items() if line == "legacy"),
+            **({"plaintext": self.encryption.plaintext} if self.encryption is not None else {}),
         }
 
     def to_json(self) -> dict[str, Any]:
         return {
+            **({"encryption": {"encrypted_values": self.encryption.encrypted, "plaintext_values": self.encryption.plaintext,
+                               "first_plaintext_checkpoints": list(self.encryption.first_plain)}}
+               if self.encryption is not None else {}),
             "envelope_key": self.envelope_key,
             "current_format": self.current_format,
             "checkpoints": self.checkpoints,

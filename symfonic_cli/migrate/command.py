@@ -7,7 +7,7 @@ import os
 from dataclasses import dataclass, field
 from typing import Any
 
-from symfonic_cli.errors import MigrateIncomplete, UsageError
+from symfonic_cli.errors import StoreError, MigrateIncomplete, UsageError
 from symfonic_cli.location import StoreLocation
 from symfonic_cli.selection import MIGRATE, build_selection
 
@@ -24,6 +24,7 @@ class MigrateRequest:
     verify_only: bool = False
     init_target: bool = False
     jobs: int | None = None
+    to_plaintext: bool = False  # an encrypted source is written to the target decrypted
 
     @property
     def mode(self) -> str:
@@ -38,6 +39,7 @@ class MigrateResult:
     outcomes: list  # ThreadOutcome per thread, in selection order
     totals: dict[str, int]
     verify_only: bool = False
+    serializer: str | None = None  # said when the source is encrypted: how the target is written
 
     def records(self) -> list[dict]:
         return [o.to_json() for o in self.outcomes]
@@ -100,6 +102,7 @@ def run_migrate(req: MigrateRequest, environment) -> MigrateResult:
             init_dry_run=req.init_target and req.dry_run, stderr=environment.stderr,
         )
         try:
+            serializer = _target_serializer(src, req.to_plaintext)
             selection = build_selection(MIGRATE, environment=environment, **req.selection_options)
             keys = selection.keys_in(src)
             # The stand-in lives in one process's scratch folder: no workers for it.
@@ -110,10 +113,11 @@ def run_migrate(req: MigrateRequest, environment) -> MigrateResult:
                     dst.close()
                     outcomes = run_parallel(
                         req.source, req.target, req.source_options, req.target_options, keys, jobs=workers,
-                        dry_run=req.dry_run, verify_only=req.verify_only, on_thread=progress.advance,
+                        dry_run=req.dry_run, verify_only=req.verify_only, to_plaintext=req.to_plaintext,
+                        on_thread=progress.advance,
                     )
                 else:
-                    migrator = migration.Migrator(src, dst, dry_run=req.dry_run)
+                    migrator = migration.Migrator(src, dst, dry_run=req.dry_run, to_plaintext=req.to_plaintext)
                     outcomes = list(migration.run(migrator, keys, verify_only=req.verify_only, on_thread=progress.advance))
         finally:
             dst.close()
@@ -125,8 +129,25 @@ def run_migrate(req: MigrateRequest, environment) -> MigrateResult:
         src.close()
     return MigrateResult(
         source=req.source.display, target=req.target.display, mode=req.mode,
-        outcomes=outcomes, totals=migration.totals(outcomes), verify_only=req.verify_only,
+        outcomes=outcomes, totals=migration.totals(outcomes), verify_only=req.verify_only, serializer=serializer,
     )
+
+
+def _target_serializer(src, to_plaintext: bool) -> str | None:
+    """How the target is written when the source is encrypted (None: it is not): with the
+    source's EncryptedSerializer and key, or in the clear with --to-plaintext."""
+    from symfonic_cli.codec import cipher
+
+    census = getattr(src, "encryption_census", None)
+    if census is None or not census().encrypted:
+        cipher.set_target_encryption(False)
+        return None
+    if cipher.key() is None:
+        raise StoreError(f"the source store is encrypted ({cipher.NAME}); {cipher.KEY_HINT}")
+    cipher.set_target_encryption(not to_plaintext)
+    if to_plaintext:
+        return "plaintext (--to-plaintext): values decrypted with the source's key and written in the clear"
+    return f"encrypted as the source ({cipher.NAME}, the same key)"
 
 
 def as_option(option: str, fn, *args, **kwargs):

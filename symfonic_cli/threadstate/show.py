@@ -37,6 +37,21 @@ def _state_of(cp: LeanCheckpoint, writes: list[RawWrite], blocked: set[str]) -> 
     return nt.run_state(due, pending)
 
 
+def _delta_count(store, key: str, cp: LeanCheckpoint) -> LeanCheckpoint:
+    """A delta-encoded ``messages`` (LangGraph DeltaChannel) counted from its rebuilt list."""
+    import dataclasses
+
+    from symfonic_cli.transcript.read import is_delta
+
+    record = store.read_checkpoint(key, checkpoint_id=cp.checkpoint_id, channels=("messages",))
+    if record is None or not is_delta(record):
+        return cp
+    from symfonic_cli.delta.messages import ThreadMessages
+
+    ids = ThreadMessages.read(store, key).ids_at(("", cp.checkpoint_id))
+    return dataclasses.replace(cp, messages=len(ids))
+
+
 def _iso(checkpoint_id: str | None) -> str | None:
     t = checkpoint_id_time(checkpoint_id)
     return iso_utc(t)
@@ -67,6 +82,8 @@ def thread_state(store, key: str) -> tuple[dict[str, Any], list[dict[str, Any]],
         record.update(status="done", next=[], interrupts=[], errors=[], checkpoint_id=None, step=None, source=None, messages=None)
     else:
         cp, state = root
+        if "messages" in cp.channel_versions and not cp.messages:
+            cp = _delta_count(store, key, cp)
         record.update(
             status=state.status, next=state.next, interrupts=state.interrupts, errors=state.errors,
             checkpoint_id=cp.checkpoint_id, step=cp.step, source=cp.source, messages=cp.messages,

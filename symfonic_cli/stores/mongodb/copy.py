@@ -137,7 +137,7 @@ class MongoCopy(MongoSection):
         from langgraph.checkpoint.mongodb import MongoDBSaver
         from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 
-        from symfonic_cli.codec.reuse import reusing
+        from symfonic_cli.codec.reuse import target_serializer
 
         saver = MongoDBSaver.__new__(MongoDBSaver)
         BaseCheckpointSaver.__init__(saver)
@@ -145,7 +145,7 @@ class MongoCopy(MongoSection):
         saver.checkpoint_collection = _InsertOnly(self.checkpoints, session, ("thread_id", *self._CHECKPOINT_KEY), self._exact(self.checkpoints))
         saver.writes_collection = _InsertOnly(self.writes, session, ("thread_id", *self._WRITE_KEY), self._exact(self.writes))
         saver.ttl = self._ttl()
-        saver.serde = reusing(JsonPlusSerializer())  # as SQLite and PostgreSQL: same bytes, shared messages encoded once
+        saver.serde = target_serializer(JsonPlusSerializer())  # as SQLite and PostgreSQL: same bytes, shared messages encoded once
         return saver
 
     def _ttl(self) -> int | None:

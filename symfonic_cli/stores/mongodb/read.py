@@ -6,6 +6,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from symfonic_cli.clock import ORDERED_ID_REGEX
+from symfonic_cli.codec.msgpack_head import encrypted_blob_head
 from symfonic_cli.errors import StoreError
 from symfonic_cli.model.listing import StoreInfo, ThreadSummary
 from symfonic_cli.stores.mongodb._common import (
@@ -48,6 +49,10 @@ def _bounds(last_before: str | None, last_from: str | None) -> dict:
 
 class MongoRead(MongoSection):
     """What is in the store, one thread, and the transcript reads (timestamps from blob heads)."""
+
+    # MongoDBSaver's get_tuple lists a checkpoint's writes in the order the server returns them
+    # (no sort), and its DeltaChannel rebuild replays them so: iter_message_writes keeps that order.
+    writes_replay_order = "stored"
 
     # -- what is in the store
 
@@ -181,9 +186,38 @@ class MongoRead(MongoSection):
         details["schema variant"] = "MongoDBSaver (checkpoint blob, metadata key by key)"
         details["server version"] = self.client.admin.command("buildInfo").get("version")
         details["transactions"] = "supported" if self._supports_transactions() else "not supported (standalone server)"
+        census = self.encryption_census()
+        details["encryption"] = census.describe()
+        if census.finding():
+            details["finding: plaintext values"] = census.finding()
         if warnings:
             details["warning"] = "; ".join(warnings)
         return StoreInfo("mongodb", self.location.display, threads, checkpoints, writes, details)
+
+    @_driver_errors
+    def encryption_census(self):
+        """Checkpoints and writes by encryption (``model/encryption.py``), grouped on the server."""
+        from symfonic_cli.model.encryption import EncryptionCensus
+
+        is_enc = {"$gte": [{"$indexOfCP": [{"$ifNull": ["$type", ""]}, "+"]}, 0]}
+        enc = plain = 0
+        for coll in (self.checkpoints, self.writes):
+            for row in coll.aggregate([{"$match": {"type": {"$type": "string"}}}, {"$group": {"_id": is_enc, "n": {"$sum": 1}}}],
+                                      collation=self._exact(coll)):
+                if row["_id"]:
+                    enc += row["n"]
+                else:
+                    plain += row["n"]
+        first: set[str] = set()
+        if enc and plain:
+            for coll in (self.checkpoints, self.writes):
+                for row in coll.aggregate([
+                    {"$match": {"type": {"$type": "string"}}}, {"$match": {"$expr": {"$not": [is_enc]}}},
+                    {"$group": {"_id": "$checkpoint_id"}}, {"$sort": {"_id": 1}}, {"$limit": 5},
+                ], collation=self._exact(coll)):
+                    if isinstance(row["_id"], str):
+                        first.add(row["_id"])
+        return EncryptionCensus(enc, plain, tuple(sorted(first)[:5]))
 
     # -- one thread
 
@@ -229,12 +263,14 @@ class MongoRead(MongoSection):
     def iter_message_states(self, key: str) -> Iterator[MessageState]:
         from symfonic_cli.model.checkpoint import MessageState
 
-        fields = {"_id": 0, "checkpoint_ns": 1, "checkpoint_id": 1, "type": 1, "checkpoint": 1}
+        fields = {"_id": 0, "checkpoint_ns": 1, "checkpoint_id": 1, "type": 1, "checkpoint": 1, "parent_checkpoint_id": 1}
         for doc in self._thread_docs(key, fields, descending=True):
             cid = _field(doc, "checkpoint_id", str, None)
+            parent = doc.get("parent_checkpoint_id")
             yield MessageState(
                 _key_field(doc, "checkpoint_ns"), cid, None, cid, "checkpoint",
                 _field(doc, "type", str, cid), _field(doc, "checkpoint", bytes, cid),
+                parent if isinstance(parent, str) and parent else None,
             )
 
     @_driver_errors
@@ -262,7 +298,9 @@ class MongoRead(MongoSection):
         for doc in self._thread_docs(key, fields, descending=False):
             cid = _field(doc, "checkpoint_id", str, None)
             ts = count = None
-            if doc.get("type") == "msgpack" and isinstance(doc.get("checkpoint"), bytes):
+            if doc.get("type") == "msgpack+aes" and isinstance(doc.get("checkpoint"), bytes):
+                ts, count = encrypted_blob_head(doc["type"], doc["checkpoint"])
+            elif doc.get("type") == "msgpack" and isinstance(doc.get("checkpoint"), bytes):
                 try:
                     ts, count = checkpoint_blob_head(doc["checkpoint"])
                 except (NeedMore, ValueError):
@@ -283,7 +321,7 @@ class MongoRead(MongoSection):
     def iter_message_writes(self, key: str) -> Iterator["MessageWrite"]:
         from symfonic_cli.model.checkpoint import MessageWrite
 
-        fields = {"_id": 0, "checkpoint_ns": 1, "checkpoint_id": 1, "task_id": 1, "idx": 1, "type": 1, "value": 1}
+        fields = {"_id": 0, "checkpoint_ns": 1, "checkpoint_id": 1, "task_id": 1, "idx": 1, "type": 1, "value": 1, "task_path": 1}
         query = {"thread_id": _key_eq(key), "channel": "messages"}
         for doc in self.writes.find(query, fields, collation=self._exact(self.writes)):
             value = doc.get("value")
@@ -292,6 +330,7 @@ class MongoRead(MongoSection):
                 _key_field(doc, "checkpoint_ns"), _key_field(doc, "checkpoint_id"), _key_field(doc, "task_id"),
                 idx if isinstance(idx, int) else None, type_ if isinstance(type_, str) else None,
                 bytes(value) if isinstance(value, (bytes, bytearray)) else None,
+                doc["task_path"] if isinstance(doc.get("task_path"), str) else "",
             )
 
 

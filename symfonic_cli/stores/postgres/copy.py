@@ -161,7 +161,7 @@ class PostgresCopy:
     def import_decoded(self, key: str, checkpoints, writes, new_versions) -> None:
         from langgraph.checkpoint.postgres import PostgresSaver
 
-        from symfonic_cli.codec.reuse import reusing
+        from symfonic_cli.codec.reuse import target_serializer
         from symfonic_cli.model.copy import (
             MigrationConflict,
             migrate_fault_point,
@@ -197,7 +197,7 @@ class PostgresCopy:
             recorder = _StatementRecorder()
             saver = PostgresSaver(c)
             saver._cursor = recorder.cursor  # type: ignore[method-assign]
-            saver.serde = reusing(saver.serde)  # same bytes; each shared message encoded once
+            saver.serde = target_serializer(saver.serde)  # same bytes; each shared message encoded once
             for cp, versions in zip(checkpoints, new_versions):
                 config = saver_config(key, cp.checkpoint_ns, cp.parent_checkpoint_id)
                 saver.put(config, cp.checkpoint, cp.metadata, versions)

@@ -133,7 +133,32 @@ class PostgresRead:
             details[f"{table} size"] = size
         details["server version"] = server
         details["read-only session"] = read_only
+        census = self.encryption_census()
+        details["encryption"] = census.describe()
+        if census.finding():
+            details["finding: plaintext values"] = census.finding()
         return StoreInfo("postgres", self.location.display, threads, checkpoints, writes, details)
+
+    @_translate_errors
+    def encryption_census(self):
+        """Serialized values by encryption (``model/encryption.py``): blobs (the saver's ``empty``
+        marker is not serialized) and writes; the checkpoint JSONB is never encrypted."""
+        from symfonic_cli.model.encryption import EncryptionCensus
+
+        values = ("SELECT b.type, (SELECT min(c.checkpoint_id COLLATE \"C\") FROM checkpoints c WHERE c.thread_id = b.thread_id "
+                  "AND c.checkpoint_ns = b.checkpoint_ns AND c.checkpoint -> 'channel_versions' ->> b.channel = b.version) AS cid "
+                  "FROM checkpoint_blobs b WHERE b.type <> 'empty' "
+                  "UNION ALL SELECT type, checkpoint_id FROM checkpoint_writes")
+        enc, plain = self.conn.execute(
+            "SELECT count(*) FILTER (WHERE position('+' in type) > 0), count(*) FILTER (WHERE position('+' in type) = 0) "
+            "FROM (SELECT type FROM checkpoint_blobs WHERE type <> 'empty' UNION ALL SELECT type FROM checkpoint_writes) v"
+        ).fetchone()
+        first: tuple[str, ...] = ()
+        if enc and plain:
+            first = tuple(r[0] for r in self.conn.execute(
+                f"SELECT DISTINCT cid COLLATE \"C\" FROM ({values}) v WHERE position('+' in type) = 0 AND cid IS NOT NULL "
+                "ORDER BY 1 LIMIT 5"))
+        return EncryptionCensus(enc, plain, first)
 
     # -- one thread
 
@@ -214,10 +239,10 @@ class PostgresRead:
         from symfonic_cli.model.checkpoint import MessageState
 
         sql = (
-            "SELECT c.checkpoint_ns, c.checkpoint_id, c.ts, c.ver, "
+            "SELECT c.checkpoint_ns, c.checkpoint_id, c.ts, c.ver, c.parent_checkpoint_id, "
             "CASE WHEN b.type = 'empty' THEN NULL ELSE b.type END, "
             "CASE WHEN b.type = 'empty' THEN NULL ELSE b.blob END "
-            "FROM (SELECT checkpoint_ns, checkpoint_id, checkpoint ->> 'ts' AS ts, "
+            "FROM (SELECT checkpoint_ns, checkpoint_id, parent_checkpoint_id, checkpoint ->> 'ts' AS ts, "
             "checkpoint -> 'channel_versions' ->> 'messages' AS ver, "
             "row_number() OVER (PARTITION BY checkpoint_ns, checkpoint -> 'channel_versions' ->> 'messages' "
             "ORDER BY checkpoint_id DESC) AS rn "
@@ -226,8 +251,8 @@ class PostgresRead:
             "AND b.channel = 'messages' AND b.version = c.ver "
             "ORDER BY c.checkpoint_id DESC"
         )
-        for ns, cid, ts, ver, type_, blob in self._stream(sql, (key, key)):
-            yield MessageState(ns, cid, ts, ver, "channel", type_, bytes(blob) if blob is not None else None)
+        for ns, cid, ts, ver, parent, type_, blob in self._stream(sql, (key, key)):
+            yield MessageState(ns, cid, ts, ver, "channel", type_, bytes(blob) if blob is not None else None, parent)
 
     # -- timestamps (protocol docstrings in stores/protocol.py): no message decoded
 
@@ -291,8 +316,8 @@ class PostgresRead:
         from symfonic_cli.model.checkpoint import MessageWrite
 
         sql = (
-            "SELECT checkpoint_ns, checkpoint_id, task_id, idx, type, blob FROM checkpoint_writes "
+            "SELECT checkpoint_ns, checkpoint_id, task_id, idx, type, blob, task_path FROM checkpoint_writes "
             "WHERE thread_id = %s AND channel = 'messages'"
         )
-        for ns, cid, task_id, idx, type_, blob in self._stream(sql, (key,)):
-            yield MessageWrite(ns, cid, task_id, idx, type_, bytes(blob) if blob is not None else None)
+        for ns, cid, task_id, idx, type_, blob, task_path in self._stream(sql, (key,)):
+            yield MessageWrite(ns, cid, task_id, idx, type_, bytes(blob) if blob is not None else None, task_path or "")

@@ -112,12 +112,12 @@ class SqliteCopy:
     def import_decoded(self, key: str, checkpoints, writes, new_versions) -> None:
         from langgraph.checkpoint.sqlite import SqliteSaver
 
-        from symfonic_cli.codec.reuse import reusing
+        from symfonic_cli.codec.reuse import target_serializer
         from symfonic_cli.model.copy import MigrationConflict, saver_config, write_batches
 
         # The saver commits after every put; held, its writes join our one transaction.
         saver = SqliteSaver(_HeldTransaction(self.conn))  # type: ignore[arg-type]
-        saver.serde = reusing(saver.serde)  # same bytes; each shared message encoded once
+        saver.serde = target_serializer(saver.serde)  # same bytes; each shared message encoded once
         saver.is_setup = True  # tables checked at open; setup() would commit (executescript)
         saver._has_task_path = self.has_task_path
         with self._migrate_transaction():

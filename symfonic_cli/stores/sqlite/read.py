@@ -6,6 +6,7 @@ import os
 import sqlite3
 from collections.abc import Iterator
 
+from symfonic_cli.codec.msgpack_head import encrypted_blob_head
 from symfonic_cli.errors import StoreError
 from symfonic_cli.model.listing import StoreInfo, ThreadSummary
 from symfonic_cli.clock import ORDERED_ID_GLOB
@@ -132,7 +133,26 @@ class SqliteRead:
             "namespaces": namespaces,
             "sqlite version": sqlite3.sqlite_version,
         }
+        census = self.encryption_census()
+        details["encryption"] = census.describe()
+        if census.finding():
+            details["finding: plaintext values"] = census.finding()
         return StoreInfo("sqlite", self.location.display, threads, checkpoints, writes, details)
+
+    @_translate_errors
+    def encryption_census(self):
+        """Serialized values by encryption (``model/encryption.py``), counted in the database."""
+        from symfonic_cli.model.encryption import EncryptionCensus
+
+        values = "SELECT checkpoint_id, type FROM checkpoints UNION ALL SELECT checkpoint_id, type FROM writes"
+        enc, plain = self.conn.execute(
+            f"SELECT coalesce(sum(instr(type, '+') > 0), 0), coalesce(sum(instr(type, '+') = 0), 0) FROM ({values})"
+        ).fetchone()
+        first: tuple[str, ...] = ()
+        if enc and plain:
+            first = tuple(r[0] for r in self.conn.execute(
+                f"SELECT DISTINCT checkpoint_id FROM ({values}) WHERE instr(type, '+') = 0 ORDER BY checkpoint_id LIMIT 5"))
+        return EncryptionCensus(enc, plain, first)
 
     # -- one thread
 
@@ -185,12 +205,12 @@ class SqliteRead:
         from symfonic_cli.model.checkpoint import MessageState
 
         cur = self.conn.execute(
-            "SELECT checkpoint_ns, checkpoint_id, type, checkpoint FROM checkpoints "
+            "SELECT checkpoint_ns, checkpoint_id, type, checkpoint, parent_checkpoint_id FROM checkpoints "
             "WHERE thread_id = ? ORDER BY checkpoint_id DESC",
             (key,),
         )
-        for ns, cid, type_, blob in cur:
-            yield MessageState(ns, cid, None, cid, "checkpoint", type_, blob)
+        for ns, cid, type_, blob, parent in cur:
+            yield MessageState(ns, cid, None, cid, "checkpoint", type_, blob, parent)
 
     # -- timestamps (protocol docstrings in stores/protocol.py): heads from a blob's first bytes
 
@@ -213,6 +233,9 @@ class SqliteRead:
         # megabytes long; before 3.11, ``substr`` in SQL gives the same bytes.
         from symfonic_cli.codec.msgpack_head import NeedMore, checkpoint_blob_head
 
+        if type_ == "msgpack+aes" and size:
+            row = self.conn.execute("SELECT checkpoint FROM checkpoints WHERE rowid = ?", (rowid,)).fetchone()
+            return encrypted_blob_head(type_, row[0] if row is not None else None)
         if type_ != "msgpack" or not size:
             return None, None
         blob = None
@@ -261,13 +284,14 @@ class SqliteRead:
     def iter_message_writes(self, key: str) -> Iterator["MessageWrite"]:
         from symfonic_cli.model.checkpoint import MessageWrite
 
+        path = "task_path" if self.has_task_path else "''"
         cur = self.conn.execute(
-            "SELECT checkpoint_ns, checkpoint_id, task_id, idx, type, value FROM writes "
+            f"SELECT checkpoint_ns, checkpoint_id, task_id, idx, type, value, {path} FROM writes "
             "WHERE thread_id = ? AND channel = 'messages'",
             (key,),
         )
-        for ns, cid, task_id, idx, type_, value in cur:
-            yield MessageWrite(ns, cid, task_id, idx, type_, value)
+        for ns, cid, task_id, idx, type_, value, task_path in cur:
+            yield MessageWrite(ns, cid, task_id, idx, type_, value, task_path or "")
 
 
 
