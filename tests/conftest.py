@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.support import backends
+from tests.support import backends, markers
 
-pytest_plugins: list[str] = ["tests.support.mongo_server", "tests.support.pg_server"]
+pytest_plugins: list[str] = ["tests.support.markers", "tests.support.mongo_server", "tests.support.pg_server"]
 
 
 @pytest.fixture(scope="session", autouse=True)
@@ -44,6 +44,7 @@ _REQUIRE = {"postgres": "SYMFONIC_REQUIRE_POSTGRES", "mongodb": "SYMFONIC_REQUIR
 def backend_for(kind: str, request) -> backends.TestBackend:
     # Plugins start their server lazily through a session fixture named "<kind>_backend".
     if kind != "sqlite":
+        markers.require(kind)
         try:
             request.getfixturevalue(f"{kind}_backend")
         except pytest.FixtureLookupError:

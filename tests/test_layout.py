@@ -113,3 +113,16 @@ def test_the_cycle_finder_sees_lazy_imports(tmp_path, monkeypatch):
     (pkg / "c.py").write_text("def g():\n    from . import a\n")
     monkeypatch.setattr(__import__(__name__, fromlist=["PACKAGE"]), "PACKAGE", pkg)
     assert import_cycles() == [["symfonic_cli.a", "symfonic_cli.sub.b"]]
+
+
+def test_the_package_never_uses_its_own_api_through_the_root():
+    # The root package loads the API by name (symfonic_cli/__init__.py); that stays out of every
+    # cycle only while no module of the package takes an API name from the root.
+    used = []
+    for name, path in _modules().items():
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and node.module == "symfonic_cli" and not node.level:
+                used += [f"{name}: {a.name}" for a in node.names if a.name in symfonic_cli.API]
+            if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "symfonic_cli" and node.attr in symfonic_cli.API:
+                used.append(f"{name}: symfonic_cli.{node.attr}")
+    assert used == []

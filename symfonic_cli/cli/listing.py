@@ -36,11 +36,7 @@ def threads_list(
     environment=None,
 ) -> None:
     """``threads list`` with every option parsed (the typer command and the quick route)."""
-    window = None
-    if inactive_for is not None or inactive_since is not None or active_within is not None:
-        from symfonic_cli.retention.window import window as activity_window
-
-        window = activity_window(inactive_for=inactive_for, inactive_since=inactive_since, active_within=active_within)
+    window = _window(inactive_for, inactive_since, active_within)
     if status is None and session is None and sort is None and not reverse and not with_size:
         list_threads(store, tenant, sub_tenant, limit, fmt, environment=environment, window=window)
         return
@@ -48,6 +44,32 @@ def threads_list(
         store, tenant, sub_tenant, limit, fmt, status=status, session=session, sort=sort, reverse=reverse, with_size=with_size,
         window=window, environment=environment,
     )
+
+
+def _window(inactive_for, inactive_since, active_within):
+    if inactive_for is None and inactive_since is None and active_within is None:
+        return None
+    from symfonic_cli.retention.window import window as activity_window
+
+    return activity_window(inactive_for=inactive_for, inactive_since=inactive_since, active_within=active_within)
+
+
+def thread_records(
+    st, tenant, sub_tenant, limit, *, status=None, session=None, sort=None, reverse=False, with_size=False,
+    inactive_for=None, inactive_since=None, active_within=None,
+):
+    """(columns, records) of ``threads list`` on an open store: what ``-f json`` prints (the Python API)."""
+    window = _window(inactive_for, inactive_since, active_within)
+    if status is None and session is None and sort is None and not reverse and not with_size:
+        _check_tenant(tenant, sub_tenant)
+        return THREAD_COLUMNS, list(_plain_records(st, tenant, sub_tenant, limit, window))
+    checked = _check_run_state_options(tenant, sub_tenant, status, sort, session)
+    return _run_state_records(st, tenant, sub_tenant, limit, *checked, session=session, reverse=reverse, with_size=with_size, window=window)
+
+
+def _check_tenant(tenant, sub_tenant) -> None:
+    if sub_tenant is not None and tenant is None:
+        raise UsageError("--sub-tenant needs --tenant")
 
 
 def list_threads(
@@ -60,17 +82,20 @@ def list_threads(
     window=None,
 ) -> None:
     """``window``: an ActivityWindow (retention/window.py), compared in the database."""
-    if sub_tenant is not None and tenant is None:
-        raise UsageError("--sub-tenant needs --tenant")
+    _check_tenant(tenant, sub_tenant)
     out_format = check_format(fmt)
     from symfonic_cli import render
 
-    bounds = {"last_before": window.last_before, "last_from": window.last_from} if window is not None else {}
     with open_for_reading(store, environment=environment) as st:
-        records = (_thread_record(t) for t in st.list_threads(tenant=tenant, sub_tenant=sub_tenant, limit=limit, **bounds))
+        records = _plain_records(st, tenant, sub_tenant, limit, window)
         n = render.write_records(records, fmt=out_format, columns=THREAD_COLUMNS, title=st.location.display, environment=environment)
         if not n and limit != 0:
             _say_empty(st, environment, tenant=tenant, sub_tenant=sub_tenant, window=window)
+
+
+def _plain_records(st, tenant, sub_tenant, limit, window):
+    bounds = {"last_before": window.last_before, "last_from": window.last_from} if window is not None else {}
+    return (_thread_record(t) for t in st.list_threads(tenant=tenant, sub_tenant=sub_tenant, limit=limit, **bounds))
 
 
 def _thread_record(t) -> dict:
@@ -92,12 +117,25 @@ def list_run_states(
     store, tenant, sub_tenant, limit, fmt, *, status, session, sort, reverse, with_size, window=None, environment=None
 ) -> None:
     """``threads list`` with --status/--session/--sort/--reverse/--with-size."""
-    from symfonic_cli.threadkey import tenant_prefix
-    from symfonic_cli.threadstate.listing import SORTS, run_state_rows
+    checked = _check_run_state_options(tenant, sub_tenant, status, sort, session)
+    out_format = check_format(fmt)
+    from symfonic_cli import render
+
+    with open_for_reading(store, environment=environment) as st:
+        columns, records = _run_state_records(
+            st, tenant, sub_tenant, limit, *checked, session=session, reverse=reverse, with_size=with_size, window=window
+        )
+        render.write_records(records, fmt=out_format, columns=columns, title=st.location.display, environment=environment)
+        if not records and limit != 0:
+            _say_empty(st, environment, tenant=tenant, sub_tenant=sub_tenant, window=window, status=status, session=session)
+
+
+def _check_run_state_options(tenant, sub_tenant, status, sort, session):
+    """(statuses, sort) of --status/--sort, checked; usage errors for the rest."""
+    from symfonic_cli.threadstate.listing import SORTS
     from symfonic_cli.model.triggers import STATUSES
 
-    if sub_tenant is not None and tenant is None:
-        raise UsageError("--sub-tenant needs --tenant")
+    _check_tenant(tenant, sub_tenant)
     statuses = None
     if status:
         statuses = set()
@@ -112,26 +150,27 @@ def list_run_states(
         raise UsageError(f"unknown --sort '{sort}'", hint=f"use one of: {', '.join(SORTS)}")
     if session is not None and not session:
         raise UsageError("--session is empty")
-    out_format = check_format(fmt)
-    from symfonic_cli import render
+    return statuses, chosen
+
+
+def _run_state_records(st, tenant, sub_tenant, limit, statuses, chosen, *, session, reverse, with_size, window):
+    from symfonic_cli.threadkey import tenant_prefix
+    from symfonic_cli.threadstate.listing import run_state_rows
 
     columns = THREAD_COLUMNS + (("status",) if statuses is not None else ()) + (("size_bytes",) if with_size else ())
-    with open_for_reading(store, environment=environment) as st:
-        rows = run_state_rows(
-            st, prefix=tenant_prefix(tenant, sub_tenant) if tenant is not None else None, session=session,
-            statuses=statuses, sort=chosen, reverse=reverse, with_size=with_size, limit=limit, window=window,
-        )
-        records = []
-        for r in rows:
-            rec = _thread_record(r)
-            if statuses is not None:
-                rec["status"] = r.status
-            if with_size:
-                rec["size_bytes"] = r.size_bytes
-            records.append(rec)
-        render.write_records(records, fmt=out_format, columns=columns, title=st.location.display, environment=environment)
-        if not records and limit != 0:
-            _say_empty(st, environment, tenant=tenant, sub_tenant=sub_tenant, window=window, status=status, session=session)
+    rows = run_state_rows(
+        st, prefix=tenant_prefix(tenant, sub_tenant) if tenant is not None else None, session=session,
+        statuses=statuses, sort=chosen, reverse=reverse, with_size=with_size, limit=limit, window=window,
+    )
+    records = []
+    for r in rows:
+        rec = _thread_record(r)
+        if statuses is not None:
+            rec["status"] = r.status
+        if with_size:
+            rec["size_bytes"] = r.size_bytes
+        records.append(rec)
+    return columns, records
 
 
 def _say_empty(st, environment, **filters) -> None:
@@ -167,8 +206,12 @@ def store_info(store: Optional[str], fmt: Optional[str], environment=None) -> No
 
     with open_for_reading(store, environment=environment) as st:
         i = st.info()
+    pairs = info_pairs(i, json=out_format in ("json", "jsonl"))
+    render.write_pairs(pairs, fmt=out_format, title="store info", environment=environment)
+
+
+def info_pairs(i, *, json: bool) -> list:
+    """``store info``'s (name, value) pairs; JSON names have no spaces."""
     pairs = [("kind", i.kind), ("location", i.location), ("threads", i.threads), ("checkpoints", i.checkpoints), ("writes", i.writes)]
     pairs += list(i.details.items())
-    if out_format in ("json", "jsonl"):
-        pairs = [(k.replace(" ", "_"), v) for k, v in pairs]
-    render.write_pairs(pairs, fmt=out_format, title="store info", environment=environment)
+    return [(k.replace(" ", "_"), v) for k, v in pairs] if json else pairs

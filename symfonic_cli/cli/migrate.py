@@ -54,17 +54,10 @@ def migrate(
 def _write(result, out_format, out) -> None:
     from symfonic_cli import render
 
-    records = result.records()
     if out_format == "json":
-        doc = {
-            "source": result.source,
-            "target": result.target,
-            "mode": result.mode,
-            "threads": records,
-            "totals": result.totals,
-        }
-        out.write(render.json_dumps(doc, indent=2) + "\n")
+        out.write(render.json_dumps(result.document(), indent=2) + "\n")
         return
+    records = result.records()
     if out_format == "jsonl":
         render.write_records(records, fmt="jsonl", columns=(), stream=out)
         return
