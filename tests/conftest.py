@@ -14,7 +14,7 @@ import pytest
 
 from tests.support import backends
 
-pytest_plugins: list[str] = ["tests.support.mongo_server", "tests.support.pg_server"]
+pytest_plugins: list[str] = ["tests.support.markers", "tests.support.mongo_server", "tests.support.pg_server"]
 
 
 @pytest.fixture(scope="session", autouse=True)
@@ -44,6 +44,9 @@ _REQUIRE = {"postgres": "SYMFONIC_REQUIRE_POSTGRES", "mongodb": "SYMFONIC_REQUIR
 def backend_for(kind: str, request) -> backends.TestBackend:
     # Plugins start their server lazily through a session fixture named "<kind>_backend".
     if kind != "sqlite":
+        from tests.support.markers import require
+
+        require(kind)
         try:
             request.getfixturevalue(f"{kind}_backend")
         except pytest.FixtureLookupError:
@@ -60,3 +63,29 @@ def backend_for(kind: str, request) -> backends.TestBackend:
 def any_kind(request) -> backends.TestBackend:
     """The test backend of each store kind in turn."""
     return backend_for(request.param, request)
+
+
+@pytest.fixture(scope="session")
+def run_state_stores(request):
+    """kind -> (backend, url, oracle graphs by key): the run-state threads of
+    tests/support/run_state_scenarios.py, written by real graphs once per kind (per xdist worker)
+    when first asked for. Only read: a test that changes a store makes its own."""
+    from tests.support import run_state_scenarios as rs
+
+    made = {}
+
+    def get(kind):
+        if kind not in made:
+            backend = backend_for(kind, request)
+            url = backend.new_store(scenarios=False)
+            with backend.saver(url) as saver:
+                graphs = rs.write_states(saver)
+            rs.write_killed(kind, url)
+            graphs["acme:_:killed"] = rs.kill_graph().compile()
+            graphs["acme:_:fanout-killed"] = rs.fanout_graph().compile()
+            made[kind] = (backend, url, graphs)
+        else:
+            backend_for(kind, request)  # the marker check, for every test that asks
+        return made[kind]
+
+    return get

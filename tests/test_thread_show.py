@@ -19,25 +19,10 @@ from tests.support.cli import run
 
 
 @pytest.fixture(scope="module")
-def state_stores(request):
-    """kind -> (url, oracle graphs by key); written once per kind."""
-    from tests.conftest import backend_for
-
-    made = {}
-
-    def get(kind):
-        if kind not in made:
-            backend = backend_for(kind, request)
-            url = backend.new_store(scenarios=False)
-            with backend.saver(url) as saver:
-                graphs = rs.write_states(saver)
-            rs.write_killed(kind, url)
-            graphs["acme:_:killed"] = rs.kill_graph().compile()
-            graphs["acme:_:fanout-killed"] = rs.fanout_graph().compile()
-            made[kind] = (backend, url, graphs)
-        return made[kind]
-
-    return get
+def state_stores(run_state_stores):
+    """kind -> (backend, url, oracle graphs by key): conftest's ``run_state_stores``, written once
+    per kind per session and only read (the modules that import this fixture share them)."""
+    return run_state_stores
 
 
 KINDS = ("sqlite", "postgres", "mongodb")

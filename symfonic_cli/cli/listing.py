@@ -39,12 +39,7 @@ def threads_list(
 ) -> None:
     """``threads list`` with every option parsed (the typer command and the quick route)."""
     environment = environment or run_environment()
-    window = None
-    if any(v is not None for v in (inactive_for, inactive_since, active_within, since, until)):
-        from symfonic_cli.retention.window import window as activity_window
-
-        window = activity_window(inactive_for=inactive_for, inactive_since=inactive_since, active_within=active_within,
-                                 since=since, until=until, tz=environment.zone())
+    window = _window(inactive_for, inactive_since, active_within, since, until, tz=environment.zone())
     if status is None and session is None and sort is None and not reverse and not with_size:
         list_threads(store, tenant, sub_tenant, limit, fmt, environment=environment, window=window)
         return
@@ -52,6 +47,33 @@ def threads_list(
         store, tenant, sub_tenant, limit, fmt, status=status, session=session, sort=sort, reverse=reverse, with_size=with_size,
         window=window, environment=environment,
     )
+
+
+def _window(inactive_for, inactive_since, active_within, since=None, until=None, *, tz=None):
+    if all(v is None for v in (inactive_for, inactive_since, active_within, since, until)):
+        return None
+    from symfonic_cli.retention.window import window as activity_window
+
+    return activity_window(inactive_for=inactive_for, inactive_since=inactive_since, active_within=active_within,
+                           since=since, until=until, tz=tz)
+
+
+def thread_records(
+    st, tenant, sub_tenant, limit, *, status=None, session=None, sort=None, reverse=False, with_size=False,
+    inactive_for=None, inactive_since=None, active_within=None, since=None, until=None, tz=None,
+):
+    """(columns, records) of ``threads list`` on an open store: what ``-f json`` prints (the Python API)."""
+    window = _window(inactive_for, inactive_since, active_within, since, until, tz=tz)
+    if status is None and session is None and sort is None and not reverse and not with_size:
+        _check_tenant(tenant, sub_tenant)
+        return THREAD_COLUMNS, list(_plain_records(st, tenant, sub_tenant, limit, window))
+    checked = _check_run_state_options(tenant, sub_tenant, status, sort, session)
+    return _run_state_records(st, tenant, sub_tenant, limit, *checked, session=session, reverse=reverse, with_size=with_size, window=window)
+
+
+def _check_tenant(tenant, sub_tenant) -> None:
+    if sub_tenant is not None and tenant is None:
+        raise UsageError("--sub-tenant needs --tenant")
 
 
 def list_threads(
@@ -64,27 +86,27 @@ def list_threads(
     window=None,
 ) -> None:
     """``window``: an ActivityWindow (retention/window.py), compared in the database."""
-    if sub_tenant is not None and tenant is None:
-        raise UsageError("--sub-tenant needs --tenant")
+    _check_tenant(tenant, sub_tenant)
     environment = environment or run_environment()
     out_format = check_format(fmt, env=environment)
     from symfonic_cli import render
 
-    bounds = {"last_before": window.last_before, "last_from": window.last_from} if window is not None else {}
     undatable = [0]
-
-    def counted(rows):
-        for t in rows:
-            undatable[0] += t.undatable
-            yield t
-
     with open_for_reading(store, environment=environment) as st:
-        rows = counted(st.list_threads(tenant=tenant, sub_tenant=sub_tenant, limit=limit, **bounds))
-        records = (_thread_record(t) for t in rows)
+        records = _plain_records(st, tenant, sub_tenant, limit, window, undatable)
         n = render.write_records(records, fmt=out_format, columns=THREAD_COLUMNS, title=st.location.display, environment=environment)
         _warn_undatable(undatable[0], environment)
         if not n and limit != 0:
             _say_empty(st, environment, tenant=tenant, sub_tenant=sub_tenant, window=window)
+
+
+def _plain_records(st, tenant, sub_tenant, limit, window, undatable=None):
+    """The listing's records, streamed; ``undatable[0]`` counts the threads whose activity has no time."""
+    bounds = {"last_before": window.last_before, "last_from": window.last_from} if window is not None else {}
+    for t in st.list_threads(tenant=tenant, sub_tenant=sub_tenant, limit=limit, **bounds):
+        if undatable is not None:
+            undatable[0] += t.undatable
+        yield _thread_record(t)
 
 
 def _warn_undatable(n: int, environment) -> None:
@@ -92,7 +114,7 @@ def _warn_undatable(n: int, environment) -> None:
     if not n:
         return
     environment.stderr.write(f"symfonic: warning: {n} thread(s) hold a checkpoint whose id carries no time and that has no ts: "
-                     "their activity is undatable (listed; a retention sweep never selects them)\n")
+                             "their activity is undatable (listed; a retention sweep never selects them)\n")
 
 
 def _thread_record(t) -> dict:
@@ -114,12 +136,28 @@ def list_run_states(
     store, tenant, sub_tenant, limit, fmt, *, status, session, sort, reverse, with_size, window=None, environment=None
 ) -> None:
     """``threads list`` with --status/--session/--sort/--reverse/--with-size."""
-    from symfonic_cli.threadkey import tenant_prefix
-    from symfonic_cli.threadstate.listing import SORTS, run_state_rows
+    checked = _check_run_state_options(tenant, sub_tenant, status, sort, session)
+    environment = environment or run_environment()
+    out_format = check_format(fmt, env=environment)
+    from symfonic_cli import render
+
+    with open_for_reading(store, environment=environment) as st:
+        columns, records, undatable = _run_state_records(
+            st, tenant, sub_tenant, limit, *checked, session=session, reverse=reverse, with_size=with_size, window=window,
+            counted=True,
+        )
+        _warn_undatable(undatable, environment)
+        render.write_records(records, fmt=out_format, columns=columns, title=st.location.display, environment=environment)
+        if not records and limit != 0:
+            _say_empty(st, environment, tenant=tenant, sub_tenant=sub_tenant, window=window, status=status, session=session)
+
+
+def _check_run_state_options(tenant, sub_tenant, status, sort, session):
+    """(statuses, sort) of --status/--sort, checked; usage errors for the rest."""
+    from symfonic_cli.threadstate.listing import SORTS
     from symfonic_cli.model.triggers import STATUSES
 
-    if sub_tenant is not None and tenant is None:
-        raise UsageError("--sub-tenant needs --tenant")
+    _check_tenant(tenant, sub_tenant)
     statuses = None
     if status:
         statuses = set()
@@ -134,28 +172,29 @@ def list_run_states(
         raise UsageError(f"unknown --sort '{sort}'", hint=f"use one of: {', '.join(SORTS)}")
     if session is not None and not session:
         raise UsageError("--session is empty")
-    environment = environment or run_environment()
-    out_format = check_format(fmt, env=environment)
-    from symfonic_cli import render
+    return statuses, chosen
+
+
+def _run_state_records(st, tenant, sub_tenant, limit, statuses, chosen, *, session, reverse, with_size, window, counted=False):
+    from symfonic_cli.threadkey import tenant_prefix
+    from symfonic_cli.threadstate.listing import run_state_rows
 
     columns = THREAD_COLUMNS + (("status",) if statuses is not None else ()) + (("size_bytes",) if with_size else ())
-    with open_for_reading(store, environment=environment) as st:
-        rows = run_state_rows(
-            st, prefix=tenant_prefix(tenant, sub_tenant) if tenant is not None else None, session=session,
-            statuses=statuses, sort=chosen, reverse=reverse, with_size=with_size, limit=limit, window=window,
-        )
-        records = []
-        _warn_undatable(sum(r.undatable for r in rows), environment)
-        for r in rows:
-            rec = _thread_record(r)
-            if statuses is not None:
-                rec["status"] = r.status
-            if with_size:
-                rec["size_bytes"] = r.size_bytes
-            records.append(rec)
-        render.write_records(records, fmt=out_format, columns=columns, title=st.location.display, environment=environment)
-        if not records and limit != 0:
-            _say_empty(st, environment, tenant=tenant, sub_tenant=sub_tenant, window=window, status=status, session=session)
+    rows = run_state_rows(
+        st, prefix=tenant_prefix(tenant, sub_tenant) if tenant is not None else None, session=session,
+        statuses=statuses, sort=chosen, reverse=reverse, with_size=with_size, limit=limit, window=window,
+    )
+    records = []
+    for r in rows:
+        rec = _thread_record(r)
+        if statuses is not None:
+            rec["status"] = r.status
+        if with_size:
+            rec["size_bytes"] = r.size_bytes
+        records.append(rec)
+    if counted:
+        return columns, records, sum(r.undatable for r in rows)
+    return columns, records
 
 
 def _say_empty(st, environment, **filters) -> None:

@@ -56,18 +56,10 @@ def _write(result, out_format, env) -> None:
     from symfonic_cli import render
 
     out = env.stdout
-    records = result.records()
     if out_format == "json":
-        doc = {
-            "source": result.source,
-            "target": result.target,
-            "mode": result.mode,
-            **({"target_serializer": result.serializer} if result.serializer else {}),
-            "threads": records,
-            "totals": result.totals,
-        }
-        out.write(render.json_dumps(doc, indent=2) + "\n")
+        out.write(render.json_dumps(result.document(), indent=2) + "\n")
         return
+    records = result.records()
     if out_format == "jsonl":
         render.write_records(records, fmt="jsonl", columns=(), environment=env)
         return

@@ -44,6 +44,14 @@ class MigrateResult:
     def records(self) -> list[dict]:
         return [o.to_json() for o in self.outcomes]
 
+    def document(self) -> dict:
+        """What ``migrate -f json`` prints (and the Python API's ``migrate`` returns)."""
+        return {
+            "source": self.source, "target": self.target, "mode": self.mode,
+            **({"target_serializer": self.serializer} if self.serializer else {}),
+            "threads": self.records(), "totals": self.totals,
+        }
+
     def check(self) -> None:
         """Raise MigrateIncomplete (exit 7) when a thread was not copied and verified."""
         bad = [o for o in self.outcomes if not o.ok]

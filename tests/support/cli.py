@@ -38,6 +38,9 @@ def run(*args: str, env: dict[str, str] | None = None, input: str | None = None)
 
 def run_process(*args: str, env: dict[str, str] | None = None, input: str | None = None, timeout: float = 120) -> Result:
     """Invoke ``python -m symfonic_cli ARGS`` as a separate process."""
+    from tests.support.markers import require
+
+    require("slow")
     environ = dict(os.environ)
     environ.update(env or {})
     proc = subprocess.run(

@@ -76,12 +76,16 @@ def _run_as_user() -> str | None:
         return OS_USER
     except KeyError:
         pass
-    created = subprocess.run(
+    subprocess.run(
         ["useradd", "--system", "--no-create-home", "--shell", "/usr/sbin/nologin", OS_USER],
         capture_output=True,
         text=True,
     )
-    return OS_USER if created.returncode == 0 else "nobody"
+    try:  # made by us, or by another xdist worker at the same moment
+        pwd.getpwnam(OS_USER)
+        return OS_USER
+    except KeyError:
+        return "nobody"
 
 
 class LocalCluster:

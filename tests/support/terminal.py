@@ -16,6 +16,9 @@ import time
 def on_terminal(*args: str, cols: int = 80, rows: int = 24, env: dict[str, str] | None = None, timeout: float = 60):
     """(exit code, screen bytes as text with \\r\\n made \\n): stdout and stderr on a terminal of
     ``cols`` x ``rows``."""
+    from tests.support.markers import require
+
+    require("pty")
     master, slave = pty.openpty()
     fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", rows, cols, 0, 0))
     environ = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES", "NO_COLOR", "PAGER", "SYMFONIC_PAGER")}

@@ -15,6 +15,23 @@ TABLES = ("checkpoints", "checkpoint_blobs", "checkpoint_writes", "checkpoint_mi
 
 ITERSIZE = 500
 
+# libc locales whose order is the byte order (code point order in UTF-8).
+_C_LOCALES = {"C", "POSIX", "C.UTF-8", "C.utf8"}
+
+
+def byte_order(coll: dict[str, Any], db: dict[str, Any]) -> bool:
+    """Whether text under this collation (a pg_collation row; pg_database for "default") sorts
+    in byte order, so that a key range is exactly a key prefix."""
+    provider = coll.get("collprovider")
+    if provider == "d":  # the database's own collation
+        provider = db.get("datlocprovider", "c")
+        locale = db.get("datcollate") if provider == "c" else db.get("datlocale") or db.get("daticulocale")
+    else:
+        locale = coll.get("collcollate") if provider == "c" else coll.get("colllocale") or coll.get("colliculocale")
+    if provider == "b":  # PostgreSQL 17's builtin provider: C and C.UTF-8 are code point order
+        return locale in ("C", "C.UTF-8")
+    return provider == "c" and locale in _C_LOCALES
+
 
 def _store_error(location: StoreLocation, exc: Exception) -> StoreError:
     import psycopg.errors as pe

@@ -23,6 +23,7 @@ from symfonic_cli.stores.postgres._common import (
     _conninfo,
     _store_error,
     _translate_errors,
+    byte_order,
 )
 from symfonic_cli.stores.postgres.compat import PostgresCompat
 from symfonic_cli.stores.postgres.copy import PostgresCopy
@@ -36,10 +37,6 @@ from symfonic_cli.threadkey import prefix_upper_bound
 
 # The last migration of langgraph-checkpoint-postgres (2.x, 3.x): checkpoint_writes.task_path.
 MIGRATION_VERSION = 9
-
-
-# libc locales whose order is the byte order (code point order in UTF-8).
-_C_LOCALES = {"C", "POSIX", "C.UTF-8", "C.utf8"}
 
 
 def open_store(
@@ -93,20 +90,6 @@ def _init_target(location: StoreLocation, conninfo: str, pg_schema: str | None, 
         raise _connect_error(location, exc, timeout) from None
     except psycopg.Error as exc:
         raise _store_error(location, exc) from None
-
-
-def _byte_order(coll: dict[str, Any], db: dict[str, Any]) -> bool:
-    """Whether text under this collation (a pg_collation row; pg_database for "default") sorts
-    in byte order, so that a key range is exactly a key prefix."""
-    provider = coll.get("collprovider")
-    if provider == "d":  # the database's own collation
-        provider = db.get("datlocprovider", "c")
-        locale = db.get("datcollate") if provider == "c" else db.get("datlocale") or db.get("daticulocale")
-    else:
-        locale = coll.get("collcollate") if provider == "c" else coll.get("colllocale") or coll.get("colliculocale")
-    if provider == "b":  # PostgreSQL 17's builtin provider: C and C.UTF-8 are code point order
-        return locale in ("C", "C.UTF-8")
-    return provider == "c" and locale in _C_LOCALES
 
 
 class PostgresStore(ExactActivity, PostgresRead, PostgresHistory, PostgresCompat, PostgresState, PostgresErase, PostgresCopy, PostgresPrune, PostgresUsage, SupportsWith):
@@ -184,7 +167,7 @@ class PostgresStore(ExactActivity, PostgresRead, PostgresHistory, PostgresCompat
             "pg_database d WHERE a.attrelid = 'checkpoints'::regclass AND a.attname = 'thread_id' "
             "AND d.datname = current_database()"
         ).fetchone()
-        self._c_collation = _byte_order(coll, db)
+        self._c_collation = byte_order(coll, db)
         # A nondeterministic collation (case- or accent-insensitive ICU) makes "=" match other
         # keys: the erase then compares keys in bytes.
         exact = c.execute(

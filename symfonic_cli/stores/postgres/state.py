@@ -11,6 +11,7 @@ from symfonic_cli.stores.postgres._common import (
     _bytes,
     _translate_errors,
     _translate_iter,
+    byte_order,
 )
 
 # status_from_maps's answer when the version maps cannot decide: the thread waits for a batch.
@@ -145,8 +146,6 @@ class PostgresState:
         """Whether the key columns compare exactly (deterministic collations: "=" and GROUP BY
         tell every key apart), and whether the checkpoint ids sort in byte order (the primary
         key then serves "the latest id of a thread")."""
-        from symfonic_cli.stores.postgres.connect import _byte_order
-
         rows = self.conn.execute(
             "SELECT a.attrelid = 'checkpoints'::regclass AND a.attname = 'checkpoint_id', to_jsonb(k), "
             "(SELECT to_jsonb(d) FROM pg_database d WHERE d.datname = current_database()) "
@@ -156,7 +155,7 @@ class PostgresState:
         ).fetchall()
         exact = all(str(coll.get("collisdeterministic", True)).lower() != "false" for _, coll, _ in rows)
         ids = [(coll, db) for is_id, coll, db in rows if is_id]
-        return exact, bool(ids) and _byte_order(*ids[0])
+        return exact, bool(ids) and byte_order(*ids[0])
 
     # Thread by thread by index probes, never a sort of every checkpoint: each key found by one
     # seek past the previous one, its latest root checkpoint (the primary key read backwards,

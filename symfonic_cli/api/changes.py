@@ -1,0 +1,222 @@
+"""The changing operations as functions: ``erase``, ``export``, ``migrate`` (``prune`` comes from
+the storage work, built the same way). Each takes the explicit choices its command asks for and
+returns its result record: the document the command prints with ``-f json``.
+
+They run the command's own library function (``erase.run``, ``export.run``, ``migrate.command``)
+on an Environment of their own: nothing is read from or written to the process's streams, and no
+terminal is ever asked. A real erase needs ``yes=True`` (without it: ``NotConfirmedError``, exit 6,
+nothing deleted), as the command without a terminal. A run that ends in an error raises it (a
+``SymfonicError`` with the command's exit code) with the record, when one was made, as ``.result``.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+from datetime import timedelta
+from typing import Any
+
+from symfonic_cli.errors import SymfonicError, UsageError
+
+# The root options a store takes (as open_store).
+_STORE_OPTIONS = ("connect_timeout", "pg_schema", "checkpoint_collection", "writes_collection")
+
+
+def _environment():
+    from symfonic_cli.environment import Environment
+
+    return Environment(stdout=io.StringIO(), stderr=io.StringIO(), stdin=io.StringIO(""), stdin_isatty=False)
+
+
+def _location(name: str, value, options: dict[str, Any]):
+    import os
+
+    from symfonic_cli.cli.common import DEFAULT_CONNECT_TIMEOUT
+    from symfonic_cli.location import resolve_store
+
+    if isinstance(value, os.PathLike):
+        value = os.fspath(value)
+    if not isinstance(value, str) or not value:
+        raise UsageError(f"{name} needs a store: a URL, a file path or a configured name")
+    unknown = sorted(set(options) - set(_STORE_OPTIONS))
+    if unknown:
+        raise UsageError(f"unknown store option '{unknown[0]}'", hint=f"use any of: {', '.join(_STORE_OPTIONS)}")
+    loc = resolve_store(value)
+    return loc, {"connect_timeout": DEFAULT_CONNECT_TIMEOUT, **loc.options, **options}
+
+
+def _document(env) -> Any:
+    text = env.stdout.getvalue()
+    return json.loads(text) if text.strip() else None
+
+
+def _run(env, call) -> Any:
+    try:
+        call()
+    except SymfonicError as exc:
+        exc.result = _document(env)  # type: ignore[attr-defined]
+        raise
+    return _document(env)
+
+
+def _selection(env, thread, given: dict[str, Any]):
+    """Erase and export's selection (selection.py ERASE rules); ``thread`` may be a list of keys."""
+    from symfonic_cli.selection import ERASE, Selection, _unique, build_selection
+
+    if given.get("from_file") == "-":
+        raise UsageError("from_file '-' reads standard input; pass the keys as thread=[...]")
+    if isinstance(thread, (list, tuple)):
+        if any(v for v in given.values() if v not in (None, False)):
+            raise UsageError("a list of keys goes alone, without tenant/session/from_file")
+        keys = _unique(thread)
+        if not keys:
+            raise UsageError("thread=[] names no thread")
+        return Selection(keys=tuple(keys), receipt={"threads": len(keys)})
+    batch = given.pop("batch_size", None)
+    chosen = build_selection(ERASE, threads=thread, environment=env, **given)
+    if batch is not None and chosen.window is None:
+        raise UsageError("batch_size goes with a retention sweep (inactive_for/inactive_since)")
+    return chosen
+
+
+def erase(
+    store,
+    *,
+    thread: str | list[str] | None = None,
+    tenant: str | None = None,
+    sub_tenant: str | None = None,
+    session: str | None = None,
+    all_sessions: bool = False,
+    from_file: str | None = None,
+    inactive_for: str | None = None,
+    inactive_since: str | None = None,
+    batch_size: int | None = None,
+    dry_run: bool = False,
+    yes: bool = False,
+    receipt: str | None = None,
+    operator: str | None = None,
+    ticket: str | None = None,
+    missing_ok: bool = False,
+    vacuum: bool = False,
+    grace: str | timedelta = "15m",
+    **options,
+) -> dict[str, Any]:
+    """``thread erase -f json``: the receipt (or, with ``dry_run``, the plan)."""
+    from symfonic_cli.erase.run import EraseRequest, run
+    from symfonic_cli.inputs import parse_duration
+
+    env = _environment()
+    chosen = _selection(env, thread, dict(
+        tenant=tenant, sub_tenant=sub_tenant, session=session, all_sessions=all_sessions, from_file=from_file,
+        inactive_for=inactive_for, inactive_since=inactive_since, batch_size=batch_size,
+    ))
+    if operator is not None and not operator.strip():
+        raise UsageError("operator is empty")
+    if ticket is not None and not ticket:
+        raise UsageError("ticket is empty")
+    loc, opts = _location("erase", store, options)
+    request = EraseRequest(
+        location=loc, options=opts, selection=chosen, dry_run=dry_run, yes=yes, vacuum=vacuum,
+        grace=grace if isinstance(grace, timedelta) else parse_duration(grace), receipt_path=receipt, fmt="json",
+        operator=operator, ticket=ticket, missing_ok=missing_ok, batch_size=batch_size,
+    )
+    return _run(env, lambda: run(request, env))
+
+
+def export(
+    store,
+    output: str,
+    *,
+    thread: str | list[str] | None = None,
+    tenant: str | None = None,
+    sub_tenant: str | None = None,
+    session: str | None = None,
+    all_sessions: bool = False,
+    from_file: str | None = None,
+    inactive_for: str | None = None,
+    inactive_since: str | None = None,
+    batch_size: int | None = None,
+    force: bool = False,
+    tools: bool = False,
+    with_state: bool = False,
+    missing_ok: bool = False,
+    **options,
+) -> dict[str, Any]:
+    """``thread export -f json``: the bundle at ``output`` (a directory, .zip or .tar.gz) and its record."""
+    import os
+
+    from symfonic_cli.export.run import ExportRequest, run
+
+    if isinstance(output, os.PathLike):
+        output = os.fspath(output)
+    if not isinstance(output, str) or not output:
+        raise UsageError("where to? pass output PATH (a directory, or a .zip / .tar.gz file)")
+    env = _environment()
+    chosen = _selection(env, thread, dict(
+        tenant=tenant, sub_tenant=sub_tenant, session=session, all_sessions=all_sessions, from_file=from_file,
+        inactive_for=inactive_for, inactive_since=inactive_since, batch_size=batch_size,
+    ))
+    loc, opts = _location("export", store, options)
+    request = ExportRequest(
+        location=loc, options=opts, selection=chosen.receipt, output=output,
+        keys=list(chosen.keys) if chosen.keys is not None else None,
+        prefix=chosen.prefix if chosen.window is None else None, force=force, tools=tools, with_state=with_state,
+        missing_ok=missing_ok, fmt="json", window=chosen.window, tenant=chosen.tenant, sub_tenant=chosen.sub_tenant,
+        batch_size=batch_size,
+    )
+    return _run(env, lambda: run(request, env))
+
+
+def migrate(
+    source,
+    target,
+    *,
+    thread: str | list[str] | None = None,
+    tenant: str | None = None,
+    sub_tenant: str | None = None,
+    session: str | None = None,
+    from_file: str | None = None,
+    all_threads: bool = False,
+    dry_run: bool = False,
+    verify_only: bool = False,
+    init_target: bool = False,
+    jobs: int | None = None,
+    source_options: dict[str, Any] | None = None,
+    target_options: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """``migrate -f json``: ``{"source", "target", "mode", "threads": [...], "totals"}``. A thread not
+    copied and verified raises ``MigrateIncomplete`` (exit 7) with that record as ``.result``."""
+    from symfonic_cli.migrate.command import MigrateRequest, check_request, run_migrate
+
+    if isinstance(thread, str):
+        thread = [thread]
+    if from_file == "-":
+        raise UsageError("from_file '-' reads standard input; pass the keys as thread=[...]")
+    check_request(str(source) if source else None, str(target) if target else None,
+                  dry_run=dry_run, verify_only=verify_only, init_target=init_target)
+    from symfonic_cli.cli.common import MAX_JOBS
+
+    if jobs is not None and not 1 <= jobs <= MAX_JOBS:
+        raise UsageError(f"jobs must be 1 to {MAX_JOBS}")
+    src, src_opts = _location("migrate", source, source_options or {})
+    dst, dst_opts = _location("migrate", target, target_options or {})
+    env = _environment()
+    result = run_migrate(
+        MigrateRequest(
+            source=src, target=dst, source_options=src_opts, target_options=dst_opts,
+            selection_options={"threads": list(thread or []), "tenant": tenant, "sub_tenant": sub_tenant,
+                               "session": session, "from_file": from_file, "all_threads": all_threads},
+            dry_run=dry_run, verify_only=verify_only, init_target=init_target, jobs=jobs,
+        ),
+        env,
+    )
+    doc = result.document()
+    try:
+        result.check()
+    except SymfonicError as exc:
+        exc.result = doc  # type: ignore[attr-defined]
+        raise
+    return doc
+
+
+# prune(...) (thread prune) comes here, from the storage work, on the erase parts.

@@ -1,0 +1,260 @@
+"""``symfonic_cli.open_store``: a store opened read-only, answering what the inspecting commands answer.
+
+Each method runs the library function its command runs and returns objects whose ``to_json()`` is
+that command's ``-f json`` record (README "Python API"); errors are ``SymfonicError`` subclasses
+carrying the command's exit code (an unknown thread: ``NotFoundError``, 3).
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+from typing import Any
+
+from symfonic_cli.errors import UsageError
+
+
+class Record:
+    """One row of an answer: its fields as attributes (``.key``, ``.status``, ...) and, with
+    ``to_json()``, the record the command prints with ``-f json``. Time fields are
+    timezone-aware datetimes (or None); in ``to_json()`` they are ISO 8601 text in UTC."""
+
+    __slots__ = ("_json", "_values")
+
+    def __init__(self, json: dict[str, Any], values: dict[str, Any] | None = None) -> None:
+        self._json = json
+        self._values = {**json, **(values or {})}
+
+    def __getattr__(self, name: str) -> Any:
+        try:
+            return self._values[name]
+        except KeyError:
+            raise AttributeError(name) from None
+
+    def __getitem__(self, name: str) -> Any:
+        return self._values[name]
+
+    def keys(self):
+        return self._values.keys()
+
+    def to_json(self) -> dict[str, Any]:
+        import copy
+
+        return copy.deepcopy(self._json)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Record) and other._values == self._values
+
+    def __repr__(self) -> str:
+        return f"Record({self._values!r})"
+
+
+def _instant(text: str | None) -> datetime | None:
+    if text is None:
+        return None
+    return datetime.fromisoformat(text[:-1] + "+00:00" if text.endswith("Z") else text)
+
+
+def _bound(name: str, value, *, until: bool) -> datetime | None:
+    """``since``/``until``: an aware datetime, or the text ``--since``/``--until`` take (naive means UTC)."""
+    if value is None:
+        return None
+    if isinstance(value, datetime):
+        if value.tzinfo is None or value.utcoffset() is None:
+            raise UsageError(f"{name} is a naive datetime", hint="give a timezone-aware datetime (an instant)")
+        return value
+    if not isinstance(value, str):
+        raise UsageError(f"{name} must be a datetime or a string, not {type(value).__name__}")
+    from symfonic_cli.timeinput import parse_time
+
+    try:
+        return parse_time(value, until=until)
+    except (ValueError, OverflowError):
+        raise UsageError(f"{name} '{value}' is not a time", hint="e.g. 2h (ago), 2026-11-30 or 2026-11-30T09:00:00Z") from None
+
+
+def _duration(name: str, value) -> timedelta:
+    if isinstance(value, timedelta):
+        return value
+    from symfonic_cli.inputs import parse_duration
+
+    return parse_duration(value)
+
+
+class Store:
+    """A store opened read-only (``open_store``); use it in a ``with`` block, or call ``close()``."""
+
+    def __init__(self, backend) -> None:
+        self._store = backend
+        self.location = backend.location.display  # passwords masked
+        self.kind = backend.location.kind
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def close(self) -> None:
+        self._store.close()
+
+    def _thread(self, key: str) -> None:
+        from symfonic_cli.cli.common import require_thread
+
+        if not isinstance(key, str) or not key:
+            raise UsageError("a thread key is a non-empty string")
+        require_thread(self._store, key)
+
+    def info(self) -> Record:
+        """``store info``."""
+        from symfonic_cli.cli.listing import info_pairs
+
+        return Record(dict(info_pairs(self._store.info(), json=True)))
+
+    def threads(
+        self,
+        *,
+        tenant: str | None = None,
+        sub_tenant: str | None = None,
+        session: str | None = None,
+        status: str | list[str] | None = None,
+        sort: str | None = None,
+        reverse: bool = False,
+        with_size: bool = False,
+        limit: int | None = None,
+        inactive_for: str | None = None,
+        inactive_since: str | None = None,
+        active_within: str | None = None,
+    ) -> list[Record]:
+        """``threads list``: one row per thread (``.key``, ``.tenant``, ..., ``.first_activity`` and
+        ``.last_activity`` as datetimes; ``.status``/``.size_bytes`` when asked for)."""
+        from symfonic_cli.cli.listing import thread_records
+
+        if isinstance(status, str):
+            status = [status]
+        _columns, records = thread_records(
+            self._store, tenant, sub_tenant, limit, status=status, session=session, sort=sort, reverse=reverse,
+            with_size=with_size, inactive_for=inactive_for, inactive_since=inactive_since, active_within=active_within,
+        )
+        return [
+            Record(r, {"first_activity": _instant(r["first_activity"]), "last_activity": _instant(r["last_activity"])})
+            for r in records
+        ]
+
+    def transcript(
+        self,
+        key: str,
+        *,
+        index: int | None = None,
+        since: datetime | str | None = None,
+        until: datetime | str | None = None,
+        speaker: str = "all",
+        limit: int | None = None,
+        tools: bool = False,
+        checkpoint: str | None = None,
+    ) -> list:
+        """``transcript show``: rows with ``.index .role .content .message_id .timestamp`` (an aware
+        datetime or None); ``to_json(tools)`` is the command's JSON record."""
+        from symfonic_cli.transcript import rows as tx
+        from symfonic_cli.transcript.read import read_transcript
+
+        try:
+            speakers = tx.parse_speakers(speaker)
+        except ValueError as exc:
+            raise UsageError(f"unknown speaker '{exc.args[0]}'", hint="use user, assistant, tool, system, other or all, or a comma list") from None
+        if index is not None and (since is not None or until is not None):
+            raise UsageError("index and since/until are mutually exclusive, as in get_transcript")
+        lo, hi = _bound("since", since, until=False), _bound("until", until, until=True)
+        self._thread(key)
+        result = read_transcript(
+            self._store, key, checkpoint_id=checkpoint, speaker=speakers, index=index, since=lo, until=hi, limit=limit, tools=tools
+        )
+        return result.rows
+
+    def thread_state(self, key: str) -> Record:
+        """``thread show``: ``.status``, ``.next``, ``.interrupts``, ``.errors``, ... and ``.namespaces_state``
+        (each namespace's run state, the JSON's ``namespaces`` list)."""
+        from symfonic_cli.threadstate.show import thread_state
+
+        self._thread(key)
+        record, namespaces, _warnings = thread_state(self._store, key)
+        doc = {k: v for k, v in record.items() if k != "created"}
+        doc["namespaces"] = namespaces
+        return Record(doc, {"created": record.get("created"), "namespace_count": record["namespaces"]})
+
+    def history(self, key: str, *, namespace: str | None = None, limit: int | None = None) -> list:
+        """``thread history``: every checkpoint, newest first (``HistoryEntry``: ``.checkpoint_id``,
+        ``.step``, ``.writes``, ``.marks``, ...; ``to_json()`` is the command's record)."""
+        from symfonic_cli.history.history import build_history
+
+        self._thread(key)
+        return build_history(self._store, key, namespace=namespace, limit=limit).entries
+
+    def diff(self, key: str, a: str | int, b: str | int, *, namespace: str | None = None):
+        """``thread diff``: what changed from checkpoint ``a`` to ``b`` (ids, or -1 for the latest,
+        -2 for the one before, ...); ``to_json()`` is the command's document."""
+        from symfonic_cli.history.diff import diff_checkpoints
+
+        refs = [str(r) for r in (a, b)]
+        if any(not r for r in refs):
+            raise UsageError("a checkpoint id is empty")
+        self._thread(key)
+        return diff_checkpoints(self._store, key, refs[0], refs[1], namespace=namespace)
+
+    def compat_report(
+        self,
+        *,
+        thread: str | None = None,
+        by_thread: bool = False,
+        grace: str | timedelta = "15m",
+        current_format: int | None = None,
+        envelope_key: str | None = None,
+        now: datetime | None = None,
+    ):
+        """``compat report``: the store's report (default), one thread's (``thread=KEY``) or a list of
+        every thread's (``by_thread=True``); each has ``.findings()`` and ``to_json()``."""
+        from datetime import timezone
+
+        from symfonic_cli.compat import command as cc
+        from symfonic_cli.compat.envelope import CURRENT_FORMAT, DEFAULT_ENVELOPE_KEY
+
+        if thread is not None and by_thread:
+            raise UsageError("by_thread reports every thread; leave out thread")
+        key = DEFAULT_ENVELOPE_KEY if envelope_key is None else envelope_key
+        if not key:
+            raise UsageError("envelope_key is empty")
+        request = cc.CompatRequest(
+            envelope_key=key, current_format=CURRENT_FORMAT if current_format is None else current_format,
+            grace=_duration("grace", grace), now=now or datetime.now(timezone.utc),
+            mode=cc.THREAD if thread is not None else cc.BY_THREAD if by_thread else cc.STORE,
+        )
+        if thread is not None:
+            self._thread(thread)
+            request.thread = thread
+        outcome = cc.run_report(self._store, request)
+        return list(outcome.reports) if outcome.mode == cc.BY_THREAD else outcome.report
+
+    # usage(...) (store usage) and search(text, ...) (threads search) come here, from their engineers.
+
+
+def open_store(location, **options) -> Store:
+    """Open a store strictly read-only: a URL, a SQLite file path (str or Path) or a config name.
+
+    ``options`` are the root options: ``connect_timeout`` (seconds, default 10), ``pg_schema``,
+    ``checkpoint_collection``, ``writes_collection``; a config entry's options apply under them."""
+    import os
+
+    from symfonic_cli.cli.common import DEFAULT_CONNECT_TIMEOUT
+    from symfonic_cli.location import resolve_store
+    from symfonic_cli.stores import open_store as open_backend
+
+    if isinstance(location, os.PathLike):
+        location = os.fspath(location)
+    if not isinstance(location, str) or not location:
+        raise UsageError("open_store needs a store: a URL, a file path or a configured name")
+    known = {"connect_timeout", "pg_schema", "checkpoint_collection", "writes_collection"}
+    unknown = sorted(set(options) - known)
+    if unknown:
+        raise UsageError(f"unknown store option '{unknown[0]}'", hint=f"use any of: {', '.join(sorted(known))}")
+    loc = resolve_store(location)
+    merged = {"connect_timeout": DEFAULT_CONNECT_TIMEOUT, **loc.options, **options}
+    return Store(open_backend(loc, writable=False, **merged))

@@ -1,0 +1,128 @@
+"""The package's shape (README "Layout"): no module over 450 lines, and no import cycle between its
+modules, counting the imports inside functions (the lazy ones run too, just later)."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import symfonic_cli
+
+PACKAGE = Path(symfonic_cli.__file__).parent
+MAX_LINES = 450
+
+
+def _modules() -> dict[str, Path]:
+    found = {}
+    for path in sorted(PACKAGE.rglob("*.py")):
+        parts = ["symfonic_cli", *path.relative_to(PACKAGE).with_suffix("").parts]
+        if parts[-1] == "__init__":
+            parts.pop()
+        found[".".join(parts)] = path
+    return found
+
+
+def _imports(name: str, path: Path, modules: dict[str, Path]) -> set[str]:
+    """The package's modules that ``name`` imports anywhere in its body (``from a import b`` is
+    module ``a.b`` when that is a module, else ``a``)."""
+
+    def module_of(dotted: str) -> str | None:
+        while dotted and dotted not in modules:
+            dotted = dotted.rpartition(".")[0]
+        return dotted or None
+
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    out: set[str | None] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
+        if isinstance(node, ast.Import):
+            out.update(module_of(a.name) for a in node.names if a.name.split(".")[0] == "symfonic_cli")
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
+                base = ".".join(anchor + ([base] if base else []))
+            if base.split(".")[0] != "symfonic_cli":
+                continue
+            for alias in node.names:
+                full = f"{base}.{alias.name}"
+                out.add(full if full in modules else module_of(base))
+    out.discard(None)
+    out.discard(name)
+    return out  # type: ignore[return-value]
+
+
+def import_cycles() -> list[list[str]]:
+    """Each set of modules that import one another, directly or round about (Tarjan's SCCs)."""
+    modules = _modules()
+    graph = {name: sorted(_imports(name, path, modules)) for name, path in modules.items()}
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    cycles: list[list[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on_stack.add(v)
+        for w in graph[v]:
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            part = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                part.append(w)
+                if w == v:
+                    break
+            if len(part) > 1:
+                cycles.append(sorted(part))
+
+    for name in graph:
+        if name not in index:
+            visit(name)
+    return sorted(cycles)
+
+
+def test_no_module_over_450_lines():
+    long = {
+        str(path.relative_to(PACKAGE.parent)): n
+        for path in _modules().values()
+        if (n := len(path.read_text(encoding="utf-8").splitlines())) > MAX_LINES
+    }
+    assert long == {}, f"modules over {MAX_LINES} lines: {long}"
+
+
+def test_no_import_cycle():
+    cycles = import_cycles()
+    assert cycles == [], "import cycles (imports inside functions included): " + "; ".join(" <-> ".join(c) for c in cycles)
+
+
+def test_the_cycle_finder_sees_lazy_imports(tmp_path, monkeypatch):
+    # The finder itself must see an import inside a function, or the test above proves nothing.
+    pkg = tmp_path / "symfonic_cli"
+    (pkg / "sub").mkdir(parents=True)
+    (pkg / "__init__.py").write_text("")
+    (pkg / "a.py").write_text("from symfonic_cli.sub import b\n")
+    (pkg / "sub" / "__init__.py").write_text("")
+    (pkg / "sub" / "b.py").write_text("def f():\n    from symfonic_cli import a\n")
+    (pkg / "c.py").write_text("def g():\n    from . import a\n")
+    monkeypatch.setattr(__import__(__name__, fromlist=["PACKAGE"]), "PACKAGE", pkg)
+    assert import_cycles() == [["symfonic_cli.a", "symfonic_cli.sub.b"]]
+
+
+def test_the_package_never_uses_its_own_api_through_the_root():
+    # The root package loads the API by name (symfonic_cli/__init__.py); that stays out of every
+    # cycle only while no module of the package takes an API name from the root.
+    used = []
+    for name, path in _modules().items():
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and node.module == "symfonic_cli" and not node.level:
+                used += [f"{name}: {a.name}" for a in node.names if a.name in symfonic_cli.API]
+            if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "symfonic_cli" and node.attr in symfonic_cli.API:
+                used.append(f"{name}: symfonic_cli.{node.attr}")
+    assert used == []
