@@ -28,6 +28,7 @@ from symfonic_cli.stores.postgres.copy import PostgresCopy
 from symfonic_cli.stores.postgres.erase import PostgresErase
 from symfonic_cli.stores.postgres.history import PostgresHistory
 from symfonic_cli.stores.postgres.read import PostgresRead
+from symfonic_cli.stores.postgres.search import PostgresSearch
 from symfonic_cli.stores.postgres.state import PostgresState
 from symfonic_cli.threadkey import prefix_upper_bound
 
@@ -106,7 +107,7 @@ def _byte_order(coll: dict[str, Any], db: dict[str, Any]) -> bool:
     return provider == "c" and locale in _C_LOCALES
 
 
-class PostgresStore(PostgresRead, PostgresHistory, PostgresCompat, PostgresState, PostgresErase, PostgresCopy, SupportsWith):
+class PostgresStore(PostgresRead, PostgresSearch, PostgresHistory, PostgresCompat, PostgresState, PostgresErase, PostgresCopy, SupportsWith):
     kind = "postgres"
 
     def __init__(self, location: StoreLocation, conn: Any, *, writable: bool) -> None:

@@ -18,6 +18,7 @@ from symfonic_cli.stores.sqlite.copy import SqliteCopy
 from symfonic_cli.stores.sqlite.erase import SqliteErase
 from symfonic_cli.stores.sqlite.history import SqliteHistory
 from symfonic_cli.stores.sqlite.read import SqliteRead
+from symfonic_cli.stores.sqlite.search import SqliteSearch
 from symfonic_cli.stores.sqlite.state import SqliteState
 from symfonic_cli.threadkey import prefix_upper_bound
 
@@ -239,7 +240,7 @@ def init_sqlite_target(path: str) -> None:
         raise _store_error(StoreLocation("sqlite", path, path, None, {}), exc) from None
 
 
-class SqliteStore(SqliteRead, SqliteHistory, SqliteCompat, SqliteState, SqliteErase, SqliteCopy, SupportsWith):
+class SqliteStore(SqliteRead, SqliteSearch, SqliteHistory, SqliteCompat, SqliteState, SqliteErase, SqliteCopy, SupportsWith):
     kind = "sqlite"
 
     def __init__(self, location: StoreLocation, conn: sqlite3.Connection, *, writable: bool) -> None:
