@@ -207,15 +207,22 @@ def test_the_store_narrows_before_decoding(store):
     assert candidates("zzz-not-there") == {"acme:_:s-2"}
     assert candidates("purple-otter") == {"acme:_:s-2"}  # removed: no longer in the latest checkpoint
     assert candidates("zzz-not-there", tools=True) == {"acme:_:s-2"}
+    # "refund" has letters other characters fold to (f, n): looked for whole, or those characters.
+    assert candidates("REFUND") == {"acme:eu:s-1", "acme:_:s-2", "globex:_:s-1", "acme:us:s-1"}  # that one holds \ufb01
+    assert candidates("RETURN") == {"acme:_:s-2"}
+    assert candidates("strasse") == {"acme:us:s-1", "acme:_:s-2", "globex:_:s-2"}  # both hold ß
+    assert candidates("k") >= {"acme:us:s-1"}  # the Kelvin sign
 
 
-def test_the_fold_unsafe_letters_are_every_ascii_character_something_else_folds_to():
-    from symfonic_cli.search.prefilter import FOLD_UNSAFE
+def test_the_exotic_characters_are_every_character_that_folds_to_hold_an_ascii_letter():
+    from symfonic_cli.search.prefilter import EXOTIC
 
-    unsafe = set()
+    found: dict[str, set[str]] = {}
     for cp in range(0x110000):
         ch = chr(cp)
         for x in ch.casefold():
             if x.isascii() and (len(ch.casefold()) > 1 or ch not in (x, x.upper())):
-                unsafe.add(x)
-    assert unsafe == set(FOLD_UNSAFE)
+                found.setdefault(x, set()).add(ch)
+    # Only characters beyond ASCII: an ASCII letter folds to itself alone.
+    assert {x: set(chars) for x, chars in EXOTIC.items()} == found
+    assert all(not c.isascii() for chars in found.values() for c in chars)

@@ -11,16 +11,23 @@ Without --case-sensitive the needle is folded (``str.casefold``) and only its "f
 are looked for, lower-cased ASCII: characters that nothing but themselves and their ASCII
 capital fold to (``s`` is not: ``ß`` and ``ſ`` fold to it; ``k`` is not: the Kelvin sign does).
 Every such run of the folded needle stands, ASCII-lower-cased, in the bytes of any string
-holding the needle, whatever else folded around it.
+holding the needle, whatever else folded around it. A folded needle that is ASCII stands whole,
+lower-cased, in such a string unless the string holds one of the few other characters folding to
+its unsafe letters (``EXOTIC``): then the blob holds that character's bytes.
 """
 
 from __future__ import annotations
 
 import re
 
-# ASCII characters that some other character also folds to (a test recomputes this list from
-# every code point): they cannot be looked for as bytes in a case-insensitive search.
-FOLD_UNSAFE = frozenset("afhijklnstwy")
+# The characters beyond ASCII whose casefold holds an ASCII letter, by that letter (a test
+# recomputes them from every code point): those letters cannot be looked for as bytes alone.
+EXOTIC = {
+    "a": "\u1e9a", "f": "\ufb00\ufb01\ufb02\ufb03\ufb04", "h": "\u1e96", "i": "\u0130\ufb01\ufb03", "j": "\u01f0",
+    "k": "\u212a", "l": "\ufb02\ufb04", "n": "\u0149", "s": "\u00df\u017f\u1e9e\ufb05\ufb06", "t": "\u1e97\ufb05\ufb06",
+    "w": "\u1e98", "y": "\u1e99",
+}
+FOLD_UNSAFE = frozenset(EXOTIC)
 
 # A message whose "content" is not a msgpack string (fixstr a0-bf, str8/16/32 d9-db).
 _NOT_ONE_STRING = rb"\xa7content(?![\xa0-\xbf\xd9-\xdb])"
@@ -30,7 +37,10 @@ _TOOL_CALLS = rb"\xaatool_calls(?!\x90)"
 
 class Prefilter:
     """The byte test for one needle. ``anchors``: byte strings every candidate blob holds (all
-    of them; lower-cased ASCII when ``folded``); empty means every blob is a candidate."""
+    of them; lower-cased ASCII when ``folded``); empty means every blob is a candidate.
+    ``whole``/``exotic`` (folded ASCII needles with unsafe letters): a candidate also holds the
+    whole lower-cased needle or one of these byte strings (the exotic characters, grouped by
+    their first two bytes where several share them)."""
 
     def __init__(self, needle: str, *, case_sensitive: bool, tools: bool) -> None:
         self.folded = not case_sensitive
@@ -41,6 +51,15 @@ class Prefilter:
             runs = re.split("[^\x00-\x7f]|[" + "".join(sorted(FOLD_UNSAFE)) + "]", needle.casefold())
             # Longest first: the first test that fails settles a blob.
             self.anchors = tuple(sorted({r.encode("ascii") for r in runs if r}, key=len, reverse=True))[:3]
+        self.whole: bytes | None = None
+        self.exotic: tuple[bytes, ...] = ()
+        folded = needle.casefold()
+        if self.folded and folded.isascii() and not FOLD_UNSAFE.isdisjoint(folded):
+            self.whole = folded.encode("ascii")
+            chars = {c.encode("utf-8") for x in set(folded) & FOLD_UNSAFE for c in EXOTIC[x]}
+            heads = {c[:2] for c in chars}
+            shared = {h for h in heads if sum(c.startswith(h) for c in chars) > 1}
+            self.exotic = tuple(sorted(shared | {c for c in chars if c[:2] not in shared}))
         self.markers = re.compile(_NOT_ONE_STRING + (b"|" + _TOOL_CALLS if tools else b""))
 
     def needs_decode(self, blob: bytes, *, whole_checkpoint: bool) -> bool:
@@ -59,7 +78,9 @@ class Prefilter:
 
     def holds_anchors(self, blob: bytes) -> bool:
         data = blob.lower() if self.folded else blob  # bytes.lower(): ASCII letters only
-        return all(a in data for a in self.anchors)
+        if not all(a in data for a in self.anchors):
+            return False
+        return self.whole is None or self.whole in data or any(e in blob for e in self.exotic)
 
     def may_match(self, payload_type, blob, *, whole_checkpoint: bool) -> bool:
         """The whole test, in Python (MongoDB, and any store without its own)."""

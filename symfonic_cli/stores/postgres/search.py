@@ -29,8 +29,12 @@ class PostgresSearch:
         if not prefilter.anchors:
             held = "true"
         elif prefilter.folded:
-            held = " AND ".join("strpos(lower(x.e), %s) > 0" for _ in prefilter.anchors)
+            tests = ["strpos(lower(x.e), %s) > 0" for _ in prefilter.anchors]
             params += [escape_form(a) for a in prefilter.anchors]
+            if prefilter.whole is not None:
+                tests.append("(" + " OR ".join(["strpos(lower(x.e), %s) > 0"] + ["position(%s::bytea in b.blob) > 0"] * len(prefilter.exotic)) + ")")
+                params += [escape_form(prefilter.whole), *prefilter.exotic]
+            held = " AND ".join(tests)
         else:
             held = " AND ".join("position(%s::bytea in b.blob) > 0" for _ in prefilter.anchors)
             params += list(prefilter.anchors)

@@ -23,8 +23,12 @@ class SqliteSearch:
         if prefilter.anchors and (self.utf8 or not prefilter.folded):
             # instr on the bytes; folded: on the bytes read as (UTF-8) text, ASCII-lower-cased.
             target = "lower(CAST(c.checkpoint AS TEXT))" if prefilter.folded else "c.checkpoint"
-            tests.append("(" + " AND ".join(f"instr({target}, ?) > 0" for _ in prefilter.anchors) + ")")
+            held = [f"instr({target}, ?) > 0" for _ in prefilter.anchors]
             params += [a.decode("ascii") if prefilter.folded else a for a in prefilter.anchors]
+            if prefilter.whole is not None:
+                held.append("(" + " OR ".join([f"instr({target}, ?) > 0"] + ["instr(c.checkpoint, ?) > 0"] * len(prefilter.exotic)) + ")")
+                params += [prefilter.whole.decode("ascii"), *prefilter.exotic]
+            tests.append("(" + " AND ".join(held) + ")")
         elif prefilter.anchors:
             # UTF-16 text would not read the bytes as they are: the same test in Python.
             self.conn.create_function("symfonic_holds_anchors", 1, lambda b: isinstance(b, bytes) and prefilter.holds_anchors(b), deterministic=True)
