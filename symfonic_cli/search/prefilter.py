@@ -35,6 +35,20 @@ _NOT_ONE_STRING = rb"\xa7content(?![\xa0-\xbf\xd9-\xdb])"
 _TOOL_CALLS = rb"\xaatool_calls(?!\x90)"
 
 
+_STANDARD = None
+
+
+def _standard_messages():
+    """A checkpoint in LangGraph's layout whose first channel value is a non-empty ``messages``
+    list (fixarray, or array16/32 of a non-zero length): what checkpoint_blob_head would count."""
+    global _STANDARD
+    if _STANDARD is None:
+        from symfonic_cli.codec.msgpack_head import _STANDARD_HEAD
+
+        _STANDARD = re.compile(_STANDARD_HEAD.pattern + rb"[\x81-\x8f]\xa8messages(?:[\x91-\x9f]|\xdc(?!\x00\x00)|\xdd(?!\x00{4}))")
+    return _STANDARD
+
+
 class Prefilter:
     """The byte test for one needle. ``anchors``: byte strings every candidate blob holds (all
     of them; lower-cased ASCII when ``folded``); empty means every blob is a candidate.
@@ -51,6 +65,11 @@ class Prefilter:
             runs = re.split("[^\x00-\x7f]|[" + "".join(sorted(FOLD_UNSAFE)) + "]", needle.casefold())
             # Longest first: the first test that fails settles a blob.
             self.anchors = tuple(sorted({r.encode("ascii") for r in runs if r}, key=len, reverse=True))[:3]
+        # Characters no case changes (digits, punctuation, space): looked for first, unlowered.
+        self.plain = ()
+        if self.folded:
+            bare = max(re.split("[^\x00-\x7f]|[A-Za-z]", needle.casefold()), key=len)
+            self.plain = (bare.encode("ascii"),) if len(bare) >= 2 else ()
         self.whole: bytes | None = None
         self.exotic: tuple[bytes, ...] = ()
         folded = needle.casefold()
@@ -67,6 +86,8 @@ class Prefilter:
         if self.markers.search(blob) is not None:
             return True
         if whole_checkpoint:
+            if _standard_messages().match(blob) is not None:
+                return False  # LangGraph's own layout, messages the first channel: a non-empty list
             from symfonic_cli.codec.msgpack_head import NeedMore, checkpoint_blob_head
 
             try:
@@ -77,6 +98,8 @@ class Prefilter:
         return False
 
     def holds_anchors(self, blob: bytes) -> bool:
+        if not all(p in blob for p in self.plain):
+            return False
         data = blob.lower() if self.folded else blob  # bytes.lower(): ASCII letters only
         if not all(a in data for a in self.anchors):
             return False

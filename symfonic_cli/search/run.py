@@ -184,18 +184,13 @@ def search(
     candidates = set(narrow(pre, tenant=tenant, sub_tenant=sub_tenant)) if narrow is not None else None
     if limit == 0:
         return
-    bounds = {"last_before": window.last_before, "last_from": window.last_from} if window is not None else {}
     threads = 0
-    for summary in store.list_threads(tenant=tenant, sub_tenant=sub_tenant, **bounds):
-        key = summary.key
+    for key in _threads(store, candidates, tenant=tenant, sub_tenant=sub_tenant, window=window):
         if session is not None:
             parts = parse_key(key)
             if parts is None or parts.session != session:
                 continue
-        if candidates is not None:
-            if key not in candidates:
-                continue
-        elif not _may_match(store, key, pre):
+        if candidates is None and not _may_match(store, key, pre):
             continue
         try:
             result = read_transcript(store, key, tools=tools, keep=lambda row: first_match(row, needle, tools) is not None)
@@ -211,6 +206,23 @@ def search(
             yield Hit(key, row.index, row.role, row.timestamp, row.message_id, field, found, start, end, result.checkpoint_id)
         if limit is not None and threads >= limit:
             return
+
+
+def _threads(store, candidates, *, tenant, sub_tenant, window) -> Iterator[str]:
+    """Keys in the listing's order (newest activity first, then key): the candidates' own
+    summaries when the store narrowed (one indexed read each), else the listing itself."""
+    if candidates is None:
+        bounds = {"last_before": window.last_before, "last_from": window.last_from} if window is not None else {}
+        for summary in store.list_threads(tenant=tenant, sub_tenant=sub_tenant, **bounds):
+            yield summary.key
+        return
+    summaries = [s for s in map(store.thread_summary, candidates) if s is not None]
+    if window is not None:
+        summaries = [s for s in summaries if window.keeps(s.last_checkpoint_id)]
+    summaries.sort(key=lambda s: s.key)
+    summaries.sort(key=lambda s: s.last_checkpoint_id or "", reverse=True)
+    for summary in summaries:
+        yield summary.key
 
 
 def _may_match(store, key: str, pre) -> bool:
