@@ -35,7 +35,9 @@ def read_transcript(
     until: datetime | None = None,
     limit: int | None = None,
     tools: bool = False,
+    keep=None,
 ) -> TranscriptResult:
+    """``keep(row)``: only the rows it accepts, indexes unchanged, timestamps resolved for them alone."""
     plain = _plain_messages(store, key, checkpoint_id)
     if plain is not None:
         checkpoint_ns, read_id, messages = plain
@@ -62,6 +64,8 @@ def read_transcript(
     if not isinstance(messages, list):
         raise StoreError(f"checkpoint {read_id}: 'messages' is not a list ({type(messages).__name__})")
     rows = tx.build_rows(messages, speaker=speaker, tools=tools, warnings=warnings)
+    if keep is not None:
+        rows = [r for r in rows if keep(r)]
     if since is None and until is None:
         # Index and limit do not depend on timestamps: resolve only the rows that are printed.
         rows = tx.select(rows, index=index, limit=limit)

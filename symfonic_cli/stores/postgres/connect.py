@@ -32,6 +32,7 @@ from symfonic_cli.stores.postgres.history import PostgresHistory
 from symfonic_cli.stores.postgres.prune import PostgresPrune
 from symfonic_cli.stores.postgres.usage import PostgresUsage
 from symfonic_cli.stores.postgres.read import PostgresRead
+from symfonic_cli.stores.postgres.search import PostgresSearch
 from symfonic_cli.stores.postgres.state import PostgresState
 from symfonic_cli.threadkey import prefix_upper_bound
 
@@ -92,7 +93,7 @@ def _init_target(location: StoreLocation, conninfo: str, pg_schema: str | None, 
         raise _store_error(location, exc) from None
 
 
-class PostgresStore(ExactActivity, PostgresRead, PostgresHistory, PostgresCompat, PostgresState, PostgresErase, PostgresCopy, PostgresPrune, PostgresUsage, SupportsWith):
+class PostgresStore(ExactActivity, PostgresRead, PostgresSearch, PostgresHistory, PostgresCompat, PostgresState, PostgresErase, PostgresCopy, PostgresPrune, PostgresUsage, SupportsWith):
     kind = "postgres"
 
     def __init__(self, location: StoreLocation, conn: Any, *, writable: bool) -> None:

@@ -21,6 +21,7 @@ from symfonic_cli.stores.sqlite.history import SqliteHistory
 from symfonic_cli.stores.sqlite.prune import SqlitePrune
 from symfonic_cli.stores.sqlite.usage import SqliteUsage
 from symfonic_cli.stores.sqlite.read import SqliteRead
+from symfonic_cli.stores.sqlite.search import SqliteSearch
 from symfonic_cli.stores.sqlite.state import SqliteState
 from symfonic_cli.threadkey import prefix_upper_bound
 
@@ -242,7 +243,7 @@ def init_sqlite_target(path: str) -> None:
         raise _store_error(StoreLocation("sqlite", path, path, None, {}), exc) from None
 
 
-class SqliteStore(ExactActivity, SqliteRead, SqliteHistory, SqliteCompat, SqliteState, SqliteErase, SqliteCopy, SqlitePrune, SqliteUsage, SupportsWith):
+class SqliteStore(ExactActivity, SqliteRead, SqliteSearch, SqliteHistory, SqliteCompat, SqliteState, SqliteErase, SqliteCopy, SqlitePrune, SqliteUsage, SupportsWith):
     kind = "sqlite"
 
     def __init__(self, location: StoreLocation, conn: sqlite3.Connection, *, writable: bool) -> None:
