@@ -46,7 +46,7 @@ def _reference(backend, url, freq, key):
 
 
 def _iso(dt) -> str:
-    from symfonic_cli.model.times import iso_utc
+    from symfonic_cli.clock import iso_utc
 
     return iso_utc(dt)
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from symfonic_cli.cli.common import check_format, open_for_reading
+from symfonic_cli.cli.common import check_format, environment as run_environment, open_for_reading
 from symfonic_cli.errors import UsageError
 
 COLUMNS = ("key", "index", "role", "timestamp", "snippet")
@@ -15,20 +15,20 @@ def threads_search(
     inactive_for=None, inactive_since=None, active_within=None, limit=None, fmt=None, environment=None,
 ) -> None:
     from symfonic_cli import render
-    from symfonic_cli.environment import current
     from symfonic_cli.search.run import search
 
-    env = environment or current()
-    out_format = check_format(fmt)
+    env = environment or run_environment()
+    out_format = check_format(fmt, env=env)
     if session is not None and not session:
         raise UsageError("--session is empty")
     window = None
     if inactive_for is not None or inactive_since is not None or active_within is not None:
         from symfonic_cli.retention.window import window as activity_window
 
-        window = activity_window(inactive_for=inactive_for, inactive_since=inactive_since, active_within=active_within)
+        window = activity_window(inactive_for=inactive_for, inactive_since=inactive_since, active_within=active_within,
+                                 tz=env.zone())
     skipped: list[str] = []
-    with open_for_reading(store, environment=environment) as st:
+    with open_for_reading(store, environment=env) as st:
         hits = search(st, text, case_sensitive=case_sensitive, tools=tools, tenant=tenant, sub_tenant=sub_tenant,
                       session=session, window=window, limit=limit, skipped=skipped)
         if out_format in ("json", "jsonl", "text"):

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from symfonic_cli.model.times import iso_utc
+from symfonic_cli.clock import iso_utc
 
 import re
 from dataclasses import dataclass, field

@@ -23,7 +23,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from symfonic_cli.model.times import checkpoint_id_time
+from symfonic_cli.clock import checkpoint_id_time
 
 TASKS = "__pregel_tasks"  # langgraph.constants.TASKS: the channel pending Sends are written to
 SENDS_IN_PARENT_BEFORE = 4  # checkpoints before format v4 read their pending sends from the parent

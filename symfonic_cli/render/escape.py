@@ -97,7 +97,7 @@ def _escape_json_visible(match: re.Match) -> str:
 
 def _json_default(value: Any) -> Any:
     if isinstance(value, datetime):
-        from symfonic_cli.model.times import iso_utc
+        from symfonic_cli.clock import iso_utc
 
         return iso_utc(value)
     if isinstance(value, (set, frozenset)):
@@ -177,7 +177,7 @@ def cell(value: Any) -> str:
     if value is None:
         return "-"
     if isinstance(value, datetime):
-        from symfonic_cli.model.times import iso_utc
+        from symfonic_cli.clock import iso_utc
 
         return iso_utc(value)
     if value is True or value is False:  # yes/no in tables and text; true/false in JSON

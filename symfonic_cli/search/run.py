@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from symfonic_cli.errors import StoreError, UsageError
-from symfonic_cli.model.times import iso_utc
+from symfonic_cli.clock import iso_utc
 from symfonic_cli.threadkey import parse_key
 
 

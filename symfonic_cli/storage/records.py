@@ -9,7 +9,7 @@ from datetime import datetime
 from typing import Any
 
 from symfonic_cli.model.prune import FAILED, NOT_ATTEMPTED, NOT_FOUND, NOTHING, PRUNED, SKIPPED, STATUSES, ThreadPrunePlan
-from symfonic_cli.model.times import iso_utc
+from symfonic_cli.clock import iso_utc
 
 RESIDUAL = {
     "sqlite": "Deleted pages are free space inside the file until --compact (VACUUM) rewrites it; backups keep old copies.",
@@ -48,7 +48,7 @@ def plan_record(p: ThreadPrunePlan, *, found: bool = True) -> dict[str, Any]:
 
 
 def _time(cid: str | None):
-    from symfonic_cli.model.times import checkpoint_id_time
+    from symfonic_cli.clock import checkpoint_id_time
 
     return checkpoint_id_time(cid)
 

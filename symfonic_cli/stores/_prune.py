@@ -29,7 +29,7 @@ def _iso(ts):
     """A checkpoint's ``ts`` as every command prints a time (UTC, ``Z``); as stored when unreadable."""
     from datetime import datetime
 
-    from symfonic_cli.model.times import iso_utc
+    from symfonic_cli.clock import iso_utc
 
     try:
         return iso_utc(datetime.fromisoformat(ts)) if isinstance(ts, str) else None
