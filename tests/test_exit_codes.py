@@ -1,4 +1,4 @@
-"""Every exit code the tool can end with is in README's "Exit codes" table, and the table names no
+"""Every exit code the tool can end with is in the "Exit codes" table (docs/reference/exit-codes.md), and the table names no
 code the tool does not have."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from pathlib import Path
 
 from symfonic_cli import errors
 
-README = Path(__file__).resolve().parent.parent / "README.md"
+README = Path(__file__).resolve().parent.parent / "docs" / "reference" / "exit-codes.md"
 
 
 def _documented() -> dict[int, str]:

@@ -78,7 +78,7 @@ def _short(value: Any) -> str:
 
 
 # Strings compare by their UTF-8 bytes under the simple collation, which every operation that
-# filters, groups or sorts by a key field asks for (MongoSection._exact): a collection's own default
+# filters, groups or sorts by a key field asks for (MongoSection._collation): a collection's own default
 # collation (case-insensitive, say) would make a key range or an equality reach other keys.
 BINARY = {"locale": "simple"}
 
@@ -115,7 +115,7 @@ class MongoSection:
     def writes(self):
         return self.db[self.writes_name]
 
-    def _exact(self, collection) -> dict | None:
+    def _collation(self, collection) -> dict | None:
         """The ``collation`` argument that makes ``collection`` compare strings in bytes: none
         where it is known to have no default collation (the default is then already simple, and
         some wire-compatible servers sort case-insensitively when "simple" is named), else the
@@ -132,7 +132,7 @@ class MongoSection:
         """A thread's checkpoint documents ordered by checkpoint_id over every namespace: one
         index-ordered cursor per namespace, merged here (no server-side sort of whole blobs)."""
         match = {"thread_id": _key_eq(key)}
-        exact = self._exact(self.checkpoints)
+        exact = self._collation(self.checkpoints)
         namespaces = sorted(
             _key_field({"checkpoint_ns": d["_id"]}, "checkpoint_ns")
             for d in self.checkpoints.aggregate([{"$match": match}, {"$group": {"_id": "$checkpoint_ns"}}], collation=exact)
@@ -152,7 +152,7 @@ class MongoSection:
 
     def _count(self, collection, match: dict | None = None) -> int:
         pipeline = ([{"$match": match}] if match else []) + [{"$count": "n"}]
-        for doc in collection.aggregate(pipeline, collation=self._exact(collection)):
+        for doc in collection.aggregate(pipeline, collation=self._collation(collection)):
             return int(doc["n"])
         return 0
 

@@ -63,7 +63,7 @@ class MongoCompat(MongoSection):
                 "bs_min": {"$min": "$bs_bin"}, "bs_max": {"$max": "$bs_bin"},
             }},
         ]
-        for doc in self.checkpoints.aggregate(pipeline, allowDiskUse=True, collation=self._exact(self.checkpoints)):
+        for doc in self.checkpoints.aggregate(pipeline, allowDiskUse=True, collation=self._collation(self.checkpoints)):
             g = doc["_id"]
             counts = {"older": bool(g.get("older")), "checkpoints": int(doc["n"]), "latest": int(doc["latest"])}
             try:
@@ -83,7 +83,7 @@ class MongoCompat(MongoSection):
 
         query = {} if thread is None else {"thread_id": _key_eq(thread)}
         fields = {"_id": 0, "thread_id": 1, "checkpoint_ns": 1, "checkpoint_id": 1, "metadata": 1}
-        cursor = self.checkpoints.find(query, fields, collation=self._exact(self.checkpoints)).sort([("thread_id", 1), ("checkpoint_id", -1), ("checkpoint_ns", 1)])
+        cursor = self.checkpoints.find(query, fields, collation=self._collation(self.checkpoints)).sort([("thread_id", 1), ("checkpoint_id", -1), ("checkpoint_ns", 1)])
         for doc in cursor.allow_disk_use(True):
             tid, ns, cid = (_key_field(doc, f) for f in ("thread_id", "checkpoint_ns", "checkpoint_id"))
             meta = doc.get("metadata") if isinstance(doc.get("metadata"), dict) else {}
@@ -109,7 +109,7 @@ class MongoCompat(MongoSection):
             {"$sort": {"n": -1, "_id": 1}},
             {"$limit": int(limit)},
         ]
-        return [(str(d["_id"]), int(d["n"])) for d in self.checkpoints.aggregate(pipeline, collation=self._exact(self.checkpoints))]
+        return [(str(d["_id"]), int(d["n"])) for d in self.checkpoints.aggregate(pipeline, collation=self._collation(self.checkpoints))]
 
 
 

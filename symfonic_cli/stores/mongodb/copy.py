@@ -36,7 +36,7 @@ class MongoCopy(MongoSection):
             ("checkpoints", self.checkpoints, self._CHECKPOINT_KEY, [("checkpoint_id", 1), ("checkpoint_ns", 1)]),
             ("writes", self.writes, self._WRITE_KEY, [("checkpoint_ns", 1), ("checkpoint_id", 1), ("task_id", 1), ("idx", 1)]),
         ):
-            for doc in coll.find({"thread_id": _key_eq(key)}, collation=self._exact(coll)).sort(sort):
+            for doc in coll.find({"thread_id": _key_eq(key)}, collation=self._collation(coll)).sort(sort):
                 data = {k: _bson_value(v) for k, v in doc.items() if k not in ("_id", "thread_id", "created_at", *key_fields)}
                 rows.append(RawRow(table, _stored_key(doc, key_fields, f"a {table[:-1]} document of thread '{key}'"), data))
         return ThreadExport("mongodb", key, rows)
@@ -59,7 +59,7 @@ class MongoCopy(MongoSection):
                 coll = self.writes if table == "writes" else self.checkpoints
                 fields = self._CHECKPOINT_KEY if table == "checkpoints" else self._WRITE_KEY
                 for d in docs[table]:
-                    if coll.find_one({"thread_id": key, **{f: d[f] for f in fields}}, {"_id": 1}, session=session, collation=self._exact(coll)):
+                    if coll.find_one({"thread_id": key, **{f: d[f] for f in fields}}, {"_id": 1}, session=session, collation=self._collation(coll)):
                         raise MigrationConflict(f"{table[:-1]} {d['checkpoint_id']} of thread '{key}' already exists in the target")
                 if docs[table]:
                     coll.insert_many(docs[table], ordered=True, session=session)
@@ -79,7 +79,7 @@ class MongoCopy(MongoSection):
         loads = ThreadDecoder().loads  # as SQLite and PostgreSQL: each stored message decoded once
         thread = DecodedThread(key, [], [])
         key = _string_literal(key, "thread key")
-        found = self.checkpoints.find({"thread_id": _key_eq(key)}, {"_id": 0}, collation=self._exact(self.checkpoints))
+        found = self.checkpoints.find({"thread_id": _key_eq(key)}, {"_id": 0}, collation=self._collation(self.checkpoints))
         for doc in found.sort([("checkpoint_id", 1), ("checkpoint_ns", 1)]):
             ns, cid = _stored_key(doc, self._CHECKPOINT_KEY, f"a checkpoint document of thread '{key}'")
             what = f"checkpoint {cid} (ns '{ns}')"
@@ -92,7 +92,7 @@ class MongoCopy(MongoSection):
                 raise StoreError(f"{what} does not decode to a checkpoint mapping")
             thread.checkpoints.append(DecodedCheckpoint(ns, cid, doc.get("parent_checkpoint_id") or None, checkpoint, metadata if isinstance(metadata, dict) else {}))
         sort = [("checkpoint_ns", 1), ("checkpoint_id", 1), ("task_path", 1), ("task_id", 1), ("idx", 1)]
-        for doc in self.writes.find({"thread_id": _key_eq(key)}, {"_id": 0}, collation=self._exact(self.writes)).sort(sort):
+        for doc in self.writes.find({"thread_id": _key_eq(key)}, {"_id": 0}, collation=self._collation(self.writes)).sort(sort):
             ns, cid, task_id, idx = _stored_key(doc, self._WRITE_KEY, f"a write document of thread '{key}'")
             channel = doc.get("channel")
             what = f"write {cid}/{task_id}/{idx} channel '{channel}'"
@@ -112,12 +112,12 @@ class MongoCopy(MongoSection):
         batches = write_batches(writes)
 
         def work(session) -> None:
-            exact = self._exact(self.checkpoints)
+            exact = self._collation(self.checkpoints)
             for cp in checkpoints:
                 if self.checkpoints.find_one({"thread_id": key, "checkpoint_ns": cp.checkpoint_ns, "checkpoint_id": cp.checkpoint_id}, {"_id": 1}, session=session, collation=exact):
                     raise MigrationConflict(f"checkpoint {cp.checkpoint_id} appeared in the target")
             for w in writes:
-                if self.writes.find_one({"thread_id": key, **dict(zip(self._WRITE_KEY, w.key))}, {"_id": 1}, session=session, collation=self._exact(self.writes)):
+                if self.writes.find_one({"thread_id": key, **dict(zip(self._WRITE_KEY, w.key))}, {"_id": 1}, session=session, collation=self._collation(self.writes)):
                     raise MigrationConflict(f"write {w.checkpoint_id}/{w.task_id}/{w.idx} appeared in the target")
             saver = self._saver(session)
             for ns, cid, task_id, task_path, batch in batches:  # writes first, checkpoints after
@@ -142,8 +142,8 @@ class MongoCopy(MongoSection):
         saver = MongoDBSaver.__new__(MongoDBSaver)
         BaseCheckpointSaver.__init__(saver)
         saver.client, saver.db = self.client, self.db
-        saver.checkpoint_collection = _InsertOnly(self.checkpoints, session, ("thread_id", *self._CHECKPOINT_KEY), self._exact(self.checkpoints))
-        saver.writes_collection = _InsertOnly(self.writes, session, ("thread_id", *self._WRITE_KEY), self._exact(self.writes))
+        saver.checkpoint_collection = _InsertOnly(self.checkpoints, session, ("thread_id", *self._CHECKPOINT_KEY), self._collation(self.checkpoints))
+        saver.writes_collection = _InsertOnly(self.writes, session, ("thread_id", *self._WRITE_KEY), self._collation(self.writes))
         saver.ttl = self._ttl()
         saver.serde = target_serializer(JsonPlusSerializer())  # as SQLite and PostgreSQL: same bytes, shared messages encoded once
         return saver

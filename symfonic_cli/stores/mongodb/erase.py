@@ -87,7 +87,7 @@ class MongoErase(PerThreadErase, MongoSection):
             pipeline = [{"$match": match}, {"$group": {"_id": "$thread_id"}}]
             if limit is not None:
                 pipeline += [{"$sort": {"_id": 1}}, {"$limit": limit}]
-            keys.update(d["_id"] for d in coll.aggregate(pipeline, collation=self._exact(coll)) if isinstance(d["_id"], str))
+            keys.update(d["_id"] for d in coll.aggregate(pipeline, collation=self._collation(coll)) if isinstance(d["_id"], str))
         return sorted(keys)[:limit]  # code point order is UTF-8 byte order
 
     @_driver_errors
@@ -111,11 +111,11 @@ class MongoErase(PerThreadErase, MongoSection):
 
         ordered = re.compile(ORDERED_ID_REGEX)
         newest = self.checkpoints.find({"thread_id": _key_eq(key), "checkpoint_id": {"$regex": ordered}}, {"checkpoint_id": 1},
-                                       session=session, collation=self._exact(self.checkpoints))
+                                       session=session, collation=self._collation(self.checkpoints))
         last = next(iter(newest.sort("checkpoint_id", -1).limit(1)), {}).get("checkpoint_id")
         odd = []
         for doc in self.checkpoints.find({"thread_id": _key_eq(key), "checkpoint_id": {"$not": ordered}}, {"checkpoint_id": 1, "type": 1, "checkpoint": 1},
-                                         session=session, collation=self._exact(self.checkpoints)):
+                                         session=session, collation=self._collation(self.checkpoints)):
             ts = None
             if doc.get("type") == "msgpack" and isinstance(doc.get("checkpoint"), bytes):
                 try:
@@ -147,7 +147,7 @@ class MongoErase(PerThreadErase, MongoSection):
                 last, odd = self._recheck_activity(key, session)
                 check_still_idle(key, last, idle_before, odd)
             for name, coll, flt in cascade:
-                deleted[name] = coll.delete_many(flt, session=session, collation=self._exact(coll)).deleted_count if flt is not None else 0
+                deleted[name] = coll.delete_many(flt, session=session, collation=self._collation(coll)).deleted_count if flt is not None else 0
                 if between is not None:
                     between(name)
             check_against_plan(expected, deleted, extra)  # inside the transaction: aborted on a difference

@@ -51,7 +51,7 @@ class MongoHistory(MongoSection):
         from symfonic_cli.model.history import WriteChannel
 
         fields = {"_id": 0, "checkpoint_ns": 1, "checkpoint_id": 1, "task_id": 1, "task_path": 1, "idx": 1, "channel": 1}
-        for doc in self.writes.find({"thread_id": _key_eq(key)}, fields, collation=self._exact(self.writes)):
+        for doc in self.writes.find({"thread_id": _key_eq(key)}, fields, collation=self._collation(self.writes)):
             path, idx = doc.get("task_path"), doc.get("idx")
             what = f"a write document of thread '{key}'"
             if not isinstance(idx, int) or isinstance(idx, bool):
@@ -66,7 +66,7 @@ class MongoHistory(MongoSection):
         fields = {"_id": 0, "checkpoint_ns": 1, "checkpoint_id": 1}
         return [
             (_key_field(doc, "checkpoint_ns"), doc.get("checkpoint_id"))
-            for doc in self.checkpoints.find({"thread_id": _key_eq(key)}, fields, collation=self._exact(self.checkpoints))
+            for doc in self.checkpoints.find({"thread_id": _key_eq(key)}, fields, collation=self._collation(self.checkpoints))
             if isinstance(doc.get("checkpoint_id"), str)
         ]
 
@@ -79,7 +79,7 @@ class MongoHistory(MongoSection):
             "checkpoint_ns": _string_literal(checkpoint_ns, "namespace"),
             "checkpoint_id": _string_literal(checkpoint_id, "checkpoint id"),
         }
-        doc = self.checkpoints.find_one(query, {"_id": 0, "type": 1, "checkpoint": 1}, collation=self._exact(self.checkpoints))
+        doc = self.checkpoints.find_one(query, {"_id": 0, "type": 1, "checkpoint": 1}, collation=self._collation(self.checkpoints))
         if doc is None:
             return None
         return MessageState(

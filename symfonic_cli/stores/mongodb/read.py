@@ -77,7 +77,7 @@ class MongoRead(MongoSection):
             if limit == 0:
                 return
             pipeline.append({"$limit": int(limit)})
-        for doc in self.checkpoints.aggregate(pipeline, collation=self._exact(self.checkpoints)):
+        for doc in self.checkpoints.aggregate(pipeline, collation=self._collation(self.checkpoints)):
             yield _summary(doc, doc["_id"])._replace(odd=bool(doc.get("odd")))
 
     @_driver_errors
@@ -86,12 +86,12 @@ class MongoRead(MongoSection):
         pipeline = self._window_pipeline(tenant, sub_tenant, last_before, last_from, after, odd, upto)
         pipeline += [{"$sort": {"_id": 1}}, {"$limit": int(limit)}, {"$project": {"_id": 1}}]
         # The collation makes $gt and $sort agree in byte order.
-        return [doc["_id"] for doc in self.checkpoints.aggregate(pipeline, collation=self._exact(self.checkpoints))]
+        return [doc["_id"] for doc in self.checkpoints.aggregate(pipeline, collation=self._collation(self.checkpoints))]
 
     @_driver_errors
     def _window_tally(self, tenant, sub_tenant, last_before, last_from) -> int:
         pipeline = self._window_pipeline(tenant, sub_tenant, last_before, last_from, None, False) + [{"$count": "n"}]
-        for doc in self.checkpoints.aggregate(pipeline, collation=self._exact(self.checkpoints)):
+        for doc in self.checkpoints.aggregate(pipeline, collation=self._collation(self.checkpoints)):
             return int(doc["n"])
         return 0
 
@@ -126,7 +126,7 @@ class MongoRead(MongoSection):
             {"$match": {"thread_id": _key_eq(key)}},
             {"$group": {"_id": None, "n": {"$sum": 1}, "first": {"$min": "$checkpoint_id"}, "last": {"$max": "$checkpoint_id"}}},
         ]
-        for doc in self.checkpoints.aggregate(pipeline, collation=self._exact(self.checkpoints)):
+        for doc in self.checkpoints.aggregate(pipeline, collation=self._collation(self.checkpoints)):
             if doc["n"]:
                 return _summary(doc, key)
         return None
@@ -134,7 +134,7 @@ class MongoRead(MongoSection):
     def _distinct_count(self, collection, field: str) -> int:
         # Keys are strings: other values (an array thread_id) are no thread's key.
         pipeline = [{"$match": {field: A_KEY}}, {"$group": {"_id": f"${field}"}}, {"$count": "n"}]
-        for doc in collection.aggregate(pipeline, collation=self._exact(collection)):
+        for doc in collection.aggregate(pipeline, collation=self._collation(collection)):
             return int(doc["n"])
         return 0
 
@@ -203,7 +203,7 @@ class MongoRead(MongoSection):
         enc = plain = 0
         for coll in (self.checkpoints, self.writes):
             for row in coll.aggregate([{"$match": {"type": {"$type": "string"}}}, {"$group": {"_id": is_enc, "n": {"$sum": 1}}}],
-                                      collation=self._exact(coll)):
+                                      collation=self._collation(coll)):
                 if row["_id"]:
                     enc += row["n"]
                 else:
@@ -214,7 +214,7 @@ class MongoRead(MongoSection):
                 for row in coll.aggregate([
                     {"$match": {"type": {"$type": "string"}}}, {"$match": {"$expr": {"$not": [is_enc]}}},
                     {"$group": {"_id": "$checkpoint_id"}}, {"$sort": {"_id": 1}}, {"$limit": 5},
-                ], collation=self._exact(coll)):
+                ], collation=self._collation(coll)):
                     if isinstance(row["_id"], str):
                         first.add(row["_id"])
         return EncryptionCensus(enc, plain, tuple(sorted(first)[:5]))
@@ -236,7 +236,7 @@ class MongoRead(MongoSection):
         query = {"thread_id": _key_eq(key), "checkpoint_ns": _string_literal(checkpoint_ns, "namespace")}
         if checkpoint_id is not None:
             query["checkpoint_id"] = _string_literal(checkpoint_id, "checkpoint id")
-        doc = self.checkpoints.find_one(query, _CHECKPOINT_FIELDS, sort=[("checkpoint_id", -1)], collation=self._exact(self.checkpoints))
+        doc = self.checkpoints.find_one(query, _CHECKPOINT_FIELDS, sort=[("checkpoint_id", -1)], collation=self._collation(self.checkpoints))
         if doc is None:
             return None
         cid = _field(doc, "checkpoint_id", str, None)
@@ -281,7 +281,7 @@ class MongoRead(MongoSection):
         if checkpoint_id is not None:
             query["checkpoint_id"] = _string_literal(checkpoint_id, "checkpoint id")
         fields = {"_id": 0, "checkpoint_id": 1, "type": 1, "checkpoint": 1}
-        doc = self.checkpoints.find_one(query, fields, sort=[("checkpoint_id", -1)], collation=self._exact(self.checkpoints))
+        doc = self.checkpoints.find_one(query, fields, sort=[("checkpoint_id", -1)], collation=self._collation(self.checkpoints))
         if doc is None:
             return None
         cid = _field(doc, "checkpoint_id", str, None)
@@ -323,7 +323,7 @@ class MongoRead(MongoSection):
 
         fields = {"_id": 0, "checkpoint_ns": 1, "checkpoint_id": 1, "task_id": 1, "idx": 1, "type": 1, "value": 1, "task_path": 1}
         query = {"thread_id": _key_eq(key), "channel": "messages"}
-        for doc in self.writes.find(query, fields, collation=self._exact(self.writes)):
+        for doc in self.writes.find(query, fields, collation=self._collation(self.writes)):
             value = doc.get("value")
             idx, type_ = doc.get("idx"), doc.get("type")
             yield MessageWrite(

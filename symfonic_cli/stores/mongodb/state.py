@@ -39,7 +39,7 @@ class MongoState(MongoSection):
         )
 
         key = _string_literal(key, "thread key")
-        exact = self._exact(self.checkpoints)
+        exact = self._collation(self.checkpoints)
         totals = list(self.checkpoints.aggregate([
             {"$match": {"thread_id": _key_eq(key)}},
             {"$group": {"_id": None, "n": {"$sum": 1}, "ns": {"$addToSet": "$checkpoint_ns"}, "first": {"$min": "$checkpoint_id"},
@@ -51,7 +51,7 @@ class MongoState(MongoSection):
         size = int(t.get("size") or 0)
         wsize = list(self.writes.aggregate([
             {"$match": {"thread_id": _key_eq(key)}}, {"$group": {"_id": None, "size": {"$sum": {"$bsonSize": "$$ROOT"}}}},
-        ], collation=self._exact(self.writes)))
+        ], collation=self._collation(self.writes)))
         if wsize:
             size += int(wsize[0].get("size") or 0)
         latest = []
@@ -72,7 +72,7 @@ class MongoState(MongoSection):
         for l in latest:
             for doc in self.writes.find(
                 {"thread_id": _key_eq(key), "checkpoint_ns": _string_literal(l.checkpoint_ns, "namespace"), "checkpoint_id": _string_literal(l.checkpoint_id, "checkpoint id")},
-                {"_id": 0, "task_id": 1, "task_path": 1, "idx": 1, "channel": 1, "type": 1, "value": 1}, collation=self._exact(self.writes),
+                {"_id": 0, "task_id": 1, "task_path": 1, "idx": 1, "channel": 1, "type": 1, "value": 1}, collation=self._collation(self.writes),
             ).sort([("task_id", 1), ("idx", 1)]):
                 value = doc.get("value")
                 channel = doc.get("channel")
@@ -104,7 +104,7 @@ class MongoState(MongoSection):
         match = {"thread_id": _prefix_range(_string_literal(prefix, "prefix")) if prefix else A_KEY}
         # In byte order (a default collation would fold and reorder keys): the merges below
         # compare keys in Python, as the server sorted them.
-        cp_exact, w_exact = self._exact(self.checkpoints), self._exact(self.writes)
+        cp_exact, w_exact = self._collation(self.checkpoints), self._collation(self.writes)
         group: dict = {"_id": "$thread_id", "n": {"$sum": 1}, "first": {"$min": "$checkpoint_id"}, "last": {"$max": "$checkpoint_id"}}
         if with_size:
             group["size"] = {"$sum": {"$bsonSize": "$$ROOT"}}
@@ -153,9 +153,9 @@ class MongoState(MongoSection):
         pairs = [{"thread_id": _key_eq(d["_id"]), "checkpoint_ns": "", "checkpoint_id": cid} for d, cid in batch if cid is not None]
         if with_status and pairs:
             fields = {"_id": 0, "thread_id": 1, "checkpoint_id": 1, "type": 1, "checkpoint": 1, "metadata.step": 1}
-            for doc in self.checkpoints.find({"$or": pairs}, fields, collation=self._exact(self.checkpoints)):
+            for doc in self.checkpoints.find({"$or": pairs}, fields, collation=self._collation(self.checkpoints)):
                 docs[doc.get("thread_id")] = doc
-            for w in self.writes.find({"$or": pairs}, {"_id": 0, "thread_id": 1, "task_id": 1, "task_path": 1, "channel": 1}, collation=self._exact(self.writes)):
+            for w in self.writes.find({"$or": pairs}, {"_id": 0, "thread_id": 1, "task_id": 1, "task_path": 1, "channel": 1}, collation=self._collation(self.writes)):
                 f = flags.setdefault(w.get("thread_id"), {}).setdefault(str(w.get("task_id")), [None, False, False, False])
                 if isinstance(w.get("task_path"), str):
                     f[0] = w["task_path"]
