@@ -43,7 +43,8 @@ def test_subcommand_help_imports_nothing_heavy():
 
 def test_version_and_module_entry_point():
     res = run_process("--version")
-    assert res.code == 0 and res.out.strip() == f"symfonic {__version__}"
+    # the first line names symfonic; the LangGraph packages follow (tests/test_docs.py)
+    assert res.code == 0 and res.out.splitlines()[0] == f"symfonic {__version__}"
 
 
 def test_no_args_shows_help():

@@ -15,26 +15,14 @@ if TYPE_CHECKING:
     from datetime import datetime
 
     from symfonic_cli.location import StoreLocation
-    from symfonic_cli.model.checkpoint import (
-        CheckpointHead,
-        CheckpointRecord,
-        MessageState,
-        MessageWrite,
-    )
-    from symfonic_cli.model.copy import (
-        DecodedCheckpoint,
-        DecodedThread,
-        DecodedWrite,
-        RawRow,
-        ThreadExport,
-    )
+    from symfonic_cli.model.checkpoint import CheckpointHead, CheckpointRecord, MessageState, MessageWrite
+    from symfonic_cli.model.copy import DecodedCheckpoint, DecodedThread, DecodedWrite, RawRow, ThreadExport
     from symfonic_cli.model.envelope import EnvelopeRow, EnvelopeShape
     from symfonic_cli.model.erase import ExtraTable, ThreadErasePlan
     from symfonic_cli.model.history import CheckpointFacts, WriteChannel
     from symfonic_cli.model.listing import StoreInfo, ThreadSummary
     from symfonic_cli.model.prune import ThreadPrunePlan
-    from symfonic_cli.model.run_state import ThreadRunState
-    from symfonic_cli.model.run_state import ThreadRunRows
+    from symfonic_cli.model.run_state import ThreadRunRows, ThreadRunState
 
 
 class ReadProtocol(Protocol):
