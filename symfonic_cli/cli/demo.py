@@ -13,7 +13,7 @@ from symfonic_cli.errors import UsageError
 def demo(
     path: Annotated[Path, typer.Argument(help="The SQLite file to create (must not exist yet).")],
 ) -> None:
-    """Create a small real demo store by running LangGraph agent graphs with a scripted model."""
+    """Create a small real demo store by running a LangGraph agent graph with a scripted model."""
     from symfonic_cli.demo import create_demo_store, is_demo_store
     from symfonic_cli.render import escape_inline
 

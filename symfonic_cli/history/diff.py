@@ -198,8 +198,12 @@ def jsonable(value: Any) -> Any:
         return [jsonable(v) for v in items]
     if isinstance(value, (bytes, bytearray, memoryview)):
         return {"__bytes__": base64.b64encode(bytes(value)).decode("ascii")}
+    if isinstance(value, datetime) and value.tzinfo is not None:
+        from symfonic_cli.clock import iso_utc
+
+        return iso_utc(value)  # the one form: UTC with Z
     if isinstance(value, (datetime, date)):
-        return value.isoformat()
+        return value.isoformat()  # a naive time or a date: as stored
     name = f"{type(value).__module__}.{type(value).__qualname__}"
     dump = getattr(value, "model_dump", None)
     if callable(dump):
