@@ -178,3 +178,17 @@ def test_suggestions_never_reach_the_receipt_or_stdout(any_kind, tmp_path, fmt):
     lines = [json.loads(line) for line in recorded.splitlines()]
     assert not any("suggestions" in t for t in lines)
     assert {(t["key"], t["status"]) for t in lines if t["record"] == "thread"} == {("acme:_:s-002", "not-found"), ("acme:eu:s-00", "not-found")}
+
+
+# -- 10. the smaller ones ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("selection", [("--thread", "globex:_:s-100"), ("--inactive-for", "1s")])
+def test_ctrl_c_at_the_confirmation_prompt_says_nothing_erased(sqlite_store, tmp_path, selection):
+    from tests.test_erase_trust import _pty_run, listed
+
+    before = sorted(listed(str(sqlite_store)))
+    code, terminal, stdout = _pty_run(["thread", "erase", "-s", str(sqlite_store), *selection], tmp_path, answer="\x03")
+    assert code == 130, terminal
+    assert "not confirmed" in terminal and "nothing erased" in terminal and "Traceback" not in terminal
+    assert sorted(listed(str(sqlite_store))) == before
