@@ -192,3 +192,24 @@ def test_ctrl_c_at_the_confirmation_prompt_says_nothing_erased(sqlite_store, tmp
     assert code == 130, terminal
     assert "not confirmed" in terminal and "nothing erased" in terminal and "Traceback" not in terminal
     assert sorted(listed(str(sqlite_store))) == before
+
+
+@pytest.mark.parametrize("selection", [("--thread", "globex:_:s-100"), ("--inactive-for", "1s")])
+def test_the_end_record_carries_the_end_time(any_kind, tmp_path, selection):
+    from datetime import datetime
+
+    url = any_kind.new_store()
+    audit = tmp_path / "audit.jsonl"
+    r = erase(url, *selection, "--yes", "--receipt", str(audit), "-f", "jsonl", env={"SYMFONIC_FAULT_SLOW_THREAD": "0.3"})
+    assert r.code == 0, r.err
+    lines = [json.loads(line) for line in audit.read_text().splitlines()]
+    start, *threads, end = lines
+    assert start["record"] == "start" and end["record"] == "end" and threads
+
+    def t(s: str) -> datetime:
+        return datetime.fromisoformat(s.replace("Z", "+00:00"))
+
+    assert t(end["time"]) >= max(t(x["time"]) for x in threads) > t(start["time"])
+    assert end["started"] == start["time"] and t(end["time"]).timestamp() - t(start["time"]).timestamp() >= 0.3
+    if selection[0] == "--inactive-for":  # the sweep's jsonl on stdout ends with the same record
+        assert json.loads(r.out.splitlines()[-1])["time"] == end["time"]
