@@ -213,3 +213,42 @@ def test_the_end_record_carries_the_end_time(any_kind, tmp_path, selection):
     assert end["started"] == start["time"] and t(end["time"]).timestamp() - t(start["time"]).timestamp() >= 0.3
     if selection[0] == "--inactive-for":  # the sweep's jsonl on stdout ends with the same record
         assert json.loads(r.out.splitlines()[-1])["time"] == end["time"]
+
+
+def test_a_terminated_postgres_backend_is_one_line(request):
+    import subprocess
+    import sys
+    import time
+
+    import psycopg
+
+    pg = backend_for("postgres", request)
+    url = pg.new_store()
+    key = "acme:_:s-001"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SYMFONIC_") or k.startswith(("SYMFONIC_TEST_", "SYMFONIC_REQUIRE_"))}
+    with psycopg.connect(url) as holder:
+        # A row lock: the erase plans (reads are not blocked), then its DELETE waits on it.
+        holder.execute("SELECT 1 FROM checkpoints WHERE thread_id = %s FOR UPDATE", (key,))
+        proc = subprocess.Popen([sys.executable, "-m", "symfonic_cli", "thread", "erase", "-s", url, "-t", key, "--yes"],
+                                env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        try:
+            with psycopg.connect(url, autocommit=True) as admin:
+                deadline, pid = time.monotonic() + 60, None
+                while pid is None and time.monotonic() < deadline:
+                    row = admin.execute("SELECT pid FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%%DELETE FROM%%'").fetchone()
+                    pid = row[0] if row else time.sleep(0.05)
+                assert pid is not None, "the erase never waited on the lock"
+                admin.execute("SELECT pg_terminate_backend(%s)", (pid,))
+            out, err = proc.communicate(timeout=60)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+        holder.rollback()
+    assert proc.returncode == 4, err
+    assert "Pipeline" not in err + out and "Traceback" not in err + out, err
+    # One line says what happened to the thread; the receipt says it too; nothing else.
+    (line,) = [x for x in out.splitlines() if x.startswith("failed ")]
+    assert key in line and "terminat" in line, out
+    assert err == "", err
+    r = run("transcript", "show", "-s", url, "-t", key)
+    assert r.code == 0  # rolled back: the thread is whole
