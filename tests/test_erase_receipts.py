@@ -178,3 +178,77 @@ def test_suggestions_never_reach_the_receipt_or_stdout(any_kind, tmp_path, fmt):
     lines = [json.loads(line) for line in recorded.splitlines()]
     assert not any("suggestions" in t for t in lines)
     assert {(t["key"], t["status"]) for t in lines if t["record"] == "thread"} == {("acme:_:s-002", "not-found"), ("acme:eu:s-00", "not-found")}
+
+
+# -- 10. the smaller ones ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("selection", [("--thread", "globex:_:s-100"), ("--inactive-for", "1s")])
+def test_ctrl_c_at_the_confirmation_prompt_says_nothing_erased(sqlite_store, tmp_path, selection):
+    from tests.test_erase_trust import _pty_run, listed
+
+    before = sorted(listed(str(sqlite_store)))
+    code, terminal, stdout = _pty_run(["thread", "erase", "-s", str(sqlite_store), *selection], tmp_path, answer="\x03")
+    assert code == 130, terminal
+    assert "not confirmed" in terminal and "nothing erased" in terminal and "Traceback" not in terminal
+    assert sorted(listed(str(sqlite_store))) == before
+
+
+@pytest.mark.parametrize("selection", [("--thread", "globex:_:s-100"), ("--inactive-for", "1s")])
+def test_the_end_record_carries_the_end_time(any_kind, tmp_path, selection):
+    from datetime import datetime
+
+    url = any_kind.new_store()
+    audit = tmp_path / "audit.jsonl"
+    r = erase(url, *selection, "--yes", "--receipt", str(audit), "-f", "jsonl", env={"SYMFONIC_FAULT_SLOW_THREAD": "0.3"})
+    assert r.code == 0, r.err
+    lines = [json.loads(line) for line in audit.read_text().splitlines()]
+    start, *threads, end = lines
+    assert start["record"] == "start" and end["record"] == "end" and threads
+
+    def t(s: str) -> datetime:
+        return datetime.fromisoformat(s.replace("Z", "+00:00"))
+
+    assert t(end["time"]) >= max(t(x["time"]) for x in threads) > t(start["time"])
+    assert end["started"] == start["time"] and t(end["time"]).timestamp() - t(start["time"]).timestamp() >= 0.3
+    if selection[0] == "--inactive-for":  # the sweep's jsonl on stdout ends with the same record
+        assert json.loads(r.out.splitlines()[-1])["time"] == end["time"]
+
+
+def test_a_terminated_postgres_backend_is_one_line(request):
+    import subprocess
+    import sys
+    import time
+
+    import psycopg
+
+    pg = backend_for("postgres", request)
+    url = pg.new_store()
+    key = "acme:_:s-001"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SYMFONIC_") or k.startswith(("SYMFONIC_TEST_", "SYMFONIC_REQUIRE_"))}
+    with psycopg.connect(url) as holder:
+        # A row lock: the erase plans (reads are not blocked), then its DELETE waits on it.
+        holder.execute("SELECT 1 FROM checkpoints WHERE thread_id = %s FOR UPDATE", (key,))
+        proc = subprocess.Popen([sys.executable, "-m", "symfonic_cli", "thread", "erase", "-s", url, "-t", key, "--yes"],
+                                env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        try:
+            with psycopg.connect(url, autocommit=True) as admin:
+                deadline, pid = time.monotonic() + 60, None
+                while pid is None and time.monotonic() < deadline:
+                    row = admin.execute("SELECT pid FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%%DELETE FROM%%'").fetchone()
+                    pid = row[0] if row else time.sleep(0.05)
+                assert pid is not None, "the erase never waited on the lock"
+                admin.execute("SELECT pg_terminate_backend(%s)", (pid,))
+            out, err = proc.communicate(timeout=60)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+        holder.rollback()
+    assert proc.returncode == 4, err
+    assert "Pipeline" not in err + out and "Traceback" not in err + out, err
+    # One line says what happened to the thread; the receipt says it too; nothing else.
+    (line,) = [x for x in out.splitlines() if x.startswith("failed ")]
+    assert key in line and "terminat" in line, out
+    assert err == "", err
+    r = run("transcript", "show", "-s", url, "-t", key)
+    assert r.code == 0  # rolled back: the thread is whole

@@ -5,7 +5,8 @@ API:
   is read, a ``Terminal`` (``.writer``, ``.reader``, ``.close()``), or None when there is none:
   standard input and stderr on a terminal; ``/dev/tty`` when standard input held the keys.
 - ``confirm(terminal, question, expected)``: asks, reads one line, raises ``NotConfirmedError``
-  (exit 6) unless the answer is ``expected`` exactly or as the plan shows it (escaped). Without a
+  (exit 6) unless the answer is ``expected`` exactly or as the plan shows it (escaped); Ctrl-C
+  at the prompt is "not confirmed, nothing erased", exit 130. Without a
   terminal it raises at once (``--yes`` is the way). A driver shows its plan on
   ``terminal.writer`` first, then calls this.
 - ``confirm_plans(terminal, plans)``: the thread key of one thread, else the number of threads.
@@ -15,7 +16,7 @@ API:
 from __future__ import annotations
 
 from symfonic_cli.environment import Environment
-from symfonic_cli.errors import NotConfirmedError
+from symfonic_cli.errors import EXIT_INTERRUPTED, NotConfirmedError, StoppedError
 
 
 class Terminal:
@@ -52,9 +53,14 @@ def confirm(terminal: Terminal | None, question: str, expected: str) -> None:
 
     if terminal is None:
         raise NotConfirmedError("not confirmed: no terminal to confirm on, nothing deleted", hint="pass --yes to erase without a prompt")
-    terminal.writer.write(f"{question}: ")
-    terminal.writer.flush()
-    answer = terminal.reader.readline()
+    try:
+        terminal.writer.write(f"{question}: ")
+        terminal.writer.flush()
+        answer = terminal.reader.readline()
+    except KeyboardInterrupt:  # Ctrl-C at the prompt: a clear no
+        terminal.writer.write("\n")
+        terminal.writer.flush()
+        raise StoppedError("not confirmed (interrupted), nothing erased", EXIT_INTERRUPTED) from None
     if answer.endswith("\n"):
         answer = answer[:-1]
     if answer.endswith("\r"):

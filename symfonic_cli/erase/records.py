@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import os
 import uuid
-from datetime import datetime, timedelta
+from datetime import datetime, timedelta, timezone
 from typing import Any
 
 from symfonic_cli import __version__
@@ -83,6 +83,7 @@ class Recorder:
         self.counts = dict.fromkeys(ep.STATUSES, 0)
         self.outcomes: list[ep.ThreadOutcome] | None = [] if keep else None
         self.done = self.failed = self.unverified = self.recent = 0
+        self._ended: str | None = None
         self.file_ok = True  # False once a line could not be written: nothing more goes to the file
 
     def start(self, **fields: Any) -> None:
@@ -125,11 +126,20 @@ class Recorder:
         if self.outcomes is not None:
             self.outcomes += [ep.not_attempted(p, f"not attempted: {reason}") for p in plans]
 
+    def end_times(self) -> dict[str, Any]:
+        """The ``end`` record's times: when the run ended (taken once), when it began."""
+        from symfonic_cli.model.times import iso_utc
+
+        if self._ended is None:
+            self._ended = iso_utc(datetime.now(timezone.utc))
+        return {"time": self._ended, "started": self.header["time"]}
+
     def end(self, tail: dict[str, Any], stop: Stopped | None) -> Stopped | None:
-        """The ``end`` line; returns the stop to report (a failed end line is one)."""
+        """The ``end`` line (its ``time`` is when the run ended, ``started`` when it began);
+        returns the stop to report (a failed end line is one)."""
         if self.receipt_file is not None and self.file_ok and (stop is None or stop.receipt_file_ok):
             try:
-                self.receipt_file.append({"record": "end", **self.header, **tail})
+                self.receipt_file.append({"record": "end", **self.header, **self.end_times(), **tail})
             except ReceiptWriteError as exc:
                 stop = stop or Stopped(f"{exc} (the end line; every thread's line was written)", EXIT_STORE, False)
         return stop

@@ -97,7 +97,7 @@ def run_sweep(req, env: Environment) -> None:
                 line += f"; warning: {recorder.recent} thread(s) had recent activity, a running agent may write them again"
             text.print_receipt(out, {**header, **tail}, line)
         else:
-            recorder.stream.end(tail)
+            recorder.stream.end(tail, recorder.end_times())
         out.flush()
     finally:
         if recorder is not None and recorder.stream is not None and recorder.stream.open:

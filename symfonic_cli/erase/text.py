@@ -202,14 +202,15 @@ class JsonStream:
             self.out.write(("," if self.n else "") + "\n    " + text)
         self.n += 1
 
-    def end(self, tail: dict[str, Any]) -> None:
+    def end(self, tail: dict[str, Any], line_head: dict[str, Any] | None = None) -> None:
+        """``line_head``: fields of the ``end`` line (jsonl) over the head's (its end time)."""
         from symfonic_cli.render import json_dumps
 
         if not self.open:
             return
         self.open = False
         if self.fmt == "jsonl":
-            self.out.write(json_dumps({"record": "end", **self.head, **tail}) + "\n")
+            self.out.write(json_dumps({"record": "end", **self.head, **(line_head or {}), **tail}) + "\n")
         else:
             self.out.write(("\n  ]" if self.n else "]") + "".join(",\n" + _member(k, v) for k, v in tail.items()) + "\n}\n")
         self.out.flush()

@@ -25,6 +25,29 @@ _RECHECK = (f"max(checkpoint_id) FILTER (WHERE {_ORDERED}) AS id, "
             f"jsonb_agg(jsonb_build_array(checkpoint_id, checkpoint ->> 'ts')) FILTER (WHERE NOT {_ORDERED}) AS odd")
 
 
+class _SecondReport:
+    """A logging filter: psycopg logs "error ignored terminating <psycopg.Pipeline [BAD]>" when
+    a pipeline block fails and closing the pipeline fails as well (the backend was terminated,
+    the connection lost). The block's own error is reported (one line, exit 4); this is the same
+    failure told again, so it is dropped."""
+
+    def filter(self, record) -> bool:
+        return not (isinstance(record.msg, str) and record.msg.startswith("error ignored terminating"))
+
+
+class _pipeline_errors_once:
+    """The filter on psycopg's logger for the duration of one thread's pipeline, not longer."""
+
+    def __enter__(self) -> None:
+        import logging
+
+        self._logger, self._filter = logging.getLogger("psycopg"), _SecondReport()
+        self._logger.addFilter(self._filter)
+
+    def __exit__(self, *exc) -> None:
+        self._logger.removeFilter(self._filter)
+
+
 class PostgresErase:
     """Thread erase: plan, cascade, delete and verify."""
 
@@ -246,7 +269,7 @@ class PostgresErase:
             verify_params = [v for _, where, params in extras if where is not None for v in params] + verify_params
         deleted: dict[str, int] | None = None
         try:
-            with conn.pipeline() as pipe:
+            with _pipeline_errors_once(), conn.pipeline() as pipe:
                 conn.execute("BEGIN")
                 recheck = conn.execute(core["recheck"], (key,)) if recheck_alone else None
                 cursors = [(name, None if where is None else conn.execute(sql.SQL("DELETE FROM {} WHERE {}").format(_ident(name), where), params))
