@@ -130,3 +130,21 @@ def test_errors_and_debug_mask_every_form(tmp_path):
             assert secret not in proc.stdout + proc.stderr, proc.stderr
             if not debug:
                 assert proc.returncode == 4 and proc.stderr.startswith("symfonic: error: ") and proc.stderr.count("\n") == 1, proc.stderr
+
+
+def test_receipts_and_plans_mask_every_form(request, tmp_path):
+    """A real erase through a location whose options set a server setting named like a secret
+    (PostgreSQL accepts a dotted custom setting): the plan, the receipt on stdout and the receipt
+    file show it as ***."""
+    from tests.conftest import backend_for
+
+    backend = backend_for("postgres", request)
+    url = backend.new_store()
+    secret = "kp-S3CRET-4711"
+    with_secret = url + ("&" if "?" in url else "?") + f"options=-c%20symfonic.password%3D{secret}"
+    audit = tmp_path / "audit.jsonl"
+    for fmt in ("text", "json"):
+        r = run("thread", "erase", "--store", with_secret, "--thread", "globex:_:s-100", "--yes", "--receipt", str(audit), "--format", fmt)
+        assert r.code == 0, r.err
+        assert secret not in r.out + r.err and "symfonic.password%3D***" in r.out + audit.read_text()
+    assert secret not in audit.read_text()
