@@ -199,20 +199,23 @@ class _InsertOnly:
 
         from symfonic_cli.model.copy import MigrationConflict
 
-        docs = []
+        docs, keys = [], []
         for flt, update, upsert in upserts:
             if not upsert or not isinstance(update, dict) or set(update) - {"$set", "$setOnInsert"}:
                 raise StoreError("the saver asked for a write that is not an upsert; migrate only inserts")
-            key = {f: flt[f] for f in self._key_fields if f in flt}
-            if self._collection.find_one(key, {"_id": 1}, session=self._session, collation=self._collation):
-                raise MigrationConflict(
-                    f"the target already holds the document the saver would write under "
-                    f"{', '.join(f'{f} {v!r}' for f, v in key.items() if f != 'thread_id')}"
-                )
+            keys.append({f: flt[f] for f in self._key_fields if f in flt})
             doc = dict(flt)
             for part in update.values():
                 doc.update(part)
             docs.append(doc)
+        if keys:  # one look-up for the call's documents
+            fields = {"_id": 0, **{f: 1 for f in self._key_fields}}
+            held = self._collection.find_one({"$or": keys}, fields, session=self._session, collation=self._collation)
+            if held is not None:
+                raise MigrationConflict(
+                    f"the target already holds the document the saver would write under "
+                    f"{', '.join(f'{f} {v!r}' for f, v in held.items() if f != 'thread_id')}"
+                )
         if docs:
             try:
                 self._collection.insert_many(docs, ordered=True, session=self._session)
