@@ -153,7 +153,7 @@ def bench_sqlite(threads: int, repeat: int, work: Path) -> None:
     many = stores.sqlite_store("many")
     grown = grow(many, stores.OUT / "sqlite" / f"grown-{threads}.db", threads) if threads > 2000 else many  # cached beside "many"
     small = shrink(grown, work / "tenth.db")
-    print(f"SQLite store: {threads:,} threads ({grown.stat().st_size / 1e9:.1f} GB), grown from many ({small.stat().st_size / 1e6:.0f} MB)")
+    print(f"SQLite store: {threads:,} threads ({grown.stat().st_size / 1e9:.1f} GB); the memory comparison's tenth: {small.stat().st_size / 1e6:.0f} MB")
     tool_u, raw_u = [], []
     for _ in range(repeat):
         t, _, _ = _child(["store", "usage", "-s", str(grown), "-f", "json"])

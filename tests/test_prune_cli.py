@@ -208,3 +208,13 @@ def test_transcript_rows_are_the_same_except_timestamps_as_the_plan_says(store):
     moved = [a for b, a in zip(before, after) if a["timestamp"] != b["timestamp"]]
     assert len(moved) == plan["timestamps_change"]["messages"] > 0
     assert {m["timestamp"] for m in moved} == {plan["timestamps_change"]["to"]}
+
+
+def test_older_than_keeps_what_is_newer(store):
+    """Everything here was written just now: with --older-than 1d nothing goes; a bare number is refused."""
+    before = _rows(store)
+    res = run("thread", "prune", "-s", str(store), "--all", "--older-than", "1d", "--yes", "-f", "json")
+    assert res.code == 0, res.err
+    assert json.loads(res.out)["summary"]["nothing_to_prune"] == 11 and _rows(store) == before
+    bad = run("thread", "prune", "-s", str(store), "--all", "--older-than", "30", "--yes")
+    assert bad.code == 2 and "--older-than" in bad.err

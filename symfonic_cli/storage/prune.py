@@ -137,7 +137,8 @@ def run(req: PruneRequest, environment: Environment | None = None) -> None:
             rec = PruneRecorder(env, req, header, receipt_file, keys.total, store)
             rec.start(threads_planned=keys.total)
             step = _step(store, req, newer_than)
-            pages = (store.prune_plans(page, keep=req.keep, newer_than=newer_than) for page in keys.pages())
+            # The plans the deletes are compared with; the transcript times were the shown plan's.
+            pages = (store.prune_plans(page, keep=req.keep, newer_than=newer_than, times=False) for page in keys.pages())
             stop = run_threads(pages, step, rec, Faults.from_env(), location=req.location)
             compact = None
             if req.compact and stop is None:

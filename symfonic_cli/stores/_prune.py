@@ -63,7 +63,7 @@ class RulePrune:
         """Whether the thread's transaction can roll back (MongoDB without transactions cannot)."""
         return True
 
-    def prune_plan(self, key: str, *, keep: int = 1, newer_than: datetime | None = None) -> ThreadPrunePlan:
+    def prune_plan(self, key: str, *, keep: int = 1, newer_than: datetime | None = None, times: bool = True) -> ThreadPrunePlan:
         from symfonic_cli.model.prune import ThreadPrunePlan
 
         d = self._pr_decide(key, keep, newer_than)
@@ -73,7 +73,7 @@ class RulePrune:
             key, rows, size, d.total, sum(len(v) for v in d.detach.values()), d.delta_ancestors, d.skipped,
             last_checkpoint_id=last,
         )
-        if not d.skipped and d.newest_deleted_root and d.oldest_kept_root:
+        if times and not d.skipped and d.newest_deleted_root and d.oldest_kept_root:
             # Transcript times: a message is dated by the oldest checkpoint holding it; those the newest
             # deleted root checkpoint held are next held by the oldest kept one.
             _, count = self._pr_head(key, d.newest_deleted_root)  # type: ignore[attr-defined]
@@ -81,8 +81,8 @@ class RulePrune:
             plan.redated, plan.redated_to = count or 0, _iso(ts)
         return plan
 
-    def prune_plans(self, keys: list[str], *, keep: int = 1, newer_than: datetime | None = None) -> list[ThreadPrunePlan]:
-        return [self.prune_plan(k, keep=keep, newer_than=newer_than) for k in keys]
+    def prune_plans(self, keys: list[str], *, keep: int = 1, newer_than: datetime | None = None, times: bool = True) -> list[ThreadPrunePlan]:
+        return [self.prune_plan(k, keep=keep, newer_than=newer_than, times=times) for k in keys]
 
     def prune_thread(self, key: str, *, keep: int = 1, newer_than: datetime | None = None,
                      expected: dict[str, int] | None = None) -> tuple[dict[str, int], int]:

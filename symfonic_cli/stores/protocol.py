@@ -392,12 +392,12 @@ class PruneProtocol(Protocol):
         StoreError (exit 4) otherwise. Notes for the receipt."""
         ...
 
-    def prune_plan(self, key: str, *, keep: int = 1, newer_than: datetime | None = None) -> ThreadPrunePlan:
+    def prune_plan(self, key: str, *, keep: int = 1, newer_than: datetime | None = None, times: bool = True) -> ThreadPrunePlan:
         """What pruning ``key`` would delete now (rows, bytes, parents detached, DeltaChannel
-        ancestors kept, a skip reason, the messages whose transcript time moves). Read-only."""
+        ancestors kept, a skip reason, with ``times`` the messages whose transcript time moves). Read-only."""
         ...
 
-    def prune_plans(self, keys: list[str], *, keep: int = 1, newer_than: datetime | None = None) -> list[ThreadPrunePlan]: ...
+    def prune_plans(self, keys: list[str], *, keep: int = 1, newer_than: datetime | None = None, times: bool = True) -> list[ThreadPrunePlan]: ...
 
     def prune_thread(self, key: str, *, keep: int = 1, newer_than: datetime | None = None,
                      expected: dict[str, int] | None = None) -> tuple[dict[str, int], int]:
