@@ -189,3 +189,25 @@ def test_plaintext_values_in_an_encrypted_store_are_a_finding(pair):
     assert run("compat", "report", "-s", url, "--fail-on", "plaintext", env={"LANGGRAPH_AES_KEY": KEY}).code == 5
     # a plain store has no such finding, and its report is unchanged
     assert "encryption" not in json.loads(run("compat", "report", "-s", plain, "-f", "json").out)
+
+
+def test_the_key_is_in_no_receipt_manifest_or_progress(pair, tmp_path):
+    backend, _, enc = pair
+    url = backend.new_store(scenarios=False)
+    with backend.saver(enc) as src, backend.saver(url) as dst:
+        src.serde = dst.serde = _encrypted_serde(KEY)
+        backends.copy_store(src, dst)
+    key_file = tmp_path / "aes.key"
+    key_file.write_bytes(KEY.encode())
+    key_file.chmod(0o600)
+    bundle = tmp_path / "bundle"
+    exported = run("--aes-key-file", str(key_file), "thread", "export", "-s", url, "--tenant", "acme", "--all-sessions", "-o", str(bundle))
+    assert exported.code == 0, exported.err
+    receipt = tmp_path / "receipt.jsonl"
+    erased = run("thread", "erase", "-s", url, "-t", "acme:_:s-001", "--yes", "--receipt", str(receipt), env={"LANGGRAPH_AES_KEY": KEY})
+    assert erased.code == 0, erased.err
+    texts = [p.read_bytes() for p in bundle.rglob("*") if p.is_file()] + [receipt.read_bytes()]
+    texts += [(exported.out + exported.err + erased.out + erased.err).encode()]
+    assert len(texts) > 3
+    for t in texts:
+        assert KEY.encode() not in t and KEY.encode().hex().encode() not in t

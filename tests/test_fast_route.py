@@ -255,7 +255,8 @@ def test_root_environment_matches_the_typer_root():
     assert root["debug"].envvar == "SYMFONIC_DEBUG"
     # Every root option read from the environment is known to the quick route.
     with_env = {n for n, p in root.items() if p.envvar}
-    assert with_env == {*fast.ROOT_ENV, "connect_timeout", "debug", "tz"}
+    assert with_env == {*fast.ROOT_ENV, "connect_timeout", "debug", "tz", "aes_key_file"}
+    assert root["aes_key_file"].envvar == fast.AES_KEY_FILE_ENV and root["aes_key_file"].default is None
     assert root["tz"].envvar == fast.TZ_ENV and root["tz"].default is None
     # The root options the quick route takes after the command name are root options.
     for spelling, name in fast.ROOT_AFTER.items():

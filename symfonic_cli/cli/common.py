@@ -55,6 +55,8 @@ ROOT_ENV = {
     "checkpoint_collection": "SYMFONIC_CHECKPOINT_COLLECTION",
     "writes_collection": "SYMFONIC_WRITES_COLLECTION",
 }
+# --aes-key-file from the environment (codec/cipher.py: KEY_FILE_ENV).
+AES_KEY_FILE_ENV = "SYMFONIC_AES_KEY_FILE"
 # --tz from the environment, as the other root options.
 TZ_ENV = "SYMFONIC_TZ"
 TZ_HINT = "use UTC, an offset such as +02:00, or an IANA name such as Europe/Berlin"

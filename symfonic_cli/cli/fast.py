@@ -17,6 +17,7 @@ from __future__ import annotations
 import os
 
 from symfonic_cli.cli.common import (
+    AES_KEY_FILE_ENV,
     CONNECT_TIMEOUT_ENV,
     DEBUG_ENV,
     DEFAULT_CONNECT_TIMEOUT,
@@ -155,7 +156,7 @@ def root_options() -> Optional[dict]:
     else:
         connect_timeout = DEFAULT_CONNECT_TIMEOUT
     options = {name: os.environ.get(env) or None for name, env in ROOT_ENV.items()}
-    key_file = os.environ.get("SYMFONIC_AES_KEY_FILE")  # cipher.KEY_FILE_ENV, checked as typer does
+    key_file = os.environ.get(AES_KEY_FILE_ENV)  # read and checked as on typer's route
     return {
         "aes_key_file": key_file or None,
         "debug": bool(debug) and debug.strip().lower() in TRUE_WORDS,

@@ -8,6 +8,7 @@ import typer
 
 from symfonic_cli.cli.groups import GROUP_EXTENSIONS, GROUPS
 from symfonic_cli.cli.common import (
+    AES_KEY_FILE_ENV,
     CONNECT_TIMEOUT_ENV,
     DEBUG_ENV,
     DEFAULT_CONNECT_TIMEOUT,
@@ -82,7 +83,7 @@ def _root(
     ),
     no_pager: bool = typer.Option(False, "--no-pager", help="Print straight to the terminal, however tall the output."),
     aes_key_file: Optional[str] = typer.Option(
-        None, "--aes-key-file", envvar="SYMFONIC_AES_KEY_FILE", metavar="PATH",
+        None, "--aes-key-file", envvar=AES_KEY_FILE_ENV, metavar="PATH",
         help="A file holding the raw AES key of a store written with LangGraph's EncryptedSerializer "
         "(else LANGGRAPH_AES_KEY is used). It must not be readable by group or others.",
     ),

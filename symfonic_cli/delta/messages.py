@@ -117,6 +117,23 @@ class _Stored:
         return value
 
 
+def _plain_fields(items: list) -> list | None:
+    """Each item's stored fields when all are standard messages (transcript/read.py's rule)."""
+    from symfonic_cli.transcript.read import _NotPlain, _plain_hook
+
+    out = []
+    try:
+        for m in items:
+            if type(m) is not RawExt:
+                return None
+            out.append(_plain_hook(m[0], m[1]))
+    except _NotPlain:
+        return None
+    except Exception:  # bytes the strict decoder will name in its error
+        return None
+    return out
+
+
 def _seed_items(seed: Any) -> list:
     """A stored value as the list it seeds: a snapshot's ``.value``, or a plain value as it is."""
     if type(seed) is RawExt and seed[0] == _EXT_DELTA_SNAPSHOT:
@@ -212,10 +229,19 @@ class ThreadMessages:
             self._apply_writes(fold, (where[0], cid))
         return fold
 
-    def value_at(self, where: Where) -> list | None:
-        """The messages at ``where``, decoded strictly (None: no such checkpoint)."""
+    def value_at(self, where: Where, *, plain: bool = False) -> list | None:
+        """The messages at ``where``, decoded strictly (None: no such checkpoint). With ``plain``,
+        when every one is a standard message, their stored fields instead (as transcript show
+        reads a plain store: the same rows, no object built)."""
         fold = self.fold_at(where)
-        return None if fold is None else self.stored.decode(fold.value())
+        if fold is None:
+            return None
+        items = fold.value()
+        if plain:
+            fields = _plain_fields(items)
+            if fields is not None:
+                return fields
+        return self.stored.decode(items)
 
     def ids_at(self, where: Where) -> list[str | None]:
         fold = self.fold_at(where)
@@ -267,8 +293,16 @@ class ThreadMessages:
             else:
                 start, added = self._fold(), []
             if node.stored:
-                base = self._fold(_seed_items(self.seeds[where]))
-                flag(base.ids(), where)
+                items = _seed_items(self.seeds[where])
+                if parent is not None and parsed.get(parent) is not None and start.items == items:
+                    base = start  # the usual snapshot: the list the chain already gave (compared as bytes)
+                    if self.nodes[parent].versioned or self.nodes[parent].stored:
+                        flag(added, where)
+                    else:
+                        flag(base.ids(), where)
+                else:
+                    base = self._fold(items)
+                    flag(base.ids(), where)
             else:
                 base = start
                 if node.versioned and parent is not None:

@@ -39,6 +39,10 @@ def read_transcript(
 ) -> TranscriptResult:
     """``keep(row)``: only the rows it accepts, indexes unchanged, timestamps resolved for them alone."""
     plain = _plain_messages(store, key, checkpoint_id)
+    delta_at = _delta_checkpoint(store, key, checkpoint_id) if plain is None else None
+    if delta_at is not None:  # told from the stored fields: no strict decode of a snapshot
+        return _delta_transcript(store, key, "", delta_at, frozenset(), [], speaker=speaker, index=index,
+                                 since=since, until=until, limit=limit, tools=tools)
     if plain is not None:
         checkpoint_ns, read_id, messages = plain
         warnings: list[str] = []
@@ -57,8 +61,8 @@ def read_transcript(
         messages = record.channel_values.get("messages")
         checkpoint_ns, read_id = record.checkpoint_ns, record.checkpoint_id
         if is_delta(record):
-            return _delta_transcript(store, key, record, warnings, speaker=speaker, index=index, since=since,
-                                     until=until, limit=limit, tools=tools)
+            return _delta_transcript(store, key, record.checkpoint_ns, record.checkpoint_id, record.blocked, warnings,
+                                     speaker=speaker, index=index, since=since, until=until, limit=limit, tools=tools)
     if not messages:
         return TranscriptResult([], read_id, warnings)
     if not isinstance(messages, list):
@@ -148,21 +152,45 @@ def is_delta(record) -> bool:
     return type(messages).__name__ == "_DeltaSnapshot" and type(messages).__module__.startswith("langgraph.")
 
 
-def _delta_transcript(store, key, record, warnings, *, speaker, index, since, until, limit, tools) -> TranscriptResult:
+def _delta_checkpoint(store, key: str, checkpoint_id: str | None) -> str | None:
+    """The checkpoint id when the stored fields show a delta-encoded ``messages`` (SQLite,
+    MongoDB: the checkpoint read without building a message), else None (the strict path decides)."""
+    read = getattr(store, "read_message_state", None)
+    if read is None:
+        return None
+    state = read(key, checkpoint_id=checkpoint_id)
+    if state is None or state.encoding != "checkpoint" or not state.payload:
+        return None
+    from symfonic_cli.delta.messages import RawExt, _unpack
+
+    try:
+        cp = _unpack(state.payload_type, state.payload, f"checkpoint {state.checkpoint_id}")
+    except StoreError:
+        return None  # the strict path names what is wrong
+    if not isinstance(cp, dict) or not isinstance(cp.get("channel_values"), dict) or not isinstance(cp.get("channel_versions"), dict):
+        return None
+    value = cp["channel_values"].get("messages")
+    if "messages" in cp["channel_values"]:
+        return state.checkpoint_id if type(value) is RawExt and value[0] == 7 else None  # a _DeltaSnapshot
+    return state.checkpoint_id if "messages" in cp["channel_versions"] else None
+
+
+def _delta_transcript(store, key, checkpoint_ns, checkpoint_id, blocked, warnings, *, speaker, index, since, until, limit,
+                      tools) -> TranscriptResult:
     """The rows of a delta-encoded ``messages`` channel, rebuilt as LangGraph's get_state does
     (``symfonic_cli/delta/messages.py``); timestamps by the same rule, from the rebuilt lists."""
     from symfonic_cli.delta.messages import ThreadMessages
 
     thread = ThreadMessages.read(store, key)
-    messages = thread.value_at((record.checkpoint_ns, record.checkpoint_id)) or []
+    messages = thread.value_at((checkpoint_ns, checkpoint_id), plain=True) or []
     if thread.stored.blocked:
         warnings = [w for w in warnings if not w.startswith("not decoded")] + [
-            "not decoded (class not on the safe list, shown from its raw fields): " + ", ".join(sorted(thread.stored.blocked | record.blocked))]
+            "not decoded (class not on the safe list, shown from its raw fields): " + ", ".join(sorted(thread.stored.blocked | blocked))]
     if not messages:
-        return TranscriptResult([], record.checkpoint_id, warnings)
+        return TranscriptResult([], checkpoint_id, warnings)
     rows = tx.build_rows(messages, speaker=speaker, tools=tools, warnings=warnings)
     ts_map = thread.timestamps()
     resolution = timestamps.Resolution()
     resolution.path = "delta"
     rows = [replace(r, timestamp=ts_map.get(r.message_id)) if r.message_id else r for r in rows]
-    return TranscriptResult(tx.select(rows, index=index, since=since, until=until, limit=limit), record.checkpoint_id, warnings, resolution)
+    return TranscriptResult(tx.select(rows, index=index, since=since, until=until, limit=limit), checkpoint_id, warnings, resolution)
