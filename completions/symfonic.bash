@@ -3,6 +3,8 @@ _symfonic_completion() {
     local IFS=$'\n'
     COMPREPLY=( $( env COMP_WORDS="${COMP_WORDS[*]}" \
                    COMP_CWORD=$COMP_CWORD \
+                   COMP_LINE="$COMP_LINE" COMP_POINT=$COMP_POINT \
+                   COMP_WORDBREAKS="$COMP_WORDBREAKS" \
                    _SYMFONIC_COMPLETE=complete_bash $1 2>/dev/null ) )
     return 0
 }

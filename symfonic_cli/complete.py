@@ -22,6 +22,16 @@ VALUE_WORDS = {
     "--sort": ("last-activity", "first-activity", "checkpoints", "size"),
 }
 STORE_OPTIONS = ("--store", "-s", "--to", "--from")
+# Options whose value is a thread key: completed from the store named on the command line.
+KEY_OPTIONS = ("--thread", "-t")
+MAX_KEYS = 100
+# The root's own options: offered before a command, never after one.
+ROOT_ONLY = ("--version", "-V", "--install-completion", "--show-completion")
+# Connection options read from the command line for the key look-up (name in the store options).
+_CONNECTION = {"--pg-schema": "pg_schema", "--checkpoint-collection": "checkpoint_collection",
+               "--writes-collection": "writes_collection"}
+# A TAB must answer quickly: a server that does not is given up on.
+_TAB_CONNECT_TIMEOUT = 2.0
 
 
 def _cli_dir() -> str:
@@ -71,7 +81,8 @@ def build_tree() -> dict:
                 choices = meta[1:-1].split("|")
             for opt in (*p.opts, *p.secondary_opts):
                 options[opt] = {"value": takes, "choices": choices or list(VALUE_WORDS.get(opt, ())),
-                                "store": opt in STORE_OPTIONS}
+                                "store": opt in STORE_OPTIONS, "key": opt in KEY_OPTIONS,
+                                "zone": opt == "--tz"}
         out = {"options": options}
         if isinstance(cmd, click.Group):
             out["commands"] = {name: node(sub) for name, sub in cmd.commands.items() if not sub.hidden}
@@ -140,9 +151,13 @@ def candidates(tree: dict, args: list[str], incomplete: str) -> list[str]:
             return [f"{name}={v}" for v in _values(spec, incomplete_value)]
         return []
     if pending is not None:
+        if pending.get("key"):
+            return thread_keys(args, incomplete)
         return _values(pending, incomplete)
     if incomplete.startswith("-"):
         names = list(node["options"]) + [o for o in root_options if o not in node["options"]]
+        if node is not tree:
+            names = [o for o in names if o not in ROOT_ONLY]
         return [o for o in names if o.startswith(incomplete) and o != "--help" or o == incomplete]
     return [name for name in node.get("commands", {}) if name.startswith(incomplete)]
 
@@ -151,8 +166,64 @@ def _values(spec: dict, incomplete: str) -> list[str]:
     words = list(spec.get("choices") or ())
     if spec.get("store"):
         words += store_names()
+    if spec.get("zone"):
+        words += zone_names()
     low = incomplete.lower()
     return [w for w in words if w.lower().startswith(low)]
+
+
+def zone_names() -> list[str]:
+    """``UTC`` and the IANA zones this machine knows (what ``--tz`` accepts by name)."""
+    try:
+        from zoneinfo import available_timezones
+
+        return ["UTC", *sorted(z for z in available_timezones() if z != "UTC")]
+    except Exception:  # no zone database: nothing to offer
+        return ["UTC"]
+
+
+def _option_value(args: list[str], names: tuple[str, ...]) -> str | None:
+    """The last value given on the command line for one of ``names`` (``--x V`` or ``--x=V``)."""
+    found = None
+    for i, arg in enumerate(args):
+        name, eq, value = arg.partition("=")
+        if name in names:
+            if eq:
+                found = value
+            elif i + 1 < len(args):
+                found = args[i + 1]
+    return found
+
+
+def completable(key: str) -> bool:
+    """A key a shell can take back as one word: printable, no white space. Others are left out of
+    the answer (a hostile key must not inject a line of its own into the completion protocol)."""
+    return key.isprintable() and not any(c.isspace() for c in key)
+
+
+def thread_keys(args: list[str], incomplete: str) -> list[str]:
+    """Up to MAX_KEYS thread keys starting with ``incomplete``, from the store given by
+    ``--store``/``-s`` on the command line or ``SYMFONIC_STORE``, opened read-only. Any failure
+    (no store, a server that does not answer) completes nothing: a TAB never prints an error."""
+    store = _option_value(args, ("--store", "-s")) or os.environ.get("SYMFONIC_STORE")
+    if not store:
+        return []
+    try:
+        from symfonic_cli.location import resolve_store
+        from symfonic_cli.stores import open_store
+
+        location = resolve_store(store)
+        options = dict(location.options)
+        for opt, name in _CONNECTION.items():
+            value = _option_value(args, (opt,))
+            if value is not None:
+                options[name] = value
+        options["connect_timeout"] = _TAB_CONNECT_TIMEOUT
+        with open_store(location, writable=False, **options) as opened:
+            keys = opened.thread_keys_with_prefix(incomplete, limit=MAX_KEYS)
+    except Exception:
+        return []
+    return [k for k in keys if completable(k)][:MAX_KEYS]
 
 
 def _split(line: str) -> list[str]:
@@ -167,7 +238,20 @@ def _split(line: str) -> list[str]:
 def main(mode: str) -> None:
     """Answer one completion request of the shells' protocol and exit."""
     shell = mode.split("_", 1)[-1]
-    if shell == "bash":
+    breaks = ""
+    if shell == "bash" and os.environ.get("COMP_LINE"):
+        # The line up to the cursor, split as the user's shell quotes it: bash's own COMP_WORDS
+        # splits at every COMP_WORDBREAKS character, ':' of a thread key included.
+        line = os.environ["COMP_LINE"]
+        try:
+            line = line[: int(os.environ.get("COMP_POINT", len(line)))]
+        except ValueError:
+            pass
+        words = _split(line)
+        args = words[1:]
+        incomplete = args.pop() if args and not line.endswith((" ", "\t")) else ""
+        breaks = os.environ.get("COMP_WORDBREAKS", "")
+    elif shell == "bash":
         words = _split(os.environ.get("COMP_WORDS", ""))
         try:
             cword = int(os.environ.get("COMP_CWORD", "0"))
@@ -184,6 +268,10 @@ def main(mode: str) -> None:
         else:
             incomplete = ""
     found = candidates(load_tree(), args, incomplete)
+    if breaks:
+        # bash replaces only the part of the word after its last break character.
+        cut = max(incomplete.rfind(c) for c in breaks) + 1
+        found = [w[cut:] for w in found] if cut else found
     if shell == "zsh":
         if found:
             quoted = "\n".join('"' + w.replace('"', '""').replace("'", "''").replace("$", "\\$").replace("`", "\\`").replace(":", "\\\\:") + '"' for w in found)

@@ -20,6 +20,8 @@ _symfonic_completion() {
     local IFS=$'\\n'
     COMPREPLY=( $( env COMP_WORDS="${COMP_WORDS[*]}" \\
                    COMP_CWORD=$COMP_CWORD \\
+                   COMP_LINE="$COMP_LINE" COMP_POINT=$COMP_POINT \\
+                   COMP_WORDBREAKS="$COMP_WORDBREAKS" \\
                    _SYMFONIC_COMPLETE=complete_bash $1 2>/dev/null ) )
     return 0
 }
@@ -87,26 +89,43 @@ def install_paths(shell: str) -> tuple[str, str | None, str | None]:
 
 
 def install(shell: str) -> list[str]:
-    """Write the script where the shell finds it (and the start-up line once); what was done."""
+    """Write the script where the shell finds it (and the start-up line once); what was done.
+    A file that cannot be written is exit 4, naming it; a start-up file in another encoding is
+    read and appended to as bytes."""
     target, rc, line = install_paths(shell)
-    os.makedirs(os.path.dirname(target), exist_ok=True)
-    with open(target, "w", encoding="utf-8") as fh:
-        fh.write(script(shell))
+    try:
+        os.makedirs(os.path.dirname(target), exist_ok=True)
+        with open(target, "w", encoding="utf-8") as fh:
+            fh.write(script(shell))
+    except OSError as exc:
+        raise _cannot("write", exc.filename or target, exc) from None
     done = [f"wrote {target}"]
     if rc is not None:
+        wanted = line.encode("utf-8")
         try:
-            with open(rc, encoding="utf-8") as fh:
-                present = line in fh.read()
+            with open(rc, "rb") as fh:
+                present = wanted in fh.read()
         except FileNotFoundError:
             present = False
+        except OSError as exc:
+            raise _cannot("read", rc, exc) from None
         if not present:
-            with open(rc, "a", encoding="utf-8") as fh:
-                fh.write(f"\n{line}\n")
+            try:
+                with open(rc, "ab") as fh:
+                    fh.write(b"\n" + wanted + b"\n")
+            except OSError as exc:
+                raise _cannot("write", rc, exc) from None
             done.append(f"added to {rc}: {line}")
     from symfonic_cli.complete import load_tree
 
     load_tree(rebuild=True)  # the first TAB is as quick as the next
     return done
+
+
+def _cannot(verb: str, path, exc: OSError):
+    from symfonic_cli.errors import FileAccessError
+
+    return FileAccessError(f"cannot {verb} {os.fsdecode(path)}: {exc.strerror or exc}", hint="completion was not installed")
 
 
 if __name__ == "__main__":

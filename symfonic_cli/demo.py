@@ -1,31 +1,52 @@
-"""A small real store: a LangGraph agent graph with a scripted model, written by the real SqliteSaver.
+"""A small real store that shows every feature: LangGraph graphs with a scripted model, written by the
+real SqliteSaver.
 
 No network and no API key: the "model" is a node that answers from a script, and tool calls run
 through LangGraph's prebuilt ToolNode, so the checkpoints are exactly what a real agent writes.
+The store holds two tenants with sub-tenants, conversations with tool calls, a refund waiting at
+an operator's approval (an interrupt), a payment whose node raised, threads last active 40, 100
+and 400 days ago (their checkpoint ids and ``ts`` written as of then, as a saver at that time did)
+and checkpoints from two releases: legacy ones without an envelope and migrated ones with it.
 """
 
 from __future__ import annotations
 
 import sqlite3
+from datetime import datetime, timedelta
 from pathlib import Path
 
 from symfonic_cli.threadkey import derive_key
 
-# (tenant, sub-tenant, session, [(user question, tool query or None, answer)])
+DAY = timedelta(days=1)
+# The releases that wrote the demo's checkpoints: the legacy writer puts no envelope.
+LEGACY, MIGRATED = None, "9.12.0"
+# (tenant, sub-tenant, session, age, release, [(user question, tool query or None, answer)])
 CONVERSATIONS = [
-    ("acme", None, "s-001", [
+    ("acme", None, "s-001", timedelta(0), MIGRATED, [
         ("What is the status of order 1042?", "order 1042", "Order 1042 shipped yesterday and arrives Friday."),
         ("Can I change the delivery address?", None, "Yes, until it leaves the local depot. Which address?"),
         ("Thanks, that's all.", None, "You're welcome!"),
     ]),
-    ("acme", "eu", "s-002", [
+    ("acme", "eu", "s-002", timedelta(0), MIGRATED, [
         ("Do you ship to Norway?", "shipping Norway", "Yes, Norway ships in 3 to 5 working days."),
     ]),
-    ("globex", None, "s-100", [
+    ("globex", None, "s-100", timedelta(0), LEGACY, [
         ("Reset my password please.", None, "I sent a reset link to the address on file."),
         ("It did not arrive.", "mail log", "The mail server shows it was delivered at 09:12; please check spam."),
     ]),
+    ("acme", "eu", "s-040", 40 * DAY, MIGRATED, [
+        ("Is the blue kettle back in stock?", "stock kettle blue", "Yes, 12 blue kettles arrived this morning."),
+    ]),
+    ("globex", "apac", "s-101", 100 * DAY, LEGACY, [
+        ("What are your opening hours in Singapore?", None, "Our Singapore desk answers 9:00 to 18:00, Monday to Friday."),
+    ]),
+    ("acme", None, "s-400", 400 * DAY, LEGACY, [
+        ("Please cancel my subscription.", "subscription", "Done: your subscription ends on the 31st."),
+    ]),
 ]
+# (tenant, sub-tenant, session, question): a refund the operator must approve, and one whose payment failed.
+APPROVAL = ("acme", "eu", "s-003", "I want a refund of 42 EUR for order 1042.")
+FAILED = ("globex", "apac", "s-102", "Refund my 42 EUR, order 77.")
 
 
 def _build_graph(script: dict[str, list]):
@@ -60,22 +81,151 @@ def _build_graph(script: dict[str, list]):
     return builder
 
 
+def _approval_graph(failing: set[str]):
+    """draft -> approve (an interrupt: the operator decides) -> pay (raises for ``failing`` threads)."""
+    from langchain_core.messages import AIMessage
+    from langgraph.graph import END, START, MessagesState, StateGraph
+    from langgraph.types import interrupt
+
+    def draft(state: MessagesState) -> dict:
+        return {"messages": [AIMessage(content="I can refund 42 EUR; an operator has to approve it.")]}
+
+    def approve(state: MessagesState) -> dict:
+        answer = interrupt({"question": "approve the refund of 42 EUR?", "amount": 42, "currency": "EUR"})
+        return {"messages": [AIMessage(content=f"The operator answered: {answer}.")]}
+
+    def pay(state: MessagesState, config) -> dict:
+        if config["configurable"]["thread_id"] in failing:
+            raise RuntimeError("payment gateway timed out after 30 s")
+        return {"messages": [AIMessage(content="The refund is on its way.")]}
+
+    b = StateGraph(MessagesState)
+    b.add_node("draft", draft)
+    b.add_node("approve", approve)
+    b.add_node("pay", pay)
+    b.add_edge(START, "draft")
+    b.add_edge("draft", "approve")
+    b.add_edge("approve", "pay")
+    b.add_edge("pay", END)
+    return b
+
+
+def _saver(conn, control: dict):
+    """The real SqliteSaver, writing each checkpoint as the release and clock in ``control`` would:
+    its id and ``ts`` moved back by ``control["age"]`` (a saver running then made them) and, for a
+    migrated release, the envelope merged into its metadata."""
+    import copy
+
+    from langgraph.checkpoint.base import BaseCheckpointSaver
+    from langgraph.checkpoint.sqlite import SqliteSaver
+
+    from symfonic_cli.compat.envelope import DEFAULT_ENVELOPE_KEY, StateEnvelope
+
+    class DemoSaver(BaseCheckpointSaver):
+        def __init__(self, inner) -> None:
+            super().__init__(serde=inner.serde)
+            self.inner = inner
+
+        def put(self, config, checkpoint, metadata, new_versions):
+            age, release = control["age"], control["release"]
+            if age:
+                checkpoint = {**checkpoint, "id": _moved_back(checkpoint["id"], age), "ts": _ts_moved_back(checkpoint["ts"], age)}
+            if release is not None:
+                env = StateEnvelope(format_version=1, writer_line="migrated", package_version=release).to_metadata()
+                metadata = {**metadata, DEFAULT_ENVELOPE_KEY: env}
+            return self.inner.put(config, checkpoint, metadata, new_versions)
+
+        def put_writes(self, config, writes, task_id, task_path=""):
+            return self.inner.put_writes(config, writes, task_id, task_path)
+
+        def get_tuple(self, config):
+            return self.inner.get_tuple(config)
+
+        def list(self, config, *, filter=None, before=None, limit=None):
+            return self.inner.list(config, filter=filter, before=before, limit=limit)
+
+        def get_next_version(self, current, channel):
+            return self.inner.get_next_version(current, channel)
+
+        def with_allowlist(self, extra_allowlist):
+            clone = copy.copy(self)
+            clone.inner = self.inner.with_allowlist(extra_allowlist)
+            clone.serde = clone.inner.serde
+            return clone
+
+    return DemoSaver(SqliteSaver(conn))
+
+
+def _moved_back(checkpoint_id: str, age: timedelta) -> str:
+    """A UUIDv6 id made ``age`` earlier: its 60 time bits moved, the rest (sequence, node) kept."""
+    import uuid
+
+    n = uuid.UUID(checkpoint_id).int
+    ticks = ((n >> 96) << 28) | (((n >> 80) & 0xFFFF) << 12) | ((n >> 64) & 0x0FFF)
+    ticks -= age // timedelta(microseconds=1) * 10
+    rest = n & ((1 << 64) - 1)
+    return str(uuid.UUID(int=((ticks >> 28) << 96) | (((ticks >> 12) & 0xFFFF) << 80) | (0x6 << 76) | ((ticks & 0x0FFF) << 64) | rest))
+
+
+def _ts_moved_back(ts: str, age: timedelta) -> str:
+    return (datetime.fromisoformat(ts) - age).isoformat()
+
+
 def create_demo_store(path: Path) -> list[str]:
     """Write the demo conversations to a new SQLite file; returns the thread keys."""
     from langchain_core.messages import HumanMessage, SystemMessage
-    from langgraph.checkpoint.sqlite import SqliteSaver
+    from langgraph.types import Command
 
-    script = {derive_key(t, s, sess): turns for t, s, sess, turns in CONVERSATIONS}
+    script = {derive_key(t, s, sess): turns for t, s, sess, _, _, turns in CONVERSATIONS}
     conn = sqlite3.connect(str(path), check_same_thread=False)
+    control: dict = {"age": timedelta(0), "release": None}
+    keys = []
     try:
-        graph = _build_graph(script).compile(checkpointer=SqliteSaver(conn))
-        for key, turns in script.items():
+        saver = _saver(conn, control)
+        graph = _build_graph(script).compile(checkpointer=saver)
+        for (tenant, sub, session, age, release, turns) in CONVERSATIONS:
+            key = derive_key(tenant, sub, session)
             config = {"configurable": {"thread_id": key}}
+            control.update(age=age, release=release)
             for i, (question, _, _) in enumerate(turns):
+                if key == derive_key("acme", None, "s-001"):
+                    control["release"] = LEGACY if i == 0 else MIGRATED  # upgraded during the conversation
                 inputs = [HumanMessage(content=question)]
                 if i == 0:
                     inputs.insert(0, SystemMessage(content="You are the support assistant of a web shop."))
                 graph.invoke({"messages": inputs}, config)
+            keys.append(key)
+        control.update(age=timedelta(0), release=MIGRATED)
+        failing = {derive_key(*FAILED[:3])}
+        approvals = _approval_graph(failing).compile(checkpointer=saver)
+        for tenant, sub, session, question in (APPROVAL, FAILED):
+            key = derive_key(tenant, sub, session)
+            config = {"configurable": {"thread_id": key}}
+            approvals.invoke({"messages": [HumanMessage(content=question)]}, config)  # stops at the approval
+            if key in failing:
+                try:
+                    approvals.invoke(Command(resume="approved"), config)
+                except RuntimeError:
+                    pass  # LangGraph recorded the node's error in the thread: what `threads list --status error` finds
+            keys.append(key)
+        conn.execute("PRAGMA user_version = %d" % DEMO_VERSION)
+        conn.commit()
     finally:
         conn.close()
-    return list(script)
+    return keys
+
+
+# The demo store's mark (SQLite's user_version): ``symfonic demo`` run again on it keeps it.
+DEMO_VERSION = 0x5D3E0001
+
+
+def is_demo_store(path: Path) -> bool:
+    """Whether ``path`` is a store ``symfonic demo`` wrote (read-only look at its header)."""
+    try:
+        conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+        try:
+            return conn.execute("PRAGMA user_version").fetchone()[0] == DEMO_VERSION
+        finally:
+            conn.close()
+    except sqlite3.Error:
+        return False

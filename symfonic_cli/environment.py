@@ -1,8 +1,9 @@
 """One run's surroundings, httpie-style: its streams, the terminal test and the root options.
 
-``main()`` creates one ``Environment`` and hands it to the command line (click's ``obj``); the
-commands pass it on to the library functions that write output or read input, so those run
-without the CLI and tests pass their own streams instead of patching globals. Kept free of
+``main()`` creates one ``Environment`` (or takes the caller's) and hands it to the command line
+(click's ``obj``); the commands pass it on, as an argument, to every function that writes output
+or reads input: nothing below ``cli/app.py`` reads ``sys.stdout``/``sys.stderr``, so tests and
+embedding programs pass their own streams instead of patching globals. Kept free of
 typing/dataclasses imports: the quick route (``cli/fast.py``) builds one too.
 """
 
@@ -34,7 +35,7 @@ class Environment:
 
     def set_tz(self, name: str | None) -> None:
         """``--tz``; a ValueError names an unknown zone."""
-        from symfonic_cli.timeinput import zone
+        from symfonic_cli.clock import zone
 
         self._zone = zone(name)  # checked first: a bad name leaves the run's zone as it was
         self.tz = name
@@ -73,11 +74,6 @@ class Environment:
     def stdout_isatty(self) -> bool:
         return _isatty(self.stdout)
 
-    def terminal_width(self, default: int = 80) -> int:
-        import shutil
-
-        return shutil.get_terminal_size((default, 24)).columns
-
     def stdin_bytes(self) -> bytes:
         """All of standard input, as bytes."""
         buffer = getattr(self.stdin, "buffer", None)
@@ -85,29 +81,6 @@ class Environment:
             return buffer.read()
         # A text stream without a buffer (an embedding program's replacement): its text, re-encoded.
         return self.stdin.read().encode("utf-8", "surrogatepass")
-
-
-_active: Environment | None = None
-
-
-def activate(environment: Environment | None) -> Environment | None:
-    """Make ``environment`` this run's: ``current()`` finds it where no command context does.
-    Returns the one it replaces (None: none), for the caller to put back."""
-    global _active
-    previous, _active = _active, environment
-    return previous
-
-
-def current() -> Environment:
-    """This run's Environment: the command's (click's ``obj``), else the one ``main()`` activated,
-    else a default one (a library call outside any command line)."""
-    click = sys.modules.get("click")  # not loaded: the quick route, which activates its own
-    if click is not None:
-        ctx = click.get_current_context(silent=True)
-        env = ctx.find_object(Environment) if ctx is not None else None
-        if env is not None:
-            return env
-    return _active if _active is not None else Environment()
 
 
 def _isatty(stream) -> bool:

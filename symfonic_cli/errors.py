@@ -43,6 +43,12 @@ class StoreError(SymfonicError):
     exit_code = EXIT_STORE
 
 
+class FileAccessError(SymfonicError):
+    """A file the command reads or writes (other than the store) cannot be opened, read or written."""
+
+    exit_code = EXIT_STORE
+
+
 class NotConfirmedError(SymfonicError):
     exit_code = EXIT_NOT_CONFIRMED
 

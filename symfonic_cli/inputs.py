@@ -1,5 +1,5 @@
-"""The input grammars: thread keys from a file or standard input (``--from-file``, the one reader of
-the key-file grammar) and durations (``--grace``, the one duration reader; see ``parse_duration``).
+"""The key-file grammar: thread keys from a file or standard input (``--from-file``, its one reader).
+Durations and times are read by symfonic_cli/clock.py.
 
 A thread key is an exact string, so the grammar changes nothing in a key:
 
@@ -106,23 +106,3 @@ def _key_field(record: dict, place: str) -> str:
     except UnicodeEncodeError:
         raise UsageError(f"{place}: the 'key' holds an unpaired surrogate escape") from None
     return key
-
-
-# -- durations: ``90s``, ``15m``, ``2h``, ``1d``; a bare number is minutes; 0s to 36500d (README
-# "Numeric options": a longer one would overflow a date). Each command keeps its own default.
-MAX_DURATION_DAYS = 36500
-_DURATION_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "": 60}
-
-
-def parse_duration(text: str, *, option: str = "--grace"):
-    """The ``timedelta`` a duration option names, else a usage error naming the option."""
-    import re
-    from datetime import timedelta
-
-    m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([smhd]?)\s*", (text or "").lower())
-    if not m:
-        raise UsageError(f"{option} '{text}' is not a duration", hint="e.g. 90s, 10m, 2h, 1d; a bare number is minutes")
-    seconds = float(m.group(1)) * _DURATION_UNITS[m.group(2)]
-    if not seconds <= MAX_DURATION_DAYS * 86400:
-        raise UsageError(f"{option} '{text}' is out of range", hint=f"use 0s to {MAX_DURATION_DAYS}d")
-    return timedelta(seconds=seconds)

@@ -58,7 +58,6 @@ LIBPQ_KEYWORDS = frozenset(
     "requirepeer ssl_min_protocol_version ssl_max_protocol_version krbsrvname gsslib gssdelegation "
     "service target_session_attrs load_balance_hosts".split()
 )
-_SECRET_KEYWORDS = ("password", "sslpassword")
 _CONNINFO_START = re.compile(r"\s*[A-Za-z_]+\s*=")
 
 
@@ -112,16 +111,83 @@ def looks_like_conninfo(raw: str) -> bool:
     return _CONNINFO_START.match(raw) is not None
 
 
-def _mask_conninfo(raw: str) -> str | None:
+# A setting whose name holds one of these words is a secret, wherever it is: a libpq keyword
+# (password, sslpassword: the sslkey's passphrase), a URL option (tlsCertificateKeyFilePassword),
+# a MongoDB authMechanismProperties entry (AWS_SESSION_TOKEN), a server setting in libpq's
+# options ("-c password=..."). Its value is shown as ***.
+_SECRET_WORDS = ("password", "passwd", "passphrase", "secret", "token", "credential", "apikey", "api_key")
+# name, then = or :, then the value (quoted as libpq quotes, or up to a separator).
+_SECRET_PAIR = (
+    r"(?i)([\w.\-]*(?:" + "|".join(_SECRET_WORDS) + r")[\w.\-]*)(\s*[=:]\s*)('(?:[^'\\]|\\.)*'?|[^\s,&;']*)"
+)
+
+
+def is_secret_name(name: str) -> bool:
+    lowered = name.lower()
+    return any(word in lowered for word in _SECRET_WORDS)
+
+
+def _has_secret_word(text: str) -> bool:
+    lowered = text.lower()
+    return any(word in lowered for word in _SECRET_WORDS)
+
+
+def _mask_pairs(text: str, found: set[str]) -> str:
+    """``text`` with the value of every secret ``name=value`` or ``name:value`` in it as ***."""
+    if not _has_secret_word(text):
+        return text
+
+    def hide(m: re.Match) -> str:
+        value = m.group(3)
+        if not value:
+            return m.group(0)
+        found.add(value)
+        if value.startswith("'"):
+            found.add(re.sub(r"\\(.)", r"\1", value.strip("'")))
+        return m.group(1) + m.group(2) + "***"
+
+    return re.sub(_SECRET_PAIR, hide, text)
+
+
+def _mask_conninfo(raw: str, found: set[str]) -> str | None:
     pairs = conninfo_pairs(raw)
     if pairs is None:
         return None
     out, last = [], 0
-    for key, _value, start, end in pairs:
-        if key.lower() in _SECRET_KEYWORDS:
-            out.append(raw[last:start] + "***")
-            last = end
+    for key, value, start, end in pairs:
+        if is_secret_name(key):
+            shown = "***"
+            found.update((value, raw[start:end]))
+        elif _has_secret_word(value):  # options='-c password=...': the secret inside the value
+            inner = _mask_pairs(value, found)
+            if inner == value:
+                continue
+            shown = "'" + inner.replace("\\", "\\\\").replace("'", "\\'") + "'"
+        else:
+            continue
+        out.append(raw[last:start] + shown)
+        last = end
     return "".join(out) + raw[last:]
+
+
+def _mask_query(query: str, found: set[str]) -> str:
+    """A URL's query with every secret option's value, and every secret inside a value, as ***."""
+    from urllib.parse import quote, unquote
+
+    parts = re.split(r"([&;])", query)
+    for i in range(0, len(parts), 2):
+        name, eq, value = parts[i].partition("=")
+        if not eq:
+            continue
+        decoded = unquote(value)
+        if is_secret_name(unquote(name)):
+            found.update((value, decoded))
+            parts[i] = name + "=***"
+        elif _has_secret_word(decoded):
+            inner = _mask_pairs(decoded, found)
+            if inner != decoded:
+                parts[i] = name + "=" + quote(inner, safe=":,*")
+    return "".join(parts)
 
 
 def _userinfo_ends(rest: str) -> list[int]:
@@ -140,57 +206,51 @@ def _userinfo_ends(rest: str) -> list[int]:
     return [e for e in set(ends) if ":" in rest[:e]]
 
 
-def mask_url(url: str) -> str:
-    """Replace the password of a URL (and of libpq key=value strings) by ``***``."""
+def masked(url: str) -> tuple[str, list[str]]:
+    """The one masking rule: ``url`` (a URL, a libpq key/value string or a path) with every secret
+    as ``***``, and the secrets it hid (longest first, to remove them from driver messages)."""
+    found: set[str] = set()
     scheme = url_scheme(url)
     if scheme is not None:
         prefix = url[: len(scheme) + 3]
         rest = url[len(prefix):]
         ends = _userinfo_ends(rest)
         if ends:
-            end = max(ends)
-            rest = rest[: rest.index(":") + 1] + "***" + rest[end:]
-        if "password" in rest.lower():
-            rest = re.sub(r"(?i)(password=)[^&]*", r"\1***", rest)
-        return prefix + rest
-    if "password" not in url.lower():  # a file path: no regex to compile
-        return url
-    masked = _mask_conninfo(url) if looks_like_conninfo(url) else None
-    if masked is not None:
-        return masked
-    # Not parseable: hide everything after "password=" up to the next space, and any quoted tail.
-    return re.sub(r"(?i)(password\s*=\s*)('.*|\S+)", r"\1***", url)
+            found.update(rest[rest.index(":") + 1 : end] for end in ends)
+            rest = rest[: rest.index(":") + 1] + "***" + rest[max(ends):]
+        if _has_secret_word(rest):
+            # The query (libpq also reads "?" inside a password: masked above), else the whole tail.
+            head, q, query = rest.partition("?")
+            rest = head + q + _mask_query(query, found) if q else _mask_pairs(rest, found)
+        shown = prefix + rest
+    elif not _has_secret_word(url):  # a file path: no regex to compile
+        return url, []
+    else:
+        conninfo = _mask_conninfo(url, found) if looks_like_conninfo(url) else None
+        # Not parseable: every secret name=value (a quoted value to its end) hidden.
+        shown = conninfo if conninfo is not None else _mask_pairs(url, found)
+    return shown, sorted((s for s in found if s and s != "***"), key=len, reverse=True)
+
+
+def mask_url(url: str) -> str:
+    """``url`` with every secret in it as ``***`` (see ``masked``)."""
+    return masked(url)[0]
 
 
 def scrub(text: str, location: StoreLocation | None) -> str:
-    """Remove a location's password from any text (driver error messages echo DSNs)."""
+    """Remove a location's secrets from any text (driver error messages echo DSNs)."""
     if location is None:
         return text
-    text = text.replace(location.url, location.display)
-    secrets = _passwords_of(location.url)
+    shown, secrets = masked(location.url)
+    text = text.replace(location.url, shown)
     if secrets:
-        from urllib.parse import unquote
+        from urllib.parse import quote, unquote
 
         for secret in secrets:
-            text = text.replace(secret, "***")
-            if unquote(secret) != secret:
-                text = text.replace(unquote(secret), "***")
+            for form in {secret, unquote(secret), quote(secret, safe="")}:
+                if len(form) > 0:
+                    text = text.replace(form, "***")
     return text
-
-
-def _passwords_of(url: str) -> list[str]:
-    """Every string a parser could take for the password in ``url``, longest first."""
-    scheme = url_scheme(url)
-    if scheme is None:
-        found = {m.group(1) for m in re.finditer(r"(?i)password\s*=\s*('.*|\S+)", url)}
-        for key, value, start, end in conninfo_pairs(url) or ():
-            if key.lower() in _SECRET_KEYWORDS:
-                found.update((value, url[start:end]))
-        return sorted((p for p in found if p), key=len, reverse=True)
-    rest = url[len(scheme) + 3:]
-    found = {rest[rest.index(":") + 1 : end] for end in _userinfo_ends(rest)}
-    found.update(m.group(1) for m in re.finditer(r"(?i)password=([^&]*)", rest))
-    return sorted((p for p in found if p), key=len, reverse=True)
 
 
 def config_path() -> str:
@@ -335,3 +395,31 @@ def parse_location(raw: str) -> StoreLocation:
             hint="percent-encode '@' in a user name or password as %40, or keep the password out of the URL",
         )
     return StoreLocation(kind, raw, None, None, {})
+
+
+def store_identity(location: StoreLocation, store) -> dict:
+    """What selects the data of an opened ``store``, for a receipt's "same store" (an erasure
+    recorded against another identity never makes a key ``already-erased``): the kind; a SQLite
+    file's resolved absolute path; PostgreSQL's host, port and database as libpq resolved them
+    (environment and service files included) and the schema; MongoDB's hosts, database and
+    collections. No user name and no password."""
+    if location.kind == "sqlite":
+        return {"kind": "sqlite", "path": os.path.realpath(location.path or "")}
+    if location.kind == "postgres":
+        info = store.conn.info
+        return {"kind": "postgres", "host": info.host, "port": int(info.port), "database": info.dbname, "schema": store.schema}
+    return {"kind": "mongodb", "hosts": _mongo_hosts(location.url), "database": store.db_name,
+            "collections": [store.checkpoints_name, store.writes_name]}
+
+
+def _mongo_hosts(url: str) -> list[str]:
+    """``host:port`` of every seed as pymongo reads the URL (lower case, default port); the SRV
+    name itself for ``mongodb+srv://`` (no DNS lookup)."""
+    scheme = (url_scheme(url) or "").lower()
+    if scheme == "mongodb+srv":
+        rest = url[len(scheme) + 3:].split("/", 1)[0].split("?", 1)[0]
+        return [rest.rsplit("@", 1)[-1].lower()]
+    from pymongo.uri_parser import parse_uri
+
+    nodes = parse_uri(url, validate=False, warn=True)["nodelist"]
+    return sorted(f"{host.lower()}:{port}" for host, port in nodes)

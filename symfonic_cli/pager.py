@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import io
 import os
-import sys
 
 # Commands whose output may be paged: (group,) for every command of a group, else (group, command).
 PAGED = {("transcript",), ("threads",), ("compat",), ("store",), ("thread", "show"), ("thread", "history"), ("thread", "diff")}
@@ -49,8 +48,9 @@ def pager_command() -> str:
 
 
 def hold(words: list[str], environment):
-    """A HeldOutput in place of sys.stdout when this command's output may be paged, else None."""
-    real = sys.stdout
+    """A HeldOutput in place of the Environment's stdout when this command's output may be paged,
+    else None."""
+    real = environment.stdout
     if not pageable(words) or not environment.pager:
         return None
     try:
@@ -59,7 +59,7 @@ def hold(words: list[str], environment):
     except (AttributeError, ValueError):
         return None
     held = HeldOutput(real)
-    sys.stdout = held
+    environment.stdout = held
     return held
 
 
@@ -67,25 +67,27 @@ def release(held: HeldOutput, environment, *, ok: bool) -> None:
     """Put stdout back and show what the command wrote: through the pager when it is taller than
     the screen (and the command ended well, and --no-pager was not given), else straight to the
     terminal."""
-    sys.stdout = held.real
+    environment.stdout = held.real
     text = held.getvalue()
     command = pager_command()
     if ok and environment.pager and command not in ("", "cat") and text.count("\n") >= held.lines:
-        if _page(command, text, held.encoding):
+        if _page(command, text, held.real):
             return
     held.real.write(text)
     held.real.flush()
 
 
-def _page(command: str, text: str, encoding: str) -> bool:
+def _page(command: str, text: str, real) -> bool:
+    """``text`` through the pager, on the terminal behind ``real`` (its file descriptor)."""
     import subprocess
 
     env = dict(os.environ)
     env.setdefault("LESS", "FRX")
     env.setdefault("LV", "-c")
+    encoding = getattr(real, "encoding", None) or "utf-8"
     try:
-        sys.stdout.flush()
-        proc = subprocess.Popen(command, shell=True, stdin=subprocess.PIPE, env=env)
+        real.flush()
+        proc = subprocess.Popen(command, shell=True, stdin=subprocess.PIPE, stdout=real.fileno(), env=env)
     except OSError:
         return False
     try:

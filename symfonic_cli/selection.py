@@ -55,7 +55,7 @@ class Selection:
         return _unique([t.key for t in store.list_threads(tenant=self.tenant, sub_tenant=self.sub_tenant)])
 
 
-def _retention(threads, tenant, sub_tenant, session, all_sessions, from_file, inactive_for, inactive_since) -> Selection:
+def _retention(threads, tenant, sub_tenant, session, all_sessions, from_file, inactive_for, inactive_since, environment) -> Selection:
     """A retention sweep: the threads (of a tenant, or all) idle since a cut-off fixed here, once."""
     from symfonic_cli.retention.window import window as activity_window
 
@@ -63,7 +63,8 @@ def _retention(threads, tenant, sub_tenant, session, all_sessions, from_file, in
         raise UsageError("--inactive-for/--inactive-since go with --tenant [--sub-tenant] only")
     if sub_tenant is not None and tenant is None:
         raise UsageError("--sub-tenant needs --tenant")
-    window = activity_window(inactive_for=inactive_for, inactive_since=inactive_since, active_within=None)
+    tz = environment.zone() if environment is not None else None  # --tz: a naive --inactive-since is in it
+    window = activity_window(inactive_for=inactive_for, inactive_since=inactive_since, active_within=None, tz=tz)
     asked = {"inactive_for": inactive_for} if inactive_for is not None else {"inactive_since": inactive_since}
     return Selection(
         tenant=tenant, sub_tenant=sub_tenant, window=window,
@@ -91,7 +92,7 @@ def build_selection(
     if isinstance(threads, str):
         threads = [threads]
     if inactive_for is not None or inactive_since is not None:
-        return _retention(threads, tenant, sub_tenant, session, all_sessions, from_file, inactive_for, inactive_since)
+        return _retention(threads, tenant, sub_tenant, session, all_sessions, from_file, inactive_for, inactive_since, environment)
     if command == ONE:
         return Selection(keys=(_one_key(threads[0] if threads else None, tenant, sub_tenant, session),))
     if command == ERASE:

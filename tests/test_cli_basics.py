@@ -110,6 +110,34 @@ def test_demo_creates_a_real_store_and_never_overwrites(tmp_path):
     first = run("transcript", "show", "--store", str(path), "--tenant", "acme", "--session", "s-001", "--index", "0", "--speaker", "user")
     assert first.code == 0 and "What is the status of order 1042?" in first.out
     before = path.read_bytes()
+    # README's first command run twice: the demo store is kept as it is, exit 0.
     again = run("demo", str(path))
-    assert again.code == 2 and "already exists" in again.err
+    assert again.code == 0 and "demo store already" in again.out, again.err
     assert path.read_bytes() == before
+    # Any other file is never overwritten.
+    other = tmp_path / "other.db"
+    other.write_bytes(b"not a demo")
+    refused = run("demo", str(other))
+    assert refused.code == 2 and "already exists" in refused.err and other.read_bytes() == b"not a demo"
+
+
+def test_demo_store_shows_every_feature(tmp_path):
+    """Tool calls, an approval interrupt, a failed node, two tenants with sub-tenants, threads aged
+    40, 100 and 400 days, checkpoints from a legacy and a migrated release."""
+    import json
+
+    path = str(tmp_path / "demo.db")
+    assert run("demo", path).code == 0
+    rows = json.loads(run("threads", "list", "-s", path, "--status", "interrupted,error,done,pending", "-f", "json").out)
+    status = {r["key"]: r["status"] for r in rows}
+    assert status["acme:eu:s-003"] == "interrupted" and status["globex:apac:s-102"] == "error"
+    assert {(r["tenant"], r["sub_tenant"]) for r in rows} >= {("acme", None), ("acme", "eu"), ("globex", None), ("globex", "apac")}
+    idle = lambda d: {r["key"] for r in json.loads(run("threads", "list", "-s", path, "--inactive-for", d, "-f", "json").out)}
+    assert idle("30d") == {"acme:eu:s-040", "globex:apac:s-101", "acme:_:s-400"}
+    assert idle("90d") == {"globex:apac:s-101", "acme:_:s-400"} and idle("365d") == {"acme:_:s-400"}
+    tools = json.loads(run("transcript", "show", "-s", path, "-t", "acme:_:s-001", "--tools", "-f", "json").out)
+    assert any(r["role"] == "tool" for r in tools)
+    report = json.loads(run("compat", "report", "-s", path, "-f", "json").out)
+    lines = {(b["writer_line"], b["format_version"]): b["checkpoints"] for b in report["by_writer_line"]}
+    assert lines[("legacy", 0)] > 0 and lines[("migrated", 1)] > 0
+    assert report["latest_checkpoint_of_threads"]["legacy"] > 0 and report["latest_checkpoint_of_threads"]["migrated"] > 0

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from symfonic_cli.model.times import checkpoint_id_time, iso_utc
+from symfonic_cli.clock import checkpoint_id_time, iso_utc
 from tests.support.cli import run, run_process
 from tests.support.envelope_saver import NO_ENVELOPE, EnvelopeSaver, migrated
 

@@ -488,7 +488,7 @@ def test_receipt_file_appends_jsonl(sqlite_store, tmp_path):
 
 def test_unwritable_receipt_file_stops_before_deleting(sqlite_store, tmp_path):
     r = erase(str(sqlite_store), "--thread", "globex:_:s-100", "--yes", "--receipt", str(tmp_path / "no" / "dir.jsonl"))
-    assert r.code == 2 and "receipt" in r.err
+    assert r.code == 4 and "receipt" in r.err and "does not exist" in r.err
     assert run("transcript", "show", "-s", str(sqlite_store), "-t", "globex:_:s-100").code == 0
 
 

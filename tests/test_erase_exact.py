@@ -576,7 +576,13 @@ def test_mongodb_selections_and_deletes_ask_for_the_simple_collation(request):
     from pymongo import monitoring
 
     backend = backend_for("mongodb", request)
-    url = backend.new_store()
+    backend.new_store()  # the scenario master exists
+    db = backend.new_database()
+    for name in backend.client[backend._master].list_collection_names():
+        # With a default collation the simple one must be named (without one it is the default).
+        backend.client[db].create_collection(name, collation={"locale": "en", "strength": 2})
+    backend._copy(backend._master, db)
+    url = backend.url(db)
     commands = _command_listener()
     monitoring.register(commands)
     commands.on = True

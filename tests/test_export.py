@@ -240,3 +240,93 @@ def test_usage_errors(sqlite_store, tmp_path):
     assert r.code == 2 and "does not exist" in r.err
     assert export(url, "--all-sessions", "-o", str(tmp_path / "b")).code == 2
     assert export(url, "--from-file", "-", "-t", "x", "-o", str(tmp_path / "b")).code == 2
+
+
+# -- --force replaces only a bundle symfonic wrote (issue 21 item 2) ----------------------------
+
+
+def _tree(root: Path) -> dict[str, bytes | None]:
+    return {str(p.relative_to(root)): (p.read_bytes() if p.is_file() else None) for p in sorted(root.rglob("*"))}
+
+
+def test_force_never_deletes_a_web_site_holding_a_manifest(sqlite_store, tmp_path):
+    site = tmp_path / "site"
+    (site / "icons").mkdir(parents=True)
+    (site / "index.html").write_text("<html>home</html>")
+    (site / "icons" / "logo.png").write_bytes(b"\x89PNG")
+    (site / "manifest.json").write_text(json.dumps({"name": "App", "icons": [{"src": "icons/logo.png"}]}))
+    before = _tree(site)
+    r = export(str(sqlite_store), "-t", "acme:_:s-001", "-o", str(site), "--force")
+    assert r.code == 2 and "not a bundle symfonic wrote" in r.err, r.err
+    assert _tree(site) == before
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name != "store.db") == ["site"]
+
+
+@pytest.mark.parametrize("name", ["x.zip", "x.tar.gz", "x-dir"])
+def test_force_refuses_a_bundle_holding_a_file_its_manifest_does_not_list(sqlite_store, tmp_path, name):
+    url = str(sqlite_store)
+    target = tmp_path / name
+    assert export(url, "-t", "acme:_:s-001", "-o", str(target)).code == 0
+    if name.endswith(".zip"):
+        with zipfile.ZipFile(target, "a") as z:
+            z.writestr("notes/mine.txt", "precious")
+    elif name.endswith(".tar.gz"):
+        import io
+
+        files = read_tar(target)
+        with tarfile.open(target, "w:gz") as t:
+            for n, data in {**files, "mine.txt": b"precious"}.items():
+                info = tarfile.TarInfo(n)
+                info.size = len(data)
+                t.addfile(info, io.BytesIO(data))
+    else:
+        (target / "transcript" / "mine.txt").write_text("precious")
+    before = _tree(target) if target.is_dir() else target.read_bytes()
+    r = export(url, "-t", "acme:eu:s-002", "-o", str(target), "--force")
+    assert r.code == 2 and "does not list" in r.err and "mine.txt" in r.err, r.err
+    assert (_tree(target) if target.is_dir() else target.read_bytes()) == before
+
+
+@pytest.mark.parametrize("name", ["x.zip", "x.tar.gz"])
+def test_force_refuses_an_archive_symfonic_did_not_write(sqlite_store, tmp_path, name):
+    target = tmp_path / name
+    if name.endswith(".zip"):
+        with zipfile.ZipFile(target, "w") as z:
+            z.writestr("manifest.json", json.dumps({"name": "photos"}))
+            z.writestr("holiday.jpg", b"\xff\xd8")
+    else:
+        target.write_bytes(b"not an archive at all")
+    before = target.read_bytes()
+    r = export(str(sqlite_store), "-t", "acme:_:s-001", "-o", str(target), "--force")
+    assert r.code == 2 and "not a bundle symfonic wrote" in r.err, r.err
+    assert target.read_bytes() == before
+
+
+@pytest.mark.parametrize("name", ["k.zip", "k-dir"])
+def test_a_partial_bundle_of_a_killed_export_is_named_and_removed_by_the_next(any_kind, tmp_path, name):
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    url = any_kind.new_store()
+    target = tmp_path / name
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SYMFONIC_") or k.startswith(("SYMFONIC_TEST_", "SYMFONIC_REQUIRE_"))}
+    env["SYMFONIC_FAULT_SLOW_THREAD"] = "2"
+    proc = subprocess.Popen([sys.executable, "-m", "symfonic_cli", "thread", "export", "-s", url, "--tenant", "acme",
+                             "--all-sessions", "-o", str(target)], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 60
+        while not [p for p in tmp_path.iterdir() if ".partial-" in p.name] and time.monotonic() < deadline:
+            time.sleep(0.05)
+        time.sleep(0.5)
+    finally:
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+    partials = [p for p in tmp_path.iterdir() if p.name.startswith(f".{name}.partial-")]
+    assert len(partials) == 1 and not target.exists()
+    r = export(url, "--tenant", "acme", "--all-sessions", "-o", str(target))
+    assert r.code == 0, r.err
+    assert "partial bundle" in r.err and str(partials[0]) in r.err
+    assert not partials[0].exists() and not [p for p in tmp_path.iterdir() if ".partial-" in p.name]
+    check_bundle(read_dir(target) if target.is_dir() else read_zip(target), url, ACME)

@@ -95,6 +95,13 @@ def _command_lines(store: str) -> list[tuple[list[str], dict | None, bool]]:
         (["threads", "list", "--store", s, "--inactive-since", "2000-01-01"], None, True),
         (["threads", "list", "--store", s, "--inactive-for", "90"], None, True),  # usage error, same line
         (["threads", "list", "--store", s, "--inactive-for", "1d", "--inactive-since", "2000-01-01"], None, True),
+        # --since/--until: last activity inside the window (the grammar of transcript show).
+        (["threads", "list", "--store", s, "--since", "2000-01-01", "--format", "json"], None, True),
+        (["threads", "list", "--store", s, "--until", "2000-01-01", "--format", "json"], None, True),
+        (["threads", "list", "--store", s, "--since", "3650d", "--until", "2999-12-31T08:24", "--status", "done"], None, True),
+        (["threads", "list", "--store", s, "--tz", "Europe/Berlin", "--since", "2000-01-01T00:00"], None, True),
+        (["threads", "list", "--store", s, "--since", "yesterday"], None, True),  # usage error, same line
+        (["threads", "list", "--store", s, "--since", "1d", "--active-within", "2d"], None, True),  # usage error
         (["threads", "list", "--status", "done"], {"SYMFONIC_STORE": s}, True),
         (["store", "info", "--store", s], None, True),
         (["store", "info", "-s", s, "--format", "json"], None, True),

@@ -10,7 +10,7 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 
-from symfonic_cli.model.times import checkpoint_id_time
+from symfonic_cli.clock import checkpoint_id_time
 from symfonic_cli.retention.window import id_bound
 from tests.support.cli import run
 from tests.support.hostile import fingerprint

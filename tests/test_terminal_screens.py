@@ -210,8 +210,9 @@ def test_pager_setting_lives_on_the_environment(sqlite_master, tmp_path):
     code, screen = on_terminal(*args, cols=120, rows=10, env={"PAGER": str(fake)})
     assert code == 0 and log.read_text() == "paged\n"
     # One run's settings do not leak into the next one in the same process.
-    run("threads", "list", "-s", str(sqlite_master), "--no-pager", "--color", "never", "--tz", "Asia/Tokyo")
-    from symfonic_cli.environment import current
+    from tests.support.environment import MockEnvironment, run_in
 
-    env = current()
-    assert (env.pager, env.color, env.tz) == (True, "auto", None)
+    first = run_in("threads", "list", "-s", str(sqlite_master), "--no-pager", "--color", "never", "--tz", "Asia/Tokyo").env
+    assert (first.pager, first.color, first.tz) == (False, "never", "Asia/Tokyo")  # the run's own Environment
+    second = run_in("threads", "list", "-s", str(sqlite_master), env=MockEnvironment()).env
+    assert (second.pager, second.color, second.tz) == (True, "auto", None)

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from symfonic_cli.timeinput import parse_time, zone
+from symfonic_cli.clock import parse_time, zone
 from tests.support.cli import run, run_process
 from tests.support.terminal import on_terminal
 

@@ -309,8 +309,9 @@ def test_undecodable_blob_is_an_error_naming_the_checkpoint(tmp_path, sqlite_mas
     assert cid in res.err and "Traceback" not in res.err
 
 
-def test_delta_encoded_messages_are_refused_not_partial(tmp_path):
-    """A messages channel kept by LangGraph's DeltaChannel: a clear error, never a partial transcript."""
+def test_delta_encoded_messages_with_an_add_messages_reducer_match_get_state(tmp_path):
+    """A messages channel kept by LangGraph's DeltaChannel with add_messages as its reducer: the
+    transcript is the list get_state rebuilds (it used to be refused)."""
     import sqlite3
     from typing import Annotated
 
@@ -339,10 +340,13 @@ def test_delta_encoded_messages_are_refused_not_partial(tmp_path):
     graph = b.compile(checkpointer=SqliteSaver(conn))
     for i in range(4):
         graph.invoke({"messages": [HumanMessage(content=f"q{i}")]}, {"configurable": {"thread_id": "d:_:1"}})
+    expected = graph.get_state({"configurable": {"thread_id": "d:_:1"}}).values["messages"]
     conn.close()
     res = show(path, "--thread", "d:_:1", "--format", "json")
-    assert res.code == 4
-    assert "delta-encoded" in res.err and res.out == ""
+    assert res.code == 0, res.err
+    rows = json.loads(res.out)
+    assert [(r["message_id"], r["content"]) for r in rows] == [(m.id, m.content) for m in expected]
+    assert len(rows) == 8 and all(r["timestamp"] for r in rows)
 
 
 def test_terminal_gets_a_safe_table(sqlite_master):

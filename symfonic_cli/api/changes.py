@@ -103,7 +103,7 @@ def erase(
 ) -> dict[str, Any]:
     """``thread erase -f json``: the receipt (or, with ``dry_run``, the plan)."""
     from symfonic_cli.erase.run import EraseRequest, run
-    from symfonic_cli.inputs import parse_duration
+    from symfonic_cli.clock import parse_duration
 
     env = _environment()
     chosen = _selection(env, thread, dict(
@@ -117,7 +117,7 @@ def erase(
     loc, opts = _location("erase", store, options)
     request = EraseRequest(
         location=loc, options=opts, selection=chosen, dry_run=dry_run, yes=yes, vacuum=vacuum,
-        grace=grace if isinstance(grace, timedelta) else parse_duration(grace), receipt_path=receipt, fmt="json",
+        grace=grace if isinstance(grace, timedelta) else parse_duration(grace, option="grace", bare_unit="m"), receipt_path=receipt, fmt="json",
         operator=operator, ticket=ticket, missing_ok=missing_ok, batch_size=batch_size,
     )
     return _run(env, lambda: run(request, env))

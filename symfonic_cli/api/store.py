@@ -64,7 +64,7 @@ def _bound(name: str, value, *, until: bool) -> datetime | None:
         return value
     if not isinstance(value, str):
         raise UsageError(f"{name} must be a datetime or a string, not {type(value).__name__}")
-    from symfonic_cli.timeinput import parse_time
+    from symfonic_cli.clock import parse_time
 
     try:
         return parse_time(value, until=until)
@@ -75,9 +75,9 @@ def _bound(name: str, value, *, until: bool) -> datetime | None:
 def _duration(name: str, value) -> timedelta:
     if isinstance(value, timedelta):
         return value
-    from symfonic_cli.inputs import parse_duration
+    from symfonic_cli.clock import parse_duration
 
-    return parse_duration(value)
+    return parse_duration(value, option=name)
 
 
 class Store:

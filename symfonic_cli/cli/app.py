@@ -59,11 +59,11 @@ def _command_name(argv: list[str]) -> str | None:
     return None
 
 
-def _fail(line: str, code: int) -> None:
+def _fail(line: str, code: int, environment: Environment) -> None:
     from symfonic_cli.render import escape_inline
 
-    sys.stderr.write(f"symfonic: error: {escape_inline(line)}\n")
-    sys.stderr.flush()
+    environment.stderr.write(f"symfonic: error: {escape_inline(line)}\n")
+    environment.stderr.flush()
     raise SystemExit(code)
 
 
@@ -87,7 +87,11 @@ def _run(args: list[str], environment: Environment):
     command = get_command(build_app(_command_name(args), summaries=_names_no_command(args)))
     everywhere(command)  # root options after the command name too
     describe(command)  # examples, choices, argument help
-    return command.main(args=args, prog_name="symfonic", standalone_mode=False, obj=environment)
+    from contextlib import redirect_stderr, redirect_stdout
+
+    # click and typer write help and prompts to sys.stdout/sys.stderr: the Environment's here.
+    with redirect_stdout(environment.stdout), redirect_stderr(environment.stderr):
+        return command.main(args=args, prog_name="symfonic", standalone_mode=False, obj=environment)
 
 
 def main(argv: list[str] | None = None, environment: Environment | None = None) -> None:
@@ -101,14 +105,11 @@ def main(argv: list[str] | None = None, environment: Environment | None = None) 
         raise SystemExit(0)
     args = list(sys.argv[1:] if argv is None else argv)
     from symfonic_cli import pager
-    from symfonic_cli.environment import activate
 
     # On a terminal, a reading command's output is held and paged when taller than the screen
-    # (symfonic_cli/pager.py); an Environment passed in keeps its own streams.
-    own = environment is None
+    # (symfonic_cli/pager.py): the pager wraps the Environment's stdout, whoever made it.
     environment = environment or Environment()
-    outer = activate(environment)  # an embedding program's, put back when this run ends
-    held = pager.hold(_command_words(args), environment) if own else None
+    held = pager.hold(_command_words(args), environment)
     ok = False
     try:
         _main(args, environment)
@@ -119,7 +120,6 @@ def main(argv: list[str] | None = None, environment: Environment | None = None) 
     finally:
         if held is not None:
             pager.release(held, environment, ok=ok)
-        activate(outer)
 
 
 def _command_words(argv: list[str]) -> list[str]:
@@ -139,9 +139,9 @@ def _main(args: list[str], environment: Environment) -> None:
             raise
         if not exc.message:  # the command already said why (e.g. erase's receipt)
             raise SystemExit(exc.exit_code) from None
-        _fail(exc.line(), exc.exit_code)
+        _fail(exc.line(), exc.exit_code, environment)
     except (KeyboardInterrupt, EOFError):
-        _fail("interrupted", EXIT_INTERRUPTED)
+        _fail("interrupted", EXIT_INTERRUPTED, environment)
     except BrokenPipeError:
         # The reader went away (| head): no traceback, no message, and exit 1, as click ends
         # every command it runs (so both routes, and every command, end alike).
@@ -152,26 +152,26 @@ def _main(args: list[str], environment: Environment) -> None:
     except SystemExit:
         raise
     except Exception as exc:
-        click_exc = _click_exception(exc)
+        click_exc = _click_exception(exc, environment)
         if click_exc is not None:
             code, message = click_exc
             if message:
-                _fail(message, code)
+                _fail(message, code, environment)
             raise SystemExit(code)
         if environment.debug or debug_enabled():
             raise
-        _fail(f"unexpected {type(exc).__name__}: {exc} (rerun with --debug for a traceback)", EXIT_UNEXPECTED)
+        _fail(f"unexpected {type(exc).__name__}: {exc} (rerun with --debug for a traceback)", EXIT_UNEXPECTED, environment)
     else:
         raise SystemExit(rv if isinstance(rv, int) else 0)
 
 
-def _click_exception(exc: Exception):
+def _click_exception(exc: Exception, environment: Environment):
     """Map click's own exceptions (bad options, aborted prompts) to exit codes and one line."""
     import click
 
     if isinstance(exc, click.exceptions.NoArgsIsHelpError) and exc.ctx is not None:
         # A bare group (symfonic, symfonic thread): its help, as --help prints it.
-        sys.stdout.write(exc.ctx.get_help() + "\n")
+        environment.stdout.write(exc.ctx.get_help() + "\n")
         return 0, None
     if isinstance(exc, click.UsageError):
         hint = ""

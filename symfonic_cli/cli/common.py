@@ -19,12 +19,13 @@ if TYPE_CHECKING:
     from symfonic_cli.stores.protocol import Store
 
 
-def check_format(fmt: Optional[str], allowed: tuple[str, ...] = ("table", "text", "json", "jsonl")) -> str:
+def check_format(fmt: Optional[str], allowed: tuple[str, ...] = ("table", "text", "json", "jsonl"), *, env=None) -> str:
+    """``--format``, else a table on a terminal and text elsewhere (the run's stdout decides)."""
     from symfonic_cli.render import default_format
 
     if fmt is not None and fmt.lower() not in allowed:
         raise UsageError(f"unknown --format '{fmt}'", hint=f"use one of: {', '.join(allowed)}")
-    chosen = default_format(fmt.lower() if fmt else None)
+    chosen = default_format(fmt.lower() if fmt else None, env or environment())
     return chosen if chosen in allowed else allowed[0]
 
 
@@ -77,11 +78,20 @@ def debug_enabled() -> bool:
 
 
 def environment():
-    """This run's Environment (created by ``main()``, carried as click's ``obj``); a fresh one when a
-    command runs outside ``main()``."""
-    from symfonic_cli.environment import current
+    """The running command's Environment: the one ``main()`` gave click as its ``obj`` (a typer
+    command reaches it through click's context; the quick route passes it as an argument). A
+    fresh one on the process's streams for a command function called outside ``main()``."""
+    import sys
 
-    return current()
+    from symfonic_cli.environment import Environment
+
+    click = sys.modules.get("click")  # not loaded: no command line is running
+    ctx = click.get_current_context(silent=True) if click is not None else None
+    env = ctx.find_object(Environment) if ctx is not None else None
+    return env if env is not None else Environment()
+
+
+_this_run = environment  # for functions whose parameter is named ``environment``
 
 
 def apply_root_options(
@@ -92,8 +102,12 @@ def apply_root_options(
     pg_schema: Optional[str],
     checkpoint_collection: Optional[str],
     writes_collection: Optional[str],
+    aes_key_file: Optional[str] = None,
 ) -> None:
     """What the options before the command name mean for this run."""
+    from symfonic_cli.codec import cipher
+
+    cipher.configure(aes_key_file)  # read and checked now (exit 2); never printed
     environment.debug = debug
     connection = {"connect_timeout": connect_timeout}
     for name, value in (
@@ -118,7 +132,8 @@ def open_for_reading(store_opt: Optional[str], *, environment=None, **options) -
     from symfonic_cli.stores import open_store
 
     location = resolve_store(store_opt)
-    return open_store(location, writable=False, **{**store_options(location, environment), **options})
+    env = environment or _this_run()
+    return open_store(location, writable=False, stderr=env.stderr, **{**store_options(location, env), **options})
 
 
 def require_thread(store: "Store", key: str):

@@ -29,7 +29,7 @@ from symfonic_cli.compat.envelope import (
     ENVELOPE_KEY_ENV,
 )
 from symfonic_cli.errors import FindingsError, UsageError
-from symfonic_cli.inputs import parse_duration
+from symfonic_cli.clock import parse_duration
 from symfonic_cli.cli.common import one_thread as single_thread_key
 
 app = typer.Typer(help="Report on the compatibility envelopes of a store (read-only).", no_args_is_help=True)
@@ -95,8 +95,8 @@ def report(
     from symfonic_cli.compat import command as cc
     from symfonic_cli.compat.report import failed
 
-    out_format = check_format(fmt, FORMATS)
-    window = parse_duration(grace)
+    out_format = check_format(fmt, FORMATS, env=environment())
+    window = parse_duration(grace, option="--grace", bare_unit="m")
     gates = _fail_on(fail_on)
     key = _envelope_key(envelope_key)
     one_thread = thread is not None or tenant is not None or sub_tenant is not None or session is not None
@@ -114,13 +114,13 @@ def report(
             require_thread(st, request.thread)
         outcome = cc.run_report(st, request)
         if outcome.mode == cc.THREAD:
-            _write_report(outcome.report, cc.thread_pairs, out_format, outcome.report.key, out)
+            _write_report(outcome.report, cc.thread_pairs, out_format, outcome.report.key, env)
         elif outcome.mode == cc.BY_THREAD:
             records = (cc.thread_row(rep) if out_format in ("table", "text") else rep.to_json() for rep in outcome.reports)
-            render.write_records(records, fmt=out_format, columns=cc.BY_THREAD_COLUMNS, title=st.location.display, stream=out)
+            render.write_records(records, fmt=out_format, columns=cc.BY_THREAD_COLUMNS, title=st.location.display, environment=env)
         else:
             rep = outcome.report
-            _write_report(rep, cc.store_pairs, out_format, st.location.display, out)
+            _write_report(rep, cc.store_pairs, out_format, st.location.display, env)
             if rep.suggestion:
                 other, n = rep.suggestion
                 env.stderr.write(
@@ -150,7 +150,7 @@ def show(
     from symfonic_cli import render
     from symfonic_cli.compat import command as cc
 
-    out_format = check_format(fmt, FORMATS)
+    out_format = check_format(fmt, FORMATS, env=environment())
     key = _envelope_key(envelope_key)
     tkey = single_thread_key(thread, tenant, sub_tenant, session)
     env = environment()
@@ -161,11 +161,11 @@ def show(
         if checkpoint is not None:
             rec = found.to_json(full=True)
             if out_format in ("table", "text"):
-                render.write_pairs([(k, _cell(v)) for k, v in rec.items()], fmt=out_format, title=tkey, stream=out)
+                render.write_pairs([(k, _cell(v)) for k, v in rec.items()], fmt=out_format, title=tkey, environment=env)
             else:
                 out.write(render.json_dumps(rec, indent=2 if out_format == "json" else None) + "\n")
             return
-        render.write_records((v.to_json() for v in found), fmt=out_format, columns=cc.CHECKPOINT_COLUMNS, title=tkey, stream=out)
+        render.write_records((v.to_json() for v in found), fmt=out_format, columns=cc.CHECKPOINT_COLUMNS, title=tkey, environment=env)
 
 
 def _cell(value: Any) -> Any:
@@ -176,11 +176,11 @@ def _cell(value: Any) -> Any:
     return value
 
 
-def _write_report(rep, pairs_of, out_format: str, title: str, out) -> None:
+def _write_report(rep, pairs_of, out_format: str, title: str, env) -> None:
     """A store or thread report: its JSON document, or its pairs as a table."""
     from symfonic_cli import render
 
     if out_format in ("json", "jsonl"):
-        out.write(render.json_dumps(rep.to_json(), indent=2 if out_format == "json" else None) + "\n")
+        env.stdout.write(render.json_dumps(rep.to_json(), indent=2 if out_format == "json" else None) + "\n")
         return
-    render.write_pairs([(render.escape_inline(k), v) for k, v in pairs_of(rep)], fmt=out_format, title=title, stream=out)
+    render.write_pairs(list(pairs_of(rep, env)), fmt=out_format, title=title, environment=env)

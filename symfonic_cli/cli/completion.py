@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import sys
 from typing import Annotated, Optional
 
 import typer
@@ -40,21 +39,24 @@ ShellArg = Annotated[
 def install(shell: ShellArg = None) -> None:
     """Write the completion script where the shell looks for it (and, for bash and zsh, one line in
     ~/.bashrc or ~/.zshrc); completion works in the next shell started."""
+    from symfonic_cli.cli.common import environment
     from symfonic_cli.completions import install as do_install
     from symfonic_cli.render import escape_inline
 
     chosen = _shell(shell)
+    out = environment().stdout
     for line in do_install(chosen):
-        sys.stdout.write(escape_inline(line) + "\n")
-    sys.stdout.write(f"{chosen} completion installed: start a new shell to use it\n")
+        out.write(escape_inline(line) + "\n")
+    out.write(f"{chosen} completion installed: start a new shell to use it\n")
 
 
 @app.command("show", epilog="Examples:\n\n  symfonic completion show bash > ~/symfonic.bash\n\n  symfonic completion show fish")
 def show(shell: ShellArg = None) -> None:
     """Print the completion script for a shell (to install it by hand)."""
+    from symfonic_cli.cli.common import environment
     from symfonic_cli.completions import script
 
-    sys.stdout.write(script(_shell(shell)))
+    environment().stdout.write(script(_shell(shell)))
 
 
 def register(root: typer.Typer) -> None:

@@ -13,13 +13,17 @@ from symfonic_cli.errors import UsageError
 def demo(
     path: Annotated[Path, typer.Argument(help="The SQLite file to create (must not exist yet).")],
 ) -> None:
-    """Create a small real demo store by running a LangGraph agent graph with a scripted model."""
+    """Create a small real demo store by running LangGraph agent graphs with a scripted model."""
+    from symfonic_cli.demo import create_demo_store, is_demo_store
+    from symfonic_cli.render import escape_inline
+
     if path.exists():
+        if path.is_file() and is_demo_store(path):
+            typer.echo(f"{escape_inline(str(path))} is the demo store already: kept as it is")
+            return
         raise UsageError(f"{path} already exists; the demo never overwrites a file", hint="choose a new path")
     if not path.parent.exists():
         raise UsageError(f"folder {path.parent} does not exist")
-    from symfonic_cli.demo import create_demo_store
-    from symfonic_cli.render import escape_inline
 
     keys = create_demo_store(path)
     typer.echo(f"created {escape_inline(str(path))} with {len(keys)} threads: {', '.join(keys)}")

@@ -23,7 +23,7 @@ from symfonic_cli.cli.options import (
     erase_selection,
 )
 from symfonic_cli.errors import UsageError
-from symfonic_cli.inputs import parse_duration
+from symfonic_cli.clock import parse_duration
 
 app = typer.Typer(help="Work on threads: run state, history, diff, export, erase.", no_args_is_help=True)
 
@@ -82,7 +82,7 @@ def erase(
         dry_run=dry_run,
         yes=yes,
         vacuum=vacuum,
-        grace=parse_duration(grace),
+        grace=parse_duration(grace, option="--grace", bare_unit="m"),
         receipt_path=receipt,
         fmt=out_format,
         operator=operator,

@@ -61,6 +61,7 @@ def export(
 
     if output is None:
         raise UsageError("where to? pass --output PATH (a directory, or a .zip / .tar.gz file)")
+    _refuse_file_name(output)
     env = environment()
     # The same selections as thread erase (selection.py, ERASE rules).
     chosen = erase_selection(
@@ -87,3 +88,19 @@ def export(
         batch_size=batch_size,
     )
     run(request, environment())
+
+
+# Names that say "a file of another kind": a bundle there would be a directory named out.json.
+_FILE_SUFFIXES = (".json", ".jsonl", ".ndjson", ".txt", ".csv", ".md", ".html", ".log", ".pdf",
+                  ".gz", ".tar", ".tgz", ".bz2", ".xz", ".zst", ".7z", ".rar")
+
+
+def _refuse_file_name(output: str) -> None:
+    name = output.rstrip("/").rsplit("/", 1)[-1].lower()
+    if name.endswith((".zip", ".tar.gz")) or output.endswith("/"):
+        return
+    if name.endswith(_FILE_SUFFIXES):
+        raise UsageError(
+            f"--output '{output}' names a file, but a bundle is a directory or a .zip / .tar.gz archive",
+            hint="end the name in .zip or .tar.gz, or name a directory; a trailing '/' keeps any name",
+        )

@@ -56,6 +56,8 @@ ROUTES: dict[tuple[str, str], dict[str, str]] = {
         "--inactive-for": "inactive_for",
         "--inactive-since": "inactive_since",
         "--active-within": "active_within",
+        "--since": "since",
+        "--until": "until",
     },
     ("store", "info"): {"--store": "store", "-s": "store", "--format": "fmt", "-f": "fmt"},
 }
@@ -153,7 +155,9 @@ def root_options() -> Optional[dict]:
     else:
         connect_timeout = DEFAULT_CONNECT_TIMEOUT
     options = {name: os.environ.get(env) or None for name, env in ROOT_ENV.items()}
+    key_file = os.environ.get("SYMFONIC_AES_KEY_FILE")  # cipher.KEY_FILE_ENV, checked as typer does
     return {
+        "aes_key_file": key_file or None,
         "debug": bool(debug) and debug.strip().lower() in TRUE_WORDS,
         "connect_timeout": connect_timeout,
         **options,

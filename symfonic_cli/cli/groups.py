@@ -16,6 +16,7 @@ GROUPS = {
 GROUP_EXTENSIONS = (
     ("thread", "symfonic_cli.cli.history"),
     ("thread", "symfonic_cli.cli.export"),
+    ("thread", "symfonic_cli.cli.prune"),
 )
 # What the root's help says of each command and group: ``symfonic --help`` builds the root from
 # these alone instead of importing and converting every command (about 80 ms).

@@ -16,7 +16,7 @@ CHOICES = {
     "--sort": "[last-activity|first-activity|checkpoints|size]",
 }
 GROUP_HELP = {
-    ("thread",): "Work on threads: one thread's run state, its checkpoints over time and what changed between two; exporting and erasing threads (every command is listed below).",
+    ("thread",): "Work on threads: one thread's run state, its checkpoints over time and what changed between two; exporting, erasing and pruning threads (every command is listed below).",
 }
 ARGUMENT_HELP = {
     ("demo", "path"): "The SQLite file to create (must not exist yet); the demo never overwrites a file.",
@@ -39,6 +39,7 @@ EXAMPLES = {
     ],
     ("store", "info"): ["symfonic store info -s demo.db", "symfonic store info -s prod -f json"],
     ("store", "list"): ["symfonic store list", "symfonic store list -f json"],
+    ("store", "usage"): ["symfonic store usage -s demo.db", "symfonic store usage -s prod --top 20 --keep 3 -f json"],
     ("compat", "report"): [
         "symfonic compat report -s prod",
         "symfonic compat report -s prod -t acme:_:s-001 --grace 30m",
@@ -63,6 +64,11 @@ EXAMPLES = {
         "symfonic thread erase -s prod --tenant acme --all-sessions --dry-run",
         "symfonic thread erase -s prod --inactive-for 90d --receipt retention.jsonl",
     ],
+    ("thread", "prune"): [
+        "symfonic thread prune -s demo.db --all --dry-run",
+        "symfonic thread prune -s prod --all --keep 1 --receipt prune-receipts.jsonl",
+        "symfonic thread prune -s prod --tenant acme --all-sessions --older-than 30d --compact",
+    ],
     ("migrate",): [
         "symfonic migrate --from demo.db --to copy.db --init-target --all --dry-run",
         "symfonic migrate --from demo.db --to copy.db --init-target --all",
@@ -83,8 +89,8 @@ def epilog(lines: list[str]) -> str:
 # change), not the order the modules register them.
 ORDER = {
     (): ("transcript", "threads", "thread", "store", "compat", "migrate", "demo", "completion"),
-    ("thread",): ("show", "history", "diff", "export", "erase"),
-    ("store",): ("info", "list"),
+    ("thread",): ("show", "history", "diff", "export", "erase", "prune"),
+    ("store",): ("info", "usage", "list"),
     ("compat",): ("report", "show"),
 }
 

@@ -3,13 +3,13 @@ changed between two of them. Both add commands to the ``thread`` group (``cli/er
 
 from __future__ import annotations
 
-import sys
 from typing import Annotated, Optional
 
 import typer
 
 from symfonic_cli.cli.common import (
     check_format,
+    environment,
     open_for_reading,
     require_thread,
 )
@@ -55,13 +55,14 @@ def history(
     history (messages removed, reordered or edited)."""
     from symfonic_cli.history.history import build_history
 
-    out_format = check_format(fmt)
+    env = environment()
+    out_format = check_format(fmt, env=env)
     key = one_thread(thread, tenant, sub_tenant, session)
-    with open_for_reading(store) as st:
+    with open_for_reading(store, environment=env) as st:
         require_thread(st, key)
         result = build_history(st, key, namespace=namespace, limit=limit)
-    _warn(result.warnings)
-    _write_history(result.entries, out_format, key)
+    _warn(result.warnings, env)
+    _write_history(result.entries, out_format, key, env)
 
 
 @app.command("diff", context_settings={"ignore_unknown_options": True})
@@ -90,25 +91,26 @@ def diff(
             raise UsageError(f"no such option: {ref}", hint="see 'symfonic thread diff --help'")
         if not ref:
             raise UsageError("a checkpoint id is empty")
-    out_format = check_format(fmt)
+    env = environment()
+    out_format = check_format(fmt, env=env)
     key = one_thread(thread, tenant, sub_tenant, session)
     from symfonic_cli.history.diff import diff_checkpoints
 
-    with open_for_reading(store) as st:
+    with open_for_reading(store, environment=env) as st:
         require_thread(st, key)
         result = diff_checkpoints(st, key, a, b, namespace=namespace)
     for w in result.warnings:
-        _warn([w], raw=True)
-    _write_diff(result, out_format)
+        _warn([w], env, raw=True)
+    _write_diff(result, out_format, env)
 
 
-def _warn(lines, raw: bool = False) -> None:
+def _warn(lines, env, raw: bool = False) -> None:
     from symfonic_cli.render import escape_inline
 
     if not lines:
         return
     text = lines[0] if raw else "not decoded (class not on the safe list, shown from its raw fields): " + ", ".join(lines)
-    sys.stderr.write(f"symfonic: warning: {escape_inline(text)}\n")
+    env.stderr.write(f"symfonic: warning: {escape_inline(text)}\n")
 
 
 def _writes_cell(groups) -> str:
@@ -117,18 +119,18 @@ def _writes_cell(groups) -> str:
     return "; ".join(f"{escape_inline(g.label)}: {','.join(escape_inline(c) for c in g.channels)}" for g in groups)
 
 
-def _write_history(entries, out_format: str, key: str) -> None:
+def _write_history(entries, out_format: str, key: str, env) -> None:
     from symfonic_cli import render
 
     if out_format in ("json", "jsonl"):
-        render.write_records((e.to_json() for e in entries), fmt=out_format, columns=())
+        render.write_records((e.to_json() for e in entries), fmt=out_format, columns=(), environment=env)
         return
-    out = sys.stdout
+    out = env.stdout
     if out_format == "text":
         out.write("checkpoint_id\tparent_checkpoint_id\tnamespace\tstep\tsource\tts\tmessages\tmarks\twrites\tpending_writes\n")
         for e in entries:
             cells = [
-                e.checkpoint_id, e.parent_checkpoint_id, e.checkpoint_ns, e.step, e.source, render.shown_time(e.ts), e.messages,
+                e.checkpoint_id, e.parent_checkpoint_id, e.checkpoint_ns, e.step, e.source, render.shown_time(e.ts, env), e.messages,
                 ",".join(e.marks) or None, _writes_cell(e.writes) or None, _writes_cell(e.pending_writes) or None,
             ]
             out.write("\t".join(render.cell(c) for c in cells) + "\n")
@@ -146,7 +148,7 @@ def _write_history(entries, out_format: str, key: str) -> None:
     table.add_column("msgs", justify="right")
     table.add_column("writes / marks", overflow="fold")
     for e in entries:
-        ids = render.escape_inline(e.checkpoint_id) + "\n" + render.cell(e.parent_checkpoint_id) + "\n" + render.cell(render.shown_time(e.ts))
+        ids = render.escape_inline(e.checkpoint_id) + "\n" + render.cell(e.parent_checkpoint_id) + "\n" + render.cell(render.shown_time(e.ts, env))
         if e.checkpoint_ns:
             ids += "\nns " + render.escape_inline(e.checkpoint_ns)
         what = _writes_cell(e.writes) or "-"
@@ -161,7 +163,7 @@ def _write_history(entries, out_format: str, key: str) -> None:
             Text(render.cell(e.messages)),
             Text(what),
         )
-    render.console().print(table)
+    render.console(env).print(table)
 
 
 def _short(text: str) -> str:
@@ -171,14 +173,14 @@ def _short(text: str) -> str:
     return escape_inline(text)
 
 
-def _write_diff(d, out_format: str) -> None:
+def _write_diff(d, out_format: str, env) -> None:
     from symfonic_cli import render
 
     if out_format == "json":
-        sys.stdout.write(render.json_dumps(d.to_json(), indent=2) + "\n")
+        env.stdout.write(render.json_dumps(d.to_json(), indent=2) + "\n")
         return
     if out_format == "jsonl":
-        sys.stdout.write(render.json_dumps(d.to_json()) + "\n")
+        env.stdout.write(render.json_dumps(d.to_json()) + "\n")
         return
     rows: list[tuple[str, str, str, str]] = []  # change, channel or message id, role, detail
     for ch in d.added:
@@ -188,17 +190,17 @@ def _write_diff(d, out_format: str) -> None:
     for ch in d.changed:
         rows.append(("channel changed", render.escape_inline(ch), "", ""))
     for m in d.messages_added:
-        rows.append(("message added", render.cell(m.message_id), m.role, _short(m.content)))
+        rows.append(("message added", render.cell(m.message_id), render.cell(m.role), _short(m.content)))
     for m in d.messages_removed:
-        rows.append(("message removed", render.cell(m.message_id), m.role, _short(m.content)))
+        rows.append(("message removed", render.cell(m.message_id), render.cell(m.role), _short(m.content)))
     for m in d.messages_edited:
         detail = f"before: {_short(m.before_content or '')}\nafter: {_short(m.content)}"
-        role = m.role if m.role == m.before_role else f"{m.before_role}->{m.role}"
+        role = render.cell(m.role) if m.role == m.before_role else f"{render.cell(m.before_role)}->{render.cell(m.role)}"
         rows.append(("message edited", render.cell(m.message_id), role, detail))
     if out_format == "text":
-        out = sys.stdout
-        out.write(f"from\t{d.a.checkpoint_id}\t{render.escape_inline(d.a.checkpoint_ns)}\t{render.cell(render.shown_time(d.a.ts))}\n")
-        out.write(f"to\t{d.b.checkpoint_id}\t{render.escape_inline(d.b.checkpoint_ns)}\t{render.cell(render.shown_time(d.b.ts))}\n")
+        out = env.stdout
+        out.write(f"from\t{render.escape_inline(d.a.checkpoint_id)}\t{render.escape_inline(d.a.checkpoint_ns)}\t{render.cell(render.shown_time(d.a.ts, env))}\n")
+        out.write(f"to\t{render.escape_inline(d.b.checkpoint_id)}\t{render.escape_inline(d.b.checkpoint_ns)}\t{render.cell(render.shown_time(d.b.ts, env))}\n")
         out.write("change\tname\trole\tdetail\n")
         for change, name, role, detail in rows:
             out.write(f"{change}\t{name}\t{role or '-'}\t{detail.replace(chr(10), ' / ') or '-'}\n")
@@ -209,8 +211,8 @@ def _write_diff(d, out_format: str) -> None:
 
     # Each id with its time on a line of its own: both stay whole at 80 columns, in any --tz.
     title = Text(
-        f"{render.escape_inline(d.a.checkpoint_id)}  {render.cell(render.shown_time(d.a.ts))}\n"
-        f"-> {render.escape_inline(d.b.checkpoint_id)}  {render.cell(render.shown_time(d.b.ts))}"
+        f"{render.escape_inline(d.a.checkpoint_id)}  {render.cell(render.shown_time(d.a.ts, env))}\n"
+        f"-> {render.escape_inline(d.b.checkpoint_id)}  {render.cell(render.shown_time(d.b.ts, env))}"
     )
     table = Table(title=title, box=box.SIMPLE_HEAD, show_lines=True, pad_edge=False)
     table.add_column("change", no_wrap=True)
@@ -219,6 +221,6 @@ def _write_diff(d, out_format: str) -> None:
     table.add_column("detail", overflow="fold")
     for change, name, role, detail in rows:
         table.add_row(Text(change), Text(name), Text(role or "-"), Text(detail or "-"))
-    render.console().print(table)
+    render.console(env).print(table)
     if not rows:
-        sys.stdout.write("no differences\n")
+        env.stdout.write("no differences\n")

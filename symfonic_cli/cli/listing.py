@@ -5,9 +5,9 @@ Free of typer: both the typer commands and the quick route (``fast.py``) call th
 
 from __future__ import annotations
 
-from symfonic_cli.cli.common import check_format, open_for_reading
+from symfonic_cli.cli.common import check_format, environment as run_environment, open_for_reading
 from symfonic_cli.errors import UsageError
-from symfonic_cli.model.times import checkpoint_id_time, iso_utc
+from symfonic_cli.clock import iso_utc
 from symfonic_cli.threadkey import parse_key
 
 # typing.TYPE_CHECKING without importing typing (quick commands load this module).
@@ -33,10 +33,13 @@ def threads_list(
     inactive_for: Optional[str] = None,
     inactive_since: Optional[str] = None,
     active_within: Optional[str] = None,
+    since: Optional[str] = None,
+    until: Optional[str] = None,
     environment=None,
 ) -> None:
     """``threads list`` with every option parsed (the typer command and the quick route)."""
-    window = _window(inactive_for, inactive_since, active_within)
+    environment = environment or run_environment()
+    window = _window(inactive_for, inactive_since, active_within, since, until, tz=environment.zone())
     if status is None and session is None and sort is None and not reverse and not with_size:
         list_threads(store, tenant, sub_tenant, limit, fmt, environment=environment, window=window)
         return
@@ -46,20 +49,21 @@ def threads_list(
     )
 
 
-def _window(inactive_for, inactive_since, active_within):
-    if inactive_for is None and inactive_since is None and active_within is None:
+def _window(inactive_for, inactive_since, active_within, since=None, until=None, *, tz=None):
+    if all(v is None for v in (inactive_for, inactive_since, active_within, since, until)):
         return None
     from symfonic_cli.retention.window import window as activity_window
 
-    return activity_window(inactive_for=inactive_for, inactive_since=inactive_since, active_within=active_within)
+    return activity_window(inactive_for=inactive_for, inactive_since=inactive_since, active_within=active_within,
+                           since=since, until=until, tz=tz)
 
 
 def thread_records(
     st, tenant, sub_tenant, limit, *, status=None, session=None, sort=None, reverse=False, with_size=False,
-    inactive_for=None, inactive_since=None, active_within=None,
+    inactive_for=None, inactive_since=None, active_within=None, since=None, until=None, tz=None,
 ):
     """(columns, records) of ``threads list`` on an open store: what ``-f json`` prints (the Python API)."""
-    window = _window(inactive_for, inactive_since, active_within)
+    window = _window(inactive_for, inactive_since, active_within, since, until, tz=tz)
     if status is None and session is None and sort is None and not reverse and not with_size:
         _check_tenant(tenant, sub_tenant)
         return THREAD_COLUMNS, list(_plain_records(st, tenant, sub_tenant, limit, window))
@@ -83,25 +87,40 @@ def list_threads(
 ) -> None:
     """``window``: an ActivityWindow (retention/window.py), compared in the database."""
     _check_tenant(tenant, sub_tenant)
-    out_format = check_format(fmt)
+    environment = environment or run_environment()
+    out_format = check_format(fmt, env=environment)
     from symfonic_cli import render
 
+    undatable = [0]
     with open_for_reading(store, environment=environment) as st:
-        records = _plain_records(st, tenant, sub_tenant, limit, window)
+        records = _plain_records(st, tenant, sub_tenant, limit, window, undatable)
         n = render.write_records(records, fmt=out_format, columns=THREAD_COLUMNS, title=st.location.display, environment=environment)
+        _warn_undatable(undatable[0], environment)
         if not n and limit != 0:
             _say_empty(st, environment, tenant=tenant, sub_tenant=sub_tenant, window=window)
 
 
-def _plain_records(st, tenant, sub_tenant, limit, window):
+def _plain_records(st, tenant, sub_tenant, limit, window, undatable=None):
+    """The listing's records, streamed; ``undatable[0]`` counts the threads whose activity has no time."""
     bounds = {"last_before": window.last_before, "last_from": window.last_from} if window is not None else {}
-    return (_thread_record(t) for t in st.list_threads(tenant=tenant, sub_tenant=sub_tenant, limit=limit, **bounds))
+    for t in st.list_threads(tenant=tenant, sub_tenant=sub_tenant, limit=limit, **bounds):
+        if undatable is not None:
+            undatable[0] += t.undatable
+        yield _thread_record(t)
+
+
+def _warn_undatable(n: int, environment) -> None:
+    """Threads whose activity cannot be told are listed (never hidden, never swept), and said so."""
+    if not n:
+        return
+    environment.stderr.write(f"symfonic: warning: {n} thread(s) hold a checkpoint whose id carries no time and that has no ts: "
+                             "their activity is undatable (listed; a retention sweep never selects them)\n")
 
 
 def _thread_record(t) -> dict:
     # Runs once per thread: plain calls, no properties (a listing may hold many thousands).
     parts = parse_key(t.key)
-    first, last = checkpoint_id_time(t.first_checkpoint_id), checkpoint_id_time(t.last_checkpoint_id)
+    first, last = t.first_at, t.last_at  # by instant (stores/activity.py, threadstate/listing.py)
     return {
         "key": t.key,
         "tenant": parts.tenant if parts else None,
@@ -118,13 +137,16 @@ def list_run_states(
 ) -> None:
     """``threads list`` with --status/--session/--sort/--reverse/--with-size."""
     checked = _check_run_state_options(tenant, sub_tenant, status, sort, session)
-    out_format = check_format(fmt)
+    environment = environment or run_environment()
+    out_format = check_format(fmt, env=environment)
     from symfonic_cli import render
 
     with open_for_reading(store, environment=environment) as st:
-        columns, records = _run_state_records(
-            st, tenant, sub_tenant, limit, *checked, session=session, reverse=reverse, with_size=with_size, window=window
+        columns, records, undatable = _run_state_records(
+            st, tenant, sub_tenant, limit, *checked, session=session, reverse=reverse, with_size=with_size, window=window,
+            counted=True,
         )
+        _warn_undatable(undatable, environment)
         render.write_records(records, fmt=out_format, columns=columns, title=st.location.display, environment=environment)
         if not records and limit != 0:
             _say_empty(st, environment, tenant=tenant, sub_tenant=sub_tenant, window=window, status=status, session=session)
@@ -153,7 +175,7 @@ def _check_run_state_options(tenant, sub_tenant, status, sort, session):
     return statuses, chosen
 
 
-def _run_state_records(st, tenant, sub_tenant, limit, statuses, chosen, *, session, reverse, with_size, window):
+def _run_state_records(st, tenant, sub_tenant, limit, statuses, chosen, *, session, reverse, with_size, window, counted=False):
     from symfonic_cli.threadkey import tenant_prefix
     from symfonic_cli.threadstate.listing import run_state_rows
 
@@ -170,16 +192,17 @@ def _run_state_records(st, tenant, sub_tenant, limit, statuses, chosen, *, sessi
         if with_size:
             rec["size_bytes"] = r.size_bytes
         records.append(rec)
+    if counted:
+        return columns, records, sum(r.undatable for r in rows)
     return columns, records
 
 
 def _say_empty(st, environment, **filters) -> None:
     """On a terminal, an empty listing says so on stderr, and how many threads the store holds
     (piped, it stays silent: an empty answer is an answer)."""
-    from symfonic_cli.environment import current
     from symfonic_cli.render import escape_inline, is_terminal, shown_time
 
-    env = environment or current()
+    env = environment
     if not is_terminal(env.stderr):
         return
     given = []
@@ -201,7 +224,8 @@ def _say_empty(st, environment, **filters) -> None:
 
 
 def store_info(store: Optional[str], fmt: Optional[str], environment=None) -> None:
-    out_format = check_format(fmt)
+    environment = environment or run_environment()
+    out_format = check_format(fmt, env=environment)
     from symfonic_cli import render
 
     with open_for_reading(store, environment=environment) as st:
@@ -211,7 +235,7 @@ def store_info(store: Optional[str], fmt: Optional[str], environment=None) -> No
 
 
 def info_pairs(i, *, json: bool) -> list:
-    """``store info``'s (name, value) pairs; JSON names have no spaces."""
+    """``store info``'s (name, value) pairs (the Python API's ``Store.info`` too); JSON names have no spaces."""
     pairs = [("kind", i.kind), ("location", i.location), ("threads", i.threads), ("checkpoints", i.checkpoints), ("writes", i.writes)]
     pairs += list(i.details.items())
     return [(k.replace(" ", "_"), v) for k, v in pairs] if json else pairs

@@ -25,6 +25,7 @@ def migrate(
     verify_only: Annotated[bool, typer.Option("--verify-only", help="Only compare the target with the source; write nothing.")] = False,
     init_target: Annotated[bool, typer.Option("--init-target", help="Run the target saver's own setup() first (creates its tables).")] = False,
     jobs: Annotated[Optional[int], typer.Option("--jobs", "-j", min=1, max=MAX_JOBS, help="Copy N threads at a time (worker processes; each thread still one transaction). Default: one per CPU, up to 4, towards a database server for 64+ threads; else 1.")] = None,
+    to_plaintext: Annotated[bool, typer.Option("--to-plaintext", help="An encrypted source (EncryptedSerializer) is written to the target decrypted; by default the target is encrypted with the same key.")] = False,
     fmt: FormatOpt = None,
 ) -> None:
     """Copy threads from --from to --to: never overwriting, one target transaction per thread, then verified."""
@@ -43,28 +44,31 @@ def migrate(
                 "threads": list(thread or []), "tenant": tenant, "sub_tenant": sub_tenant, "session": session,
                 "from_file": from_file, "all_threads": all_threads,
             },
-            dry_run=dry_run, verify_only=verify_only, init_target=init_target, jobs=jobs,
+            dry_run=dry_run, verify_only=verify_only, init_target=init_target, jobs=jobs, to_plaintext=to_plaintext,
         ),
         env,
     )
-    _write(result, out_format, env.stdout)
+    _write(result, out_format, env)
     result.check()
 
 
-def _write(result, out_format, out) -> None:
+def _write(result, out_format, env) -> None:
     from symfonic_cli import render
 
+    out = env.stdout
     if out_format == "json":
         out.write(render.json_dumps(result.document(), indent=2) + "\n")
         return
     records = result.records()
     if out_format == "jsonl":
-        render.write_records(records, fmt="jsonl", columns=(), stream=out)
+        render.write_records(records, fmt="jsonl", columns=(), environment=env)
         return
-    render.write_records(records, fmt=out_format, columns=COLUMNS, title=f"{result.source} -> {result.target}", stream=out)
+    render.write_records(records, fmt=out_format, columns=COLUMNS, title=f"{result.source} -> {result.target}", environment=env)
     line = ", ".join(f"{k} {v}" for k, v in result.totals.items())
+    if result.serializer:
+        line += f"; target: {result.serializer}"
     if out_format == "table":
-        render.console(out).print(line)
+        render.console(env).print(line)
     else:
         out.write(f"# {line}\n")
 

@@ -6,7 +6,6 @@ from typing import Optional
 
 import typer
 
-from symfonic_cli import __version__
 from symfonic_cli.cli.groups import GROUP_EXTENSIONS, GROUPS
 from symfonic_cli.cli.common import (
     CONNECT_TIMEOUT_ENV,
@@ -47,13 +46,18 @@ def _check_tz(value: Optional[str]) -> Optional[str]:
 
 def _version(value: bool) -> None:
     if value:
-        typer.echo(f"symfonic {__version__}")
+        from symfonic_cli.versions import version_text
+
+        typer.echo(version_text())
         raise typer.Exit()
 
 
 def _root(
     debug: bool = typer.Option(False, "--debug", help="Show tracebacks for errors.", envvar=DEBUG_ENV),
-    version: bool = typer.Option(False, "--version", callback=_version, is_eager=True, help="Print the version."),
+    version: bool = typer.Option(
+        False, "--version", "-V", callback=_version, is_eager=True,
+        help="Print the version of symfonic and of the LangGraph packages it runs with.",
+    ),
     connect_timeout: float = typer.Option(
         DEFAULT_CONNECT_TIMEOUT,
         "--connect-timeout",
@@ -77,6 +81,11 @@ def _root(
         help="Styles in tables: auto (on a terminal, unless NO_COLOR is set or TERM=dumb), always or never.",
     ),
     no_pager: bool = typer.Option(False, "--no-pager", help="Print straight to the terminal, however tall the output."),
+    aes_key_file: Optional[str] = typer.Option(
+        None, "--aes-key-file", envvar="SYMFONIC_AES_KEY_FILE", metavar="PATH",
+        help="A file holding the raw AES key of a store written with LangGraph's EncryptedSerializer "
+        "(else LANGGRAPH_AES_KEY is used). It must not be readable by group or others.",
+    ),
     tz: Optional[str] = typer.Option(
         None, "--tz", envvar=TZ_ENV, callback=_check_tz, metavar="ZONE",
         help="Time zone of the times shown in table and text output and of times typed without an offset "
@@ -93,6 +102,7 @@ def _root(
         pg_schema=pg_schema,
         checkpoint_collection=checkpoint_collection,
         writes_collection=writes_collection,
+        aes_key_file=aes_key_file,
     )
 
 

@@ -25,6 +25,10 @@ def _apply(name: str, value) -> None:
         environment().pager = environment().pager and not value
     elif name in ("connect_timeout", "pg_schema", "checkpoint_collection", "writes_collection"):
         environment().connection[name] = value
+    elif name == "aes_key_file":
+        from symfonic_cli.codec import cipher
+
+        cipher.configure(value)
     # color, tz: their own callbacks set them
 
 
@@ -47,19 +51,49 @@ def _late_copy(param: click.Option) -> click.Option:
     return late
 
 
+# Root options about reaching a store: not given to the commands that open none.
+_STORE_ONLY = {"connect_timeout", "pg_schema", "checkpoint_collection", "writes_collection"}
+_NO_STORE = {"demo", "completion"}
+
+
+def _format_options(cmd: click.Command, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+    """Arguments once, the command's own options, then the root's copies under their own heading."""
+    sections = {"Arguments": [], "Options": [], "Global options": []}
+    for param in cmd.get_params(ctx):
+        record = param.get_help_record(ctx)
+        if record is None:
+            continue
+        if isinstance(param, click.Argument):
+            sections["Arguments"].append(record)
+        elif getattr(param, "_symfonic_global", False):
+            sections["Global options"].append(record)
+        else:
+            sections["Options"].append(record)
+    for title, records in sections.items():
+        if records:
+            with formatter.section(title):
+                formatter.write_dl(records)
+
+
 def everywhere(root: click.Group) -> None:
-    """Give every command under ``root`` a copy of the root's options."""
+    """Give every command under ``root`` a copy of the root's options, listed in its help after
+    the command's own under "Global options" (the store ones only where a store is opened)."""
     shared = [p for p in root.params if isinstance(p, click.Option) and p.name not in _SKIP]
 
-    def visit(cmd: click.Command) -> None:
+    def visit(cmd: click.Command, path: tuple[str, ...]) -> None:
         if isinstance(cmd, click.Group):
-            for sub in cmd.commands.values():
-                visit(sub)
-        if isinstance(cmd, click.Group):
+            for name, sub in cmd.commands.items():
+                visit(sub, (*path, name))
             return  # a group's own options come before its command: the commands get them
         taken = {opt for p in cmd.params for opt in (*p.opts, *p.secondary_opts)}
+        opens_store = not (set(path) & _NO_STORE)
         for p in shared:
-            if taken.isdisjoint(p.opts):
-                cmd.params.append(_late_copy(p))
+            if taken.isdisjoint(p.opts) and (opens_store or p.name not in _STORE_ONLY):
+                late = _late_copy(p)
+                late._symfonic_global = True
+                cmd.params.append(late)
+        # click >= 8.2 lists arguments itself ("Positional arguments"), typer again ("Arguments").
+        cmd.format_arguments = lambda ctx, formatter: None
+        cmd.format_options = lambda ctx, formatter, cmd=cmd: _format_options(cmd, ctx, formatter)
 
-    visit(root)
+    visit(root, ())

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-import sys
+from typing import Annotated
 
 import typer
 
 from symfonic_cli.cli import listing
+from symfonic_cli.cli.common import MAX_COUNT
 from symfonic_cli.cli.options import FormatOpt, StoreOpt
 
 
@@ -15,6 +16,8 @@ def register(root: typer.Typer) -> None:
 
 
 app = typer.Typer(help="Describe a store.", no_args_is_help=True)
+
+KeepOpt = Annotated[int, typer.Option("--keep", min=1, max=MAX_COUNT, help="What a thread prune --keep N would remove (the latest N checkpoints of each namespace stay).")]
 
 
 @app.command("info")
@@ -28,11 +31,31 @@ def list_stores(fmt: FormatOpt = None) -> None:
     """The stores named in the config file (~/.config/symfonic/config.toml or $SYMFONIC_CONFIG):
     name, kind and URL with the password masked; use a name as --store NAME."""
     from symfonic_cli import render
-    from symfonic_cli.cli.common import check_format
+    from symfonic_cli.cli.common import check_format, environment
     from symfonic_cli.location import config_path, configured_stores
 
-    out_format = check_format(fmt)
+    env = environment()
+    out_format = check_format(fmt, env=env)
     rows = [{"name": n, "kind": k, "url": u} for n, k, u in configured_stores()]
-    render.write_records(rows, fmt=out_format, columns=("name", "kind", "url"), title=config_path())
-    if not rows and render.is_terminal(sys.stderr):
-        sys.stderr.write(f"symfonic: no stores configured in {render.escape_inline(config_path())}\n")
+    render.write_records(rows, fmt=out_format, columns=("name", "kind", "url"), title=config_path(), environment=env)
+    if not rows and render.is_terminal(env.stderr):
+        env.stderr.write(f"symfonic: no stores configured in {render.escape_inline(config_path())}\n")
+
+
+@app.command("usage")
+def usage(
+    store: StoreOpt = None,
+    top: Annotated[int, typer.Option("--top", "-n", min=1, max=MAX_COUNT, help="How many of the largest threads to list.")] = 10,
+    keep: KeepOpt = 1,
+    fmt: FormatOpt = None,
+) -> None:
+    """Where the bytes are (file, tables or collections; checkpoints, writes, blobs; bytes per channel),
+    the largest threads, and what thread prune --keep N would remove. Read-only, aggregated in the database."""
+    from symfonic_cli.cli.common import check_format, environment, open_for_reading
+    from symfonic_cli.storage.usage import usage_report, write_report
+
+    env = environment()
+    out_format = check_format(fmt, env=env)
+    with open_for_reading(store, environment=env) as st:
+        report = usage_report(st, top=top, keep=keep)
+    write_report(report, out_format, env.stdout, environment=env)

@@ -5,13 +5,12 @@ The ``thread`` group itself lives in ``erase.py``; this module adds its inspecti
 
 from __future__ import annotations
 
-import sys
-
 import typer
 
 from symfonic_cli.cli import erase
 from symfonic_cli.cli.common import (
     check_format,
+    environment,
     open_for_reading,
     require_thread,
 )
@@ -45,20 +44,21 @@ def show(
     from symfonic_cli.render import escape_inline
     from symfonic_cli.threadstate.show import thread_state
 
-    out_format = check_format(fmt)
+    env = environment()
+    out_format = check_format(fmt, env=env)
     key = one_thread(thread, tenant, sub_tenant, session)
-    with open_for_reading(store) as st:
+    with open_for_reading(store, environment=env) as st:
         require_thread(st, key)
         record, namespaces, warnings = thread_state(st, key)
     for warning in warnings:
-        sys.stderr.write(f"symfonic: warning: {escape_inline(warning)}\n")
-    _write(record, namespaces, out_format)
+        env.stderr.write(f"symfonic: warning: {escape_inline(warning)}\n")
+    _write(record, namespaces, out_format, env)
 
 
-def _write(record: dict, namespaces: list[dict], out_format: str) -> None:
+def _write(record: dict, namespaces: list[dict], out_format: str, env) -> None:
     from symfonic_cli import render
 
-    out = sys.stdout
+    out = env.stdout
     full = {k: v for k, v in record.items() if k != "created"}
     full["namespaces"] = namespaces
     if out_format in ("json", "jsonl"):
@@ -92,7 +92,7 @@ def _write(record: dict, namespaces: list[dict], out_format: str) -> None:
         ("first activity", record["first_activity"]),
         ("last activity", record["last_activity"]),
     ]
-    render.write_pairs(pairs, fmt=out_format, title=render.escape_inline(record["key"]))
+    render.write_pairs(pairs, fmt=out_format, title=record["key"], environment=env)
 
 
 def _compact(value) -> str:

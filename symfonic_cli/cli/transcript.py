@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sys
 from typing import Annotated, Optional
 
 import typer
@@ -59,36 +58,32 @@ def show(
         raise UsageError(f"unknown --speaker '{exc.args[0]}'", hint="use user, assistant, tool, system, other or all, or a comma list") from None
     if index is not None and (since is not None or until is not None):
         raise UsageError("--index and --since/--until are mutually exclusive, as in get_transcript")
-    zone = environment().zone()  # --tz, a root option
+    env = environment()
+    zone = env.zone()  # --tz, a root option
     lo = _bound("--since", since, zone, until=False)
     hi = _bound("--until", until, zone, until=True)
-    out_format = check_format(fmt)
+    out_format = check_format(fmt, env=env)
     key = one_thread(thread, tenant, sub_tenant, session)
 
+    from symfonic_cli.render import is_terminal
     from symfonic_cli.transcript.read import read_transcript
 
-    with open_for_reading(store) as st:
+    with open_for_reading(store, environment=env) as st:
         require_thread(st, key)
         result = read_transcript(
             st, key, checkpoint_id=checkpoint, speaker=speakers, index=index, since=lo, until=hi, limit=limit, tools=tools
         )
-        empty_note = _empty_note(st, key, checkpoint) if not result.rows and _stderr_is_terminal() else None
+        empty_note = _empty_note(st, key, checkpoint, env) if not result.rows and is_terminal(env.stderr) else None
     for warning in result.warnings:
         from symfonic_cli.render import escape_inline
 
-        sys.stderr.write(f"symfonic: warning: {escape_inline(warning)}\n")
-    _write(result.rows, out_format, key, tools, truncate=truncate)
+        env.stderr.write(f"symfonic: warning: {escape_inline(warning)}\n")
+    _write(result.rows, out_format, key, tools, truncate=truncate, env=env)
     if empty_note:
-        sys.stderr.write(empty_note + "\n")
+        env.stderr.write(empty_note + "\n")
 
 
-def _stderr_is_terminal() -> bool:
-    from symfonic_cli.render import is_terminal
-
-    return is_terminal(sys.stderr)
-
-
-def _empty_note(st, key: str, checkpoint: Optional[str]) -> str:
+def _empty_note(st, key: str, checkpoint: Optional[str], env) -> str:
     """On a terminal, an empty answer says so, and what the thread does hold."""
     from symfonic_cli.render import escape_inline, shown_time
     from symfonic_cli.transcript.read import read_transcript
@@ -97,7 +92,7 @@ def _empty_note(st, key: str, checkpoint: Optional[str]) -> str:
     stamps = [r.timestamp for r in every if r.timestamp is not None]
     if not every:
         return f"symfonic: no rows: thread '{escape_inline(key)}' holds no messages"
-    span = f" between {shown_time(min(stamps))} and {shown_time(max(stamps))}" if stamps else ""
+    span = f" between {shown_time(min(stamps), env)} and {shown_time(max(stamps), env)}" if stamps else ""
     return f"symfonic: no rows match; the thread has {len(every)} rows{span}"
 
 
@@ -115,40 +110,37 @@ def _tool_lines(r) -> list[str]:
 def _bound(flag: str, value: Optional[str], zone, *, until: bool):
     if value is None:
         return None
-    from symfonic_cli.timeinput import parse_time
+    from symfonic_cli.clock import time_option
 
-    try:
-        return parse_time(value, until=until, tz=zone)
-    except (ValueError, OverflowError):
-        raise UsageError(f"{flag} '{value}' is not a time", hint="e.g. 2h (ago), 2026-11-30, 2026-11-30T09:00 or 2026-11-30T09:00:00Z") from None
+    return time_option(flag, value, until=until, tz=zone)
 
 
-def _shown_time(ts) -> str:
+def _shown_time(ts, env) -> str:
     from symfonic_cli import render
 
-    return render.shown_time(ts) if ts is not None else render.cell(ts)
+    return render.shown_time(ts, env) if ts is not None else render.cell(ts)
 
 
-def _write(rows, out_format: str, key: str, tools: bool = False, *, truncate: Optional[int] = None) -> None:
+def _write(rows, out_format: str, key: str, tools: bool = False, *, truncate: Optional[int] = None, env) -> None:
     from symfonic_cli import render
 
-    out = sys.stdout
+    out = env.stdout
     if out_format in ("json", "jsonl"):
-        render.write_records((r.to_json(tools) for r in rows), fmt=out_format, columns=())
+        render.write_records((r.to_json(tools) for r in rows), fmt=out_format, columns=(), environment=env)
         return
     if out_format == "text":
         for r in rows:
             extra = "".join(render.escape_controls(line) + "\n" for line in _tool_lines(r)) if tools else ""
-            out.write(f"[{r.index}] {r.role} {_shown_time(r.timestamp)}\n{render.escape_controls(render.cut(r.content, truncate))}\n{extra}\n")
+            out.write(f"[{r.index}] {render.escape_inline(r.role)} {_shown_time(r.timestamp, env)}\n{render.escape_controls(render.cut(r.content, truncate))}\n{extra}\n")
         return
     rows_out = [
         [
             str(r.index),
             render.escape_inline(r.role),
-            _shown_time(r.timestamp),
+            _shown_time(r.timestamp, env),
             render.escape_controls("\n".join([render.cut(r.content, truncate), *(_tool_lines(r) if tools else [])]).strip("\n") if tools else render.cut(r.content, truncate)),
         ]
         for r in rows
     ]
     render.write_table(rows_out, ("#", "role", "timestamp", "content"), whole=(True, False, True, False),
-                       title=render.escape_inline(key), show_lines=True)
+                       title=render.escape_inline(key), show_lines=True, environment=env)

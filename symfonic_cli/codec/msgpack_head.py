@@ -53,6 +53,19 @@ def checkpoint_blob_head(data: bytes) -> tuple[str | None, int | None]:
     return ts, count
 
 
+def encrypted_blob_head(type_: str, data: bytes | None) -> tuple[str | None, int | None]:
+    """``checkpoint_blob_head`` of an encrypted checkpoint (the whole blob decrypted), or
+    ``(None, None)`` when it cannot be decrypted here (the readers that need it then say why)."""
+    from symfonic_cli.codec.cipher import decrypt
+    from symfonic_cli.errors import SymfonicError
+
+    try:
+        type_, plain = decrypt(type_, data, what="checkpoint")
+        return checkpoint_blob_head(plain) if type_ == "msgpack" and plain else (None, None)
+    except (SymfonicError, NeedMore, ValueError):
+        return None, None
+
+
 _STANDARD_HEAD = re.compile(rb"[\x84-\x8f]\xa1v[\x00-\x7f]\xa2ts\xd9\x20([\x20-\x7e]{32})\xa2id\xd9\x24[\x20-\x7e]{36}\xaechannel_values")
 
 

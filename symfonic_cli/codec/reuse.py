@@ -27,6 +27,10 @@ class ThreadDecoder:
     def loads(self, type_: str | None, data: bytes | None, *, what: str) -> Any:
         from symfonic_cli.codec import strict as decoding
 
+        if isinstance(type_, str) and "+" in type_:
+            from symfonic_cli.codec.cipher import decrypt
+
+            type_, data = decrypt(type_, data, what=what)
         if type_ != "msgpack" or not data:
             return decoding.loads(type_, data, what=what)
         import ormsgpack
@@ -115,3 +119,13 @@ def reusing(serde: Any) -> Any:
     if type(serde) is jsonplus.JsonPlusSerializer and hasattr(jsonplus, "_msgpack_default") and hasattr(jsonplus, "_option"):
         return ReusingSerializer(serde)
     return serde
+
+
+def target_serializer(default: Any) -> Any:
+    """The serializer migrate writes a target with: EncryptedSerializer with the source's key when
+    the source is encrypted (unless --to-plaintext), else ``default`` (a plain one, reused)."""
+    from symfonic_cli.codec import cipher
+
+    if cipher.target_encrypts():
+        return cipher.serializer()
+    return reusing(default)

@@ -76,6 +76,10 @@ def loads(type_: str | None, data: bytes | None, *, what: str) -> Any:
     """Decode one stored ``(type, bytes)`` pair; an undecodable value is a StoreError naming ``what``."""
     if type_ is None:
         type_ = "null" if data is None else "msgpack"
+    if "+" in type_:
+        from symfonic_cli.codec.cipher import decrypt
+
+        type_, data = decrypt(type_, data, what=what)
     if type_ == "pickle":
         raise StoreError(f"{what} is stored as pickle; symfonic never unpickles stored data")
     if data is None:
@@ -110,12 +114,16 @@ def _lean_hook(code: int, data: bytes) -> Any:
     return tup
 
 
-def lean_loads(type_: str | None, data: bytes | None) -> Any:
+def lean_loads(type_: str | None, data: bytes | None, *, what: str = "a stored value") -> Any:
     """Unpack msgpack without importing or constructing any stored class (ids, counts, ts only)."""
+    if isinstance(type_, str) and "+" in type_:
+        from symfonic_cli.codec.cipher import decrypt
+
+        type_, data = decrypt(type_, data, what=what)
     if type_ != "msgpack" or not data:
         if type_ in (None, "null") or not data:
             return None
-        return loads(type_, data, what="value")
+        return loads(type_, data, what=what)
     import ormsgpack
 
     return ormsgpack.unpackb(bytes(data), ext_hook=_lean_hook, option=ormsgpack.OPT_NON_STR_KEYS)

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
+from symfonic_cli.clock import id_at
 from symfonic_cli.compat import report as cr
 from symfonic_cli.errors import NotFoundError
 
@@ -60,9 +61,13 @@ def run_report(st, req: CompatRequest) -> CompatOutcome:
 
         return CompatOutcome(BY_THREAD, reports=reports(), findings=findings)
     rep = cr.store_report(
-        st.envelope_shapes(req.envelope_key, older_than=cr.id_at(req.now - req.grace)),
+        st.envelope_shapes(req.envelope_key, older_than=id_at(req.now - req.grace)),
         key=req.envelope_key, current_format=req.current_format,
     )
+    census = getattr(st, "encryption_census", None)
+    census = census() if census is not None else None
+    if census is not None and census.encrypted:
+        rep.encryption = census  # plaintext values in an encrypted store are a finding
     if cr.wants_key_suggestion(rep):
         found = st.envelope_key_candidates(req.envelope_key, limit=1)
         rep.suggestion = found[0] if found else None
@@ -84,7 +89,7 @@ def checkpoint_verdicts(st, thread: str, *, envelope_key: str, current_format: i
 # -- reports as records and pairs (unescaped: the renderer escapes)
 
 
-def store_pairs(rep) -> list[tuple[str, Any]]:
+def store_pairs(rep, environment=None) -> list[tuple[str, Any]]:
     data = rep.to_json()
     verdict = data["verdict"]
     pairs: list[tuple[str, Any]] = [
@@ -107,6 +112,9 @@ def store_pairs(rep) -> list[tuple[str, Any]]:
     pairs.append(("unfinalized interrupted by a crash", rep.interrupted))
     pairs.append(("migrated services can read all", bool(verdict["migrated_can_read_all"])))
     pairs.append(("rollback to legacy can read all", bool(verdict["legacy_can_read_all"])))
+    if rep.encryption is not None:
+        pairs.append(("encryption", rep.encryption.describe()))
+        pairs.append(("plaintext values in the encrypted store", rep.encryption.finding() or 0))
     if rep.suggestion:
         other, n = rep.suggestion
         pairs.append(
@@ -116,8 +124,8 @@ def store_pairs(rep) -> list[tuple[str, Any]]:
     return pairs
 
 
-def thread_pairs(rep) -> list[tuple[str, Any]]:
-    """For table and text: times in --tz (the JSON report stays UTC)."""
+def thread_pairs(rep, environment) -> list[tuple[str, Any]]:
+    """For table and text: times in --tz (``environment``'s; the JSON report stays UTC)."""
     from symfonic_cli.render import shown_time
 
     data = rep.to_json()
@@ -134,11 +142,11 @@ def thread_pairs(rep) -> list[tuple[str, Any]]:
         ("readable by migrated", latest.get("readable_by_migrated")),
         ("reason", latest.get("reason")),
         ("latest safe boundary", None if b is None else f"{b['boundary_id']} (sequence {b['boundary_sequence']}) "
-                                                        f"at checkpoint {b['checkpoint_id']}, {shown_time(b['ts'])}"),
+                                                        f"at checkpoint {b['checkpoint_id']}, {shown_time(b['ts'], environment)}"),
         ("safe boundaries", data["safe_boundaries"]),
     ]
     for u in data["unfinalized"]:
-        pairs.append((f"unfinalized {u['checkpoint_id']}", f"{u['state']} ({shown_time(u['ts'])})"))
+        pairs.append((f"unfinalized {u['checkpoint_id']}", f"{u['state']} ({shown_time(u['ts'], environment)})"))
     for c in data["corrupt"]:
         pairs.append((f"{c['checkpoint_id']}", c["reason"]))
     for a in data["anomalies"]:

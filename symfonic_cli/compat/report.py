@@ -6,9 +6,8 @@ to a representative of each group, so the store-wide report and a per-checkpoint
 
 from __future__ import annotations
 
-from symfonic_cli.model.times import iso_utc
+from symfonic_cli.clock import iso_utc
 
-import uuid
 from collections import Counter
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
@@ -26,9 +25,9 @@ from symfonic_cli.compat.envelope import (
     describe_compatibility,
 )
 from symfonic_cli.model.envelope import ABSENT, EnvelopeRow, EnvelopeShape
-from symfonic_cli.model.times import checkpoint_id_time
+from symfonic_cli.clock import checkpoint_id_time
 
-FINDINGS = ("corrupt", "newer", "interrupted", "legacy")
+FINDINGS = ("corrupt", "newer", "interrupted", "legacy", "plaintext")
 STATUSES = ("legacy", "migrated", "corrupt", "newer")
 IN_FLIGHT = "in flight"
 INTERRUPTED = "interrupted by a crash"
@@ -81,13 +80,6 @@ def shape_metadata(shape: EnvelopeShape, key: str) -> dict[str, Any]:
     return {key: env}
 
 
-def id_at(when: datetime) -> str:
-    """The smallest UUIDv6 checkpoint id at ``when``: ids below it were written before."""
-    ticks = int((when - datetime(1582, 10, 15, tzinfo=when.tzinfo)).total_seconds() * 10_000_000)
-    high, mid, low = ticks >> 28, (ticks >> 12) & 0xFFFF, ticks & 0x0FFF
-    return str(uuid.UUID(int=(high << 96) | (mid << 80) | (0x6 << 76) | (low << 64) | (0x8 << 60)))
-
-
 # -- store-wide
 
 
@@ -107,6 +99,7 @@ class StoreReport:
     unreadable_by_migrated: int = 0
     unreadable_by_legacy: int = 0
     suggestion: tuple[str, int] | None = None  # (other key, checkpoints)
+    encryption: Any = None  # an EncryptionCensus, set only for an encrypted store (model/encryption.py)
 
     @property
     def enveloped(self) -> int:
@@ -118,10 +111,14 @@ class StoreReport:
             "newer": sum(self.newer.values()),
             "interrupted": self.interrupted,
             "legacy": sum(n for (line, _), n in self.by_line.items() if line == "legacy"),
+            **({"plaintext": self.encryption.plaintext} if self.encryption is not None else {}),
         }
 
     def to_json(self) -> dict[str, Any]:
         return {
+            **({"encryption": {"encrypted_values": self.encryption.encrypted, "plaintext_values": self.encryption.plaintext,
+                               "first_plaintext_checkpoints": list(self.encryption.first_plain)}}
+               if self.encryption is not None else {}),
             "envelope_key": self.envelope_key,
             "current_format": self.current_format,
             "checkpoints": self.checkpoints,

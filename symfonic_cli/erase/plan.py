@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from symfonic_cli.model.times import iso_utc
+from symfonic_cli.clock import iso_utc
 
 import re
 from dataclasses import dataclass, field
@@ -84,6 +84,8 @@ def parse_extra(options: dict[str, Any]) -> tuple[ExtraTable, ...]:
         if ("column" in entry) == ("match" in entry):
             raise UsageError(f"{where}: give exactly one of column or match")
         if "column" in entry:
+            if not isinstance(entry["column"], str):  # a list or table is not a column name (nor hashable)
+                raise UsageError(f"{where}: column must be a plain identifier, got {entry['column']!r}")
             match = {entry["column"]: "thread"}
         else:
             match = entry["match"]
@@ -156,9 +158,11 @@ class Miss:
     erased_by: dict[str, str] | None = None  # {"receipt_id": ..., "time": ...}
 
     def fields(self) -> dict[str, Any]:
+        """What plans and receipts record. Never the suggestions: they are other people's keys,
+        shown on the terminal (stderr) only."""
         if self.status == ALREADY_ERASED:
             return {"erased_by": self.erased_by}
-        return {"suggestions": self.suggestions}
+        return {}
 
 
 def plan_records(plans: list[ThreadErasePlan], now: datetime, grace: timedelta, misses: dict[str, Miss] | None = None) -> list[dict[str, Any]]:
@@ -241,12 +245,14 @@ def thread_entry(o: ThreadOutcome, kind: str, grace: timedelta) -> dict[str, Any
     if o.reason:
         entry["reason"] = o.reason
     if o.recent and o.status not in (NOTHING, NOT_ATTEMPTED, SKIPPED_ACTIVE):
-        entry["warning"] = f"activity in the last {_human(grace)} (last at {_iso(o.last_activity)}): a running agent that still holds the session can write the thread again"
+        entry["warning"] = f"activity in the last {human_duration(grace)} (last at {_iso(o.last_activity)}): a running agent that still holds the session can write the thread again"
     return entry
 
 
-def receipt_header(*, receipt_id: str, now: datetime, version: str, store: str, kind: str, operator: str, ticket: str | None, selection: dict[str, Any], vacuum: bool) -> dict[str, Any]:
-    """Who, when, where and what was asked: the start of the receipt and of each receipt-file line."""
+def receipt_header(*, receipt_id: str, now: datetime, version: str, store: str, kind: str, operator: str, ticket: str | None,
+                   selection: dict[str, Any], vacuum: bool, identity: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Who, when, where and what was asked: the start of the receipt and of each receipt-file line.
+    ``identity`` (location.store_identity) names the tables: what "the same store" means."""
     return {
         "receipt_id": receipt_id,
         "time": _iso(now),
@@ -254,6 +260,7 @@ def receipt_header(*, receipt_id: str, now: datetime, version: str, store: str, 
         "tool_version": version,
         "store": store,
         "store_kind": kind,
+        "store_identity": identity,
         "operator": operator,
         "ticket": ticket,
         "selection": selection,
@@ -299,7 +306,7 @@ def summary_line(receipt: dict[str, Any]) -> str:
     return line
 
 
-def _human(td: timedelta) -> str:
+def human_duration(td: timedelta) -> str:
     secs = int(td.total_seconds())
     for unit, n in (("d", 86400), ("h", 3600), ("m", 60)):
         if secs and secs % n == 0:

@@ -18,7 +18,7 @@ import json
 import os
 import stat
 
-from symfonic_cli.errors import UsageError
+from symfonic_cli.errors import ReceiptError, UsageError
 
 
 class ReceiptWriteError(Exception):
@@ -35,16 +35,26 @@ class ReceiptFile:
             if writable:
                 self.fd = os.open(path, flags | os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o600)
             else:
+                # A dry run opens it only to read, and checks what the real run's open would meet.
                 try:
                     self.fd = os.open(path, flags | os.O_RDONLY)
                 except FileNotFoundError:
+                    parent = os.path.dirname(os.path.abspath(path))
+                    if not os.path.isdir(parent):
+                        raise FileNotFoundError(errno.ENOENT, f"the directory {parent} does not exist") from None
+                    if not os.access(parent, os.W_OK | os.X_OK):
+                        raise PermissionError(errno.EACCES, f"the directory {parent} is not writable") from None
                     return
             info = os.fstat(self.fd)
+            if not writable and stat.S_ISREG(info.st_mode) and not os.access(path, os.W_OK):
+                raise PermissionError(errno.EACCES, os.strerror(errno.EACCES))
         except OSError as exc:
             self.close()
             if exc.errno == errno.ELOOP:
                 raise UsageError(f"receipt file {path} is a symbolic link: refused (give the real path)") from None
-            raise UsageError(f"cannot append to receipt file {path}: {exc.strerror}") from None
+            if exc.errno == errno.ENOENT and writable:
+                exc.strerror = f"the directory {os.path.dirname(os.path.abspath(path))} does not exist"
+            raise ReceiptError(f"cannot append to receipt file {path}: {exc.strerror}; nothing erased") from None
         if not stat.S_ISREG(info.st_mode):
             self.close()
             raise UsageError(f"receipt file {path} is not a regular file")
@@ -52,34 +62,49 @@ class ReceiptFile:
             # A line cut short (a crash mid-write) must not swallow the next one.
             self._needs_newline = os.pread(self.fd, 1, info.st_size - 1) != b"\n"
 
-    def previous_erasures(self, store: str) -> dict[str, tuple[str, str]]:
-        """key -> (receipt_id, time) of the latest ``erased`` record of ``store`` in the file."""
+    def previous_erasures(self, identity: dict, keys) -> dict[str, tuple[str, str]]:
+        """key -> (receipt_id, time) of the latest ``erased`` record of each of ``keys`` in the
+        file whose store identity is ``identity`` exactly (records without one never match).
+        Read a line at a time: memory does not grow with the file, only with its longest line."""
         if self.fd is None:
             return {}
+        wanted = set(keys)
+        if not wanted:
+            return {}
         found: dict[str, tuple[str, str]] = {}
-        chunks = []
-        offset = 0
-        while True:
-            chunk = os.pread(self.fd, 1 << 20, offset)
-            if not chunk:
-                break
-            chunks.append(chunk)
-            offset += len(chunk)
-        for raw in b"".join(chunks).split(b"\n"):
+        # A few keys: most lines can be passed over without parsing them.
+        needles = _needles(wanted) if len(wanted) <= 8 else None
+        for raw in self._lines():
+            if b"erased" not in raw or (needles is not None and not any(n in raw for n in needles)):
+                continue
             try:
                 rec = json.loads(raw)
             except ValueError:
                 continue  # a line cut short, or not ours
-            if not isinstance(rec, dict) or rec.get("store") != store:
+            if not isinstance(rec, dict) or rec.get("store_identity") != identity:
                 continue
             if rec.get("record") == "thread":
                 entries = [rec]
             else:  # one whole receipt per line, as written before the per-thread lines
                 entries = rec.get("threads") if isinstance(rec.get("threads"), list) else []
             for t in entries:
-                if isinstance(t, dict) and t.get("status") == "erased" and isinstance(t.get("key"), str):
+                if isinstance(t, dict) and t.get("status") == "erased" and t.get("key") in wanted and isinstance(t["key"], str):
                     found[t["key"]] = (str(rec.get("receipt_id")), str(t.get("time") or rec.get("time")))
         return found
+
+    def _lines(self):
+        """The file's lines (without their newline), read in chunks of 1 MiB."""
+        offset, rest = 0, b""
+        while True:
+            chunk = os.pread(self.fd, 1 << 20, offset)
+            if not chunk:
+                break
+            offset += len(chunk)
+            parts = (rest + chunk).split(b"\n")
+            rest = parts.pop()
+            yield from parts
+        if rest:
+            yield rest
 
     def append(self, record: dict) -> None:
         """One line, written and on disk before this returns; ReceiptWriteError otherwise."""
@@ -102,3 +127,17 @@ class ReceiptFile:
         if self.fd is not None:
             os.close(self.fd)
             self.fd = None
+
+
+def _needles(keys) -> list[bytes]:
+    """Each key as a JSON string could spell it in a line (escaped to ASCII or not)."""
+    from symfonic_cli.render import json_dumps
+
+    out = set()
+    for key in keys:
+        for text in (json.dumps(key), json.dumps(key, ensure_ascii=False), json_dumps(key)):
+            try:
+                out.add(text.encode("utf-8"))
+            except UnicodeEncodeError:  # a lone surrogate: escaped, so the ASCII form finds it
+                pass
+    return sorted(out)

@@ -25,7 +25,7 @@ def bundle_kind(path: str) -> str:
 
 def check_target(path: str, force: bool) -> str:
     """The bundle kind, after refusing what must not be written: an existing bundle without
-    --force (exit 2), anything that is not a bundle we may replace, a missing parent directory."""
+    --force (exit 2), anything that is not a bundle symfonic wrote, a missing parent directory."""
     if not path:
         raise UsageError("--output is empty")
     kind = bundle_kind(path)
@@ -35,16 +35,159 @@ def check_target(path: str, force: bool) -> str:
     if os.path.lexists(path):
         if not force:
             raise UsageError(f"--output {path} exists; a bundle is never overwritten", hint="pass --force to replace it")
-        if os.path.islink(path):
-            raise UsageError(f"--output {path} is a symbolic link; refusing to replace it")
-        if kind == "dir":
-            if not os.path.isdir(path):
-                raise UsageError(f"--output {path} exists and is not a directory")
-            if os.listdir(path) and not os.path.isfile(os.path.join(path, MANIFEST)):
-                raise UsageError(f"--output {path} is a directory that holds no bundle (no {MANIFEST}); refusing to replace it")
-        elif not os.path.isfile(path):
-            raise UsageError(f"--output {path} exists and is not a regular file")
+        check_replaceable(path, kind)
     return kind
+
+
+def check_replaceable(path: str, kind: str) -> None:
+    """What ``--force`` may replace: an empty directory, or a bundle whose manifest is one symfonic
+    wrote and which holds nothing that manifest does not list; else UsageError, nothing touched."""
+    if os.path.islink(path):
+        raise UsageError(f"--output {path} is a symbolic link; refusing to replace it")
+    if kind == "dir":
+        if not os.path.isdir(path):
+            raise UsageError(f"--output {path} exists and is not a directory")
+        if not os.listdir(path):
+            return
+        if not os.path.isfile(os.path.join(path, MANIFEST)):
+            raise UsageError(f"--output {path} is a directory that holds no bundle (no {MANIFEST}); refusing to replace it")
+        members = _dir_members(path)
+    elif not os.path.isfile(path):
+        raise UsageError(f"--output {path} exists and is not a regular file")
+    else:
+        members = _archive_members(path, kind)
+    problem = _foreign(members)
+    if problem:
+        raise UsageError(f"--output {path} is not a bundle symfonic wrote ({problem}); refusing to replace it",
+                         hint="remove it yourself, or choose another --output")
+
+
+def _dir_members(path: str) -> dict[str, object]:
+    """relative name -> a reader of its bytes, for every entry below ``path`` ("/" ends a folder;
+    anything but a regular file or folder is named as such, so it is never listed)."""
+    members: dict[str, object] = {}
+    for top, dirs, files in os.walk(path):
+        rel = os.path.relpath(top, path).replace(os.sep, "/")
+        prefix = "" if rel == "." else rel + "/"
+        for name in dirs + files:
+            full = os.path.join(top, name)
+            if os.path.islink(full):
+                members[prefix + name + " (a symbolic link)"] = None
+            elif name in dirs:
+                members[prefix + name + "/"] = None
+            elif os.path.isfile(full):
+                members[prefix + name] = full
+            else:
+                members[prefix + name + " (not a regular file)"] = None
+        dirs[:] = [d for d in dirs if not os.path.islink(os.path.join(top, d))]
+    return members
+
+
+def _archive_members(path: str, kind: str) -> dict[str, object]:
+    members: dict[str, object] = {}
+    try:
+        if kind == "zip":
+            import zipfile
+
+            with zipfile.ZipFile(path) as z:
+                for info in z.infolist():
+                    members[info.filename] = ("zip", path, info.filename) if not info.is_dir() else None
+        else:
+            import tarfile
+
+            with tarfile.open(path, "r:gz") as t:
+                for m in t:
+                    members[m.name if m.isfile() else m.name + " (not a regular file)"] = ("tar", path, m.name) if m.isfile() else None
+    except Exception as exc:  # zipfile and tarfile raise errors of their own (and others) for a foreign file
+        raise UsageError(f"--output {path} is not a bundle symfonic wrote (not a readable {kind}: {exc}); refusing to replace it") from None
+    return members
+
+
+def _read_member(source) -> bytes:
+    if isinstance(source, str):
+        with open(source, "rb") as f:
+            return f.read()
+    how, path, name = source
+    if how == "zip":
+        import zipfile
+
+        with zipfile.ZipFile(path) as z:
+            return z.read(name)
+    import tarfile
+
+    with tarfile.open(path, "r:gz") as t:
+        f = t.extractfile(name)
+        return f.read() if f is not None else b""
+
+
+_MANIFEST_KEYS = {"tool", "tool_version", "created", "store", "selection", "threads", "not_found"}
+_ENTRY_FILES = ("file", "state_file")
+
+
+def _foreign(members: dict[str, object]) -> str | None:
+    """Why these members are not a bundle symfonic wrote, or None."""
+    import json
+
+    source = members.get(MANIFEST)
+    if source is None:
+        return f"no {MANIFEST}"
+    try:
+        manifest = json.loads(_read_member(source))
+    except (OSError, ValueError) as exc:
+        return f"its {MANIFEST} is not JSON: {exc}"
+    threads = manifest.get("threads") if isinstance(manifest, dict) else None
+    if (not isinstance(manifest, dict) or manifest.get("tool", "symfonic") != "symfonic" or not set(manifest) <= _MANIFEST_KEYS
+            or not isinstance(manifest.get("tool_version"), str) or not isinstance(threads, list)):
+        return f"its {MANIFEST} is not a symfonic export manifest"
+    listed = {MANIFEST}
+    for entry in threads:
+        if not isinstance(entry, dict) or not isinstance(entry.get("key"), str) or not isinstance(entry.get("file"), str):
+            return f"its {MANIFEST} is not a symfonic export manifest"
+        listed.update(entry[f] for f in _ENTRY_FILES if isinstance(entry.get(f), str))
+    folders = {name.rsplit("/", 1)[0] + "/" for name in listed if "/" in name}
+    extra = sorted(name for name in members if name not in listed and name not in folders)
+    if extra:
+        shown = ", ".join(extra[:3]) + (f" and {len(extra) - 3} more" if len(extra) > 3 else "")
+        return f"it holds what its {MANIFEST} does not list: {shown}"
+    return None
+
+
+def partial_leftovers(path: str) -> list[str]:
+    """The partial bundles (``.NAME.partial-PID``, and ``.old`` of a replace cut short) that an
+    export to ``path`` killed before it finished left beside it; those of a running process are
+    not included."""
+    head, tail = os.path.split(os.path.abspath(path))
+    prefix = f".{tail}.partial-"
+    found = []
+    try:
+        names = os.listdir(head)
+    except OSError:
+        return []
+    for name in names:
+        if not name.startswith(prefix):
+            continue
+        pid = name[len(prefix):].removesuffix(".old")
+        if not pid.isdigit() or int(pid) == os.getpid() or _running(int(pid)):
+            continue
+        found.append(os.path.join(head, name))
+    return sorted(found)
+
+
+def _running(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OverflowError):
+        return True
+    return True
+
+
+def remove_leftover(path: str) -> None:
+    if os.path.isdir(path) and not os.path.islink(path):
+        shutil.rmtree(path)
+    else:
+        os.unlink(path)
 
 
 def _partial_name(path: str) -> str:
@@ -133,6 +276,8 @@ class Bundle:
             os.fsync(self._file.fileno())
             self._file.close()
             if force:
+                if os.path.lexists(self.path):
+                    check_replaceable(self.path, self.kind)  # it may have changed while exporting
                 os.replace(self.partial, self.path)
             else:
                 _link_into_place(self.partial, self.path)
@@ -140,6 +285,7 @@ class Bundle:
         if os.path.lexists(self.path):
             if not force:
                 raise UsageError(f"--output {self.path} appeared while exporting; left as it was", hint="pass --force to replace it")
+            check_replaceable(self.path, self.kind)  # it may have changed while exporting
             old = self.partial + ".old"
             os.rename(self.path, old)
             os.rename(self.partial, self.path)

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import hashlib
 import io
-import time
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any
@@ -40,7 +39,7 @@ def transcript_bytes(rows, tools: bool) -> bytes:
     from symfonic_cli import render
 
     buf = io.StringIO()
-    render.write_records((r.to_json(tools) for r in rows), fmt="json", columns=(), stream=buf)
+    render.write_records((r.to_json(tools) for r in rows), fmt="json", columns=(), environment=None, stream=buf)
     return buf.getvalue().encode("utf-8")
 
 
@@ -67,19 +66,18 @@ def state_bytes(store, key: str) -> tuple[bytes, list[str]]:
     return (render.json_dumps(doc, indent=2) + "\n").encode("utf-8"), warnings
 
 
-def _iso(checkpoint_id: str | None) -> str | None:
-    from symfonic_cli.model.times import checkpoint_id_time
+def _iso(t) -> str | None:
+    from symfonic_cli.clock import iso_utc
 
-    t = checkpoint_id_time(checkpoint_id)
-    return t.isoformat() if t else None
+    return iso_utc(t)
 
 
 def run(req: ExportRequest, environment: Environment | None = None) -> None:
     """Write the bundle; raises the error that ends the run (usage, not found, store)."""
-    from symfonic_cli.erase.run import receipt_store
-    from symfonic_cli.erase.sweep import FAULT_SLOW_THREAD, _env_float
+    from symfonic_cli.erase.faults import Faults
+    from symfonic_cli.erase.records import store_name
     from symfonic_cli.progress import Progress
-    from symfonic_cli.export.bundle import MANIFEST, Bundle, check_target
+    from symfonic_cli.export.bundle import MANIFEST, Bundle, check_target, partial_leftovers, remove_leftover
     from symfonic_cli.export.names import UniqueNames
     from symfonic_cli.render import escape_inline as esc
     from symfonic_cli.render import json_dumps
@@ -90,10 +88,10 @@ def run(req: ExportRequest, environment: Environment | None = None) -> None:
     env = environment or Environment()
     out, err = env.stdout, env.stderr
     kind = check_target(req.output, req.force)
-    slow = _env_float(FAULT_SLOW_THREAD)
+    faults = Faults.from_env()
     created = datetime.now(timezone.utc)
     where = req.location.display
-    store = open_store(req.location, writable=False, **req.options)
+    store = open_store(req.location, writable=False, stderr=env.stderr, **req.options)
     try:
         missing: list[str] = []
         if req.keys is not None:
@@ -118,6 +116,13 @@ def run(req: ExportRequest, environment: Environment | None = None) -> None:
                 raise NotFoundError(f"{len(missing)} requested threads not found in {where}; nothing exported", hint="--missing-ok to export the others")
         if req.keys is None and req.window is None and not found and not req.missing_ok:
             raise NotFoundError(f"no thread matches the prefix '{req.prefix}' in {where}; nothing exported", hint="--missing-ok to accept")
+        for leftover in partial_leftovers(req.output):
+            # A killed export's half-written bundle: named, then removed (it is never a bundle).
+            try:
+                remove_leftover(leftover)
+                err.write(f"symfonic: removed a partial bundle left by an interrupted export: {esc(leftover)}\n")
+            except OSError as exc:
+                err.write(f"symfonic: warning: cannot remove a partial bundle left by an interrupted export: {esc(leftover)}: {esc(exc.strerror or str(exc))}\n")
         bundle = Bundle(req.output, kind)
         entries = _Entries()
         try:
@@ -133,8 +138,8 @@ def run(req: ExportRequest, environment: Environment | None = None) -> None:
                     "key": key,
                     "file": f"transcript/{stem}.json",
                     "rows": len(result.rows),
-                    "first_activity": _iso(summary.first_checkpoint_id),
-                    "last_activity": _iso(summary.last_checkpoint_id),
+                    "first_activity": _iso(summary.first_at),
+                    "last_activity": _iso(summary.last_at),
                     "sha256": hashlib.sha256(data).hexdigest(),
                 }
                 bundle.add(entry["file"], data)
@@ -147,13 +152,13 @@ def run(req: ExportRequest, environment: Environment | None = None) -> None:
                     bundle.add(entry["state_file"], state)
                 entries.append(entry)
                 progress.step(n)
-                if slow:
-                    time.sleep(slow)
+                faults.pause()
             progress.end(len(entries))
             head = {
+                "tool": "symfonic",
                 "tool_version": __version__,
-                "created": created.isoformat().replace("+00:00", "Z"),
-                "store": receipt_store(req.location),
+                "created": _iso(created),
+                "store": store_name(req.location),
                 "selection": req.selection,
             }
             tail = {"not_found": missing} if missing else {}
@@ -184,7 +189,7 @@ class _IdleThreads:
     time (``window_keys``); ``len`` is the count the database gives."""
 
     def __init__(self, store, req: ExportRequest) -> None:
-        from symfonic_cli.erase.sweep import DEFAULT_BATCH
+        from symfonic_cli.erase.steps import DEFAULT_BATCH
 
         w = req.window
         self.store, self.batch = store, req.batch_size or DEFAULT_BATCH

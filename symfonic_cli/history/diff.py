@@ -95,8 +95,9 @@ def resolve_ref(store: Store, key: str, ref: str, *, namespace: str | None) -> t
     return found[0]
 
 
-def read_full(store: Store, key: str, ns: str, cid: str) -> CheckpointRecord:
-    """A checkpoint with every channel value (its versions name the channels)."""
+def read_full(store: Store, key: str, ns: str, cid: str, thread=None) -> CheckpointRecord:
+    """A checkpoint with every channel value (its versions name the channels), delta-encoded
+    ones as LangGraph rebuilds them (``thread``: a ThreadMessages already read, if any)."""
     names = _channel_names(store, key, ns, cid)
     if names is None:
         head = store.read_checkpoint(key, checkpoint_ns=ns, checkpoint_id=cid, channels=())
@@ -106,7 +107,9 @@ def read_full(store: Store, key: str, ns: str, cid: str) -> CheckpointRecord:
     record = store.read_checkpoint(key, checkpoint_ns=ns, checkpoint_id=cid, channels=names)
     if record is None:  # gone between the two reads
         raise NotFoundError(f"thread '{key}' has no checkpoint '{cid}'")
-    return record
+    from symfonic_cli.delta.messages import rebuilt
+
+    return rebuilt(store, key, record, thread)
 
 
 def _channel_names(store: Store, key: str, ns: str, cid: str) -> tuple[str, ...] | None:

@@ -139,7 +139,13 @@ def build_history(store: Store, key: str, *, namespace: str | None = None, limit
         if h.parent_checkpoint_id and (h.checkpoint_ns, h.parent_checkpoint_id) in by_where:
             children.setdefault((h.checkpoint_ns, h.parent_checkpoint_id), []).append(h.checkpoint_id)
 
-    ids = _MessageIds(store, key, heads, added)
+    thread = _delta_thread(store, key, heads)
+    if thread is not None:  # a DeltaChannel's messages: counts and ids from the rebuilt lists
+        heads = [h._replace(message_count=None) for h in heads]
+        by_where = {(h.checkpoint_ns, h.checkpoint_id): h for h in heads}
+        ids: _MessageIds = _DeltaMessageIds(store, key, thread)
+    else:
+        ids = _MessageIds(store, key, heads, added)
     entries: dict[Where, HistoryEntry] = {}
     taken: dict[Where, set[int]] = {}  # write groups of a checkpoint that a child took
     for h in heads:
@@ -342,6 +348,45 @@ class _MessageIds:
             new, _ = self.messages(child, strict=True)
             return old, new, False
         return old, new, lean_old and lean_new
+
+
+def _delta_thread(store: Store, key: str, heads: list[CheckpointHead]):
+    """The thread's rebuilt messages when its latest root checkpoint holds them delta-encoded."""
+    root = [h.checkpoint_id for h in heads if h.checkpoint_ns == ""]
+    if not root:
+        return None
+    record = store.read_checkpoint(key, checkpoint_id=max(root), channels=("messages",))
+    from symfonic_cli.transcript.read import is_delta
+
+    if record is None or not is_delta(record):
+        return None
+    from symfonic_cli.delta.messages import ThreadMessages
+
+    return ThreadMessages.read(store, key)
+
+
+class _DeltaMessageIds(_MessageIds):
+    """Each checkpoint's messages as LangGraph rebuilds a delta-encoded channel."""
+
+    def __init__(self, store: Store, key: str, thread) -> None:
+        self.store, self.key, self.thread = store, key, thread
+        self.anchors = None
+        self.decoded_ids = {}
+        self.recent = {}
+        self.warnings = set()
+        self.decoded = 0
+
+    def get(self, h: CheckpointHead) -> list[str | None] | None:
+        where = (h.checkpoint_ns, h.checkpoint_id)
+        if where not in self.decoded_ids:
+            self.decoded_ids[where] = self.thread.ids_at(where)
+        return self.decoded_ids[where]
+
+    def messages(self, h: CheckpointHead, *, strict: bool = False) -> tuple[list[Any] | None, bool]:
+        self.decoded += 1
+        value = self.thread.value_at((h.checkpoint_ns, h.checkpoint_id))
+        self.warnings.update(self.thread.stored.blocked)
+        return value, False
 
 
 def _mark_rewrite(e: HistoryEntry, parent: CheckpointHead, child: CheckpointHead, ids: _MessageIds, writes, siblings: int) -> None:

@@ -7,7 +7,7 @@ import os
 from dataclasses import dataclass, field
 from typing import Any
 
-from symfonic_cli.errors import MigrateIncomplete, UsageError
+from symfonic_cli.errors import StoreError, MigrateIncomplete, UsageError
 from symfonic_cli.location import StoreLocation
 from symfonic_cli.selection import MIGRATE, build_selection
 
@@ -24,6 +24,7 @@ class MigrateRequest:
     verify_only: bool = False
     init_target: bool = False
     jobs: int | None = None
+    to_plaintext: bool = False  # an encrypted source is written to the target decrypted
 
     @property
     def mode(self) -> str:
@@ -38,13 +39,18 @@ class MigrateResult:
     outcomes: list  # ThreadOutcome per thread, in selection order
     totals: dict[str, int]
     verify_only: bool = False
+    serializer: str | None = None  # said when the source is encrypted: how the target is written
 
     def records(self) -> list[dict]:
         return [o.to_json() for o in self.outcomes]
 
     def document(self) -> dict:
         """What ``migrate -f json`` prints (and the Python API's ``migrate`` returns)."""
-        return {"source": self.source, "target": self.target, "mode": self.mode, "threads": self.records(), "totals": self.totals}
+        return {
+            "source": self.source, "target": self.target, "mode": self.mode,
+            **({"target_serializer": self.serializer} if self.serializer else {}),
+            "threads": self.records(), "totals": self.totals,
+        }
 
     def check(self) -> None:
         """Raise MigrateIncomplete (exit 7) when a thread was not copied and verified."""
@@ -94,7 +100,7 @@ def run_migrate(req: MigrateRequest, environment) -> MigrateResult:
 
     if same_place(req.source, req.target):
         raise UsageError("--from and --to are the same store")
-    src = as_option("--from", open_store, req.source, writable=False, **req.source_options)
+    src = as_option("--from", open_store, req.source, writable=False, stderr=environment.stderr, **req.source_options)
     scratch = None
     try:
         writable = not (req.dry_run or req.verify_only)
@@ -104,20 +110,22 @@ def run_migrate(req: MigrateRequest, environment) -> MigrateResult:
             init_dry_run=req.init_target and req.dry_run, stderr=environment.stderr,
         )
         try:
+            serializer = _target_serializer(src, req.to_plaintext)
             selection = build_selection(MIGRATE, environment=environment, **req.selection_options)
             keys = selection.keys_in(src)
             # The stand-in lives in one process's scratch folder: no workers for it.
             workers = 1 if scratch else min(req.jobs or default_jobs(req.target.kind, len(keys)), len(keys))
-            with Progress(len(keys), environment.stderr) as progress:
+            with Progress(len(keys), environment) as progress:
                 if workers > 1:
                     # Both stores opened fine here; the workers open their own.
                     dst.close()
                     outcomes = run_parallel(
                         req.source, req.target, req.source_options, req.target_options, keys, jobs=workers,
-                        dry_run=req.dry_run, verify_only=req.verify_only, on_thread=progress.advance,
+                        dry_run=req.dry_run, verify_only=req.verify_only, to_plaintext=req.to_plaintext,
+                        on_thread=progress.advance,
                     )
                 else:
-                    migrator = migration.Migrator(src, dst, dry_run=req.dry_run)
+                    migrator = migration.Migrator(src, dst, dry_run=req.dry_run, to_plaintext=req.to_plaintext)
                     outcomes = list(migration.run(migrator, keys, verify_only=req.verify_only, on_thread=progress.advance))
         finally:
             dst.close()
@@ -129,8 +137,25 @@ def run_migrate(req: MigrateRequest, environment) -> MigrateResult:
         src.close()
     return MigrateResult(
         source=req.source.display, target=req.target.display, mode=req.mode,
-        outcomes=outcomes, totals=migration.totals(outcomes), verify_only=req.verify_only,
+        outcomes=outcomes, totals=migration.totals(outcomes), verify_only=req.verify_only, serializer=serializer,
     )
+
+
+def _target_serializer(src, to_plaintext: bool) -> str | None:
+    """How the target is written when the source is encrypted (None: it is not): with the
+    source's EncryptedSerializer and key, or in the clear with --to-plaintext."""
+    from symfonic_cli.codec import cipher
+
+    census = getattr(src, "encryption_census", None)
+    if census is None or not census().encrypted:
+        cipher.set_target_encryption(False)
+        return None
+    if cipher.key() is None:
+        raise StoreError(f"the source store is encrypted ({cipher.NAME}); {cipher.KEY_HINT}")
+    cipher.set_target_encryption(not to_plaintext)
+    if to_plaintext:
+        return "plaintext (--to-plaintext): values decrypted with the source's key and written in the clear"
+    return f"encrypted as the source ({cipher.NAME}, the same key)"
 
 
 def as_option(option: str, fn, *args, **kwargs):
@@ -142,6 +167,8 @@ def as_option(option: str, fn, *args, **kwargs):
     except SymfonicError as exc:
         if exc.hint:
             exc.hint = exc.hint.replace("check --store", f"check {option}").replace("pass --store", f"pass {option}")
+            if option == "--to" and "never creates a store" in exc.hint:
+                exc.hint += "; --init-target creates a new target with the saver's own setup()"
         raise
 
 
@@ -167,7 +194,7 @@ def _open_target(dst_loc, dst_options, *, writable: bool, extra: dict, init_dry_
             "tables (checkpoints, writes); nothing created\n"
         )
         return dst, scratch
-    dst = as_option("--to", open_store, dst_loc, writable=writable, **{**dst_options, **extra})
+    dst = as_option("--to", open_store, dst_loc, writable=writable, stderr=stderr, **{**dst_options, **extra})
     if init_dry_run:
         stderr.write("symfonic: dry run: --init-target would run the target saver's setup() on the existing store; nothing changed\n")
     return dst, None
@@ -176,18 +203,19 @@ def _open_target(dst_loc, dst_options, *, writable: bool, extra: dict, init_dry_
 class Progress:
     """Threads, checkpoints and rate on stderr, only when stderr is a terminal."""
 
-    def __init__(self, total: int, stream) -> None:
+    def __init__(self, total: int, environment) -> None:
         self.total = total
-        self.stream = stream
+        self.environment = environment
+        self.stream = environment.stderr
         self.bar = None
         self.checkpoints = 0
 
     def __enter__(self):
-        from symfonic_cli.render import color_wanted, console, is_terminal
+        from symfonic_cli.render import console, is_terminal
 
         self.plain = False
         if is_terminal(self.stream) and self.total:
-            if color_wanted(self.stream) is False:
+            if self.environment.color_wanted() is False:
                 # NO_COLOR / --color never: no escape sequence at all, so no live bar (it moves
                 # the cursor with escapes); one line rewritten with carriage returns instead.
                 self.plain = True
@@ -203,7 +231,7 @@ class Progress:
             self.bar = Bar(
                 TextColumn("threads"), BarColumn(), MofNCompleteColumn(),
                 TextColumn("{task.fields[checkpoints]} checkpoints, {task.fields[rate]}"), TimeElapsedColumn(),
-                console=console(self.stream), transient=True,
+                console=console(self.environment, self.stream), transient=True,
             )
             self.bar.start()
             self.task = self.bar.add_task("migrate", total=self.total, checkpoints=0, rate="")

@@ -28,6 +28,7 @@ from symfonic_cli.model.copy import (
     MigrationConflict,
     UnrebuildableWrites,
     new_versions_in_order,
+    unwritable,
     write_batches,
 )
 from symfonic_cli.stores.protocol import Store
@@ -87,10 +88,11 @@ class Migrator:
     target: Store
     dry_run: bool = False
     verify: bool = True
+    to_plaintext: bool = False  # write decrypted values, never the source's stored (encrypted) bytes
     same_kind: bool = field(init=False)
 
     def __post_init__(self) -> None:
-        self.same_kind = self.source.kind == self.target.kind
+        self.same_kind = self.source.kind == self.target.kind and not self.to_plaintext
         # JSONB (PostgreSQL metadata and inline channel values) folds -0.0 into 0.
         self.signed_zero = "postgres" not in (self.source.kind, self.target.kind)
 
@@ -110,12 +112,15 @@ class Migrator:
                 if not src.checkpoints:
                     return ThreadOutcome(key, FAILED, message="no such thread in the source")
                 tgt = self.target.decoded_thread(key)
+                odd = unwritable(src, identity=False) or unwritable(tgt, identity=False)
+                if odd:
+                    return ThreadOutcome(key, FAILED, message=f"refused: {odd}")
                 diffs = differences(src, tgt, signed_zero=self.signed_zero)
         except StoreError as exc:
             return ThreadOutcome(key, FAILED, message=exc.line())
         out = ThreadOutcome(key, VERIFIED if not diffs else DIFFERS)
         out.verified = not diffs
-        out.message = "; ".join(diffs) or None
+        out.message = "; ".join(diffs + [m for m in [_beyond(src, tgt)] if m]) or None
         return out
 
     def _status(self, status: str) -> str:
@@ -125,6 +130,10 @@ class Migrator:
         src = self.source.decoded_thread(key)
         if not src.checkpoints:
             return ThreadOutcome(key, self._status(FAILED), message="no such thread in the source")
+        # Identity is what will be written: a row whose stored id is not its blob's is refused.
+        odd = unwritable(src)
+        if odd:
+            return ThreadOutcome(key, self._status(FAILED), message=f"refused: {odd}; nothing of the thread written")
         if not self.same_kind and src.blocked:
             what, classes = next(iter(sorted(src.blocked.items())))
             more = f" (and {len(src.blocked) - 1} more)" if len(src.blocked) > 1 else ""
@@ -148,6 +157,9 @@ class Migrator:
             existing = DecodedThread(key, [], [])
         else:
             existing = self.target.decoded_thread(key)
+            odd = unwritable(existing, identity=False)
+            if odd:
+                return ThreadOutcome(key, self._status(FAILED), message=f"refused: in the target, {odd}; nothing written")
         eq = _Equal(self.signed_zero)
         cps_new, cps_skip, conflicts = _plan(
             src.checkpoints, {(c.checkpoint_ns, c.checkpoint_id): c for c in existing.checkpoints},
@@ -167,10 +179,12 @@ class Migrator:
                 f" (and {len(conflicts) - 1} more)" if len(conflicts) > 1 else ""
             ) + "; thread left unchanged"
             return out
+        beyond = _beyond(src, existing)
         if not cps_new and not ws_new:
             out.status = self._status(SKIPPED)
             if not self.dry_run and self.verify:
                 self._verify(src, out, existing)
+            out.message = _joined(out.message, beyond)
             return out
         if self.dry_run:
             out.status = DRY[COPIED]
@@ -181,6 +195,8 @@ class Migrator:
             self._copy_decoded(key, src, cps_new, ws_new, out)
         if out.status == COPIED and self.verify:
             self._verify(src, out)
+        if out.status in (COPIED, DRY[COPIED]):
+            out.message = _joined(out.message, beyond)
         return out
 
     def _copy_raw(self, key: str, out: ThreadOutcome) -> None:
@@ -210,9 +226,62 @@ class Migrator:
         if target is None:
             target = self.target.decoded_thread(src.key)
         diffs = differences(src, target, signed_zero=self.signed_zero)
+        if not diffs:
+            diffs = _rebuilt_differences(self.source, self.target, src)
         out.verified = not diffs
         if diffs:
             out.message = "verification failed: " + "; ".join(diffs)
+
+
+def _beyond(src: DecodedThread, target: DecodedThread) -> str | None:
+    """What the target holds of the thread that the source does not (a copy never removes it)."""
+    have = {(c.checkpoint_ns, c.checkpoint_id) for c in src.checkpoints}
+    extra = [c for c in target.checkpoints if (c.checkpoint_ns, c.checkpoint_id) not in have]
+    have_w = {w.key for w in src.writes}
+    extra_w = sum(1 for w in target.writes if w.key not in have_w)
+    if not extra and not extra_w:
+        return None
+    parts = []
+    if extra:
+        parts.append(f"{len(extra)} checkpoint{'s' if len(extra) != 1 else ''} ({extra[0].checkpoint_id}{', ...' if len(extra) > 1 else ''})")
+    if extra_w:
+        parts.append(f"{extra_w} write{'s' if extra_w != 1 else ''}")
+    return f"the target holds more than the source: {' and '.join(parts)} not in the source"
+
+
+def _joined(message: str | None, more: str | None) -> str | None:
+    return "; ".join(m for m in (message, more) if m) or None
+
+
+def _rebuilt_differences(source: Store, target: Store, src: DecodedThread) -> list[str]:
+    """A delta-encoded ``messages`` channel: each checkpoint's rebuilt list, source against target."""
+    if not any(isinstance(c.metadata.get("counters_since_delta_snapshot"), dict) and "messages" in c.metadata["counters_since_delta_snapshot"]
+               for c in src.checkpoints):
+        return []
+    from symfonic_cli.delta.messages import ThreadMessages
+
+    a, b = ThreadMessages.read(source, src.key), ThreadMessages.read(target, src.key)
+    # MongoDBSaver replays a checkpoint's writes in the order the server lists them, the others in
+    # writes_sort_key order: between the two, parallel writes may come back in another order.
+    orderless = getattr(source, "writes_replay_order", None) != getattr(target, "writes_replay_order", None)
+    eq = _Equal()
+    out = []
+    for c in src.checkpoints:
+        where = (c.checkpoint_ns, c.checkpoint_id)
+        va, vb = a.value_at(where), b.value_at(where)
+        if orderless and va is not None and vb is not None:
+            va, vb = sorted(va, key=_id_key), sorted(vb, key=_id_key)
+        if not eq(va, vb):
+            out.append(f"checkpoint {c.checkpoint_id} (ns '{c.checkpoint_ns}'): the rebuilt messages differ")
+            if len(out) == 3:
+                break
+    return out
+
+
+def _id_key(message: Any) -> str:
+    from symfonic_cli.transcript.rows import message_id_of
+
+    return message_id_of(message) or ""
 
 
 def _non_finite(value: Any, depth: int = 0) -> bool:

@@ -16,7 +16,7 @@ _worker: dict[str, Any] = {}
 
 
 def run_parallel(src_loc, dst_loc, src_options: dict, dst_options: dict, keys: list[str], *, jobs: int,
-                 dry_run: bool, verify_only: bool,
+                 dry_run: bool, verify_only: bool, to_plaintext: bool = False,
                  on_thread: Callable[[ThreadOutcome], None] | None = None) -> list[ThreadOutcome]:
     """``run`` over ``jobs`` worker processes, outcomes in ``keys`` order.
 
@@ -32,7 +32,7 @@ def run_parallel(src_loc, dst_loc, src_options: dict, dst_options: dict, keys: l
     with ProcessPoolExecutor(
         max_workers=jobs, mp_context=multiprocessing.get_context("spawn"),
         initializer=_worker_open,
-        initargs=(os.getpid(), src_loc, dst_loc, src_options, dst_options, dry_run, not (dry_run or verify_only)),
+        initargs=(os.getpid(), src_loc, dst_loc, src_options, dst_options, dry_run, not (dry_run or verify_only), _cipher_state(), to_plaintext),
     ) as pool:
         futures = [pool.submit(_worker_run, chunk, verify_only) for chunk in chunks]
         try:
@@ -48,15 +48,25 @@ def run_parallel(src_loc, dst_loc, src_options: dict, dst_options: dict, keys: l
     return [done[k] for k in keys]
 
 
-def _worker_open(parent: int, src_loc, dst_loc, src_options: dict, dst_options: dict, dry_run: bool, writable: bool) -> None:
+def _cipher_state():
+    from symfonic_cli.codec import cipher
+
+    return cipher.state()
+
+
+def _worker_open(parent: int, src_loc, dst_loc, src_options: dict, dst_options: dict, dry_run: bool, writable: bool,
+                 cipher_state=(None, False), to_plaintext: bool = False) -> None:
     import atexit
 
+    from symfonic_cli.codec import cipher
     from symfonic_cli.stores import open_store
+
+    cipher.restore(cipher_state)  # the key file and the target's serializer, as in the parent
 
     _die_with_parent(parent)
     source = open_store(src_loc, writable=False, **src_options)
     target = open_store(dst_loc, writable=writable, **dst_options)
-    _worker["migrator"] = Migrator(source, target, dry_run=dry_run)
+    _worker["migrator"] = Migrator(source, target, dry_run=dry_run, to_plaintext=to_plaintext)
     atexit.register(_worker_close)
 
 

@@ -40,6 +40,7 @@ class MessageState:
     encoding: str
     payload_type: str | None
     payload: bytes | None
+    parent_checkpoint_id: str | None = None  # set by iter_message_states (DeltaChannel rebuilds)
 
 
 class CheckpointHead(NamedTuple):  # a tuple: thousands are made per transcript
@@ -77,3 +78,4 @@ class MessageWrite(NamedTuple):
     idx: int
     payload_type: str | None
     payload: bytes | None
+    task_path: str = ""  # writes_sort_key order (task_path, task_id, idx); "" when not stored

@@ -99,6 +99,35 @@ class DecodedThread:
     blocked: dict[str, list[str]] = field(default_factory=dict)
 
 
+def unwritable(thread: DecodedThread, *, identity: bool = True) -> str | None:
+    """Why ``thread``'s rows cannot be planned and written as stored, or None.
+
+    Keys must be what a saver writes: strings, an integer ``idx``, a string or no parent. With
+    ``identity``, each checkpoint's stored id must be the id inside its blob: a saver's ``put``
+    writes a checkpoint under its blob's id, so a row stored under another id would be planned
+    as new and then written over the checkpoint of the blob's id."""
+    for cp in thread.checkpoints:
+        where = f"checkpoint {_shown(cp.checkpoint_id)} (ns {_shown(cp.checkpoint_ns)})"
+        if not isinstance(cp.checkpoint_ns, str) or not isinstance(cp.checkpoint_id, str):
+            return f"{where} has a key that is not a string"
+        if cp.parent_checkpoint_id is not None and not isinstance(cp.parent_checkpoint_id, str):
+            return f"{where} has a parent id that is not a string ({_shown(cp.parent_checkpoint_id)})"
+        inner = cp.checkpoint.get("id")
+        if identity and inner != cp.checkpoint_id:
+            return f"{where} is stored under another id than the one in its blob ({_shown(inner)})"
+    for w in thread.writes:
+        if not all(isinstance(v, str) for v in (w.checkpoint_ns, w.checkpoint_id, w.task_id, w.channel)):
+            return f"write {_shown(w.checkpoint_id)}/{_shown(w.task_id)}/{_shown(w.idx)} has a key or channel that is not a string"
+        if type(w.idx) is not int:
+            return f"write {w.checkpoint_id}/{w.task_id}/{_shown(w.idx)} has an index that is not an integer"
+    return None
+
+
+def _shown(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
 class MigrationConflict(Exception):
     """Raised by an import when a row/checkpoint/write it was asked to add already exists.
 

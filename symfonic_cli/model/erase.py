@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
-from symfonic_cli.model.times import checkpoint_id_time
+from symfonic_cli.clock import checkpoint_id_time
 from symfonic_cli.threadkey import parse_key
 
 # A table, column or collection name from the config file: a plain identifier, optionally
@@ -66,14 +66,19 @@ class ThreadErasePlan:
     rows: dict[str, int]
     first_checkpoint_id: str | None  # min checkpoint_id over every namespace, None if none
     last_checkpoint_id: str | None  # max checkpoint_id over every namespace
+    # By instant (stores/activity.py sets them; clock.py's rule): the ids' min and max say nothing
+    # of time when an id is not in the ordered form. None with ``undatable``: no time at all.
+    first_at: datetime | None = None
+    last_at: datetime | None = None
+    undatable: bool = False
 
     @property
     def first_activity(self) -> datetime | None:
-        return checkpoint_id_time(self.first_checkpoint_id)
+        return self.first_at if self.first_at is not None or self.undatable else checkpoint_id_time(self.first_checkpoint_id)
 
     @property
     def last_activity(self) -> datetime | None:
-        return checkpoint_id_time(self.last_checkpoint_id)
+        return self.last_at if self.last_at is not None or self.undatable else checkpoint_id_time(self.last_checkpoint_id)
 
     @property
     def total(self) -> int:
@@ -99,12 +104,28 @@ def check_against_plan(expected: dict[str, int] | None, deleted: dict[str, int],
         raise StoreError(f"changed since the plan ({'; '.join(differ)}): rolled back, nothing deleted")
 
 
-def check_still_idle(key: str, last_checkpoint_id: str | None, idle_before: str | None) -> None:
+def check_still_idle(key: str, last_checkpoint_id: str | None, idle_before: str | None, odd=()) -> None:
     """Inside the erasing transaction, before any delete: a retention sweep (``--inactive-for``)
-    erases a thread only while its greatest checkpoint id is still before the cut-off bound fixed
-    at the start (retention/window.py); a thread written since is left whole."""
-    if idle_before is None or last_checkpoint_id is None or last_checkpoint_id < idle_before:
+    erases a thread only while its last activity, by instant (clock.py), is still before the
+    cut-off fixed at the start (``idle_before``, its ``clock.id_at`` bound); a thread written since,
+    or holding a checkpoint without a time, is left whole.
+
+    ``last_checkpoint_id``: the greatest of the thread's ids in the ordered form
+    (clock.is_ordered_id); ``odd``: ``(checkpoint_id, ts)`` of each of its other checkpoints."""
+    if idle_before is None:
         return
+    from symfonic_cli import clock
+
+    pairs = list(odd)
+    if last_checkpoint_id is not None:
+        pairs.append((last_checkpoint_id, None))
+    latest, undatable = clock.last_activity(pairs)
     from symfonic_cli.errors import ThreadActiveError
 
-    raise ThreadActiveError(f"thread '{key}' became active after the cut-off (checkpoint {last_checkpoint_id}): left as it is")
+    if undatable:
+        raise ThreadActiveError(f"thread '{key}' has a checkpoint without a time (undatable): left as it is")
+    cut_off = clock.bound_time(idle_before)
+    if cut_off is None:
+        raise ValueError(f"not a checkpoint-id bound: {idle_before!r}")
+    if latest is not None and not latest < cut_off:
+        raise ThreadActiveError(f"thread '{key}' became active after the cut-off (last activity {clock.iso_utc(latest)}): left as it is")

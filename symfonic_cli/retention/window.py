@@ -1,63 +1,45 @@
-"""Activity windows: ``--inactive-for 90d``, ``--inactive-since DATE``, ``--active-within 7d``.
+"""Activity windows: ``--inactive-for 90d``, ``--inactive-since DATE``, ``--active-within 7d``,
+``--since``/``--until`` (last activity inside the window).
 
-A thread's last activity is the time in its greatest checkpoint id (a UUIDv6, see
-model/times.py). A cut-off instant becomes a checkpoint-id bound, the smallest id LangGraph can
-make at that instant, so the database compares ids (``max(checkpoint_id) < bound``) and never
-decodes anything: ids compare as strings in time order.
+A thread's last activity is the instant its newest checkpoint was written (symfonic_cli/clock.py:
+the time in a UUIDv6 id in any case, else the checkpoint's ``ts``). A cut-off becomes a
+checkpoint-id bound (``clock.id_at``) the database compares with ids in the one form whose string
+order is time order, as a prefilter; every other thread is decided in Python, by instant
+(stores/activity.py). A thread with a checkpoint that carries no time is *undatable*: listed with
+a warning, never selected by a sweep.
 """
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timedelta
 
+from symfonic_cli import clock
 from symfonic_cli.errors import UsageError
 
-_UUID_EPOCH = datetime(1582, 10, 15, tzinfo=timezone.utc)
-_AGE_RE = re.compile(r"^(\d{1,9})([smhdw])$")
-_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
-MAX_AGE_DAYS = 36500  # 100 years, as --grace
+MAX_AGE_DAYS = clock.MAX_DURATION_DAYS
 
 
 def parse_age(flag: str, text: str) -> timedelta:
-    """``90d``, ``12h``, ``30m``, ``45s``, ``2w``: a whole number and a unit (no bare numbers:
-    a retention period read in the wrong unit would erase the wrong threads)."""
-    m = _AGE_RE.match(text)
-    if not m:
-        raise UsageError(f"{flag} '{text}' is not a duration", hint="use a whole number and a unit: 90d, 12h, 30m, 45s, 2w")
-    seconds = int(m.group(1)) * _UNITS[m.group(2)]
-    if seconds > MAX_AGE_DAYS * 86400:
-        raise UsageError(f"{flag} '{text}' is out of range", hint=f"use 0s to {MAX_AGE_DAYS}d")
-    return timedelta(seconds=seconds)
+    """A retention period: the clock's duration grammar, a unit required."""
+    return clock.parse_duration(text, option=flag)
 
 
-def parse_instant(flag: str, text: str) -> datetime:
-    """An ISO 8601 date or time; without an offset, in --tz (UTC by default)."""
-    from symfonic_cli.environment import current
-
-    value = text.strip()
-    if value.endswith(("Z", "z")):
-        value = value[:-1] + "+00:00"
+def parse_instant(flag: str, text: str, tz=None) -> datetime:
+    """A date or time as ``--since`` reads it (a date is its start); without an offset, in ``tz``
+    (the --tz zone the caller passes; UTC by default)."""
     try:
-        parsed = datetime.fromisoformat(value)
-        if parsed.tzinfo is None:
-            parsed = parsed.replace(tzinfo=current().zone())
-        value = parsed.astimezone(timezone.utc)
+        value = clock.parse_time(text, until=False, tz=tz or clock.UTC).astimezone(clock.UTC)
     except (ValueError, OverflowError):
-        raise UsageError(f"{flag} '{text}' is not an ISO 8601 date or time", hint="e.g. 2026-09-01 or 2026-09-01T00:00:00Z") from None
+        raise UsageError(f"{flag} '{text}' is not an ISO 8601 date or time", hint="e.g. 2026-09-01, 2026-09-01T00:00:00Z or 90d (ago)") from None
     if value.year < 1583:
         raise UsageError(f"{flag} '{text}' is before any checkpoint id can be")
     return value
 
 
 def id_bound(instant: datetime) -> str:
-    """The smallest UUIDv6 checkpoint id of ``instant`` (lowercase, as LangGraph writes ids):
-    every id made at or after the instant compares >= this string, every earlier one <."""
-    ticks = (instant - _UUID_EPOCH) // timedelta(microseconds=1) * 10
-    ticks = max(0, min(ticks, (1 << 60) - 1))
-    h = f"{ticks:015x}"
-    return f"{h[0:8]}-{h[8:12]}-6{h[12:15]}-0000-000000000000"
+    """The smallest checkpoint id of ``instant`` (clock.id_at)."""
+    return clock.id_at(instant)
 
 
 @dataclass(frozen=True)
@@ -75,13 +57,13 @@ class ActivityWindow:
     def last_from(self) -> str | None:
         return id_bound(self.active_from) if self.active_from else None
 
-    def keeps(self, last_checkpoint_id: str | None) -> bool:
-        """The same test in Python (for rows already read, and the re-check before an erase)."""
-        if last_checkpoint_id is None:
+    def keeps(self, last: datetime | None) -> bool:
+        """Whether a thread last active at ``last`` (an instant, clock.py) is in the window."""
+        if last is None:
             return False
-        if self.last_before is not None and not last_checkpoint_id < self.last_before:
+        if self.inactive_before is not None and not last < self.inactive_before:
             return False
-        return not (self.last_from is not None and last_checkpoint_id < self.last_from)
+        return not (self.active_from is not None and last < self.active_from)
 
     def describe(self) -> dict:
         """For receipts and manifests: the cut-off instants, UTC."""
@@ -94,22 +76,41 @@ class ActivityWindow:
 
 
 def _iso(dt: datetime) -> str:
-    return dt.astimezone(timezone.utc).isoformat().replace("+00:00", "Z")
+    return clock.iso_utc(dt)
 
 
-def window(*, inactive_for: str | None, inactive_since: str | None, active_within: str | None, now: datetime | None = None) -> ActivityWindow | None:
-    """The window the options ask for (None when none is given); ``now`` is read once."""
+def window(*, inactive_for: str | None, inactive_since: str | None, active_within: str | None,
+           since: str | None = None, until: str | None = None, now: datetime | None = None,
+           tz=None) -> ActivityWindow | None:
+    """The window the options ask for (None when none is given); ``now`` is read once; times typed
+    without an offset are in ``tz`` (--tz; UTC by default).
+
+    ``since``/``until`` (``threads list``): last activity inside that window, both ends included,
+    read as ``transcript show`` reads them (clock.parse_time)."""
     if inactive_for is not None and inactive_since is not None:
         raise UsageError("give --inactive-for or --inactive-since, not both")
-    if inactive_for is None and inactive_since is None and active_within is None:
+    if until is not None and (inactive_for is not None or inactive_since is not None):
+        raise UsageError("give --until or --inactive-for/--inactive-since, not both")
+    if since is not None and active_within is not None:
+        raise UsageError("give --since or --active-within, not both")
+    if all(v is None for v in (inactive_for, inactive_since, active_within, since, until)):
         return None
-    now = now or datetime.now(timezone.utc)
+    now = now or datetime.now(clock.UTC)
     before = None
     if inactive_for is not None:
         before = now - parse_age("--inactive-for", inactive_for)
     elif inactive_since is not None:
-        before = parse_instant("--inactive-since", inactive_since)
+        before = parse_instant("--inactive-since", inactive_since, tz)
     active = now - parse_age("--active-within", active_within) if active_within is not None else None
+    if since is not None or until is not None:
+        tz = tz or clock.UTC
+        if since is not None:
+            active = clock.time_option("--since", since, until=False, tz=tz, now=now)
+        if until is not None:
+            end = clock.time_option("--until", until, until=True, tz=tz, now=now)
+            before = end + timedelta(microseconds=1) if end < datetime.max.replace(tzinfo=end.tzinfo) else end
+        if before is not None and active is not None and active >= before:
+            raise UsageError("--since is after --until: no thread is active in between")
     if before is not None and active is not None and active >= before:
         raise UsageError("--active-within and --inactive-for/--inactive-since select no thread together", hint="the active window must end before the idle cut-off")
     return ActivityWindow(before, active)

@@ -18,7 +18,34 @@ _BACKENDS = {
 }
 
 
-def open_store(location: StoreLocation, *, writable: bool = False, **options) -> "Store":
-    """Open a store read-only (the default) or, for erase and migrate targets, writable."""
-    module = import_module(_BACKENDS[location.kind])
-    return module.open_store(location, writable=writable, **options)
+# The driver packages of each optional kind (pyproject's extras), and how to install them.
+_DRIVERS = {
+    "postgres": (("psycopg", "psycopg_binary", "langgraph.checkpoint.postgres"), "PostgreSQL", "postgres"),
+    "mongodb": (("pymongo", "bson", "gridfs", "langgraph.checkpoint.mongodb"), "MongoDB", "mongodb"),
+}
+
+
+def open_store(location: StoreLocation, *, writable: bool = False, stderr=None, **options) -> "Store":
+    """Open a store read-only (the default) or, for erase and migrate targets, writable. What the
+    driver warned about while opening (a MongoDB URL option it ignores) goes to ``stderr``, one
+    line each."""
+    try:
+        module = import_module(_BACKENDS[location.kind])
+        store = module.open_store(location, writable=writable, **options)
+    except ModuleNotFoundError as exc:
+        raise missing_driver(location.kind, exc) from None
+    if stderr is not None:
+        for line in getattr(store, "open_warnings", ()):  # only MongoDB's driver warns
+            stderr.write(f"symfonic: warning: {line}\n")
+    return store
+
+
+def missing_driver(kind: str, exc: ModuleNotFoundError) -> Exception:
+    """Exit 4 with the install command when ``exc`` is a missing driver of ``kind``; else ``exc``."""
+    from symfonic_cli.errors import StoreError
+
+    names, label, extra = _DRIVERS.get(kind, ((), "", ""))
+    name = exc.name or ""
+    if not any(name == n or name.startswith(n + ".") for n in names):
+        return exc
+    return StoreError(f"{label} support is not installed (no module '{name}')", hint=f'pip install "symfonic[{extra}]"')

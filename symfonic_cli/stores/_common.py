@@ -19,18 +19,6 @@ def quoted_identifier(name: str) -> str:
     PostgreSQL). Names are validated identifiers already (erase/plan.py); this is the second fence."""
     return ".".join('"' + part.replace('"', '""') + '"' for part in name.split("."))
 
-def window_having(last_before: str | None, last_from: str | None, *, latest: str, mark: str) -> tuple[str, list]:
-    """A retention window (retention/window.py) as a HAVING clause on the greatest checkpoint id
-    (``latest``: that expression in the backend's SQL, ``mark``: its parameter placeholder)."""
-    having, bounds = [], []
-    if last_before is not None:
-        having.append(f"{latest} < {mark}")
-        bounds.append(last_before)
-    if last_from is not None:
-        having.append(f"{latest} >= {mark}")
-        bounds.append(last_from)
-    return ("HAVING " + " AND ".join(having) if having else ""), bounds
-
 
 class PerThreadErase:
     """The batch forms of a store's erase, one thread at a time (SQLite, MongoDB); PostgreSQL

@@ -1,6 +1,6 @@
 """The protocol every backend implements, one class per section, in the order of the backend
 packages' modules (``stores/<kind>/read.py``, ``history.py``, ``compat.py``, ``state.py``,
-``erase.py``, ``copy.py``).
+``erase.py``, ``copy.py``, ``prune.py``, ``usage.py``).
 
 Everything backend-specific lives in those modules; the commands and the pure logic only see
 this protocol and the types it names. Only type checkers and readers import this module.
@@ -12,26 +12,17 @@ from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
+    from datetime import datetime
+
     from symfonic_cli.location import StoreLocation
-    from symfonic_cli.model.checkpoint import (
-        CheckpointHead,
-        CheckpointRecord,
-        MessageState,
-        MessageWrite,
-    )
-    from symfonic_cli.model.copy import (
-        DecodedCheckpoint,
-        DecodedThread,
-        DecodedWrite,
-        RawRow,
-        ThreadExport,
-    )
+    from symfonic_cli.model.checkpoint import CheckpointHead, CheckpointRecord, MessageState, MessageWrite
+    from symfonic_cli.model.copy import DecodedCheckpoint, DecodedThread, DecodedWrite, RawRow, ThreadExport
     from symfonic_cli.model.envelope import EnvelopeRow, EnvelopeShape
     from symfonic_cli.model.erase import ExtraTable, ThreadErasePlan
     from symfonic_cli.model.history import CheckpointFacts, WriteChannel
     from symfonic_cli.model.listing import StoreInfo, ThreadSummary
-    from symfonic_cli.model.run_state import ThreadRunState
-    from symfonic_cli.model.run_state import ThreadRunRows
+    from symfonic_cli.model.prune import ThreadPrunePlan
+    from symfonic_cli.model.run_state import ThreadRunRows, ThreadRunState
 
 
 class ReadProtocol(Protocol):
@@ -54,9 +45,12 @@ class ReadProtocol(Protocol):
         last_before: str | None = None,
         last_from: str | None = None,
     ) -> Iterator[ThreadSummary]:
-        """Threads newest activity first; ``tenant``/``sub_tenant`` filter on the key prefix.
-        ``last_before``/``last_from`` (checkpoint-id bounds, retention/window.py) keep threads whose
-        greatest checkpoint id is < / >= the bound, compared in the database (HAVING / $match)."""
+        """Threads newest activity first, by instant; ``tenant``/``sub_tenant`` filter on the key
+        prefix. ``last_before``/``last_from`` (checkpoint-id bounds, retention/window.py) keep
+        threads whose last activity is before / at or after the bound's instant, plus every
+        undatable thread (``undatable`` set). Each row carries ``first_at``/``last_at``. The
+        database decides the threads whose ids are all ordered (HAVING / $match), the rest are
+        dated checkpoint by checkpoint (stores/activity.py, shared by every backend)."""
         ...
 
     def thread_summary(self, key: str) -> ThreadSummary | None: ...
@@ -73,13 +67,14 @@ class ReadProtocol(Protocol):
     ) -> list[str]:
         """A page of a retention sweep (keyset pagination): up to ``limit`` keys greater than
         ``after``, in the store's binary key order, of the threads ``list_threads`` gives for the
-        same window; the database groups, filters and orders."""
+        same window, less the undatable ones (stores/activity.py)."""
         ...
 
     def window_count(
         self, *, tenant: str | None = None, sub_tenant: str | None = None, last_before: str | None = None, last_from: str | None = None
     ) -> int:
-        """The number of threads ``window_keys`` pages through, counted in the database."""
+        """The number of threads ``window_keys`` pages through (counted in the database, threads
+        with ids outside the ordered form dated one by one)."""
         ...
 
     def info(self) -> StoreInfo: ...
@@ -262,9 +257,10 @@ class EraseProtocol(Protocol):
         """
         ...
 
-    def thread_keys_with_prefix(self, prefix: str) -> list[str]:
+    def thread_keys_with_prefix(self, prefix: str, *, limit: int | None = None) -> list[str]:
         """Every distinct thread key starting with ``prefix`` (bytewise), sorted, found in the
         checkpoints OR the writes table/collection (a thread may hold only pending writes).
+        With ``limit`` (TAB completion), at most that many of them, read by the key index.
         Exact whatever the store's text encoding or collation (SQLite UTF-16, PostgreSQL ICU): a
         key range only where it is exact, else a comparison of the first characters."""
         ...
@@ -296,8 +292,9 @@ class EraseProtocol(Protocol):
         ``expected`` (the plan's rows): before the commit, rows deleted that differ from it make
         the thread roll back with StoreError "changed since the plan" (model/erase.py: check_against_plan).
         ``idle_before`` (a retention sweep's checkpoint-id bound): first, inside the transaction,
-        the thread's greatest checkpoint id must still be below it, else ThreadActiveError and
-        nothing deleted (model/erase.py: check_still_idle).
+        the thread's last activity by instant (its greatest ordered id, the id or ``ts`` of every
+        other checkpoint) must still be before the bound's instant, and no checkpoint undatable,
+        else ThreadActiveError and nothing deleted (model/erase.py: check_still_idle).
         """
         ...
 
@@ -379,5 +376,65 @@ class CopyProtocol(Protocol):
         ...
 
 
-class Store(ReadProtocol, HistoryProtocol, CompatProtocol, StateProtocol, EraseProtocol, CopyProtocol, Protocol):
+class PruneProtocol(Protocol):
+    """thread prune (stores/<kind>/prune.py, on stores/_prune.py's RulePrune: the keep rules of
+    model/prune.py, PostgresSaver.prune's, run on each backend's few primitives).
+
+    Tables in the ``rows`` dicts, in delete order: SQLite ``writes``, ``checkpoints``; PostgreSQL
+    ``checkpoint_writes``, ``checkpoint_blobs``, ``checkpoints``; MongoDB the configured writes and
+    checkpoints collections. Bytes as the database measures them (as ``read_run_rows``'s size)."""
+
+    def prune_prepare(self, *, dry_run: bool = False) -> list[str]:
+        """Before anything is deleted: erase_prepare's checks (writable, DELETE privilege, no triggers;
+        PostgreSQL also UPDATE on checkpoints, for the parent pointers); a dry run makes them too.
+        StoreError (exit 4) otherwise. Notes for the receipt."""
+        ...
+
+    def prune_plan(self, key: str, *, keep: int = 1, newer_than: datetime | None = None) -> ThreadPrunePlan:
+        """What pruning ``key`` would delete now (rows, bytes, parents detached, DeltaChannel
+        ancestors kept, a skip reason, the messages whose transcript time moves). Read-only."""
+        ...
+
+    def prune_plans(self, keys: list[str], *, keep: int = 1, newer_than: datetime | None = None) -> list[ThreadPrunePlan]: ...
+
+    def prune_thread(self, key: str, *, keep: int = 1, newer_than: datetime | None = None,
+                     expected: dict[str, int] | None = None) -> tuple[dict[str, int], int]:
+        """Prune ``key`` in ONE transaction on one snapshot, the rules decided on that snapshot, the
+        rows deleted compared with ``expected`` and the kept state (what get_tuple reads of every kept
+        checkpoint: checkpoint, metadata, pending writes, blobs) compared before and after the deletes,
+        before the commit: a difference rolls back (StoreError). ThreadSkipped: nothing changed.
+        Returns (rows deleted, checkpoints left with no parent)."""
+        ...
+
+    def prune_remaining(self, key: str, *, keep: int = 1, newer_than: datetime | None = None) -> int:
+        """After the commit: the checkpoints a prune would still delete (0 means verified)."""
+        ...
+
+    def compact_check(self) -> list[str]:
+        """``--compact``, before anything is deleted: refuse (StoreError) what cannot work (SQLite: less
+        free disk than the file); notes for the plan (locks taken, what the space becomes)."""
+        ...
+
+    def compact(self) -> tuple[dict[str, int], dict[str, int], list[str]]:
+        """After the last thread: SQLite ``wal_checkpoint(TRUNCATE)`` and ``VACUUM``; PostgreSQL
+        ``VACUUM (ANALYZE)`` of the three tables; MongoDB ``compact`` where the server allows it.
+        (bytes before, bytes after, notes)."""
+        ...
+
+
+class UsageProtocol(Protocol):
+    """store usage (stores/<kind>/usage.py)."""
+
+    def store_usage(self, *, top: int = 10, keep: int = 1) -> dict[str, Any]:
+        """Where the bytes are, aggregated in the database (no row decoded): the file (SQLite: size,
+        -wal, pages, free pages, page size), the tables (PostgreSQL: heap, TOAST, index bytes, dead
+        tuples) or collections (MongoDB: storage, free, index bytes, where the server reports them);
+        ``checkpoints``/``writes``/``blobs`` ``{"count", "bytes"}`` (blobs None where there are none);
+        ``channels`` (rows, bytes per channel and table); ``largest_threads`` (``top``, largest first:
+        key, bytes, checkpoints); ``reclaimable`` (keep, checkpoints, writes, blobs, bytes, threads,
+        skipped_threads): exactly what ``prune_thread(keep=keep)`` of every thread deletes; ``notes``."""
+        ...
+
+
+class Store(ReadProtocol, HistoryProtocol, CompatProtocol, StateProtocol, EraseProtocol, CopyProtocol, PruneProtocol, UsageProtocol, Protocol):
     """A store of any kind: every section above."""

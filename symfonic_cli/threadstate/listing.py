@@ -14,12 +14,29 @@ checkpoint without them, with pending Sends, or whose tail does not parse is rea
 
 from __future__ import annotations
 
+from datetime import datetime, timezone
+
 # typing.TYPE_CHECKING without importing typing (the status listing loads this module).
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from symfonic_cli.model.thread_row import ThreadRunState
 
 SORTS = ("last-activity", "first-activity", "checkpoints", "size")
+
+
+def _with_activity(store, r):
+    """The row with its first and last activity by instant (clock.py): from the ids when both are
+    in the ordered form, else checkpoint by checkpoint (stores/activity.py)."""
+    from symfonic_cli import clock
+
+    if clock.is_ordered_id(r.first_checkpoint_id) and clock.is_ordered_id(r.last_checkpoint_id):
+        return r._replace(first_at=clock.checkpoint_id_time(r.first_checkpoint_id), last_at=clock.checkpoint_id_time(r.last_checkpoint_id))
+    first, last, undatable = store.thread_activity(r.key)
+    return r._replace(first_at=first, last_at=last, undatable=undatable)
+
+
+# Sorts before every time: threads without one come last in a newest-first listing.
+_NEVER = datetime.min.replace(tzinfo=timezone.utc)
 
 
 def run_state_rows(
@@ -48,15 +65,16 @@ def run_state_rows(
                 continue
         if statuses is not None and r.status not in statuses:
             continue
-        if window is not None and not window.keeps(r.last_checkpoint_id):
-            continue  # a retention window (retention/window.py), on the ids already read
+        r = _with_activity(store, r)
+        if window is not None and not (r.undatable or window.keeps(r.last_at)):
+            continue  # a retention window (retention/window.py), by instant; undatable ones stay, warned
         kept.append(r)
     if sort == "last-activity":
         kept.sort(key=lambda r: r.key)
-        kept.sort(key=lambda r: r.last_checkpoint_id or "", reverse=True)
+        kept.sort(key=lambda r: r.last_at or _NEVER, reverse=True)
     elif sort == "first-activity":
         kept.sort(key=lambda r: r.key)
-        kept.sort(key=lambda r: r.first_checkpoint_id or "", reverse=True)
+        kept.sort(key=lambda r: r.first_at or _NEVER, reverse=True)
     elif sort == "checkpoints":
         kept.sort(key=lambda r: r.key)
         kept.sort(key=lambda r: r.checkpoints, reverse=True)

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from symfonic_cli.model.times import iso_utc
+from symfonic_cli.clock import iso_utc
 
 from typing import Any
 
 from symfonic_cli.errors import NotFoundError
-from symfonic_cli.model.times import checkpoint_id_time
+from symfonic_cli.clock import checkpoint_id_time
 from symfonic_cli.model import nexttasks as nt
 from symfonic_cli.model.run_state import LeanCheckpoint, RawWrite
 from symfonic_cli.model.run_status import due_of
@@ -35,6 +35,21 @@ def _state_of(cp: LeanCheckpoint, writes: list[RawWrite], blocked: set[str]) -> 
             value = repr(value)
         pending.append(nt.PendingWrite(w.task_id, w.task_path, w.channel, value))
     return nt.run_state(due, pending)
+
+
+def _delta_count(store, key: str, cp: LeanCheckpoint) -> LeanCheckpoint:
+    """A delta-encoded ``messages`` (LangGraph DeltaChannel) counted from its rebuilt list."""
+    import dataclasses
+
+    from symfonic_cli.transcript.read import is_delta
+
+    record = store.read_checkpoint(key, checkpoint_id=cp.checkpoint_id, channels=("messages",))
+    if record is None or not is_delta(record):
+        return cp
+    from symfonic_cli.delta.messages import ThreadMessages
+
+    ids = ThreadMessages.read(store, key).ids_at(("", cp.checkpoint_id))
+    return dataclasses.replace(cp, messages=len(ids))
 
 
 def _iso(checkpoint_id: str | None) -> str | None:
@@ -67,6 +82,8 @@ def thread_state(store, key: str) -> tuple[dict[str, Any], list[dict[str, Any]],
         record.update(status="done", next=[], interrupts=[], errors=[], checkpoint_id=None, step=None, source=None, messages=None)
     else:
         cp, state = root
+        if "messages" in cp.channel_versions and not cp.messages:
+            cp = _delta_count(store, key, cp)
         record.update(
             status=state.status, next=state.next, interrupts=state.interrupts, errors=state.errors,
             checkpoint_id=cp.checkpoint_id, step=cp.step, source=cp.source, messages=cp.messages,

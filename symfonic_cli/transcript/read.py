@@ -35,7 +35,9 @@ def read_transcript(
     until: datetime | None = None,
     limit: int | None = None,
     tools: bool = False,
+    keep=None,
 ) -> TranscriptResult:
+    """``keep(row)``: only the rows it accepts, indexes unchanged, timestamps resolved for them alone."""
     plain = _plain_messages(store, key, checkpoint_id)
     if plain is not None:
         checkpoint_ns, read_id, messages = plain
@@ -53,13 +55,17 @@ def read_transcript(
                 + ", ".join(sorted(record.blocked))
             )
         messages = record.channel_values.get("messages")
-        _refuse_delta(record, messages)
         checkpoint_ns, read_id = record.checkpoint_ns, record.checkpoint_id
+        if is_delta(record):
+            return _delta_transcript(store, key, record, warnings, speaker=speaker, index=index, since=since,
+                                     until=until, limit=limit, tools=tools)
     if not messages:
         return TranscriptResult([], read_id, warnings)
     if not isinstance(messages, list):
         raise StoreError(f"checkpoint {read_id}: 'messages' is not a list ({type(messages).__name__})")
     rows = tx.build_rows(messages, speaker=speaker, tools=tools, warnings=warnings)
+    if keep is not None:
+        rows = [r for r in rows if keep(r)]
     if since is None and until is None:
         # Index and limit do not depend on timestamps: resolve only the rows that are printed.
         rows = tx.select(rows, index=index, limit=limit)
@@ -131,16 +137,29 @@ def _plain_messages(store: Store, key: str, checkpoint_id: str | None):
     return state.checkpoint_ns, state.checkpoint_id, value
 
 
-def _refuse_delta(record, messages) -> None:
-    try:
-        from langgraph.checkpoint.serde.types import _DeltaSnapshot
-    except ImportError:  # pragma: no cover - older langgraph has no delta channels
-        _DeltaSnapshot = ()  # type: ignore[assignment]
-    delta = isinstance(messages, _DeltaSnapshot) if _DeltaSnapshot else False
-    if messages is None and "messages" in record.channel_versions:
-        delta = True
-    if delta:
-        raise StoreError(
-            f"checkpoint {record.checkpoint_id}: the 'messages' channel is stored delta-encoded "
-            "(LangGraph DeltaChannel); symfonic cannot rebuild it yet and will not print a partial transcript"
-        )
+def is_delta(record) -> bool:
+    """Whether a checkpoint's ``messages`` is a DeltaChannel's: a snapshot, or only a version."""
+    messages = record.channel_values.get("messages")
+    if messages is None:
+        return "messages" in record.channel_versions and "messages" not in record.channel_values
+    return type(messages).__name__ == "_DeltaSnapshot" and type(messages).__module__.startswith("langgraph.")
+
+
+def _delta_transcript(store, key, record, warnings, *, speaker, index, since, until, limit, tools) -> TranscriptResult:
+    """The rows of a delta-encoded ``messages`` channel, rebuilt as LangGraph's get_state does
+    (``symfonic_cli/delta/messages.py``); timestamps by the same rule, from the rebuilt lists."""
+    from symfonic_cli.delta.messages import ThreadMessages
+
+    thread = ThreadMessages.read(store, key)
+    messages = thread.value_at((record.checkpoint_ns, record.checkpoint_id)) or []
+    if thread.stored.blocked:
+        warnings = [w for w in warnings if not w.startswith("not decoded")] + [
+            "not decoded (class not on the safe list, shown from its raw fields): " + ", ".join(sorted(thread.stored.blocked | record.blocked))]
+    if not messages:
+        return TranscriptResult([], record.checkpoint_id, warnings)
+    rows = tx.build_rows(messages, speaker=speaker, tools=tools, warnings=warnings)
+    ts_map = thread.timestamps()
+    resolution = timestamps.Resolution()
+    resolution.path = "delta"
+    rows = [replace(r, timestamp=ts_map.get(r.message_id)) if r.message_id else r for r in rows]
+    return TranscriptResult(tx.select(rows, index=index, since=since, until=until, limit=limit), record.checkpoint_id, warnings, resolution)

@@ -6,7 +6,7 @@ Pure logic, no I/O: messages in, rows out. Mirrors ``symfonic/agent/transcript.p
 
 from __future__ import annotations
 
-from symfonic_cli.model.times import iso_utc
+from symfonic_cli.clock import iso_utc
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace

@@ -6,7 +6,6 @@ import io
 import os
 import subprocess
 import sys
-from contextlib import redirect_stderr, redirect_stdout
 from dataclasses import dataclass
 from unittest import mock
 
@@ -19,17 +18,19 @@ class Result:
 
 
 def run(*args: str, env: dict[str, str] | None = None, input: str | None = None) -> Result:
-    """Invoke ``symfonic ARGS`` through its real entry point, capturing output and exit code."""
+    """Invoke ``symfonic ARGS`` through its real entry point with an Environment of in-memory
+    streams (nothing redirected: every byte must go through it), capturing output and exit code."""
     from symfonic_cli.cli.app import main
+    from symfonic_cli.environment import Environment
 
     out, err = io.StringIO(), io.StringIO()
     environ = {k: v for k, v in os.environ.items() if not k.startswith("SYMFONIC_") or k.startswith("SYMFONIC_TEST_") or k.startswith("SYMFONIC_REQUIRE_")}
     environ.update(env or {})
     stdin = io.StringIO(input if input is not None else "")
     code = 0
-    with mock.patch.dict(os.environ, environ, clear=True), mock.patch.object(sys, "stdin", stdin), redirect_stdout(out), redirect_stderr(err):
+    with mock.patch.dict(os.environ, environ, clear=True):
         try:
-            main(list(args))
+            main(list(args), environment=Environment(stdout=out, stderr=err, stdin=stdin))
         except SystemExit as exc:
             code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
     return Result(code, out.getvalue(), err.getvalue())

@@ -1,5 +1,5 @@
 """MongoDB backend: connect.py opens the store and composes the sections, one module each
-(read.py, history.py, compat.py, state.py, erase.py, copy.py), in the order of stores/protocol.py."""
+(read.py, history.py, compat.py, state.py, erase.py, copy.py, prune.py, usage.py), in the order of stores/protocol.py."""
 
 from symfonic_cli.stores.mongodb.connect import MongoStore, open_store
 

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import heapq
+import time
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from symfonic_cli.codec.metadata_json import MetadataError
@@ -59,12 +62,12 @@ def _leaf(value: Any, cid: str) -> Any:
     return _loads_metadata(value, cid)
 
 
-def _key_field(doc: dict, name: str) -> str:
+def _key_field(doc: dict, name: str, what: str = "a checkpoint document") -> str:
     value = doc.get(name, "" if name == "checkpoint_ns" else None)
     if isinstance(value, str):
         return value
     raise StoreError(
-        f"a checkpoint document has an unexpected shape: '{name}' is {type(value).__name__} "
+        f"{what} has an unexpected shape: '{name}' is {type(value).__name__} "
         f"({_short(value)}), not a string"
     )
 
@@ -74,17 +77,158 @@ def _short(value: Any) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
-# Strings compare by their UTF-8 bytes under the simple collation, which queries that select
-# threads ask for: a collection's own default collation (case-insensitive, say) would make a key
-# range or an equality reach other keys.
+# Strings compare by their UTF-8 bytes under the simple collation, which every operation that
+# filters, groups or sorts by a key field asks for (MongoSection._exact): a collection's own default
+# collation (case-insensitive, say) would make a key range or an equality reach other keys.
 BINARY = {"locale": "simple"}
 
+TRANSACTION_RETRY_SECONDS = 60
 
-def _prefix_range(prefix: str) -> dict[str, str]:
+
+class MongoSection:
+    """What the section mixins (read, history, compat, state, erase, copy) share; ``MongoStore``
+    (connect.py) composes them and sets the attributes declared here."""
+
+    location: StoreLocation
+    client: Any  # pymongo.MongoClient
+    db_name: str
+    checkpoints_name: str
+    writes_name: str
+    writable: bool
+    connect_timeout: float
+    _transactions: bool | None = None
+    # Collections known to have no default collation (read from listCollections at open).
+    _plain_collections: frozenset[str] = frozenset()
+
+    # A protocol method erase.py calls, defined in read.py.
+    thread_summary: Callable[..., Any]
+
+    @property
+    def db(self):
+        return self.client[self.db_name]
+
+    @property
+    def checkpoints(self):
+        return self.db[self.checkpoints_name]
+
+    @property
+    def writes(self):
+        return self.db[self.writes_name]
+
+    def _exact(self, collection) -> dict | None:
+        """The ``collation`` argument that makes ``collection`` compare strings in bytes: none
+        where it is known to have no default collation (the default is then already simple, and
+        some wire-compatible servers sort case-insensitively when "simple" is named), else the
+        simple collation. Every find, aggregate, count, distinct, delete and update passes it."""
+        return None if collection.name in self._plain_collections else BINARY
+
+    def _collection_names(self, db_name: str, names: list[str]) -> set[str]:
+        res = self.client[db_name].command(
+            "listCollections", filter={"name": {"$in": names}}, nameOnly=True, authorizedCollections=True
+        )
+        return {c["name"] for c in res["cursor"]["firstBatch"]}
+
+    def _thread_docs(self, key: str, fields: dict, *, descending: bool) -> Iterator[dict]:
+        """A thread's checkpoint documents ordered by checkpoint_id over every namespace: one
+        index-ordered cursor per namespace, merged here (no server-side sort of whole blobs)."""
+        match = {"thread_id": _key_eq(key)}
+        exact = self._exact(self.checkpoints)
+        namespaces = sorted(
+            _key_field({"checkpoint_ns": d["_id"]}, "checkpoint_ns")
+            for d in self.checkpoints.aggregate([{"$match": match}, {"$group": {"_id": "$checkpoint_ns"}}], collation=exact)
+        )
+        order = -1 if descending else 1
+        cursors = [
+            self.checkpoints.find({**match, "checkpoint_ns": _string_literal(ns, "namespace")}, fields, collation=exact).sort(
+                [("thread_id", 1), ("checkpoint_ns", 1), ("checkpoint_id", order)]
+            )
+            for ns in namespaces
+        ]
+        try:
+            yield from heapq.merge(*cursors, key=lambda d: str(d.get("checkpoint_id")), reverse=descending)
+        finally:
+            for c in cursors:
+                c.close()
+
+    def _count(self, collection, match: dict | None = None) -> int:
+        pipeline = ([{"$match": match}] if match else []) + [{"$count": "n"}]
+        for doc in collection.aggregate(pipeline, collation=self._exact(collection)):
+            return int(doc["n"])
+        return 0
+
+    def _supports_transactions(self) -> bool:
+        if self._transactions is None:
+            hello = self.client.admin.command("hello")
+            self._transactions = bool(hello.get("setName") or hello.get("msg") == "isdbgrid") and "logicalSessionTimeoutMinutes" in hello
+        return self._transactions
+
+    def _transaction(self, work: Callable[[Any], Any], *, before_commit: Callable[[], None] | None = None) -> Any:
+        """``work(session)`` in one multi-document transaction, retried as the driver spec says
+        when the server reports a transient conflict (e.g. a concurrent eraser)."""
+        from pymongo.errors import PyMongoError
+
+        deadline = time.monotonic() + TRANSACTION_RETRY_SECONDS
+        while True:
+            with self.client.start_session() as session:
+                session.start_transaction()
+                try:
+                    result = work(session)
+                    if before_commit is not None:
+                        before_commit()
+                    _commit(session, deadline)
+                    return result
+                except PyMongoError as exc:
+                    _abort(session)
+                    if exc.has_error_label("TransientTransactionError") and time.monotonic() < deadline:
+                        time.sleep(0.05)
+                        continue
+                    raise
+                except BaseException:
+                    _abort(session)
+                    raise
+
+
+def _commit(session, deadline: float) -> None:
+    from pymongo.errors import PyMongoError
+
+    while True:
+        try:
+            session.commit_transaction()
+            return
+        except PyMongoError as exc:
+            if exc.has_error_label("UnknownTransactionCommitResult") and time.monotonic() < deadline:
+                continue
+            raise
+
+
+def _abort(session) -> None:
+    from pymongo.errors import PyMongoError
+
+    if session.in_transaction:
+        try:
+            session.abort_transaction()
+        except PyMongoError:
+            pass  # the server drops it when the session ends
+
+
+# A query condition on an array field holds when one of its elements meets it: a document whose
+# thread_id is an array would belong to every key it holds. Keys are strings, never arrays.
+NOT_ARRAY = {"$not": {"$type": "array"}}
+
+# Documents that are a thread's: a string key (an array of strings is none).
+A_KEY = {"$type": "string", **NOT_ARRAY}
+
+
+def _key_eq(value: Any, what: str = "thread key") -> dict:
+    """Exactly the documents whose key field is the string ``value``."""
+    return {"$eq": _string_literal(value, what), **NOT_ARRAY}
+
+
+def _prefix_range(prefix: str) -> dict:
     """Exactly the string keys starting with ``prefix``, under the simple collation (byte order).
     A string bound keeps the comparison to strings (BSON compares within a type bracket)."""
     hi = prefix_upper_bound(prefix)
-    return {"$gte": prefix} if hi is None else {"$gte": prefix, "$lt": hi}
+    return {"$gte": prefix, **NOT_ARRAY} if hi is None else {"$gte": prefix, "$lt": hi, **NOT_ARRAY}
 
 
 def _field(doc: dict, name: str, kind: type, cid: str | None) -> Any:

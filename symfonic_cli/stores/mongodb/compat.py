@@ -8,15 +8,17 @@ from symfonic_cli.codec.metadata_json import MetadataError
 from symfonic_cli.errors import StoreError
 from symfonic_cli.stores._common import PLACEHOLDER_OF_KIND, VALUE_GROUPED_FIELDS
 from symfonic_cli.stores.mongodb._common import (
+    MongoSection,
     _decode_stored,
     _driver_errors,
     _driver_errors_iter,
+    _key_eq,
     _key_field,
     _string_literal,
 )
 
 
-class MongoCompat:
+class MongoCompat(MongoSection):
     """The compat report's reads: envelope metadata only, never a checkpoint blob."""
 
     # -- compat (protocol docstrings in stores/protocol.py): metadata only, grouped on the server
@@ -42,7 +44,7 @@ class MongoCompat:
             {"$project": {
                 "_id": 0,
                 "env": env,
-                "older": {"$lt": ["$checkpoint_id", older_than]} if older_than is not None else {"$literal": False},
+                "older": {"$lt": [{"$toLower": "$checkpoint_id"}, older_than]} if older_than is not None else {"$literal": False},
                 "latest": {"$cond": [{"$and": [{"$eq": ["$checkpoint_ns", ""]}, {"$eq": ["$_rank", 1]}]}, 1, 0]},
             }},
             {"$project": {**project, "bs": bs}},
@@ -61,7 +63,7 @@ class MongoCompat:
                 "bs_min": {"$min": "$bs_bin"}, "bs_max": {"$max": "$bs_bin"},
             }},
         ]
-        for doc in self.checkpoints.aggregate(pipeline, allowDiskUse=True):
+        for doc in self.checkpoints.aggregate(pipeline, allowDiskUse=True, collation=self._exact(self.checkpoints)):
             g = doc["_id"]
             counts = {"older": bool(g.get("older")), "checkpoints": int(doc["n"]), "latest": int(doc["latest"])}
             try:
@@ -79,9 +81,9 @@ class MongoCompat:
     def iter_envelopes(self, envelope_key: str, *, thread: str | None = None):
         from symfonic_cli.model.envelope import ABSENT, EnvelopeRow
 
-        query = {} if thread is None else {"thread_id": _string_literal(thread, "thread key")}
+        query = {} if thread is None else {"thread_id": _key_eq(thread)}
         fields = {"_id": 0, "thread_id": 1, "checkpoint_ns": 1, "checkpoint_id": 1, "metadata": 1}
-        cursor = self.checkpoints.find(query, fields).sort([("thread_id", 1), ("checkpoint_id", -1), ("checkpoint_ns", 1)])
+        cursor = self.checkpoints.find(query, fields, collation=self._exact(self.checkpoints)).sort([("thread_id", 1), ("checkpoint_id", -1), ("checkpoint_ns", 1)])
         for doc in cursor.allow_disk_use(True):
             tid, ns, cid = (_key_field(doc, f) for f in ("thread_id", "checkpoint_ns", "checkpoint_id"))
             meta = doc.get("metadata") if isinstance(doc.get("metadata"), dict) else {}
@@ -107,7 +109,7 @@ class MongoCompat:
             {"$sort": {"n": -1, "_id": 1}},
             {"$limit": int(limit)},
         ]
-        return [(str(d["_id"]), int(d["n"])) for d in self.checkpoints.aggregate(pipeline)]
+        return [(str(d["_id"]), int(d["n"])) for d in self.checkpoints.aggregate(pipeline, collation=self._exact(self.checkpoints))]
 
 
 

@@ -9,19 +9,21 @@ strict decoder. Inspecting commands only send read commands (find, aggregate, li
 from __future__ import annotations
 
 import os
-import sys
 import warnings
 from typing import Any
 from urllib.parse import unquote
 
 from symfonic_cli.errors import StoreError, UsageError
-from symfonic_cli.location import StoreLocation, scrub
+from symfonic_cli.location import StoreLocation, is_secret_name, scrub
 from symfonic_cli.stores._common import SupportsWith
-from symfonic_cli.stores.mongodb._common import PASSWORD_ENV, _driver_errors, _error
+from symfonic_cli.stores.activity import ExactActivity
+from symfonic_cli.stores.mongodb._common import PASSWORD_ENV, MongoSection, _driver_errors, _error
 from symfonic_cli.stores.mongodb.compat import MongoCompat
 from symfonic_cli.stores.mongodb.copy import MongoCopy
 from symfonic_cli.stores.mongodb.erase import MongoErase
 from symfonic_cli.stores.mongodb.history import MongoHistory
+from symfonic_cli.stores.mongodb.prune import MongoPrune
+from symfonic_cli.stores.mongodb.usage import MongoUsage
 from symfonic_cli.stores.mongodb.read import MongoRead
 from symfonic_cli.stores.mongodb.state import MongoState
 
@@ -88,7 +90,7 @@ def _check_url_options(location: StoreLocation) -> None:
             split_options(part, validate=True, warn=False)
         except (ConfigurationError, ValueError, TypeError) as exc:
             name, _, value = part.partition("=")
-            shown = "***" if "password" in name.lower() else unquote(value)
+            shown = "***" if is_secret_name(unquote(name)) else unquote(value)
             culprit, reason = f"{unquote(name)}={shown}", " ".join(str(exc).split())
             break
     what = f"option '{culprit}'" if culprit else "options"
@@ -111,6 +113,11 @@ def open_store(
 
     checkpoints = _collection_name(checkpoint_collection, "--checkpoint-collection", DEFAULT_CHECKPOINTS)
     writes = _collection_name(writes_collection, "--writes-collection", DEFAULT_WRITES)
+    if checkpoints == writes:
+        raise UsageError(
+            f"--checkpoint-collection and --writes-collection name the same collection ({checkpoints!r})",
+            hint="the saver keeps checkpoints and pending writes in two collections",
+        )
     _, db_name, user, has_password = split_url(location.url)
     kwargs: dict[str, Any] = {
         "serverSelectionTimeoutMS": int(connect_timeout * 1000),
@@ -129,11 +136,11 @@ def open_store(
             client = MongoClient(location.url, connect=False, **kwargs)
     except (PyMongoError, ValueError, TypeError) as exc:
         raise _error(location, exc, connect_timeout) from None
-    for warning in caught:  # one line each, never Python's multi-line warning format
-        from symfonic_cli.render import escape_inline
+    from symfonic_cli.render import escape_inline
 
-        sys.stderr.write(f"symfonic: warning: MongoDB URL: {escape_inline(scrub(' '.join(str(warning.message).split()), location))}\n")
     store = MongoStore(location, client, db_name, checkpoints, writes, writable=writable, connect_timeout=connect_timeout)
+    # One line each (never Python's multi-line warning format), printed by stores.open_store.
+    store.open_warnings = [f"MongoDB URL: {escape_inline(scrub(' '.join(str(w.message).split()), location))}" for w in caught]
     try:
         if writable and init_target and db_name:
             store._init_target()
@@ -144,7 +151,7 @@ def open_store(
     return store
 
 
-class MongoStore(MongoRead, MongoHistory, MongoCompat, MongoState, MongoErase, MongoCopy, SupportsWith):
+class MongoStore(ExactActivity, MongoRead, MongoHistory, MongoCompat, MongoState, MongoErase, MongoCopy, MongoPrune, MongoUsage, MongoSection, SupportsWith):
     kind = "mongodb"
 
     def __init__(self, location, client, db_name, checkpoints, writes, *, writable, connect_timeout) -> None:
@@ -160,23 +167,18 @@ class MongoStore(MongoRead, MongoHistory, MongoCompat, MongoState, MongoErase, M
     def close(self) -> None:
         self.client.close()
 
-    @property
-    def db(self):
-        return self.client[self.db_name]
+    def _collection_options(self, db_name: str, names: list[str]) -> dict[str, dict | None]:
+        """Each collection found and its options (None: not readable without the listCollections
+        privilege; then a default collation is assumed possible)."""
+        from pymongo.errors import OperationFailure
 
-    @property
-    def checkpoints(self):
-        return self.db[self.checkpoints_name]
-
-    @property
-    def writes(self):
-        return self.db[self.writes_name]
-
-    def _collection_names(self, db_name: str, names: list[str]) -> set[str]:
-        res = self.client[db_name].command(
-            "listCollections", filter={"name": {"$in": names}}, nameOnly=True, authorizedCollections=True
-        )
-        return {c["name"] for c in res["cursor"]["firstBatch"]}
+        try:
+            res = self.client[db_name].command("listCollections", filter={"name": {"$in": names}})
+        except OperationFailure as exc:
+            if exc.code != 13:
+                raise
+            return {n: None for n in self._collection_names(db_name, names)}
+        return {c["name"]: c.get("options") or {} for c in res["cursor"]["firstBatch"]}
 
     @_driver_errors
     def _check(self) -> None:
@@ -187,7 +189,8 @@ class MongoStore(MongoRead, MongoHistory, MongoCompat, MongoState, MongoErase, M
                 f"no database in {self.location.display}",
                 hint=f"add it to the URL (mongodb://host/DATABASE); databases with a '{self.checkpoints_name}' collection: {listed}",
             )
-        have = self._collection_names(self.db_name, [self.checkpoints_name, self.writes_name])
+        have = self._collection_options(self.db_name, [self.checkpoints_name, self.writes_name])
+        self._plain_collections = frozenset(n for n, o in have.items() if o is not None and not o.get("collation"))
         missing = [n for n in (self.checkpoints_name, self.writes_name) if n not in have]
         if missing:
             raise StoreError(

@@ -2,21 +2,23 @@
 
 from __future__ import annotations
 
-import functools
-import time
 from collections.abc import Callable
 from typing import Any
 
 from symfonic_cli.errors import StoreError
 from symfonic_cli.stores.mongodb._common import (
+    MongoSection,
     _driver_errors,
     _field,
+    _key_eq,
+    _key_field,
     _loads_metadata,
+    _short,
     _string_literal,
 )
 
 
-class MongoCopy:
+class MongoCopy(MongoSection):
     """Migrate: export and import of whole threads."""
 
     # -- migrate (see the "migrate" section of stores/protocol.py)
@@ -34,9 +36,9 @@ class MongoCopy:
             ("checkpoints", self.checkpoints, self._CHECKPOINT_KEY, [("checkpoint_id", 1), ("checkpoint_ns", 1)]),
             ("writes", self.writes, self._WRITE_KEY, [("checkpoint_ns", 1), ("checkpoint_id", 1), ("task_id", 1), ("idx", 1)]),
         ):
-            for doc in coll.find({"thread_id": key}).sort(sort):
+            for doc in coll.find({"thread_id": _key_eq(key)}, collation=self._exact(coll)).sort(sort):
                 data = {k: _bson_value(v) for k, v in doc.items() if k not in ("_id", "thread_id", "created_at", *key_fields)}
-                rows.append(RawRow(table, tuple(doc.get(f) for f in key_fields), data))
+                rows.append(RawRow(table, _stored_key(doc, key_fields, f"a {table[:-1]} document of thread '{key}'"), data))
         return ThreadExport("mongodb", key, rows)
 
     @_driver_errors
@@ -57,7 +59,7 @@ class MongoCopy:
                 coll = self.writes if table == "writes" else self.checkpoints
                 fields = self._CHECKPOINT_KEY if table == "checkpoints" else self._WRITE_KEY
                 for d in docs[table]:
-                    if coll.find_one({"thread_id": key, **{f: d[f] for f in fields}}, {"_id": 1}, session=session):
+                    if coll.find_one({"thread_id": key, **{f: d[f] for f in fields}}, {"_id": 1}, session=session, collation=self._exact(coll)):
                         raise MigrationConflict(f"{table[:-1]} {d['checkpoint_id']} of thread '{key}' already exists in the target")
                 if docs[table]:
                     coll.insert_many(docs[table], ordered=True, session=session)
@@ -76,8 +78,10 @@ class MongoCopy:
 
         loads = ThreadDecoder().loads  # as SQLite and PostgreSQL: each stored message decoded once
         thread = DecodedThread(key, [], [])
-        for doc in self.checkpoints.find({"thread_id": _string_literal(key, "thread key")}, {"_id": 0}).sort([("checkpoint_id", 1), ("checkpoint_ns", 1)]):
-            cid, ns = _field(doc, "checkpoint_id", str, None), doc.get("checkpoint_ns", "")
+        key = _string_literal(key, "thread key")
+        found = self.checkpoints.find({"thread_id": _key_eq(key)}, {"_id": 0}, collation=self._exact(self.checkpoints))
+        for doc in found.sort([("checkpoint_id", 1), ("checkpoint_ns", 1)]):
+            ns, cid = _stored_key(doc, self._CHECKPOINT_KEY, f"a checkpoint document of thread '{key}'")
             what = f"checkpoint {cid} (ns '{ns}')"
             with collect_blocked() as blocked:
                 checkpoint = loads(_field(doc, "type", str, cid), _field(doc, "checkpoint", bytes, cid), what=what)
@@ -88,15 +92,16 @@ class MongoCopy:
                 raise StoreError(f"{what} does not decode to a checkpoint mapping")
             thread.checkpoints.append(DecodedCheckpoint(ns, cid, doc.get("parent_checkpoint_id") or None, checkpoint, metadata if isinstance(metadata, dict) else {}))
         sort = [("checkpoint_ns", 1), ("checkpoint_id", 1), ("task_path", 1), ("task_id", 1), ("idx", 1)]
-        for doc in self.writes.find({"thread_id": key}, {"_id": 0}).sort(sort):
-            cid, task_id, idx, channel = doc.get("checkpoint_id"), doc.get("task_id"), doc.get("idx"), doc.get("channel")
+        for doc in self.writes.find({"thread_id": _key_eq(key)}, {"_id": 0}, collation=self._exact(self.writes)).sort(sort):
+            ns, cid, task_id, idx = _stored_key(doc, self._WRITE_KEY, f"a write document of thread '{key}'")
+            channel = doc.get("channel")
             what = f"write {cid}/{task_id}/{idx} channel '{channel}'"
             value = doc.get("value")
             with collect_blocked() as blocked:
                 decoded = loads(doc.get("type"), bytes(value) if isinstance(value, (bytes, bytearray)) else None, what=what)
             if blocked:
                 thread.blocked[what] = sorted(blocked)
-            thread.writes.append(DecodedWrite(doc.get("checkpoint_ns", ""), cid, task_id, doc.get("task_path", "") or "", idx, channel, decoded))
+            thread.writes.append(DecodedWrite(ns, cid, task_id, doc.get("task_path", "") or "", idx, channel, decoded))
         return thread
 
     @_driver_errors
@@ -107,11 +112,12 @@ class MongoCopy:
         batches = write_batches(writes)
 
         def work(session) -> None:
+            exact = self._exact(self.checkpoints)
             for cp in checkpoints:
-                if self.checkpoints.find_one({"thread_id": key, "checkpoint_ns": cp.checkpoint_ns, "checkpoint_id": cp.checkpoint_id}, {"_id": 1}, session=session):
+                if self.checkpoints.find_one({"thread_id": key, "checkpoint_ns": cp.checkpoint_ns, "checkpoint_id": cp.checkpoint_id}, {"_id": 1}, session=session, collation=exact):
                     raise MigrationConflict(f"checkpoint {cp.checkpoint_id} appeared in the target")
             for w in writes:
-                if self.writes.find_one({"thread_id": key, **dict(zip(self._WRITE_KEY, w.key))}, {"_id": 1}, session=session):
+                if self.writes.find_one({"thread_id": key, **dict(zip(self._WRITE_KEY, w.key))}, {"_id": 1}, session=session, collation=self._exact(self.writes)):
                     raise MigrationConflict(f"write {w.checkpoint_id}/{w.task_id}/{w.idx} appeared in the target")
             saver = self._saver(session)
             for ns, cid, task_id, task_path, batch in batches:  # writes first, checkpoints after
@@ -123,22 +129,23 @@ class MongoCopy:
         self._in_transaction(work)
 
     def _saver(self, session):
-        """The real MongoDBSaver's writing code on our collections, bound to our session.
+        """The real MongoDBSaver's writing code on our collections, bound to our session, its
+        upserts turned into checked inserts (``_InsertOnly``).
 
         Built without its constructor, which would build indexes (the target has them)."""
         from langgraph.checkpoint.base import BaseCheckpointSaver
         from langgraph.checkpoint.mongodb import MongoDBSaver
         from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 
-        from symfonic_cli.codec.reuse import reusing
+        from symfonic_cli.codec.reuse import target_serializer
 
         saver = MongoDBSaver.__new__(MongoDBSaver)
         BaseCheckpointSaver.__init__(saver)
         saver.client, saver.db = self.client, self.db
-        saver.checkpoint_collection = _InSession(self.checkpoints, session)
-        saver.writes_collection = _InSession(self.writes, session)
+        saver.checkpoint_collection = _InsertOnly(self.checkpoints, session, ("thread_id", *self._CHECKPOINT_KEY), self._exact(self.checkpoints))
+        saver.writes_collection = _InsertOnly(self.writes, session, ("thread_id", *self._WRITE_KEY), self._exact(self.writes))
         saver.ttl = self._ttl()
-        saver.serde = reusing(JsonPlusSerializer())  # as SQLite and PostgreSQL: same bytes, shared messages encoded once
+        saver.serde = target_serializer(JsonPlusSerializer())  # as SQLite and PostgreSQL: same bytes, shared messages encoded once
         return saver
 
     def _ttl(self) -> int | None:
@@ -163,71 +170,74 @@ class MongoCopy:
             return
         self._transaction(work, before_commit=lambda: migrate_fault_point("before-commit"))
 
-    def _transaction(self, work: Callable[[Any], Any], *, before_commit: Callable[[], None] | None = None) -> Any:
-        """``work(session)`` in one multi-document transaction, retried as the driver spec says
-        when the server reports a transient conflict (e.g. a concurrent eraser)."""
-        from pymongo.errors import PyMongoError
 
-        deadline = time.monotonic() + TRANSACTION_RETRY_SECONDS
-        while True:
-            with self.client.start_session() as session:
-                session.start_transaction()
-                try:
-                    result = work(session)
-                    if before_commit is not None:
-                        before_commit()
-                    self._commit(session, deadline)
-                    return result
-                except PyMongoError as exc:
-                    _abort(session)
-                    if exc.has_error_label("TransientTransactionError") and time.monotonic() < deadline:
-                        time.sleep(0.05)
-                        continue
-                    raise
-                except BaseException:
-                    _abort(session)
-                    raise
+class _InsertOnly:
+    """The saver's collection for migrate: its upserts (``update_one``, ``bulk_write`` of
+    ``UpdateOne``) become inserts of the very documents they would create, each first looked up
+    by its unique key in the session, so a document the target holds fails the thread
+    (MigrationConflict) instead of being replaced. Nothing else of the collection is reachable."""
 
-    @staticmethod
-    def _commit(session, deadline: float) -> None:
-        from pymongo.errors import PyMongoError
-
-        while True:
-            try:
-                session.commit_transaction()
-                return
-            except PyMongoError as exc:
-                if exc.has_error_label("UnknownTransactionCommitResult") and time.monotonic() < deadline:
-                    continue
-                raise
-
-
-
-TRANSACTION_RETRY_SECONDS = 60
-
-
-def _abort(session) -> None:
-    from pymongo.errors import PyMongoError
-
-    if session.in_transaction:
-        try:
-            session.abort_transaction()
-        except PyMongoError:
-            pass  # the server drops it when the session ends
-
-
-class _InSession:
-    """A collection whose calls all run in one session (the saver takes no session argument)."""
-
-    def __init__(self, collection, session) -> None:
+    def __init__(self, collection, session, key_fields: tuple[str, ...], collation: dict | None) -> None:
         self._collection = collection
         self._session = session
+        self._key_fields = key_fields
+        self._collation = collation
 
-    def __getattr__(self, name: str):
-        attr = getattr(self._collection, name)
-        if callable(attr) and self._session is not None:
-            return functools.partial(attr, session=self._session)
-        return attr
+    def update_one(self, filter: dict, update: dict, upsert: bool = False, **_: Any) -> None:
+        self._insert([(filter, update, upsert)])
+
+    def bulk_write(self, operations, **_: Any) -> None:
+        from pymongo.operations import UpdateOne
+
+        if not all(isinstance(op, UpdateOne) for op in operations):
+            raise StoreError("the saver asked for a write that is not an upsert; migrate only inserts")
+        # pymongo keeps an operation's parts in these attributes (no public accessor).
+        self._insert([(op._filter, op._doc, op._upsert) for op in operations])
+
+    def _insert(self, upserts) -> None:
+        from pymongo.errors import BulkWriteError, DuplicateKeyError
+
+        from symfonic_cli.model.copy import MigrationConflict
+
+        docs = []
+        for flt, update, upsert in upserts:
+            if not upsert or not isinstance(update, dict) or set(update) - {"$set", "$setOnInsert"}:
+                raise StoreError("the saver asked for a write that is not an upsert; migrate only inserts")
+            key = {f: flt[f] for f in self._key_fields if f in flt}
+            if self._collection.find_one(key, {"_id": 1}, session=self._session, collation=self._collation):
+                raise MigrationConflict(
+                    f"the target already holds the document the saver would write under "
+                    f"{', '.join(f'{f} {v!r}' for f, v in key.items() if f != 'thread_id')}"
+                )
+            doc = dict(flt)
+            for part in update.values():
+                doc.update(part)
+            docs.append(doc)
+        if docs:
+            try:
+                self._collection.insert_many(docs, ordered=True, session=self._session)
+            except (DuplicateKeyError, BulkWriteError) as exc:
+                if isinstance(exc, BulkWriteError) and not any(e.get("code") == 11000 for e in exc.details.get("writeErrors", [])):
+                    raise
+                raise MigrationConflict("the target already holds a document the saver would write") from None
+
+
+def _stored_key(doc: dict, fields: tuple[str, ...], what: str) -> tuple:
+    """A document's key fields as the saver writes them (strings, an integer ``idx``); any other
+    shape fails the thread, naming the document, before it can be hashed or compared."""
+    cid = doc.get("checkpoint_id")
+    if isinstance(cid, str):
+        what += f" at checkpoint {cid}"
+    out = []
+    for f in fields:
+        if f == "idx":
+            idx = doc.get("idx")
+            if not isinstance(idx, int) or isinstance(idx, bool):
+                raise StoreError(f"{what} has an unexpected shape: 'idx' is {type(idx).__name__} ({_short(idx)}), not an integer")
+            out.append(idx)
+        else:
+            out.append(_key_field(doc, f, what))
+    return tuple(out)
 
 
 def _bson_value(value: Any) -> Any:

@@ -7,8 +7,10 @@ from collections.abc import Callable
 from symfonic_cli.errors import StoreError
 from symfonic_cli.stores._common import PerThreadErase
 from symfonic_cli.stores.mongodb._common import (
-    BINARY,
+    A_KEY,
+    MongoSection,
     _driver_errors,
+    _key_eq,
     _string_literal,
     _prefix_range,
 )
@@ -19,7 +21,7 @@ if TYPE_CHECKING:
     from symfonic_cli.model.erase import ExtraTable, ThreadErasePlan
 
 
-class MongoErase(PerThreadErase):
+class MongoErase(PerThreadErase, MongoSection):
     """Thread erase: plan, cascade, delete and verify."""
 
     # -- erase
@@ -36,8 +38,8 @@ class MongoErase(PerThreadErase):
             # None: a null or absent field (how the deployment stores a missing sub-tenant)
             flt = None if pairs is None else {_string_literal(col, "field"): (None if val is None else _string_literal(val, "value")) for col, val in pairs}
             out.append((table.name, self.db[table.name], flt))
-        out.append((self.writes_name, self.writes, {"thread_id": key}))
-        out.append((self.checkpoints_name, self.checkpoints, {"thread_id": key}))
+        out.append((self.writes_name, self.writes, {"thread_id": _key_eq(key)}))
+        out.append((self.checkpoints_name, self.checkpoints, {"thread_id": _key_eq(key)}))
         return out
 
     @_driver_errors
@@ -78,13 +80,15 @@ class MongoErase(PerThreadErase):
             raise StoreError(f"the user of {self.location.display} has only read roles ({', '.join(sorted(roles))})")
 
     @_driver_errors
-    def thread_keys_with_prefix(self, prefix: str) -> list[str]:
-        match = {"thread_id": _prefix_range(_string_literal(prefix, "prefix"))} if prefix else {}
+    def thread_keys_with_prefix(self, prefix: str, *, limit: int | None = None) -> list[str]:
+        match = {"thread_id": _prefix_range(_string_literal(prefix, "prefix")) if prefix else A_KEY}
         keys: set[str] = set()
         for coll in (self.checkpoints, self.writes):
-            pipeline = ([{"$match": match}] if match else []) + [{"$group": {"_id": "$thread_id"}}]
-            keys.update(d["_id"] for d in coll.aggregate(pipeline, collation=BINARY) if isinstance(d["_id"], str))
-        return sorted(keys)  # code point order is UTF-8 byte order
+            pipeline = [{"$match": match}, {"$group": {"_id": "$thread_id"}}]
+            if limit is not None:
+                pipeline += [{"$sort": {"_id": 1}}, {"$limit": limit}]
+            keys.update(d["_id"] for d in coll.aggregate(pipeline, collation=self._exact(coll)) if isinstance(d["_id"], str))
+        return sorted(keys)[:limit]  # code point order is UTF-8 byte order
 
     @_driver_errors
     def erase_plan(self, key: str, extra: tuple[ExtraTable, ...]) -> ThreadErasePlan:
@@ -96,6 +100,30 @@ class MongoErase(PerThreadErase):
         return ThreadErasePlan(
             key, rows, summary.first_checkpoint_id if summary else None, summary.last_checkpoint_id if summary else None
         )
+
+    def _recheck_activity(self, key: str, session) -> tuple:
+        """Inside the transaction: the greatest ordered id, and ``(id, ts)`` of every other checkpoint
+        (its ``ts`` from the blob's head), for model/erase.py's check_still_idle."""
+        import re
+
+        from symfonic_cli.clock import ORDERED_ID_REGEX
+        from symfonic_cli.codec.msgpack_head import NeedMore, checkpoint_blob_head
+
+        ordered = re.compile(ORDERED_ID_REGEX)
+        newest = self.checkpoints.find({"thread_id": _key_eq(key), "checkpoint_id": {"$regex": ordered}}, {"checkpoint_id": 1},
+                                       session=session, collation=self._exact(self.checkpoints))
+        last = next(iter(newest.sort("checkpoint_id", -1).limit(1)), {}).get("checkpoint_id")
+        odd = []
+        for doc in self.checkpoints.find({"thread_id": _key_eq(key), "checkpoint_id": {"$not": ordered}}, {"checkpoint_id": 1, "type": 1, "checkpoint": 1},
+                                         session=session, collation=self._exact(self.checkpoints)):
+            ts = None
+            if doc.get("type") == "msgpack" and isinstance(doc.get("checkpoint"), bytes):
+                try:
+                    ts = checkpoint_blob_head(doc["checkpoint"])[0]
+                except (NeedMore, ValueError):
+                    ts = None
+            odd.append((doc.get("checkpoint_id"), ts))
+        return (last if isinstance(last, str) else None), odd
 
     @_driver_errors
     def erase_thread(
@@ -116,11 +144,10 @@ class MongoErase(PerThreadErase):
         def run(session) -> dict[str, int]:
             deleted: dict[str, int] = {}
             if idle_before is not None:
-                newest = self.checkpoints.find({"thread_id": key}, {"checkpoint_id": 1}, session=session, collation=BINARY)
-                last = next(iter(newest.sort("checkpoint_id", -1).limit(1)), {}).get("checkpoint_id")
-                check_still_idle(key, last if isinstance(last, str) else None, idle_before)
+                last, odd = self._recheck_activity(key, session)
+                check_still_idle(key, last, idle_before, odd)
             for name, coll, flt in cascade:
-                deleted[name] = coll.delete_many(flt, session=session, collation=BINARY).deleted_count if flt is not None else 0
+                deleted[name] = coll.delete_many(flt, session=session, collation=self._exact(coll)).deleted_count if flt is not None else 0
                 if between is not None:
                     between(name)
             check_against_plan(expected, deleted, extra)  # inside the transaction: aborted on a difference

@@ -2,16 +2,18 @@
 
 from __future__ import annotations
 
-import heapq
 from collections.abc import Iterator
 
 from symfonic_cli.errors import StoreError
 from symfonic_cli.stores.mongodb._common import (
+    MongoSection,
     _driver_errors,
     _driver_errors_iter,
     _field,
+    _key_eq,
     _key_field,
     _leaf,
+    _short,
     _string_literal,
 )
 
@@ -22,7 +24,7 @@ if TYPE_CHECKING:
     from symfonic_cli.model.history import CheckpointFacts, WriteChannel
 
 
-class MongoHistory:
+class MongoHistory(MongoSection):
     """Thread history and diff: checkpoint metadata and write channels, no value decoded."""
 
     # -- history (protocol docstrings in stores/protocol.py): metadata and write channels, no value decoded
@@ -40,7 +42,7 @@ class MongoHistory:
             except StoreError:  # odd metadata: shown as unknown
                 source = step = writes = None
             yield CheckpointFacts(
-                doc.get("checkpoint_ns", ""), cid, source if isinstance(source, str) else None,
+                _key_field(doc, "checkpoint_ns"), cid, source if isinstance(source, str) else None,
                 step if isinstance(step, int) and not isinstance(step, bool) else None, writes,
             )
 
@@ -49,19 +51,22 @@ class MongoHistory:
         from symfonic_cli.model.history import WriteChannel
 
         fields = {"_id": 0, "checkpoint_ns": 1, "checkpoint_id": 1, "task_id": 1, "task_path": 1, "idx": 1, "channel": 1}
-        for doc in self.writes.find({"thread_id": _string_literal(key, "thread key")}, fields):
-            path = doc.get("task_path")
+        for doc in self.writes.find({"thread_id": _key_eq(key)}, fields, collation=self._exact(self.writes)):
+            path, idx = doc.get("task_path"), doc.get("idx")
+            what = f"a write document of thread '{key}'"
+            if not isinstance(idx, int) or isinstance(idx, bool):
+                raise StoreError(f"{what} has an unexpected shape: 'idx' is {type(idx).__name__} ({_short(idx)}), not an integer")
             yield WriteChannel(
-                doc.get("checkpoint_ns", ""), doc.get("checkpoint_id"), doc.get("task_id"),
-                path if isinstance(path, str) else "", doc.get("idx"), doc.get("channel"),
+                _key_field(doc, "checkpoint_ns", what), _key_field(doc, "checkpoint_id", what), _key_field(doc, "task_id", what),
+                path if isinstance(path, str) else "", idx, doc.get("channel"),
             )
 
     @_driver_errors
     def checkpoint_ids(self, key: str) -> list[tuple[str, str]]:
         fields = {"_id": 0, "checkpoint_ns": 1, "checkpoint_id": 1}
         return [
-            (doc.get("checkpoint_ns", ""), doc.get("checkpoint_id"))
-            for doc in self.checkpoints.find({"thread_id": _string_literal(key, "thread key")}, fields)
+            (_key_field(doc, "checkpoint_ns"), doc.get("checkpoint_id"))
+            for doc in self.checkpoints.find({"thread_id": _key_eq(key)}, fields, collation=self._exact(self.checkpoints))
             if isinstance(doc.get("checkpoint_id"), str)
         ]
 
@@ -70,35 +75,14 @@ class MongoHistory:
         from symfonic_cli.model.checkpoint import MessageState
 
         query = {
-            "thread_id": _string_literal(key, "thread key"),
+            "thread_id": _key_eq(key),
             "checkpoint_ns": _string_literal(checkpoint_ns, "namespace"),
             "checkpoint_id": _string_literal(checkpoint_id, "checkpoint id"),
         }
-        doc = self.checkpoints.find_one(query, {"_id": 0, "type": 1, "checkpoint": 1})
+        doc = self.checkpoints.find_one(query, {"_id": 0, "type": 1, "checkpoint": 1}, collation=self._exact(self.checkpoints))
         if doc is None:
             return None
         return MessageState(
             checkpoint_ns, checkpoint_id, None, checkpoint_id, "checkpoint",
             _field(doc, "type", str, checkpoint_id), _field(doc, "checkpoint", bytes, checkpoint_id),
         )
-
-    def _thread_docs(self, key: str, fields: dict, *, descending: bool) -> Iterator[dict]:
-        """A thread's checkpoint documents ordered by checkpoint_id over every namespace: one
-        index-ordered cursor per namespace, merged here (no server-side sort of whole blobs)."""
-        key = _string_literal(key, "thread key")
-        namespaces = sorted(
-            _key_field({"checkpoint_ns": d["_id"]}, "checkpoint_ns")
-            for d in self.checkpoints.aggregate([{"$match": {"thread_id": key}}, {"$group": {"_id": "$checkpoint_ns"}}])
-        )
-        order = -1 if descending else 1
-        cursors = [
-            self.checkpoints.find({"thread_id": key, "checkpoint_ns": _string_literal(ns, "namespace")}, fields).sort(
-                [("thread_id", 1), ("checkpoint_ns", 1), ("checkpoint_id", order)]
-            )
-            for ns in namespaces
-        ]
-        try:
-            yield from heapq.merge(*cursors, key=lambda d: str(d.get("checkpoint_id")), reverse=descending)
-        finally:
-            for c in cursors:
-                c.close()

@@ -5,13 +5,17 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
+from symfonic_cli.clock import ORDERED_ID_REGEX
+from symfonic_cli.codec.msgpack_head import encrypted_blob_head
 from symfonic_cli.errors import StoreError
 from symfonic_cli.model.listing import StoreInfo, ThreadSummary
 from symfonic_cli.stores.mongodb._common import (
-    BINARY,
+    A_KEY,
+    MongoSection,
     _driver_errors,
     _driver_errors_iter,
     _field,
+    _key_eq,
     _key_field,
     _leaf,
     _loads_metadata,
@@ -27,78 +31,72 @@ if TYPE_CHECKING:
     from symfonic_cli.model.checkpoint import CheckpointHead, CheckpointRecord, MessageState, MessageWrite
 
 
-class MongoRead:
+# True for a group holding an id that is not in the ordered form (clock.is_ordered_id).
+_ODD = {"$max": {"$cond": [
+    {"$and": [{"$eq": [{"$type": "$checkpoint_id"}, "string"]}, {"$regexMatch": {"input": "$checkpoint_id", "regex": ORDERED_ID_REGEX}}]},
+    False, True,
+]}}
+
+
+def _bounds(last_before: str | None, last_from: str | None) -> dict:
+    window: dict = {}
+    if last_before is not None:
+        window["$lt"] = last_before
+    if last_from is not None:
+        window["$gte"] = last_from
+    return window
+
+
+class MongoRead(MongoSection):
     """What is in the store, one thread, and the transcript reads (timestamps from blob heads)."""
+
+    # MongoDBSaver's get_tuple lists a checkpoint's writes in the order the server returns them
+    # (no sort), and its DeltaChannel rebuild replays them so: iter_message_writes keeps that order.
+    writes_replay_order = "stored"
 
     # -- what is in the store
 
+    # Listing rows, pages and counts by last activity; stores/activity.py makes them exact by instant.
+
     @_driver_errors_iter
-    def list_threads(
-        self,
-        *,
-        tenant: str | None = None,
-        sub_tenant: str | None = None,
-        limit: int | None = None,
-        last_before: str | None = None,
-        last_from: str | None = None,
-    ) -> Iterator[ThreadSummary]:
-        pipeline: list[dict] = []
+    def _thread_rows(self, tenant, sub_tenant, limit, last_before, last_from) -> Iterator[ThreadSummary]:
+        # Only string keys are keys: a thread_id of another type (an array matches each of its
+        # elements) is no thread's key (store info's anomalies count them).
+        keys: dict = dict(A_KEY)
         if tenant is not None:
-            pipeline.append({"$match": {"thread_id": _prefix_range(tenant_prefix(_string_literal(tenant, "tenant"), sub_tenant))}})
-            # only a filtered listing needs it: the unfiltered $group compares nothing
-            kwargs = {"collation": BINARY}
-        else:
-            kwargs = {}
-        pipeline += [
-            {"$group": {"_id": "$thread_id", "n": {"$sum": 1}, "first": {"$min": "$checkpoint_id"}, "last": {"$max": "$checkpoint_id"}}},
+            keys.update(_prefix_range(tenant_prefix(_string_literal(tenant, "tenant"), sub_tenant)))
+        pipeline: list[dict] = [
+            {"$match": {"thread_id": keys}},
+            {"$group": {"_id": "$thread_id", "n": {"$sum": 1}, "first": {"$min": "$checkpoint_id"}, "last": {"$max": "$checkpoint_id"}, "odd": _ODD}},
         ]
-        # Retention windows (retention/window.py): bounds on the greatest checkpoint id.
-        window: dict = {}
-        if last_before is not None:
-            window["$lt"] = last_before
-        if last_from is not None:
-            window["$gte"] = last_from
+        window = _bounds(last_before, last_from)
         if window:
-            pipeline.append({"$match": {"last": {"$type": "string", **window}}})
-        pipeline.append({"$sort": {"last": -1, "_id": 1}})
+            pipeline.append({"$match": {"$or": [{"odd": True}, {"last": {"$type": "string", **window}}]}})
+        pipeline.append({"$sort": {"odd": -1, "last": -1, "_id": 1}})
         if limit is not None:
             if limit == 0:
                 return
             pipeline.append({"$limit": int(limit)})
-        for doc in self.checkpoints.aggregate(pipeline, **kwargs):
-            yield _summary(doc, doc["_id"])
+        for doc in self.checkpoints.aggregate(pipeline, collation=self._exact(self.checkpoints)):
+            yield _summary(doc, doc["_id"])._replace(odd=bool(doc.get("odd")))
 
     @_driver_errors
-    def window_keys(self, *, tenant: str | None = None, sub_tenant: str | None = None, last_before: str | None = None,
-                    last_from: str | None = None, after: str | None = None, limit: int = 500) -> list[str]:
-        """One page of a retention sweep: the keys (binary order, after ``after``) of the threads whose
-        greatest checkpoint id is < ``last_before`` / >= ``last_from`` (keyset pagination)."""
-        pipeline = self._window_pipeline(tenant, sub_tenant, last_before, last_from, after)
+    def _window_page(self, tenant, sub_tenant, last_before, last_from, after, limit, odd, upto=None) -> list[str]:
+        """Keyset pagination, binary order."""
+        pipeline = self._window_pipeline(tenant, sub_tenant, last_before, last_from, after, odd, upto)
         pipeline += [{"$sort": {"_id": 1}}, {"$limit": int(limit)}, {"$project": {"_id": 1}}]
-        return [doc["_id"] for doc in self.checkpoints.aggregate(pipeline, **self._binary_order())]
-
-    def _binary_order(self) -> dict:
-        """The aggregate option that makes ``$gt`` and ``$sort`` agree in byte order: none for a
-        collection without a default collation (binary already; some wire-compatible servers
-        sort case-insensitively when "simple" is named), else the simple collation."""
-        if getattr(self, "_default_collation", None) is None:
-            try:
-                self._default_collation = bool(self.checkpoints.options().get("collation"))
-            except Exception:  # no listCollections right: ask for binary explicitly
-                self._default_collation = True
-        return {"collation": BINARY} if self._default_collation else {}
+        # The collation makes $gt and $sort agree in byte order.
+        return [doc["_id"] for doc in self.checkpoints.aggregate(pipeline, collation=self._exact(self.checkpoints))]
 
     @_driver_errors
-    def window_count(self, *, tenant: str | None = None, sub_tenant: str | None = None, last_before: str | None = None,
-                     last_from: str | None = None) -> int:
-        """How many threads ``window_keys`` pages through, counted in the database."""
-        pipeline = self._window_pipeline(tenant, sub_tenant, last_before, last_from, None) + [{"$count": "n"}]
-        for doc in self.checkpoints.aggregate(pipeline, **self._binary_order()):
+    def _window_tally(self, tenant, sub_tenant, last_before, last_from) -> int:
+        pipeline = self._window_pipeline(tenant, sub_tenant, last_before, last_from, None, False) + [{"$count": "n"}]
+        for doc in self.checkpoints.aggregate(pipeline, collation=self._exact(self.checkpoints)):
             return int(doc["n"])
         return 0
 
-    def _window_pipeline(self, tenant, sub_tenant, last_before, last_from, after) -> list[dict]:
-        match: dict = {"$type": "string"}
+    def _window_pipeline(self, tenant, sub_tenant, last_before, last_from, after, odd, upto=None) -> list[dict]:
+        match: dict = dict(A_KEY)
         if tenant is not None:
             match.update(_prefix_range(tenant_prefix(_string_literal(tenant, "tenant"), sub_tenant)))
         if after is not None:
@@ -108,36 +106,35 @@ class MongoRead:
             else:
                 match.pop("$gte", None)
                 match["$gt"] = lower
-        window: dict = {"$type": "string"}
-        if last_before is not None:
-            window["$lt"] = last_before
-        if last_from is not None:
-            window["$gte"] = last_from
+        if upto is not None:
+            upper = _string_literal(upto, "thread key")
+            if "$lt" in match and match["$lt"] <= upper:
+                pass  # the prefix's upper end is already below it
+            else:
+                match.pop("$lt", None)
+                match["$lte"] = upper
+        kept: dict = {"odd": True} if odd else {"odd": False, "last": {"$type": "string", **_bounds(last_before, last_from)}}
         return [
             {"$match": {"thread_id": match}},
-            {"$group": {"_id": "$thread_id", "last": {"$max": "$checkpoint_id"}}},
-            {"$match": {"last": window}},
+            {"$group": {"_id": "$thread_id", "last": {"$max": "$checkpoint_id"}, "odd": _ODD}},
+            {"$match": kept},
         ]
 
     @_driver_errors
     def thread_summary(self, key: str) -> ThreadSummary | None:
         pipeline = [
-            {"$match": {"thread_id": _string_literal(key, "thread key")}},
+            {"$match": {"thread_id": _key_eq(key)}},
             {"$group": {"_id": None, "n": {"$sum": 1}, "first": {"$min": "$checkpoint_id"}, "last": {"$max": "$checkpoint_id"}}},
         ]
-        for doc in self.checkpoints.aggregate(pipeline, collation=BINARY):
+        for doc in self.checkpoints.aggregate(pipeline, collation=self._exact(self.checkpoints)):
             if doc["n"]:
                 return _summary(doc, key)
         return None
 
-    def _count(self, collection, match: dict | None = None) -> int:
-        pipeline = ([{"$match": match}] if match else []) + [{"$count": "n"}]
-        for doc in collection.aggregate(pipeline, collation=BINARY):
-            return int(doc["n"])
-        return 0
-
     def _distinct_count(self, collection, field: str) -> int:
-        for doc in collection.aggregate([{"$group": {"_id": f"${field}"}}, {"$count": "n"}]):
+        # Keys are strings: other values (an array thread_id) are no thread's key.
+        pipeline = [{"$match": {field: A_KEY}}, {"$group": {"_id": f"${field}"}}, {"$count": "n"}]
+        for doc in collection.aggregate(pipeline, collation=self._exact(collection)):
             return int(doc["n"])
         return 0
 
@@ -147,7 +144,7 @@ class MongoRead:
 
         stats: dict[str, Any] = {}
         try:
-            for doc in collection.aggregate([{"$collStats": {"storageStats": {}}}]):
+            for doc in collection.aggregate([{"$collStats": {"storageStats": {}}}], collation=None):  # no key compared
                 stats = doc.get("storageStats") or {}
         except OperationFailure:
             stats = {}
@@ -178,19 +175,49 @@ class MongoRead:
                 warnings.append(
                     f"collection '{coll.name}' lacks the saver's index {_key_text(dict(wanted))}: every read is a full collection scan"
                 )
+        for role, coll in (("checkpoint", self.checkpoints), ("write", self.writes)):
+            keyless = self._count(coll, {"$nor": [{"thread_id": A_KEY}]})
+            if keyless:
+                warnings.append(
+                    f"{keyless} {role} document{'s' if keyless != 1 else ''} in '{coll.name}' "
+                    f"{'have' if keyless != 1 else 'has'} a thread_id that is not a string (an array, say): no thread's key, never read as part of a thread"
+                )
         details["namespaces"] = namespaces
         details["schema variant"] = "MongoDBSaver (checkpoint blob, metadata key by key)"
         details["server version"] = self.client.admin.command("buildInfo").get("version")
         details["transactions"] = "supported" if self._supports_transactions() else "not supported (standalone server)"
+        census = self.encryption_census()
+        details["encryption"] = census.describe()
+        if census.finding():
+            details["finding: plaintext values"] = census.finding()
         if warnings:
             details["warning"] = "; ".join(warnings)
         return StoreInfo("mongodb", self.location.display, threads, checkpoints, writes, details)
 
-    def _supports_transactions(self) -> bool:
-        if self._transactions is None:
-            hello = self.client.admin.command("hello")
-            self._transactions = bool(hello.get("setName") or hello.get("msg") == "isdbgrid") and "logicalSessionTimeoutMinutes" in hello
-        return self._transactions
+    @_driver_errors
+    def encryption_census(self):
+        """Checkpoints and writes by encryption (``model/encryption.py``), grouped on the server."""
+        from symfonic_cli.model.encryption import EncryptionCensus
+
+        is_enc = {"$gte": [{"$indexOfCP": [{"$ifNull": ["$type", ""]}, "+"]}, 0]}
+        enc = plain = 0
+        for coll in (self.checkpoints, self.writes):
+            for row in coll.aggregate([{"$match": {"type": {"$type": "string"}}}, {"$group": {"_id": is_enc, "n": {"$sum": 1}}}],
+                                      collation=self._exact(coll)):
+                if row["_id"]:
+                    enc += row["n"]
+                else:
+                    plain += row["n"]
+        first: set[str] = set()
+        if enc and plain:
+            for coll in (self.checkpoints, self.writes):
+                for row in coll.aggregate([
+                    {"$match": {"type": {"$type": "string"}}}, {"$match": {"$expr": {"$not": [is_enc]}}},
+                    {"$group": {"_id": "$checkpoint_id"}}, {"$sort": {"_id": 1}}, {"$limit": 5},
+                ], collation=self._exact(coll)):
+                    if isinstance(row["_id"], str):
+                        first.add(row["_id"])
+        return EncryptionCensus(enc, plain, tuple(sorted(first)[:5]))
 
     # -- one thread
 
@@ -206,10 +233,10 @@ class MongoRead:
         from symfonic_cli.codec.strict import collect_blocked, loads
         from symfonic_cli.model.checkpoint import CheckpointRecord
 
-        query = {"thread_id": _string_literal(key, "thread key"), "checkpoint_ns": _string_literal(checkpoint_ns, "namespace")}
+        query = {"thread_id": _key_eq(key), "checkpoint_ns": _string_literal(checkpoint_ns, "namespace")}
         if checkpoint_id is not None:
             query["checkpoint_id"] = _string_literal(checkpoint_id, "checkpoint id")
-        doc = self.checkpoints.find_one(query, _CHECKPOINT_FIELDS, sort=[("checkpoint_id", -1)])
+        doc = self.checkpoints.find_one(query, _CHECKPOINT_FIELDS, sort=[("checkpoint_id", -1)], collation=self._exact(self.checkpoints))
         if doc is None:
             return None
         cid = _field(doc, "checkpoint_id", str, None)
@@ -236,23 +263,25 @@ class MongoRead:
     def iter_message_states(self, key: str) -> Iterator[MessageState]:
         from symfonic_cli.model.checkpoint import MessageState
 
-        fields = {"_id": 0, "checkpoint_ns": 1, "checkpoint_id": 1, "type": 1, "checkpoint": 1}
+        fields = {"_id": 0, "checkpoint_ns": 1, "checkpoint_id": 1, "type": 1, "checkpoint": 1, "parent_checkpoint_id": 1}
         for doc in self._thread_docs(key, fields, descending=True):
             cid = _field(doc, "checkpoint_id", str, None)
+            parent = doc.get("parent_checkpoint_id")
             yield MessageState(
                 _key_field(doc, "checkpoint_ns"), cid, None, cid, "checkpoint",
                 _field(doc, "type", str, cid), _field(doc, "checkpoint", bytes, cid),
+                parent if isinstance(parent, str) and parent else None,
             )
 
     @_driver_errors
     def read_message_state(self, key: str, *, checkpoint_id: str | None = None) -> MessageState | None:
         from symfonic_cli.model.checkpoint import MessageState
 
-        query = {"thread_id": _string_literal(key, "thread key"), "checkpoint_ns": ""}
+        query = {"thread_id": _key_eq(key), "checkpoint_ns": ""}
         if checkpoint_id is not None:
             query["checkpoint_id"] = _string_literal(checkpoint_id, "checkpoint id")
         fields = {"_id": 0, "checkpoint_id": 1, "type": 1, "checkpoint": 1}
-        doc = self.checkpoints.find_one(query, fields, sort=[("checkpoint_id", -1)])
+        doc = self.checkpoints.find_one(query, fields, sort=[("checkpoint_id", -1)], collation=self._exact(self.checkpoints))
         if doc is None:
             return None
         cid = _field(doc, "checkpoint_id", str, None)
@@ -269,7 +298,9 @@ class MongoRead:
         for doc in self._thread_docs(key, fields, descending=False):
             cid = _field(doc, "checkpoint_id", str, None)
             ts = count = None
-            if doc.get("type") == "msgpack" and isinstance(doc.get("checkpoint"), bytes):
+            if doc.get("type") == "msgpack+aes" and isinstance(doc.get("checkpoint"), bytes):
+                ts, count = encrypted_blob_head(doc["type"], doc["checkpoint"])
+            elif doc.get("type") == "msgpack" and isinstance(doc.get("checkpoint"), bytes):
                 try:
                     ts, count = checkpoint_blob_head(doc["checkpoint"])
                 except (NeedMore, ValueError):
@@ -290,14 +321,16 @@ class MongoRead:
     def iter_message_writes(self, key: str) -> Iterator["MessageWrite"]:
         from symfonic_cli.model.checkpoint import MessageWrite
 
-        fields = {"_id": 0, "checkpoint_ns": 1, "checkpoint_id": 1, "task_id": 1, "idx": 1, "type": 1, "value": 1}
-        for doc in self.writes.find({"thread_id": _string_literal(key, "thread key"), "channel": "messages"}, fields):
+        fields = {"_id": 0, "checkpoint_ns": 1, "checkpoint_id": 1, "task_id": 1, "idx": 1, "type": 1, "value": 1, "task_path": 1}
+        query = {"thread_id": _key_eq(key), "channel": "messages"}
+        for doc in self.writes.find(query, fields, collation=self._exact(self.writes)):
             value = doc.get("value")
             idx, type_ = doc.get("idx"), doc.get("type")
             yield MessageWrite(
                 _key_field(doc, "checkpoint_ns"), _key_field(doc, "checkpoint_id"), _key_field(doc, "task_id"),
                 idx if isinstance(idx, int) else None, type_ if isinstance(type_, str) else None,
                 bytes(value) if isinstance(value, (bytes, bytearray)) else None,
+                doc["task_path"] if isinstance(doc.get("task_path"), str) else "",
             )
 
 

@@ -6,9 +6,12 @@ from collections.abc import Iterator
 
 from symfonic_cli.errors import StoreError
 from symfonic_cli.stores.mongodb._common import (
+    A_KEY,
+    MongoSection,
     _driver_errors,
     _driver_errors_iter,
     _field,
+    _key_eq,
     _leaf,
     _string_literal,
     _prefix_range,
@@ -21,7 +24,7 @@ if TYPE_CHECKING:
     from symfonic_cli.model.run_state import ThreadRunRows
 
 
-class MongoState:
+class MongoState(MongoSection):
     """Run state (thread show, threads list --status/--with-size): latest checkpoints, pending writes, sizes."""
 
     # -- run state (``thread show``; see stores/protocol.py): the latest document per namespace,
@@ -36,24 +39,25 @@ class MongoState:
         )
 
         key = _string_literal(key, "thread key")
+        exact = self._exact(self.checkpoints)
         totals = list(self.checkpoints.aggregate([
-            {"$match": {"thread_id": key}},
+            {"$match": {"thread_id": _key_eq(key)}},
             {"$group": {"_id": None, "n": {"$sum": 1}, "ns": {"$addToSet": "$checkpoint_ns"}, "first": {"$min": "$checkpoint_id"},
                         "last": {"$max": "$checkpoint_id"}, "size": {"$sum": {"$bsonSize": "$$ROOT"}}}},
-        ]))
+        ], collation=exact))
         if not totals or not totals[0].get("n"):
             return None
         t = totals[0]
         size = int(t.get("size") or 0)
         wsize = list(self.writes.aggregate([
-            {"$match": {"thread_id": key}}, {"$group": {"_id": None, "size": {"$sum": {"$bsonSize": "$$ROOT"}}}},
-        ]))
+            {"$match": {"thread_id": _key_eq(key)}}, {"$group": {"_id": None, "size": {"$sum": {"$bsonSize": "$$ROOT"}}}},
+        ], collation=self._exact(self.writes)))
         if wsize:
             size += int(wsize[0].get("size") or 0)
         latest = []
         fields = {"_id": 0, "checkpoint_ns": 1, "checkpoint_id": 1, "type": 1, "checkpoint": 1, "metadata": 1}
         for ns in sorted(n for n in t.get("ns") or [] if isinstance(n, str)):
-            doc = self.checkpoints.find_one({"thread_id": key, "checkpoint_ns": ns}, fields, sort=[("checkpoint_id", -1)])
+            doc = self.checkpoints.find_one({"thread_id": _key_eq(key), "checkpoint_ns": ns}, fields, sort=[("checkpoint_id", -1)], collation=exact)
             if doc is None:
                 continue
             cid = _field(doc, "checkpoint_id", str, None)
@@ -67,8 +71,8 @@ class MongoState:
         writes = []
         for l in latest:
             for doc in self.writes.find(
-                {"thread_id": key, "checkpoint_ns": _string_literal(l.checkpoint_ns, "namespace"), "checkpoint_id": _string_literal(l.checkpoint_id, "checkpoint id")},
-                {"_id": 0, "task_id": 1, "task_path": 1, "idx": 1, "channel": 1, "type": 1, "value": 1},
+                {"thread_id": _key_eq(key), "checkpoint_ns": _string_literal(l.checkpoint_ns, "namespace"), "checkpoint_id": _string_literal(l.checkpoint_id, "checkpoint id")},
+                {"_id": 0, "task_id": 1, "task_path": 1, "idx": 1, "channel": 1, "type": 1, "value": 1}, collation=self._exact(self.writes),
             ).sort([("task_id", 1), ("idx", 1)]):
                 value = doc.get("value")
                 channel = doc.get("channel")
@@ -97,22 +101,25 @@ class MongoState:
         from symfonic_cli.model.run_state import ThreadRunState
         from symfonic_cli.model.run_status import status_from_tail
 
-        match = {"thread_id": _prefix_range(_string_literal(prefix, "prefix"))} if prefix else {}
+        match = {"thread_id": _prefix_range(_string_literal(prefix, "prefix")) if prefix else A_KEY}
+        # In byte order (a default collation would fold and reorder keys): the merges below
+        # compare keys in Python, as the server sorted them.
+        cp_exact, w_exact = self._exact(self.checkpoints), self._exact(self.writes)
         group: dict = {"_id": "$thread_id", "n": {"$sum": 1}, "first": {"$min": "$checkpoint_id"}, "last": {"$max": "$checkpoint_id"}}
         if with_size:
             group["size"] = {"$sum": {"$bsonSize": "$$ROOT"}}
-        summary = self.checkpoints.aggregate([{"$match": match}, {"$group": group}, {"$sort": {"_id": 1}}], allowDiskUse=True)
+        summary = self.checkpoints.aggregate([{"$match": match}, {"$group": group}, {"$sort": {"_id": 1}}], allowDiskUse=True, collation=cp_exact)
         write_sizes = None
         if with_size:
             write_sizes = self.writes.aggregate([
                 {"$match": match}, {"$group": {"_id": "$thread_id", "size": {"$sum": {"$bsonSize": "$$ROOT"}}}}, {"$sort": {"_id": 1}},
-            ], allowDiskUse=True)
+            ], allowDiskUse=True, collation=w_exact)
         latest = None
         if with_status:
             latest = self.checkpoints.aggregate([
                 {"$match": {**match, "checkpoint_ns": ""}}, {"$group": {"_id": "$thread_id", "cid": {"$max": "$checkpoint_id"}}},
                 {"$sort": {"_id": 1}},
-            ], allowDiskUse=True)
+            ], allowDiskUse=True, collation=cp_exact)
         nxt_size = next(write_sizes, None) if write_sizes is not None else None
         nxt_latest = next(latest, None) if latest is not None else None
         batch: list[tuple[dict, str | None]] = []
@@ -129,9 +136,7 @@ class MongoState:
                     nxt_size = next(write_sizes, None)
             doc["size"] = size
             cid = None
-            if latest is not None:
-                while nxt_latest is not None and str(nxt_latest["_id"]) < key:
-                    nxt_latest = next(latest, None)
+            if latest is not None:  # its keys are some of summary's, in the same order
                 if nxt_latest is not None and nxt_latest["_id"] == key:
                     cid = nxt_latest.get("cid") if isinstance(nxt_latest.get("cid"), str) else None
                     nxt_latest = next(latest, None)
@@ -145,11 +150,12 @@ class MongoState:
     def _run_batch(self, batch, with_size, with_status, ThreadRunState, status_from_tail):
         docs: dict[str, dict] = {}
         flags: dict[str, dict] = {}
-        pairs = [{"thread_id": d["_id"], "checkpoint_ns": "", "checkpoint_id": cid} for d, cid in batch if cid is not None]
+        pairs = [{"thread_id": _key_eq(d["_id"]), "checkpoint_ns": "", "checkpoint_id": cid} for d, cid in batch if cid is not None]
         if with_status and pairs:
-            for doc in self.checkpoints.find({"$or": pairs}, {"_id": 0, "thread_id": 1, "checkpoint_id": 1, "type": 1, "checkpoint": 1, "metadata.step": 1}):
+            fields = {"_id": 0, "thread_id": 1, "checkpoint_id": 1, "type": 1, "checkpoint": 1, "metadata.step": 1}
+            for doc in self.checkpoints.find({"$or": pairs}, fields, collation=self._exact(self.checkpoints)):
                 docs[doc.get("thread_id")] = doc
-            for w in self.writes.find({"$or": pairs}, {"_id": 0, "thread_id": 1, "task_id": 1, "task_path": 1, "channel": 1}):
+            for w in self.writes.find({"$or": pairs}, {"_id": 0, "thread_id": 1, "task_id": 1, "task_path": 1, "channel": 1}, collation=self._exact(self.writes)):
                 f = flags.setdefault(w.get("thread_id"), {}).setdefault(str(w.get("task_id")), [None, False, False, False])
                 if isinstance(w.get("task_path"), str):
                     f[0] = w["task_path"]

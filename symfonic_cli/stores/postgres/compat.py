@@ -39,7 +39,7 @@ class PostgresCompat:
             "   CASE WHEN python_only THEN checkpoint_id END AS py_cid,"
             "   CASE WHEN python_only THEN metadata::text END AS py_meta FROM ("
             "   SELECT thread_id, checkpoint_ns, checkpoint_id, metadata,"
-            '    coalesce(checkpoint_id COLLATE "C" < %(older)s, false) AS older,'
+            '    coalesce(lower(checkpoint_id) COLLATE "C" < %(older)s, false) AS older,'
             "    (checkpoint_ns = '' AND row_number() OVER ("
             "      PARTITION BY thread_id, checkpoint_ns ORDER BY checkpoint_id DESC) = 1) AS latest,"
             f"    {_PYTHON_ONLY} AS python_only"

@@ -15,6 +15,7 @@ from typing import Any
 from symfonic_cli.errors import StoreError
 from symfonic_cli.location import StoreLocation
 from symfonic_cli.stores._common import SupportsWith
+from symfonic_cli.stores.activity import ExactActivity
 from symfonic_cli.stores.postgres._common import (
     ITERSIZE,
     TABLES,
@@ -28,7 +29,10 @@ from symfonic_cli.stores.postgres.compat import PostgresCompat
 from symfonic_cli.stores.postgres.copy import PostgresCopy
 from symfonic_cli.stores.postgres.erase import PostgresErase
 from symfonic_cli.stores.postgres.history import PostgresHistory
+from symfonic_cli.stores.postgres.prune import PostgresPrune
+from symfonic_cli.stores.postgres.usage import PostgresUsage
 from symfonic_cli.stores.postgres.read import PostgresRead
+from symfonic_cli.stores.postgres.search import PostgresSearch
 from symfonic_cli.stores.postgres.state import PostgresState
 from symfonic_cli.threadkey import prefix_upper_bound
 
@@ -89,7 +93,7 @@ def _init_target(location: StoreLocation, conninfo: str, pg_schema: str | None, 
         raise _store_error(location, exc) from None
 
 
-class PostgresStore(PostgresRead, PostgresHistory, PostgresCompat, PostgresState, PostgresErase, PostgresCopy, SupportsWith):
+class PostgresStore(ExactActivity, PostgresRead, PostgresSearch, PostgresHistory, PostgresCompat, PostgresState, PostgresErase, PostgresCopy, PostgresPrune, PostgresUsage, SupportsWith):
     kind = "postgres"
 
     def __init__(self, location: StoreLocation, conn: Any, *, writable: bool) -> None:

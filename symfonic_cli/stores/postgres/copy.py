@@ -161,7 +161,7 @@ class PostgresCopy:
     def import_decoded(self, key: str, checkpoints, writes, new_versions) -> None:
         from langgraph.checkpoint.postgres import PostgresSaver
 
-        from symfonic_cli.codec.reuse import reusing
+        from symfonic_cli.codec.reuse import target_serializer
         from symfonic_cli.model.copy import (
             MigrationConflict,
             migrate_fault_point,
@@ -197,7 +197,7 @@ class PostgresCopy:
             recorder = _StatementRecorder()
             saver = PostgresSaver(c)
             saver._cursor = recorder.cursor  # type: ignore[method-assign]
-            saver.serde = reusing(saver.serde)  # same bytes; each shared message encoded once
+            saver.serde = target_serializer(saver.serde)  # same bytes; each shared message encoded once
             for cp, versions in zip(checkpoints, new_versions):
                 config = saver_config(key, cp.checkpoint_ns, cp.parent_checkpoint_id)
                 saver.put(config, cp.checkpoint, cp.metadata, versions)
@@ -229,24 +229,65 @@ class _StatementRecorder:
         self.statements.setdefault(sql, []).extend(rows)
 
     def send(self, conn: Any, *, fresh: bool) -> None:
-        """Run the recorded statements. When the target holds no row of the thread, no ON
-        CONFLICT clause can fire, so a plain ``INSERT INTO t (cols) VALUES (%s, ...)`` is sent
-        as COPY of the very same rows; otherwise (or for any other shape) as executemany."""
+        """Run the recorded statements, inserting only: the saver's ``ON CONFLICT`` clause is cut,
+        so a row the target already holds fails the thread (MigrationConflict, rolled back)
+        instead of being replaced or silently kept; a blob the target holds with the very same
+        bytes is left as it is. When the target holds no row of the thread nothing can collide,
+        and a plain ``INSERT INTO t (cols) VALUES (%s, ...)`` is sent as COPY of the same rows."""
+        import psycopg
         from psycopg import sql as pgsql
+
+        from symfonic_cli.model.copy import MigrationConflict
 
         with conn.cursor() as cur:
             for statement, rows in self.statements.items():
                 m = _INSERT_RE.match(statement)
-                columns = [col.strip() for col in m.group(2).split(",")] if m else []
-                if not (fresh and m and rows and len(columns) == m.group(3).count("%s")):
-                    cur.executemany(statement, rows)
+                if not m:
+                    raise StoreError("the saver sent a statement that is not a plain insert; migrate only inserts")
+                columns = [col.strip() for col in m.group(2).split(",")]
+                if not fresh and m.group(1) == "checkpoint_blobs" and columns == _BLOB_COLUMNS:
+                    rows = _blobs_not_held(cur, rows)
+                if not rows:
                     continue
-                copy = pgsql.SQL("COPY {} ({}) FROM STDIN").format(
-                    pgsql.Identifier(m.group(1)), pgsql.SQL(", ").join(map(pgsql.Identifier, columns))
-                )
-                with cur.copy(copy) as cp:
-                    for row in rows:
-                        cp.write_row(row)
+                try:
+                    if not (fresh and len(columns) == m.group(3).count("%s")):
+                        cur.executemany(m.group(0), rows)
+                        continue
+                    copy = pgsql.SQL("COPY {} ({}) FROM STDIN").format(
+                        pgsql.Identifier(m.group(1)), pgsql.SQL(", ").join(map(pgsql.Identifier, columns))
+                    )
+                    with cur.copy(copy) as cp:
+                        for row in rows:
+                            cp.write_row(row)
+                except psycopg.errors.UniqueViolation as exc:
+                    raise MigrationConflict(
+                        f"the target already holds a row of {m.group(1)} the saver would write ({' '.join(str(exc).split())})"
+                    ) from None
+
+
+_BLOB_COLUMNS = ["thread_id", "checkpoint_ns", "channel", "version", "type", "blob"]
+
+
+def _blobs_not_held(cur, rows: list) -> list:
+    """The blob rows the target lacks; one it holds with other bytes is a conflict."""
+    from symfonic_cli.model.copy import MigrationConflict
+
+    held = {
+        (ns, ch, ver): (type_, _bytes(blob))
+        for ns, ch, ver, type_, blob in cur.execute(
+            "SELECT checkpoint_ns, channel, version, type, blob FROM checkpoint_blobs WHERE thread_id = %s AND "
+            "(checkpoint_ns, channel, version) IN (SELECT * FROM unnest(%s::text[], %s::text[], %s::text[]))",
+            (rows[0][0], [r[1] for r in rows], [r[2] for r in rows], [r[3] for r in rows]),
+        ).fetchall()
+    } if rows else {}
+    out = []
+    for row in rows:
+        have = held.get((row[1], row[2], row[3]))
+        if have is None:
+            out.append(row)
+        elif have != (row[4], _bytes(row[5])):
+            raise MigrationConflict(f"blob of channel '{row[2]}' version {row[3]} (ns '{row[1]}') already in the target with different content")
+    return out
 
 
 _INSERT_RE = re.compile(r"\s*INSERT INTO (\w+) \(([\w\s,]+)\)\s*VALUES \(((?:%s,\s*)*%s)\)", re.I)

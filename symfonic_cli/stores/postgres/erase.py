@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from symfonic_cli.clock import ORDERED_ID_REGEX
 from symfonic_cli.errors import StoreError
 from symfonic_cli.stores._common import quoted_identifier, refuse_stored_code
 from symfonic_cli.stores.postgres._common import (
@@ -16,6 +17,12 @@ from symfonic_cli.stores.postgres._common import (
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from symfonic_cli.model.erase import ExtraTable, ThreadErasePlan
+
+# The re-check of a sweep (model/erase.py check_still_idle): the greatest id in the ordered form
+# (clock.is_ordered_id), and [id, ts] of every other checkpoint.
+_ORDERED = f"checkpoint_id COLLATE \"C\" ~ '{ORDERED_ID_REGEX}'"
+_RECHECK = (f"max(checkpoint_id) FILTER (WHERE {_ORDERED}) AS id, "
+            f"jsonb_agg(jsonb_build_array(checkpoint_id, checkpoint ->> 'ts')) FILTER (WHERE NOT {_ORDERED}) AS odd")
 
 
 class PostgresErase:
@@ -109,8 +116,18 @@ class PostgresErase:
         return []
 
     @_translate_errors
-    def thread_keys_with_prefix(self, prefix: str) -> list[str]:
+    def thread_keys_with_prefix(self, prefix: str, *, limit: int | None = None) -> list[str]:
         where, params = self._prefix_where(prefix) if prefix else ("", [])
+        if limit is not None:
+            # Each table's first keys in its own index order (any matching keys will do for a
+            # TAB), then the union in byte order: a bounded index walk, not every key.
+            rows = self.conn.execute(
+                f"SELECT t FROM ((SELECT DISTINCT thread_id AS t FROM checkpoints {where} ORDER BY 1 LIMIT %s) "
+                f"UNION (SELECT DISTINCT thread_id FROM checkpoint_writes {where} ORDER BY 1 LIMIT %s)) AS k "
+                'ORDER BY t COLLATE "C" LIMIT %s',
+                [*params, limit, *params, limit, limit],
+            )
+            return [str(r[0]) for r in rows]
         rows = self.conn.execute(
             f"SELECT t FROM (SELECT thread_id AS t FROM checkpoints {where} "
             f"UNION SELECT thread_id FROM checkpoint_writes {where}) AS k "
@@ -177,10 +194,10 @@ class PostgresErase:
         with self.conn.transaction():  # any exception rolls everything back
             if idle_before is not None:
                 # A checkpoint committed after this read is deleted too and fails the plan check.
-                last = self.conn.execute(
-                    sql.SQL("SELECT max(checkpoint_id) FROM checkpoints WHERE " + self._key_equals), (key,)
-                ).fetchone()[0]
-                check_still_idle(key, last, idle_before)
+                last, odd = self.conn.execute(
+                    sql.SQL(f"SELECT {_RECHECK} FROM checkpoints WHERE " + self._key_equals), (key,)
+                ).fetchone()
+                check_still_idle(key, last, idle_before, odd or ())
             for name, where, params in self._cascade(key, extra):
                 if where is None:
                     deleted[name] = 0
@@ -237,11 +254,11 @@ class PostgresErase:
                 with_last = idle_before is not None and not recheck_alone
                 erase = conn.execute(core["erase_recheck" if with_last else "erase"], [key] * (4 if with_last else 3))
                 pipe.sync()  # round trip 1: nothing is committed yet
-                last, n_writes, n_blobs, n_checkpoints = erase.fetchone()
+                last, odd, n_writes, n_blobs, n_checkpoints = erase.fetchone()
                 if recheck is not None:
-                    last = recheck.fetchone()[0]
+                    last, odd = recheck.fetchone()
                 if idle_before is not None:
-                    check_still_idle(key, last, idle_before)
+                    check_still_idle(key, last, idle_before, odd or ())
                 rows = {name: (0 if cur is None else cur.rowcount) for name, cur in cursors}
                 rows.update({"checkpoint_writes": n_writes, "checkpoint_blobs": n_blobs, "checkpoints": n_checkpoints})
                 check_against_plan(expected, rows, extra)
@@ -274,9 +291,10 @@ class PostgresErase:
                    f"c AS (DELETE FROM {checkpoints} WHERE {eq} RETURNING 1) ")
         counts = "(SELECT count(*) FROM w), (SELECT count(*) FROM b), (SELECT count(*) FROM c)"
         statements = {
-            "recheck": f"SELECT max(checkpoint_id) FROM {checkpoints} WHERE {eq}",
-            "erase": f"WITH {deletes}SELECT NULL::text, {counts}",
-            "erase_recheck": f"WITH last AS (SELECT max(checkpoint_id) AS id FROM {checkpoints} WHERE {eq}), {deletes}SELECT (SELECT id FROM last), {counts}",
+            "recheck": f"SELECT {_RECHECK} FROM {checkpoints} WHERE {eq}",
+            "erase": f"WITH {deletes}SELECT NULL::text, NULL::jsonb, {counts}",
+            "erase_recheck": f"WITH last AS (SELECT {_RECHECK} FROM {checkpoints} WHERE {eq}), {deletes}"
+                             f"SELECT (SELECT id FROM last), (SELECT odd FROM last), {counts}",
             "verify": f"SELECT (SELECT count(*) FROM {writes} WHERE {eq}), (SELECT count(*) FROM {blobs} WHERE {eq}), (SELECT count(*) FROM {checkpoints} WHERE {eq})",
         }
         self._core_sql = (eq, statements)

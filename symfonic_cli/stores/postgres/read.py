@@ -7,7 +7,8 @@ from typing import Any
 
 from symfonic_cli.errors import StoreError
 from symfonic_cli.model.listing import StoreInfo, ThreadSummary
-from symfonic_cli.stores._common import window_having
+from symfonic_cli.clock import ORDERED_ID_REGEX
+from symfonic_cli.stores.activity import odd_having
 from symfonic_cli.stores.postgres._common import (
     TABLES,
     _translate_errors,
@@ -31,43 +32,36 @@ class PostgresRead:
 
     # -- what is in the store
 
+    # Listing rows, pages and counts by last activity; stores/activity.py makes them exact by instant.
+    # COLLATE "C": bytewise (ids are ASCII), and a regex refuses a nondeterministic collation.
+    _ODD = f"bool_or(checkpoint_id COLLATE \"C\" !~ '{ORDERED_ID_REGEX}')"
+    _LATEST = 'max(checkpoint_id) COLLATE "C"'
+
     @_translate_iter
-    def list_threads(
-        self,
-        *,
-        tenant: str | None = None,
-        sub_tenant: str | None = None,
-        limit: int | None = None,
-        last_before: str | None = None,
-        last_from: str | None = None,
-    ) -> Iterator[ThreadSummary]:
+    def _thread_rows(self, tenant, sub_tenant, limit, last_before, last_from) -> Iterator[ThreadSummary]:
         where, params = "", []
         if tenant is not None:
             where, params = self._prefix_where(tenant_prefix(tenant, sub_tenant))
-        # Retention windows (retention/window.py): bounds on the greatest checkpoint id, compared
-        # bytewise (ids are ASCII; COLLATE "C" keeps an ICU default collation out of it).
-        having, bounds = _window_having(last_before, last_from)
+        having, bounds = odd_having(self._ODD, self._LATEST, "%s", last_before, last_from, "rows")
         params = [*params, *bounds]
         # Ties broken bytewise, as SQLite does.
         sql = (
-            "SELECT thread_id, count(*), min(checkpoint_id), max(checkpoint_id) "
+            f"SELECT thread_id, count(*), min(checkpoint_id), max(checkpoint_id), {self._ODD} "
             f"FROM checkpoints {where} GROUP BY thread_id "
             + (having + " " if having else "")
-            + 'ORDER BY max(checkpoint_id) DESC, thread_id COLLATE "C"'
+            + f'ORDER BY {self._ODD} DESC, max(checkpoint_id) DESC, thread_id COLLATE "C"'
         )
         if limit is not None:
             sql += " LIMIT %s"
             params.append(limit)
-        for key, n, first, last in self._stream(sql, params):
-            yield ThreadSummary(str(key), n, first, last)
+        for key, n, first, last, odd in self._stream(sql, params):
+            yield ThreadSummary(str(key), n, first, last, bool(odd))
 
     @_translate_errors
-    def window_keys(self, *, tenant: str | None = None, sub_tenant: str | None = None, last_before: str | None = None,
-                    last_from: str | None = None, after: str | None = None, limit: int = 500) -> list[str]:
-        """One page of a retention sweep: the keys (bytewise order, after ``after``) of the threads whose
-        greatest checkpoint id is < ``last_before`` / >= ``last_from`` (keyset pagination)."""
-        where, params = self._window_where(tenant, sub_tenant, after)
-        having, bounds = _window_having(last_before, last_from)
+    def _window_page(self, tenant, sub_tenant, last_before, last_from, after, limit, odd, upto=None) -> list[str]:
+        """Keyset pagination, bytewise order."""
+        where, params = self._window_where(tenant, sub_tenant, after, upto)
+        having, bounds = odd_having(self._ODD, self._LATEST, "%s", last_before, last_from, "odd" if odd else "plain")
         # Under a byte-order collation the primary key's order is the key order: the index serves
         # the GROUP BY and the LIMIT ends the scan. Under any other, byte order is asked for.
         order = "thread_id" if self._c_collation else 'thread_id COLLATE "C"'
@@ -81,21 +75,23 @@ class PostgresRead:
             return [str(k) for (k,) in self.conn.execute(sql, [*params, *bounds, limit]).fetchall()]
 
     @_translate_errors
-    def window_count(self, *, tenant: str | None = None, sub_tenant: str | None = None, last_before: str | None = None,
-                     last_from: str | None = None) -> int:
-        """How many threads ``window_keys`` pages through, counted in the database."""
+    def _window_tally(self, tenant, sub_tenant, last_before, last_from) -> int:
         where, params = self._window_where(tenant, sub_tenant, None)
-        having, bounds = _window_having(last_before, last_from)
+        having, bounds = odd_having(self._ODD, self._LATEST, "%s", last_before, last_from, "plain")
         sql = f"SELECT count(*) FROM (SELECT 1 FROM checkpoints {where} GROUP BY thread_id {having}) AS idle"
         return int(self.conn.execute(sql, [*params, *bounds]).fetchone()[0])
 
-    def _window_where(self, tenant, sub_tenant, after) -> tuple[str, list]:
+    def _window_where(self, tenant, sub_tenant, after, upto=None) -> tuple[str, list]:
         where, params = "", []
         if tenant is not None:
             where, params = self._prefix_where(tenant_prefix(tenant, sub_tenant))
+        column = "thread_id" if self._c_collation else 'thread_id COLLATE "C"'
         if after is not None:
-            where = (where + " AND " if where else "WHERE ") + ("thread_id > %s" if self._c_collation else 'thread_id COLLATE "C" > %s')
+            where = (where + " AND " if where else "WHERE ") + f"{column} > %s"
             params = [*params, after]
+        if upto is not None:
+            where = (where + " AND " if where else "WHERE ") + f"{column} <= %s"
+            params = [*params, upto]
         return where, list(params)
 
     @_translate_errors
@@ -137,7 +133,32 @@ class PostgresRead:
             details[f"{table} size"] = size
         details["server version"] = server
         details["read-only session"] = read_only
+        census = self.encryption_census()
+        details["encryption"] = census.describe()
+        if census.finding():
+            details["finding: plaintext values"] = census.finding()
         return StoreInfo("postgres", self.location.display, threads, checkpoints, writes, details)
+
+    @_translate_errors
+    def encryption_census(self):
+        """Serialized values by encryption (``model/encryption.py``): blobs (the saver's ``empty``
+        marker is not serialized) and writes; the checkpoint JSONB is never encrypted."""
+        from symfonic_cli.model.encryption import EncryptionCensus
+
+        values = ("SELECT b.type, (SELECT min(c.checkpoint_id COLLATE \"C\") FROM checkpoints c WHERE c.thread_id = b.thread_id "
+                  "AND c.checkpoint_ns = b.checkpoint_ns AND c.checkpoint -> 'channel_versions' ->> b.channel = b.version) AS cid "
+                  "FROM checkpoint_blobs b WHERE b.type <> 'empty' "
+                  "UNION ALL SELECT type, checkpoint_id FROM checkpoint_writes")
+        enc, plain = self.conn.execute(
+            "SELECT count(*) FILTER (WHERE position('+' in type) > 0), count(*) FILTER (WHERE position('+' in type) = 0) "
+            "FROM (SELECT type FROM checkpoint_blobs WHERE type <> 'empty' UNION ALL SELECT type FROM checkpoint_writes) v"
+        ).fetchone()
+        first: tuple[str, ...] = ()
+        if enc and plain:
+            first = tuple(r[0] for r in self.conn.execute(
+                f"SELECT DISTINCT cid COLLATE \"C\" FROM ({values}) v WHERE position('+' in type) = 0 AND cid IS NOT NULL "
+                "ORDER BY 1 LIMIT 5"))
+        return EncryptionCensus(enc, plain, first)
 
     # -- one thread
 
@@ -218,10 +239,10 @@ class PostgresRead:
         from symfonic_cli.model.checkpoint import MessageState
 
         sql = (
-            "SELECT c.checkpoint_ns, c.checkpoint_id, c.ts, c.ver, "
+            "SELECT c.checkpoint_ns, c.checkpoint_id, c.ts, c.ver, c.parent_checkpoint_id, "
             "CASE WHEN b.type = 'empty' THEN NULL ELSE b.type END, "
             "CASE WHEN b.type = 'empty' THEN NULL ELSE b.blob END "
-            "FROM (SELECT checkpoint_ns, checkpoint_id, checkpoint ->> 'ts' AS ts, "
+            "FROM (SELECT checkpoint_ns, checkpoint_id, parent_checkpoint_id, checkpoint ->> 'ts' AS ts, "
             "checkpoint -> 'channel_versions' ->> 'messages' AS ver, "
             "row_number() OVER (PARTITION BY checkpoint_ns, checkpoint -> 'channel_versions' ->> 'messages' "
             "ORDER BY checkpoint_id DESC) AS rn "
@@ -230,8 +251,8 @@ class PostgresRead:
             "AND b.channel = 'messages' AND b.version = c.ver "
             "ORDER BY c.checkpoint_id DESC"
         )
-        for ns, cid, ts, ver, type_, blob in self._stream(sql, (key, key)):
-            yield MessageState(ns, cid, ts, ver, "channel", type_, bytes(blob) if blob is not None else None)
+        for ns, cid, ts, ver, parent, type_, blob in self._stream(sql, (key, key)):
+            yield MessageState(ns, cid, ts, ver, "channel", type_, bytes(blob) if blob is not None else None, parent)
 
     # -- timestamps (protocol docstrings in stores/protocol.py): no message decoded
 
@@ -295,13 +316,8 @@ class PostgresRead:
         from symfonic_cli.model.checkpoint import MessageWrite
 
         sql = (
-            "SELECT checkpoint_ns, checkpoint_id, task_id, idx, type, blob FROM checkpoint_writes "
+            "SELECT checkpoint_ns, checkpoint_id, task_id, idx, type, blob, task_path FROM checkpoint_writes "
             "WHERE thread_id = %s AND channel = 'messages'"
         )
-        for ns, cid, task_id, idx, type_, blob in self._stream(sql, (key,)):
-            yield MessageWrite(ns, cid, task_id, idx, type_, bytes(blob) if blob is not None else None)
-
-
-def _window_having(last_before, last_from) -> tuple[str, list]:
-    # bytewise: ids are ASCII, and COLLATE "C" keeps an ICU default collation out of it
-    return window_having(last_before, last_from, latest='max(checkpoint_id) COLLATE "C"', mark="%s")
+        for ns, cid, task_id, idx, type_, blob, task_path in self._stream(sql, (key,)):
+            yield MessageWrite(ns, cid, task_id, idx, type_, bytes(blob) if blob is not None else None, task_path or "")

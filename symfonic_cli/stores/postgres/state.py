@@ -82,7 +82,8 @@ class PostgresState:
             for ns, ch, type_, blob, head in c.execute(
                 "SELECT b.checkpoint_ns, b.channel, b.type, "
                 "CASE WHEN b.channel = '__pregel_tasks' OR b.channel LIKE 'join:%%' THEN b.blob END, "
-                "CASE WHEN b.channel = 'messages' THEN substring(b.blob from 1 for 9) END "
+                "CASE WHEN b.channel = 'messages' THEN CASE WHEN b.type LIKE '%%+%%' THEN b.blob "
+                "ELSE substring(b.blob from 1 for 9) END END "
                 "FROM checkpoint_blobs b JOIN unnest(%s::text[], %s::text[], %s::text[]) AS w(ns, ch, ver) "
                 "ON b.checkpoint_ns = w.ns AND b.channel = w.ch AND b.version = w.ver WHERE b." + self._key_equals,
                 ([w[0] for w in wanted], [w[1] for w in wanted], [w[2] for w in wanted], key),
@@ -92,6 +93,13 @@ class PostgresState:
                 value = lean_loads(type_, bytes(blob)) if blob is not None else None
                 blobs[(ns, ch)] = value
                 if ch == "messages":
+                    if head is not None and "+" in type_:  # encrypted: the whole blob, decrypted
+                        from symfonic_cli.codec.cipher import decrypt
+
+                        try:
+                            type_, head = decrypt(type_, bytes(head), what=f"channel 'messages' of checkpoint in ns '{ns}'")
+                        except StoreError:
+                            type_, head = None, None
                     try:
                         message_counts[ns] = channel_blob_count(bytes(head)) if head is not None and type_ == "msgpack" else None
                     except (NeedMore, ValueError):

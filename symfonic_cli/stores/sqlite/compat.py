@@ -58,7 +58,7 @@ class SqliteCompat:
                 "SELECT CASE WHEN py THEN NULL ELSE m -> :path END AS env, older, CASE WHEN py THEN rid END AS rid"
                 f" FROM (SELECT rid, older, m, {_python_only('metadata', envelope_key, text='m')} AS py"
                 f"  FROM (SELECT c.rowid AS rid, c.metadata AS metadata, CAST(c.metadata AS TEXT) AS m,"
-                f"   coalesce(c.checkpoint_id < :older, 0) AS older FROM {rows} LIMIT -1) LIMIT -1)"
+                f"   coalesce(lower(c.checkpoint_id) < :older, 0) AS older FROM {rows} LIMIT -1) LIMIT -1)"
             )
 
         every = flagged("checkpoints AS c")
@@ -90,7 +90,7 @@ class SqliteCompat:
         from symfonic_cli.model.envelope import ABSENT, EnvelopeShape, row_from_metadata
 
         sql = (
-            "SELECT c.thread_id, c.checkpoint_ns, c.checkpoint_id, c.metadata, coalesce(c.checkpoint_id < :older, 0),"
+            "SELECT c.thread_id, c.checkpoint_ns, c.checkpoint_id, c.metadata, coalesce(lower(c.checkpoint_id) < :older, 0),"
             " c.checkpoint_ns = '' AND c.checkpoint_id = (SELECT max(m.checkpoint_id) FROM checkpoints AS m"
             "  WHERE m.thread_id = c.thread_id AND m.checkpoint_ns = '')"
             " FROM checkpoints AS c WHERE c.rowid = :rid"

@@ -12,12 +12,16 @@ import stat
 from symfonic_cli.errors import StoreError
 from symfonic_cli.location import StoreLocation
 from symfonic_cli.stores._common import SupportsWith
+from symfonic_cli.stores.activity import ExactActivity
 from symfonic_cli.stores.sqlite._common import _store_error, _translate_errors
 from symfonic_cli.stores.sqlite.compat import SqliteCompat
 from symfonic_cli.stores.sqlite.copy import SqliteCopy
 from symfonic_cli.stores.sqlite.erase import SqliteErase
 from symfonic_cli.stores.sqlite.history import SqliteHistory
+from symfonic_cli.stores.sqlite.prune import SqlitePrune
+from symfonic_cli.stores.sqlite.usage import SqliteUsage
 from symfonic_cli.stores.sqlite.read import SqliteRead
+from symfonic_cli.stores.sqlite.search import SqliteSearch
 from symfonic_cli.stores.sqlite.state import SqliteState
 from symfonic_cli.threadkey import prefix_upper_bound
 
@@ -239,7 +243,7 @@ def init_sqlite_target(path: str) -> None:
         raise _store_error(StoreLocation("sqlite", path, path, None, {}), exc) from None
 
 
-class SqliteStore(SqliteRead, SqliteHistory, SqliteCompat, SqliteState, SqliteErase, SqliteCopy, SupportsWith):
+class SqliteStore(ExactActivity, SqliteRead, SqliteSearch, SqliteHistory, SqliteCompat, SqliteState, SqliteErase, SqliteCopy, SqlitePrune, SqliteUsage, SupportsWith):
     kind = "sqlite"
 
     def __init__(self, location: StoreLocation, conn: sqlite3.Connection, *, writable: bool) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import sqlite3
 
 from symfonic_cli.errors import StoreError
@@ -108,12 +109,12 @@ class SqliteCopy(SqliteSection):
     def import_decoded(self, key: str, checkpoints, writes, new_versions) -> None:
         from langgraph.checkpoint.sqlite import SqliteSaver
 
-        from symfonic_cli.codec.reuse import reusing
+        from symfonic_cli.codec.reuse import target_serializer
         from symfonic_cli.model.copy import MigrationConflict, saver_config, write_batches
 
         # The saver commits after every put; held, its writes join our one transaction.
         saver = SqliteSaver(_HeldTransaction(self.conn))  # type: ignore[arg-type]
-        saver.serde = reusing(saver.serde)  # same bytes; each shared message encoded once
+        saver.serde = target_serializer(saver.serde)  # same bytes; each shared message encoded once
         saver.is_setup = True  # tables checked at open; setup() would commit (executescript)
         saver._has_task_path = self.has_task_path
         with self._migrate_transaction():
@@ -129,12 +130,15 @@ class SqliteCopy(SqliteSection):
                     (key, *w.key),
                 ).fetchone():
                     raise MigrationConflict(f"write {w.checkpoint_id}/{w.task_id}/{w.idx} appeared in the target")
-            for cp, versions in zip(checkpoints, new_versions):
-                config = saver_config(key, cp.checkpoint_ns, cp.parent_checkpoint_id)
-                saver.put(config, cp.checkpoint, cp.metadata, versions)
-            for ns, cid, task_id, task_path, batch in write_batches(writes):
-                config = saver_config(key, ns, cid)
-                saver.put_writes(config, batch, task_id, task_path)
+            try:
+                for cp, versions in zip(checkpoints, new_versions):
+                    config = saver_config(key, cp.checkpoint_ns, cp.parent_checkpoint_id)
+                    saver.put(config, cp.checkpoint, cp.metadata, versions)
+                for ns, cid, task_id, task_path, batch in write_batches(writes):
+                    config = saver_config(key, ns, cid)
+                    saver.put_writes(config, batch, task_id, task_path)
+            except sqlite3.IntegrityError as exc:  # insert-only: a row the target holds is never replaced
+                raise MigrationConflict(f"{exc}; the target already holds a row the saver would write") from None
 
     def _migrate_transaction(self):
         from contextlib import contextmanager
@@ -160,7 +164,9 @@ class SqliteCopy(SqliteSection):
 
 
 class _HeldTransaction:
-    """An sqlite3 connection whose ``commit()`` waits for ours (the saver commits per call)."""
+    """An sqlite3 connection whose ``commit()`` waits for ours (the saver commits per call), and
+    whose cursors insert only: the saver's ``INSERT OR REPLACE`` / ``INSERT OR IGNORE`` become plain
+    ``INSERT``, so a row the target already holds fails the thread instead of being replaced."""
 
     def __init__(self, conn: sqlite3.Connection) -> None:
         self._conn = conn
@@ -168,5 +174,37 @@ class _HeldTransaction:
     def commit(self) -> None:
         pass
 
+    def cursor(self) -> "_InsertOnlyCursor":
+        return _InsertOnlyCursor(self._conn.cursor())
+
+    def execute(self, sql: str, *args):
+        return self._conn.execute(_insert_only(sql), *args)
+
+    def executemany(self, sql: str, *args):
+        return self._conn.executemany(_insert_only(sql), *args)
+
     def __getattr__(self, name: str):
         return getattr(self._conn, name)
+
+
+class _InsertOnlyCursor:
+    def __init__(self, cur: sqlite3.Cursor) -> None:
+        self._cur = cur
+
+    def execute(self, sql: str, *args):
+        return self._cur.execute(_insert_only(sql), *args)
+
+    def executemany(self, sql: str, *args):
+        return self._cur.executemany(_insert_only(sql), *args)
+
+    def __getattr__(self, name: str):
+        return getattr(self._cur, name)
+
+
+_OR_CLAUSE = re.compile(r"^\s*INSERT\s+OR\s+(?:REPLACE|IGNORE)\s+", re.I)
+
+
+def _insert_only(sql: str) -> str:
+    if re.match(r"\s*(?:REPLACE|UPDATE|DELETE)\b", sql, re.I):
+        raise StoreError("the saver asked to change existing rows; migrate only inserts")
+    return _OR_CLAUSE.sub("INSERT ", sql, count=1)

@@ -90,14 +90,16 @@ class SqliteErase(PerThreadErase):
         refuse_stored_code(shown, found, "triggers", "drop the triggers (the LangGraph saver creates none), or erase with the application's own tooling")
 
     @_translate_errors
-    def thread_keys_with_prefix(self, prefix: str) -> list[str]:
+    def thread_keys_with_prefix(self, prefix: str, *, limit: int | None = None) -> list[str]:
         if prefix:
             cond, params = self._prefix_where(prefix)
         else:
             cond, params = "1", []
+        # Both tables in key order, merged: with a limit the scan stops after that many keys.
+        bound = " ORDER BY 1 LIMIT ?" if limit is not None else ""
         rows = self.conn.execute(
-            f"SELECT thread_id FROM checkpoints WHERE {cond} UNION SELECT thread_id FROM writes WHERE {cond}",
-            params * 2,
+            f"SELECT thread_id FROM checkpoints WHERE {cond} UNION SELECT thread_id FROM writes WHERE {cond}{bound}",
+            [*params, *params] + ([limit] if limit is not None else []),
         )
         keys = set()
         for (raw,) in rows:
@@ -130,6 +132,24 @@ class SqliteErase(PerThreadErase):
         ).fetchone()
         return ThreadErasePlan(key, counts, first, last)
 
+    def _recheck_activity(self, key: str) -> tuple:
+        """Inside the transaction: the greatest ordered id, and ``(id, ts)`` of every other checkpoint
+        (its ``ts`` from the blob's head), for model/erase.py's check_still_idle."""
+        from symfonic_cli.clock import ORDERED_ID_GLOB
+
+        where, params = _key_match(key)
+        ordered = f"checkpoint_id GLOB '{ORDERED_ID_GLOB}'"
+        last, has_odd = self.conn.execute(
+            f"SELECT max(CASE WHEN {ordered} THEN checkpoint_id END), max(NOT {ordered}) FROM checkpoints WHERE {where}", params
+        ).fetchone()
+        odd = []
+        if has_odd:
+            rows = self.conn.execute(
+                f"SELECT rowid, checkpoint_id, type, length(checkpoint) FROM checkpoints WHERE ({where}) AND NOT {ordered}", params
+            ).fetchall()
+            odd = [(cid, self._blob_head(rowid, type_, size)[0]) for rowid, cid, type_, size in rows]
+        return last, odd
+
     @_translate_errors
     def erase_thread(self, key: str, extra: tuple[ExtraTable, ...], *, between=None, expected=None, idle_before=None) -> dict[str, int]:
         from symfonic_cli.model.erase import check_against_plan, check_still_idle
@@ -138,9 +158,8 @@ class SqliteErase(PerThreadErase):
         self.conn.execute("BEGIN IMMEDIATE")
         try:
             if idle_before is not None:
-                where, params = _key_match(key)
-                last = self.conn.execute(f"SELECT max(checkpoint_id) FROM checkpoints WHERE {where}", params).fetchone()[0]
-                check_still_idle(key, last, idle_before)
+                last, odd = self._recheck_activity(key)
+                check_still_idle(key, last, idle_before, odd)
             for name, where, params in self._cascade(key, extra):
                 deleted[name] = self.conn.execute(f"DELETE FROM {quoted_identifier(name)} WHERE {where}", params).rowcount if where else 0
                 if between is not None:

@@ -6,9 +6,11 @@ import os
 import sqlite3
 from collections.abc import Iterator
 
+from symfonic_cli.codec.msgpack_head import encrypted_blob_head
 from symfonic_cli.errors import StoreError
 from symfonic_cli.model.listing import StoreInfo, ThreadSummary
-from symfonic_cli.stores._common import window_having
+from symfonic_cli.clock import ORDERED_ID_GLOB
+from symfonic_cli.stores.activity import odd_having
 from symfonic_cli.stores.sqlite._common import (
     _journal_mode,
     _json_metadata,
@@ -35,71 +37,59 @@ class SqliteRead:
 
     # -- what is in the store
 
+    # Listing rows, pages and counts by last activity; stores/activity.py makes them exact by instant.
+    _ODD = f"max(NOT (checkpoint_id GLOB '{ORDERED_ID_GLOB}'))"
+
     @_translate_iter
-    def list_threads(
-        self,
-        *,
-        tenant: str | None = None,
-        sub_tenant: str | None = None,
-        limit: int | None = None,
-        last_before: str | None = None,
-        last_from: str | None = None,
-    ) -> Iterator[ThreadSummary]:
+    def _thread_rows(self, tenant, sub_tenant, limit, last_before, last_from) -> Iterator[ThreadSummary]:
         where, params = "", []
         if tenant is not None:
             cond, params = self._prefix_where(tenant_prefix(tenant, sub_tenant))
             where = "WHERE " + cond
-        # Retention windows (retention/window.py): bounds on the greatest checkpoint id.
-        having, bounds = self._window_having(last_before, last_from)
         sql = (
-            "SELECT thread_id, count(*), min(checkpoint_id), max(checkpoint_id) "
+            f"SELECT thread_id, count(*), min(checkpoint_id), max(checkpoint_id), {self._ODD} "
             f"FROM checkpoints {where} GROUP BY thread_id "
         )
         if self._has_blob_keys():
             # A key's text and BLOB groups merge first; the window applies to the merged thread.
-            merged = _merged_by_key(self.conn.execute(sql + "ORDER BY max(checkpoint_id) DESC, thread_id", params), None)
-            kept = [t for t in merged if (last_before is None or (t.last_checkpoint_id or "") < last_before)
-                    and (last_from is None or (t.last_checkpoint_id or "") >= last_from)]
+            merged = _merged_by_key(self.conn.execute(sql, params), None)
+            kept = [t for t in merged if t.odd or ((last_before is None or (t.last_checkpoint_id or "") < last_before)
+                    and (last_from is None or (t.last_checkpoint_id or "") >= last_from))]
             yield from (kept if limit is None else kept[:limit])
             return
-        if having:
-            sql += having + " "
-            params = params + bounds
-        sql += "ORDER BY max(checkpoint_id) DESC, thread_id"
+        having, bounds = odd_having(self._ODD, "max(checkpoint_id)", "?", last_before, last_from, "rows")
+        sql += having + f" ORDER BY {self._ODD} DESC, max(checkpoint_id) DESC, thread_id"
+        params = params + bounds
         if limit is not None:
             sql += " LIMIT ?"
             params.append(limit)
-        for key, n, first, last in self.conn.execute(sql, params):
-            yield ThreadSummary(key, n, first, last)
+        for key, n, first, last, odd in self.conn.execute(sql, params):
+            yield ThreadSummary(key, n, first, last, bool(odd))
 
     @_translate_errors
-    def window_keys(self, *, tenant: str | None = None, sub_tenant: str | None = None, last_before: str | None = None,
-                    last_from: str | None = None, after: str | None = None, limit: int = 500) -> list[str]:
-        """One page of a retention sweep: the keys (in key order, after ``after``) of the threads whose
-        greatest checkpoint id is < ``last_before`` / >= ``last_from``; the primary key's order
-        serves the GROUP BY and the LIMIT stops the scan (keyset pagination, nothing held between pages)."""
+    def _window_page(self, tenant, sub_tenant, last_before, last_from, after, limit, odd, upto=None) -> list[str]:
+        """Keyset pagination: the primary key's order serves the GROUP BY and the LIMIT stops the scan."""
         if self._has_blob_keys():
             # Keys stored as BLOBs sort apart from text: the merged listing, sliced (not streamed).
-            keys = sorted(t.key for t in self.list_threads(tenant=tenant, sub_tenant=sub_tenant, last_before=last_before, last_from=last_from))
-            return [k for k in keys if after is None or k > after][:limit]
-        where, params = self._window_where(tenant, sub_tenant, after)
-        having, bounds = self._window_having(last_before, last_from)
+            rows = self._thread_rows(tenant, sub_tenant, None, last_before, last_from)
+            keys = sorted((t.key for t in rows if t.odd == odd), key=_utf8)
+            return [k for k in keys if (after is None or _utf8(k) > _utf8(after)) and (upto is None or _utf8(k) <= _utf8(upto))][:limit]
+        where, params = self._window_where(tenant, sub_tenant, after, upto)
+        having, bounds = odd_having(self._ODD, "max(checkpoint_id)", "?", last_before, last_from, "odd" if odd else "plain")
         # Byte order, named: a column declared with another collation (NOCASE) must not fold keys.
         sql = f"SELECT thread_id FROM checkpoints {where} GROUP BY thread_id COLLATE BINARY {having} ORDER BY thread_id COLLATE BINARY LIMIT ?"
         return [k for (k,) in self.conn.execute(sql, [*params, *bounds, limit])]
 
     @_translate_errors
-    def window_count(self, *, tenant: str | None = None, sub_tenant: str | None = None, last_before: str | None = None,
-                     last_from: str | None = None) -> int:
-        """How many threads ``window_keys`` pages through, counted in the database."""
+    def _window_tally(self, tenant, sub_tenant, last_before, last_from) -> int:
         if self._has_blob_keys():
-            return sum(1 for _ in self.list_threads(tenant=tenant, sub_tenant=sub_tenant, last_before=last_before, last_from=last_from))
+            return sum(1 for t in self._thread_rows(tenant, sub_tenant, None, last_before, last_from) if not t.odd)
         where, params = self._window_where(tenant, sub_tenant, None)
-        having, bounds = self._window_having(last_before, last_from)
+        having, bounds = odd_having(self._ODD, "max(checkpoint_id)", "?", last_before, last_from, "plain")
         sql = f"SELECT count(*) FROM (SELECT 1 FROM checkpoints {where} GROUP BY thread_id COLLATE BINARY {having})"
         return self.conn.execute(sql, [*params, *bounds]).fetchone()[0]
 
-    def _window_where(self, tenant, sub_tenant, after) -> tuple[str, list]:
+    def _window_where(self, tenant, sub_tenant, after, upto=None) -> tuple[str, list]:
         conds, params = [], []
         if tenant is not None:
             cond, params = self._prefix_where(tenant_prefix(tenant, sub_tenant))
@@ -107,11 +97,10 @@ class SqliteRead:
         if after is not None:
             conds.append("thread_id COLLATE BINARY > ?")
             params = [*params, after]
+        if upto is not None:
+            conds.append("thread_id COLLATE BINARY <= ?")
+            params = [*params, upto]
         return ("WHERE " + " AND ".join(conds) if conds else ""), list(params)
-
-    @staticmethod
-    def _window_having(last_before, last_from) -> tuple[str, list]:
-        return window_having(last_before, last_from, latest="max(checkpoint_id)", mark="?")
 
     @_translate_errors
     def thread_summary(self, key: str) -> ThreadSummary | None:
@@ -144,7 +133,26 @@ class SqliteRead:
             "namespaces": namespaces,
             "sqlite version": sqlite3.sqlite_version,
         }
+        census = self.encryption_census()
+        details["encryption"] = census.describe()
+        if census.finding():
+            details["finding: plaintext values"] = census.finding()
         return StoreInfo("sqlite", self.location.display, threads, checkpoints, writes, details)
+
+    @_translate_errors
+    def encryption_census(self):
+        """Serialized values by encryption (``model/encryption.py``), counted in the database."""
+        from symfonic_cli.model.encryption import EncryptionCensus
+
+        values = "SELECT checkpoint_id, type FROM checkpoints UNION ALL SELECT checkpoint_id, type FROM writes"
+        enc, plain = self.conn.execute(
+            f"SELECT coalesce(sum(instr(type, '+') > 0), 0), coalesce(sum(instr(type, '+') = 0), 0) FROM ({values})"
+        ).fetchone()
+        first: tuple[str, ...] = ()
+        if enc and plain:
+            first = tuple(r[0] for r in self.conn.execute(
+                f"SELECT DISTINCT checkpoint_id FROM ({values}) WHERE instr(type, '+') = 0 ORDER BY checkpoint_id LIMIT 5"))
+        return EncryptionCensus(enc, plain, first)
 
     # -- one thread
 
@@ -197,12 +205,12 @@ class SqliteRead:
         from symfonic_cli.model.checkpoint import MessageState
 
         cur = self.conn.execute(
-            "SELECT checkpoint_ns, checkpoint_id, type, checkpoint FROM checkpoints "
+            "SELECT checkpoint_ns, checkpoint_id, type, checkpoint, parent_checkpoint_id FROM checkpoints "
             "WHERE thread_id = ? ORDER BY checkpoint_id DESC",
             (key,),
         )
-        for ns, cid, type_, blob in cur:
-            yield MessageState(ns, cid, None, cid, "checkpoint", type_, blob)
+        for ns, cid, type_, blob, parent in cur:
+            yield MessageState(ns, cid, None, cid, "checkpoint", type_, blob, parent)
 
     # -- timestamps (protocol docstrings in stores/protocol.py): heads from a blob's first bytes
 
@@ -225,6 +233,9 @@ class SqliteRead:
         # megabytes long; before 3.11, ``substr`` in SQL gives the same bytes.
         from symfonic_cli.codec.msgpack_head import NeedMore, checkpoint_blob_head
 
+        if type_ == "msgpack+aes" and size:
+            row = self.conn.execute("SELECT checkpoint FROM checkpoints WHERE rowid = ?", (rowid,)).fetchone()
+            return encrypted_blob_head(type_, row[0] if row is not None else None)
         if type_ != "msgpack" or not size:
             return None, None
         blob = None
@@ -273,13 +284,14 @@ class SqliteRead:
     def iter_message_writes(self, key: str) -> Iterator["MessageWrite"]:
         from symfonic_cli.model.checkpoint import MessageWrite
 
+        path = "task_path" if self.has_task_path else "''"
         cur = self.conn.execute(
-            "SELECT checkpoint_ns, checkpoint_id, task_id, idx, type, value FROM writes "
+            f"SELECT checkpoint_ns, checkpoint_id, task_id, idx, type, value, {path} FROM writes "
             "WHERE thread_id = ? AND channel = 'messages'",
             (key,),
         )
-        for ns, cid, task_id, idx, type_, value in cur:
-            yield MessageWrite(ns, cid, task_id, idx, type_, value)
+        for ns, cid, task_id, idx, type_, value, task_path in cur:
+            yield MessageWrite(ns, cid, task_id, idx, type_, value, task_path or "")
 
 
 
@@ -295,20 +307,26 @@ def _key_text(value: Any) -> str:
     return str(value)
 
 
+def _utf8(key: str) -> bytes:
+    return key.encode("utf-8", "surrogateescape")
+
+
 def _merged_by_key(rows, limit: int | None) -> list[ThreadSummary]:
     """Listing rows of a store holding BLOB keys: a key's text and BLOB groups as one thread,
-    newest activity first, then key (the order of the SQL listing)."""
+    odd ones first, then newest activity first, then key (the order of the SQL listing)."""
     merged: dict[str, list] = {}
-    for raw, n, first, last in rows:
+    for raw, n, first, last, odd in rows:
         key = _key_text(raw)
         m = merged.get(key)
         if m is None:
-            merged[key] = [n, first, last]
+            merged[key] = [n, first, last, bool(odd)]
         else:
             m[0] += n
             m[1] = first if m[1] is None or (first is not None and first < m[1]) else m[1]
             m[2] = last if m[2] is None or (last is not None and last > m[2]) else m[2]
-    out = [ThreadSummary(k, n, first, last) for k, (n, first, last) in merged.items()]
+            m[3] = m[3] or bool(odd)
+    out = [ThreadSummary(k, n, first, last, odd) for k, (n, first, last, odd) in merged.items()]
     out.sort(key=lambda t: t.key)
     out.sort(key=lambda t: t.last_checkpoint_id or "", reverse=True)
+    out.sort(key=lambda t: t.odd, reverse=True)
     return out if limit is None else out[:limit]

@@ -1,0 +1,287 @@
+"""``symfonic store usage`` and ``symfonic thread prune``, side by side with raw SQL, in one run.
+
+Store: "many" (benchmarks/stores.py: 2,000 threads x 10 turns through the real agent graph and
+SqliteSaver, 34 checkpoints a thread) grown N/2,000-fold with ``INSERT ... SELECT`` (each copy's
+thread ids get a suffix; every other byte is the real rows'). Default N = 20,000 (680,000
+checkpoints, about 3 GB).
+
+- usage: ``store usage -f json`` (a process) against the raw SQL aggregates it reports (the same
+  counts and sums, page statistics, the top-10 GROUP BY and the keep-1 window count) run by
+  sqlite3 directly; target: within 2x.
+- prune: ``thread prune --all --keep 1 --yes -f jsonl`` (a process) against one raw DELETE per
+  table keeping the latest checkpoint per (thread, namespace), on two copies of the same file;
+  target: within 3x. Both then hold the same rows (checked).
+- memory: the prune's peak RSS (the child's ru_maxrss) at 2,000 and at N threads: flat.
+- PostgreSQL (``--postgres``): a database of ``--pg-threads`` threads written by the real graph and
+  PostgresSaver, grown as above; ``thread prune --all`` against PostgresSaver.prune over the same
+  keys (the same per-thread REPEATABLE READ transactions in a tight loop, without the tool); target
+  within 1.5x.
+
+Medians of ``--repeat`` runs (default 3; the machine is noisy). Run:
+``python benchmarks/bench_storage.py [--threads 20000] [--repeat 3] [--postgres]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import resource
+import shutil
+import sqlite3
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent
+if str(ROOT.parent) not in sys.path:
+    sys.path.insert(0, str(ROOT.parent))
+
+from benchmarks import stores  # noqa: E402
+
+
+def grow(src: Path, dst: Path, threads: int) -> Path:
+    """``src`` (2,000 threads) copied, then its rows inserted again with suffixed thread ids."""
+    if dst.exists():
+        return dst
+    tmp = dst.with_suffix(".partial")
+    shutil.copyfile(src, tmp)
+    conn = sqlite3.connect(tmp)
+    conn.execute("PRAGMA journal_mode = WAL")
+    conn.execute("PRAGMA synchronous = OFF")
+    base = conn.execute("SELECT count(DISTINCT thread_id) FROM checkpoints").fetchone()[0]
+    for copy in range(1, max(1, threads // base)):
+        suffix = f"-x{copy}"
+        conn.execute("INSERT INTO checkpoints SELECT thread_id || ?, checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, checkpoint, metadata "
+                     "FROM checkpoints WHERE instr(thread_id, '-x') = 0", (suffix,))
+        conn.execute("INSERT INTO writes SELECT thread_id || ?, checkpoint_ns, checkpoint_id, task_id, idx, channel, type, value, task_path "
+                     "FROM writes WHERE instr(thread_id, '-x') = 0", (suffix,))
+        conn.commit()
+    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    conn.execute("PRAGMA journal_mode = DELETE")
+    conn.close()
+    os.replace(tmp, dst)
+    return dst
+
+
+def shrink(src: Path, dst: Path) -> Path:
+    """A tenth of ``src``'s threads (every tenth "many" key and its copies): the memory comparison's small store."""
+    shutil.copyfile(src, dst)
+    conn = sqlite3.connect(dst)
+    for table in ("checkpoints", "writes"):
+        conn.execute(f"DELETE FROM {table} WHERE CAST(substr(thread_id, instr(thread_id, ':s-') + 3, 5) AS INTEGER) % 10 != 0")
+    conn.commit()
+    conn.execute("VACUUM")
+    conn.close()
+    return dst
+
+
+def _child(args: list[str]) -> tuple[float, int, str]:
+    """Seconds, the child's peak RSS (KiB) and stdout of ``python -m symfonic_cli ARGS``."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    start = time.perf_counter()
+    proc = subprocess.run([sys.executable, "-m", "symfonic_cli", *args], capture_output=True, text=True)
+    elapsed = time.perf_counter() - start
+    if proc.returncode != 0:
+        raise SystemExit(f"symfonic {' '.join(args[:2])} failed ({proc.returncode}): {proc.stderr.strip()[-500:]}")
+    peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    return elapsed, max(peak, before), proc.stdout
+
+
+def _peak_of(args: list[str]) -> int:
+    """The peak RSS of one child alone (/usr/bin/time -v), KiB."""
+    if not os.path.exists("/usr/bin/time"):
+        return -1
+    proc = subprocess.run(["/usr/bin/time", "-v", sys.executable, "-m", "symfonic_cli", *args], capture_output=True, text=True)
+    for line in proc.stderr.splitlines():
+        if "Maximum resident set size" in line:
+            return int(line.rsplit(":", 1)[1])
+    return -1
+
+
+def raw_usage(path: Path) -> None:
+    """The aggregates store usage reports, as plain SQL."""
+    from symfonic_cli.stores.sqlite.usage import _SPECIAL
+
+    conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    for pragma in ("page_size", "page_count", "freelist_count"):
+        conn.execute(f"PRAGMA {pragma}").fetchone()
+    conn.execute("SELECT count(*), sum(length(checkpoint) + coalesce(length(metadata), 0)) FROM checkpoints").fetchone()
+    conn.execute("SELECT count(*), sum(length(value)) FROM writes").fetchone()
+    conn.execute("SELECT channel, count(*), sum(length(value)) FROM writes GROUP BY channel").fetchall()
+    conn.execute("SELECT thread_id, sum(b) FROM (SELECT thread_id, sum(length(checkpoint) + coalesce(length(metadata), 0)) AS b FROM checkpoints "
+                 "GROUP BY thread_id UNION ALL SELECT thread_id, sum(length(value)) FROM writes GROUP BY thread_id) GROUP BY thread_id "
+                 "ORDER BY 2 DESC LIMIT 10").fetchall()
+    ranked = ("SELECT thread_id, checkpoint_ns, checkpoint_id, length(checkpoint) + coalesce(length(metadata), 0) AS b, "
+              "row_number() OVER (PARTITION BY thread_id, checkpoint_ns ORDER BY checkpoint_id DESC) AS rn FROM checkpoints "
+              f"WHERE thread_id NOT IN ({_SPECIAL})")
+    conn.execute(f"SELECT count(*), sum(b) FROM ({ranked}) WHERE rn > 1").fetchone()
+    conn.execute(f"SELECT count(*), sum(length(w.value)) FROM ({ranked}) AS r JOIN writes AS w ON w.thread_id = r.thread_id "
+                 "AND w.checkpoint_ns = r.checkpoint_ns AND w.checkpoint_id = r.checkpoint_id WHERE r.rn > 1").fetchone()
+    conn.close()
+
+
+def raw_prune(path: Path) -> None:
+    """One DELETE per table keeping the latest checkpoint per (thread, namespace), and their writes."""
+    conn = sqlite3.connect(path, isolation_level=None)
+    conn.execute("BEGIN IMMEDIATE")
+    conn.execute("CREATE TEMP TABLE latest AS SELECT thread_id, checkpoint_ns, max(checkpoint_id) AS checkpoint_id FROM checkpoints GROUP BY 1, 2")
+    conn.execute("DELETE FROM writes WHERE (thread_id, checkpoint_ns, checkpoint_id) NOT IN (SELECT * FROM latest) "
+                 "AND (thread_id, checkpoint_ns, checkpoint_id) IN (SELECT thread_id, checkpoint_ns, checkpoint_id FROM checkpoints)")
+    conn.execute("DELETE FROM checkpoints WHERE (thread_id, checkpoint_ns, checkpoint_id) NOT IN (SELECT * FROM latest)")
+    conn.execute("UPDATE checkpoints SET parent_checkpoint_id = NULL WHERE parent_checkpoint_id IS NOT NULL")
+    conn.execute("COMMIT")
+    conn.close()
+
+
+def _digest(path: Path) -> tuple:
+    conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    try:
+        return (conn.execute("SELECT count(*), total(length(checkpoint)), count(parent_checkpoint_id) FROM checkpoints").fetchone(),
+                conn.execute("SELECT count(*), total(length(value)) FROM writes").fetchone())
+    finally:
+        conn.close()
+
+
+def _median(xs: list[float]) -> float:
+    return statistics.median(xs)
+
+
+def bench_sqlite(threads: int, repeat: int, work: Path) -> None:
+    many = stores.sqlite_store("many")
+    grown = grow(many, stores.OUT / "sqlite" / f"grown-{threads}.db", threads) if threads > 2000 else many  # cached beside "many"
+    small = shrink(grown, work / "tenth.db")
+    print(f"SQLite store: {threads:,} threads ({grown.stat().st_size / 1e9:.1f} GB), grown from many ({small.stat().st_size / 1e6:.0f} MB)")
+    tool_u, raw_u = [], []
+    for _ in range(repeat):
+        t, _, _ = _child(["store", "usage", "-s", str(grown), "-f", "json"])
+        tool_u.append(t)
+        start = time.perf_counter()
+        raw_usage(grown)
+        raw_u.append(time.perf_counter() - start)
+    print(f"  store usage: {_median(tool_u):.2f} s; raw SQL aggregates {_median(raw_u):.2f} s; ratio {_median(tool_u) / _median(raw_u):.2f} (target <= 2)")
+    tool_p, raw_p = [], []
+    for _ in range(repeat):
+        a, b = work / "a.db", work / "b.db"
+        shutil.copyfile(grown, a)
+        shutil.copyfile(grown, b)
+        t, _, _ = _child(["thread", "prune", "-s", str(a), "--all", "--keep", "1", "--yes", "-f", "jsonl"])
+        tool_p.append(t)
+        start = time.perf_counter()
+        raw_prune(b)
+        raw_p.append(time.perf_counter() - start)
+        same = _digest(a) == _digest(b)
+        a.unlink()
+        b.unlink()
+        if not same:
+            raise SystemExit("the prune and the raw DELETEs left different rows")
+    print(f"  thread prune --all --keep 1: {_median(tool_p):.2f} s; raw DELETE per table {_median(raw_p):.2f} s; "
+          f"ratio {_median(tool_p) / _median(raw_p):.2f} (target <= 3); same rows left: yes")
+    peaks = {}
+    for label, src in ((f"{threads // 10:,}", small), (f"{threads:,}", grown)):
+        a = work / "peak.db"
+        shutil.copyfile(src, a)
+        peaks[label] = _peak_of(["thread", "prune", "-s", str(a), "--all", "--keep", "1", "--yes", "-f", "jsonl"])
+        a.unlink()
+    (l1, p1), (l2, p2) = peaks.items()
+    print(f"  peak RSS of the prune (/usr/bin/time -v): {l1} threads {p1 / 1024:.0f} MiB, {l2} threads {p2 / 1024:.0f} MiB; "
+          f"ratio {p2 / p1:.2f} (flat: ~1)")
+
+
+def bench_postgres(threads: int, repeat: int, work: Path) -> None:
+    import psycopg
+
+    from benchmarks import pg
+
+    server, why = pg.available(stores.OUT / "pg")
+    if server is None:
+        print(f"  PostgreSQL: {why}")
+        return
+    try:
+        base = 200
+        src = _pg_source(server, base)
+        tool, floor = [], []
+        for _ in range(repeat):
+            urls = []
+            for name in ("bench_prune_a", "bench_prune_b"):
+                with psycopg.connect(server.url("postgres"), autocommit=True) as conn:
+                    conn.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+                    conn.execute(f"CREATE DATABASE {name} TEMPLATE {src}")
+                urls.append(server.url(name))
+            _grow_pg(urls[0], threads // base)
+            _grow_pg(urls[1], threads // base)
+            t, _, _ = _child(["thread", "prune", "-s", urls[0], "--all", "--keep", "1", "--yes", "-f", "jsonl"])
+            tool.append(t)
+            from langgraph.checkpoint.postgres import PostgresSaver
+
+            with PostgresSaver.from_conn_string(urls[1]) as saver:
+                with psycopg.connect(urls[1]) as conn:
+                    keys = [r[0] for r in conn.execute("SELECT DISTINCT thread_id FROM checkpoints")]
+                start = time.perf_counter()
+                saver.prune(keys, strategy="keep_latest")
+                floor.append(time.perf_counter() - start)
+        print(f"PostgreSQL store: {threads:,} threads x 34 checkpoints (grown from {base} written by the graph)")
+        print(f"  thread prune --all --keep 1: {_median(tool):.2f} s; PostgresSaver.prune over the same threads {_median(floor):.2f} s; "
+              f"ratio {_median(tool) / _median(floor):.2f} (target <= 1.5)")
+    finally:
+        server.stop()
+
+
+def _pg_source(server, threads: int) -> str:
+    import psycopg
+
+    db = f"bench_prune_src_{threads}"
+    mark = "symfonic prune benchmark source, complete"
+    with psycopg.connect(server.url("postgres"), autocommit=True) as conn:
+        row = conn.execute("SELECT shobj_description(oid, 'pg_database') FROM pg_database WHERE datname = %s", (db,)).fetchone()
+        if row is not None and row[0] == mark:
+            return db
+        conn.execute(f"DROP DATABASE IF EXISTS {db} WITH (FORCE)")
+        conn.execute(f"CREATE DATABASE {db}")
+    from langgraph.checkpoint.postgres import PostgresSaver
+
+    with PostgresSaver.from_conn_string(server.url(db)) as saver:
+        saver.setup()
+        stores._write_many(saver, threads=threads)
+    with psycopg.connect(server.url("postgres"), autocommit=True) as conn:
+        conn.execute(f"COMMENT ON DATABASE {db} IS '{mark}'")
+    return db
+
+
+def _grow_pg(url: str, factor: int) -> None:
+    import psycopg
+
+    with psycopg.connect(url, autocommit=True) as conn:
+        for copy in range(1, factor):
+            s = f"-x{copy}"
+            conn.execute("INSERT INTO checkpoints SELECT thread_id || %s, checkpoint_ns, checkpoint_id, parent_checkpoint_id, checkpoint, metadata "
+                         "FROM checkpoints WHERE strpos(thread_id, '-x') = 0", (s,))
+            conn.execute("INSERT INTO checkpoint_blobs SELECT thread_id || %s, checkpoint_ns, channel, version, type, blob "
+                         "FROM checkpoint_blobs WHERE strpos(thread_id, '-x') = 0", (s,))
+            conn.execute("INSERT INTO checkpoint_writes SELECT thread_id || %s, checkpoint_ns, checkpoint_id, task_id, idx, channel, type, blob, task_path "
+                         "FROM checkpoint_writes WHERE strpos(thread_id, '-x') = 0", (s,))
+        conn.execute("VACUUM ANALYZE")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--threads", type=int, default=20_000)
+    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--postgres", action="store_true")
+    ap.add_argument("--pg-threads", type=int, default=2_000)
+    ap.add_argument("--no-sqlite", action="store_true")
+    args = ap.parse_args()
+    work = Path(tempfile.mkdtemp(prefix="symfonic-bench-storage-", dir=str(stores.OUT)))
+    try:
+        if not args.no_sqlite:
+            bench_sqlite(args.threads, args.repeat, work)
+        if args.postgres:
+            bench_postgres(args.pg_threads, args.repeat, work)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,91 @@
+"""``symfonic thread prune``: old checkpoints removed, planned, confirmed, verified, receipted."""
+
+from __future__ import annotations
+
+from typing import Annotated, Optional
+
+import typer
+
+from symfonic_cli.cli.common import MAX_COUNT, check_format, environment, store_options
+from symfonic_cli.cli.erase import app
+from symfonic_cli.cli.options import (
+    AllSessionsOpt,
+    BatchSizeOpt,
+    FormatOpt,
+    InactiveForOpt,
+    InactiveSinceOpt,
+    KeyFileOpt,
+    MissingOkOpt,
+    SessionOpt,
+    StoreOpt,
+    SubTenantOpt,
+    TenantOpt,
+    ThreadOpt,
+)
+from symfonic_cli.errors import UsageError
+
+
+def register(root: typer.Typer) -> None:
+    """The command is on ``app`` once this module is imported; the group is added by erase.py."""
+
+
+@app.command("prune")
+def prune(
+    store: StoreOpt = None,
+    thread: ThreadOpt = None,
+    tenant: TenantOpt = None,
+    sub_tenant: SubTenantOpt = None,
+    session: SessionOpt = None,
+    all_sessions: AllSessionsOpt = False,
+    from_file: KeyFileOpt = None,
+    all_threads: Annotated[bool, typer.Option("--all", help="Every thread of the store.")] = False,
+    keep: Annotated[int, typer.Option("--keep", min=1, max=MAX_COUNT, help="Keep the latest N checkpoints of every namespace (default 1).")] = 1,
+    older_than: Annotated[Optional[str], typer.Option("--older-than", help="Also keep every checkpoint newer than this (90d, 12h, 2w): prune only what is older.")] = None,
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="Show the plan, make every check, and stop; nothing is deleted.")] = False,
+    yes: Annotated[bool, typer.Option("--yes", "-y", help="Prune without a typed confirmation (required without a terminal).")] = False,
+    compact: Annotated[bool, typer.Option("--compact", help="Afterwards give the space back: SQLite VACUUM, PostgreSQL VACUUM (ANALYZE), MongoDB compact.")] = False,
+    receipt: Annotated[Optional[str], typer.Option("--receipt", help="Also append the receipt to this JSONL audit file (0600, a line per thread, fsync'd).")] = None,
+    operator: Annotated[Optional[str], typer.Option("--operator", help="Who prunes, for the receipt (default: the login name, else uid:N).")] = None,
+    ticket: Annotated[Optional[str], typer.Option("--ticket", help="The request or ticket id, for the receipt.")] = None,
+    missing_ok: MissingOkOpt = False,
+    fmt: FormatOpt = None,
+    inactive_for: InactiveForOpt = None,
+    inactive_since: InactiveSinceOpt = None,
+    batch_size: BatchSizeOpt = None,
+) -> None:
+    """Delete old checkpoints (with their writes, and the blobs no kept checkpoint uses), keeping the
+    latest N of every namespace: exactly what LangGraph's PostgresSaver.prune keeps with --keep 1.
+
+    The plan comes first; on a terminal you confirm by typing the number of threads; without a
+    terminal --yes is required (else exit 6, nothing deleted). One transaction per thread, verified.
+    """
+    from symfonic_cli.location import resolve_store
+    from symfonic_cli.retention.window import parse_age
+    from symfonic_cli.selection import Selection
+    from symfonic_cli.storage.prune import PruneRequest, run
+
+    env = environment()
+    if all_threads:
+        if any(v is not None for v in (thread, tenant, sub_tenant, session, from_file, inactive_for, inactive_since)) or all_sessions:
+            raise UsageError("--all goes alone, without --thread/--tenant/--session/--from-file/--inactive-*")
+        chosen = Selection(every_thread=True, receipt={"all": True})
+    else:
+        from symfonic_cli.selection import ERASE, build_selection
+
+        chosen = build_selection(ERASE, environment=env, threads=thread, tenant=tenant, sub_tenant=sub_tenant, session=session,
+                                 all_sessions=all_sessions, from_file=from_file, inactive_for=inactive_for, inactive_since=inactive_since)
+    if batch_size is not None and chosen.keys is not None:
+        raise UsageError("--batch-size goes with --all, --all-sessions or a retention window")
+    if operator is not None and not operator.strip():
+        raise UsageError("--operator is empty")
+    if ticket is not None and not ticket:
+        raise UsageError("--ticket is empty")
+    out_format = check_format(fmt)
+    age = parse_age("--older-than", older_than) if older_than is not None else None
+    location = resolve_store(store)
+    run(PruneRequest(
+        location=location,
+        options={k: v for k, v in store_options(location, env).items() if k != "erase_extra"},
+        selection=chosen, keep=keep, older_than=age, dry_run=dry_run, yes=yes, compact=compact,
+        receipt_path=receipt, fmt=out_format, operator=operator, ticket=ticket, missing_ok=missing_ok, batch_size=batch_size,
+    ), env)

@@ -1,0 +1,66 @@
+"""What ``threads search`` does once its options are parsed: rows from search.run, rendered."""
+
+from __future__ import annotations
+
+from symfonic_cli.cli.common import check_format, environment as run_environment, open_for_reading
+from symfonic_cli.errors import UsageError
+
+COLUMNS = ("key", "index", "role", "timestamp", "snippet")
+HEADERS = ("key", "#", "role", "timestamp", "snippet")
+JSON_SNIPPET = 100  # cells of a snippet in JSON, JSONL and text (no terminal to fit)
+
+
+def threads_search(
+    store, text: str, *, case_sensitive=False, tools=False, tenant=None, sub_tenant=None, session=None,
+    inactive_for=None, inactive_since=None, active_within=None, limit=None, fmt=None, environment=None,
+) -> None:
+    from symfonic_cli import render
+    from symfonic_cli.search.run import search
+
+    env = environment or run_environment()
+    out_format = check_format(fmt, env=env)
+    if session is not None and not session:
+        raise UsageError("--session is empty")
+    window = None
+    if inactive_for is not None or inactive_since is not None or active_within is not None:
+        from symfonic_cli.retention.window import window as activity_window
+
+        window = activity_window(inactive_for=inactive_for, inactive_since=inactive_since, active_within=active_within,
+                                 tz=env.zone())
+    skipped: list[str] = []
+    with open_for_reading(store, environment=env) as st:
+        hits = search(st, text, case_sensitive=case_sensitive, tools=tools, tenant=tenant, sub_tenant=sub_tenant,
+                      session=session, window=window, limit=limit, skipped=skipped)
+        if out_format in ("json", "jsonl", "text"):
+            n = render.write_records((h.to_json(JSON_SNIPPET) for h in hits), fmt=out_format, columns=COLUMNS,
+                                     stream=env.stdout, environment=env)
+        else:
+            # A hit keeps its text until the widths are known: cut it to what a snippet can show.
+            kept = [_trimmed(h) for h in hits]
+            n = _write_table(kept, st.location.display, env)
+    for line in skipped:
+        env.stderr.write(f"symfonic: warning: not searched: {render.escape_inline(line)}\n")
+    if not n and render.is_terminal(env.stderr):
+        env.stderr.write("symfonic: no message matches\n")
+
+
+def _trimmed(hit):
+    from dataclasses import replace
+
+    lo = max(0, hit.start - 400)
+    return replace(hit, text=hit.text[lo:hit.end + 400], start=hit.start - lo, end=hit.end - lo)
+
+
+def _write_table(hits, title: str, env) -> int:
+    from rich.cells import cell_len
+
+    from symfonic_cli import render
+
+    cells = [[render.cell(h.key), str(h.index), render.escape_inline(h.role), render.cell(render.shown_time(h.timestamp, env))] for h in hits]
+    widths = [max([cell_len(HEADERS[i])] + [cell_len(c[i]) for c in cells]) for i in range(4)]
+    width = render.console(env.stdout).width
+    room = width - sum(widths) - 3 * 4  # the frame: " │ " between five columns
+    rows = [c + [h.snippet(max(room, len("snippet")))] for c, h in zip(cells, hits)]
+    render.write_table(rows, HEADERS, whole=(True, True, True, True, False), title=render.escape_inline(title),
+                       stream=env.stdout)
+    return len(rows)

@@ -1,0 +1,1 @@
+"""LangGraph DeltaChannel values rebuilt from the store."""

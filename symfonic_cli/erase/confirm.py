@@ -1,0 +1,74 @@
+"""The typed confirmation of a store-changing run (erase requests, sweeps, prune).
+
+API:
+- ``open_terminal(env, from_stdin=...)``: where the plan and the prompt are shown and the answer
+  is read, a ``Terminal`` (``.writer``, ``.reader``, ``.close()``), or None when there is none:
+  standard input and stderr on a terminal; ``/dev/tty`` when standard input held the keys.
+- ``confirm(terminal, question, expected)``: asks, reads one line, raises ``NotConfirmedError``
+  (exit 6) unless the answer is ``expected`` exactly or as the plan shows it (escaped). Without a
+  terminal it raises at once (``--yes`` is the way). A driver shows its plan on
+  ``terminal.writer`` first, then calls this.
+- ``confirm_plans(terminal, plans)``: the thread key of one thread, else the number of threads.
+- ``confirm_count(terminal, total)``: the number of threads (a sweep counted in the database).
+"""
+
+from __future__ import annotations
+
+from symfonic_cli.environment import Environment
+from symfonic_cli.errors import NotConfirmedError
+
+
+class Terminal:
+    """Where the plan and the prompt are shown and the answer is read."""
+
+    def __init__(self, reader, writer, owned=None) -> None:
+        self.reader, self.writer, self.owned = reader, writer, owned
+
+    def close(self) -> None:
+        for stream in self.owned or ():
+            stream.close()
+
+
+def open_terminal(env: Environment, *, from_stdin: bool = False) -> Terminal | None:
+    if from_stdin:
+        # Standard input held the keys: the answer can only come from the controlling terminal.
+        try:
+            reader = open("/dev/tty", encoding="utf-8", errors="replace")
+        except OSError:
+            return None
+        try:
+            writer = open("/dev/tty", "w", encoding="utf-8", errors="backslashreplace")
+        except OSError:
+            reader.close()
+            return None
+        return Terminal(reader, writer, (reader, writer))
+    if not env.stdin_isatty():
+        return None
+    return Terminal(env.stdin, env.stderr)
+
+
+def confirm(terminal: Terminal | None, question: str, expected: str) -> None:
+    from symfonic_cli.render import escape_inline
+
+    if terminal is None:
+        raise NotConfirmedError("not confirmed: no terminal to confirm on, nothing deleted", hint="pass --yes to erase without a prompt")
+    terminal.writer.write(f"{question}: ")
+    terminal.writer.flush()
+    answer = terminal.reader.readline()
+    if answer.endswith("\n"):
+        answer = answer[:-1]
+    if answer.endswith("\r"):
+        answer = answer[:-1]
+    # The key exactly, or as the plan shows it (escaped): never a trimmed or folded look-alike.
+    if answer not in (expected, escape_inline(expected)):
+        raise NotConfirmedError(f"not confirmed: expected '{expected}', nothing deleted")
+
+
+def confirm_plans(terminal: Terminal | None, plans) -> None:
+    from symfonic_cli.erase import plan as ep
+
+    confirm(terminal, ep.confirmation_question(plans), ep.confirmation_answer(plans))
+
+
+def confirm_count(terminal: Terminal | None, total: int) -> None:
+    confirm(terminal, f"Type the number of threads ({total}) to erase them", str(total))

@@ -1,0 +1,81 @@
+"""Fault injection for the tests of every store-changing driver (erase requests, sweeps, prune,
+export): the process is killed as an operator or the OOM killer would, or slowed so it can be
+interrupted part-way. Read from the environment once per run; unset means no fault.
+
+- ``SYMFONIC_FAULT_AFTER_THREADS=N``: SIGKILL right after the N-th thread is committed and recorded;
+- ``SYMFONIC_FAULT_IN_THREAD=N``: SIGKILL inside the N-th thread's transaction, after its last
+  delete and before its COMMIT (the driver's step passes ``Faults.between(n, tables)`` to the store);
+- ``SYMFONIC_FAULT_SLOW_THREAD=SECONDS``: sleep after each thread.
+
+API: ``Faults.from_env()``; ``faults.between(n, tables)`` (a hook or None), ``faults.after(n)``,
+``faults.pause()``. ``env_int`` and ``env_float`` read one such variable.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+from typing import Callable, Iterable
+
+from symfonic_cli.errors import UsageError
+
+FAULT_AFTER_THREADS = "SYMFONIC_FAULT_AFTER_THREADS"
+FAULT_IN_THREAD = "SYMFONIC_FAULT_IN_THREAD"
+FAULT_SLOW_THREAD = "SYMFONIC_FAULT_SLOW_THREAD"
+
+
+def env_int(name: str) -> int | None:
+    raw = os.environ.get(name)
+    if not raw:
+        return None
+    try:
+        return int(raw)
+    except ValueError:
+        raise UsageError(f"{name} must be an integer") from None
+
+
+def env_float(name: str) -> float:
+    raw = os.environ.get(name)
+    try:
+        return max(0.0, float(raw)) if raw else 0.0
+    except ValueError:
+        return 0.0
+
+
+def kill(out=None) -> None:
+    if out is not None:
+        out.flush()  # what the run printed so far reaches its reader first
+    os.kill(os.getpid(), signal.SIGKILL)
+
+
+class Faults:
+    def __init__(self, after_threads: int | None = None, in_thread: int | None = None, slow: float = 0.0, out=None) -> None:
+        self.after_threads, self.in_thread, self.slow, self.out = after_threads, in_thread, slow, out
+
+    @classmethod
+    def from_env(cls, out=None) -> Faults:
+        """The faults the environment asks for; ``out`` is flushed before a kill."""
+        return cls(env_int(FAULT_AFTER_THREADS), env_int(FAULT_IN_THREAD), env_float(FAULT_SLOW_THREAD), out)
+
+    def between(self, n: int, tables: Iterable[str]) -> Callable[[str], None] | None:
+        """For the n-th thread (from 1): a hook the store calls after each table's delete, which
+        kills at the last table (every delete has run, uncommitted); None for the other threads."""
+        if self.in_thread != n:
+            return None
+        last = list(tables)[-1]
+
+        def hook(table: str) -> None:
+            if table == last:
+                kill(self.out)
+
+        return hook
+
+    def after(self, n: int) -> None:
+        """After the n-th thread is committed and its receipt line written."""
+        if self.after_threads is not None and n >= self.after_threads:
+            kill(self.out)
+
+    def pause(self) -> None:
+        if self.slow:
+            time.sleep(self.slow)

@@ -1,0 +1,135 @@
+"""The record of a store-changing run: the ``--receipt`` file's lines, the line a reader sees per
+thread, the JSON on stdout, the progress line. Shared by erase requests, sweeps and prune.
+
+API:
+- ``store_name(location)``: the store as a receipt names it (an absolute path, else the masked URL);
+- ``default_operator()``: who runs it when ``--operator`` is not given;
+- ``new_header(location, store, now, operator=..., ticket=..., selection=..., vacuum=...)``: the
+  receipt's head (each receipt-file line carries it), with the store identity;
+- ``open_receipt(path, dry_run=...)``: the ``ReceiptFile`` (opened, and checked, before anything
+  is deleted), or None without ``--receipt``;
+- ``Recorder(env, fmt=..., header=..., kind=..., grace=..., receipt_file=..., total=...,
+  stream=..., keep=..., progress=...)``:
+  ``start(**fields)`` writes the ``start`` line (a failure: ``ReceiptError``, nothing changed) and
+  opens the JSON stream; ``thread(outcome)`` records one thread (file line, reader's line, stream
+  item, progress) and returns a ``Stopped`` when the receipt file failed; ``end(tail, stop)``
+  writes the ``end`` line and returns the stop to report. ``counts``, ``done``, ``failed``,
+  ``unverified``, ``recent`` and (with ``keep``) ``outcomes`` are what it saw.
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+from datetime import datetime, timedelta
+from typing import Any
+
+from symfonic_cli import __version__
+from symfonic_cli.environment import Environment
+from symfonic_cli.erase import plan as ep
+from symfonic_cli.erase.receipt_file import ReceiptFile, ReceiptWriteError
+from symfonic_cli.erase.steps import Stopped
+from symfonic_cli.erase.text import JsonStream, thread_line
+from symfonic_cli.errors import EXIT_STORE, ReceiptError
+from symfonic_cli.location import StoreLocation, store_identity
+
+
+def default_operator() -> str:
+    """Who erases: the login name (getpass: LOGNAME, USER, ..., then the password
+    database), else the numeric user id; never empty."""
+    import getpass
+
+    try:
+        name = getpass.getuser()
+    except Exception:  # no variable and no password entry (a container's arbitrary uid)
+        name = ""
+    return name or f"uid:{os.getuid()}"
+
+
+def store_name(location: StoreLocation) -> str:
+    """The store as the receipt names it: an absolute path for a file, else the masked URL."""
+    if location.kind == "sqlite" and location.path:
+        return os.path.abspath(location.path)
+    return location.display
+
+
+def new_header(location: StoreLocation, store, now: datetime, *, operator: str | None, ticket: str | None,
+               selection: dict[str, Any], vacuum: bool = False) -> dict[str, Any]:
+    """A new run's receipt head (plan.receipt_header): a fresh receipt id, this version, the
+    store's name and identity (location.store_identity, of the opened ``store``)."""
+    return ep.receipt_header(
+        receipt_id=str(uuid.uuid4()), now=now, version=__version__, store=store_name(location), kind=location.kind,
+        operator=operator or default_operator(), ticket=ticket, selection=selection, vacuum=vacuum,
+        identity=store_identity(location, store),
+    )
+
+
+def open_receipt(path: str | None, *, dry_run: bool) -> ReceiptFile | None:
+    # Opened before anything is deleted: an unwritable audit file must stop the run, not follow it.
+    return ReceiptFile(path, writable=not dry_run) if path else None
+
+
+class Recorder:
+    def __init__(self, env: Environment, *, fmt: str, header: dict[str, Any], kind: str, grace: timedelta,
+                 receipt_file: ReceiptFile | None, total: int, stream: bool = False, keep: bool = False,
+                 progress: bool = False, verb: str = "erased") -> None:
+        from symfonic_cli.progress import Progress
+
+        self.header, self.kind, self.grace, self.receipt_file, self.total = header, kind, grace, receipt_file, total
+        self.human = fmt not in ("json", "jsonl")
+        self.lines = env.stdout if self.human else env.stderr  # a line per thread for a reader
+        self.stream = JsonStream(env.stdout, fmt) if stream and not self.human else None
+        self.progress = Progress(env.stderr, verb, total, enabled=None if progress else False)
+        self.counts = dict.fromkeys(ep.STATUSES, 0)
+        self.outcomes: list[ep.ThreadOutcome] | None = [] if keep else None
+        self.done = self.failed = self.unverified = self.recent = 0
+        self.file_ok = True  # False once a line could not be written: nothing more goes to the file
+
+    def start(self, **fields: Any) -> None:
+        if self.receipt_file is not None:
+            try:
+                self.receipt_file.append({"record": "start", **self.header, **fields})
+            except ReceiptWriteError as exc:
+                raise ReceiptError(f"{exc}; nothing erased") from None
+        if self.stream is not None:
+            self.stream.begin(self.header)
+
+    def thread(self, result: ep.ThreadOutcome) -> Stopped | None:
+        """One thread done: its receipt line is on disk before the next thread starts."""
+        entry = ep.thread_entry(result, self.kind, self.grace)
+        self.counts[result.status] += 1
+        self.done += 1
+        if self.outcomes is not None:
+            self.outcomes.append(result)
+        if result.status == ep.FAILED:
+            self.failed += 1
+            self.unverified += result.remaining is None
+        self.recent += "warning" in entry
+        stop = None
+        if self.receipt_file is not None and self.file_ok:
+            try:
+                self.receipt_file.append({"record": "thread", **self.header, **entry})
+            except ReceiptWriteError as exc:
+                self.file_ok = False
+                stop = Stopped(str(exc), EXIT_STORE, False)
+        self.progress.clear()
+        self.lines.write(thread_line(result))
+        self.lines.flush()
+        if self.stream is not None:
+            self.stream.item(entry, self.header)
+        self.progress.step(self.done)
+        return stop
+
+    def not_attempted(self, plans, reason: str) -> None:
+        """The threads left alone after a stop: in the kept outcomes (the final receipt), no line."""
+        if self.outcomes is not None:
+            self.outcomes += [ep.not_attempted(p, f"not attempted: {reason}") for p in plans]
+
+    def end(self, tail: dict[str, Any], stop: Stopped | None) -> Stopped | None:
+        """The ``end`` line; returns the stop to report (a failed end line is one)."""
+        if self.receipt_file is not None and self.file_ok and (stop is None or stop.receipt_file_ok):
+            try:
+                self.receipt_file.append({"record": "end", **self.header, **tail})
+            except ReceiptWriteError as exc:
+                stop = stop or Stopped(f"{exc} (the end line; every thread's line was written)", EXIT_STORE, False)
+        return stop

@@ -1,0 +1,141 @@
+"""The per-thread steps of a store-changing run, and the loop over them (erase requests, sweeps,
+prune). A driver supplies its plans and one function that changes one thread; these parts do the
+rest in the same way for every driver:
+
+    plans -> confirm (erase/confirm.py) -> run_threads(pages, step, recorder, faults)
+          -> finish(...) -> recorder.end(...)
+
+- ``thread_step(plan, change, location=..., now=..., grace=...)``: runs ``change()`` (one
+  transaction that compares what it deletes with the plan and returns ``(deleted, remaining)``
+  per table, ``remaining`` counted after the commit) and classifies it: ``ThreadActiveError`` is
+  skipped-active, a ``SymfonicError`` failed (the transaction rolled back), anything else or
+  Ctrl-C failed with a ``Stopped`` (whether it committed is unknown). Returns
+  ``(ThreadOutcome, Stopped | None)``.
+- ``erase_step(store, plan, extra, ..., between=None, idle_before=None)``: the erase's change.
+- ``run_threads(pages, step, recorder, faults)``: ``pages`` is an iterable of lists of plans (one
+  list, or pages read lazily); ``step(plan, n)`` returns ``(outcome, stop)``. Each outcome is
+  recorded (its receipt line on disk) before the next thread starts. The first Ctrl-C stops after
+  the thread in flight, a second one at once. Returns the ``Stopped`` that ended it, or None.
+- ``finish(finish_store, location, notes, stop)``: after the last thread (WAL truncation,
+  ``--vacuum``); a failure is a note and a stop, the changes are committed.
+"""
+
+from __future__ import annotations
+
+import signal
+import threading
+from datetime import datetime, timedelta, timezone
+from typing import Callable, Iterable, NamedTuple
+
+from symfonic_cli.erase import plan as ep
+from symfonic_cli.errors import EXIT_INTERRUPTED, EXIT_UNEXPECTED, SymfonicError, ThreadActiveError
+from symfonic_cli.location import StoreLocation, scrub
+
+DEFAULT_BATCH = 500  # threads a counted selection (a sweep, prune) reads and plans at a time
+INTERRUPTED = "interrupted (Ctrl-C): stopped after the thread in flight; run the same command again to erase the rest"
+
+
+class Stopped(NamedTuple):
+    """Why a run stopped part-way (the receipt still lists what was done) and its exit code."""
+
+    reason: str
+    exit_code: int
+    receipt_file_ok: bool = True  # False: the --receipt file itself failed, write no more to it
+
+
+class Interrupt:
+    """Ctrl-C during a run: the first asks to stop between threads, a second one stops at once
+    (KeyboardInterrupt: the thread in flight is then reported failed, its commit unknown)."""
+
+    def __init__(self) -> None:
+        self.asked = False
+        self._old = None
+
+    def __enter__(self) -> Interrupt:
+        # Not when SIGINT is ignored (a background job of a script, nohup): the parent meant it.
+        if threading.current_thread() is threading.main_thread() and signal.getsignal(signal.SIGINT) is not signal.SIG_IGN:
+            self._old = signal.signal(signal.SIGINT, self._handle)
+        return self
+
+    def _handle(self, signum, frame) -> None:
+        if self.asked:
+            raise KeyboardInterrupt
+        self.asked = True
+
+    def __exit__(self, *exc) -> None:
+        if self._old is not None:
+            signal.signal(signal.SIGINT, self._old)
+
+
+def thread_step(plan: ep.ThreadErasePlan, change: Callable[[], tuple[dict[str, int], dict[str, int]]], *,
+                location: StoreLocation, now: datetime, grace: timedelta) -> tuple[ep.ThreadOutcome, Stopped | None]:
+    stop = None
+    try:
+        deleted, remaining = change()
+    except ThreadActiveError as exc:
+        result = ep.skipped_active(plan, exc.line())
+    except SymfonicError as exc:
+        result = ep.failed(plan, scrub(exc.line(), location), now, grace)
+    except (Exception, KeyboardInterrupt) as exc:
+        what = "interrupted" if isinstance(exc, KeyboardInterrupt) else f"unexpected {type(exc).__name__}: {scrub(str(exc), location)}"
+        result = ep.failed(plan, f"{what}; the erase may or may not have committed, rerun to know", now, grace)
+        stop = Stopped(what, EXIT_INTERRUPTED if isinstance(exc, KeyboardInterrupt) else EXIT_UNEXPECTED)
+    else:
+        result = ep.outcome(plan, deleted, remaining, now, grace)
+    result.time = datetime.now(timezone.utc)
+    return result, stop
+
+
+def erase_step(store, plan: ep.ThreadErasePlan, extra, *, location: StoreLocation, now: datetime, grace: timedelta,
+               between=None, idle_before=None) -> tuple[ep.ThreadOutcome, Stopped | None]:
+    """One thread erased (one transaction; the store compares what it deletes with the plan, and
+    with ``idle_before`` re-checks its last activity, inside it) and verified after the commit."""
+
+    def change():
+        if between is None:
+            return store.erase_verified(plan.key, extra, expected=plan.rows, idle_before=idle_before)
+        # The fault-injection hook runs between the tables' deletes.
+        deleted = store.erase_thread(plan.key, extra, between=between, expected=plan.rows, idle_before=idle_before)
+        return deleted, store.remaining_rows(plan.key, extra)
+
+    return thread_step(plan, change, location=location, now=now, grace=grace)
+
+
+def run_threads(pages: Iterable[list], step, recorder, faults, *, location: StoreLocation) -> Stopped | None:
+    n = 0
+    stop: Stopped | None = None
+    try:
+        with Interrupt() as interrupt:
+            for page in pages:
+                for plan in page:
+                    if interrupt.asked:
+                        return Stopped(INTERRUPTED, EXIT_INTERRUPTED)
+                    n += 1
+                    result, stop = step(plan, n)
+                    file_stop = recorder.thread(result)  # recorded even when the step stops the run
+                    stop = stop or file_stop
+                    if stop is not None:
+                        return stop
+                    faults.after(n)
+                    faults.pause()
+            if interrupt.asked and recorder.done < recorder.total:
+                return Stopped(INTERRUPTED, EXIT_INTERRUPTED)
+    except KeyboardInterrupt:  # a second Ctrl-C between two threads
+        return Stopped(INTERRUPTED, EXIT_INTERRUPTED)
+    except SymfonicError as exc:  # selecting or planning the next page failed
+        return Stopped(f"stopped: {scrub(exc.line(), location)}", exc.exit_code)
+    finally:
+        recorder.progress.end(recorder.done)
+    return None
+
+
+def finish(store_finish: Callable[[], list[str]], location: StoreLocation, notes: list[str], stop: Stopped | None) -> Stopped | None:
+    """After the last thread: the store's own finish (WAL truncation, ``--vacuum``). The changes are
+    committed: a failure here is a note and a stop, and the receipt is still printed and written."""
+    try:
+        notes += store_finish()
+    except SymfonicError as exc:
+        reason = f"finishing after the erase failed: {scrub(exc.line(), location)}"
+        notes.append(reason)
+        stop = stop or Stopped(reason, exc.exit_code)
+    return stop

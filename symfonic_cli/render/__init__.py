@@ -1,0 +1,179 @@
+"""Output rendering: table, text, json and jsonl, safe for untrusted content.
+
+Escaping and JSON are in ``escape.py``, tables in ``tables.py``, the terminal (size, colour,
+console) in ``terminal.py``; this module writes records and reports in a chosen format. Every
+writer takes the run's Environment, and writes to its stdout unless given another stream.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from symfonic_cli.render.escape import (  # noqa: F401 - the names every command uses
+    _CONTROL,
+    _RecordEncoder,
+    _escape_control,
+    _regex,
+    cell,
+    escape_controls,
+    escape_inline,
+    json_dumps,
+)
+from symfonic_cli.render.tables import is_identifier_column, write_record_layout, write_table  # noqa: F401
+from symfonic_cli.render.terminal import (  # noqa: F401
+    COLOR_MODES,
+    color_wanted,
+    console,
+    default_format,
+    is_terminal,
+    terminal_size,
+)
+
+# typing.TYPE_CHECKING without importing typing (quick commands load this module).
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Sequence
+    from typing import Any, TextIO
+
+
+# Columns and report lines holding a time: shown in --tz in tables and text (JSON stays UTC).
+_TIME_NAMES = frozenset({"ts", "timestamp", "first", "last", "created", "first activity", "last activity"})
+_ISO_TIME = r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d{1,6})?(?:Z|[+-]\d\d:\d\d)"
+
+
+def is_time_column(name: str) -> bool:
+    return name in _TIME_NAMES or name.endswith(("_at", "_activity", "_ts", " at", " activity"))
+
+
+def shown_time(value: Any, environment) -> Any:
+    """A time as a reader at ``--tz`` reads it (ISO 8601 with that zone's offset; UTC with ``Z``
+    by default). Takes a datetime or a time as the JSON records hold it; anything else (``None``,
+    a value that is not a time) is returned as is."""
+    env = environment
+    if isinstance(value, datetime):
+        dt = value
+    elif type(value) is str and _regex(_ISO_TIME).fullmatch(value):
+        if env.shows_utc():  # the one form for UTC: Z
+            return value[:-6] + "Z" if value.endswith("+00:00") else value
+        try:
+            dt = datetime.fromisoformat(value[:-1] + "+00:00" if value.endswith("Z") else value)
+        except ValueError:
+            return value
+    else:
+        return value
+    if env.shows_utc():
+        return cell(dt)
+    if dt.tzinfo is None:
+        from datetime import timezone
+
+        dt = dt.replace(tzinfo=timezone.utc)
+    try:
+        return dt.astimezone(env.zone()).isoformat()
+    except (OverflowError, ValueError):  # within hours of year 1 or 9999: as stored
+        return cell(dt)
+
+
+def _zoned_records(records: Iterable[dict[str, Any]], columns: Sequence[str], environment) -> Iterable[dict[str, Any]]:
+    """Records with their time columns shown in --tz (table and text only)."""
+    env = environment
+    times = [c for c in columns if is_time_column(c)]
+    if not times or env.shows_utc():
+        return records
+    return ({**rec, **{c: shown_time(rec.get(c), env) for c in times if c in rec}} for rec in records)
+
+
+def human_size(value: Any) -> Any:
+    """Bytes as a person reads them in a table (``1.2 MiB``); JSON keeps the byte count."""
+    if type(value) is not int or value < 0:
+        return value
+    if value < 1024:
+        return f"{value} B"
+    size = float(value)
+    for unit in ("KiB", "MiB", "GiB", "TiB", "PiB"):
+        size /= 1024
+        if size < 1024 or unit == "PiB":
+            return f"{size:.1f} {unit}"
+    return value
+
+
+def is_size(name: str) -> bool:
+    return name == "size_bytes" or name.endswith((" size", "_size"))
+
+
+def cut(text: str, limit: int | None) -> str:
+    """``text`` up to ``limit`` characters, with a marker saying how much was cut."""
+    if limit is None or len(text) <= limit:
+        return text
+    return f"{text[:limit]}… [{len(text) - limit} more characters]"
+
+
+def write_records(
+    records: Iterable[dict[str, Any]],
+    *,
+    fmt: str,
+    columns: Sequence[str],
+    headers: Sequence[str] | None = None,
+    title: str | None = None,
+    environment,
+    stream: TextIO | None = None,
+) -> int:
+    """Write dict records in the chosen format to ``stream`` (the Environment's stdout by
+    default); returns how many were written. Times are UTC in JSON and JSONL, in --tz in tables
+    and text."""
+    out = stream if stream is not None else environment.stdout
+    n = 0
+    if fmt in ("json", "jsonl"):
+        dumps = _RecordEncoder(columns).dumps
+    if fmt == "jsonl":
+        for rec in records:
+            out.write(dumps(rec) + "\n")
+            n += 1
+        return n
+    if fmt == "json":
+        # One document, complete or absent: nothing is written before the last record is made.
+        parts = []
+        for rec in records:
+            parts.append(("," if n else "") + "\n  " + dumps(rec))
+            n += 1
+        out.write("[" + "".join(parts) + ("\n]\n" if n else "]\n"))
+        return n
+    heads = list(headers or columns)
+    records = _zoned_records(records, columns, environment)
+    if fmt == "text":
+        out.write("\t".join(heads) + "\n")
+        for rec in records:
+            out.write("\t".join(cell(rec.get(c)) for c in columns) + "\n")
+            n += 1
+        return n
+    sizes = [is_size(c) for c in columns]
+    rows = [[cell(human_size(rec.get(c)) if sizes[i] else rec.get(c)) for i, c in enumerate(columns)] for rec in records]
+    write_table(rows, heads, whole=[is_identifier_column(c) for c in columns], title=escape_inline(title) if title else None,
+                environment=environment, stream=out)
+    return len(rows)
+
+
+def write_pairs(
+    pairs: Sequence[tuple[str, Any]], *, fmt: str, environment, title: str | None = None, stream: TextIO | None = None
+) -> None:
+    """A key/value report (``store info``); times in --tz in tables and text, UTC in JSON."""
+    out = stream if stream is not None else environment.stdout
+    if fmt in ("json", "jsonl"):
+        out.write(json_dumps({k: v for k, v in pairs}, indent=2 if fmt == "json" else None) + "\n")
+        return
+    # Labels may carry stored names (a subgraph's namespace): escaped as every value is.
+    pairs = [(escape_inline(k), shown_time(v, environment) if is_time_column(k) else v) for k, v in pairs]
+    if fmt == "text":
+        width = max((len(k) for k, _ in pairs), default=0)
+        for k, v in pairs:
+            out.write(f"{k.ljust(width)}  {cell(v)}\n")
+        return
+    from rich.table import Table
+    from rich.text import Text
+
+    # The frame of every other table: no outer border, a rule between the columns.
+    table = Table(title=Text(escape_inline(title)) if title else None, show_header=False, show_edge=False, pad_edge=False)
+    table.add_column(style="bold", overflow="fold")  # a label holding a stored name may be long
+    table.add_column(overflow="fold")
+    for k, v in pairs:
+        table.add_row(Text(k), Text(cell(human_size(v) if is_size(k) else v)))
+    console(environment, out).print(table)

@@ -1,0 +1,194 @@
+"""Escaping for output: control characters, one-line cells, and JSON that keeps content exact.
+
+Table and text output never interpret rich markup and show control characters escaped, so
+stored content cannot recolour, retitle or take over the reader's terminal. JSON keeps the
+exact content (control characters as JSON escapes).
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import re
+from datetime import datetime
+
+# typing.TYPE_CHECKING without importing typing (quick commands load this module).
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+    from typing import Any
+
+# Bidirectional formatting characters reorder what a reader sees ("Trojan Source").
+_BIDI = "\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069"
+# C0 controls except tab and newline, DEL, C1 controls, the bidi characters, line and paragraph
+# separators, and lone surrogates (UTF-8 cannot write them).
+_CONTROL = f"[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029{_BIDI}\ud800-\udfff]"
+# Kept exact in JSON, but as escapes: line and paragraph separators, C1 and bidi characters, and
+# lone surrogates (a stored "\ud800" decodes to one; UTF-8 cannot encode it, JSON can escape it).
+_JSON_UNSAFE = f"[\x7f-\x9f\u2028\u2029{_BIDI}\ud800-\udfff]"
+
+
+@functools.cache
+def _regex(pattern: str) -> re.Pattern:
+    # Compiled on first use: a quick listing in JSON never needs them.
+    return re.compile(pattern)
+
+
+def escape_controls(text: str) -> str:
+    if text.isprintable():  # holds none of them (each is a Cc or Cf character): checked in C
+        return text
+    return _regex(_CONTROL).sub(_escape_control, text)
+
+
+def _escape_control(match: re.Match) -> str:
+    code = ord(match.group())
+    return f"\\x{code:02x}" if code <= 0xFF else f"\\u{code:04x}"
+
+
+# Printable to str.isprintable() yet blank or invisible: combining grapheme joiner, Hangul
+# fillers, Khmer inherent vowels, Mongolian and other variation selectors, braille blank.
+_INVISIBLE = frozenset(
+    "\u034f\u115f\u1160\u17b4\u17b5\u180b\u180c\u180d\u180f\u2800\u3164\uffa0"
+    + "".join(map(chr, range(0xFE00, 0xFE10)))
+    + "".join(map(chr, range(0xE0100, 0xE01F0)))
+)
+_INLINE_SHORT = {"\n": "\\n", "\t": "\\t", "\\": "\\\\"}
+
+
+def escape_inline(text: str) -> str:
+    """For one-line cells and keys: every character that is not plainly visible as itself is shown
+    as an escape, so two different strings never print the same.
+
+    Newline and tab become ``\\n`` and ``\\t``, a backslash ``\\\\``; controls up to U+00FF
+    ``\\xNN``; every other character that is not printable (format, bidi, line and paragraph
+    separators, whitespace other than the ASCII space: NBSP, U+2028, U+200B, U+FEFF, ...) and
+    the invisible ones above ``\\uNNNN`` (``\\UNNNNNNNN`` beyond the BMP).
+    """
+    if text.isprintable() and "\\" not in text and (text.isascii() or _INVISIBLE.isdisjoint(text)):
+        return text  # the common case, checked in C
+    return _regex("[^ -\\[\\]-~]").sub(_escape_inline_char, text)
+
+
+def _escape_inline_char(match: re.Match) -> str:
+    char = match.group()
+    short = _INLINE_SHORT.get(char)
+    if short is not None:
+        return short
+    if char.isprintable() and char not in _INVISIBLE:
+        return char
+    code = ord(char)
+    if code < 0x20 or 0x7F <= code <= 0x9F:
+        return f"\\x{code:02x}"
+    return f"\\u{code:04x}" if code <= 0xFFFF else f"\\U{code:08x}"
+
+
+# Characters escaped in JSON shown to a reader (``json_dumps(..., visible=True)``): what
+# escape_inline escapes beyond the controls json_dumps escapes already.
+def _escape_json_visible(match: re.Match) -> str:
+    char = match.group()
+    if char.isprintable() and char not in _INVISIBLE:
+        return char
+    code = ord(char)
+    if code > 0xFFFF:  # JSON escapes astral characters as a surrogate pair
+        code -= 0x10000
+        return f"\\u{0xD800 + (code >> 10):04x}\\u{0xDC00 + (code & 0x3FF):04x}"
+    return f"\\u{code:04x}"
+
+
+def _json_default(value: Any) -> Any:
+    if isinstance(value, datetime):
+        from symfonic_cli.clock import iso_utc
+
+        return iso_utc(value)
+    if isinstance(value, (set, frozenset)):
+        return sorted(value)
+    return str(value)
+
+
+# One encoder for every compact dump: json.dumps with options builds a new one per call.
+_COMPACT = json.JSONEncoder(ensure_ascii=False, default=_json_default)
+
+
+def _escape_json_unsafe(match: re.Match) -> str:
+    return f"\\u{ord(match.group()):04x}"
+
+
+def _json_safe(out: str) -> str:
+    if out.isascii() and "\x7f" not in out:  # the common case, checked in C
+        return out
+    return _regex(_JSON_UNSAFE).sub(_escape_json_unsafe, out)
+
+
+def json_dumps(value: Any, *, indent: int | None = None, visible: bool = False) -> str:
+    """JSON text. ``visible``: for a reader's terminal, also every invisible or blank-looking
+    character as a ``\\u`` escape (the same JSON value, so it parses to the same strings)."""
+    try:
+        if indent is None:
+            out = _COMPACT.encode(value)
+        else:
+            out = json.dumps(value, ensure_ascii=False, indent=indent, default=_json_default)
+    except (ValueError, RecursionError):
+        # A stored value at the limits (symfonic_cli/codec/metadata_json.py): a long integer, deep nesting.
+        from symfonic_cli.codec.metadata_json import deep, int_digits
+
+        with int_digits(), deep():
+            out = json.dumps(value, ensure_ascii=False, indent=indent, default=_json_default)
+    out = _json_safe(out)
+    if visible and not out.isascii():
+        out = _regex("[^\\x00-\\x7f]").sub(_escape_json_visible, out)
+    return out
+
+
+class _NotFlat(Exception):
+    pass
+
+
+def _json_scalar(value: Any) -> str:
+    kind = type(value)
+    if kind is str:
+        return json.encoder.encode_basestring(value)
+    if value is None:
+        return "null"
+    if kind is int:
+        return int.__repr__(value)
+    raise _NotFlat
+
+
+class _RecordEncoder:
+    """``json_dumps`` for records whose keys are exactly ``columns`` and whose values are str,
+    int or None (a listing's rows), about four times faster; anything else goes to json_dumps.
+    The text is the same, byte for byte (tests/test_listing.py compares them)."""
+
+    def __init__(self, columns: Sequence[str]) -> None:
+        self.columns = tuple(columns)
+        keys = [json.encoder.encode_basestring(c).replace("%", "%%") for c in self.columns]
+        self.template = "{" + ", ".join(f"{k}: %s" for k in keys) + "}"
+
+    def dumps(self, rec: dict[str, Any]) -> str:
+        if tuple(rec) == self.columns:
+            try:
+                return _json_safe(self.template % tuple(map(_json_scalar, rec.values())))
+            except _NotFlat:
+                pass
+        return json_dumps(rec)
+
+
+def cell(value: Any) -> str:
+    if value is None:
+        return "-"
+    if isinstance(value, datetime):
+        from symfonic_cli.clock import iso_utc
+
+        return iso_utc(value)
+    if value is True or value is False:  # yes/no in tables and text; true/false in JSON
+        return "yes" if value else "no"
+    if isinstance(value, (list, tuple)):  # a JSON list; one line in a table
+        return ", ".join(cell(v) for v in value)
+    try:
+        text = str(value)
+    except (ValueError, RecursionError):  # a long integer or deep nesting (metadata_json limits)
+        from symfonic_cli.codec.metadata_json import deep, int_digits
+
+        with int_digits(), deep():
+            text = str(value)
+    return escape_inline(text)

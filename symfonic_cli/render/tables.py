@@ -1,0 +1,106 @@
+"""Tables: rich tables of escaped cells, and psql's expanded record layout when they do not fit."""
+
+from __future__ import annotations
+
+from symfonic_cli.render.terminal import console
+
+# typing.TYPE_CHECKING without importing typing (quick commands load this module).
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+    from typing import TextIO
+
+# Identifiers people copy: never folded, never cut (a key is an exact string).
+_WHOLE_NAMES = frozenset({"key", "thread", "ts", "timestamp", "checkpoint", "id", "first", "last"})
+
+
+def is_identifier_column(name: str) -> bool:
+    return name in _WHOLE_NAMES or name.endswith(("_id", "_at", "_activity", "_ts"))
+
+
+# A table's frame: no outer border (a copied identifier carries no box character), and a rule
+# with one space each side between columns.
+def _table_frame(ncols: int) -> int:
+    return 3 * max(ncols - 1, 0)
+
+
+def _text_width(text: str) -> int:
+    from rich.cells import cell_len
+
+    return max((cell_len(line) for line in text.split("\n")), default=0)
+
+
+def write_table(
+    rows: Sequence[Sequence[str]],
+    headers: Sequence[str],
+    *,
+    whole: Sequence[bool] | None = None,
+    title: str | None = None,
+    environment,
+    stream: TextIO | None = None,
+    show_lines: bool = False,
+) -> None:
+    """A table of already-escaped cells. Identifier columns (``whole``) stay on one line; the
+    others fold (never below their header's width). When the identifiers and the other headers
+    do not fit the terminal, each row is printed as a record instead (psql's expanded mode)."""
+    out = stream if stream is not None else environment.stdout
+    whole = list(whole) if whole is not None else [is_identifier_column(h) for h in headers]
+    widths = [_text_width(h) for h in headers]
+    need = list(widths)
+    for row in rows:
+        for i, value in enumerate(row):
+            if whole[i]:
+                need[i] = max(need[i], _text_width(value))
+    con = console(environment, out)
+    width = con.width
+    least = sum(need[i] if whole[i] else max(widths[i], 1) for i in range(len(headers))) + _table_frame(len(headers))
+    if least > width or not rows:
+        write_record_layout(rows, headers, title=title, environment=environment, stream=out, width=width, con=con)
+        return
+    from rich.table import Table
+    from rich.text import Text
+
+    # A title (a store's path, a key) as wide as the screen allows, not folded to a narrow table.
+    table = Table(title=Text(title) if title else None, show_lines=show_lines, show_edge=False, pad_edge=False,
+                  min_width=min(_text_width(title), width) if title else None)
+    for i, h in enumerate(headers):
+        if whole[i]:
+            table.add_column(Text(h), no_wrap=True, min_width=need[i], overflow="ignore")
+        else:
+            table.add_column(Text(h), overflow="fold", min_width=max(widths[i], 1))
+    for row in rows:
+        table.add_row(*(Text(v) for v in row))
+    con.print(table)
+
+
+def write_record_layout(rows, headers, *, title=None, environment, stream=None, width=80, con=None) -> None:
+    """One ``field: value`` line per column, a rule between rows. Values fold under themselves
+    past the terminal's width; an identifier longer than the line stays whole."""
+    out = stream if stream is not None else environment.stdout
+    label = max((_text_width(h) for h in headers), default=0)
+    con = con or console(environment, out)
+    bold = con.color_system is not None
+    lines = []
+    if title:
+        lines.append(title)
+    room = max(width - label - 2, 20)
+    for n, row in enumerate(rows, 1):
+        head = f"-[ RECORD {n} ]"
+        lines.append(head + "-" * max(width - len(head), 0))
+        for h, value in zip(headers, row):
+            name = (h + ":").ljust(label + 1)
+            if bold:
+                name = f"\x1b[1m{name}\x1b[0m"
+            parts = value.split("\n") or [""]
+            folded = []
+            for part in parts:
+                if is_identifier_column(h) or len(part) <= room:
+                    folded.append(part)
+                else:
+                    folded.extend(part[i:i + room] for i in range(0, len(part), room))
+            lines.append(f"{name} {folded[0]}".rstrip(" "))
+            lines.extend(" " * (label + 2) + more for more in folded[1:])
+    if not rows:
+        lines.append("(0 rows)")  # as psql's expanded mode: never a title alone
+    out.write("".join(line + "\n" for line in lines))
+

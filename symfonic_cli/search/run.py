@@ -1,0 +1,234 @@
+"""``threads search``: the messages holding a text, in the threads a listing would give.
+
+Each thread's transcript is read by the transcript's own code (transcript/read.py), so a hit's
+index, role and timestamp are the row ``transcript show`` prints. The store narrows first
+(``search_candidates``: a byte test on each thread's latest root checkpoint, search/prefilter.py);
+only its candidates are decoded.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import datetime
+
+from symfonic_cli.errors import StoreError, UsageError
+from symfonic_cli.clock import iso_utc
+from symfonic_cli.threadkey import parse_key
+
+
+class Needle:
+    """The text looked for: exact, or by Unicode case folding (``str.casefold``)."""
+
+    def __init__(self, text: str, *, case_sensitive: bool = False) -> None:
+        if not text:
+            raise UsageError("the text to search for is empty")
+        self.text = text
+        self.case_sensitive = case_sensitive
+        self.folded = text if case_sensitive else text.casefold()
+
+    def find(self, text: str) -> tuple[int, int] | None:
+        """The first match's span in ``text`` (characters of ``text``), None without one."""
+        if self.case_sensitive:
+            at = text.find(self.text)
+            return None if at < 0 else (at, at + len(self.text))
+        if self.folded not in text.casefold():  # the common miss, in C
+            return None
+        # Folding may change lengths (ß -> ss): map folded positions back to characters.
+        owner: list[int] = []
+        for i, ch in enumerate(text):
+            owner.extend([i] * len(ch.casefold()))
+        folded = "".join(ch.casefold() for ch in text)
+        at = folded.find(self.folded)
+        return owner[at], owner[at + len(self.folded) - 1] + 1
+
+
+@dataclass(frozen=True)
+class Hit:
+    key: str
+    index: int
+    role: str
+    timestamp: datetime | None
+    message_id: str | None
+    field: str  # "content", or with --tools "tool_call.args", "tool_call.name", ...
+    text: str  # the field's text
+    start: int  # the match, characters of ``text``
+    end: int
+    checkpoint_id: str | None
+
+    def snippet(self, width: int = 100) -> str:
+        """Up to about ``width`` cells around the match, escaped (escape_inline), cut with "…"."""
+        return snippet(self.text, self.start, self.end, width)
+
+    def to_json(self, width: int = 100) -> dict:
+        return {
+            "key": self.key,
+            "index": self.index,
+            "role": self.role,
+            "timestamp": iso_utc(self.timestamp),
+            "message_id": self.message_id,
+            "field": self.field,
+            "snippet": self.snippet(width),
+            "checkpoint_id": self.checkpoint_id,
+        }
+
+
+def snippet(text: str, start: int, end: int, width: int) -> str:
+    from rich.cells import cell_len
+
+    from symfonic_cli.render import escape_inline
+
+    width = max(width, 8)
+    match = escape_inline(text[start:end])
+    if cell_len(match) >= width:
+        return _fit(match, width - 1) + "…"
+    room = width - cell_len(match)
+    before_room = room // 3
+    before, cut_before = _tail(text[max(0, start - width):start], before_room, start > width)
+    after_room = room - cell_len(before) - (1 if cut_before else 0)
+    after, cut_after = _head(text[end:end + width], after_room, len(text) - end > width)
+    return ("…" if cut_before else "") + before + match + after + ("…" if cut_after else "")
+
+
+def _fit(escaped: str, width: int) -> str:
+    from rich.cells import cell_len
+
+    out = ""
+    for ch in escaped:
+        if cell_len(out + ch) > width:
+            break
+        out += ch
+    return out
+
+
+def _head(raw: str, room: int, more: bool) -> tuple[str, bool]:
+    from rich.cells import cell_len
+
+    from symfonic_cli.render import escape_inline
+
+    out = ""
+    for i, ch in enumerate(raw):
+        piece = escape_inline(ch)
+        if cell_len(out) + cell_len(piece) > room - 1:  # keep a cell for the "…"
+            return out, True
+        out += piece
+    return out, more
+
+
+def _tail(raw: str, room: int, more: bool) -> tuple[str, bool]:
+    from rich.cells import cell_len
+
+    from symfonic_cli.render import escape_inline
+
+    out = ""
+    for ch in reversed(raw):
+        piece = escape_inline(ch)
+        if cell_len(out) + cell_len(piece) > room - 1:
+            return out, True
+        out = piece + out
+    return out, more
+
+
+def _fields(row, tools: bool) -> Iterator[tuple[str, str]]:
+    """The texts of a transcript row a search looks in: what ``transcript show`` prints of it."""
+    yield "content", row.content
+    if not tools:
+        return
+    from symfonic_cli.render import json_dumps
+
+    for call in row.tool_calls or ():
+        for name in ("name", "id"):
+            if isinstance(call.get(name), str):
+                yield f"tool_call.{name}", call[name]
+        yield "tool_call.args", json_dumps(call.get("args"))
+    if row.role == "tool":
+        if row.name is not None:
+            yield "name", row.name
+        if row.tool_call_id is not None:
+            yield "tool_call_id", row.tool_call_id
+
+
+def first_match(row, needle: Needle, tools: bool) -> tuple[str, str, int, int] | None:
+    for name, text in _fields(row, tools):
+        span = needle.find(text)
+        if span is not None:
+            return name, text, span[0], span[1]
+    return None
+
+
+def search(
+    store,
+    text: str,
+    *,
+    case_sensitive: bool = False,
+    tools: bool = False,
+    tenant: str | None = None,
+    sub_tenant: str | None = None,
+    session: str | None = None,
+    window=None,
+    limit: int | None = None,
+    skipped: list[str] | None = None,
+) -> Iterator[Hit]:
+    """Every message holding ``text``, thread by thread in the listing's order (newest activity
+    first), message order within a thread; at most ``limit`` threads. ``window``: an
+    ActivityWindow (retention/window.py). A thread that cannot be read is left out and named in
+    ``skipped`` (with why)."""
+    from symfonic_cli.search.prefilter import Prefilter
+    from symfonic_cli.transcript.read import read_transcript
+
+    needle = Needle(text, case_sensitive=case_sensitive)
+    if sub_tenant is not None and tenant is None:
+        raise UsageError("--sub-tenant needs --tenant")
+    pre = Prefilter(text, case_sensitive=case_sensitive, tools=tools)
+    narrow = getattr(store, "search_candidates", None)
+    candidates = set(narrow(pre, tenant=tenant, sub_tenant=sub_tenant)) if narrow is not None else None
+    if limit == 0:
+        return
+    threads = 0
+    for key in _threads(store, candidates, tenant=tenant, sub_tenant=sub_tenant, window=window):
+        if session is not None:
+            parts = parse_key(key)
+            if parts is None or parts.session != session:
+                continue
+        if candidates is None and not _may_match(store, key, pre):
+            continue
+        try:
+            result = read_transcript(store, key, tools=tools, keep=lambda row: first_match(row, needle, tools) is not None)
+        except StoreError as exc:
+            if skipped is not None:
+                skipped.append(f"{key}: {exc}")
+            continue
+        if not result.rows:
+            continue
+        threads += 1
+        for row in result.rows:
+            field, found, start, end = first_match(row, needle, tools)  # type: ignore[misc]
+            yield Hit(key, row.index, row.role, row.timestamp, row.message_id, field, found, start, end, result.checkpoint_id)
+        if limit is not None and threads >= limit:
+            return
+
+
+def _threads(store, candidates, *, tenant, sub_tenant, window) -> Iterator[str]:
+    """Keys in the listing's order (newest activity first, then key): the candidates' own
+    summaries when the store narrowed (one indexed read each), else the listing itself."""
+    if candidates is None:
+        bounds = {"last_before": window.last_before, "last_from": window.last_from} if window is not None else {}
+        for summary in store.list_threads(tenant=tenant, sub_tenant=sub_tenant, **bounds):
+            yield summary.key
+        return
+    summaries = [s for s in map(store.thread_summary, candidates) if s is not None]
+    if window is not None:
+        summaries = [s for s in summaries if window.keeps(s.last_checkpoint_id)]
+    summaries.sort(key=lambda s: s.key)
+    summaries.sort(key=lambda s: s.last_checkpoint_id or "", reverse=True)
+    for summary in summaries:
+        yield summary.key
+
+
+def _may_match(store, key: str, pre) -> bool:
+    """A store without ``search_candidates`` (MongoDB): its latest root checkpoint, streamed one
+    thread at a time, tested in Python."""
+    state = store.read_message_state(key)
+    if state is None:
+        return True
+    return pre.may_match(state.payload_type, state.payload, whole_checkpoint=state.encoding == "checkpoint")

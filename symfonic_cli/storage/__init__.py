@@ -1,0 +1,1 @@
+"""Store growth: ``store usage`` (where the bytes are) and ``thread prune`` (old checkpoints removed safely)."""

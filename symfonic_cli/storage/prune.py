@@ -1,0 +1,408 @@
+"""``symfonic thread prune``: old checkpoints removed with erase's safety.
+
+Prepared first (a read-only store, a role without DELETE or UPDATE, ``--compact`` without room: exit 4
+before anything is deleted); planned (threads, checkpoints, bytes, and the messages whose transcript
+time moves); confirmed (the typed count, or ``--yes``); then one transaction per thread on one
+snapshot, the rules decided again on it, the deletes compared with the plan and the kept state
+compared before and after, before the commit (stores/_prune.py); a fresh plan after the commit
+verifies it. Each thread's receipt line is on disk before the next thread starts (erase's
+ReceiptFile). Threads are read page by page (keyset pagination) so memory does not grow with the
+store; Ctrl-C stops between threads.
+"""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass
+from datetime import datetime, timedelta, timezone
+from typing import Any
+
+from symfonic_cli import __version__
+from symfonic_cli.environment import Environment
+from symfonic_cli.erase import plan as ep
+from symfonic_cli.erase.confirm import confirm, open_terminal
+from symfonic_cli.erase.faults import Faults
+from symfonic_cli.erase.receipt_file import ReceiptWriteError
+from symfonic_cli.erase.records import default_operator, open_receipt, store_name
+from symfonic_cli.erase.steps import DEFAULT_BATCH, Stopped, run_threads
+from symfonic_cli.erase.text import JsonStream
+from symfonic_cli.errors import (
+    EXIT_INTERRUPTED,
+    EXIT_STORE,
+    EXIT_UNEXPECTED,
+    NotFoundError,
+    ReceiptError,
+    StoppedError,
+    StoreError,
+    SymfonicError,
+)
+from symfonic_cli.location import StoreLocation, scrub
+from symfonic_cli.model.prune import FAILED, NOT_FOUND, NOTHING, PRUNED, SKIPPED
+from symfonic_cli.selection import Selection
+from symfonic_cli.storage import records as pr
+
+SAMPLE = 10  # threads a plan of many shows
+
+
+@dataclass
+class PruneRequest:
+    location: StoreLocation
+    options: dict[str, Any]
+    selection: Selection  # keys, a tenant prefix, every thread (every_thread) or a retention window
+    keep: int = 1
+    older_than: timedelta | None = None
+    dry_run: bool = False
+    yes: bool = False
+    compact: bool = False
+    receipt_path: str | None = None
+    fmt: str = "text"
+    operator: str | None = None
+    ticket: str | None = None
+    missing_ok: bool = False
+    batch_size: int | None = None
+
+
+class _Keys:
+    """The selected keys, a page at a time (explicit keys as given; a prefix, every thread or a
+    retention window by keyset pagination in the store's key order)."""
+
+    def __init__(self, store, sel: Selection, batch: int) -> None:
+        self.store, self.sel, self.batch = store, sel, batch
+        w = sel.window
+        self.window = None
+        if sel.keys is None and (sel.every_thread or w is not None or sel.prefix is not None):
+            self.window = {"tenant": sel.tenant, "sub_tenant": sel.sub_tenant,
+                           "last_before": w.last_before if w is not None else None, "last_from": w.last_from if w is not None else None}
+        self.total = len(sel.keys) if sel.keys is not None else store.window_count(**self.window)
+
+    def pages(self):
+        if self.sel.keys is not None:
+            keys = list(self.sel.keys)
+            for i in range(0, len(keys), self.batch):
+                yield keys[i:i + self.batch]
+            return
+        after, n = None, 0
+        while n < self.total:
+            page = self.store.window_keys(**self.window, after=after, limit=min(self.batch, self.total - n))
+            if not page:
+                return
+            n += len(page)
+            after = page[-1]
+            yield page
+
+
+def run(req: PruneRequest, environment: Environment | None = None) -> None:
+    """Prune what ``req`` selects; raises the error that ends the run after the receipt is written."""
+    from symfonic_cli.render import escape_inline as esc
+    from symfonic_cli.stores import open_store
+
+    env = environment or Environment()
+    out = env.stdout
+    human = req.fmt not in ("json", "jsonl")
+    now = datetime.now(timezone.utc)
+    newer_than = now - req.older_than if req.older_than is not None else None
+    name = store_name(req.location)
+    receipt_file = open_receipt(req.receipt_path, dry_run=req.dry_run)  # checked before anything is deleted
+    terminal = None
+    rec = None
+    stop: Stopped | None = None
+    try:
+        store = open_store(req.location, writable=not req.dry_run, **req.options)
+        try:
+            notes = store.prune_prepare(dry_run=req.dry_run)  # exit 4 here, before any plan or delete
+            if req.compact:
+                notes += store.compact_check()
+            keys = _Keys(store, req.selection, req.batch_size or DEFAULT_BATCH)
+            plan = _Plan(store, req, keys, newer_than)
+            if req.dry_run:
+                plan.write_all(out, human, name, notes, esc)
+                _check_missing(req, plan.missing, store)
+                return
+            needs_confirm = not req.yes
+            if needs_confirm:
+                terminal = open_terminal(env, from_stdin=req.selection.from_stdin)
+            plan_out = terminal.writer if terminal is not None else (out if human else None)
+            if needs_confirm or plan_out is not None:
+                plan.count()  # the totals confirmed and shown (streamed: nothing kept per thread)
+            if plan_out is not None:
+                plan.write_summary(plan_out, name, notes, esc)
+            if needs_confirm:
+                _confirm(terminal, plan.to_prune)
+            header = {
+                **ep.receipt_header(receipt_id=str(uuid.uuid4()), now=now, version=__version__, store=name,
+                                    kind=req.location.kind, operator=req.operator or default_operator(), ticket=req.ticket,
+                                    selection=req.selection.receipt, vacuum=req.compact),
+                "operation": "prune", "keep": req.keep, "older_than": _seconds(req.older_than),
+            }
+            rec = PruneRecorder(env, req, header, receipt_file, keys.total, store)
+            rec.start(threads_planned=keys.total)
+            step = _step(store, req, newer_than)
+            pages = (store.prune_plans(page, keep=req.keep, newer_than=newer_than) for page in keys.pages())
+            stop = run_threads(pages, step, rec, Faults.from_env(), location=req.location)
+            compact = None
+            if req.compact and stop is None:
+                compact = _compact(store, req, notes)
+        finally:
+            store.close()
+        tail: dict[str, Any] = {"summary": rec.summary(stop), "interrupted": bool(stop and stop.exit_code == EXIT_INTERRUPTED)}
+        if stop is not None:
+            tail["stopped"] = stop.reason
+        if compact is not None:
+            tail["compact"] = compact
+        tail.update({"notes": notes, "timestamps": pr.TIMESTAMPS})
+        stop = rec.end(tail, stop)
+        if stop is not None:
+            tail["stopped"] = stop.reason
+        if human:
+            from symfonic_cli.render import json_dumps
+
+            out.write("receipt:\n" + json_dumps({**header, **tail}, indent=2, visible=True) + "\n")
+            out.write(pr.summary_line(tail["summary"]) + "\n")
+        elif rec.stream is not None:
+            rec.stream.end(tail)
+        out.flush()
+    finally:
+        if rec is not None and rec.stream is not None and rec.stream.open:
+            rec.stream.end({"summary": rec.summary(True), "stopped": "stopped by an unexpected error after the last thread"})
+        if receipt_file is not None:
+            receipt_file.close()
+        if terminal is not None:
+            terminal.close()
+    _raise_outcome(req, rec, stop, keys.total)
+
+
+def _seconds(td: timedelta | None) -> int | None:
+    return None if td is None else int(td.total_seconds())
+
+
+class _Plan:
+    """The plan, streamed: per-thread plans are computed, shown and counted, never all kept."""
+
+    def __init__(self, store, req: PruneRequest, keys: _Keys, newer_than) -> None:
+        self.store, self.req, self.keys, self.newer_than = store, req, keys, newer_than
+        self.to_prune = self.checkpoints = self.bytes = self.redated = 0
+        self.sample: list[dict] = []
+        self.missing: list[str] = []
+
+    def records(self):
+        for page in self.keys.pages():
+            for p in self.store.prune_plans(page, keep=self.req.keep, newer_than=self.newer_than):
+                found = p.checkpoints_before > 0 or self.req.selection.keys is None
+                rec = pr.plan_record(p, found=found)
+                if not found:
+                    self.missing.append(p.key)
+                elif rec["status"] == "prune":
+                    self.to_prune += 1
+                    self.checkpoints += p.rows.get("checkpoints", 0)
+                    self.bytes += p.bytes
+                    self.redated += p.redated
+                yield rec
+
+    def count(self) -> None:
+        for rec in self.records():
+            if len(self.sample) < SAMPLE:
+                self.sample.append(rec)
+
+    def _head(self, store_name: str, esc) -> str:
+        older = f", and every checkpoint newer than {int(self.req.older_than.total_seconds())} s" if self.req.older_than else ""
+        return (f"prune plan for {esc(store_name)}: keep the latest {self.req.keep} checkpoint(s) of each namespace{older}; "
+                f"{self.keys.total:,} thread(s) selected\n")
+
+    def _totals(self) -> str:
+        from symfonic_cli.render import human_size
+
+        return (f"  to prune: {self.to_prune:,} thread(s), {self.checkpoints:,} checkpoint(s), {human_size(self.bytes)}; "
+                f"{self.redated:,} message(s) will be dated by a newer kept checkpoint ({pr.TIMESTAMPS})\n")
+
+    def write_summary(self, out, store_name: str, notes: list[str], esc) -> None:
+        out.write(self._head(store_name, esc))
+        for rec in self.sample:
+            out.write(pr.plan_line(rec, esc) + "\n")
+        if self.keys.total > len(self.sample):
+            out.write(f"  ... and {self.keys.total - len(self.sample):,} more (thread prune --dry-run lists every one)\n")
+        out.write(self._totals())
+        for note in notes:
+            out.write(f"  note: {esc(note)}\n")
+        out.flush()
+
+    def write_all(self, out, human: bool, store_name: str, notes: list[str], esc) -> None:
+        stream = JsonStream(out, self.req.fmt, record="plan")
+        if human:
+            out.write(self._head(store_name, esc))
+        else:
+            stream.begin({"dry_run": True, "store": store_name, "store_kind": self.req.location.kind,
+                          "selection": self.req.selection.receipt, "keep": self.req.keep, "older_than": _seconds(self.req.older_than)})
+        n = 0
+        try:
+            for rec in self.records():
+                n += 1
+                if human:
+                    out.write(pr.plan_line(rec, esc) + "\n")
+                else:
+                    stream.item(rec)
+        finally:
+            s = {"threads": n, "to_prune": self.to_prune, "checkpoints": self.checkpoints, "bytes": self.bytes,
+                 "messages_redated": self.redated, "not_found": len(self.missing)}
+            if human:
+                out.write(self._totals())
+                for note in notes:
+                    out.write(f"  note: {esc(note)}\n")
+                out.write("dry run: nothing deleted\n")
+            else:
+                stream.end({"summary": s, "notes": notes, "timestamps": pr.TIMESTAMPS})
+            out.flush()
+
+
+def _step(store, req: PruneRequest, newer_than):
+    """The per-thread step ``run_threads`` calls: classify the plan, prune, verify."""
+
+    def step(plan, n: int):
+        now = datetime.now(timezone.utc)
+        if plan.checkpoints_before == 0 and req.selection.keys is not None:
+            return pr.PruneOutcome(plan.key, NOT_FOUND, time=now), None
+        if plan.skipped:
+            return pr.PruneOutcome(plan.key, SKIPPED, reason=plan.skipped, time=now), None
+        if not plan.changes:
+            return pr.PruneOutcome(plan.key, NOTHING, dict.fromkeys(plan.rows, 0), 0, 0, time=now), None
+        return prune_one(store, plan, req, newer_than)
+
+    return step
+
+
+def prune_one(store, plan, req: PruneRequest, newer_than) -> tuple[pr.PruneOutcome, Stopped | None]:
+    """One thread pruned in its transaction (the plan's rows compared inside it) and verified after the
+    commit: its outcome, and a stop when the run cannot go on (Ctrl-C, an unexpected error)."""
+    from symfonic_cli.stores._prune import ThreadSkipped
+
+    stop = None
+    try:
+        deleted, detached = store.prune_thread(plan.key, keep=req.keep, newer_than=newer_than, expected=plan.rows)
+        remaining = store.prune_remaining(plan.key, keep=req.keep, newer_than=newer_than)
+    except ThreadSkipped as exc:
+        result = pr.PruneOutcome(plan.key, SKIPPED, reason=exc.message)
+    except SymfonicError as exc:
+        result = pr.PruneOutcome(plan.key, FAILED, reason=scrub(exc.line(), req.location))
+    except (Exception, KeyboardInterrupt) as exc:
+        what = "interrupted" if isinstance(exc, KeyboardInterrupt) else f"unexpected {type(exc).__name__}: {scrub(str(exc), req.location)}"
+        result = pr.PruneOutcome(plan.key, FAILED, reason=f"{what}; the prune may or may not have committed, rerun to know")
+        stop = Stopped(what, EXIT_INTERRUPTED if isinstance(exc, KeyboardInterrupt) else EXIT_UNEXPECTED)
+    else:
+        changed = bool(sum(deleted.values()) or detached)
+        result = pr.PruneOutcome(plan.key, PRUNED if changed else NOTHING, deleted, detached, remaining)
+        if remaining:
+            result.status, result.reason = FAILED, f"{remaining} checkpoint(s) still to prune after the commit; an application wrote the thread meanwhile"
+    result.time = datetime.now(timezone.utc)
+    return result, stop
+
+
+class PruneRecorder:
+    """erase's Recorder for prune outcomes (the interface ``run_threads`` drives): each thread's
+    receipt line on disk before the next thread, its line for a reader, the JSON stream, progress."""
+
+    def __init__(self, env, req: PruneRequest, header, receipt_file, total: int, store) -> None:
+        from symfonic_cli.progress import Progress
+
+        self.req, self.header, self.receipt_file, self.total, self.store = req, header, receipt_file, total, store
+        self.human = req.fmt not in ("json", "jsonl")
+        self.lines = env.stdout if self.human else env.stderr
+        self.stream = None if self.human else JsonStream(env.stdout, req.fmt)
+        self.progress = Progress(env.stderr, "pruned", total)
+        self.counts = pr.empty_counts()
+        self.rows: dict[str, int] = {}
+        self.done = 0
+        self.missing: list[str] = []
+        self.missing_message = ""
+        self.file_ok = True
+
+    def start(self, **fields) -> None:
+        if self.receipt_file is not None:
+            try:
+                self.receipt_file.append({"record": "start", **self.header, **fields})
+            except ReceiptWriteError as exc:
+                raise ReceiptError(f"{exc}; nothing pruned") from None
+        if self.stream is not None:
+            self.stream.begin(self.header)
+
+    def thread(self, result: pr.PruneOutcome) -> Stopped | None:
+        from symfonic_cli.render import escape_inline as esc
+
+        entry = pr.thread_entry(result, self.req.location.kind)
+        self.counts[result.status] += 1
+        self.done += 1
+        for t, n in result.rows_deleted.items():
+            self.rows[t] = self.rows.get(t, 0) + n
+        if result.status == NOT_FOUND:
+            self.missing.append(result.key)
+            if len(self.missing) == 1:  # the error line names near misses; the receipt does not
+                from symfonic_cli.suggestions import Suggester, not_found_message
+
+                self.missing_message = not_found_message(result.key, self.req.location.display, Suggester(self.store))
+        stop = None
+        if self.receipt_file is not None and self.file_ok:
+            try:
+                self.receipt_file.append({"record": "thread", **self.header, **entry})
+            except ReceiptWriteError as exc:
+                self.file_ok = False
+                stop = Stopped(str(exc), EXIT_STORE, False)
+        self.progress.clear()
+        self.lines.write(f"{result.status} {esc(result.key)}{pr.detail(result, esc)}\n")
+        self.lines.flush()
+        if self.stream is not None:
+            self.stream.item(entry, self.header)
+        self.progress.step(self.done)
+        return stop
+
+    def end(self, tail: dict, stop: Stopped | None) -> Stopped | None:
+        if self.receipt_file is not None and self.file_ok and (stop is None or stop.receipt_file_ok):
+            try:
+                self.receipt_file.append({"record": "end", **self.header, **tail})
+            except ReceiptWriteError as exc:
+                stop = stop or Stopped(f"{exc} (the end line; every thread's line was written)", EXIT_STORE, False)
+        return stop
+
+    def summary(self, stop) -> dict[str, Any]:
+        return pr.summary(self.counts, self.total, self.done, stop is not None, self.rows)
+
+
+def _compact(store, req: PruneRequest, notes: list[str]) -> dict[str, Any]:
+    """After the last thread: the space given back; a failure is a note (the prunes are committed)."""
+    try:
+        before, after, more = store.compact()
+    except SymfonicError as exc:
+        notes.append(f"--compact failed: {scrub(exc.line(), req.location)}")
+        return {"done": False}
+    notes += more
+    return {"done": True, "bytes_before": before, "bytes_after": after}
+
+
+def _confirm(terminal, count: int) -> None:
+    if count:  # nothing to delete: nothing to confirm
+        confirm(terminal, f"Type the number of threads ({count}) to prune them", str(count))
+
+
+def _check_missing(req: PruneRequest, missing: list[str], store) -> None:
+    if req.missing_ok or not missing:
+        return
+    from symfonic_cli.suggestions import Suggester, not_found_message
+
+    where = req.location.display
+    if len(missing) == 1:
+        raise NotFoundError(not_found_message(missing[0], where, Suggester(store)))
+    listed = ", ".join(f"'{k}'" for k in missing[:5]) + (", ..." if len(missing) > 5 else "")
+    raise NotFoundError(f"{len(missing)} requested threads not found in {where}: {listed} (--missing-ok to accept)")
+
+
+def _raise_outcome(req: PruneRequest, rec: PruneRecorder, stop: Stopped | None, total: int) -> None:
+    if stop is not None:
+        s = rec.summary(stop)
+        raise StoppedError(f"{stop.reason}; {s['threads']} of {total} thread(s) done, {s['pruned']} pruned", stop.exit_code)
+    if rec.counts[FAILED]:
+        raise StoreError(f"{rec.counts[FAILED]} thread(s) failed and were left as they were (see the receipt)")
+    if len(rec.missing) == 1 and not req.missing_ok:
+        raise NotFoundError(rec.missing_message)
+    if rec.missing and not req.missing_ok:
+        listed = ", ".join(f"'{k}'" for k in rec.missing[:5]) + (", ..." if len(rec.missing) > 5 else "")
+        raise NotFoundError(f"{len(rec.missing)} requested thread(s) not found in {req.location.display}: {listed}",
+                            hint="--missing-ok to accept")
+    if req.selection.keys is None and total == 0 and not req.missing_ok:
+        raise NotFoundError(f"no thread matches the selection in {req.location.display}", hint="--missing-ok to accept")

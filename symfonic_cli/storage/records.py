@@ -1,0 +1,127 @@
+"""``thread prune``, the pure part: plans and outcomes as the records the plan, stdout and the
+``--receipt`` file hold (erase's record format: a header, a line per thread, an end). No I/O.
+Records hold keys, counts, ids and times: never message content."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from symfonic_cli.model.prune import FAILED, NOT_ATTEMPTED, NOT_FOUND, NOTHING, PRUNED, SKIPPED, STATUSES, ThreadPrunePlan
+from symfonic_cli.clock import iso_utc
+
+RESIDUAL = {
+    "sqlite": "Deleted pages are free space inside the file until --compact (VACUUM) rewrites it; backups keep old copies.",
+    "postgres": "Deleted rows are dead tuples until VACUUM (--compact runs VACUUM (ANALYZE)); VACUUM FULL shrinks the files.",
+    "mongodb": "Deleted documents leave free space in the storage engine until 'compact' (--compact, where allowed).",
+}
+TIMESTAMPS = ("a transcript dates each message by the oldest checkpoint holding it: after the prune, messages first "
+              "seen in a deleted checkpoint are dated by the oldest kept one")
+
+
+@dataclass
+class PruneOutcome:
+    key: str
+    status: str
+    rows_deleted: dict[str, int] = field(default_factory=dict)
+    detached: int = 0
+    remaining: int | None = None  # checkpoints a fresh plan would still delete; None: not verified
+    reason: str | None = None
+    time: datetime | None = None
+
+
+def plan_record(p: ThreadPrunePlan, *, found: bool = True) -> dict[str, Any]:
+    if not found:
+        return {"key": p.key, "status": NOT_FOUND}
+    status = SKIPPED if p.skipped else ("prune" if p.changes else NOTHING)
+    rec: dict[str, Any] = {
+        "key": p.key, "status": status, "checkpoints_before": p.checkpoints_before, "rows": dict(p.rows),
+        "bytes": p.bytes, "parents_detached": p.detached, "delta_ancestors_kept": p.delta_ancestors,
+        "last_activity": iso_utc(_time(p.last_checkpoint_id)),
+    }
+    if p.skipped:
+        rec["reason"] = p.skipped
+    if p.redated:
+        rec["timestamps_change"] = {"messages": p.redated, "to": p.redated_to}
+    return rec
+
+
+def _time(cid: str | None):
+    from symfonic_cli.clock import checkpoint_id_time
+
+    return checkpoint_id_time(cid)
+
+
+def plan_line(r: dict[str, Any], esc) -> str:
+    key = esc(r["key"])
+    if r["status"] == NOT_FOUND:
+        return f"  {key}: not found"
+    if r["status"] == SKIPPED:
+        return f"  {key}: skipped: {esc(r['reason'])}"
+    if r["status"] == NOTHING:
+        return f"  {key}: nothing to prune ({r['checkpoints_before']} checkpoint(s))"
+    rows = ", ".join(f"{esc(t)} {n}" for t, n in r["rows"].items())
+    line = f"  {key}: {r['rows'].get('checkpoints', 0)} of {r['checkpoints_before']} checkpoint(s) to go ({rows}; {_size(r['bytes'])})"
+    if r.get("delta_ancestors_kept"):
+        line += f"; {r['delta_ancestors_kept']} kept for a DeltaChannel"
+    ts = r.get("timestamps_change")
+    if ts:
+        line += f"; {ts['messages']} message(s) will be dated {esc(str(ts['to']))}"
+    return line
+
+
+def _size(n: int) -> str:
+    from symfonic_cli.render import human_size
+
+    return str(human_size(n))
+
+
+def thread_entry(o: PruneOutcome, kind: str) -> dict[str, Any]:
+    entry: dict[str, Any] = {"key": o.key, "status": o.status}
+    if o.time is not None:
+        entry["time"] = iso_utc(o.time)
+    if o.status in (NOT_FOUND, NOT_ATTEMPTED):
+        if o.reason:
+            entry["reason"] = o.reason
+        return entry
+    entry["rows_deleted"] = o.rows_deleted
+    entry["parents_detached"] = o.detached
+    entry["verification"] = ({"checked": False} if o.remaining is None
+                             else {"checked": True, "checkpoints_left_to_prune": o.remaining, "ok": o.remaining == 0})
+    if o.status == PRUNED:
+        entry["residual_copies"] = RESIDUAL.get(kind, RESIDUAL["sqlite"])
+    if o.reason:
+        entry["reason"] = o.reason
+    return entry
+
+
+def empty_counts() -> dict[str, int]:
+    return dict.fromkeys(STATUSES, 0)
+
+
+def summary(counts: dict[str, int], planned: int, done: int, stopped: bool, rows: dict[str, int]) -> dict[str, Any]:
+    return {
+        "planned": planned, "threads": done, "pruned": counts[PRUNED], "nothing_to_prune": counts[NOTHING],
+        "skipped": counts[SKIPPED], "failed": counts[FAILED], "not_found": counts[NOT_FOUND],
+        "not_attempted": planned - done if stopped else 0, "rows_deleted": rows,
+    }
+
+
+def summary_line(s: dict[str, Any]) -> str:
+    line = f"pruned {s['pruned']} thread(s), {s['nothing_to_prune']} with nothing to prune, {s['failed']} failed"
+    for name, label in (("skipped", "skipped"), ("not_found", "not found"), ("not_attempted", "not attempted")):
+        if s[name]:
+            line += f", {s[name]} {label}"
+    rows = s.get("rows_deleted") or {}
+    if rows:
+        line += "; deleted " + ", ".join(f"{n} {t}" for t, n in rows.items())
+    return line
+
+
+def detail(o: PruneOutcome, esc) -> str:
+    if o.reason:
+        return f": {esc(o.reason)}"
+    if o.status == PRUNED:
+        return " (" + ", ".join(f"{n} {esc(t)}" for t, n in o.rows_deleted.items()) + ")"
+    return ""

@@ -1,0 +1,112 @@
+"""``thread prune`` on every backend: the keep rules (model/prune.py) run on what a backend reads of
+one thread, the plan and the verified one-transaction prune built once from the backend's few
+primitives (``stores/<kind>/prune.py`` implements them):
+
+- ``_pr_facts(key)``: the thread's checkpoints as PruneCheckpoint, and the (ns, id) holding a
+  ``__pregel_tasks`` write;
+- ``_pr_outline(key, ns, id)``: a checkpoint's format version and the channels it holds a value for;
+- ``_pr_measure(key, decision)``: rows per table and stored bytes the decision deletes (counting);
+- ``_pr_kept_state(key, decision)``: the stored rows LangGraph reads for what is kept (every kept
+  checkpoint without its parent pointer, their writes, on PostgreSQL the blobs they reference);
+- ``_pr_apply(key, decision)``: the deletes and parent updates, rows deleted per table;
+- ``_pr_transaction()``: one transaction on one snapshot of the thread (a context manager);
+- ``_pr_head(key, checkpoint_id)``: a root checkpoint's ``(ts, message count)``.
+"""
+
+from __future__ import annotations
+
+from symfonic_cli.errors import SymfonicError
+
+# typing.TYPE_CHECKING without importing typing (quick commands load this module).
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from datetime import datetime
+
+    from symfonic_cli.model.prune import PruneDecision, ThreadPrunePlan
+
+
+def _iso(ts):
+    """A checkpoint's ``ts`` as every command prints a time (UTC, ``Z``); as stored when unreadable."""
+    from datetime import datetime
+
+    from symfonic_cli.clock import iso_utc
+
+    try:
+        return iso_utc(datetime.fromisoformat(ts)) if isinstance(ts, str) else None
+    except ValueError:
+        return ts
+
+
+class ThreadSkipped(SymfonicError):
+    """A thread the rules leave alone (a DeltaChannel that cannot be rebuilt): nothing changed."""
+
+    exit_code = 0
+
+
+class RulePrune:
+    """prune_plan / prune_plans / prune_thread from the backend's primitives."""
+
+    def _pr_decide(self, key: str, keep: int, newer_than: datetime | None) -> PruneDecision:
+        from symfonic_cli.model.prune import decide
+
+        checkpoints, sends_at = self._pr_facts(key)  # type: ignore[attr-defined]
+        outlines: dict = {}
+
+        def outline(ns: str, cid: str):
+            if (ns, cid) not in outlines:
+                outlines[(ns, cid)] = self._pr_outline(key, ns, cid)  # type: ignore[attr-defined]
+            return outlines[(ns, cid)]
+
+        return decide(key, checkpoints, sends_at, outline, keep=keep, newer_than=newer_than)
+
+    def _pr_atomic(self) -> bool:
+        """Whether the thread's transaction can roll back (MongoDB without transactions cannot)."""
+        return True
+
+    def prune_plan(self, key: str, *, keep: int = 1, newer_than: datetime | None = None) -> ThreadPrunePlan:
+        from symfonic_cli.model.prune import ThreadPrunePlan
+
+        d = self._pr_decide(key, keep, newer_than)
+        last = max((i for ids in d.keep.values() for i in ids), default=None)
+        rows, size = ({}, 0) if d.skipped else self._pr_measure(key, d)  # type: ignore[attr-defined]
+        plan = ThreadPrunePlan(
+            key, rows, size, d.total, sum(len(v) for v in d.detach.values()), d.delta_ancestors, d.skipped,
+            last_checkpoint_id=last,
+        )
+        if not d.skipped and d.newest_deleted_root and d.oldest_kept_root:
+            # Transcript times: a message is dated by the oldest checkpoint holding it; those the newest
+            # deleted root checkpoint held are next held by the oldest kept one.
+            _, count = self._pr_head(key, d.newest_deleted_root)  # type: ignore[attr-defined]
+            ts, _ = self._pr_head(key, d.oldest_kept_root)  # type: ignore[attr-defined]
+            plan.redated, plan.redated_to = count or 0, _iso(ts)
+        return plan
+
+    def prune_plans(self, keys: list[str], *, keep: int = 1, newer_than: datetime | None = None) -> list[ThreadPrunePlan]:
+        return [self.prune_plan(k, keep=keep, newer_than=newer_than) for k in keys]
+
+    def prune_thread(self, key: str, *, keep: int = 1, newer_than: datetime | None = None,
+                     expected: dict[str, int] | None = None) -> tuple[dict[str, int], int]:
+        """Prune ``key`` in ONE transaction on one snapshot: the rules decided again on that snapshot,
+        the rows deleted compared with ``expected`` (the plan's) and the kept state read before and
+        after the deletes compared, both before the commit; any difference rolls back. Returns
+        (rows deleted per table, checkpoints left with no parent). ThreadSkipped: nothing changed."""
+        from symfonic_cli.model.prune import check_against_plan, check_kept_state
+
+        with self._pr_transaction():  # type: ignore[attr-defined]
+            d = self._pr_decide(key, keep, newer_than)
+            if d.skipped:
+                raise ThreadSkipped(d.skipped)
+            if not d.changes:
+                return dict.fromkeys(self._pr_tables(), 0), 0  # type: ignore[attr-defined]
+            before = self._pr_kept_state(key, d)  # type: ignore[attr-defined]
+            atomic = self._pr_atomic()
+            if not atomic:  # nothing to roll back: compared right before the deletes instead
+                check_against_plan(expected, self._pr_measure(key, d)[0])  # type: ignore[attr-defined]
+            deleted = self._pr_apply(key, d)  # type: ignore[attr-defined]
+            check_against_plan(expected, deleted, atomic=atomic)
+            check_kept_state(key, before, self._pr_kept_state(key, d), atomic=atomic)  # type: ignore[attr-defined]
+        return deleted, sum(len(v) for v in d.detach.values())
+
+    def prune_remaining(self, key: str, *, keep: int = 1, newer_than: datetime | None = None) -> int:
+        """After the commit, a fresh plan: the checkpoints a prune would still delete (0: verified)."""
+        return self._pr_decide(key, keep, newer_than).checkpoints

@@ -1,0 +1,204 @@
+"""Last activity by instant, on every backend: the listing, a sweep's pages and its count.
+
+Each backend answers in its database for the threads whose checkpoint ids are all in the one form
+whose string order is time order (clock.is_ordered_id: there ``max(checkpoint_id)`` is the last
+activity and a cut-off is an id bound), and flags every other thread ``odd`` (an upper-case UUIDv6,
+an ISO 8601 string as very old LangGraph wrote, anything else). Those are decided here, checkpoint
+by checkpoint, from the id's time or the checkpoint's ``ts`` (clock.checkpoint_time); a thread
+with a checkpoint that carries neither is undatable: listed (``undatable``), never in a sweep.
+
+A backend provides:
+
+- ``_thread_rows(tenant, sub_tenant, limit, last_before, last_from)``: ThreadSummary rows, the odd
+  ones first (whatever the bounds), then the others inside the bounds, newest ``max(id)`` first;
+- ``_window_page(tenant, sub_tenant, last_before, last_from, after, limit, odd, upto=None)``: keys
+  after ``after`` (and up to ``upto``) in byte order, of the non-odd threads inside the bounds
+  (``odd=False``) or of every odd thread (``odd=True``);
+- ``_window_tally(tenant, sub_tenant, last_before, last_from)``: how many non-odd threads are
+  inside the bounds;
+- ``iter_checkpoint_heads(key)`` (the protocol's), for each checkpoint's id and ``ts``.
+"""
+
+from __future__ import annotations
+
+from symfonic_cli import clock
+from symfonic_cli.model.listing import ThreadSummary
+
+_ODD_PAGE = 200
+
+
+def _keeps(last, undatable: bool, last_before: str | None, last_from: str | None) -> bool:
+    """The window test by instant; a bound is ``clock.id_at`` of its cut-off, whose time it holds."""
+    if undatable or last is None:
+        return False
+    if last_before is not None and not last < clock.bound_time(last_before):
+        return False
+    return last_from is None or not last < clock.bound_time(last_from)
+
+
+class ExactActivity:
+    def thread_activity(self, key: str) -> tuple:
+        """``(first, last, undatable)`` of a thread: its earliest and latest checkpoint times over
+        every namespace, and whether a checkpoint carries no time at all."""
+        first = last = None
+        undatable = False
+        for head in self.iter_checkpoint_heads(key):  # type: ignore[attr-defined]
+            t = clock.checkpoint_time(head.checkpoint_id, head.ts)
+            if t is None:
+                undatable = True
+                continue
+            first = t if first is None or t < first else first
+            last = t if last is None or t > last else last
+        return first, last, undatable
+
+    def _exact(self, t: ThreadSummary) -> ThreadSummary:
+        if not t.odd:
+            return t._replace(first_at=clock.checkpoint_id_time(t.first_checkpoint_id), last_at=clock.checkpoint_id_time(t.last_checkpoint_id))
+        first, last, undatable = self.thread_activity(t.key)
+        return t._replace(first_at=first, last_at=last, undatable=undatable)
+
+    def _exact_ids(self, key: str, first_id, last_id) -> tuple:
+        """``(first, last, undatable)`` for a row that gives only its min and max ids: from them when
+        both are ordered ids (then every id between is one too, or at least compares as one), else
+        checkpoint by checkpoint."""
+        if clock.is_ordered_id(first_id) and clock.is_ordered_id(last_id):
+            return clock.checkpoint_id_time(first_id), clock.checkpoint_id_time(last_id), False
+        if first_id is None and last_id is None:
+            return None, None, False
+        return self.thread_activity(key)
+
+    def thread_summary(self, key: str):
+        t = super().thread_summary(key)  # type: ignore[misc]
+        if t is None:
+            return None
+        first, last, undatable = self._exact_ids(key, t.first_checkpoint_id, t.last_checkpoint_id)
+        return t._replace(first_at=first, last_at=last, undatable=undatable)
+
+    def erase_plan(self, key: str, extra):
+        return self._exact_plan(super().erase_plan(key, extra))  # type: ignore[misc]
+
+    def erase_plans(self, keys: list[str], extra) -> list:
+        return [self._exact_plan(p) for p in super().erase_plans(keys, extra)]  # type: ignore[misc]
+
+    def _exact_plan(self, plan):
+        """A plan's first and last activity by instant (what the plan prints and grace judges)."""
+        import dataclasses
+
+        if plan.first_at is not None or plan.undatable:
+            return plan  # already (erase_plans built on erase_plan)
+        first, last, undatable = self._exact_ids(plan.key, plan.first_checkpoint_id, plan.last_checkpoint_id)
+        return dataclasses.replace(plan, first_at=first, last_at=last, undatable=undatable)
+
+    def list_threads(self, *, tenant: str | None = None, sub_tenant: str | None = None, limit: int | None = None,
+                     last_before: str | None = None, last_from: str | None = None):
+        """Newest last activity first (then key), each row with its exact ``first_at``/``last_at``;
+        with bounds, the threads whose last activity is inside them, and every undatable thread
+        (its ``undatable`` set: the caller warns), after the others."""
+        if limit == 0:
+            return
+        bounded = last_before is not None or last_from is not None
+        asked = limit
+        while True:  # the odd rows come first: ask for as many more as there were odd ones
+            rows = self._thread_rows(tenant, sub_tenant, asked, last_before, last_from)  # type: ignore[attr-defined]
+            odd, first_plain = [], None
+            n = 0
+            for t in rows:
+                n += 1
+                if not t.odd:
+                    first_plain = t
+                    break
+                odd.append(self._exact(t))
+            if limit is None or (first_plain is None and n < asked) or len(odd) + limit <= asked:
+                break
+            getattr(rows, "close", lambda: None)()
+            asked = len(odd) + limit
+        if bounded:
+            odd = [t for t in odd if t.undatable or _keeps(t.last_at, False, last_before, last_from)]
+        dated = sorted((t for t in odd if t.last_at is not None), key=lambda t: t.key)
+        dated.sort(key=lambda t: t.last_at, reverse=True)
+        undatable = sorted((t for t in odd if t.last_at is None), key=lambda t: t.key)
+        shown = 0
+
+        def plain():
+            if first_plain is not None:
+                yield self._exact(first_plain)
+                for t in rows:
+                    yield self._exact(t)
+
+        i = 0
+        for t in plain():
+            while i < len(dated) and (dated[i].last_at > t.last_at or dated[i].last_at == t.last_at and dated[i].key < t.key):
+                yield dated[i]
+                i += 1
+                shown += 1
+                if limit is not None and shown >= limit:
+                    return
+            yield t
+            shown += 1
+            if limit is not None and shown >= limit:
+                return
+        for t in dated[i:] + undatable:
+            yield t
+            shown += 1
+            if limit is not None and shown >= limit:
+                return
+
+    def window_keys(self, *, tenant: str | None = None, sub_tenant: str | None = None, last_before: str | None = None,
+                    last_from: str | None = None, after: str | None = None, limit: int = 500) -> list[str]:
+        """One page of a retention sweep: up to ``limit`` keys after ``after`` (byte order) of the
+        threads whose last activity is inside the bounds, by instant; undatable threads never."""
+        plain = self._window_page(tenant, sub_tenant, last_before, last_from, after, limit, False)  # type: ignore[attr-defined]
+        # Odd threads past the last plain key of a full page belong to a later page.
+        ceiling = plain[-1] if len(plain) == limit else None
+        odd: list[str] = []
+        cursor = after
+        while len(odd) < limit:
+            page = self._window_page(tenant, sub_tenant, None, None, cursor, _ODD_PAGE, True, upto=ceiling)  # type: ignore[attr-defined]
+            for key in page:
+                first, last, undatable = self.thread_activity(key)
+                if _keeps(last, undatable, last_before, last_from):
+                    odd.append(key)
+            if len(page) < _ODD_PAGE:
+                break
+            cursor = page[-1]
+        return sorted(plain + odd, key=_byte_order)[:limit]
+
+    def window_count(self, *, tenant: str | None = None, sub_tenant: str | None = None, last_before: str | None = None,
+                     last_from: str | None = None) -> int:
+        """How many threads ``window_keys`` pages through: counted in the database, plus the odd
+        threads decided one by one."""
+        n = self._window_tally(tenant, sub_tenant, last_before, last_from)  # type: ignore[attr-defined]
+        cursor = None
+        while True:
+            page = self._window_page(tenant, sub_tenant, None, None, cursor, _ODD_PAGE, True)  # type: ignore[attr-defined]
+            for key in page:
+                first, last, undatable = self.thread_activity(key)
+                n += _keeps(last, undatable, last_before, last_from)
+            if len(page) < _ODD_PAGE:
+                return n
+            cursor = page[-1]
+
+
+def _byte_order(key: str) -> bytes:
+    return key.encode("utf-8", "surrogateescape")
+
+
+def odd_having(odd: str, latest: str, mark: str, last_before: str | None, last_from: str | None, which: str) -> tuple[str, list]:
+    """The HAVING clause of an SQL backend (``odd``: its aggregate that is true when a group holds
+    an id not in the ordered form; ``latest``: its ``max(checkpoint_id)``; ``mark``: the
+    placeholder). ``which``: ``"rows"`` (odd groups, and the others inside the bounds), ``"plain"``
+    (the others inside the bounds) or ``"odd"`` (odd groups only)."""
+    if which == "odd":
+        return f"HAVING {odd}", []
+    conds, params = [], []
+    if last_before is not None:
+        conds.append(f"{latest} < {mark}")
+        params.append(last_before)
+    if last_from is not None:
+        conds.append(f"{latest} >= {mark}")
+        params.append(last_from)
+    if which == "plain":
+        return "HAVING " + " AND ".join([f"NOT {odd}", *conds]), params
+    if not conds:
+        return "", []
+    return f"HAVING ({odd} OR ({' AND '.join(conds)}))", params

@@ -1,0 +1,96 @@
+"""PostgreSQL stores: ``store usage``: where the bytes are, aggregated by the server (no row decoded)."""
+
+from __future__ import annotations
+
+TASKS = "__pregel_tasks"  # model/prune.py TASKS (not imported: the quick route loads this module)
+from symfonic_cli.stores.postgres._common import _translate_errors
+
+_TABLES = ("checkpoints", "checkpoint_blobs", "checkpoint_writes")
+_CP_BYTES = "pg_column_size(checkpoint) + coalesce(pg_column_size(metadata), 0)"
+# Threads the plain rule (the latest N per namespace) does not describe exactly: a subgraph call's
+# namespace, DeltaChannel metadata, pending Sends. They are planned one by one with the full rules.
+_SPECIAL = (
+    "SELECT thread_id FROM checkpoints WHERE strpos(checkpoint_ns, ':') > 0 "
+    "OR metadata ? 'counters_since_delta_snapshot' OR metadata ? 'delta_writes_versioned' "
+    f"UNION SELECT thread_id FROM checkpoint_writes WHERE channel = '{TASKS}'"
+)
+_VERSIONS = ("jsonb_each_text(CASE WHEN jsonb_typeof(r.checkpoint -> 'channel_versions') = 'object' "
+             "THEN r.checkpoint -> 'channel_versions' ELSE '{}'::jsonb END)")
+
+
+class PostgresUsage:
+    """store usage."""
+
+    @_translate_errors
+    def store_usage(self, *, top: int = 10, keep: int = 1) -> dict:
+        c = self.conn  # type: ignore[attr-defined]
+        tables = []
+        for name, heap, toast, index, dead, live in c.execute(
+            "SELECT t, pg_relation_size(k.oid), coalesce(pg_total_relation_size(nullif(k.reltoastrelid, 0)), 0), pg_indexes_size(k.oid), "
+            "coalesce(s.n_dead_tup, 0), coalesce(s.n_live_tup, 0) FROM unnest(%s::text[]) AS t "
+            "JOIN pg_class k ON k.oid = to_regclass(t) LEFT JOIN pg_stat_all_tables s ON s.relid = k.oid", (list(_TABLES),)):
+            tables.append({"name": name, "heap_bytes": int(heap), "toast_bytes": int(toast), "index_bytes": int(index),
+                           "dead_tuples": int(dead), "live_tuples": int(live)})
+        n, b = c.execute(f"SELECT count(*), coalesce(sum({_CP_BYTES}), 0) FROM checkpoints").fetchone()
+        wn, wb = c.execute("SELECT count(*), coalesce(sum(octet_length(blob)), 0) FROM checkpoint_writes").fetchone()
+        bn, bb = c.execute("SELECT count(*), coalesce(sum(octet_length(blob)), 0) FROM checkpoint_blobs").fetchone()
+        channels = [
+            {"channel": ch, "table": table, "rows": int(rows), "bytes": int(size)}
+            for table, ch, rows, size in c.execute(
+                "SELECT 'checkpoint_blobs', channel, count(*), coalesce(sum(octet_length(blob)), 0) FROM checkpoint_blobs GROUP BY channel "
+                "UNION ALL SELECT 'checkpoint_writes', channel, count(*), coalesce(sum(octet_length(blob)), 0) FROM checkpoint_writes GROUP BY channel "
+                "ORDER BY 4 DESC, 2, 1")
+        ]
+        largest = [
+            {"key": k, "bytes": int(size), "checkpoints": int(cps)}
+            for k, size, cps in c.execute(
+                f"SELECT thread_id, sum(b), sum(n) FROM (SELECT thread_id, sum({_CP_BYTES}) AS b, count(*) AS n FROM checkpoints GROUP BY thread_id "
+                "UNION ALL SELECT thread_id, sum(octet_length(blob)), 0 FROM checkpoint_blobs GROUP BY thread_id "
+                "UNION ALL SELECT thread_id, sum(octet_length(blob)), 0 FROM checkpoint_writes GROUP BY thread_id) AS u "
+                'GROUP BY thread_id ORDER BY 2 DESC, thread_id COLLATE "C" LIMIT %s', (top,))
+        ]
+        return {
+            "tables": tables,
+            "checkpoints": {"count": int(n), "bytes": int(b)},
+            "writes": {"count": int(wn), "bytes": int(wb)},
+            "blobs": {"count": int(bn), "bytes": int(bb)},
+            "channels": channels,
+            "largest_threads": largest,
+            "reclaimable": self._reclaimable(keep),
+            "notes": ["dead tuples are the statistics collector's estimate (pg_stat_all_tables)"],
+        }
+
+    def _reclaimable(self, keep: int) -> dict:
+        c = self.conn  # type: ignore[attr-defined]
+        ranked = (
+            f"SELECT thread_id, checkpoint_ns, checkpoint_id, checkpoint, {_CP_BYTES} AS b, "
+            "row_number() OVER (PARTITION BY thread_id, checkpoint_ns ORDER BY checkpoint_id DESC) AS rn "
+            f"FROM checkpoints WHERE thread_id NOT IN ({_SPECIAL})"
+        )
+        cps, size, threads = c.execute(
+            f"WITH r AS ({ranked}) SELECT count(*), coalesce(sum(b), 0), count(DISTINCT thread_id) FROM r WHERE rn > %s", (keep,)).fetchone()
+        writes, wsize = c.execute(
+            f"WITH r AS ({ranked}) SELECT count(*), coalesce(sum(octet_length(w.blob)), 0) FROM r JOIN checkpoint_writes w "
+            "ON w.thread_id = r.thread_id AND w.checkpoint_ns = r.checkpoint_ns AND w.checkpoint_id = r.checkpoint_id WHERE r.rn > %s",
+            (keep,)).fetchone()
+        # Blobs a deleted checkpoint references and no kept one of its namespace does (PostgresSaver.prune's rule).
+        blobs, bsize = c.execute(
+            f"WITH r AS ({ranked}), "
+            f"freed AS (SELECT DISTINCT r.thread_id, r.checkpoint_ns, v.key, v.value FROM r, {_VERSIONS} v WHERE r.rn > %s), "
+            f"held AS (SELECT DISTINCT r.thread_id, r.checkpoint_ns, v.key, v.value FROM r, {_VERSIONS} v WHERE r.rn <= %s), "
+            "gone AS (SELECT * FROM freed EXCEPT SELECT * FROM held) "
+            "SELECT count(*), coalesce(sum(octet_length(b.blob)), 0) FROM gone g JOIN checkpoint_blobs b ON b.thread_id = g.thread_id "
+            "AND b.checkpoint_ns = g.checkpoint_ns AND b.channel = g.key AND b.version = g.value", (keep, keep)).fetchone()
+        out = {"keep": keep, "checkpoints": int(cps), "writes": int(writes), "blobs": int(blobs),
+               "bytes": int(size) + int(wsize) + int(bsize), "threads": int(threads), "skipped_threads": 0}
+        for (key,) in c.execute(_SPECIAL).fetchall():
+            plan = self.prune_plan(key, keep=keep)  # type: ignore[attr-defined]
+            if plan.skipped:
+                out["skipped_threads"] += 1
+                continue
+            out["checkpoints"] += plan.rows.get("checkpoints", 0)
+            out["writes"] += plan.rows.get("checkpoint_writes", 0)
+            out["blobs"] += plan.rows.get("checkpoint_blobs", 0)
+            out["bytes"] += plan.bytes
+            out["threads"] += bool(plan.rows.get("checkpoints"))
+        return out

@@ -1,0 +1,194 @@
+"""SQLite stores: thread prune's primitives (stores/_prune.py runs the rules on them)."""
+
+from __future__ import annotations
+
+import json
+from contextlib import contextmanager
+
+from symfonic_cli.errors import StoreError
+from symfonic_cli.stores._prune import RulePrune
+from symfonic_cli.stores.sqlite._common import _journal_mode, _translate_errors
+from symfonic_cli.stores.sqlite.erase import _key_match
+
+# typing.TYPE_CHECKING without importing typing (quick commands load this module).
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from symfonic_cli.model.prune import PruneDecision
+
+# Metadata is JSON text (a BLOB of it, as SqliteSaver writes it); read in SQL, nothing decoded.
+_FACTS = (
+    "SELECT checkpoint_ns, checkpoint_id, parent_checkpoint_id, json_extract(m, '$.parents.\"\"'), "
+    "CASE WHEN instr(m, 'counters_since_delta_snapshot') THEN json_extract(m, '$.counters_since_delta_snapshot') END, "
+    "CASE WHEN instr(m, 'delta_writes_versioned') THEN json_type(m, '$.delta_writes_versioned') END "
+    "FROM (SELECT checkpoint_ns, checkpoint_id, parent_checkpoint_id, CAST(metadata AS TEXT) AS m "
+    "FROM checkpoints WHERE {key})"
+)
+
+
+class SqlitePrune(RulePrune):
+    """Thread prune: facts, outline, measure, kept state, apply; compact."""
+
+    def _pr_tables(self) -> tuple[str, ...]:
+        return ("writes", "checkpoints")
+
+    @_translate_errors
+    def prune_prepare(self, *, dry_run: bool = False) -> list[str]:
+        """The checks erase makes (writable file and folder, no triggers), without secure_delete:
+        pruning is not erasure and need not zero the freed pages."""
+        self.erase_prepare((), dry_run=True)  # type: ignore[attr-defined]
+        if not dry_run:
+            if not self.writable:  # type: ignore[attr-defined]
+                raise StoreError(f"{self.location.path} was opened read-only; pruning needs a writable store")  # type: ignore[attr-defined]
+            self.conn.execute("BEGIN IMMEDIATE")  # type: ignore[attr-defined]
+            self.conn.execute("ROLLBACK")  # type: ignore[attr-defined]
+        return []
+
+    @contextmanager
+    def _pr_transaction(self):
+        conn = self.conn  # type: ignore[attr-defined]
+        conn.execute("BEGIN IMMEDIATE")  # the write lock first: the snapshot read is the one deleted from
+        try:
+            yield
+            conn.execute("COMMIT")
+        except BaseException:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            raise
+
+    @_translate_errors
+    def _pr_facts(self, key: str):
+        from symfonic_cli.model.prune import TASKS, PruneCheckpoint
+
+        where, params = _key_match(key)
+        cps = []
+        for ns, cid, parent, root, counters, js in self.conn.execute(_FACTS.format(key=where), params):  # type: ignore[attr-defined]
+            delta = frozenset()
+            if counters is not None:
+                value = json.loads(counters) if isinstance(counters, str) else None
+                delta = frozenset(value) if isinstance(value, dict) else frozenset()
+            cps.append(PruneCheckpoint(ns, cid, parent, root if isinstance(root, str) else None, delta, js is not None))
+        sends = {(ns, cid) for ns, cid in self.conn.execute(  # type: ignore[attr-defined]
+            f"SELECT DISTINCT checkpoint_ns, checkpoint_id FROM writes WHERE {where} AND channel = ?", (*params, TASKS))}
+        return cps, sends
+
+    @_translate_errors
+    def _pr_outline(self, key: str, ns: str, cid: str):
+        from symfonic_cli.codec.outline import checkpoint_outline
+
+        where, params = _key_match(key)
+        row = self.conn.execute(  # type: ignore[attr-defined]
+            f"SELECT type, checkpoint FROM checkpoints WHERE {where} AND checkpoint_ns = ? AND checkpoint_id = ?", (*params, ns, cid)
+        ).fetchone()
+        return checkpoint_outline(row[0], row[1]) if row else None
+
+    @_translate_errors
+    def _pr_head(self, key: str, cid: str):
+        from symfonic_cli.codec.msgpack_head import checkpoint_blob_head
+
+        where, params = _key_match(key)
+        row = self.conn.execute(  # type: ignore[attr-defined]
+            f"SELECT type, checkpoint FROM checkpoints WHERE {where} AND checkpoint_ns = '' AND checkpoint_id = ?", (*params, cid)
+        ).fetchone()
+        if not row or row[0] != "msgpack":
+            return None, None
+        try:
+            return checkpoint_blob_head(bytes(row[1]))
+        except Exception:  # not a plain checkpoint map: no count to report
+            return None, None
+
+    def _pr_groups(self, d: PruneDecision):
+        """(WHERE clause over one namespace's ids or a whole namespace, params), per group."""
+        for ns, ids in d.delete.items():
+            for i in range(0, len(ids), 500):
+                part = ids[i:i + 500]
+                yield f"checkpoint_ns = ? AND checkpoint_id IN ({','.join('?' * len(part))})", (ns, *part)
+        for ns in d.drop:
+            yield "checkpoint_ns = ?", (ns,)
+
+    @_translate_errors
+    def _pr_measure(self, key: str, d: PruneDecision):
+        where, params = _key_match(key)
+        writes = cps = size = 0
+        for cond, extra in self._pr_groups(d):
+            n, b = self.conn.execute(  # type: ignore[attr-defined]
+                f"SELECT count(*), coalesce(sum(length(value)), 0) FROM writes WHERE {where} AND {cond}", (*params, *extra)).fetchone()
+            m, c = self.conn.execute(  # type: ignore[attr-defined]
+                f"SELECT count(*), coalesce(sum(length(checkpoint) + coalesce(length(metadata), 0)), 0) FROM checkpoints "
+                f"WHERE {where} AND {cond}", (*params, *extra)).fetchone()
+            writes, cps, size = writes + n, cps + m, size + b + c
+        return {"writes": writes, "checkpoints": cps}, size
+
+    @_translate_errors
+    def _pr_kept_state(self, key: str, d: PruneDecision):
+        where, params = _key_match(key)
+        state = []
+        for ns, ids in sorted(d.keep.items()):
+            if ns in d.drop:
+                continue
+            for cid in sorted(ids):
+                row = self.conn.execute(  # type: ignore[attr-defined]
+                    f"SELECT type, checkpoint, metadata FROM checkpoints WHERE {where} AND checkpoint_ns = ? AND checkpoint_id = ?",
+                    (*params, ns, cid)).fetchone()
+                writes = self.conn.execute(  # type: ignore[attr-defined]
+                    f"SELECT task_id, idx, channel, type, value FROM writes WHERE {where} AND checkpoint_ns = ? AND checkpoint_id = ? "
+                    "ORDER BY task_id, idx", (*params, ns, cid)).fetchall()
+                state.append((ns, cid, row, writes))
+        return state
+
+    @_translate_errors
+    def _pr_apply(self, key: str, d: PruneDecision) -> dict[str, int]:
+        c = self.conn  # type: ignore[attr-defined]
+        where, params = _key_match(key)
+        writes = cps = 0
+        for cond, extra in self._pr_groups(d):
+            writes += c.execute(f"DELETE FROM writes WHERE {where} AND {cond}", (*params, *extra)).rowcount
+            cps += c.execute(f"DELETE FROM checkpoints WHERE {where} AND {cond}", (*params, *extra)).rowcount
+        for ns, ids in d.detach.items():
+            for i in range(0, len(ids), 500):
+                part = ids[i:i + 500]
+                c.execute(f"UPDATE checkpoints SET parent_checkpoint_id = NULL WHERE {where} AND checkpoint_ns = ? "
+                          f"AND checkpoint_id IN ({','.join('?' * len(part))})", (*params, ns, *part))
+        return {"writes": writes, "checkpoints": cps}
+
+    # -- --compact
+
+    def file_bytes(self) -> dict[str, int]:
+        import os
+
+        path: str = self.file  # type: ignore[attr-defined]
+        out = {}
+        for suffix in ("", "-wal"):
+            try:
+                out["file" + suffix.replace("-", "_")] = os.path.getsize(path + suffix)
+            except OSError:
+                out["file" + suffix.replace("-", "_")] = 0
+        return out
+
+    @_translate_errors
+    def compact_check(self) -> list[str]:
+        """Before anything is deleted: VACUUM writes a copy of the database, so the disk must hold one."""
+        import os
+        import shutil
+
+        path: str = self.file  # type: ignore[attr-defined]
+        size = os.path.getsize(path) + (os.path.getsize(path + "-wal") if os.path.exists(path + "-wal") else 0)
+        free = shutil.disk_usage(os.path.dirname(os.path.abspath(path))).free
+        if free < size:
+            from symfonic_cli.render import human_size
+
+            raise StoreError(
+                f"--compact needs free disk for a copy of {self.location.path} ({human_size(size)}), only {human_size(free)} free: "  # type: ignore[attr-defined]
+                "refused, nothing was deleted", hint="free disk space, or prune without --compact")
+        return ["--compact: VACUUM rewrites the file after the last thread and holds an exclusive lock meanwhile (writers wait)"]
+
+    @_translate_errors
+    def compact(self) -> tuple[dict[str, int], dict[str, int], list[str]]:
+        before = self.file_bytes()
+        notes = []
+        self.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")  # type: ignore[attr-defined]
+        self.conn.execute("VACUUM")  # type: ignore[attr-defined]
+        if _journal_mode(self.file, self.conn) == "wal":  # type: ignore[attr-defined]
+            busy = self.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()[0]  # type: ignore[attr-defined]
+            if busy:
+                notes.append("the write-ahead log could not be truncated (another connection was reading)")
+        return before, self.file_bytes(), notes

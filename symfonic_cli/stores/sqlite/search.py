@@ -1,0 +1,39 @@
+"""SQLite stores: the threads whose latest root checkpoint may hold a text (threads search).
+
+The byte test runs inside the query, on each thread's latest root checkpoint only: no blob
+leaves SQLite unless its thread is a candidate."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from symfonic_cli.stores.sqlite._common import _translate_iter
+from symfonic_cli.threadkey import tenant_prefix
+
+
+class SqliteSearch:
+    """``search_candidates`` (stores/protocol.py, SearchProtocol)."""
+
+    @_translate_iter
+    def search_candidates(self, prefilter, *, tenant: str | None = None, sub_tenant: str | None = None) -> Iterator[str]:
+        from symfonic_cli.stores.sqlite.read import _key_text
+
+        where, params = "", []
+        if tenant is not None:
+            cond, params = self._prefix_where(tenant_prefix(tenant, sub_tenant))
+            where = "AND " + cond
+        # One function of the connection makes the whole byte test: Python's bytes search is
+        # faster than instr() here (benchmarks/bench_search.py), and the markers need a regex.
+        self.conn.create_function(
+            "symfonic_may_match", 1,
+            lambda b: prefilter.may_match("msgpack", b, whole_checkpoint=True), deterministic=True,
+        )
+        # The latest root checkpoint of each thread by the primary key; its blob tested only there.
+        sql = (
+            "SELECT m.thread_id FROM (SELECT thread_id, max(checkpoint_id) AS cid FROM checkpoints "
+            f"WHERE checkpoint_ns = '' {where} GROUP BY thread_id) m "
+            "JOIN checkpoints c ON c.thread_id = m.thread_id AND c.checkpoint_ns = '' AND c.checkpoint_id = m.cid "
+            "WHERE c.type IS NOT 'msgpack' OR symfonic_may_match(c.checkpoint)"
+        )
+        for (key,) in self.conn.execute(sql, params):
+            yield _key_text(key)
