@@ -126,3 +126,43 @@ def test_the_package_never_uses_its_own_api_through_the_root():
             if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "symfonic_cli" and node.attr in symfonic_cli.API:
                 used.append(f"{name}: symfonic_cli.{node.attr}")
     assert used == []
+
+
+def _names_a_store(node: ast.AST) -> bool:
+    """``store``, ``st``, ``self._store``, ``source_store``: what a probe would be asked of."""
+    name = node.id if isinstance(node, ast.Name) else node.attr if isinstance(node, ast.Attribute) else ""
+    return name == "st" or "store" in name
+
+
+def test_every_backend_implements_the_whole_store_protocol():
+    # No method of the protocol is optional: callers call it, never probe for it with getattr, so
+    # a backend missing one (or a typo) fails here by name instead of taking a slower path.
+    import inspect
+
+    from symfonic_cli.stores import protocol
+    from symfonic_cli.stores.mongodb.connect import MongoStore
+    from symfonic_cli.stores.postgres.connect import PostgresStore
+    from symfonic_cli.stores.sqlite.connect import SqliteStore
+
+    wanted = {
+        name
+        for section in protocol.Store.__mro__
+        if section.__module__ == protocol.__name__
+        for name, value in vars(section).items()
+        if inspect.isfunction(value) and not name.startswith("_")
+    }
+    assert {"iter_checkpoint_heads", "iter_message_writes", "read_message_state", "iter_run_states"} <= wanted
+    missing = {
+        cls.__name__: sorted(n for n in wanted if not callable(getattr(cls, n, None)))
+        for cls in (SqliteStore, PostgresStore, MongoStore)
+    }
+    assert missing == {"SqliteStore": [], "PostgresStore": [], "MongoStore": []}
+    probes = [
+        f"{name}: {node.args[1].value}"
+        for name, path in _modules().items()
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("getattr", "hasattr")
+        and len(node.args) >= 2 and isinstance(node.args[1], ast.Constant) and node.args[1].value in wanted
+        and _names_a_store(node.args[0])
+    ]
+    assert probes == [], "protocol methods probed instead of called"

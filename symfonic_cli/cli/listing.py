@@ -230,8 +230,12 @@ def store_info(store: Optional[str], fmt: Optional[str], environment=None) -> No
 
     with open_for_reading(store, environment=environment) as st:
         i = st.info()
+    pairs = info_pairs(i, json=out_format in ("json", "jsonl"))
+    render.write_pairs(pairs, fmt=out_format, title="store info", environment=environment)
+
+
+def info_pairs(i, *, json: bool) -> list:
+    """``store info``'s (name, value) pairs (the Python API's ``Store.info`` too); JSON names have no spaces."""
     pairs = [("kind", i.kind), ("location", i.location), ("threads", i.threads), ("checkpoints", i.checkpoints), ("writes", i.writes)]
     pairs += list(i.details.items())
-    if out_format in ("json", "jsonl"):
-        pairs = [(k.replace(" ", "_"), v) for k, v in pairs]
-    render.write_pairs(pairs, fmt=out_format, title="store info", environment=environment)
+    return [(k.replace(" ", "_"), v) for k, v in pairs] if json else pairs

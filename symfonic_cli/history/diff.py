@@ -116,10 +116,9 @@ def _channel_names(store: Store, key: str, ns: str, cid: str) -> tuple[str, ...]
     """The channels of a root checkpoint stored whole (SQLite, MongoDB), read without building
     any value, so the strict decoder runs once; None: ask ``read_checkpoint`` (PostgreSQL reads
     its version map from JSON, which is cheap)."""
-    read = getattr(store, "read_message_state", None)
-    if ns != "" or read is None:
+    if ns != "":
         return None
-    state = read(key, checkpoint_id=cid)
+    state = store.read_message_state(key, checkpoint_id=cid)
     if state is None or state.encoding != "checkpoint" or state.payload_type != "msgpack" or not state.payload:
         return None
     from symfonic_cli.codec.strict import lean_loads

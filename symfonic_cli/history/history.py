@@ -241,14 +241,8 @@ def _stored_messages(store: Store, key: str, ns: str, cid: str, *, raw: bool = F
 
         return ormsgpack.unpackb(bytes(payload), ext_hook=_raw_hook, option=ormsgpack.OPT_NON_STR_KEYS)
 
-    read = getattr(store, "read_messages_as_stored", None)
     try:
-        if read is not None:
-            state = read(key, checkpoint_ns=ns, checkpoint_id=cid)
-        elif ns == "" and getattr(store, "read_message_state", None) is not None:
-            state = store.read_message_state(key, checkpoint_id=cid)
-        else:
-            return None
+        state = store.read_messages_as_stored(key, checkpoint_ns=ns, checkpoint_id=cid)
         if state is None or state.payload_type != "msgpack" or not state.payload:
             return None
         value = unpack(state.payload_type, state.payload)

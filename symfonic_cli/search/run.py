@@ -228,10 +228,7 @@ def _threads(store, candidates, *, tenant, sub_tenant, window) -> Iterator[str]:
 def _may_match(store, key: str, pre) -> bool:
     """A store without ``search_candidates`` (MongoDB): its latest root checkpoint, streamed one
     thread at a time, tested in Python."""
-    read = getattr(store, "read_message_state", None)
-    if read is None:
-        return True
-    state = read(key)
+    state = store.read_message_state(key)
     if state is None:
         return True
     return pre.may_match(state.payload_type, state.payload, whole_checkpoint=state.encoding == "checkpoint")

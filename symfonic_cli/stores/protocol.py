@@ -95,9 +95,8 @@ class ReadProtocol(Protocol):
         """Every checkpoint of the thread in every namespace, ``checkpoint_id`` descending."""
         ...
 
-    # -- timestamps (OPTIONAL: ``symfonic_cli.transcript.timestamps`` uses them when BOTH exist, found with
-    # getattr, and otherwise walks ``iter_message_states``; implementing them makes transcript
-    # timestamps linear in the conversation instead of quadratic)
+    # -- timestamps (``symfonic_cli.transcript.timestamps`` resolves with these, linear in the
+    # conversation; it walks ``iter_message_states`` only when their answer cannot be proven)
 
     def iter_checkpoint_heads(self, key: str) -> Iterator[CheckpointHead]:
         """Every checkpoint of thread ``key`` in EVERY namespace, ``checkpoint_id`` ASCENDING,
@@ -117,7 +116,7 @@ class ReadProtocol(Protocol):
         ...
 
     def read_message_state(self, key: str, *, checkpoint_id: str | None = None) -> MessageState | None:
-        """OPTIONAL (found with getattr). The root namespace's latest checkpoint of ``key`` (or
+        """The root namespace's latest checkpoint of ``key`` (or
         ``checkpoint_id`` in it) as a MessageState, payload NOT decoded; None when there is none.
         ``symfonic_cli.transcript.read`` then builds rows straight from the stored fields when
         every value is a standard message or plain data, and otherwise uses ``read_checkpoint``.
@@ -216,8 +215,7 @@ class StateProtocol(Protocol):
         with_status: bool = True,
         statuses: set[str] | None = None,
     ) -> Iterator[ThreadRunState]:
-        """OPTIONAL (found with getattr; ``threadstate.listing`` otherwise reads each thread with
-        ``read_run_rows``). Every thread (keys starting with ``prefix``) with its status computed
+        """Every thread (keys starting with ``prefix``) with its status computed
         in the database from the latest root checkpoint's version maps and its pending writes'
         per-task flags (status None when ``with_status`` is False), and with ``with_size`` its
         stored size; any order. ``statuses``: the statuses the caller keeps (None: all); a store

@@ -39,26 +39,6 @@ def _with_activity(store, r):
 _NEVER = datetime.min.replace(tzinfo=timezone.utc)
 
 
-def _generic_run_states(store, prefix: str | None, with_size: bool, with_status: bool = True):
-    """Thread by thread through ``read_run_rows``: stores without an aggregate ``iter_run_states``."""
-    from symfonic_cli.model.run_status import root_status
-    from symfonic_cli.model.thread_row import ThreadRunState
-
-    for t in store.list_threads():
-        if prefix and not t.key.startswith(prefix):
-            continue
-        if not (with_size or with_status):
-            yield ThreadRunState(t.key, t.checkpoints, t.first_checkpoint_id, t.last_checkpoint_id, None, None)
-            continue
-        rows = store.read_run_rows(t.key)
-        status = None
-        size = None
-        if rows is not None:
-            size = rows.size_bytes
-            status = root_status(rows) if with_status else None
-        yield ThreadRunState(t.key, t.checkpoints, t.first_checkpoint_id, t.last_checkpoint_id, status, size if with_size else None)
-
-
 def run_state_rows(
     store,
     *,
@@ -76,11 +56,7 @@ def run_state_rows(
 
     need_size = with_size or sort == "size"
     need_status = statuses is not None
-    source = getattr(store, "iter_run_states", None)
-    if source is not None:
-        rows = source(prefix=prefix, with_size=need_size, with_status=need_status, statuses=statuses)
-    else:
-        rows = _generic_run_states(store, prefix, need_size, need_status)
+    rows = store.iter_run_states(prefix=prefix, with_size=need_size, with_status=need_status, statuses=statuses)
     kept = []
     for r in rows:
         if session is not None:

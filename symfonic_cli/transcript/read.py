@@ -121,10 +121,7 @@ _PLAIN_TYPES = {"human", "ai", "tool", "system"}
 def _plain_messages(store: Store, key: str, checkpoint_id: str | None):
     """``(ns, checkpoint id, [message fields])`` when the checkpoint holds only standard messages
     and plain values (then strict decoding would give the same rows and no warning), else None."""
-    read = getattr(store, "read_message_state", None)
-    if read is None:
-        return None
-    state = read(key, checkpoint_id=checkpoint_id)
+    state = store.read_message_state(key, checkpoint_id=checkpoint_id)
     if state is None or state.payload_type != "msgpack" or not state.payload:
         return None
     import ormsgpack

@@ -124,15 +124,11 @@ class _Unproven(Exception):
 def _linear(
     store: Store, key: str, known: dict[tuple[str, str], list[str | None]], want: set[str] | None, report: Resolution
 ) -> dict[str, datetime] | None:
-    heads_of = getattr(store, "iter_checkpoint_heads", None)
-    writes_of = getattr(store, "iter_message_writes", None)
-    if heads_of is None or writes_of is None:
-        return None
     try:
-        heads = list(heads_of(key))
+        heads = list(store.iter_checkpoint_heads(key))
         if any(h.message_count is None for h in heads):
             return None
-        added = _added_by_writes(writes_of(key))
+        added = _added_by_writes(store.iter_message_writes(key))
         anchors = _anchors(store, key, heads, added, known, report)
     except _Unproven:
         return None

@@ -6,8 +6,9 @@ without being told (``-m "not slow and not pty"`` is the edit-test loop; README 
   a ``backend_for("postgres", ...)`` written in the test or in a fixture or helper of its module.
 - ``pty``: the test runs the command on a pseudo-terminal (``on_terminal``, ``pty``).
 - ``corpus``: the test uses the hostile-store corpus (``tests/support/hostile.py``).
-- ``slow``: the test starts processes of its own (the command as a subprocess, a terminal), or its
-  module, test or parameters are named in ``SLOW`` (measured with ``--durations``).
+- ``slow``: the test starts processes of its own (the command as a subprocess, a terminal, a
+  fixture in ``SLOW_FIXTURES``), is property-based (hypothesis), or its module or test is named
+  in ``SLOW`` (measured with ``--durations``).
 
 Rules look at names, never at file paths, so a test module moved to ``tests/<feature>/`` keeps
 its marks. A test that reaches a server or a terminal without its mark fails (``require``): the
@@ -28,10 +29,35 @@ KINDS = ("postgres", "mongodb")
 FIXTURES = {"postgres_backend": "postgres", "mongodb_backend": "mongodb"}
 # Called in a test (or a helper or fixture of its module): the mark it needs.
 CALLS = {"on_terminal": ("pty", "slow"), "openpty": ("pty", "slow"), "run_process": ("slow",), "Popen": ("slow",)}
-# Measured slow although they start no process: module names, test names (module::test).
+# Fixtures that start processes of their own (the run-state stores SIGKILL writers mid-step).
+SLOW_FIXTURES = {"run_state_stores", "state_stores"}
+# Measured slow (--durations; many store kinds, pairs or generated cases each): module names and
+# test names (module::test). Property-based tests (hypothesis) are slow by rule.
 SLOW = {
     "modules": {"test_terminal_speed"},
-    "tests": set(),
+    "tests": {
+        "test_migrate::test_copy_every_pair_verifies_and_reads_back_the_same",
+        "test_hostile::test_crafted_envelopes_on_every_kind",
+        "test_hostile::test_long_integers_in_jsonb",
+        "test_hostile::test_non_finite_numbers_and_long_integers_are_values",
+        "test_hostile::test_json_checkpoint_with_lone_surrogate_and_deep_blocks",
+        "test_hostile::test_mongodb_documents_of_unexpected_shape",
+        "test_timestamps::test_every_store_kind_matches_its_own_saver",
+        "test_timestamps::test_history_shapes_match_the_reference",
+        "test_timestamps::test_symfonic_core_get_transcript_agrees",
+        "test_transcript::test_timestamps_match_symfonic_core",
+        "test_history::test_hostile_write_names_are_escaped_and_exact",
+        "test_mongodb::test_same_output_as_sqlite",
+        "test_mongodb::test_inspecting_commands_send_only_read_commands",
+        "test_mongodb::test_identical_stores_give_byte_identical_output",
+        "test_postgres::test_same_transcripts_as_sqlite",
+        "test_retention_stream::test_export_in_batches_equals_one_page",
+        "test_erase_trust::test_look_alike_keys_never_print_the_same",
+        "test_erase_trust::test_listed_keys_round_trip_exactly",
+        "test_status_tail::test_status_of_threads_whose_trailing_fields_are_long",
+        "test_postgres_status_collations::test_status_listing_is_exact_under_every_collation",
+        "test_listing::test_record_encoder_writes_what_json_dumps_writes",
+    },
 }
 
 _current: list[pytest.Item] = []
@@ -117,6 +143,10 @@ def marks_for(item) -> set[str]:
     for fixture in getattr(item, "fixturenames", ()):
         if fixture in FIXTURES:
             marks.add(FIXTURES[fixture])
+        if fixture in SLOW_FIXTURES:
+            marks.add("slow")
+    if getattr(getattr(item, "function", None), "is_hypothesis_test", False):
+        marks.add("slow")
     callspec = getattr(item, "callspec", None)
     if callspec is not None:
         for value in callspec.params.values():

@@ -79,3 +79,15 @@ def _json_metadata(raw: Any, checkpoint_id: str) -> dict[str, Any]:
     except MetadataError as exc:
         raise StoreError(f"checkpoint {checkpoint_id}: {exc.reason}") from None
     return value if isinstance(value, dict) else {}
+
+
+class SqliteSection:
+    """What the SQLite store's sections (read, state, copy, ...) share: the connection and schema
+    facts ``SqliteStore`` sets when it opens, and the helpers built on them."""
+
+    conn: sqlite3.Connection
+    location: StoreLocation
+    has_task_path: bool  # writes.task_path exists (langgraph-checkpoint-sqlite 2.0.11+)
+
+    def _writes_columns(self) -> str:
+        return "task_path, channel, type, value" if self.has_task_path else "'' AS task_path, channel, type, value"

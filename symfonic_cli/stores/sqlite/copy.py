@@ -6,16 +6,13 @@ import re
 import sqlite3
 
 from symfonic_cli.errors import StoreError
-from symfonic_cli.stores.sqlite._common import _json_metadata, _plain, _translate_errors
+from symfonic_cli.stores.sqlite._common import SqliteSection, _json_metadata, _plain, _translate_errors
 
 
-class SqliteCopy:
+class SqliteCopy(SqliteSection):
     """Migrate: export and import of whole threads."""
 
     # -- migrate (see the "migrate" section of stores/protocol.py)
-
-    def _writes_columns(self) -> str:
-        return "task_path, channel, type, value" if self.has_task_path else "'' AS task_path, channel, type, value"
 
     @_translate_errors
     def export_thread(self, key: str):

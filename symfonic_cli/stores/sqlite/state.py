@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from symfonic_cli.stores.sqlite._common import (
+    SqliteSection,
     _json_metadata,
     _plain,
     _translate_errors,
@@ -18,7 +19,7 @@ if TYPE_CHECKING:
     from symfonic_cli.model.run_state import ThreadRunRows
 
 
-class SqliteState:
+class SqliteState(SqliteSection):
     """Run state (thread show, threads list --status/--with-size): latest checkpoints, pending writes, sizes."""
 
     # -- run state (``thread show``, ``threads list --status/--with-size``; see stores/protocol.py)
