@@ -56,6 +56,7 @@ ROUTES: dict[tuple[str, str], dict[str, str]] = {
         "--inactive-for": "inactive_for",
         "--inactive-since": "inactive_since",
         "--active-within": "active_within",
+        "--columns": "columns",
     },
     ("store", "info"): {"--store": "store", "-s": "store", "--format": "fmt", "-f": "fmt"},
 }

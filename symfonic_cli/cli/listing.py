@@ -16,6 +16,61 @@ if TYPE_CHECKING:
     from typing import Optional
 
 THREAD_COLUMNS = ("key", "tenant", "sub_tenant", "session", "checkpoints", "first_activity", "last_activity")
+# What --columns may name; a table shows TABLE_COLUMNS unless told (tenant, sub-tenant and session
+# repeat the key: JSON, text and --columns carry them), so it fits 80 columns with whole keys.
+COLUMN_NAMES = THREAD_COLUMNS + ("status", "size_bytes", "first_message")
+# A table's headers, short enough that key, checkpoints, last activity, status and size fit 80.
+TABLE_HEADERS = {"sub_tenant": "sub-tenant", "first_activity": "first activity", "last_activity": "last activity",
+                 "size_bytes": "size", "first_message": "first message"}
+TABLE_COLUMNS = ("key", "checkpoints", "last_activity")
+FIRST_WIDTH = 40  # characters of the first user message shown in a table or text
+
+
+def parse_columns(text: Optional[str]) -> Optional[tuple]:
+    """``--columns a,b,c``: names of COLUMN_NAMES, in the order given (case-insensitive)."""
+    if text is None:
+        return None
+    names = tuple(w.strip().lower().replace("-", "_") for w in text.split(","))
+    names = tuple("first_message" if n == "first" else n for n in names)  # "first": the first user message
+    for name in names:
+        if name not in COLUMN_NAMES:
+            raise UsageError(f"unknown column '{name}' in --columns", hint=f"use any of: {', '.join(COLUMN_NAMES)}")
+    if len(set(names)) != len(names):
+        raise UsageError("--columns names a column twice")
+    return names
+
+
+def _shown_columns(chosen, out_format: str, every: tuple) -> tuple:
+    if chosen is not None:
+        return chosen
+    if out_format == "table":
+        return TABLE_COLUMNS + tuple(c for c in every if c in ("status", "size_bytes"))
+    return every
+
+
+def _headers(columns: tuple, out_format: str) -> tuple:
+    return tuple(TABLE_HEADERS.get(c, c) for c in columns) if out_format == "table" else columns
+
+
+def _with_first(st, records, columns, out_format: str):
+    """Records holding only ``columns``; ``first_message``: the thread's first user message (cut
+    in tables and text; whole in JSON)."""
+    from symfonic_cli.render import cut
+
+    for rec in records:
+        if "first_message" in columns:
+            from symfonic_cli.errors import StoreError
+            from symfonic_cli.transcript.read import read_transcript
+
+            try:
+                rows = read_transcript(st, rec["key"], speaker={"user"}, index=0).rows
+                text = rows[0].content if rows else None
+            except StoreError:
+                text = None  # a thread the transcript cannot read shows none here
+            if text is not None and out_format not in ("json", "jsonl"):
+                text = cut(" ".join(text.split()), FIRST_WIDTH)
+            rec["first_message"] = text
+        yield {c: rec.get(c) for c in columns}
 
 
 def threads_list(
@@ -33,20 +88,28 @@ def threads_list(
     inactive_for: Optional[str] = None,
     inactive_since: Optional[str] = None,
     active_within: Optional[str] = None,
+    columns: Optional[str] = None,
     environment=None,
 ) -> None:
     """``threads list`` with every option parsed (the typer command and the quick route)."""
+    chosen = parse_columns(columns)
+    if chosen is not None and "status" in chosen and not status:
+        from symfonic_cli.model.triggers import STATUSES
+
+        status = [",".join(STATUSES)]  # every status: the column is computed for all threads
+    if chosen is not None and "size_bytes" in chosen:
+        with_size = True
     window = None
     if inactive_for is not None or inactive_since is not None or active_within is not None:
         from symfonic_cli.retention.window import window as activity_window
 
         window = activity_window(inactive_for=inactive_for, inactive_since=inactive_since, active_within=active_within)
     if status is None and session is None and sort is None and not reverse and not with_size:
-        list_threads(store, tenant, sub_tenant, limit, fmt, environment=environment, window=window)
+        list_threads(store, tenant, sub_tenant, limit, fmt, environment=environment, window=window, columns=chosen)
         return
     list_run_states(
         store, tenant, sub_tenant, limit, fmt, status=status, session=session, sort=sort, reverse=reverse, with_size=with_size,
-        window=window, environment=environment,
+        window=window, environment=environment, columns=chosen,
     )
 
 
@@ -58,8 +121,10 @@ def list_threads(
     fmt: Optional[str],
     environment=None,
     window=None,
+    columns=None,
 ) -> None:
-    """``window``: an ActivityWindow (retention/window.py), compared in the database."""
+    """``window``: an ActivityWindow (retention/window.py), compared in the database; ``columns``:
+    the names --columns chose (parse_columns), None for the format's own."""
     if sub_tenant is not None and tenant is None:
         raise UsageError("--sub-tenant needs --tenant")
     out_format = check_format(fmt)
@@ -68,7 +133,11 @@ def list_threads(
     bounds = {"last_before": window.last_before, "last_from": window.last_from} if window is not None else {}
     with open_for_reading(store, environment=environment) as st:
         records = (_thread_record(t) for t in st.list_threads(tenant=tenant, sub_tenant=sub_tenant, limit=limit, **bounds))
-        n = render.write_records(records, fmt=out_format, columns=THREAD_COLUMNS, title=st.location.display, environment=environment)
+        shown = _shown_columns(columns, out_format, THREAD_COLUMNS)
+        if shown != THREAD_COLUMNS:
+            records = _with_first(st, records, shown, out_format)
+        n = render.write_records(records, fmt=out_format, columns=shown, headers=_headers(shown, out_format),
+                                 title=st.location.display, environment=environment)
         if not n and limit != 0:
             _say_empty(st, environment, tenant=tenant, sub_tenant=sub_tenant, window=window)
 
@@ -89,7 +158,8 @@ def _thread_record(t) -> dict:
 
 
 def list_run_states(
-    store, tenant, sub_tenant, limit, fmt, *, status, session, sort, reverse, with_size, window=None, environment=None
+    store, tenant, sub_tenant, limit, fmt, *, status, session, sort, reverse, with_size, window=None, environment=None,
+    columns=None,
 ) -> None:
     """``threads list`` with --status/--session/--sort/--reverse/--with-size."""
     from symfonic_cli.threadkey import tenant_prefix
@@ -115,7 +185,7 @@ def list_run_states(
     out_format = check_format(fmt)
     from symfonic_cli import render
 
-    columns = THREAD_COLUMNS + (("status",) if statuses is not None else ()) + (("size_bytes",) if with_size else ())
+    every = THREAD_COLUMNS + (("status",) if statuses is not None else ()) + (("size_bytes",) if with_size else ())
     with open_for_reading(store, environment=environment) as st:
         rows = run_state_rows(
             st, prefix=tenant_prefix(tenant, sub_tenant) if tenant is not None else None, session=session,
@@ -129,7 +199,9 @@ def list_run_states(
             if with_size:
                 rec["size_bytes"] = r.size_bytes
             records.append(rec)
-        render.write_records(records, fmt=out_format, columns=columns, title=st.location.display, environment=environment)
+        shown = _shown_columns(columns, out_format, every)
+        render.write_records(_with_first(st, records, shown, out_format), fmt=out_format, columns=shown,
+                             headers=_headers(shown, out_format), title=st.location.display, environment=environment)
         if not records and limit != 0:
             _say_empty(st, environment, tenant=tenant, sub_tenant=sub_tenant, window=window, status=status, session=session)
 

@@ -33,11 +33,13 @@ def list_threads(
     inactive_for: Annotated[Optional[str], typer.Option("--inactive-for", help="Only threads whose last activity is older than this (90d, 12h, 2w).")] = None,
     inactive_since: Annotated[Optional[str], typer.Option("--inactive-since", help="Only threads with no activity since this ISO 8601 date or time (no offset means --tz, default UTC).")] = None,
     active_within: Annotated[Optional[str], typer.Option("--active-within", help="Only threads active within this time (7d, 12h).")] = None,
+    columns: Annotated[Optional[str], typer.Option("--columns", help="Columns (JSON: fields) to show, in this order: key, tenant, sub_tenant, session, checkpoints, first_activity, last_activity, status, size_bytes, first_message (or first: the first user message).")] = None,
 ) -> None:
     """One row per thread, newest activity first (activity is read from the checkpoint ids)."""
     listing.threads_list(
         store, tenant, sub_tenant, limit, fmt, status=status, session=session, sort=sort, reverse=reverse,
         with_size=with_size, inactive_for=inactive_for, inactive_since=inactive_since, active_within=active_within,
+        columns=columns,
     )
 
 
