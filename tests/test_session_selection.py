@@ -73,6 +73,8 @@ def test_export_takes_the_session_across_tenants(store, tmp_path):
 
 def test_a_session_matching_nothing_is_not_found(store, tmp_path):
     r = run("thread", "erase", "-s", store, "--tenant", "acme", "--session", "nobody", "--dry-run")
+    assert r.code == 3 and "acme:_:nobody" in r.err  # the key without a sub-tenant is what is missing
+    r = run("thread", "erase", "-s", store, "--session", "nobody", "--dry-run")
     assert r.code == 3 and "no thread of session 'nobody'" in r.err
     r = run("thread", "export", "-s", store, "--session", "nobody", "-o", str(tmp_path / "x"))
     assert r.code == 3 and not (tmp_path / "x").exists()

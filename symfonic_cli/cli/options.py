@@ -77,9 +77,16 @@ def erase_selection(environment, *, batch_size: int | None, store=None, missing_
         with open_for_reading(store, environment=environment) as st:
             chosen = chosen.with_sessions(st, listed_only=listed_only)
             where = st.location.display
-        if not chosen.keys and not missing_ok:
-            under = f" under tenant '{escape_inline(chosen.tenant)}'" if chosen.tenant is not None else ""
-            raise NotFoundError(f"no thread of session '{escape_inline(chosen.session)}'{under} in {escape_inline(where)}",
+        if not chosen.keys and chosen.tenant is not None:
+            # Nothing under any sub-tenant: the key without one is what is missing (not-found,
+            # suggestions, --missing-ok), as before sessions spanned sub-tenants.
+            from dataclasses import replace
+
+            from symfonic_cli.threadkey import derive_key
+
+            chosen = replace(chosen, keys=(derive_key(chosen.tenant, None, chosen.session),))
+        elif not chosen.keys and not missing_ok:
+            raise NotFoundError(f"no thread of session '{escape_inline(chosen.session)}' in {escape_inline(where)}",
                                 hint="--missing-ok to accept")
     return chosen
 
