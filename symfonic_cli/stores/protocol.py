@@ -381,5 +381,17 @@ class CopyProtocol(Protocol):
         ...
 
 
+class SearchProtocol(Protocol):
+    """threads search (stores/<kind>/search.py). OPTIONAL (found with getattr): without it,
+    search/run.py tests each thread's ``read_message_state`` in Python (MongoDB)."""
+
+    def search_candidates(self, prefilter: Any, *, tenant: str | None = None, sub_tenant: str | None = None) -> Iterator[str]:
+        """The keys (of ``tenant``/``sub_tenant``; any order) whose latest root-namespace checkpoint
+        may hold the needle: ``prefilter`` (search/prefilter.py Prefilter) applied in the database
+        to that checkpoint's bytes (SQLite: the checkpoint blob; PostgreSQL: the messages blob the
+        checkpoint's channel_versions names). Never leaves out a thread that holds the needle."""
+        ...
+
+
 class Store(ReadProtocol, HistoryProtocol, CompatProtocol, StateProtocol, EraseProtocol, CopyProtocol, Protocol):
     """A store of any kind: every section above."""
