@@ -83,3 +83,9 @@ def test_thread_diff_wraps_text_never_ids_or_timestamps(sqlite_store, cols):
         assert mid in screen, mid  # on one line, whole
     for stamp in (diff["from"]["ts"], diff["to"]["ts"]):
         assert stamp.replace("+00:00", "Z") in screen
+    # The text has the width of the ids (it had 9 columns at 80): 30 characters stay on one line.
+    texts = [m["content"] for m in diff["messages"]["removed"] + diff["messages"]["added"]
+             if isinstance(m.get("content"), str) and len(m["content"]) >= 30 and m["content"].isascii() and m["content"].isprintable()]
+    assert texts
+    for text in texts:
+        assert text[:30] in screen, text
