@@ -1,8 +1,11 @@
 """Which threads a command works on: one builder for transcript, thread show/history/diff, erase and migrate.
 
-A ``Selection`` is either explicit keys (``--thread``, ``--tenant --session``, ``--from-file``) or a
-tenant prefix (``--tenant [--sub-tenant] --all-sessions``, migrate's ``--tenant`` alone) or every
-thread (migrate's ``--all``). ``build_selection`` checks the options the way each command has always
+A ``Selection`` is either explicit keys (``--thread``, ``--tenant --sub-tenant --session``,
+``--from-file``) or a tenant prefix (``--tenant [--sub-tenant] --all-sessions``, migrate's
+``--tenant`` alone) or every thread (migrate's ``--all``). For erase and export, one person's
+session across sub-tenants (``--tenant T --session S``: S under every sub-tenant of T) or across
+tenants (``--session S`` alone) becomes explicit keys once the store is read (``with_sessions``),
+so its plan lists every match before anything happens, as a key file's would. ``build_selection`` checks the options the way each command has always
 checked them (usage errors, exit 2) and records what was asked in ``receipt`` for erase receipts.
 A thread key is an exact string: nothing here trims or folds one.
 """
@@ -35,6 +38,9 @@ class Selection:
     # once (retention/window.py ActivityWindow); only threads whose last checkpoint is older are
     # selected, and erase re-checks each inside its transaction. None: no age condition.
     window: Any = None
+    # --session S (and --tenant T) without --sub-tenant, for erase and export: keys is () until
+    # with_sessions(store) finds the matching threads (unresolved, it selects nothing).
+    session: str | None = None
 
     @property
     def inactive_before(self) -> datetime | None:
@@ -45,6 +51,26 @@ class Selection:
         """The one key of a single-thread selection."""
         assert self.keys is not None and len(self.keys) == 1
         return self.keys[0]
+
+    def with_sessions(self, store, *, listed_only: bool = False) -> "Selection":
+        """A session selection made explicit: every thread key of the store (checkpoints or
+        writes; with ``listed_only`` those with a checkpoint, as export lists them) whose session
+        part is exactly ``session``, under ``tenant`` when given, in key order; any other
+        selection as it is."""
+        if self.session is None:
+            return self
+        from dataclasses import replace
+
+        from symfonic_cli.threadkey import parse_key
+
+        prefix = tenant_prefix(self.tenant, None) if self.tenant is not None else ""
+        keys = []
+        found = sorted(t.key for t in store.list_threads(tenant=self.tenant)) if listed_only else store.thread_keys_with_prefix(prefix)
+        for key in found:
+            parts = parse_key(key)
+            if parts is not None and parts.session == self.session and (self.tenant is None or parts.tenant == self.tenant):
+                keys.append(key)
+        return replace(self, keys=tuple(keys), receipt={**self.receipt, "threads": len(keys)})
 
     def keys_in(self, store) -> list[str]:
         """The keys to work on, listing the store for a tenant or --all selection."""
@@ -141,6 +167,14 @@ def _erase(thread, tenant, sub_tenant, session, all_sessions, from_file, environ
             keys=tuple(keys), from_stdin=from_file == "-",
             receipt={"from_file": from_file if from_file == "-" else os.path.abspath(from_file), "threads": len(keys)},
         )
+    if session is not None and thread is None and sub_tenant is None:
+        # One person's session under every sub-tenant of --tenant, or under every tenant.
+        if not session:
+            raise UsageError("--session is empty")
+        if tenant is not None and not tenant:
+            raise UsageError("--tenant is empty")
+        return Selection(keys=(), tenant=tenant, session=session,
+                         receipt={"tenant": tenant, "session": session, "every_sub_tenant": True})
     key = _one_key(thread, tenant, sub_tenant, session)
     return Selection(keys=(key,), receipt={"thread": key})
 

@@ -68,6 +68,7 @@ def erase(
     chosen = erase_selection(
         env, threads=thread, tenant=tenant, sub_tenant=sub_tenant, session=session, all_sessions=all_sessions,
         from_file=from_file, inactive_for=inactive_for, inactive_since=inactive_since, batch_size=batch_size,
+        store=store, missing_ok=missing_ok,
     )
     if operator is not None and not operator.strip():
         raise UsageError("--operator is empty")

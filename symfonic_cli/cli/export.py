@@ -67,6 +67,7 @@ def export(
     chosen = erase_selection(
         env, threads=thread, tenant=tenant, sub_tenant=sub_tenant, session=session, all_sessions=all_sessions,
         from_file=from_file, inactive_for=inactive_for, inactive_since=inactive_since, batch_size=batch_size,
+        store=store, missing_ok=missing_ok, listed_only=True,
     )
     out_format = check_format(fmt)
     location = resolve_store(store)

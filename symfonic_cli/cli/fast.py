@@ -59,6 +59,7 @@ ROUTES: dict[tuple[str, str], dict[str, str]] = {
         "--active-within": "active_within",
         "--since": "since",
         "--until": "until",
+        "--columns": "columns",
     },
     ("store", "info"): {"--store": "store", "-s": "store", "--format": "fmt", "-f": "fmt"},
 }

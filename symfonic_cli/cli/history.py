@@ -214,13 +214,15 @@ def _write_diff(d, out_format: str, env) -> None:
         f"{render.escape_inline(d.a.checkpoint_id)}  {render.cell(render.shown_time(d.a.ts, env))}\n"
         f"-> {render.escape_inline(d.b.checkpoint_id)}  {render.cell(render.shown_time(d.b.ts, env))}"
     )
+    # The channel or message id heads its own cell, the text under it wraps at spaces: at 80
+    # columns the text has the width of the id, and no id or timestamp in it is cut.
     table = Table(title=title, box=box.SIMPLE_HEAD, show_lines=True, pad_edge=False)
     table.add_column("change", no_wrap=True)
-    table.add_column("channel / message id", no_wrap=True)
-    table.add_column("role")
-    table.add_column("detail", overflow="fold")
+    table.add_column("role", no_wrap=True)
+    widest = max((render._text_width(name) for _, name, _, _ in rows), default=0)
+    table.add_column("channel or message id / detail", overflow="fold", min_width=max(widest, 20))
     for change, name, role, detail in rows:
-        table.add_row(Text(change), Text(name), Text(role or "-"), Text(detail or "-"))
+        table.add_row(Text(change), Text(role or "-"), Text(name + ("\n" + detail if detail else "")))
     render.console(env).print(table)
     if not rows:
         env.stdout.write("no differences\n")

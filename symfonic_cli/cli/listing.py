@@ -15,7 +15,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Optional
 
-THREAD_COLUMNS = ("key", "tenant", "sub_tenant", "session", "checkpoints", "first_activity", "last_activity")
+from symfonic_cli.cli.columns import THREAD_COLUMNS, _headers, _shown_columns, _with_first, parse_columns  # noqa: F401
 
 
 def threads_list(
@@ -35,17 +35,25 @@ def threads_list(
     active_within: Optional[str] = None,
     since: Optional[str] = None,
     until: Optional[str] = None,
+    columns: Optional[str] = None,
     environment=None,
 ) -> None:
     """``threads list`` with every option parsed (the typer command and the quick route)."""
     environment = environment or run_environment()
+    chosen = parse_columns(columns)
+    if chosen is not None and "status" in chosen and not status:
+        from symfonic_cli.model.triggers import STATUSES
+
+        status = [",".join(STATUSES)]  # every status: the column is computed for all threads
+    if chosen is not None and "size_bytes" in chosen:
+        with_size = True
     window = _window(inactive_for, inactive_since, active_within, since, until, tz=environment.zone())
     if status is None and session is None and sort is None and not reverse and not with_size:
-        list_threads(store, tenant, sub_tenant, limit, fmt, environment=environment, window=window)
+        list_threads(store, tenant, sub_tenant, limit, fmt, environment=environment, window=window, columns=chosen)
         return
     list_run_states(
         store, tenant, sub_tenant, limit, fmt, status=status, session=session, sort=sort, reverse=reverse, with_size=with_size,
-        window=window, environment=environment,
+        window=window, environment=environment, columns=chosen,
     )
 
 
@@ -84,8 +92,10 @@ def list_threads(
     fmt: Optional[str],
     environment=None,
     window=None,
+    columns=None,
 ) -> None:
-    """``window``: an ActivityWindow (retention/window.py), compared in the database."""
+    """``window``: an ActivityWindow (retention/window.py), compared in the database; ``columns``:
+    the names --columns chose (parse_columns), None for the format's own."""
     _check_tenant(tenant, sub_tenant)
     environment = environment or run_environment()
     out_format = check_format(fmt, env=environment)
@@ -94,7 +104,11 @@ def list_threads(
     undatable = [0]
     with open_for_reading(store, environment=environment) as st:
         records = _plain_records(st, tenant, sub_tenant, limit, window, undatable)
-        n = render.write_records(records, fmt=out_format, columns=THREAD_COLUMNS, title=st.location.display, environment=environment)
+        shown = _shown_columns(columns, out_format, THREAD_COLUMNS)
+        if shown != THREAD_COLUMNS:
+            records = _with_first(st, records, shown, out_format)
+        n = render.write_records(records, fmt=out_format, columns=shown, headers=_headers(shown, out_format),
+                                 title=st.location.display, environment=environment)
         _warn_undatable(undatable[0], environment)
         if not n and limit != 0:
             _say_empty(st, environment, tenant=tenant, sub_tenant=sub_tenant, window=window)
@@ -133,7 +147,8 @@ def _thread_record(t) -> dict:
 
 
 def list_run_states(
-    store, tenant, sub_tenant, limit, fmt, *, status, session, sort, reverse, with_size, window=None, environment=None
+    store, tenant, sub_tenant, limit, fmt, *, status, session, sort, reverse, with_size, window=None, environment=None,
+    columns=None,
 ) -> None:
     """``threads list`` with --status/--session/--sort/--reverse/--with-size."""
     checked = _check_run_state_options(tenant, sub_tenant, status, sort, session)
@@ -142,12 +157,14 @@ def list_run_states(
     from symfonic_cli import render
 
     with open_for_reading(store, environment=environment) as st:
-        columns, records, undatable = _run_state_records(
+        every, records, undatable = _run_state_records(
             st, tenant, sub_tenant, limit, *checked, session=session, reverse=reverse, with_size=with_size, window=window,
             counted=True,
         )
         _warn_undatable(undatable, environment)
-        render.write_records(records, fmt=out_format, columns=columns, title=st.location.display, environment=environment)
+        shown = _shown_columns(columns, out_format, every)
+        render.write_records(_with_first(st, records, shown, out_format), fmt=out_format, columns=shown,
+                             headers=_headers(shown, out_format), title=st.location.display, environment=environment)
         if not records and limit != 0:
             _say_empty(st, environment, tenant=tenant, sub_tenant=sub_tenant, window=window, status=status, session=session)
 

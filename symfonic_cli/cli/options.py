@@ -60,14 +60,33 @@ InactiveSinceOpt = Annotated[
 ]
 
 
-def erase_selection(environment, *, batch_size: int | None, **given):
+def erase_selection(environment, *, batch_size: int | None, store=None, missing_ok: bool = False, listed_only: bool = False, **given):
     """The threads thread erase or thread export works on (selection.py, ERASE rules); a retention
-    sweep's cut-off is fixed here, once. --batch-size only goes with a sweep."""
-    from symfonic_cli.errors import UsageError
+    sweep's cut-off is fixed here, once. --batch-size only goes with a sweep. A session across
+    sub-tenants or tenants is made explicit keys here, from ``store`` opened read-only."""
+    from symfonic_cli.errors import NotFoundError, UsageError
     from symfonic_cli.selection import ERASE, build_selection
 
     chosen = build_selection(ERASE, environment=environment, **given)
     if batch_size is not None and chosen.window is None:
         raise UsageError("--batch-size goes with a retention sweep (--inactive-for/--inactive-since)")
+    if chosen.session is not None:
+        from symfonic_cli.cli.common import open_for_reading
+        from symfonic_cli.render import escape_inline
+
+        with open_for_reading(store, environment=environment) as st:
+            chosen = chosen.with_sessions(st, listed_only=listed_only)
+            where = st.location.display
+        if not chosen.keys and chosen.tenant is not None:
+            # Nothing under any sub-tenant: the key without one is what is missing (not-found,
+            # suggestions, --missing-ok), as before sessions spanned sub-tenants.
+            from dataclasses import replace
+
+            from symfonic_cli.threadkey import derive_key
+
+            chosen = replace(chosen, keys=(derive_key(chosen.tenant, None, chosen.session),))
+        elif not chosen.keys and not missing_ok:
+            raise NotFoundError(f"no thread of session '{escape_inline(chosen.session)}' in {escape_inline(where)}",
+                                hint="--missing-ok to accept")
     return chosen
 

@@ -35,12 +35,14 @@ def list_threads(
     active_within: Annotated[Optional[str], typer.Option("--active-within", help="Only threads active within this time (7d, 12h).")] = None,
     since: Annotated[Optional[str], typer.Option("--since", help="Only threads last active at or after this time (2h ago, a date, an ISO 8601 time; as transcript show).")] = None,
     until: Annotated[Optional[str], typer.Option("--until", help="Only threads last active at or before this time (a date keeps that whole day).")] = None,
+    columns: Annotated[Optional[str], typer.Option("--columns", help="Columns (JSON: fields) to show, in this order: key, tenant, sub_tenant, session, checkpoints, first_activity, last_activity, status, size_bytes, first_message (or first: the first user message).")] = None,
 ) -> None:
     """One row per thread, newest activity first (activity: the time in each checkpoint id, else its ts)."""
     listing.threads_list(
         store, tenant, sub_tenant, limit, fmt, status=status, session=session, sort=sort, reverse=reverse,
         with_size=with_size, inactive_for=inactive_for, inactive_since=inactive_since, active_within=active_within,
         since=since, until=until,
+        columns=columns,
     )
 
 

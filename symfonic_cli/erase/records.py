@@ -128,7 +128,7 @@ class Recorder:
 
     def end_times(self) -> dict[str, Any]:
         """The ``end`` record's times: when the run ended (taken once), when it began."""
-        from symfonic_cli.model.times import iso_utc
+        from symfonic_cli.clock import iso_utc
 
         if self._ended is None:
             self._ended = iso_utc(datetime.now(timezone.utc))

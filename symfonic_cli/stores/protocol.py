@@ -436,5 +436,15 @@ class UsageProtocol(Protocol):
         ...
 
 
+class SearchProtocol(Protocol):
+    """threads search (stores/<kind>/search.py); MongoDB has none: search/run.py reads each thread."""
+
+    def search_candidates(self, prefilter: Any, *, tenant: str | None = None, sub_tenant: str | None = None) -> Iterator[str]:
+        """The keys (of ``tenant``/``sub_tenant``; any order) whose latest root checkpoint may hold the
+        needle: ``prefilter`` (search/prefilter.py) on that checkpoint's bytes in the database (SQLite:
+        its blob; PostgreSQL: its messages blob). Never leaves out a thread holding the needle."""
+        ...
+
+
 class Store(ReadProtocol, HistoryProtocol, CompatProtocol, StateProtocol, EraseProtocol, CopyProtocol, PruneProtocol, UsageProtocol, Protocol):
     """A store of any kind: every section above."""

@@ -1,0 +1,68 @@
+"""``threads list --columns``: which columns a listing shows, in which order, and the optional
+``first_message`` column (the thread's first user message)."""
+
+from __future__ import annotations
+
+from symfonic_cli.errors import UsageError
+
+# typing.TYPE_CHECKING without importing typing (quick commands load this module).
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Optional
+
+THREAD_COLUMNS = ("key", "tenant", "sub_tenant", "session", "checkpoints", "first_activity", "last_activity")
+# What --columns may name; a table shows TABLE_COLUMNS unless told (tenant, sub-tenant and session
+# repeat the key: JSON, text and --columns carry them), so it fits 80 columns with whole keys.
+COLUMN_NAMES = THREAD_COLUMNS + ("status", "size_bytes", "first_message")
+# A table's headers, short enough that key, checkpoints, last activity, status and size fit 80.
+TABLE_HEADERS = {"sub_tenant": "sub-tenant", "first_activity": "first activity", "last_activity": "last activity",
+                 "size_bytes": "size", "first_message": "first message"}
+TABLE_COLUMNS = ("key", "checkpoints", "last_activity")
+FIRST_WIDTH = 40  # characters of the first user message shown in a table or text
+
+
+def parse_columns(text: Optional[str]) -> Optional[tuple]:
+    """``--columns a,b,c``: names of COLUMN_NAMES, in the order given (case-insensitive)."""
+    if text is None:
+        return None
+    names = tuple(w.strip().lower().replace("-", "_") for w in text.split(","))
+    names = tuple("first_message" if n == "first" else n for n in names)  # "first": the first user message
+    for name in names:
+        if name not in COLUMN_NAMES:
+            raise UsageError(f"unknown column '{name}' in --columns", hint=f"use any of: {', '.join(COLUMN_NAMES)}")
+    if len(set(names)) != len(names):
+        raise UsageError("--columns names a column twice")
+    return names
+
+
+def _shown_columns(chosen, out_format: str, every: tuple) -> tuple:
+    if chosen is not None:
+        return chosen
+    if out_format == "table":
+        return TABLE_COLUMNS + tuple(c for c in every if c in ("status", "size_bytes"))
+    return every
+
+
+def _headers(columns: tuple, out_format: str) -> tuple:
+    return tuple(TABLE_HEADERS.get(c, c) for c in columns) if out_format == "table" else columns
+
+
+def _with_first(st, records, columns, out_format: str):
+    """Records holding only ``columns``; ``first_message``: the thread's first user message (cut
+    in tables and text; whole in JSON)."""
+    from symfonic_cli.render import cut
+
+    for rec in records:
+        if "first_message" in columns:
+            from symfonic_cli.errors import StoreError
+            from symfonic_cli.transcript.read import read_transcript
+
+            try:
+                rows = read_transcript(st, rec["key"], speaker={"user"}, index=0).rows
+                text = rows[0].content if rows else None
+            except StoreError:
+                text = None  # a thread the transcript cannot read shows none here
+            if text is not None and out_format not in ("json", "jsonl"):
+                text = cut(" ".join(text.split()), FIRST_WIDTH)
+            rec["first_message"] = text
+        yield {c: rec.get(c) for c in columns}
