@@ -252,3 +252,16 @@ def test_a_terminated_postgres_backend_is_one_line(request):
     assert err == "", err
     r = run("transcript", "show", "-s", url, "-t", key)
     assert r.code == 0  # rolled back: the thread is whole
+
+
+@pytest.mark.parametrize("fmt", ["text", "table"])
+@pytest.mark.parametrize("selection", [("--thread", "globex:_:s-100"), ("--inactive-for", "1s")])
+def test_a_confirmed_erase_prints_a_summary_and_the_receipt_path(any_kind, tmp_path, fmt, selection):
+    url = any_kind.new_store()
+    audit = tmp_path / "audit.jsonl"
+    r = erase(url, *selection, "--yes", "--receipt", str(audit), "-f", fmt)
+    assert r.code == 0, r.err
+    receipt_id = json.loads(audit.read_text().splitlines()[0])["receipt_id"]
+    lines = r.out.splitlines()
+    assert lines[-1] == f"receipt {receipt_id}: {audit}" and lines[-2].startswith("erased "), r.out
+    assert "residual_copies" not in r.out and "receipt:" not in r.out and "not_erased" not in r.out, r.out

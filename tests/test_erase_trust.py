@@ -256,8 +256,8 @@ def test_rerun_with_the_receipt_file_is_already_erased(any_kind, tmp_path):
     assert all(t["erased_by"]["receipt_id"] == first_id and t["erased_by"]["time"] for t in threads)
     # Another store is another store: there the keys are simply not found.
     other = any_kind.new_store(only=["globex:_:s-101"])
-    r = erase(other, "--from-file", str(keys), "--yes", "--receipt", str(audit))
-    assert r.code == 3 and {t["status"] for t in receipt_of(r.out)["threads"]} == {"not-found"}
+    r = erase(other, "--from-file", str(keys), "--yes", "--receipt", str(audit), "-f", "json")
+    assert r.code == 3 and {t["status"] for t in json.loads(r.out)["threads"]} == {"not-found"}
     dry = erase(url, "--from-file", str(keys), "--dry-run", "--receipt", str(audit), "-f", "json")
     assert dry.code == 0 and {t["status"] for t in json.loads(dry.out)["threads"]} == {"already-erased"}
 
@@ -279,10 +279,10 @@ def test_receipt_at_a_symlink_is_refused(sqlite_store, tmp_path):
 def test_receipt_file_mode_operator_ticket(sqlite_store, tmp_path):
     audit = tmp_path / "audit.jsonl"
     r = erase(str(sqlite_store), "--thread", "globex:_:s-100", "--yes", "--receipt", str(audit),
-              "--operator", "dpo-jane", "--ticket", "GDPR-4711")
+              "--operator", "dpo-jane", "--ticket", "GDPR-4711", "-f", "json")
     assert r.code == 0, r.err
     assert (audit.stat().st_mode & 0o777) == 0o600
-    rec = receipt_of(r.out)
+    rec = json.loads(r.out)
     assert rec["operator"] == "dpo-jane" and rec["ticket"] == "GDPR-4711"
     lines = [json.loads(line) for line in audit.read_text().splitlines()]
     assert [x["record"] for x in lines] == ["start", "thread", "end"]

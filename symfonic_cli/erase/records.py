@@ -126,6 +126,14 @@ class Recorder:
         if self.outcomes is not None:
             self.outcomes += [ep.not_attempted(p, f"not attempted: {reason}") for p in plans]
 
+    def kept_at(self, stop: Stopped | None) -> str | None:
+        """The --receipt file's absolute path when it holds the whole receipt, else None."""
+        import os
+
+        if self.receipt_file is None or not self.file_ok or (stop is not None and not stop.receipt_file_ok):
+            return None
+        return os.path.abspath(self.receipt_file.path)
+
     def end_times(self) -> dict[str, Any]:
         """The ``end`` record's times: when the run ended (taken once), when it began."""
         from symfonic_cli.clock import iso_utc

@@ -131,7 +131,7 @@ def run(req: EraseRequest, environment: Environment | None = None) -> None:
         if stop is not None:
             receipt["stopped"] = stop.reason
         if human:
-            text.print_receipt(out, receipt, ep.summary_line(receipt))
+            text.print_receipt(out, receipt, ep.summary_line(receipt), recorder.kept_at(stop))
         else:
             text.write_json(out, req.fmt, receipt)
         out.flush()

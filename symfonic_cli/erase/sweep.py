@@ -95,7 +95,7 @@ def run_sweep(req, env: Environment) -> None:
             line = ep.summary_line({"summary": summary, "threads": []})
             if recorder.recent:
                 line += f"; warning: {recorder.recent} thread(s) had recent activity, a running agent may write them again"
-            text.print_receipt(out, {**header, **tail}, line)
+            text.print_receipt(out, {**header, **tail}, line, recorder.kept_at(stop))
         else:
             recorder.stream.end(tail, recorder.end_times())
         out.flush()

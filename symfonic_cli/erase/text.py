@@ -9,6 +9,8 @@ shown in ``--tz``. API:
 - ``suggestion_lines(err, misses)``: not-found keys' suggestions, on stderr only;
 - ``thread_line(outcome)``: ``<status> <key><detail>``, the line printed per thread as it is done;
 - ``write_json(out, fmt, doc)``: one document, indented for ``json``, one line for ``jsonl``;
+- ``print_receipt(out, receipt, line, kept_at)``: a reader's end: the summary and the receipt
+  file's path, or the whole receipt when no file holds it;
 - ``JsonStream``: a document whose ``threads`` array is written element by element (or JSONL records).
 """
 
@@ -162,12 +164,16 @@ def thread_line(result: ep.ThreadOutcome) -> str:
     return f"{result.status} {_esc(result.key)}{detail(result)}\n"
 
 
-def print_receipt(out: TextIO, receipt: dict[str, Any], line: str) -> None:
-    """The receipt for a reader, and the summary line."""
+def print_receipt(out: TextIO, receipt: dict[str, Any], line: str, kept_at: str | None = None) -> None:
+    """The end for a reader: the summary line and where the receipt is kept (``kept_at``, the
+    --receipt file holding every line of it), else the whole receipt (then the only record)."""
     from symfonic_cli.render import json_dumps
 
-    out.write("receipt:\n" + json_dumps(receipt, indent=2, visible=True) + "\n")
+    if kept_at is None:
+        out.write("receipt:\n" + json_dumps(receipt, indent=2, visible=True) + "\n")
     out.write(line + "\n")
+    if kept_at is not None:
+        out.write(f"receipt {_esc(str(receipt.get('receipt_id')))}: {_esc(kept_at)}\n")
 
 
 class JsonStream:
