@@ -84,8 +84,10 @@ def test_thread_diff_wraps_text_never_ids_or_timestamps(sqlite_store, cols):
     for stamp in (diff["from"]["ts"], diff["to"]["ts"]):
         assert stamp.replace("+00:00", "Z") in screen
     # The text has the width of the ids (it had 9 columns at 80): 30 characters stay on one line.
+    # (Messages with a LangGraph id, 36 characters: the widest id decides the width.)
     texts = [m["content"] for m in diff["messages"]["removed"] + diff["messages"]["added"]
-             if isinstance(m.get("content"), str) and len(m["content"]) >= 30 and m["content"].isascii() and m["content"].isprintable()]
+             if isinstance(m.get("content"), str) and len(m["content"]) >= 30 and m["content"].isascii()
+             and m["content"].isprintable() and len(m.get("id") or "") >= 36]
     assert texts
     for text in texts:
         assert text[:30] in screen, text

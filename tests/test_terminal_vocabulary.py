@@ -31,7 +31,7 @@ def test_threads_list_size_is_human_in_a_table(sqlite_master):
     rows = json.loads(run("threads", "list", "-s", str(sqlite_master), "--with-size", "-f", "json").out)
     assert all(isinstance(r["size_bytes"], int) for r in rows)
     code, screen = on_terminal("threads", "list", "-s", str(sqlite_master), "--with-size", "--no-pager", "--color", "never", cols=40, rows=900)
-    shown = [line.split(":", 1)[1].strip() for line in screen.splitlines() if line.startswith("size_bytes:")]
+    shown = [line.split(":", 1)[1].strip() for line in screen.splitlines() if line.startswith("size:")]  # the table header of size_bytes
     assert len(shown) == len(rows) and all(HUMAN.match(s) for s in shown)
 
 

@@ -22,6 +22,7 @@ ARGUMENT_HELP = {
     ("demo", "path"): "The SQLite file to create (must not exist yet); the demo never overwrites a file.",
     ("thread", "diff", "a"): "A checkpoint id, or -1 for the latest, -2 for the one before, ...",
     ("thread", "diff", "b"): "The checkpoint to compare A with (same forms).",
+    ("threads", "search", "text"): "The text to find; case-insensitive by Unicode case folding (straße finds STRASSE).",
     ("completion", "install", "shell"): "bash, zsh or fish; default: the shell in $SHELL.",
     ("completion", "show", "shell"): "bash, zsh or fish; default: the shell in $SHELL.",
 }
@@ -36,6 +37,12 @@ EXAMPLES = {
         "symfonic threads list -s demo.db",
         "symfonic threads list -s prod --tenant acme --limit 20",
         "symfonic threads list -s prod --status interrupted,error --with-size",
+        "symfonic threads list -s prod --columns key,last_activity,first",
+    ],
+    ("threads", "search"): [
+        "symfonic threads search -s demo.db 'order 1042'",
+        "symfonic threads search -s prod refund --tenant acme --active-within 7d",
+        "symfonic threads search -s prod call-42 --tools --case-sensitive -f json",
     ],
     ("store", "info"): ["symfonic store info -s demo.db", "symfonic store info -s prod -f json"],
     ("store", "list"): ["symfonic store list", "symfonic store list -f json"],
@@ -90,6 +97,7 @@ def epilog(lines: list[str]) -> str:
 ORDER = {
     (): ("transcript", "threads", "thread", "store", "compat", "migrate", "demo", "completion"),
     ("thread",): ("show", "history", "diff", "export", "erase", "prune"),
+    ("threads",): ("list", "search"),
     ("store",): ("info", "usage", "list"),
     ("compat",): ("report", "show"),
 }
