@@ -25,7 +25,7 @@ from symfonic_cli.cli.options import (
 from symfonic_cli.errors import UsageError
 from symfonic_cli.clock import parse_duration
 
-app = typer.Typer(help="Work on threads: run state, history, diff, export, erase.", no_args_is_help=True)
+app = typer.Typer(help="Work on threads: run state, history, diff, export, erase, prune.", no_args_is_help=True)
 
 
 def register(root: typer.Typer) -> None:

@@ -26,7 +26,7 @@ SUMMARIES = {
     "threads": "List a store's threads.",
     "store": "Describe a store.",
     "compat": "Report on the compatibility envelopes of a store (read-only).",
-    "thread": "Work on threads: run state, history, diff, export, erase.",  # helptext.GROUP_HELP gives its full description
+    "thread": "Work on threads: run state, history, diff, export, erase, prune.",  # helptext.GROUP_HELP gives its full description
     "migrate": "Copy threads from --from to --to: never overwriting, one target transaction per thread, then verified.",
     "demo": "Create a small real demo store by running a LangGraph agent graph with a scripted model.",
     "completion": "Install TAB completion for bash, zsh or fish (commands, options, --format/--speaker/--status values, store names).",
