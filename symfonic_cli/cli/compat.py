@@ -29,7 +29,6 @@ from symfonic_cli.compat.envelope import (
     ENVELOPE_KEY_ENV,
 )
 from symfonic_cli.errors import FindingsError, UsageError
-from symfonic_cli.clock import parse_duration
 from symfonic_cli.cli.common import one_thread as single_thread_key
 
 app = typer.Typer(help="Report on the compatibility envelopes of a store (read-only).", no_args_is_help=True)
@@ -96,7 +95,7 @@ def report(
     from symfonic_cli.compat.report import failed
 
     out_format = check_format(fmt, FORMATS, env=environment())
-    window = parse_duration(grace, option="--grace", bare_unit="m")
+    window = _grace(grace)
     gates = _fail_on(fail_on)
     key = _envelope_key(envelope_key)
     one_thread = thread is not None or tenant is not None or sub_tenant is not None or session is not None
@@ -184,3 +183,9 @@ def _write_report(rep, pairs_of, out_format: str, title: str, env) -> None:
         env.stdout.write(render.json_dumps(rep.to_json(), indent=2 if out_format == "json" else None) + "\n")
         return
     render.write_pairs(list(pairs_of(rep, env)), fmt=out_format, title=title, environment=env)
+
+
+def _grace(text):
+    from symfonic_cli.clock import parse_duration  # here: TAB and --help load this module
+
+    return parse_duration(text, option="--grace", bare_unit="m")

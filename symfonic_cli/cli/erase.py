@@ -23,7 +23,6 @@ from symfonic_cli.cli.options import (
     erase_selection,
 )
 from symfonic_cli.errors import UsageError
-from symfonic_cli.clock import parse_duration
 
 app = typer.Typer(help="Work on threads: run state, history, diff, export, erase, prune.", no_args_is_help=True)
 
@@ -83,7 +82,7 @@ def erase(
         dry_run=dry_run,
         yes=yes,
         vacuum=vacuum,
-        grace=parse_duration(grace, option="--grace", bare_unit="m"),
+        grace=_grace(grace),
         receipt_path=receipt,
         fmt=out_format,
         operator=operator,
@@ -92,3 +91,9 @@ def erase(
         batch_size=batch_size,
     )
     run(request, env)
+
+
+def _grace(text):
+    from symfonic_cli.clock import parse_duration  # here: TAB and --help load this module
+
+    return parse_duration(text, option="--grace", bare_unit="m")
