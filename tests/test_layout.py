@@ -166,3 +166,26 @@ def test_every_backend_implements_the_whole_store_protocol():
         and _names_a_store(node.args[0])
     ]
     assert probes == [], "protocol methods probed instead of called"
+
+
+def test_no_two_sections_of_a_store_define_the_same_private_helper():
+    # A backend is its sections combined (connect.py); a name two of them define is silently the
+    # first one's (ExactActivity._exact once hid MongoSection._exact: every MongoDB read failed).
+    from symfonic_cli.stores.mongodb.connect import MongoStore
+    from symfonic_cli.stores.postgres.connect import PostgresStore
+    from symfonic_cli.stores.sqlite.connect import SqliteStore
+
+    clashes = []
+    for store in (SqliteStore, PostgresStore, MongoStore):
+        owner: dict[str, type] = {}
+        for base in reversed(store.__mro__[1:]):
+            for name, value in vars(base).items():
+                # Private helpers only: public methods are overridden on purpose (ExactActivity wraps
+                # the sections' listing through super()).
+                if not callable(value) or not name.startswith("_") or name.startswith("__"):
+                    continue
+                first = owner.get(name)
+                if first is not None and first not in base.__mro__ and base not in first.__mro__:
+                    clashes.append(f"{store.__name__}.{name}: {first.__name__} and {base.__name__}")
+                owner[name] = base
+    assert clashes == []

@@ -51,7 +51,7 @@ class ExactActivity:
             last = t if last is None or t > last else last
         return first, last, undatable
 
-    def _exact(self, t: ThreadSummary) -> ThreadSummary:
+    def _exact_summary(self, t: ThreadSummary) -> ThreadSummary:
         if not t.odd:
             return t._replace(first_at=clock.checkpoint_id_time(t.first_checkpoint_id), last_at=clock.checkpoint_id_time(t.last_checkpoint_id))
         first, last, undatable = self.thread_activity(t.key)
@@ -107,7 +107,7 @@ class ExactActivity:
                 if not t.odd:
                     first_plain = t
                     break
-                odd.append(self._exact(t))
+                odd.append(self._exact_summary(t))
             if limit is None or (first_plain is None and n < asked) or len(odd) + limit <= asked:
                 break
             getattr(rows, "close", lambda: None)()
@@ -121,9 +121,9 @@ class ExactActivity:
 
         def plain():
             if first_plain is not None:
-                yield self._exact(first_plain)
+                yield self._exact_summary(first_plain)
                 for t in rows:
-                    yield self._exact(t)
+                    yield self._exact_summary(t)
 
         i = 0
         for t in plain():
