@@ -40,15 +40,22 @@ class ExactActivity:
     def thread_activity(self, key: str) -> tuple:
         """``(first, last, undatable)`` of a thread: its earliest and latest checkpoint times over
         every namespace, and whether a checkpoint carries no time at all."""
+        from symfonic_cli.errors import StoreError
+
         first = last = None
         undatable = False
-        for head in self.iter_checkpoint_heads(key):  # type: ignore[attr-defined]
-            t = clock.checkpoint_time(head.checkpoint_id, head.ts)
-            if t is None:
-                undatable = True
-                continue
-            first = t if first is None or t < first else first
-            last = t if last is None or t > last else last
+        try:
+            for head in self.iter_checkpoint_heads(key):  # type: ignore[attr-defined]
+                t = clock.checkpoint_time(head.checkpoint_id, head.ts)
+                if t is None:
+                    undatable = True
+                    continue
+                first = t if first is None or t < first else first
+                last = t if last is None or t > last else last
+        except StoreError:
+            # A checkpoint of an unexpected shape: its time cannot be told, so neither can the
+            # thread's (listed with a warning, never swept); the commands that read it name it.
+            undatable = True
         return first, last, undatable
 
     def _exact_summary(self, t: ThreadSummary) -> ThreadSummary:

@@ -321,9 +321,13 @@ class MongoRead(MongoSection):
     def iter_message_writes(self, key: str) -> Iterator["MessageWrite"]:
         from symfonic_cli.model.checkpoint import MessageWrite
 
-        fields = {"_id": 0, "checkpoint_ns": 1, "checkpoint_id": 1, "task_id": 1, "idx": 1, "type": 1, "value": 1, "task_path": 1}
-        query = {"thread_id": _key_eq(key), "channel": "messages"}
+        fields = {"_id": 0, "thread_id": 1, "checkpoint_ns": 1, "checkpoint_id": 1, "task_id": 1, "idx": 1, "type": 1, "value": 1, "task_path": 1}
+        # The saver's own query shape, so the server lists the writes in the order MongoDBSaver's
+        # DeltaChannel rebuild replays them (writes_replay_order); a non-string key is no thread's.
+        query = {"thread_id": _string_literal(key, "thread key"), "channel": "messages"}
         for doc in self.writes.find(query, fields, collation=self._collation(self.writes)):
+            if not isinstance(doc.get("thread_id"), str):
+                continue
             value = doc.get("value")
             idx, type_ = doc.get("idx"), doc.get("type")
             yield MessageWrite(

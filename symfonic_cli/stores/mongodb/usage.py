@@ -20,7 +20,8 @@ class MongoUsage:
             s = self.db.command("collStats", name)  # type: ignore[attr-defined]
         except OperationFailure:
             try:
-                got = list(self.db[name].aggregate([{"$collStats": {"storageStats": {}}}]))  # type: ignore[attr-defined]
+                coll = self.db[name]  # type: ignore[attr-defined]
+                got = list(coll.aggregate([{"$collStats": {"storageStats": {}}}], collation=None))  # no key compared
                 s = got[0].get("storageStats", {}) if got else {}
             except OperationFailure as exc:
                 return {"name": name}, f"the server reports no storage statistics for '{name}' ({(exc.details or {}).get('errmsg') or exc})"
