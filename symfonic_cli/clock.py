@@ -84,7 +84,7 @@ def zone(name: str | None):
     if m:
         delta = timedelta(hours=int(m.group(2)), minutes=int(m.group(3)))
         if delta >= timedelta(hours=24) or int(m.group(3)) >= 60:
-            raise ValueError(f"offset '{name}' is out of range (use -23:59 to +23:59)")
+            raise ValueError(f"offset '{name}' is out of range: use -23:59 to +23:59")
         return timezone(-delta if m.group(1) == "-" else delta)
     try:
         from zoneinfo import ZoneInfo, ZoneInfoNotFoundError

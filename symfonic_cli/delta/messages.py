@@ -119,7 +119,7 @@ class _Stored:
 
 def _plain_fields(items: list) -> list | None:
     """Each item's stored fields when all are standard messages (transcript/read.py's rule)."""
-    from symfonic_cli.transcript.read import _NotPlain, _plain_hook
+    from symfonic_cli.codec.plain import _NotPlain, _plain_hook
 
     out = []
     try:

@@ -19,7 +19,7 @@ from symfonic_cli.render.escape import (  # noqa: F401 - the names every command
     escape_inline,
     json_dumps,
 )
-from symfonic_cli.render.tables import is_identifier_column, write_record_layout, write_table  # noqa: F401
+from symfonic_cli.render.tables import _text_width, is_identifier_column, write_record_layout, write_table  # noqa: F401
 from symfonic_cli.render.terminal import (  # noqa: F401
     COLOR_MODES,
     color_wanted,

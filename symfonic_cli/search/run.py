@@ -218,7 +218,7 @@ def _threads(store, candidates, *, tenant, sub_tenant, window) -> Iterator[str]:
         return
     summaries = [s for s in map(store.thread_summary, candidates) if s is not None]
     if window is not None:
-        summaries = [s for s in summaries if window.keeps(s.last_checkpoint_id)]
+        summaries = [s for s in summaries if window.keeps(s.last_at)]  # by instant (stores/activity.py)
     summaries.sort(key=lambda s: s.key)
     summaries.sort(key=lambda s: s.last_checkpoint_id or "", reverse=True)
     for summary in summaries:

@@ -83,39 +83,7 @@ def read_transcript(
 
 # -- plain messages: rows straight from the stored fields, without building message objects
 
-# The standard message classes, on LangGraph's safe list: decoding them strictly never warns,
-# and their rows come from their stored ``type``, ``content`` and ``id`` fields alone.
-_PLAIN_CLASSES = {
-    ("langchain_core.messages.human", "HumanMessage"),
-    ("langchain_core.messages.ai", "AIMessage"),
-    ("langchain_core.messages.tool", "ToolMessage"),
-    ("langchain_core.messages.system", "SystemMessage"),
-}
-_EXT_PYDANTIC_V2 = 5  # langgraph.checkpoint.serde.jsonplus.EXT_PYDANTIC_V2
-
-
-class _NotPlain(Exception):
-    pass
-
-
-def _plain_hook(code: int, data: bytes):
-    import ormsgpack
-
-    if code != _EXT_PYDANTIC_V2:
-        raise _NotPlain
-    tup = ormsgpack.unpackb(data, ext_hook=_plain_hook)
-    if not (isinstance(tup, list) and len(tup) >= 3 and (tup[0], tup[1]) in _PLAIN_CLASSES and isinstance(tup[2], dict)):
-        raise _NotPlain
-    fields = tup[2]
-    if fields.get("type") not in _PLAIN_TYPES or not isinstance(fields.get("id"), (str, type(None))):
-        raise _NotPlain
-    content = fields.get("content")
-    if not (isinstance(content, str) or (isinstance(content, list) and all(isinstance(b, (str, dict)) for b in content))):
-        raise _NotPlain
-    return fields
-
-
-_PLAIN_TYPES = {"human", "ai", "tool", "system"}
+from symfonic_cli.codec.plain import _NotPlain, _plain_hook  # noqa: E402,F401  (delta/ reads them too)
 
 
 def _plain_messages(store: Store, key: str, checkpoint_id: str | None):
@@ -152,10 +120,7 @@ def is_delta(record) -> bool:
 def _delta_checkpoint(store, key: str, checkpoint_id: str | None) -> str | None:
     """The checkpoint id when the stored fields show a delta-encoded ``messages`` (SQLite,
     MongoDB: the checkpoint read without building a message), else None (the strict path decides)."""
-    read = getattr(store, "read_message_state", None)
-    if read is None:
-        return None
-    state = read(key, checkpoint_id=checkpoint_id)
+    state = store.read_message_state(key, checkpoint_id=checkpoint_id)
     if state is None or state.encoding != "checkpoint" or not state.payload:
         return None
     from symfonic_cli.delta.messages import RawExt, _unpack
