@@ -172,7 +172,9 @@ def test_reader_gives_back_any_keys(keys):
 
 def test_sub_tenant_less_key_is_not_found_with_the_right_suggestion(any_kind):
     url = any_kind.new_store()
-    r = erase(url, "--tenant", "acme", "--session", "s-002", "--yes")
+    # The exact key (--tenant acme --session s-002 now means s-002 under every sub-tenant of acme:
+    # tests/test_session_selection.py).
+    r = erase(url, "--thread", "acme:_:s-002", "--yes")
     assert r.code == 3, r.err
     assert "no thread 'acme:_:s-002'" in r.err and "did you mean: 'acme:eu:s-002'" in r.err
     (t,) = receipt_of(r.out)["threads"]

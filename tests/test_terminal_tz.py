@@ -40,7 +40,8 @@ def test_threads_list_shows_times_in_the_zone(any_kind, where):
     listed = json.loads(run("threads", "list", "-s", url, "-f", "json", "--tz", ZONE).out)
     assert listed and all(ISO_Z.match(r["last_activity"]) for r in listed)  # JSON stays UTC
     args = ("threads", "list", "-s", url, "--tz", ZONE) if where == "after" else ("--tz", ZONE, "threads", "list", "-s", url)
-    screen = _screen(*args)
+    # the default table shows the last activity; --columns asks for the first one too
+    screen = _screen(*args, "--columns", "key,first_activity,last_activity")
     for r in listed:
         assert _local(r["last_activity"]) in screen and _local(r["first_activity"]) in screen
         assert r["last_activity"] not in screen
