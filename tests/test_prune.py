@@ -91,6 +91,7 @@ def _graph_state(saver, key: str):
     return s.values, s.next, [t.interrupts for t in s.tasks], s.config
 
 
+@pytest.mark.postgres  # reached through _new_store("postgres", ...), which the marker rules do not follow
 def test_keep_1_leaves_exactly_what_postgres_saver_prune_leaves(request):
     """Two byte-identical PostgreSQL stores: PostgresSaver.prune(keep_latest) on one, symfonic's prune on
     the other; every checkpoint, blob and write row left is the same."""
