@@ -64,9 +64,8 @@ def run_report(st, req: CompatRequest) -> CompatOutcome:
         st.envelope_shapes(req.envelope_key, older_than=id_at(req.now - req.grace)),
         key=req.envelope_key, current_format=req.current_format,
     )
-    census = getattr(st, "encryption_census", None)
-    census = census() if census is not None else None
-    if census is not None and census.encrypted:
+    census = st.encryption_census()
+    if census.encrypted:
         rep.encryption = census  # plaintext values in an encrypted store are a finding
     if cr.wants_key_suggestion(rep):
         found = st.envelope_key_candidates(req.envelope_key, limit=1)

@@ -5,10 +5,10 @@ from __future__ import annotations
 from typing import Any
 
 from symfonic_cli.stores._common import PLACEHOLDER_OF_KIND, VALUE_GROUPED_FIELDS
-from symfonic_cli.stores.postgres._common import _translate_errors, _translate_iter
+from symfonic_cli.stores.postgres._common import PostgresSection, _translate_errors, _translate_iter
 
 
-class PostgresCompat:
+class PostgresCompat(PostgresSection):
     """The compat report's reads: envelope metadata only, never a checkpoint blob."""
 
     # -- compat (protocol docstrings in stores/protocol.py): JSONB operators over metadata only

@@ -6,7 +6,7 @@ import json
 
 from symfonic_cli.errors import StoreError
 from symfonic_cli.stores._common import VALUE_GROUPED_FIELDS
-from symfonic_cli.stores.sqlite._common import _translate_errors, _translate_iter
+from symfonic_cli.stores.sqlite._common import SqliteSection, _translate_errors, _translate_iter
 
 # typing.TYPE_CHECKING without importing typing (quick commands load this module).
 TYPE_CHECKING = False
@@ -14,7 +14,7 @@ if TYPE_CHECKING:
     from typing import Any
 
 
-class SqliteCompat:
+class SqliteCompat(SqliteSection):
     """The compat report's reads: envelope metadata only, never a checkpoint blob."""
 
     # -- compat (protocol docstrings in stores/protocol.py): json_type/json_extract over metadata only
