@@ -10,6 +10,7 @@ import os
 
 from symfonic_cli.errors import NotFoundError, UsageError
 from symfonic_cli.location import resolve_store
+from symfonic_cli.vocabulary import FORMATS, listed
 
 # typing.TYPE_CHECKING without importing typing (quick commands load this module).
 TYPE_CHECKING = False
@@ -19,12 +20,12 @@ if TYPE_CHECKING:
     from symfonic_cli.stores.protocol import Store
 
 
-def check_format(fmt: Optional[str], allowed: tuple[str, ...] = ("table", "text", "json", "jsonl"), *, env=None) -> str:
+def check_format(fmt: Optional[str], allowed: tuple[str, ...] = FORMATS, *, env=None) -> str:
     """``--format``, else a table on a terminal and text elsewhere (the run's stdout decides)."""
     from symfonic_cli.render import default_format
 
     if fmt is not None and fmt.lower() not in allowed:
-        raise UsageError(f"unknown --format '{fmt}'", hint=f"use one of: {', '.join(allowed)}")
+        raise UsageError(f"unknown --format '{fmt}'", hint=f"use one of: {listed(allowed)}")
     chosen = default_format(fmt.lower() if fmt else None, env or environment())
     return chosen if chosen in allowed else allowed[0]
 

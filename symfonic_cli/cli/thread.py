@@ -1,13 +1,14 @@
-"""``symfonic thread show``: one thread's run state (status, next nodes, interrupts, errors).
+"""The ``thread`` group, and ``symfonic thread show``: one thread's run state (status, next nodes,
+interrupts, errors).
 
-The ``thread`` group itself lives in ``erase.py``; this module adds its inspecting commands.
+The group's other commands add themselves to ``app`` here: ``history.py`` (history, diff),
+``export.py``, ``erase.py`` and ``prune.py`` (``groups.GROUP_EXTENSIONS`` names them).
 """
 
 from __future__ import annotations
 
 import typer
 
-from symfonic_cli.cli import erase
 from symfonic_cli.cli.common import (
     check_format,
     environment,
@@ -23,12 +24,13 @@ from symfonic_cli.cli.options import (
     ThreadOpt,
 )
 from symfonic_cli.cli.common import one_thread
+from symfonic_cli.vocabulary import GROUP_HELP
 
-app = erase.app
+app = typer.Typer(help=GROUP_HELP["thread"], no_args_is_help=True)
 
 
 def register(root: typer.Typer) -> None:
-    erase.register(root)
+    root.add_typer(app, name="thread")
 
 
 @app.command("show")
