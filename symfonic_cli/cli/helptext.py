@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import click
 
-from symfonic_cli.vocabulary import OPTION_WORDS, metavar
+from symfonic_cli.vocabulary import OPTION_WORDS, SHELLS, metavar, one_of
 
 # Option spelling -> metavar, wherever the option takes a word from a fixed list (vocabulary.py).
 CHOICES = {opt: metavar(words) for opt, words in OPTION_WORDS.items()}
@@ -16,8 +16,8 @@ ARGUMENT_HELP = {
     ("thread", "diff", "a"): "A checkpoint id, or -1 for the latest, -2 for the one before, ...",
     ("thread", "diff", "b"): "The checkpoint to compare A with (same forms).",
     ("threads", "search", "text"): "The text to find; case-insensitive by Unicode case folding (straße finds STRASSE).",
-    ("completion", "install", "shell"): "bash, zsh or fish; default: the shell in $SHELL.",
-    ("completion", "show", "shell"): "bash, zsh or fish; default: the shell in $SHELL.",
+    ("completion", "install", "shell"): f"{one_of(SHELLS)}; default: the shell in $SHELL.",
+    ("completion", "show", "shell"): f"{one_of(SHELLS)}; default: the shell in $SHELL.",
 }
 EXAMPLES = {
     ("transcript", "show"): [

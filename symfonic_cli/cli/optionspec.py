@@ -12,6 +12,7 @@ Free of typer, typing and dataclasses: the quick route loads it.
 
 from __future__ import annotations
 
+from symfonic_cli.cli.columns import COLUMN_NAMES
 from symfonic_cli.cli.common import MAX_COUNT
 from symfonic_cli.location import STORE_ENV
 from symfonic_cli.vocabulary import DEFAULT_SORT, FORMATS, SORTS, STATUSES, listed, one_of
@@ -63,8 +64,7 @@ THREADS_LIST = {
     "until": {"opts": ("--until",), "help": "Only threads last active at or before this time (a date keeps that whole day)."},
     "columns": {
         "opts": ("--columns",),
-        "help": "Columns (JSON: fields) to show, in this order: key, tenant, sub_tenant, session, checkpoints, first_activity, "
-        "last_activity, status, size_bytes, first_message (or first: the first user message).",
+        "help": f"Columns (JSON: fields) to show, in this order: {listed(COLUMN_NAMES)} (or first: the first user message).",
     },
 }
 STORE_INFO = {"store": STORE, "fmt": FORMAT}

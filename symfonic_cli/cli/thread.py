@@ -24,7 +24,7 @@ from symfonic_cli.cli.options import (
     ThreadOpt,
 )
 from symfonic_cli.cli.common import one_thread
-from symfonic_cli.vocabulary import GROUP_HELP
+from symfonic_cli.vocabulary import GROUP_HELP, STATUSES, one_of
 
 app = typer.Typer(help=GROUP_HELP["thread"], no_args_is_help=True)
 
@@ -33,7 +33,7 @@ def register(root: typer.Typer) -> None:
     root.add_typer(app, name="thread")
 
 
-@app.command("show")
+@app.command("show", help=f"A thread's run state: {one_of(STATUSES)}; the nodes due next; what it waits on.")
 def show(
     store: StoreOpt = None,
     thread: ThreadOpt = None,
@@ -42,7 +42,6 @@ def show(
     session: SessionOpt = None,
     fmt: FormatOpt = None,
 ) -> None:
-    """A thread's run state: interrupted, error, pending or done; the nodes due next; what it waits on."""
     from symfonic_cli.render import escape_inline
     from symfonic_cli.threadstate.show import thread_state
 
