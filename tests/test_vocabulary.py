@@ -66,7 +66,7 @@ def test_logic_reads_the_same_word_sets():
     assert triggers.STATUSES is v.STATUSES and nexttasks.STATUSES is v.STATUSES
     assert rows.ROLES is v.ROLES and v.SPEAKERS == (*v.ROLES, v.ALL)
     assert report.FINDINGS is v.FINDINGS and environment.COLOR_MODES is v.COLOR_MODES
-    assert common.check_format.__defaults__[0] is v.FORMATS
+    assert common.FORMATS is v.FORMATS
     assert v.DEFAULT_SORT == v.SORTS[0] and set(v.DEFAULT_FAIL_ON) <= set(v.FINDINGS)
 
 
