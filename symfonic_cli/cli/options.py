@@ -1,4 +1,5 @@
-"""The typer option types shared by the command groups, and the one selection erase and export share."""
+"""The typer option types shared by the command groups (``--store`` and ``--format`` built from
+``optionspec.py``, as the quick route's are), and the one selection erase and export share."""
 
 from __future__ import annotations
 
