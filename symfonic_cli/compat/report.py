@@ -26,8 +26,8 @@ from symfonic_cli.compat.envelope import (
 )
 from symfonic_cli.model.envelope import ABSENT, EnvelopeRow, EnvelopeShape
 from symfonic_cli.clock import checkpoint_id_time
+from symfonic_cli.vocabulary import FINDINGS  # noqa: F401 - --fail-on's words, worded once
 
-FINDINGS = ("corrupt", "newer", "interrupted", "legacy", "plaintext")
 STATUSES = ("legacy", "migrated", "corrupt", "newer")
 IN_FLIGHT = "in flight"
 INTERRUPTED = "interrupted by a crash"
