@@ -188,3 +188,24 @@ def test_text_and_table_name_releases_and_threads_escaped(store):
         assert out.code == 0, out.err
         assert not set(out.out) & {"\x1b", "\x07", "\u202e"}
         assert "pwned" in out.out
+
+
+def test_postgres_case_insensitive_thread_collation_keeps_twins_apart(request):
+    """A nondeterministic (case-insensitive) thread_id collation must not merge case twins."""
+    import psycopg
+
+    from tests.conftest import backend_for
+
+    backend = backend_for("postgres", request)
+    twins = {"acme:_:bob": [migrated(format_version=2, package_version="10.0.0")],
+             "ACME:_:BOB": [migrated(format_version=2, package_version="10.0.0")],
+             "acme:_:Bob": [migrated(finalized=True, package_version="9.12.0")]}
+    url = _write(backend, twins)
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute("CREATE COLLATION ci (provider = icu, locale = 'und-u-ks-level2', deterministic = false)")
+        for table in ("checkpoints", "checkpoint_blobs", "checkpoint_writes"):
+            conn.execute(f"ALTER TABLE {table} ALTER COLUMN thread_id TYPE text COLLATE ci")
+    data = _report(url)
+    newer = data["finding_threads"]["newer"]
+    assert (newer["threads"], newer["first_threads"]) == (2, ["ACME:_:BOB", "acme:_:bob"])
+    assert {p["package_version"]: p["threads"] for p in data["package_versions"]} == {"10.0.0": 2, "9.12.0": 1}
