@@ -77,7 +77,7 @@ def report(
     tenant: TenantOpt = None,
     sub_tenant: SubTenantOpt = None,
     session: SessionOpt = None,
-    by_thread: Annotated[bool, typer.Option("--by-thread", help="One report per thread, for every thread.")] = False,
+    by_thread: Annotated[bool, typer.Option("--by-thread", help="One report per thread, for every thread: all the threads of a finding (the store-wide report names the first 10).")] = False,
     grace: GraceOpt = "15m",
     current_format: CurrentFormatOpt = CURRENT_FORMAT,
     envelope_key: EnvelopeKeyOpt = DEFAULT_ENVELOPE_KEY,

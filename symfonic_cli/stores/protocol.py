@@ -175,12 +175,12 @@ class CompatProtocol(Protocol):
     def envelope_shapes(self, envelope_key: str, *, older_than: str | None = None) -> Iterator[EnvelopeShape]:
         """Every checkpoint of the store (all threads, all namespaces) counted by envelope shape,
         aggregated IN THE DATABASE (GROUP BY / $group): memory must not grow with the store.
-
-        ``older_than`` is a checkpoint id (UUIDv6, so ids compare as strings in time order):
-        ``older`` is ``checkpoint_id < older_than`` and is part of the grouping. ``latest`` counts,
-        per group, the checkpoints that are their thread's latest root-namespace checkpoint (a
-        window function / $group-$first over (thread_id, checkpoint_id DESC)), so that
-        sum(latest) is the number of threads that have a root-namespace checkpoint. Any order.
+        ``older_than``: a checkpoint id (UUIDv6: ids compare as strings in time order); ``older``
+        is ``checkpoint_id < older_than``, part of the grouping. ``latest`` counts, per
+        group, the checkpoints that are their thread's latest root-namespace checkpoint (a window
+        function / $group-$first over (thread_id, checkpoint_id DESC)): sum(latest) is the number
+        of threads with a root-namespace checkpoint. Per thread_id and package_version too, a
+        thread's groups consecutive (by thread_id, bytewise): threads counted as they stream.
         """
         ...
 
