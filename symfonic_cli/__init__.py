@@ -3,7 +3,7 @@
 The Python API (docs/python-api.md) is loaded on first use (PEP 562), so the command line stays
 quick: ``symfonic_cli.open_store`` here, the changing operations as ``symfonic_cli.api.erase``,
 ``.export`` and ``.migrate`` (as alembic's ``command``; ``symfonic_cli.erase`` is the erase package). It is loaded by name: the package's own modules import ``__version__`` from here, never the
-API (tests/test_layout.py checks that), so the root package is no link in an import cycle.
+API (tests/project/test_layout.py checks that), so the root package is no link in an import cycle.
 """
 
 from symfonic_cli.errors import NotFoundError, StoreError, SymfonicError, UsageError

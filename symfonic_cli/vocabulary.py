@@ -3,7 +3,7 @@
 Typer's options, the quick route (``cli/fast.py``, ``cli/optionspec.py``), TAB completion
 (``complete.py``), the help (``cli/helptext.py``, ``cli/groups.py``) and the logic that checks a
 value (``model/triggers.py``, ``threadstate/listing.py``, ``transcript/rows.py``,
-``compat/report.py``, ``environment.py``) all read these tuples; ``tests/test_vocabulary.py``
+``compat/report.py``, ``environment.py``) all read these tuples; ``tests/cli/test_vocabulary.py``
 checks that nothing spells one of them out again.
 
 The lowest floor: imports nothing (``--help`` and a TAB read it and must stay instant).

@@ -9,7 +9,7 @@ options, an unknown, repeated or dash-leading option value, a flag with a value,
 would have to judge, a bad environment value) goes to typer, which then gives the same result
 or its own usage error.
 The options are read from ``optionspec.py``, the table the typer commands are built from too.
-``tests/test_fast_route.py`` runs both routes side by side and checks the option tables
+``tests/cli/test_fast_route.py`` runs both routes side by side and checks the option tables
 against the typer commands.
 """
 
@@ -23,7 +23,7 @@ from symfonic_cli.cli.common import (
     DEBUG_ENV,
     DEFAULT_CONNECT_TIMEOUT,
     FALSE_WORDS,
-    MAX_CONNECT_TIMEOUT,  # noqa: F401 - the quick route's bounds, read by tests/test_fast_route.py
+    MAX_CONNECT_TIMEOUT,  # noqa: F401 - the quick route's bounds, read by tests/cli/test_fast_route.py
     MAX_COUNT,
     MIN_CONNECT_TIMEOUT,  # noqa: F401
     ROOT_ENV,

@@ -21,7 +21,7 @@ GROUP_EXTENSIONS = {
 }
 # What the root's help says of each command and group (vocabulary.py: the groups' own help too):
 # ``symfonic --help`` builds the root from these alone instead of importing and converting every
-# command (about 80 ms). tests/test_terminal_speed.py checks that both builds print the same help.
+# command (about 80 ms). tests/cli/test_terminal_speed.py checks that both builds print the same help.
 SUMMARIES = GROUP_HELP
 # Commands (not groups) directly under the root.
 ROOT_COMMANDS = ("migrate", "demo")

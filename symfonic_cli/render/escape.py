@@ -157,7 +157,7 @@ def _json_scalar(value: Any) -> str:
 class _RecordEncoder:
     """``json_dumps`` for records whose keys are exactly ``columns`` and whose values are str,
     int or None (a listing's rows), about four times faster; anything else goes to json_dumps.
-    The text is the same, byte for byte (tests/test_listing.py compares them)."""
+    The text is the same, byte for byte (tests/threads/test_listing.py compares them)."""
 
     def __init__(self, columns: Sequence[str]) -> None:
         self.columns = tuple(columns)

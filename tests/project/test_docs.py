@@ -1,0 +1,190 @@
+"""The documentation cannot drift from the tool: README's tour and every guide run as written on a
+fresh demo store, the CLI reference and man page equal what the real ``--help`` prints, README
+stays a short front page, and ``--version`` names the packages the tool runs with."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+README = ROOT / "README.md"
+GUIDES = sorted((ROOT / "docs" / "guide").glob("*.md"))
+EXPECT = re.compile(r"#\s*exit (\d+)\s*$")
+
+
+def command_lines(path: Path) -> list[tuple[str, int]]:
+    """Each ``symfonic`` line of the page's bash blocks, with the exit code its comment expects
+    (``# exit 3``; 0 when none). Lines joined by a trailing backslash count as one."""
+    lines: list[tuple[str, int]] = []
+    for block in re.findall(r"```bash\n(.*?)```", path.read_text(encoding="utf-8"), re.S):
+        joined = block.replace("\\\n", " ")
+        for line in joined.splitlines():
+            line = line.strip()
+            if not line.startswith("symfonic ") and " symfonic " not in f" {line}":
+                continue
+            if line.startswith(("python", "pip")):
+                continue  # install lines of the fresh-machine commands
+            match = EXPECT.search(line)
+            lines.append((line, int(match.group(1)) if match else 0))
+    return lines
+
+
+def _run_page(path: Path, tmp_path: Path) -> list[str]:
+    """Run a page's lines in order in a folder holding a fresh demo store; the failures."""
+    env = dict(os.environ, COLUMNS="120", NO_COLOR="1", LC_ALL="C.UTF-8", TERM="dumb")
+    for name in ("SYMFONIC_STORE", "SYMFONIC_TZ", "SYMFONIC_DEBUG", "SYMFONIC_CONFIG", "XDG_CONFIG_HOME", "LANGGRAPH_AES_KEY"):
+        env.pop(name, None)
+    env["HOME"] = str(tmp_path / "home")  # no one's own config file
+    bindir = str(Path(sys.executable).parent)
+    env["PATH"] = bindir + os.pathsep + env.get("PATH", "")
+    failures = []
+    for line, expected in command_lines(path):
+        done = subprocess.run(
+            ["bash", "-o", "pipefail", "-c", line], cwd=tmp_path, env=env,
+            capture_output=True, text=True, timeout=300, stdin=subprocess.DEVNULL,
+        )
+        if done.returncode != expected or "Traceback" in done.stderr:
+            failures.append(f"{line!r}: exit {done.returncode} (expected {expected}): {done.stderr.strip()[-400:]}")
+    return failures
+
+
+def test_readme_tour_runs_as_written(tmp_path):
+    lines = command_lines(README)
+    assert any("symfonic demo" in line for line, _ in lines), "README's tour starts from the demo store"
+    assert len(lines) >= 8, lines
+    assert _run_page(README, tmp_path) == []
+
+
+AES_KEY = b"guide-key-of-32-bytes-for-aes256"
+
+
+def _encrypted_demo(folder: Path) -> None:
+    """encrypted.db: the demo conversations put through an encrypting SqliteSaver (LangGraph's own
+    EncryptedSerializer); aes.key: its raw key, 0600."""
+    import sqlite3
+
+    from langgraph.checkpoint.serde.encrypted import EncryptedSerializer
+    from langgraph.checkpoint.sqlite import SqliteSaver
+
+    from tests.support.backends import copy_store
+
+    src = sqlite3.connect(folder / "demo.db", check_same_thread=False)
+    dst = sqlite3.connect(folder / "encrypted.db", check_same_thread=False)
+    target = SqliteSaver(dst, serde=EncryptedSerializer.from_pycryptodome_aes(key=AES_KEY))
+    target.setup()
+    copy_store(SqliteSaver(src), target)
+    src.close()
+    dst.close()
+    key = folder / "aes.key"
+    key.write_bytes(AES_KEY)
+    key.chmod(0o600)
+
+
+@pytest.fixture(scope="session")
+def demo_store(tmp_path_factory) -> Path:
+    """``symfonic demo``'s store, made once; each page gets a fresh copy."""
+    path = tmp_path_factory.mktemp("docs-demo") / "demo.db"
+    subprocess.run([sys.executable, "-m", "symfonic_cli", "demo", str(path)], check=True, capture_output=True, timeout=600)
+    return path
+
+
+@pytest.mark.parametrize("page", GUIDES, ids=[p.stem for p in GUIDES])
+def test_guide_runs_as_written(page, tmp_path, demo_store):
+    import shutil
+
+    lines = command_lines(page)
+    assert lines, f"{page.name} has no symfonic command line"
+    if not any("symfonic demo" in line for line, _ in lines):
+        shutil.copyfile(demo_store, tmp_path / "demo.db")
+    if "encrypted.db" in page.read_text(encoding="utf-8"):
+        _encrypted_demo(tmp_path)
+    assert _run_page(page, tmp_path) == []
+
+
+def test_readme_python_example_runs(tmp_path, demo_store):
+    import shutil
+
+    shutil.copyfile(demo_store, tmp_path / "demo.db")
+    blocks = re.findall(r"```python\n(.*?)```", README.read_text(encoding="utf-8"), re.S)
+    assert blocks
+    for block in blocks:
+        done = subprocess.run([sys.executable, "-c", block], cwd=tmp_path, capture_output=True, text=True, timeout=120)
+        assert done.returncode == 0, done.stderr
+        assert done.stdout.strip(), "the example prints what it read"
+
+
+def test_the_guides_cover_the_runbooks():
+    names = {p.stem for p in GUIDES}
+    assert names >= {"customer-says", "stuck-thread", "erase-a-person", "access-request", "retention",
+                     "store-growing", "rolling-deploy", "move-a-store", "encrypted-stores"}, names
+
+
+def test_readme_is_a_front_page():
+    text = README.read_text(encoding="utf-8")
+    assert len(text.splitlines()) <= 200 and len(text.encode()) <= 16 * 1024
+    # its links into docs/ resolve
+    for target in re.findall(r"\]\((docs/[^)#]+)", text):
+        assert (ROOT / target).exists(), target
+
+
+def test_every_relative_link_in_docs_resolves():
+    for page in [README, *(ROOT / "docs").rglob("*.md"), ROOT / "CHANGELOG.md"]:
+        for target in re.findall(r"\]\(([^)#:\s]+\.md)(?:#[^)]*)?\)", page.read_text(encoding="utf-8")):
+            assert (page.parent / target).resolve().exists(), f"{page.relative_to(ROOT)} -> {target}"
+
+
+def test_cli_reference_and_man_page_are_current():
+    # docs/generate.py renders every command's real --help; stale files fail, naming the command to run.
+    done = subprocess.run([sys.executable, str(ROOT / "docs" / "generate.py"), "--check"],
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+
+
+def test_man_page_is_shipped_in_the_package():
+    from importlib.resources import files
+
+    page = files("symfonic_cli").joinpath("data/symfonic.1").read_text(encoding="utf-8")
+    assert page.startswith(".TH SYMFONIC 1")
+    assert "symfonic thread erase" in page
+
+
+def test_changelog_has_an_unreleased_section_then_versions():
+    text = (ROOT / "CHANGELOG.md").read_text(encoding="utf-8")
+    headings = re.findall(r"^## \[([^\]]+)\]", text, re.M)
+    assert headings and headings[0] == "Unreleased", headings
+    from symfonic_cli import __version__
+
+    assert __version__ in headings
+
+
+@pytest.mark.parametrize("flag", ["--version", "-V"])
+def test_version_names_symfonic_and_the_langgraph_packages(flag):
+    from importlib.metadata import version
+
+    done = subprocess.run([sys.executable, "-m", "symfonic_cli", flag], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    from symfonic_cli import __version__
+
+    lines = done.stdout.splitlines()
+    assert lines[0] == f"symfonic {__version__}"
+    for name in ("langgraph", "langgraph-checkpoint", "langgraph-checkpoint-sqlite"):
+        assert f"  {name} {version(name)}" in lines, lines
+
+
+def test_command_lines_reader_reads_what_it_should():
+    # The reader itself: a continued line is one command, an exit comment is read, prose is not.
+    page = ROOT / "docs" / "guide"
+    sample = "text\n```bash\nsymfonic threads list \\\n  --store demo.db  # exit 3\necho hi\n```\n"
+    tmp = Path(os.environ.get("TMPDIR", "/tmp")) / f"docs-reader-{os.getpid()}.md"
+    tmp.write_text(sample, encoding="utf-8")
+    try:
+        assert command_lines(tmp) == [("symfonic threads list    --store demo.db  # exit 3", 3)]
+    finally:
+        tmp.unlink()
+    assert page.exists()
