@@ -177,10 +177,12 @@ def run(req: ExportRequest, environment: Environment | None = None) -> None:
         doc = {"output": req.output, "format": kind, "threads": len(entries), "not_found": missing}
         out.write(json_dumps(doc, indent=2 if req.fmt == "json" else None) + "\n")
     else:
-        line = f"exported {len(entries)} thread(s) to {esc(req.output)}"
+        from symfonic_cli.render.fit import Whole, fit, width_of
+
+        pieces = ["exported", Whole(f"{len(entries)} thread(s)"), "to", Whole(esc(req.output) + (";" if missing else ""))]
         if missing:
-            line += f"; {len(missing)} not found"
-        out.write(line + "\n")
+            pieces.append(Whole(f"{len(missing)} not found"))
+        out.write(fit(pieces, width_of(out)) + "\n")
     out.flush()
 
 

@@ -3,8 +3,9 @@ prune, export), wrapped by the program instead of cut by the terminal.
 
 A line is a sequence of pieces: free text (a plain ``str``) wraps at its spaces; a ``Whole``
 piece (a thread key, a time, an id, a number with its unit, a path) is never broken, however many
-spaces it holds. Only a whole piece wider than the line itself is broken, at character
-boundaries, on lines of its own (it is still all there, in order). Widths are terminal cells.
+spaces it holds. A whole piece wider than the room after the indent starts at the left edge; one
+wider than the line itself is broken there, at character boundaries, on lines of its own (it is
+still all there, in order, with no indent between its parts). Widths are terminal cells.
 
 API:
 - ``Whole(text)``: a piece that stays on one line;
@@ -92,12 +93,10 @@ def fit(pieces: Iterable[str], width: int | None, *, indent: str = "", hang: str
         if used + w <= width:
             line += token
             used += w
-        else:  # wider than a whole line: on lines of its own, broken between characters
-            room = max(width - used, 1)
-            runs = _chop(token, room)
-            lines.extend(line + r for r in runs[:-1])
-            line += runs[-1]
-            used += _cells(runs[-1])
+        else:  # wider than the room after the indent: from the left edge, broken between characters
+            runs = _chop(token, width)
+            lines.extend(runs[:-1])
+            line, used = runs[-1], _cells(runs[-1])
         start = False
     lines.append(line)
     return "\n".join(lines)
