@@ -222,6 +222,12 @@ def test_an_undatable_thread_is_counted_and_never_swept(undatable_store):
     again = json.loads(run("thread", "erase", "-s", url, "--inactive-for", "90d", "--yes", "-f", "json").out)
     assert again["summary"]["erased"] == 0 and again["summary"]["undatable"] == 1
 
+    # A prune by time window leaves it alone too, and says so.
+    pruned = json.loads(run("thread", "prune", "-s", url, "--inactive-for", "90d", "--dry-run", "-f", "json").out)
+    assert pruned["summary"]["undatable"] == 1 and "acme:_:nodate" not in {t["key"] for t in pruned["threads"]}
+    text = run("thread", "prune", "-s", url, "--inactive-for", "90d", "--dry-run", "-f", "text").out
+    assert "undatable: 1 thread(s) whose activity cannot be dated" in text
+
 
 @pytest.mark.parametrize("cols", COLS)
 def test_an_undatable_line_and_a_key_wider_than_the_terminal(undatable_store, cols):
@@ -235,6 +241,18 @@ def test_an_undatable_line_and_a_key_wider_than_the_terminal(undatable_store, co
     # The one key wider than the terminal: broken between characters, at the left edge, all there.
     assert (LONG + ":") in "".join(lines), screen
     _whole(lines, "acme:_:old:")
+
+
+@pytest.mark.parametrize("cols", COLS)
+def test_not_found_suggestions_fit(demo, tmp_path, cols):
+    code, screen = _screen("thread", "export", "-s", str(demo), "--tenant", "acme", "--session", "s-00",
+                           "-o", str(tmp_path / "x.zip"), cols=cols)
+    assert code == 3, screen
+    lines = [line for line in _lines(screen) if not line.startswith("symfonic: error:")]  # errors stay one line
+    assert all(len(line) <= cols for line in lines), lines
+    assert any(line.startswith("symfonic: not found: 'acme:_:s-00'; did you mean:") for line in lines), lines
+    for key in ("acme:_:s-001", "acme:eu:s-002", "acme:eu:s-040"):
+        _whole(lines, f"'{key}'")
 
 
 def test_fit_breaks_only_what_is_wider_than_the_line():

@@ -219,9 +219,17 @@ def suggestion_lines(err: TextIO, misses: dict) -> None:
     written to stdout (a file, a pipe) or to a receipt."""
     for key, miss in misses.items():
         if miss.status == ep.NOT_FOUND:
-            near = ", ".join(f"'{_esc(k)}'" for k in miss.suggestions)
-            err.write(f"symfonic: not found: '{_esc(key)}'" + (f"; did you mean: {near}" if near else "") + "\n")
+            err.write(not_found_line(key, miss.suggestions, _width(err)) + "\n")
     err.flush()
+
+
+def not_found_line(key: str, suggestions, width: int | None = None) -> str:
+    """``symfonic: not found: 'KEY'; did you mean: 'A', 'B'``: each key whole, wrapped to ``width``."""
+    from symfonic_cli.render.fit import Whole
+
+    near = [Whole(f"'{_esc(k)}'" + ("," if i < len(suggestions) - 1 else "")) for i, k in enumerate(suggestions)]
+    head = Whole(f"'{_esc(key)}'" + (";" if near else ""))
+    return _fit(["symfonic: not found:", head, *(["did you mean:", *near] if near else [])], width)
 
 
 def thread_line(result: ep.ThreadOutcome, width: int | None = None) -> str:

@@ -107,9 +107,10 @@ def run(req: ExportRequest, environment: Environment | None = None) -> None:
             found = [(k, s) for k in store.thread_keys_with_prefix(req.prefix or "") if (s := store.thread_summary(k)) is not None]
         if missing:
             suggester = Suggester(store)
+            from symfonic_cli.erase.text import not_found_line, width_of
+
             for key in missing:
-                near = suggester.suggest(key)
-                err.write(f"symfonic: not found: '{esc(key)}'" + (f"; did you mean: {', '.join(repr(esc(k)) for k in near)}" if near else "") + "\n")
+                err.write(not_found_line(key, suggester.suggest(key), width_of(err)) + "\n")
             if not req.missing_ok:
                 if len(missing) == 1:
                     raise NotFoundError(not_found_message(missing[0], where, suggester) + "; nothing exported", hint="--missing-ok to export the others")

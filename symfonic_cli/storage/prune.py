@@ -74,6 +74,8 @@ class _Keys:
             self.window = {"tenant": sel.tenant, "sub_tenant": sel.sub_tenant,
                            "last_before": w.last_before if w is not None else None, "last_from": w.last_from if w is not None else None}
         self.total = len(sel.keys) if sel.keys is not None else store.window_count(**self.window)
+        # A time window never selects a thread whose activity cannot be dated: counted apart.
+        self.undatable = store.window_undatable(tenant=sel.tenant, sub_tenant=sel.sub_tenant) if w is not None else 0
 
     def pages(self):
         if self.sel.keys is not None:
@@ -205,9 +207,13 @@ class _Plan:
         from symfonic_cli.render.fit import Whole, fit
 
         older = ["and every checkpoint newer than", Whole(f"{int(self.req.older_than.total_seconds())} s;")] if self.req.older_than else []
-        return fit(["prune plan for", Whole(esc(store_name) + ":"), "keep the latest", Whole(f"{self.req.keep} checkpoint(s)"),
+        head = fit(["prune plan for", Whole(esc(store_name) + ":"), "keep the latest", Whole(f"{self.req.keep} checkpoint(s)"),
                     "of each namespace" + ("," if older else ";"), *older, Whole(f"{self.keys.total:,} thread(s)"), "selected"],
                    width) + "\n"
+        if self.keys.undatable:
+            head += fit(["undatable:", Whole(f"{self.keys.undatable:,} thread(s)"), "whose activity cannot be dated:",
+                         "not pruned by a time window"], width, indent="  ") + "\n"
+        return head
 
     def _totals(self, width) -> str:
         return pr.totals_line(self.to_prune, self.checkpoints, self.bytes, self.redated, width) + "\n"
@@ -252,7 +258,7 @@ class _Plan:
                     stream.item(rec)
         finally:
             s = {"threads": n, "to_prune": self.to_prune, "checkpoints": self.checkpoints, "bytes": self.bytes,
-                 "messages_redated": self.redated, "not_found": len(self.missing)}
+                 "messages_redated": self.redated, "not_found": len(self.missing), "undatable": self.keys.undatable}
             if human:
                 out.write(self._totals(width))
                 self._notes(out, notes, esc, width)
