@@ -188,17 +188,20 @@ AGES = {LONG: timedelta(days=200), "acme:_:nodate": timedelta(days=300), "acme:_
         "acme:_:now": timedelta(0)}
 
 
-@pytest.fixture
-def undatable_store(_sqlite_backend):
-    backend = _sqlite_backend
+def _undatable(backend):
     url = backend.new_store(scenarios=False)
     write_aged(backend, url, AGES)
     rewrite_ids(backend.kind, url, "acme:_:nodate", "undatable")  # ids without a time, no ts
     return backend, url
 
 
-def test_an_undatable_thread_is_counted_and_never_swept(undatable_store):
-    backend, url = undatable_store
+@pytest.fixture
+def undatable_store(_sqlite_backend):
+    return _undatable(_sqlite_backend)
+
+
+def test_an_undatable_thread_is_counted_and_never_swept(any_kind):
+    backend, url = _undatable(any_kind)
     dry = json.loads(run("thread", "erase", "-s", url, "--inactive-for", "90d", "--dry-run", "-f", "json").out)
     assert {t["key"] for t in dry["threads"]} == {LONG, "acme:_:old"}
     assert dry["summary"]["undatable"] == 1 and dry["summary"]["threads"] == 2
