@@ -1,13 +1,16 @@
 """What a store-changing run prints: plans, per-thread lines, the JSON documents on stdout.
 
 Every text taken from the store is escaped here (``esc`` is ``render.escape_inline``); times are
-shown in ``--tz``. API:
-- ``plan_line(record, grace, every_sub=())``: one planned thread (``ep.plan_records`` gives the records);
+shown in ``--tz``. On a terminal every line a reader gets wraps to its width (render/fit.py: keys,
+ids, times and counts whole, text between words); off one, each stays one line. API:
+- ``width_of(stream)``: the width to wrap to, None off a terminal; ``write_fitted(out, pieces)``;
+- ``plan_line(record, grace, env, every_sub=(), width=None)``: one planned thread (``ep.plan_records`` gives the records);
 - ``print_plan(out, ...)``: a request's plan (text, or a table with ``fmt="table"``), then NOT_ERASED;
-- ``print_sweep_plan(out, ...)``: a counted selection: the count, the cut-off and the first keys;
+- ``print_sweep_plan(out, ..., undatable=N)``: a counted selection: the count, the cut-off, the
+  threads no time window can judge, and the first keys; ``sweep_dry_run_head(out, ...)``: a dry run's;
 - ``plan_document(...)``: a request's dry run as one JSON document;
-- ``suggestion_lines(err, misses)``: not-found keys' suggestions, on stderr only;
-- ``thread_line(outcome)``: ``<status> <key><detail>``, the line printed per thread as it is done;
+- ``suggestion_lines(err, misses)``: not-found keys' suggestions, on stderr only (``not_found_line``);
+- ``thread_line(outcome, width=None)``: ``<status> <key><detail>``, the line printed per thread as it is done;
 - ``write_json(out, fmt, doc)``: one document, indented for ``json``, one line for ``jsonl``;
 - ``print_receipt(out, receipt, line, kept_at)``: a reader's end: the summary and the receipt
   file's path, or the whole receipt when no file holds it;
