@@ -12,15 +12,8 @@ import json
 import os
 import sys
 
-# Values completed for options whose help does not list them as [a|b|c].
-VALUE_WORDS = {
-    "--format": ("table", "text", "json", "jsonl"),
-    "-f": ("table", "text", "json", "jsonl"),
-    "--speaker": ("user", "assistant", "tool", "system", "other", "all"),
-    "--status": ("interrupted", "error", "pending", "done"),
-    "--color": ("auto", "always", "never"),
-    "--sort": ("last-activity", "first-activity", "checkpoints", "size"),
-}
+from symfonic_cli.vocabulary import OPTION_WORDS  # the values completed for --format, --status, ...
+
 STORE_OPTIONS = ("--store", "-s", "--to", "--from")
 # Options whose value is a thread key: completed from the store named on the command line.
 KEY_OPTIONS = ("--thread", "-t")
@@ -39,7 +32,7 @@ def _cli_dir() -> str:
 
 
 def _stamp() -> str:
-    """Changes whenever a CLI module (or this one) changes: the cache is rebuilt."""
+    """Changes whenever a CLI module (or this one, or the vocabulary) changes: the cache is rebuilt."""
     from symfonic_cli import __version__
 
     here = _cli_dir()
@@ -50,6 +43,8 @@ def _stamp() -> str:
             parts.append(f"{name}:{st.st_mtime_ns}:{st.st_size}")
     st = os.stat(os.path.abspath(__file__))
     parts.append(f"complete:{st.st_mtime_ns}")
+    st = os.stat(os.path.join(os.path.dirname(os.path.abspath(__file__)), "vocabulary.py"))
+    parts.append(f"vocabulary:{st.st_mtime_ns}:{st.st_size}")
     return "|".join(parts)
 
 
@@ -75,12 +70,13 @@ def build_tree() -> dict:
             if not isinstance(p, click.Option) or p.hidden:
                 continue
             takes = not p.is_flag and not p.count
-            choices = list(getattr(p.type, "choices", ()) or ())
+            words = next((OPTION_WORDS[o] for o in p.opts if o in OPTION_WORDS), ())
+            choices = list(words or getattr(p.type, "choices", ()) or ())
             meta = p.metavar or ""
             if not choices and meta.startswith("[") and meta.endswith("]") and "|" in meta:
                 choices = meta[1:-1].split("|")
             for opt in (*p.opts, *p.secondary_opts):
-                options[opt] = {"value": takes, "choices": choices or list(VALUE_WORDS.get(opt, ())),
+                options[opt] = {"value": takes, "choices": choices,
                                 "store": opt in STORE_OPTIONS, "key": opt in KEY_OPTIONS,
                                 "zone": opt == "--tz"}
         out = {"options": options}

@@ -11,8 +11,7 @@ from __future__ import annotations
 
 import sys
 
-# --color: styles on a terminal unless NO_COLOR or TERM=dumb (auto), always, or never.
-COLOR_MODES = ("auto", "always", "never")
+from symfonic_cli.vocabulary import COLOR_MODES  # noqa: F401 - --color (vocabulary.py)
 
 
 class Environment:

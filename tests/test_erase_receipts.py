@@ -183,7 +183,8 @@ def test_suggestions_never_reach_the_receipt_or_stdout(any_kind, tmp_path, fmt):
 # -- 10. the smaller ones ---------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("selection", [("--thread", "globex:_:s-100"), ("--inactive-for", "1s")])
+# A sweep by a cut-off every thread is before (one "inactive for 1s" could find none yet).
+@pytest.mark.parametrize("selection", [("--thread", "globex:_:s-100"), ("--inactive-since", "2999-01-01")])
 def test_ctrl_c_at_the_confirmation_prompt_says_nothing_erased(sqlite_store, tmp_path, selection):
     from tests.test_erase_trust import _pty_run, listed
 
@@ -194,7 +195,8 @@ def test_ctrl_c_at_the_confirmation_prompt_says_nothing_erased(sqlite_store, tmp
     assert sorted(listed(str(sqlite_store))) == before
 
 
-@pytest.mark.parametrize("selection", [("--thread", "globex:_:s-100"), ("--inactive-for", "1s")])
+# A sweep by a cut-off every thread is before (one "inactive for 1s" could find none yet).
+@pytest.mark.parametrize("selection", [("--thread", "globex:_:s-100"), ("--inactive-since", "2999-01-01")])
 def test_the_end_record_carries_the_end_time(any_kind, tmp_path, selection):
     from datetime import datetime
 
@@ -255,7 +257,8 @@ def test_a_terminated_postgres_backend_is_one_line(request):
 
 
 @pytest.mark.parametrize("fmt", ["text", "table"])
-@pytest.mark.parametrize("selection", [("--thread", "globex:_:s-100"), ("--inactive-for", "1s")])
+# A sweep by a cut-off every thread is before (one "inactive for 1s" could find none yet).
+@pytest.mark.parametrize("selection", [("--thread", "globex:_:s-100"), ("--inactive-since", "2999-01-01")])
 def test_a_confirmed_erase_prints_a_summary_and_the_receipt_path(any_kind, tmp_path, fmt, selection):
     url = any_kind.new_store()
     audit = tmp_path / "audit.jsonl"

@@ -450,8 +450,13 @@ def _pty_run(args, tmp_path, *, answer: str, stdin_data: bytes | None = None):
     fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 80, 0, 0))
 
     def controlling_terminal():
+        import signal
+
         os.setsid()
         fcntl.ioctl(2, termios.TIOCSCTTY, 0)
+        # A suite run as a background job ignores SIGINT, and a child inherits that: an operator's
+        # terminal delivers Ctrl-C, so the command gets the default disposition back.
+        signal.signal(signal.SIGINT, signal.SIG_DFL)
 
     out_path = tmp_path / "stdout.txt"
     with open(out_path, "w") as out:
@@ -466,8 +471,11 @@ def _pty_run(args, tmp_path, *, answer: str, stdin_data: bytes | None = None):
             proc.stdin.close()
         seen = b""
         while b"Type the" not in seen:
-            chunk = os.read(master, 4096)
-            assert chunk, seen
+            try:
+                chunk = os.read(master, 4096)
+            except OSError:  # EIO: the command exited (and closed the terminal) without asking
+                chunk = b""
+            assert chunk, (proc.wait(timeout=60), seen.decode(errors="replace"))
             seen += chunk
         os.write(master, answer.encode() + b"\n")
         proc.wait(timeout=60)

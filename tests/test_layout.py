@@ -147,13 +147,14 @@ def test_every_backend_implements_the_whole_store_protocol():
     wanted = {
         name
         for section in protocol.Store.__mro__
-        if section.__module__ == protocol.__name__
-        for name, value in vars(section).items()
-        if inspect.isfunction(value) and not name.startswith("_")
+        if section.__module__.startswith(protocol.__name__)  # protocol.py, protocol_changes.py
+        for name, value in [*vars(section).items(), *((n, None) for n in vars(section).get("__annotations__", {}))]
+        if (value is None or inspect.isfunction(value)) and not name.startswith("_")
     }
-    assert {"iter_checkpoint_heads", "iter_message_writes", "read_message_state", "iter_run_states"} <= wanted
+    assert {"iter_checkpoint_heads", "iter_message_writes", "read_message_state", "iter_run_states",
+            "encryption_census", "search_candidates", "writes_replay_order", "open_warnings", "erase_thread"} <= wanted
     missing = {
-        cls.__name__: sorted(n for n in wanted if not callable(getattr(cls, n, None)))
+        cls.__name__: sorted(n for n in wanted if n not in _declared(cls))
         for cls in (SqliteStore, PostgresStore, MongoStore)
     }
     assert missing == {"SqliteStore": [], "PostgresStore": [], "MongoStore": []}
@@ -189,3 +190,46 @@ def test_no_two_sections_of_a_store_define_the_same_private_helper():
                     clashes.append(f"{store.__name__}.{name}: {first.__name__} and {base.__name__}")
                 owner[name] = base
     assert clashes == []
+
+
+def _declared(cls: type) -> set[str]:
+    """What a class and its bases define or declare (methods, attributes, annotations)."""
+    return {name for base in cls.__mro__ for name in (*vars(base), *vars(base).get("__annotations__", {}))}
+
+
+def test_each_section_uses_only_what_its_bases_declare():
+    # A section mixin that used an attribute a sibling section sets or defines worked only as part
+    # of the whole store; its backend's base (stores/<kind>/_common.py) declares what they share.
+    import inspect
+
+    from symfonic_cli.stores import protocol
+    from symfonic_cli.stores.mongodb.connect import MongoStore
+    from symfonic_cli.stores.postgres.connect import PostgresStore
+    from symfonic_cli.stores.sqlite.connect import SqliteStore
+
+    public = _declared(protocol.Store)
+    undeclared = []
+    for store in (SqliteStore, PostgresStore, MongoStore):
+        for section in store.__mro__[1:]:
+            if not section.__module__.startswith("symfonic_cli.stores"):
+                continue
+            tree = ast.parse(inspect.getsource(section))
+            used = {n.attr for n in ast.walk(tree) if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name) and n.value.id == "self"}
+            set_here = {n.attr for n in ast.walk(tree) if isinstance(n, ast.Attribute) and isinstance(n.ctx, ast.Store)}
+            undeclared += [f"{section.__name__}.{name}" for name in sorted(used - _declared(section) - public - set_here)]
+    assert undeclared == []
+
+
+def test_the_section_check_sees_an_undeclared_attribute():
+    import inspect
+
+    class Base:
+        conn: object
+
+    class Section(Base):
+        def read(self):
+            return self.conn, self._sibling_helper()
+
+    tree = ast.parse(inspect.getsource(Section).replace("    class", "class").replace("\n        ", "\n    "))
+    used = {n.attr for n in ast.walk(tree) if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name) and n.value.id == "self"}
+    assert used - _declared(Section) == {"_sibling_helper"}

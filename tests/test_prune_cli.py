@@ -177,7 +177,9 @@ def test_ctrl_c_stops_between_threads(store, tmp_path):
     receipt = tmp_path / "r.jsonl"
     env = {**os.environ, "SYMFONIC_FAULT_SLOW_THREAD": "0.4"}
     proc = subprocess.Popen([sys.executable, "-m", "symfonic_cli", "thread", "prune", "-s", str(store), "--all", "--yes",
-                             "-f", "jsonl", "--receipt", str(receipt)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+                             "-f", "jsonl", "--receipt", str(receipt)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+                            # a suite run as a background job ignores SIGINT; the operator's Ctrl-C is not
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     deadline = time.time() + 60
     def threads_done() -> int:
         return sum(json.loads(line)["record"] == "thread" for line in receipt.read_text().splitlines()) if receipt.exists() else 0

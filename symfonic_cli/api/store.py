@@ -11,6 +11,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from symfonic_cli.errors import UsageError
+from symfonic_cli.vocabulary import SPEAKERS, one_of
 
 
 class Record:
@@ -160,7 +161,7 @@ class Store:
         try:
             speakers = tx.parse_speakers(speaker)
         except ValueError as exc:
-            raise UsageError(f"unknown speaker '{exc.args[0]}'", hint="use user, assistant, tool, system, other or all, or a comma list") from None
+            raise UsageError(f"unknown speaker '{exc.args[0]}'", hint=f"use {one_of(SPEAKERS)}, or a comma list") from None
         if index is not None and (since is not None or until is not None):
             raise UsageError("index and since/until are mutually exclusive, as in get_transcript")
         lo, hi = _bound("since", since, until=False), _bound("until", until, until=True)

@@ -10,6 +10,7 @@ import os
 
 from symfonic_cli.errors import NotFoundError, UsageError
 from symfonic_cli.location import resolve_store
+from symfonic_cli.vocabulary import FORMATS, listed
 
 # typing.TYPE_CHECKING without importing typing (quick commands load this module).
 TYPE_CHECKING = False
@@ -19,14 +20,14 @@ if TYPE_CHECKING:
     from symfonic_cli.stores.protocol import Store
 
 
-def check_format(fmt: Optional[str], allowed: tuple[str, ...] = ("table", "text", "json", "jsonl"), *, env=None) -> str:
-    """``--format``, else a table on a terminal and text elsewhere (the run's stdout decides)."""
+def check_format(fmt: Optional[str], *, env=None) -> str:
+    """``--format`` (one of vocabulary.FORMATS, every command's), else a table on a terminal and
+    text elsewhere (the run's stdout decides)."""
     from symfonic_cli.render import default_format
 
-    if fmt is not None and fmt.lower() not in allowed:
-        raise UsageError(f"unknown --format '{fmt}'", hint=f"use one of: {', '.join(allowed)}")
-    chosen = default_format(fmt.lower() if fmt else None, env or environment())
-    return chosen if chosen in allowed else allowed[0]
+    if fmt is not None and fmt.lower() not in FORMATS:
+        raise UsageError(f"unknown --format '{fmt}'", hint=f"use one of: {listed(FORMATS)}")
+    return default_format(fmt.lower() if fmt else None, env or environment())
 
 
 DEBUG_ENV = "SYMFONIC_DEBUG"

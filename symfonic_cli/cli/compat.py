@@ -17,6 +17,7 @@ from symfonic_cli.cli.common import (
     require_thread,
 )
 from symfonic_cli.cli.options import (
+    FormatOpt,
     SessionOpt,
     StoreOpt,
     SubTenantOpt,
@@ -29,11 +30,10 @@ from symfonic_cli.compat.envelope import (
     ENVELOPE_KEY_ENV,
 )
 from symfonic_cli.errors import FindingsError, UsageError
+from symfonic_cli.vocabulary import DEFAULT_FAIL_ON, FINDINGS, GROUP_HELP
 from symfonic_cli.cli.common import one_thread as single_thread_key
 
-app = typer.Typer(help="Report on the compatibility envelopes of a store (read-only).", no_args_is_help=True)
-
-FORMATS = ("table", "text", "json", "jsonl")
+app = typer.Typer(help=GROUP_HELP["compat"], no_args_is_help=True)
 
 EnvelopeKeyOpt = Annotated[
     str,
@@ -42,14 +42,13 @@ EnvelopeKeyOpt = Annotated[
 CurrentFormatOpt = Annotated[
     int, typer.Option("--current-format", min=1, max=MAX_FORMAT_VERSION, help="Newest envelope format_version the running release understands (1 to 1000000).")
 ]
-CompatFormatOpt = Annotated[Optional[str], typer.Option("--format", "-f", metavar="[table|text|json|jsonl]", help="Output format; default: table on a terminal, text otherwise.", case_sensitive=False)]
 GraceOpt = Annotated[
     str,
     typer.Option("--grace", help="Unfinalized writes younger than this are 'in flight', older ones 'interrupted by a crash' (default 15m, as thread erase; e.g. 90s, 2h)."),
 ]
 FailOnOpt = Annotated[
     str,
-    typer.Option("--fail-on", help="Exit 5 when any of these findings is present: corrupt,newer,interrupted,legacy ('' for never)."),
+    typer.Option("--fail-on", help=f"Exit 5 when any of these findings is present: {','.join(FINDINGS)} ('' for never)."),
 ]
 
 
@@ -58,8 +57,6 @@ def register(app_: typer.Typer) -> None:
 
 
 def _fail_on(value: str) -> tuple[str, ...]:
-    from symfonic_cli.compat.report import FINDINGS
-
     names = tuple(n.strip().lower() for n in value.split(",") if n.strip())
     unknown = [n for n in names if n not in FINDINGS]
     if unknown:
@@ -80,12 +77,12 @@ def report(
     tenant: TenantOpt = None,
     sub_tenant: SubTenantOpt = None,
     session: SessionOpt = None,
-    by_thread: Annotated[bool, typer.Option("--by-thread", help="One report per thread, for every thread.")] = False,
+    by_thread: Annotated[bool, typer.Option("--by-thread", help="One report per thread, for every thread: all the threads of a finding (the store-wide report names the first 10).")] = False,
     grace: GraceOpt = "15m",
     current_format: CurrentFormatOpt = CURRENT_FORMAT,
     envelope_key: EnvelopeKeyOpt = DEFAULT_ENVELOPE_KEY,
-    fmt: CompatFormatOpt = None,
-    fail_on: FailOnOpt = "corrupt,newer",
+    fmt: FormatOpt = None,
+    fail_on: FailOnOpt = ",".join(DEFAULT_FAIL_ON),
 ) -> None:
     """Store-wide (default), one thread (--thread / --tenant --session) or every thread (--by-thread)."""
     from datetime import datetime, timezone
@@ -94,7 +91,7 @@ def report(
     from symfonic_cli.compat import command as cc
     from symfonic_cli.compat.report import failed
 
-    out_format = check_format(fmt, FORMATS, env=environment())
+    out_format = check_format(fmt, env=environment())
     window = _grace(grace)
     gates = _fail_on(fail_on)
     key = _envelope_key(envelope_key)
@@ -143,13 +140,13 @@ def show(
     checkpoint: Annotated[Optional[str], typer.Option("--checkpoint", help="Show this checkpoint in full.")] = None,
     current_format: CurrentFormatOpt = CURRENT_FORMAT,
     envelope_key: EnvelopeKeyOpt = DEFAULT_ENVELOPE_KEY,
-    fmt: CompatFormatOpt = None,
+    fmt: FormatOpt = None,
 ) -> None:
     """Every checkpoint of a thread, newest first, with its envelope verdict (or one in full)."""
     from symfonic_cli import render
     from symfonic_cli.compat import command as cc
 
-    out_format = check_format(fmt, FORMATS, env=environment())
+    out_format = check_format(fmt, env=environment())
     key = _envelope_key(envelope_key)
     tkey = single_thread_key(thread, tenant, sub_tenant, session)
     env = environment()

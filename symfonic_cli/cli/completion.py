@@ -8,27 +8,23 @@ from typing import Annotated, Optional
 import typer
 
 from symfonic_cli.errors import UsageError
+from symfonic_cli.vocabulary import GROUP_HELP, SHELLS, listed, metavar
 
-SHELL_NAMES = ("bash", "zsh", "fish")
-
-app = typer.Typer(
-    help="Install TAB completion for bash, zsh or fish (commands, options, --format/--speaker/--status values, store names).",
-    no_args_is_help=True,
-)
+app = typer.Typer(help=GROUP_HELP["completion"], no_args_is_help=True)
 
 
 def _shell(value: Optional[str]) -> str:
     chosen = (value or os.path.basename(os.environ.get("SHELL", ""))).lower()
-    if chosen not in SHELL_NAMES:
+    if chosen not in SHELLS:
         if value is None:
-            raise UsageError("which shell?", hint="name it: symfonic completion install bash|zsh|fish")
-        raise UsageError(f"unknown shell '{value}'", hint="use one of: bash, zsh, fish")
+            raise UsageError("which shell?", hint=f"name it: symfonic completion install {'|'.join(SHELLS)}")
+        raise UsageError(f"unknown shell '{value}'", hint=f"use one of: {listed(SHELLS)}")
     return chosen
 
 
 ShellArg = Annotated[
     Optional[str],
-    typer.Argument(metavar="[bash|zsh|fish]", help="The shell; default: the one in $SHELL.", show_default=False),
+    typer.Argument(metavar=metavar(SHELLS), help="The shell; default: the one in $SHELL.", show_default=False),
 ]
 
 

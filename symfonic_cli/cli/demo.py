@@ -8,12 +8,13 @@ from typing import Annotated
 import typer
 
 from symfonic_cli.errors import UsageError
+from symfonic_cli.vocabulary import GROUP_HELP
 
 
 def demo(
     path: Annotated[Path, typer.Argument(help="The SQLite file to create (must not exist yet).")],
 ) -> None:
-    """Create a small real demo store by running a LangGraph agent graph with a scripted model."""
+    # The help: vocabulary.GROUP_HELP["demo"] (the root's help says the same).
     from symfonic_cli.demo import create_demo_store, is_demo_store
     from symfonic_cli.render import escape_inline
 
@@ -30,4 +31,4 @@ def demo(
 
 
 def register(root: typer.Typer) -> None:
-    root.command("demo")(demo)
+    root.command("demo", help=GROUP_HELP["demo"])(demo)

@@ -1,4 +1,5 @@
-"""``symfonic thread erase``: GDPR erasure of conversations, planned, confirmed, verified, receipted."""
+"""``symfonic thread erase``: GDPR erasure of conversations, planned, confirmed, verified, receipted.
+Adds its command to the ``thread`` group (``cli/thread.py``)."""
 
 from __future__ import annotations
 
@@ -22,13 +23,8 @@ from symfonic_cli.cli.options import (
     ThreadOpt,
     erase_selection,
 )
+from symfonic_cli.cli.thread import app
 from symfonic_cli.errors import UsageError
-
-app = typer.Typer(help="Work on threads: run state, history, diff, export, erase, prune.", no_args_is_help=True)
-
-
-def register(root: typer.Typer) -> None:
-    root.add_typer(app, name="thread")
 
 
 @app.command("erase")

@@ -1,5 +1,5 @@
 """``symfonic thread export``: a bundle of threads' transcripts and a manifest (GDPR access and
-portability). Adds its command to the ``thread`` group (``cli/erase.py``)."""
+portability). Adds its command to the ``thread`` group (``cli/thread.py``)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from typing import Annotated, Optional
 import typer
 
 from symfonic_cli.cli.common import check_format, environment, store_options
-from symfonic_cli.cli.erase import app
+from symfonic_cli.cli.thread import app
 from symfonic_cli.cli.options import (
     AllSessionsOpt,
     BatchSizeOpt,
@@ -25,10 +25,6 @@ from symfonic_cli.cli.options import (
     erase_selection,
 )
 from symfonic_cli.errors import UsageError
-
-
-def register(root: typer.Typer) -> None:
-    """The command is on ``app`` once this module is imported; the group is added by erase.py."""
 
 
 @app.command("export")

@@ -8,6 +8,7 @@ conversion beyond what is checked here, and bare flags. Anything else (help, com
 options, an unknown, repeated or dash-leading option value, a flag with a value, a number typer
 would have to judge, a bad environment value) goes to typer, which then gives the same result
 or its own usage error.
+The options are read from ``optionspec.py``, the table the typer commands are built from too.
 ``tests/test_fast_route.py`` runs both routes side by side and checks the option tables
 against the typer commands.
 """
@@ -32,54 +33,43 @@ from symfonic_cli.cli.common import (
     connect_timeout_in_range,
     set_tz,
 )
-from symfonic_cli.location import STORE_ENV
+from symfonic_cli.cli.optionspec import QUICK
 
 # typing.TYPE_CHECKING without importing typing (quick commands load this module).
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Callable, Optional
 
+
+def _spellings(keep) -> dict[tuple[str, str], dict[str, str]]:
+    """Option spelling -> parameter name, per command, of the options ``keep(spec)`` chooses."""
+    return {words: {opt: name for name, spec in specs.items() if keep(spec) for opt in spec["opts"]}
+            for words, specs in QUICK.items()}
+
+
+def _kind(spec: dict) -> str:
+    return spec.get("kind", "text")
+
+
+# The command lines of optionspec.QUICK, from the same table the typer commands are built from.
 # Option spelling -> parameter name, per command; each parameter takes one string value.
-ROUTES: dict[tuple[str, str], dict[str, str]] = {
-    ("threads", "list"): {
-        "--store": "store",
-        "-s": "store",
-        "--tenant": "tenant",
-        "--sub-tenant": "sub_tenant",
-        "--limit": "limit",
-        "-n": "limit",
-        "--format": "fmt",
-        "-f": "fmt",
-        "--status": "status",
-        "--session": "session",
-        "--sort": "sort",
-        # retention windows (retention/window.py): the same parser as on the typer route
-        "--inactive-for": "inactive_for",
-        "--inactive-since": "inactive_since",
-        "--active-within": "active_within",
-        "--since": "since",
-        "--until": "until",
-        "--columns": "columns",
-    },
-    ("store", "info"): {"--store": "store", "-s": "store", "--format": "fmt", "-f": "fmt"},
-}
+ROUTES: dict[tuple[str, str], dict[str, str]] = _spellings(lambda spec: _kind(spec) != "flag")
 # Root options the quick route also takes after the command name (as rootopts.everywhere gives
 # every typer command): spelling -> parameter name. Their environment variables: ROOT_AFTER_ENV.
 # (--tz's environment variable, SYMFONIC_TZ, is read in run(), as the root reads it.)
 ROOT_AFTER: dict[str, str] = {"--tz": "tz"}
 # Flags (no value; True when given once), per command: spelling -> parameter name.
-FLAGS: dict[tuple[str, str], dict[str, str]] = {
-    ("threads", "list"): {"--reverse": "reverse", "--with-size": "with_size"},
-}
+FLAGS: dict[tuple[str, str], dict[str, str]] = _spellings(lambda spec: _kind(spec) == "flag")
 # Options only typer handles: a command line using one of them goes through typer.
 # Spelling -> parameter name, as in ROUTES.
 TYPER_ONLY: dict[tuple[str, str], dict[str, str]] = {}
+_ALL_SPECS = [(name, spec) for specs in QUICK.values() for name, spec in specs.items()]
 # Parameters typer converts to int (0 to MAX_COUNT); only plain digits in range are taken here.
-INT_PARAMS = {"limit"}
+INT_PARAMS = {name for name, spec in _ALL_SPECS if _kind(spec) == "count"}
 # Parameters that may be repeated: a list of their values in order (None when not given).
-MULTI_PARAMS = {"status"}
+MULTI_PARAMS = {name for name, spec in _ALL_SPECS if _kind(spec) == "multi"}
 # Parameters that fall back to an environment variable when not given (empty counts as unset).
-ENV_PARAMS = {"store": STORE_ENV}
+ENV_PARAMS = {name: spec["env"] for name, spec in _ALL_SPECS if "env" in spec}
 
 
 def _digits(text: str) -> bool:

@@ -1,5 +1,5 @@
 """What ``--help`` shows beyond each option's own text: examples (an epilog per command), the
-choices of an option as ``[a|b|c]``, the groups' own descriptions, and argument descriptions
+choices of an option as ``[a|b|c]`` and argument descriptions
 (typer's plain help leaves those out). Applied to the click tree once it is built, so the command
 modules stay about what the commands do."""
 
@@ -7,24 +7,17 @@ from __future__ import annotations
 
 import click
 
-FORMATS = "[table|text|json|jsonl]"
-# Option spelling -> metavar, wherever the option takes a word from a fixed list.
-CHOICES = {
-    "--format": FORMATS,
-    "--speaker": "[user|assistant|tool|system|other|all]",
-    "--status": "[interrupted|error|pending|done]",
-    "--sort": "[last-activity|first-activity|checkpoints|size]",
-}
-GROUP_HELP = {
-    ("thread",): "Work on threads: one thread's run state, its checkpoints over time and what changed between two; exporting, erasing and pruning threads (every command is listed below).",
-}
+from symfonic_cli.vocabulary import OPTION_WORDS, SHELLS, metavar, one_of
+
+# Option spelling -> metavar, wherever the option takes a word from a fixed list (vocabulary.py).
+CHOICES = {opt: metavar(words) for opt, words in OPTION_WORDS.items()}
 ARGUMENT_HELP = {
     ("demo", "path"): "The SQLite file to create (must not exist yet); the demo never overwrites a file.",
     ("thread", "diff", "a"): "A checkpoint id, or -1 for the latest, -2 for the one before, ...",
     ("thread", "diff", "b"): "The checkpoint to compare A with (same forms).",
     ("threads", "search", "text"): "The text to find; case-insensitive by Unicode case folding (straße finds STRASSE).",
-    ("completion", "install", "shell"): "bash, zsh or fish; default: the shell in $SHELL.",
-    ("completion", "show", "shell"): "bash, zsh or fish; default: the shell in $SHELL.",
+    ("completion", "install", "shell"): f"{one_of(SHELLS)}; default: the shell in $SHELL.",
+    ("completion", "show", "shell"): f"{one_of(SHELLS)}; default: the shell in $SHELL.",
 }
 EXAMPLES = {
     ("transcript", "show"): [
@@ -108,8 +101,6 @@ def describe(root: click.Command) -> None:
         if isinstance(cmd, click.Group) and path in ORDER:
             rank = {name: i for i, name in enumerate(ORDER[path])}
             cmd.commands = dict(sorted(cmd.commands.items(), key=lambda item: rank.get(item[0], len(rank))))
-        if path in GROUP_HELP:
-            cmd.help = GROUP_HELP[path]
         if path in EXAMPLES and not cmd.epilog:
             cmd.epilog = epilog(EXAMPLES[path])
         for p in cmd.params:

@@ -1,5 +1,5 @@
 """``symfonic thread history`` and ``symfonic thread diff``: a thread's checkpoints, and what
-changed between two of them. Both add commands to the ``thread`` group (``cli/erase.py``)."""
+changed between two of them. Both add commands to the ``thread`` group (``cli/thread.py``)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from symfonic_cli.cli.common import (
     open_for_reading,
     require_thread,
 )
-from symfonic_cli.cli.erase import app
+from symfonic_cli.cli.thread import app
 from symfonic_cli.cli.options import (
     FormatOpt,
     SessionOpt,
@@ -27,10 +27,6 @@ from symfonic_cli.cli.common import one_thread
 
 # Message content in text and table output is cut here (JSON is always complete).
 CONTENT_WIDTH = 200
-
-
-def register(root: typer.Typer) -> None:
-    """The commands are on ``app`` once this module is imported; the group is added by erase.py."""
 
 
 NamespaceOpt = Annotated[

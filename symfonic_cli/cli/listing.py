@@ -9,6 +9,7 @@ from symfonic_cli.cli.common import check_format, environment as run_environment
 from symfonic_cli.errors import UsageError
 from symfonic_cli.clock import iso_utc
 from symfonic_cli.threadkey import parse_key
+from symfonic_cli.vocabulary import DEFAULT_SORT, SORTS, STATUSES, listed
 
 # typing.TYPE_CHECKING without importing typing (quick commands load this module).
 TYPE_CHECKING = False
@@ -42,8 +43,6 @@ def threads_list(
     environment = environment or run_environment()
     chosen = parse_columns(columns)
     if chosen is not None and "status" in chosen and not status:
-        from symfonic_cli.model.triggers import STATUSES
-
         status = [",".join(STATUSES)]  # every status: the column is computed for all threads
     if chosen is not None and "size_bytes" in chosen:
         with_size = True
@@ -171,8 +170,6 @@ def list_run_states(
 
 def _check_run_state_options(tenant, sub_tenant, status, sort, session):
     """(statuses, sort) of --status/--sort, checked; usage errors for the rest."""
-    from symfonic_cli.threadstate.listing import SORTS
-    from symfonic_cli.model.triggers import STATUSES
 
     _check_tenant(tenant, sub_tenant)
     statuses = None
@@ -182,11 +179,11 @@ def _check_run_state_options(tenant, sub_tenant, status, sort, session):
             for word in value.split(","):
                 # Values are case-insensitive everywhere (--format, --speaker, --status, --sort, --color).
                 if word.lower() not in STATUSES:
-                    raise UsageError(f"unknown --status '{word}'", hint=f"use one of: {', '.join(STATUSES)}")
+                    raise UsageError(f"unknown --status '{word}'", hint=f"use one of: {listed(STATUSES)}")
                 statuses.add(word.lower())
-    chosen = sort.lower() if sort is not None else "last-activity"
+    chosen = sort.lower() if sort is not None else DEFAULT_SORT
     if chosen not in SORTS:
-        raise UsageError(f"unknown --sort '{sort}'", hint=f"use one of: {', '.join(SORTS)}")
+        raise UsageError(f"unknown --sort '{sort}'", hint=f"use one of: {listed(SORTS)}")
     if session is not None and not session:
         raise UsageError("--session is empty")
     return statuses, chosen

@@ -8,6 +8,7 @@ import typer
 
 from symfonic_cli.cli.common import MAX_JOBS, check_format, environment, store_options
 from symfonic_cli.cli.options import FormatOpt, SubTenantOpt
+from symfonic_cli.vocabulary import GROUP_HELP
 
 COLUMNS = ("thread", "status", "checkpoints_copied", "checkpoints_skipped", "writes_copied", "writes_skipped", "verified", "message")
 
@@ -28,7 +29,7 @@ def migrate(
     to_plaintext: Annotated[bool, typer.Option("--to-plaintext", help="An encrypted source (EncryptedSerializer) is written to the target decrypted; by default the target is encrypted with the same key.")] = False,
     fmt: FormatOpt = None,
 ) -> None:
-    """Copy threads from --from to --to: never overwriting, one target transaction per thread, then verified."""
+    # The help: vocabulary.GROUP_HELP["migrate"] (the root's help says the same).
     from symfonic_cli.location import resolve_store
     from symfonic_cli.migrate.command import MigrateRequest, as_option, check_request, run_migrate
 
@@ -74,4 +75,4 @@ def _write(result, out_format, env) -> None:
 
 
 def register(app: typer.Typer) -> None:
-    app.command("migrate")(migrate)
+    app.command("migrate", help=GROUP_HELP["migrate"])(migrate)

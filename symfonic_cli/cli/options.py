@@ -1,37 +1,40 @@
-"""The typer option types shared by the command groups, and the one selection erase and export share."""
+"""The typer option types shared by the command groups (``--store`` and ``--format`` built from
+``optionspec.py``, as the quick route's are), and the one selection erase and export share."""
 
 from __future__ import annotations
 
-from typing import Annotated, Optional
+from typing import Annotated, List, Optional
 
 import typer
 
-from symfonic_cli.cli.common import MAX_BATCH
-from symfonic_cli.location import STORE_ENV
+from symfonic_cli.cli import optionspec
+from symfonic_cli.cli.common import MAX_BATCH, MAX_COUNT
 
-StoreOpt = Annotated[
-    Optional[str],
-    typer.Option(
-        "--store",
-        "-s",
-        envvar=STORE_ENV,
-        show_envvar=True,
-        help="Store URL (sqlite:///file.db, postgresql://..., mongodb://...), a file path, or a name from the config file.",
-    ),
-]
+_TYPES = {"text": Optional[str], "count": Optional[int], "multi": Optional[List[str]], "flag": bool}
+
+
+def typer_option(spec: dict):
+    """The typer option of one entry of ``optionspec`` (the quick route parses the same entry)."""
+    kind = spec.get("kind", "text")
+    extra: dict = {}
+    if kind == "count":
+        extra.update(min=0, max=MAX_COUNT)
+    if "env" in spec:
+        extra.update(envvar=spec["env"], show_envvar=True)
+    return Annotated[_TYPES[kind], typer.Option(*spec["opts"], help=spec["help"], **extra)]
+
+
+def typer_options(specs: dict) -> dict:
+    """Parameter name -> typer option, for a command's table in ``optionspec``."""
+    return {name: typer_option(spec) for name, spec in specs.items()}
+
+
+StoreOpt = typer_option(optionspec.STORE)
 ThreadOpt = Annotated[Optional[str], typer.Option("--thread", "-t", help="Thread key tenant:sub:session.")]
 TenantOpt = Annotated[Optional[str], typer.Option("--tenant", help="Tenant id (derives the key with --session).")]
 SubTenantOpt = Annotated[Optional[str], typer.Option("--sub-tenant", help="Sub-tenant id ('_' in the key when absent).")]
 SessionOpt = Annotated[Optional[str], typer.Option("--session", help="Session id (derives the key with --tenant).")]
-FormatOpt = Annotated[
-    Optional[str],
-    typer.Option(
-        "--format",
-        "-f",
-        help="table, text, json or jsonl (default: table on a terminal, text otherwise).",
-        case_sensitive=False,
-    ),
-]
+FormatOpt = typer_option(optionspec.FORMAT)
 BatchSizeOpt = Annotated[
     Optional[int],
     typer.Option(

@@ -1,4 +1,5 @@
-"""``symfonic thread prune``: old checkpoints removed, planned, confirmed, verified, receipted."""
+"""``symfonic thread prune``: old checkpoints removed, planned, confirmed, verified, receipted.
+Adds its command to the ``thread`` group (``cli/thread.py``)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ from typing import Annotated, Optional
 import typer
 
 from symfonic_cli.cli.common import MAX_COUNT, check_format, environment, store_options
-from symfonic_cli.cli.erase import app
+from symfonic_cli.cli.thread import app
 from symfonic_cli.cli.options import (
     AllSessionsOpt,
     BatchSizeOpt,
@@ -23,10 +24,6 @@ from symfonic_cli.cli.options import (
     ThreadOpt,
 )
 from symfonic_cli.errors import UsageError
-
-
-def register(root: typer.Typer) -> None:
-    """The command is on ``app`` once this module is imported; the group is added by erase.py."""
 
 
 @app.command("prune")

@@ -7,6 +7,7 @@ from typing import Optional
 import typer
 
 from symfonic_cli.cli.groups import GROUP_EXTENSIONS, GROUPS
+from symfonic_cli.vocabulary import COLOR_MODES, one_of
 from symfonic_cli.cli.common import (
     AES_KEY_FILE_ENV,
     CONNECT_TIMEOUT_ENV,
@@ -31,8 +32,6 @@ def _check_timeout(value: float) -> float:
 
 
 def _check_color(value: str) -> str:
-    from symfonic_cli.environment import COLOR_MODES
-
     if value.lower() not in COLOR_MODES:
         raise typer.BadParameter(f"'{value}' is not one of {', '.join(COLOR_MODES)}.")
     environment().color = value.lower()
@@ -78,8 +77,8 @@ def _root(
         None, "--writes-collection", envvar=ROOT_ENV["writes_collection"], help="MongoDB pending-writes collection."
     ),
     color: str = typer.Option(
-        "auto", "--color", metavar="[auto|always|never]", callback=_check_color,
-        help="Styles in tables: auto (on a terminal, unless NO_COLOR is set or TERM=dumb), always or never.",
+        COLOR_MODES[0], "--color", callback=_check_color,  # its [a|b|c]: helptext.describe
+        help=f"Styles in tables: {COLOR_MODES[0]} (on a terminal, unless NO_COLOR is set or TERM=dumb), {one_of(COLOR_MODES[1:])}.",
     ),
     no_pager: bool = typer.Option(False, "--no-pager", help="Print straight to the terminal, however tall the output."),
     aes_key_file: Optional[str] = typer.Option(
@@ -139,11 +138,9 @@ def build_app(only: str | None = None, *, summaries: bool = False) -> typer.Type
             else:
                 root.add_typer(typer.Typer(help=SUMMARIES[name], no_args_is_help=True), name=name)
         return root
-    # Extensions first: their commands are on the group's typer before the group is added.
-    for name, module_name in GROUP_EXTENSIONS:
-        if only is None or name == only:
-            import_module(module_name).register(root)
     for name, module_name in GROUPS.items():
         if only is None or name == only:
             import_module(module_name).register(root)
+            for extension in GROUP_EXTENSIONS.get(name, ()):
+                import_module(extension)  # adds its commands to the group's app
     return root

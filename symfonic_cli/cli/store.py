@@ -9,13 +9,14 @@ import typer
 from symfonic_cli.cli import listing
 from symfonic_cli.cli.common import MAX_COUNT
 from symfonic_cli.cli.options import FormatOpt, StoreOpt
+from symfonic_cli.vocabulary import GROUP_HELP
 
 
 def register(root: typer.Typer) -> None:
     root.add_typer(app, name="store")
 
 
-app = typer.Typer(help="Describe a store.", no_args_is_help=True)
+app = typer.Typer(help=GROUP_HELP["store"], no_args_is_help=True)
 
 KeepOpt = Annotated[int, typer.Option("--keep", min=1, max=MAX_COUNT, help="What a thread prune --keep N would remove (the latest N checkpoints of each namespace stay).")]
 

@@ -1,13 +1,14 @@
-"""``symfonic thread show``: one thread's run state (status, next nodes, interrupts, errors).
+"""The ``thread`` group, and ``symfonic thread show``: one thread's run state (status, next nodes,
+interrupts, errors).
 
-The ``thread`` group itself lives in ``erase.py``; this module adds its inspecting commands.
+The group's other commands add themselves to ``app`` here: ``history.py`` (history, diff),
+``export.py``, ``erase.py`` and ``prune.py`` (``groups.GROUP_EXTENSIONS`` names them).
 """
 
 from __future__ import annotations
 
 import typer
 
-from symfonic_cli.cli import erase
 from symfonic_cli.cli.common import (
     check_format,
     environment,
@@ -23,15 +24,16 @@ from symfonic_cli.cli.options import (
     ThreadOpt,
 )
 from symfonic_cli.cli.common import one_thread
+from symfonic_cli.vocabulary import GROUP_HELP, STATUSES, one_of
 
-app = erase.app
+app = typer.Typer(help=GROUP_HELP["thread"], no_args_is_help=True)
 
 
 def register(root: typer.Typer) -> None:
-    erase.register(root)
+    root.add_typer(app, name="thread")
 
 
-@app.command("show")
+@app.command("show", help=f"A thread's run state: {one_of(STATUSES)}; the nodes due next; what it waits on.")
 def show(
     store: StoreOpt = None,
     thread: ThreadOpt = None,
@@ -40,7 +42,6 @@ def show(
     session: SessionOpt = None,
     fmt: FormatOpt = None,
 ) -> None:
-    """A thread's run state: interrupted, error, pending or done; the nodes due next; what it waits on."""
     from symfonic_cli.render import escape_inline
     from symfonic_cli.threadstate.show import thread_state
 

@@ -2,40 +2,47 @@
 
 from __future__ import annotations
 
-from typing import Annotated, List, Optional
+from typing import Annotated, Optional
 
 import typer
 
-from symfonic_cli.cli import listing
+from symfonic_cli.cli import listing, optionspec
 from symfonic_cli.cli.common import MAX_COUNT
-from symfonic_cli.cli.options import FormatOpt, StoreOpt
+from symfonic_cli.cli.options import FormatOpt, StoreOpt, typer_options
+from symfonic_cli.vocabulary import GROUP_HELP
 
 
 def register(root: typer.Typer) -> None:
     root.add_typer(app, name="threads")
 
 
-app = typer.Typer(help="List a store's threads.", no_args_is_help=True)
+app = typer.Typer(help=GROUP_HELP["threads"], no_args_is_help=True)
+# threads list's options, from the table the quick route (fast.py) parses too.
+LIST = typer_options(optionspec.THREADS_LIST)
+# threads search shares the listing's filters.
+SEARCH = typer_options({"tenant": optionspec.TENANT, "sub_tenant": optionspec.SUB_TENANT, "session": optionspec.SESSION,
+                        "inactive_for": optionspec.INACTIVE_FOR, "inactive_since": optionspec.INACTIVE_SINCE,
+                        "active_within": optionspec.ACTIVE_WITHIN})
 
 
 @app.command("list")
 def list_threads(
-    store: StoreOpt = None,
-    tenant: Annotated[Optional[str], typer.Option("--tenant", help="Only this tenant's threads.")] = None,
-    sub_tenant: Annotated[Optional[str], typer.Option("--sub-tenant", help="Only this sub-tenant's threads (with --tenant; '_' for none).")] = None,
-    limit: Annotated[Optional[int], typer.Option("--limit", "-n", min=0, max=MAX_COUNT, help="At most N threads (0 to 1000000000).")] = None,
-    fmt: FormatOpt = None,
-    status: Annotated[Optional[List[str]], typer.Option("--status", help="Only threads in this run state: interrupted, error, pending, done (repeatable, or a comma list).")] = None,
-    session: Annotated[Optional[str], typer.Option("--session", help="Only threads of this session id, any tenant.")] = None,
-    sort: Annotated[Optional[str], typer.Option("--sort", help="last-activity (default), first-activity, checkpoints or size; newest or largest first.")] = None,
-    reverse: Annotated[bool, typer.Option("--reverse", help="Reverse the order.")] = False,
-    with_size: Annotated[bool, typer.Option("--with-size", help="Add size_bytes: the thread's stored checkpoints, blobs and writes.")] = False,
-    inactive_for: Annotated[Optional[str], typer.Option("--inactive-for", help="Only threads whose last activity is older than this (90d, 12h, 2w).")] = None,
-    inactive_since: Annotated[Optional[str], typer.Option("--inactive-since", help="Only threads with no activity since this ISO 8601 date or time (no offset means --tz, default UTC).")] = None,
-    active_within: Annotated[Optional[str], typer.Option("--active-within", help="Only threads active within this time (7d, 12h).")] = None,
-    since: Annotated[Optional[str], typer.Option("--since", help="Only threads last active at or after this time (2h ago, a date, an ISO 8601 time; as transcript show).")] = None,
-    until: Annotated[Optional[str], typer.Option("--until", help="Only threads last active at or before this time (a date keeps that whole day).")] = None,
-    columns: Annotated[Optional[str], typer.Option("--columns", help="Columns (JSON: fields) to show, in this order: key, tenant, sub_tenant, session, checkpoints, first_activity, last_activity, status, size_bytes, first_message (or first: the first user message).")] = None,
+    store: LIST["store"] = None,
+    tenant: LIST["tenant"] = None,
+    sub_tenant: LIST["sub_tenant"] = None,
+    limit: LIST["limit"] = None,
+    fmt: LIST["fmt"] = None,
+    status: LIST["status"] = None,
+    session: LIST["session"] = None,
+    sort: LIST["sort"] = None,
+    reverse: LIST["reverse"] = False,
+    with_size: LIST["with_size"] = False,
+    inactive_for: LIST["inactive_for"] = None,
+    inactive_since: LIST["inactive_since"] = None,
+    active_within: LIST["active_within"] = None,
+    since: LIST["since"] = None,
+    until: LIST["until"] = None,
+    columns: LIST["columns"] = None,
 ) -> None:
     """One row per thread, newest activity first (activity: the time in each checkpoint id, else its ts)."""
     listing.threads_list(
@@ -52,12 +59,12 @@ def search_threads(
     store: StoreOpt = None,
     case_sensitive: Annotated[bool, typer.Option("--case-sensitive", help="Match the text exactly, case included.")] = False,
     tools: Annotated[bool, typer.Option("--tools", help="Also search tool calls (name, call id, arguments) and which tool answered.")] = False,
-    tenant: Annotated[Optional[str], typer.Option("--tenant", help="Only this tenant's threads.")] = None,
-    sub_tenant: Annotated[Optional[str], typer.Option("--sub-tenant", help="Only this sub-tenant's threads (with --tenant; '_' for none).")] = None,
-    session: Annotated[Optional[str], typer.Option("--session", help="Only threads of this session id, any tenant.")] = None,
-    inactive_for: Annotated[Optional[str], typer.Option("--inactive-for", help="Only threads whose last activity is older than this (90d, 12h, 2w).")] = None,
-    inactive_since: Annotated[Optional[str], typer.Option("--inactive-since", help="Only threads with no activity since this ISO 8601 date or time (no offset means --tz, default UTC).")] = None,
-    active_within: Annotated[Optional[str], typer.Option("--active-within", help="Only threads active within this time (7d, 12h).")] = None,
+    tenant: SEARCH["tenant"] = None,
+    sub_tenant: SEARCH["sub_tenant"] = None,
+    session: SEARCH["session"] = None,
+    inactive_for: SEARCH["inactive_for"] = None,
+    inactive_since: SEARCH["inactive_since"] = None,
+    active_within: SEARCH["active_within"] = None,
     limit: Annotated[Optional[int], typer.Option("--limit", "-n", min=0, max=MAX_COUNT, help="At most N threads, newest activity first (0 to 1000000000).")] = None,
     fmt: FormatOpt = None,
 ) -> None:

@@ -22,6 +22,7 @@ from symfonic_cli.cli.options import (
     ThreadOpt,
 )
 from symfonic_cli.errors import UsageError
+from symfonic_cli.vocabulary import GROUP_HELP, ROLES, SPEAKERS, one_of
 from symfonic_cli.cli.common import one_thread
 
 
@@ -29,7 +30,7 @@ def register(root: typer.Typer) -> None:
     root.add_typer(app, name="transcript")
 
 
-app = typer.Typer(help="Read a thread's conversation.", no_args_is_help=True)
+app = typer.Typer(help=GROUP_HELP["transcript"], no_args_is_help=True)
 
 
 @app.command("show")
@@ -39,7 +40,7 @@ def show(
     tenant: TenantOpt = None,
     sub_tenant: SubTenantOpt = None,
     session: SessionOpt = None,
-    speaker: Annotated[str, typer.Option("--speaker", help="user, assistant, tool, system, other or all, or a comma list (user,assistant).")] = "all",
+    speaker: Annotated[str, typer.Option("--speaker", help=f"{one_of(SPEAKERS)}, or a comma list ({','.join(ROLES[:2])}).")] = "all",
     index: Annotated[Optional[int], typer.Option("--index", "-i", min=-MAX_COUNT, max=MAX_COUNT, help="Row N of the speaker-filtered view; negative counts from the end; out of range prints nothing.")] = None,
     since: Annotated[Optional[str], typer.Option("--since", help="Keep rows at or after this time: 90s, 15m, 2h, 3d (ago), a date (its start) or an ISO 8601 time; no offset means --tz.")] = None,
     until: Annotated[Optional[str], typer.Option("--until", help="Keep rows at or before this time: 15m (ago), a date (its end), 08:24 (the whole minute) or an ISO 8601 time; no offset means --tz.")] = None,
@@ -55,7 +56,7 @@ def show(
     try:
         speakers = tx.parse_speakers(speaker)
     except ValueError as exc:
-        raise UsageError(f"unknown --speaker '{exc.args[0]}'", hint="use user, assistant, tool, system, other or all, or a comma list") from None
+        raise UsageError(f"unknown --speaker '{exc.args[0]}'", hint=f"use {one_of(SPEAKERS)}, or a comma list") from None
     if index is not None and (since is not None or until is not None):
         raise UsageError("--index and --since/--until are mutually exclusive, as in get_transcript")
     env = environment()

@@ -14,10 +14,11 @@ from typing import Any
 
 from symfonic_cli.clock import id_at
 from symfonic_cli.compat import report as cr
+from symfonic_cli.compat.releases import release_text, releases_text, threads_text
 from symfonic_cli.errors import NotFoundError
 
 BY_THREAD_COLUMNS = ("thread", "checkpoints", "latest_status", "writer_line", "format_version",
-                     "safe_boundary", "in_flight", "interrupted", "corrupt", "newer")
+                     "safe_boundary", "in_flight", "interrupted", "corrupt", "newer", "releases")
 CHECKPOINT_COLUMNS = ("checkpoint_id", "checkpoint_ns", "step", "source", "ts", "status", "writer_line",
                       "format_version", "safe_boundary", "finalized", "note")
 
@@ -64,9 +65,8 @@ def run_report(st, req: CompatRequest) -> CompatOutcome:
         st.envelope_shapes(req.envelope_key, older_than=id_at(req.now - req.grace)),
         key=req.envelope_key, current_format=req.current_format,
     )
-    census = getattr(st, "encryption_census", None)
-    census = census() if census is not None else None
-    if census is not None and census.encrypted:
+    census = st.encryption_census()
+    if census.encrypted:
         rep.encryption = census  # plaintext values in an encrypted store are a finding
     if cr.wants_key_suggestion(rep):
         found = st.envelope_key_candidates(req.envelope_key, limit=1)
@@ -98,18 +98,25 @@ def store_pairs(rep, environment=None) -> list[tuple[str, Any]]:
         ("checkpoints", rep.checkpoints),
         ("threads", rep.threads),
     ]
+    for row in data["package_versions"]:
+        pairs.append((f"release {release_text(row['package_version'])}",
+                      f"{_n(row['checkpoints'], 'checkpoint')} in {_n(row['threads'], 'thread')}"))
     for row in data["by_writer_line"]:
         pairs.append((f"checkpoints {row['writer_line']} v{row['format_version']}", row["checkpoints"]))
-    for row in data["corrupt"]:
-        pairs.append((f"corrupt: {row['reason']}", row["checkpoints"]))
-    for row in data["newer"]:
-        pairs.append((f"newer: format_version {row['format_version']}", row["checkpoints"]))
+    named = data["finding_threads"]
+    for label, row in [*((f"corrupt: {r['reason']}", r) for r in named["corrupt"]["by_reason"]),
+                       *((f"newer: format_version {r['format_version']}", r) for r in named["newer"]["by_format_version"])]:
+        pairs.append((label, row["checkpoints"]))
+        pairs += _named(label, row)
     for status, n in data["latest_checkpoint_of_threads"].items():
         pairs.append((f"threads whose latest checkpoint is {status}", n))
     for row in data["anomalies"]:
         pairs.append((f"anomaly: {row['anomaly']}", row["checkpoints"]))
     pairs.append(("unfinalized in flight", rep.in_flight))
     pairs.append(("unfinalized interrupted by a crash", rep.interrupted))
+    for finding in ("interrupted", "legacy"):
+        if data["findings"][finding]:
+            pairs += _named(finding, named[finding])
     pairs.append(("migrated services can read all", bool(verdict["migrated_can_read_all"])))
     pairs.append(("rollback to legacy can read all", bool(verdict["legacy_can_read_all"])))
     if rep.encryption is not None:
@@ -122,6 +129,15 @@ def store_pairs(rep, environment=None) -> list[tuple[str, Any]]:
                            f"'{other}': pass --envelope-key {other}")
         )
     return pairs
+
+
+def _n(n: int, what: str) -> str:
+    return f"{n} {what}{'' if n == 1 else 's'}"
+
+
+def _named(label: str, found: dict[str, Any]) -> list[tuple[str, Any]]:
+    """A finding's releases and first threads, as two lines under its own."""
+    return [(f"{label}: releases", releases_text(found["package_versions"])), (f"{label}: threads", threads_text(found))]
 
 
 def thread_pairs(rep, environment) -> list[tuple[str, Any]]:
@@ -144,6 +160,7 @@ def thread_pairs(rep, environment) -> list[tuple[str, Any]]:
         ("latest safe boundary", None if b is None else f"{b['boundary_id']} (sequence {b['boundary_sequence']}) "
                                                         f"at checkpoint {b['checkpoint_id']}, {shown_time(b['ts'], environment)}"),
         ("safe boundaries", data["safe_boundaries"]),
+        ("releases", releases_text(data["package_versions"])),
     ]
     for u in data["unfinalized"]:
         pairs.append((f"unfinalized {u['checkpoint_id']}", f"{u['state']} ({shown_time(u['ts'], environment)})"))
@@ -171,4 +188,5 @@ def thread_row(rep) -> dict[str, Any]:
         "interrupted": findings["interrupted"],
         "corrupt": findings["corrupt"],
         "newer": findings["newer"],
+        "releases": releases_text(data["package_versions"]),
     }

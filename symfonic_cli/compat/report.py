@@ -24,11 +24,13 @@ from symfonic_cli.compat.envelope import (
     decode_envelope,
     describe_compatibility,
 )
+from symfonic_cli.compat.releases import ReleaseTally, counts_json, release_of
 from symfonic_cli.model.envelope import ABSENT, EnvelopeRow, EnvelopeShape
 from symfonic_cli.clock import checkpoint_id_time
+from symfonic_cli.vocabulary import FINDINGS  # noqa: F401 - --fail-on's words, worded once
 
-FINDINGS = ("corrupt", "newer", "interrupted", "legacy", "plaintext")
 STATUSES = ("legacy", "migrated", "corrupt", "newer")
+THREAD_FINDINGS = ("corrupt", "newer", "interrupted", "legacy")  # the findings named by thread
 IN_FLIGHT = "in flight"
 INTERRUPTED = "interrupted by a crash"
 
@@ -100,6 +102,7 @@ class StoreReport:
     unreadable_by_legacy: int = 0
     suggestion: tuple[str, int] | None = None  # (other key, checkpoints)
     encryption: Any = None  # an EncryptionCensus, set only for an encrypted store (model/encryption.py)
+    releases: ReleaseTally = field(default_factory=ReleaseTally)  # package_version, threads per finding
 
     @property
     def enveloped(self) -> int:
@@ -113,6 +116,16 @@ class StoreReport:
             "legacy": sum(n for (line, _), n in self.by_line.items() if line == "legacy"),
             **({"plaintext": self.encryption.plaintext} if self.encryption is not None else {}),
         }
+
+    def finding_threads(self) -> dict[str, Any]:
+        """Per finding (and per row of corrupt and newer): how many threads hold it, the first of
+        them in byte order, and the releases that wrote those checkpoints."""
+        out = {f: self.releases.label_json((f, None)) for f in THREAD_FINDINGS}
+        out["corrupt"]["by_reason"] = [{"reason": r, "checkpoints": n, **self.releases.label_json(("corrupt", r))}
+                                       for r, n in sorted(self.corrupt.items())]
+        out["newer"]["by_format_version"] = [{"format_version": v, "checkpoints": n, **self.releases.label_json(("newer", v))}
+                                             for v, n in sorted(self.newer.items())]
+        return out
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -129,6 +142,9 @@ class StoreReport:
             ],
             "corrupt": [{"reason": r, "checkpoints": n} for r, n in sorted(self.corrupt.items())],
             "newer": [{"format_version": v, "checkpoints": n} for v, n in sorted(self.newer.items())],
+            # The release that wrote each checkpoint (its envelope's package_version; null: none).
+            "package_versions": self.releases.releases_json(),
+            "finding_threads": self.finding_threads(),
             "latest_checkpoint_of_threads": {s: self.latest.get(s, 0) for s in STATUSES},
             "anomalies": [{"anomaly": a, "checkpoints": n} for a, n in sorted(self.anomalies.items())],
             "unfinalized": {"in_flight": self.in_flight, "interrupted": self.interrupted},
@@ -146,31 +162,58 @@ class StoreReport:
 
 def store_report(shapes: Iterable[EnvelopeShape], *, key: str, current_format: int) -> StoreReport:
     rep = StoreReport(key, current_format)
+    tally = rep.releases
+    known: dict[tuple, Classified] = {}  # one verdict per shape: groups come per thread now
     for shape in shapes:
-        metadata = shape.metadata if shape.metadata is not None else shape_metadata(shape, key)
-        c = classify(metadata, key=key, current_format=current_format, found=shape.anomalies, error=shape.error)
+        if shape.metadata is None and shape.error is None and not shape.anomalies:
+            skey = _shape_key(shape)
+            c = known.get(skey)
+            if c is None:
+                c = known[skey] = classify(shape_metadata(shape, key), key=key, current_format=current_format)
+            release = shape.package_version
+        else:
+            metadata = shape.metadata if shape.metadata is not None else shape_metadata(shape, key)
+            c = classify(metadata, key=key, current_format=current_format, found=shape.anomalies, error=shape.error)
+            release = release_of(metadata.get(key)) if shape.metadata is not None else shape.package_version
         n = shape.checkpoints
         rep.checkpoints += n
         rep.threads += shape.latest
         rep.latest[c.status] += shape.latest
+        labels: list[tuple] = []
         if c.envelope is not None:
             rep.by_line[(c.envelope.writer_line, c.envelope.format_version)] += n
+            if c.envelope.writer_line == "legacy":
+                labels.append(("legacy", None))
             if c.envelope.finalized is False:
                 if shape.older:
                     rep.interrupted += n
+                    labels.append(("interrupted", None))
                 else:
                     rep.in_flight += n
         elif c.status == "newer":
             rep.newer[c.report.format_version] += n
+            labels += [("newer", None), ("newer", c.report.format_version)]
         else:
             rep.corrupt[c.error] += n
+            labels += [("corrupt", None), ("corrupt", c.error)]
         for a in c.anomalies:
             rep.anomalies[a] += n
         if not c.report.readable_by_migrated:
             rep.unreadable_by_migrated += n
         if not c.report.readable_by_legacy:
             rep.unreadable_by_legacy += n
+        tally.add(shape.thread_id, release, n, tuple(labels))
+    tally.done()
     return rep
+
+
+def _shape_key(shape: EnvelopeShape) -> tuple:
+    """What decides a shape's verdict, hashable; types kept apart (True, 1 and 1.0 hash alike)."""
+    parts: list[Any] = [shape.kind, shape.older]
+    for f in ("format_version", "writer_line", "safe_boundary", "finalized", "boundary_sequence"):
+        v = getattr(shape, f)
+        parts.append((type(v).__name__,) if isinstance(v, (list, dict)) else (type(v).__name__, v))
+    return tuple(parts)
 
 
 def wants_key_suggestion(rep: StoreReport) -> bool:
@@ -229,6 +272,7 @@ class ThreadReport:
     statuses: Counter = field(default_factory=Counter)
     anomalies: list[tuple[str, str]] = field(default_factory=list)  # (checkpoint_id, message)
     corrupt: list[tuple[str, str]] = field(default_factory=list)  # (checkpoint_id, reason)
+    releases: Counter = field(default_factory=Counter)  # package_version (None: none) -> checkpoints
 
     def findings(self) -> dict[str, int]:
         return {
@@ -262,6 +306,7 @@ class ThreadReport:
             "corrupt": [{"checkpoint_id": cid, "reason": r} for cid, r in self.corrupt],
             "anomalies": [{"checkpoint_id": cid, "anomaly": a} for cid, a in self.anomalies],
             "findings": self.findings(),
+            "package_versions": counts_json(self.releases),
         }
 
 
@@ -287,6 +332,7 @@ def thread_report(
     for v in verdicts(rows, key=key, current_format=current_format):
         rep.checkpoints += 1
         rep.statuses[v.c.status] += 1
+        rep.releases[release_of(v.row.envelope)] += 1
         first_any = first_any or v
         root = v.row.checkpoint_ns == ""
         if root and rep.latest is None:

@@ -190,7 +190,7 @@ class ThreadMessages:
             if (where[0], version) in by_version:
                 out.seeds[where] = by_version[(where[0], version)]
                 out.nodes[where] = out.nodes[where]._replace(stored=True)
-        stored_order = getattr(store, "writes_replay_order", None) == "stored"
+        stored_order = store.writes_replay_order == "stored"
         for seq, w in enumerate(store.iter_message_writes(key)):
             where = (w.checkpoint_ns, w.checkpoint_id)
             value = _unpack(w.payload_type, w.payload, f"write {w.checkpoint_id}/{w.task_id}/{w.idx} channel '{CHANNEL}'")

@@ -57,6 +57,7 @@ def confirm(terminal: Terminal | None, question: str, expected: str) -> None:
         terminal.writer.write(f"{question}: ")
         terminal.writer.flush()
         answer = terminal.reader.readline()
+        _pending_signals()
     except KeyboardInterrupt:  # Ctrl-C at the prompt: a clear no
         terminal.writer.write("\n")
         terminal.writer.flush()
@@ -68,6 +69,12 @@ def confirm(terminal: Terminal | None, question: str, expected: str) -> None:
     # The key exactly, or as the plan shows it (escaped): never a trimmed or folded look-alike.
     if answer not in (expected, escape_inline(expected)):
         raise NotConfirmedError(f"not confirmed: expected '{expected}', nothing deleted")
+
+
+def _pending_signals() -> None:
+    """Nothing: calling a Python function runs the signal handlers already due. A Ctrl-C typed
+    before the read began returns the line after it (the terminal flushed the rest) and would
+    raise KeyboardInterrupt only later, outside the prompt: it is raised here, inside it."""
 
 
 def confirm_plans(terminal: Terminal | None, plans) -> None:

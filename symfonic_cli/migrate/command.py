@@ -146,8 +146,7 @@ def _target_serializer(src, to_plaintext: bool) -> str | None:
     source's EncryptedSerializer and key, or in the clear with --to-plaintext."""
     from symfonic_cli.codec import cipher
 
-    census = getattr(src, "encryption_census", None)
-    if census is None or not census().encrypted:
+    if not src.encryption_census().encrypted:
         cipher.set_target_encryption(False)
         return None
     if cipher.key() is None:

@@ -263,7 +263,7 @@ def _rebuilt_differences(source: Store, target: Store, src: DecodedThread) -> li
     a, b = ThreadMessages.read(source, src.key), ThreadMessages.read(target, src.key)
     # MongoDBSaver replays a checkpoint's writes in the order the server lists them, the others in
     # writes_sort_key order: between the two, parallel writes may come back in another order.
-    orderless = getattr(source, "writes_replay_order", None) != getattr(target, "writes_replay_order", None)
+    orderless = source.writes_replay_order != target.writes_replay_order
     eq = _Equal()
     out = []
     for c in src.checkpoints:

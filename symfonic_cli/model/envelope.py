@@ -48,7 +48,11 @@ class EnvelopeShape:
 
     Grouping: by (JSON type, value) of format_version, writer_line, safe_boundary and finalized;
     by JSON type only for boundary_sequence (return any value of that type, e.g. 0 or "");
-    and by ``older``. A backend may return several rows with equal fields (callers add them up).
+    by ``older``; by ``package_version``; and by ``thread_id``, every group of one thread
+    delivered consecutively (a thread's groups are never interleaved with another's), so that
+    callers count threads without holding a set of them. A backend may return several rows with
+    equal fields (callers add them up), and rows with ``thread_id`` None that only carry
+    ``latest`` counts (``checkpoints`` 0).
     """
 
     kind: str
@@ -58,6 +62,10 @@ class EnvelopeShape:
     finalized: Any = ABSENT
     boundary_sequence: Any = ABSENT
     older: bool = False  # checkpoint_id < older_than (always False when older_than is None)
+    # The envelope's package_version (the release that wrote it) when it is a JSON string, else
+    # None (absent, another type, no envelope, not an object): as decode_envelope reads it.
+    package_version: str | None = None
+    thread_id: str | None = None  # the thread of the group's checkpoints
     checkpoints: int = 0  # checkpoints in this group, every namespace
     latest: int = 0  # of them, how many are their thread's latest root-namespace ("") checkpoint
     # Set by a backend that decoded the group's metadata itself (rows its database functions

@@ -24,7 +24,7 @@ BRANCH_PREFIX = "branch:to:"
 JOIN_PREFIX = "join:"
 NS_SEP = "|"
 
-STATUSES = ("interrupted", "error", "pending", "done")
+from symfonic_cli.vocabulary import STATUSES  # noqa: F401 - the four run states, worded once
 
 
 def newer(version: Any, seen: Any) -> bool:

@@ -180,8 +180,8 @@ def search(
     if sub_tenant is not None and tenant is None:
         raise UsageError("--sub-tenant needs --tenant")
     pre = Prefilter(text, case_sensitive=case_sensitive, tools=tools)
-    narrow = getattr(store, "search_candidates", None)
-    candidates = set(narrow(pre, tenant=tenant, sub_tenant=sub_tenant)) if narrow is not None else None
+    narrowed = store.search_candidates(pre, tenant=tenant, sub_tenant=sub_tenant)
+    candidates = set(narrowed) if narrowed is not None else None
     if limit == 0:
         return
     threads = 0

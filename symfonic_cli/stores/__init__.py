@@ -35,7 +35,7 @@ def open_store(location: StoreLocation, *, writable: bool = False, stderr=None, 
     except ModuleNotFoundError as exc:
         raise missing_driver(location.kind, exc) from None
     if stderr is not None:
-        for line in getattr(store, "open_warnings", ()):  # only MongoDB's driver warns
+        for line in store.open_warnings:  # only MongoDB's driver warns
             stderr.write(f"symfonic: warning: {line}\n")
     return store
 

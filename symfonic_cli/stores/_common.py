@@ -22,14 +22,18 @@ def quoted_identifier(name: str) -> str:
 
 class PerThreadErase:
     """The batch forms of a store's erase, one thread at a time (SQLite, MongoDB); PostgreSQL
-    overrides both with fewer statements and round trips."""
+    overrides both with fewer statements and round trips. The erase section defines the rest."""
+
+    erase_plan: Callable[..., Any]  # EraseProtocol
+    erase_thread: Callable[..., dict[str, int]]
+    remaining_rows: Callable[..., dict[str, int]]
 
     def erase_plans(self, keys: list[str], extra) -> list:
-        return [self.erase_plan(k, extra) for k in keys]  # type: ignore[attr-defined]
+        return [self.erase_plan(k, extra) for k in keys]
 
     def erase_verified(self, key: str, extra, *, expected=None, idle_before=None) -> tuple[dict[str, int], dict[str, int]]:
-        deleted = self.erase_thread(key, extra, expected=expected, idle_before=idle_before)  # type: ignore[attr-defined]
-        return deleted, self.remaining_rows(key, extra)  # type: ignore[attr-defined]
+        deleted = self.erase_thread(key, extra, expected=expected, idle_before=idle_before)
+        return deleted, self.remaining_rows(key, extra)
 
 
 def refuse_stored_code(shown: str, found: list[tuple[str, str]], what: str, hint: str) -> None:
@@ -89,4 +93,4 @@ class SupportsWith:
         return self
 
     def __exit__(self, *exc: object) -> None:
-        self.close()  # type: ignore[attr-defined]
+        self.close()

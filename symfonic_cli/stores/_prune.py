@@ -20,7 +20,9 @@ from symfonic_cli.errors import SymfonicError
 # typing.TYPE_CHECKING without importing typing (quick commands load this module).
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from datetime import datetime
+    from typing import Any
 
     from symfonic_cli.model.prune import PruneDecision, ThreadPrunePlan
 
@@ -44,17 +46,27 @@ class ThreadSkipped(SymfonicError):
 
 
 class RulePrune:
-    """prune_plan / prune_plans / prune_thread from the backend's primitives."""
+    """prune_plan / prune_plans / prune_thread from the backend's primitives, declared here and
+    defined by each backend's prune section (annotations only: nothing here shadows them)."""
+
+    _pr_tables: Callable[[], tuple[str, ...]]  # the tables a prune deletes from
+    _pr_transaction: Callable[[], Any]  # a context manager: the thread's one transaction
+    _pr_facts: Callable[[str], tuple]  # (checkpoints, sends_at) of a thread
+    _pr_outline: Callable[[str, str, str], Any]  # the DeltaChannel outline of one checkpoint
+    _pr_head: Callable[[str, str], tuple]  # (time, message count) of one root checkpoint
+    _pr_measure: Callable[[str, "PruneDecision"], tuple]  # (rows, bytes) the decision deletes
+    _pr_kept_state: Callable[[str, "PruneDecision"], Any]  # the stored bytes LangGraph reads
+    _pr_apply: Callable[[str, "PruneDecision"], dict]  # delete, rows per table
 
     def _pr_decide(self, key: str, keep: int, newer_than: datetime | None) -> PruneDecision:
         from symfonic_cli.model.prune import decide
 
-        checkpoints, sends_at = self._pr_facts(key)  # type: ignore[attr-defined]
+        checkpoints, sends_at = self._pr_facts(key)
         outlines: dict = {}
 
         def outline(ns: str, cid: str):
             if (ns, cid) not in outlines:
-                outlines[(ns, cid)] = self._pr_outline(key, ns, cid)  # type: ignore[attr-defined]
+                outlines[(ns, cid)] = self._pr_outline(key, ns, cid)
             return outlines[(ns, cid)]
 
         return decide(key, checkpoints, sends_at, outline, keep=keep, newer_than=newer_than)
@@ -68,7 +80,7 @@ class RulePrune:
 
         d = self._pr_decide(key, keep, newer_than)
         last = max((i for ids in d.keep.values() for i in ids), default=None)
-        rows, size = ({}, 0) if d.skipped else self._pr_measure(key, d)  # type: ignore[attr-defined]
+        rows, size = ({}, 0) if d.skipped else self._pr_measure(key, d)
         plan = ThreadPrunePlan(
             key, rows, size, d.total, sum(len(v) for v in d.detach.values()), d.delta_ancestors, d.skipped,
             last_checkpoint_id=last,
@@ -76,8 +88,8 @@ class RulePrune:
         if times and not d.skipped and d.newest_deleted_root and d.oldest_kept_root:
             # Transcript times: a message is dated by the oldest checkpoint holding it; those the newest
             # deleted root checkpoint held are next held by the oldest kept one.
-            _, count = self._pr_head(key, d.newest_deleted_root)  # type: ignore[attr-defined]
-            ts, _ = self._pr_head(key, d.oldest_kept_root)  # type: ignore[attr-defined]
+            _, count = self._pr_head(key, d.newest_deleted_root)
+            ts, _ = self._pr_head(key, d.oldest_kept_root)
             plan.redated, plan.redated_to = count or 0, _iso(ts)
         return plan
 
@@ -92,19 +104,19 @@ class RulePrune:
         (rows deleted per table, checkpoints left with no parent). ThreadSkipped: nothing changed."""
         from symfonic_cli.model.prune import check_against_plan, check_kept_state
 
-        with self._pr_transaction():  # type: ignore[attr-defined]
+        with self._pr_transaction():
             d = self._pr_decide(key, keep, newer_than)
             if d.skipped:
                 raise ThreadSkipped(d.skipped)
             if not d.changes:
-                return dict.fromkeys(self._pr_tables(), 0), 0  # type: ignore[attr-defined]
-            before = self._pr_kept_state(key, d)  # type: ignore[attr-defined]
+                return dict.fromkeys(self._pr_tables(), 0), 0
+            before = self._pr_kept_state(key, d)
             atomic = self._pr_atomic()
             if not atomic:  # nothing to roll back: compared right before the deletes instead
-                check_against_plan(expected, self._pr_measure(key, d)[0])  # type: ignore[attr-defined]
-            deleted = self._pr_apply(key, d)  # type: ignore[attr-defined]
+                check_against_plan(expected, self._pr_measure(key, d)[0])
+            deleted = self._pr_apply(key, d)
             check_against_plan(expected, deleted, atomic=atomic)
-            check_kept_state(key, before, self._pr_kept_state(key, d), atomic=atomic)  # type: ignore[attr-defined]
+            check_kept_state(key, before, self._pr_kept_state(key, d), atomic=atomic)
         return deleted, sum(len(v) for v in d.detach.values())
 
     def prune_remaining(self, key: str, *, keep: int = 1, newer_than: datetime | None = None) -> int:

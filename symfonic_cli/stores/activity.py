@@ -24,6 +24,12 @@ from __future__ import annotations
 from symfonic_cli import clock
 from symfonic_cli.model.listing import ThreadSummary
 
+# typing.TYPE_CHECKING without importing typing (quick commands load this module).
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterator
+    from typing import Any
+
 _ODD_PAGE = 200
 
 
@@ -37,6 +43,13 @@ def _keeps(last, undatable: bool, last_before: str | None, last_from: str | None
 
 
 class ExactActivity:
+    """Activity by instant (first in each store's MRO). The backend's read section defines the
+    primitives declared here (annotations only, so nothing here shadows them)."""
+
+    iter_checkpoint_heads: Callable[[str], Iterator[Any]]  # ReadProtocol
+    _thread_rows: Callable[..., Iterator[ThreadSummary]]  # the listing's rows, ids as stored
+    _window_page: Callable[..., list[str]]  # a page of keys whose last id is in a window
+    _window_tally: Callable[..., int]  # how many keys' last id is in a window
     def thread_activity(self, key: str) -> tuple:
         """``(first, last, undatable)`` of a thread: its earliest and latest checkpoint times over
         every namespace, and whether a checkpoint carries no time at all."""
@@ -45,7 +58,7 @@ class ExactActivity:
         first = last = None
         undatable = False
         try:
-            for head in self.iter_checkpoint_heads(key):  # type: ignore[attr-defined]
+            for head in self.iter_checkpoint_heads(key):
                 t = clock.checkpoint_time(head.checkpoint_id, head.ts)
                 if t is None:
                     undatable = True
@@ -106,7 +119,7 @@ class ExactActivity:
         bounded = last_before is not None or last_from is not None
         asked = limit
         while True:  # the odd rows come first: ask for as many more as there were odd ones
-            rows = self._thread_rows(tenant, sub_tenant, asked, last_before, last_from)  # type: ignore[attr-defined]
+            rows = self._thread_rows(tenant, sub_tenant, asked, last_before, last_from)
             odd, first_plain = [], None
             n = 0
             for t in rows:
@@ -154,13 +167,13 @@ class ExactActivity:
                     last_from: str | None = None, after: str | None = None, limit: int = 500) -> list[str]:
         """One page of a retention sweep: up to ``limit`` keys after ``after`` (byte order) of the
         threads whose last activity is inside the bounds, by instant; undatable threads never."""
-        plain = self._window_page(tenant, sub_tenant, last_before, last_from, after, limit, False)  # type: ignore[attr-defined]
+        plain = self._window_page(tenant, sub_tenant, last_before, last_from, after, limit, False)
         # Odd threads past the last plain key of a full page belong to a later page.
         ceiling = plain[-1] if len(plain) == limit else None
         odd: list[str] = []
         cursor = after
         while len(odd) < limit:
-            page = self._window_page(tenant, sub_tenant, None, None, cursor, _ODD_PAGE, True, upto=ceiling)  # type: ignore[attr-defined]
+            page = self._window_page(tenant, sub_tenant, None, None, cursor, _ODD_PAGE, True, upto=ceiling)
             for key in page:
                 first, last, undatable = self.thread_activity(key)
                 if _keeps(last, undatable, last_before, last_from):
@@ -174,10 +187,10 @@ class ExactActivity:
                      last_from: str | None = None) -> int:
         """How many threads ``window_keys`` pages through: counted in the database, plus the odd
         threads decided one by one."""
-        n = self._window_tally(tenant, sub_tenant, last_before, last_from)  # type: ignore[attr-defined]
+        n = self._window_tally(tenant, sub_tenant, last_before, last_from)
         cursor = None
         while True:
-            page = self._window_page(tenant, sub_tenant, None, None, cursor, _ODD_PAGE, True)  # type: ignore[attr-defined]
+            page = self._window_page(tenant, sub_tenant, None, None, cursor, _ODD_PAGE, True)
             for key in page:
                 first, last, undatable = self.thread_activity(key)
                 n += _keeps(last, undatable, last_before, last_from)

@@ -21,8 +21,6 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from symfonic_cli.model.thread_row import ThreadRunState
 
-SORTS = ("last-activity", "first-activity", "checkpoints", "size")
-
 
 def _with_activity(store, r):
     """The row with its first and last activity by instant (clock.py): from the ids when both are

@@ -13,8 +13,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from typing import Any
 
-SPEAKERS = ("user", "assistant", "tool", "all")
-ROLES = ("user", "assistant", "tool", "system", "other")
+from symfonic_cli.vocabulary import ALL, ROLES  # --speaker's words
 
 _ROLE_BY_TYPE = {"human": "user", "ai": "assistant", "tool": "tool", "system": "system"}
 _ROLE_BY_CLASS = {
@@ -57,7 +56,7 @@ class Row:
 def parse_speakers(text: str) -> set[str] | None:
     """``--speaker``: one role, a comma list of roles, or ``all`` (None: every row)."""
     words = text.lower().split(",")  # as --format: values are case-insensitive everywhere
-    if "all" in words:
+    if ALL in words:
         return None
     unknown = [w for w in words if w not in ROLES]
     if unknown:

@@ -89,6 +89,8 @@ class MongoSection:
     """What the section mixins (read, history, compat, state, erase, copy) share; ``MongoStore``
     (connect.py) composes them and sets the attributes declared here."""
 
+    open_warnings: tuple[str, ...] | list[str] = ()  # the driver's warnings while opening
+
     location: StoreLocation
     client: Any  # pymongo.MongoClient
     db_name: str

@@ -31,7 +31,8 @@ class MongoCompat(MongoSection):
         # Metadata that is not a document holds no envelope (as iter_envelopes reads it): missing.
         env = {"$cond": [{"$eq": [{"$type": "$metadata"}, "object"]}, env, "$$REMOVE"]}
         is_obj = {"$eq": [{"$type": "$env"}, "object"]}
-        project: dict[str, Any] = {"_id": 0, "kind": {"$type": "$env"}, "raw": {"$cond": [is_obj, None, "$env"]}, "older": 1, "latest": 1}
+        project: dict[str, Any] = {"_id": 0, "kind": {"$type": "$env"}, "raw": {"$cond": [is_obj, None, "$env"]}, "older": 1, "latest": 1,
+                                   "t": 1, "pv": {"$cond": [is_obj, {"$getField": {"field": "package_version", "input": "$env"}}, None]}}
         for f in VALUE_GROUPED_FIELDS:
             project[f] = {"$cond": [is_obj, {"$getField": {"field": f, "input": "$env"}}, None]}
         bs = {"$cond": [is_obj, {"$getField": {"field": "boundary_sequence", "input": "$env"}}, None]}
@@ -44,6 +45,7 @@ class MongoCompat(MongoSection):
             {"$project": {
                 "_id": 0,
                 "env": env,
+                "t": "$thread_id",
                 "older": {"$lt": [{"$toLower": "$checkpoint_id"}, older_than]} if older_than is not None else {"$literal": False},
                 "latest": {"$cond": [{"$and": [{"$eq": ["$checkpoint_ns", ""]}, {"$eq": ["$_rank", 1]}]}, 1, 0]},
             }},
@@ -55,17 +57,20 @@ class MongoCompat(MongoSection):
             }},
             {"$group": {
                 "_id": {
-                    "kind": "$kind", "raw": "$raw", "older": "$older", "bs_type": "$bs_type",
+                    "t": "$t", "kind": "$kind", "raw": "$raw", "older": "$older", "pv": "$pv", "bs_type": "$bs_type",
                     "bs_size": {"$cond": [{"$eq": [{"$type": "$bs_bin"}, "binData"]}, {"$binarySize": "$bs_bin"}, None]},
                     **{f: f"${f}" for f in VALUE_GROUPED_FIELDS},
                 },
                 "n": {"$sum": 1}, "latest": {"$sum": "$latest"},
                 "bs_min": {"$min": "$bs_bin"}, "bs_max": {"$max": "$bs_bin"},
             }},
+            # A thread's groups one after another, in byte order (the simple collation).
+            {"$sort": {"_id.t": 1}},
         ]
         for doc in self.checkpoints.aggregate(pipeline, allowDiskUse=True, collation=self._collation(self.checkpoints)):
             g = doc["_id"]
-            counts = {"older": bool(g.get("older")), "checkpoints": int(doc["n"]), "latest": int(doc["latest"])}
+            counts = {"older": bool(g.get("older")), "checkpoints": int(doc["n"]), "latest": int(doc["latest"]),
+                      "thread_id": g["t"] if isinstance(g.get("t"), str) else None}
             try:
                 kind, fields = _envelope_kind(g.get("kind"), g.get("raw")), {}
                 if kind == "object":
@@ -75,7 +80,7 @@ class MongoCompat(MongoSection):
             except MetadataError as exc:  # as iter_envelopes reports the same checkpoints
                 yield EnvelopeShape("absent", error=exc.reason, **counts)
                 continue
-            yield EnvelopeShape(kind, **fields, **counts)
+            yield EnvelopeShape(kind, **fields, **counts, package_version=_release(g.get("pv")) if kind == "object" else None)
 
     @_driver_errors_iter
     def iter_envelopes(self, envelope_key: str, *, thread: str | None = None):
@@ -159,6 +164,15 @@ def _envelope_value(stored: Any) -> Any:
                 raise MetadataError(f"envelope field '{f}' cannot be decoded: {exc.reason}") from None
             out[f] = None  # a field the verdict does not read; shown as null
     return {k: out[k] for k in stored}
+
+
+def _release(stored: Any) -> str | None:
+    """package_version as iter_envelopes decodes it (a value that cannot be decoded is null there)."""
+    try:
+        value = None if stored is None else _decode_stored(stored)
+    except MetadataError:
+        return None
+    return value if isinstance(value, str) else None
 
 
 def _envelope_kind(bson_type: Any, raw: Any) -> str:

@@ -25,6 +25,7 @@ from symfonic_cli.stores.mongodb.history import MongoHistory
 from symfonic_cli.stores.mongodb.prune import MongoPrune
 from symfonic_cli.stores.mongodb.usage import MongoUsage
 from symfonic_cli.stores.mongodb.read import MongoRead
+from symfonic_cli.stores.mongodb.search import MongoSearch
 from symfonic_cli.stores.mongodb.state import MongoState
 
 DEFAULT_CHECKPOINTS = "checkpoints"
@@ -151,7 +152,7 @@ def open_store(
     return store
 
 
-class MongoStore(ExactActivity, MongoRead, MongoHistory, MongoCompat, MongoState, MongoErase, MongoCopy, MongoPrune, MongoUsage, MongoSection, SupportsWith):
+class MongoStore(ExactActivity, MongoRead, MongoSearch, MongoHistory, MongoCompat, MongoState, MongoErase, MongoCopy, MongoPrune, MongoUsage, MongoSection, SupportsWith):
     kind = "mongodb"
 
     def __init__(self, location, client, db_name, checkpoints, writes, *, writable, connect_timeout) -> None:

@@ -10,7 +10,7 @@ from contextlib import contextmanager
 
 from symfonic_cli.errors import StoreError
 from symfonic_cli.stores._prune import RulePrune
-from symfonic_cli.stores.mongodb._common import BINARY, _driver_errors, _leaf, _string_literal
+from symfonic_cli.stores.mongodb._common import BINARY, MongoSection, _driver_errors, _leaf, _string_literal
 
 # typing.TYPE_CHECKING without importing typing (quick commands load this module).
 TYPE_CHECKING = False
@@ -22,13 +22,13 @@ def _thread(key: str) -> dict:
     return {"$eq": _string_literal(key, "thread key"), "$type": "string"}
 
 
-class MongoPrune(RulePrune):
+class MongoPrune(RulePrune, MongoSection):
     """Thread prune: facts, outline, measure, kept state, apply; compact."""
 
     _pr_session = None
 
     def _pr_atomic(self) -> bool:
-        return bool(self._supports_transactions())  # type: ignore[attr-defined]
+        return bool(self._supports_transactions())
 
     def _pr_tables(self) -> tuple[str, ...]:
         return (self.writes_name, self.checkpoints_name)  # type: ignore[attr-defined]

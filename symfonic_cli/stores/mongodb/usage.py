@@ -7,10 +7,10 @@ full rules (no window functions needed from the server)."""
 
 from __future__ import annotations
 
-from symfonic_cli.stores.mongodb._common import BINARY, _driver_errors
+from symfonic_cli.stores.mongodb._common import BINARY, MongoSection, _driver_errors
 
 
-class MongoUsage:
+class MongoUsage(MongoSection):
     """store usage."""
 
     def _collection_storage(self, name: str) -> tuple[dict, str | None]:

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import math
 import os
+from collections.abc import Iterator
 from typing import Any
 
 from symfonic_cli.errors import StoreError
 from symfonic_cli.location import StoreLocation, scrub
 from symfonic_cli.stores._common import error_translators
+from symfonic_cli.threadkey import prefix_upper_bound
 
 TABLES = ("checkpoints", "checkpoint_blobs", "checkpoint_writes", "checkpoint_migrations")
 
@@ -105,3 +107,43 @@ def _connect_error(location: StoreLocation, exc: Exception, timeout: float) -> S
 
 def _bytes(value: Any) -> Any:
     return bytes(value) if isinstance(value, (memoryview, bytearray)) else value
+
+
+class PostgresSection:
+    """What the PostgreSQL store's sections (read, state, erase, ...) share: the connection and
+    the schema facts ``PostgresStore`` sets when it opens, and the helpers built on them."""
+
+    open_warnings: tuple[str, ...] | list[str] = ()  # the driver's warnings while opening
+
+    writes_replay_order = "sorted"  # the saver replays writes in writes_sort_key order
+    conn: Any  # psycopg.Connection
+    location: StoreLocation
+    writable: bool
+    schema: str | None  # the schema the checkpoint tables are read from
+    has_task_path: bool  # checkpoint_writes.task_path exists
+    connect_timeout: float
+    _c_collation: bool  # thread_id's collation sorts in byte order (a key range is a prefix)
+    _key_equals: str  # the key condition: bytewise under a nondeterministic collation
+    _cursors: int
+    _erased: set[str]  # cascade tables an erase deleted from (for VACUUM)
+
+    def _stream(self, sql: str, params: Any) -> Iterator[tuple]:
+        """Rows of a query through a server-side cursor: memory stays flat however many there are."""
+        self._cursors += 1
+        with self.conn.transaction():
+            with self.conn.cursor(name=f"symfonic_{self._cursors}") as cur:
+                cur.itersize = ITERSIZE
+                cur.execute(sql, params)
+                yield from cur
+
+    def _prefix_where(self, prefix: str) -> tuple[str, list[Any]]:
+        """Exactly the keys starting with ``prefix``. Under a collation in byte order (C, POSIX) the
+        key range is exact and the primary key serves it; under any other (ICU, a libc language
+        locale) a range selects other keys or none, so the first characters are compared in
+        bytes (COLLATE "C": starts_with refuses a nondeterministic collation)."""
+        if self._c_collation:
+            hi = prefix_upper_bound(prefix)
+            if hi is None:
+                return "WHERE thread_id >= %s", [prefix]
+            return "WHERE thread_id >= %s AND thread_id < %s", [prefix, hi]
+        return 'WHERE starts_with(thread_id COLLATE "C", %s)', [prefix]

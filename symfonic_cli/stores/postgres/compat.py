@@ -5,10 +5,10 @@ from __future__ import annotations
 from typing import Any
 
 from symfonic_cli.stores._common import PLACEHOLDER_OF_KIND, VALUE_GROUPED_FIELDS
-from symfonic_cli.stores.postgres._common import _translate_errors, _translate_iter
+from symfonic_cli.stores.postgres._common import PostgresSection, _translate_errors, _translate_iter
 
 
-class PostgresCompat:
+class PostgresCompat(PostgresSection):
     """The compat report's reads: envelope metadata only, never a checkpoint blob."""
 
     # -- compat (protocol docstrings in stores/protocol.py): JSONB operators over metadata only
@@ -26,15 +26,20 @@ class PostgresCompat:
                 f"THEN (env -> {_lit(f)})::text END AS {f}_v"
             )
         inner.append(f"CASE WHEN kind = 'object' THEN {_kind_sql(_lit_path('env', 'boundary_sequence'))} END AS bs_t")
+        # The release that wrote it: a JSON string, else none (as decode_envelope reads it).
+        inner.append("CASE WHEN kind = 'object' AND jsonb_typeof(env -> 'package_version') = 'string' "
+                     "THEN env ->> 'package_version' END AS pv")
         groups = [f"{f}_{s}" for f in VALUE_GROUPED_FIELDS for s in ("t", "v")] + ["bs_t"]
+        # Groups are per thread, a thread's groups one after another (byte order).
         # Rows Python's json reads differently (see _PYTHON_ONLY) are tested once, in this pass,
         # and come out one per group with their metadata text, to be decoded in Python.
         py = ["py_tid", "py_ns", "py_cid", "py_meta"]
         sql = (
-            f"SELECT kind, {', '.join(groups)}, older, count(*), sum(latest::int), {', '.join(py)} FROM ("
-            f" SELECT kind, {', '.join(inner)}, older, latest, {', '.join(py)} FROM ("
+            f"SELECT kind, {', '.join(groups)}, older, count(*), sum(latest::int), {', '.join(py)}, pv, tid FROM ("
+            f" SELECT kind, {', '.join(inner)}, older, latest, {', '.join(py)}, tid FROM ("
             f"  SELECT CASE WHEN NOT python_only THEN {_kind_sql('metadata -> %(key)s')} END AS kind,"
             "   CASE WHEN NOT python_only THEN metadata -> %(key)s END AS env, older, latest,"
+            '   thread_id COLLATE "C" AS tid,'
             "   CASE WHEN python_only THEN thread_id END AS py_tid, CASE WHEN python_only THEN checkpoint_ns END AS py_ns,"
             "   CASE WHEN python_only THEN checkpoint_id END AS py_cid,"
             "   CASE WHEN python_only THEN metadata::text END AS py_meta FROM ("
@@ -44,7 +49,8 @@ class PostgresCompat:
             "      PARTITION BY thread_id, checkpoint_ns ORDER BY checkpoint_id DESC) = 1) AS latest,"
             f"    {_PYTHON_ONLY} AS python_only"
             "   FROM checkpoints) AS r) AS m) AS e"
-            f" GROUP BY kind, {', '.join(groups)}, older, {', '.join(py)}"
+            f" GROUP BY tid, kind, {', '.join(groups)}, older, pv, {', '.join(py)}"
+            " ORDER BY tid"
         )
         params = {"key": envelope_key, "older": older_than}
         for row in self._stream(sql, params):
@@ -57,7 +63,8 @@ class PostgresCompat:
                 for i, f in enumerate(VALUE_GROUPED_FIELDS):
                     fields[f] = _typed(row[1 + 2 * i], row[2 + 2 * i])
                 fields["boundary_sequence"] = _typed(row[9], None)
-            yield EnvelopeShape(kind, **fields, older=bool(row[10]), checkpoints=row[11], latest=row[12] or 0)
+            yield EnvelopeShape(kind, **fields, older=bool(row[10]), checkpoints=row[11], latest=row[12] or 0,
+                                package_version=row[17], thread_id=str(row[18]))
 
     @staticmethod
     def _python_shape(envelope_key: str, row: tuple):
@@ -68,7 +75,7 @@ class PostgresCompat:
         decoded = row_from_metadata(str(tid), ns, cid, meta, envelope_key)
         return EnvelopeShape(
             "absent" if decoded.envelope is ABSENT else "object",
-            older=bool(row[10]), checkpoints=row[11], latest=row[12] or 0,
+            older=bool(row[10]), checkpoints=row[11], latest=row[12] or 0, thread_id=str(tid),
             metadata={} if decoded.envelope is ABSENT else {envelope_key: decoded.envelope},
             anomalies=decoded.anomalies, error=decoded.error,
         )

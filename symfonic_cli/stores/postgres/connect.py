@@ -9,7 +9,6 @@ through server-side cursors."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 from symfonic_cli.errors import StoreError
@@ -17,7 +16,6 @@ from symfonic_cli.location import StoreLocation
 from symfonic_cli.stores._common import SupportsWith
 from symfonic_cli.stores.activity import ExactActivity
 from symfonic_cli.stores.postgres._common import (
-    ITERSIZE,
     TABLES,
     _connect_error,
     _conninfo,
@@ -34,7 +32,6 @@ from symfonic_cli.stores.postgres.usage import PostgresUsage
 from symfonic_cli.stores.postgres.read import PostgresRead
 from symfonic_cli.stores.postgres.search import PostgresSearch
 from symfonic_cli.stores.postgres.state import PostgresState
-from symfonic_cli.threadkey import prefix_upper_bound
 
 # The last migration of langgraph-checkpoint-postgres (2.x, 3.x): checkpoint_writes.task_path.
 MIGRATION_VERSION = 9
@@ -183,24 +180,3 @@ class PostgresStore(ExactActivity, PostgresRead, PostgresSearch, PostgresHistory
                 "AND attname = 'task_path' AND NOT attisdropped"
             ).fetchone()
         )
-
-    def _stream(self, sql: str, params: Any) -> Iterator[tuple]:
-        """Rows of a query through a server-side cursor: memory stays flat however many there are."""
-        self._cursors += 1
-        with self.conn.transaction():
-            with self.conn.cursor(name=f"symfonic_{self._cursors}") as cur:
-                cur.itersize = ITERSIZE
-                cur.execute(sql, params)
-                yield from cur
-
-    def _prefix_where(self, prefix: str) -> tuple[str, list[Any]]:
-        """Exactly the keys starting with ``prefix``. Under a collation in byte order (C, POSIX) the
-        key range is exact and the primary key serves it; under any other (ICU, a libc language
-        locale) a range selects other keys or none, so the first characters are compared in
-        bytes (COLLATE "C": starts_with refuses a nondeterministic collation)."""
-        if self._c_collation:
-            hi = prefix_upper_bound(prefix)
-            if hi is None:
-                return "WHERE thread_id >= %s", [prefix]
-            return "WHERE thread_id >= %s AND thread_id < %s", [prefix, hi]
-        return 'WHERE starts_with(thread_id COLLATE "C", %s)', [prefix]

@@ -7,7 +7,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from symfonic_cli.errors import StoreError
-from symfonic_cli.stores.postgres._common import _bytes, _translate_errors
+from symfonic_cli.stores.postgres._common import PostgresSection, _bytes, _translate_errors
 
 # typing.TYPE_CHECKING without importing typing (quick commands load this module).
 TYPE_CHECKING = False
@@ -15,7 +15,7 @@ if TYPE_CHECKING:
     from symfonic_cli.model.copy import DecodedThread, ThreadExport
 
 
-class PostgresCopy:
+class PostgresCopy(PostgresSection):
     """Migrate: export and import of whole threads."""
 
     # -- migrate (see the "migrate" section of stores/protocol.py)

@@ -8,6 +8,7 @@ from symfonic_cli.clock import ORDERED_ID_REGEX
 from symfonic_cli.errors import StoreError
 from symfonic_cli.stores._common import quoted_identifier, refuse_stored_code
 from symfonic_cli.stores.postgres._common import (
+    PostgresSection,
     _connect_error,
     _conninfo,
     _translate_errors,
@@ -48,7 +49,7 @@ class _pipeline_errors_once:
         self._logger.removeFilter(self._filter)
 
 
-class PostgresErase:
+class PostgresErase(PostgresSection):
     """Thread erase: plan, cascade, delete and verify."""
 
     # -- erase (protocol docstrings in stores/protocol.py)

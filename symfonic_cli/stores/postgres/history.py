@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from symfonic_cli.stores.postgres._common import _translate_errors, _translate_iter
+from symfonic_cli.stores.postgres._common import PostgresSection, _translate_errors, _translate_iter
 
 # typing.TYPE_CHECKING without importing typing (quick commands load this module).
 TYPE_CHECKING = False
@@ -13,7 +13,7 @@ if TYPE_CHECKING:
     from symfonic_cli.model.history import CheckpointFacts, WriteChannel
 
 
-class PostgresHistory:
+class PostgresHistory(PostgresSection):
     """Thread history and diff: checkpoint metadata and write channels, no value decoded."""
 
     # -- history (protocol docstrings in stores/protocol.py): metadata and write channels, no value decoded

@@ -10,7 +10,7 @@ from __future__ import annotations
 from contextlib import contextmanager
 from symfonic_cli.errors import StoreError
 from symfonic_cli.stores._prune import RulePrune
-from symfonic_cli.stores.postgres._common import _translate_errors
+from symfonic_cli.stores.postgres._common import PostgresSection, _translate_errors
 
 # typing.TYPE_CHECKING without importing typing (quick commands load this module).
 TYPE_CHECKING = False
@@ -20,7 +20,7 @@ if TYPE_CHECKING:
 _TABLES = ("checkpoint_writes", "checkpoint_blobs", "checkpoints")
 
 
-class PostgresPrune(RulePrune):
+class PostgresPrune(RulePrune, PostgresSection):
     """Thread prune: facts, outline, measure, kept state, apply; compact."""
 
     def _pr_tables(self) -> tuple[str, ...]:

@@ -10,6 +10,7 @@ from symfonic_cli.model.listing import StoreInfo, ThreadSummary
 from symfonic_cli.clock import ORDERED_ID_REGEX
 from symfonic_cli.stores.activity import odd_having
 from symfonic_cli.stores.postgres._common import (
+    PostgresSection,
     TABLES,
     _translate_errors,
     _translate_iter,
@@ -27,7 +28,7 @@ if TYPE_CHECKING:
     )
 
 
-class PostgresRead:
+class PostgresRead(PostgresSection):
     """What is in the store, one thread, and the transcript reads (timestamps from blob heads)."""
 
     # -- what is in the store

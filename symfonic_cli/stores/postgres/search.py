@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from symfonic_cli.stores.postgres._common import _translate_iter
+from symfonic_cli.stores.postgres._common import PostgresSection, _translate_iter
 from symfonic_cli.threadkey import tenant_prefix
 
 # search/prefilter.py's markers on encode(blob, 'escape'): bytes 0 and >= 0x80 as \ooo, "\" doubled.
@@ -17,7 +17,7 @@ def escape_form(data: bytes) -> str:
     return "".join(f"\\{b:03o}" if b == 0 or b >= 0x80 else ("\\\\" if b == 0x5C else chr(b)) for b in data)
 
 
-class PostgresSearch:
+class PostgresSearch(PostgresSection):
     """``search_candidates`` (stores/protocol.py, SearchProtocol)."""
 
     @_translate_iter

@@ -8,6 +8,7 @@ from typing import Any
 from symfonic_cli.errors import StoreError
 from symfonic_cli.stores.postgres._common import (
     ITERSIZE,
+    PostgresSection,
     _bytes,
     _translate_errors,
     _translate_iter,
@@ -29,7 +30,7 @@ if TYPE_CHECKING:
     from symfonic_cli.model.run_state import ThreadRunRows
 
 
-class PostgresState:
+class PostgresState(PostgresSection):
     """Run state (thread show, threads list --status/--with-size): latest checkpoints, pending writes, sizes."""
 
     # -- run state (``thread show``; see stores/protocol.py): channel presence from the JSONB and

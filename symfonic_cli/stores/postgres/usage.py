@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 TASKS = "__pregel_tasks"  # model/prune.py TASKS (not imported: the quick route loads this module)
-from symfonic_cli.stores.postgres._common import _translate_errors
+from symfonic_cli.stores.postgres._common import PostgresSection, _translate_errors
 
 _TABLES = ("checkpoints", "checkpoint_blobs", "checkpoint_writes")
 _CP_BYTES = "pg_column_size(checkpoint) + coalesce(pg_column_size(metadata), 0)"
@@ -18,7 +18,7 @@ _VERSIONS = ("jsonb_each_text(CASE WHEN jsonb_typeof(r.checkpoint -> 'channel_ve
              "THEN r.checkpoint -> 'channel_versions' ELSE '{}'::jsonb END)")
 
 
-class PostgresUsage:
+class PostgresUsage(PostgresSection):
     """store usage."""
 
     @_translate_errors

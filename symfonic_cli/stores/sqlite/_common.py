@@ -5,9 +5,11 @@ from __future__ import annotations
 import os
 import sqlite3
 
+from symfonic_cli.codec.msgpack_head import encrypted_blob_head
 from symfonic_cli.errors import StoreError
 from symfonic_cli.location import StoreLocation
 from symfonic_cli.stores._common import error_translators
+from symfonic_cli.threadkey import prefix_upper_bound
 
 # typing.TYPE_CHECKING without importing typing (quick commands load this module).
 TYPE_CHECKING = False
@@ -19,6 +21,9 @@ if TYPE_CHECKING:
 _translate_errors, _translate_iter = error_translators(
     lambda: (sqlite3.Error,), lambda store, exc: _store_error(store.location, exc)
 )
+
+
+REQUIRED_TABLES = ("checkpoints", "writes")
 
 
 SQLITE_READONLY_ROLLBACK = 776  # a hot journal needs rolling back, which a read-only connection cannot do
@@ -85,9 +90,87 @@ class SqliteSection:
     """What the SQLite store's sections (read, state, copy, ...) share: the connection and schema
     facts ``SqliteStore`` sets when it opens, and the helpers built on them."""
 
+    open_warnings: tuple[str, ...] | list[str] = ()  # the driver's warnings while opening
+
+    writes_replay_order = "sorted"  # the saver replays writes in writes_sort_key order
     conn: sqlite3.Connection
     location: StoreLocation
+    file: str  # the resolved file
+    writable: bool
     has_task_path: bool  # writes.task_path exists (langgraph-checkpoint-sqlite 2.0.11+)
+    tables: list[str]  # every table of the file
+    utf8: bool  # the file's text encoding is UTF-8 (a key range is then a byte range)
+    _blob_keys: bool | None = None
 
     def _writes_columns(self) -> str:
         return "task_path, channel, type, value" if self.has_task_path else "'' AS task_path, channel, type, value"
+
+    def _prefix_where(self, prefix: str) -> tuple[str, list[Any]]:
+        """A WHERE condition selecting exactly the rows whose key starts with ``prefix``: text keys,
+        and BLOB keys holding UTF-8 bytes (which sort after every text)."""
+        blob_lo, blob_hi = _blob_range(prefix)
+        if self.utf8:
+            # Text sorts by its UTF-8 bytes (BINARY): a range of the primary key. b"" stands for
+            # "above every text" when no string bounds the prefix from above.
+            hi = prefix_upper_bound(prefix)
+            text = "(thread_id COLLATE BINARY >= ? AND thread_id COLLATE BINARY < ?)", [prefix, b"" if hi is None else hi]
+        else:
+            # UTF-16 text compares as UTF-16 code units, not in code point order: compare the
+            # first characters themselves (substr counts characters of text).
+            text = "substr(thread_id, 1, ?) = ?", [len(prefix), prefix]
+        if not self._has_blob_keys():
+            return text[0], text[1]  # the range alone: the primary key's order serves the GROUP BY
+        return f"({text[0]} OR (thread_id >= ? AND thread_id < ?))", [*text[1], blob_lo, blob_hi]
+
+    def _has_blob_keys(self) -> bool:
+        # BLOBs sort after every text: one index seek per table says whether any key is one.
+        if self._blob_keys is None:
+            self._blob_keys = any(
+                self.conn.execute(f"SELECT 1 FROM {t} WHERE thread_id >= x'' LIMIT 1").fetchone() for t in REQUIRED_TABLES
+            )
+        return self._blob_keys
+
+    def _blob_head(self, rowid: int, type_: str | None, size: int | None) -> tuple[str | None, int | None]:
+        # Incremental blob I/O (Python 3.11+) reads only the first pages of a blob that may be
+        # megabytes long; before 3.11, ``substr`` in SQL gives the same bytes.
+        from symfonic_cli.codec.msgpack_head import NeedMore, checkpoint_blob_head
+
+        if type_ == "msgpack+aes" and size:
+            row = self.conn.execute("SELECT checkpoint FROM checkpoints WHERE rowid = ?", (rowid,)).fetchone()
+            return encrypted_blob_head(type_, row[0] if row is not None else None)
+        if type_ != "msgpack" or not size:
+            return None, None
+        blob = None
+        if hasattr(self.conn, "blobopen"):
+            try:
+                blob = self.conn.blobopen("checkpoints", "checkpoint", rowid, readonly=True)
+            except sqlite3.OperationalError:  # the row went away under a concurrent writer
+                return None, None
+        want = 512
+        try:
+            while True:
+                head = blob[0:min(want, size)] if blob is not None else self._blob_prefix(rowid, min(want, size))
+                if head is None:
+                    return None, None
+                try:
+                    return checkpoint_blob_head(head)
+                except NeedMore:
+                    if want >= size:
+                        return None, None
+                    want *= 4
+                except ValueError:
+                    return None, None
+        finally:
+            if blob is not None:
+                blob.close()
+
+    def _blob_prefix(self, rowid: int, n: int) -> bytes | None:
+        row = self.conn.execute("SELECT substr(checkpoint, 1, ?) FROM checkpoints WHERE rowid = ?", (n, rowid)).fetchone()
+        return bytes(row[0]) if row is not None and row[0] is not None else None
+
+
+def _blob_range(prefix: str) -> tuple[bytes, bytes]:
+    # BLOBs compare with memcmp: the UTF-8 bytes of the prefix and that byte string with its
+    # last byte raised (UTF-8 never holds 0xff, so it can always be raised).
+    lo = prefix.encode("utf-8", "surrogatepass")
+    return lo, lo[:-1] + bytes([lo[-1] + 1])

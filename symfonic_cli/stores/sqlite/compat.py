@@ -6,7 +6,7 @@ import json
 
 from symfonic_cli.errors import StoreError
 from symfonic_cli.stores._common import VALUE_GROUPED_FIELDS
-from symfonic_cli.stores.sqlite._common import _translate_errors, _translate_iter
+from symfonic_cli.stores.sqlite._common import SqliteSection, _translate_errors, _translate_iter
 
 # typing.TYPE_CHECKING without importing typing (quick commands load this module).
 TYPE_CHECKING = False
@@ -14,7 +14,7 @@ if TYPE_CHECKING:
     from typing import Any
 
 
-class SqliteCompat:
+class SqliteCompat(SqliteSection):
     """The compat report's reads: envelope metadata only, never a checkpoint blob."""
 
     # -- compat (protocol docstrings in stores/protocol.py): json_type/json_extract over metadata only
@@ -22,32 +22,35 @@ class SqliteCompat:
 
     @_translate_iter
     def envelope_shapes(self, envelope_key: str, *, older_than: str | None = None):
-        from symfonic_cli.model.envelope import ABSENT, EnvelopeShape
+        from symfonic_cli.model.envelope import EnvelopeShape
 
         # The big metadata text is parsed once per row to cut the envelope out (LIMIT -1 keeps
         # SQLite from flattening the subquery, which would re-parse it for every field). The small
-        # envelope text is then parsed three times: one json_extract of four paths (a JSON array,
+        # envelope text is then parsed three times: one json_extract of five paths (a JSON array,
         # so type and value travel together; absent reads as null there, which decodes alike for
-        # those four), the type of boundary_sequence, and the type of safe_boundary (absent and
-        # null differ for it). An envelope text starting with '{' is an object: no parse for that.
+        # those four and package_version), the type of boundary_sequence, and the type of
+        # safe_boundary (absent and null differ for it). An envelope text starting with '{' is an
+        # object: no parse for that. Groups are per thread, in thread order (byte order, BINARY).
         # Latest checkpoints are counted by a second query over the (thread, max id) index groups:
         # a window over all rows would walk the table in index order, one random read per row.
         fields = [
             "CASE WHEN kind = 'object' THEN json_extract(env, "
-            + ", ".join(f"'$.{f}'" for f in VALUE_GROUPED_FIELDS)
+            + ", ".join(f"'$.{f}'" for f in (*VALUE_GROUPED_FIELDS, "package_version"))
             + ") END",
             "CASE WHEN kind = 'object' THEN json_type(env, '$.boundary_sequence') END",
             "CASE WHEN kind = 'object' THEN json_type(env, '$.safe_boundary') END",
         ]
         keys = ", ".join(f"k{i}" for i in range(len(fields)))
 
-        def grouped(source: str) -> str:
+        def grouped(source: str, *, by_thread: bool) -> str:
+            tid = ", tid" if by_thread else ""
             return (
-                f"SELECT kind, {keys}, older, rid, count(*) FROM ("
-                f" SELECT kind, {', '.join(f'{e} AS k{i}' for i, e in enumerate(fields))}, older, rid FROM ("
+                f"SELECT kind, {keys}, older, rid, count(*){tid} FROM ("
+                f" SELECT kind, {', '.join(f'{e} AS k{i}' for i, e in enumerate(fields))}, older, rid{tid} FROM ("
                 f"  SELECT CASE WHEN substr(env, 1, 1) = '{{' THEN 'object' ELSE json_type(env) END AS kind,"
-                f"   env, older, rid FROM ({source} LIMIT -1) LIMIT -1))"
-                f" GROUP BY kind, {keys}, older, rid"
+                f"   env, older, rid{tid} FROM ({source} LIMIT -1) LIMIT -1))"
+                f" GROUP BY {'tid, ' if by_thread else ''}kind, {keys}, older, rid"
+                + (" ORDER BY tid" if by_thread else "")
             )
 
         # Rows whose metadata SQLite's JSON functions could read differently from the saver's
@@ -55,10 +58,10 @@ class SqliteCompat:
         # decoded in Python; the test runs once per row, in the same pass.
         def flagged(rows: str) -> str:
             return (
-                "SELECT CASE WHEN py THEN NULL ELSE m -> :path END AS env, older, CASE WHEN py THEN rid END AS rid"
-                f" FROM (SELECT rid, older, m, {_python_only('metadata', envelope_key, text='m')} AS py"
+                "SELECT CASE WHEN py THEN NULL ELSE m -> :path END AS env, older, CASE WHEN py THEN rid END AS rid, tid"
+                f" FROM (SELECT rid, older, m, tid, {_python_only('metadata', envelope_key, text='m')} AS py"
                 f"  FROM (SELECT c.rowid AS rid, c.metadata AS metadata, CAST(c.metadata AS TEXT) AS m,"
-                f"   coalesce(lower(c.checkpoint_id) < :older, 0) AS older FROM {rows} LIMIT -1) LIMIT -1)"
+                f"   c.thread_id AS tid, coalesce(lower(c.checkpoint_id) < :older, 0) AS older FROM {rows} LIMIT -1) LIMIT -1)"
             )
 
         every = flagged("checkpoints AS c")
@@ -68,25 +71,22 @@ class SqliteCompat:
             " JOIN checkpoints AS c ON c.thread_id = l.thread_id AND c.checkpoint_ns = '' AND c.checkpoint_id = l.last"
         )
         params = {"path": _json_path(envelope_key), "older": older_than, **_python_only_params(envelope_key)}
-        latest_counts = {tuple(r[:-2]): r[-1] for r in self.conn.execute(grouped(latest), params) if r[-2] is None}
-        python_rows = []
-        for row in self.conn.execute(grouped(every), params):
+        for row in self.conn.execute(grouped(every, by_thread=True), params):
             if row[5] is not None:
-                python_rows.append(row[5])
+                found = self._python_shape(envelope_key, row[5], older_than)
+                if found is not None:
+                    yield found
                 continue
-            kind = _KIND.get(row[0], "absent")
-            shape = {}
-            if kind == "object":
-                values = [v if not isinstance(v, (dict, list)) else type(v)() for v in json.loads(row[1])]
-                shape = dict(zip(VALUE_GROUPED_FIELDS, values))
-                if row[3] is None:
-                    shape["safe_boundary"] = ABSENT
-                shape["boundary_sequence"] = _typed(row[2], _PLACEHOLDER.get(row[2]))
-            n_latest = latest_counts.get(tuple(row[:5]), 0)
-            yield EnvelopeShape(kind, **shape, older=bool(row[4]), checkpoints=row[6], latest=n_latest)
-        yield from self._python_shapes(envelope_key, python_rows, older_than)
+            kind, shape, release = _shape_fields(row)
+            yield EnvelopeShape(kind, **shape, older=bool(row[4]), checkpoints=row[6], package_version=release,
+                                thread_id=str(row[7]))
+        # The latest counts, in groups of their own (no thread, no checkpoints).
+        for row in self.conn.execute(grouped(latest, by_thread=False), params):
+            if row[5] is None:
+                kind, shape, release = _shape_fields(row)
+                yield EnvelopeShape(kind, **shape, older=bool(row[4]), latest=row[6], package_version=release)
 
-    def _python_shapes(self, envelope_key: str, rowids: list[int], older_than: str | None):
+    def _python_shape(self, envelope_key: str, rowid: int, older_than: str | None):
         from symfonic_cli.model.envelope import ABSENT, EnvelopeShape, row_from_metadata
 
         sql = (
@@ -95,18 +95,17 @@ class SqliteCompat:
             "  WHERE m.thread_id = c.thread_id AND m.checkpoint_ns = '')"
             " FROM checkpoints AS c WHERE c.rowid = :rid"
         )
-        for rid in rowids:
-            found = self.conn.execute(sql, {"rid": rid, "older": older_than}).fetchone()
-            if found is None:  # deleted by a writer since the pass
-                continue
-            tid, ns, cid, meta, older, latest = found
-            row = row_from_metadata(str(tid), ns, cid, meta, envelope_key)
-            yield EnvelopeShape(
-                "absent" if row.envelope is ABSENT else "object",
-                older=bool(older), checkpoints=1, latest=int(bool(latest)),
-                metadata={} if row.envelope is ABSENT else {envelope_key: row.envelope},
-                anomalies=row.anomalies, error=row.error,
-            )
+        found = self.conn.execute(sql, {"rid": rowid, "older": older_than}).fetchone()
+        if found is None:  # deleted by a writer since the pass
+            return None
+        tid, ns, cid, meta, older, latest = found
+        row = row_from_metadata(str(tid), ns, cid, meta, envelope_key)
+        return EnvelopeShape(
+            "absent" if row.envelope is ABSENT else "object",
+            older=bool(older), checkpoints=1, latest=int(bool(latest)), thread_id=str(tid),
+            metadata={} if row.envelope is ABSENT else {envelope_key: row.envelope},
+            anomalies=row.anomalies, error=row.error,
+        )
 
     @_translate_iter
     def iter_envelopes(self, envelope_key: str, *, thread: str | None = None):
@@ -133,6 +132,23 @@ class SqliteCompat:
         )
         return [(str(k), n) for k, n in self.conn.execute(sql, (envelope_key, limit))]
 
+
+
+def _shape_fields(row: tuple) -> tuple[str, dict, str | None]:
+    """A grouped row's kind, EnvelopeShape fields and package_version (a string, else None)."""
+    from symfonic_cli.model.envelope import ABSENT
+
+    kind = _KIND.get(row[0], "absent")
+    shape: dict = {}
+    release = None
+    if kind == "object":
+        *values, release = json.loads(row[1])
+        values = [v if not isinstance(v, (dict, list)) else type(v)() for v in values]
+        shape = dict(zip(VALUE_GROUPED_FIELDS, values))
+        if row[3] is None:
+            shape["safe_boundary"] = ABSENT
+        shape["boundary_sequence"] = _typed(row[2], _PLACEHOLDER.get(row[2]))
+    return kind, shape, release if isinstance(release, str) else None
 
 
 _KIND = {"null": "null", "true": "boolean", "false": "boolean", "integer": "integer", "real": "number",

@@ -13,7 +13,7 @@ from symfonic_cli.errors import StoreError
 from symfonic_cli.location import StoreLocation
 from symfonic_cli.stores._common import SupportsWith
 from symfonic_cli.stores.activity import ExactActivity
-from symfonic_cli.stores.sqlite._common import _store_error, _translate_errors
+from symfonic_cli.stores.sqlite._common import REQUIRED_TABLES, _store_error, _translate_errors
 from symfonic_cli.stores.sqlite.compat import SqliteCompat
 from symfonic_cli.stores.sqlite.copy import SqliteCopy
 from symfonic_cli.stores.sqlite.erase import SqliteErase
@@ -23,7 +23,6 @@ from symfonic_cli.stores.sqlite.usage import SqliteUsage
 from symfonic_cli.stores.sqlite.read import SqliteRead
 from symfonic_cli.stores.sqlite.search import SqliteSearch
 from symfonic_cli.stores.sqlite.state import SqliteState
-from symfonic_cli.threadkey import prefix_upper_bound
 
 # typing.TYPE_CHECKING without importing typing (quick commands load this module).
 TYPE_CHECKING = False
@@ -32,16 +31,6 @@ if TYPE_CHECKING:
 
 
 BUSY_TIMEOUT_MS = 10_000
-
-
-REQUIRED_TABLES = ("checkpoints", "writes")
-
-
-def _blob_range(prefix: str) -> tuple[bytes, bytes]:
-    # BLOBs compare with memcmp: the UTF-8 bytes of the prefix and that byte string with its
-    # last byte raised (UTF-8 never holds 0xff, so it can always be raised).
-    lo = prefix.encode("utf-8", "surrogatepass")
-    return lo, lo[:-1] + bytes([lo[-1] + 1])
 
 
 def _uri_path(path: str) -> str:
@@ -280,28 +269,3 @@ class SqliteStore(ExactActivity, SqliteRead, SqliteSearch, SqliteHistory, Sqlite
         self.tables = sorted(tables)
         # A key range compares stored bytes: in code point order only when the text is UTF-8.
         self.utf8 = self.conn.execute("PRAGMA encoding").fetchone()[0] == "UTF-8"
-
-    def _prefix_where(self, prefix: str) -> tuple[str, list[Any]]:
-        """A WHERE condition selecting exactly the rows whose key starts with ``prefix``: text keys,
-        and BLOB keys holding UTF-8 bytes (which sort after every text)."""
-        blob_lo, blob_hi = _blob_range(prefix)
-        if self.utf8:
-            # Text sorts by its UTF-8 bytes (BINARY): a range of the primary key. b"" stands for
-            # "above every text" when no string bounds the prefix from above.
-            hi = prefix_upper_bound(prefix)
-            text = "(thread_id COLLATE BINARY >= ? AND thread_id COLLATE BINARY < ?)", [prefix, b"" if hi is None else hi]
-        else:
-            # UTF-16 text compares as UTF-16 code units, not in code point order: compare the
-            # first characters themselves (substr counts characters of text).
-            text = "substr(thread_id, 1, ?) = ?", [len(prefix), prefix]
-        if not self._has_blob_keys():
-            return text[0], text[1]  # the range alone: the primary key's order serves the GROUP BY
-        return f"({text[0]} OR (thread_id >= ? AND thread_id < ?))", [*text[1], blob_lo, blob_hi]
-
-    def _has_blob_keys(self) -> bool:
-        # BLOBs sort after every text: one index seek per table says whether any key is one.
-        if self._blob_keys is None:
-            self._blob_keys = any(
-                self.conn.execute(f"SELECT 1 FROM {t} WHERE thread_id >= x'' LIMIT 1").fetchone() for t in REQUIRED_TABLES
-            )
-        return self._blob_keys

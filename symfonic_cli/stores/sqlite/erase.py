@@ -6,7 +6,7 @@ import os
 
 from symfonic_cli.errors import StoreError
 from symfonic_cli.stores._common import PerThreadErase, quoted_identifier, refuse_stored_code
-from symfonic_cli.stores.sqlite._common import _journal_mode, _translate_errors
+from symfonic_cli.stores.sqlite._common import SqliteSection, _journal_mode, _translate_errors
 
 # typing.TYPE_CHECKING without importing typing (quick commands load this module).
 TYPE_CHECKING = False
@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     from symfonic_cli.model.erase import ExtraTable, ThreadErasePlan
 
 
-class SqliteErase(PerThreadErase):
+class SqliteErase(PerThreadErase, SqliteSection):
     """Thread erase: plan, cascade, delete and verify."""
 
     # -- erase (protocol docstrings in stores/protocol.py)

@@ -6,6 +6,7 @@ from collections.abc import Iterator
 
 from symfonic_cli.errors import StoreError
 from symfonic_cli.stores.sqlite._common import (
+    SqliteSection,
     _json_metadata,
     _translate_errors,
     _translate_iter,
@@ -18,7 +19,7 @@ if TYPE_CHECKING:
     from symfonic_cli.model.history import CheckpointFacts, WriteChannel
 
 
-class SqliteHistory:
+class SqliteHistory(SqliteSection):
     """Thread history and diff: checkpoint metadata and write channels, no value decoded."""
 
     # -- history (protocol docstrings in stores/protocol.py): metadata and write channels, no value decoded

@@ -7,7 +7,7 @@ from contextlib import contextmanager
 
 from symfonic_cli.errors import StoreError
 from symfonic_cli.stores._prune import RulePrune
-from symfonic_cli.stores.sqlite._common import _journal_mode, _translate_errors
+from symfonic_cli.stores.sqlite._common import SqliteSection, _journal_mode, _translate_errors
 from symfonic_cli.stores.sqlite.erase import _key_match
 
 # typing.TYPE_CHECKING without importing typing (quick commands load this module).
@@ -25,7 +25,7 @@ _FACTS = (
 )
 
 
-class SqlitePrune(RulePrune):
+class SqlitePrune(RulePrune, SqliteSection):
     """Thread prune: facts, outline, measure, kept state, apply; compact."""
 
     def _pr_tables(self) -> tuple[str, ...]:

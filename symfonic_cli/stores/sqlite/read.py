@@ -6,12 +6,12 @@ import os
 import sqlite3
 from collections.abc import Iterator
 
-from symfonic_cli.codec.msgpack_head import encrypted_blob_head
 from symfonic_cli.errors import StoreError
 from symfonic_cli.model.listing import StoreInfo, ThreadSummary
 from symfonic_cli.clock import ORDERED_ID_GLOB
 from symfonic_cli.stores.activity import odd_having
 from symfonic_cli.stores.sqlite._common import (
+    SqliteSection,
     _journal_mode,
     _json_metadata,
     _translate_errors,
@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     )
 
 
-class SqliteRead:
+class SqliteRead(SqliteSection):
     """What is in the store, one thread, and the transcript reads (timestamps from blob heads)."""
 
     # -- what is in the store
@@ -227,44 +227,6 @@ class SqliteRead:
             # metadata is left unread: it sits after the blob in the row (see CheckpointHead.source)
             ts, count = self._blob_head(rowid, type_, size)
             yield CheckpointHead(ns, cid, parent, ts, None, count)
-
-    def _blob_head(self, rowid: int, type_: str | None, size: int | None) -> tuple[str | None, int | None]:
-        # Incremental blob I/O (Python 3.11+) reads only the first pages of a blob that may be
-        # megabytes long; before 3.11, ``substr`` in SQL gives the same bytes.
-        from symfonic_cli.codec.msgpack_head import NeedMore, checkpoint_blob_head
-
-        if type_ == "msgpack+aes" and size:
-            row = self.conn.execute("SELECT checkpoint FROM checkpoints WHERE rowid = ?", (rowid,)).fetchone()
-            return encrypted_blob_head(type_, row[0] if row is not None else None)
-        if type_ != "msgpack" or not size:
-            return None, None
-        blob = None
-        if hasattr(self.conn, "blobopen"):
-            try:
-                blob = self.conn.blobopen("checkpoints", "checkpoint", rowid, readonly=True)
-            except sqlite3.OperationalError:  # the row went away under a concurrent writer
-                return None, None
-        want = 512
-        try:
-            while True:
-                head = blob[0:min(want, size)] if blob is not None else self._blob_prefix(rowid, min(want, size))
-                if head is None:
-                    return None, None
-                try:
-                    return checkpoint_blob_head(head)
-                except NeedMore:
-                    if want >= size:
-                        return None, None
-                    want *= 4
-                except ValueError:
-                    return None, None
-        finally:
-            if blob is not None:
-                blob.close()
-
-    def _blob_prefix(self, rowid: int, n: int) -> bytes | None:
-        row = self.conn.execute("SELECT substr(checkpoint, 1, ?) FROM checkpoints WHERE rowid = ?", (n, rowid)).fetchone()
-        return bytes(row[0]) if row is not None and row[0] is not None else None
 
     @_translate_errors
     def read_message_state(self, key: str, *, checkpoint_id: str | None = None) -> MessageState | None:

@@ -7,11 +7,11 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from symfonic_cli.stores.sqlite._common import _translate_iter
+from symfonic_cli.stores.sqlite._common import SqliteSection, _translate_iter
 from symfonic_cli.threadkey import tenant_prefix
 
 
-class SqliteSearch:
+class SqliteSearch(SqliteSection):
     """``search_candidates`` (stores/protocol.py, SearchProtocol)."""
 
     @_translate_iter

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 
 TASKS = "__pregel_tasks"  # model/prune.py TASKS (not imported: the quick route loads this module)
-from symfonic_cli.stores.sqlite._common import _translate_errors
+from symfonic_cli.stores.sqlite._common import SqliteSection, _translate_errors
 
 # Threads the plain rule (the latest N per namespace) does not describe exactly: a subgraph call's
 # namespace, DeltaChannel metadata, pending Sends. They are planned one by one with the full rules.
@@ -17,7 +17,7 @@ _SPECIAL = (
 _CP_BYTES = "length(checkpoint) + coalesce(length(metadata), 0)"
 
 
-class SqliteUsage:
+class SqliteUsage(SqliteSection):
     """store usage."""
 
     @_translate_errors

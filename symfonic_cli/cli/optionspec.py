@@ -1,0 +1,73 @@
+"""The options of ``threads list`` and ``store info`` (and ``--store``/``--format`` everywhere), as
+plain data: the typer commands build their options from these (``options.typer_option``), and the
+quick route (``fast.py``) its parser, so the two routes cannot drift apart.
+
+Each option: ``opts`` (its spellings), ``help``, and optionally ``kind`` (``text``, the default:
+one string; ``count``: an integer from 0 to MAX_COUNT; ``multi``: a string, repeatable; ``flag``:
+no value, False unless given) and ``env`` (the environment variable read when it is not given).
+The words an option takes are vocabulary.OPTION_WORDS' (``[a|b|c]`` in --help, offered on TAB).
+
+Free of typer, typing and dataclasses: the quick route loads it.
+"""
+
+from __future__ import annotations
+
+from symfonic_cli.cli.columns import COLUMN_NAMES
+from symfonic_cli.cli.common import MAX_COUNT
+from symfonic_cli.location import STORE_ENV
+from symfonic_cli.vocabulary import DEFAULT_SORT, FORMATS, SORTS, STATUSES, listed, one_of
+
+STORE = {
+    "opts": ("--store", "-s"),
+    "env": STORE_ENV,
+    "help": "Store URL (sqlite:///file.db, postgresql://..., mongodb://...), a file path, or a name from the config file.",
+}
+FORMAT = {
+    "opts": ("--format", "-f"),
+    "help": f"{one_of(FORMATS)} (default: table on a terminal, text otherwise).",
+}
+# The filters threads list and threads search share.
+TENANT = {"opts": ("--tenant",), "help": "Only this tenant's threads."}
+SUB_TENANT = {"opts": ("--sub-tenant",), "help": "Only this sub-tenant's threads (with --tenant; '_' for none)."}
+SESSION = {"opts": ("--session",), "help": "Only threads of this session id, any tenant."}
+INACTIVE_FOR = {"opts": ("--inactive-for",), "help": "Only threads whose last activity is older than this (90d, 12h, 2w)."}
+INACTIVE_SINCE = {
+    "opts": ("--inactive-since",),
+    "help": "Only threads with no activity since this ISO 8601 date or time (no offset means --tz, default UTC).",
+}
+ACTIVE_WITHIN = {"opts": ("--active-within",), "help": "Only threads active within this time (7d, 12h)."}
+
+THREADS_LIST = {
+    "store": STORE,
+    "tenant": TENANT,
+    "sub_tenant": SUB_TENANT,
+    "limit": {"opts": ("--limit", "-n"), "kind": "count", "help": f"At most N threads (0 to {MAX_COUNT})."},
+    "fmt": FORMAT,
+    "status": {
+        "opts": ("--status",), "kind": "multi",
+        "help": f"Only threads in this run state: {listed(STATUSES)} (repeatable, or a comma list).",
+    },
+    "session": SESSION,
+    "sort": {
+        "opts": ("--sort",),
+        "help": f"{DEFAULT_SORT} (default), {one_of(SORTS[1:])}; newest or largest first.",
+    },
+    "reverse": {"opts": ("--reverse",), "kind": "flag", "help": "Reverse the order."},
+    "with_size": {"opts": ("--with-size",), "kind": "flag", "help": "Add size_bytes: the thread's stored checkpoints, blobs and writes."},
+    "inactive_for": INACTIVE_FOR,
+    "inactive_since": INACTIVE_SINCE,
+    "active_within": ACTIVE_WITHIN,
+    "since": {
+        "opts": ("--since",),
+        "help": "Only threads last active at or after this time (2h ago, a date, an ISO 8601 time; as transcript show).",
+    },
+    "until": {"opts": ("--until",), "help": "Only threads last active at or before this time (a date keeps that whole day)."},
+    "columns": {
+        "opts": ("--columns",),
+        "help": f"Columns (JSON: fields) to show, in this order: {listed(COLUMN_NAMES)} (or first: the first user message).",
+    },
+}
+STORE_INFO = {"store": STORE, "fmt": FORMAT}
+
+# The commands the quick route takes, and their options.
+QUICK = {("threads", "list"): THREADS_LIST, ("store", "info"): STORE_INFO}
