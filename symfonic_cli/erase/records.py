@@ -29,7 +29,7 @@ from symfonic_cli.environment import Environment
 from symfonic_cli.erase import plan as ep
 from symfonic_cli.erase.receipt_file import ReceiptFile, ReceiptWriteError
 from symfonic_cli.erase.steps import Stopped
-from symfonic_cli.erase.text import JsonStream, thread_line
+from symfonic_cli.erase.text import JsonStream, thread_line, width_of
 from symfonic_cli.errors import EXIT_STORE, ReceiptError
 from symfonic_cli.location import StoreLocation, store_identity
 
@@ -78,6 +78,7 @@ class Recorder:
         self.header, self.kind, self.grace, self.receipt_file, self.total = header, kind, grace, receipt_file, total
         self.human = fmt not in ("json", "jsonl")
         self.lines = env.stdout if self.human else env.stderr  # a line per thread for a reader
+        self.width = width_of(self.lines)
         self.stream = JsonStream(env.stdout, fmt) if stream and not self.human else None
         self.progress = Progress(env.stderr, verb, total, enabled=None if progress else False)
         self.counts = dict.fromkeys(ep.STATUSES, 0)
@@ -114,7 +115,7 @@ class Recorder:
                 self.file_ok = False
                 stop = Stopped(str(exc), EXIT_STORE, False)
         self.progress.clear()
-        self.lines.write(thread_line(result))
+        self.lines.write(thread_line(result, self.width))
         self.lines.flush()
         if self.stream is not None:
             self.stream.item(entry, self.header)

@@ -51,8 +51,10 @@ def run_sweep(req, env: Environment) -> None:
         try:
             notes = store.erase_prepare(extra, dry_run=req.dry_run)
             total = store.window_count(**window)  # counted in the database
+            # Threads no time window can judge: never selected, counted apart in the plan.
+            undatable = store.window_undatable(tenant=sel.tenant, sub_tenant=sel.sub_tenant)
             if req.dry_run:
-                _dry_run(store, req, env, window, total, batch, name, extra, now)
+                _dry_run(store, req, env, window, total, batch, name, extra, now, undatable)
                 return
             needs_confirm = not req.yes and total > 0
             if needs_confirm:
@@ -63,14 +65,15 @@ def run_sweep(req, env: Environment) -> None:
             plan_out = terminal.writer if terminal is not None else (out if human else None)
             if plan_out is not None:
                 text.print_sweep_plan(plan_out, store_name=name, cut_off=sel.receipt.get("cut_off"), total=total,
-                                      batch=batch, sample=first[:SAMPLE], now=now, grace=req.grace, env=env)
+                                      batch=batch, sample=first[:SAMPLE], now=now, grace=req.grace, env=env,
+                                      undatable=undatable)
             if needs_confirm:
                 confirm_count(terminal, total)
             header = new_header(req.location, store, now, operator=req.operator, ticket=req.ticket,
                                 selection=sel.receipt, vacuum=req.vacuum)
             recorder = Recorder(env, fmt=req.fmt, header=header, kind=req.location.kind, grace=req.grace,
                                 receipt_file=receipt_file, total=total, stream=True, progress=True)
-            recorder.start(threads_planned=total, batch_size=batch)
+            recorder.start(threads_planned=total, batch_size=batch, threads_undatable=undatable)
             faults = Faults.from_env(out)
             idle_before = sel.window.last_before  # re-checked inside each thread's transaction
 
@@ -82,7 +85,7 @@ def run_sweep(req, env: Environment) -> None:
             stop = finish(lambda: store.erase_finish(vacuum=req.vacuum), req.location, notes, stop)
         finally:
             store.close()
-        summary = _summary(recorder, stop)
+        summary = {**_summary(recorder, stop), "undatable": undatable}
         tail: dict[str, Any] = {"summary": summary, "interrupted": bool(stop and stop.exit_code == EXIT_INTERRUPTED)}
         if stop is not None:
             tail["stopped"] = stop.reason
@@ -93,6 +96,8 @@ def run_sweep(req, env: Environment) -> None:
             tail["stopped"] = stop.reason
         if human:
             line = ep.summary_line({"summary": summary, "threads": []})
+            if undatable:
+                line += f"; {undatable} thread(s) left alone: their activity cannot be dated"
             if recorder.recent:
                 line += f"; warning: {recorder.recent} thread(s) had recent activity, a running agent may write them again"
             text.print_receipt(out, {**header, **tail}, line, recorder.kept_at(stop))
@@ -143,16 +148,17 @@ def _summary(recorder: Recorder, stop) -> dict[str, int]:
     }
 
 
-def _dry_run(store, req, env, window, total, batch, name, extra, now) -> None:
+def _dry_run(store, req, env, window, total, batch, name, extra, now, undatable: int = 0) -> None:
     """The plan of every idle thread, streamed page by page; nothing deleted."""
     out = env.stdout
     human = req.fmt not in ("json", "jsonl")
     stream = text.JsonStream(out, req.fmt, record="plan")
     if human:
-        out.write(text.sweep_dry_run_head(name, req.selection.receipt.get("cut_off"), total, batch, env))
+        text.sweep_dry_run_head(out, name, req.selection.receipt.get("cut_off"), total, batch, env, undatable)
     else:
         stream.begin({"dry_run": True, "store": name, "store_kind": req.location.kind, "selection": req.selection.receipt, "batch_size": batch})
     after, n, rows = None, 0, 0
+    width = text.width_of(out) if human else None
     try:
         while n < total:
             keys = store.window_keys(**window, after=after, limit=min(batch, total - n))
@@ -163,13 +169,15 @@ def _dry_run(store, req, env, window, total, batch, name, extra, now) -> None:
                 n += 1
                 rows += record["total"]
                 if human:
-                    out.write(text.plan_line(record, req.grace, env) + "\n")
+                    out.write(text.plan_line(record, req.grace, env, width=width) + "\n")
                 else:
                     stream.item(record)
     finally:
-        summary = {"threads": n, "to_erase": n, "rows": rows, "not_found": 0, "already_erased": 0, "nothing_to_erase": 0}
+        summary = {"threads": n, "to_erase": n, "rows": rows, "not_found": 0, "already_erased": 0, "nothing_to_erase": 0,
+                   "undatable": undatable}
         if human:
-            out.write(ep.NOT_ERASED + "\n" + "dry run: nothing deleted\n")
+            text.write_fitted(out, [ep.NOT_ERASED], hang="  ")
+            out.write("dry run: nothing deleted\n")
         else:
             stream.end({"summary": summary, "not_erased": ep.NOT_ERASED})
         out.flush()

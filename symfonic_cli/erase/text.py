@@ -1,13 +1,16 @@
 """What a store-changing run prints: plans, per-thread lines, the JSON documents on stdout.
 
 Every text taken from the store is escaped here (``esc`` is ``render.escape_inline``); times are
-shown in ``--tz``. API:
-- ``plan_line(record, grace, every_sub=())``: one planned thread (``ep.plan_records`` gives the records);
+shown in ``--tz``. On a terminal every line a reader gets wraps to its width (render/fit.py: keys,
+ids, times and counts whole, text between words); off one, each stays one line. API:
+- ``width_of(stream)``: the width to wrap to, None off a terminal; ``write_fitted(out, pieces)``;
+- ``plan_line(record, grace, env, every_sub=(), width=None)``: one planned thread (``ep.plan_records`` gives the records);
 - ``print_plan(out, ...)``: a request's plan (text, or a table with ``fmt="table"``), then NOT_ERASED;
-- ``print_sweep_plan(out, ...)``: a counted selection: the count, the cut-off and the first keys;
+- ``print_sweep_plan(out, ..., undatable=N)``: a counted selection: the count, the cut-off, the
+  threads no time window can judge, and the first keys; ``sweep_dry_run_head(out, ...)``: a dry run's;
 - ``plan_document(...)``: a request's dry run as one JSON document;
-- ``suggestion_lines(err, misses)``: not-found keys' suggestions, on stderr only;
-- ``thread_line(outcome)``: ``<status> <key><detail>``, the line printed per thread as it is done;
+- ``suggestion_lines(err, misses)``: not-found keys' suggestions, on stderr only (``not_found_line``);
+- ``thread_line(outcome, width=None)``: ``<status> <key><detail>``, the line printed per thread as it is done;
 - ``write_json(out, fmt, doc)``: one document, indented for ``json``, one line for ``jsonl``;
 - ``print_receipt(out, receipt, line, kept_at)``: a reader's end: the summary and the receipt
   file's path, or the whole receipt when no file holds it;
@@ -46,12 +49,45 @@ def write_json(out: TextIO, fmt: str, doc: dict) -> None:
     out.write(json_dumps(doc, indent=2 if fmt == "json" else None) + "\n")
 
 
-def plan_line(r: dict, grace: timedelta, env, every_sub=frozenset()) -> str:
-    rows = ", ".join(f"{_esc(t)} {n}" + (ALL_SUBS if t in every_sub else "") for t, n in r["rows"].items())
-    line = f"  {_esc(r['key'])}: {r['total']} row(s) ({rows}); first activity {_when(r['first_activity'], env)}, last {_when(r['last_activity'], env)}"
+def _fit(pieces, width: int | None, indent: str = "", hang: str = "    ") -> str:
+    from symfonic_cli.render.fit import fit
+
+    return fit(pieces, width, indent=indent, hang=hang)
+
+
+def width_of(out: TextIO) -> int | None:
+    """The width a reader's lines wrap to on ``out`` (render/fit.py), None off a terminal."""
+    from symfonic_cli.render.fit import width_of as width
+
+    return width(out)
+
+
+_width = width_of
+
+
+def write_fitted(out: TextIO, pieces, indent: str = "", hang: str = "    ") -> None:
+    """One line of pieces (render/fit.py) on ``out``, wrapped to its terminal's width."""
+    out.write(_fit(pieces, _width(out), indent, hang) + "\n")
+
+
+def plan_line(r: dict, grace: timedelta, env, every_sub=frozenset(), width: int | None = None) -> str:
+    """One planned thread: its key whole, the rows per table, its first and last activity whole;
+    wrapped under the key to ``width`` (None: one line)."""
+    from symfonic_cli.render.fit import Whole, enclose, glue
+
+    tables: list[str] = []
+    for t, n in r["rows"].items():
+        if tables:
+            tables[-1] = glue(tables[-1], tables[-1] + ",")
+        tables.append(Whole(f"{_esc(t)} {n}"))
+        if t in every_sub:
+            tables.append(ALL_SUBS.strip())  # free text: wraps
+    tables = enclose(tables, "(", ");")
+    pieces = [Whole(_esc(r["key"]) + ":"), Whole(f"{r['total']} row(s)"), *tables,
+              "first activity", Whole(_when(r["first_activity"], env) + ","), "last", Whole(_when(r["last_activity"], env))]
     if r["recent"]:
-        line += f" [recent: active in the last {ep.human_duration(grace)}]"
-    return line
+        pieces.append(f"[recent: active in the last {ep.human_duration(grace)}]")
+    return _fit(pieces, width, "  ", "    ")
 
 
 def plan_document(*, store_name: str, kind: str, selection: dict, plans, misses, now: datetime, grace: timedelta) -> dict[str, Any]:
@@ -73,71 +109,102 @@ def plan_document(*, store_name: str, kind: str, selection: dict, plans, misses,
 
 def print_plan(out: TextIO, *, store_name: str, plans, misses, now: datetime, grace: timedelta, fmt: str,
                by_prefix: bool, env, extra=()) -> None:
-    """A request's plan: one line per thread (or a table), then what is not erased."""
+    """A request's plan: one line per thread (or a table), then what is not erased; on a terminal
+    each line wraps to its width, keys, ids and times whole."""
+    from symfonic_cli.render.fit import Whole
+
     every_sub = {t.name for t in extra if t.all_sub_tenants}
     records = ep.plan_records(plans, now, grace, misses)
     todo = ep.to_erase(plans)
-    out.write(f"erase plan for {_esc(store_name)}: {len(todo)} of {len(plans)} thread(s) hold rows to erase\n")
+    width = _width(out)
+    out.write(_fit(["erase plan for", Whole(_esc(store_name) + ":"), Whole(f"{len(todo)} of {len(plans)}"),
+                    "thread(s) hold rows to erase"], width) + "\n")
     if by_prefix and not plans:
         out.write("  no thread matches\n")
     if fmt == "table" and records:
         _plan_table(out, records, grace, env, every_sub)
         records = []
     for r in records:
+        key = Whole(_esc(r["key"]) + ":")
         if r["status"] == ep.NOT_FOUND:
-            out.write(f"  {_esc(r['key'])}: not found\n")
+            out.write(_fit([key, "not found"], width, "  ") + "\n")
         elif r["status"] == ep.ALREADY_ERASED:
             by = r["erased_by"]
-            out.write(f"  {_esc(r['key'])}: already erased (receipt {_esc(by['receipt_id'])} at {_esc(_shown(by['time'], env))})\n")
+            out.write(_fit([key, "already erased (receipt", Whole(_esc(by["receipt_id"])), "at",
+                            Whole(_esc(_shown(by["time"], env)) + ")")], width, "  ") + "\n")
         elif not r["total"]:
-            out.write(f"  {_esc(r['key'])}: nothing to erase\n")
+            out.write(_fit([key, "nothing to erase"], width, "  ") + "\n")
         else:
-            out.write(plan_line(r, grace, env, every_sub) + "\n")
-    out.write(ep.NOT_ERASED + "\n")
+            out.write(plan_line(r, grace, env, every_sub, width) + "\n")
+    out.write(_fit([ep.NOT_ERASED], width, "", "  ") + "\n")
     out.flush()
 
 
 def _plan_table(out: TextIO, records, grace: timedelta, env, every_sub=frozenset()) -> None:
+    """The borderless table of render/tables.py: keys, counts, ids and times whole; the tables
+    column wraps at spaces (never inside a word); first and last activity one under the other."""
     from symfonic_cli import render
 
     rows = []
     for r in records:
-        # Raw text: the table escapes every cell once.
         if r["status"] == ep.NOT_FOUND:
             what = "not found"
         elif r["status"] == ep.ALREADY_ERASED:
-            what = f"already erased (receipt {r['erased_by']['receipt_id']})"
+            what = f"already erased (receipt {render.cell(r['erased_by']['receipt_id'])})"
         elif not r["total"]:
             what = "nothing to erase"
         else:
-            what = ", ".join(f"{t} {n}" + (ALL_SUBS if t in every_sub else "") for t, n in r["rows"].items())
+            what = ", ".join(f"{_esc(t)} {n}" + (ALL_SUBS if t in every_sub else "") for t, n in r["rows"].items())
             if r["recent"]:
                 what += f" [recent: active in the last {ep.human_duration(grace)}]"
-        rows.append({"key": r["key"], "rows": r["total"], "what": what, "first": r["first_activity"], "last": r["last_activity"]})
-    render.write_records(rows, fmt="table", columns=("key", "rows", "what", "first", "last"),
-                         headers=("thread", "rows", "tables", "first activity", "last activity"), environment=env, stream=out)
+        when = "-" if r["status"] in (ep.NOT_FOUND, ep.ALREADY_ERASED) else (
+            f"{render.cell(_when(r['first_activity'], env))}\n{render.cell(_when(r['last_activity'], env))}")
+        rows.append([render.cell(r["key"]), str(r["total"]), what, when])
+    longest = max((render._text_width(w) for row in rows for w in row[2].split(" ")), default=1)
+    render.write_table(rows, ("thread", "rows", "tables", "first / last activity"), whole=(True, True, False, True),
+                       least=(0, 0, longest, 0), environment=env, stream=out)
+
+
+def _undatable_pieces(undatable: int) -> list[str]:
+    from symfonic_cli.render.fit import Whole
+
+    return [Whole(f"{undatable:,} thread(s)"), "whose activity cannot be dated (a checkpoint without a time):",
+            "not erased by a time window (threads list --inactive-for names them)"]
 
 
 def print_sweep_plan(out: TextIO, *, store_name: str, cut_off: str | None, total: int, batch: int, sample,
-                     now: datetime, grace: timedelta, env) -> None:
-    """What the operator confirms: the count (from the database), the cut-off, and the first keys."""
-    out.write(f"erase plan for {_esc(store_name)}: {total:,} thread(s) idle since {_shown(cut_off, env)} to erase, in batches of {batch:,}\n")
+                     now: datetime, grace: timedelta, env, undatable: int = 0) -> None:
+    """What the operator confirms: the count (from the database), the cut-off, the first keys, and
+    the threads left alone because their activity cannot be dated; wrapped to a terminal."""
+    from symfonic_cli.render.fit import Whole
+
+    width = _width(out)
+    out.write(_fit(["erase plan for", Whole(_esc(store_name) + ":"), Whole(f"{total:,} thread(s)"), "idle since",
+                    Whole(str(_shown(cut_off, env))), "to erase, in batches of", Whole(f"{batch:,}")], width) + "\n")
     if not total:
         out.write("  no thread matches\n")
+    if undatable:
+        out.write(_fit(["undatable:", *_undatable_pieces(undatable)], width, "  ") + "\n")
     records = ep.plan_records(sample, now, grace)
     if records:
         more = f" (the first {len(records)} by key)" if total > len(records) else ""
         out.write(f"  threads{more}:\n")
     for r in records:
-        out.write(plan_line(r, grace, env) + "\n")
+        out.write(plan_line(r, grace, env, width=width) + "\n")
     if total > len(records):
-        out.write(f"  ... and {total - len(records):,} more (thread erase --dry-run lists every one)\n")
-    out.write(ep.NOT_ERASED + "\n")
+        out.write(_fit(["...", "and", Whole(f"{total - len(records):,} more"), "(thread erase --dry-run lists every one)"], width, "  ") + "\n")
+    out.write(_fit([ep.NOT_ERASED], width, "", "  ") + "\n")
     out.flush()
 
 
-def sweep_dry_run_head(store_name: str, cut_off: str | None, total: int, batch: int, env) -> str:
-    return f"erase plan for {_esc(store_name)}: {total:,} idle thread(s) (last activity before {_shown(cut_off, env)}), in batches of {batch:,}\n"
+def sweep_dry_run_head(out: TextIO, store_name: str, cut_off: str | None, total: int, batch: int, env, undatable: int = 0) -> None:
+    from symfonic_cli.render.fit import Whole
+
+    width = _width(out)
+    out.write(_fit(["erase plan for", Whole(_esc(store_name) + ":"), Whole(f"{total:,} idle thread(s)"), "(last activity before",
+                    Whole(f"{_shown(cut_off, env)}),"), "in batches of", Whole(f"{batch:,}")], width) + "\n")
+    if undatable:
+        out.write(_fit(["undatable:", *_undatable_pieces(undatable)], width, "  ") + "\n")
 
 
 def detail(result: ep.ThreadOutcome) -> str:
@@ -155,25 +222,45 @@ def suggestion_lines(err: TextIO, misses: dict) -> None:
     written to stdout (a file, a pipe) or to a receipt."""
     for key, miss in misses.items():
         if miss.status == ep.NOT_FOUND:
-            near = ", ".join(f"'{_esc(k)}'" for k in miss.suggestions)
-            err.write(f"symfonic: not found: '{_esc(key)}'" + (f"; did you mean: {near}" if near else "") + "\n")
+            err.write(not_found_line(key, miss.suggestions, _width(err)) + "\n")
     err.flush()
 
 
-def thread_line(result: ep.ThreadOutcome) -> str:
-    return f"{result.status} {_esc(result.key)}{detail(result)}\n"
+def not_found_line(key: str, suggestions, width: int | None = None) -> str:
+    """``symfonic: not found: 'KEY'; did you mean: 'A', 'B'``: each key whole, wrapped to ``width``."""
+    from symfonic_cli.render.fit import Whole
+
+    near = [Whole(f"'{_esc(k)}'" + ("," if i < len(suggestions) - 1 else "")) for i, k in enumerate(suggestions)]
+    head = Whole(f"'{_esc(key)}'" + (";" if near else ""))
+    return _fit(["symfonic: not found:", head, *(["did you mean:", *near] if near else [])], width)
 
 
-def print_receipt(out: TextIO, receipt: dict[str, Any], line: str, kept_at: str | None = None) -> None:
-    """The end for a reader: the summary line and where the receipt is kept (``kept_at``, the
-    --receipt file holding every line of it), else the whole receipt (then the only record)."""
+def thread_line(result: ep.ThreadOutcome, width: int | None = None) -> str:
+    """``<status> <key><detail>``; wrapped to ``width`` (the key whole, a reason between words)."""
+    from symfonic_cli.render.fit import Whole
+
+    if width is None:
+        return f"{result.status} {_esc(result.key)}{detail(result)}\n"
+    more = detail(result)
+    if more.startswith(": "):
+        pieces = [result.status, Whole(_esc(result.key) + ":"), more[2:]]
+    else:
+        pieces = [result.status, Whole(_esc(result.key) + more)] if len(more) < 30 else [result.status, Whole(_esc(result.key)), more]
+    return _fit(pieces, width) + "\n"
+
+
+def print_receipt(out: TextIO, receipt: dict[str, Any], line, kept_at: str | None = None) -> None:
+    """The end for a reader: the summary line (a string, or pieces to wrap: render/fit.py) and
+    where the receipt is kept (``kept_at``, the --receipt file holding every line of it), else the
+    whole receipt (then the only record, JSON as it is kept)."""
     from symfonic_cli.render import json_dumps
+    from symfonic_cli.render.fit import Whole
 
     if kept_at is None:
         out.write("receipt:\n" + json_dumps(receipt, indent=2, visible=True) + "\n")
-    out.write(line + "\n")
+    write_fitted(out, [line] if isinstance(line, str) else line)
     if kept_at is not None:
-        out.write(f"receipt {_esc(str(receipt.get('receipt_id')))}: {_esc(kept_at)}\n")
+        write_fitted(out, ["receipt", Whole(_esc(str(receipt.get("receipt_id"))) + ":"), Whole(_esc(kept_at))])
 
 
 class JsonStream:

@@ -107,9 +107,10 @@ def run(req: ExportRequest, environment: Environment | None = None) -> None:
             found = [(k, s) for k in store.thread_keys_with_prefix(req.prefix or "") if (s := store.thread_summary(k)) is not None]
         if missing:
             suggester = Suggester(store)
+            from symfonic_cli.erase.text import not_found_line, width_of
+
             for key in missing:
-                near = suggester.suggest(key)
-                err.write(f"symfonic: not found: '{esc(key)}'" + (f"; did you mean: {', '.join(repr(esc(k)) for k in near)}" if near else "") + "\n")
+                err.write(not_found_line(key, suggester.suggest(key), width_of(err)) + "\n")
             if not req.missing_ok:
                 if len(missing) == 1:
                     raise NotFoundError(not_found_message(missing[0], where, suggester) + "; nothing exported", hint="--missing-ok to export the others")
@@ -177,10 +178,12 @@ def run(req: ExportRequest, environment: Environment | None = None) -> None:
         doc = {"output": req.output, "format": kind, "threads": len(entries), "not_found": missing}
         out.write(json_dumps(doc, indent=2 if req.fmt == "json" else None) + "\n")
     else:
-        line = f"exported {len(entries)} thread(s) to {esc(req.output)}"
+        from symfonic_cli.render.fit import Whole, fit, width_of
+
+        pieces = ["exported", Whole(f"{len(entries)} thread(s)"), "to", Whole(esc(req.output) + (";" if missing else ""))]
         if missing:
-            line += f"; {len(missing)} not found"
-        out.write(line + "\n")
+            pieces.append(Whole(f"{len(missing)} not found"))
+        out.write(fit(pieces, width_of(out)) + "\n")
     out.flush()
 
 

@@ -39,13 +39,15 @@ def write_table(
     environment,
     stream: TextIO | None = None,
     show_lines: bool = False,
+    least: Sequence[int] | None = None,
 ) -> None:
     """A table of already-escaped cells. Identifier columns (``whole``) stay on one line; the
-    others fold (never below their header's width). When the identifiers and the other headers
-    do not fit the terminal, each row is printed as a record instead (psql's expanded mode)."""
+    others fold (never below their header's width, nor below ``least``: a caller's widest word,
+    so that it wraps between words only). When the identifiers and the other headers do not fit
+    the terminal, each row is printed as a record instead (psql's expanded mode)."""
     out = stream if stream is not None else environment.stdout
     whole = list(whole) if whole is not None else [is_identifier_column(h) for h in headers]
-    widths = [_text_width(h) for h in headers]
+    widths = [max(_text_width(h), (least or ())[i] if i < len(least or ()) else 0) for i, h in enumerate(headers)]
     need = list(widths)
     for row in rows:
         for i, value in enumerate(row):
@@ -53,9 +55,9 @@ def write_table(
                 need[i] = max(need[i], _text_width(value))
     con = console(environment, out)
     width = con.width
-    least = sum(need[i] if whole[i] else max(widths[i], 1) for i in range(len(headers))) + _table_frame(len(headers))
-    if least > width or not rows:
-        write_record_layout(rows, headers, title=title, environment=environment, stream=out, width=width, con=con)
+    narrowest = sum(need[i] if whole[i] else max(widths[i], 1) for i in range(len(headers))) + _table_frame(len(headers))
+    if narrowest > width or not rows:
+        write_record_layout(rows, headers, title=title, environment=environment, stream=out, width=width, con=con, whole=whole)
         return
     from rich.table import Table
     from rich.text import Text
@@ -73,9 +75,12 @@ def write_table(
     con.print(table)
 
 
-def write_record_layout(rows, headers, *, title=None, environment, stream=None, width=80, con=None) -> None:
-    """One ``field: value`` line per column, a rule between rows. Values fold under themselves
-    past the terminal's width; an identifier longer than the line stays whole."""
+def write_record_layout(rows, headers, *, title=None, environment, stream=None, width=80, con=None, whole=None) -> None:
+    """One ``field: value`` line per column, a rule between rows. Values wrap under themselves
+    past the terminal's width, between words (a word wider than the line is broken between
+    characters); an identifier (``whole``, else by its header's name) longer than the line stays whole."""
+    from symfonic_cli.render.fit import fit
+
     out = stream if stream is not None else environment.stdout
     label = max((_text_width(h) for h in headers), default=0)
     con = con or console(environment, out)
@@ -87,17 +92,17 @@ def write_record_layout(rows, headers, *, title=None, environment, stream=None, 
     for n, row in enumerate(rows, 1):
         head = f"-[ RECORD {n} ]"
         lines.append(head + "-" * max(width - len(head), 0))
-        for h, value in zip(headers, row):
+        for i, (h, value) in enumerate(zip(headers, row)):
             name = (h + ":").ljust(label + 1)
             if bold:
                 name = f"\x1b[1m{name}\x1b[0m"
             parts = value.split("\n") or [""]
             folded = []
             for part in parts:
-                if is_identifier_column(h) or len(part) <= room:
+                if (whole[i] if whole is not None else is_identifier_column(h)) or _text_width(part) <= room:
                     folded.append(part)
                 else:
-                    folded.extend(part[i:i + room] for i in range(0, len(part), room))
+                    folded.extend(fit([part], room, hang="").split("\n"))
             lines.append(f"{name} {folded[0]}".rstrip(" "))
             lines.extend(" " * (label + 2) + more for more in folded[1:])
     if not rows:

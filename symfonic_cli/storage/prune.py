@@ -25,7 +25,7 @@ from symfonic_cli.erase.faults import Faults
 from symfonic_cli.erase.receipt_file import ReceiptWriteError
 from symfonic_cli.erase.records import default_operator, open_receipt, store_name
 from symfonic_cli.erase.steps import DEFAULT_BATCH, Stopped, run_threads
-from symfonic_cli.erase.text import JsonStream
+from symfonic_cli.erase.text import JsonStream, print_receipt, width_of
 from symfonic_cli.errors import (
     EXIT_INTERRUPTED,
     EXIT_STORE,
@@ -74,6 +74,8 @@ class _Keys:
             self.window = {"tenant": sel.tenant, "sub_tenant": sel.sub_tenant,
                            "last_before": w.last_before if w is not None else None, "last_from": w.last_from if w is not None else None}
         self.total = len(sel.keys) if sel.keys is not None else store.window_count(**self.window)
+        # A time window never selects a thread whose activity cannot be dated: counted apart.
+        self.undatable = store.window_undatable(tenant=sel.tenant, sub_tenant=sel.sub_tenant) if w is not None else 0
 
     def pages(self):
         if self.sel.keys is not None:
@@ -154,11 +156,8 @@ def run(req: PruneRequest, environment: Environment | None = None) -> None:
         stop = rec.end(tail, stop)
         if stop is not None:
             tail["stopped"] = stop.reason
-        if human:
-            from symfonic_cli.render import json_dumps
-
-            out.write("receipt:\n" + json_dumps({**header, **tail}, indent=2, visible=True) + "\n")
-            out.write(pr.summary_line(tail["summary"]) + "\n")
+        if human:  # as erase ends: the summary and the --receipt file, else the whole receipt
+            print_receipt(out, {**header, **tail}, pr.summary_line(tail["summary"]), rec.kept_at(stop))
         elif rec.stream is not None:
             rec.stream.end(tail)
         out.flush()
@@ -204,32 +203,48 @@ class _Plan:
             if len(self.sample) < SAMPLE:
                 self.sample.append(rec)
 
-    def _head(self, store_name: str, esc) -> str:
-        older = f", and every checkpoint newer than {int(self.req.older_than.total_seconds())} s" if self.req.older_than else ""
-        return (f"prune plan for {esc(store_name)}: keep the latest {self.req.keep} checkpoint(s) of each namespace{older}; "
-                f"{self.keys.total:,} thread(s) selected\n")
+    def _head(self, store_name: str, esc, width) -> str:
+        from symfonic_cli.render.fit import Whole, fit
 
-    def _totals(self) -> str:
-        from symfonic_cli.render import human_size
+        older = ["and every checkpoint newer than", Whole(f"{int(self.req.older_than.total_seconds())} s;")] if self.req.older_than else []
+        head = fit(["prune plan for", Whole(esc(store_name) + ":"), "keep the latest", Whole(f"{self.req.keep} checkpoint(s)"),
+                    "of each namespace" + ("," if older else ";"), *older, Whole(f"{self.keys.total:,} thread(s)"), "selected"],
+                   width) + "\n"
+        if self.keys.undatable:
+            head += fit(["undatable:", Whole(f"{self.keys.undatable:,} thread(s)"), "whose activity cannot be dated:",
+                         "not pruned by a time window"], width, indent="  ") + "\n"
+        return head
 
-        return (f"  to prune: {self.to_prune:,} thread(s), {self.checkpoints:,} checkpoint(s), {human_size(self.bytes)}; "
-                f"{self.redated:,} message(s) will be dated by a newer kept checkpoint ({pr.TIMESTAMPS})\n")
+    def _totals(self, width) -> str:
+        return pr.totals_line(self.to_prune, self.checkpoints, self.bytes, self.redated, width) + "\n"
+
+    def _notes(self, out, notes: list[str], esc, width) -> None:
+        from symfonic_cli.render.fit import fit
+
+        for note in notes:
+            out.write(fit(["note:", esc(note)], width, indent="  ", hang="    ") + "\n")
 
     def write_summary(self, out, store_name: str, notes: list[str], esc) -> None:
-        out.write(self._head(store_name, esc))
+        from symfonic_cli.render.fit import Whole, fit, width_of
+
+        width = width_of(out)
+        out.write(self._head(store_name, esc, width))
         for rec in self.sample:
-            out.write(pr.plan_line(rec, esc) + "\n")
+            out.write(pr.plan_line(rec, esc, width) + "\n")
         if self.keys.total > len(self.sample):
-            out.write(f"  ... and {self.keys.total - len(self.sample):,} more (thread prune --dry-run lists every one)\n")
-        out.write(self._totals())
-        for note in notes:
-            out.write(f"  note: {esc(note)}\n")
+            out.write(fit(["... and", Whole(f"{self.keys.total - len(self.sample):,} more"), "(thread prune --dry-run lists every one)"],
+                          width, indent="  ") + "\n")
+        out.write(self._totals(width))
+        self._notes(out, notes, esc, width)
         out.flush()
 
     def write_all(self, out, human: bool, store_name: str, notes: list[str], esc) -> None:
+        from symfonic_cli.render.fit import width_of
+
         stream = JsonStream(out, self.req.fmt, record="plan")
+        width = width_of(out) if human else None
         if human:
-            out.write(self._head(store_name, esc))
+            out.write(self._head(store_name, esc, width))
         else:
             stream.begin({"dry_run": True, "store": store_name, "store_kind": self.req.location.kind,
                           "selection": self.req.selection.receipt, "keep": self.req.keep, "older_than": _seconds(self.req.older_than)})
@@ -238,16 +253,15 @@ class _Plan:
             for rec in self.records():
                 n += 1
                 if human:
-                    out.write(pr.plan_line(rec, esc) + "\n")
+                    out.write(pr.plan_line(rec, esc, width) + "\n")
                 else:
                     stream.item(rec)
         finally:
             s = {"threads": n, "to_prune": self.to_prune, "checkpoints": self.checkpoints, "bytes": self.bytes,
-                 "messages_redated": self.redated, "not_found": len(self.missing)}
+                 "messages_redated": self.redated, "not_found": len(self.missing), "undatable": self.keys.undatable}
             if human:
-                out.write(self._totals())
-                for note in notes:
-                    out.write(f"  note: {esc(note)}\n")
+                out.write(self._totals(width))
+                self._notes(out, notes, esc, width)
                 out.write("dry run: nothing deleted\n")
             else:
                 stream.end({"summary": s, "notes": notes, "timestamps": pr.TIMESTAMPS})
@@ -306,6 +320,7 @@ class PruneRecorder:
         self.req, self.header, self.receipt_file, self.total, self.store = req, header, receipt_file, total, store
         self.human = req.fmt not in ("json", "jsonl")
         self.lines = env.stdout if self.human else env.stderr
+        self.width = width_of(self.lines)
         self.stream = None if self.human else JsonStream(env.stdout, req.fmt)
         self.progress = Progress(env.stderr, "pruned", total)
         self.counts = pr.empty_counts()
@@ -346,7 +361,7 @@ class PruneRecorder:
                 self.file_ok = False
                 stop = Stopped(str(exc), EXIT_STORE, False)
         self.progress.clear()
-        self.lines.write(f"{result.status} {esc(result.key)}{pr.detail(result, esc)}\n")
+        self.lines.write(pr.thread_line(result, esc, self.width) + "\n")
         self.lines.flush()
         if self.stream is not None:
             self.stream.item(entry, self.header)
@@ -360,6 +375,14 @@ class PruneRecorder:
             except ReceiptWriteError as exc:
                 stop = stop or Stopped(f"{exc} (the end line; every thread's line was written)", EXIT_STORE, False)
         return stop
+
+    def kept_at(self, stop: Stopped | None) -> str | None:
+        """The --receipt file's absolute path when it holds the whole receipt, else None."""
+        import os
+
+        if self.receipt_file is None or not self.file_ok or (stop is not None and not stop.receipt_file_ok):
+            return None
+        return os.path.abspath(self.receipt_file.path)
 
     def summary(self, stop) -> dict[str, Any]:
         return pr.summary(self.counts, self.total, self.done, stop is not None, self.rows)

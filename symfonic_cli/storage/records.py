@@ -53,22 +53,34 @@ def _time(cid: str | None):
     return checkpoint_id_time(cid)
 
 
-def plan_line(r: dict[str, Any], esc) -> str:
-    key = esc(r["key"])
+def plan_line(r: dict[str, Any], esc, width: int | None = None) -> str:
+    """One planned thread, wrapped under its key to ``width`` (None: one line): the key, counts,
+    sizes and the time messages will be dated by stay whole; so does the count of messages
+    whose transcript time moves."""
+    from symfonic_cli.render.fit import Whole, enclose, fit, glue
+
+    key = Whole(esc(r["key"]) + ":")
     if r["status"] == NOT_FOUND:
-        return f"  {key}: not found"
-    if r["status"] == SKIPPED:
-        return f"  {key}: skipped: {esc(r['reason'])}"
-    if r["status"] == NOTHING:
-        return f"  {key}: nothing to prune ({r['checkpoints_before']} checkpoint(s))"
-    rows = ", ".join(f"{esc(t)} {n}" for t, n in r["rows"].items())
-    line = f"  {key}: {r['rows'].get('checkpoints', 0)} of {r['checkpoints_before']} checkpoint(s) to go ({rows}; {_size(r['bytes'])})"
-    if r.get("delta_ancestors_kept"):
-        line += f"; {r['delta_ancestors_kept']} kept for a DeltaChannel"
-    ts = r.get("timestamps_change")
-    if ts:
-        line += f"; {ts['messages']} message(s) will be dated {esc(str(ts['to']))}"
-    return line
+        pieces = [key, "not found"]
+    elif r["status"] == SKIPPED:
+        pieces = [key, "skipped:", esc(r["reason"])]
+    elif r["status"] == NOTHING:
+        pieces = [key, "nothing to prune", Whole(f"({r['checkpoints_before']} checkpoint(s))")]
+    else:
+        tables = [Whole(f"{esc(t)} {n}") for t, n in r["rows"].items()]
+        tables = [glue(p, p + ",") for p in tables[:-1]] + tables[-1:] + [Whole(_size(r["bytes"]))]
+        if len(tables) > 1:
+            tables[-2] = glue(tables[-2], tables[-2] + ";")
+        pieces = [key, Whole(f"{r['rows'].get('checkpoints', 0)} of {r['checkpoints_before']} checkpoint(s)"), "to go",
+                  *enclose(tables, "(", ")")]
+        if r.get("delta_ancestors_kept"):
+            pieces[-1] = glue(pieces[-1], pieces[-1] + ";")
+            pieces += [Whole(str(r["delta_ancestors_kept"])), "kept for a DeltaChannel"]
+        ts = r.get("timestamps_change")
+        if ts:
+            pieces[-1] = glue(pieces[-1], pieces[-1] + ";")
+            pieces += [Whole(f"{ts['messages']} message(s)"), "will be dated", Whole(esc(str(ts["to"])))]
+    return fit(pieces, width, indent="  ", hang="    ")
 
 
 def _size(n: int) -> str:
@@ -119,9 +131,30 @@ def summary_line(s: dict[str, Any]) -> str:
     return line
 
 
+def totals_line(to_prune: int, checkpoints: int, size: int, redated: int, width: int | None) -> str:
+    """The plan's totals, with the count of messages whose transcript time moves and why."""
+    from symfonic_cli.render.fit import Whole, fit
+
+    return fit(["to prune:", Whole(f"{to_prune:,} thread(s),"), Whole(f"{checkpoints:,} checkpoint(s),"), Whole(_size(size) + ";"),
+                Whole(f"{redated:,} message(s)"), f"will be dated by a newer kept checkpoint ({TIMESTAMPS})"],
+               width, indent="  ", hang="    ")
+
+
 def detail(o: PruneOutcome, esc) -> str:
     if o.reason:
         return f": {esc(o.reason)}"
     if o.status == PRUNED:
         return " (" + ", ".join(f"{n} {esc(t)}" for t, n in o.rows_deleted.items()) + ")"
     return ""
+
+
+def thread_line(o: PruneOutcome, esc, width: int | None = None) -> str:
+    """``<status> <key><detail>``, wrapped to ``width``: the key whole, a reason between words."""
+    from symfonic_cli.render.fit import Whole, fit
+
+    more = detail(o, esc)
+    if width is None:
+        return f"{o.status} {esc(o.key)}{more}"
+    if more.startswith(": "):
+        return fit([o.status, Whole(esc(o.key) + ":"), more[2:]], width)
+    return fit([o.status, Whole(esc(o.key)), more], width)

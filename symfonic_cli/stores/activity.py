@@ -198,6 +198,18 @@ class ExactActivity:
                 return n
             cursor = page[-1]
 
+    def window_undatable(self, *, tenant: str | None = None, sub_tenant: str | None = None) -> int:
+        """How many threads under the prefix a time window cannot judge (a checkpoint without a
+        time): never in ``window_keys``; a sweep's plan counts them apart."""
+        n, cursor = 0, None
+        while True:
+            page = self._window_page(tenant, sub_tenant, None, None, cursor, _ODD_PAGE, True)  # type: ignore[attr-defined]
+            for key in page:
+                n += self.thread_activity(key)[2]
+            if len(page) < _ODD_PAGE:
+                return n
+            cursor = page[-1]
+
 
 def _byte_order(key: str) -> bytes:
     return key.encode("utf-8", "surrogateescape")

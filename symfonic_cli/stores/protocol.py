@@ -60,16 +60,8 @@ class ReadProtocol(Protocol):
 
     def thread_summary(self, key: str) -> ThreadSummary | None: ...
 
-    def window_keys(
-        self,
-        *,
-        tenant: str | None = None,
-        sub_tenant: str | None = None,
-        last_before: str | None = None,
-        last_from: str | None = None,
-        after: str | None = None,
-        limit: int = 500,
-    ) -> list[str]:
+    def window_keys(self, *, tenant: str | None = None, sub_tenant: str | None = None, last_before: str | None = None,
+                    last_from: str | None = None, after: str | None = None, limit: int = 500) -> list[str]:
         """A page of a retention sweep (keyset pagination): up to ``limit`` keys greater than
         ``after``, in the store's binary key order, of the threads ``list_threads`` gives for the
         same window, less the undatable ones (stores/activity.py)."""
@@ -80,6 +72,10 @@ class ReadProtocol(Protocol):
     ) -> int:
         """The number of threads ``window_keys`` pages through (counted in the database, threads
         with ids outside the ordered form dated one by one)."""
+        ...
+
+    def window_undatable(self, *, tenant: str | None = None, sub_tenant: str | None = None) -> int:
+        """How many threads under the prefix no time window selects: a checkpoint carries no time."""
         ...
 
     def info(self) -> StoreInfo: ...
