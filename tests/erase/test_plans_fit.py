@@ -19,7 +19,7 @@ from tests.support.cli import run
 from tests.support.old_threads import write_aged
 from tests.support.rewritten_ids import rewrite_ids
 from tests.support.terminal import on_terminal
-from tests.test_listing_fit import ANSI
+from tests.threads.test_listing_fit import ANSI
 
 COLS = [80, 120]
 
