@@ -117,11 +117,21 @@ def build_selection(
     ERASE rules serve thread erase and thread export, retention sweeps (``inactive_*``) included."""
     if isinstance(threads, str):
         threads = [threads]
+    threads = list(dict.fromkeys(threads)) if threads else threads  # a key given twice is one
     if inactive_for is not None or inactive_since is not None:
         return _retention(threads, tenant, sub_tenant, session, all_sessions, from_file, inactive_for, inactive_since, environment)
     if command == ONE:
+        if threads and len(threads) > 1:
+            raise UsageError(f"--thread given {len(threads)} times: this command reads one thread",
+                             hint="one --thread KEY (thread erase, export and prune take several)")
         return Selection(keys=(_one_key(threads[0] if threads else None, tenant, sub_tenant, session),))
     if command == ERASE:
+        if threads and len(threads) > 1:
+            if any(v is not None for v in (tenant, sub_tenant, session, from_file)) or all_sessions:
+                raise UsageError("several --thread go alone, without --tenant/--sub-tenant/--session/--from-file")
+            if not all(threads):
+                raise UsageError("--thread is empty")
+            return Selection(keys=tuple(threads), receipt={"threads": len(threads)})
         return _erase(threads[0] if threads else None, tenant, sub_tenant, session, all_sessions, from_file, environment)
     if command == MIGRATE:
         return _migrate(list(threads or []), tenant, sub_tenant, session, from_file, all_threads, environment)

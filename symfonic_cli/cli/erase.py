@@ -20,7 +20,7 @@ from symfonic_cli.cli.options import (
     StoreOpt,
     SubTenantOpt,
     TenantOpt,
-    ThreadOpt,
+    ThreadsOpt,
     erase_selection,
 )
 from symfonic_cli.cli.thread import app
@@ -30,7 +30,7 @@ from symfonic_cli.errors import UsageError
 @app.command("erase")
 def erase(
     store: StoreOpt = None,
-    thread: ThreadOpt = None,
+    thread: ThreadsOpt = None,
     tenant: TenantOpt = None,
     sub_tenant: SubTenantOpt = None,
     session: SessionOpt = None,

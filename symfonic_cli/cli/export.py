@@ -21,7 +21,7 @@ from symfonic_cli.cli.options import (
     StoreOpt,
     SubTenantOpt,
     TenantOpt,
-    ThreadOpt,
+    ThreadsOpt,
     erase_selection,
 )
 from symfonic_cli.errors import UsageError
@@ -30,7 +30,7 @@ from symfonic_cli.errors import UsageError
 @app.command("export")
 def export(
     store: StoreOpt = None,
-    thread: ThreadOpt = None,
+    thread: ThreadsOpt = None,
     tenant: TenantOpt = None,
     sub_tenant: SubTenantOpt = None,
     session: SessionOpt = None,

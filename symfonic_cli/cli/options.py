@@ -30,7 +30,10 @@ def typer_options(specs: dict) -> dict:
 
 
 StoreOpt = typer_option(optionspec.STORE)
-ThreadOpt = Annotated[Optional[str], typer.Option("--thread", "-t", help="Thread key tenant:sub:session.")]
+# A list, so that a repeated --thread is seen: a command of one thread refuses it (the last one
+# silently winning would read or change another thread than the operator named first).
+ThreadOpt = Annotated[Optional[list[str]], typer.Option("--thread", "-t", help="Thread key tenant:sub:session.")]
+ThreadsOpt = Annotated[Optional[list[str]], typer.Option("--thread", "-t", help="Thread key tenant:sub:session (repeat for several).")]
 TenantOpt = Annotated[Optional[str], typer.Option("--tenant", help="Tenant id (derives the key with --session).")]
 SubTenantOpt = Annotated[Optional[str], typer.Option("--sub-tenant", help="Sub-tenant id ('_' in the key when absent).")]
 SessionOpt = Annotated[Optional[str], typer.Option("--session", help="Session id (derives the key with --tenant).")]

@@ -21,7 +21,7 @@ from symfonic_cli.cli.options import (
     StoreOpt,
     SubTenantOpt,
     TenantOpt,
-    ThreadOpt,
+    ThreadsOpt,
 )
 from symfonic_cli.errors import UsageError
 
@@ -29,7 +29,7 @@ from symfonic_cli.errors import UsageError
 @app.command("prune")
 def prune(
     store: StoreOpt = None,
-    thread: ThreadOpt = None,
+    thread: ThreadsOpt = None,
     tenant: TenantOpt = None,
     sub_tenant: SubTenantOpt = None,
     session: SessionOpt = None,

@@ -80,3 +80,28 @@ def test_a_session_matching_nothing_is_not_found(store, tmp_path):
     assert r.code == 3 and not (tmp_path / "x").exists()
     r = run("thread", "erase", "-s", store, "--session", "", "--dry-run")
     assert r.code == 2
+
+
+def test_a_repeated_thread_option_selects_every_key_or_is_refused(store, tmp_path):
+    """``-t A -t B`` once planned B alone (the last option won): erase, export and prune take every
+    key given, in order and each once, exactly as a key file; a command of one thread refuses it."""
+    two = ["acme:us:p-7", "acme:eu:p-7"]
+    plan = _plan(store, "-t", two[0], "--thread", two[1], "-t", two[0])
+    assert [t["key"] for t in plan["threads"]] == two
+    key_file = tmp_path / "keys.txt"
+    key_file.write_text("".join(k + "\n" for k in two))
+    assert plan["threads"] == _plan(store, "--from-file", str(key_file))["threads"]
+    pruned = json.loads(run("thread", "prune", "-s", store, "-t", two[0], "-t", two[1], "--dry-run", "-f", "json").out)
+    assert [t["key"] for t in pruned["threads"]] == two
+    out = tmp_path / "bundle"
+    assert run("thread", "export", "-s", store, "-t", two[0], "-t", two[1], "-o", str(out)).code == 0
+    assert sorted(t["key"] for t in json.loads((out / "manifest.json").read_text())["threads"]) == sorted(two)
+    for words in (("transcript", "show"), ("thread", "show"), ("thread", "history"), ("compat", "show")):
+        r = run(*words, "-s", store, "-t", two[0], "-t", two[1])
+        assert r.code == 2 and "--thread given 2 times" in r.err, (words, r.err)
+    r = run("thread", "erase", "-s", store, "-t", two[0], "-t", two[1], "--tenant", "acme", "--dry-run")
+    assert r.code == 2 and "several --thread go alone" in r.err
+    erased = run("thread", "erase", "-s", store, "-t", two[0], "-t", two[1], "--yes", "-f", "json")
+    assert erased.code == 0, erased.err
+    left = {t["key"] for t in json.loads(run("threads", "list", "-s", store, "-f", "json").out)}
+    assert left == set(KEYS) - set(two)
