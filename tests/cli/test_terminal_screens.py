@@ -137,9 +137,10 @@ def test_empty_listing_says_so_on_a_terminal(any_kind):
         assert code == 0, screen
         assert "symfonic: no threads match (" in screen and said in screen, screen
         assert f"the store holds {total} threads" in screen
-        piped = run_process("threads", "list", "-s", url, *extra, "-f", "json")
+        # Off a terminal (in-process streams are no terminal): nothing but the document.
+        piped = run("threads", "list", "-s", url, *extra, "-f", "json")
         assert (piped.code, piped.out, piped.err) == (0, "[]\n", "")
-        piped = run_process("threads", "list", "-s", url, *extra)
+        piped = run("threads", "list", "-s", url, *extra)
         assert piped.code == 0 and piped.err == "" and len(piped.out.splitlines()) == 1  # the header alone
     # --limit 0 asks for nothing: nothing to say.
     code, screen = on_terminal("threads", "list", "-s", url, "--limit", "0", "--no-pager", cols=120)

@@ -100,13 +100,14 @@ def test_utc_by_default_and_for_utc(sqlite_master):
     ],
 )
 def test_unknown_zone_is_one_line_and_exit_2(sqlite_master, args):
+    # One whole process (the exit status the shell sees), the other forms in-process (same boundary).
     for where in ("after", "before", "env"):
         if where == "after":
             res = run_process(*args, "-s", str(sqlite_master), "--tz", "Mars/Olympus")
         elif where == "before":
-            res = run_process("--tz", "Mars/Olympus", *args, "-s", str(sqlite_master))
+            res = run("--tz", "Mars/Olympus", *args, "-s", str(sqlite_master))
         else:
-            res = run_process(*args, "-s", str(sqlite_master), env={"SYMFONIC_TZ": "Mars/Olympus"})
+            res = run(*args, "-s", str(sqlite_master), env={"SYMFONIC_TZ": "Mars/Olympus"})
         assert res.code == 2, (args, where, res)
         assert res.out == "" and res.err.count("\n") == 1 and "Traceback" not in res.err
         assert "unknown time zone 'Mars/Olympus'" in res.err and res.err.startswith("symfonic: error: --tz")
