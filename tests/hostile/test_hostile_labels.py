@@ -12,13 +12,7 @@ from __future__ import annotations
 
 import json
 import os
-import pty
-import select
-import subprocess
 import sys
-import time
-
-import pytest
 
 from tests.support import hostile_labels as h
 from tests.support.cli import run
@@ -82,34 +76,12 @@ def test_thread_show_names_the_subgraph_namespace_escaped(any_kind):
 
 def _on_pty(commands: list[list[str]], env: dict[str, str], timeout: float = 300) -> str:
     """The screen of one real process running every command on a pseudo-terminal."""
-    import fcntl
-    import struct
-    import termios
+    from tests.support.terminal import screen_of
 
-    master, slave = pty.openpty()
-    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 120, 0, 0))
-    environ = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES", "NO_COLOR", "SYMFONIC_PAGER")}
-    environ.update(TERM="xterm-256color", PYTHONPATH=ROOT, **env)
-    proc = subprocess.Popen([sys.executable, "-m", "tests.support.hostile_labels", json.dumps(commands)],
-                            stdin=slave, stdout=slave, stderr=slave, env=environ, cwd=ROOT, start_new_session=True)
-    os.close(slave)
-    seen = b""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        ready, _, _ = select.select([master], [], [], 0.2)
-        if ready:
-            try:
-                chunk = os.read(master, 65536)
-            except OSError:
-                break
-            if not chunk:
-                break
-            seen += chunk
-        elif proc.poll() is not None:
-            break
-    os.close(master)
-    assert proc.wait(timeout=timeout) == 0
-    return seen.decode("utf-8", "replace").replace("\r\n", "\n")
+    code, screen = screen_of([sys.executable, "-m", "tests.support.hostile_labels", json.dumps(commands)], cols=120, rows=40,
+                             env={"PYTHONPATH": ROOT, **env}, timeout=timeout, cwd=ROOT)
+    assert code == 0, screen
+    return screen
 
 
 def test_every_label_escaped_on_a_terminal(any_kind, tmp_path):

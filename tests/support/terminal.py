@@ -16,6 +16,13 @@ import time
 def on_terminal(*args: str, cols: int = 80, rows: int = 24, env: dict[str, str] | None = None, timeout: float = 60):
     """(exit code, screen bytes as text with \\r\\n made \\n): stdout and stderr on a terminal of
     ``cols`` x ``rows``."""
+    return screen_of([sys.executable, "-m", "symfonic_cli", *args], cols=cols, rows=rows, env=env, timeout=timeout)
+
+
+def screen_of(argv: list[str], *, cols: int = 80, rows: int = 24, env: dict[str, str] | None = None,
+              timeout: float = 60, cwd: str | None = None):
+    """(exit code, screen text) of ``argv`` with its standard streams on a new pseudo-terminal of
+    ``cols`` x ``rows`` (its own session); COLUMNS, LINES, NO_COLOR and the pagers unset, a colour TERM."""
     from tests.support.markers import require
 
     require("pty")
@@ -26,8 +33,7 @@ def on_terminal(*args: str, cols: int = 80, rows: int = 24, env: dict[str, str] 
     if environ["TERM"] == "dumb":
         environ["TERM"] = "xterm-256color"
     environ.update(env or {})
-    proc = subprocess.Popen([sys.executable, "-m", "symfonic_cli", *args], stdin=slave, stdout=slave, stderr=slave,
-                            env=environ, start_new_session=True)
+    proc = subprocess.Popen(argv, stdin=slave, stdout=slave, stderr=slave, env=environ, cwd=cwd, start_new_session=True)
     os.close(slave)
     seen = b""
     deadline = time.monotonic() + timeout

@@ -305,39 +305,15 @@ def test_long_thread_decodes_only_the_latest(tmp_path):
 
 
 def test_ids_whole_in_an_80_column_terminal(sqlite_store):
-    import fcntl
-    import os
-    import pty
-    import struct
-    import subprocess
-    import sys
-    import termios
+    from tests.support.terminal import on_terminal
 
     full = _history(str(sqlite_store), SUB)
-    master, slave = pty.openpty()
-    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 50, 80, 0, 0))
-    env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES")}
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "symfonic_cli", "thread", "history", "-s", str(sqlite_store), "-t", SUB, "--no-pager"],
-        stdin=slave, stdout=slave, stderr=slave, env=env,
-    )
-    os.close(slave)
-    out = b""
-    while True:
-        try:
-            chunk = os.read(master, 65536)
-        except OSError:
-            break
-        if not chunk:
-            break
-        out += chunk
-    proc.wait(timeout=60)
-    os.close(master)
-    assert proc.returncode == 0
+    code, out = on_terminal("thread", "history", "-s", str(sqlite_store), "-t", SUB, "--no-pager", cols=80, rows=50)
+    assert code == 0, out
     import re
 
     # rich styles the table (bold headers): drop the SGR sequences before measuring
-    lines = [re.sub(r"\x1b\[[0-9;]*m", "", line) for line in out.decode().splitlines()]
+    lines = [re.sub(r"\x1b\[[0-9;]*m", "", line) for line in out.splitlines()]
     assert max(len(line) for line in lines) <= 80
     for e in full:
         assert any(e["checkpoint_id"] in line for line in lines), e["checkpoint_id"]
