@@ -69,21 +69,24 @@ def open_receipt(path: str | None, *, dry_run: bool) -> ReceiptFile | None:
     return ReceiptFile(path, writable=not dry_run) if path else None
 
 
-class Recorder:
-    def __init__(self, env: Environment, *, fmt: str, header: dict[str, Any], kind: str, grace: timedelta,
-                 receipt_file: ReceiptFile | None, total: int, stream: bool = False, keep: bool = False,
-                 progress: bool = False, verb: str = "erased") -> None:
+class RunRecord:
+    """What every store-changing run records, whatever its outcomes (erase's Recorder, prune's
+    PruneRecorder): the receipt file's start, thread and end lines, a line per thread for a
+    reader, the JSON stream and the progress line."""
+
+    verb = "erased"
+
+    def __init__(self, env: Environment, *, fmt: str, header: dict[str, Any], receipt_file: ReceiptFile | None,
+                 total: int, stream: bool, progress: bool | None) -> None:
         from symfonic_cli.progress import Progress
 
-        self.header, self.kind, self.grace, self.receipt_file, self.total = header, kind, grace, receipt_file, total
+        self.header, self.receipt_file, self.total = header, receipt_file, total
         self.human = fmt not in ("json", "jsonl")
         self.lines = env.stdout if self.human else env.stderr  # a line per thread for a reader
         self.width = width_of(self.lines)
         self.stream = JsonStream(env.stdout, fmt) if stream and not self.human else None
-        self.progress = Progress(env.stderr, verb, total, enabled=None if progress else False)
-        self.counts = dict.fromkeys(ep.STATUSES, 0)
-        self.outcomes: list[ep.ThreadOutcome] | None = [] if keep else None
-        self.done = self.failed = self.unverified = self.recent = 0
+        self.progress = Progress(env.stderr, self.verb, total, enabled=progress)
+        self.done = 0
         self._ended: str | None = None
         self.file_ok = True  # False once a line could not be written: nothing more goes to the file
 
@@ -92,21 +95,14 @@ class Recorder:
             try:
                 self.receipt_file.append({"record": "start", **self.header, **fields})
             except ReceiptWriteError as exc:
-                raise ReceiptError(f"{exc}; nothing erased") from None
+                raise ReceiptError(f"{exc}; nothing {self.verb}") from None
         if self.stream is not None:
             self.stream.begin(self.header)
 
-    def thread(self, result: ep.ThreadOutcome) -> Stopped | None:
-        """One thread done: its receipt line is on disk before the next thread starts."""
-        entry = ep.thread_entry(result, self.kind, self.grace)
-        self.counts[result.status] += 1
+    def _record(self, entry: dict[str, Any], line: str) -> Stopped | None:
+        """One thread's receipt line, on disk before the next thread starts; its reader's line,
+        stream item and progress step."""
         self.done += 1
-        if self.outcomes is not None:
-            self.outcomes.append(result)
-        if result.status == ep.FAILED:
-            self.failed += 1
-            self.unverified += result.remaining is None
-        self.recent += "warning" in entry
         stop = None
         if self.receipt_file is not None and self.file_ok:
             try:
@@ -115,22 +111,15 @@ class Recorder:
                 self.file_ok = False
                 stop = Stopped(str(exc), EXIT_STORE, False)
         self.progress.clear()
-        self.lines.write(thread_line(result, self.width))
+        self.lines.write(line)
         self.lines.flush()
         if self.stream is not None:
             self.stream.item(entry, self.header)
         self.progress.step(self.done)
         return stop
 
-    def not_attempted(self, plans, reason: str) -> None:
-        """The threads left alone after a stop: in the kept outcomes (the final receipt), no line."""
-        if self.outcomes is not None:
-            self.outcomes += [ep.not_attempted(p, f"not attempted: {reason}") for p in plans]
-
     def kept_at(self, stop: Stopped | None) -> str | None:
         """The --receipt file's absolute path when it holds the whole receipt, else None."""
-        import os
-
         if self.receipt_file is None or not self.file_ok or (stop is not None and not stop.receipt_file_ok):
             return None
         return os.path.abspath(self.receipt_file.path)
@@ -152,3 +141,32 @@ class Recorder:
             except ReceiptWriteError as exc:
                 stop = stop or Stopped(f"{exc} (the end line; every thread's line was written)", EXIT_STORE, False)
         return stop
+
+
+class Recorder(RunRecord):
+    def __init__(self, env: Environment, *, fmt: str, header: dict[str, Any], kind: str, grace: timedelta,
+                 receipt_file: ReceiptFile | None, total: int, stream: bool = False, keep: bool = False,
+                 progress: bool = False) -> None:
+        super().__init__(env, fmt=fmt, header=header, receipt_file=receipt_file, total=total, stream=stream,
+                         progress=None if progress else False)
+        self.kind, self.grace = kind, grace
+        self.counts = dict.fromkeys(ep.STATUSES, 0)
+        self.outcomes: list[ep.ThreadOutcome] | None = [] if keep else None
+        self.failed = self.unverified = self.recent = 0
+
+    def thread(self, result: ep.ThreadOutcome) -> Stopped | None:
+        """One thread done: its receipt line is on disk before the next thread starts."""
+        entry = ep.thread_entry(result, self.kind, self.grace)
+        self.counts[result.status] += 1
+        if self.outcomes is not None:
+            self.outcomes.append(result)
+        if result.status == ep.FAILED:
+            self.failed += 1
+            self.unverified += result.remaining is None
+        self.recent += "warning" in entry
+        return self._record(entry, thread_line(result, self.width))
+
+    def not_attempted(self, plans, reason: str) -> None:
+        """The threads left alone after a stop: in the kept outcomes (the final receipt), no line."""
+        if self.outcomes is not None:
+            self.outcomes += [ep.not_attempted(p, f"not attempted: {reason}") for p in plans]

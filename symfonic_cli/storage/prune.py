@@ -22,16 +22,13 @@ from symfonic_cli.environment import Environment
 from symfonic_cli.erase import plan as ep
 from symfonic_cli.erase.confirm import confirm, open_terminal
 from symfonic_cli.erase.faults import Faults
-from symfonic_cli.erase.receipt_file import ReceiptWriteError
-from symfonic_cli.erase.records import default_operator, open_receipt, store_name
+from symfonic_cli.erase.records import RunRecord, default_operator, open_receipt, store_name
 from symfonic_cli.erase.steps import DEFAULT_BATCH, Stopped, run_threads
-from symfonic_cli.erase.text import JsonStream, print_receipt, width_of
+from symfonic_cli.erase.text import JsonStream, print_receipt
 from symfonic_cli.errors import (
     EXIT_INTERRUPTED,
-    EXIT_STORE,
     EXIT_UNEXPECTED,
     NotFoundError,
-    ReceiptError,
     StoppedError,
     StoreError,
     SymfonicError,
@@ -310,41 +307,25 @@ def prune_one(store, plan, req: PruneRequest, newer_than) -> tuple[pr.PruneOutco
     return result, stop
 
 
-class PruneRecorder:
-    """erase's Recorder for prune outcomes (the interface ``run_threads`` drives): each thread's
-    receipt line on disk before the next thread, its line for a reader, the JSON stream, progress."""
+class PruneRecorder(RunRecord):
+    """erase's record of a run (``RunRecord``: receipt lines, a reader's line per thread, the JSON
+    stream, progress) for prune outcomes, the interface ``run_threads`` drives."""
+
+    verb = "pruned"
 
     def __init__(self, env, req: PruneRequest, header, receipt_file, total: int, store) -> None:
-        from symfonic_cli.progress import Progress
-
-        self.req, self.header, self.receipt_file, self.total, self.store = req, header, receipt_file, total, store
-        self.human = req.fmt not in ("json", "jsonl")
-        self.lines = env.stdout if self.human else env.stderr
-        self.width = width_of(self.lines)
-        self.stream = None if self.human else JsonStream(env.stdout, req.fmt)
-        self.progress = Progress(env.stderr, "pruned", total)
+        super().__init__(env, fmt=req.fmt, header=header, receipt_file=receipt_file, total=total, stream=True, progress=None)
+        self.req, self.store = req, store
         self.counts = pr.empty_counts()
         self.rows: dict[str, int] = {}
-        self.done = 0
         self.missing: list[str] = []
         self.missing_message = ""
-        self.file_ok = True
-
-    def start(self, **fields) -> None:
-        if self.receipt_file is not None:
-            try:
-                self.receipt_file.append({"record": "start", **self.header, **fields})
-            except ReceiptWriteError as exc:
-                raise ReceiptError(f"{exc}; nothing pruned") from None
-        if self.stream is not None:
-            self.stream.begin(self.header)
 
     def thread(self, result: pr.PruneOutcome) -> Stopped | None:
         from symfonic_cli.render import escape_inline as esc
 
         entry = pr.thread_entry(result, self.req.location.kind)
         self.counts[result.status] += 1
-        self.done += 1
         for t, n in result.rows_deleted.items():
             self.rows[t] = self.rows.get(t, 0) + n
         if result.status == NOT_FOUND:
@@ -353,36 +334,7 @@ class PruneRecorder:
                 from symfonic_cli.suggestions import Suggester, not_found_message
 
                 self.missing_message = not_found_message(result.key, self.req.location.display, Suggester(self.store))
-        stop = None
-        if self.receipt_file is not None and self.file_ok:
-            try:
-                self.receipt_file.append({"record": "thread", **self.header, **entry})
-            except ReceiptWriteError as exc:
-                self.file_ok = False
-                stop = Stopped(str(exc), EXIT_STORE, False)
-        self.progress.clear()
-        self.lines.write(pr.thread_line(result, esc, self.width) + "\n")
-        self.lines.flush()
-        if self.stream is not None:
-            self.stream.item(entry, self.header)
-        self.progress.step(self.done)
-        return stop
-
-    def end(self, tail: dict, stop: Stopped | None) -> Stopped | None:
-        if self.receipt_file is not None and self.file_ok and (stop is None or stop.receipt_file_ok):
-            try:
-                self.receipt_file.append({"record": "end", **self.header, **tail})
-            except ReceiptWriteError as exc:
-                stop = stop or Stopped(f"{exc} (the end line; every thread's line was written)", EXIT_STORE, False)
-        return stop
-
-    def kept_at(self, stop: Stopped | None) -> str | None:
-        """The --receipt file's absolute path when it holds the whole receipt, else None."""
-        import os
-
-        if self.receipt_file is None or not self.file_ok or (stop is not None and not stop.receipt_file_ok):
-            return None
-        return os.path.abspath(self.receipt_file.path)
+        return self._record(entry, pr.thread_line(result, esc, self.width) + "\n")
 
     def summary(self, stop) -> dict[str, Any]:
         return pr.summary(self.counts, self.total, self.done, stop is not None, self.rows)

@@ -95,6 +95,11 @@ def test_prune_all_with_receipt_file(store, tmp_path):
     assert [r["record"] for r in lines] == ["start"] + ["thread"] * 11 + ["end"]
     assert stat.S_IMODE(os.stat(receipt).st_mode) == 0o600
     assert {r["receipt_id"] for r in lines} == {doc["receipt_id"]}
+    # The end line carries when the run ended and began, as erase's (one record for both).
+    from datetime import datetime
+
+    at = [datetime.fromisoformat(r["time"].replace("Z", "+00:00")) for r in lines]
+    assert lines[-1]["started"] == lines[0]["time"] and at[-1] >= max(at[1:-1]) >= at[0]
     # Nothing of the conversations is in the audit record.
     assert "order 1042" not in receipt.read_text()
     again = run("thread", "prune", "-s", str(store), "--all", "--yes", "-f", "jsonl")
