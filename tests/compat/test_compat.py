@@ -404,3 +404,19 @@ def test_report_and_show_never_write():
         r = run("compat", *args, "--store", str(path), "--format", "json")
         assert r.code == 0, r.err
     assert digest() == before
+
+
+@pytest.mark.parametrize("form, interrupted", [("upper", False), ("iso", True), ("undatable", True)])
+def test_the_grace_window_reads_each_id_by_its_time(any_kind, form, interrupted):
+    """Unfinalized checkpoints written just now are "in flight" inside the grace window. A UUIDv6
+    in upper case is still read by its time; an id that carries none (an ISO-named checkpoint of
+    very old LangGraph, another writer's ``step-0001``) cannot be in flight: once compared as a
+    string, ``2026-...`` sorted after every UUIDv6 bound and hid the crash forever."""
+    from tests.support.rewritten_ids import rewrite_ids
+
+    store = _write(any_kind, {"crash:_:ids": [migrated(finalized=False)]})
+    rewrite_ids(any_kind.kind, store.url, "crash:_:ids", form)
+    n = len(store.checkpoints["crash:_:ids"])
+    data, _ = report(store, "--grace", "1d", "--fail-on", "")
+    expected = {"in_flight": 0, "interrupted": n} if interrupted else {"in_flight": n, "interrupted": 0}
+    assert data["unfinalized"] == expected

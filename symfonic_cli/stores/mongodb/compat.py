@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from symfonic_cli.clock import ORDERED_ID_REGEX
 from symfonic_cli.codec.metadata_json import MetadataError
 from symfonic_cli.errors import StoreError
 from symfonic_cli.stores._common import PLACEHOLDER_OF_KIND, VALUE_GROUPED_FIELDS
@@ -46,7 +47,11 @@ class MongoCompat(MongoSection):
                 "_id": 0,
                 "env": env,
                 "t": "$thread_id",
-                "older": {"$lt": [{"$toLower": "$checkpoint_id"}, older_than]} if older_than is not None else {"$literal": False},
+                # A UUIDv6 (any case) by its time; an id carrying no such time is never "in flight".
+                "older": {"$cond": [
+                    {"$regexMatch": {"input": {"$toLower": "$checkpoint_id"}, "regex": ORDERED_ID_REGEX}},
+                    {"$lt": [{"$toLower": "$checkpoint_id"}, older_than]}, True,
+                ]} if older_than is not None else {"$literal": False},
                 "latest": {"$cond": [{"$and": [{"$eq": ["$checkpoint_ns", ""]}, {"$eq": ["$_rank", 1]}]}, 1, 0]},
             }},
             {"$project": {**project, "bs": bs}},

@@ -4,8 +4,16 @@ from __future__ import annotations
 
 from typing import Any
 
+from symfonic_cli.clock import ORDERED_ID_REGEX
 from symfonic_cli.stores._common import PLACEHOLDER_OF_KIND, VALUE_GROUPED_FIELDS
 from symfonic_cli.stores.postgres._common import PostgresSection, _translate_errors, _translate_iter
+
+
+# Older than the grace window's bound: a UUIDv6 (any case) by its time, which its lowercase string
+# order is; an id carrying no such time is never "in flight" (see stores/sqlite/compat.py).
+_OLDER = ("CASE WHEN %(older)s::text IS NULL THEN false"
+          f" WHEN lower(checkpoint_id) COLLATE \"C\" ~ '{ORDERED_ID_REGEX}' THEN lower(checkpoint_id) COLLATE \"C\" < %(older)s"
+          " ELSE true END")
 
 
 class PostgresCompat(PostgresSection):
@@ -44,7 +52,7 @@ class PostgresCompat(PostgresSection):
             "   CASE WHEN python_only THEN checkpoint_id END AS py_cid,"
             "   CASE WHEN python_only THEN metadata::text END AS py_meta FROM ("
             "   SELECT thread_id, checkpoint_ns, checkpoint_id, metadata,"
-            '    coalesce(lower(checkpoint_id) COLLATE "C" < %(older)s, false) AS older,'
+            f"    {_OLDER} AS older,"
             "    (checkpoint_ns = '' AND row_number() OVER ("
             "      PARTITION BY thread_id, checkpoint_ns ORDER BY checkpoint_id DESC) = 1) AS latest,"
             f"    {_PYTHON_ONLY} AS python_only"

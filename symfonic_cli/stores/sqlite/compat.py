@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+from symfonic_cli.clock import ORDERED_ID_GLOB
 from symfonic_cli.errors import StoreError
 from symfonic_cli.stores._common import VALUE_GROUPED_FIELDS
 from symfonic_cli.stores.sqlite._common import SqliteSection, _translate_errors, _translate_iter
@@ -12,6 +13,13 @@ from symfonic_cli.stores.sqlite._common import SqliteSection, _translate_errors,
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
+
+
+# Older than the grace window's bound (an id, ``clock.id_at``): a UUIDv6 (any case) by its time,
+# which its lowercase string order is; an id carrying no such time (an ISO-named checkpoint of
+# very old LangGraph, another writer's) is never "in flight", so an unfinalized one is reported.
+_OLDER = (f"CASE WHEN :older IS NULL THEN 0 WHEN lower(c.checkpoint_id) GLOB '{ORDERED_ID_GLOB}'"
+          " THEN lower(c.checkpoint_id) < :older ELSE 1 END")
 
 
 class SqliteCompat(SqliteSection):
@@ -61,7 +69,7 @@ class SqliteCompat(SqliteSection):
                 "SELECT CASE WHEN py THEN NULL ELSE m -> :path END AS env, older, CASE WHEN py THEN rid END AS rid, tid"
                 f" FROM (SELECT rid, older, m, tid, {_python_only('metadata', envelope_key, text='m')} AS py"
                 f"  FROM (SELECT c.rowid AS rid, c.metadata AS metadata, CAST(c.metadata AS TEXT) AS m,"
-                f"   c.thread_id AS tid, coalesce(lower(c.checkpoint_id) < :older, 0) AS older FROM {rows} LIMIT -1) LIMIT -1)"
+                f"   c.thread_id AS tid, {_OLDER} AS older FROM {rows} LIMIT -1) LIMIT -1)"
             )
 
         every = flagged("checkpoints AS c")
@@ -90,7 +98,7 @@ class SqliteCompat(SqliteSection):
         from symfonic_cli.model.envelope import ABSENT, EnvelopeShape, row_from_metadata
 
         sql = (
-            "SELECT c.thread_id, c.checkpoint_ns, c.checkpoint_id, c.metadata, coalesce(lower(c.checkpoint_id) < :older, 0),"
+            f"SELECT c.thread_id, c.checkpoint_ns, c.checkpoint_id, c.metadata, {_OLDER},"
             " c.checkpoint_ns = '' AND c.checkpoint_id = (SELECT max(m.checkpoint_id) FROM checkpoints AS m"
             "  WHERE m.thread_id = c.thread_id AND m.checkpoint_ns = '')"
             " FROM checkpoints AS c WHERE c.rowid = :rid"
