@@ -1,12 +1,12 @@
 """The Python API (README "Python API", docs/python-api.md): what the commands do, as functions.
 
 ``open_store(location, **options)`` gives a read-only ``Store`` (``threads``, ``transcript``,
-``thread_state``, ``history``, ``diff``, ``compat_report``, ``info``); ``erase``, ``export`` and
-``migrate`` change stores with the explicit choices their commands ask for. Errors are
+``thread_state``, ``history``, ``diff``, ``compat_report``, ``usage``, ``search``, ``info``);
+``erase``, ``export``, ``prune`` and ``migrate`` change stores with the explicit choices their commands ask for. Errors are
 ``SymfonicError`` subclasses carrying the command's exit code.
 """
 
-from symfonic_cli.api.changes import erase, export, migrate
+from symfonic_cli.api.changes import erase, export, migrate, prune
 from symfonic_cli.api.store import Record, Store, open_store
 
-__all__ = ["Record", "Store", "erase", "export", "migrate", "open_store"]
+__all__ = ["Record", "Store", "erase", "export", "migrate", "open_store", "prune"]

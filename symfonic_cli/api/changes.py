@@ -1,11 +1,11 @@
-"""The changing operations as functions: ``erase``, ``export``, ``migrate`` (``prune`` comes from
-the storage work, built the same way). Each takes the explicit choices its command asks for and
+"""The changing operations as functions: ``erase``, ``export``, ``prune``, ``migrate``. Each takes the explicit choices its command asks for and
 returns its result record: the document the command prints with ``-f json``.
 
-They run the command's own library function (``erase.run``, ``export.run``, ``migrate.command``)
+They run the command's own library function (``erase.run``, ``export.run``, ``storage.prune``,
+``migrate.command``)
 on an Environment of their own: nothing is read from or written to the process's streams, and no
 terminal is ever asked. A real erase needs ``yes=True`` (without it: ``NotConfirmedError``, exit 6,
-nothing deleted), as the command without a terminal. A run that ends in an error raises it (a
+nothing deleted), as the command without a terminal; so does a real prune. A run that ends in an error raises it (a
 ``SymfonicError`` with the command's exit code) with the record, when one was made, as ``.result``.
 """
 
@@ -162,6 +162,64 @@ def export(
         keys=list(chosen.keys) if chosen.keys is not None else None,
         prefix=chosen.prefix if chosen.window is None else None, force=force, tools=tools, with_state=with_state,
         missing_ok=missing_ok, fmt="json", window=chosen.window, tenant=chosen.tenant, sub_tenant=chosen.sub_tenant,
+        batch_size=batch_size,
+    )
+    return _run(env, lambda: run(request, env))
+
+
+def prune(
+    store,
+    *,
+    thread: str | list[str] | None = None,
+    tenant: str | None = None,
+    sub_tenant: str | None = None,
+    session: str | None = None,
+    all_sessions: bool = False,
+    from_file: str | None = None,
+    all_threads: bool = False,
+    inactive_for: str | None = None,
+    inactive_since: str | None = None,
+    batch_size: int | None = None,
+    keep: int = 1,
+    older_than: str | timedelta | None = None,
+    dry_run: bool = False,
+    yes: bool = False,
+    compact: bool = False,
+    receipt: str | None = None,
+    operator: str | None = None,
+    ticket: str | None = None,
+    missing_ok: bool = False,
+    **options,
+) -> dict[str, Any]:
+    """``thread prune -f json``: the receipt (or, with ``dry_run``, the plan). ``all_threads`` is
+    the command's ``--all``; ``older_than`` also keeps every checkpoint newer than that."""
+    from symfonic_cli.cli.common import MAX_COUNT
+    from symfonic_cli.clock import parse_duration
+    from symfonic_cli.selection import Selection
+    from symfonic_cli.storage.prune import PruneRequest, run
+
+    env = _environment()
+    given = dict(tenant=tenant, sub_tenant=sub_tenant, session=session, all_sessions=all_sessions, from_file=from_file,
+                 inactive_for=inactive_for, inactive_since=inactive_since)
+    if all_threads:
+        if thread is not None or any(v not in (None, False) for v in given.values()):
+            raise UsageError("all_threads goes alone, without thread/tenant/session/from_file/inactive_*")
+        chosen = Selection(every_thread=True, receipt={"all": True})
+    else:
+        chosen = _selection(env, thread, given)
+    if batch_size is not None and chosen.keys is not None:
+        raise UsageError("batch_size goes with all_threads, all_sessions or a retention window")
+    if type(keep) is not int or not 1 <= keep <= MAX_COUNT:
+        raise UsageError(f"keep must be a whole number from 1 to {MAX_COUNT}")
+    if operator is not None and not operator.strip():
+        raise UsageError("operator is empty")
+    if ticket is not None and not ticket:
+        raise UsageError("ticket is empty")
+    age = older_than if isinstance(older_than, timedelta) or older_than is None else parse_duration(older_than, option="older_than")
+    loc, opts = _location("prune", store, options)
+    request = PruneRequest(
+        location=loc, options=opts, selection=chosen, keep=keep, older_than=age, dry_run=dry_run, yes=yes,
+        compact=compact, receipt_path=receipt, fmt="json", operator=operator, ticket=ticket, missing_ok=missing_ok,
         batch_size=batch_size,
     )
     return _run(env, lambda: run(request, env))

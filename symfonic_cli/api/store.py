@@ -234,7 +234,48 @@ class Store:
         outcome = cc.run_report(self._store, request)
         return list(outcome.reports) if outcome.mode == cc.BY_THREAD else outcome.report
 
-    # usage(...) (store usage) and search(text, ...) (threads search) come here, from their engineers.
+    def usage(self, *, top: int = 10, keep: int = 1) -> Record:
+        """``store usage``: where the bytes are, the ``top`` largest threads and what a prune with
+        ``keep`` would remove (``.reclaimable``, ``.largest_threads``, ...), aggregated in the database."""
+        from symfonic_cli.cli.common import MAX_COUNT
+        from symfonic_cli.storage.usage import usage_report
+
+        for name, value in (("top", top), ("keep", keep)):
+            if type(value) is not int or not 1 <= value <= MAX_COUNT:
+                raise UsageError(f"{name} must be a whole number from 1 to {MAX_COUNT}")
+        return Record(usage_report(self._store, top=top, keep=keep))
+
+    def search(
+        self,
+        text: str,
+        *,
+        case_sensitive: bool = False,
+        tools: bool = False,
+        tenant: str | None = None,
+        sub_tenant: str | None = None,
+        session: str | None = None,
+        inactive_for: str | None = None,
+        inactive_since: str | None = None,
+        active_within: str | None = None,
+        limit: int | None = None,
+    ) -> list[Record]:
+        """``threads search``: one row per matching message (``.key .index .role .timestamp`` (an
+        aware datetime or None) ``.snippet .message_id .field .checkpoint_id``), in the command's order."""
+        from symfonic_cli.cli.search import JSON_SNIPPET
+        from symfonic_cli.search.run import search
+
+        if not isinstance(text, str) or not text:
+            raise UsageError("search needs a text")
+        if session is not None and not session:
+            raise UsageError("session is empty")
+        window = None
+        if inactive_for is not None or inactive_since is not None or active_within is not None:
+            from symfonic_cli.retention.window import window as activity_window
+
+            window = activity_window(inactive_for=inactive_for, inactive_since=inactive_since, active_within=active_within)
+        hits = search(self._store, text, case_sensitive=case_sensitive, tools=tools, tenant=tenant, sub_tenant=sub_tenant,
+                      session=session, window=window, limit=limit)
+        return [Record(h.to_json(JSON_SNIPPET), {"timestamp": h.timestamp}) for h in hits]
 
 
 def open_store(location, **options) -> Store:

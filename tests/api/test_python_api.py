@@ -123,6 +123,44 @@ def test_unknown_thread_is_not_found_exit_3(store_url):
         assert bad.value.exit_code == 2
 
 
+def test_usage_and_search_equal_the_commands(store_url):
+    with symfonic_cli.open_store(store_url) as st:
+        usage = st.usage(top=3, keep=2)
+        assert usage.to_json() == _json("store", "usage", "-s", store_url, "--top", "3", "--keep", "2")
+        assert usage.reclaimable["keep"] == 2 and len(usage.largest_threads) == 3
+        for args, kw in ((("order",), {}), (("ORDER", "--case-sensitive"), {"case_sensitive": True}),
+                         (("refund", "--tenant", "acme", "--tools"), {"tenant": "acme", "tools": True}),
+                         (("no such words anywhere",), {})):
+            hits = st.search(args[0], **kw)
+            assert [h.to_json() for h in hits] == _json("threads", "search", "-s", store_url, *args)
+            assert all(h.timestamp is None or h.timestamp.tzinfo is not None for h in hits)
+        assert st.search("order") and st.search("no such words anywhere") == []
+        for bad in (lambda: st.usage(top=0), lambda: st.search("")):
+            with pytest.raises(symfonic_cli.UsageError) as err:
+                bad()
+            assert err.value.exit_code == 2
+
+
+def test_prune_equals_thread_prune(any_kind, tmp_path):
+    url, other = any_kind.new_store(), any_kind.new_store()
+    key = "acme:_:s-001"
+    plan = api.prune(url, thread=key, dry_run=True)
+    volatile = ("receipt_id", "time", "store", "store_identity", "started")
+    assert _without(plan, *volatile) == _without(_json("thread", "prune", "-s", url, "-t", key, "--dry-run"), *volatile)
+    with pytest.raises(symfonic_cli.SymfonicError) as refused:
+        api.prune(url, thread=key)  # no yes=True: as the command without a terminal
+    assert refused.value.exit_code == 6
+    receipt = api.prune(url, all_threads=True, yes=True, operator="api-test", receipt=str(tmp_path / "r.jsonl"))
+    cli = _json("thread", "prune", "-s", other, "--all", "--yes", "--operator", "api-test")
+    assert _without(receipt, *volatile) == _without(cli, *volatile)
+    assert receipt["summary"]["pruned"] > 0 and api.prune(url, all_threads=True, yes=True)["summary"]["pruned"] == 0
+    with pytest.raises(symfonic_cli.NotFoundError) as missing:
+        api.prune(url, thread="nobody:_:x", yes=True)
+    assert missing.value.exit_code == 3
+    with pytest.raises(symfonic_cli.UsageError):
+        api.prune(url, all_threads=True, tenant="acme", yes=True)
+
+
 def test_erase_equals_thread_erase(any_kind, tmp_path):
     url = any_kind.new_store()
     key = "globex:_:s-100"
