@@ -79,6 +79,13 @@ def _selection(env, thread, given: dict[str, Any]):
     return chosen
 
 
+def _check_receipt_names(operator: str | None, ticket: str | None) -> None:
+    if operator is not None and not operator.strip():
+        raise UsageError("operator is empty")
+    if ticket is not None and not ticket:
+        raise UsageError("ticket is empty")
+
+
 def erase(
     store,
     *,
@@ -110,10 +117,7 @@ def erase(
         tenant=tenant, sub_tenant=sub_tenant, session=session, all_sessions=all_sessions, from_file=from_file,
         inactive_for=inactive_for, inactive_since=inactive_since, batch_size=batch_size,
     ))
-    if operator is not None and not operator.strip():
-        raise UsageError("operator is empty")
-    if ticket is not None and not ticket:
-        raise UsageError("ticket is empty")
+    _check_receipt_names(operator, ticket)
     loc, opts = _location("erase", store, options)
     request = EraseRequest(
         location=loc, options=opts, selection=chosen, dry_run=dry_run, yes=yes, vacuum=vacuum,
@@ -211,10 +215,7 @@ def prune(
         raise UsageError("batch_size goes with all_threads, all_sessions or a retention window")
     if type(keep) is not int or not 1 <= keep <= MAX_COUNT:
         raise UsageError(f"keep must be a whole number from 1 to {MAX_COUNT}")
-    if operator is not None and not operator.strip():
-        raise UsageError("operator is empty")
-    if ticket is not None and not ticket:
-        raise UsageError("ticket is empty")
+    _check_receipt_names(operator, ticket)
     age = older_than if isinstance(older_than, timedelta) or older_than is None else parse_duration(older_than, option="older_than")
     loc, opts = _location("prune", store, options)
     request = PruneRequest(
