@@ -277,8 +277,7 @@ def prune_one(store, plan, req: PruneRequest, newer_than) -> tuple[pr.PruneOutco
 
     stop = None
     try:
-        deleted, detached = store.prune_thread(plan.key, keep=req.keep, newer_than=newer_than, expected=plan.rows)
-        remaining = store.prune_remaining(plan.key, keep=req.keep, newer_than=newer_than)
+        deleted, detached, remaining = store.prune_verified(plan.key, keep=req.keep, newer_than=newer_than, expected=plan.rows)
     except ThreadSkipped as exc:
         result = pr.PruneOutcome(plan.key, SKIPPED, reason=exc.message)
     except SymfonicError as exc:

@@ -388,12 +388,10 @@ class PruneProtocol(Protocol):
         """Before anything is deleted: erase_prepare's checks (writable, DELETE privilege, no triggers;
         PostgreSQL also UPDATE on checkpoints, for the parent pointers); a dry run makes them too.
         StoreError (exit 4) otherwise. Notes for the receipt."""
-        ...
 
     def prune_plan(self, key: str, *, keep: int = 1, newer_than: datetime | None = None, times: bool = True) -> ThreadPrunePlan:
         """What pruning ``key`` would delete now (rows, bytes, parents detached, DeltaChannel
         ancestors kept, a skip reason, with ``times`` the messages whose transcript time moves). Read-only."""
-        ...
 
     def prune_plans(self, keys: list[str], *, keep: int = 1, newer_than: datetime | None = None, times: bool = True) -> list[ThreadPrunePlan]: ...
 
@@ -404,22 +402,23 @@ class PruneProtocol(Protocol):
         checkpoint: checkpoint, metadata, pending writes, blobs) compared before and after the deletes,
         before the commit: a difference rolls back (StoreError). ThreadSkipped: nothing changed.
         Returns (rows deleted, checkpoints left with no parent)."""
-        ...
 
     def prune_remaining(self, key: str, *, keep: int = 1, newer_than: datetime | None = None) -> int:
         """After the commit: the checkpoints a prune would still delete (0 means verified)."""
-        ...
+
+    def prune_verified(self, key: str, *, keep: int = 1, newer_than: datetime | None = None,
+                       expected: dict[str, int] | None = None) -> tuple[dict[str, int], int, int]:
+        """prune_thread and a fresh plan's verification (PostgreSQL: inside the transaction, after the
+        deletes): (rows deleted, checkpoints left with no parent, checkpoints still to prune)."""
 
     def compact_check(self) -> list[str]:
         """``--compact``, before anything is deleted: refuse (StoreError) what cannot work (SQLite: less
         free disk than the file); notes for the plan (locks taken, what the space becomes)."""
-        ...
 
     def compact(self) -> tuple[dict[str, int], dict[str, int], list[str]]:
         """After the last thread: SQLite ``wal_checkpoint(TRUNCATE)`` and ``VACUUM``; PostgreSQL
         ``VACUUM (ANALYZE)`` of the three tables; MongoDB ``compact`` where the server allows it.
         (bytes before, bytes after, notes)."""
-        ...
 
 
 class UsageProtocol(Protocol):
