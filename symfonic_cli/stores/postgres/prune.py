@@ -140,8 +140,9 @@ class PostgresPrune(RulePrune):
     def _targets(decisions) -> dict[str, list]:
         """The decisions as arrays: checkpoints deleted in kept namespaces (d_*), namespaces deleted
         whole (x_*), checkpoints left with no parent (t_*), and what is kept (k_*)."""
-        a: dict[str, list] = {n: [] for n in ("d_k", "d_ns", "d_id", "x_k", "x_ns", "t_k", "t_ns", "t_id", "k_k", "k_ns", "k_id")}
+        a: dict[str, list] = {n: [] for n in ("keys", "d_k", "d_ns", "d_id", "x_k", "x_ns", "t_k", "t_ns", "t_id", "k_k", "k_ns", "k_id")}
         for d in decisions:
+            a["keys"].append(d.key)
             for ns in d.drop:
                 a["x_k"].append(d.key)
                 a["x_ns"].append(ns)
@@ -165,7 +166,9 @@ class PostgresPrune(RulePrune):
                 return f"{name} AS (DELETE FROM {table} y USING {src} WHERE {cond} RETURNING s.k, {size} AS b)"
             return f"{name} AS (SELECT s.k, {size} AS b FROM {table} y, {src} WHERE {cond})"
 
-        eq = self._eq("y", "s.k")
+        # Each table's rows also filtered by the keys as an array: the planner knows nothing of the
+        # unnest()'s rows and would otherwise scan a whole table to hash-join them.
+        eq = self._eq("y", "s.k") + " AND " + self._eq("y", "ANY(%(keys)s::text[])")
         cp_size = "pg_column_size(y.checkpoint) + coalesce(pg_column_size(y.metadata), 0)"
         versions = ("CASE WHEN jsonb_typeof(c.checkpoint -> 'channel_versions') = 'object' THEN c.checkpoint -> 'channel_versions' "
                     "ELSE '{}'::jsonb END")
@@ -173,8 +176,10 @@ class PostgresPrune(RulePrune):
             "d AS (SELECT * FROM unnest(%(d_k)s::text[], %(d_ns)s::text[], %(d_id)s::text[]) AS d(k, ns, id))",
             "x AS (SELECT * FROM unnest(%(x_k)s::text[], %(x_ns)s::text[]) AS x(k, ns))",
             "n AS (SELECT DISTINCT k, ns FROM d)",
-            "v AS (SELECT n.k, n.ns, EXISTS (SELECT 1 FROM d WHERE d.k = n.k AND d.ns = n.ns AND d.id = c.checkpoint_id) AS gone, "
+            "v AS (SELECT n.k, n.ns, dd.id IS NOT NULL AS gone, "
             f"e.key AS channel, e.value AS version FROM n JOIN checkpoints c ON {self._eq('c', 'n.k')} AND c.checkpoint_ns = n.ns "
+            f"AND {self._eq('c', 'ANY(%(keys)s::text[])')} "
+            "LEFT JOIN d AS dd ON dd.k = n.k AND dd.ns = n.ns AND dd.id = c.checkpoint_id "
             f"CROSS JOIN LATERAL jsonb_each_text({versions}) AS e)",
             "g AS (SELECT k, ns, channel, version FROM v WHERE gone EXCEPT SELECT k, ns, channel, version FROM v WHERE NOT gone)",
             rows("w1", "checkpoint_writes", "d s", f"{eq} AND y.checkpoint_ns = s.ns AND y.checkpoint_id = s.id", "octet_length(y.blob)"),
