@@ -226,17 +226,19 @@ class PostgresPrune(RulePrune):
         return self._rows_of(rows, [d.key for d in decisions])
 
     def _kept_sql(self) -> str:
-        # Digests computed by the server: what get_tuple reads of each kept checkpoint, its writes, and
-        # the blobs its versions name (the parent pointer left out: it is what a prune may change).
+        # What get_tuple reads of each kept checkpoint, compared before and after the deletes in one
+        # transaction: the checkpoint and metadata by digest (the row is rewritten where its parent
+        # pointer, left out, is cleared), and the blob and write rows it reads by tuple identity
+        # (ctid, xmin): inside the transaction no row changes, or is deleted and written again,
+        # without a new ctid, so equal identities are equal bytes, read without detoasting a blob.
         return (
             "SELECT x.checkpoint_ns, x.checkpoint_id, md5(x.checkpoint::text), md5(coalesce(x.metadata::text, '')), "
-            "(SELECT md5(string_agg(b.channel || ':' || b.version || ':' || b.type || ':' || coalesce(md5(b.blob), '-'), ',' ORDER BY b.channel)) "
+            "(SELECT string_agg(b.channel || ':' || b.version || '@' || b.ctid::text || ':' || b.xmin::text, ',' ORDER BY b.channel, b.version) "
             " FROM checkpoint_blobs b, jsonb_each_text(CASE WHEN jsonb_typeof(x.checkpoint -> 'channel_versions') = 'object' "
             " THEN x.checkpoint -> 'channel_versions' ELSE '{}'::jsonb END) v "
             " WHERE b.thread_id = x.thread_id AND b.checkpoint_ns = x.checkpoint_ns AND b.channel = v.key AND b.version = v.value), "
-            "(SELECT md5(string_agg(w.task_id || ':' || w.idx || ':' || w.channel || ':' || coalesce(w.type, '') || ':' || coalesce(md5(w.blob), '-'), ',' "
-            " ORDER BY w.task_id, w.idx)) FROM checkpoint_writes w WHERE w.thread_id = x.thread_id AND w.checkpoint_ns = x.checkpoint_ns "
-            " AND w.checkpoint_id = x.checkpoint_id) "
+            "(SELECT string_agg(w.task_id || ':' || w.idx || '@' || w.ctid::text || ':' || w.xmin::text, ',' ORDER BY w.task_id, w.idx) "
+            " FROM checkpoint_writes w WHERE w.thread_id = x.thread_id AND w.checkpoint_ns = x.checkpoint_ns AND w.checkpoint_id = x.checkpoint_id) "
             "FROM unnest(%(k_ns)s::text[], %(k_id)s::text[]) AS kk(ns, id) "
             f"JOIN checkpoints x ON {self._eq('x', '%(key)s')} AND x.checkpoint_ns = kk.ns AND x.checkpoint_id = kk.id ORDER BY 1, 2")
 
