@@ -148,13 +148,18 @@ def raw_usage(path: Path) -> None:
 
 
 def raw_prune(path: Path) -> None:
-    """One DELETE per table keeping the latest checkpoint per (thread, namespace), and their writes."""
+    """One DELETE per table keeping the latest checkpoint per (thread, namespace), and their writes
+    (the latest ids in a temporary table keyed by (thread, namespace): each row's test is one index
+    seek, so the baseline grows linearly with the store)."""
     conn = sqlite3.connect(path, isolation_level=None)
     conn.execute("BEGIN IMMEDIATE")
-    conn.execute("CREATE TEMP TABLE latest AS SELECT thread_id, checkpoint_ns, max(checkpoint_id) AS checkpoint_id FROM checkpoints GROUP BY 1, 2")
-    conn.execute("DELETE FROM writes WHERE (thread_id, checkpoint_ns, checkpoint_id) NOT IN (SELECT * FROM latest) "
-                 "AND (thread_id, checkpoint_ns, checkpoint_id) IN (SELECT thread_id, checkpoint_ns, checkpoint_id FROM checkpoints)")
-    conn.execute("DELETE FROM checkpoints WHERE (thread_id, checkpoint_ns, checkpoint_id) NOT IN (SELECT * FROM latest)")
+    conn.execute("CREATE TEMP TABLE latest (thread_id TEXT, checkpoint_ns TEXT, checkpoint_id TEXT, PRIMARY KEY (thread_id, checkpoint_ns)) WITHOUT ROWID")
+    conn.execute("INSERT INTO latest SELECT thread_id, checkpoint_ns, max(checkpoint_id) FROM checkpoints GROUP BY 1, 2")
+    older = ("{t}.checkpoint_id < (SELECT l.checkpoint_id FROM latest l WHERE l.thread_id = {t}.thread_id "
+             "AND l.checkpoint_ns = {t}.checkpoint_ns)")
+    conn.execute(f"DELETE FROM writes WHERE {older.format(t='writes')} AND EXISTS (SELECT 1 FROM checkpoints c "
+                 "WHERE c.thread_id = writes.thread_id AND c.checkpoint_ns = writes.checkpoint_ns AND c.checkpoint_id = writes.checkpoint_id)")
+    conn.execute(f"DELETE FROM checkpoints WHERE {older.format(t='checkpoints')}")
     conn.execute("UPDATE checkpoints SET parent_checkpoint_id = NULL WHERE parent_checkpoint_id IS NOT NULL")
     conn.execute("COMMIT")
     conn.close()
