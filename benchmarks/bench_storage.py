@@ -14,10 +14,10 @@ checkpoints, about 3 GB).
 - memory: the prune's peak RSS (the child's ru_maxrss) at 2,000 and at N threads: flat.
 - PostgreSQL (``--postgres``): 200 threads written by the real graph and PostgresSaver, grown to
   ``--pg-threads`` as above (cached as a template database); ``thread prune --all`` (a process)
-  against PostgresSaver.prune over the same keys, and against the floor: the same per-thread
-  REPEATABLE READ transactions in a tight loop without the tool (FLOOR_SQL: one statement each,
-  BEGIN, it and COMMIT in one round trip); target within 1.5x of the floor. All three then hold
-  the same rows (checked).
+  against PostgresSaver.prune over the same keys; against the floor, per-thread REPEATABLE READ
+  transactions in a tight loop without the tool (FLOOR_SQL: one statement each, BEGIN, it and
+  COMMIT in one round trip; target within 1.5x); and against the tool's own per-thread
+  transactions replayed without its Python (_pg_replay). All then hold the same rows (checked).
 
 Medians of ``--repeat`` runs (default 3; the machine is noisy). Run:
 ``python benchmarks/bench_storage.py [--threads 20000] [--repeat 3] [--postgres]``.
@@ -256,6 +256,41 @@ def _pg_floor(url: str, keys: list[str]) -> float:
         return time.perf_counter() - start
 
 
+def _pg_replay(url: str, keys: list[str]) -> float:
+    """The tool's own per-thread transactions (symfonic_cli/stores/postgres/prune.py's statements,
+    the same three round trips in pipeline mode), their parameters computed before the clock starts:
+    what is left of the tool's time once its Python (rules, records, receipt) is taken away."""
+    from symfonic_cli.location import resolve_store
+    from symfonic_cli.model.prune import TASKS
+    from symfonic_cli.stores import open_store
+
+    st = open_store(resolve_store(url), writable=True)
+    try:
+        facts_sql, kept_sql = st._facts_sql(), st._kept_sql()
+        work = []
+        facts = st._pr_facts_many(keys)
+        for k in keys:
+            t = st._targets([st._decide_on(k, facts[k], 1, None)])
+            work.append((k, t, {"key": k, "k_ns": t["k_ns"], "k_id": t["k_id"]}, st._rows_sql(True, bool(t["x_k"]), bool(t["t_k"]))))
+        conn = st.conn
+        start = time.perf_counter()
+        for k, t, kept, delete in work:
+            args = {"keys": [k], "tasks": TASKS}
+            with conn.pipeline() as pipe:
+                conn.execute("BEGIN ISOLATION LEVEL REPEATABLE READ")
+                conn.execute(facts_sql, args, prepare=False)
+                pipe.sync()
+                conn.execute(kept_sql, kept, prepare=False)
+                conn.execute(delete, t, prepare=False)
+                conn.execute(kept_sql, kept, prepare=False)
+                conn.execute(facts_sql, args, prepare=False)
+                pipe.sync()
+                conn.execute("COMMIT")
+        return time.perf_counter() - start
+    finally:
+        st.close()
+
+
 def _pg_saver(url: str, keys: list[str]) -> float:
     from langgraph.checkpoint.postgres import PostgresSaver
 
@@ -293,11 +328,12 @@ def bench_postgres(threads: int, repeat: int, work: Path) -> None:
             "tool": lambda url: _child(["thread", "prune", "-s", url, "--all", "--keep", "1", "--yes", "-f", "jsonl"])[0],
             "saver": lambda url: _pg_saver(url, keys),
             "floor": lambda url: _pg_floor(url, keys),
+            "replay": lambda url: _pg_replay(url, keys),
         }
         times: dict[str, list[float]] = {a: [] for a in arms}
         for r in range(repeat):
             digests = {}
-            order = list(arms)[r % 3:] + list(arms)[:r % 3]  # each arm first once in three runs
+            order = list(arms)[r % len(arms):] + list(arms)[:r % len(arms)]  # the arms in turn, each first once
             for arm in order:
                 name = f"bench_prune_{arm}"
                 with psycopg.connect(server.url("postgres"), autocommit=True) as conn:
@@ -306,12 +342,13 @@ def bench_postgres(threads: int, repeat: int, work: Path) -> None:
                 times[arm].append(arms[arm](server.url(name)))
                 digests[arm] = _pg_digest(server.url(name))
             if len(set(digests.values())) != 1:
-                raise SystemExit(f"the three prunes left different rows: {digests}")
-        tool, saver, floor = (_median(times[a]) for a in arms)
+                raise SystemExit(f"the prunes left different rows: {digests}")
+        tool, saver, floor, replay = (_median(times[a]) for a in arms)
         print(f"PostgreSQL store: {len(keys):,} threads x 34 checkpoints (grown from {base} written by the graph); runs {times}")
         print(f"  thread prune --all --keep 1 (a process): {tool:.2f} s; PostgresSaver.prune over the same threads {saver:.2f} s "
               f"(ratio {tool / saver:.2f}); the raw per-thread transactions in a tight loop {floor:.2f} s (ratio {tool / floor:.2f}; "
-              "target <= 1.5); same rows left: yes")
+              f"target <= 1.5); the tool's own per-thread transactions replayed without its Python {replay:.2f} s "
+              f"(ratio {tool / replay:.2f}); same rows left: yes")
     finally:
         server.stop()
 
