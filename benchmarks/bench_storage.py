@@ -11,7 +11,7 @@ checkpoints, about 3 GB).
 - prune: ``thread prune --all --keep 1 --yes -f jsonl`` (a process) against one raw DELETE per
   table keeping the latest checkpoint per (thread, namespace), on two copies of the same file;
   target: within 3x. Both then hold the same rows (checked).
-- memory: the prune's peak RSS (the child's ru_maxrss) at 2,000 and at N threads: flat.
+- memory: the prune's peak RSS (/usr/bin/time -v) at N/10 and at N threads: flat.
 - PostgreSQL (``--postgres``): 200 threads written by the real graph and PostgresSaver, grown to
   ``--pg-threads`` as above (cached as a template database); ``thread prune --all`` (a process)
   against PostgresSaver.prune over the same keys; against the floor, per-thread REPEATABLE READ
