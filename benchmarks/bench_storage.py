@@ -11,11 +11,13 @@ checkpoints, about 3 GB).
 - prune: ``thread prune --all --keep 1 --yes -f jsonl`` (a process) against one raw DELETE per
   table keeping the latest checkpoint per (thread, namespace), on two copies of the same file;
   target: within 3x. Both then hold the same rows (checked).
-- memory: the prune's peak RSS (the child's ru_maxrss) at 2,000 and at N threads: flat.
-- PostgreSQL (``--postgres``): a database of ``--pg-threads`` threads written by the real graph and
-  PostgresSaver, grown as above; ``thread prune --all`` against PostgresSaver.prune over the same
-  keys (the same per-thread REPEATABLE READ transactions in a tight loop, without the tool); target
-  within 1.5x.
+- memory: the prune's peak RSS (/usr/bin/time -v) at N/10 and at N threads: flat.
+- PostgreSQL (``--postgres``): 200 threads written by the real graph and PostgresSaver, grown to
+  ``--pg-threads`` as above (cached as a template database); ``thread prune --all`` (a process)
+  against PostgresSaver.prune over the same keys; against the floor, per-thread REPEATABLE READ
+  transactions in a tight loop without the tool (FLOOR_SQL: one statement each, BEGIN, it and
+  COMMIT in one round trip; target within 1.5x); and against the tool's own per-thread
+  transactions replayed without its Python (_pg_replay). All then hold the same rows (checked).
 
 Medians of ``--repeat`` runs (default 3; the machine is noisy). Run:
 ``python benchmarks/bench_storage.py [--threads 20000] [--repeat 3] [--postgres]``.
@@ -42,6 +44,19 @@ if str(ROOT.parent) not in sys.path:
 from benchmarks import stores  # noqa: E402
 
 
+# Every column but thread_id, by name (SqliteSaver's writes table has task_path before idx;
+# PostgresSaver's checkpoints a type column).
+SQLITE_COLUMNS = {
+    "checkpoints": "checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, checkpoint, metadata",
+    "writes": "checkpoint_ns, checkpoint_id, task_id, task_path, idx, channel, type, value",
+}
+PG_COLUMNS = {
+    "checkpoints": "checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, checkpoint, metadata",
+    "checkpoint_blobs": "checkpoint_ns, channel, version, type, blob",
+    "checkpoint_writes": "checkpoint_ns, checkpoint_id, task_id, task_path, idx, channel, type, blob",
+}
+
+
 def grow(src: Path, dst: Path, threads: int) -> Path:
     """``src`` (2,000 threads) copied, then its rows inserted again with suffixed thread ids."""
     if dst.exists():
@@ -54,16 +69,25 @@ def grow(src: Path, dst: Path, threads: int) -> Path:
     base = conn.execute("SELECT count(DISTINCT thread_id) FROM checkpoints").fetchone()[0]
     for copy in range(1, max(1, threads // base)):
         suffix = f"-x{copy}"
-        conn.execute("INSERT INTO checkpoints SELECT thread_id || ?, checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, checkpoint, metadata "
-                     "FROM checkpoints WHERE instr(thread_id, '-x') = 0", (suffix,))
-        conn.execute("INSERT INTO writes SELECT thread_id || ?, checkpoint_ns, checkpoint_id, task_id, idx, channel, type, value, task_path "
-                     "FROM writes WHERE instr(thread_id, '-x') = 0", (suffix,))
+        for table, cols in SQLITE_COLUMNS.items():  # named: a column list in the table's order would be a guess
+            conn.execute(f"INSERT INTO {table} (thread_id, {cols}) SELECT thread_id || ?, {cols} FROM {table} WHERE instr(thread_id, '-x') = 0",
+                         (suffix,))
         conn.commit()
     conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     conn.execute("PRAGMA journal_mode = DELETE")
+    _check_copy(conn, conn.execute("SELECT min(thread_id) FROM checkpoints").fetchone()[0], SQLITE_COLUMNS, "?")
     conn.close()
     os.replace(tmp, dst)
     return dst
+
+
+def _check_copy(conn, key: str, columns: dict[str, str], mark: str) -> None:
+    """The first copy of ``key`` holds the original's rows, column by column (``mark``: the driver's placeholder)."""
+    for table, cols in columns.items():
+        rows = [sorted(conn.execute(f"SELECT {cols} FROM {table} WHERE thread_id = {mark}", (k,)).fetchall(), key=repr)
+                for k in (key, key + "-x1")]
+        if not rows[0] or rows[0] != rows[1]:
+            raise SystemExit(f"the grown copy of {key} does not hold the original's {table} rows")
 
 
 def shrink(src: Path, dst: Path) -> Path:
@@ -124,13 +148,18 @@ def raw_usage(path: Path) -> None:
 
 
 def raw_prune(path: Path) -> None:
-    """One DELETE per table keeping the latest checkpoint per (thread, namespace), and their writes."""
+    """One DELETE per table keeping the latest checkpoint per (thread, namespace), and their writes
+    (the latest ids in a temporary table keyed by (thread, namespace): each row's test is one index
+    seek, so the baseline grows linearly with the store)."""
     conn = sqlite3.connect(path, isolation_level=None)
     conn.execute("BEGIN IMMEDIATE")
-    conn.execute("CREATE TEMP TABLE latest AS SELECT thread_id, checkpoint_ns, max(checkpoint_id) AS checkpoint_id FROM checkpoints GROUP BY 1, 2")
-    conn.execute("DELETE FROM writes WHERE (thread_id, checkpoint_ns, checkpoint_id) NOT IN (SELECT * FROM latest) "
-                 "AND (thread_id, checkpoint_ns, checkpoint_id) IN (SELECT thread_id, checkpoint_ns, checkpoint_id FROM checkpoints)")
-    conn.execute("DELETE FROM checkpoints WHERE (thread_id, checkpoint_ns, checkpoint_id) NOT IN (SELECT * FROM latest)")
+    conn.execute("CREATE TEMP TABLE latest (thread_id TEXT, checkpoint_ns TEXT, checkpoint_id TEXT, PRIMARY KEY (thread_id, checkpoint_ns)) WITHOUT ROWID")
+    conn.execute("INSERT INTO latest SELECT thread_id, checkpoint_ns, max(checkpoint_id) FROM checkpoints GROUP BY 1, 2")
+    older = ("{t}.checkpoint_id < (SELECT l.checkpoint_id FROM latest l WHERE l.thread_id = {t}.thread_id "
+             "AND l.checkpoint_ns = {t}.checkpoint_ns)")
+    conn.execute(f"DELETE FROM writes WHERE {older.format(t='writes')} AND EXISTS (SELECT 1 FROM checkpoints c "
+                 "WHERE c.thread_id = writes.thread_id AND c.checkpoint_ns = writes.checkpoint_ns AND c.checkpoint_id = writes.checkpoint_id)")
+    conn.execute(f"DELETE FROM checkpoints WHERE {older.format(t='checkpoints')}")
     conn.execute("UPDATE checkpoints SET parent_checkpoint_id = NULL WHERE parent_checkpoint_id IS NOT NULL")
     conn.execute("COMMIT")
     conn.close()
@@ -151,7 +180,7 @@ def _median(xs: list[float]) -> float:
 
 def bench_sqlite(threads: int, repeat: int, work: Path) -> None:
     many = stores.sqlite_store("many")
-    grown = grow(many, stores.OUT / "sqlite" / f"grown-{threads}.db", threads) if threads > 2000 else many  # cached beside "many"
+    grown = grow(many, stores.OUT / "sqlite" / f"grown2-{threads}.db", threads) if threads > 2000 else many  # cached beside "many"
     small = shrink(grown, work / "tenth.db")
     print(f"SQLite store: {threads:,} threads ({grown.stat().st_size / 1e9:.1f} GB); the memory comparison's tenth: {small.stat().st_size / 1e6:.0f} MB")
     tool_u, raw_u = [], []
@@ -190,6 +219,97 @@ def bench_sqlite(threads: int, repeat: int, work: Path) -> None:
           f"ratio {p2 / p1:.2f} (flat: ~1)")
 
 
+# The floor: the same per-thread transactions without the tool, one statement each (keep the latest
+# checkpoint per namespace, their writes, the blobs only deleted checkpoints reference, the kept
+# parent pointers cleared), BEGIN + the statement + COMMIT in one round trip (pipeline mode).
+FLOOR_SQL = """
+WITH latest AS (SELECT DISTINCT ON (checkpoint_ns) checkpoint_ns, checkpoint_id FROM checkpoints
+                WHERE thread_id = %(k)s ORDER BY checkpoint_ns, checkpoint_id DESC),
+gone AS (SELECT c.checkpoint_ns, c.checkpoint_id, c.checkpoint FROM checkpoints c WHERE c.thread_id = %(k)s
+         AND (c.checkpoint_ns, c.checkpoint_id) NOT IN (SELECT * FROM latest)),
+kv AS (SELECT c.checkpoint_ns, e.key, e.value FROM checkpoints c JOIN latest l USING (checkpoint_ns, checkpoint_id)
+       CROSS JOIN LATERAL jsonb_each_text(c.checkpoint -> 'channel_versions') e WHERE c.thread_id = %(k)s),
+gv AS (SELECT g.checkpoint_ns, e.key, e.value FROM gone g CROSS JOIN LATERAL jsonb_each_text(g.checkpoint -> 'channel_versions') e
+       EXCEPT SELECT * FROM kv),
+w AS (DELETE FROM checkpoint_writes y USING gone g WHERE y.thread_id = %(k)s AND y.checkpoint_ns = g.checkpoint_ns
+      AND y.checkpoint_id = g.checkpoint_id),
+b AS (DELETE FROM checkpoint_blobs y USING gv WHERE y.thread_id = %(k)s AND y.checkpoint_ns = gv.checkpoint_ns
+      AND y.channel = gv.key AND y.version = gv.value),
+c AS (DELETE FROM checkpoints y USING gone g WHERE y.thread_id = %(k)s AND y.checkpoint_ns = g.checkpoint_ns
+      AND y.checkpoint_id = g.checkpoint_id),
+p AS (UPDATE checkpoints y SET parent_checkpoint_id = NULL FROM latest l WHERE y.thread_id = %(k)s
+      AND y.checkpoint_ns = l.checkpoint_ns AND y.checkpoint_id = l.checkpoint_id AND y.parent_checkpoint_id IS NOT NULL)
+SELECT 1
+"""
+
+
+def _pg_floor(url: str, keys: list[str]) -> float:
+    import psycopg
+
+    with psycopg.connect(url, autocommit=True) as conn:
+        start = time.perf_counter()
+        for k in keys:
+            with conn.pipeline():
+                conn.execute("BEGIN ISOLATION LEVEL REPEATABLE READ")
+                conn.execute(FLOOR_SQL, {"k": k}, prepare=False)
+                conn.execute("COMMIT")
+        return time.perf_counter() - start
+
+
+def _pg_replay(url: str, keys: list[str]) -> float:
+    """The tool's own per-thread transactions (symfonic_cli/stores/postgres/prune.py's statements,
+    the same three round trips in pipeline mode), their parameters computed before the clock starts:
+    what is left of the tool's time once its Python (rules, records, receipt) is taken away."""
+    from symfonic_cli.location import resolve_store
+    from symfonic_cli.model.prune import TASKS
+    from symfonic_cli.stores import open_store
+
+    st = open_store(resolve_store(url), writable=True)
+    try:
+        facts_sql, kept_sql = st._facts_sql(), st._kept_sql()
+        work = []
+        facts = st._pr_facts_many(keys)
+        for k in keys:
+            t = st._targets([st._decide_on(k, facts[k], 1, None)])
+            work.append((k, t, {"key": k, "k_ns": t["k_ns"], "k_id": t["k_id"]}, st._rows_sql(True, bool(t["x_k"]), bool(t["t_k"]))))
+        conn = st.conn
+        start = time.perf_counter()
+        for k, t, kept, delete in work:
+            args = {"keys": [k], "tasks": TASKS}
+            with conn.pipeline() as pipe:
+                conn.execute("BEGIN ISOLATION LEVEL REPEATABLE READ")
+                conn.execute(facts_sql, args, prepare=False)
+                pipe.sync()
+                conn.execute(kept_sql, kept, prepare=False)
+                conn.execute(delete, t, prepare=False)
+                conn.execute(kept_sql, kept, prepare=False)
+                conn.execute(facts_sql, args, prepare=False)
+                pipe.sync()
+                conn.execute("COMMIT")
+        return time.perf_counter() - start
+    finally:
+        st.close()
+
+
+def _pg_saver(url: str, keys: list[str]) -> float:
+    from langgraph.checkpoint.postgres import PostgresSaver
+
+    with PostgresSaver.from_conn_string(url) as saver:
+        start = time.perf_counter()
+        saver.prune(keys, strategy="keep_latest")
+        return time.perf_counter() - start
+
+
+def _pg_digest(url: str) -> tuple:
+    import psycopg
+
+    with psycopg.connect(url) as conn:
+        return tuple(conn.execute(q).fetchone() for q in (
+            "SELECT count(*), count(parent_checkpoint_id), md5(string_agg(thread_id || '|' || checkpoint_ns || '|' || checkpoint_id || '|' || md5(checkpoint::text), ',' ORDER BY thread_id, checkpoint_ns, checkpoint_id)) FROM checkpoints",
+            "SELECT count(*), md5(string_agg(thread_id || '|' || checkpoint_ns || '|' || channel || '|' || version, ',' ORDER BY thread_id, checkpoint_ns, channel, version)) FROM checkpoint_blobs",
+            "SELECT count(*), md5(string_agg(thread_id || '|' || checkpoint_id || '|' || task_id || '|' || idx, ',' ORDER BY thread_id, checkpoint_id, task_id, idx)) FROM checkpoint_writes"))
+
+
 def bench_postgres(threads: int, repeat: int, work: Path) -> None:
     import psycopg
 
@@ -201,32 +321,53 @@ def bench_postgres(threads: int, repeat: int, work: Path) -> None:
         return
     try:
         base = 200
-        src = _pg_source(server, base)
-        tool, floor = [], []
-        for _ in range(repeat):
-            urls = []
-            for name in ("bench_prune_a", "bench_prune_b"):
+        grown = _pg_grown(server, _pg_source(server, base), threads // base)
+        with psycopg.connect(server.url(grown)) as conn:
+            keys = [r[0] for r in conn.execute("SELECT DISTINCT thread_id FROM checkpoints ORDER BY 1")]
+        arms = {
+            "tool": lambda url: _child(["thread", "prune", "-s", url, "--all", "--keep", "1", "--yes", "-f", "jsonl"])[0],
+            "saver": lambda url: _pg_saver(url, keys),
+            "floor": lambda url: _pg_floor(url, keys),
+            "replay": lambda url: _pg_replay(url, keys),
+        }
+        times: dict[str, list[float]] = {a: [] for a in arms}
+        for r in range(repeat):
+            digests = {}
+            order = list(arms)[r % len(arms):] + list(arms)[:r % len(arms)]  # the arms in turn, each first once
+            for arm in order:
+                name = f"bench_prune_{arm}"
                 with psycopg.connect(server.url("postgres"), autocommit=True) as conn:
                     conn.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
-                    conn.execute(f"CREATE DATABASE {name} TEMPLATE {src}")
-                urls.append(server.url(name))
-            _grow_pg(urls[0], threads // base)
-            _grow_pg(urls[1], threads // base)
-            t, _, _ = _child(["thread", "prune", "-s", urls[0], "--all", "--keep", "1", "--yes", "-f", "jsonl"])
-            tool.append(t)
-            from langgraph.checkpoint.postgres import PostgresSaver
-
-            with PostgresSaver.from_conn_string(urls[1]) as saver:
-                with psycopg.connect(urls[1]) as conn:
-                    keys = [r[0] for r in conn.execute("SELECT DISTINCT thread_id FROM checkpoints")]
-                start = time.perf_counter()
-                saver.prune(keys, strategy="keep_latest")
-                floor.append(time.perf_counter() - start)
-        print(f"PostgreSQL store: {threads:,} threads x 34 checkpoints (grown from {base} written by the graph)")
-        print(f"  thread prune --all --keep 1: {_median(tool):.2f} s; PostgresSaver.prune over the same threads {_median(floor):.2f} s; "
-              f"ratio {_median(tool) / _median(floor):.2f} (target <= 1.5)")
+                    conn.execute(f"CREATE DATABASE {name} TEMPLATE {grown}")
+                times[arm].append(arms[arm](server.url(name)))
+                digests[arm] = _pg_digest(server.url(name))
+            if len(set(digests.values())) != 1:
+                raise SystemExit(f"the prunes left different rows: {digests}")
+        tool, saver, floor, replay = (_median(times[a]) for a in arms)
+        print(f"PostgreSQL store: {len(keys):,} threads x 34 checkpoints (grown from {base} written by the graph); runs {times}")
+        print(f"  thread prune --all --keep 1 (a process): {tool:.2f} s; PostgresSaver.prune over the same threads {saver:.2f} s "
+              f"(ratio {tool / saver:.2f}); the raw per-thread transactions in a tight loop {floor:.2f} s (ratio {tool / floor:.2f}; "
+              f"target <= 1.5); the tool's own per-thread transactions replayed without its Python {replay:.2f} s "
+              f"(ratio {tool / replay:.2f}); same rows left: yes")
     finally:
         server.stop()
+
+
+def _pg_grown(server, src: str, factor: int) -> str:
+    """``src`` grown ``factor``-fold (cached as a template database, marked complete)."""
+    import psycopg
+
+    db, mark = f"{src}_grown2_x{factor}", "symfonic prune benchmark grown store, complete"
+    with psycopg.connect(server.url("postgres"), autocommit=True) as conn:
+        row = conn.execute("SELECT shobj_description(oid, 'pg_database') FROM pg_database WHERE datname = %s", (db,)).fetchone()
+        if row is not None and row[0] == mark:
+            return db
+        conn.execute(f"DROP DATABASE IF EXISTS {db} WITH (FORCE)")
+        conn.execute(f"CREATE DATABASE {db} TEMPLATE {src}")
+    _grow_pg(server.url(db), factor)
+    with psycopg.connect(server.url("postgres"), autocommit=True) as conn:
+        conn.execute(f"COMMENT ON DATABASE {db} IS '{mark}'")
+    return db
 
 
 def _pg_source(server, threads: int) -> str:
@@ -256,13 +397,12 @@ def _grow_pg(url: str, factor: int) -> None:
     with psycopg.connect(url, autocommit=True) as conn:
         for copy in range(1, factor):
             s = f"-x{copy}"
-            conn.execute("INSERT INTO checkpoints SELECT thread_id || %s, checkpoint_ns, checkpoint_id, parent_checkpoint_id, checkpoint, metadata "
-                         "FROM checkpoints WHERE strpos(thread_id, '-x') = 0", (s,))
-            conn.execute("INSERT INTO checkpoint_blobs SELECT thread_id || %s, checkpoint_ns, channel, version, type, blob "
-                         "FROM checkpoint_blobs WHERE strpos(thread_id, '-x') = 0", (s,))
-            conn.execute("INSERT INTO checkpoint_writes SELECT thread_id || %s, checkpoint_ns, checkpoint_id, task_id, idx, channel, type, blob, task_path "
-                         "FROM checkpoint_writes WHERE strpos(thread_id, '-x') = 0", (s,))
+            for table, cols in PG_COLUMNS.items():
+                conn.execute(f"INSERT INTO {table} (thread_id, {cols}) SELECT thread_id || %s, {cols} FROM {table} "
+                             "WHERE strpos(thread_id, '-x') = 0", (s,))
         conn.execute("VACUUM ANALYZE")
+        if factor > 1:
+            _check_copy(conn, conn.execute("SELECT min(thread_id) FROM checkpoints").fetchone()[0], PG_COLUMNS, "%s")
 
 
 def main() -> None:

@@ -4,8 +4,8 @@ Prepared first (a read-only store, a role without DELETE or UPDATE, ``--compact`
 before anything is deleted); planned (threads, checkpoints, bytes, and the messages whose transcript
 time moves); confirmed (the typed count, or ``--yes``); then one transaction per thread on one
 snapshot, the rules decided again on it, the deletes compared with the plan and the kept state
-compared before and after, before the commit (stores/_prune.py); a fresh plan after the commit
-verifies it. Each thread's receipt line is on disk before the next thread starts (erase's
+compared before and after, before the commit (stores/_prune.py); a fresh plan verifies it (after
+the commit; on PostgreSQL inside the transaction, after the deletes, where a difference rolls back). Each thread's receipt line is on disk before the next thread starts (erase's
 ReceiptFile). Threads are read page by page (keyset pagination) so memory does not grow with the
 store; Ctrl-C stops between threads.
 """
@@ -288,8 +288,7 @@ def prune_one(store, plan, req: PruneRequest, newer_than) -> tuple[pr.PruneOutco
 
     stop = None
     try:
-        deleted, detached = store.prune_thread(plan.key, keep=req.keep, newer_than=newer_than, expected=plan.rows)
-        remaining = store.prune_remaining(plan.key, keep=req.keep, newer_than=newer_than)
+        deleted, detached, remaining = store.prune_verified(plan.key, keep=req.keep, newer_than=newer_than, expected=plan.rows)
     except ThreadSkipped as exc:
         result = pr.PruneOutcome(plan.key, SKIPPED, reason=exc.message)
     except SymfonicError as exc:

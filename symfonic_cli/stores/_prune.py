@@ -76,11 +76,15 @@ class RulePrune:
         return True
 
     def prune_plan(self, key: str, *, keep: int = 1, newer_than: datetime | None = None, times: bool = True) -> ThreadPrunePlan:
+        d = self._pr_decide(key, keep, newer_than)
+        return self._pr_plan(key, d, ({}, 0) if d.skipped else self._pr_measure(key, d), times)
+
+    def _pr_plan(self, key: str, d: PruneDecision, measured: tuple[dict[str, int], int], times: bool) -> ThreadPrunePlan:
+        """The plan of a decision and its measure (rows per table, bytes)."""
         from symfonic_cli.model.prune import ThreadPrunePlan
 
-        d = self._pr_decide(key, keep, newer_than)
         last = max((i for ids in d.keep.values() for i in ids), default=None)
-        rows, size = ({}, 0) if d.skipped else self._pr_measure(key, d)
+        rows, size = measured
         plan = ThreadPrunePlan(
             key, rows, size, d.total, sum(len(v) for v in d.detach.values()), d.delta_ancestors, d.skipped,
             last_checkpoint_id=last,
@@ -122,3 +126,12 @@ class RulePrune:
     def prune_remaining(self, key: str, *, keep: int = 1, newer_than: datetime | None = None) -> int:
         """After the commit, a fresh plan: the checkpoints a prune would still delete (0: verified)."""
         return self._pr_decide(key, keep, newer_than).checkpoints
+
+    def prune_verified(self, key: str, *, keep: int = 1, newer_than: datetime | None = None,
+                       expected: dict[str, int] | None = None) -> tuple[dict[str, int], int, int]:
+        """``prune_thread`` then the fresh plan's verification: (rows deleted per table, checkpoints
+        left with no parent, checkpoints a prune would still delete). Here the fresh plan is read
+        after the commit; a backend may read it inside the transaction, after the deletes, where a
+        checkpoint still to prune rolls the thread back (PostgreSQL)."""
+        deleted, detached = self.prune_thread(key, keep=keep, newer_than=newer_than, expected=expected)
+        return deleted, detached, self.prune_remaining(key, keep=keep, newer_than=newer_than)

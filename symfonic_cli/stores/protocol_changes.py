@@ -203,6 +203,12 @@ class PruneProtocol(Protocol):
         """After the commit: the checkpoints a prune would still delete (0 means verified)."""
         ...
 
+    def prune_verified(self, key: str, *, keep: int = 1, newer_than: datetime | None = None,
+                       expected: dict[str, int] | None = None) -> tuple[dict[str, int], int, int]:
+        """prune_thread and a fresh plan's verification (PostgreSQL: inside the transaction, after the
+        deletes): (rows deleted, checkpoints left with no parent, checkpoints still to prune)."""
+        ...
+
     def compact_check(self) -> list[str]:
         """``--compact``, before anything is deleted: refuse (StoreError) what cannot work (SQLite: less
         free disk than the file); notes for the plan (locks taken, what the space becomes)."""

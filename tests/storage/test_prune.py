@@ -257,3 +257,27 @@ def test_a_change_to_the_kept_state_rolls_back(request):
     conn = sqlite3.connect(url)
     assert conn.execute("SELECT checkpoint_id, metadata FROM checkpoints WHERE thread_id = ? ORDER BY 1", (key,)).fetchall() == rows
     conn.close()
+
+
+@pytest.mark.postgres  # reached through _new_store("postgres", ...), which the marker rules do not follow
+def test_postgres_a_change_to_a_kept_blob_rolls_back(request):
+    """PostgreSQL compares the kept blobs and writes by tuple identity inside the transaction: a
+    trigger that rewrites the kept checkpoint's blobs when an older checkpoint is deleted makes the
+    prune roll back, and every row of the thread is as it was."""
+    import psycopg
+
+    from symfonic_cli.errors import StoreError
+
+    _, url = _new_store("postgres", request)
+    key = "acme:_:s-001"
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute("CREATE FUNCTION rewrite() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN "
+                     "UPDATE checkpoint_blobs SET blob = blob || '\\x00'::bytea WHERE thread_id = OLD.thread_id; RETURN OLD; END $$")
+        conn.execute("CREATE TRIGGER rewrite AFTER DELETE ON checkpoints FOR EACH ROW EXECUTE FUNCTION rewrite()")
+    before = _pg_rows(url, [key])
+    with _open(url) as st:
+        plan = st.prune_plan(key)
+        assert plan.rows["checkpoints"] > 0
+        with pytest.raises(StoreError, match="kept state would change"):
+            st.prune_verified(key, expected=plan.rows)
+    assert _pg_rows(url, [key]) == before

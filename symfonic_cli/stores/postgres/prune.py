@@ -7,7 +7,6 @@ blobs deleted when a deleted checkpoint referenced them and no kept checkpoint o
 
 from __future__ import annotations
 
-from contextlib import contextmanager
 from symfonic_cli.errors import StoreError
 from symfonic_cli.stores._prune import RulePrune
 from symfonic_cli.stores.postgres._common import PostgresSection, _translate_errors
@@ -40,25 +39,54 @@ class PostgresPrune(RulePrune, PostgresSection):
                 raise StoreError(f"missing privilege on {self.location.display}: no UPDATE on checkpoints: nothing was deleted")  # type: ignore[attr-defined]
         return []
 
-    @contextmanager
-    def _pr_transaction(self):
-        with self.conn.transaction():  # type: ignore[attr-defined]
-            self.conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")  # type: ignore[attr-defined]
-            yield
+    def _eq(self, alias: str, rhs: str) -> str:
+        """The store's key comparison (exact, or ``COLLATE "C"``) of ``alias.thread_id`` with ``rhs``."""
+        return self._k().replace("thread_id", f"{alias}.thread_id").replace("%s", rhs)
+
+    def _facts_sql(self) -> str:
+        # Every checkpoint of the keys (what the rules need of it), then the (ns, id) holding a
+        # __pregel_tasks write: one statement, one round trip, for a page of keys or for one.
+        versions = "jsonb_typeof(c.metadata -> 'counters_since_delta_snapshot') = 'object'"
+        return (
+            "SELECT k.key, true, c.checkpoint_ns, c.checkpoint_id, c.parent_checkpoint_id, c.metadata -> 'parents' ->> '', "
+            f"CASE WHEN {versions} THEN ARRAY(SELECT jsonb_object_keys(c.metadata -> 'counters_since_delta_snapshot')) END, "
+            f"c.metadata ? 'delta_writes_versioned' FROM unnest(%(keys)s::text[]) AS k(key) JOIN checkpoints c ON {self._eq('c', 'k.key')} "
+            "UNION ALL SELECT DISTINCT k.key, false, w.checkpoint_ns, w.checkpoint_id, NULL, NULL, NULL::text[], NULL::boolean "
+            f"FROM unnest(%(keys)s::text[]) AS k(key) JOIN checkpoint_writes w ON {self._eq('w', 'k.key')} AND w.channel = %(tasks)s")
+
+    @staticmethod
+    def _facts_of(rows, keys: list[str]) -> dict[str, tuple[list, set]]:
+        from symfonic_cli.model.prune import PruneCheckpoint
+
+        out: dict[str, tuple[list, set]] = {k: ([], set()) for k in keys}
+        for key, is_cp, ns, cid, parent, root, delta, js in rows:
+            if is_cp:
+                out[key][0].append(PruneCheckpoint(ns, cid, parent, root, frozenset(delta or ()), bool(js)))
+            else:
+                out[key][1].add((ns, cid))
+        return out
 
     @_translate_errors
-    def _pr_facts(self, key: str):
-        from symfonic_cli.model.prune import TASKS, PruneCheckpoint
+    def _pr_facts_many(self, keys: list[str]) -> dict[str, tuple[list, set]]:
+        from symfonic_cli.model.prune import TASKS
 
-        rows = self.conn.execute(  # type: ignore[attr-defined]
-            "SELECT checkpoint_ns, checkpoint_id, parent_checkpoint_id, metadata -> 'parents' ->> '', "
-            "CASE WHEN jsonb_typeof(metadata -> 'counters_since_delta_snapshot') = 'object' "
-            "THEN ARRAY(SELECT jsonb_object_keys(metadata -> 'counters_since_delta_snapshot')) END, "
-            f"metadata ? 'delta_writes_versioned' FROM checkpoints WHERE {self._k()}", (key,), prepare=False).fetchall()
-        cps = [PruneCheckpoint(ns, cid, parent, root, frozenset(delta or ()), bool(js)) for ns, cid, parent, root, delta, js in rows]
-        sends = {(ns, cid) for ns, cid in self.conn.execute(  # type: ignore[attr-defined]
-            f"SELECT DISTINCT checkpoint_ns, checkpoint_id FROM checkpoint_writes WHERE {self._k()} AND channel = %s", (key, TASKS))}
-        return cps, sends
+        rows = self.conn.execute(self._facts_sql(), {"keys": list(keys), "tasks": TASKS}, prepare=False).fetchall()  # type: ignore[attr-defined]
+        return self._facts_of(rows, keys)
+
+    def _pr_facts(self, key: str):
+        return self._pr_facts_many([key])[key]
+
+    def _decide_on(self, key: str, facts, keep: int, newer_than):
+        from symfonic_cli.model.prune import decide
+
+        outlines: dict = {}
+
+        def outline(ns: str, cid: str):
+            if (ns, cid) not in outlines:
+                outlines[(ns, cid)] = self._pr_outline(key, ns, cid)
+            return outlines[(ns, cid)]
+
+        return decide(key, facts[0], facts[1], outline, keep=keep, newer_than=newer_than)
 
     @_translate_errors
     def _pr_outline(self, key: str, ns: str, cid: str):
@@ -93,96 +121,192 @@ class PostgresPrune(RulePrune, PostgresSection):
                 count = None
         return row[0], count
 
-    def _garbage(self, key: str, ns: str, deleted: list[str], kept: set[str]) -> dict[str, list[str]]:
-        """Blobs a deleted checkpoint references and no kept checkpoint of the namespace does, by channel."""
-        versions = self.conn.execute(  # type: ignore[attr-defined]
-            "SELECT c.checkpoint_id = ANY(%s), v.key, v.value FROM checkpoints c "
-            "CROSS JOIN LATERAL jsonb_each_text(CASE WHEN jsonb_typeof(c.checkpoint -> 'channel_versions') = 'object' "
-            "THEN c.checkpoint -> 'channel_versions' ELSE '{}'::jsonb END) AS v "
-            f"WHERE c.{self._k()} AND c.checkpoint_ns = %s", (deleted, key, ns), prepare=False).fetchall()
-        referenced = {(ch, ver) for gone, ch, ver in versions if not gone}
-        garbage: dict[str, list[str]] = {}
-        for gone, ch, ver in versions:
-            if gone and (ch, ver) not in referenced and ver not in garbage.get(ch, ()):
-                garbage.setdefault(ch, []).append(ver)
-        return garbage
+    def prune_plans(self, keys: list[str], *, keep: int = 1, newer_than=None, times: bool = True):
+        """The plans of a page of keys: their facts read in one statement and the deletes of all
+        their decisions measured in another (the statement the prune deletes with, as a SELECT)."""
+        facts = self._pr_facts_many(keys)
+        decisions = [self._decide_on(k, facts[k], keep, newer_than) for k in keys]
+        measured = self._pr_measure_many([d for d in decisions if not d.skipped and d.changes])
+        return [self._pr_plan(d.key, d, ({}, 0) if d.skipped else measured.get(d.key, (dict.fromkeys(_TABLES, 0), 0)), times)
+                for d in decisions]
 
-    @_translate_errors
+    def prune_plan(self, key: str, *, keep: int = 1, newer_than=None, times: bool = True):
+        return self.prune_plans([key], keep=keep, newer_than=newer_than, times=times)[0]
+
     def _pr_measure(self, key: str, d: PruneDecision):
-        c, k = self.conn, self._k()  # type: ignore[attr-defined]
-        rows = dict.fromkeys(_TABLES, 0)
-        size = 0
-        if d.drop:
-            calls = list(d.drop)
-            for table, measure in (("checkpoint_writes", "octet_length(blob)"), ("checkpoint_blobs", "octet_length(blob)"),
-                                   ("checkpoints", "pg_column_size(checkpoint) + coalesce(pg_column_size(metadata), 0)")):
-                n, b = c.execute(f"SELECT count(*), coalesce(sum({measure}), 0) FROM {table} WHERE {k} AND checkpoint_ns = ANY(%s)",
-                                 (key, calls), prepare=False).fetchone()
-                rows[table] += n
-                size += int(b)
-        for ns, ids in d.delete.items():
-            if not ids:
-                continue
-            n, b = c.execute(f"SELECT count(*), coalesce(sum(octet_length(blob)), 0) FROM checkpoint_writes WHERE {k} "
-                             "AND checkpoint_ns = %s AND checkpoint_id = ANY(%s)", (key, ns, ids), prepare=False).fetchone()
-            m, s = c.execute("SELECT count(*), coalesce(sum(pg_column_size(checkpoint) + coalesce(pg_column_size(metadata), 0)), 0) "
-                             f"FROM checkpoints WHERE {k} AND checkpoint_ns = %s AND checkpoint_id = ANY(%s)", (key, ns, ids), prepare=False).fetchone()
-            rows["checkpoint_writes"] += n
-            rows["checkpoints"] += m
-            size += int(b) + int(s)
-            for channel, versions in self._garbage(key, ns, ids, d.keep[ns]).items():
-                n, b = c.execute(f"SELECT count(*), coalesce(sum(octet_length(blob)), 0) FROM checkpoint_blobs WHERE {k} "
-                                 "AND checkpoint_ns = %s AND channel = %s AND version = ANY(%s)", (key, ns, channel, versions), prepare=False).fetchone()
-                rows["checkpoint_blobs"] += n
-                size += int(b)
-        return rows, size
+        return self._pr_measure_many([d])[key]
+
+    @staticmethod
+    def _targets(decisions) -> dict[str, list]:
+        """The decisions as arrays: checkpoints deleted in kept namespaces (d_*), namespaces deleted
+        whole (x_*), checkpoints left with no parent (t_*), and what is kept (k_*)."""
+        a: dict[str, list] = {n: [] for n in ("keys", "d_k", "d_ns", "d_id", "x_k", "x_ns", "t_k", "t_ns", "t_id", "k_k", "k_ns", "k_id")}
+        for d in decisions:
+            a["keys"].append(d.key)
+            for ns in d.drop:
+                a["x_k"].append(d.key)
+                a["x_ns"].append(ns)
+            for ns, ids in d.delete.items():
+                for cid in ids:
+                    a["d_k"].append(d.key), a["d_ns"].append(ns), a["d_id"].append(cid)
+                for cid in d.detach.get(ns, ()):
+                    a["t_k"].append(d.key), a["t_ns"].append(ns), a["t_id"].append(cid)
+                for cid in sorted(d.keep[ns]):
+                    a["k_k"].append(d.key), a["k_ns"].append(ns), a["k_id"].append(cid)
+        return a
+
+    def _rows_sql(self, delete: bool, drops: bool = True, detach: bool = True) -> str:
+        """The rows a prune deletes, as one statement: ``delete`` deletes them (and detaches the kept
+        checkpoints whose parent goes), else the same rows are counted; either way one
+        (key, table, rows, bytes) row per key and table. Blobs go where a deleted checkpoint
+        references them and no kept checkpoint of the namespace does (PostgresSaver.prune's rule).
+        Without ``drops`` (no namespace deleted whole) or ``detach`` their parts are left out: each
+        statement is planned again, and a smaller one is planned sooner."""
+
+        def rows(name: str, table: str, src: str, cond: str, size: str) -> str:
+            if delete:
+                return f"{name} AS (DELETE FROM {table} y USING {src} WHERE {cond} RETURNING s.k, {size} AS b)"
+            return f"{name} AS (SELECT s.k, {size} AS b FROM {table} y, {src} WHERE {cond})"
+
+        # Each table's rows also filtered by the keys as an array: the planner knows nothing of the
+        # unnest()'s rows and would otherwise scan a whole table to hash-join them.
+        eq = self._eq("y", "s.k") + " AND " + self._eq("y", "ANY(%(keys)s::text[])")
+        cp_size = "pg_column_size(y.checkpoint) + coalesce(pg_column_size(y.metadata), 0)"
+        versions = ("CASE WHEN jsonb_typeof(c.checkpoint -> 'channel_versions') = 'object' THEN c.checkpoint -> 'channel_versions' "
+                    "ELSE '{}'::jsonb END")
+        parts = [
+            "d AS (SELECT * FROM unnest(%(d_k)s::text[], %(d_ns)s::text[], %(d_id)s::text[]) AS d(k, ns, id))",
+            "n AS (SELECT DISTINCT k, ns FROM d)",
+            "v AS (SELECT n.k, n.ns, dd.id IS NOT NULL AS gone, "
+            f"e.key AS channel, e.value AS version FROM n JOIN checkpoints c ON {self._eq('c', 'n.k')} AND c.checkpoint_ns = n.ns "
+            f"AND {self._eq('c', 'ANY(%(keys)s::text[])')} "
+            "LEFT JOIN d AS dd ON dd.k = n.k AND dd.ns = n.ns AND dd.id = c.checkpoint_id "
+            f"CROSS JOIN LATERAL jsonb_each_text({versions}) AS e)",
+            "g AS (SELECT k, ns, channel, version FROM v WHERE gone EXCEPT SELECT k, ns, channel, version FROM v WHERE NOT gone)",
+            rows("w1", "checkpoint_writes", "d s", f"{eq} AND y.checkpoint_ns = s.ns AND y.checkpoint_id = s.id", "octet_length(y.blob)"),
+            rows("b1", "checkpoint_blobs", "g s", f"{eq} AND y.checkpoint_ns = s.ns AND y.channel = s.channel AND y.version = s.version",
+                 "octet_length(y.blob)"),
+            rows("c1", "checkpoints", "d s", f"{eq} AND y.checkpoint_ns = s.ns AND y.checkpoint_id = s.id", cp_size),
+        ]
+        if drops:
+            parts += [
+                "x AS (SELECT * FROM unnest(%(x_k)s::text[], %(x_ns)s::text[]) AS x(k, ns))",
+                rows("w2", "checkpoint_writes", "x s", f"{eq} AND y.checkpoint_ns = s.ns", "octet_length(y.blob)"),
+                rows("b2", "checkpoint_blobs", "x s", f"{eq} AND y.checkpoint_ns = s.ns", "octet_length(y.blob)"),
+                rows("c2", "checkpoints", "x s", f"{eq} AND y.checkpoint_ns = s.ns", cp_size),
+            ]
+        if delete and detach:
+            parts.append(
+                "p AS (UPDATE checkpoints y SET parent_checkpoint_id = NULL "
+                "FROM unnest(%(t_k)s::text[], %(t_ns)s::text[], %(t_id)s::text[]) AS s(k, ns, id) "
+                f"WHERE {eq} AND y.checkpoint_ns = s.ns AND y.checkpoint_id = s.id AND y.parent_checkpoint_id IS NOT NULL "
+                "AND NOT EXISTS (SELECT 1 FROM unnest(%(k_k)s::text[], %(k_ns)s::text[], %(k_id)s::text[]) AS kk(k, ns, id) "
+                "WHERE kk.k = s.k AND kk.ns = s.ns AND kk.id = y.parent_checkpoint_id) RETURNING 1)")
+        total = " UNION ALL ".join(
+            f"SELECT k, '{table}', count(*), coalesce(sum(b), 0) FROM "
+            + (f"(SELECT * FROM {a} UNION ALL SELECT * FROM {b}) AS u" if drops else a) + " GROUP BY k"
+            for table, a, b in (("checkpoint_writes", "w1", "w2"), ("checkpoint_blobs", "b1", "b2"), ("checkpoints", "c1", "c2")))
+        return "WITH " + ", ".join(parts) + " " + total
+
+    @staticmethod
+    def _rows_of(rows, keys) -> dict[str, tuple[dict[str, int], int]]:
+        out = {k: (dict.fromkeys(_TABLES, 0), 0) for k in keys}
+        for key, table, n, size in rows:
+            counts, total = out[key]
+            counts[table] += n
+            out[key] = (counts, total + int(size))
+        return out
 
     @_translate_errors
-    def _pr_kept_state(self, key: str, d: PruneDecision):
-        # Digests computed by the server: what get_tuple reads of each kept checkpoint, its writes, and
-        # the blobs its versions name (the parent pointer left out: it is what a prune may change).
-        c, k = self.conn, self._k()  # type: ignore[attr-defined]
-        state = []
-        for ns, ids in sorted(d.keep.items()):
-            if ns in d.drop:
-                continue
-            ids = sorted(ids)
-            state.append(c.execute(
-                "SELECT checkpoint_id, md5(checkpoint::text), md5(coalesce(metadata::text, '')), "
-                "(SELECT md5(string_agg(b.channel || ':' || b.version || ':' || b.type || ':' || coalesce(md5(b.blob), '-'), ',' ORDER BY b.channel)) "
-                " FROM checkpoint_blobs b, jsonb_each_text(CASE WHEN jsonb_typeof(x.checkpoint -> 'channel_versions') = 'object' "
-                " THEN x.checkpoint -> 'channel_versions' ELSE '{}'::jsonb END) v "
-                " WHERE b.thread_id = x.thread_id AND b.checkpoint_ns = x.checkpoint_ns AND b.channel = v.key AND b.version = v.value), "
-                "(SELECT md5(string_agg(w.task_id || ':' || w.idx || ':' || w.channel || ':' || coalesce(w.type, '') || ':' || coalesce(md5(w.blob), '-'), ',' "
-                " ORDER BY w.task_id, w.idx)) FROM checkpoint_writes w WHERE w.thread_id = x.thread_id AND w.checkpoint_ns = x.checkpoint_ns "
-                " AND w.checkpoint_id = x.checkpoint_id) "
-                f"FROM checkpoints x WHERE x.{k} AND x.checkpoint_ns = %s AND x.checkpoint_id = ANY(%s) ORDER BY checkpoint_id",
-                (key, ns, ids), prepare=False).fetchall())
-        return state
+    def _pr_measure_many(self, decisions) -> dict[str, tuple[dict[str, int], int]]:
+        if not decisions:
+            return {}
+        t = self._targets(decisions)
+        rows = self.conn.execute(self._rows_sql(False, bool(t["x_k"])), t, prepare=False).fetchall()  # type: ignore[attr-defined]
+        return self._rows_of(rows, [d.key for d in decisions])
+
+    def _kept_sql(self) -> str:
+        # What get_tuple reads of each kept checkpoint, compared before and after the deletes in one
+        # transaction: the checkpoint and metadata by digest (the row is rewritten where its parent
+        # pointer, left out, is cleared), and the blob and write rows it reads by tuple identity
+        # (ctid, xmin): inside the transaction no row changes, or is deleted and written again,
+        # without a new ctid, so equal identities are equal bytes, read without detoasting a blob.
+        return (
+            "SELECT x.checkpoint_ns, x.checkpoint_id, md5(x.checkpoint::text), md5(coalesce(x.metadata::text, '')), "
+            "(SELECT string_agg(b.channel || ':' || b.version || '@' || b.ctid::text || ':' || b.xmin::text, ',' ORDER BY b.channel, b.version) "
+            " FROM checkpoint_blobs b, jsonb_each_text(CASE WHEN jsonb_typeof(x.checkpoint -> 'channel_versions') = 'object' "
+            " THEN x.checkpoint -> 'channel_versions' ELSE '{}'::jsonb END) v "
+            " WHERE b.thread_id = x.thread_id AND b.checkpoint_ns = x.checkpoint_ns AND b.channel = v.key AND b.version = v.value), "
+            "(SELECT string_agg(w.task_id || ':' || w.idx || '@' || w.ctid::text || ':' || w.xmin::text, ',' ORDER BY w.task_id, w.idx) "
+            " FROM checkpoint_writes w WHERE w.thread_id = x.thread_id AND w.checkpoint_ns = x.checkpoint_ns AND w.checkpoint_id = x.checkpoint_id) "
+            "FROM unnest(%(k_ns)s::text[], %(k_id)s::text[]) AS kk(ns, id) "
+            f"JOIN checkpoints x ON {self._eq('x', '%(key)s')} AND x.checkpoint_ns = kk.ns AND x.checkpoint_id = kk.id ORDER BY 1, 2")
+
+    def prune_thread(self, key: str, *, keep: int = 1, newer_than=None, expected=None):
+        deleted, detached, _ = self._prune_verified(key, keep, newer_than, expected, verify=False)
+        return deleted, detached
+
+    def prune_verified(self, key: str, *, keep: int = 1, newer_than=None, expected=None):
+        return self._prune_verified(key, keep, newer_than, expected, verify=True)
 
     @_translate_errors
-    def _pr_apply(self, key: str, d: PruneDecision) -> dict[str, int]:
-        c, k = self.conn, self._k()  # type: ignore[attr-defined]
-        rows = dict.fromkeys(_TABLES, 0)
-        if d.drop:
-            for table in ("checkpoints", "checkpoint_writes", "checkpoint_blobs"):
-                rows[table] += c.execute(f"DELETE FROM {table} WHERE {k} AND checkpoint_ns = ANY(%s)", (key, list(d.drop)), prepare=False).rowcount
-        for ns, ids in d.delete.items():
-            kept = sorted(d.keep[ns])
-            if ids:
-                garbage = self._garbage(key, ns, ids, d.keep[ns])
-                rows["checkpoint_writes"] += c.execute(
-                    f"DELETE FROM checkpoint_writes WHERE {k} AND checkpoint_ns = %s AND checkpoint_id = ANY(%s)", (key, ns, ids), prepare=False).rowcount
-                rows["checkpoints"] += c.execute(
-                    f"DELETE FROM checkpoints WHERE {k} AND checkpoint_ns = %s AND checkpoint_id = ANY(%s)", (key, ns, ids), prepare=False).rowcount
-                for channel, versions in garbage.items():
-                    rows["checkpoint_blobs"] += c.execute(
-                        f"DELETE FROM checkpoint_blobs WHERE {k} AND checkpoint_ns = %s AND channel = %s AND version = ANY(%s)",
-                        (key, ns, channel, versions), prepare=False).rowcount
-            if d.detach.get(ns):
-                c.execute(f"UPDATE checkpoints SET parent_checkpoint_id = NULL WHERE {k} AND checkpoint_ns = %s "
-                          "AND checkpoint_id = ANY(%s) AND parent_checkpoint_id <> ALL(%s)", (key, ns, d.detach[ns], kept), prepare=False)
-        return rows
+    def _prune_verified(self, key: str, keep: int, newer_than, expected, *, verify: bool):
+        """One thread in one REPEATABLE READ transaction, in three round trips (psycopg pipeline mode):
+
+        1. ``BEGIN``, the thread's facts: the rules decide on this snapshot (a checkpoint's outline,
+           where a rule needs one, is one more round trip);
+        2. the kept state, the one statement that deletes and detaches (data-modifying CTEs, its
+           rows counted per table), the kept state again and the facts again: here, before the
+           commit, the rows deleted are compared with the plan's, the kept state before with
+           after, and the rules decide on the facts after the deletes (the fresh plan, with
+           ``verify``): a checkpoint still to prune, like any difference, rolls back;
+        3. ``COMMIT``.
+        """
+        from psycopg.pq import TransactionStatus
+
+        from symfonic_cli.errors import StoreError
+        from symfonic_cli.model.prune import TASKS, check_against_plan, check_kept_state
+        from symfonic_cli.stores._prune import ThreadSkipped
+        from symfonic_cli.stores.postgres.erase import _pipeline_errors_once
+
+        conn = self.conn  # type: ignore[attr-defined]
+        facts_sql, facts_args = self._facts_sql(), {"keys": [key], "tasks": TASKS}
+        try:
+            with _pipeline_errors_once(), conn.pipeline() as pipe:
+                conn.execute("BEGIN ISOLATION LEVEL REPEATABLE READ")
+                facts = conn.execute(facts_sql, facts_args, prepare=False)
+                pipe.sync()  # round trip 1
+                d = self._decide_on(key, self._facts_of(facts.fetchall(), [key])[key], keep, newer_than)
+                if d.skipped:
+                    raise ThreadSkipped(d.skipped)
+                if not d.changes:
+                    conn.execute("COMMIT")
+                    return dict.fromkeys(_TABLES, 0), 0, 0
+                targets = self._targets([d])
+                kept = {"key": key, "k_ns": targets["k_ns"], "k_id": targets["k_id"]}
+                before = conn.execute(self._kept_sql(), kept, prepare=False)
+                apply = conn.execute(self._rows_sql(True, bool(targets["x_k"]), bool(targets["t_k"])), targets, prepare=False)
+                after = conn.execute(self._kept_sql(), kept, prepare=False)
+                fresh = conn.execute(facts_sql, facts_args, prepare=False) if verify else None
+                pipe.sync()  # round trip 2: nothing is committed yet
+                deleted = self._rows_of(apply.fetchall(), [key])[key][0]
+                check_against_plan(expected, deleted)
+                check_kept_state(key, before.fetchall(), after.fetchall())
+                remaining = 0
+                if fresh is not None:
+                    remaining = self._decide_on(key, self._facts_of(fresh.fetchall(), [key])[key], keep, newer_than).checkpoints
+                    if remaining:
+                        raise StoreError(f"thread '{key}': a fresh plan after the deletes still finds {remaining} checkpoint(s) "
+                                         "to prune: rolled back, nothing deleted")
+                conn.execute("COMMIT")  # round trip 3, as the pipeline ends
+        except BaseException:
+            if not conn.closed and conn.info.transaction_status in (TransactionStatus.INTRANS, TransactionStatus.INERROR):
+                try:
+                    conn.execute("ROLLBACK")
+                except Exception:
+                    pass  # the connection is gone: the server rolls the transaction back
+            raise
+        return deleted, sum(len(v) for v in d.detach.values()), remaining
 
     # -- --compact
 
