@@ -193,8 +193,8 @@ def _on_a_terminal(argv: list[str], *, tty: bool) -> tuple[int, str, str]:
     """Run with stderr on a pseudo-terminal (or a pipe); stdout is a pipe either way."""
     import pty
 
-    if not tty:
-        p = subprocess.run(argv, env=_subprocess_env(SYMFONIC_FAULT_SLOW_THREAD="0.3"), capture_output=True, text=True, timeout=300)
+    if not tty:  # no progress to watch: no thread slowed down
+        p = subprocess.run(argv, env=_subprocess_env(), capture_output=True, text=True, timeout=300)
         return p.returncode, p.stdout, p.stderr
     master, slave = pty.openpty()
     proc = subprocess.Popen(argv, env=_subprocess_env(SYMFONIC_FAULT_SLOW_THREAD="0.3"),
