@@ -266,24 +266,23 @@ def _pg_replay(url: str, keys: list[str]) -> float:
 
     st = open_store(resolve_store(url), writable=True)
     try:
-        facts_sql, kept_sql = st._facts_sql(), st._kept_sql()
+        facts_sql, fresh_sql = st._facts_sql(), st._facts_sql(kept=True)
         work = []
         facts = st._pr_facts_many(keys)
         for k in keys:
             t = st._targets([st._decide_on(k, facts[k], 1, None)])
-            work.append((k, t, {"key": k, "k_ns": t["k_ns"], "k_id": t["k_id"]}, st._rows_sql(True, bool(t["x_k"]), bool(t["t_k"]))))
+            t["key"] = k
+            fresh = {"keys": [k], "tasks": TASKS, "key": k, "k_ns": t["k_ns"], "k_id": t["k_id"]}
+            work.append((k, t, fresh, st._rows_sql(True, bool(t["x_k"]), bool(t["t_k"]))))
         conn = st.conn
         start = time.perf_counter()
-        for k, t, kept, delete in work:
-            args = {"keys": [k], "tasks": TASKS}
+        for k, t, fresh, delete in work:
             with conn.pipeline() as pipe:
                 conn.execute("BEGIN ISOLATION LEVEL REPEATABLE READ")
-                conn.execute(facts_sql, args, prepare=False)
+                conn.execute(facts_sql, {"keys": [k], "tasks": TASKS}, prepare=False)
                 pipe.sync()
-                conn.execute(kept_sql, kept, prepare=False)
                 conn.execute(delete, t, prepare=False)
-                conn.execute(kept_sql, kept, prepare=False)
-                conn.execute(facts_sql, args, prepare=False)
+                conn.execute(fresh_sql, fresh, prepare=False)
                 pipe.sync()
                 conn.execute("COMMIT")
         return time.perf_counter() - start

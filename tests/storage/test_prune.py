@@ -281,3 +281,32 @@ def test_postgres_a_change_to_a_kept_blob_rolls_back(request):
         with pytest.raises(StoreError, match="kept state would change"):
             st.prune_verified(key, expected=plan.rows)
     assert _pg_rows(url, [key]) == before
+
+
+@pytest.mark.postgres  # reached through _new_store("postgres", ...), which the marker rules do not follow
+def test_postgres_kept_state_is_read_by_the_deleting_and_the_fresh_statement(request):
+    """The kept state before the deletes is read by the deleting statement itself, after them by the
+    fresh plan's: a trigger that rewrites the kept checkpoint's metadata when an older checkpoint is
+    deleted is seen by the second and not the first, and the prune rolls back untouched; without
+    it the same thread prunes."""
+    import psycopg
+
+    from symfonic_cli.errors import StoreError
+
+    _, url = _new_store("postgres", request)
+    key = "acme:_:s-001"
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute("CREATE FUNCTION rewrite() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN "
+                     "UPDATE checkpoints SET metadata = metadata || '{\"x\": 1}'::jsonb WHERE thread_id = OLD.thread_id "
+                     "AND thread_id = 'acme:_:s-001'; RETURN OLD; END $$")
+        conn.execute("CREATE TRIGGER rewrite AFTER DELETE ON checkpoints FOR EACH ROW EXECUTE FUNCTION rewrite()")
+    before = _pg_rows(url, [key])
+    with _open(url) as st:
+        plan = st.prune_plan(key)
+        assert plan.rows["checkpoints"] > 0
+        with pytest.raises(StoreError, match="kept state would change"):
+            st.prune_verified(key, expected=plan.rows)
+        plan2 = next(p for p in st.prune_plans([k for k in _keys(url) if k != key]) if p.rows.get("checkpoints") and not p.skipped)
+        deleted, _, remaining = st.prune_verified(plan2.key, expected=plan2.rows)
+    assert _pg_rows(url, [key]) == before
+    assert deleted == plan2.rows and remaining == 0

@@ -43,16 +43,19 @@ class PostgresPrune(RulePrune, PostgresSection):
         """The store's key comparison (exact, or ``COLLATE "C"``) of ``alias.thread_id`` with ``rhs``."""
         return self._k().replace("thread_id", f"{alias}.thread_id").replace("%s", rhs)
 
-    def _facts_sql(self) -> str:
+    def _facts_sql(self, kept: bool = False) -> str:
         # Every checkpoint of the keys (what the rules need of it), then the (ns, id) holding a
-        # __pregel_tasks write: one statement, one round trip, for a page of keys or for one.
+        # __pregel_tasks write: one statement, one round trip, for a page of keys or for one. With
+        # ``kept``, one more row (NULL where the others say checkpoint or write) carries the kept
+        # state of %(key)s (_kept_sql) read in the same statement.
         versions = "jsonb_typeof(c.metadata -> 'counters_since_delta_snapshot') = 'object'"
+        tail = f" UNION ALL SELECT NULL, NULL, NULL, NULL, NULL, ({self._kept_sql()}), NULL::text[], NULL::boolean" if kept else ""
         return (
             "SELECT k.key, true, c.checkpoint_ns, c.checkpoint_id, c.parent_checkpoint_id, c.metadata -> 'parents' ->> '', "
             f"CASE WHEN {versions} THEN ARRAY(SELECT jsonb_object_keys(c.metadata -> 'counters_since_delta_snapshot')) END, "
-            f"c.metadata ? 'delta_writes_versioned' FROM unnest(%(keys)s::text[]) AS k(key) JOIN checkpoints c ON {self._eq('c', 'k.key')} "
+            f"c.metadata ? 'delta_writes_versioned' FROM unnest(%(keys)b::text[]) AS k(key) JOIN checkpoints c ON {self._eq('c', 'k.key')} "
             "UNION ALL SELECT DISTINCT k.key, false, w.checkpoint_ns, w.checkpoint_id, NULL, NULL, NULL::text[], NULL::boolean "
-            f"FROM unnest(%(keys)s::text[]) AS k(key) JOIN checkpoint_writes w ON {self._eq('w', 'k.key')} AND w.channel = %(tasks)s")
+            f"FROM unnest(%(keys)b::text[]) AS k(key) JOIN checkpoint_writes w ON {self._eq('w', 'k.key')} AND w.channel = %(tasks)s" + tail)
 
     @staticmethod
     def _facts_of(rows, keys: list[str]) -> dict[str, tuple[list, set]]:
@@ -60,6 +63,8 @@ class PostgresPrune(RulePrune, PostgresSection):
 
         out: dict[str, tuple[list, set]] = {k: ([], set()) for k in keys}
         for key, is_cp, ns, cid, parent, root, delta, js in rows:
+            if is_cp is None:
+                continue  # the kept state's row (_facts_sql(kept=True))
             if is_cp:
                 out[key][0].append(PruneCheckpoint(ns, cid, parent, root, frozenset(delta or ()), bool(js)))
             else:
@@ -161,25 +166,36 @@ class PostgresPrune(RulePrune, PostgresSection):
         (key, table, rows, bytes) row per key and table. Blobs go where a deleted checkpoint
         references them and no kept checkpoint of the namespace does (PostgresSaver.prune's rule).
         Without ``drops`` (no namespace deleted whole) or ``detach`` their parts are left out: each
-        statement is planned again, and a smaller one is planned sooner."""
+        statement is planned again, and a smaller one is planned sooner. ``delete`` prunes one
+        thread, %(key)s: its arrays leave the key out (the key a constant, the index searched for it)."""
+
+        def src(prefix: str, cols: tuple[str, ...], alias: str) -> str:
+            # the target arrays %(<prefix>_<col>)b as rows (k, *cols), one key's or a page's
+            arrays = ", ".join(f"%({prefix}_{c})b::text[]" for c in cols)
+            if delete:
+                return f"(SELECT %(key)s::text AS k, u.* FROM unnest({arrays}) AS u({', '.join(cols)})) AS {alias}"
+            return f"unnest(%({prefix}_k)b::text[], {arrays}) AS {alias}(k, {', '.join(cols)})"
 
         def rows(name: str, table: str, src: str, cond: str, size: str) -> str:
             if delete:
                 return f"{name} AS (DELETE FROM {table} y USING {src} WHERE {cond} RETURNING s.k, {size} AS b)"
-            return f"{name} AS (SELECT s.k, {size} AS b FROM {table} y, {src} WHERE {cond})"
+            # OFFSET 0: planned apart, so that only (k, b) reach the sort of the GROUP BY (flattened,
+            # every row's blob went with it, sorted on disk)
+            return f"{name} AS (SELECT s.k, {size} AS b FROM {table} y, {src} WHERE {cond} OFFSET 0)"
 
         # Each table's rows also filtered by the keys as an array: the planner knows nothing of the
         # unnest()'s rows and would otherwise scan a whole table to hash-join them.
-        eq = self._eq("y", "s.k") + " AND " + self._eq("y", "ANY(%(keys)s::text[])")
+        keys = "%(key)s" if delete else "ANY(%(keys)b::text[])"
+        eq = self._eq("y", "s.k") + " AND " + self._eq("y", keys)
         cp_size = "pg_column_size(y.checkpoint) + coalesce(pg_column_size(y.metadata), 0)"
         versions = ("CASE WHEN jsonb_typeof(c.checkpoint -> 'channel_versions') = 'object' THEN c.checkpoint -> 'channel_versions' "
                     "ELSE '{}'::jsonb END")
         parts = [
-            "d AS (SELECT * FROM unnest(%(d_k)s::text[], %(d_ns)s::text[], %(d_id)s::text[]) AS d(k, ns, id))",
+            f"d AS (SELECT * FROM {src('d', ('ns', 'id'), 'd')})",
             "n AS (SELECT DISTINCT k, ns FROM d)",
             "v AS (SELECT n.k, n.ns, dd.id IS NOT NULL AS gone, "
             f"e.key AS channel, e.value AS version FROM n JOIN checkpoints c ON {self._eq('c', 'n.k')} AND c.checkpoint_ns = n.ns "
-            f"AND {self._eq('c', 'ANY(%(keys)s::text[])')} "
+            f"AND {self._eq('c', keys)} "
             "LEFT JOIN d AS dd ON dd.k = n.k AND dd.ns = n.ns AND dd.id = c.checkpoint_id "
             f"CROSS JOIN LATERAL jsonb_each_text({versions}) AS e)",
             "g AS (SELECT k, ns, channel, version FROM v WHERE gone EXCEPT SELECT k, ns, channel, version FROM v WHERE NOT gone)",
@@ -190,7 +206,7 @@ class PostgresPrune(RulePrune, PostgresSection):
         ]
         if drops:
             parts += [
-                "x AS (SELECT * FROM unnest(%(x_k)s::text[], %(x_ns)s::text[]) AS x(k, ns))",
+                f"x AS (SELECT * FROM {src('x', ('ns',), 'x')})",
                 rows("w2", "checkpoint_writes", "x s", f"{eq} AND y.checkpoint_ns = s.ns", "octet_length(y.blob)"),
                 rows("b2", "checkpoint_blobs", "x s", f"{eq} AND y.checkpoint_ns = s.ns", "octet_length(y.blob)"),
                 rows("c2", "checkpoints", "x s", f"{eq} AND y.checkpoint_ns = s.ns", cp_size),
@@ -198,20 +214,24 @@ class PostgresPrune(RulePrune, PostgresSection):
         if delete and detach:
             parts.append(
                 "p AS (UPDATE checkpoints y SET parent_checkpoint_id = NULL "
-                "FROM unnest(%(t_k)s::text[], %(t_ns)s::text[], %(t_id)s::text[]) AS s(k, ns, id) "
+                f"FROM {src('t', ('ns', 'id'), 's')} "
                 f"WHERE {eq} AND y.checkpoint_ns = s.ns AND y.checkpoint_id = s.id AND y.parent_checkpoint_id IS NOT NULL "
-                "AND NOT EXISTS (SELECT 1 FROM unnest(%(k_k)s::text[], %(k_ns)s::text[], %(k_id)s::text[]) AS kk(k, ns, id) "
+                f"AND NOT EXISTS (SELECT 1 FROM {src('k', ('ns', 'id'), 'kk')} "
                 "WHERE kk.k = s.k AND kk.ns = s.ns AND kk.id = y.parent_checkpoint_id) RETURNING 1)")
         total = " UNION ALL ".join(
-            f"SELECT k, '{table}', count(*), coalesce(sum(b), 0) FROM "
+            f"SELECT k, '{table}', count(*), coalesce(sum(b), 0){', NULL' if delete else ''} FROM "
             + (f"(SELECT * FROM {a} UNION ALL SELECT * FROM {b}) AS u" if drops else a) + " GROUP BY k"
             for table, a, b in (("checkpoint_writes", "w1", "w2"), ("checkpoint_blobs", "b1", "b2"), ("checkpoints", "c1", "c2")))
+        if delete:  # and the kept state before the deletes: every part of a statement reads its snapshot
+            total += f" UNION ALL SELECT NULL, NULL, 0, 0, ({self._kept_sql()})"
         return "WITH " + ", ".join(parts) + " " + total
 
     @staticmethod
     def _rows_of(rows, keys) -> dict[str, tuple[dict[str, int], int]]:
         out = {k: (dict.fromkeys(_TABLES, 0), 0) for k in keys}
-        for key, table, n, size in rows:
+        for key, table, n, size, *_ in rows:
+            if table is None:
+                continue  # the kept state's row (_rows_sql(delete=True))
             counts, total = out[key]
             counts[table] += n
             out[key] = (counts, total + int(size))
@@ -226,21 +246,24 @@ class PostgresPrune(RulePrune, PostgresSection):
         return self._rows_of(rows, [d.key for d in decisions])
 
     def _kept_sql(self) -> str:
-        # What get_tuple reads of each kept checkpoint, compared before and after the deletes in one
-        # transaction: the checkpoint and metadata by digest (the row is rewritten where its parent
-        # pointer, left out, is cleared), and the blob and write rows it reads by tuple identity
-        # (ctid, xmin): inside the transaction no row changes, or is deleted and written again,
-        # without a new ctid, so equal identities are equal bytes, read without detoasting a blob.
+        # What get_tuple reads of each kept checkpoint of %(key)s, as one value compared before and
+        # after the deletes in one transaction: the checkpoint and metadata by digest (the row is
+        # rewritten where its parent pointer, left out, is cleared), and the blob and write rows it
+        # reads by tuple identity (ctid, xmin): inside the transaction no row changes, or is deleted
+        # and written again, without a new ctid, so equal identities are equal bytes, read without
+        # detoasting a blob. Each row's text is a record's (fields quoted where they hold a
+        # delimiter), so that different states never read the same.
         return (
-            "SELECT x.checkpoint_ns, x.checkpoint_id, md5(x.checkpoint::text), md5(coalesce(x.metadata::text, '')), "
-            "(SELECT string_agg(b.channel || ':' || b.version || '@' || b.ctid::text || ':' || b.xmin::text, ',' ORDER BY b.channel, b.version) "
+            "SELECT string_agg(ROW(x.checkpoint_ns, x.checkpoint_id, md5(x.checkpoint::text), md5(coalesce(x.metadata::text, '')), "
+            "(SELECT array_agg(ROW(b.channel, b.version, b.ctid, b.xmin) ORDER BY b.channel, b.version) "
             " FROM checkpoint_blobs b, jsonb_each_text(CASE WHEN jsonb_typeof(x.checkpoint -> 'channel_versions') = 'object' "
             " THEN x.checkpoint -> 'channel_versions' ELSE '{}'::jsonb END) v "
             " WHERE b.thread_id = x.thread_id AND b.checkpoint_ns = x.checkpoint_ns AND b.channel = v.key AND b.version = v.value), "
-            "(SELECT string_agg(w.task_id || ':' || w.idx || '@' || w.ctid::text || ':' || w.xmin::text, ',' ORDER BY w.task_id, w.idx) "
-            " FROM checkpoint_writes w WHERE w.thread_id = x.thread_id AND w.checkpoint_ns = x.checkpoint_ns AND w.checkpoint_id = x.checkpoint_id) "
-            "FROM unnest(%(k_ns)s::text[], %(k_id)s::text[]) AS kk(ns, id) "
-            f"JOIN checkpoints x ON {self._eq('x', '%(key)s')} AND x.checkpoint_ns = kk.ns AND x.checkpoint_id = kk.id ORDER BY 1, 2")
+            "(SELECT array_agg(ROW(w.task_id, w.idx, w.ctid, w.xmin) ORDER BY w.task_id, w.idx) "
+            " FROM checkpoint_writes w WHERE w.thread_id = x.thread_id AND w.checkpoint_ns = x.checkpoint_ns AND w.checkpoint_id = x.checkpoint_id)"
+            ")::text, ',' ORDER BY x.checkpoint_ns, x.checkpoint_id) "
+            "FROM unnest(%(k_ns)b::text[], %(k_id)b::text[]) AS kk(ns, id) "
+            f"JOIN checkpoints x ON {self._eq('x', '%(key)s')} AND x.checkpoint_ns = kk.ns AND x.checkpoint_id = kk.id")
 
     def prune_thread(self, key: str, *, keep: int = 1, newer_than=None, expected=None):
         deleted, detached, _ = self._prune_verified(key, keep, newer_than, expected, verify=False)
@@ -255,11 +278,13 @@ class PostgresPrune(RulePrune, PostgresSection):
 
         1. ``BEGIN``, the thread's facts: the rules decide on this snapshot (a checkpoint's outline,
            where a rule needs one, is one more round trip);
-        2. the kept state, the one statement that deletes and detaches (data-modifying CTEs, its
-           rows counted per table), the kept state again and the facts again: here, before the
-           commit, the rows deleted are compared with the plan's, the kept state before with
-           after, and the rules decide on the facts after the deletes (the fresh plan, with
-           ``verify``): a checkpoint still to prune, like any difference, rolls back;
+        2. two statements: the one that deletes and detaches (data-modifying CTEs, its rows
+           counted per table) and reads the kept state before the deletes (every part of one
+           statement reads the same snapshot), and the facts again with the kept state after
+           them: here, before the commit, the rows deleted are compared with the plan's, the kept
+           state before with after, and the rules decide on the facts after the deletes (the
+           fresh plan, with ``verify``): a checkpoint still to prune, like any difference, rolls
+           back;
         3. ``COMMIT``.
         """
         from psycopg.pq import TransactionStatus
@@ -283,18 +308,18 @@ class PostgresPrune(RulePrune, PostgresSection):
                     conn.execute("COMMIT")
                     return dict.fromkeys(_TABLES, 0), 0, 0
                 targets = self._targets([d])
-                kept = {"key": key, "k_ns": targets["k_ns"], "k_id": targets["k_id"]}
-                before = conn.execute(self._kept_sql(), kept, prepare=False)
+                targets["key"] = key
                 apply = conn.execute(self._rows_sql(True, bool(targets["x_k"]), bool(targets["t_k"])), targets, prepare=False)
-                after = conn.execute(self._kept_sql(), kept, prepare=False)
-                fresh = conn.execute(facts_sql, facts_args, prepare=False) if verify else None
+                fresh = conn.execute(self._facts_sql(kept=True), {**facts_args, "key": key, "k_ns": targets["k_ns"], "k_id": targets["k_id"]},
+                                     prepare=False)
                 pipe.sync()  # round trip 2: nothing is committed yet
-                deleted = self._rows_of(apply.fetchall(), [key])[key][0]
+                applied, fresh_rows = apply.fetchall(), fresh.fetchall()
+                deleted = self._rows_of(applied, [key])[key][0]
                 check_against_plan(expected, deleted)
-                check_kept_state(key, before.fetchall(), after.fetchall())
+                check_kept_state(key, [r[4] for r in applied if r[1] is None], [r[5] for r in fresh_rows if r[1] is None])
                 remaining = 0
-                if fresh is not None:
-                    remaining = self._decide_on(key, self._facts_of(fresh.fetchall(), [key])[key], keep, newer_than).checkpoints
+                if verify:
+                    remaining = self._decide_on(key, self._facts_of(fresh_rows, [key])[key], keep, newer_than).checkpoints
                     if remaining:
                         raise StoreError(f"thread '{key}': a fresh plan after the deletes still finds {remaining} checkpoint(s) "
                                          "to prune: rolled back, nothing deleted")
