@@ -34,7 +34,11 @@ _ODD_PAGE = 200
 
 
 def _keeps(last, undatable: bool, last_before: str | None, last_from: str | None) -> bool:
-    """The window test by instant; a bound is ``clock.id_at`` of its cut-off, whose time it holds."""
+    """The window test by instant; a bound is ``clock.id_at`` of its cut-off, whose time it holds.
+    No bound (prune --all, a tenant's every session) keeps every thread, undatable ones too: only a
+    time window cannot judge them."""
+    if last_before is None and last_from is None:
+        return True
     if undatable or last is None:
         return False
     if last_before is not None and not last < clock.bound_time(last_before):

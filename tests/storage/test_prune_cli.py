@@ -225,3 +225,26 @@ def test_older_than_keeps_what_is_newer(store):
     assert json.loads(res.out)["summary"]["nothing_to_prune"] == 11 and _rows(store) == before
     bad = run("thread", "prune", "-s", str(store), "--all", "--older-than", "30", "--yes")
     assert bad.code == 2 and "--older-than" in bad.err
+
+
+def test_all_prunes_threads_whose_activity_cannot_be_dated(any_kind):
+    """Only a time window cannot judge an undatable thread: ``--all`` (and ``--all-sessions``) have
+    none, so such a thread is planned and pruned like the others, as store usage predicts (it was
+    silently left out, its checkpoints counted by usage and never removed)."""
+    from tests.support.rewritten_ids import rewrite_ids
+
+    url = any_kind.new_store()
+    key = "acme:_:s-001"
+    rewrite_ids(any_kind.kind, url, key, "undatable")
+    usage = json.loads(run("store", "usage", "-s", url, "-f", "json").out)
+    plan = json.loads(run("thread", "prune", "-s", url, "--all", "--dry-run", "-f", "json").out)
+    assert key in {t["key"] for t in plan["threads"]}
+    tenant = json.loads(run("thread", "prune", "-s", url, "--tenant", "acme", "--all-sessions", "--dry-run", "-f", "json").out)
+    assert key in {t["key"] for t in tenant["threads"]}
+    done = run("thread", "prune", "-s", url, "--all", "--yes", "-f", "json")
+    assert done.code == 0, done.err
+    doc = json.loads(done.out)
+    assert {t["key"]: t["status"] for t in doc["threads"]}[key] == "pruned"
+    assert usage["reclaimable"]["checkpoints"] == doc["summary"]["rows_deleted"]["checkpoints"]
+    left = json.loads(run("thread", "history", "-s", url, "-t", key, "-f", "json").out)
+    assert len(left) == 1 and left[0]["checkpoint_id"].startswith("step-")  # its latest, kept
