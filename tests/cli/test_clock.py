@@ -73,7 +73,7 @@ def test_times_of_ids_in_any_case_and_of_ts():
     assert clock.last_activity([(cid, None), ("x", None)])[1] is True
 
 
-def test_tz_offset_out_of_range_names_the_range(sqlite_store):
+def test_tz_offset_out_of_range_after_the_command(sqlite_store):
     r = run("threads", "list", "-s", str(sqlite_store), "--tz", "+25:00")
     assert r.code == 2 and "-23:59 to +23:59" in r.err and "timedelta" not in r.err
 

@@ -332,26 +332,10 @@ def test_application_class_is_shown_from_raw_fields_with_a_warning(tmp_path):
     assert hist.code == 0 and json.loads(hist.out)[0]["writes"][0]["node"] == "n"
 
 
-def test_hostile_payload_is_never_executed(tmp_path, sqlite_master):
-    import shutil
-    import sqlite3
+def test_hostile_payload_is_never_executed_by_history_or_diff(tmp_path, sqlite_master):
+    from tests.support.payloads import store_with_payload
 
-    import ormsgpack
-
-    marker = tmp_path / "pwned"
-    path = tmp_path / "hostile.db"
-    shutil.copyfile(sqlite_master, path)
-    conn = sqlite3.connect(path)
-    cid, blob = conn.execute(
-        "SELECT checkpoint_id, checkpoint FROM checkpoints WHERE thread_id='globex:_:s-101' AND checkpoint_ns='' "
-        "ORDER BY checkpoint_id DESC LIMIT 1"
-    ).fetchone()
-    keep = lambda code, data: ormsgpack.Ext(code, data)  # noqa: E731 - re-pack stored objects untouched
-    value = ormsgpack.unpackb(blob, ext_hook=keep, option=ormsgpack.OPT_NON_STR_KEYS)
-    value["channel_values"]["evil"] = ormsgpack.Ext(0, ormsgpack.packb(["os", "system", f"touch {marker}"]))
-    conn.execute("UPDATE checkpoints SET checkpoint = ? WHERE checkpoint_id = ?", (ormsgpack.packb(value, option=ormsgpack.OPT_NON_STR_KEYS), cid))
-    conn.commit()
-    conn.close()
+    path, marker = store_with_payload(tmp_path, sqlite_master, in_messages=False)
     for args in (("history",), ("diff", "-2", "-1")):
         res = run("thread", *args, "-s", str(path), "-t", "globex:_:s-101", "-f", "json")
         assert res.code in (0, 4), res.err

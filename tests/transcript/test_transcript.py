@@ -265,25 +265,9 @@ def test_unsafe_class_is_not_built_and_is_named(tmp_path):
 
 def test_hostile_payload_is_never_executed(tmp_path, sqlite_master):
     """A stored value naming os.system is not imported or called; it is named in a warning."""
-    import sqlite3
+    from tests.support.payloads import store_with_payload
 
-    import ormsgpack
-
-    marker = tmp_path / "pwned"
-    path = tmp_path / "hostile.db"
-    shutil.copyfile(sqlite_master, path)
-    conn = sqlite3.connect(path)
-    cid, blob = conn.execute(
-        "SELECT checkpoint_id, checkpoint FROM checkpoints WHERE thread_id='globex:_:s-101' AND checkpoint_ns='' "
-        "ORDER BY checkpoint_id DESC LIMIT 1"
-    ).fetchone()
-    keep = lambda code, data: ormsgpack.Ext(code, data)  # noqa: E731 - re-pack stored objects untouched
-    value = ormsgpack.unpackb(blob, ext_hook=keep, option=ormsgpack.OPT_NON_STR_KEYS)
-    evil = ormsgpack.Ext(0, ormsgpack.packb(["os", "system", f"touch {marker}"]))
-    value["channel_values"]["messages"].append(evil)
-    conn.execute("UPDATE checkpoints SET checkpoint=? WHERE checkpoint_id=?", (ormsgpack.packb(value, option=ormsgpack.OPT_NON_STR_KEYS), cid))
-    conn.commit()
-    conn.close()
+    path, marker = store_with_payload(tmp_path, sqlite_master, in_messages=True)
     res = show(path, "--thread", "globex:_:s-101", "--format", "json")
     assert not marker.exists()
     assert res.code == 0, res.err

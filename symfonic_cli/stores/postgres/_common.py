@@ -127,6 +127,18 @@ class PostgresSection:
     _cursors: int
     _erased: set[str]  # cascade tables an erase deleted from (for VACUUM)
 
+    def _roll_back_open(self) -> None:
+        """After a failure inside a hand-run transaction (BEGIN sent in a pipeline): roll it back if
+        it is still open; a lost connection is the server's to roll back."""
+        from psycopg.pq import TransactionStatus
+
+        conn = self.conn
+        if not conn.closed and conn.info.transaction_status in (TransactionStatus.INTRANS, TransactionStatus.INERROR):
+            try:
+                conn.execute("ROLLBACK")
+            except Exception:
+                pass  # the connection is gone: the server rolls the transaction back
+
     def _stream(self, sql: str, params: Any) -> Iterator[tuple]:
         """Rows of a query through a server-side cursor: memory stays flat however many there are."""
         self._cursors += 1

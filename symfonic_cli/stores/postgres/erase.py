@@ -254,7 +254,6 @@ class PostgresErase(PostgresSection):
            round trip, so it reads the committed state; it is not run when the COMMIT fails.
         """
         from psycopg import sql
-        from psycopg.pq import TransactionStatus
 
         from symfonic_cli.model.erase import check_against_plan, check_still_idle
 
@@ -294,11 +293,7 @@ class PostgresErase(PostgresSection):
         except BaseException:
             if deleted is not None:  # the COMMIT was sent: VACUUM may have rows to reclaim
                 self._erased.update(name for name, n in deleted.items() if n)
-            if not conn.closed and conn.info.transaction_status in (TransactionStatus.INTRANS, TransactionStatus.INERROR):
-                try:
-                    conn.execute("ROLLBACK")
-                except Exception:
-                    pass  # the connection is gone: the server rolls the transaction back
+            self._roll_back_open()
             raise
         self._erased.update(name for name, n in deleted.items() if n)
         return deleted, remaining

@@ -287,7 +287,6 @@ class PostgresPrune(RulePrune, PostgresSection):
            back;
         3. ``COMMIT``.
         """
-        from psycopg.pq import TransactionStatus
 
         from symfonic_cli.errors import StoreError
         from symfonic_cli.model.prune import TASKS, check_against_plan, check_kept_state
@@ -325,11 +324,7 @@ class PostgresPrune(RulePrune, PostgresSection):
                                          "to prune: rolled back, nothing deleted")
                 conn.execute("COMMIT")  # round trip 3, as the pipeline ends
         except BaseException:
-            if not conn.closed and conn.info.transaction_status in (TransactionStatus.INTRANS, TransactionStatus.INERROR):
-                try:
-                    conn.execute("ROLLBACK")
-                except Exception:
-                    pass  # the connection is gone: the server rolls the transaction back
+            self._roll_back_open()
             raise
         return deleted, sum(len(v) for v in d.detach.values()), remaining
 
