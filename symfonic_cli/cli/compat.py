@@ -126,8 +126,32 @@ def report(
     findings = outcome.findings
     hit = failed(findings, gates)
     if hit:
-        counts = ", ".join(f"{f}: {findings[f]}" for f in hit)
-        raise FindingsError(f"compat report: findings named by --fail-on present ({counts})")
+        raise FindingsError(f"compat report: findings named by --fail-on present ({_named(outcome, hit)})")
+
+
+def _named(outcome, hit: list[str]) -> str:
+    """Each finding's checkpoints, and where the report knows them its threads (the first one)
+    and releases: the one line an alert shows should say where to look."""
+    from symfonic_cli import render
+    from symfonic_cli.compat import command as cc
+
+    findings = outcome.findings
+    if outcome.mode == cc.THREAD:
+        return render.escape_inline(", ".join(f"{f}: {findings[f]} checkpoint(s)" for f in hit) + f" in thread '{outcome.report.key}'")
+    if outcome.mode != cc.STORE:
+        return ", ".join(f"{f}: {findings[f]} checkpoint(s)" for f in hit)
+    where = outcome.report.to_json().get("finding_threads", {})
+    parts = []
+    for f in hit:
+        text = f"{f}: {findings[f]} checkpoint(s)"
+        found = where.get(f)
+        if found and found.get("threads"):
+            releases = [r["package_version"] or "(none)" for r in found.get("package_versions", [])]
+            text += f" in {found['threads']} thread(s), first '{found['first_threads'][0]}'"
+            if releases:
+                text += f", written by {', '.join(releases[:3])}{', ...' if len(releases) > 3 else ''}"
+        parts.append(text)
+    return render.escape_inline("; ".join(parts))
 
 
 @app.command("show")

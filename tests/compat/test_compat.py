@@ -226,8 +226,18 @@ def test_fail_on_default_and_named(cs):
 def test_exit_5_is_one_line_without_traceback(cs):
     r = run_process("compat", "report", "--store", cs.url, "--format", "json")
     assert r.code == 5
+    # The one line names each finding's checkpoints, threads (the first, escaped) and releases.
+    data = json.loads(r.out)["finding_threads"]
+    corrupt, newer = data["corrupt"], data["newer"]
+    assert corrupt["first_threads"][0] < "future"  # the first in byte order: a bad:_: key
+    releases = lambda found: ", ".join(v["package_version"] or "(none)" for v in found["package_versions"])  # noqa: E731
     assert r.err == "symfonic: error: compat report: findings named by --fail-on present " \
-        f"(corrupt: {cs.n(*CORRUPT, 'bad:_:ansi')}, newer: {cs.n('future:_:v2')})\n"
+        f"(corrupt: {cs.n(*CORRUPT, 'bad:_:ansi')} checkpoint(s) in {corrupt['threads']} thread(s), " \
+        f"first '{corrupt['first_threads'][0]}', written by {releases(corrupt)}; " \
+        f"newer: {cs.n('future:_:v2')} checkpoint(s) in 1 thread(s), first 'future:_:v2', written by {releases(newer)})\n"
+    one = run("compat", "report", "--store", cs.url, "--thread", "future:_:v2")
+    assert one.code == 5 and one.err == f"symfonic: error: compat report: findings named by --fail-on present " \
+        f"(newer: {cs.n('future:_:v2')} checkpoint(s) in thread 'future:_:v2')\n"
     assert json.loads(r.out)["checkpoints"] == sum(len(v) for v in cs.checkpoints.values())
 
 
