@@ -54,6 +54,7 @@ class ExactActivity:
     _thread_rows: Callable[..., Iterator[ThreadSummary]]  # the listing's rows, ids as stored
     _window_page: Callable[..., list[str]]  # a page of keys whose last id is in a window
     _window_tally: Callable[..., int]  # how many keys' last id is in a window
+
     def thread_activity(self, key: str) -> tuple:
         """``(first, last, undatable)`` of a thread: its earliest and latest checkpoint times over
         every namespace, and whether a checkpoint carries no time at all."""
@@ -192,26 +193,24 @@ class ExactActivity:
         """How many threads ``window_keys`` pages through: counted in the database, plus the odd
         threads decided one by one."""
         n = self._window_tally(tenant, sub_tenant, last_before, last_from)
-        cursor = None
-        while True:
-            page = self._window_page(tenant, sub_tenant, None, None, cursor, _ODD_PAGE, True)
-            for key in page:
-                first, last, undatable = self.thread_activity(key)
-                n += _keeps(last, undatable, last_before, last_from)
-            if len(page) < _ODD_PAGE:
-                return n
-            cursor = page[-1]
+        return n + sum(_keeps(last, undatable, last_before, last_from) for last, undatable in self._odd_activity(tenant, sub_tenant))
 
     def window_undatable(self, *, tenant: str | None = None, sub_tenant: str | None = None) -> int:
         """How many threads under the prefix a time window cannot judge (a checkpoint without a
         time): never in ``window_keys``; a sweep's plan counts them apart."""
-        n, cursor = 0, None
+        return sum(undatable for _, undatable in self._odd_activity(tenant, sub_tenant))
+
+    def _odd_activity(self, tenant: str | None, sub_tenant: str | None) -> Iterator[tuple]:
+        """``(last, undatable)`` of every thread under the prefix whose ids the database cannot
+        compare as times (decided here one by one), a page of keys at a time."""
+        cursor = None
         while True:
-            page = self._window_page(tenant, sub_tenant, None, None, cursor, _ODD_PAGE, True)  # type: ignore[attr-defined]
+            page = self._window_page(tenant, sub_tenant, None, None, cursor, _ODD_PAGE, True)
             for key in page:
-                n += self.thread_activity(key)[2]
+                _, last, undatable = self.thread_activity(key)
+                yield last, undatable
             if len(page) < _ODD_PAGE:
-                return n
+                return
             cursor = page[-1]
 
 

@@ -31,7 +31,7 @@ class MongoPrune(RulePrune, MongoSection):
         return bool(self._supports_transactions())
 
     def _pr_tables(self) -> tuple[str, ...]:
-        return (self.writes_name, self.checkpoints_name)  # type: ignore[attr-defined]
+        return (self.writes_name, self.checkpoints_name)
 
     @_driver_errors
     def prune_prepare(self, *, dry_run: bool = False) -> list[str]:
@@ -43,10 +43,10 @@ class MongoPrune(RulePrune, MongoSection):
 
     @contextmanager
     def _pr_transaction(self):
-        if not self._supports_transactions():  # type: ignore[attr-defined]
+        if not self._supports_transactions():
             yield
             return
-        with self.client.start_session() as session:  # type: ignore[attr-defined]
+        with self.client.start_session() as session:
             session.start_transaction()
             self._pr_session = session
             try:
@@ -70,7 +70,7 @@ class MongoPrune(RulePrune, MongoSection):
         fields = {"_id": 0, "checkpoint_ns": 1, "checkpoint_id": 1, "parent_checkpoint_id": 1, "metadata.parents": 1,
                   "metadata.counters_since_delta_snapshot": 1, "metadata.delta_writes_versioned": 1}
         cps = []
-        for doc in self._find(self.checkpoints, {"thread_id": _thread(key)}, fields):  # type: ignore[attr-defined]
+        for doc in self._find(self.checkpoints, {"thread_id": _thread(key)}, fields):
             ns, cid, parent = doc.get("checkpoint_ns", ""), doc.get("checkpoint_id"), doc.get("parent_checkpoint_id")
             if not isinstance(ns, str) or not isinstance(cid, str):
                 raise StoreError(f"a checkpoint document of thread '{key}' has an unexpected shape (checkpoint_ns or checkpoint_id not a string)")
@@ -82,12 +82,12 @@ class MongoPrune(RulePrune, MongoSection):
             cps.append(PruneCheckpoint(ns, cid, parent if isinstance(parent, str) else None,
                                        root if isinstance(root, str) else None, delta, "delta_writes_versioned" in meta))
         sends = set()
-        for doc in self._find(self.writes, {"thread_id": _thread(key), "channel": TASKS}, {"_id": 0, "checkpoint_ns": 1, "checkpoint_id": 1}):  # type: ignore[attr-defined]
+        for doc in self._find(self.writes, {"thread_id": _thread(key), "channel": TASKS}, {"_id": 0, "checkpoint_ns": 1, "checkpoint_id": 1}):
             sends.add((doc.get("checkpoint_ns", ""), doc.get("checkpoint_id")))
         return cps, sends
 
     def _doc(self, key: str, ns: str, cid: str, fields: dict):
-        return next(iter(self._find(self.checkpoints, {"thread_id": _thread(key), "checkpoint_ns": ns, "checkpoint_id": cid}, fields).limit(1)), None)  # type: ignore[attr-defined]
+        return next(iter(self._find(self.checkpoints, {"thread_id": _thread(key), "checkpoint_ns": ns, "checkpoint_id": cid}, fields).limit(1)), None)
 
     @_driver_errors
     def _pr_outline(self, key: str, ns: str, cid: str):
@@ -125,7 +125,7 @@ class MongoPrune(RulePrune, MongoSection):
         rows = dict.fromkeys(self._pr_tables(), 0)
         size = 0
         for flt in self._pr_filters(key, d):
-            for name, coll in ((self.writes_name, self.writes), (self.checkpoints_name, self.checkpoints)):  # type: ignore[attr-defined]
+            for name, coll in ((self.writes_name, self.writes), (self.checkpoints_name, self.checkpoints)):
                 n, b = self._measure(coll, flt)
                 rows[name] += n
                 size += b
@@ -139,8 +139,8 @@ class MongoPrune(RulePrune, MongoSection):
                 continue
             flt = {"thread_id": _thread(key), "checkpoint_ns": ns, "checkpoint_id": {"$in": sorted(ids)}}
             docs = [(doc.get("checkpoint_id"), doc.get("type"), doc.get("checkpoint"), repr(doc.get("metadata")))
-                    for doc in self._find(self.checkpoints, flt, {"_id": 0, "parent_checkpoint_id": 0}, sort=[("checkpoint_id", 1)])]  # type: ignore[attr-defined]
-            writes = sorted(repr(sorted(doc.items())) for doc in self._find(self.writes, flt, {"_id": 0}))  # type: ignore[attr-defined]
+                    for doc in self._find(self.checkpoints, flt, {"_id": 0, "parent_checkpoint_id": 0}, sort=[("checkpoint_id", 1)])]
+            writes = sorted(repr(sorted(doc.items())) for doc in self._find(self.writes, flt, {"_id": 0}))
             state.append((ns, docs, writes))
         return state
 
@@ -149,11 +149,11 @@ class MongoPrune(RulePrune, MongoSection):
         rows = dict.fromkeys(self._pr_tables(), 0)
         s = self._pr_session
         for flt in self._pr_filters(key, d):
-            rows[self.writes_name] += self.writes.delete_many(flt, session=s, collation=BINARY).deleted_count  # type: ignore[attr-defined]
-            rows[self.checkpoints_name] += self.checkpoints.delete_many(flt, session=s, collation=BINARY).deleted_count  # type: ignore[attr-defined]
+            rows[self.writes_name] += self.writes.delete_many(flt, session=s, collation=BINARY).deleted_count
+            rows[self.checkpoints_name] += self.checkpoints.delete_many(flt, session=s, collation=BINARY).deleted_count
         for ns, ids in d.detach.items():
             if ids:
-                self.checkpoints.update_many(  # type: ignore[attr-defined]
+                self.checkpoints.update_many(
                     {"thread_id": _thread(key), "checkpoint_ns": ns, "checkpoint_id": {"$in": ids}},
                     {"$set": {"parent_checkpoint_id": None}}, session=s, collation=BINARY)
         return rows
@@ -163,9 +163,9 @@ class MongoPrune(RulePrune, MongoSection):
     @_driver_errors
     def collection_bytes(self) -> dict[str, int]:
         out = {}
-        for name in (self.checkpoints_name, self.writes_name):  # type: ignore[attr-defined]
+        for name in (self.checkpoints_name, self.writes_name):
             try:
-                stats = self.db.command("collStats", name)  # type: ignore[attr-defined]
+                stats = self.db.command("collStats", name)
                 out[name] = int(stats.get("storageSize") or 0)
             except Exception:
                 out[name] = 0
@@ -180,9 +180,9 @@ class MongoPrune(RulePrune, MongoSection):
 
         before = self.collection_bytes()
         notes = []
-        for name in (self.checkpoints_name, self.writes_name):  # type: ignore[attr-defined]
+        for name in (self.checkpoints_name, self.writes_name):
             try:
-                self.db.command("compact", name)  # type: ignore[attr-defined]
+                self.db.command("compact", name)
             except OperationFailure as exc:
                 msg = (exc.details or {}).get("errmsg") or str(exc)
                 notes.append(f"compact of '{name}' refused by the server: {msg}")

@@ -17,10 +17,10 @@ class MongoUsage(MongoSection):
         from pymongo.errors import OperationFailure
 
         try:
-            s = self.db.command("collStats", name)  # type: ignore[attr-defined]
+            s = self.db.command("collStats", name)
         except OperationFailure:
             try:
-                coll = self.db[name]  # type: ignore[attr-defined]
+                coll = self.db[name]
                 got = list(coll.aggregate([{"$collStats": {"storageStats": {}}}], collation=None))  # no key compared
                 s = got[0].get("storageStats", {}) if got else {}
             except OperationFailure as exc:
@@ -41,21 +41,21 @@ class MongoUsage(MongoSection):
     def store_usage(self, *, top: int = 10, keep: int = 1) -> dict:
         notes = []
         collections = []
-        for name in (self.checkpoints_name, self.writes_name):  # type: ignore[attr-defined]
+        for name in (self.checkpoints_name, self.writes_name):
             entry, note = self._collection_storage(name)
             collections.append(entry)
             if note:
                 notes.append(note)
         totals = {}
-        for label, coll in (("checkpoints", self.checkpoints), ("writes", self.writes)):  # type: ignore[attr-defined]
+        for label, coll in (("checkpoints", self.checkpoints), ("writes", self.writes)):
             got = self._sizes(coll)
             totals[label] = {"count": int(got[0]["n"]), "bytes": int(got[0]["b"])} if got else {"count": 0, "bytes": 0}
         channels = sorted(
-            ({"channel": d["_id"], "table": self.writes_name, "rows": int(d["n"]), "bytes": int(d["b"])}  # type: ignore[attr-defined]
-             for d in self._sizes(self.writes, "$channel") if isinstance(d["_id"], str)),  # type: ignore[attr-defined]
+            ({"channel": d["_id"], "table": self.writes_name, "rows": int(d["n"]), "bytes": int(d["b"])}
+             for d in self._sizes(self.writes, "$channel") if isinstance(d["_id"], str)),
             key=lambda r: (-r["bytes"], r["channel"]))
         threads: dict[str, list[int]] = {}
-        for label, coll in (("checkpoints", self.checkpoints), ("writes", self.writes)):  # type: ignore[attr-defined]
+        for label, coll in (("checkpoints", self.checkpoints), ("writes", self.writes)):
             for d in self._sizes(coll, "$thread_id"):
                 if not isinstance(d["_id"], str):
                     continue
@@ -70,10 +70,10 @@ class MongoUsage(MongoSection):
             if plan.skipped:
                 reclaim["skipped_threads"] += 1
                 continue
-            reclaim["checkpoints"] += plan.rows.get(self.checkpoints_name, 0)  # type: ignore[attr-defined]
-            reclaim["writes"] += plan.rows.get(self.writes_name, 0)  # type: ignore[attr-defined]
+            reclaim["checkpoints"] += plan.rows.get(self.checkpoints_name, 0)
+            reclaim["writes"] += plan.rows.get(self.writes_name, 0)
             reclaim["bytes"] += plan.bytes
-            reclaim["threads"] += bool(plan.rows.get(self.checkpoints_name))  # type: ignore[attr-defined]
+            reclaim["threads"] += bool(plan.rows.get(self.checkpoints_name))
         notes.append("MongoDBSaver keeps every channel's value inside the checkpoint document: bytes per channel are the writes'")
         return {
             "collections": collections,

@@ -26,17 +26,17 @@ class PostgresPrune(RulePrune, PostgresSection):
         return _TABLES
 
     def _k(self) -> str:
-        return self._key_equals  # type: ignore[attr-defined]
+        return self._key_equals
 
     @_translate_errors
     def prune_prepare(self, *, dry_run: bool = False) -> list[str]:
         """erase's checks (writable primary, DELETE on the three tables, no triggers or rules), and
         UPDATE on checkpoints (a kept checkpoint whose parent goes is left with no parent)."""
         self.erase_prepare((), dry_run=dry_run)  # type: ignore[attr-defined]
-        if self.writable:  # type: ignore[attr-defined]
-            ok = self.conn.execute("SELECT has_table_privilege(to_regclass('checkpoints'), 'UPDATE')").fetchone()[0]  # type: ignore[attr-defined]
+        if self.writable:
+            ok = self.conn.execute("SELECT has_table_privilege(to_regclass('checkpoints'), 'UPDATE')").fetchone()[0]
             if not ok:
-                raise StoreError(f"missing privilege on {self.location.display}: no UPDATE on checkpoints: nothing was deleted")  # type: ignore[attr-defined]
+                raise StoreError(f"missing privilege on {self.location.display}: no UPDATE on checkpoints: nothing was deleted")
         return []
 
     def _eq(self, alias: str, rhs: str) -> str:
@@ -75,7 +75,7 @@ class PostgresPrune(RulePrune, PostgresSection):
     def _pr_facts_many(self, keys: list[str]) -> dict[str, tuple[list, set]]:
         from symfonic_cli.model.prune import TASKS
 
-        rows = self.conn.execute(self._facts_sql(), {"keys": list(keys), "tasks": TASKS}, prepare=False).fetchall()  # type: ignore[attr-defined]
+        rows = self.conn.execute(self._facts_sql(), {"keys": list(keys), "tasks": TASKS}, prepare=False).fetchall()
         return self._facts_of(rows, keys)
 
     def _pr_facts(self, key: str):
@@ -96,7 +96,7 @@ class PostgresPrune(RulePrune, PostgresSection):
     @_translate_errors
     def _pr_outline(self, key: str, ns: str, cid: str):
         # A channel holds a value where get_tuple finds one: inline, or a blob (not 'empty') at its version.
-        row = self.conn.execute(  # type: ignore[attr-defined]
+        row = self.conn.execute(
             "SELECT CASE WHEN jsonb_typeof(c.checkpoint -> 'v') = 'number' THEN (c.checkpoint ->> 'v')::numeric::int END, "
             "ARRAY(SELECT jsonb_object_keys(CASE WHEN jsonb_typeof(c.checkpoint -> 'channel_values') = 'object' "
             "THEN c.checkpoint -> 'channel_values' ELSE '{}'::jsonb END)) || ARRAY(SELECT b.channel FROM checkpoint_blobs b, "
@@ -110,7 +110,7 @@ class PostgresPrune(RulePrune, PostgresSection):
     def _pr_head(self, key: str, cid: str):
         from symfonic_cli.codec.msgpack_head import channel_blob_count
 
-        row = self.conn.execute(  # type: ignore[attr-defined]
+        row = self.conn.execute(
             "SELECT c.checkpoint ->> 'ts', (SELECT b.type || ':' FROM checkpoint_blobs b WHERE b.thread_id = c.thread_id "
             "AND b.checkpoint_ns = '' AND b.channel = 'messages' AND b.version = c.checkpoint -> 'channel_versions' ->> 'messages'), "
             "(SELECT substring(b.blob from 1 for 9) FROM checkpoint_blobs b WHERE b.thread_id = c.thread_id "
@@ -242,7 +242,7 @@ class PostgresPrune(RulePrune, PostgresSection):
         if not decisions:
             return {}
         t = self._targets(decisions)
-        rows = self.conn.execute(self._rows_sql(False, bool(t["x_k"])), t, prepare=False).fetchall()  # type: ignore[attr-defined]
+        rows = self.conn.execute(self._rows_sql(False, bool(t["x_k"])), t, prepare=False).fetchall()
         return self._rows_of(rows, [d.key for d in decisions])
 
     def _kept_sql(self) -> str:
@@ -293,7 +293,7 @@ class PostgresPrune(RulePrune, PostgresSection):
         from symfonic_cli.stores._prune import ThreadSkipped
         from symfonic_cli.stores.postgres.erase import _pipeline_errors_once
 
-        conn = self.conn  # type: ignore[attr-defined]
+        conn = self.conn
         facts_sql, facts_args = self._facts_sql(), {"keys": [key], "tasks": TASKS}
         try:
             with _pipeline_errors_once(), conn.pipeline() as pipe:
@@ -332,7 +332,7 @@ class PostgresPrune(RulePrune, PostgresSection):
 
     @_translate_errors
     def table_bytes(self) -> dict[str, int]:
-        rows = self.conn.execute(  # type: ignore[attr-defined]
+        rows = self.conn.execute(
             "SELECT t, pg_total_relation_size(to_regclass(t)) FROM unnest(%s::text[]) AS t", (list(_TABLES),)).fetchall()
         return {t: int(n) for t, n in rows}
 
@@ -344,5 +344,5 @@ class PostgresPrune(RulePrune, PostgresSection):
     def compact(self) -> tuple[dict[str, int], dict[str, int], list[str]]:
         before = self.table_bytes()
         for table in _TABLES:
-            self.conn.execute(f"VACUUM (ANALYZE) {table}")  # type: ignore[attr-defined]  # autocommit: outside a transaction
+            self.conn.execute(f"VACUUM (ANALYZE) {table}")  # autocommit: outside a transaction
         return before, self.table_bytes(), []

@@ -23,7 +23,7 @@ class PostgresUsage(PostgresSection):
 
     @_translate_errors
     def store_usage(self, *, top: int = 10, keep: int = 1) -> dict:
-        c = self.conn  # type: ignore[attr-defined]
+        c = self.conn
         tables = []
         for name, heap, toast, index, dead, live in c.execute(
             "SELECT t, pg_relation_size(k.oid), coalesce(pg_total_relation_size(nullif(k.reltoastrelid, 0)), 0), pg_indexes_size(k.oid), "
@@ -61,7 +61,7 @@ class PostgresUsage(PostgresSection):
         }
 
     def _reclaimable(self, keep: int) -> dict:
-        c = self.conn  # type: ignore[attr-defined]
+        c = self.conn
         ranked = (
             f"SELECT thread_id, checkpoint_ns, checkpoint_id, checkpoint, {_CP_BYTES} AS b, "
             "row_number() OVER (PARTITION BY thread_id, checkpoint_ns ORDER BY checkpoint_id DESC) AS rn "

@@ -37,15 +37,15 @@ class SqlitePrune(RulePrune, SqliteSection):
         pruning is not erasure and need not zero the freed pages."""
         self.erase_prepare((), dry_run=True)  # type: ignore[attr-defined]
         if not dry_run:
-            if not self.writable:  # type: ignore[attr-defined]
-                raise StoreError(f"{self.location.path} was opened read-only; pruning needs a writable store")  # type: ignore[attr-defined]
-            self.conn.execute("BEGIN IMMEDIATE")  # type: ignore[attr-defined]
-            self.conn.execute("ROLLBACK")  # type: ignore[attr-defined]
+            if not self.writable:
+                raise StoreError(f"{self.location.path} was opened read-only; pruning needs a writable store")
+            self.conn.execute("BEGIN IMMEDIATE")
+            self.conn.execute("ROLLBACK")
         return []
 
     @contextmanager
     def _pr_transaction(self):
-        conn = self.conn  # type: ignore[attr-defined]
+        conn = self.conn
         conn.execute("BEGIN IMMEDIATE")  # the write lock first: the snapshot read is the one deleted from
         try:
             yield
@@ -61,13 +61,13 @@ class SqlitePrune(RulePrune, SqliteSection):
 
         where, params = _key_match(key)
         cps = []
-        for ns, cid, parent, root, counters, js in self.conn.execute(_FACTS.format(key=where), params):  # type: ignore[attr-defined]
+        for ns, cid, parent, root, counters, js in self.conn.execute(_FACTS.format(key=where), params):
             delta = frozenset()
             if counters is not None:
                 value = json.loads(counters) if isinstance(counters, str) else None
                 delta = frozenset(value) if isinstance(value, dict) else frozenset()
             cps.append(PruneCheckpoint(ns, cid, parent, root if isinstance(root, str) else None, delta, js is not None))
-        sends = {(ns, cid) for ns, cid in self.conn.execute(  # type: ignore[attr-defined]
+        sends = {(ns, cid) for ns, cid in self.conn.execute(
             f"SELECT DISTINCT checkpoint_ns, checkpoint_id FROM writes WHERE {where} AND channel = ?", (*params, TASKS))}
         return cps, sends
 
@@ -76,7 +76,7 @@ class SqlitePrune(RulePrune, SqliteSection):
         from symfonic_cli.codec.outline import checkpoint_outline
 
         where, params = _key_match(key)
-        row = self.conn.execute(  # type: ignore[attr-defined]
+        row = self.conn.execute(
             f"SELECT type, checkpoint FROM checkpoints WHERE {where} AND checkpoint_ns = ? AND checkpoint_id = ?", (*params, ns, cid)
         ).fetchone()
         return checkpoint_outline(row[0], row[1]) if row else None
@@ -86,7 +86,7 @@ class SqlitePrune(RulePrune, SqliteSection):
         from symfonic_cli.codec.msgpack_head import checkpoint_blob_head
 
         where, params = _key_match(key)
-        row = self.conn.execute(  # type: ignore[attr-defined]
+        row = self.conn.execute(
             f"SELECT type, checkpoint FROM checkpoints WHERE {where} AND checkpoint_ns = '' AND checkpoint_id = ?", (*params, cid)
         ).fetchone()
         if not row or row[0] != "msgpack":
@@ -110,9 +110,9 @@ class SqlitePrune(RulePrune, SqliteSection):
         where, params = _key_match(key)
         writes = cps = size = 0
         for cond, extra in self._pr_groups(d):
-            n, b = self.conn.execute(  # type: ignore[attr-defined]
+            n, b = self.conn.execute(
                 f"SELECT count(*), coalesce(sum(length(value)), 0) FROM writes WHERE {where} AND {cond}", (*params, *extra)).fetchone()
-            m, c = self.conn.execute(  # type: ignore[attr-defined]
+            m, c = self.conn.execute(
                 f"SELECT count(*), coalesce(sum(length(checkpoint) + coalesce(length(metadata), 0)), 0) FROM checkpoints "
                 f"WHERE {where} AND {cond}", (*params, *extra)).fetchone()
             writes, cps, size = writes + n, cps + m, size + b + c
@@ -126,10 +126,10 @@ class SqlitePrune(RulePrune, SqliteSection):
             if ns in d.drop:
                 continue
             for cid in sorted(ids):
-                row = self.conn.execute(  # type: ignore[attr-defined]
+                row = self.conn.execute(
                     f"SELECT type, checkpoint, metadata FROM checkpoints WHERE {where} AND checkpoint_ns = ? AND checkpoint_id = ?",
                     (*params, ns, cid)).fetchone()
-                writes = self.conn.execute(  # type: ignore[attr-defined]
+                writes = self.conn.execute(
                     f"SELECT task_id, idx, channel, type, value FROM writes WHERE {where} AND checkpoint_ns = ? AND checkpoint_id = ? "
                     "ORDER BY task_id, idx", (*params, ns, cid)).fetchall()
                 state.append((ns, cid, row, writes))
@@ -137,7 +137,7 @@ class SqlitePrune(RulePrune, SqliteSection):
 
     @_translate_errors
     def _pr_apply(self, key: str, d: PruneDecision) -> dict[str, int]:
-        c = self.conn  # type: ignore[attr-defined]
+        c = self.conn
         where, params = _key_match(key)
         writes = cps = 0
         for cond, extra in self._pr_groups(d):
@@ -155,7 +155,7 @@ class SqlitePrune(RulePrune, SqliteSection):
     def file_bytes(self) -> dict[str, int]:
         import os
 
-        path: str = self.file  # type: ignore[attr-defined]
+        path: str = self.file
         out = {}
         for suffix in ("", "-wal"):
             try:
@@ -170,14 +170,14 @@ class SqlitePrune(RulePrune, SqliteSection):
         import os
         import shutil
 
-        path: str = self.file  # type: ignore[attr-defined]
+        path: str = self.file
         size = os.path.getsize(path) + (os.path.getsize(path + "-wal") if os.path.exists(path + "-wal") else 0)
         free = shutil.disk_usage(os.path.dirname(os.path.abspath(path))).free
         if free < size:
             from symfonic_cli.render import human_size
 
             raise StoreError(
-                f"--compact needs free disk for a copy of {self.location.path} ({human_size(size)}), only {human_size(free)} free: "  # type: ignore[attr-defined]
+                f"--compact needs free disk for a copy of {self.location.path} ({human_size(size)}), only {human_size(free)} free: "
                 "refused, nothing was deleted", hint="free disk space, or prune without --compact")
         return ["--compact: VACUUM rewrites the file after the last thread and holds an exclusive lock meanwhile (writers wait)"]
 
@@ -185,10 +185,10 @@ class SqlitePrune(RulePrune, SqliteSection):
     def compact(self) -> tuple[dict[str, int], dict[str, int], list[str]]:
         before = self.file_bytes()
         notes = []
-        self.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")  # type: ignore[attr-defined]
-        self.conn.execute("VACUUM")  # type: ignore[attr-defined]
-        if _journal_mode(self.file, self.conn) == "wal":  # type: ignore[attr-defined]
-            busy = self.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()[0]  # type: ignore[attr-defined]
+        self.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        self.conn.execute("VACUUM")
+        if _journal_mode(self.file, self.conn) == "wal":
+            busy = self.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()[0]
             if busy:
                 notes.append("the write-ahead log could not be truncated (another connection was reading)")
         return before, self.file_bytes(), notes

@@ -22,8 +22,8 @@ class SqliteUsage(SqliteSection):
 
     @_translate_errors
     def store_usage(self, *, top: int = 10, keep: int = 1) -> dict:
-        c = self.conn  # type: ignore[attr-defined]
-        path: str = self.file  # type: ignore[attr-defined]
+        c = self.conn
+        path: str = self.file
         page_size = c.execute("PRAGMA page_size").fetchone()[0]
         pages = c.execute("PRAGMA page_count").fetchone()[0]
         free = c.execute("PRAGMA freelist_count").fetchone()[0]
@@ -62,7 +62,7 @@ class SqliteUsage(SqliteSection):
         }
 
     def _reclaimable(self, keep: int) -> dict:
-        c = self.conn  # type: ignore[attr-defined]
+        c = self.conn
         ranked = (
             f"SELECT thread_id, checkpoint_ns, checkpoint_id, {_CP_BYTES} AS b, "
             "row_number() OVER (PARTITION BY thread_id, checkpoint_ns ORDER BY checkpoint_id DESC) AS rn "
