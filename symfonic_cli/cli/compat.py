@@ -140,13 +140,14 @@ def _named(outcome, hit: list[str]) -> str:
         return render.escape_inline(", ".join(f"{f}: {findings[f]} checkpoint(s)" for f in hit) + f" in thread '{outcome.report.key}'")
     if outcome.mode != cc.STORE:
         return ", ".join(f"{f}: {findings[f]} checkpoint(s)" for f in hit)
-    where = outcome.report.to_json().get("finding_threads", {})
+    from symfonic_cli.compat.releases import release_text
+
     parts = []
     for f in hit:
         text = f"{f}: {findings[f]} checkpoint(s)"
-        found = where.get(f)
-        if found and found.get("threads"):
-            releases = [r["package_version"] or "(none)" for r in found.get("package_versions", [])]
+        found = outcome.report.releases.label_json((f, None))
+        if found["threads"]:
+            releases = [release_text(r["package_version"]) for r in found["package_versions"]]
             text += f" in {found['threads']} thread(s), first '{found['first_threads'][0]}'"
             if releases:
                 text += f", written by {', '.join(releases[:3])}{', ...' if len(releases) > 3 else ''}"
