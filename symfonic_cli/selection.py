@@ -131,7 +131,7 @@ def build_selection(
                 raise UsageError("several --thread go alone, without --tenant/--sub-tenant/--session/--from-file")
             if not all(threads):
                 raise UsageError("--thread is empty")
-            return Selection(keys=tuple(threads), receipt={"threads": len(threads)})
+            return key_list(threads)
         return _erase(threads[0] if threads else None, tenant, sub_tenant, session, all_sessions, from_file, environment)
     if command == MIGRATE:
         return _migrate(list(threads or []), tenant, sub_tenant, session, from_file, all_threads, environment)
@@ -210,6 +210,12 @@ def _migrate(threads, tenant, sub_tenant, session, from_file, all_threads, envir
         keys = [derive_key(tenant, sub_tenant, session)]
     unique = _unique(keys)
     return Selection(keys=tuple(unique), from_stdin=from_file == "-", receipt={"threads": len(unique)})
+
+
+def key_list(keys) -> Selection:
+    """Explicit keys (repeated ``--thread``, the API's ``thread=[...]``), in order, each once."""
+    unique = _unique(keys)
+    return Selection(keys=tuple(unique), receipt={"threads": len(unique)})
 
 
 def _unique(keys) -> list[str]:

@@ -61,17 +61,16 @@ def _run(env, call) -> Any:
 
 def _selection(env, thread, given: dict[str, Any]):
     """Erase and export's selection (selection.py ERASE rules); ``thread`` may be a list of keys."""
-    from symfonic_cli.selection import ERASE, Selection, _unique, build_selection
+    from symfonic_cli.selection import ERASE, build_selection, key_list
 
     if given.get("from_file") == "-":
         raise UsageError("from_file '-' reads standard input; pass the keys as thread=[...]")
     if isinstance(thread, (list, tuple)):
         if any(v for v in given.values() if v not in (None, False)):
             raise UsageError("a list of keys goes alone, without tenant/session/from_file")
-        keys = _unique(thread)
-        if not keys:
+        if not thread:
             raise UsageError("thread=[] names no thread")
-        return Selection(keys=tuple(keys), receipt={"threads": len(keys)})
+        return key_list(thread)
     batch = given.pop("batch_size", None)
     chosen = build_selection(ERASE, threads=thread, environment=env, **given)
     if batch is not None and chosen.window is None:
