@@ -62,12 +62,10 @@ def width_of(out: TextIO) -> int | None:
     return width(out)
 
 
-_width = width_of
-
 
 def write_fitted(out: TextIO, pieces, indent: str = "", hang: str = "    ") -> None:
     """One line of pieces (render/fit.py) on ``out``, wrapped to its terminal's width."""
-    out.write(_fit(pieces, _width(out), indent, hang) + "\n")
+    out.write(_fit(pieces, width_of(out), indent, hang) + "\n")
 
 
 def plan_line(r: dict, grace: timedelta, env, every_sub=frozenset(), width: int | None = None) -> str:
@@ -116,7 +114,7 @@ def print_plan(out: TextIO, *, store_name: str, plans, misses, now: datetime, gr
     every_sub = {t.name for t in extra if t.all_sub_tenants}
     records = ep.plan_records(plans, now, grace, misses)
     todo = ep.to_erase(plans)
-    width = _width(out)
+    width = width_of(out)
     out.write(_fit(["erase plan for", Whole(_esc(store_name) + ":"), Whole(f"{len(todo)} of {len(plans)}"),
                     "thread(s) hold rows to erase"], width) + "\n")
     if by_prefix and not plans:
@@ -178,7 +176,7 @@ def print_sweep_plan(out: TextIO, *, store_name: str, cut_off: str | None, total
     the threads left alone because their activity cannot be dated; wrapped to a terminal."""
     from symfonic_cli.render.fit import Whole
 
-    width = _width(out)
+    width = width_of(out)
     out.write(_fit(["erase plan for", Whole(_esc(store_name) + ":"), Whole(f"{total:,} thread(s)"), "idle since",
                     Whole(str(_shown(cut_off, env))), "to erase, in batches of", Whole(f"{batch:,}")], width) + "\n")
     if not total:
@@ -200,7 +198,7 @@ def print_sweep_plan(out: TextIO, *, store_name: str, cut_off: str | None, total
 def sweep_dry_run_head(out: TextIO, store_name: str, cut_off: str | None, total: int, batch: int, env, undatable: int = 0) -> None:
     from symfonic_cli.render.fit import Whole
 
-    width = _width(out)
+    width = width_of(out)
     out.write(_fit(["erase plan for", Whole(_esc(store_name) + ":"), Whole(f"{total:,} idle thread(s)"), "(last activity before",
                     Whole(f"{_shown(cut_off, env)}),"), "in batches of", Whole(f"{batch:,}")], width) + "\n")
     if undatable:
@@ -222,7 +220,7 @@ def suggestion_lines(err: TextIO, misses: dict) -> None:
     written to stdout (a file, a pipe) or to a receipt."""
     for key, miss in misses.items():
         if miss.status == ep.NOT_FOUND:
-            err.write(not_found_line(key, miss.suggestions, _width(err)) + "\n")
+            err.write(not_found_line(key, miss.suggestions, width_of(err)) + "\n")
     err.flush()
 
 
