@@ -66,7 +66,9 @@ def hold(words: list[str], environment):
 def release(held: HeldOutput, environment, *, ok: bool) -> None:
     """Put stdout back and show what the command wrote: through the pager when it is taller than
     the screen (and the command ended well, and --no-pager was not given), else straight to the
-    terminal."""
+    terminal. Once: a second call (the error boundary released it first) does nothing."""
+    if environment.stdout is not held:
+        return
     environment.stdout = held.real
     text = held.getvalue()
     command = pager_command()

@@ -60,8 +60,13 @@ def _command_name(argv: list[str]) -> str | None:
 
 
 def _fail(line: str, code: int, environment: Environment) -> None:
+    from symfonic_cli.pager import HeldOutput, release
     from symfonic_cli.render import escape_inline
 
+    # What the command printed before it failed (compat report's report before its exit 5) comes
+    # first, as it was written: the error line is the last thing on the screen.
+    if isinstance(environment.stdout, HeldOutput):
+        release(environment.stdout, environment, ok=False)
     environment.stderr.write(f"symfonic: error: {escape_inline(line)}\n")
     environment.stderr.flush()
     raise SystemExit(code)

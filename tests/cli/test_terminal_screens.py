@@ -217,3 +217,16 @@ def test_pager_setting_lives_on_the_environment(sqlite_master, tmp_path):
     assert (first.pager, first.color, first.tz) == (False, "never", "Asia/Tokyo")  # the run's own Environment
     second = run_in("threads", "list", "-s", str(sqlite_master), env=MockEnvironment()).env
     assert (second.pager, second.color, second.tz) == (True, "auto", None)
+
+
+def test_an_error_after_output_is_the_last_line_on_the_screen(sqlite_store):
+    """compat report prints its report, then exits 5 naming the findings: on a terminal (where
+    the output is held for the pager) the report comes first and the error line last, as written."""
+    code, screen = on_terminal("compat", "report", "-s", str(sqlite_store), "--fail-on", "legacy", cols=120, rows=60,
+                               env={"NO_COLOR": "1"})
+    assert code == 5, screen
+    lines = [line for line in screen.splitlines() if line.strip()]
+    assert lines[-1].startswith("symfonic: error: compat report: findings named by --fail-on present (legacy:"), lines[-3:]
+    assert sum(line.startswith("symfonic: error:") for line in lines) == 1
+    assert any("envelope key" in line for line in lines[:-1])  # the report, once, above it
+    assert sum("envelope key" in line for line in lines) == 1
