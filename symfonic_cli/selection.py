@@ -123,7 +123,7 @@ def build_selection(
     if command == ONE:
         if threads and len(threads) > 1:
             raise UsageError(f"--thread given {len(threads)} times: this command reads one thread",
-                             hint="one --thread KEY (thread erase, export and prune take several)")
+                             hint="give one --thread KEY; thread erase, export and prune take several")
         return Selection(keys=(_one_key(threads[0] if threads else None, tenant, sub_tenant, session),))
     if command == ERASE:
         if threads and len(threads) > 1:
