@@ -72,6 +72,28 @@ def _fail(line: str, code: int, environment: Environment) -> None:
     raise SystemExit(code)
 
 
+# The click command trees built in this process, by (group, summaries only): main() runs once per
+# process from the shell but many times in one (tests, programs embedding the CLI), and a tree
+# holds no state of a run (that lives in click's context and the Environment).
+_TREES: dict[tuple[str | None, bool], object] = {}
+
+
+def _command_tree(group: str | None, summaries: bool):
+    tree = _TREES.get((group, summaries))
+    if tree is None:
+        from typer.main import get_command
+
+        from symfonic_cli.cli.helptext import describe
+        from symfonic_cli.cli.root import build_app
+        from symfonic_cli.cli.rootopts import everywhere
+
+        tree = get_command(build_app(group, summaries=summaries))
+        everywhere(tree)  # root options after the command name too
+        describe(tree)  # examples, choices, argument help
+        _TREES[(group, summaries)] = tree
+    return tree
+
+
 def _run(args: list[str], environment: Environment):
     from symfonic_cli.cli import fast
 
@@ -82,16 +104,7 @@ def _run(args: list[str], environment: Environment):
 
     if hasattr(sys, "set_int_max_str_digits") and 0 < sys.get_int_max_str_digits() < MAX_INT_DIGITS:
         sys.set_int_max_str_digits(MAX_INT_DIGITS)
-    from typer.main import get_command
-
-    from symfonic_cli.cli.root import build_app
-
-    from symfonic_cli.cli.helptext import describe
-    from symfonic_cli.cli.rootopts import everywhere
-
-    command = get_command(build_app(_command_name(args), summaries=_names_no_command(args)))
-    everywhere(command)  # root options after the command name too
-    describe(command)  # examples, choices, argument help
+    command = _command_tree(_command_name(args), _names_no_command(args))
     from contextlib import redirect_stderr, redirect_stdout
 
     # click and typer write help and prompts to sys.stdout/sys.stderr: the Environment's here.
