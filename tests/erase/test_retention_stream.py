@@ -197,7 +197,8 @@ def _on_a_terminal(argv: list[str], *, tty: bool) -> tuple[int, str, str]:
         p = subprocess.run(argv, env=_subprocess_env(), capture_output=True, text=True, timeout=300)
         return p.returncode, p.stdout, p.stderr
     master, slave = pty.openpty()
-    proc = subprocess.Popen(argv, env=_subprocess_env(SYMFONIC_FAULT_SLOW_THREAD="0.3"),
+    # Slowed a little so the run lasts a few redraws; the first thread's line is drawn at once.
+    proc = subprocess.Popen(argv, env=_subprocess_env(SYMFONIC_FAULT_SLOW_THREAD="0.05"),
                             stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=slave)
     os.close(slave)
     seen = b""
@@ -333,7 +334,7 @@ def test_an_ignored_sigint_stays_ignored(sqlite_kind, tmp_path):
     url = _store(sqlite_kind)
     receipt = tmp_path / "erase.jsonl"
     argv = [sys.executable, "-m", "symfonic_cli", "thread", "erase", "-s", url, "--inactive-for", "90d", "--yes", "--receipt", str(receipt)]
-    proc = subprocess.Popen(argv, env=_subprocess_env(SYMFONIC_FAULT_SLOW_THREAD="0.3"),
+    proc = subprocess.Popen(argv, env=_subprocess_env(SYMFONIC_FAULT_SLOW_THREAD="0.1"),
                             preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN),
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     try:

@@ -15,7 +15,7 @@ import pytest
 from tests.support import backends
 from tests.support.cli import run, run_process
 from tests.conftest import backend_for
-from tests.support.mongo_server import database_of, with_database
+from tests.support.mongo_server import database_of, stop_server, with_database
 from tests.support.scenarios import SECRET_SENTENCE, scenarios
 
 KEYS = [sc.key for sc in scenarios()]
@@ -333,11 +333,11 @@ def auth_server(tmp_path_factory, mongo):
         write_scenarios(MongoDBSaver(client, db_name="agents"), ["acme:_:s-001"])
         client.close()
     finally:
-        server.stop()
+        stop_server(server)
     server = SecantusDBServer(host="127.0.0.1", port=0, storage_path=path, require_auth=True)
     server.start()
     yield server
-    server.stop()
+    stop_server(server)
 
 
 def test_authentication(auth_server):

@@ -16,7 +16,7 @@ import pytest
 
 from tests.conftest import backend_for
 from tests.support.cli import run
-from tests.support.mongo_server import database_of
+from tests.support.mongo_server import database_of, stop_server
 
 CI = {"locale": "en", "strength": 2}
 KEY, TWIN = "acme:_:s-1", "ACME:_:S-1"  # one key each for two people; equal under CI
@@ -79,7 +79,7 @@ def standalone(mongo, tmp_path_factory):
     assert "setName" not in backend.client.admin.command("hello")
     yield backend
     backend.client.close()
-    server.stop()
+    stop_server(server)
 
 
 @pytest.fixture(params=["replica-set", "standalone"])

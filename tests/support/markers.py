@@ -136,7 +136,8 @@ def _module_tree(module) -> dict[str, ast.AST]:
     return out
 
 
-def _called_names(node: ast.AST) -> tuple[set[str], set[str]]:
+@lru_cache(maxsize=None)  # per function node: parametrized tests ask again for each case
+def _called_names(node: ast.AST) -> tuple[frozenset[str], frozenset[str]]:
     """(names called in ``node``, kinds named as the first argument of backend_for/backends.get)."""
     names, kinds = set(), set()
     for sub in ast.walk(node):
@@ -151,7 +152,7 @@ def _called_names(node: ast.AST) -> tuple[set[str], set[str]]:
                     kinds |= _kind_of(arg)
                     if arg in FIXTURES:
                         kinds.add(FIXTURES[arg])
-    return names, kinds
+    return frozenset(names), frozenset(kinds)
 
 
 def _reach(module, start: list[str]) -> tuple[set[str], set[str]]:
