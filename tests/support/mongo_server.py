@@ -2,8 +2,9 @@
 
 ``SYMFONIC_TEST_MONGO_URI`` (e.g. ``mongodb://127.0.0.1:27017/``) points the suite at a real
 mongod; otherwise SecantusDB (``secantusdb``, a MongoDB wire-protocol server over WiredTiger)
-is started in-process on a free loopback port with its data in a temporary directory. No
-server: the MongoDB tests fail when ``SYMFONIC_REQUIRE_MONGO`` is set (CI), else they skip.
+is started in a process of its own (one per xdist worker) on a free loopback port, with its
+data in a temporary directory. No server: the MongoDB tests fail when
+``SYMFONIC_REQUIRE_MONGO`` is set (CI), else they skip.
 """
 
 from __future__ import annotations
@@ -51,6 +52,45 @@ def stop_server(server) -> None:
         except OSError:
             pass
     server.stop()
+
+
+_SERVE = """
+import socket, sys
+from secantus import SecantusDBServer
+server = SecantusDBServer(host="127.0.0.1", port=0, storage_path=sys.argv[1])
+server.start()
+print(server.uri, flush=True)
+sys.stdin.read()  # until the suite closes the pipe, or ends
+server._socket.shutdown(socket.SHUT_RDWR)
+server.stop()
+"""
+
+
+class ServerProcess:
+    """SecantusDB in a process of its own (one per xdist worker). In the worker's process its
+    threads shared one interpreter lock with the tests and the savers' background writes, and each
+    reply waited for a turn: most of a MongoDB test's time. It ends with the worker's pipe."""
+
+    def __init__(self, storage_path: str) -> None:
+        import subprocess
+        import sys
+
+        self.proc = subprocess.Popen([sys.executable, "-c", _SERVE, storage_path], stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE, text=True)
+        self.uri = self.proc.stdout.readline().strip()
+        if not self.uri.startswith("mongodb://"):
+            self.proc.kill()
+            raise RuntimeError(f"SecantusDB did not start (exit {self.proc.wait()})")
+
+    def stop(self) -> None:
+        import subprocess
+
+        self.proc.stdin.close()
+        try:
+            self.proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
 
 
 class MongoBackend:
@@ -124,15 +164,12 @@ def mongodb_backend(tmp_path_factory) -> Iterator[MongoBackend]:
     server = None
     try:
         if not uri:
-            from secantus import SecantusDBServer
-
-            server = SecantusDBServer(host="127.0.0.1", port=0, storage_path=str(tmp_path_factory.mktemp("secantus")))
-            server.start()
+            server = ServerProcess(str(tmp_path_factory.mktemp("secantus")))
             uri = server.uri
         backend = MongoBackend(uri, in_process=server is not None)
     except Exception as exc:  # no package, no port, no answer
         if server is not None:
-            stop_server(server)
+            server.stop()
         message = f"no MongoDB test server ({type(exc).__name__}: {exc})"
         if os.environ.get(REQUIRE_ENV):
             pytest.fail(f"{message}; {REQUIRE_ENV} is set", pytrace=False)
@@ -144,6 +181,6 @@ def mongodb_backend(tmp_path_factory) -> Iterator[MongoBackend]:
         # The suite's own server keeps its data in a temporary folder: stopping it is the cleanup
         # (dropping hundreds of databases one by one took ~30 s).
         backend.client.close()
-        stop_server(server)
+        server.stop()
     else:
         backend.cleanup()
