@@ -84,12 +84,36 @@ def loads(type_: str | None, data: bytes | None, *, what: str) -> Any:
         raise StoreError(f"{what} is stored as pickle; symfonic never unpickles stored data")
     if data is None:
         data = b""
+    if type_ == "msgpack":
+        value = _without_objects(bytes(data))
+        if value is not _OBJECTS:
+            return value
+    elif type_ in ("null", "bytes"):
+        return None if type_ == "null" else bytes(data)
     try:
         return _serializer().loads_typed((type_, bytes(data)))
     except NotImplementedError:
         raise StoreError(f"{what} has an unknown serialization type {type_!r}") from None
     except Exception as exc:  # ormsgpack / json errors: the bytes are not what they claim
         raise StoreError(f"{what} cannot be decoded ({type(exc).__name__}: {exc})") from None
+
+
+_OBJECTS = object()
+
+
+def _without_objects(data: bytes) -> Any:
+    """A msgpack value that holds no object (strings, numbers, lists, maps: most metadata leaves),
+    decoded as LangGraph's serializer decodes it, without importing it (0.2 s a process); else
+    ``_OBJECTS``, and the serializer decodes it (objects, blocked names, errors as always)."""
+    import ormsgpack
+
+    def has_object(code: int, ext: bytes):
+        raise LookupError  # ormsgpack reports it as a ValueError
+
+    try:
+        return ormsgpack.unpackb(data, ext_hook=has_object, option=ormsgpack.OPT_NON_STR_KEYS)
+    except ValueError:
+        return _OBJECTS
 
 
 class LeanObject(tuple):

@@ -115,3 +115,69 @@ def test_mongodb_saver_writes_through_its_collection_attributes(name):
 
     src = inspect.getsource(getattr(MongoDBSaver, name))
     assert "self.checkpoint_collection" in src or "self.writes_collection" in src
+
+
+def _plain_values():
+    from hypothesis import strategies as st
+
+    leaf = st.one_of(st.none(), st.booleans(), st.integers(-(2 ** 63), 2 ** 64 - 1), st.floats(allow_nan=False),
+                     st.text(max_size=8), st.binary(max_size=8))
+    return st.recursive(leaf, lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=4) | st.integers(0, 9), inner, max_size=3),
+                        max_leaves=10)
+
+
+def test_values_without_objects_decode_as_the_serializer_decodes_them():
+    """codec/strict.py decodes a msgpack value that holds no object (a MongoDB metadata leaf)
+    with ormsgpack and the serializer's own option, and leaves everything else to the serializer."""
+    import ormsgpack
+    from hypothesis import given, settings
+    from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
+
+    from symfonic_cli.codec import strict
+
+    serde = JsonPlusSerializer(pickle_fallback=False, allowed_msgpack_modules=None)
+
+    @settings(max_examples=200, derandomize=True, deadline=None, database=None)
+    @given(value=_plain_values())
+    def same(value):
+        type_, data = serde.dumps_typed(value)  # None and bytes are types of their own
+        assert type_ != "msgpack" or strict._without_objects(data) is not strict._OBJECTS
+        assert strict.loads(type_, data, what="v") == serde.loads_typed((type_, data))
+
+    same()
+    for value in (_messages(), {"m": _messages()[0]}):  # objects: the serializer's path, its result
+        type_, data = serde.dumps_typed(value)
+        assert strict._without_objects(data) is strict._OBJECTS
+        assert strict.loads(type_, data, what="v") == serde.loads_typed((type_, data))
+    bad = ormsgpack.packb("loop")[:-1]
+    assert strict._without_objects(bad) is strict._OBJECTS  # not msgpack: the serializer's error, as before
+
+
+def test_a_plain_value_is_decoded_without_importing_the_serializer():
+    import subprocess
+    import sys
+
+    code = ("import sys, ormsgpack\nfrom symfonic_cli.codec.strict import loads\n"
+            "assert loads('msgpack', ormsgpack.packb({'source': 'loop', 'step': 3}), what='v') == {'source': 'loop', 'step': 3}\n"
+            "print('langgraph.checkpoint.serde.jsonplus' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "False"
+
+
+def test_a_closed_mongodb_store_leaves_no_thread_to_wait_for_at_exit(request):
+    """stores/mongodb/connect.py drops a closed client's stopped monitors from pymongo's
+    ``periodic_executor._EXECUTORS``, which pymongo joins at exit (each noticed its close only on
+    its next 0.5 s poll)."""
+    from pymongo import periodic_executor
+
+    import symfonic_cli
+    from tests.conftest import backend_for
+
+    url = backend_for("mongodb", request).new_store()
+    before = {ref for ref in periodic_executor._EXECUTORS if ref() is not None}
+    with symfonic_cli.open_store(url) as store:
+        assert len(store.threads()) > 0
+        mine = {ref for ref in periodic_executor._EXECUTORS if ref() is not None} - before
+        assert mine  # the client's monitors, registered for the join at exit
+    assert not mine & set(periodic_executor._EXECUTORS)
+    assert all(ref() is None or not ref()._stopped for ref in periodic_executor._EXECUTORS)
