@@ -133,6 +133,14 @@ def test_readme_is_a_front_page():
         assert (ROOT / target).exists(), target
 
 
+def test_ci_runs_the_readme_test_command_verbatim():
+    blocks = re.findall(r"```bash\n(.*?)\n```", README.read_text(encoding="utf-8"), re.S)
+    setup, tests = blocks[0], blocks[1]  # the two commands for a fresh machine, in this order
+    assert "symfonic demo" in setup and "pytest" in tests and "\n" not in tests
+    ci = [line for line in (ROOT / ".ci" / "run").read_text(encoding="utf-8").splitlines() if line and not line.startswith("#")]
+    assert ci[-1] == tests
+
+
 def test_every_relative_link_in_docs_resolves():
     for page in [README, *(ROOT / "docs").rglob("*.md"), ROOT / "CHANGELOG.md"]:
         for target in re.findall(r"\]\(([^)#:\s]+\.md)(?:#[^)]*)?\)", page.read_text(encoding="utf-8")):
