@@ -82,16 +82,15 @@ def loads(type_: str | None, data: bytes | None, *, what: str) -> Any:
         type_, data = decrypt(type_, data, what=what)
     if type_ == "pickle":
         raise StoreError(f"{what} is stored as pickle; symfonic never unpickles stored data")
-    if data is None:
-        data = b""
+    data = b"" if data is None else bytes(data)
     if type_ == "msgpack":
-        value = _without_objects(bytes(data))
+        value = _without_objects(data)
         if value is not _OBJECTS:
             return value
     elif type_ in ("null", "bytes"):
-        return None if type_ == "null" else bytes(data)
+        return None if type_ == "null" else data
     try:
-        return _serializer().loads_typed((type_, bytes(data)))
+        return _serializer().loads_typed((type_, data))
     except NotImplementedError:
         raise StoreError(f"{what} has an unknown serialization type {type_!r}") from None
     except Exception as exc:  # ormsgpack / json errors: the bytes are not what they claim
@@ -107,13 +106,14 @@ def _without_objects(data: bytes) -> Any:
     ``_OBJECTS``, and the serializer decodes it (objects, blocked names, errors as always)."""
     import ormsgpack
 
-    def has_object(code: int, ext: bytes):
-        raise LookupError  # ormsgpack reports it as a ValueError
-
     try:
-        return ormsgpack.unpackb(data, ext_hook=has_object, option=ormsgpack.OPT_NON_STR_KEYS)
+        return ormsgpack.unpackb(data, ext_hook=_has_object, option=ormsgpack.OPT_NON_STR_KEYS)
     except ValueError:
         return _OBJECTS
+
+
+def _has_object(code: int, ext: bytes):
+    raise LookupError  # ormsgpack reports it as a ValueError
 
 
 class LeanObject(tuple):

@@ -203,7 +203,9 @@ def test_the_end_record_carries_the_end_time(any_kind, tmp_path, selection):
     url = any_kind.new_store()
     audit = tmp_path / "audit.jsonl"
     # The run lasts at least 0.3 s in all, however many threads the selection holds.
-    pause = 0.3 / (1 if selection[0] == "--thread" else len(json.loads(run("threads", "list", "-s", url, "-f", "json").out)))
+    from tests.erase.test_erase_trust import listed
+
+    pause = 0.3 / (1 if selection[0] == "--thread" else len(listed(url)))
     r = erase(url, *selection, "--yes", "--receipt", str(audit), "-f", "jsonl", env={"SYMFONIC_FAULT_SLOW_THREAD": f"{pause + 1e-6:.6f}"})
     assert r.code == 0, r.err
     lines = [json.loads(line) for line in audit.read_text().splitlines()]

@@ -15,7 +15,8 @@ import pytest
 from tests.support import backends
 from tests.support.cli import run, run_process
 from tests.conftest import backend_for
-from tests.support.mongo_server import database_of, stop_server, with_database
+from tests.support.mongo_server import database_of, with_database
+from tests.support.secantus_server import stop_server
 from tests.support.scenarios import SECRET_SENTENCE, scenarios
 
 KEYS = [sc.key for sc in scenarios()]

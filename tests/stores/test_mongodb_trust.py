@@ -16,7 +16,8 @@ import pytest
 
 from tests.conftest import backend_for
 from tests.support.cli import run
-from tests.support.mongo_server import database_of, stop_server
+from tests.support.mongo_server import database_of
+from tests.support.secantus_server import stop_server
 
 CI = {"locale": "en", "strength": 2}
 KEY, TWIN = "acme:_:s-1", "ACME:_:S-1"  # one key each for two people; equal under CI
@@ -75,7 +76,7 @@ def standalone(mongo, tmp_path_factory):
 
     server = SecantusDBServer(host="127.0.0.1", port=0, storage_path=str(tmp_path_factory.mktemp("standalone")), replica_set_name=None)
     server.start()
-    backend = MongoBackend(server.uri, in_process=True)
+    backend = MongoBackend(server.uri)
     assert "setName" not in backend.client.admin.command("hello")
     yield backend
     backend.client.close()

@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import uuid
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Iterator
 
 import pytest
@@ -40,32 +41,6 @@ def database_of(url: str) -> str:
     return path
 
 
-def stop_server(server) -> None:
-    """Stop an in-process SecantusDB server without its 2 s wait: its accept loop does not wake
-    when the listening socket is closed (Linux), so shut the socket down first and it returns."""
-    import socket
-
-    listening = getattr(server, "_socket", None)
-    if listening is not None:
-        try:
-            listening.shutdown(socket.SHUT_RDWR)
-        except OSError:
-            pass
-    server.stop()
-
-
-_SERVE = """
-import socket, sys
-from secantus import SecantusDBServer
-server = SecantusDBServer(host="127.0.0.1", port=0, storage_path=sys.argv[1])
-server.start()
-print(server.uri, flush=True)
-sys.stdin.read()  # until the suite closes the pipe, or ends
-server._socket.shutdown(socket.SHUT_RDWR)
-server.stop()
-"""
-
-
 class ServerProcess:
     """SecantusDB in a process of its own (one per xdist worker). In the worker's process its
     threads shared one interpreter lock with the tests and the savers' background writes, and each
@@ -75,8 +50,9 @@ class ServerProcess:
         import subprocess
         import sys
 
-        self.proc = subprocess.Popen([sys.executable, "-c", _SERVE, storage_path], stdin=subprocess.PIPE,
-                                     stdout=subprocess.PIPE, text=True)
+        root = Path(__file__).resolve().parents[2]
+        self.proc = subprocess.Popen([sys.executable, "-m", "tests.support.secantus_server", storage_path], cwd=root,
+                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
         self.uri = self.proc.stdout.readline().strip()
         if not self.uri.startswith("mongodb://"):
             self.proc.kill()
@@ -96,13 +72,12 @@ class ServerProcess:
 class MongoBackend:
     kind = "mongodb"
 
-    def __init__(self, uri: str, *, in_process: bool) -> None:
+    def __init__(self, uri: str) -> None:
         from pymongo import MongoClient
 
         self.uri = uri
-        self.in_process = in_process
         # The suite's own writes (the savers filling test stores) are not retryable writes: the
-        # in-process server keeps up to 10,000 retryable-write records and sorts them on every
+        # suite's SecantusDB keeps up to 10,000 retryable-write records and sorts them on every
         # write once full, which made a late write of a session ~10x slower than an early one.
         # Retrying does not change what is written; the commands under test keep the default.
         self.client = MongoClient(uri, serverSelectionTimeoutMS=10_000, retryWrites=False)
@@ -166,7 +141,7 @@ def mongodb_backend(tmp_path_factory) -> Iterator[MongoBackend]:
         if not uri:
             server = ServerProcess(str(tmp_path_factory.mktemp("secantus")))
             uri = server.uri
-        backend = MongoBackend(uri, in_process=server is not None)
+        backend = MongoBackend(uri)
     except Exception as exc:  # no package, no port, no answer
         if server is not None:
             server.stop()
