@@ -264,3 +264,13 @@ def iso_utc(dt: datetime | None) -> str | None:
         except OverflowError:  # within hours of year 1 or 9999: keep its own offset
             return dt.isoformat()
     return dt.replace(tzinfo=None).isoformat() + "Z"
+
+
+def parse_checkpoint_ts(raw: object) -> datetime | None:
+    """A checkpoint's ``ts`` as symfonic-core parses it; None where it would skip it."""
+    if not raw or not isinstance(raw, str):
+        return None
+    try:
+        return datetime.fromisoformat(raw)
+    except ValueError:
+        return None

@@ -31,7 +31,7 @@ def _environment():
 def _location(name: str, value, options: dict[str, Any]):
     import os
 
-    from symfonic_cli.cli.common import DEFAULT_CONNECT_TIMEOUT
+    from symfonic_cli.limits import DEFAULT_CONNECT_TIMEOUT
     from symfonic_cli.location import resolve_store
 
     if isinstance(value, os.PathLike):
@@ -196,7 +196,7 @@ def prune(
 ) -> dict[str, Any]:
     """``thread prune -f json``: the receipt (or, with ``dry_run``, the plan). ``all_threads`` is
     the command's ``--all``; ``older_than`` also keeps every checkpoint newer than that."""
-    from symfonic_cli.cli.common import MAX_COUNT
+    from symfonic_cli.limits import MAX_COUNT
     from symfonic_cli.clock import parse_duration
     from symfonic_cli.selection import Selection
     from symfonic_cli.storage.prune import PruneRequest, run
@@ -252,7 +252,7 @@ def migrate(
         raise UsageError("from_file '-' reads standard input; pass the keys as thread=[...]")
     check_request(str(source) if source else None, str(target) if target else None,
                   dry_run=dry_run, verify_only=verify_only, init_target=init_target)
-    from symfonic_cli.cli.common import MAX_JOBS
+    from symfonic_cli.limits import MAX_JOBS
 
     if jobs is not None and not 1 <= jobs <= MAX_JOBS:
         raise UsageError(f"jobs must be 1 to {MAX_JOBS}")

@@ -10,7 +10,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Optional
 
-THREAD_COLUMNS = ("key", "tenant", "sub_tenant", "session", "checkpoints", "first_activity", "last_activity")
+from symfonic_cli.listing import THREAD_COLUMNS
 # What --columns may name; a table shows TABLE_COLUMNS unless told (tenant, sub-tenant and session
 # repeat the key: JSON, text and --columns carry them), so it fits 80 columns with whole keys.
 COLUMN_NAMES = THREAD_COLUMNS + ("status", "size_bytes", "first_message")

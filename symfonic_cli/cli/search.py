@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from symfonic_cli.cli.common import check_format, environment as run_environment, open_for_reading
 from symfonic_cli.errors import UsageError
+from symfonic_cli.limits import JSON_SNIPPET
 
 COLUMNS = ("key", "index", "role", "timestamp", "snippet")
 HEADERS = ("key", "#", "role", "timestamp", "snippet")
-JSON_SNIPPET = 100  # cells of a snippet in JSON, JSONL and text (no terminal to fit)
 
 
 def threads_search(
