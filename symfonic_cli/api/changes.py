@@ -59,23 +59,18 @@ def _run(env, call) -> Any:
     return _document(env)
 
 
-def _selection(env, thread, given: dict[str, Any]):
-    """Erase and export's selection (selection.py ERASE rules); ``thread`` may be a list of keys."""
-    from symfonic_cli.selection import ERASE, build_selection, key_list
+def _selection(env, command: str, store: Any, options: dict[str, Any], **given: Any) -> Any:
+    """The threads of an erase, export or prune: selection.choose, the command's own resolver, with
+    the store read-only for a session across sub-tenants or tenants."""
+    from symfonic_cli.selection import ERASE, PRUNE, choose
 
-    if given.get("from_file") == "-":
-        raise UsageError("from_file '-' reads standard input; pass the keys as thread=[...]")
-    if isinstance(thread, (list, tuple)):
-        if any(v for v in given.values() if v not in (None, False)):
-            raise UsageError("a list of keys goes alone, without tenant/session/from_file")
-        if not thread:
-            raise UsageError("thread=[] names no thread")
-        return key_list(thread)
-    batch = given.pop("batch_size", None)
-    chosen = build_selection(ERASE, threads=thread, environment=env, **given)
-    if batch is not None and chosen.window is None:
-        raise UsageError("batch_size goes with a retention sweep (inactive_for/inactive_since)")
-    return chosen
+    def opener() -> Any:
+        from symfonic_cli.stores import open_store
+
+        loc, opts = _location(command, store, options)
+        return open_store(loc, writable=False, stderr=env.stderr, **opts)
+
+    return choose(PRUNE if command == "prune" else ERASE, opener=opener, api=True, environment=env, **given)
 
 
 def _check_receipt_names(operator: str | None, ticket: str | None) -> None:
@@ -112,10 +107,11 @@ def erase(
     from symfonic_cli.clock import parse_duration
 
     env = _environment()
-    chosen = _selection(env, thread, dict(
-        tenant=tenant, sub_tenant=sub_tenant, session=session, all_sessions=all_sessions, from_file=from_file,
-        inactive_for=inactive_for, inactive_since=inactive_since, batch_size=batch_size,
-    ))
+    chosen = _selection(
+        env, "erase", store, options, thread=thread, tenant=tenant, sub_tenant=sub_tenant, session=session,
+        all_sessions=all_sessions, from_file=from_file, inactive_for=inactive_for, inactive_since=inactive_since,
+        batch_size=batch_size, missing_ok=missing_ok,
+    )
     _check_receipt_names(operator, ticket)
     loc, opts = _location("erase", store, options)
     request = EraseRequest(
@@ -155,10 +151,11 @@ def export(
     if not isinstance(output, str) or not output:
         raise UsageError("where to? pass output PATH (a directory, or a .zip / .tar.gz file)")
     env = _environment()
-    chosen = _selection(env, thread, dict(
-        tenant=tenant, sub_tenant=sub_tenant, session=session, all_sessions=all_sessions, from_file=from_file,
-        inactive_for=inactive_for, inactive_since=inactive_since, batch_size=batch_size,
-    ))
+    chosen = _selection(
+        env, "export", store, options, thread=thread, tenant=tenant, sub_tenant=sub_tenant, session=session,
+        all_sessions=all_sessions, from_file=from_file, inactive_for=inactive_for, inactive_since=inactive_since,
+        batch_size=batch_size, missing_ok=missing_ok, listed_only=True,
+    )
     loc, opts = _location("export", store, options)
     request = ExportRequest(
         location=loc, options=opts, selection=chosen.receipt, output=output,
@@ -198,20 +195,14 @@ def prune(
     the command's ``--all``; ``older_than`` also keeps every checkpoint newer than that."""
     from symfonic_cli.limits import MAX_COUNT
     from symfonic_cli.clock import parse_duration
-    from symfonic_cli.selection import Selection
     from symfonic_cli.storage.prune import PruneRequest, run
 
     env = _environment()
-    given = dict(tenant=tenant, sub_tenant=sub_tenant, session=session, all_sessions=all_sessions, from_file=from_file,
-                 inactive_for=inactive_for, inactive_since=inactive_since)
-    if all_threads:
-        if thread is not None or any(v not in (None, False) for v in given.values()):
-            raise UsageError("all_threads goes alone, without thread/tenant/session/from_file/inactive_*")
-        chosen = Selection(every_thread=True, receipt={"all": True})
-    else:
-        chosen = _selection(env, thread, given)
-    if batch_size is not None and chosen.keys is not None:
-        raise UsageError("batch_size goes with all_threads, all_sessions or a retention window")
+    chosen = _selection(
+        env, "prune", store, options, thread=thread, tenant=tenant, sub_tenant=sub_tenant, session=session,
+        all_sessions=all_sessions, from_file=from_file, all_threads=all_threads, inactive_for=inactive_for,
+        inactive_since=inactive_since, batch_size=batch_size, missing_ok=missing_ok, listed_only=True,
+    )
     if type(keep) is not int or not 1 <= keep <= MAX_COUNT:
         raise UsageError(f"keep must be a whole number from 1 to {MAX_COUNT}")
     _check_receipt_names(operator, ticket)

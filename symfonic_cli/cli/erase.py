@@ -61,7 +61,7 @@ def erase(
     env = environment()
     # A retention sweep's cut-off is fixed in the selection, once; erase re-checks each thread against it.
     chosen = erase_selection(
-        env, threads=thread, tenant=tenant, sub_tenant=sub_tenant, session=session, all_sessions=all_sessions,
+        env, thread=thread, tenant=tenant, sub_tenant=sub_tenant, session=session, all_sessions=all_sessions,
         from_file=from_file, inactive_for=inactive_for, inactive_since=inactive_since, batch_size=batch_size,
         store=store, missing_ok=missing_ok,
     )

@@ -9,7 +9,7 @@ from typing import Any
 
 from symfonic_cli.errors import StoreError, MigrateIncomplete, UsageError
 from symfonic_cli.location import StoreLocation
-from symfonic_cli.selection import MIGRATE, build_selection
+from symfonic_cli.selection import MIGRATE, choose
 
 
 @dataclass
@@ -111,7 +111,8 @@ def run_migrate(req: MigrateRequest, environment) -> MigrateResult:
         )
         try:
             serializer = _target_serializer(src, req.to_plaintext)
-            selection = build_selection(MIGRATE, environment=environment, **req.selection_options)
+            given = dict(req.selection_options)
+            selection = choose(MIGRATE, environment=environment, thread=given.pop("threads", None), **given)
             keys = selection.keys_in(src)
             # The stand-in lives in one process's scratch folder: no workers for it.
             workers = 1 if scratch else min(req.jobs or default_jobs(req.target.kind, len(keys)), len(keys))

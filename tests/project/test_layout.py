@@ -240,12 +240,12 @@ def test_the_section_check_sees_an_undeclared_attribute():
 # top-level module or package of symfonic_cli ("" is the package's root, __init__.py).
 FLOORS: tuple[tuple[str, frozenset[str]], ...] = (
     ("words", frozenset({"", "errors", "vocabulary", "limits", "versions"})),
-    ("values", frozenset({"clock", "location", "threadkey", "environment", "inputs", "retention", "selection"})),
+    ("values", frozenset({"clock", "location", "threadkey", "environment", "inputs", "retention"})),
     ("codec", frozenset({"codec"})),
     ("render", frozenset({"render", "pager", "progress"})),
     ("model", frozenset({"model"})),
     ("stores", frozenset({"stores"})),
-    ("lookups", frozenset({"suggestions"})),
+    ("lookups", frozenset({"suggestions", "selection"})),
     ("features", frozenset({"delta", "transcript", "compat", "erase", "history", "threadstate", "search", "migrate",
                             "storage", "export", "listing", "demo"})),
     ("api", frozenset({"api"})),
