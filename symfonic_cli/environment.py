@@ -31,6 +31,18 @@ class Environment:
         # None is UTC; JSON and JSONL always say UTC with Z.
         self.tz: str | None = None
         self._zone = None
+        # Where a changing operation hands the document ``-f json`` prints, as data (the Python
+        # API's erase/text.Collected); None: printed on stdout.
+        self.document = None
+
+    @classmethod
+    def library(cls, document=None) -> "Environment":
+        """A run inside a program (the Python API): nothing printed, no terminal asked, standard
+        input empty; the result document handed to ``document``."""
+        quiet = _Discard()
+        env = cls(stdout=quiet, stderr=quiet, stdin=quiet, stdin_isatty=False)
+        env.document = document
+        return env
 
     def set_tz(self, name: str | None) -> None:
         """``--tz``; a ValueError names an unknown zone."""
@@ -86,4 +98,23 @@ def _isatty(stream) -> bool:
     try:
         return stream.isatty()
     except (AttributeError, ValueError):
+        return False
+
+
+class _Discard:
+    """A text stream that takes every write and reads as empty (no terminal behind it)."""
+
+    def write(self, text: str) -> int:
+        return len(text)
+
+    def flush(self) -> None:
+        pass
+
+    def read(self, size: int = -1) -> str:
+        return ""
+
+    def readline(self, size: int = -1) -> str:
+        return ""
+
+    def isatty(self) -> bool:
         return False

@@ -2,17 +2,16 @@
 returns its result record: the document the command prints with ``-f json``.
 
 They run the command's own library function (``erase.run``, ``export.run``, ``storage.prune``,
-``migrate.command``)
-on an Environment of their own: nothing is read from or written to the process's streams, and no
-terminal is ever asked. A real erase needs ``yes=True`` (without it: ``NotConfirmedError``, exit 6,
+``migrate.command``) on a library Environment: nothing is read from or written to the process's
+streams, no terminal is ever asked, and the document the command would print is handed back as
+data (``erase/text.Collected``), never printed and parsed. A real erase needs ``yes=True`` (without it: ``NotConfirmedError``, exit 6,
 nothing deleted), as the command without a terminal; so does a real prune. A run that ends in an error raises it (a
 ``SymfonicError`` with the command's exit code) with the record, when one was made, as ``.result``.
 """
 
 from __future__ import annotations
 
-import io
-import json
+from collections.abc import Callable
 from datetime import timedelta
 from typing import Any
 
@@ -22,10 +21,11 @@ from symfonic_cli.errors import SymfonicError, UsageError
 _STORE_OPTIONS = ("connect_timeout", "pg_schema", "checkpoint_collection", "writes_collection")
 
 
-def _environment():
+def _environment() -> Any:
     from symfonic_cli.environment import Environment
+    from symfonic_cli.erase.text import Collected
 
-    return Environment(stdout=io.StringIO(), stderr=io.StringIO(), stdin=io.StringIO(""), stdin_isatty=False)
+    return Environment.library(Collected())
 
 
 def _location(name: str, value, options: dict[str, Any]):
@@ -45,18 +45,14 @@ def _location(name: str, value, options: dict[str, Any]):
     return loc, {"connect_timeout": DEFAULT_CONNECT_TIMEOUT, **loc.options, **options}
 
 
-def _document(env) -> Any:
-    text = env.stdout.getvalue()
-    return json.loads(text) if text.strip() else None
-
-
-def _run(env, call) -> Any:
+def _run(env: Any, call: Callable[[], None]) -> Any:
+    """The run's document; an error that ends the run carries it, when one was made, as ``.result``."""
     try:
         call()
     except SymfonicError as exc:
-        exc.result = _document(env)  # type: ignore[attr-defined]
+        exc.result = env.document.value  # type: ignore[attr-defined]
         raise
-    return _document(env)
+    return env.document.value
 
 
 def _selection(env, command: str, store: Any, options: dict[str, Any], **given: Any) -> Any:

@@ -29,7 +29,7 @@ from symfonic_cli.environment import Environment
 from symfonic_cli.erase import plan as ep
 from symfonic_cli.erase.receipt_file import ReceiptFile, ReceiptWriteError
 from symfonic_cli.erase.steps import Stopped
-from symfonic_cli.erase.text import JsonStream, thread_line, width_of
+from symfonic_cli.erase.text import document_stream, thread_line, width_of
 from symfonic_cli.errors import EXIT_STORE, ReceiptError
 from symfonic_cli.location import StoreLocation, store_identity
 
@@ -84,7 +84,7 @@ class RunRecord:
         self.human = fmt not in ("json", "jsonl")
         self.lines = env.stdout if self.human else env.stderr  # a line per thread for a reader
         self.width = width_of(self.lines)
-        self.stream = JsonStream(env.stdout, fmt) if stream and not self.human else None
+        self.stream = document_stream(env, fmt) if stream and not self.human else None
         self.progress = Progress(env.stderr, self.verb, total, enabled=progress)
         self.done = 0
         self._ended: str | None = None

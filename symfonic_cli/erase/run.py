@@ -97,7 +97,7 @@ def run(req: EraseRequest, environment: Environment | None = None) -> None:
                 if human:
                     out.write("dry run: nothing deleted\n")
                 else:
-                    text.write_json(out, req.fmt, text.plan_document(
+                    text.write_document(env, req.fmt, text.plan_document(
                         store_name=name, kind=req.location.kind, selection=sel.receipt, plans=plans,
                         misses=misses, now=now, grace=req.grace))
                 out.flush()
@@ -133,7 +133,7 @@ def run(req: EraseRequest, environment: Environment | None = None) -> None:
         if human:
             text.print_receipt(out, receipt, ep.summary_line(receipt), recorder.kept_at(stop))
         else:
-            text.write_json(out, req.fmt, receipt)
+            text.write_document(env, req.fmt, receipt)
         out.flush()
     finally:
         if receipt_file is not None:

@@ -152,7 +152,7 @@ def _dry_run(store, req, env, window, total, batch, name, extra, now, undatable:
     """The plan of every idle thread, streamed page by page; nothing deleted."""
     out = env.stdout
     human = req.fmt not in ("json", "jsonl")
-    stream = text.JsonStream(out, req.fmt, record="plan")
+    stream = text.document_stream(env, req.fmt, record="plan")
     if human:
         text.sweep_dry_run_head(out, name, req.selection.receipt.get("cut_off"), total, batch, env, undatable)
     else:

@@ -18,6 +18,7 @@ from symfonic_cli.render.escape import (  # noqa: F401 - the names every command
     escape_controls,
     escape_inline,
     json_dumps,
+    json_value,
 )
 from symfonic_cli.render.tables import _text_width, is_identifier_column, write_record_layout, write_table  # noqa: F401
 from symfonic_cli.render.terminal import (  # noqa: F401

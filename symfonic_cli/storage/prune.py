@@ -24,7 +24,7 @@ from symfonic_cli.erase.confirm import confirm, open_terminal
 from symfonic_cli.erase.faults import Faults
 from symfonic_cli.erase.records import RunRecord, default_operator, open_receipt, store_name
 from symfonic_cli.erase.steps import DEFAULT_BATCH, Stopped, run_threads
-from symfonic_cli.erase.text import JsonStream, print_receipt
+from symfonic_cli.erase.text import document_stream, print_receipt
 from symfonic_cli.errors import (
     EXIT_INTERRUPTED,
     EXIT_UNEXPECTED,
@@ -114,7 +114,7 @@ def run(req: PruneRequest, environment: Environment | None = None) -> None:
             keys = _Keys(store, req.selection, req.batch_size or DEFAULT_BATCH)
             plan = _Plan(store, req, keys, newer_than)
             if req.dry_run:
-                plan.write_all(out, human, name, notes, esc)
+                plan.write_all(out, human, name, notes, esc, env)
                 _check_missing(req, plan.missing, store)
                 return
             needs_confirm = not req.yes
@@ -235,10 +235,10 @@ class _Plan:
         self._notes(out, notes, esc, width)
         out.flush()
 
-    def write_all(self, out, human: bool, store_name: str, notes: list[str], esc) -> None:
+    def write_all(self, out, human: bool, store_name: str, notes: list[str], esc, env: Environment) -> None:
         from symfonic_cli.render.fit import width_of
 
-        stream = JsonStream(out, self.req.fmt, record="plan")
+        stream = document_stream(env, self.req.fmt, record="plan")
         width = width_of(out) if human else None
         if human:
             out.write(self._head(store_name, esc, width))
