@@ -12,7 +12,7 @@ import json
 import os
 import sys
 
-from symfonic_cli.vocabulary import OPTION_WORDS  # the values completed for --format, --status, ...
+from symfonic_cli.vocabulary import option_words  # the values completed for --format, --status, ...
 
 STORE_OPTIONS = ("--store", "-s", "--to", "--from")
 # Options whose value is a thread key: completed from the store named on the command line.
@@ -64,13 +64,13 @@ def build_tree() -> dict:
     root = get_command(build_app(None))
     everywhere(root)
 
-    def node(cmd: click.Command) -> dict:
+    def node(cmd: click.Command, path: tuple[str, ...] = ()) -> dict:
         options = {}
         for p in cmd.params:
             if not isinstance(p, click.Option) or p.hidden:
                 continue
             takes = not p.is_flag and not p.count
-            words = next((OPTION_WORDS[o] for o in p.opts if o in OPTION_WORDS), ())
+            words = next((w for w in (option_words(path, o) for o in p.opts) if w), ())
             choices = list(words or getattr(p.type, "choices", ()) or ())
             meta = p.metavar or ""
             if not choices and meta.startswith("[") and meta.endswith("]") and "|" in meta:
@@ -81,7 +81,7 @@ def build_tree() -> dict:
                                 "zone": opt == "--tz"}
         out = {"options": options}
         if isinstance(cmd, click.Group):
-            out["commands"] = {name: node(sub) for name, sub in cmd.commands.items() if not sub.hidden}
+            out["commands"] = {name: node(sub, (*path, name)) for name, sub in cmd.commands.items() if not sub.hidden}
         return out
 
     return node(root)

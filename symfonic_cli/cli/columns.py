@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from symfonic_cli.errors import UsageError
+from symfonic_cli.render.writers import is_data
 
 # typing.TYPE_CHECKING without importing typing (quick commands load this module).
 TYPE_CHECKING = False
@@ -62,7 +63,7 @@ def _with_first(st, records, columns, out_format: str):
                 text = rows[0].content if rows else None
             except StoreError:
                 text = None  # a thread the transcript cannot read shows none here
-            if text is not None and out_format not in ("json", "jsonl"):
+            if text is not None and not is_data(out_format):
                 text = cut(" ".join(text.split()), FIRST_WIDTH)
             rec["first_message"] = text
         yield {c: rec.get(c) for c in columns}

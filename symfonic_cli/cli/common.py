@@ -31,13 +31,14 @@ if TYPE_CHECKING:
     from symfonic_cli.stores.protocol import Store
 
 
-def check_format(fmt: Optional[str], *, env=None) -> str:
-    """``--format`` (one of vocabulary.FORMATS, every command's), else a table on a terminal and
-    text elsewhere (the run's stdout decides)."""
+def check_format(fmt: Optional[str], *, env=None, formats: tuple = FORMATS) -> str:
+    """``--format``: one of ``formats`` (vocabulary.FORMATS, every command's; RECORD_FORMATS for
+    the commands that print records), else a table on a terminal and text elsewhere (the run's
+    stdout decides)."""
     from symfonic_cli.render import default_format
 
-    if fmt is not None and fmt.lower() not in FORMATS:
-        raise UsageError(f"unknown --format '{fmt}'", hint=f"use one of: {listed(FORMATS)}")
+    if fmt is not None and fmt.lower() not in formats:
+        raise UsageError(f"unknown --format '{fmt}'", hint=f"use one of: {listed(formats)}")
     return default_format(fmt.lower() if fmt else None, env or environment())
 
 

@@ -15,7 +15,7 @@ from symfonic_cli.listing import (
     plain_records,
     run_state_records,
 )
-from symfonic_cli.vocabulary import STATUSES
+from symfonic_cli.vocabulary import RECORD_FORMATS, STATUSES
 
 # typing.TYPE_CHECKING without importing typing (quick commands load this module).
 TYPE_CHECKING = False
@@ -76,7 +76,7 @@ def list_threads(
     the names --columns chose (parse_columns), None for the format's own."""
     check_tenant(tenant, sub_tenant)
     environment = environment or run_environment()
-    out_format = check_format(fmt, env=environment)
+    out_format = check_format(fmt, env=environment, formats=RECORD_FORMATS)
     from symfonic_cli import render
 
     undatable = [0]
@@ -107,7 +107,7 @@ def list_run_states(
     """``threads list`` with --status/--session/--sort/--reverse/--with-size."""
     checked = check_run_state_options(tenant, sub_tenant, status, sort, session)
     environment = environment or run_environment()
-    out_format = check_format(fmt, env=environment)
+    out_format = check_format(fmt, env=environment, formats=RECORD_FORMATS)
     from symfonic_cli import render
 
     with open_for_reading(store, environment=environment) as st:

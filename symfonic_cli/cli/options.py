@@ -42,6 +42,7 @@ TenantOpt = Annotated[Optional[str], typer.Option("--tenant", help="Tenant id (d
 SubTenantOpt = Annotated[Optional[str], typer.Option("--sub-tenant", help="Sub-tenant id ('_' in the key when absent).")]
 SessionOpt = Annotated[Optional[str], typer.Option("--session", help="Session id (derives the key with --tenant).")]
 FormatOpt = typer_option(optionspec.FORMAT)
+RecordFormatOpt = typer_option(optionspec.RECORD_FORMAT)  # the record commands: csv too
 BatchSizeOpt = Annotated[
     Optional[int],
     typer.Option(
