@@ -12,17 +12,15 @@ import json
 import os
 import sys
 
+# ROOT_ONLY: offered before a command, never after one; CONNECTION: the connection options read
+# from the command line for the key look-up (rootspec.py, the one table of root options).
+from symfonic_cli.cli.rootspec import CONNECTION as _CONNECTION, ROOT_ONLY
 from symfonic_cli.vocabulary import option_words  # the values completed for --format, --status, ...
 
 STORE_OPTIONS = ("--store", "-s", "--to", "--from")
 # Options whose value is a thread key: completed from the store named on the command line.
 KEY_OPTIONS = ("--thread", "-t")
 MAX_KEYS = 100
-# The root's own options: offered before a command, never after one.
-ROOT_ONLY = ("--version", "-V", "--install-completion", "--show-completion")
-# Connection options read from the command line for the key look-up (name in the store options).
-_CONNECTION = {"--pg-schema": "pg_schema", "--checkpoint-collection": "checkpoint_collection",
-               "--writes-collection": "writes_collection"}
 # A TAB must answer quickly: a server that does not is given up on.
 _TAB_CONNECT_TIMEOUT = 2.0
 

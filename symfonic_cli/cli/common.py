@@ -8,6 +8,13 @@ from __future__ import annotations
 
 import os
 
+from symfonic_cli.cli.rootspec import (  # noqa: F401 - the root options' environment variables
+    AES_KEY_FILE_ENV,
+    CONNECT_TIMEOUT_ENV,
+    DEBUG_ENV,
+    ROOT_ENV,
+    TZ_ENV,
+)
 from symfonic_cli.errors import UsageError
 from symfonic_cli.limits import (  # noqa: F401 - the commands' options read them from here
     DEFAULT_CONNECT_TIMEOUT,
@@ -42,18 +49,6 @@ def check_format(fmt: Optional[str], *, env=None, formats: tuple = FORMATS) -> s
     return default_format(fmt.lower() if fmt else None, env or environment())
 
 
-DEBUG_ENV = "SYMFONIC_DEBUG"
-CONNECT_TIMEOUT_ENV = "SYMFONIC_CONNECT_TIMEOUT"
-# The other root options and their environment variables.
-ROOT_ENV = {
-    "pg_schema": "SYMFONIC_PG_SCHEMA",
-    "checkpoint_collection": "SYMFONIC_CHECKPOINT_COLLECTION",
-    "writes_collection": "SYMFONIC_WRITES_COLLECTION",
-}
-# --aes-key-file from the environment (codec/cipher.py: KEY_FILE_ENV).
-AES_KEY_FILE_ENV = "SYMFONIC_AES_KEY_FILE"
-# --tz from the environment, as the other root options.
-TZ_ENV = "SYMFONIC_TZ"
 TZ_HINT = "use UTC, an offset such as +02:00, or an IANA name such as Europe/Berlin"
 
 
