@@ -11,13 +11,7 @@ from symfonic_cli.errors import StoreError, UsageError
 STORE_ENV = "SYMFONIC_STORE"
 CONFIG_ENV = "SYMFONIC_CONFIG"
 
-_SCHEME_KINDS = {
-    "sqlite": "sqlite",
-    "postgresql": "postgres",
-    "postgres": "postgres",
-    "mongodb": "mongodb",
-    "mongodb+srv": "mongodb",
-}
+from symfonic_cli.kinds import SCHEMES as _SCHEME_KINDS  # noqa: E402 - scheme -> kind (kinds.py)
 _SCHEME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789+.-")
 
 

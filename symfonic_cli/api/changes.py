@@ -17,8 +17,7 @@ from typing import Any
 
 from symfonic_cli.errors import SymfonicError, UsageError
 
-# The root options a store takes (as open_store).
-_STORE_OPTIONS = ("connect_timeout", "pg_schema", "checkpoint_collection", "writes_collection")
+# The root options a store takes (as open_store): kinds.CONNECTION_OPTIONS.
 
 
 def _environment() -> Any:
@@ -31,6 +30,7 @@ def _environment() -> Any:
 def _location(name: str, value, options: dict[str, Any]):
     import os
 
+    from symfonic_cli.kinds import CONNECTION_OPTIONS
     from symfonic_cli.limits import DEFAULT_CONNECT_TIMEOUT
     from symfonic_cli.location import resolve_store
 
@@ -38,9 +38,9 @@ def _location(name: str, value, options: dict[str, Any]):
         value = os.fspath(value)
     if not isinstance(value, str) or not value:
         raise UsageError(f"{name} needs a store: a URL, a file path or a configured name")
-    unknown = sorted(set(options) - set(_STORE_OPTIONS))
+    unknown = sorted(set(options) - set(CONNECTION_OPTIONS))
     if unknown:
-        raise UsageError(f"unknown store option '{unknown[0]}'", hint=f"use any of: {', '.join(_STORE_OPTIONS)}")
+        raise UsageError(f"unknown store option '{unknown[0]}'", hint=f"use any of: {', '.join(CONNECTION_OPTIONS)}")
     loc = resolve_store(value)
     return loc, {"connect_timeout": DEFAULT_CONNECT_TIMEOUT, **loc.options, **options}
 

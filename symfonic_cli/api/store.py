@@ -293,7 +293,9 @@ def open_store(location, **options) -> Store:
         location = os.fspath(location)
     if not isinstance(location, str) or not location:
         raise UsageError("open_store needs a store: a URL, a file path or a configured name")
-    known = {"connect_timeout", "pg_schema", "checkpoint_collection", "writes_collection"}
+    from symfonic_cli.kinds import CONNECTION_OPTIONS
+
+    known = set(CONNECTION_OPTIONS)
     unknown = sorted(set(options) - known)
     if unknown:
         raise UsageError(f"unknown store option '{unknown[0]}'", hint=f"use any of: {', '.join(sorted(known))}")

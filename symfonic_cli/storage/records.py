@@ -10,12 +10,10 @@ from typing import Any
 
 from symfonic_cli.model.prune import FAILED, NOT_ATTEMPTED, NOT_FOUND, NOTHING, PRUNED, SKIPPED, STATUSES, ThreadPrunePlan
 from symfonic_cli.clock import iso_utc
+from symfonic_cli.kinds import KINDS
 
-RESIDUAL = {
-    "sqlite": "Deleted pages are free space inside the file until --compact (VACUUM) rewrites it; backups keep old copies.",
-    "postgres": "Deleted rows are dead tuples until VACUUM (--compact runs VACUUM (ANALYZE)); VACUUM FULL shrinks the files.",
-    "mongodb": "Deleted documents leave free space in the storage engine until 'compact' (--compact, where allowed).",
-}
+# What a prune leaves behind, per kind (kinds.py).
+RESIDUAL = {name: kind.prune_residual for name, kind in KINDS.items()}
 TIMESTAMPS = ("a transcript dates each message by the oldest checkpoint holding it: after the prune, messages first "
               "seen in a deleted checkpoint are dated by the oldest kept one")
 

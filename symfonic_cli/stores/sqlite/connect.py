@@ -38,10 +38,10 @@ def _uri_path(path: str) -> str:
     return path.replace("%", "%25").replace("?", "%3f").replace("#", "%23")
 
 
-def open_store(location: StoreLocation, *, writable: bool = False, **options: Any) -> "SqliteStore":
+def open_store(location: StoreLocation, *, writable: bool = False, init_target: bool = False) -> "SqliteStore":
     path = location.path
     assert path is not None
-    if writable and options.get("init_target"):
+    if writable and init_target:
         if os.path.lexists(path):
             _require_regular_files(os.path.realpath(path))
         init_sqlite_target(path)  # migrate --init-target: the saver's own setup()
