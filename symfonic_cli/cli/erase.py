@@ -55,6 +55,7 @@ def erase(
     threads of a batch); without a terminal --yes is required (else exit 6, nothing deleted).
     A requested key that names no thread is not-found (exit 3, with suggestions).
     """
+    from symfonic_cli.erase.confirm import open_terminal
     from symfonic_cli.erase.run import EraseRequest, run
     from symfonic_cli.location import resolve_store
 
@@ -84,6 +85,7 @@ def erase(
         operator=operator,
         ticket=ticket,
         missing_ok=missing_ok,
+        ask=open_terminal,  # the typed confirmation on this terminal
         batch_size=batch_size,
     )
     run(request, env)

@@ -57,6 +57,7 @@ def prune(
     The plan comes first; on a terminal you confirm by typing the number of threads; without a
     terminal --yes is required (else exit 6, nothing deleted). One transaction per thread, verified.
     """
+    from symfonic_cli.erase.confirm import open_terminal
     from symfonic_cli.location import resolve_store
     from symfonic_cli.retention.window import parse_age
     from symfonic_cli.selection import PRUNE
@@ -80,4 +81,5 @@ def prune(
         options={k: v for k, v in store_options(location, env).items() if k != "erase_extra"},
         selection=chosen, keep=keep, older_than=age, dry_run=dry_run, yes=yes, compact=compact,
         receipt_path=receipt, fmt=out_format, operator=operator, ticket=ticket, missing_ok=missing_ok, batch_size=batch_size,
+        ask=open_terminal,  # the typed confirmation on this terminal
     ), env)

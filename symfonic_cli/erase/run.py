@@ -10,6 +10,7 @@ confirmation each thread is erased in its own transaction and recorded before th
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from typing import Any
@@ -17,7 +18,7 @@ from typing import Any
 from symfonic_cli.environment import Environment
 from symfonic_cli.erase import plan as ep
 from symfonic_cli.erase import text
-from symfonic_cli.erase.confirm import confirm_plans, open_terminal
+from symfonic_cli.erase.confirm import Terminal, confirm_plans, no_terminal
 from symfonic_cli.erase.faults import Faults
 from symfonic_cli.erase.records import Recorder, default_operator, new_header, open_receipt, store_name
 from symfonic_cli.erase.steps import Stopped, erase_step, finish, run_threads
@@ -49,6 +50,8 @@ class EraseRequest:
     ticket: str | None = None
     missing_ok: bool = False
     batch_size: int | None = None  # a retention sweep's page size (erase/sweep.py); None: its default
+    # How the run asks for its typed confirmation (erase/confirm.py): the caller's; by default no one.
+    ask: Callable[..., Terminal | None] = no_terminal
 
 
 def run(req: EraseRequest, environment: Environment | None = None) -> None:
@@ -86,7 +89,7 @@ def run(req: EraseRequest, environment: Environment | None = None) -> None:
                 text.suggestion_lines(env.stderr, misses)
             needs_confirm = not req.dry_run and not req.yes and bool(ep.to_erase(plans))
             if needs_confirm:
-                terminal = open_terminal(env, from_stdin=sel.from_stdin)
+                terminal = req.ask(env, from_stdin=sel.from_stdin)
             # What is about to be deleted goes where the operator looks: the terminal when asked
             # to confirm there (stdout may be a file), else stdout for a reader.
             plan_out = terminal.writer if terminal is not None else (out if human else None)

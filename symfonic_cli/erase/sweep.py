@@ -21,7 +21,7 @@ from typing import Any
 from symfonic_cli.environment import Environment
 from symfonic_cli.erase import plan as ep
 from symfonic_cli.erase import text
-from symfonic_cli.erase.confirm import confirm_count, open_terminal
+from symfonic_cli.erase.confirm import confirm_count
 from symfonic_cli.erase.faults import Faults
 from symfonic_cli.erase.records import Recorder, new_header, open_receipt, store_name
 from symfonic_cli.erase.steps import DEFAULT_BATCH, erase_step, finish, run_threads
@@ -58,7 +58,7 @@ def run_sweep(req, env: Environment) -> None:
                 return
             needs_confirm = not req.yes and total > 0
             if needs_confirm:
-                terminal = open_terminal(env, from_stdin=sel.from_stdin)
+                terminal = req.ask(env, from_stdin=sel.from_stdin)
             # The first batch is selected and planned before the confirmation: a thread of it that
             # an agent writes while the operator reads is then reported skipped-active.
             first = store.erase_plans(store.window_keys(**window, limit=min(batch, total)), extra) if total else []

@@ -13,6 +13,7 @@ store; Ctrl-C stops between threads.
 from __future__ import annotations
 
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from typing import Any
@@ -20,7 +21,7 @@ from typing import Any
 from symfonic_cli import __version__
 from symfonic_cli.environment import Environment
 from symfonic_cli.erase import plan as ep
-from symfonic_cli.erase.confirm import confirm, open_terminal
+from symfonic_cli.erase.confirm import Terminal, confirm, no_terminal
 from symfonic_cli.erase.faults import Faults
 from symfonic_cli.erase.records import RunRecord, default_operator, open_receipt, store_name
 from symfonic_cli.erase.steps import DEFAULT_BATCH, Stopped, run_threads
@@ -57,6 +58,8 @@ class PruneRequest:
     ticket: str | None = None
     missing_ok: bool = False
     batch_size: int | None = None
+    # How the run asks for its typed confirmation (erase/confirm.py): the caller's; by default no one.
+    ask: Callable[..., Terminal | None] = no_terminal
 
 
 class _Keys:
@@ -119,7 +122,7 @@ def run(req: PruneRequest, environment: Environment | None = None) -> None:
                 return
             needs_confirm = not req.yes
             if needs_confirm:
-                terminal = open_terminal(env, from_stdin=req.selection.from_stdin)
+                terminal = req.ask(env, from_stdin=req.selection.from_stdin)
             plan_out = terminal.writer if terminal is not None else (out if human else None)
             if needs_confirm or plan_out is not None:
                 plan.count()  # the totals confirmed and shown (streamed: nothing kept per thread)
