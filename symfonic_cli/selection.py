@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Sequence
-from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
@@ -98,6 +97,7 @@ def _retention(threads, tenant, sub_tenant, session, all_sessions, from_file, in
         raise UsageError("--sub-tenant needs --tenant")
     tz = environment.zone() if environment is not None else None  # --tz: a naive --inactive-since is in it
     window = activity_window(inactive_for=inactive_for, inactive_since=inactive_since, active_within=None, tz=tz)
+    assert window is not None  # one of the two was given
     asked = {"inactive_for": inactive_for} if inactive_for is not None else {"inactive_since": inactive_since}
     return Selection(
         tenant=tenant, sub_tenant=sub_tenant, window=window,
@@ -247,7 +247,7 @@ def _read_keys(from_file: str, environment) -> list[str]:
 def choose(
     command: str,
     *,
-    opener: Callable[[], AbstractContextManager[Store]] | None = None,
+    opener: Callable[[], Store] | None = None,
     api: bool = False,
     environment: Environment | None = None,
     missing_ok: bool = False,
@@ -284,7 +284,7 @@ def choose(
         chosen = key_list(thread)
     else:
         chosen = build_selection(
-            ERASE if command == PRUNE else command, threads=list(thread) if isinstance(thread, (list, tuple)) else thread,
+            ERASE if command == PRUNE else command, threads=thread if thread is None or isinstance(thread, str) else list(thread),
             tenant=tenant, sub_tenant=sub_tenant, session=session, all_sessions=all_sessions, from_file=from_file,
             all_threads=all_threads, inactive_for=inactive_for, inactive_since=inactive_since, environment=environment,
         )
@@ -302,7 +302,7 @@ def choose(
 
 
 def _session_keys(
-    chosen: Selection, opener: Callable[[], AbstractContextManager[Store]], *, missing_ok: bool, listed_only: bool,
+    chosen: Selection, opener: Callable[[], Store], *, missing_ok: bool, listed_only: bool,
 ) -> Selection:
     from dataclasses import replace
 

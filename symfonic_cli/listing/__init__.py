@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from typing import Any, Optional
 
     from symfonic_cli.model.listing import StoreInfo, ThreadSummary
+    from symfonic_cli.model.thread_row import ThreadRunState
     from symfonic_cli.retention.window import ActivityWindow
     from symfonic_cli.stores.protocol import Store
 
@@ -79,7 +80,7 @@ def plain_records(
         yield thread_record(t)
 
 
-def thread_record(t: ThreadSummary) -> dict[str, Any]:
+def thread_record(t: ThreadSummary | ThreadRunState) -> dict[str, Any]:
     # Runs once per thread: plain calls, no properties (a listing may hold many thousands).
     parts = parse_key(t.key)
     first, last = t.first_at, t.last_at  # by instant (stores/activity.py, threadstate/listing.py)

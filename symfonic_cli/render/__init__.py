@@ -104,7 +104,7 @@ def write_records(
     """Write dict records in the chosen format to ``stream`` (the Environment's stdout by
     default); returns how many were written. Times are UTC in JSON and JSONL, in --tz in tables
     and text."""
-    from symfonic_cli.render.writers import RECORD_WRITERS, is_data
+    from symfonic_cli.render.writers import RECORD_WRITERS
 
     out = stream if stream is not None else environment.stdout
     if not is_data(fmt):

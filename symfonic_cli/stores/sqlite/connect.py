@@ -24,11 +24,6 @@ from symfonic_cli.stores.sqlite.read import SqliteRead
 from symfonic_cli.stores.sqlite.search import SqliteSearch
 from symfonic_cli.stores.sqlite.state import SqliteState
 
-# typing.TYPE_CHECKING without importing typing (quick commands load this module).
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import Any
-
 
 BUSY_TIMEOUT_MS = 10_000
 
