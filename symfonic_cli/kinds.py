@@ -10,8 +10,11 @@ from __future__ import annotations
 
 from collections import namedtuple
 
+# server: a database server (concurrent writers, worth migrate's worker processes) rather than a
+# file; jsonb: metadata and inline channel values are JSONB, which folds -0.0 into 0 and cannot
+# hold every value another kind stores (migrate checks and compares accordingly).
 StoreKind = namedtuple(
-    "StoreKind", "name label schemes backend drivers extra options erase_residual prune_residual",
+    "StoreKind", "name label schemes backend drivers extra options server jsonb erase_residual prune_residual",
 )
 
 # The options a store entry of the config file, the root options or the Python API may give,
@@ -24,7 +27,7 @@ CONNECTION_OPTIONS = ("connect_timeout", "pg_schema", "checkpoint_collection", "
 KINDS = {
     "sqlite": StoreKind(
         name="sqlite", label="SQLite", schemes=("sqlite",), backend="symfonic_cli.stores.sqlite", drivers=(), extra=None,
-        options=("init_target",),
+        options=("init_target",), server=False, jsonb=False,
         erase_residual=(
             "Deleted with secure_delete on and the write-ahead log truncated: no erased text remains in the "
             "database file or its -wal. Backups and copies of the file keep it until they rotate."
@@ -34,7 +37,7 @@ KINDS = {
     "postgres": StoreKind(
         name="postgres", label="PostgreSQL", schemes=("postgresql", "postgres"), backend="symfonic_cli.stores.postgres",
         drivers=("psycopg", "psycopg_binary", "langgraph.checkpoint.postgres"), extra="postgres",
-        options=("connect_timeout", "pg_schema", "init_target"),
+        options=("connect_timeout", "pg_schema", "init_target"), server=True, jsonb=True,
         erase_residual=(
             "Deleted rows remain as dead tuples until VACUUM (run with --vacuum), and in the WAL, replicas "
             "and backups until they are recycled or rotate."
@@ -44,7 +47,7 @@ KINDS = {
     "mongodb": StoreKind(
         name="mongodb", label="MongoDB", schemes=("mongodb", "mongodb+srv"), backend="symfonic_cli.stores.mongodb",
         drivers=("pymongo", "bson", "gridfs", "langgraph.checkpoint.mongodb"), extra="mongodb",
-        options=("connect_timeout", "checkpoint_collection", "writes_collection", "init_target"),
+        options=("connect_timeout", "checkpoint_collection", "writes_collection", "init_target"), server=True, jsonb=False,
         erase_residual=(
             "Deleted documents may remain in the storage engine's free space, the oplog, replicas and "
             "backups until they are compacted, rolled over or rotate."

@@ -241,7 +241,7 @@ def thread_entry(o: ThreadOutcome, kind: str, grace: timedelta) -> dict[str, Any
 def receipt_header(*, receipt_id: str, now: datetime, version: str, store: str, kind: str, operator: str, ticket: str | None,
                    selection: dict[str, Any], vacuum: bool, identity: dict[str, Any] | None = None) -> dict[str, Any]:
     """Who, when, where and what was asked: the start of the receipt and of each receipt-file line.
-    ``identity`` (location.store_identity) names the tables: what "the same store" means."""
+    ``identity`` (the store's ``store_identity()``) names the tables: what "the same store" means."""
     return {
         "receipt_id": receipt_id,
         "time": _iso(now),

@@ -31,7 +31,7 @@ from symfonic_cli.erase.receipt_file import ReceiptFile, ReceiptWriteError
 from symfonic_cli.erase.steps import Stopped
 from symfonic_cli.erase.text import document_stream, thread_line, width_of
 from symfonic_cli.errors import EXIT_STORE, ReceiptError
-from symfonic_cli.location import StoreLocation, store_identity
+from symfonic_cli.location import StoreLocation
 
 
 def default_operator() -> str:
@@ -56,11 +56,11 @@ def store_name(location: StoreLocation) -> str:
 def new_header(location: StoreLocation, store, now: datetime, *, operator: str | None, ticket: str | None,
                selection: dict[str, Any], vacuum: bool = False) -> dict[str, Any]:
     """A new run's receipt head (plan.receipt_header): a fresh receipt id, this version, the
-    store's name and identity (location.store_identity, of the opened ``store``)."""
+    store's name and identity (the opened ``store``'s ``store_identity()``)."""
     return ep.receipt_header(
         receipt_id=str(uuid.uuid4()), now=now, version=__version__, store=store_name(location), kind=location.kind,
         operator=operator or default_operator(), ticket=ticket, selection=selection, vacuum=vacuum,
-        identity=store_identity(location, store),
+        identity=store.store_identity(),
     )
 
 

@@ -29,7 +29,7 @@ from symfonic_cli.errors import (
     NotFoundError,
     StoppedError,
 )
-from symfonic_cli.location import StoreLocation, store_identity
+from symfonic_cli.location import StoreLocation
 from symfonic_cli.selection import Selection
 
 __all__ = ["EraseRequest", "run", "default_operator", "store_name"]
@@ -82,7 +82,7 @@ def run(req: EraseRequest, environment: Environment | None = None) -> None:
             sel = req.selection
             keys = list(sel.keys) if sel.keys is not None else store.thread_keys_with_prefix(sel.prefix or "")
             plans = store.erase_plans(keys, extra)
-            identity = store_identity(req.location, store)
+            identity = store.store_identity()
             suggester, misses = _misses(store, plans, req, receipt_file, identity)
             missing = sum(1 for m in misses.values() if m.status == ep.NOT_FOUND)
             if missing and (req.missing_ok or missing > 1):  # one alone: the closing error says it

@@ -7,7 +7,8 @@ import os
 from dataclasses import dataclass, field
 from typing import Any
 
-from symfonic_cli.errors import StoreError, MigrateIncomplete, UsageError
+from symfonic_cli.errors import MigrateIncomplete, StoreError, UsageError
+from symfonic_cli.kinds import KINDS
 from symfonic_cli.location import StoreLocation
 from symfonic_cli.selection import MIGRATE, choose
 
@@ -87,7 +88,7 @@ def same_place(a: StoreLocation, b: StoreLocation) -> bool:
 def default_jobs(target_kind: str, threads: int) -> int:
     # A server takes concurrent transactions; SQLite writers take turns. Workers cost a start-up
     # each (about a second), so a few threads are copied in-process.
-    if target_kind == "sqlite" or threads < 64:
+    if not KINDS[target_kind].server or threads < 64:
         return 1
     return max(1, min(4, os.cpu_count() or 1))
 

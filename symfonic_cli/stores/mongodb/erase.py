@@ -18,6 +18,8 @@ from symfonic_cli.stores.mongodb._common import (
 # typing.TYPE_CHECKING without importing typing (quick commands load this module).
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any
+
     from symfonic_cli.model.erase import ExtraTable, ThreadErasePlan
 
 
@@ -41,6 +43,10 @@ class MongoErase(PerThreadErase, MongoSection):
         out.append((self.writes_name, self.writes, {"thread_id": _key_eq(key)}))
         out.append((self.checkpoints_name, self.checkpoints, {"thread_id": _key_eq(key)}))
         return out
+
+    def store_identity(self) -> dict[str, Any]:
+        return {"kind": "mongodb", "hosts": _hosts(self.location.url), "database": self.db_name,
+                "collections": [self.checkpoints_name, self.writes_name]}
 
     @_driver_errors
     def erase_prepare(self, extra: tuple[ExtraTable, ...], *, dry_run: bool = False) -> list[str]:
@@ -169,3 +175,18 @@ class MongoErase(PerThreadErase, MongoSection):
         if vacuum:
             return ["MongoDB: no vacuum step; WiredTiger reuses the freed space (the 'compact' command returns it to the OS)"]
         return []
+
+
+def _hosts(url: str) -> list[str]:
+    """``host:port`` of every seed as pymongo reads the URL (lower case, default port); the SRV
+    name itself for ``mongodb+srv://`` (no DNS lookup)."""
+    from symfonic_cli.location import url_scheme
+
+    scheme = (url_scheme(url) or "").lower()
+    if scheme == "mongodb+srv":
+        rest = url[len(scheme) + 3:].split("/", 1)[0].split("?", 1)[0]
+        return [rest.rsplit("@", 1)[-1].lower()]
+    from pymongo.uri_parser import parse_uri
+
+    nodes = parse_uri(url, validate=False, warn=True)["nodelist"]
+    return sorted(f"{host.lower()}:{port}" for host, port in nodes)
