@@ -230,7 +230,7 @@ def thread_entry(o: ThreadOutcome, kind: str, grace: timedelta) -> dict[str, Any
         else {"checked": True, "rows_remaining": sum(o.remaining.values()), "ok": not sum(o.remaining.values())}
     )
     if o.status not in (NOT_ATTEMPTED, SKIPPED_ACTIVE):
-        entry["residual_copies"] = RESIDUAL.get(kind, RESIDUAL["sqlite"])
+        entry["residual_copies"] = RESIDUAL[kind]
     if o.reason:
         entry["reason"] = o.reason
     if o.recent and o.status not in (NOTHING, NOT_ATTEMPTED, SKIPPED_ACTIVE):

@@ -48,7 +48,7 @@ def default_operator() -> str:
 
 def store_name(location: StoreLocation) -> str:
     """The store as the receipt names it: an absolute path for a file, else the masked URL."""
-    if location.kind == "sqlite" and location.path:
+    if location.path:  # a file store: its absolute path
         return os.path.abspath(location.path)
     return location.display
 

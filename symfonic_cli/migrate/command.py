@@ -77,7 +77,7 @@ def check_request(source: str | None, target: str | None, *, dry_run: bool, veri
 def same_place(a: StoreLocation, b: StoreLocation) -> bool:
     if a.kind != b.kind:
         return False
-    if a.kind == "sqlite" and a.path is not None and b.path is not None:
+    if a.path is not None and b.path is not None:  # file stores: the same file, however named
         try:
             return os.path.realpath(a.path) == os.path.realpath(b.path)
         except OSError:
@@ -181,7 +181,7 @@ def _open_target(dst_loc, dst_options, *, writable: bool, extra: dict, init_dry_
     thread "would copy"), and stderr says what the real run would create."""
     from symfonic_cli.stores import open_store
 
-    if init_dry_run and dst_loc.kind == "sqlite" and dst_loc.path is not None and not os.path.lexists(dst_loc.path):
+    if init_dry_run and dst_loc.path is not None and not os.path.lexists(dst_loc.path):
         import tempfile
 
         from symfonic_cli.location import parse_location

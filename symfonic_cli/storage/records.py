@@ -100,7 +100,7 @@ def thread_entry(o: PruneOutcome, kind: str) -> dict[str, Any]:
     entry["verification"] = ({"checked": False} if o.remaining is None
                              else {"checked": True, "checkpoints_left_to_prune": o.remaining, "ok": o.remaining == 0})
     if o.status == PRUNED:
-        entry["residual_copies"] = RESIDUAL.get(kind, RESIDUAL["sqlite"])
+        entry["residual_copies"] = RESIDUAL[kind]
     if o.reason:
         entry["reason"] = o.reason
     return entry
