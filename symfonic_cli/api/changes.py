@@ -1,5 +1,7 @@
 """The changing operations as functions: ``erase``, ``export``, ``prune``, ``migrate``. Each takes the explicit choices its command asks for and
-returns its result record: the document the command prints with ``-f json``.
+returns its result: for erase, export and prune a ``RunResult`` (erase/result.py: typed, and the
+mapping the command prints with ``-f json``; ``to_json()`` gives that document), for migrate the
+document.
 
 They run the command's own library function (``erase.run``, ``export.run``, ``storage.prune``,
 ``migrate.command``) on a library Environment: nothing is read from or written to the process's
@@ -13,9 +15,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from symfonic_cli.errors import SymfonicError, UsageError
+
+if TYPE_CHECKING:
+    from symfonic_cli.erase.result import RunResult
 
 # The root options a store takes (as open_store): kinds.CONNECTION_OPTIONS.
 
@@ -45,14 +50,17 @@ def _location(name: str, value, options: dict[str, Any]):
     return loc, {"connect_timeout": DEFAULT_CONNECT_TIMEOUT, **loc.options, **options}
 
 
-def _run(env: Any, call: Callable[[], None]) -> Any:
-    """The run's document; an error that ends the run carries it, when one was made, as ``.result``."""
+def _run(operation: str, env: Any, call: Callable[[], None]) -> Any:
+    """The run's RunResult (erase/result.py: its document, typed); an error that ends the run
+    carries it, when one was made, as ``.result``."""
+    from symfonic_cli.erase.result import result_of
+
     try:
         call()
     except SymfonicError as exc:
-        exc.result = env.document.value  # type: ignore[attr-defined]
+        exc.result = result_of(operation, env.document.value)  # type: ignore[attr-defined]
         raise
-    return env.document.value
+    return result_of(operation, env.document.value)
 
 
 def _selection(env, command: str, store: Any, options: dict[str, Any], **given: Any) -> Any:
@@ -97,8 +105,8 @@ def erase(
     vacuum: bool = False,
     grace: str | timedelta = "15m",
     **options,
-) -> dict[str, Any]:
-    """``thread erase -f json``: the receipt (or, with ``dry_run``, the plan)."""
+) -> RunResult:
+    """``thread erase -f json``: the receipt (or, with ``dry_run``, the plan), as a RunResult."""
     from symfonic_cli.erase.run import EraseRequest, run
     from symfonic_cli.clock import parse_duration
 
@@ -115,7 +123,7 @@ def erase(
         grace=grace if isinstance(grace, timedelta) else parse_duration(grace, option="grace", bare_unit="m"), receipt_path=receipt, fmt="json",
         operator=operator, ticket=ticket, missing_ok=missing_ok, batch_size=batch_size,
     )
-    return _run(env, lambda: run(request, env))
+    return _run("erase", env, lambda: run(request, env))
 
 
 def export(
@@ -136,7 +144,7 @@ def export(
     with_state: bool = False,
     missing_ok: bool = False,
     **options,
-) -> dict[str, Any]:
+) -> RunResult:
     """``thread export -f json``: the bundle at ``output`` (a directory, .zip or .tar.gz) and its record."""
     import os
 
@@ -160,7 +168,7 @@ def export(
         missing_ok=missing_ok, fmt="json", window=chosen.window, tenant=chosen.tenant, sub_tenant=chosen.sub_tenant,
         batch_size=batch_size,
     )
-    return _run(env, lambda: run(request, env))
+    return _run("export", env, lambda: run(request, env))
 
 
 def prune(
@@ -186,7 +194,7 @@ def prune(
     ticket: str | None = None,
     missing_ok: bool = False,
     **options,
-) -> dict[str, Any]:
+) -> RunResult:
     """``thread prune -f json``: the receipt (or, with ``dry_run``, the plan). ``all_threads`` is
     the command's ``--all``; ``older_than`` also keeps every checkpoint newer than that."""
     from symfonic_cli.limits import MAX_COUNT
@@ -209,7 +217,7 @@ def prune(
         compact=compact, receipt_path=receipt, fmt="json", operator=operator, ticket=ticket, missing_ok=missing_ok,
         batch_size=batch_size,
     )
-    return _run(env, lambda: run(request, env))
+    return _run("prune", env, lambda: run(request, env))
 
 
 def migrate(
