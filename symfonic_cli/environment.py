@@ -34,6 +34,9 @@ class Environment:
         # Where a changing operation hands the document ``-f json`` prints, as data (the Python
         # API's erase/text.Collected); None: printed on stdout.
         self.document = None
+        # A program's progress callback, ``(verb, done, total)`` after each thread of an erase,
+        # sweep, prune, export or migrate; the progress line on a terminal is drawn regardless.
+        self.on_progress = None
 
     @classmethod
     def library(cls, document=None) -> "Environment":

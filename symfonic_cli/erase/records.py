@@ -85,7 +85,7 @@ class RunRecord:
         self.lines = env.stdout if self.human else env.stderr  # a line per thread for a reader
         self.width = width_of(self.lines)
         self.stream = document_stream(env, fmt) if stream and not self.human else None
-        self.progress = Progress(env.stderr, self.verb, total, enabled=progress)
+        self.progress = Progress(env.stderr, self.verb, total, enabled=progress, report=env.on_progress)
         self.done = 0
         self._ended: str | None = None
         self.file_ok = True  # False once a line could not be written: nothing more goes to the file

@@ -127,7 +127,7 @@ def run(req: ExportRequest, environment: Environment | None = None) -> None:
         entries = _Entries()
         try:
             names = UniqueNames()
-            progress = Progress(err, "exported", len(found))
+            progress = Progress(err, "exported", len(found), report=env.on_progress)
             for n, (key, summary) in enumerate(found, start=1):
                 result = read_transcript(store, key, tools=req.tools)
                 for warning in result.warnings:

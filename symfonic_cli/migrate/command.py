@@ -239,6 +239,9 @@ class Progress:
         return self
 
     def advance(self, outcome) -> None:
+        self.told = getattr(self, "told", 0) + 1
+        if self.environment.on_progress is not None:
+            self.environment.on_progress("copied", self.told, self.total)
         if self.plain:
             self.checkpoints += outcome.checkpoints_copied + outcome.checkpoints_skipped
             self.done = getattr(self, "done", 0) + 1
