@@ -15,12 +15,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import timedelta
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from symfonic_cli.erase.result import RunResult  # at run time: annotations are read (api/arguments.py)
 from symfonic_cli.errors import SymfonicError, UsageError
-
-if TYPE_CHECKING:
-    from symfonic_cli.erase.result import RunResult
 
 # The root options a store takes (as open_store): kinds.CONNECTION_OPTIONS.
 
