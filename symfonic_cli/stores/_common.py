@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+from typing import Any, TypeVar
 
 from symfonic_cli.errors import StoreError
 
@@ -11,7 +12,7 @@ VALUE_GROUPED_FIELDS = ("format_version", "writer_line", "safe_boundary", "final
 
 # A value of each JSON type, standing for one whose content does not matter in an EnvelopeShape
 # (a nested array or object, or a boundary_sequence, grouped by type only).
-PLACEHOLDER_OF_KIND = {"null": None, "boolean": False, "integer": 0, "number": 0.0, "string": "", "array": [], "object": {}}
+PLACEHOLDER_OF_KIND: dict[str, Any] = {"null": None, "boolean": False, "integer": 0, "number": 0.0, "string": "", "array": [], "object": {}}
 
 
 def quoted_identifier(name: str) -> str:
@@ -88,9 +89,15 @@ def error_translators(
     return for_calls, for_iterators
 
 
+_W = TypeVar("_W", bound="SupportsWith")
+
+
 class SupportsWith:
-    def __enter__(self):
+    def __enter__(self: _W) -> _W:
         return self
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+    def close(self) -> None:
+        raise NotImplementedError  # each store class closes its own connection
