@@ -11,6 +11,11 @@ from __future__ import annotations
 import io
 import os
 
+# typing.TYPE_CHECKING without importing typing (every command on a terminal loads this module).
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from symfonic_cli.environment import Environment
+
 # Commands whose output may be paged: (group,) for every command of a group, else (group, command).
 PAGED = {("transcript",), ("threads",), ("compat",), ("store",), ("thread", "show"), ("thread", "history"), ("thread", "diff")}
 DEFAULT_PAGER = "less -FRX"
@@ -47,7 +52,7 @@ def pager_command() -> str:
     return DEFAULT_PAGER
 
 
-def hold(words: list[str], environment):
+def hold(words: list[str], environment: Environment) -> HeldOutput | None:
     """A HeldOutput in place of the Environment's stdout when this command's output may be paged,
     else None."""
     real = environment.stdout
@@ -63,7 +68,7 @@ def hold(words: list[str], environment):
     return held
 
 
-def release(held: HeldOutput, environment, *, ok: bool) -> None:
+def release(held: HeldOutput, environment: Environment, *, ok: bool) -> None:
     """Put stdout back and show what the command wrote: through the pager when it is taller than
     the screen (and the command ended well, and --no-pager was not given), else straight to the
     terminal. Once: a second call (the error boundary released it first) does nothing."""
