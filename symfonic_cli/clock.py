@@ -17,6 +17,14 @@ from __future__ import annotations
 import re
 from datetime import datetime, timedelta, timezone
 
+# typing.TYPE_CHECKING without importing typing (the quick route loads this module first).
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import overload
+else:
+    def overload(fn: object) -> object:  # the overloads below are for the type checker only
+        return fn
+
 UTC = timezone.utc
 UUID_EPOCH = datetime(1582, 10, 15, tzinfo=UTC)
 MAX_DURATION_DAYS = 36500  # README "Numeric options": a longer one would overflow a date
@@ -49,7 +57,7 @@ def parse_duration(text: str, *, option: str, bare_unit: str | None = None) -> t
     if not m or (not unit and bare_unit is None):
         bare = f"; a bare number is {_UNIT_NAMES[bare_unit]}" if bare_unit else "; a number and a unit"
         raise UsageError(f"{option} '{text}' is not a duration", hint=f"e.g. {DURATION_EXAMPLES}{bare}")
-    seconds = float(m.group(1)) * UNITS[unit or bare_unit]
+    seconds = float(m.group(1)) * UNITS[unit or bare_unit or ""]  # bare_unit is set when unit is not
     if not seconds <= MAX_DURATION_DAYS * 86400:
         raise UsageError(f"{option} '{text}' is out of range", hint=f"use 0s to {MAX_DURATION_DAYS}d")
     return timedelta(seconds=seconds)
@@ -251,6 +259,12 @@ def last_activity(pairs) -> tuple[datetime | None, bool]:
 # -- the one printed form
 
 
+@overload
+def iso_utc(dt: datetime) -> str: ...
+@overload
+def iso_utc(dt: None) -> None: ...
+@overload
+def iso_utc(dt: datetime | None) -> str | None: ...
 def iso_utc(dt: datetime | None) -> str | None:
     """ISO 8601 in UTC with ``Z`` (``2026-12-01T08:24:52.123456Z``), text and JSON alike; a time
     without an offset is taken as UTC."""

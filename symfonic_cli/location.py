@@ -276,10 +276,12 @@ def load_config() -> dict:
         if explicit:
             raise UsageError(f"config file {path} (from ${CONFIG_ENV}) does not exist")
         return {}
-    try:
-        import tomllib  # type: ignore[import-not-found]
-    except ModuleNotFoundError:  # Python 3.10
-        import tomli as tomllib  # type: ignore[no-redef]
+    import sys
+
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # Python 3.10
+        import tomli as tomllib
     try:
         with open(path, "rb") as fh:
             return tomllib.load(fh)

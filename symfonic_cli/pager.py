@@ -36,7 +36,7 @@ class HeldOutput(io.StringIO):
         return True
 
     @property
-    def encoding(self) -> str:
+    def encoding(self) -> str:  # type: ignore[override]  # StringIO's is an attribute; this one follows the terminal's
         return getattr(self.real, "encoding", None) or "utf-8"
 
 
@@ -97,6 +97,7 @@ def _page(command: str, text: str, real) -> bool:
         proc = subprocess.Popen(command, shell=True, stdin=subprocess.PIPE, stdout=real.fileno(), env=env)
     except OSError:
         return False
+    assert proc.stdin is not None  # stdin=PIPE
     try:
         proc.stdin.write(text.encode(encoding, "replace"))
         proc.stdin.close()

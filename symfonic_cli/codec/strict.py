@@ -13,6 +13,10 @@ from typing import Any
 
 from symfonic_cli.errors import StoreError
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from langgraph.checkpoint.serde.event_hooks import SerdeEvent
+
 _serde = None
 
 
@@ -31,7 +35,7 @@ def _serializer():
     return _serde
 
 
-def _on_event(event: dict) -> None:
+def _on_event(event: SerdeEvent) -> None:
     collector = _collecting.get()
     if collector is not None and event.get("kind", "").endswith("blocked"):
         name = f"{event.get('module')}.{event.get('name')}"

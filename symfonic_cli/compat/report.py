@@ -34,7 +34,7 @@ THREAD_FINDINGS = ("corrupt", "newer", "interrupted", "legacy")  # the findings 
 IN_FLIGHT = "in flight"
 INTERRUPTED = "interrupted by a crash"
 
-_KIND_SAMPLE = {"null": None, "boolean": False, "integer": 0, "number": 0.0, "string": "", "array": []}
+_KIND_SAMPLE: dict[str, Any] = {"null": None, "boolean": False, "integer": 0, "number": 0.0, "string": "", "array": []}
 
 
 @dataclass(frozen=True)

@@ -91,7 +91,7 @@ def run_sweep(req, env: Environment) -> None:
             tail["stopped"] = stop.reason
         tail.update({"notes": notes, "not_erased": ep.NOT_ERASED})
         ended = recorder.end(tail, stop)
-        if ended is not stop:
+        if ended is not None and ended is not stop:
             stop = ended
             tail["stopped"] = stop.reason
         if human:
@@ -101,7 +101,7 @@ def run_sweep(req, env: Environment) -> None:
             if recorder.recent:
                 line += f"; warning: {recorder.recent} thread(s) had recent activity, a running agent may write them again"
             text.print_receipt(out, {**header, **tail}, line, recorder.kept_at(stop))
-        else:
+        elif recorder.stream is not None:
             recorder.stream.end(tail, recorder.end_times())
         out.flush()
     finally:

@@ -65,8 +65,9 @@ def console(environment: Environment, stream: TextIO | None = None) -> Any:
     elif wanted is True:
         options["force_terminal"] = True
     out = stream if stream is not None else environment.stdout
-    if getattr(out, "paged_width", None):
-        options["width"] = out.paged_width
+    paged_width = getattr(out, "paged_width", None)  # a HeldOutput (pager.py)
+    if paged_width:
+        options["width"] = paged_width
         options.setdefault("force_terminal", out.isatty())
     elif is_terminal(out):
         options["width"] = terminal_size(out)[0]  # the terminal behind this stream, not sys.stdout's

@@ -66,7 +66,7 @@ class _Keys:
     def __init__(self, store, sel: Selection, batch: int) -> None:
         self.store, self.sel, self.batch = store, sel, batch
         w = sel.window
-        self.window = None
+        self.window: dict[str, Any] = {}
         if sel.keys is None and (sel.every_thread or w is not None or sel.prefix is not None):
             self.window = {"tenant": sel.tenant, "sub_tenant": sel.sub_tenant,
                            "last_before": w.last_before if w is not None else None, "last_from": w.last_from if w is not None else None}

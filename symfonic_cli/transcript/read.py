@@ -29,7 +29,7 @@ def read_transcript(
     key: str,
     *,
     checkpoint_id: str | None = None,
-    speaker: str = "all",
+    speaker: str | set[str] | None = "all",
     index: int | None = None,
     since: datetime | None = None,
     until: datetime | None = None,
