@@ -64,7 +64,7 @@ _CONNINFO_START = re.compile(r"\s*[A-Za-z_]+\s*=")
 def conninfo_pairs(raw: str) -> list[tuple[str, str, int, int]] | None:
     """A libpq key/value string read as libpq reads it: (keyword, value, start, end of the value
     as written), or None when it does not parse (an unterminated quote, a keyword without "=")."""
-    pairs = []
+    pairs: list[tuple[str, str, int, int]] = []
     i, n = 0, len(raw)
     while True:
         while i < n and raw[i].isspace():

@@ -91,6 +91,7 @@ def _retention(threads, tenant, sub_tenant, session, all_sessions, from_file, in
         raise UsageError("--sub-tenant needs --tenant")
     tz = environment.zone() if environment is not None else None  # --tz: a naive --inactive-since is in it
     window = activity_window(inactive_for=inactive_for, inactive_since=inactive_since, active_within=None, tz=tz)
+    assert window is not None  # a sweep is asked with --inactive-for or --inactive-since
     asked = {"inactive_for": inactive_for} if inactive_for is not None else {"inactive_since": inactive_since}
     return Selection(
         tenant=tenant, sub_tenant=sub_tenant, window=window,

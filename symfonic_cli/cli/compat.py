@@ -112,7 +112,7 @@ def report(
         if outcome.mode == cc.THREAD:
             _write_report(outcome.report, cc.thread_pairs, out_format, outcome.report.key, env)
         elif outcome.mode == cc.BY_THREAD:
-            records = (cc.thread_row(rep) if out_format in ("table", "text") else rep.to_json() for rep in outcome.reports)
+            records = (cc.thread_row(rep) if out_format in ("table", "text") else rep.to_json() for rep in outcome.reports or ())
             render.write_records(records, fmt=out_format, columns=cc.BY_THREAD_COLUMNS, title=st.location.display, environment=env)
         else:
             rep = outcome.report

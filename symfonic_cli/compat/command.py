@@ -48,6 +48,7 @@ def run_report(st, req: CompatRequest) -> CompatOutcome:
     """The report a request asks for, from an open store."""
     kwargs: dict[str, Any] = {"key": req.envelope_key, "current_format": req.current_format, "now": req.now, "grace": req.grace}
     if req.mode == THREAD:  # the caller has checked that the thread exists
+        assert req.thread is not None  # mode "thread" names its thread
         rep = cr.thread_report(req.thread, st.iter_envelopes(req.envelope_key, thread=req.thread), **kwargs)
         return CompatOutcome(THREAD, report=rep, findings=rep.findings())
     if req.mode == BY_THREAD:
@@ -61,17 +62,17 @@ def run_report(st, req: CompatRequest) -> CompatOutcome:
                 yield rep
 
         return CompatOutcome(BY_THREAD, reports=reports(), findings=findings)
-    rep = cr.store_report(
+    store_rep = cr.store_report(
         st.envelope_shapes(req.envelope_key, older_than=id_at(req.now - req.grace)),
         key=req.envelope_key, current_format=req.current_format,
     )
     census = st.encryption_census()
     if census.encrypted:
-        rep.encryption = census  # plaintext values in an encrypted store are a finding
-    if cr.wants_key_suggestion(rep):
+        store_rep.encryption = census  # plaintext values in an encrypted store are a finding
+    if cr.wants_key_suggestion(store_rep):
         found = st.envelope_key_candidates(req.envelope_key, limit=1)
-        rep.suggestion = found[0] if found else None
-    return CompatOutcome(STORE, report=rep, findings=rep.findings())
+        store_rep.suggestion = found[0] if found else None
+    return CompatOutcome(STORE, report=store_rep, findings=store_rep.findings())
 
 
 def checkpoint_verdicts(st, thread: str, *, envelope_key: str, current_format: int, checkpoint: str | None = None):

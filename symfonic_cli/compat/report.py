@@ -284,16 +284,17 @@ class ThreadReport:
 
     def to_json(self) -> dict[str, Any]:
         b = self.boundary
+        env = b.c.envelope if b is not None else None  # a safe boundary is read from its envelope
         return {
             "thread": self.key,
             "checkpoints": self.checkpoints,
             "by_status": {s: self.statuses.get(s, 0) for s in STATUSES},
             "latest": self.latest.to_json() if self.latest else None,
             "safe_boundary": None
-            if b is None
+            if b is None or env is None
             else {
-                "boundary_id": b.c.envelope.boundary_id,
-                "boundary_sequence": b.c.envelope.boundary_sequence,
+                "boundary_id": env.boundary_id,
+                "boundary_sequence": env.boundary_sequence,
                 "checkpoint_id": b.row.checkpoint_id,
                 "ts": iso_utc(b.ts),
             },

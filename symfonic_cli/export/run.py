@@ -7,12 +7,15 @@ import hashlib
 import io
 from dataclasses import dataclass
 from datetime import datetime, timezone
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from symfonic_cli import __version__
 from symfonic_cli.environment import Environment
 from symfonic_cli.errors import NotFoundError
 from symfonic_cli.location import StoreLocation
+
+if TYPE_CHECKING:
+    from symfonic_cli.model.listing import ThreadSummary
 
 
 @dataclass
@@ -39,7 +42,7 @@ def transcript_bytes(rows, tools: bool) -> bytes:
     from symfonic_cli import render
 
     buf = io.StringIO()
-    render.write_records((r.to_json(tools) for r in rows), fmt="json", columns=(), environment=None, stream=buf)
+    render.write_records((r.to_json(tools) for r in rows), fmt="json", columns=(), environment=Environment(stdout=buf))
     return buf.getvalue().encode("utf-8")
 
 
@@ -94,11 +97,15 @@ def run(req: ExportRequest, environment: Environment | None = None) -> None:
     store = open_store(req.location, writable=False, stderr=env.stderr, **req.options)
     try:
         missing: list[str] = []
+        found: list[tuple[str, ThreadSummary]] | _IdleThreads
         if req.keys is not None:
             found = []
             for key in req.keys:
                 summary = store.thread_summary(key)
-                (found if summary is not None else missing).append((key, summary) if summary is not None else key)
+                if summary is not None:
+                    found.append((key, summary))
+                else:
+                    missing.append(key)
         elif req.window is not None:
             # Counted in the database, then read a page of keys at a time: nothing grows with the count.
             found = _IdleThreads(store, req)
@@ -107,7 +114,8 @@ def run(req: ExportRequest, environment: Environment | None = None) -> None:
             found = [(k, s) for k in store.thread_keys_with_prefix(req.prefix or "") if (s := store.thread_summary(k)) is not None]
         if missing:
             suggester = Suggester(store)
-            from symfonic_cli.erase.text import not_found_line, width_of
+            from symfonic_cli.erase.text import not_found_line
+            from symfonic_cli.render.fit import width_of
 
             for key in missing:
                 err.write(not_found_line(key, suggester.suggest(key), width_of(err)) + "\n")
