@@ -100,7 +100,7 @@ def install(shell: str) -> list[str]:
     except OSError as exc:
         raise _cannot("write", exc.filename or target, exc) from None
     done = [f"wrote {target}"]
-    if rc is not None:
+    if rc is not None and line is not None:  # both or neither (install_paths)
         wanted = line.encode("utf-8")
         try:
             with open(rc, "rb") as fh:

@@ -9,6 +9,7 @@ them for this run.
 from __future__ import annotations
 
 import copy
+import weakref
 
 import click
 from click.core import ParameterSource
@@ -30,6 +31,10 @@ def _apply(name: str, value) -> None:
 
         cipher.configure(value)
     # color, tz: their own callbacks set them
+
+
+# The root's options copied onto the commands (their help lists them under "Global options").
+_GLOBAL_COPIES: weakref.WeakSet[click.Parameter] = weakref.WeakSet()
 
 
 def _late_copy(param: click.Option) -> click.Option:
@@ -58,14 +63,14 @@ _NO_STORE = {"demo", "completion"}
 
 def _format_options(cmd: click.Command, ctx: click.Context, formatter: click.HelpFormatter) -> None:
     """Arguments once, the command's own options, then the root's copies under their own heading."""
-    sections = {"Arguments": [], "Options": [], "Global options": []}
+    sections: dict[str, list[tuple[str, str]]] = {"Arguments": [], "Options": [], "Global options": []}
     for param in cmd.get_params(ctx):
         record = param.get_help_record(ctx)
         if record is None:
             continue
         if isinstance(param, click.Argument):
             sections["Arguments"].append(record)
-        elif getattr(param, "_symfonic_global", False):
+        elif param in _GLOBAL_COPIES:
             sections["Global options"].append(record)
         else:
             sections["Options"].append(record)
@@ -75,7 +80,7 @@ def _format_options(cmd: click.Command, ctx: click.Context, formatter: click.Hel
                 formatter.write_dl(records)
 
 
-def everywhere(root: click.Group) -> None:
+def everywhere(root: click.Command) -> None:
     """Give every command under ``root`` a copy of the root's options, listed in its help after
     the command's own under "Global options" (the store ones only where a store is opened)."""
     shared = [p for p in root.params if isinstance(p, click.Option) and p.name not in _SKIP]
@@ -90,10 +95,17 @@ def everywhere(root: click.Group) -> None:
         for p in shared:
             if taken.isdisjoint(p.opts) and (opens_store or p.name not in _STORE_ONLY):
                 late = _late_copy(p)
-                late._symfonic_global = True
+                _GLOBAL_COPIES.add(late)
                 cmd.params.append(late)
+
+        def no_arguments(ctx: click.Context, formatter: click.HelpFormatter) -> None:
+            pass
+
+        def format_options(ctx: click.Context, formatter: click.HelpFormatter, cmd: click.Command = cmd) -> None:
+            _format_options(cmd, ctx, formatter)
+
         # click >= 8.2 lists arguments itself ("Positional arguments"), typer again ("Arguments").
-        cmd.format_arguments = lambda ctx, formatter: None
-        cmd.format_options = lambda ctx, formatter, cmd=cmd: _format_options(cmd, ctx, formatter)
+        cmd.format_arguments = no_arguments  # type: ignore[method-assign]  # this command's help only, not click's class
+        cmd.format_options = format_options  # type: ignore[method-assign]  # this command's help only, not click's class
 
     visit(root, ())

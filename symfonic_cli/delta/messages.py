@@ -168,7 +168,8 @@ class ThreadMessages:
                 cp = _unpack(state.payload_type, state.payload, what)
                 if not isinstance(cp, dict):
                     raise StoreError(f"{what} does not decode to a checkpoint mapping")
-                values = cp.get("channel_values") if isinstance(cp.get("channel_values"), dict) else {}
+                found = cp.get("channel_values")
+                values = found if isinstance(found, dict) else {}
                 versioned = CHANNEL in (cp.get("channel_versions") or {})
                 stored = CHANNEL in values
                 if stored:

@@ -86,7 +86,8 @@ class ReceiptFile:
             if rec.get("record") == "thread":
                 entries = [rec]
             else:  # one whole receipt per line, as written before the per-thread lines
-                entries = rec.get("threads") if isinstance(rec.get("threads"), list) else []
+                listed = rec.get("threads")
+                entries = listed if isinstance(listed, list) else []
             for t in entries:
                 if isinstance(t, dict) and t.get("status") == "erased" and t.get("key") in wanted and isinstance(t["key"], str):
                     found[t["key"]] = (str(rec.get("receipt_id")), str(t.get("time") or rec.get("time")))
@@ -94,6 +95,8 @@ class ReceiptFile:
 
     def _lines(self):
         """The file's lines (without their newline), read in chunks of 1 MiB."""
+        if self.fd is None:  # a dry run's receipt file that does not exist yet: no lines
+            return
         offset, rest = 0, b""
         while True:
             chunk = os.pread(self.fd, 1 << 20, offset)

@@ -126,6 +126,7 @@ def run(req: EraseRequest, environment: Environment | None = None) -> None:
         finally:
             store.close()
         outcomes = recorder.outcomes
+        assert outcomes is not None  # Recorder(keep=True)
         receipt = ep.build_receipt(header, outcomes, kind=req.location.kind, notes=notes, grace=req.grace)
         stop = recorder.end({"summary": receipt["summary"], "notes": notes, "not_erased": ep.NOT_ERASED}, stop)
         if stop is not None:

@@ -25,7 +25,7 @@ from __future__ import annotations
 import signal
 import threading
 from datetime import datetime, timedelta, timezone
-from typing import Callable, Iterable, NamedTuple
+from typing import Any, Callable, Iterable, NamedTuple
 
 from symfonic_cli.erase import plan as ep
 from symfonic_cli.errors import EXIT_INTERRUPTED, EXIT_UNEXPECTED, SymfonicError, ThreadActiveError
@@ -49,7 +49,7 @@ class Interrupt:
 
     def __init__(self) -> None:
         self.asked = False
-        self._old = None
+        self._old: Any = None  # the SIGINT handler to put back (signal.getsignal's types)
 
     def __enter__(self) -> Interrupt:
         # Not when SIGINT is ignored (a background job of a script, nohup): the parent meant it.

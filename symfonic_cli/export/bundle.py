@@ -116,8 +116,8 @@ def _read_member(source) -> bytes:
     import tarfile
 
     with tarfile.open(path, "r:gz") as t:
-        f = t.extractfile(name)
-        return f.read() if f is not None else b""
+        member = t.extractfile(name)
+        return member.read() if member is not None else b""
 
 
 _MANIFEST_KEYS = {"tool", "tool_version", "created", "store", "selection", "threads", "not_found"}
@@ -237,9 +237,9 @@ class Bundle:
         else:
             import tarfile
 
-            info = tarfile.TarInfo(name)
-            info.size, info.mtime, info.mode = len(data), int(self._now), 0o600
-            self._tar.addfile(info, io.BytesIO(data))
+            member = tarfile.TarInfo(name)
+            member.size, member.mtime, member.mode = len(data), int(self._now), 0o600
+            self._tar.addfile(member, io.BytesIO(data))
 
     def add_file(self, name: str, source, size: int) -> None:
         """``name`` from an open binary file of ``size`` bytes, copied in chunks (the manifest of
@@ -260,9 +260,9 @@ class Bundle:
         else:
             import tarfile
 
-            info = tarfile.TarInfo(name)
-            info.size, info.mtime, info.mode = size, int(self._now), 0o600
-            self._tar.addfile(info, source)
+            member = tarfile.TarInfo(name)
+            member.size, member.mtime, member.mode = size, int(self._now), 0o600
+            self._tar.addfile(member, source)
 
     def commit(self, force: bool) -> None:
         """Finish the archive, flush it to disk, and move it into place (replacing the old bundle

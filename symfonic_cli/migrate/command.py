@@ -206,7 +206,7 @@ class Progress:
         self.total = total
         self.environment = environment
         self.stream = environment.stderr
-        self.bar = None
+        self.bar: Any = None  # a rich Progress while shown
         self.checkpoints = 0
 
     def __enter__(self):

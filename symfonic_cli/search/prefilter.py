@@ -59,6 +59,7 @@ class Prefilter:
     def __init__(self, needle: str, *, case_sensitive: bool, tools: bool) -> None:
         self.folded = not case_sensitive
         self.tools = tools
+        self.anchors: tuple[bytes, ...]
         if case_sensitive:
             self.anchors = (needle.encode("utf-8", "surrogatepass"),) if needle else ()
         else:
@@ -66,7 +67,7 @@ class Prefilter:
             # Longest first: the first test that fails settles a blob.
             self.anchors = tuple(sorted({r.encode("ascii") for r in runs if r}, key=len, reverse=True))[:3]
         # Characters no case changes (digits, punctuation, space): looked for first, unlowered.
-        self.plain = ()
+        self.plain: tuple[bytes, ...] = ()
         if self.folded:
             bare = max(re.split("[^\x00-\x7f]|[A-Za-z]", needle.casefold()), key=len)
             self.plain = (bare.encode("ascii"),) if len(bare) >= 2 else ()

@@ -67,7 +67,7 @@ def plan_line(r: dict[str, Any], esc, width: int | None = None) -> str:
     elif r["status"] == NOTHING:
         pieces = [key, "nothing to prune", Whole(f"({r['checkpoints_before']} checkpoint(s))")]
     else:
-        tables = [Whole(f"{esc(t)} {n}") for t, n in r["rows"].items()]
+        tables: list[str] = [Whole(f"{esc(t)} {n}") for t, n in r["rows"].items()]
         tables = [glue(p, p + ",") for p in tables[:-1]] + tables[-1:] + [Whole(_size(r["bytes"]))]
         if len(tables) > 1:
             tables[-2] = glue(tables[-2], tables[-2] + ";")
