@@ -15,7 +15,7 @@ from symfonic_cli.vocabulary import FORMATS, listed
 # typing.TYPE_CHECKING without importing typing (quick commands load this module).
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Optional
+    from typing import Any, Optional
 
     from symfonic_cli.stores.protocol import Store
 
@@ -112,7 +112,7 @@ def apply_root_options(
 
     cipher.configure(aes_key_file)  # read and checked now (exit 2); never printed
     environment.debug = debug
-    connection = {"connect_timeout": connect_timeout}
+    connection: dict[str, Any] = {"connect_timeout": connect_timeout}
     for name, value in (
         ("pg_schema", pg_schema),
         ("checkpoint_collection", checkpoint_collection),

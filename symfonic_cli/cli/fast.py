@@ -150,7 +150,7 @@ def root_options() -> Optional[dict]:
     key_file = os.environ.get(AES_KEY_FILE_ENV)  # read and checked as on typer's route
     return {
         "aes_key_file": key_file or None,
-        "debug": bool(debug) and debug.strip().lower() in TRUE_WORDS,
+        "debug": debug is not None and debug.strip().lower() in TRUE_WORDS,
         "connect_timeout": connect_timeout,
         **options,
     }

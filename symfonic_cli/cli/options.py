@@ -81,7 +81,8 @@ def erase_selection(environment, *, batch_size: int | None, store=None, missing_
     chosen = build_selection(ERASE, environment=environment, **given)
     if batch_size is not None and chosen.window is None:
         raise UsageError("--batch-size goes with a retention sweep (--inactive-for/--inactive-since)")
-    if chosen.session is not None:
+    session = chosen.session
+    if session is not None:
         from symfonic_cli.cli.common import open_for_reading
         from symfonic_cli.render import escape_inline
 
@@ -95,9 +96,9 @@ def erase_selection(environment, *, batch_size: int | None, store=None, missing_
 
             from symfonic_cli.threadkey import derive_key
 
-            chosen = replace(chosen, keys=(derive_key(chosen.tenant, None, chosen.session),))
+            chosen = replace(chosen, keys=(derive_key(chosen.tenant, None, session),))
         elif not chosen.keys and not missing_ok:
-            raise NotFoundError(f"no thread of session '{escape_inline(chosen.session)}' in {escape_inline(where)}",
+            raise NotFoundError(f"no thread of session '{escape_inline(session)}' in {escape_inline(where)}",
                                 hint="--missing-ok to accept")
     return chosen
 
