@@ -40,7 +40,8 @@ class PostgresRead(PostgresSection):
 
     @_translate_iter
     def _thread_rows(self, tenant, sub_tenant, limit, last_before, last_from) -> Iterator[ThreadSummary]:
-        where, params = "", []
+        where = ""
+        params: list[Any] = []
         if tenant is not None:
             where, params = self._prefix_where(tenant_prefix(tenant, sub_tenant))
         having, bounds = odd_having(self._ODD, self._LATEST, "%s", last_before, last_from, "rows")
@@ -83,7 +84,8 @@ class PostgresRead(PostgresSection):
         return int(self.conn.execute(sql, [*params, *bounds]).fetchone()[0])
 
     def _window_where(self, tenant, sub_tenant, after, upto=None) -> tuple[str, list]:
-        where, params = "", []
+        where = ""
+        params: list[Any] = []
         if tenant is not None:
             where, params = self._prefix_where(tenant_prefix(tenant, sub_tenant))
         column = "thread_id" if self._c_collation else 'thread_id COLLATE "C"'

@@ -187,7 +187,9 @@ class PostgresState(PostgresSection):
 
         from symfonic_cli.model.run_status import status_from_maps
 
-        cond, params = "true", []
+        cond = "true"
+
+        params: list[Any] = []
         if prefix:
             where, params = self._prefix_where(prefix)
             cond = where.removeprefix("WHERE ")
@@ -317,7 +319,9 @@ class PostgresState(PostgresSection):
         from symfonic_cli.model.run_state import ThreadRunState
         from symfonic_cli.model.run_status import root_status, status_from_maps
 
-        where, params = "", []
+        where = ""
+
+        params: list[Any] = []
         if prefix:
             cond, params = self._prefix_where(prefix)
             where = "AND " + cond.removeprefix("WHERE ")

@@ -163,7 +163,7 @@ _KIND = {"null": "null", "true": "boolean", "false": "boolean", "integer": "inte
          "text": "string", "array": "array", "object": "object"}
 
 
-_PLACEHOLDER = {"null": None, "true": True, "false": False, "integer": 0, "real": 0.0, "text": "",
+_PLACEHOLDER: dict[str, Any] = {"null": None, "true": True, "false": False, "integer": 0, "real": 0.0, "text": "",
                 "array": [], "object": {}}
 
 

@@ -24,6 +24,8 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
+    from typing import Any
+
     from symfonic_cli.model.checkpoint import (
         CheckpointHead,
         CheckpointRecord,
@@ -42,7 +44,8 @@ class SqliteRead(SqliteSection):
 
     @_translate_iter
     def _thread_rows(self, tenant, sub_tenant, limit, last_before, last_from) -> Iterator[ThreadSummary]:
-        where, params = "", []
+        where = ""
+        params: list[Any] = []
         if tenant is not None:
             cond, params = self._prefix_where(tenant_prefix(tenant, sub_tenant))
             where = "WHERE " + cond
@@ -90,7 +93,8 @@ class SqliteRead(SqliteSection):
         return self.conn.execute(sql, [*params, *bounds]).fetchone()[0]
 
     def _window_where(self, tenant, sub_tenant, after, upto=None) -> tuple[str, list]:
-        conds, params = [], []
+        conds: list[str] = []
+        params: list[Any] = []
         if tenant is not None:
             cond, params = self._prefix_where(tenant_prefix(tenant, sub_tenant))
             conds.append(cond)
@@ -121,7 +125,7 @@ class SqliteRead(SqliteSection):
         namespaces = c.execute(
             "SELECT count(*) FROM (SELECT DISTINCT checkpoint_ns FROM checkpoints)"
         ).fetchone()[0]
-        path: str = self.file  # type: ignore[assignment]
+        path: str = self.file
         wal = f"{path}-wal"
         details: dict[str, Any] = {
             "file size": os.path.getsize(path),
