@@ -14,7 +14,9 @@ from symfonic_cli.model import triggers as tr
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
-    from typing import Any
+    from typing import Any, TypeVar
+
+    _Whole = TypeVar("_Whole")  # what whole() gives when the maps cannot decide
 
     from symfonic_cli.model import nexttasks as nt
 
@@ -92,8 +94,8 @@ def status_from_maps(
     updated: Any,
     task_flags: Mapping[str, tuple[str | None, bool, bool, bool]],
     *,
-    whole: Callable[[], str],
-) -> str:
+    whole: Callable[[], _Whole],
+) -> str | _Whole:
     """The status from the version maps alone; ``whole()`` when they cannot decide (no
     ``updated_channels``, pending Sends, odd shapes)."""
     if not isinstance(updated, list) or tr.TASKS in updated or not isinstance(channel_versions, dict) or not isinstance(versions_seen, dict):

@@ -60,7 +60,7 @@ class PostgresErase(PostgresSection):
         """(name, WHERE clause or None, params) per cascade table; None: the table cannot hold ``key``."""
         from psycopg import sql
 
-        out = []
+        out: list[tuple[str, Any, tuple]] = []
         for table in extra:
             filters = table.filters(key)
             if filters is None:

@@ -16,10 +16,14 @@ from symfonic_cli.stores.postgres._common import (
 )
 
 # status_from_maps's answer when the version maps cannot decide: the thread waits for a batch.
-_UNDECIDED = object()
+class _Undecided:
+    """The version maps cannot decide a thread's status: its root checkpoint is read."""
 
 
-def _undecided() -> object:
+_UNDECIDED = _Undecided()
+
+
+def _undecided() -> _Undecided:
     return _UNDECIDED
 
 
@@ -208,7 +212,7 @@ class PostgresState(PostgresSection):
                 undecided: list[tuple[str, str, dict]] = []
                 for key, cid, maps, tasks, paths, interrupts, errors, outputs in cur:
                     key = str(key)
-                    status = None
+                    status: str | None = None
                     if cid is not None:
                         task_flags = {}
                         for i, tid in enumerate(tasks or ()):
@@ -216,15 +220,16 @@ class PostgresState(PostgresSection):
                         try:
                             step, v, versions, seen, updated = json.loads(maps)
                         except (ValueError, RecursionError):
-                            status = _UNDECIDED  # too deep for Python's json: read_run_rows says which checkpoint
+                            found: str | _Undecided = _UNDECIDED  # too deep for Python's json: read_run_rows says which checkpoint
                         else:
-                            status = status_from_maps(cid, step, v, versions, seen, updated, task_flags, whole=_undecided)
-                        if status is _UNDECIDED:
+                            found = status_from_maps(cid, step, v, versions, seen, updated, task_flags, whole=_undecided)
+                        if isinstance(found, _Undecided):
                             undecided.append((key, cid, task_flags))
                             if len(undecided) >= ITERSIZE:
                                 kept.extend(self._decide(undecided, statuses))
                                 undecided = []
                             continue
+                        status = found
                     if statuses is not None and status not in statuses:
                         continue
                     kept.append((key, status))
@@ -378,18 +383,21 @@ class PostgresState(PostgresSection):
         sizes = cursors[1:3] if with_size else []
         rest = cursors[3:] if with_size else cursors[1:]
         heads = [next(c, None) for c in sizes]
-        latest = rest[0] if with_status else None
-        flags = rest[1] if with_status else None
-        nxt_latest = next(latest, None) if latest is not None else None
-        nxt_flag = next(flags, None) if flags is not None else None
+        # Without --status no cursor is read: an empty one stands for each.
+        latest: Iterator[Any] = rest[0] if with_status else iter(())
+        flags: Iterator[Any] = rest[1] if with_status else iter(())
+        nxt_latest = next(latest, None)
+        nxt_flag = next(flags, None)
         for key, n, first, last, size in summary:
             size = int(size or 0)
             for i, c in enumerate(sizes):
-                while heads[i] is not None and heads[i][0] < key:
-                    heads[i] = next(c, None)
-                if heads[i] is not None and heads[i][0] == key:
-                    size += int(heads[i][1] or 0)
-                    heads[i] = next(c, None)
+                head = heads[i]
+                while head is not None and head[0] < key:
+                    head = next(c, None)
+                if head is not None and head[0] == key:
+                    size += int(head[1] or 0)
+                    head = next(c, None)
+                heads[i] = head
             status = None
             if with_status:
                 while nxt_latest is not None and nxt_latest[0] < key:
