@@ -119,7 +119,7 @@ def open_store(
             f"--checkpoint-collection and --writes-collection name the same collection ({checkpoints!r})",
             hint="the saver keeps checkpoints and pending writes in two collections",
         )
-    _, db_name, user, has_password = split_url(location.url)
+    _bare_url, db_name, user, has_password = split_url(location.url)
     kwargs: dict[str, Any] = {
         "serverSelectionTimeoutMS": int(connect_timeout * 1000),
         "connectTimeoutMS": int(connect_timeout * 1000),

@@ -49,7 +49,7 @@ class MongoCopy(MongoSection):
         if any(r.table not in ("checkpoints", "writes") or not isinstance(r.data, dict) for r in rows):
             raise StoreError("rows from a store of another kind cannot be imported as MongoDB documents")
         ttl = self._ttl_stamp()
-        docs = {"checkpoints": [], "writes": []}
+        docs: dict[str, list[dict[str, Any]]] = {"checkpoints": [], "writes": []}
         for r in rows:
             fields = self._CHECKPOINT_KEY if r.table == "checkpoints" else self._WRITE_KEY
             docs[r.table].append({"thread_id": key, **dict(zip(fields, r.key)), **r.data, **ttl})
@@ -142,8 +142,9 @@ class MongoCopy(MongoSection):
         saver = MongoDBSaver.__new__(MongoDBSaver)
         BaseCheckpointSaver.__init__(saver)
         saver.client, saver.db = self.client, self.db
-        saver.checkpoint_collection = _InsertOnly(self.checkpoints, session, ("thread_id", *self._CHECKPOINT_KEY), self._collation(self.checkpoints))
-        saver.writes_collection = _InsertOnly(self.writes, session, ("thread_id", *self._WRITE_KEY), self._collation(self.writes))
+        # _InsertOnly stands in for pymongo's Collection: only the calls the saver makes.
+        saver.checkpoint_collection = _InsertOnly(self.checkpoints, session, ("thread_id", *self._CHECKPOINT_KEY), self._collation(self.checkpoints))  # type: ignore[assignment]  # see above
+        saver.writes_collection = _InsertOnly(self.writes, session, ("thread_id", *self._WRITE_KEY), self._collation(self.writes))  # type: ignore[assignment]  # see above
         saver.ttl = self._ttl()
         saver.serde = target_serializer(JsonPlusSerializer())  # as SQLite and PostgreSQL: same bytes, shared messages encoded once
         return saver
@@ -231,7 +232,7 @@ def _stored_key(doc: dict, fields: tuple[str, ...], what: str) -> tuple:
     cid = doc.get("checkpoint_id")
     if isinstance(cid, str):
         what += f" at checkpoint {cid}"
-    out = []
+    out: list[str | int] = []
     for f in fields:
         if f == "idx":
             idx = doc.get("idx")

@@ -18,6 +18,8 @@ from symfonic_cli.stores.mongodb._common import (
 # typing.TYPE_CHECKING without importing typing (quick commands load this module).
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any
+
     from symfonic_cli.model.erase import ExtraTable, ThreadErasePlan
 
 
@@ -32,7 +34,7 @@ class MongoErase(PerThreadErase, MongoSection):
 
     def _cascade(self, extra: tuple[ExtraTable, ...], key: str):
         """``(name, collection, filter or None)`` in delete order: extras, writes, checkpoints."""
-        out = []
+        out: list[tuple[str, Any, dict[str, Any] | None]] = []
         for table in extra:
             pairs = table.filters(key)
             # None: a null or absent field (how the deployment stores a missing sub-tenant)
@@ -112,7 +114,8 @@ class MongoErase(PerThreadErase, MongoSection):
         ordered = re.compile(ORDERED_ID_REGEX)
         newest = self.checkpoints.find({"thread_id": _key_eq(key), "checkpoint_id": {"$regex": ordered}}, {"checkpoint_id": 1},
                                        session=session, collation=self._collation(self.checkpoints))
-        last = next(iter(newest.sort("checkpoint_id", -1).limit(1)), {}).get("checkpoint_id")
+        newest_doc: dict[str, Any] = next(iter(newest.sort("checkpoint_id", -1).limit(1)), {})
+        last = newest_doc.get("checkpoint_id")
         odd = []
         for doc in self.checkpoints.find({"thread_id": _key_eq(key), "checkpoint_id": {"$not": ordered}}, {"checkpoint_id": 1, "type": 1, "checkpoint": 1},
                                          session=session, collation=self._collation(self.checkpoints)):

@@ -305,7 +305,7 @@ class MongoRead(MongoSection):
                     ts, count = checkpoint_blob_head(doc["checkpoint"])
                 except (NeedMore, ValueError):
                     ts = count = None
-            meta = doc.get("metadata") if isinstance(doc.get("metadata"), dict) else {}
+            meta = found if isinstance(found := doc.get("metadata"), dict) else {}
             try:
                 source, step = _leaf(meta.get("source"), cid), _leaf(meta.get("step"), cid)
             except StoreError:  # odd metadata: the resolver takes its exact walk

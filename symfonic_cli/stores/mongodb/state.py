@@ -61,7 +61,7 @@ class MongoState(MongoSection):
             if doc is None:
                 continue
             cid = _field(doc, "checkpoint_id", str, None)
-            meta = doc.get("metadata") if isinstance(doc.get("metadata"), dict) else {}
+            meta = found if isinstance(found := doc.get("metadata"), dict) else {}
             try:
                 meta = {k: _leaf(meta.get(k), cid) for k in ("step", "source") if k in meta}
             except StoreError:
@@ -173,7 +173,7 @@ class MongoState(MongoSection):
             if doc is not None:
                 blob = doc.get("checkpoint") if isinstance(doc.get("checkpoint"), (bytes, bytearray)) else None
                 blob = bytes(blob) if blob is not None else None
-                meta = doc.get("metadata") if isinstance(doc.get("metadata"), dict) else {}
+                meta = found if isinstance(found := doc.get("metadata"), dict) else {}
                 try:
                     step = _leaf(meta.get("step"), cid)
                 except StoreError:
@@ -181,7 +181,7 @@ class MongoState(MongoSection):
                 at = blob.find(b"\xb0channel_versions") if blob else -1
                 task_flags = {tid: tuple(f) for tid, f in flags.get(key, {}).items()}
                 status = status_from_tail(
-                    cid, step, doc.get("type"), blob[:4] if blob else None, blob[at:] if at > 0 else None,
+                    cid, step, doc.get("type"), blob[:4] if blob else None, blob[at:] if blob and at > 0 else None,
                     len(blob) if blob else None, task_flags,
                     whole=lambda doc=doc, blob=blob, step=step: (doc.get("type"), blob, {"step": step}),
                 )
