@@ -17,14 +17,6 @@ from __future__ import annotations
 import re
 from datetime import datetime, timedelta, timezone
 
-# typing.TYPE_CHECKING without importing typing (the quick route loads this module first).
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import overload
-else:
-    def overload(fn: object) -> object:  # the overloads below are for the type checker only
-        return fn
-
 UTC = timezone.utc
 UUID_EPOCH = datetime(1582, 10, 15, tzinfo=UTC)
 MAX_DURATION_DAYS = 36500  # README "Numeric options": a longer one would overflow a date
@@ -259,17 +251,14 @@ def last_activity(pairs) -> tuple[datetime | None, bool]:
 # -- the one printed form
 
 
-@overload
-def iso_utc(dt: datetime) -> str: ...
-@overload
-def iso_utc(dt: None) -> None: ...
-@overload
-def iso_utc(dt: datetime | None) -> str | None: ...
 def iso_utc(dt: datetime | None) -> str | None:
+    """``iso_z`` of a time, None for None."""
+    return None if dt is None else iso_z(dt)
+
+
+def iso_z(dt: datetime) -> str:
     """ISO 8601 in UTC with ``Z`` (``2026-12-01T08:24:52.123456Z``), text and JSON alike; a time
     without an offset is taken as UTC."""
-    if dt is None:
-        return None
     if dt.tzinfo is None:
         dt = dt.replace(tzinfo=UTC)
     elif dt.utcoffset():

@@ -76,7 +76,7 @@ class ActivityWindow:
 
 
 def _iso(dt: datetime) -> str:
-    return clock.iso_utc(dt)
+    return clock.iso_z(dt)
 
 
 def window(*, inactive_for: str | None, inactive_since: str | None, active_within: str | None,

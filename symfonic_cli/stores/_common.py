@@ -3,9 +3,16 @@
 from __future__ import annotations
 
 import functools
-from typing import Any, TypeVar
 
 from symfonic_cli.errors import StoreError
+
+# typing.TYPE_CHECKING without importing typing (quick commands load this module).
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import Any, TypeVar
+
+    _W = TypeVar("_W", bound="SupportsWith")
 
 # The envelope fields EnvelopeShape groups by (JSON type, value); boundary_sequence goes by type only.
 VALUE_GROUPED_FIELDS = ("format_version", "writer_line", "safe_boundary", "finalized")
@@ -52,13 +59,6 @@ def refuse_stored_code(shown: str, found: list[tuple[str, str]], what: str, hint
     )
 
 
-# typing.TYPE_CHECKING without importing typing (quick commands load this module).
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from collections.abc import Callable
-    from typing import Any
-
-
 def error_translators(
     driver_errors: Callable[[], tuple[type[BaseException], ...]],
     translate: Callable[[Any, BaseException], StoreError],
@@ -87,9 +87,6 @@ def error_translators(
         return wrapper
 
     return for_calls, for_iterators
-
-
-_W = TypeVar("_W", bound="SupportsWith")
 
 
 class SupportsWith:
