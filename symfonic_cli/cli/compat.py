@@ -46,6 +46,7 @@ GraceOpt = Annotated[
     str,
     typer.Option("--grace", help="Unfinalized writes younger than this are 'in flight', older ones 'interrupted by a crash' (default 15m, as thread erase; e.g. 90s, 2h)."),
 ]
+_DEFAULT_FAIL_ON = ",".join(DEFAULT_FAIL_ON)  # --fail-on as typed
 FailOnOpt = Annotated[
     str,
     typer.Option("--fail-on", help=f"Exit 5 when any of these findings is present: {','.join(FINDINGS)} ('' for never)."),
@@ -82,7 +83,7 @@ def report(
     current_format: CurrentFormatOpt = CURRENT_FORMAT,
     envelope_key: EnvelopeKeyOpt = DEFAULT_ENVELOPE_KEY,
     fmt: FormatOpt = None,
-    fail_on: FailOnOpt = ",".join(DEFAULT_FAIL_ON),
+    fail_on: FailOnOpt = _DEFAULT_FAIL_ON,
 ) -> None:
     """Store-wide (default), one thread (--thread / --tenant --session) or every thread (--by-thread)."""
     from datetime import datetime, timezone
@@ -99,7 +100,6 @@ def report(
     if by_thread and one_thread:
         raise UsageError("--by-thread reports every thread; leave out --thread/--tenant/--session")
     env = environment()
-    out = env.stdout
     request = cc.CompatRequest(
         envelope_key=key, current_format=current_format, grace=window, now=datetime.now(timezone.utc),
         mode=cc.THREAD if one_thread else cc.BY_THREAD if by_thread else cc.STORE,

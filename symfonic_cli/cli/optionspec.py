@@ -12,15 +12,15 @@ Free of typer, typing and dataclasses: the quick route loads it.
 
 from __future__ import annotations
 
-# typing.TYPE_CHECKING without importing typing (the quick route loads this module).
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import Any
-
 from symfonic_cli.cli.columns import COLUMN_NAMES
 from symfonic_cli.cli.common import MAX_COUNT
 from symfonic_cli.location import STORE_ENV
 from symfonic_cli.vocabulary import DEFAULT_SORT, FORMATS, SORTS, STATUSES, listed, one_of
+
+# typing.TYPE_CHECKING without importing typing (the quick route loads this module).
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 STORE = {
     "opts": ("--store", "-s"),

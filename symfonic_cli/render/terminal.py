@@ -9,13 +9,13 @@ from __future__ import annotations
 import os
 
 # typing.TYPE_CHECKING without importing typing (quick commands load this module).
+from symfonic_cli.environment import COLOR_MODES  # noqa: F401 - --color, kept on the Environment
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any, TextIO
 
     from symfonic_cli.environment import Environment
-
-from symfonic_cli.environment import COLOR_MODES  # noqa: F401 - --color, kept on the Environment
 
 
 def is_terminal(stream: TextIO) -> bool:

@@ -107,7 +107,7 @@ def _head(raw: str, room: int, more: bool) -> tuple[str, bool]:
     from symfonic_cli.render import escape_inline
 
     out = ""
-    for i, ch in enumerate(raw):
+    for ch in raw:
         piece = escape_inline(ch)
         if cell_len(out) + cell_len(piece) > room - 1:  # keep a cell for the "…"
             return out, True

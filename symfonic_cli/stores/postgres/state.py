@@ -116,8 +116,8 @@ class PostgresState(PostgresSection):
             if ns in message_counts:
                 lean.messages = message_counts[ns]
             latest.append(lean)
-        latest.sort(key=lambda l: (l.checkpoint_ns != "", l.checkpoint_ns))
-        keep = {(l.checkpoint_ns, l.checkpoint_id) for l in latest}
+        latest.sort(key=lambda lean: (lean.checkpoint_ns != "", lean.checkpoint_ns))
+        keep = {(lean.checkpoint_ns, lean.checkpoint_id) for lean in latest}
         writes = [
             RawWrite(ns, cid, task_id, task_path, idx, channel, type_, _bytes(blob))
             for ns, cid, task_id, idx, task_path, channel, type_, blob in c.execute(
@@ -244,7 +244,7 @@ class PostgresState(PostgresSection):
 
         rows = self._root_run_rows(undecided)
         out = []
-        for key, cid, task_flags in undecided:
+        for key, _cid, task_flags in undecided:
             run_rows = rows.get(key) or self.read_run_rows(key)
             status = root_status(run_rows, task_flags) if run_rows is not None else None  # erased meanwhile
             if statuses is None or status in statuses:

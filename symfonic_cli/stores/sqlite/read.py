@@ -24,8 +24,6 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-    from typing import Any
-
     from symfonic_cli.model.checkpoint import (
         CheckpointHead,
         CheckpointRecord,
