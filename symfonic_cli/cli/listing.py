@@ -11,7 +11,7 @@ from symfonic_cli.clock import iso_utc
 from symfonic_cli.threadkey import parse_key
 from symfonic_cli.vocabulary import DEFAULT_SORT, SORTS, STATUSES, listed
 
-from symfonic_cli.cli.columns import THREAD_COLUMNS, _headers, _shown_columns, _with_first, parse_columns  # noqa: F401
+from symfonic_cli.cli.columns import THREAD_COLUMNS, _headers, _shown_columns, _with_first, parse_columns
 
 # typing.TYPE_CHECKING without importing typing (quick commands load this module).
 TYPE_CHECKING = False

@@ -18,7 +18,7 @@ import sys
 from collections.abc import Iterable
 from typing import Any
 
-from symfonic_cli.limits import MAX_INT_DIGITS  # noqa: F401 - read here by the codecs and render
+from symfonic_cli.limits import MAX_INT_DIGITS  # read here by the codecs and render
 MAX_DEPTH = 2000  # SQLite 3.40 reads 2,000 levels (newer releases 1,000): all of them read alike
 DUPLICATE_KEYS = "duplicate keys"
 

@@ -164,7 +164,7 @@ def _no_wait_at_exit() -> None:
             executor = ref()
             if executor is not None and executor._stopped:
                 periodic_executor._EXECUTORS.discard(ref)
-    except Exception:  # noqa: BLE001 - a pymongo without this registry: the exit waits as before
+    except Exception:  # a pymongo without this registry: the exit waits as before
         pass
 
 
