@@ -23,10 +23,15 @@ import json
 
 from symfonic_cli.errors import UsageError
 
+# typing.TYPE_CHECKING without importing typing.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from symfonic_cli.environment import Environment
+
 _BOM = b"\xef\xbb\xbf"
 
 
-def read_key_file(source: str, *, option: str = "--from-file", environment=None) -> list[str]:
+def read_key_file(source: str, *, option: str = "--from-file", environment: Environment | None = None) -> list[str]:
     """The thread keys of ``source`` (a path, or ``-`` for the environment's standard input), in
     order, each once."""
     where = "standard input" if source == "-" else source

@@ -20,6 +20,7 @@ from datetime import datetime
 
 from symfonic_cli.errors import UsageError
 from symfonic_cli.threadkey import derive_key, tenant_prefix
+from symfonic_cli.environment import Environment
 
 # The commands' option rules: one thread (transcript show, thread show/history/diff), erase, migrate.
 ONE, ERASE, MIGRATE = "one", "erase", "migrate"
@@ -81,7 +82,7 @@ class Selection:
         return _unique([t.key for t in store.list_threads(tenant=self.tenant, sub_tenant=self.sub_tenant)])
 
 
-def _retention(threads, tenant, sub_tenant, session, all_sessions, from_file, inactive_for, inactive_since, environment) -> Selection:
+def _retention(threads, tenant, sub_tenant, session, all_sessions, from_file, inactive_for, inactive_since, environment: Environment | None) -> Selection:
     """A retention sweep: the threads (of a tenant, or all) idle since a cut-off fixed here, once."""
     from symfonic_cli.retention.window import window as activity_window
 
@@ -111,7 +112,7 @@ def build_selection(
     all_threads: bool = False,
     inactive_for: str | None = None,
     inactive_since: str | None = None,
-    environment=None,
+    environment: Environment | None = None,
 ) -> Selection:
     """The selection of ``command`` (ONE, ERASE or MIGRATE) from its options, or a UsageError.
 
@@ -158,7 +159,7 @@ def _one_key(thread, tenant, sub_tenant, session) -> str:
     return derive_key(tenant, sub_tenant, session)
 
 
-def _erase(thread, tenant, sub_tenant, session, all_sessions, from_file, environment) -> Selection:
+def _erase(thread, tenant, sub_tenant, session, all_sessions, from_file, environment: Environment | None) -> Selection:
     if all_sessions:
         if thread is not None or session is not None or from_file is not None:
             raise UsageError("--all-sessions goes with --tenant [--sub-tenant] only")
@@ -190,7 +191,7 @@ def _erase(thread, tenant, sub_tenant, session, all_sessions, from_file, environ
     return Selection(keys=(key,), receipt={"thread": key})
 
 
-def _migrate(threads, tenant, sub_tenant, session, from_file, all_threads, environment) -> Selection:
+def _migrate(threads, tenant, sub_tenant, session, from_file, all_threads, environment: Environment | None) -> Selection:
     modes = [bool(threads), tenant is not None, from_file is not None, all_threads]
     if sum(modes) != 1:
         raise UsageError("choose the threads with exactly one of --thread, --tenant, --from-file, --all")
@@ -232,7 +233,7 @@ def _unique(keys) -> list[str]:
     return unique
 
 
-def _read_keys(from_file: str, environment) -> list[str]:
+def _read_keys(from_file: str, environment: Environment | None) -> list[str]:
     from symfonic_cli.inputs import read_key_file
 
     return read_key_file(from_file, environment=environment)

@@ -15,12 +15,13 @@ from symfonic_cli.vocabulary import FORMATS, listed
 # typing.TYPE_CHECKING without importing typing (quick commands load this module).
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from symfonic_cli.environment import Environment
     from typing import Any, Optional
 
     from symfonic_cli.stores.protocol import Store
 
 
-def check_format(fmt: Optional[str], *, env=None) -> str:
+def check_format(fmt: Optional[str], *, env: Environment | None = None) -> str:
     """``--format`` (one of vocabulary.FORMATS, every command's), else a table on a terminal and
     text elsewhere (the run's stdout decides)."""
     from symfonic_cli.render import default_format
@@ -63,7 +64,7 @@ TZ_ENV = "SYMFONIC_TZ"
 TZ_HINT = "use UTC, an offset such as +02:00, or an IANA name such as Europe/Berlin"
 
 
-def set_tz(environment, name: str) -> None:
+def set_tz(environment: Environment, name: str) -> None:
     """``--tz NAME`` for this run; an unknown zone is a usage error (exit 2), one line."""
     try:
         environment.set_tz(name)
@@ -98,7 +99,7 @@ _this_run = environment  # for functions whose parameter is named ``environment`
 
 
 def apply_root_options(
-    environment,
+    environment: Environment,
     *,
     debug: bool,
     connect_timeout: float,
@@ -123,14 +124,14 @@ def apply_root_options(
     environment.connection = connection
 
 
-def store_options(location, env=None) -> dict:
+def store_options(location, env: Environment | None = None) -> dict:
     """Connection options for a store: the config file's entry first, the command line over it."""
     merged = dict(location.options)
     merged.update((env or environment()).connection)
     return merged
 
 
-def open_for_reading(store_opt: Optional[str], *, environment=None, **options) -> "Store":
+def open_for_reading(store_opt: Optional[str], *, environment: Environment | None = None, **options) -> "Store":
     """The store, opened read-only; use it in a ``with`` block, which closes it."""
     from symfonic_cli.stores import open_store
 

@@ -32,6 +32,7 @@ from symfonic_cli.compat.envelope import (
 from symfonic_cli.errors import FindingsError, UsageError
 from symfonic_cli.vocabulary import DEFAULT_FAIL_ON, FINDINGS, GROUP_HELP
 from symfonic_cli.cli.common import one_thread as single_thread_key
+from symfonic_cli.environment import Environment
 
 app = typer.Typer(help=GROUP_HELP["compat"], no_args_is_help=True)
 
@@ -197,7 +198,7 @@ def _cell(value: Any) -> Any:
     return value
 
 
-def _write_report(rep, pairs_of, out_format: str, title: str, env) -> None:
+def _write_report(rep, pairs_of, out_format: str, title: str, env: Environment) -> None:
     """A store or thread report: its JSON document, or its pairs as a table."""
     from symfonic_cli import render
 

@@ -38,6 +38,7 @@ from symfonic_cli.cli.optionspec import QUICK
 # typing.TYPE_CHECKING without importing typing (quick commands load this module).
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from symfonic_cli.environment import Environment
     from typing import Callable, Optional
 
 
@@ -162,7 +163,7 @@ def _commands() -> dict[tuple[str, str], Callable[..., None]]:
     return {("threads", "list"): listing.threads_list, ("store", "info"): listing.store_info}
 
 
-def run(argv: list[str], environment) -> bool:
+def run(argv: list[str], environment: Environment) -> bool:
     """Run the command line on the quick route; False when it must go through typer."""
     parsed = parse(argv)
     if parsed is None:

@@ -9,6 +9,7 @@ import typer
 
 from symfonic_cli.cli import optionspec
 from symfonic_cli.cli.common import MAX_BATCH, MAX_COUNT
+from symfonic_cli.environment import Environment
 
 _TYPES = {"text": Optional[str], "count": Optional[int], "multi": Optional[List[str]], "flag": bool}
 
@@ -71,7 +72,7 @@ InactiveSinceOpt = Annotated[
 ]
 
 
-def erase_selection(environment, *, batch_size: int | None, store=None, missing_ok: bool = False, listed_only: bool = False, **given):
+def erase_selection(environment: Environment, *, batch_size: int | None, store=None, missing_ok: bool = False, listed_only: bool = False, **given):
     """The threads thread erase or thread export works on (selection.py, ERASE rules); a retention
     sweep's cut-off is fixed here, once. --batch-size only goes with a sweep. A session across
     sub-tenants or tenants is made explicit keys here, from ``store`` opened read-only."""

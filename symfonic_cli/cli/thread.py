@@ -25,6 +25,7 @@ from symfonic_cli.cli.options import (
 )
 from symfonic_cli.cli.common import one_thread
 from symfonic_cli.vocabulary import GROUP_HELP, STATUSES, one_of
+from symfonic_cli.environment import Environment
 
 app = typer.Typer(help=GROUP_HELP["thread"], no_args_is_help=True)
 
@@ -56,7 +57,7 @@ def show(
     _write(record, namespaces, out_format, env)
 
 
-def _write(record: dict, namespaces: list[dict], out_format: str, env) -> None:
+def _write(record: dict, namespaces: list[dict], out_format: str, env: Environment) -> None:
     from symfonic_cli import render
 
     out = env.stdout

@@ -16,6 +16,7 @@ from symfonic_cli.clock import id_at
 from symfonic_cli.compat import report as cr
 from symfonic_cli.compat.releases import release_text, releases_text, threads_text
 from symfonic_cli.errors import NotFoundError
+from symfonic_cli.environment import Environment
 
 BY_THREAD_COLUMNS = ("thread", "checkpoints", "latest_status", "writer_line", "format_version",
                      "safe_boundary", "in_flight", "interrupted", "corrupt", "newer", "releases")
@@ -90,7 +91,7 @@ def checkpoint_verdicts(st, thread: str, *, envelope_key: str, current_format: i
 # -- reports as records and pairs (unescaped: the renderer escapes)
 
 
-def store_pairs(rep, environment=None) -> list[tuple[str, Any]]:
+def store_pairs(rep, environment: Environment | None = None) -> list[tuple[str, Any]]:
     data = rep.to_json()
     verdict = data["verdict"]
     pairs: list[tuple[str, Any]] = [
@@ -141,7 +142,7 @@ def _named(label: str, found: dict[str, Any]) -> list[tuple[str, Any]]:
     return [(f"{label}: releases", releases_text(found["package_versions"])), (f"{label}: threads", threads_text(found))]
 
 
-def thread_pairs(rep, environment) -> list[tuple[str, Any]]:
+def thread_pairs(rep, environment: Environment) -> list[tuple[str, Any]]:
     """For table and text: times in --tz (``environment``'s; the JSON report stays UTC)."""
     from symfonic_cli.render import shown_time
 

@@ -148,7 +148,7 @@ def _summary(recorder: Recorder, stop) -> dict[str, int]:
     }
 
 
-def _dry_run(store, req, env, window, total, batch, name, extra, now, undatable: int = 0) -> None:
+def _dry_run(store, req, env: Environment, window, total, batch, name, extra, now, undatable: int = 0) -> None:
     """The plan of every idle thread, streamed page by page; nothing deleted."""
     out = env.stdout
     human = req.fmt not in ("json", "jsonl")

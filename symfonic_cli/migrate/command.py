@@ -10,6 +10,7 @@ from typing import Any
 from symfonic_cli.errors import StoreError, MigrateIncomplete, UsageError
 from symfonic_cli.location import StoreLocation
 from symfonic_cli.selection import MIGRATE, build_selection
+from symfonic_cli.environment import Environment
 
 
 @dataclass
@@ -92,7 +93,7 @@ def default_jobs(target_kind: str, threads: int) -> int:
     return max(1, min(4, os.cpu_count() or 1))
 
 
-def run_migrate(req: MigrateRequest, environment) -> MigrateResult:
+def run_migrate(req: MigrateRequest, environment: Environment) -> MigrateResult:
     """Copy (or dry-run, or verify) the selected threads; the outcomes, whatever they are."""
     from symfonic_cli.migrate import copy as migration
     from symfonic_cli.migrate.workers import run_parallel
@@ -202,7 +203,7 @@ def _open_target(dst_loc, dst_options, *, writable: bool, extra: dict, init_dry_
 class Progress:
     """Threads, checkpoints and rate on stderr, only when stderr is a terminal."""
 
-    def __init__(self, total: int, environment) -> None:
+    def __init__(self, total: int, environment: Environment) -> None:
         self.total = total
         self.environment = environment
         self.stream = environment.stderr

@@ -155,7 +155,7 @@ def write_records(
 
 
 def write_pairs(
-    pairs: Sequence[tuple[str, Any]], *, fmt: str, environment, title: str | None = None, stream: TextIO | None = None
+    pairs: Sequence[tuple[str, Any]], *, fmt: str, environment: Environment, title: str | None = None, stream: TextIO | None = None
 ) -> None:
     """A key/value report (``store info``); times in --tz in tables and text, UTC in JSON."""
     out = stream if stream is not None else environment.stdout

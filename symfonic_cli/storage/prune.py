@@ -312,7 +312,7 @@ class PruneRecorder(RunRecord):
 
     verb = "pruned"
 
-    def __init__(self, env, req: PruneRequest, header, receipt_file, total: int, store) -> None:
+    def __init__(self, env: Environment, req: PruneRequest, header, receipt_file, total: int, store) -> None:
         super().__init__(env, fmt=req.fmt, header=header, receipt_file=receipt_file, total=total, stream=True, progress=None)
         self.req, self.store = req, store
         self.counts = pr.empty_counts()

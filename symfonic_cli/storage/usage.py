@@ -6,6 +6,7 @@ report: one JSON object, or sections of pairs and tables for a reader. Read-only
 from __future__ import annotations
 
 from typing import Any
+from symfonic_cli.environment import Environment
 
 DEFAULT_TOP = 10
 
@@ -16,7 +17,7 @@ def usage_report(store, *, top: int = DEFAULT_TOP, keep: int = 1) -> dict[str, A
     return report
 
 
-def write_report(report: dict[str, Any], fmt: str, out, environment=None) -> None:
+def write_report(report: dict[str, Any], fmt: str, out, environment: Environment) -> None:
     from symfonic_cli import render
 
     if fmt in ("json", "jsonl"):
@@ -54,7 +55,7 @@ def write_report(report: dict[str, Any], fmt: str, out, environment=None) -> Non
         out.write(f"note: {render.escape_inline(note)}\n")
 
 
-def _section(out, fmt, title, rows, columns, headers, environment, rename) -> None:
+def _section(out, fmt, title, rows, columns, headers, environment: Environment, rename) -> None:
     from symfonic_cli import render
 
     rows = [{rename.get(k, k): v for k, v in row.items()} for row in rows]
