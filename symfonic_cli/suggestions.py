@@ -11,6 +11,11 @@ import unicodedata
 
 from symfonic_cli.threadkey import parse_key
 
+# typing.TYPE_CHECKING without importing typing.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from symfonic_cli.stores.protocol import Store
+
 LIMIT = 5
 
 
@@ -34,7 +39,7 @@ class Suggester:
     """Suggestions against one store; its thread keys are read and indexed once, on the first
     miss, so a batch of many unknown keys costs one listing."""
 
-    def __init__(self, store) -> None:
+    def __init__(self, store: Store) -> None:
         self.store = store
         self._loose: dict[str, list[str]] | None = None
         self._by_tenant: dict[str, list[str]] = {}
@@ -75,7 +80,7 @@ class Suggester:
         return ts[0] if ts else None
 
 
-def suggest_threads(store, key: str, limit: int = LIMIT) -> list[str]:
+def suggest_threads(store: Store, key: str, limit: int = LIMIT) -> list[str]:
     return Suggester(store).suggest(key, limit)
 
 

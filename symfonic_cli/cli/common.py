@@ -151,7 +151,7 @@ def require_thread(store: "Store", key: str):
     raise NotFoundError(not_found_message(key, store.location.display, Suggester(store)))
 
 
-def one_thread(thread, tenant, sub_tenant, session) -> str:
+def one_thread(thread, tenant: str | None, sub_tenant: str | None, session: str | None) -> str:
     """``selection.one_thread``, imported when a command runs (not for its ``--help``)."""
     from symfonic_cli.selection import one_thread as chosen
 

@@ -16,6 +16,7 @@ from symfonic_cli.cli.columns import THREAD_COLUMNS, _headers, _shown_columns, _
 # typing.TYPE_CHECKING without importing typing (quick commands load this module).
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from symfonic_cli.stores.protocol import Store
     from symfonic_cli.environment import Environment
     from typing import Optional
 
@@ -79,7 +80,7 @@ def thread_records(
     return _run_state_records(st, tenant, sub_tenant, limit, *checked, session=session, reverse=reverse, with_size=with_size, window=window)
 
 
-def _check_tenant(tenant, sub_tenant) -> None:
+def _check_tenant(tenant: str | None, sub_tenant: str | None) -> None:
     if sub_tenant is not None and tenant is None:
         raise UsageError("--sub-tenant needs --tenant")
 
@@ -147,7 +148,7 @@ def _thread_record(t) -> dict:
 
 
 def list_run_states(
-    store, tenant, sub_tenant, limit, fmt, *, status, session, sort, reverse, with_size, window=None, environment: Environment | None = None,
+    store, tenant: str | None, sub_tenant: str | None, limit: int | None, fmt, *, status, session: str | None, sort, reverse, with_size, window=None, environment: Environment | None = None,
     columns=None,
 ) -> None:
     """``threads list`` with --status/--session/--sort/--reverse/--with-size."""
@@ -212,7 +213,7 @@ def _run_state_records(st, tenant, sub_tenant, limit, statuses, chosen, *, sessi
     return columns, records
 
 
-def _say_empty(st, environment: Environment, **filters) -> None:
+def _say_empty(st: Store, environment: Environment, **filters) -> None:
     """On a terminal, an empty listing says so on stderr, and how many threads the store holds
     (piped, it stays silent: an empty answer is an answer)."""
     from symfonic_cli.render import escape_inline, is_terminal, shown_time

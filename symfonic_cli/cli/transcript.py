@@ -26,6 +26,11 @@ from symfonic_cli.vocabulary import GROUP_HELP, ROLES, SPEAKERS, one_of
 from symfonic_cli.cli.common import one_thread
 from symfonic_cli.environment import Environment
 
+# typing.TYPE_CHECKING without importing typing.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from symfonic_cli.stores.protocol import Store
+
 
 def register(root: typer.Typer) -> None:
     root.add_typer(app, name="transcript")
@@ -85,7 +90,7 @@ def show(
         env.stderr.write(empty_note + "\n")
 
 
-def _empty_note(st, key: str, checkpoint: Optional[str], env: Environment) -> str:
+def _empty_note(st: Store, key: str, checkpoint: Optional[str], env: Environment) -> str:
     """On a terminal, an empty answer says so, and what the thread does hold."""
     from symfonic_cli.render import escape_inline, shown_time
     from symfonic_cli.transcript.read import read_transcript

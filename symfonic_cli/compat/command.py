@@ -18,6 +18,11 @@ from symfonic_cli.compat.releases import release_text, releases_text, threads_te
 from symfonic_cli.errors import NotFoundError
 from symfonic_cli.environment import Environment
 
+# typing.TYPE_CHECKING without importing typing.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from symfonic_cli.stores.protocol import Store
+
 BY_THREAD_COLUMNS = ("thread", "checkpoints", "latest_status", "writer_line", "format_version",
                      "safe_boundary", "in_flight", "interrupted", "corrupt", "newer", "releases")
 CHECKPOINT_COLUMNS = ("checkpoint_id", "checkpoint_ns", "step", "source", "ts", "status", "writer_line",
@@ -45,7 +50,7 @@ class CompatOutcome:
     findings: dict[str, int] = field(default_factory=dict)
 
 
-def run_report(st, req: CompatRequest) -> CompatOutcome:
+def run_report(st: Store, req: CompatRequest) -> CompatOutcome:
     """The report a request asks for, from an open store."""
     kwargs: dict[str, Any] = {"key": req.envelope_key, "current_format": req.current_format, "now": req.now, "grace": req.grace}
     if req.mode == THREAD:  # the caller has checked that the thread exists
@@ -76,7 +81,7 @@ def run_report(st, req: CompatRequest) -> CompatOutcome:
     return CompatOutcome(STORE, report=store_rep, findings=store_rep.findings())
 
 
-def checkpoint_verdicts(st, thread: str, *, envelope_key: str, current_format: int, checkpoint: str | None = None):
+def checkpoint_verdicts(st: Store, thread: str, *, envelope_key: str, current_format: int, checkpoint: str | None = None):
     """``compat show``: every checkpoint's verdict, newest first, or the one named by ``checkpoint``
     (the caller has checked that the thread exists)."""
     verdicts = cr.verdicts(st.iter_envelopes(envelope_key, thread=thread), key=envelope_key, current_format=current_format)

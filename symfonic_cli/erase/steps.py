@@ -31,6 +31,11 @@ from symfonic_cli.erase import plan as ep
 from symfonic_cli.errors import EXIT_INTERRUPTED, EXIT_UNEXPECTED, SymfonicError, ThreadActiveError
 from symfonic_cli.location import StoreLocation, scrub
 
+# typing.TYPE_CHECKING without importing typing.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from symfonic_cli.stores.protocol import Store
+
 DEFAULT_BATCH = 500  # threads a counted selection (a sweep, prune) reads and plans at a time
 INTERRUPTED = "interrupted (Ctrl-C): stopped after the thread in flight; run the same command again to erase the rest"
 
@@ -86,8 +91,8 @@ def thread_step(plan: ep.ThreadErasePlan, change: Callable[[], tuple[dict[str, i
     return result, stop
 
 
-def erase_step(store, plan: ep.ThreadErasePlan, extra, *, location: StoreLocation, now: datetime, grace: timedelta,
-               between=None, idle_before=None) -> tuple[ep.ThreadOutcome, Stopped | None]:
+def erase_step(store: Store, plan: ep.ThreadErasePlan, extra, *, location: StoreLocation, now: datetime, grace: timedelta,
+               between=None, idle_before: str | None = None) -> tuple[ep.ThreadOutcome, Stopped | None]:
     """One thread erased (one transaction; the store compares what it deletes with the plan, and
     with ``idle_before`` re-checks its last activity, inside it) and verified after the commit."""
 

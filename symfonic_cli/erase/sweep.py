@@ -27,6 +27,11 @@ from symfonic_cli.erase.records import Recorder, new_header, open_receipt, store
 from symfonic_cli.erase.steps import DEFAULT_BATCH, erase_step, finish, run_threads
 from symfonic_cli.errors import EXIT_INTERRUPTED, EXIT_STORE, EXIT_WRITTEN_AGAIN, EraseIncomplete, StoppedError
 
+# typing.TYPE_CHECKING without importing typing.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from symfonic_cli.stores.protocol import Store
+
 SAMPLE = 10  # keys the confirmation shows
 
 
@@ -119,7 +124,7 @@ def run_sweep(req, env: Environment) -> None:
         raise EraseIncomplete(EXIT_STORE if recorder.unverified else EXIT_WRITTEN_AGAIN)
 
 
-def _pages(store, window, extra, first: list, batch: int, total: int):
+def _pages(store: Store, window, extra, first: list, batch: int, total: int):
     """The first page, then the next ones by key (keyset pagination), never more than counted
     and confirmed (a thread cannot become idle after a cut-off fixed in the past, but a restored
     backup could add old ones)."""
@@ -148,7 +153,7 @@ def _summary(recorder: Recorder, stop) -> dict[str, int]:
     }
 
 
-def _dry_run(store, req, env: Environment, window, total, batch, name, extra, now, undatable: int = 0) -> None:
+def _dry_run(store: Store, req, env: Environment, window, total, batch, name, extra, now, undatable: int = 0) -> None:
     """The plan of every idle thread, streamed page by page; nothing deleted."""
     out = env.stdout
     human = req.fmt not in ("json", "jsonl")

@@ -15,6 +15,7 @@ from symfonic_cli.errors import NotFoundError
 from symfonic_cli.location import StoreLocation
 
 if TYPE_CHECKING:
+    from symfonic_cli.stores.protocol import Store
     from symfonic_cli.model.listing import ThreadSummary
 
 
@@ -46,7 +47,7 @@ def transcript_bytes(rows, tools: bool) -> bytes:
     return buf.getvalue().encode("utf-8")
 
 
-def state_bytes(store, key: str) -> tuple[bytes, list[str]]:
+def state_bytes(store: Store, key: str) -> tuple[bytes, list[str]]:
     """The thread's latest root checkpoint, every channel as JSON (values the strict decoder
     does not rebuild are given from their raw fields, as ``thread diff`` gives them)."""
     from symfonic_cli import render
@@ -199,7 +200,7 @@ class _IdleThreads:
     """The threads of a retention window as (key, summary) pairs, in key order, read a page at a
     time (``window_keys``); ``len`` is the count the database gives."""
 
-    def __init__(self, store, req: ExportRequest) -> None:
+    def __init__(self, store: Store, req: ExportRequest) -> None:
         from symfonic_cli.erase.steps import DEFAULT_BATCH
 
         w = req.window

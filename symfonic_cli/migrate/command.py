@@ -12,6 +12,11 @@ from symfonic_cli.location import StoreLocation
 from symfonic_cli.selection import MIGRATE, build_selection
 from symfonic_cli.environment import Environment
 
+# typing.TYPE_CHECKING without importing typing.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import TextIO
+
 
 @dataclass
 class MigrateRequest:
@@ -172,7 +177,7 @@ def as_option(option: str, fn, *args, **kwargs):
         raise
 
 
-def _open_target(dst_loc, dst_options, *, writable: bool, extra: dict, init_dry_run: bool, stderr):
+def _open_target(dst_loc, dst_options, *, writable: bool, extra: dict, init_dry_run: bool, stderr: TextIO):
     """The target, and a scratch folder to remove when the plan ran against an empty stand-in.
 
     ``--init-target --dry-run`` towards a SQLite file that does not exist yet: nothing is created;

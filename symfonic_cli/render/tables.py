@@ -77,7 +77,7 @@ def write_table(
     con.print(table)
 
 
-def write_record_layout(rows, headers, *, title=None, environment: Environment, stream=None, width=80, con=None, whole=None) -> None:
+def write_record_layout(rows, headers, *, title=None, environment: Environment, stream: TextIO | None = None, width=80, con=None, whole=None) -> None:
     """One ``field: value`` line per column, a rule between rows. Values wrap under themselves
     past the terminal's width, between words (a word wider than the line is broken between
     characters); an identifier (``whole``, else by its header's name) longer than the line stays whole."""

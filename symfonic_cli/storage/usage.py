@@ -8,16 +8,22 @@ from __future__ import annotations
 from typing import Any
 from symfonic_cli.environment import Environment
 
+# typing.TYPE_CHECKING without importing typing.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from symfonic_cli.stores.protocol import Store
+    from typing import TextIO
+
 DEFAULT_TOP = 10
 
 
-def usage_report(store, *, top: int = DEFAULT_TOP, keep: int = 1) -> dict[str, Any]:
+def usage_report(store: Store, *, top: int = DEFAULT_TOP, keep: int = 1) -> dict[str, Any]:
     report = {"store": store.location.display, "store_kind": store.kind}
     report.update(store.store_usage(top=top, keep=keep))
     return report
 
 
-def write_report(report: dict[str, Any], fmt: str, out, environment: Environment) -> None:
+def write_report(report: dict[str, Any], fmt: str, out: TextIO, environment: Environment) -> None:
     from symfonic_cli import render
 
     if fmt in ("json", "jsonl"):
@@ -55,7 +61,7 @@ def write_report(report: dict[str, Any], fmt: str, out, environment: Environment
         out.write(f"note: {render.escape_inline(note)}\n")
 
 
-def _section(out, fmt, title, rows, columns, headers, environment: Environment, rename) -> None:
+def _section(out: TextIO, fmt, title, rows, columns, headers, environment: Environment, rename) -> None:
     from symfonic_cli import render
 
     rows = [{rename.get(k, k): v for k, v in row.items()} for row in rows]

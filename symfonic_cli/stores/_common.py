@@ -39,7 +39,7 @@ class PerThreadErase:
     def erase_plans(self, keys: list[str], extra) -> list:
         return [self.erase_plan(k, extra) for k in keys]
 
-    def erase_verified(self, key: str, extra, *, expected=None, idle_before=None) -> tuple[dict[str, int], dict[str, int]]:
+    def erase_verified(self, key: str, extra, *, expected=None, idle_before: str | None = None) -> tuple[dict[str, int], dict[str, int]]:
         deleted = self.erase_thread(key, extra, expected=expected, idle_before=idle_before)
         return deleted, self.remaining_rows(key, extra)
 

@@ -19,6 +19,7 @@ from datetime import datetime, timezone
 # typing.TYPE_CHECKING without importing typing (the status listing loads this module).
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from symfonic_cli.stores.protocol import Store
     from symfonic_cli.model.thread_row import ThreadRunState
 
 
@@ -38,7 +39,7 @@ _NEVER = datetime.min.replace(tzinfo=timezone.utc)
 
 
 def run_state_rows(
-    store,
+    store: Store,
     *,
     prefix: str | None,
     session: str | None,

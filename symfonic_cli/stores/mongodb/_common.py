@@ -5,13 +5,16 @@ from __future__ import annotations
 import heapq
 import time
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from symfonic_cli.codec.metadata_json import MetadataError
 from symfonic_cli.errors import StoreError, UsageError
 from symfonic_cli.location import StoreLocation, scrub
 from symfonic_cli.stores._common import error_translators
 from symfonic_cli.threadkey import prefix_upper_bound
+
+if TYPE_CHECKING:
+    from pymongo.client_session import ClientSession
 
 PASSWORD_ENV = "SYMFONIC_MONGO_PASSWORD"
 
@@ -190,7 +193,7 @@ class MongoSection:
                     raise
 
 
-def _commit(session, deadline: float) -> None:
+def _commit(session: ClientSession, deadline: float) -> None:
     from pymongo.errors import PyMongoError
 
     while True:
@@ -203,7 +206,7 @@ def _commit(session, deadline: float) -> None:
             raise
 
 
-def _abort(session) -> None:
+def _abort(session: ClientSession) -> None:
     from pymongo.errors import PyMongoError
 
     if session.in_transaction:

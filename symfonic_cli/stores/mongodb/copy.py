@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from symfonic_cli.errors import StoreError
 from symfonic_cli.stores.mongodb._common import (
@@ -16,6 +16,9 @@ from symfonic_cli.stores.mongodb._common import (
     _short,
     _string_literal,
 )
+
+if TYPE_CHECKING:
+    from pymongo.client_session import ClientSession
 
 
 class MongoCopy(MongoSection):
@@ -54,7 +57,7 @@ class MongoCopy(MongoSection):
             fields = self._CHECKPOINT_KEY if r.table == "checkpoints" else self._WRITE_KEY
             docs[r.table].append({"thread_id": key, **dict(zip(fields, r.key)), **r.data, **ttl})
 
-        def work(session) -> None:
+        def work(session: ClientSession) -> None:
             for table in ("writes", "checkpoints"):  # checkpoints last: never a complete-looking partial thread
                 coll = self.writes if table == "writes" else self.checkpoints
                 fields = self._CHECKPOINT_KEY if table == "checkpoints" else self._WRITE_KEY
@@ -111,7 +114,7 @@ class MongoCopy(MongoSection):
         key = _string_literal(key, "thread key")
         batches = write_batches(writes)
 
-        def work(session) -> None:
+        def work(session: ClientSession) -> None:
             exact = self._collation(self.checkpoints)
             for cp in checkpoints:
                 if self.checkpoints.find_one({"thread_id": key, "checkpoint_ns": cp.checkpoint_ns, "checkpoint_id": cp.checkpoint_id}, {"_id": 1}, session=session, collation=exact):
@@ -178,7 +181,7 @@ class _InsertOnly:
     by its unique key in the session, so a document the target holds fails the thread
     (MigrationConflict) instead of being replaced. Nothing else of the collection is reachable."""
 
-    def __init__(self, collection, session, key_fields: tuple[str, ...], collation: dict | None) -> None:
+    def __init__(self, collection, session: ClientSession, key_fields: tuple[str, ...], collation: dict | None) -> None:
         self._collection = collection
         self._session = session
         self._key_fields = key_fields

@@ -18,6 +18,7 @@ from symfonic_cli.stores.mongodb._common import (
 # typing.TYPE_CHECKING without importing typing (quick commands load this module).
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from pymongo.client_session import ClientSession
     from typing import Any
 
     from symfonic_cli.model.erase import ExtraTable, ThreadErasePlan
@@ -103,7 +104,7 @@ class MongoErase(PerThreadErase, MongoSection):
             key, rows, summary.first_checkpoint_id if summary else None, summary.last_checkpoint_id if summary else None
         )
 
-    def _recheck_activity(self, key: str, session) -> tuple:
+    def _recheck_activity(self, key: str, session: ClientSession | None) -> tuple:
         """Inside the transaction: the greatest ordered id, and ``(id, ts)`` of every other checkpoint
         (its ``ts`` from the blob's head), for model/erase.py's check_still_idle."""
         import re
@@ -144,7 +145,7 @@ class MongoErase(PerThreadErase, MongoSection):
         key = _string_literal(key, "thread key")
         cascade = self._cascade(extra, key)
 
-        def run(session) -> dict[str, int]:
+        def run(session: ClientSession | None) -> dict[str, int]:
             deleted: dict[str, int] = {}
             if idle_before is not None:
                 last, odd = self._recheck_activity(key, session)

@@ -59,7 +59,7 @@ class MongoRead(MongoSection):
     # Listing rows, pages and counts by last activity; stores/activity.py makes them exact by instant.
 
     @_driver_errors_iter
-    def _thread_rows(self, tenant, sub_tenant, limit, last_before, last_from) -> Iterator[ThreadSummary]:
+    def _thread_rows(self, tenant: str | None, sub_tenant: str | None, limit: int | None, last_before: str | None, last_from: str | None) -> Iterator[ThreadSummary]:
         # Only string keys are keys: a thread_id of another type (an array matches each of its
         # elements) is no thread's key (store info's anomalies count them).
         keys: dict = dict(A_KEY)
@@ -81,7 +81,7 @@ class MongoRead(MongoSection):
             yield _summary(doc, doc["_id"])._replace(odd=bool(doc.get("odd")))
 
     @_driver_errors
-    def _window_page(self, tenant, sub_tenant, last_before, last_from, after, limit, odd, upto=None) -> list[str]:
+    def _window_page(self, tenant: str | None, sub_tenant: str | None, last_before: str | None, last_from: str | None, after: str | None, limit: int, odd, upto: str | None = None) -> list[str]:
         """Keyset pagination, binary order."""
         pipeline = self._window_pipeline(tenant, sub_tenant, last_before, last_from, after, odd, upto)
         pipeline += [{"$sort": {"_id": 1}}, {"$limit": int(limit)}, {"$project": {"_id": 1}}]
@@ -89,13 +89,13 @@ class MongoRead(MongoSection):
         return [doc["_id"] for doc in self.checkpoints.aggregate(pipeline, collation=self._collation(self.checkpoints))]
 
     @_driver_errors
-    def _window_tally(self, tenant, sub_tenant, last_before, last_from) -> int:
+    def _window_tally(self, tenant: str | None, sub_tenant: str | None, last_before: str | None, last_from: str | None) -> int:
         pipeline = self._window_pipeline(tenant, sub_tenant, last_before, last_from, None, False) + [{"$count": "n"}]
         for doc in self.checkpoints.aggregate(pipeline, collation=self._collation(self.checkpoints)):
             return int(doc["n"])
         return 0
 
-    def _window_pipeline(self, tenant, sub_tenant, last_before, last_from, after, odd, upto=None) -> list[dict]:
+    def _window_pipeline(self, tenant: str | None, sub_tenant: str | None, last_before: str | None, last_from: str | None, after: str | None, odd, upto: str | None = None) -> list[dict]:
         match: dict = dict(A_KEY)
         if tenant is not None:
             match.update(_prefix_range(tenant_prefix(_string_literal(tenant, "tenant"), sub_tenant)))

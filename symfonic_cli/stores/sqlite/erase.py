@@ -152,7 +152,7 @@ class SqliteErase(PerThreadErase, SqliteSection):
         return last, odd
 
     @_translate_errors
-    def erase_thread(self, key: str, extra: tuple[ExtraTable, ...], *, between=None, expected=None, idle_before=None) -> dict[str, int]:
+    def erase_thread(self, key: str, extra: tuple[ExtraTable, ...], *, between=None, expected=None, idle_before: str | None = None) -> dict[str, int]:
         from symfonic_cli.model.erase import check_against_plan, check_still_idle
 
         deleted: dict[str, int] = {}

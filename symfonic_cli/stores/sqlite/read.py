@@ -41,7 +41,7 @@ class SqliteRead(SqliteSection):
     _ODD = f"max(NOT (checkpoint_id GLOB '{ORDERED_ID_GLOB}'))"
 
     @_translate_iter
-    def _thread_rows(self, tenant, sub_tenant, limit, last_before, last_from) -> Iterator[ThreadSummary]:
+    def _thread_rows(self, tenant: str | None, sub_tenant: str | None, limit: int | None, last_before: str | None, last_from: str | None) -> Iterator[ThreadSummary]:
         where = ""
         params: list[Any] = []
         if tenant is not None:
@@ -68,7 +68,7 @@ class SqliteRead(SqliteSection):
             yield ThreadSummary(key, n, first, last, bool(odd))
 
     @_translate_errors
-    def _window_page(self, tenant, sub_tenant, last_before, last_from, after, limit, odd, upto=None) -> list[str]:
+    def _window_page(self, tenant: str | None, sub_tenant: str | None, last_before: str | None, last_from: str | None, after: str | None, limit: int | None, odd, upto: str | None = None) -> list[str]:
         """Keyset pagination: the primary key's order serves the GROUP BY and the LIMIT stops the scan."""
         if self._has_blob_keys():
             # Keys stored as BLOBs sort apart from text: the merged listing, sliced (not streamed).
@@ -82,7 +82,7 @@ class SqliteRead(SqliteSection):
         return [k for (k,) in self.conn.execute(sql, [*params, *bounds, limit])]
 
     @_translate_errors
-    def _window_tally(self, tenant, sub_tenant, last_before, last_from) -> int:
+    def _window_tally(self, tenant: str | None, sub_tenant: str | None, last_before: str | None, last_from: str | None) -> int:
         if self._has_blob_keys():
             return sum(1 for t in self._thread_rows(tenant, sub_tenant, None, last_before, last_from) if not t.odd)
         where, params = self._window_where(tenant, sub_tenant, None)
@@ -90,7 +90,7 @@ class SqliteRead(SqliteSection):
         sql = f"SELECT count(*) FROM (SELECT 1 FROM checkpoints {where} GROUP BY thread_id COLLATE BINARY {having})"
         return self.conn.execute(sql, [*params, *bounds]).fetchone()[0]
 
-    def _window_where(self, tenant, sub_tenant, after, upto=None) -> tuple[str, list]:
+    def _window_where(self, tenant: str | None, sub_tenant: str | None, after: str | None, upto: str | None = None) -> tuple[str, list]:
         conds: list[str] = []
         params: list[Any] = []
         if tenant is not None:
