@@ -20,7 +20,8 @@ if TYPE_CHECKING:
 
 
 class Environment:
-    def __init__(self, *, stdout=None, stderr: TextIO | None = None, stdin=None, stdin_isatty=None) -> None:
+    def __init__(self, *, stdout: TextIO | None = None, stderr: TextIO | None = None, stdin: TextIO | None = None,
+                 stdin_isatty: bool | None = None) -> None:
         self.stdout = stdout if stdout is not None else sys.stdout
         self.stderr = stderr if stderr is not None else sys.stderr
         self.stdin = stdin if stdin is not None else sys.stdin

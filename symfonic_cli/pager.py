@@ -14,6 +14,7 @@ import os
 # typing.TYPE_CHECKING without importing typing (every command on a terminal loads this module).
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import TextIO
     from symfonic_cli.environment import Environment
 
 # Commands whose output may be paged: (group,) for every command of a group, else (group, command).
@@ -25,7 +26,7 @@ class HeldOutput(io.StringIO):
     """stdout while a command runs: a terminal to the command (format, width, colour), kept in
     memory until the command ends."""
 
-    def __init__(self, real) -> None:
+    def __init__(self, real: TextIO) -> None:
         super().__init__()
         from symfonic_cli.render import terminal_size
 
@@ -84,7 +85,7 @@ def release(held: HeldOutput, environment: Environment, *, ok: bool) -> None:
     held.real.flush()
 
 
-def _page(command: str, text: str, real) -> bool:
+def _page(command: str, text: str, real: TextIO) -> bool:
     """``text`` through the pager, on the terminal behind ``real`` (its file descriptor)."""
     import subprocess
 

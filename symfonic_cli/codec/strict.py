@@ -15,6 +15,7 @@ from symfonic_cli.errors import StoreError
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import NoReturn
     from langgraph.checkpoint.serde.event_hooks import SerdeEvent
 
 _serde = None
@@ -116,7 +117,7 @@ def _without_objects(data: bytes) -> Any:
         return _OBJECTS
 
 
-def _has_object(code: int, ext: bytes):
+def _has_object(code: int, ext: bytes) -> NoReturn:
     raise LookupError  # ormsgpack reports it as a ValueError
 
 

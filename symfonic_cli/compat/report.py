@@ -356,7 +356,7 @@ def thread_report(
     return rep
 
 
-def thread_reports(rows: Iterable[EnvelopeRow], **kwargs) -> Iterator[ThreadReport]:
+def thread_reports(rows: Iterable[EnvelopeRow], **kwargs: Any) -> Iterator[ThreadReport]:
     """Rows of many threads, ordered by thread: one report per thread, one thread in memory."""
     for thread, group in groupby(rows, key=lambda r: r.thread_id):
         yield thread_report(thread, group, **kwargs)

@@ -20,6 +20,11 @@ import stat
 
 from symfonic_cli.errors import ReceiptError, UsageError
 
+# typing.TYPE_CHECKING without importing typing.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+
 
 class ReceiptWriteError(Exception):
     """A line could not be appended (full disk, I/O error)."""
@@ -62,7 +67,7 @@ class ReceiptFile:
             # A line cut short (a crash mid-write) must not swallow the next one.
             self._needs_newline = os.pread(self.fd, 1, info.st_size - 1) != b"\n"
 
-    def previous_erasures(self, identity: dict, keys) -> dict[str, tuple[str, str]]:
+    def previous_erasures(self, identity: dict, keys: Iterable[str]) -> dict[str, tuple[str, str]]:
         """key -> (receipt_id, time) of the latest ``erased`` record of each of ``keys`` in the
         file whose store identity is ``identity`` exactly (records without one never match).
         Read a line at a time: memory does not grow with the file, only with its longest line."""
@@ -132,7 +137,7 @@ class ReceiptFile:
             self.fd = None
 
 
-def _needles(keys) -> list[bytes]:
+def _needles(keys: Iterable[str]) -> list[bytes]:
     """Each key as a JSON string could spell it in a line (escaped to ASCII or not)."""
     from symfonic_cli.render import json_dumps
 

@@ -106,7 +106,7 @@ class Prefilter:
             return False
         return self.whole is None or self.whole in data or any(e in blob for e in self.exotic)
 
-    def may_match(self, payload_type, blob, *, whole_checkpoint: bool) -> bool:
+    def may_match(self, payload_type: str | None, blob: bytes | None, *, whole_checkpoint: bool) -> bool:
         """The whole test, in Python (MongoDB, and any store without its own)."""
         if payload_type != "msgpack" or not isinstance(blob, (bytes, bytearray, memoryview)):
             return True
