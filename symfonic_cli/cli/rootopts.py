@@ -16,10 +16,15 @@ from click.core import ParameterSource
 
 from symfonic_cli.cli.common import environment
 
+# typing.TYPE_CHECKING without importing typing.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
 _SKIP = {"version", "install_completion", "show_completion", "help"}
 
 
-def _apply(name: str, value) -> None:
+def _apply(name: str, value: Any) -> None:
     if name == "debug":
         environment().debug = environment().debug or bool(value)
     elif name == "no_pager":
@@ -44,7 +49,7 @@ def _late_copy(param: click.Option) -> click.Option:
     late.show_envvar = False
     original = param.callback
 
-    def callback(ctx: click.Context, p: click.Parameter, value):
+    def callback(ctx: click.Context, p: click.Parameter, value: Any) -> Any:
         if ctx.get_parameter_source(p.name) != ParameterSource.COMMANDLINE:
             return value
         if original is not None:

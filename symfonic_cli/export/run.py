@@ -15,6 +15,7 @@ from symfonic_cli.errors import NotFoundError
 from symfonic_cli.location import StoreLocation
 
 if TYPE_CHECKING:
+    from typing import BinaryIO
     from symfonic_cli.stores.protocol import Store
     from symfonic_cli.model.listing import ThreadSummary
 
@@ -70,7 +71,7 @@ def state_bytes(store: Store, key: str) -> tuple[bytes, list[str]]:
     return (render.json_dumps(doc, indent=2) + "\n").encode("utf-8"), warnings
 
 
-def _iso(t) -> str | None:
+def _iso(t: datetime | None) -> str | None:
     from symfonic_cli.clock import iso_utc
 
     return iso_utc(t)
@@ -247,7 +248,7 @@ class _Entries:
         self.file.write(json_dumps(entry).encode("utf-8") + b"\n")
         self.count += 1
 
-    def manifest(self, head: dict[str, Any], tail: dict[str, Any]):
+    def manifest(self, head: dict[str, Any], tail: dict[str, Any]) -> BinaryIO:
         """manifest.json (the document ``json_dumps(..., indent=2)`` would give), in a temporary file at offset 0."""
         import json
         import tempfile

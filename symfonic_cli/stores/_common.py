@@ -14,6 +14,8 @@ if TYPE_CHECKING:
 
     _W = TypeVar("_W", bound="SupportsWith")
 
+    from symfonic_cli.model.erase import ExtraTable, ThreadErasePlan
+
 # The envelope fields EnvelopeShape groups by (JSON type, value); boundary_sequence goes by type only.
 VALUE_GROUPED_FIELDS = ("format_version", "writer_line", "safe_boundary", "finalized")
 
@@ -36,10 +38,11 @@ class PerThreadErase:
     erase_thread: Callable[..., dict[str, int]]
     remaining_rows: Callable[..., dict[str, int]]
 
-    def erase_plans(self, keys: list[str], extra) -> list:
+    def erase_plans(self, keys: list[str], extra: tuple[ExtraTable, ...]) -> list[ThreadErasePlan]:
         return [self.erase_plan(k, extra) for k in keys]
 
-    def erase_verified(self, key: str, extra, *, expected=None, idle_before: str | None = None) -> tuple[dict[str, int], dict[str, int]]:
+    def erase_verified(self, key: str, extra: tuple[ExtraTable, ...], *, expected: dict[str, int] | None = None,
+                       idle_before: str | None = None) -> tuple[dict[str, int], dict[str, int]]:
         deleted = self.erase_thread(key, extra, expected=expected, idle_before=idle_before)
         return deleted, self.remaining_rows(key, extra)
 

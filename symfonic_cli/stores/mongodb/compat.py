@@ -18,6 +18,13 @@ from symfonic_cli.stores.mongodb._common import (
     _string_literal,
 )
 
+# typing.TYPE_CHECKING without importing typing.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+
+    from symfonic_cli.model.envelope import EnvelopeRow, EnvelopeShape
+
 
 class MongoCompat(MongoSection):
     """The compat report's reads: envelope metadata only, never a checkpoint blob."""
@@ -25,7 +32,7 @@ class MongoCompat(MongoSection):
     # -- compat (protocol docstrings in stores/protocol.py): metadata only, grouped on the server
 
     @_driver_errors_iter
-    def envelope_shapes(self, envelope_key: str, *, older_than: str | None = None):
+    def envelope_shapes(self, envelope_key: str, *, older_than: str | None = None) -> Iterator[EnvelopeShape]:
         from symfonic_cli.model.envelope import EnvelopeShape
 
         env: dict[str, Any] = {"$getField": {"field": {"$literal": _string_literal(envelope_key, "envelope key")}, "input": "$metadata"}}
@@ -88,7 +95,7 @@ class MongoCompat(MongoSection):
             yield EnvelopeShape(kind, **fields, **counts, package_version=_release(g.get("pv")) if kind == "object" else None)
 
     @_driver_errors_iter
-    def iter_envelopes(self, envelope_key: str, *, thread: str | None = None):
+    def iter_envelopes(self, envelope_key: str, *, thread: str | None = None) -> Iterator[EnvelopeRow]:
         from symfonic_cli.model.envelope import ABSENT, EnvelopeRow
 
         query = {} if thread is None else {"thread_id": _key_eq(thread)}

@@ -81,7 +81,7 @@ class MongoRead(MongoSection):
             yield _summary(doc, doc["_id"])._replace(odd=bool(doc.get("odd")))
 
     @_driver_errors
-    def _window_page(self, tenant: str | None, sub_tenant: str | None, last_before: str | None, last_from: str | None, after: str | None, limit: int, odd, upto: str | None = None) -> list[str]:
+    def _window_page(self, tenant: str | None, sub_tenant: str | None, last_before: str | None, last_from: str | None, after: str | None, limit: int, odd: bool, upto: str | None = None) -> list[str]:
         """Keyset pagination, binary order."""
         pipeline = self._window_pipeline(tenant, sub_tenant, last_before, last_from, after, odd, upto)
         pipeline += [{"$sort": {"_id": 1}}, {"$limit": int(limit)}, {"$project": {"_id": 1}}]
@@ -95,7 +95,7 @@ class MongoRead(MongoSection):
             return int(doc["n"])
         return 0
 
-    def _window_pipeline(self, tenant: str | None, sub_tenant: str | None, last_before: str | None, last_from: str | None, after: str | None, odd, upto: str | None = None) -> list[dict]:
+    def _window_pipeline(self, tenant: str | None, sub_tenant: str | None, last_before: str | None, last_from: str | None, after: str | None, odd: bool, upto: str | None = None) -> list[dict]:
         match: dict = dict(A_KEY)
         if tenant is not None:
             match.update(_prefix_range(tenant_prefix(_string_literal(tenant, "tenant"), sub_tenant)))

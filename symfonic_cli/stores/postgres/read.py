@@ -60,7 +60,7 @@ class PostgresRead(PostgresSection):
             yield ThreadSummary(str(key), n, first, last, bool(odd))
 
     @_translate_errors
-    def _window_page(self, tenant: str | None, sub_tenant: str | None, last_before: str | None, last_from: str | None, after: str | None, limit: int, odd, upto: str | None = None) -> list[str]:
+    def _window_page(self, tenant: str | None, sub_tenant: str | None, last_before: str | None, last_from: str | None, after: str | None, limit: int, odd: bool, upto: str | None = None) -> list[str]:
         """Keyset pagination, bytewise order."""
         where, params = self._window_where(tenant, sub_tenant, after, upto)
         having, bounds = odd_having(self._ODD, self._LATEST, "%s", last_before, last_from, "odd" if odd else "plain")

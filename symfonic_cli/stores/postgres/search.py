@@ -26,7 +26,7 @@ class PostgresSearch(PostgresSection):
     """``search_candidates`` (stores/protocol.py, SearchProtocol)."""
 
     @_translate_iter
-    def search_candidates(self, prefilter, *, tenant: str | None = None, sub_tenant: str | None = None) -> Iterator[str]:
+    def search_candidates(self, prefilter: Any, *, tenant: str | None = None, sub_tenant: str | None = None) -> Iterator[str]:
         where = ""
         params: list[Any] = []
         if tenant is not None:

@@ -12,6 +12,9 @@ from symfonic_cli.stores.sqlite._common import SqliteSection, _translate_errors,
 # typing.TYPE_CHECKING without importing typing (quick commands load this module).
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Iterator
+
+    from symfonic_cli.model.envelope import EnvelopeRow, EnvelopeShape
     from typing import Any
 
 
@@ -29,7 +32,7 @@ class SqliteCompat(SqliteSection):
     # (the saver stores metadata as a BLOB of JSON text; newer SQLite would read a BLOB as JSONB)
 
     @_translate_iter
-    def envelope_shapes(self, envelope_key: str, *, older_than: str | None = None):
+    def envelope_shapes(self, envelope_key: str, *, older_than: str | None = None) -> Iterator[EnvelopeShape]:
         from symfonic_cli.model.envelope import EnvelopeShape
 
         # The big metadata text is parsed once per row to cut the envelope out (LIMIT -1 keeps
@@ -116,7 +119,7 @@ class SqliteCompat(SqliteSection):
         )
 
     @_translate_iter
-    def iter_envelopes(self, envelope_key: str, *, thread: str | None = None):
+    def iter_envelopes(self, envelope_key: str, *, thread: str | None = None) -> Iterator[EnvelopeRow]:
         from symfonic_cli.model.envelope import row_from_metadata
 
         # One thread (or one at a time): each row's metadata decoded as SqliteSaver decodes it.

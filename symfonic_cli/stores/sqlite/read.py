@@ -68,7 +68,7 @@ class SqliteRead(SqliteSection):
             yield ThreadSummary(key, n, first, last, bool(odd))
 
     @_translate_errors
-    def _window_page(self, tenant: str | None, sub_tenant: str | None, last_before: str | None, last_from: str | None, after: str | None, limit: int, odd, upto: str | None = None) -> list[str]:
+    def _window_page(self, tenant: str | None, sub_tenant: str | None, last_before: str | None, last_from: str | None, after: str | None, limit: int, odd: bool, upto: str | None = None) -> list[str]:
         """Keyset pagination: the primary key's order serves the GROUP BY and the LIMIT stops the scan."""
         if self._has_blob_keys():
             # Keys stored as BLOBs sort apart from text: the merged listing, sliced (not streamed).

@@ -20,7 +20,7 @@ class SqliteSearch(SqliteSection):
     """``search_candidates`` (stores/protocol.py, SearchProtocol)."""
 
     @_translate_iter
-    def search_candidates(self, prefilter, *, tenant: str | None = None, sub_tenant: str | None = None) -> Iterator[str]:
+    def search_candidates(self, prefilter: Any, *, tenant: str | None = None, sub_tenant: str | None = None) -> Iterator[str]:
         from symfonic_cli.stores.sqlite.read import _key_text
 
         where = ""
