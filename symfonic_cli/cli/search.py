@@ -17,8 +17,9 @@ JSON_SNIPPET = 100  # cells of a snippet in JSON, JSONL and text (no terminal to
 
 
 def threads_search(
-    store, text: str, *, case_sensitive=False, tools=False, tenant: str | None = None, sub_tenant: str | None = None, session: str | None = None,
-    inactive_for=None, inactive_since=None, active_within=None, limit: int | None = None, fmt=None, environment: Environment | None = None,
+    store: str | None, text: str, *, case_sensitive: bool = False, tools: bool = False, tenant: str | None = None,
+    sub_tenant: str | None = None, session: str | None = None, inactive_for: str | None = None, inactive_since: str | None = None,
+    active_within: str | None = None, limit: int | None = None, fmt: str | None = None, environment: Environment | None = None,
 ) -> None:
     from symfonic_cli import render
     from symfonic_cli.search.run import search

@@ -96,7 +96,7 @@ class MongoSection:
 
     location: StoreLocation
     client: Any  # pymongo.MongoClient
-    db_name: str
+    db_name: str  # the URL's database (open_store refuses a URL without one)
     checkpoints_name: str
     writes_name: str
     writable: bool

@@ -171,10 +171,11 @@ def _no_wait_at_exit() -> None:
 class MongoStore(ExactActivity, MongoRead, MongoSearch, MongoHistory, MongoCompat, MongoState, MongoErase, MongoCopy, MongoPrune, MongoUsage, MongoSection, SupportsWith):
     kind = "mongodb"
 
-    def __init__(self, location, client, db_name, checkpoints, writes, *, writable, connect_timeout) -> None:
+    def __init__(self, location: StoreLocation, client: Any, db_name: str | None, checkpoints: str, writes: str, *, writable: bool,
+                 connect_timeout: float) -> None:
         self.location = location
         self.client = client
-        self.db_name = db_name
+        self.db_name = db_name  # type: ignore[assignment]  # None only until the check below refuses it
         self.checkpoints_name = checkpoints
         self.writes_name = writes
         self.writable = writable

@@ -33,7 +33,7 @@ class MongoErase(PerThreadErase, MongoSection):
         if not self.writable:
             raise StoreError(f"{self.location.display} is open read-only")
 
-    def _cascade(self, extra: tuple[ExtraTable, ...], key: str):
+    def _cascade(self, extra: tuple[ExtraTable, ...], key: str) -> list[tuple[str, Any, dict[str, Any] | None]]:
         """``(name, collection, filter or None)`` in delete order: extras, writes, checkpoints."""
         out: list[tuple[str, Any, dict[str, Any] | None]] = []
         for table in extra:

@@ -82,7 +82,7 @@ class PostgresCompat(PostgresSection):
                                 package_version=row[17], thread_id=str(row[18]))
 
     @staticmethod
-    def _python_shape(envelope_key: str, row: tuple):
+    def _python_shape(envelope_key: str, row: tuple) -> EnvelopeShape:
         """One row whose metadata Python's json reads differently from JSONB (see _PYTHON_ONLY)."""
         from symfonic_cli.model.envelope import ABSENT, EnvelopeShape, row_from_metadata
 

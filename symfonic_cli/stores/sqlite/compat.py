@@ -97,7 +97,7 @@ class SqliteCompat(SqliteSection):
                 kind, shape, release = _shape_fields(row)
                 yield EnvelopeShape(kind, **shape, older=bool(row[4]), latest=row[6], package_version=release)
 
-    def _python_shape(self, envelope_key: str, rowid: int, older_than: str | None):
+    def _python_shape(self, envelope_key: str, rowid: int, older_than: str | None) -> EnvelopeShape | None:
         from symfonic_cli.model.envelope import ABSENT, EnvelopeShape, row_from_metadata
 
         sql = (

@@ -91,7 +91,7 @@ class SqliteUsage(SqliteSection):
         return out
 
 
-def _text(key) -> str | None:
+def _text(key: object) -> str | None:
     if isinstance(key, bytes):
         try:
             return key.decode("utf-8")
