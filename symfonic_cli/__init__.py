@@ -8,18 +8,13 @@ API (tests/project/test_layout.py checks that), so the root package is no link i
 
 from symfonic_cli.errors import NotFoundError, StoreError, SymfonicError, UsageError
 
-# typing.TYPE_CHECKING without importing typing.
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import Any
-
 __version__ = "0.1.0"
 
 API = ("open_store", "Store", "Record")
 __all__ = ["SymfonicError", "UsageError", "NotFoundError", "StoreError", *API]
 
 
-def __getattr__(name: str) -> Any:
+def __getattr__(name: str) -> object:
     if name in API:
         from importlib import import_module
 
