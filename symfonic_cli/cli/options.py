@@ -11,6 +11,11 @@ from symfonic_cli.cli import optionspec
 from symfonic_cli.cli.common import MAX_BATCH, MAX_COUNT
 from symfonic_cli.environment import Environment
 
+# typing.TYPE_CHECKING without importing typing.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from symfonic_cli.selection import Selection
+
 _TYPES = {"text": Optional[str], "count": Optional[int], "multi": Optional[List[str]], "flag": bool}
 
 
@@ -72,7 +77,8 @@ InactiveSinceOpt = Annotated[
 ]
 
 
-def erase_selection(environment: Environment, *, batch_size: int | None, store=None, missing_ok: bool = False, listed_only: bool = False, **given):
+def erase_selection(environment: Environment, *, batch_size: int | None, store: str | None = None, missing_ok: bool = False,
+                    listed_only: bool = False, **given: Any) -> Selection:
     """The threads thread erase or thread export works on (selection.py, ERASE rules); a retention
     sweep's cut-off is fixed here, once. --batch-size only goes with a sweep. A session across
     sub-tenants or tenants is made explicit keys here, from ``store`` opened read-only."""

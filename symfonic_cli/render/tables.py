@@ -7,6 +7,7 @@ from symfonic_cli.render.terminal import console
 # typing.TYPE_CHECKING without importing typing (quick commands load this module).
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any
     from collections.abc import Sequence
     from typing import TextIO
 
@@ -77,7 +78,8 @@ def write_table(
     con.print(table)
 
 
-def write_record_layout(rows, headers, *, title=None, environment: Environment, stream: TextIO | None = None, width=80, con=None, whole=None) -> None:
+def write_record_layout(rows: Sequence[Sequence[str]], headers: Sequence[str], *, title: str | None = None, environment: Environment,
+                        stream: TextIO | None = None, width: int = 80, con: Any = None, whole: Sequence[bool] | None = None) -> None:
     """One ``field: value`` line per column, a rule between rows. Values wrap under themselves
     past the terminal's width, between words (a word wider than the line is broken between
     characters); an identifier (``whole``, else by its header's name) longer than the line stays whole."""

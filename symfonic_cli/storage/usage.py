@@ -11,6 +11,7 @@ from symfonic_cli.environment import Environment
 # typing.TYPE_CHECKING without importing typing.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Sequence
     from symfonic_cli.stores.protocol import Store
     from typing import TextIO
 
@@ -61,7 +62,8 @@ def write_report(report: dict[str, Any], fmt: str, out: TextIO, environment: Env
         out.write(f"note: {render.escape_inline(note)}\n")
 
 
-def _section(out: TextIO, fmt, title, rows, columns, headers, environment: Environment, rename) -> None:
+def _section(out: TextIO, fmt: str, title: str, rows: list[dict[str, Any]], columns: Sequence[str], headers: Sequence[str],
+             environment: Environment, rename: dict[str, str]) -> None:
     from symfonic_cli import render
 
     rows = [{rename.get(k, k): v for k, v in row.items()} for row in rows]

@@ -15,6 +15,7 @@ from symfonic_cli.threadkey import prefix_upper_bound
 
 if TYPE_CHECKING:
     from pymongo.client_session import ClientSession
+    from pymongo.collection import Collection
 
 PASSWORD_ENV = "SYMFONIC_MONGO_PASSWORD"
 
@@ -120,7 +121,7 @@ class MongoSection:
     def writes(self):
         return self.db[self.writes_name]
 
-    def _collation(self, collection) -> dict | None:
+    def _collation(self, collection: Collection[Any]) -> dict | None:
         """The ``collation`` argument that makes ``collection`` compare strings in bytes: none
         where it is known to have no default collation (the default is then already simple, and
         some wire-compatible servers sort case-insensitively when "simple" is named), else the
@@ -155,7 +156,7 @@ class MongoSection:
             for c in cursors:
                 c.close()
 
-    def _count(self, collection, match: dict | None = None) -> int:
+    def _count(self, collection: Collection[Any], match: dict | None = None) -> int:
         pipeline = ([{"$match": match}] if match else []) + [{"$count": "n"}]
         for doc in collection.aggregate(pipeline, collation=self._collation(collection)):
             return int(doc["n"])

@@ -28,6 +28,7 @@ from symfonic_cli.threadkey import tenant_prefix
 # typing.TYPE_CHECKING without importing typing (quick commands load this module).
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from pymongo.collection import Collection
     from symfonic_cli.model.checkpoint import CheckpointHead, CheckpointRecord, MessageState, MessageWrite
 
 
@@ -131,14 +132,14 @@ class MongoRead(MongoSection):
                 return _summary(doc, key)
         return None
 
-    def _distinct_count(self, collection, field: str) -> int:
+    def _distinct_count(self, collection: Collection[Any], field: str) -> int:
         # Keys are strings: other values (an array thread_id) are no thread's key.
-        pipeline = [{"$match": {field: A_KEY}}, {"$group": {"_id": f"${field}"}}, {"$count": "n"}]
+        pipeline: list[dict[str, Any]] = [{"$match": {field: A_KEY}}, {"$group": {"_id": f"${field}"}}, {"$count": "n"}]
         for doc in collection.aggregate(pipeline, collation=self._collation(collection)):
             return int(doc["n"])
         return 0
 
-    def _stats(self, collection) -> dict[str, Any]:
+    def _stats(self, collection: Collection[Any]) -> dict[str, Any]:
         """Sizes through ``$collStats``; the ``collStats`` command when the stage gives no sizes."""
         from pymongo.errors import OperationFailure
 

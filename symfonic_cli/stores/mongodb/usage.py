@@ -11,6 +11,7 @@ from symfonic_cli.stores.mongodb._common import BINARY, MongoSection, _driver_er
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from pymongo.collection import Collection
     from typing import Any
 
 
@@ -38,7 +39,7 @@ class MongoUsage(MongoSection):
         note = f"the server does not report {' or '.join(missing)} of '{name}'" if missing else None
         return out, note
 
-    def _sizes(self, coll, group: str | None = None) -> list[dict]:
+    def _sizes(self, coll: Collection[Any], group: str | None = None) -> list[dict]:
         return list(coll.aggregate([{"$group": {"_id": group, "n": {"$sum": 1}, "b": {"$sum": {"$bsonSize": "$$ROOT"}}}}], collation=BINARY))
 
     @_driver_errors

@@ -186,7 +186,8 @@ class PostgresState(PostgresSection):
         "WHERE t.thread_id IS NOT NULL"
     )
 
-    def _indexed_run_states(self, prefix, with_size, statuses, ids_in_byte_order) -> Iterator["ThreadRunState"]:
+    def _indexed_run_states(self, prefix: str | None, with_size: bool, statuses: set[str] | None,
+                            ids_in_byte_order: bool) -> Iterator["ThreadRunState"]:
         import json
 
         from symfonic_cli.model.run_status import status_from_maps
@@ -239,7 +240,7 @@ class PostgresState(PostgresSection):
                 kept.extend(self._decide(undecided, statuses))
                 yield from self._with_totals(kept, with_size)
 
-    def _decide(self, undecided: list[tuple[str, str, dict]], statuses) -> list[tuple[str, str | None]]:
+    def _decide(self, undecided: list[tuple[str, str, dict]], statuses: set[str] | None) -> list[tuple[str, str | None]]:
         from symfonic_cli.model.run_status import root_status
 
         rows = self._root_run_rows(undecided)
@@ -318,7 +319,7 @@ class PostgresState(PostgresSection):
             n, first, last, size = totals[key]
             yield ThreadRunState(key, n, first, last, status, size + extra.get(key, 0) if with_size else None)
 
-    def _merged_run_states(self, prefix, with_size, with_status) -> Iterator["ThreadRunState"]:
+    def _merged_run_states(self, prefix: str | None, with_size: bool, with_status: bool) -> Iterator["ThreadRunState"]:
         """Per-thread aggregates of each table, streamed in one key order and merged here (also the
         status when a nondeterministic collation makes "=" match other keys: compared bytewise)."""
         from symfonic_cli.model.run_state import ThreadRunState
