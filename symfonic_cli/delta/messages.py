@@ -9,6 +9,7 @@ distinct stored message once; ids come from the stored fields (no class built).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
@@ -271,7 +272,7 @@ class ThreadMessages:
         acc: dict[Where, MessageFold] = {}  # value after the checkpoint's own writes, kept for its children
         best: dict[str, tuple[int, datetime]] = {}
 
-        def flag(ids, where: Where) -> None:
+        def flag(ids: Sequence[str | None], where: Where) -> None:
             ts = parsed[where]
             if ts is None:
                 return

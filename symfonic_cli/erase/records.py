@@ -171,7 +171,7 @@ class Recorder(RunRecord):
         self.recent += "warning" in entry
         return self._record(entry, thread_line(result, self.width))
 
-    def not_attempted(self, plans, reason: str) -> None:
+    def not_attempted(self, plans: list[ep.ThreadErasePlan], reason: str) -> None:
         """The threads left alone after a stop: in the kept outcomes (the final receipt), no line."""
         if self.outcomes is not None:
             self.outcomes += [ep.not_attempted(p, f"not attempted: {reason}") for p in plans]

@@ -15,6 +15,7 @@ from symfonic_cli.errors import NotFoundError
 from symfonic_cli.location import StoreLocation
 
 if TYPE_CHECKING:
+    from symfonic_cli.transcript.rows import Row
     from typing import BinaryIO
     from symfonic_cli.stores.protocol import Store
     from symfonic_cli.model.listing import ThreadSummary
@@ -39,7 +40,7 @@ class ExportRequest:
     batch_size: int | None = None  # a retention selection's page size (keyset pagination by key)
 
 
-def transcript_bytes(rows, tools: bool) -> bytes:
+def transcript_bytes(rows: list[Row], tools: bool) -> bytes:
     """Exactly what ``transcript show --format json [--tools]`` prints for these rows, as UTF-8."""
     from symfonic_cli import render
 

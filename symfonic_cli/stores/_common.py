@@ -13,6 +13,7 @@ if TYPE_CHECKING:
     from typing import Any, TypeVar
 
     _W = TypeVar("_W", bound="SupportsWith")
+    _F = TypeVar("_F", bound=Callable[..., Any])  # a store method, kept as it is by the error translators
 
     from symfonic_cli.model.erase import ExtraTable, ThreadErasePlan
 
@@ -65,29 +66,29 @@ def refuse_stored_code(shown: str, found: list[tuple[str, str]], what: str, hint
 def error_translators(
     driver_errors: Callable[[], tuple[type[BaseException], ...]],
     translate: Callable[[Any, BaseException], StoreError],
-):
+) -> tuple[Callable[[_F], _F], Callable[[_F], _F]]:
     """Decorators for store methods (plain and generator) that turn ``driver_errors()`` into
     ``translate(store, exc)``. The error types come from a callable so drivers load lazily."""
 
-    def for_calls(fn):
+    def for_calls(fn: _F) -> _F:
         @functools.wraps(fn)
-        def wrapper(self, *args, **kwargs):
+        def wrapper(self: Any, *args: Any, **kwargs: Any) -> Any:
             try:
                 return fn(self, *args, **kwargs)
             except driver_errors() as exc:
                 raise translate(self, exc) from None
 
-        return wrapper
+        return wrapper  # type: ignore[return-value]  # functools.wraps: fn's signature
 
-    def for_iterators(fn):
+    def for_iterators(fn: _F) -> _F:
         @functools.wraps(fn)
-        def wrapper(self, *args, **kwargs):
+        def wrapper(self: Any, *args: Any, **kwargs: Any) -> Any:
             try:
                 yield from fn(self, *args, **kwargs)
             except driver_errors() as exc:
                 raise translate(self, exc) from None
 
-        return wrapper
+        return wrapper  # type: ignore[return-value]  # functools.wraps: fn's signature
 
     return for_calls, for_iterators
 
