@@ -145,7 +145,7 @@ def build_selection(
     raise ValueError(f"unknown selection rules {command!r}")
 
 
-def one_thread(thread: str | None, tenant: str | None, sub_tenant: str | None, session: str | None) -> str:
+def one_thread(thread: list[str] | None, tenant: str | None, sub_tenant: str | None, session: str | None) -> str:
     """``--thread KEY`` or ``--tenant T [--sub-tenant S] --session ID``, exactly one of them."""
     return build_selection(ONE, threads=thread, tenant=tenant, sub_tenant=sub_tenant, session=session).key
 

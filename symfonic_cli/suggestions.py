@@ -14,6 +14,7 @@ from symfonic_cli.threadkey import parse_key
 # typing.TYPE_CHECKING without importing typing.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Iterable
     from symfonic_cli.stores.protocol import Store
 
 LIMIT = 5
@@ -61,7 +62,7 @@ class Suggester:
         loose = self._index()
         out: list[str] = []
 
-        def add(candidates) -> None:
+        def add(candidates: Iterable[str]) -> None:
             for k in candidates:
                 if len(out) >= limit:
                     return
@@ -84,7 +85,7 @@ def suggest_threads(store: Store, key: str, limit: int = LIMIT) -> list[str]:
     return Suggester(store).suggest(key, limit)
 
 
-def not_found_message(key: str, where: str, suggester) -> str:
+def not_found_message(key: str, where: str, suggester: Suggester) -> str:
     near = suggester.suggest(key)
     head = f"no thread '{key}' in {where}"
     if near:
@@ -93,7 +94,7 @@ def not_found_message(key: str, where: str, suggester) -> str:
     return f"{head}; tenant '{tenant}' has no threads" if tenant else head
 
 
-def _nearest(key: str, candidates, limit: int) -> list[str]:
+def _nearest(key: str, candidates: Iterable[str], limit: int) -> list[str]:
     """The tenant's other threads, closest first. One cheap pass keeps the 50 sharing the longest
     prefix with ``key`` (a typo is usually near the end of a session id), whatever the tenant's
     size; those are ranked by similarity (difflib's ratio), then key order."""

@@ -15,6 +15,8 @@ from symfonic_cli.vocabulary import FORMATS, listed
 # typing.TYPE_CHECKING without importing typing (quick commands load this module).
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from symfonic_cli.location import StoreLocation
+    from symfonic_cli.model.listing import ThreadSummary
     from symfonic_cli.environment import Environment
     from typing import Any, Optional
 
@@ -124,14 +126,14 @@ def apply_root_options(
     environment.connection = connection
 
 
-def store_options(location, env: Environment | None = None) -> dict:
+def store_options(location: StoreLocation, env: Environment | None = None) -> dict:
     """Connection options for a store: the config file's entry first, the command line over it."""
     merged = dict(location.options)
     merged.update((env or environment()).connection)
     return merged
 
 
-def open_for_reading(store_opt: Optional[str], *, environment: Environment | None = None, **options) -> "Store":
+def open_for_reading(store_opt: Optional[str], *, environment: Environment | None = None, **options: Any) -> "Store":
     """The store, opened read-only; use it in a ``with`` block, which closes it."""
     from symfonic_cli.stores import open_store
 
@@ -140,7 +142,7 @@ def open_for_reading(store_opt: Optional[str], *, environment: Environment | Non
     return open_store(location, writable=False, stderr=env.stderr, **{**store_options(location, env), **options})
 
 
-def require_thread(store: "Store", key: str):
+def require_thread(store: "Store", key: str) -> ThreadSummary:
     """The thread's summary, or exit 3 naming the key and up to five threads it may have meant
     (near misses first, see ``symfonic_cli/suggestions.py``). The CLI escapes the message."""
     from symfonic_cli.suggestions import Suggester, not_found_message
@@ -151,7 +153,7 @@ def require_thread(store: "Store", key: str):
     raise NotFoundError(not_found_message(key, store.location.display, Suggester(store)))
 
 
-def one_thread(thread, tenant: str | None, sub_tenant: str | None, session: str | None) -> str:
+def one_thread(thread: list[str] | None, tenant: str | None, sub_tenant: str | None, session: str | None) -> str:
     """``selection.one_thread``, imported when a command runs (not for its ``--help``)."""
     from symfonic_cli.selection import one_thread as chosen
 

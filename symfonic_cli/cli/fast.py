@@ -39,10 +39,10 @@ from symfonic_cli.cli.optionspec import QUICK
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from symfonic_cli.environment import Environment
-    from typing import Callable, Optional
+    from typing import Any, Callable, Optional
 
 
-def _spellings(keep) -> dict[tuple[str, str], dict[str, str]]:
+def _spellings(keep: Callable[[dict[str, Any]], bool]) -> dict[tuple[str, str], dict[str, str]]:
     """Option spelling -> parameter name, per command, of the options ``keep(spec)`` chooses."""
     return {words: {opt: name for name, spec in specs.items() if keep(spec) for opt in spec["opts"]}
             for words, specs in QUICK.items()}

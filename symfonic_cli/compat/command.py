@@ -96,7 +96,7 @@ def checkpoint_verdicts(st: Store, thread: str, *, envelope_key: str, current_fo
 # -- reports as records and pairs (unescaped: the renderer escapes)
 
 
-def store_pairs(rep, environment: Environment | None = None) -> list[tuple[str, Any]]:
+def store_pairs(rep: cr.StoreReport, environment: Environment | None = None) -> list[tuple[str, Any]]:
     data = rep.to_json()
     verdict = data["verdict"]
     pairs: list[tuple[str, Any]] = [
@@ -147,7 +147,7 @@ def _named(label: str, found: dict[str, Any]) -> list[tuple[str, Any]]:
     return [(f"{label}: releases", releases_text(found["package_versions"])), (f"{label}: threads", threads_text(found))]
 
 
-def thread_pairs(rep, environment: Environment) -> list[tuple[str, Any]]:
+def thread_pairs(rep: cr.ThreadReport, environment: Environment) -> list[tuple[str, Any]]:
     """For table and text: times in --tz (``environment``'s; the JSON report stays UTC)."""
     from symfonic_cli.render import shown_time
 
@@ -178,7 +178,7 @@ def thread_pairs(rep, environment: Environment) -> list[tuple[str, Any]]:
     return pairs
 
 
-def thread_row(rep) -> dict[str, Any]:
+def thread_row(rep: cr.ThreadReport) -> dict[str, Any]:
     """One row of ``--by-thread`` as a table shows it."""
     data = rep.to_json()
     latest = data["latest"] or {}

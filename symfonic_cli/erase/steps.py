@@ -34,6 +34,7 @@ from symfonic_cli.location import StoreLocation, scrub
 # typing.TYPE_CHECKING without importing typing.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from types import FrameType
     from symfonic_cli.stores.protocol import Store
 
 DEFAULT_BATCH = 500  # threads a counted selection (a sweep, prune) reads and plans at a time
@@ -62,12 +63,12 @@ class Interrupt:
             self._old = signal.signal(signal.SIGINT, self._handle)
         return self
 
-    def _handle(self, signum, frame) -> None:
+    def _handle(self, signum: int, frame: FrameType | None) -> None:
         if self.asked:
             raise KeyboardInterrupt
         self.asked = True
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         if self._old is not None:
             signal.signal(signal.SIGINT, self._old)
 
