@@ -26,6 +26,11 @@ from symfonic_cli.errors import UsageError
 from symfonic_cli.cli.common import one_thread
 from symfonic_cli.environment import Environment
 
+# typing.TYPE_CHECKING without importing typing.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
 # Message content in text and table output is cut here (JSON is always complete).
 CONTENT_WIDTH = 200
 
@@ -101,7 +106,7 @@ def diff(
     _write_diff(result, out_format, env)
 
 
-def _warn(lines, env: Environment, raw: bool = False) -> None:
+def _warn(lines: Sequence[str], env: Environment, raw: bool = False) -> None:
     from symfonic_cli.render import escape_inline
 
     if not lines:

@@ -117,7 +117,7 @@ def run(req: EraseRequest, environment: Environment | None = None) -> None:
             recorder.start(threads_planned=len(plans))
             faults = Faults.from_env(out)
 
-            def step(plan: ep.ThreadErasePlan, n: int):
+            def step(plan: ep.ThreadErasePlan, n: int) -> tuple[ep.ThreadOutcome, Stopped | None]:
                 miss = misses.get(plan.key)
                 if miss is not None:
                     return ep.missed(plan, miss), None
