@@ -34,6 +34,7 @@ from symfonic_cli.location import StoreLocation, scrub
 # typing.TYPE_CHECKING without importing typing.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from symfonic_cli.model.erase import ExtraTable
     from types import FrameType
     from symfonic_cli.stores.protocol import Store
 
@@ -92,8 +93,9 @@ def thread_step(plan: ep.ThreadErasePlan, change: Callable[[], tuple[dict[str, i
     return result, stop
 
 
-def erase_step(store: Store, plan: ep.ThreadErasePlan, extra, *, location: StoreLocation, now: datetime, grace: timedelta,
-               between=None, idle_before: str | None = None) -> tuple[ep.ThreadOutcome, Stopped | None]:
+def erase_step(store: Store, plan: ep.ThreadErasePlan, extra: tuple[ExtraTable, ...], *, location: StoreLocation, now: datetime,
+               grace: timedelta, between: Callable[[str], None] | None = None,
+               idle_before: str | None = None) -> tuple[ep.ThreadOutcome, Stopped | None]:
     """One thread erased (one transaction; the store compares what it deletes with the plan, and
     with ``idle_before`` re-checks its last activity, inside it) and verified after the commit."""
 

@@ -11,6 +11,7 @@ from symfonic_cli.stores.sqlite._common import SqliteSection, _journal_mode, _tr
 # typing.TYPE_CHECKING without importing typing (quick commands load this module).
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from typing import Any
 
     from symfonic_cli.model.erase import ExtraTable, ThreadErasePlan
@@ -152,7 +153,8 @@ class SqliteErase(PerThreadErase, SqliteSection):
         return last, odd
 
     @_translate_errors
-    def erase_thread(self, key: str, extra: tuple[ExtraTable, ...], *, between=None, expected=None, idle_before: str | None = None) -> dict[str, int]:
+    def erase_thread(self, key: str, extra: tuple[ExtraTable, ...], *, between: Callable[[str], None] | None = None,
+                     expected: dict[str, int] | None = None, idle_before: str | None = None) -> dict[str, int]:
         from symfonic_cli.model.erase import check_against_plan, check_still_idle
 
         deleted: dict[str, int] = {}

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import sqlite3
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 
 from symfonic_cli.errors import StoreError
 from symfonic_cli.model.listing import StoreInfo, ThreadSummary
@@ -275,7 +275,7 @@ def _utf8(key: str) -> bytes:
     return key.encode("utf-8", "surrogateescape")
 
 
-def _merged_by_key(rows, limit: int | None) -> list[ThreadSummary]:
+def _merged_by_key(rows: Iterable[tuple[Any, ...]], limit: int | None) -> list[ThreadSummary]:
     """Listing rows of a store holding BLOB keys: a key's text and BLOB groups as one thread,
     odd ones first, then newest activity first, then key (the order of the SQL listing)."""
     merged: dict[str, list] = {}
