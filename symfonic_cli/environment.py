@@ -13,9 +13,16 @@ import sys
 
 from symfonic_cli.vocabulary import COLOR_MODES  # noqa: F401 - --color (vocabulary.py)
 
+# typing.TYPE_CHECKING without importing typing.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import Any, TextIO
+
 
 class Environment:
-    def __init__(self, *, stdout=None, stderr=None, stdin=None, stdin_isatty=None) -> None:
+    def __init__(self, *, stdout: TextIO | None = None, stderr: TextIO | None = None, stdin: TextIO | None = None,
+                 stdin_isatty: bool | None = None) -> None:
         self.stdout = stdout if stdout is not None else sys.stdout
         self.stderr = stderr if stderr is not None else sys.stderr
         self.stdin = stdin if stdin is not None else sys.stdin
@@ -33,16 +40,18 @@ class Environment:
         self._zone = None
         # Where a changing operation hands the document ``-f json`` prints, as data (the Python
         # API's erase/text.Collected); None: printed on stdout.
-        self.document = None
+        self.document: Any = None
         # A program's progress callback, ``(verb, done, total)`` after each thread of an erase,
         # sweep, prune, export or migrate; the progress line on a terminal is drawn regardless.
-        self.on_progress = None
+        self.on_progress: Callable[[str, int, int], None] | None = None
 
     @classmethod
-    def library(cls, document=None) -> "Environment":
+    def library(cls, document: object = None) -> Environment:
         """A run inside a program (the Python API): nothing printed, no terminal asked, standard
-        input empty; the result document handed to ``document``."""
-        quiet = _Discard()
+        input empty; the result document handed to ``document`` (erase/text.Collected)."""
+        from typing import cast
+
+        quiet = cast("TextIO", _Discard())
         env = cls(stdout=quiet, stderr=quiet, stdin=quiet, stdin_isatty=False)
         env.document = document
         return env
@@ -97,7 +106,7 @@ class Environment:
         return self.stdin.read().encode("utf-8", "surrogatepass")
 
 
-def _isatty(stream) -> bool:
+def _isatty(stream: TextIO) -> bool:
     try:
         return stream.isatty()
     except (AttributeError, ValueError):

@@ -6,11 +6,18 @@ from __future__ import annotations
 
 import time
 
+# typing.TYPE_CHECKING without importing typing.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import TextIO
+
 _EVERY = 0.25  # seconds between redraws
 
 
 class Progress:
-    def __init__(self, err, verb: str, total: int, *, enabled: bool | None = None, report=None) -> None:
+    def __init__(self, err: TextIO, verb: str, total: int, *, enabled: bool | None = None,
+                 report: Callable[[str, int, int], None] | None = None) -> None:
         # report: the caller's callback (Environment.on_progress), told every step.
         self.report = report
         if enabled is None:

@@ -4,14 +4,15 @@
 from __future__ import annotations
 
 from symfonic_cli.errors import UsageError
+from symfonic_cli.listing import THREAD_COLUMNS
 from symfonic_cli.render.writers import is_data
 
 # typing.TYPE_CHECKING without importing typing (quick commands load this module).
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from symfonic_cli.stores.protocol import Store
     from typing import Optional
 
-from symfonic_cli.listing import THREAD_COLUMNS
 # What --columns may name; a table shows TABLE_COLUMNS unless told (tenant, sub-tenant and session
 # repeat the key: JSON, text and --columns carry them), so it fits 80 columns with whole keys.
 COLUMN_NAMES = THREAD_COLUMNS + ("status", "size_bytes", "first_message")
@@ -48,7 +49,7 @@ def _headers(columns: tuple, out_format: str) -> tuple:
     return tuple(TABLE_HEADERS.get(c, c) for c in columns) if out_format == "table" else columns
 
 
-def _with_first(st, records, columns, out_format: str):
+def _with_first(st: Store, records, columns, out_format: str):
     """Records holding only ``columns``; ``first_message``: the thread's first user message (cut
     in tables and text; whole in JSON)."""
     from symfonic_cli.render import cut

@@ -3,34 +3,41 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated, Any, List, Optional
+from typing import Annotated, Any, List, Optional
 
 import typer
 
 from symfonic_cli.cli import optionspec
 from symfonic_cli.cli.common import MAX_BATCH, MAX_COUNT
+from symfonic_cli.environment import Environment
 
+# typing.TYPE_CHECKING without importing typing.
+TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from symfonic_cli.environment import Environment
     from symfonic_cli.selection import Selection
 
 _TYPES = {"text": Optional[str], "count": Optional[int], "multi": Optional[List[str]], "flag": bool}
 
 
-def typer_option(spec: dict):
-    """The typer option of one entry of ``optionspec`` (the quick route parses the same entry)."""
-    kind = spec.get("kind", "text")
-    extra: dict = {}
-    if kind == "count":
+def option_info(spec: dict[str, Any]) -> Any:
+    """The ``typer.Option`` of one entry of ``optionspec`` (the quick route parses the same entry)."""
+    extra: dict[str, Any] = {}
+    if spec.get("kind", "text") == "count":
         extra.update(min=0, max=MAX_COUNT)
     if "env" in spec:
         extra.update(envvar=spec["env"], show_envvar=True)
-    return Annotated[_TYPES[kind], typer.Option(*spec["opts"], help=spec["help"], **extra)]
+    return typer.Option(*spec["opts"], help=spec["help"], **extra)
 
 
-def typer_options(specs: dict) -> dict:
-    """Parameter name -> typer option, for a command's table in ``optionspec``."""
-    return {name: typer_option(spec) for name, spec in specs.items()}
+def typer_option(spec: dict[str, Any]) -> Any:
+    """The typer option type (``Annotated[type, typer.Option]``) of one entry of ``optionspec``."""
+    return Annotated[_TYPES[spec.get("kind", "text")], option_info(spec)]
+
+
+def typer_options(specs: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    """Parameter name -> ``typer.Option``, for a command's table in ``optionspec``: a command writes
+    ``Annotated[<type of the entry's kind>, OPTIONS[name]]``, so that the type checker sees the type."""
+    return {name: option_info(spec) for name, spec in specs.items()}
 
 
 StoreOpt = typer_option(optionspec.STORE)

@@ -12,6 +12,11 @@ from symfonic_cli.model.prune import FAILED, NOT_ATTEMPTED, NOT_FOUND, NOTHING, 
 from symfonic_cli.clock import iso_utc
 from symfonic_cli.kinds import KINDS
 
+# typing.TYPE_CHECKING without importing typing.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
 # What a prune leaves behind, per kind (kinds.py).
 RESIDUAL = {name: kind.prune_residual for name, kind in KINDS.items()}
 TIMESTAMPS = ("a transcript dates each message by the oldest checkpoint holding it: after the prune, messages first "
@@ -45,13 +50,13 @@ def plan_record(p: ThreadPrunePlan, *, found: bool = True) -> dict[str, Any]:
     return rec
 
 
-def _time(cid: str | None):
+def _time(cid: str | None) -> datetime | None:
     from symfonic_cli.clock import checkpoint_id_time
 
     return checkpoint_id_time(cid)
 
 
-def plan_line(r: dict[str, Any], esc, width: int | None = None) -> str:
+def plan_line(r: dict[str, Any], esc: Callable[[str], str], width: int | None = None) -> str:
     """One planned thread, wrapped under its key to ``width`` (None: one line): the key, counts,
     sizes and the time messages will be dated by stay whole; so does the count of messages
     whose transcript time moves."""
@@ -65,7 +70,7 @@ def plan_line(r: dict[str, Any], esc, width: int | None = None) -> str:
     elif r["status"] == NOTHING:
         pieces = [key, "nothing to prune", Whole(f"({r['checkpoints_before']} checkpoint(s))")]
     else:
-        tables = [Whole(f"{esc(t)} {n}") for t, n in r["rows"].items()]
+        tables: list[str] = [Whole(f"{esc(t)} {n}") for t, n in r["rows"].items()]
         tables = [glue(p, p + ",") for p in tables[:-1]] + tables[-1:] + [Whole(_size(r["bytes"]))]
         if len(tables) > 1:
             tables[-2] = glue(tables[-2], tables[-2] + ";")
@@ -138,7 +143,7 @@ def totals_line(to_prune: int, checkpoints: int, size: int, redated: int, width:
                width, indent="  ", hang="    ")
 
 
-def detail(o: PruneOutcome, esc) -> str:
+def detail(o: PruneOutcome, esc: Callable[[str], str]) -> str:
     if o.reason:
         return f": {esc(o.reason)}"
     if o.status == PRUNED:
@@ -146,7 +151,7 @@ def detail(o: PruneOutcome, esc) -> str:
     return ""
 
 
-def thread_line(o: PruneOutcome, esc, width: int | None = None) -> str:
+def thread_line(o: PruneOutcome, esc: Callable[[str], str], width: int | None = None) -> str:
     """``<status> <key><detail>``, wrapped to ``width``: the key whole, a reason between words."""
     from symfonic_cli.render.fit import Whole, fit
 

@@ -10,10 +10,12 @@ from symfonic_cli.location import StoreLocation
 # typing.TYPE_CHECKING without importing typing (quick commands load this module).
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any
+    from typing import TextIO
     from symfonic_cli.stores.protocol import Store
 
 
-def open_store(location: StoreLocation, *, writable: bool = False, stderr=None, **options) -> "Store":
+def open_store(location: StoreLocation, *, writable: bool = False, stderr: TextIO | None = None, **options: Any) -> "Store":
     """Open a store read-only (the default) or, for erase and migrate targets, writable. What the
     driver warned about while opening (a MongoDB URL option it ignores) goes to ``stderr``, one
     line each. The backend gets the options its kind declares (kinds.py); one no kind takes is a

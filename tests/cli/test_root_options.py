@@ -9,7 +9,7 @@ from typer.main import get_command
 
 from symfonic_cli.cli import app, fast, rootspec
 from symfonic_cli.cli.root import build_app
-from symfonic_cli.cli.rootopts import everywhere
+from symfonic_cli.cli.rootopts import _GLOBAL_COPIES, everywhere
 
 
 def _root() -> click.Group:
@@ -41,10 +41,10 @@ def test_every_argv_reader_and_completion_read_the_table():
     assert set(fast.ROOT_AFTER) <= {o for spec in rootspec.ROOT_OPTIONS.values() for o in spec["opts"]}
     # Each command has a copy of every root option but the root's own (the store ones where it opens one).
     listing = root.commands["threads"].commands["list"]
-    copies = {p.name for p in listing.params if getattr(p, "_symfonic_global", False)}
+    copies = {p.name for p in listing.params if p in _GLOBAL_COPIES}
     assert copies == {n for n, s in rootspec.ROOT_OPTIONS.items() if not s.get("root_only")}
     demo = root.commands["demo"]
-    assert {p.name for p in demo.params if getattr(p, "_symfonic_global", False)}.isdisjoint(rootspec.STORE_ONLY)
+    assert {p.name for p in demo.params if p in _GLOBAL_COPIES}.isdisjoint(rootspec.STORE_ONLY)
 
 
 def test_a_root_option_with_a_value_is_skipped_when_finding_the_command():
