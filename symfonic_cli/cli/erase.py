@@ -11,6 +11,7 @@ from symfonic_cli.cli.common import check_format, environment, store_options
 from symfonic_cli.cli.options import (
     AllSessionsOpt,
     BatchSizeOpt,
+    LockTimeoutOpt,
     FormatOpt,
     InactiveForOpt,
     InactiveSinceOpt,
@@ -25,6 +26,7 @@ from symfonic_cli.cli.options import (
 )
 from symfonic_cli.cli.thread import app
 from symfonic_cli.errors import UsageError
+from symfonic_cli.limits import DEFAULT_LOCK_TIMEOUT
 
 
 @app.command("erase")
@@ -48,6 +50,7 @@ def erase(
     inactive_for: InactiveForOpt = None,
     inactive_since: InactiveSinceOpt = None,
     batch_size: BatchSizeOpt = None,
+    lock_timeout: LockTimeoutOpt = DEFAULT_LOCK_TIMEOUT,
 ) -> None:
     """Erase threads (every checkpoint, namespace and write, plus declared extra tables), one transaction per thread.
 
@@ -87,6 +90,7 @@ def erase(
         missing_ok=missing_ok,
         ask=open_terminal,  # the typed confirmation on this terminal
         batch_size=batch_size,
+        lock_timeout=lock_timeout,
     )
     run(request, env)
 

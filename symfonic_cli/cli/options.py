@@ -10,6 +10,7 @@ import typer
 from symfonic_cli.cli import optionspec
 from symfonic_cli.cli.common import MAX_BATCH, MAX_COUNT
 from symfonic_cli.environment import Environment
+from symfonic_cli.limits import DEFAULT_LOCK_TIMEOUT, MAX_LOCK_TIMEOUT, MIN_LOCK_TIMEOUT
 
 # typing.TYPE_CHECKING without importing typing.
 TYPE_CHECKING = False
@@ -57,6 +58,28 @@ BatchSizeOpt = Annotated[
         min=1,
         max=MAX_BATCH,
         help=f"A retention sweep (--inactive-for/--inactive-since) reads, plans and handles N threads at a time (1 to {MAX_BATCH}; default 500).",
+    ),
+]
+
+
+def _check_lock_timeout(value: float) -> float:
+    from symfonic_cli.limits import lock_timeout_in_range, lock_timeout_range
+
+    if not lock_timeout_in_range(value):  # nan and inf too, which click's FloatRange lets through
+        raise typer.BadParameter(f"{value} is not in the range {lock_timeout_range()}.")
+    return value
+
+
+LockTimeoutOpt = Annotated[
+    float,
+    typer.Option(
+        "--lock-timeout",
+        min=MIN_LOCK_TIMEOUT,
+        max=MAX_LOCK_TIMEOUT,
+        callback=_check_lock_timeout,
+        help=f"Seconds one statement waits for a lock held by the application ({MIN_LOCK_TIMEOUT} to {MAX_LOCK_TIMEOUT:g}; "
+             f"default {DEFAULT_LOCK_TIMEOUT:g}); a thread whose locks are not had in time is left as it was and reported "
+             "busy (exit 9), a rerun takes it.",
     ),
 ]
 # The selections thread erase and thread export share (selection.py, ERASE rules).

@@ -12,6 +12,7 @@ from symfonic_cli.cli.thread import app
 from symfonic_cli.cli.options import (
     AllSessionsOpt,
     BatchSizeOpt,
+    LockTimeoutOpt,
     FormatOpt,
     InactiveForOpt,
     InactiveSinceOpt,
@@ -25,6 +26,7 @@ from symfonic_cli.cli.options import (
     erase_selection,
 )
 from symfonic_cli.errors import UsageError
+from symfonic_cli.limits import DEFAULT_LOCK_TIMEOUT
 
 
 @app.command("prune")
@@ -50,6 +52,7 @@ def prune(
     inactive_for: InactiveForOpt = None,
     inactive_since: InactiveSinceOpt = None,
     batch_size: BatchSizeOpt = None,
+    lock_timeout: LockTimeoutOpt = DEFAULT_LOCK_TIMEOUT,
 ) -> None:
     """Delete old checkpoints (with their writes, and the blobs no kept checkpoint uses), keeping the
     latest N of every namespace: exactly what LangGraph's PostgresSaver.prune keeps with --keep 1.
@@ -81,5 +84,5 @@ def prune(
         options={k: v for k, v in store_options(location, env).items() if k != "erase_extra"},
         selection=chosen, keep=keep, older_than=age, dry_run=dry_run, yes=yes, compact=compact,
         receipt_path=receipt, fmt=out_format, operator=operator, ticket=ticket, missing_ok=missing_ok, batch_size=batch_size,
-        ask=open_terminal,  # the typed confirmation on this terminal
+        lock_timeout=lock_timeout, ask=open_terminal,  # the typed confirmation on this terminal
     ), env)

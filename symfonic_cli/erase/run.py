@@ -21,7 +21,7 @@ from symfonic_cli.erase import text
 from symfonic_cli.erase.confirm import Terminal, confirm_plans, no_terminal
 from symfonic_cli.erase.faults import Faults
 from symfonic_cli.erase.records import Recorder, default_operator, new_header, open_receipt, store_name
-from symfonic_cli.erase.steps import Stopped, erase_step, finish, run_threads
+from symfonic_cli.erase.steps import Stopped, busy_error, erase_step, finish, run_threads
 from symfonic_cli.errors import (
     EXIT_STORE,
     EXIT_WRITTEN_AGAIN,
@@ -29,6 +29,7 @@ from symfonic_cli.errors import (
     NotFoundError,
     StoppedError,
 )
+from symfonic_cli.limits import DEFAULT_LOCK_TIMEOUT
 from symfonic_cli.location import StoreLocation
 from symfonic_cli.selection import Selection
 
@@ -55,6 +56,7 @@ class EraseRequest:
     ticket: str | None = None
     missing_ok: bool = False
     batch_size: int | None = None  # a retention sweep's page size (erase/sweep.py); None: its default
+    lock_timeout: float = DEFAULT_LOCK_TIMEOUT  # seconds a statement waits for a lock; then the thread is busy
     # How the run asks for its typed confirmation (erase/confirm.py): the caller's; by default no one.
     ask: Callable[..., Terminal | None] = no_terminal
 
@@ -83,6 +85,8 @@ def run(req: EraseRequest, environment: Environment | None = None) -> None:
         store = open_store(req.location, writable=not req.dry_run, stderr=env.stderr, **req.options)
         try:
             # A dry run makes the real run's checks too (and exits as it would), changing nothing.
+            if not req.dry_run:  # first: the checks below take the write lock too
+                store.set_lock_timeout(req.lock_timeout)
             notes = store.erase_prepare(extra, dry_run=req.dry_run)
             sel = req.selection
             keys = list(sel.keys) if sel.keys is not None else store.thread_keys_with_prefix(sel.prefix or "")
@@ -185,6 +189,9 @@ def _check_outcome(req: EraseRequest, outcomes, plans, misses, suggester, stop: 
     failures = [o for o in outcomes if o.status == ep.FAILED]
     if failures:
         raise EraseIncomplete(EXIT_STORE if any(o.remaining is None for o in failures) else EXIT_WRITTEN_AGAIN)
+    busy = sum(1 for o in outcomes if o.status == ep.BUSY)
+    if busy:
+        raise busy_error(busy, "erased")
     if req.missing_ok:
         return
     where = req.location.display

@@ -8,7 +8,7 @@ rest in the same way for every driver:
 - ``thread_step(plan, change, location=..., now=..., grace=...)``: runs ``change()`` (one
   transaction that compares what it deletes with the plan and returns ``(deleted, remaining)``
   per table, ``remaining`` counted after the commit) and classifies it: ``ThreadActiveError`` is
-  skipped-active, a ``SymfonicError`` failed (the transaction rolled back), anything else or
+  skipped-active, ``ThreadBusy`` busy (a lock not had in time), a ``SymfonicError`` failed (the transaction rolled back), anything else or
   Ctrl-C failed with a ``Stopped`` (whether it committed is unknown). Returns
   ``(ThreadOutcome, Stopped | None)``.
 - ``erase_step(store, plan, extra, ..., between=None, idle_before=None)``: the erase's change.
@@ -28,7 +28,7 @@ from datetime import datetime, timedelta, timezone
 from typing import Any, Callable, Iterable, NamedTuple
 
 from symfonic_cli.erase import plan as ep
-from symfonic_cli.errors import EXIT_INTERRUPTED, EXIT_UNEXPECTED, SymfonicError, ThreadActiveError
+from symfonic_cli.errors import EXIT_INTERRUPTED, EXIT_UNEXPECTED, BusyThreads, SymfonicError, ThreadActiveError, ThreadBusy
 from symfonic_cli.location import StoreLocation, scrub
 
 # typing.TYPE_CHECKING without importing typing.
@@ -81,6 +81,8 @@ def thread_step(plan: ep.ThreadErasePlan, change: Callable[[], tuple[dict[str, i
         deleted, remaining = change()
     except ThreadActiveError as exc:
         result = ep.skipped_active(plan, exc.line())
+    except ThreadBusy as exc:  # a lock not had within --lock-timeout: rolled back, reported, the run goes on
+        result = ep.busy(plan, scrub(exc.line(), location))
     except SymfonicError as exc:
         result = ep.failed(plan, scrub(exc.line(), location), now, grace)
     except (Exception, KeyboardInterrupt) as exc:
@@ -135,6 +137,12 @@ def run_threads(pages: Iterable[list], step, recorder, faults, *, location: Stor
     finally:
         recorder.progress.end(recorder.done)
     return None
+
+
+def busy_error(count: int, verb: str) -> BusyThreads:
+    """The end of a run with threads skipped as busy (exit 9): the rest is done, a rerun takes them."""
+    return BusyThreads(f"{count} thread(s) busy: a lock was not had within --lock-timeout; they were left as they were, "
+                       f"the others {verb}", hint="run the same command again to take them, or raise --lock-timeout")
 
 
 def finish(store_finish: Callable[[], list[str]], location: StoreLocation, notes: list[str], stop: Stopped | None) -> Stopped | None:

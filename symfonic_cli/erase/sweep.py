@@ -24,7 +24,7 @@ from symfonic_cli.erase import text
 from symfonic_cli.erase.confirm import confirm_count
 from symfonic_cli.erase.faults import Faults
 from symfonic_cli.erase.records import Recorder, new_header, open_receipt, store_name
-from symfonic_cli.erase.steps import DEFAULT_BATCH, erase_step, finish, run_threads
+from symfonic_cli.erase.steps import DEFAULT_BATCH, busy_error, erase_step, finish, run_threads
 from symfonic_cli.errors import EXIT_INTERRUPTED, EXIT_STORE, EXIT_WRITTEN_AGAIN, EraseIncomplete, StoppedError
 
 # typing.TYPE_CHECKING without importing typing.
@@ -54,6 +54,8 @@ def run_sweep(req, env: Environment) -> None:
     try:
         store = open_store(req.location, writable=not req.dry_run, stderr=env.stderr, **req.options)
         try:
+            if not req.dry_run:  # first: the checks below take the write lock too
+                store.set_lock_timeout(req.lock_timeout)
             notes = store.erase_prepare(extra, dry_run=req.dry_run)
             total = store.window_count(**window)  # counted in the database
             # Threads no time window can judge: never selected, counted apart in the plan.
@@ -122,6 +124,8 @@ def run_sweep(req, env: Environment) -> None:
             f"{stop.reason}; {summary['threads']} of {total} thread(s) done, {summary['erased']} erased", stop.exit_code)
     if recorder.failed:
         raise EraseIncomplete(EXIT_STORE if recorder.unverified else EXIT_WRITTEN_AGAIN)
+    if summary["busy"]:
+        raise busy_error(summary["busy"], "erased")
 
 
 def _pages(store: Store, window, extra, first: list, batch: int, total: int):
@@ -150,6 +154,7 @@ def _summary(recorder: Recorder, stop) -> dict[str, int]:
         "already_erased": 0,
         "not_attempted": recorder.total - recorder.done if stop is not None else 0,
         "skipped_active": c[ep.SKIPPED_ACTIVE],
+        "busy": c[ep.BUSY],
     }
 
 

@@ -30,7 +30,8 @@ SENDS_IN_PARENT_BEFORE = 4  # checkpoints before format v4 read their pending se
 
 PRUNED, NOTHING, SKIPPED, FAILED = "pruned", "nothing-to-prune", "skipped", "failed"
 NOT_FOUND, NOT_ATTEMPTED = "not-found", "not-attempted"
-STATUSES = (PRUNED, NOTHING, SKIPPED, FAILED, NOT_FOUND, NOT_ATTEMPTED)
+BUSY = "busy"  # a lock not had within --lock-timeout: rolled back, nothing changed; a rerun takes it
+STATUSES = (PRUNED, NOTHING, SKIPPED, FAILED, NOT_FOUND, NOT_ATTEMPTED, BUSY)
 
 
 @dataclass(frozen=True)

@@ -24,7 +24,7 @@ from symfonic_cli.erase import plan as ep
 from symfonic_cli.erase.confirm import Terminal, confirm, no_terminal
 from symfonic_cli.erase.faults import Faults
 from symfonic_cli.erase.records import RunRecord, default_operator, open_receipt, store_name
-from symfonic_cli.erase.steps import DEFAULT_BATCH, Stopped, run_threads
+from symfonic_cli.erase.steps import DEFAULT_BATCH, Stopped, busy_error, run_threads
 from symfonic_cli.erase.text import document_stream, print_receipt
 from symfonic_cli.errors import (
     EXIT_INTERRUPTED,
@@ -33,9 +33,11 @@ from symfonic_cli.errors import (
     StoppedError,
     StoreError,
     SymfonicError,
+    ThreadBusy,
 )
+from symfonic_cli.limits import DEFAULT_LOCK_TIMEOUT
 from symfonic_cli.location import StoreLocation, scrub
-from symfonic_cli.model.prune import FAILED, NOT_FOUND, NOTHING, PRUNED, SKIPPED
+from symfonic_cli.model.prune import BUSY, FAILED, NOT_FOUND, NOTHING, PRUNED, SKIPPED
 from symfonic_cli.selection import Selection
 from symfonic_cli.storage import records as pr
 
@@ -64,6 +66,7 @@ class PruneRequest:
     ticket: str | None = None
     missing_ok: bool = False
     batch_size: int | None = None
+    lock_timeout: float = DEFAULT_LOCK_TIMEOUT  # seconds a statement waits for a lock; then the thread is busy
     # How the run asks for its typed confirmation (erase/confirm.py): the caller's; by default no one.
     ask: Callable[..., Terminal | None] = no_terminal
 
@@ -117,6 +120,8 @@ def run(req: PruneRequest, environment: Environment | None = None) -> None:
     try:
         store = open_store(req.location, writable=not req.dry_run, **req.options)
         try:
+            if not req.dry_run:  # first: the checks below take the write lock too
+                store.set_lock_timeout(req.lock_timeout)
             notes = store.prune_prepare(dry_run=req.dry_run)  # exit 4 here, before any plan or delete
             if req.compact:
                 notes += store.compact_check()
@@ -300,6 +305,8 @@ def prune_one(store: Store, plan, req: PruneRequest, newer_than) -> tuple[pr.Pru
         deleted, detached, remaining = store.prune_verified(plan.key, keep=req.keep, newer_than=newer_than, expected=plan.rows)
     except ThreadSkipped as exc:
         result = pr.PruneOutcome(plan.key, SKIPPED, reason=exc.message)
+    except ThreadBusy as exc:  # a lock not had within --lock-timeout: rolled back, reported, the run goes on
+        result = pr.PruneOutcome(plan.key, BUSY, reason=scrub(exc.line(), req.location))
     except SymfonicError as exc:
         result = pr.PruneOutcome(plan.key, FAILED, reason=scrub(exc.line(), req.location))
     except (Exception, KeyboardInterrupt) as exc:
@@ -382,6 +389,8 @@ def _raise_outcome(req: PruneRequest, rec: PruneRecorder, stop: Stopped | None, 
         raise StoppedError(f"{stop.reason}; {s['threads']} of {total} thread(s) done, {s['pruned']} pruned", stop.exit_code)
     if rec.counts[FAILED]:
         raise StoreError(f"{rec.counts[FAILED]} thread(s) failed and were left as they were (see the receipt)")
+    if rec.counts[BUSY]:
+        raise busy_error(rec.counts[BUSY], "pruned")
     if len(rec.missing) == 1 and not req.missing_ok:
         raise NotFoundError(rec.missing_message)
     if rec.missing and not req.missing_ok:

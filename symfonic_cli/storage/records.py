@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from symfonic_cli.model.prune import FAILED, NOT_ATTEMPTED, NOT_FOUND, NOTHING, PRUNED, SKIPPED, STATUSES, ThreadPrunePlan
+from symfonic_cli.model.prune import BUSY, FAILED, NOT_ATTEMPTED, NOT_FOUND, NOTHING, PRUNED, SKIPPED, STATUSES, ThreadPrunePlan
 from symfonic_cli.clock import iso_utc
 from symfonic_cli.kinds import KINDS
 
@@ -96,7 +96,7 @@ def thread_entry(o: PruneOutcome, kind: str) -> dict[str, Any]:
     entry: dict[str, Any] = {"key": o.key, "status": o.status}
     if o.time is not None:
         entry["time"] = iso_utc(o.time)
-    if o.status in (NOT_FOUND, NOT_ATTEMPTED):
+    if o.status in (NOT_FOUND, NOT_ATTEMPTED, BUSY):
         if o.reason:
             entry["reason"] = o.reason
         return entry
@@ -119,13 +119,14 @@ def summary(counts: dict[str, int], planned: int, done: int, stopped: bool, rows
     return {
         "planned": planned, "threads": done, "pruned": counts[PRUNED], "nothing_to_prune": counts[NOTHING],
         "skipped": counts[SKIPPED], "failed": counts[FAILED], "not_found": counts[NOT_FOUND],
-        "not_attempted": planned - done if stopped else 0, "rows_deleted": rows,
+        "not_attempted": planned - done if stopped else 0, "busy": counts[BUSY], "rows_deleted": rows,
     }
 
 
 def summary_line(s: dict[str, Any]) -> str:
     line = f"pruned {s['pruned']} thread(s), {s['nothing_to_prune']} with nothing to prune, {s['failed']} failed"
-    for name, label in (("skipped", "skipped"), ("not_found", "not found"), ("not_attempted", "not attempted")):
+    for name, label in (("skipped", "skipped"), ("not_found", "not found"), ("not_attempted", "not attempted"),
+                        ("busy", "busy (a lock not had within --lock-timeout; nothing changed, rerun to take them)")):
         if s[name]:
             line += f", {s[name]} {label}"
     rows = s.get("rows_deleted") or {}

@@ -40,6 +40,13 @@ class EraseProtocol(Protocol):
         MongoDB's hosts, database and collections. No user name and no password."""
         ...
 
+    def set_lock_timeout(self, seconds: float) -> None:
+        """Bound every wait for a lock from now on to ``seconds`` (erase and prune's --lock-timeout):
+        SQLite's busy timeout, PostgreSQL's ``lock_timeout`` of the session, MongoDB ``maxTimeMS`` on
+        each operation of a thread's transaction and the retries of its transient conflicts. A
+        statement that gives up raises ThreadBusy (its transaction rolled back, nothing changed)."""
+        ...
+
     def erase_prepare(self, extra: tuple[ExtraTable, ...], *, dry_run: bool = False) -> list[str]:
         """Check, before anything is deleted, that this session can erase; set it up for erasing.
 

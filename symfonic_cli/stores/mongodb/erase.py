@@ -155,7 +155,10 @@ class MongoErase(PerThreadErase, MongoSection):
                 last, odd = self._recheck_activity(key, session)
                 check_still_idle(key, last, idle_before, odd)
             for name, coll, flt in cascade:
-                deleted[name] = coll.delete_many(flt, session=session, collation=self._collation(coll)).deleted_count if flt is not None else 0
+                deleted[name] = 0
+                if flt is not None:
+                    with self._bounded():
+                        deleted[name] = coll.delete_many(flt, session=session, collation=self._collation(coll)).deleted_count
                 if between is not None:
                     between(name)
             check_against_plan(expected, deleted, extra)  # inside the transaction: aborted on a difference

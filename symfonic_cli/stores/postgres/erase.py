@@ -115,6 +115,11 @@ class PostgresErase(PostgresSection):
         refuse_stored_code(self.location.display, found, "triggers or rules",
                            "drop or disable them (the LangGraph saver creates none), or erase with the application's own tooling")
 
+    @_translate_errors
+    def set_lock_timeout(self, seconds: float) -> None:
+        # The session's lock_timeout: every statement of every thread's transaction waits at most this long.
+        self.conn.execute("SELECT set_config('lock_timeout', %s, false)", (f"{max(1, round(seconds * 1000))}ms",))
+
     def store_identity(self) -> dict[str, Any]:
         info = self.conn.info
         return {"kind": "postgres", "host": info.host, "port": int(info.port), "database": info.dbname, "schema": self.schema}

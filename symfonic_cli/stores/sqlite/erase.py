@@ -6,7 +6,7 @@ import os
 
 from symfonic_cli.errors import StoreError
 from symfonic_cli.stores._common import PerThreadErase, quoted_identifier, refuse_stored_code
-from symfonic_cli.stores.sqlite._common import SqliteSection, _journal_mode, _translate_errors
+from symfonic_cli.stores.sqlite._common import SqliteSection, _journal_mode, _translate_errors, _try_write_lock
 
 # typing.TYPE_CHECKING without importing typing (quick commands load this module).
 TYPE_CHECKING = False
@@ -47,6 +47,10 @@ class SqliteErase(PerThreadErase, SqliteSection):
             out.append((name, where, params))
         return out
 
+    def set_lock_timeout(self, seconds: float) -> None:
+        # SQLite has one write lock for the file: a thread's BEGIN IMMEDIATE waits this long for it.
+        self.conn.execute(f"PRAGMA busy_timeout = {max(1, round(seconds * 1000))}")
+
     def store_identity(self) -> dict[str, Any]:
         import os
 
@@ -79,8 +83,7 @@ class SqliteErase(PerThreadErase, SqliteSection):
             return []  # the checks above are the real run's; nothing below may change a thing
         self.conn.execute("PRAGMA secure_delete = ON")
         # Take and release the write lock: a read-only file or mount fails here, before any delete.
-        self.conn.execute("BEGIN IMMEDIATE")
-        self.conn.execute("ROLLBACK")
+        _try_write_lock(self.conn)
         return []
 
     def _refuse_triggers(self, tables: list[str], shown: str) -> None:
