@@ -12,6 +12,7 @@ EXIT_NOT_CONFIRMED = 6  # erase: no confirmation, nothing deleted
 EXIT_MIGRATE_INCOMPLETE = 7  # migrate: a thread in conflict, refused, failed or not verified
 EXIT_WRITTEN_AGAIN = 8  # erase: committed, but rows of the thread were found after the commit
 EXIT_BUSY = 9  # erase, prune: some threads were busy (locks not had within --lock-timeout), skipped
+EXIT_LOCKED = 10  # erase, prune: another erase or prune runs on the same store (--wait waits for it)
 EXIT_INTERRUPTED = 130  # Ctrl-C (128 + SIGINT), or end of input at a prompt
 EXIT_BROKEN_PIPE = 1  # the reader went away (| head): silent, as click ends every command it runs
 
@@ -98,6 +99,12 @@ class BusyThreads(SymfonicError):
     """erase, prune: the run ended with threads skipped as ``busy`` (a rerun takes them)."""
 
     exit_code = EXIT_BUSY
+
+
+class StoreLocked(SymfonicError):
+    """erase, prune: another run holds the store's run lock; nothing was done."""
+
+    exit_code = EXIT_LOCKED
 
 
 class ThreadActiveError(SymfonicError):

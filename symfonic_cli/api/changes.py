@@ -76,6 +76,12 @@ def _selection(env, command: str, store: Any, options: dict[str, Any], **given: 
     return choose(PRUNE if command == "prune" else ERASE, opener=opener, api=True, environment=env, **given)
 
 
+def _flag(value: object, name: str) -> bool:
+    if type(value) is not bool:
+        raise UsageError(f"{name} must be True or False")
+    return value
+
+
 def _check_lock_timeout(value: object) -> None:
     from symfonic_cli.limits import lock_timeout_in_range, lock_timeout_range
 
@@ -111,6 +117,7 @@ def erase(
     vacuum: bool = False,
     grace: str | timedelta = "15m",
     lock_timeout: float = DEFAULT_LOCK_TIMEOUT,
+    wait: bool = False,
     **options,
 ) -> RunResult:
     """``thread erase -f json``: the receipt (or, with ``dry_run``, the plan), as a RunResult."""
@@ -130,6 +137,7 @@ def erase(
         location=loc, options=opts, selection=chosen, dry_run=dry_run, yes=yes, vacuum=vacuum,
         grace=grace if isinstance(grace, timedelta) else parse_duration(grace, option="grace", bare_unit="m"), receipt_path=receipt, fmt="json",
         operator=operator, ticket=ticket, missing_ok=missing_ok, batch_size=batch_size, lock_timeout=float(lock_timeout),
+        wait=_flag(wait, "wait"),
     )
     return _run("erase", env, lambda: run(request, env))
 
@@ -202,6 +210,7 @@ def prune(
     ticket: str | None = None,
     missing_ok: bool = False,
     lock_timeout: float = DEFAULT_LOCK_TIMEOUT,
+    wait: bool = False,
     **options,
 ) -> RunResult:
     """``thread prune -f json``: the receipt (or, with ``dry_run``, the plan). ``all_threads`` is
@@ -225,7 +234,7 @@ def prune(
     request = PruneRequest(
         location=loc, options=opts, selection=chosen, keep=keep, older_than=age, dry_run=dry_run, yes=yes,
         compact=compact, receipt_path=receipt, fmt="json", operator=operator, ticket=ticket, missing_ok=missing_ok,
-        batch_size=batch_size, lock_timeout=float(lock_timeout),
+        batch_size=batch_size, lock_timeout=float(lock_timeout), wait=_flag(wait, "wait"),
     )
     return _run("prune", env, lambda: run(request, env))
 

@@ -22,6 +22,7 @@ from symfonic_cli.cli.options import (
     SubTenantOpt,
     TenantOpt,
     ThreadsOpt,
+    WaitOpt,
     erase_selection,
 )
 from symfonic_cli.cli.thread import app
@@ -51,6 +52,7 @@ def erase(
     inactive_since: InactiveSinceOpt = None,
     batch_size: BatchSizeOpt = None,
     lock_timeout: LockTimeoutOpt = DEFAULT_LOCK_TIMEOUT,
+    wait: WaitOpt = False,
 ) -> None:
     """Erase threads (every checkpoint, namespace and write, plus declared extra tables), one transaction per thread.
 
@@ -91,6 +93,7 @@ def erase(
         ask=open_terminal,  # the typed confirmation on this terminal
         batch_size=batch_size,
         lock_timeout=lock_timeout,
+        wait=wait,
     )
     run(request, env)
 

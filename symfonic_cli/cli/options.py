@@ -82,6 +82,10 @@ LockTimeoutOpt = Annotated[
              "busy (exit 9), a rerun takes it.",
     ),
 ]
+WaitOpt = Annotated[
+    bool,
+    typer.Option("--wait", help="Another erase or prune runs on the same store: wait for it to finish (default: exit 10, naming it)."),
+]
 # The selections thread erase and thread export share (selection.py, ERASE rules).
 AllSessionsOpt = Annotated[bool, typer.Option("--all-sessions", help="Every thread of --tenant (or of --tenant --sub-tenant).")]
 KeyFileOpt = Annotated[

@@ -23,6 +23,7 @@ from symfonic_cli.cli.options import (
     SubTenantOpt,
     TenantOpt,
     ThreadsOpt,
+    WaitOpt,
     erase_selection,
 )
 from symfonic_cli.errors import UsageError
@@ -53,6 +54,7 @@ def prune(
     inactive_since: InactiveSinceOpt = None,
     batch_size: BatchSizeOpt = None,
     lock_timeout: LockTimeoutOpt = DEFAULT_LOCK_TIMEOUT,
+    wait: WaitOpt = False,
 ) -> None:
     """Delete old checkpoints (with their writes, and the blobs no kept checkpoint uses), keeping the
     latest N of every namespace: exactly what LangGraph's PostgresSaver.prune keeps with --keep 1.
@@ -84,5 +86,5 @@ def prune(
         options={k: v for k, v in store_options(location, env).items() if k != "erase_extra"},
         selection=chosen, keep=keep, older_than=age, dry_run=dry_run, yes=yes, compact=compact,
         receipt_path=receipt, fmt=out_format, operator=operator, ticket=ticket, missing_ok=missing_ok, batch_size=batch_size,
-        lock_timeout=lock_timeout, ask=open_terminal,  # the typed confirmation on this terminal
+        lock_timeout=lock_timeout, wait=wait, ask=open_terminal,  # the typed confirmation on this terminal
     ), env)

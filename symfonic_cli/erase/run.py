@@ -21,7 +21,7 @@ from symfonic_cli.erase import text
 from symfonic_cli.erase.confirm import Terminal, confirm_plans, no_terminal
 from symfonic_cli.erase.faults import Faults
 from symfonic_cli.erase.records import Recorder, default_operator, new_header, open_receipt, store_name
-from symfonic_cli.erase.steps import Stopped, busy_error, erase_step, finish, run_threads
+from symfonic_cli.erase.steps import Stopped, busy_error, erase_step, finish, hold_run_lock, run_threads
 from symfonic_cli.errors import (
     EXIT_STORE,
     EXIT_WRITTEN_AGAIN,
@@ -57,6 +57,7 @@ class EraseRequest:
     missing_ok: bool = False
     batch_size: int | None = None  # a retention sweep's page size (erase/sweep.py); None: its default
     lock_timeout: float = DEFAULT_LOCK_TIMEOUT  # seconds a statement waits for a lock; then the thread is busy
+    wait: bool = False  # another erase or prune runs on the store: wait for it (else StoreLocked, exit 10)
     # How the run asks for its typed confirmation (erase/confirm.py): the caller's; by default no one.
     ask: Callable[..., Terminal | None] = no_terminal
 
@@ -88,6 +89,8 @@ def run(req: EraseRequest, environment: Environment | None = None) -> None:
             if not req.dry_run:  # first: the checks below take the write lock too
                 store.set_lock_timeout(req.lock_timeout)
             notes = store.erase_prepare(extra, dry_run=req.dry_run)
+            if not req.dry_run:  # one run per store, held until the store is closed
+                hold_run_lock(store, "erase", wait=req.wait, location=req.location, stderr=env.stderr)
             sel = req.selection
             keys = list(sel.keys) if sel.keys is not None else store.thread_keys_with_prefix(sel.prefix or "")
             plans = store.erase_plans(keys, extra)

@@ -139,6 +139,33 @@ def run_threads(pages: Iterable[list], step, recorder, faults, *, location: Stor
     return None
 
 
+WAIT_POLL_SECONDS = 0.5
+
+
+def hold_run_lock(store: Store, operation: str, *, wait: bool, location: StoreLocation, stderr: Any = None) -> None:
+    """One erase or prune per store at a time: the store's run lock taken for this run (released when
+    the store is closed). Held by another run: StoreLocked naming the holder (exit 10), or with
+    ``wait`` a line on ``stderr`` and a try every half second until it is free (Ctrl-C: 130)."""
+    import time
+
+    from symfonic_cli.errors import StoreLocked
+    from symfonic_cli.render import escape_inline as esc
+
+    told = False
+    while True:
+        holder = store.take_run_lock(operation)
+        if holder is None:
+            return
+        if not wait:
+            raise StoreLocked(f"another run is changing {esc(location.display)}: {esc(holder)}; nothing was done",
+                              hint="--wait waits for it to finish")
+        if not told and stderr is not None:
+            stderr.write(f"waiting for {esc(holder)} to finish (--wait)\n")
+            stderr.flush()
+            told = True
+        time.sleep(WAIT_POLL_SECONDS)
+
+
 def busy_error(count: int, verb: str) -> BusyThreads:
     """The end of a run with threads skipped as busy (exit 9): the rest is done, a rerun takes them."""
     return BusyThreads(f"{count} thread(s) busy: a lock was not had within --lock-timeout; they were left as they were, "

@@ -24,7 +24,7 @@ from symfonic_cli.erase import text
 from symfonic_cli.erase.confirm import confirm_count
 from symfonic_cli.erase.faults import Faults
 from symfonic_cli.erase.records import Recorder, new_header, open_receipt, store_name
-from symfonic_cli.erase.steps import DEFAULT_BATCH, busy_error, erase_step, finish, run_threads
+from symfonic_cli.erase.steps import DEFAULT_BATCH, busy_error, erase_step, finish, hold_run_lock, run_threads
 from symfonic_cli.errors import EXIT_INTERRUPTED, EXIT_STORE, EXIT_WRITTEN_AGAIN, EraseIncomplete, StoppedError
 
 # typing.TYPE_CHECKING without importing typing.
@@ -57,6 +57,8 @@ def run_sweep(req, env: Environment) -> None:
             if not req.dry_run:  # first: the checks below take the write lock too
                 store.set_lock_timeout(req.lock_timeout)
             notes = store.erase_prepare(extra, dry_run=req.dry_run)
+            if not req.dry_run:  # one run per store, held until the store is closed
+                hold_run_lock(store, "erase", wait=req.wait, location=req.location, stderr=env.stderr)
             total = store.window_count(**window)  # counted in the database
             # Threads no time window can judge: never selected, counted apart in the plan.
             undatable = store.window_undatable(tenant=sel.tenant, sub_tenant=sel.sub_tenant)

@@ -24,7 +24,7 @@ from symfonic_cli.erase import plan as ep
 from symfonic_cli.erase.confirm import Terminal, confirm, no_terminal
 from symfonic_cli.erase.faults import Faults
 from symfonic_cli.erase.records import RunRecord, default_operator, open_receipt, store_name
-from symfonic_cli.erase.steps import DEFAULT_BATCH, Stopped, busy_error, run_threads
+from symfonic_cli.erase.steps import DEFAULT_BATCH, Stopped, busy_error, hold_run_lock, run_threads
 from symfonic_cli.erase.text import document_stream, print_receipt
 from symfonic_cli.errors import (
     EXIT_INTERRUPTED,
@@ -67,6 +67,7 @@ class PruneRequest:
     missing_ok: bool = False
     batch_size: int | None = None
     lock_timeout: float = DEFAULT_LOCK_TIMEOUT  # seconds a statement waits for a lock; then the thread is busy
+    wait: bool = False  # another erase or prune runs on the store: wait for it (else StoreLocked, exit 10)
     # How the run asks for its typed confirmation (erase/confirm.py): the caller's; by default no one.
     ask: Callable[..., Terminal | None] = no_terminal
 
@@ -123,6 +124,8 @@ def run(req: PruneRequest, environment: Environment | None = None) -> None:
             if not req.dry_run:  # first: the checks below take the write lock too
                 store.set_lock_timeout(req.lock_timeout)
             notes = store.prune_prepare(dry_run=req.dry_run)  # exit 4 here, before any plan or delete
+            if not req.dry_run:  # one run per store, held until the store is closed
+                hold_run_lock(store, "prune", wait=req.wait, location=req.location, stderr=env.stderr)
             if req.compact:
                 notes += store.compact_check()
             keys = _Keys(store, req.selection, req.batch_size or DEFAULT_BATCH)

@@ -40,6 +40,18 @@ class EraseProtocol(Protocol):
         MongoDB's hosts, database and collections. No user name and no password."""
         ...
 
+    def take_run_lock(self, operation: str) -> str | None:
+        """Take the store's run lock for ``operation`` ("erase", "prune") until ``release_run_lock`` or
+        ``close``: one erase or prune at a time per store (the identity receipts record). SQLite: a
+        lock file beside the store (flock); PostgreSQL: a session advisory lock per database and
+        schema; MongoDB: a lock document with the holder and an expiry, renewed while held. None when
+        taken, else who holds it (read from the store: escape it where it is shown)."""
+        ...
+
+    def release_run_lock(self) -> None:
+        """Let go of the run lock (nothing when not held); ``close`` does it too."""
+        ...
+
     def set_lock_timeout(self, seconds: float) -> None:
         """Bound every wait for a lock from now on to ``seconds`` (erase and prune's --lock-timeout):
         SQLite's busy timeout, PostgreSQL's ``lock_timeout`` of the session, MongoDB ``maxTimeMS`` on
