@@ -58,9 +58,9 @@ def _write_table(hits, title: str, env) -> int:
 
     cells = [[render.cell(h.key), str(h.index), render.escape_inline(h.role), render.cell(render.shown_time(h.timestamp, env))] for h in hits]
     widths = [max([cell_len(HEADERS[i])] + [cell_len(c[i]) for c in cells]) for i in range(4)]
-    width = render.console(env.stdout).width
+    width = render.console(env).width
     room = width - sum(widths) - 3 * 4  # the frame: " │ " between five columns
     rows = [c + [h.snippet(max(room, len("snippet")))] for c, h in zip(cells, hits)]
     render.write_table(rows, HEADERS, whole=(True, True, True, True, False), title=render.escape_inline(title),
-                       stream=env.stdout)
+                       environment=env)
     return len(rows)
