@@ -115,7 +115,13 @@ def _run(args: list[str], environment: Environment):
 
     # click and typer write help and prompts to sys.stdout/sys.stderr: the Environment's here.
     with redirect_stdout(environment.stdout), redirect_stderr(environment.stderr):
-        return command.main(args=args, prog_name="symfonic", standalone_mode=False, obj=environment)
+        try:
+            return command.main(args=args, prog_name="symfonic", standalone_mode=False, obj=environment)
+        except SystemExit as exc:
+            # click ends a command whose reader went away with exit 1: end it as the quick route does.
+            if isinstance(exc.__context__, BrokenPipeError):
+                raise exc.__context__ from None
+            raise
 
 
 def main(argv: list[str] | None = None, environment: Environment | None = None) -> None:
@@ -159,7 +165,11 @@ def _command_words(argv: list[str]) -> list[str]:
 
 def _main(args: list[str], environment: Environment) -> None:
     try:
-        rv = _run(args, environment)
+        try:
+            rv = _run(args, environment)
+        finally:
+            # Written out here, so that a reader gone away (| head) is seen, not lost at exit.
+            environment.stdout.flush()
     except SymfonicError as exc:
         _traceback_if_debug(environment)  # --debug adds the traceback and keeps the exit code
         if not exc.message:  # the command already said why (e.g. erase's receipt)
