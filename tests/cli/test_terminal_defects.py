@@ -223,6 +223,7 @@ def test_failing_compat_gate_pages_its_report_then_says_why(sqlite_store):
 def test_failing_compat_gate_in_less_says_why_after_it_closes(sqlite_store):
     args = [*SYMFONIC, "compat", "report", "--store", str(sqlite_store), "--by-thread", "--fail-on", "legacy"]
     with Session(args, cols=100, rows=10) as s:
+        s.read_until("acme:")
         s.settle()
         assert s.running() and "findings named" not in s.screen, s.screen
         s.send(b"q")
