@@ -11,10 +11,11 @@ from __future__ import annotations
 import io
 import os
 
-# typing.TYPE_CHECKING without importing typing (quick commands load this module).
+# typing.TYPE_CHECKING without importing typing (every command on a terminal loads this module).
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any
+    from typing import TextIO
+    from symfonic_cli.environment import Environment
 
 # Commands whose output may be paged: (group,) for every command of a group, else (group, command).
 PAGED = {("transcript",), ("threads",), ("compat",), ("store",), ("thread", "show"), ("thread", "history"), ("thread", "diff")}
@@ -25,7 +26,7 @@ class HeldOutput(io.StringIO):
     """stdout while a command runs: a terminal to the command (format, width, colour), kept in
     memory until the command ends."""
 
-    def __init__(self, real) -> None:
+    def __init__(self, real: TextIO) -> None:
         super().__init__()
         from symfonic_cli.render import terminal_size
 
@@ -36,7 +37,7 @@ class HeldOutput(io.StringIO):
         return True
 
     @property
-    def encoding(self) -> str:
+    def encoding(self) -> str:  # type: ignore[override]  # StringIO's is an attribute; this one follows the terminal's
         return getattr(self.real, "encoding", None) or "utf-8"
 
 
@@ -52,7 +53,7 @@ def pager_command() -> str:
     return DEFAULT_PAGER
 
 
-def hold(words: list[str], environment):
+def hold(words: list[str], environment: Environment) -> HeldOutput | None:
     """A HeldOutput in place of the Environment's stdout when this command's output may be paged,
     else None."""
     real = environment.stdout
@@ -68,7 +69,7 @@ def hold(words: list[str], environment):
     return held
 
 
-def release(held: HeldOutput, environment: Any, *, ok: bool) -> int | None:
+def release(held: HeldOutput, environment: Environment, *, ok: bool) -> int | None:
     """Put stdout back and show what the command wrote: through the pager when it is taller than
     the screen (and ``ok``: the command ended well or its report is whole, and --no-pager was not
     given), else straight to the terminal. Once: a second call (the error boundary released it
@@ -88,7 +89,7 @@ def release(held: HeldOutput, environment: Any, *, ok: bool) -> int | None:
     return None
 
 
-def _page(command: str, text: str, real: Any) -> tuple[bool, int | None]:
+def _page(command: str, text: str, real: TextIO) -> tuple[bool, int | None]:
     """``text`` through the pager, on the terminal behind ``real`` (its file descriptor): (whether
     the pager ran, the exit status its end calls for). As git and psql do, Ctrl-C while it runs is
     the pager's alone: this process notes it, waits for the pager to end and puts the terminal's
@@ -114,7 +115,7 @@ def _page(command: str, text: str, real: Any) -> tuple[bool, int | None]:
             proc = subprocess.Popen(command, shell=True, stdin=subprocess.PIPE, stdout=real.fileno(), env=env)
         except OSError:
             return False, None
-        assert proc.stdin is not None
+        assert proc.stdin is not None  # stdin=PIPE
         try:
             proc.stdin.write(text.encode(encoding, "replace"))
             proc.stdin.close()
@@ -124,7 +125,7 @@ def _page(command: str, text: str, real: Any) -> tuple[bool, int | None]:
     finally:
         if previous is not None:
             signal.signal(signal.SIGINT, previous)
-        _restore_terminal(real, modes)
+        _restore_terminal(modes)
     if proc.returncode in (126, 127):  # the shell could not find or run it: show the text
         return False, None
     if interrupted:
@@ -134,7 +135,7 @@ def _page(command: str, text: str, real: Any) -> tuple[bool, int | None]:
     return True, None
 
 
-def _terminal_modes(real: Any) -> tuple[int, list[Any]] | None:
+def _terminal_modes(real: TextIO) -> tuple[int, list] | None:
     """The terminal's modes (termios) behind ``real``, to put back after the pager."""
     try:
         import termios
@@ -145,7 +146,7 @@ def _terminal_modes(real: Any) -> tuple[int, list[Any]] | None:
         return None
 
 
-def _restore_terminal(real: Any, modes: tuple[int, list[Any]] | None) -> None:
+def _restore_terminal(modes: tuple[int, list] | None) -> None:
     if modes is None:
         return
     import termios
