@@ -138,7 +138,9 @@ def main(argv: list[str] | None = None, environment: Environment | None = None) 
 
     # On a terminal, a reading command's output is held and paged when taller than the screen
     # (symfonic_cli/pager.py): the pager wraps the Environment's stdout, whoever made it.
-    environment = environment or Environment()
+    if environment is None:
+        _whole_writes()
+        environment = Environment()
     held = pager.hold(_command_words(args), environment)
     code: object = None
     try:
@@ -152,6 +154,18 @@ def main(argv: list[str] | None = None, environment: Environment | None = None) 
             status = pager.release(held, environment, ok=code in (0, None))
             if status:
                 raise SystemExit(status)
+
+
+def _whole_writes() -> None:
+    """Under PYTHONUNBUFFERED (``python -u``, common in container images) sys.stdout writes straight
+    to its file, and CPython drops what a pipe did not take of a write (a reader gone away: exit 0,
+    the rest lost): a line-buffered writer of its own writes all or raises BrokenPipeError."""
+    import io
+
+    out = sys.stdout
+    if isinstance(out, io.TextIOWrapper) and isinstance(out.buffer, io.FileIO):
+        # The process's stdout for the rest of its life: never closed (the descriptor stays open).
+        sys.stdout = open(out.buffer.fileno(), "w", buffering=1, encoding=out.encoding, errors=out.errors, closefd=False)
 
 
 def _command_words(argv: list[str]) -> list[str]:

@@ -122,8 +122,10 @@ def test_ctrl_c_ending_the_pager_exits_130(big_store):
 
 # 3. A reader gone away: 141 (128 + SIGPIPE), silently, on both routes.
 
-def _piped_to_head(args: list[str], cwd: Path) -> subprocess.CompletedProcess:
+def _piped_to_head(args: list[str], cwd: Path, *, unbuffered: bool = False) -> subprocess.CompletedProcess:
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONUNBUFFERED", "SYMFONIC_DEBUG")}
+    if unbuffered:
+        env["PYTHONUNBUFFERED"] = "1"
     script = '"$PY" -m symfonic_cli "$@" | head -1; exit "${PIPESTATUS[0]}"'
     return subprocess.run(["bash", "-c", script, "bash", *args], cwd=cwd, env=dict(env, PY=sys.executable),
                           capture_output=True, text=True, timeout=120)
@@ -142,6 +144,25 @@ def test_closed_pipe_exits_141_silently(big_store, args):
     assert done.stdout.count("\n") == 1 and done.stdout.strip()
     assert done.returncode == errors.EXIT_BROKEN_PIPE == 141, done.stderr
     assert done.stderr == ""
+
+
+@pytest.mark.parametrize("args", [
+    ["threads", "list", "--store", "big.db", "-f", "json"],
+    ["transcript", "show", "--store", "big.db", "--thread", LONG, "-f", "json", "--no-pager"],
+], ids=["list-json", "transcript-json"])
+def test_closed_pipe_exits_141_under_pythonunbuffered(big_store, args):
+    # python -u (PYTHONUNBUFFERED, common in container images): CPython dropped what the pipe did
+    # not take of one large write, and the command ended 0 with its document cut.
+    done = _piped_to_head(args, big_store.parent, unbuffered=True)
+    assert done.returncode == errors.EXIT_BROKEN_PIPE, done.stderr
+    assert done.stderr == ""
+
+
+def test_whole_documents_under_pythonunbuffered(big_store):
+    env = dict(os.environ, PYTHONUNBUFFERED="1")
+    done = subprocess.run([*SYMFONIC, "threads", "list", "--store", str(big_store), "-f", "json"], env=env,
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0 and len(json.loads(done.stdout)) == 301
 
 
 def test_closed_pipe_is_documented():
