@@ -253,3 +253,24 @@ def test_failing_compat_gate_in_less_says_why_after_it_closes(sqlite_store):
         after_pager = _plain(s.screen).rsplit("\n", 3)
         assert "findings named by --fail-on present" in "\n".join(after_pager[-3:]), s.screen[-1500:]
         assert s.left_running() == [] and s.modes_restored()
+
+
+# Found by the terminal pass: Ctrl-C while SQLite runs threads search's byte test (a Python
+# function inside the query) was "SQLite error ...: user-defined function raised exception", exit 4.
+
+def test_ctrl_c_inside_the_sqlite_search_is_an_interruption(sqlite_store):
+    import signal
+
+    from symfonic_cli.location import parse_location
+    from symfonic_cli.search.prefilter import Prefilter
+    from symfonic_cli.stores import open_store
+
+    class CtrlCInside(Prefilter):
+        def may_match(self, payload_type, blob, *, whole_checkpoint: bool) -> bool:
+            signal.raise_signal(signal.SIGINT)  # a real SIGINT, delivered while SQLite runs the query
+            return super().may_match(payload_type, blob, whole_checkpoint=whole_checkpoint)
+
+    with open_store(parse_location(str(sqlite_store))) as st, pytest.raises(KeyboardInterrupt):
+        list(st.search_candidates(CtrlCInside("order", case_sensitive=False, tools=False)))
+    with open_store(parse_location(str(sqlite_store))) as st:  # the same search, left alone, answers
+        assert "acme:_:s-001" in list(st.search_candidates(Prefilter("order", case_sensitive=False, tools=False)))
