@@ -14,7 +14,7 @@ EXIT_WRITTEN_AGAIN = 8  # erase: committed, but rows of the thread were found af
 EXIT_BUSY = 9  # erase, prune: some threads were busy (locks not had within --lock-timeout), skipped
 EXIT_LOCKED = 10  # erase, prune: another erase or prune runs on the same store (--wait waits for it)
 EXIT_INTERRUPTED = 130  # Ctrl-C (128 + SIGINT), or end of input at a prompt
-EXIT_BROKEN_PIPE = 1  # the reader went away (| head): silent, as click ends every command it runs
+EXIT_BROKEN_PIPE = 141  # the reader went away (| head): silent, 128 + SIGPIPE, as git and a shell report it
 
 
 class SymfonicError(Exception):
