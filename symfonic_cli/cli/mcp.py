@@ -1,0 +1,115 @@
+"""``symfonic mcp``: serve the store read-only to an MCP client (docs/guide/mcp.md)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, List, Optional
+
+import typer
+
+from symfonic_cli.cli.options import StoreOpt
+from symfonic_cli.errors import StoreError, UsageError
+from symfonic_cli.vocabulary import GROUP_HELP
+
+TOKEN_ENV = "SYMFONIC_MCP_TOKEN"
+MIN_TOKEN = 16
+MAX_ROWS = 10_000
+MAX_CHARS = 10_000_000
+EXTRA_HINT = "pip install 'symfonic[mcp]'"
+
+
+def mcp(
+    store: StoreOpt = None,
+    tenant: Annotated[Optional[List[str]], typer.Option("--tenant", help="Serve only this tenant's threads (repeatable).")] = None,
+    sub_tenant: Annotated[Optional[List[str]], typer.Option("--sub-tenant", help="Only these sub-tenants of each --tenant (repeatable; '_' for threads without one).")] = None,
+    all_tenants: Annotated[bool, typer.Option("--all-tenants", help="Serve every tenant's threads (instead of --tenant).")] = False,
+    max_rows: Annotated[int, typer.Option("--max-rows", min=1, max=MAX_ROWS, help="At most N rows in any list of an answer.")] = 200,
+    max_chars: Annotated[int, typer.Option("--max-chars", min=1_000, max=MAX_CHARS, help="At most N characters of JSON per answer.")] = 100_000,
+    access_log: Annotated[Optional[Path], typer.Option("--access-log", help="The JSONL access log (0600; default $XDG_STATE_HOME/symfonic/mcp-access.jsonl).")] = None,
+    http: Annotated[Optional[str], typer.Option("--http", metavar="HOST:PORT", help="Serve streamable HTTP on a loopback address instead of stdio (needs a token).")] = None,
+    token_file: Annotated[Optional[Path], typer.Option("--token-file", help=f"With --http: the file holding the bearer token (else ${TOKEN_ENV}).")] = None,
+) -> None:
+    # The help: vocabulary.GROUP_HELP["mcp"] (the root's help says the same).
+    import importlib.util
+
+    from symfonic_cli.mcp.scope import build_scope
+
+    scope = build_scope(list(tenant or []), list(sub_tenant or []), all_tenants)
+    address = _address(http) if http is not None else None
+    if token_file is not None and address is None:
+        raise UsageError("--token-file goes with --http")
+    if importlib.util.find_spec("mcp") is None or importlib.util.find_spec("uvicorn") is None:
+        raise StoreError("symfonic mcp needs the MCP SDK, which is not installed", hint=EXTRA_HINT)
+    token = _token(token_file) if address is not None else None
+    _serve(store, scope, max_rows, max_chars, access_log, address, token)
+
+
+def _serve(store_opt, scope, max_rows: int, max_chars: int, access_log: Optional[Path], address, token: Optional[str]) -> None:
+    import sys
+
+    from symfonic_cli.api.store import Store
+    from symfonic_cli.cli.common import environment, open_for_reading
+    from symfonic_cli.mcp.accesslog import AccessLog, default_path
+    from symfonic_cli.mcp.answer import Caps
+    from symfonic_cli.mcp.tools import Reader
+
+    env = environment()
+    log = AccessLog(access_log or default_path())
+    try:
+        with open_for_reading(store_opt, environment=env) as backend:
+            from symfonic_cli.mcp import server as mcp_server
+
+            reader = Reader(Store(backend), scope, Caps(rows=max_rows, chars=max_chars), log)
+            app = mcp_server.build_server(reader)
+            where = "stdio" if address is None else f"http://{address[0]}:{address[1]}/mcp"
+            # stdout is the protocol's on stdio: what the operator reads goes to stderr.
+            print(f"symfonic mcp: serving {scope.describe()} read-only on {where}; access log {log.path}", file=sys.stderr, flush=True)
+            if address is None:
+                mcp_server.run_stdio(app)
+            else:
+                mcp_server.run_http(app, address[0], address[1], token or "")
+    finally:
+        log.close()
+
+
+def _address(text: str) -> tuple[str, int]:
+    import ipaddress
+
+    host, sep, port = text.rpartition(":")
+    host = host[1:-1] if host.startswith("[") and host.endswith("]") else host
+    if not sep or not port.isdigit() or not port.isascii() or not 1 <= int(port) <= 65535:
+        raise UsageError(f"--http '{text}' is not HOST:PORT", hint="e.g. --http 127.0.0.1:8765")
+    if host == "localhost":
+        host = "127.0.0.1"
+    try:
+        loopback = ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        loopback = False
+    if not loopback:
+        raise UsageError(f"--http serves only a loopback address, not '{host}'", hint="use 127.0.0.1 or ::1; put a proxy in front for anything else")
+    return host, int(port)
+
+
+def _token(path: Optional[Path]) -> str:
+    import os
+    import stat
+
+    if path is not None:
+        try:
+            info = path.stat()
+            text = path.read_text(encoding="utf-8").strip()
+        except (OSError, UnicodeDecodeError) as exc:
+            raise UsageError(f"cannot read the token file {path}: {getattr(exc, 'strerror', None) or 'not UTF-8 text'}") from None
+        if stat.S_IMODE(info.st_mode) & 0o077:
+            raise UsageError(f"the token file {path} is readable by others", hint=f"chmod 600 {path}")
+    else:
+        text = os.environ.get(TOKEN_ENV, "").strip()
+        if not text:
+            raise UsageError("--http needs a bearer token", hint=f"set ${TOKEN_ENV} or give --token-file (never on the command line)")
+    if len(text) < MIN_TOKEN or any(c.isspace() or not c.isprintable() for c in text):
+        raise UsageError(f"the bearer token must be at least {MIN_TOKEN} printable characters without spaces")
+    return text
+
+
+def register(root: typer.Typer) -> None:
+    root.command("mcp", help=GROUP_HELP["mcp"])(mcp)
