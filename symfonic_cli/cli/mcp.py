@@ -30,16 +30,17 @@ def mcp(
     token_file: Annotated[Optional[Path], typer.Option("--token-file", help=f"With --http: the file holding the bearer token (else ${TOKEN_ENV}).")] = None,
 ) -> None:
     # The help: vocabulary.GROUP_HELP["mcp"] (the root's help says the same).
-    import importlib.util
-
     from symfonic_cli.mcp.scope import build_scope
 
     scope = build_scope(list(tenant or []), list(sub_tenant or []), all_tenants)
     address = _address(http) if http is not None else None
     if token_file is not None and address is None:
         raise UsageError("--token-file goes with --http")
-    if importlib.util.find_spec("mcp") is None or importlib.util.find_spec("uvicorn") is None:
-        raise StoreError("symfonic mcp needs the MCP SDK, which is not installed", hint=EXTRA_HINT)
+    try:
+        import mcp.server.mcpserver  # noqa: F401  (the symfonic[mcp] extra)
+        import uvicorn  # noqa: F401
+    except ImportError:
+        raise StoreError("symfonic mcp needs the MCP SDK, which is not installed", hint=EXTRA_HINT) from None
     token = _token(token_file) if address is not None else None
     _serve(store, scope, max_rows, max_chars, access_log, address, token)
 
