@@ -48,7 +48,7 @@ def build_server(reader: Reader) -> MCPServer:
             result = reader.call(tool, arguments)
         except ToolFailure as exc:
             raise ToolError(str(exc)) from None
-        text = text_block(tool, result.structured)
+        text = text_block(tool, result.result_json, result.answer.truncated)
         return CallToolResult(content=[TextContent(text=text)], structured_content=result.structured)
 
     def tool(description: str) -> Any:

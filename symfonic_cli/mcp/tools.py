@@ -11,7 +11,7 @@ from typing import Any
 
 from symfonic_cli.errors import NotFoundError, SymfonicError, UsageError
 from symfonic_cli.mcp.accesslog import AccessLog
-from symfonic_cli.mcp.answer import Answer, Caps, escaped, fit
+from symfonic_cli.mcp.answer import Answer, Caps, escaped, prepare
 from symfonic_cli.mcp.scope import Scope
 
 TOOLS = (
@@ -35,6 +35,7 @@ class ToolFailure(Exception):
 class Result:
     structured: dict[str, Any]  # {"result": ..., "truncated": bool}
     answer: Answer
+    result_json: str  # structured["result"] as compact JSON (for the text block)
 
 
 def _positive(name: str, value: int | None) -> None:
@@ -84,14 +85,14 @@ class Reader:
         except SymfonicError as exc:
             self._record(tool, given, Answer(None), "store-error")
             raise ToolFailure(f"the store could not answer ({type(exc).__name__}, exit code {exc.exit_code})", "store-error") from None
-        data, cut = fit(escaped(_public(answer.data)), self.caps)
+        data, cut, text = prepare(_public(answer.data), self.caps)
         answer.truncated = answer.truncated or cut
         if isinstance(data, list):
             kept = len(data)
             answer.keys = answer.keys[:kept] if answer.rows == len(answer.keys) else answer.keys
             answer.rows = kept
         self._record(tool, given, answer, "ok")
-        return Result({"result": data, "truncated": answer.truncated}, answer)
+        return Result({"result": data, "truncated": answer.truncated}, answer, text)
 
     def _record(self, tool: str, arguments: dict[str, Any], answer: Answer, outcome: str) -> None:
         if self.log is not None:

@@ -116,17 +116,22 @@ def test_caps_cut_rows_and_characters_and_say_so(store_url, tmp_path):
         ("search_messages", {"text": "e"}),
     ]
     rows = in_memory(store_url, calls, all_tenants=True, rows=2, log=log)
-    chars = in_memory(store_url, [("get_transcript", {"key": "acme:eu:s-002"}), ("get_history", {"key": "acme:_:s-001"})],
+    chars = in_memory(store_url, [("get_transcript", {"key": "acme:eu:s-002"}), ("get_history", {"key": "acme:_:s-001"}),
+                                  ("get_transcript", {"key": "acme:eu:s-002", "speaker": "user", "index": -1})],
                       all_tenants=True, chars=2000)
+    whole = in_memory(store_url, [("get_transcript", {"key": "acme:eu:s-002"})], all_tenants=True)[0].structured_content
     listed = rows[0].structured_content
     assert len(listed["result"]) == 2 and listed["truncated"] is True
     assert len(rows[1].structured_content["result"]) == 1 and rows[1].structured_content["truncated"] is False
     assert len(rows[3].structured_content["result"]) == 2 and rows[3].structured_content["truncated"] is True
+    # A list answer keeps the whole rows from its start that fit; one row too long is cut inside.
     big = chars[0].structured_content
     assert big["truncated"] is True and len(json_dumps(big["result"])) <= 2000
-    assert any(row["content"].endswith(CUT) for row in big["result"])
-    assert BIG not in json.dumps(big)
+    assert big["result"] and big["result"] == whole["result"][: len(big["result"])] and whole["truncated"] is False
     assert chars[1].structured_content["truncated"] is True and len(json_dumps(chars[1].structured_content["result"])) <= 2000
+    (alone,) = chars[2].structured_content["result"]
+    assert chars[2].structured_content["truncated"] is True and alone["content"].endswith(CUT)
+    assert BIG.startswith(alone["content"][: -len(CUT)]) and len(json_dumps([alone])) <= 2000
     records = [json.loads(line) for line in log.read_text().splitlines()]
     assert [(r["rows"], r["truncated"]) for r in records] == [
         (2, True), (1, False), (len(rows[2].structured_content["result"]), rows[2].structured_content["truncated"]), (2, True)]
