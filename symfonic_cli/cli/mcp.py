@@ -46,13 +46,12 @@ def mcp(
 
 
 def _serve(store_opt, scope, max_rows: int, max_chars: int, access_log: Optional[Path], address, token: Optional[str]) -> None:
-    import sys
-
     from symfonic_cli.api.store import Store
     from symfonic_cli.cli.common import environment, open_for_reading
     from symfonic_cli.mcp.accesslog import AccessLog, default_path
     from symfonic_cli.mcp.answer import Caps
     from symfonic_cli.mcp.tools import Reader
+    from symfonic_cli.render import escape_inline
 
     env = environment()
     log = AccessLog(access_log or default_path())
@@ -64,7 +63,8 @@ def _serve(store_opt, scope, max_rows: int, max_chars: int, access_log: Optional
             app = mcp_server.build_server(reader)
             where = "stdio" if address is None else f"http://{address[0]}:{address[1]}/mcp"
             # stdout is the protocol's on stdio: what the operator reads goes to stderr.
-            print(f"symfonic mcp: serving {scope.describe()} read-only on {where}; access log {log.path}", file=sys.stderr, flush=True)
+            env.stderr.write(escape_inline(f"symfonic mcp: serving {scope.describe()} read-only on {where}; access log {log.path}") + "\n")
+            env.stderr.flush()
             if address is None:
                 mcp_server.run_stdio(app)
             else:
