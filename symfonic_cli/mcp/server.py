@@ -14,7 +14,7 @@ from mcp_types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import Field
 
 from symfonic_cli.mcp.answer import text_block
-from symfonic_cli.mcp.tools import Reader, ToolFailure
+from symfonic_cli.mcp.tools import CALL_RECORDS, Reader, ToolFailure
 
 INSTRUCTIONS = (
     "Read-only access to the conversations (LangGraph checkpoint threads) of an agent, within the tenants the "
@@ -38,8 +38,28 @@ Session = Annotated[str | None, Field(description="Only this session id's thread
 Duration = Annotated[str | None, Field(description="A duration such as 90d, 12h or 30m.")]
 
 
+class RefusedCalls:
+    """Middleware: a tools/call the SDK answers without running a tool (an unknown tool, arguments
+    its schema rejects) still leaves its access-log record."""
+
+    def __init__(self, reader: Reader) -> None:
+        self.reader = reader
+
+    async def __call__(self, ctx: Any, call_next: Any) -> Any:
+        if ctx.method != "tools/call" or ctx.request_id is None:
+            return await call_next(ctx)
+        token = CALL_RECORDS.set([])
+        try:
+            return await call_next(ctx)
+        finally:
+            if not CALL_RECORDS.get():
+                params = ctx.params or {}
+                self.reader.refused(params.get("name"), params.get("arguments") or {})
+            CALL_RECORDS.reset(token)
+
+
 def build_server(reader: Reader) -> MCPServer:
-    server = MCPServer("symfonic", instructions=INSTRUCTIONS, log_level="WARNING")
+    server = MCPServer("symfonic", instructions=INSTRUCTIONS, log_level="WARNING", middleware=[RefusedCalls(reader)])
 
     def reply(tool: str, arguments: dict[str, Any]) -> CallToolResult:
         # Each tool passes its locals(): its parameters, and this function (a free variable).

@@ -5,6 +5,7 @@ errors into one safe line and writes the access-log record. ``server.py`` gives 
 from __future__ import annotations
 
 from collections.abc import Callable
+from contextvars import ContextVar
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any
@@ -21,6 +22,9 @@ TOOLS = (
 _OLDEST = datetime.min.replace(tzinfo=timezone.utc)
 # Fields of a command's JSON that name the store itself (its location): never in an answer.
 _STORE_FIELDS = ("store",)
+# Set by the server around each tools/call: the outcomes recorded while it ran (server.py logs a
+# call the SDK refused before any tool ran, which left it empty).
+CALL_RECORDS: ContextVar[list[str] | None] = ContextVar("symfonic_mcp_call_records", default=None)
 
 
 class ToolFailure(Exception):
@@ -95,9 +99,19 @@ class Reader:
         return Result({"result": data, "truncated": answer.truncated}, answer, text)
 
     def _record(self, tool: str, arguments: dict[str, Any], answer: Answer, outcome: str) -> None:
+        records = CALL_RECORDS.get()
+        if records is not None:
+            records.append(outcome)
         if self.log is not None:
             self.log.write(tool, arguments, keys=list(dict.fromkeys(answer.keys)), rows=answer.rows,
                            truncated=answer.truncated, outcome=outcome)
+
+    def refused(self, tool: Any, arguments: Any) -> None:
+        """The record of a call refused before the tool ran (an unknown tool, arguments its schema
+        rejects): what the client sent, nothing returned."""
+        name = tool if isinstance(tool, str) else repr(tool)
+        given = arguments if isinstance(arguments, dict) else {"arguments": arguments}
+        self._record(name, given, Answer(None), "refused")
 
     def _in_scope(self, key: str) -> None:
         _key(key)

@@ -147,19 +147,21 @@ def test_errors_are_one_safe_line_and_recorded(store_url, tmp_path):
         ("get_transcript", {"key": "acme:_:s-001", "speaker": "martian"}),
         ("get_transcript", {"key": "acme:_:s-001", "limit": 0}),
         ("list_threads", {"inactive_for": "soon"}),
+        ("drop_thread", {"key": "acme:_:s-001"}),
     ]
     results = in_memory(store_url, calls, tenants=("acme",), log=log)
     lines = [error_line(r) for r in results]
     assert lines[0].endswith("no thread 'globex:_:s-100' in this store")
     assert lines[1].endswith("no thread 'acme:_:s-01' in this store") and "s-001" not in lines[1]
     assert lines[2].endswith("thread 'acme:_:s-001' has no such checkpoint")
-    assert "martian" in lines[3] and "limit" in lines[4] and "soon" in lines[5]
+    assert "martian" in lines[3] and "limit" in lines[4] and "soon" in lines[5] and "drop_thread" in lines[6]
     where = store_url.rsplit("/", 1)[-1].split("?")[0]
     for line in lines:
         assert "Traceback" not in line and where not in line
     records = [json.loads(line) for line in log.read_text().splitlines()]
-    # The SDK refuses limit=0 by the tool's schema before the tool runs: not a call of the tool.
-    assert [r["outcome"] for r in records] == ["not-found", "not-found", "not-found", "usage", "usage"]
+    # The SDK refuses limit=0 by the tool's schema before the tool runs: recorded as refused.
+    assert [r["outcome"] for r in records] == ["not-found", "not-found", "not-found", "usage", "refused", "usage", "refused"]
+    assert records[4]["tool"] == "get_transcript" and records[4]["arguments"] == {"key": "acme:_:s-001", "limit": 0}
     assert all(r["keys"] == [] and r["rows"] == 0 for r in records)
 
 
