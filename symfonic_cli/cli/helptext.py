@@ -76,7 +76,8 @@ EXAMPLES = {
     ],
     ("mcp",): [
         "symfonic mcp -s demo.db --tenant acme",
-        "SYMFONIC_MCP_TOKEN=$(cat token) symfonic mcp -s prod --tenant acme --sub-tenant eu --http 127.0.0.1:8765",
+        "symfonic mcp -s prod --tenant acme --sub-tenant eu --sub-tenant _",
+        "symfonic mcp -s prod --tenant acme --http 127.0.0.1:8765 --token-file tok",
     ],
     ("demo",): ["symfonic demo demo.db", "symfonic demo /tmp/try.db && symfonic threads list -s /tmp/try.db"],
     ("completion", "install"): ["symfonic completion install", "symfonic completion install zsh"],

@@ -3,13 +3,18 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, List, Optional
+from typing import TYPE_CHECKING, Annotated, List, Optional
 
 import typer
 
 from symfonic_cli.cli.options import StoreOpt
 from symfonic_cli.errors import StoreError, UsageError
 from symfonic_cli.vocabulary import GROUP_HELP
+
+if TYPE_CHECKING:
+    from symfonic_cli.environment import Environment
+    from symfonic_cli.mcp.accesslog import AccessLog
+    from symfonic_cli.mcp.scope import Scope
 
 TOKEN_ENV = "SYMFONIC_MCP_TOKEN"
 MIN_TOKEN = 16
@@ -45,7 +50,8 @@ def mcp(
     _serve(store, scope, max_rows, max_chars, access_log, address, token)
 
 
-def _serve(store_opt, scope, max_rows: int, max_chars: int, access_log: Optional[Path], address, token: Optional[str]) -> None:
+def _serve(store_opt: Optional[str], scope: Scope, max_rows: int, max_chars: int, access_log: Optional[Path],
+           address: Optional[tuple[str, int]], token: Optional[str]) -> None:
     from symfonic_cli.api.store import Store
     from symfonic_cli.cli.common import environment, open_for_reading
     from symfonic_cli.mcp.accesslog import AccessLog, default_path
@@ -64,13 +70,22 @@ def _serve(store_opt, scope, max_rows: int, max_chars: int, access_log: Optional
             where = "stdio" if address is None else f"http://{address[0]}:{address[1]}/mcp"
             # stdout is the protocol's on stdio: what the operator reads goes to stderr.
             env.stderr.write(escape_inline(f"symfonic mcp: serving {scope.describe()} read-only on {where}; access log {log.path}") + "\n")
+            if address is None and env.stdin_isatty():
+                # A person ran it by hand: the protocol's messages come from an MCP client, not a keyboard.
+                env.stderr.write("symfonic mcp: waiting for an MCP client on standard input (an MCP client starts this command); Ctrl-C stops\n")
             env.stderr.flush()
             if address is None:
-                mcp_server.run_stdio(app)
+                mcp_server.run_stdio(app, on_interrupt=lambda: _stopped(env, log))
             else:
                 mcp_server.run_http(app, address[0], address[1], token or "")
     finally:
         log.close()
+
+
+def _stopped(env: Environment, log: AccessLog) -> None:
+    log.close()
+    env.stderr.write("symfonic mcp: stopped (interrupted)\n")
+    env.stderr.flush()
 
 
 def _address(text: str) -> tuple[str, int]:

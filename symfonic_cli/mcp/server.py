@@ -6,6 +6,7 @@ No ``from __future__ import annotations``: the SDK reads the tools' annotations 
 """
 
 import hmac
+from collections.abc import Callable
 from typing import Annotated, Any, TypedDict
 
 from mcp.server.mcpserver import MCPServer
@@ -145,7 +146,20 @@ def build_server(reader: Reader) -> MCPServer:
     return server
 
 
-def run_stdio(server: MCPServer) -> None:
+def run_stdio(server: MCPServer, on_interrupt: Callable[[], None]) -> None:
+    """Serve on stdin/stdout until the client closes them. Ctrl-C ends the process at once, exit
+    130: the SDK reads stdin in a worker thread that nothing can wake, so an orderly shutdown would
+    wait for input that never comes (each access-log record is on disk already)."""
+    import os
+    import signal
+
+    from symfonic_cli.errors import EXIT_INTERRUPTED
+
+    def stop(signum: int, frame: Any) -> None:
+        on_interrupt()
+        os._exit(EXIT_INTERRUPTED)
+
+    signal.signal(signal.SIGINT, stop)
     server.run("stdio")
 
 

@@ -129,7 +129,7 @@ class Reader:
                      status: list[str] | None = None, inactive_for: str | None = None, inactive_since: str | None = None,
                      active_within: str | None = None, with_size: bool = False, limit: int | None = None) -> Answer:
         fetch = self._fetch(limit)
-        rows = []
+        rows: list[Any] = []
         for t, s in self.scope.narrow(tenant, sub_tenant):
             rows += self.store.threads(tenant=t, sub_tenant=s, session=session, status=status, with_size=with_size,
                                        limit=fetch, inactive_for=inactive_for, inactive_since=inactive_since,
@@ -142,7 +142,7 @@ class Reader:
     def search_messages(self, text: str, case_sensitive: bool = False, tools: bool = False, tenant: str | None = None,
                         sub_tenant: str | None = None, session: str | None = None, limit: int | None = None) -> Answer:
         fetch = self._fetch(limit)
-        hits = []
+        hits: list[Any] = []
         for t, s in self.scope.narrow(tenant, sub_tenant):
             if len(hits) >= fetch:
                 break
@@ -186,7 +186,7 @@ class Reader:
         if self.scope.everything:
             return Answer(self.store.usage(top=min(top, self.caps.rows + 1)).to_json(), [], 1)
         # Scoped: the granted threads' own sizes only (the store's totals are every tenant's).
-        rows = []
+        rows: list[Any] = []
         for t, s in self.scope.narrow(None, None):
             rows += self.store.threads(tenant=t, sub_tenant=s, with_size=True)
         rows.sort(key=lambda r: r.size_bytes or 0, reverse=True)
