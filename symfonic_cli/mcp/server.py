@@ -16,6 +16,7 @@ from pydantic import Field
 
 from symfonic_cli.mcp.answer import text_block
 from symfonic_cli.mcp.tools import CALL_RECORDS, Reader, ToolFailure
+from symfonic_cli.vocabulary import FINDINGS, SPEAKERS, STATUSES, listed, one_of
 
 INSTRUCTIONS = (
     "Read-only access to the conversations (LangGraph checkpoint threads) of an agent, within the tenants the "
@@ -76,10 +77,10 @@ def build_server(reader: Reader) -> MCPServer:
         return server.tool(description=description, annotations=READ_ONLY)
 
     @tool("The threads (conversations) in scope, newest activity first: key, tenant, sub-tenant, session, "
-          "checkpoints, first and last activity; with status (done, interrupted, error, running) and size when asked.")
+          f"checkpoints, first and last activity; with status ({listed(STATUSES)}) and size when asked.")
     async def list_threads(
         tenant: Tenant = None, sub_tenant: SubTenant = None, session: Session = None,
-        status: Annotated[list[str] | None, Field(description="Only threads in these run states: done, interrupted, error, running.")] = None,
+        status: Annotated[list[str] | None, Field(description=f"Only threads in these run states: {listed(STATUSES)}.")] = None,
         inactive_for: Annotated[str | None, Field(description="Only threads idle for at least this long (e.g. 90d).")] = None,
         inactive_since: Annotated[str | None, Field(description="Only threads idle since this time (ISO 8601).")] = None,
         active_within: Annotated[str | None, Field(description="Only threads active within this duration (e.g. 24h).")] = None,
@@ -105,7 +106,7 @@ def build_server(reader: Reader) -> MCPServer:
         index: Annotated[int | None, Field(description="Only the message at this index (negative: from the end).")] = None,
         since: Annotated[str | None, Field(description="From this time: ISO 8601, or a duration ago (2h).")] = None,
         until: Annotated[str | None, Field(description="Up to this time (same forms).")] = None,
-        speaker: Annotated[str, Field(description="all, user, assistant, tool or system; or a comma list.")] = "all",
+        speaker: Annotated[str, Field(description=f"{one_of(SPEAKERS)}; or a comma list.")] = "all",
         limit: Limit = None,
         tools: Annotated[bool, Field(description="Include tool calls and tool results.")] = False,
     ) -> Reply:
@@ -133,8 +134,8 @@ def build_server(reader: Reader) -> MCPServer:
     ) -> Reply:
         return reply("diff_checkpoints", locals())
 
-    @tool("Which releases wrote the threads in scope (compatibility envelopes) and the findings: corrupt, newer, "
-          "interrupted, legacy, plaintext. One thread's report with key.")
+    @tool(f"Which releases wrote the threads in scope (compatibility envelopes) and the findings: {listed(FINDINGS)}. "
+          "One thread's report with key.")
     async def compat_report(key: Annotated[str | None, Field(description="One thread's report.")] = None) -> Reply:
         return reply("compat_report", locals())
 
