@@ -98,3 +98,31 @@ def test_corpus_content_answers_or_fails_on_one_safe_line(request):
     _sqlite_messages(url2, [hostile.message_ext("HumanMessage", id=[1, 2]), hostile.message_ext("HumanMessage", content={"a": hostile.nested_blocks(120)})])
     (odd,) = in_memory(url2, [("get_transcript", {"key": hostile.TARGET})], tenants=("hostile",))
     assert not odd.is_error and len(odd.structured_content["result"]) == 2
+
+
+def test_an_encrypted_store_answers_with_the_key_and_never_shows_it(request, monkeypatch):
+    from tests.support import backends
+    from tests.transcript.test_encrypted import KEY as AES, _encrypted_serde
+
+    backend = backend_for("sqlite", request)
+    plain = backend.new_store()
+    enc = backend.new_store(scenarios=False)
+    with backend.saver(plain) as src, backend.saver(enc) as e:
+        e.serde = _encrypted_serde(AES)
+        backends.copy_store(src, e)
+    calls = [("get_transcript", {"key": "acme:_:s-001"}), ("get_thread_state", {"key": "acme:_:s-001"}),
+             ("search_messages", {"text": "order 1042"})]
+    monkeypatch.delenv("LANGGRAPH_AES_KEY", raising=False)
+    without = in_memory(enc, calls[:1], tenants=("acme",))
+    assert "could not answer" in error_line(without[0]) and AES not in error_line(without[0])
+    monkeypatch.setenv("LANGGRAPH_AES_KEY", AES)
+    keyed = in_memory(enc, calls, tenants=("acme",))
+    clear = in_memory(plain, calls, tenants=("acme",))
+    def same(result):  # encrypted bytes are more bytes
+        doc = result.structured_content["result"]
+        return {k: v for k, v in doc.items() if k != "size_bytes"} if isinstance(doc, dict) else doc
+
+    assert [same(r) for r in keyed] == [same(r) for r in clear]
+    assert keyed[2].structured_content["result"]
+    for result in keyed + without:
+        assert AES not in result.content[0].text and AES not in json.dumps(result.structured_content)
