@@ -88,20 +88,18 @@ def _stopped(env: Environment, log: AccessLog) -> None:
     env.stderr.flush()
 
 
-def _address(text: str) -> tuple[str, int]:
-    import ipaddress
+# The loopback addresses the SDK guards against DNS rebinding (Host and Origin checked).
+LOOPBACK = ("127.0.0.1", "::1")
 
+
+def _address(text: str) -> tuple[str, int]:
     host, sep, port = text.rpartition(":")
     host = host[1:-1] if host.startswith("[") and host.endswith("]") else host
     if not sep or not port.isdigit() or not port.isascii() or not 1 <= int(port) <= 65535:
         raise UsageError(f"--http '{text}' is not HOST:PORT", hint="e.g. --http 127.0.0.1:8765")
     if host == "localhost":
         host = "127.0.0.1"
-    try:
-        loopback = ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        loopback = False
-    if not loopback:
+    if host not in LOOPBACK:
         raise UsageError(f"--http serves only a loopback address, not '{host}'", hint="use 127.0.0.1 or ::1; put a proxy in front for anything else")
     return host, int(port)
 

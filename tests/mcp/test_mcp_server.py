@@ -94,6 +94,12 @@ def test_http_on_loopback_needs_the_bearer_token(sqlite_store, tmp_path):
             assert r.status_code == 401, headers
             assert TOKEN not in r.text
 
+        # With the token but another Host (DNS rebinding) or a web page's Origin: refused by the SDK's guard.
+        for headers in ({"Host": "attacker.example:80"}, {"Origin": "http://attacker.example"}):
+            r = httpx2.post(url, json=body, headers={"Accept": "application/json, text/event-stream",
+                                                     "Authorization": f"Bearer {TOKEN}", **headers})
+            assert r.status_code in (400, 403, 421), (headers, r.status_code)
+
         async def session():
             from mcp import Client
             from mcp.client.streamable_http import streamable_http_client
@@ -123,6 +129,8 @@ def test_http_on_loopback_needs_the_bearer_token(sqlite_store, tmp_path):
         (("--sub-tenant", "eu", "--all-tenants"), {}, "leave out --tenant"),
         (("--tenant", "acme", "--http", "0.0.0.0:8765"), {}, "only a loopback address"),
         (("--tenant", "acme", "--http", "192.168.1.1:8765"), {}, "only a loopback address"),
+        (("--tenant", "acme", "--http", "127.0.0.2:8765"), {}, "only a loopback address"),  # no rebinding guard there
+        (("--tenant", "acme", "--http", "[::ffff:127.0.0.1]:8765"), {}, "only a loopback address"),
         (("--tenant", "acme", "--http", "127.0.0.1"), {}, "is not HOST:PORT"),
         (("--tenant", "acme", "--http", "127.0.0.1:99999"), {}, "is not HOST:PORT"),
         (("--tenant", "acme", "--http", "127.0.0.1:8765"), {}, "needs a bearer token"),
