@@ -67,7 +67,14 @@ def _serve(store_opt: Optional[str], scope: Scope, max_rows: int, max_chars: int
 
             reader = Reader(Store(backend), scope, Caps(rows=max_rows, chars=max_chars), log)
             app = mcp_server.build_server(reader)
-            where = "stdio" if address is None else f"http://{address[0]}:{address[1]}/mcp"
+            sock = None
+            if address is not None:
+                try:
+                    sock = mcp_server.listen(*address)
+                except OSError as exc:
+                    raise UsageError(f"--http cannot listen on {address[0]} port {address[1]}: {exc.strerror or exc}",
+                                     hint="choose another port") from None
+            where = "stdio" if address is None else f"http://{_host(address[0])}:{address[1]}/mcp"
             # stdout is the protocol's on stdio: what the operator reads goes to stderr.
             env.stderr.write(escape_inline(f"symfonic mcp: serving {scope.describe()} read-only on {where}; access log {log.path}") + "\n")
             if address is None and env.stdin_isatty():
@@ -77,9 +84,14 @@ def _serve(store_opt: Optional[str], scope: Scope, max_rows: int, max_chars: int
             if address is None:
                 mcp_server.run_stdio(app, on_interrupt=lambda: _stopped(env, log))
             else:
-                mcp_server.run_http(app, address[0], address[1], token or "")
+                assert sock is not None
+                mcp_server.run_http(app, sock, token or "")
     finally:
         log.close()
+
+
+def _host(host: str) -> str:
+    return f"[{host}]" if ":" in host else host
 
 
 def _stopped(env: Environment, log: AccessLog) -> None:

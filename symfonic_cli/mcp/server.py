@@ -6,6 +6,7 @@ No ``from __future__ import annotations``: the SDK reads the tools' annotations 
 """
 
 import hmac
+import socket
 from collections.abc import Callable
 from typing import Annotated, Any, TypedDict
 
@@ -187,8 +188,16 @@ def http_app(server: MCPServer, host: str, token: str) -> Any:
     return BearerToken(server.streamable_http_app(host=host), token)
 
 
-def run_http(server: MCPServer, host: str, port: int, token: str) -> None:
+def listen(host: str, port: int) -> socket.socket:
+    """The listening socket, bound before the server says it serves (a port in use is the
+    caller's error line, not uvicorn's log and exit 3)."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    return socket.create_server((host, port), family=family)
+
+
+def run_http(server: MCPServer, sock: socket.socket, token: str) -> None:
     import uvicorn
 
-    config = uvicorn.Config(http_app(server, host, token), host=host, port=port, log_level="warning", access_log=False)
-    uvicorn.Server(config).run()
+    host = sock.getsockname()[0]
+    config = uvicorn.Config(http_app(server, host, token), log_level="warning", access_log=False)
+    uvicorn.Server(config).run(sockets=[sock])

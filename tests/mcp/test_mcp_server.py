@@ -150,6 +150,16 @@ def test_bad_arguments_are_one_line_exit_2(args, env, words, sqlite_store):
         assert len(r.err.strip().splitlines()) == 1, r.err
 
 
+def test_a_port_in_use_is_one_line_exit_2(sqlite_store, tmp_path):
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        r = run("mcp", "-s", str(sqlite_store), "--tenant", "acme", "--http", f"127.0.0.1:{port}",
+                "--access-log", str(tmp_path / "log.jsonl"), env={"SYMFONIC_MCP_TOKEN": TOKEN})
+    assert r.code == 2 and r.out == "" and "cannot listen" in r.err and len(r.err.strip().splitlines()) == 1, r.err
+
+
 def test_a_token_file_others_may_read_is_refused(sqlite_store, tmp_path):
     token_file = tmp_path / "token"
     token_file.write_text(TOKEN)
