@@ -4,6 +4,8 @@ changes anything), and sends MongoDB only read commands."""
 
 from __future__ import annotations
 
+import json
+
 from tests.support.hostile import fingerprint
 from tests.support.mcp_session import in_memory
 
@@ -85,8 +87,13 @@ def test_every_tool_is_announced_read_only(request):
         async with Client(InMemoryTransport(server)) as client:
             return (await client.list_tools()).tools
 
-    with reader(backend_for("sqlite", request).new_store(), all_tenants=True) as r:
-        tools = {t.name: t for t in anyio.run(listed, build_server(r))}
+    path = backend_for("sqlite", request).new_store()
+    with reader(path, all_tenants=True) as r:
+        server = build_server(r)
+        tools = {t.name: t for t in anyio.run(listed, server)}
+    # Nothing the client is told about the tools names the store.
+    told = json.dumps([t.model_dump(mode="json") for t in tools.values()]) + (server.instructions or "")
+    assert path not in told and path.rsplit("/", 1)[-1] not in told
     # The eight reading tools and no other: nothing erases, prunes, exports or migrates.
     assert sorted(tools) == sorted(TOOLS) == sorted({name for name, _ in EVERY_TOOL})
     for t in tools.values():
