@@ -15,6 +15,7 @@ if TYPE_CHECKING:
     from symfonic_cli.environment import Environment
     from symfonic_cli.mcp.accesslog import AccessLog
     from symfonic_cli.mcp.scope import Scope
+    from symfonic_cli.mcp.tools import Reader
 
 TOKEN_ENV = "SYMFONIC_MCP_TOKEN"
 MIN_TOKEN = 16
@@ -33,6 +34,7 @@ def mcp(
     access_log: Annotated[Optional[Path], typer.Option("--access-log", help="The JSONL access log (0600; default $XDG_STATE_HOME/symfonic/mcp-access.jsonl).")] = None,
     http: Annotated[Optional[str], typer.Option("--http", metavar="HOST:PORT", help="Serve streamable HTTP on a loopback address instead of stdio (needs a token).")] = None,
     token_file: Annotated[Optional[Path], typer.Option("--token-file", help=f"With --http: the file holding the bearer token (else ${TOKEN_ENV}).")] = None,
+    check: Annotated[bool, typer.Option("--check", help="Check everything the server needs (the store, the scope, the access log, the address), say what it would serve, and exit.")] = False,
 ) -> None:
     # The help: vocabulary.GROUP_HELP["mcp"] (the root's help says the same).
     from symfonic_cli.mcp.scope import build_scope
@@ -47,11 +49,11 @@ def mcp(
     except ImportError:
         raise StoreError("symfonic mcp needs the MCP SDK, which is not installed", hint=EXTRA_HINT) from None
     token = _token(token_file) if address is not None else None
-    _serve(store, scope, max_rows, max_chars, access_log, address, token)
+    _serve(store, scope, max_rows, max_chars, access_log, address, token, check)
 
 
 def _serve(store_opt: Optional[str], scope: Scope, max_rows: int, max_chars: int, access_log: Optional[Path],
-           address: Optional[tuple[str, int]], token: Optional[str]) -> None:
+           address: Optional[tuple[str, int]], token: Optional[str], check: bool) -> None:
     from symfonic_cli.api.store import Store
     from symfonic_cli.cli.common import environment, open_for_reading
     from symfonic_cli.mcp.accesslog import AccessLog, default_path
@@ -75,6 +77,11 @@ def _serve(store_opt: Optional[str], scope: Scope, max_rows: int, max_chars: int
                     raise UsageError(f"--http cannot listen on {address[0]} port {address[1]}: {exc.strerror or exc}",
                                      hint="choose another port") from None
             where = "stdio" if address is None else f"http://{_host(address[0])}:{address[1]}/mcp"
+            if check:
+                if sock is not None:
+                    sock.close()
+                _report(env, reader, where, log)
+                return
             # stdout is the protocol's on stdio: what the operator reads goes to stderr.
             env.stderr.write(escape_inline(f"symfonic mcp: serving {scope.describe()} read-only on {where}; access log {log.path}") + "\n")
             if address is None and env.stdin_isatty():
@@ -88,6 +95,23 @@ def _serve(store_opt: Optional[str], scope: Scope, max_rows: int, max_chars: int
                 mcp_server.run_http(app, sock, token or "")
     finally:
         log.close()
+
+
+def _report(env: Environment, reader: Reader, where: str, log: AccessLog) -> None:
+    """``--check``: what the server would serve, read from the store as a session would see it."""
+    from symfonic_cli.mcp.tools import TOOLS
+    from symfonic_cli.render import escape_inline
+
+    threads = sum(len(reader.store.threads(tenant=t, sub_tenant=s)) for t, s in reader.scope.narrow(None, None))
+    lines = [
+        f"scope: {reader.scope.describe()} ({threads} thread{'' if threads == 1 else 's'} now)",
+        f"transport: {where}",
+        f"access log: {log.path} (0600, one line per tool call)",
+        f"caps: {reader.caps.rows} rows and {reader.caps.chars} characters per answer",
+        f"tools: {', '.join(TOOLS)} (read-only)",
+    ]
+    env.stdout.write("".join(escape_inline(line) + "\n" for line in lines))
+    env.stdout.flush()
 
 
 def _host(host: str) -> str:

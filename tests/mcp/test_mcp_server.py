@@ -150,6 +150,15 @@ def test_bad_arguments_are_one_line_exit_2(args, env, words, sqlite_store):
         assert len(r.err.strip().splitlines()) == 1, r.err
 
 
+def test_check_says_what_it_would_serve_and_exits(sqlite_store, tmp_path):
+    log = tmp_path / "log.jsonl"
+    r = run("mcp", "-s", str(sqlite_store), "--tenant", "acme", "--sub-tenant", "eu", "--access-log", str(log), "--check")
+    assert r.code == 0, r.err
+    assert r.out.splitlines()[:2] == ["scope: acme (sub-tenant eu) (2 threads now)", "transport: stdio"]
+    assert "get_transcript" in r.out and log.exists() and stat.S_IMODE(log.stat().st_mode) == 0o600
+    assert log.read_text() == ""  # no tool was called
+
+
 def test_a_port_in_use_is_one_line_exit_2(sqlite_store, tmp_path):
     with socket.socket() as taken:
         taken.bind(("127.0.0.1", 0))
