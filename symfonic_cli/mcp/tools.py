@@ -190,10 +190,11 @@ class Reader:
         for t, s in self.scope.narrow(None, None):
             rows += self.store.threads(tenant=t, sub_tenant=s, with_size=True)
         rows.sort(key=lambda r: r.size_bytes or 0, reverse=True)
-        largest = [{"key": r.key, "checkpoints": r.checkpoints, "size_bytes": r.size_bytes} for r in rows[:top]]
+        shown = min(top, self.caps.rows)  # the rows cap here, so that the log names what was shown
+        largest = [{"key": r.key, "checkpoints": r.checkpoints, "size_bytes": r.size_bytes} for r in rows[:shown]]
         doc = {"scope": self.scope.describe(), "threads": len(rows), "size_bytes": sum(r.size_bytes or 0 for r in rows),
                "largest_threads": largest}
-        return Answer(doc, [r["key"] for r in largest], len(largest))
+        return Answer(doc, [r["key"] for r in largest], len(largest), truncated=shown < top and len(rows) > shown)
 
     def _scoped_keys(self) -> list[str]:
         keys: list[str] = []

@@ -116,6 +116,9 @@ def test_caps_cut_rows_and_characters_and_say_so(store_url, tmp_path):
         ("search_messages", {"text": "e"}),
     ]
     rows = in_memory(store_url, calls, all_tenants=True, rows=2, log=log)
+    usage = in_memory(store_url, [("store_usage", {"top": 5}), ("store_usage", {"top": 1})], tenants=("acme",), rows=2)
+    assert [(len(u.structured_content["result"]["largest_threads"]), u.structured_content["truncated"]) for u in usage] == [
+        (2, True), (1, False)]
     chars = in_memory(store_url, [("get_transcript", {"key": "acme:eu:s-002"}), ("get_history", {"key": "acme:_:s-001"}),
                                   ("get_transcript", {"key": "acme:eu:s-002", "speaker": "user", "index": -1})],
                       all_tenants=True, chars=2000)
