@@ -211,6 +211,7 @@ def prune(
     missing_ok: bool = False,
     lock_timeout: float = DEFAULT_LOCK_TIMEOUT,
     wait: bool = False,
+    keep_branches: bool = False,
     **options,
 ) -> RunResult:
     """``thread prune -f json``: the receipt (or, with ``dry_run``, the plan). ``all_threads`` is
@@ -235,6 +236,7 @@ def prune(
         location=loc, options=opts, selection=chosen, keep=keep, older_than=age, dry_run=dry_run, yes=yes,
         compact=compact, receipt_path=receipt, fmt="json", operator=operator, ticket=ticket, missing_ok=missing_ok,
         batch_size=batch_size, lock_timeout=float(lock_timeout), wait=_flag(wait, "wait"),
+        keep_branches=_flag(keep_branches, "keep_branches"),
     )
     return _run("prune", env, lambda: run(request, env))
 

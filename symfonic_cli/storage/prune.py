@@ -68,6 +68,7 @@ class PruneRequest:
     batch_size: int | None = None
     lock_timeout: float = DEFAULT_LOCK_TIMEOUT  # seconds a statement waits for a lock; then the thread is busy
     wait: bool = False  # another erase or prune runs on the store: wait for it (else StoreLocked, exit 10)
+    keep_branches: bool = False  # also keep the head of every branch (a checkpoint no other names as parent)
     # How the run asks for its typed confirmation (erase/confirm.py): the caller's; by default no one.
     ask: Callable[..., Terminal | None] = no_terminal
 
@@ -149,12 +150,13 @@ def run(req: PruneRequest, environment: Environment | None = None) -> None:
                                     kind=req.location.kind, operator=req.operator or default_operator(), ticket=req.ticket,
                                     selection=req.selection.receipt, vacuum=req.compact),
                 "operation": "prune", "keep": req.keep, "older_than": _seconds(req.older_than),
+                "keep_branches": req.keep_branches,
             }
             rec = PruneRecorder(env, req, header, receipt_file, keys.total, store)
             rec.start(threads_planned=keys.total)
             step = _step(store, req, newer_than)
             # The plans the deletes are compared with; the transcript times were the shown plan's.
-            pages = (store.prune_plans(page, keep=req.keep, newer_than=newer_than, times=False) for page in keys.pages())
+            pages = (store.prune_plans(page, keep=req.keep, newer_than=newer_than, keep_branches=req.keep_branches, times=False) for page in keys.pages())
             stop = run_threads(pages, step, rec, Faults.from_env(), location=req.location)
             compact = None
             if req.compact and stop is None:
@@ -195,12 +197,13 @@ class _Plan:
     def __init__(self, store: Store, req: PruneRequest, keys: _Keys, newer_than) -> None:
         self.store, self.req, self.keys, self.newer_than = store, req, keys, newer_than
         self.to_prune = self.checkpoints = self.bytes = self.redated = 0
+        self.forked = self.heads_deleted = 0  # forked threads losing branch heads, and those heads
         self.sample: list[dict] = []
         self.missing: list[str] = []
 
     def records(self):
         for page in self.keys.pages():
-            for p in self.store.prune_plans(page, keep=self.req.keep, newer_than=self.newer_than):
+            for p in self.store.prune_plans(page, keep=self.req.keep, newer_than=self.newer_than, keep_branches=self.req.keep_branches):
                 found = p.checkpoints_before > 0 or self.req.selection.keys is None
                 rec = pr.plan_record(p, found=found)
                 if not found:
@@ -210,6 +213,9 @@ class _Plan:
                     self.checkpoints += p.rows.get("checkpoints", 0)
                     self.bytes += p.bytes
                     self.redated += p.redated
+                    if p.branch_heads_deleted:
+                        self.forked += 1
+                        self.heads_deleted += p.branch_heads_deleted
                 yield rec
 
     def count(self) -> None:
@@ -230,7 +236,13 @@ class _Plan:
         return head
 
     def _totals(self, width) -> str:
-        return pr.totals_line(self.to_prune, self.checkpoints, self.bytes, self.redated, width) + "\n"
+        line = pr.totals_line(self.to_prune, self.checkpoints, self.bytes, self.redated, width) + "\n"
+        if self.forked:
+            from symfonic_cli.render.fit import Whole, fit
+
+            line += fit(["forked:", Whole(f"{self.forked:,} thread(s)"), "lose", Whole(f"{self.heads_deleted:,} branch head(s)"),
+                         "(LangGraph time travel; --keep-branches keeps every branch's head)"], width, indent="  ", hang="    ") + "\n"
+        return line
 
     def _notes(self, out: TextIO, notes: list[str], esc, width) -> None:
         from symfonic_cli.render.fit import fit
@@ -261,7 +273,8 @@ class _Plan:
             out.write(self._head(store_name, esc, width))
         else:
             stream.begin({"dry_run": True, "store": store_name, "store_kind": self.req.location.kind,
-                          "selection": self.req.selection.receipt, "keep": self.req.keep, "older_than": _seconds(self.req.older_than)})
+                          "selection": self.req.selection.receipt, "keep": self.req.keep, "older_than": _seconds(self.req.older_than),
+                          "keep_branches": self.req.keep_branches})
         n = 0
         try:
             for rec in self.records():
@@ -272,7 +285,8 @@ class _Plan:
                     stream.item(rec)
         finally:
             s = {"threads": n, "to_prune": self.to_prune, "checkpoints": self.checkpoints, "bytes": self.bytes,
-                 "messages_redated": self.redated, "not_found": len(self.missing), "undatable": self.keys.undatable}
+                 "messages_redated": self.redated, "not_found": len(self.missing), "undatable": self.keys.undatable,
+                 "forked_threads": self.forked, "branch_heads_deleted": self.heads_deleted}
             if human:
                 out.write(self._totals(width))
                 self._notes(out, notes, esc, width)
@@ -305,7 +319,7 @@ def prune_one(store: Store, plan, req: PruneRequest, newer_than) -> tuple[pr.Pru
 
     stop = None
     try:
-        deleted, detached, remaining = store.prune_verified(plan.key, keep=req.keep, newer_than=newer_than, expected=plan.rows)
+        deleted, detached, remaining = store.prune_verified(plan.key, keep=req.keep, newer_than=newer_than, keep_branches=req.keep_branches, expected=plan.rows)
     except ThreadSkipped as exc:
         result = pr.PruneOutcome(plan.key, SKIPPED, reason=exc.message)
     except ThreadBusy as exc:  # a lock not had within --lock-timeout: rolled back, reported, the run goes on

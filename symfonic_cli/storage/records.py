@@ -45,6 +45,8 @@ def plan_record(p: ThreadPrunePlan, *, found: bool = True) -> dict[str, Any]:
     }
     if p.skipped:
         rec["reason"] = p.skipped
+    if p.branch_heads:  # forked (time travel): the branch heads, and how many of them go
+        rec["branches"] = {"heads": p.branch_heads, "heads_deleted": p.branch_heads_deleted}
     if p.redated:
         rec["timestamps_change"] = {"messages": p.redated, "to": p.redated_to}
     return rec
@@ -79,6 +81,10 @@ def plan_line(r: dict[str, Any], esc: Callable[[str], str], width: int | None = 
         if r.get("delta_ancestors_kept"):
             pieces[-1] = glue(pieces[-1], pieces[-1] + ";")
             pieces += [Whole(str(r["delta_ancestors_kept"])), "kept for a DeltaChannel"]
+        br = r.get("branches")
+        if br:
+            pieces[-1] = glue(pieces[-1], pieces[-1] + ";")
+            pieces += ["forked:", Whole(f"{br['heads_deleted']} of {br['heads']} branch head(s)"), "go"]
         ts = r.get("timestamps_change")
         if ts:
             pieces[-1] = glue(pieces[-1], pieces[-1] + ";")

@@ -209,14 +209,14 @@ class PruneProtocol(Protocol):
         StoreError (exit 4) otherwise. Notes for the receipt."""
         ...
 
-    def prune_plan(self, key: str, *, keep: int = 1, newer_than: datetime | None = None, times: bool = True) -> ThreadPrunePlan:
+    def prune_plan(self, key: str, *, keep: int = 1, newer_than: datetime | None = None, keep_branches: bool = False, times: bool = True) -> ThreadPrunePlan:
         """What pruning ``key`` would delete now (rows, bytes, parents detached, DeltaChannel
         ancestors kept, a skip reason, with ``times`` the messages whose transcript time moves). Read-only."""
         ...
 
-    def prune_plans(self, keys: list[str], *, keep: int = 1, newer_than: datetime | None = None, times: bool = True) -> list[ThreadPrunePlan]: ...
+    def prune_plans(self, keys: list[str], *, keep: int = 1, newer_than: datetime | None = None, keep_branches: bool = False, times: bool = True) -> list[ThreadPrunePlan]: ...
 
-    def prune_thread(self, key: str, *, keep: int = 1, newer_than: datetime | None = None,
+    def prune_thread(self, key: str, *, keep: int = 1, newer_than: datetime | None = None, keep_branches: bool = False,
                      expected: dict[str, int] | None = None) -> tuple[dict[str, int], int]:
         """Prune ``key`` in ONE transaction on one snapshot, the rules decided on that snapshot, the
         rows deleted compared with ``expected`` and the kept state (what get_tuple reads of every kept
@@ -225,11 +225,11 @@ class PruneProtocol(Protocol):
         Returns (rows deleted, checkpoints left with no parent)."""
         ...
 
-    def prune_remaining(self, key: str, *, keep: int = 1, newer_than: datetime | None = None) -> int:
+    def prune_remaining(self, key: str, *, keep: int = 1, newer_than: datetime | None = None, keep_branches: bool = False) -> int:
         """After the commit: the checkpoints a prune would still delete (0 means verified)."""
         ...
 
-    def prune_verified(self, key: str, *, keep: int = 1, newer_than: datetime | None = None,
+    def prune_verified(self, key: str, *, keep: int = 1, newer_than: datetime | None = None, keep_branches: bool = False,
                        expected: dict[str, int] | None = None) -> tuple[dict[str, int], int, int]:
         """prune_thread and a fresh plan's verification (PostgreSQL: inside the transaction, after the
         deletes): (rows deleted, checkpoints left with no parent, checkpoints still to prune)."""
