@@ -55,6 +55,15 @@ def parse_duration(text: str, *, option: str, bare_unit: str | None = None) -> t
     return timedelta(seconds=seconds)
 
 
+def positive_duration(td: timedelta, option: str) -> timedelta:
+    """A duration that must be more than nothing (--max-duration 0s would do no thread at all)."""
+    from symfonic_cli.errors import UsageError
+
+    if td <= timedelta(0):
+        raise UsageError(f"{option} must be more than 0s", hint=f"e.g. {DURATION_EXAMPLES}")
+    return td
+
+
 _UNIT_NAMES = {"s": "seconds", "m": "minutes", "h": "hours", "d": "days", "w": "weeks"}
 
 

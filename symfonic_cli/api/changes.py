@@ -76,6 +76,18 @@ def _selection(env, command: str, store: Any, options: dict[str, Any], **given: 
     return choose(PRUNE if command == "prune" else ERASE, opener=opener, api=True, environment=env, **given)
 
 
+def _max_duration(value: object) -> timedelta | None:
+    from symfonic_cli.clock import parse_duration, positive_duration
+
+    if value is None:
+        return None
+    if isinstance(value, str):
+        return positive_duration(parse_duration(value, option="max_duration"), "max_duration")
+    if isinstance(value, timedelta):
+        return positive_duration(value, "max_duration")
+    raise UsageError("max_duration must be a duration (e.g. '2h') or a timedelta")
+
+
 def _flag(value: object, name: str) -> bool:
     if type(value) is not bool:
         raise UsageError(f"{name} must be True or False")
@@ -118,6 +130,7 @@ def erase(
     grace: str | timedelta = "15m",
     lock_timeout: float = DEFAULT_LOCK_TIMEOUT,
     wait: bool = False,
+    max_duration: str | timedelta | None = None,
     **options,
 ) -> RunResult:
     """``thread erase -f json``: the receipt (or, with ``dry_run``, the plan), as a RunResult."""
@@ -137,7 +150,7 @@ def erase(
         location=loc, options=opts, selection=chosen, dry_run=dry_run, yes=yes, vacuum=vacuum,
         grace=grace if isinstance(grace, timedelta) else parse_duration(grace, option="grace", bare_unit="m"), receipt_path=receipt, fmt="json",
         operator=operator, ticket=ticket, missing_ok=missing_ok, batch_size=batch_size, lock_timeout=float(lock_timeout),
-        wait=_flag(wait, "wait"),
+        wait=_flag(wait, "wait"), max_duration=_max_duration(max_duration),
     )
     return _run("erase", env, lambda: run(request, env))
 
@@ -212,6 +225,7 @@ def prune(
     lock_timeout: float = DEFAULT_LOCK_TIMEOUT,
     wait: bool = False,
     keep_branches: bool = False,
+    max_duration: str | timedelta | None = None,
     **options,
 ) -> RunResult:
     """``thread prune -f json``: the receipt (or, with ``dry_run``, the plan). ``all_threads`` is
@@ -236,7 +250,7 @@ def prune(
         location=loc, options=opts, selection=chosen, keep=keep, older_than=age, dry_run=dry_run, yes=yes,
         compact=compact, receipt_path=receipt, fmt="json", operator=operator, ticket=ticket, missing_ok=missing_ok,
         batch_size=batch_size, lock_timeout=float(lock_timeout), wait=_flag(wait, "wait"),
-        keep_branches=_flag(keep_branches, "keep_branches"),
+        keep_branches=_flag(keep_branches, "keep_branches"), max_duration=_max_duration(max_duration),
     )
     return _run("prune", env, lambda: run(request, env))
 

@@ -12,6 +12,7 @@ from symfonic_cli.cli.options import (
     AllSessionsOpt,
     BatchSizeOpt,
     LockTimeoutOpt,
+    MaxDurationOpt,
     FormatOpt,
     InactiveForOpt,
     InactiveSinceOpt,
@@ -24,6 +25,7 @@ from symfonic_cli.cli.options import (
     ThreadsOpt,
     WaitOpt,
     erase_selection,
+    max_duration_of,
 )
 from symfonic_cli.cli.thread import app
 from symfonic_cli.errors import UsageError
@@ -53,6 +55,7 @@ def erase(
     batch_size: BatchSizeOpt = None,
     lock_timeout: LockTimeoutOpt = DEFAULT_LOCK_TIMEOUT,
     wait: WaitOpt = False,
+    max_duration: MaxDurationOpt = None,
 ) -> None:
     """Erase threads (every checkpoint, namespace and write, plus declared extra tables), one transaction per thread.
 
@@ -94,6 +97,7 @@ def erase(
         batch_size=batch_size,
         lock_timeout=lock_timeout,
         wait=wait,
+        max_duration=max_duration_of(max_duration),
     )
     run(request, env)
 

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from datetime import timedelta
 from typing import Annotated, Any, List, Optional
 
 import typer
@@ -82,6 +83,20 @@ LockTimeoutOpt = Annotated[
              "busy (exit 9), a rerun takes it.",
     ),
 ]
+MaxDurationOpt = Annotated[
+    Optional[str],
+    typer.Option("--max-duration", help="Stop cleanly between two threads once this long has passed since the first began (30m, 2h); "
+                                        "exit 11, the receipt says what is left, the same command continues."),
+]
+
+
+def max_duration_of(text: str | None) -> timedelta | None:
+    """--max-duration as a timedelta (more than 0s), else exit 2 naming it."""
+    from symfonic_cli.clock import parse_duration, positive_duration  # here: TAB and --help load this module
+
+    return None if text is None else positive_duration(parse_duration(text, option="--max-duration"), "--max-duration")
+
+
 WaitOpt = Annotated[
     bool,
     typer.Option("--wait", help="Another erase or prune runs on the same store: wait for it to finish (default: exit 10, naming it)."),

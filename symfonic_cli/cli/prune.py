@@ -13,6 +13,7 @@ from symfonic_cli.cli.options import (
     AllSessionsOpt,
     BatchSizeOpt,
     LockTimeoutOpt,
+    MaxDurationOpt,
     FormatOpt,
     InactiveForOpt,
     InactiveSinceOpt,
@@ -25,6 +26,7 @@ from symfonic_cli.cli.options import (
     ThreadsOpt,
     WaitOpt,
     erase_selection,
+    max_duration_of,
 )
 from symfonic_cli.errors import UsageError
 from symfonic_cli.limits import DEFAULT_LOCK_TIMEOUT
@@ -55,6 +57,7 @@ def prune(
     batch_size: BatchSizeOpt = None,
     lock_timeout: LockTimeoutOpt = DEFAULT_LOCK_TIMEOUT,
     wait: WaitOpt = False,
+    max_duration: MaxDurationOpt = None,
     keep_branches: Annotated[bool, typer.Option("--keep-branches", help="Also keep the head of every branch of a forked thread (LangGraph time travel): a checkpoint no other checkpoint names as parent.")] = False,
 ) -> None:
     """Delete old checkpoints (with their writes, and the blobs no kept checkpoint uses), keeping the
@@ -87,5 +90,6 @@ def prune(
         options={k: v for k, v in store_options(location, env).items() if k != "erase_extra"},
         selection=chosen, keep=keep, older_than=age, dry_run=dry_run, yes=yes, compact=compact,
         receipt_path=receipt, fmt=out_format, operator=operator, ticket=ticket, missing_ok=missing_ok, batch_size=batch_size,
-        lock_timeout=lock_timeout, wait=wait, keep_branches=keep_branches, ask=open_terminal,  # the typed confirmation on this terminal
+        lock_timeout=lock_timeout, wait=wait, keep_branches=keep_branches,
+        max_duration=max_duration_of(max_duration), ask=open_terminal,  # the typed confirmation on this terminal
     ), env)

@@ -58,6 +58,7 @@ class EraseRequest:
     batch_size: int | None = None  # a retention sweep's page size (erase/sweep.py); None: its default
     lock_timeout: float = DEFAULT_LOCK_TIMEOUT  # seconds a statement waits for a lock; then the thread is busy
     wait: bool = False  # another erase or prune runs on the store: wait for it (else StoreLocked, exit 10)
+    max_duration: timedelta | None = None  # stop between two threads once this long has passed (exit 11)
     # How the run asks for its typed confirmation (erase/confirm.py): the caller's; by default no one.
     ask: Callable[..., Terminal | None] = no_terminal
 
@@ -134,7 +135,7 @@ def run(req: EraseRequest, environment: Environment | None = None) -> None:
                 return erase_step(store, plan, extra, location=req.location, now=now, grace=req.grace,
                                   between=faults.between(n, plan.rows))
 
-            stop = run_threads([plans], step, recorder, faults, location=req.location)
+            stop = run_threads([plans], step, recorder, faults, location=req.location, max_duration=req.max_duration)
             if stop is not None:
                 recorder.not_attempted(plans[recorder.done:], stop.reason)
             stop = finish(lambda: store.erase_finish(vacuum=req.vacuum), req.location, notes, stop)
@@ -143,7 +144,10 @@ def run(req: EraseRequest, environment: Environment | None = None) -> None:
         outcomes = recorder.outcomes
         assert outcomes is not None  # Recorder(keep=True)
         receipt = ep.build_receipt(header, outcomes, kind=req.location.kind, notes=notes, grace=req.grace)
-        stop = recorder.end({"summary": receipt["summary"], "notes": notes, "not_erased": ep.NOT_ERASED}, stop)
+        end: dict[str, Any] = {"summary": receipt["summary"], "notes": notes, "not_erased": ep.NOT_ERASED}
+        if stop is not None:  # the end record says why the run stopped (Ctrl-C, the time limit)
+            end["stopped"] = stop.reason
+        stop = recorder.end(end, stop)
         if stop is not None:
             receipt["stopped"] = stop.reason
         if human:

@@ -28,7 +28,7 @@ from datetime import datetime, timedelta, timezone
 from typing import Any, Callable, Iterable, NamedTuple
 
 from symfonic_cli.erase import plan as ep
-from symfonic_cli.errors import EXIT_INTERRUPTED, EXIT_UNEXPECTED, BusyThreads, SymfonicError, ThreadActiveError, ThreadBusy
+from symfonic_cli.errors import EXIT_INTERRUPTED, EXIT_TIME_LIMIT, EXIT_UNEXPECTED, BusyThreads, SymfonicError, ThreadActiveError, ThreadBusy
 from symfonic_cli.location import StoreLocation, scrub
 
 # typing.TYPE_CHECKING without importing typing.
@@ -111,15 +111,33 @@ def erase_step(store: Store, plan: ep.ThreadErasePlan, extra: tuple[ExtraTable, 
     return thread_step(plan, change, location=location, now=now, grace=grace)
 
 
-def run_threads(pages: Iterable[list], step, recorder, faults, *, location: StoreLocation) -> Stopped | None:
+def time_limit(max_duration: timedelta | None) -> Stopped | None:
+    """The stop a run's --max-duration ends it with (None: no limit)."""
+    if max_duration is None:
+        return None
+    from symfonic_cli.erase.plan import human_duration
+
+    return Stopped(f"time limit: --max-duration {human_duration(max_duration)} reached, stopped between two threads; "
+                   "run the same command again to continue", EXIT_TIME_LIMIT)
+
+
+def run_threads(pages: Iterable[list], step, recorder, faults, *, location: StoreLocation,
+                max_duration: timedelta | None = None) -> Stopped | None:
+    """The loop over the threads; with ``max_duration`` it stops cleanly before the next thread
+    once that much time has passed since the first one started."""
+    import time
+
     n = 0
     stop: Stopped | None = None
+    deadline = time.monotonic() + max_duration.total_seconds() if max_duration is not None else None
     try:
         with Interrupt() as interrupt:
             for page in pages:
                 for plan in page:
                     if interrupt.asked:
                         return Stopped(INTERRUPTED, EXIT_INTERRUPTED)
+                    if deadline is not None and time.monotonic() >= deadline:
+                        return time_limit(max_duration)
                     n += 1
                     result, stop = step(plan, n)
                     file_stop = recorder.thread(result)  # recorded even when the step stops the run

@@ -90,7 +90,8 @@ def run_sweep(req, env: Environment) -> None:
                 return erase_step(store, plan, extra, location=req.location, now=now, grace=req.grace,
                                   between=faults.between(n, plan.rows), idle_before=idle_before)
 
-            stop = run_threads(_pages(store, window, extra, first, batch, total), step, recorder, faults, location=req.location)
+            stop = run_threads(_pages(store, window, extra, first, batch, total), step, recorder, faults, location=req.location,
+                               max_duration=req.max_duration)
             stop = finish(lambda: store.erase_finish(vacuum=req.vacuum), req.location, notes, stop)
         finally:
             store.close()

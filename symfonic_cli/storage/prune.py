@@ -68,6 +68,7 @@ class PruneRequest:
     batch_size: int | None = None
     lock_timeout: float = DEFAULT_LOCK_TIMEOUT  # seconds a statement waits for a lock; then the thread is busy
     wait: bool = False  # another erase or prune runs on the store: wait for it (else StoreLocked, exit 10)
+    max_duration: timedelta | None = None  # stop between two threads once this long has passed (exit 11)
     keep_branches: bool = False  # also keep the head of every branch (a checkpoint no other names as parent)
     # How the run asks for its typed confirmation (erase/confirm.py): the caller's; by default no one.
     ask: Callable[..., Terminal | None] = no_terminal
@@ -157,7 +158,7 @@ def run(req: PruneRequest, environment: Environment | None = None) -> None:
             step = _step(store, req, newer_than)
             # The plans the deletes are compared with; the transcript times were the shown plan's.
             pages = (store.prune_plans(page, keep=req.keep, newer_than=newer_than, keep_branches=req.keep_branches, times=False) for page in keys.pages())
-            stop = run_threads(pages, step, rec, Faults.from_env(), location=req.location)
+            stop = run_threads(pages, step, rec, Faults.from_env(), location=req.location, max_duration=req.max_duration)
             compact = None
             if req.compact and stop is None:
                 compact = _compact(store, req, notes)
