@@ -13,6 +13,7 @@ MAX_CONNECT_TIMEOUT = 3600.0
 DEFAULT_LOCK_TIMEOUT = 5.0
 MIN_LOCK_TIMEOUT = 0.01
 MAX_LOCK_TIMEOUT = 3600.0
+MAX_RATE = 1_000_000.0  # --max-rate: threads per second, more than 0
 MAX_COUNT = 1_000_000_000  # --limit; --index from -MAX_COUNT to MAX_COUNT
 MAX_JOBS = 64
 MAX_BATCH = 100_000  # --batch-size (thread erase/export sweeps), from 1

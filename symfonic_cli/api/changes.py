@@ -18,6 +18,7 @@ from datetime import timedelta
 from typing import Any
 
 from symfonic_cli.erase.result import RunResult  # at run time: annotations are read (api/arguments.py)
+from symfonic_cli.erase.steps import pace_of
 from symfonic_cli.errors import SymfonicError, UsageError
 from symfonic_cli.limits import DEFAULT_LOCK_TIMEOUT
 
@@ -131,6 +132,8 @@ def erase(
     lock_timeout: float = DEFAULT_LOCK_TIMEOUT,
     wait: bool = False,
     max_duration: str | timedelta | None = None,
+    pause: str | None = None,
+    max_rate: float | None = None,
     **options,
 ) -> RunResult:
     """``thread erase -f json``: the receipt (or, with ``dry_run``, the plan), as a RunResult."""
@@ -151,6 +154,7 @@ def erase(
         grace=grace if isinstance(grace, timedelta) else parse_duration(grace, option="grace", bare_unit="m"), receipt_path=receipt, fmt="json",
         operator=operator, ticket=ticket, missing_ok=missing_ok, batch_size=batch_size, lock_timeout=float(lock_timeout),
         wait=_flag(wait, "wait"), max_duration=_max_duration(max_duration),
+        pace=pace_of(pause, max_rate, cli=False),
     )
     return _run("erase", env, lambda: run(request, env))
 
@@ -226,6 +230,8 @@ def prune(
     wait: bool = False,
     keep_branches: bool = False,
     max_duration: str | timedelta | None = None,
+    pause: str | None = None,
+    max_rate: float | None = None,
     **options,
 ) -> RunResult:
     """``thread prune -f json``: the receipt (or, with ``dry_run``, the plan). ``all_threads`` is
@@ -251,6 +257,7 @@ def prune(
         compact=compact, receipt_path=receipt, fmt="json", operator=operator, ticket=ticket, missing_ok=missing_ok,
         batch_size=batch_size, lock_timeout=float(lock_timeout), wait=_flag(wait, "wait"),
         keep_branches=_flag(keep_branches, "keep_branches"), max_duration=_max_duration(max_duration),
+        pace=pace_of(pause, max_rate, cli=False),
     )
     return _run("prune", env, lambda: run(request, env))
 

@@ -13,6 +13,8 @@ from symfonic_cli.cli.options import (
     BatchSizeOpt,
     LockTimeoutOpt,
     MaxDurationOpt,
+    MaxRateOpt,
+    PauseOpt,
     FormatOpt,
     InactiveForOpt,
     InactiveSinceOpt,
@@ -26,6 +28,7 @@ from symfonic_cli.cli.options import (
     WaitOpt,
     erase_selection,
     max_duration_of,
+    pace_of,
 )
 from symfonic_cli.cli.thread import app
 from symfonic_cli.errors import UsageError
@@ -56,6 +59,8 @@ def erase(
     lock_timeout: LockTimeoutOpt = DEFAULT_LOCK_TIMEOUT,
     wait: WaitOpt = False,
     max_duration: MaxDurationOpt = None,
+    pause: PauseOpt = None,
+    max_rate: MaxRateOpt = None,
 ) -> None:
     """Erase threads (every checkpoint, namespace and write, plus declared extra tables), one transaction per thread.
 
@@ -98,6 +103,7 @@ def erase(
         lock_timeout=lock_timeout,
         wait=wait,
         max_duration=max_duration_of(max_duration),
+        pace=pace_of(pause, max_rate),
     )
     run(request, env)
 

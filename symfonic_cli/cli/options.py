@@ -11,11 +11,12 @@ import typer
 from symfonic_cli.cli import optionspec
 from symfonic_cli.cli.common import MAX_BATCH, MAX_COUNT
 from symfonic_cli.environment import Environment
-from symfonic_cli.limits import DEFAULT_LOCK_TIMEOUT, MAX_LOCK_TIMEOUT, MIN_LOCK_TIMEOUT
+from symfonic_cli.limits import DEFAULT_LOCK_TIMEOUT, MAX_LOCK_TIMEOUT, MAX_RATE, MIN_LOCK_TIMEOUT
 
 # typing.TYPE_CHECKING without importing typing.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from symfonic_cli.erase.steps import Pace
     from symfonic_cli.selection import Selection
 
 _TYPES = {"text": Optional[str], "count": Optional[int], "multi": Optional[List[str]], "flag": bool}
@@ -95,6 +96,23 @@ def max_duration_of(text: str | None) -> timedelta | None:
     from symfonic_cli.clock import parse_duration, positive_duration  # here: TAB and --help load this module
 
     return None if text is None else positive_duration(parse_duration(text, option="--max-duration"), "--max-duration")
+
+
+PauseOpt = Annotated[
+    Optional[str],
+    typer.Option("--pause", help="Wait this long after each thread's transaction (200ms, 2s; up to 1h): room for replicas and the application."),
+]
+MaxRateOpt = Annotated[
+    Optional[float],
+    typer.Option("--max-rate", help=f"At most N threads a second (more than 0, up to {MAX_RATE:g})."),
+]
+
+
+def pace_of(pause: str | None, max_rate: float | None) -> Pace | None:
+    """--pause and --max-rate as the run's Pace (None: full speed), else exit 2 naming the option."""
+    from symfonic_cli.erase.steps import pace_of as library_pace
+
+    return library_pace(pause, max_rate, cli=True)
 
 
 WaitOpt = Annotated[

@@ -14,6 +14,8 @@ from symfonic_cli.cli.options import (
     BatchSizeOpt,
     LockTimeoutOpt,
     MaxDurationOpt,
+    MaxRateOpt,
+    PauseOpt,
     FormatOpt,
     InactiveForOpt,
     InactiveSinceOpt,
@@ -27,6 +29,7 @@ from symfonic_cli.cli.options import (
     WaitOpt,
     erase_selection,
     max_duration_of,
+    pace_of,
 )
 from symfonic_cli.errors import UsageError
 from symfonic_cli.limits import DEFAULT_LOCK_TIMEOUT
@@ -58,6 +61,8 @@ def prune(
     lock_timeout: LockTimeoutOpt = DEFAULT_LOCK_TIMEOUT,
     wait: WaitOpt = False,
     max_duration: MaxDurationOpt = None,
+    pause: PauseOpt = None,
+    max_rate: MaxRateOpt = None,
     keep_branches: Annotated[bool, typer.Option("--keep-branches", help="Also keep the head of every branch of a forked thread (LangGraph time travel): a checkpoint no other checkpoint names as parent.")] = False,
 ) -> None:
     """Delete old checkpoints (with their writes, and the blobs no kept checkpoint uses), keeping the
@@ -91,5 +96,6 @@ def prune(
         selection=chosen, keep=keep, older_than=age, dry_run=dry_run, yes=yes, compact=compact,
         receipt_path=receipt, fmt=out_format, operator=operator, ticket=ticket, missing_ok=missing_ok, batch_size=batch_size,
         lock_timeout=lock_timeout, wait=wait, keep_branches=keep_branches,
-        max_duration=max_duration_of(max_duration), ask=open_terminal,  # the typed confirmation on this terminal
+        max_duration=max_duration_of(max_duration),
+        pace=pace_of(pause, max_rate), ask=open_terminal,  # the typed confirmation on this terminal
     ), env)

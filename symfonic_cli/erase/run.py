@@ -21,7 +21,7 @@ from symfonic_cli.erase import text
 from symfonic_cli.erase.confirm import Terminal, confirm_plans, no_terminal
 from symfonic_cli.erase.faults import Faults
 from symfonic_cli.erase.records import Recorder, default_operator, new_header, open_receipt, store_name
-from symfonic_cli.erase.steps import Stopped, busy_error, erase_step, finish, hold_run_lock, run_threads
+from symfonic_cli.erase.steps import Pace, Stopped, busy_error, erase_step, finish, hold_run_lock, run_threads
 from symfonic_cli.errors import (
     EXIT_STORE,
     EXIT_WRITTEN_AGAIN,
@@ -59,6 +59,7 @@ class EraseRequest:
     lock_timeout: float = DEFAULT_LOCK_TIMEOUT  # seconds a statement waits for a lock; then the thread is busy
     wait: bool = False  # another erase or prune runs on the store: wait for it (else StoreLocked, exit 10)
     max_duration: timedelta | None = None  # stop between two threads once this long has passed (exit 11)
+    pace: Pace | None = None  # --pause, --max-rate: waits between the threads' transactions
     # How the run asks for its typed confirmation (erase/confirm.py): the caller's; by default no one.
     ask: Callable[..., Terminal | None] = no_terminal
 
@@ -135,7 +136,7 @@ def run(req: EraseRequest, environment: Environment | None = None) -> None:
                 return erase_step(store, plan, extra, location=req.location, now=now, grace=req.grace,
                                   between=faults.between(n, plan.rows))
 
-            stop = run_threads([plans], step, recorder, faults, location=req.location, max_duration=req.max_duration)
+            stop = run_threads([plans], step, recorder, faults, location=req.location, max_duration=req.max_duration, pace=req.pace)
             if stop is not None:
                 recorder.not_attempted(plans[recorder.done:], stop.reason)
             stop = finish(lambda: store.erase_finish(vacuum=req.vacuum), req.location, notes, stop)

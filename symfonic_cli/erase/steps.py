@@ -121,19 +121,62 @@ def time_limit(max_duration: timedelta | None) -> Stopped | None:
                    "run the same command again to continue", EXIT_TIME_LIMIT)
 
 
+class Pace(NamedTuple):
+    """How fast a run goes (--pause, --max-rate): a pause after each thread's transaction, and at most
+    ``max_rate`` threads a second (thread n starts no sooner than (n - 1) / max_rate s after the first)."""
+
+    pause: float = 0.0
+    max_rate: float | None = None
+
+    def wait_before(self, n: int, started: float, interrupt: Interrupt) -> None:
+        import time
+
+        if n == 1:
+            return
+        until = time.monotonic() + self.pause
+        if self.max_rate is not None:
+            until = max(until, started + (n - 1) / self.max_rate)
+        while not interrupt.asked:  # in short sleeps: Ctrl-C during a pause stops at once
+            left = until - time.monotonic()
+            if left <= 0:
+                return
+            time.sleep(min(left, 0.1))
+
+
+def pace_of(pause: object, max_rate: object, *, cli: bool) -> Pace | None:
+    """--pause ('200ms', '2s') and --max-rate (threads a second) as a Pace (None: full speed); a bad
+    value is a usage error naming the option (``cli``) or the API's argument."""
+    from symfonic_cli.clock import parse_pause
+    from symfonic_cli.errors import UsageError
+    from symfonic_cli.limits import MAX_RATE
+
+    pause_name, rate_name = ("--pause", "--max-rate") if cli else ("pause", "max_rate")
+    if max_rate is not None and (type(max_rate) not in (int, float) or not 0 < float(max_rate) <= MAX_RATE):  # type: ignore[arg-type]
+        raise UsageError(f"{rate_name} must be a number of threads a second, more than 0 and at most {MAX_RATE:g}")  # nan too
+    if pause is not None and not isinstance(pause, str):
+        raise UsageError(f"{pause_name} must be a duration such as '200ms' or '2s'")
+    if pause is None and max_rate is None:
+        return None
+    seconds = parse_pause(pause, option=pause_name).total_seconds() if pause is not None else 0.0
+    return Pace(seconds, float(max_rate) if max_rate is not None else None)  # type: ignore[arg-type]
+
+
 def run_threads(pages: Iterable[list], step, recorder, faults, *, location: StoreLocation,
-                max_duration: timedelta | None = None) -> Stopped | None:
+                max_duration: timedelta | None = None, pace: Pace | None = None) -> Stopped | None:
     """The loop over the threads; with ``max_duration`` it stops cleanly before the next thread
-    once that much time has passed since the first one started."""
+    once that much time has passed since the first one started; ``pace`` waits between threads."""
     import time
 
     n = 0
     stop: Stopped | None = None
-    deadline = time.monotonic() + max_duration.total_seconds() if max_duration is not None else None
+    started = time.monotonic()
+    deadline = started + max_duration.total_seconds() if max_duration is not None else None
     try:
         with Interrupt() as interrupt:
             for page in pages:
                 for plan in page:
+                    if pace is not None:
+                        pace.wait_before(n + 1, started, interrupt)
                     if interrupt.asked:
                         return Stopped(INTERRUPTED, EXIT_INTERRUPTED)
                     if deadline is not None and time.monotonic() >= deadline:

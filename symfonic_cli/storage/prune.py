@@ -24,7 +24,7 @@ from symfonic_cli.erase import plan as ep
 from symfonic_cli.erase.confirm import Terminal, confirm, no_terminal
 from symfonic_cli.erase.faults import Faults
 from symfonic_cli.erase.records import RunRecord, default_operator, open_receipt, store_name
-from symfonic_cli.erase.steps import DEFAULT_BATCH, Stopped, busy_error, hold_run_lock, run_threads
+from symfonic_cli.erase.steps import DEFAULT_BATCH, Pace, Stopped, busy_error, hold_run_lock, run_threads
 from symfonic_cli.erase.text import document_stream, print_receipt
 from symfonic_cli.errors import (
     EXIT_INTERRUPTED,
@@ -69,6 +69,7 @@ class PruneRequest:
     lock_timeout: float = DEFAULT_LOCK_TIMEOUT  # seconds a statement waits for a lock; then the thread is busy
     wait: bool = False  # another erase or prune runs on the store: wait for it (else StoreLocked, exit 10)
     max_duration: timedelta | None = None  # stop between two threads once this long has passed (exit 11)
+    pace: Pace | None = None  # --pause, --max-rate: waits between the threads' transactions
     keep_branches: bool = False  # also keep the head of every branch (a checkpoint no other names as parent)
     # How the run asks for its typed confirmation (erase/confirm.py): the caller's; by default no one.
     ask: Callable[..., Terminal | None] = no_terminal
@@ -158,7 +159,7 @@ def run(req: PruneRequest, environment: Environment | None = None) -> None:
             step = _step(store, req, newer_than)
             # The plans the deletes are compared with; the transcript times were the shown plan's.
             pages = (store.prune_plans(page, keep=req.keep, newer_than=newer_than, keep_branches=req.keep_branches, times=False) for page in keys.pages())
-            stop = run_threads(pages, step, rec, Faults.from_env(), location=req.location, max_duration=req.max_duration)
+            stop = run_threads(pages, step, rec, Faults.from_env(), location=req.location, max_duration=req.max_duration, pace=req.pace)
             compact = None
             if req.compact and stop is None:
                 compact = _compact(store, req, notes)
