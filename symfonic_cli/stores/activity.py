@@ -77,8 +77,9 @@ class ExactActivity:
         return first, last, undatable
 
     def _exact_summary(self, t: ThreadSummary) -> ThreadSummary:
-        if not t.odd:
-            return t._replace(first_at=clock.checkpoint_id_time(t.first_checkpoint_id), last_at=clock.checkpoint_id_time(t.last_checkpoint_id))
+        if not t.odd:  # every id in the ordered form: built whole (a listing runs this per thread)
+            key, n, first_id, last_id = t[:4]
+            return ThreadSummary(key, n, first_id, last_id, False, clock.ordered_id_time(first_id), clock.ordered_id_time(last_id), False)
         first, last, undatable = self.thread_activity(t.key)
         return t._replace(first_at=first, last_at=last, undatable=undatable)
 

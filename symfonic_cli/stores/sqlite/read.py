@@ -5,10 +5,11 @@ from __future__ import annotations
 import os
 import sqlite3
 from collections.abc import Iterator
+from operator import itemgetter
 
 from symfonic_cli.errors import StoreError
 from symfonic_cli.model.listing import StoreInfo, ThreadSummary
-from symfonic_cli.clock import ORDERED_ID_GLOB
+from symfonic_cli.clock import ORDERED_ID_GLOB, joined_ordered
 from symfonic_cli.stores.activity import odd_having
 from symfonic_cli.stores.sqlite._common import (
     SqliteSection,
@@ -46,25 +47,15 @@ class SqliteRead(SqliteSection):
         if tenant is not None:
             cond, params = self._prefix_where(tenant_prefix(tenant, sub_tenant))
             where = "WHERE " + cond
-        sql = (
-            f"SELECT thread_id, count(*), min(checkpoint_id), max(checkpoint_id), {self._ODD} "
-            f"FROM checkpoints {where} GROUP BY thread_id "
-        )
+        sql = "SELECT thread_id, count(*), min(checkpoint_id), max(checkpoint_id), {} FROM checkpoints " + where + " GROUP BY thread_id"
         if self._has_blob_keys():
             # A key's text and BLOB groups merge first; the window applies to the merged thread.
-            merged = _merged_by_key(self.conn.execute(sql, params), None)
+            merged = _merged_by_key(self.conn.execute(sql.format(self._ODD), params), None)
             kept = [t for t in merged if t.odd or ((last_before is None or (t.last_checkpoint_id or "") < last_before)
                     and (last_from is None or (t.last_checkpoint_id or "") >= last_from))]
             yield from (kept if limit is None else kept[:limit])
             return
-        having, bounds = odd_having(self._ODD, "max(checkpoint_id)", "?", last_before, last_from, "rows")
-        sql += having + f" ORDER BY {self._ODD} DESC, max(checkpoint_id) DESC, thread_id"
-        params = params + bounds
-        if limit is not None:
-            sql += " LIMIT ?"
-            params.append(limit)
-        for key, n, first, last, odd in self.conn.execute(sql, params):
-            yield ThreadSummary(key, n, first, last, bool(odd))
+        yield from _sorted_rows(self.conn.execute(sql.format(_JOINED), params), limit, last_before, last_from)
 
     @_translate_errors
     def _window_page(self, tenant, sub_tenant, last_before, last_from, after, limit, odd, upto=None) -> list[str]:
@@ -255,6 +246,32 @@ class SqliteRead(SqliteSection):
         for ns, cid, task_id, idx, type_, value, task_path in cur:
             yield MessageWrite(ns, cid, task_id, idx, type_, value, task_path or "")
 
+
+
+# The listing's one pass: a thread's ids joined, tested in Python by clock.joined_ordered (a GLOB
+# per row cost four times the whole GROUP BY; bytes operations over the joined text cost a tenth).
+_JOINED = "group_concat(checkpoint_id, ',')"
+
+
+def _sorted_rows(rows, limit: int | None, last_before: str | None, last_from: str | None) -> list[ThreadSummary]:
+    """``_thread_rows``'s order from ``(key, count, min, max, joined ids)`` groups: the odd threads
+    (key order), then the others inside the bounds (compared as ids: all are in the ordered
+    form), newest ``max`` first, then key; ``limit`` rows in all."""
+    odd, plain = [], []
+    for key, n, first, last, joined in rows:
+        if type(first) is str and type(last) is str and joined_ordered(joined, n):
+            if (last_before is None or last < last_before) and (last_from is None or last >= last_from):
+                plain.append(ThreadSummary(key, n, first, last, False))
+        else:
+            odd.append(ThreadSummary(key, n, first, last, True))
+    plain.sort(key=_key_of)
+    plain.sort(key=_last_of, reverse=True)
+    out = odd + plain
+    return out if limit is None else out[:limit]
+
+
+_key_of = itemgetter(0)
+_last_of = itemgetter(3)
 
 
 def _key_text(value: Any) -> str:
