@@ -7,6 +7,7 @@ from typing import Any
 
 from symfonic_cli.errors import StoreError
 from symfonic_cli.stores.postgres._common import (
+    ODD_AGGREGATE,
     ITERSIZE,
     PostgresSection,
     _bytes,
@@ -284,16 +285,16 @@ class PostgresState(PostgresSection):
 
     def _with_totals(self, kept: list[tuple[str, str | None]], with_size: bool) -> Iterator["ThreadRunState"]:
         """The kept threads with their counts, first and last ids (and sizes), a batch at a time."""
-        from symfonic_cli.model.run_state import ThreadRunState
+        from symfonic_cli.model.thread_row import told_run_state
 
         if not kept:
             return
         keys = [k for k, _ in kept]
         size_sql = "sum(pg_column_size(checkpoint) + coalesce(pg_column_size(metadata), 0))" if with_size else "0"
         totals = {
-            str(k): (n, first, last, int(size or 0))
-            for k, n, first, last, size in self.conn.execute(
-                f'SELECT thread_id, count(*), min(checkpoint_id COLLATE "C"), max(checkpoint_id COLLATE "C"), {size_sql} '
+            str(k): (n, first, last, int(size or 0), odd)
+            for k, n, first, last, size, odd in self.conn.execute(
+                f'SELECT thread_id, count(*), min(checkpoint_id COLLATE "C"), max(checkpoint_id COLLATE "C"), {size_sql}, {ODD_AGGREGATE} '
                 "FROM checkpoints WHERE thread_id = ANY(%s) GROUP BY thread_id",
                 (keys,),
             )
@@ -308,8 +309,8 @@ class PostgresState(PostgresSection):
         for key, status in kept:
             if key not in totals:
                 continue  # erased since the listing's query read it
-            n, first, last, size = totals[key]
-            yield ThreadRunState(key, n, first, last, status, size + extra.get(key, 0) if with_size else None)
+            n, first, last, size, odd = totals[key]
+            yield told_run_state(key, n, first, last, odd, status, size + extra.get(key, 0) if with_size else None)
 
     def _merged_run_states(self, prefix, with_size, with_status) -> Iterator["ThreadRunState"]:
         """Per-thread aggregates of each table, streamed in one key order and merged here (also the
@@ -328,7 +329,7 @@ class PostgresState(PostgresSection):
         order = "GROUP BY 1 ORDER BY 1"
         size_sql = "sum(pg_column_size(checkpoint) + coalesce(pg_column_size(metadata), 0))" if with_size else "0"
         queries = [(
-            f'SELECT thread_id{bytewise}, count(*), min(checkpoint_id COLLATE "C"), max(checkpoint_id COLLATE "C"), {size_sql} '
+            f'SELECT thread_id{bytewise}, count(*), min(checkpoint_id COLLATE "C"), max(checkpoint_id COLLATE "C"), {size_sql}, {ODD_AGGREGATE} '
             f"FROM checkpoints WHERE true {where} {order}", params,
         )]
         if with_size:
@@ -378,7 +379,9 @@ class PostgresState(PostgresSection):
         flags = rest[1] if with_status else None
         nxt_latest = next(latest, None) if latest is not None else None
         nxt_flag = next(flags, None) if flags is not None else None
-        for key, n, first, last, size in summary:
+        from symfonic_cli.model.thread_row import told_run_state
+
+        for key, n, first, last, size, odd in summary:
             size = int(size or 0)
             for i, c in enumerate(sizes):
                 while heads[i] is not None and heads[i][0] < key:
@@ -404,4 +407,4 @@ class PostgresState(PostgresSection):
                         cid, step, v, versions, seen, updated, task_flags,
                         whole=lambda key=key, task_flags=task_flags: root_status(self.read_run_rows(key), task_flags),
                     )
-            yield ThreadRunState(str(key), n, first, last, status, size if with_size else None)
+            yield told_run_state(str(key), n, first, last, odd, status, size if with_size else None)

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from symfonic_cli.clock import joined_ordered
+
 from symfonic_cli.stores.sqlite._common import (
     SqliteSection,
     _json_metadata,
@@ -93,7 +95,7 @@ class SqliteState(SqliteSection):
             where = f"AND {cond}"
         if not with_status:
             summary = self.conn.execute(
-                "SELECT thread_id, count(*), min(checkpoint_id), max(checkpoint_id), "
+                "SELECT thread_id, count(*), min(checkpoint_id), max(checkpoint_id), group_concat(checkpoint_id, ','), "
                 + ("sum(length(checkpoint) + coalesce(length(metadata), 0)) " if with_size else "0 ")
                 + f"FROM checkpoints WHERE 1 {where} GROUP BY thread_id ORDER BY thread_id",
                 params,
@@ -104,14 +106,14 @@ class SqliteState(SqliteSection):
                     f"SELECT thread_id, sum(length(value)) FROM writes WHERE 1 {where} GROUP BY thread_id ORDER BY thread_id", params
                 )
             nxt_size = next(write_sizes, None) if write_sizes is not None else None
-            for key, n, first, last, size in summary:
+            for key, n, first, last, joined, size in summary:
                 if write_sizes is not None:
                     while nxt_size is not None and nxt_size[0] < key:
                         nxt_size = next(write_sizes, None)
                     if nxt_size is not None and nxt_size[0] == key:
                         size += nxt_size[1] or 0
                         nxt_size = next(write_sizes, None)
-                yield ThreadRunState(str(key), n, first, last, None, size if with_size else None)
+                yield _run_state(key, n, first, last, joined, None, size if with_size else None)
             return
         from symfonic_cli.model.run_status import status_without_writes
 
@@ -134,12 +136,17 @@ class SqliteState(SqliteSection):
             "WHERE t.tid IS NOT NULL",
             [*params, self._TAIL_BYTES],
         )
-        totals_sql = (
-            "SELECT count(*), min(checkpoint_id), max(checkpoint_id)"
+        # A thread's totals, its ids joined (clock.joined_ordered: activity from its min and max ids
+        # only when every id is in the ordered form; else None, decided checkpoint by checkpoint).
+        totals = (
+            "SELECT count(*), min(checkpoint_id), max(checkpoint_id), group_concat(checkpoint_id, ',')"
             + (", sum(length(checkpoint) + coalesce(length(metadata), 0)), "
                "(SELECT coalesce(sum(length(value)), 0) FROM writes WHERE thread_id = ?1) " if with_size else " ")
             + "FROM checkpoints WHERE thread_id = ?1"
         )
+        # Most threads are done: listing them reads every thread's totals, in one pass in key
+        # order (beside the status rows) rather than one query per thread.
+        each = _KeyedTotals(self.conn, totals, where, params, with_size) if (statuses is None or "done" in statuses) and not self._has_blob_keys() else None
         for key, cid, rowid, type_, length, head, tail, n_writes in rows:
             status = None
             if rowid is not None:
@@ -148,8 +155,11 @@ class SqliteState(SqliteSection):
                     status = self._root_status(key, cid, rowid, type_, length, head, tail, n_writes)
             if statuses is not None and status not in statuses:
                 continue
-            n, first, last, *size = self.conn.execute(totals_sql, (key,)).fetchone()
-            yield ThreadRunState(str(key), n, first, last, status, (size[0] or 0) + size[1] if with_size else None)
+            row = each.get(key) if each is not None else None
+            if row is None:
+                row = self.conn.execute(totals, (key,)).fetchone()
+            n, first, last, joined, *size = row
+            yield _run_state(key, n, first, last, joined, status, (size[0] or 0) + size[1] if with_size else None)
 
     def _root_status(self, key, cid, rowid, type_, length, head, tail, n_writes) -> str:
         from symfonic_cli.model.run_status import status_from_tail
@@ -173,3 +183,37 @@ class SqliteState(SqliteSection):
                 "SELECT substr(checkpoint, -?) FROM checkpoints WHERE rowid = ?", (n, rowid)
             ).fetchone()[0],
         )
+
+
+def _run_state(key, n: int, first, last, joined, status: str | None, size: int | None) -> "ThreadRunState":
+    from symfonic_cli.model.thread_row import told_run_state
+
+    return told_run_state(str(key), n, first, last, not joined_ordered(joined, n), status, size)
+
+
+class _KeyedTotals:
+    """Every thread's totals row (the per-thread ``totals`` query's columns) from one grouped pass in
+    key order, looked up by the status rows' keys in the same order; ``get`` returns None for a
+    key the pass does not hold where expected (the caller asks for that thread alone)."""
+
+    def __init__(self, conn, totals: str, where: str, params: list, with_size: bool) -> None:
+        columns = totals.split(" FROM checkpoints WHERE", 1)[0].removeprefix("SELECT ")
+        if with_size:  # the per-thread writes subquery becomes a second pass, merged the same way
+            columns = columns.split(", (SELECT coalesce", 1)[0]
+        self._rows = conn.execute(f"SELECT thread_id, {columns} FROM checkpoints WHERE 1 {where} GROUP BY thread_id", params)
+        self._writes = conn.cursor().execute(
+            f"SELECT thread_id, sum(length(value)) FROM writes WHERE 1 {where} GROUP BY thread_id", params) if with_size else None
+        self._row = next(self._rows, None)
+        self._write = next(self._writes, None) if self._writes is not None else None
+
+    def get(self, key):
+        while self._row is not None and self._row[0] < key:
+            self._row = next(self._rows, None)
+        if self._row is None or self._row[0] != key:
+            return None
+        found = self._row[1:]
+        if self._writes is not None:
+            while self._write is not None and self._write[0] < key:
+                self._write = next(self._writes, None)
+            found = (*found, self._write[1] or 0 if self._write is not None and self._write[0] == key else 0)
+        return found
