@@ -5,12 +5,11 @@ from __future__ import annotations
 import os
 import sqlite3
 from collections.abc import Iterator
-from operator import itemgetter
 
 from symfonic_cli.errors import StoreError
 from symfonic_cli.model.listing import StoreInfo, ThreadSummary
-from symfonic_cli.clock import ORDERED_ID_GLOB, joined_ordered
-from symfonic_cli.stores.activity import odd_having
+from symfonic_cli.clock import ORDERED_ID_GLOB
+from symfonic_cli.stores.activity import odd_having, sorted_rows
 from symfonic_cli.stores.sqlite._common import (
     SqliteSection,
     _journal_mode,
@@ -55,7 +54,7 @@ class SqliteRead(SqliteSection):
                     and (last_from is None or (t.last_checkpoint_id or "") >= last_from))]
             yield from (kept if limit is None else kept[:limit])
             return
-        yield from _sorted_rows(self.conn.execute(sql.format(_JOINED), params), limit, last_before, last_from)
+        yield from sorted_rows(self.conn.execute(sql.format(_JOINED), params), limit, last_before, last_from)
 
     @_translate_errors
     def _window_page(self, tenant, sub_tenant, last_before, last_from, after, limit, odd, upto=None) -> list[str]:
@@ -248,30 +247,8 @@ class SqliteRead(SqliteSection):
 
 
 
-# The listing's one pass: a thread's ids joined, tested in Python by clock.joined_ordered (a GLOB
-# per row cost four times the whole GROUP BY; bytes operations over the joined text cost a tenth).
+# The listing's one pass: each thread's ids joined, tested by activity.sorted_rows.
 _JOINED = "group_concat(checkpoint_id, ',')"
-
-
-def _sorted_rows(rows, limit: int | None, last_before: str | None, last_from: str | None) -> list[ThreadSummary]:
-    """``_thread_rows``'s order from ``(key, count, min, max, joined ids)`` groups: the odd threads
-    (key order), then the others inside the bounds (compared as ids: all are in the ordered
-    form), newest ``max`` first, then key; ``limit`` rows in all."""
-    odd, plain = [], []
-    for key, n, first, last, joined in rows:
-        if type(first) is str and type(last) is str and joined_ordered(joined, n):
-            if (last_before is None or last < last_before) and (last_from is None or last >= last_from):
-                plain.append(ThreadSummary(key, n, first, last, False))
-        else:
-            odd.append(ThreadSummary(key, n, first, last, True))
-    plain.sort(key=_key_of)
-    plain.sort(key=_last_of, reverse=True)
-    out = odd + plain
-    return out if limit is None else out[:limit]
-
-
-_key_of = itemgetter(0)
-_last_of = itemgetter(3)
 
 
 def _key_text(value: Any) -> str:
