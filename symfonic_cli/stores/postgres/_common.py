@@ -7,7 +7,6 @@ import os
 from collections.abc import Iterator
 from typing import Any
 
-from symfonic_cli.clock import ORDERED_ID_REGEX
 from symfonic_cli.errors import StoreError
 from symfonic_cli.location import StoreLocation, scrub
 from symfonic_cli.stores._common import error_translators
@@ -160,8 +159,3 @@ class PostgresSection:
                 return "WHERE thread_id >= %s", [prefix]
             return "WHERE thread_id >= %s AND thread_id < %s", [prefix, hi]
         return 'WHERE starts_with(thread_id COLLATE "C", %s)', [prefix]
-
-
-# True for a group holding an id not in the ordered form (clock.is_ordered_id): the listing's and the
-# run states' aggregate. COLLATE "C": bytewise (ids are ASCII), and a regex refuses a nondeterministic collation.
-ODD_AGGREGATE = f"bool_or(checkpoint_id COLLATE \"C\" !~ '{ORDERED_ID_REGEX}')"

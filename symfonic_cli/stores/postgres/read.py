@@ -7,10 +7,9 @@ from typing import Any
 
 from symfonic_cli.errors import StoreError
 from symfonic_cli.model.listing import StoreInfo, ThreadSummary
-from symfonic_cli.clock import joined_ordered
+from symfonic_cli.clock import ORDERED_ID_REGEX, joined_ordered
 from symfonic_cli.stores.activity import odd_having
 from symfonic_cli.stores.postgres._common import (
-    ODD_AGGREGATE,
     PostgresSection,
     TABLES,
     _translate_errors,
@@ -36,7 +35,7 @@ class PostgresRead(PostgresSection):
 
     # Listing rows, pages and counts by last activity; stores/activity.py makes them exact by instant.
     # COLLATE "C": bytewise (ids are ASCII), and a regex refuses a nondeterministic collation.
-    _ODD = ODD_AGGREGATE
+    _ODD = f"bool_or(checkpoint_id COLLATE \"C\" !~ '{ORDERED_ID_REGEX}')"
     _LATEST = 'max(checkpoint_id) COLLATE "C"'
 
     @_translate_iter
