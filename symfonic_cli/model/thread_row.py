@@ -14,7 +14,7 @@ ThreadRunState = namedtuple(
 )
 
 
-def told_run_state(key: str, n: int, first, last, odd: bool, status: str | None, size: int | None):
+def told_run_state(key: str, n: int, first: object, last: object, odd: bool, status: str | None, size: int | None) -> ThreadRunState:
     """A row whose store tested every id (``odd``: some id is not in the ordered form): the times
     from the least and greatest ids when none is odd, else left to be read checkpoint by checkpoint."""
     if odd or type(first) is not str or type(last) is not str:

@@ -17,6 +17,9 @@ from symfonic_cli.stores.sqlite._common import (
 # typing.TYPE_CHECKING without importing typing (quick commands load this module).
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    import sqlite3
+    from typing import Any
+
     from symfonic_cli.model.run_state import ThreadRunState
     from symfonic_cli.model.run_state import ThreadRunRows
 
@@ -87,9 +90,8 @@ class SqliteState(SqliteSection):
         with_status: bool = True,
         statuses: "set[str] | None" = None,
     ) -> Iterator["ThreadRunState"]:
-        from symfonic_cli.model.thread_row import ThreadRunState
-
-        where, params = "", []
+        where = ""
+        params: list[Any] = []
         if prefix:
             cond, params = self._prefix_where(prefix)
             where = f"AND {cond}"
@@ -185,7 +187,8 @@ class SqliteState(SqliteSection):
         )
 
 
-def _run_state(key, n: int, first, last, joined, status: str | None, size: int | None) -> "ThreadRunState":
+def _run_state(key: object, n: int, first: object, last: object, joined: object, status: str | None,
+               size: int | None) -> "ThreadRunState":
     from symfonic_cli.model.thread_row import told_run_state
 
     return told_run_state(str(key), n, first, last, not joined_ordered(joined, n), status, size)
@@ -196,7 +199,7 @@ class _KeyedTotals:
     key order, looked up by the status rows' keys in the same order; ``get`` returns None for a
     key the pass does not hold where expected (the caller asks for that thread alone)."""
 
-    def __init__(self, conn, totals: str, where: str, params: list, with_size: bool) -> None:
+    def __init__(self, conn: sqlite3.Connection, totals: str, where: str, params: list[Any], with_size: bool) -> None:
         columns = totals.split(" FROM checkpoints WHERE", 1)[0].removeprefix("SELECT ")
         if with_size:  # the per-thread writes subquery becomes a second pass, merged the same way
             columns = columns.split(", (SELECT coalesce", 1)[0]
@@ -206,7 +209,7 @@ class _KeyedTotals:
         self._row = next(self._rows, None)
         self._write = next(self._writes, None) if self._writes is not None else None
 
-    def get(self, key):
+    def get(self, key: object) -> tuple[Any, ...] | None:
         while self._row is not None and self._row[0] < key:
             self._row = next(self._rows, None)
         if self._row is None or self._row[0] != key:
