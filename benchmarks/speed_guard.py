@@ -15,7 +15,10 @@ benchmarks/stores.py; the first run builds them, about 2.5 minutes): "many" (2,0
 turns, 68,000 checkpoints), that store grown ten-fold (20,000 threads, 680,000 checkpoints, the
 rows copied under new keys by bench_storage.grow) and "long-500" (one thread of 500 turns).
 
-Run: ``python benchmarks/speed_guard.py [--reps N] [--only listing,status,...] [--goals]``.
+``--before DIR`` also times DIR's code (another checkout, e.g. a git worktree of main) in the same
+rounds, printed under each check and not judged.
+
+Run: ``python benchmarks/speed_guard.py [--reps N] [--only listing,status,...] [--before DIR] [--goals]``.
 """
 
 from __future__ import annotations
@@ -127,11 +130,12 @@ def _argv(spec: dict, which: str) -> list[str]:
     return [PY, "-c", code, *args]
 
 
-def _run(argv: list[str]) -> tuple[float, float, bytes]:
-    """Wall and CPU seconds of one whole process, and its stdout."""
+def _run(argv: list[str], cwd: Path = REPO) -> tuple[float, float, bytes]:
+    """Wall and CPU seconds of one whole process, and its stdout (``python -m`` imports the
+    checkout in ``cwd`` first: each checkout runs its own code)."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
-    proc = subprocess.run(argv, capture_output=True, cwd=str(REPO), env={**os.environ, "NO_COLOR": "1"})
+    proc = subprocess.run(argv, capture_output=True, cwd=str(cwd), env={**os.environ, "NO_COLOR": "1"})
     wall = time.perf_counter() - start
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if proc.returncode != 0:
@@ -144,6 +148,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--reps", type=int, default=5, help="measured rounds (default 5; medians)")
     ap.add_argument("--only", default="", help="comma-separated check names")
     ap.add_argument("--goals", action="store_true", help="print the goals read from docs/benchmarks.md and the checks, then exit")
+    ap.add_argument("--before", type=Path, help="another checkout (e.g. a git worktree of main): its commands timed in the same rounds")
     a = ap.parse_args(argv)
     wanted = goals()
     names = list(checks({"grown": Path("-"), "many": Path("-"), "long-500": Path("-")}))
@@ -167,10 +172,14 @@ def main(argv: list[str] | None = None) -> int:
         if not specs[name]["agree"](ours, raw.strip()):
             print(f"speed guard: {name}: the command's output does not agree with its baseline's", file=sys.stderr)
             return 2
+    if a.before is not None:
+        subprocess.run([PY, "-m", "compileall", "-q", str(a.before / "symfonic_cli")], check=True, capture_output=True)
+    contenders = ("ours", "raw", "before") if a.before is not None else ("ours", "raw")
     for r in range(a.reps):
         for name in chosen:
-            for which in (("raw", "ours") if r % 2 else ("ours", "raw")):
-                wall, cpu, _ = _run(_argv(specs[name], which))
+            for which in (contenders[::-1] if r % 2 else contenders):
+                argv_ = _argv(specs[name], "ours" if which == "before" else which)
+                wall, cpu, _ = _run(argv_, a.before if which == "before" else REPO)
                 walls.setdefault((name, which), []).append(wall)
                 cpus.setdefault((name, which), []).append(cpu)
     failed = []
@@ -183,6 +192,9 @@ def main(argv: list[str] | None = None) -> int:
         failed += [] if ok else [name]
         print(f"{name:12}{ours:9.3f}{raw:9.3f}{ratio:7.2f}x{wanted[name]:6.2f}x{cpu:10.2f}x  {' '.join(specs[name]['ours'][:2])}"
               f"{'' if ok else '   OVER GOAL'}")
+        if a.before is not None:
+            was = statistics.median(walls[(name, "before")])
+            print(f"{'  before':12}{was:9.3f}{raw:9.3f}{was / raw:7.2f}x   (--before, not judged)")
     print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs; {time.perf_counter() - t0:.0f} s in all")
     if failed:
         print(f"speed guard: over goal: {', '.join(failed)}", file=sys.stderr)
