@@ -17,7 +17,6 @@ from symfonic_cli.stores.sqlite._common import (
 # typing.TYPE_CHECKING without importing typing (quick commands load this module).
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    import sqlite3
     from typing import Any
 
     from symfonic_cli.model.run_state import ThreadRunState
@@ -146,9 +145,6 @@ class SqliteState(SqliteSection):
                "(SELECT coalesce(sum(length(value)), 0) FROM writes WHERE thread_id = ?1) " if with_size else " ")
             + "FROM checkpoints WHERE thread_id = ?1"
         )
-        # Most threads are done: listing them reads every thread's totals, in one pass in key
-        # order (beside the status rows) rather than one query per thread.
-        each = _KeyedTotals(self.conn, totals, where, params, with_size) if (statuses is None or "done" in statuses) and not self._has_blob_keys() else None
         for key, cid, rowid, type_, length, head, tail, n_writes in rows:
             status = None
             if rowid is not None:
@@ -157,10 +153,7 @@ class SqliteState(SqliteSection):
                     status = self._root_status(key, cid, rowid, type_, length, head, tail, n_writes)
             if statuses is not None and status not in statuses:
                 continue
-            row = each.get(key) if each is not None else None
-            if row is None:
-                row = self.conn.execute(totals, (key,)).fetchone()
-            n, first, last, joined, *size = row
+            n, first, last, joined, *size = self.conn.execute(totals, (key,)).fetchone()
             yield _run_state(key, n, first, last, joined, status, (size[0] or 0) + size[1] if with_size else None)
 
     def _root_status(self, key, cid, rowid, type_, length, head, tail, n_writes) -> str:
@@ -193,30 +186,3 @@ def _run_state(key: object, n: int, first: object, last: object, joined: object,
 
     return told_run_state(str(key), n, first, last, not joined_ordered(joined, n), status, size)
 
-
-class _KeyedTotals:
-    """Every thread's totals row (the per-thread ``totals`` query's columns) from one grouped pass in
-    key order, looked up by the status rows' keys in the same order; ``get`` returns None for a
-    key the pass does not hold where expected (the caller asks for that thread alone)."""
-
-    def __init__(self, conn: sqlite3.Connection, totals: str, where: str, params: list[Any], with_size: bool) -> None:
-        columns = totals.split(" FROM checkpoints WHERE", 1)[0].removeprefix("SELECT ")
-        if with_size:  # the per-thread writes subquery becomes a second pass, merged the same way
-            columns = columns.split(", (SELECT coalesce", 1)[0]
-        self._rows = conn.execute(f"SELECT thread_id, {columns} FROM checkpoints WHERE 1 {where} GROUP BY thread_id", params)
-        self._writes = conn.cursor().execute(
-            f"SELECT thread_id, sum(length(value)) FROM writes WHERE 1 {where} GROUP BY thread_id", params) if with_size else None
-        self._row = next(self._rows, None)
-        self._write = next(self._writes, None) if self._writes is not None else None
-
-    def get(self, key: object) -> tuple[Any, ...] | None:
-        while self._row is not None and self._row[0] < key:
-            self._row = next(self._rows, None)
-        if self._row is None or self._row[0] != key:
-            return None
-        found = self._row[1:]
-        if self._writes is not None:
-            while self._write is not None and self._write[0] < key:
-                self._write = next(self._writes, None)
-            found = (*found, self._write[1] or 0 if self._write is not None and self._write[0] == key else 0)
-        return found
