@@ -120,11 +120,12 @@ class MongoRead(MongoSection):
     def thread_summary(self, key: str) -> ThreadSummary | None:
         pipeline = [
             {"$match": {"thread_id": _key_eq(key)}},
-            {"$group": {"_id": None, "n": {"$sum": 1}, "first": {"$min": "$checkpoint_id"}, "last": {"$max": "$checkpoint_id"}}},
+            {"$group": {"_id": None, "n": {"$sum": 1}, "first": {"$min": "$checkpoint_id"}, "last": {"$max": "$checkpoint_id"},
+                        "odd": ODD_GROUP}},
         ]
         for doc in self.checkpoints.aggregate(pipeline, collation=self._collation(self.checkpoints)):
             if doc["n"]:
-                return _summary(doc, key)
+                return _summary(doc, key)._replace(odd=bool(doc.get("odd")))
         return None
 
     def _distinct_count(self, collection: Collection[Any], field: str) -> int:

@@ -114,12 +114,12 @@ class PostgresRead(PostgresSection):
     @_translate_errors
     def thread_summary(self, key: str) -> ThreadSummary | None:
         row = self.conn.execute(
-            "SELECT count(*), min(checkpoint_id), max(checkpoint_id) FROM checkpoints WHERE thread_id = %s",
+            "SELECT count(*), min(checkpoint_id), max(checkpoint_id), string_agg(checkpoint_id, ',') FROM checkpoints WHERE thread_id = %s",
             (key,),
         ).fetchone()
         if not row or not row[0]:
             return None
-        return ThreadSummary(key, row[0], row[1], row[2])
+        return ThreadSummary(key, row[0], row[1], row[2], not joined_ordered(row[3], row[0]))
 
     @_translate_errors
     def info(self) -> StoreInfo:

@@ -8,7 +8,7 @@ from collections.abc import Iterable, Iterator
 
 from symfonic_cli.errors import StoreError
 from symfonic_cli.model.listing import StoreInfo, ThreadSummary
-from symfonic_cli.clock import ORDERED_ID_GLOB
+from symfonic_cli.clock import ORDERED_ID_GLOB, joined_ordered
 from symfonic_cli.stores.activity import odd_having, sorted_rows
 from symfonic_cli.stores.sqlite._common import (
     SqliteSection,
@@ -97,12 +97,12 @@ class SqliteRead(SqliteSection):
     @_translate_errors
     def thread_summary(self, key: str) -> ThreadSummary | None:
         row = self.conn.execute(
-            "SELECT count(*), min(checkpoint_id), max(checkpoint_id) FROM checkpoints WHERE thread_id = ?",
+            f"SELECT count(*), min(checkpoint_id), max(checkpoint_id), {_JOINED} FROM checkpoints WHERE thread_id = ?",
             (key,),
         ).fetchone()
         if not row or not row[0]:
             return None
-        return ThreadSummary(key, row[0], row[1], row[2])
+        return ThreadSummary(key, row[0], row[1], row[2], not joined_ordered(row[3], row[0]))
 
     @_translate_errors
     def info(self) -> StoreInfo:
