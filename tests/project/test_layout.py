@@ -249,7 +249,7 @@ FLOORS: tuple[tuple[str, frozenset[str]], ...] = (
     ("features", frozenset({"delta", "transcript", "compat", "erase", "history", "threadstate", "search", "migrate",
                             "storage", "export", "listing", "demo"})),
     ("api", frozenset({"api"})),
-    ("front ends", frozenset({"cli", "complete", "completions", "__main__"})),
+    ("front ends", frozenset({"cli", "complete", "completions", "__main__", "mcp", "browse"})),
 )
 # Inside the features' floor, which feature another may use (one that is not listed here uses none).
 FEATURE_USES: dict[str, frozenset[str]] = {
