@@ -49,9 +49,20 @@ def show(
     checkpoint: Annotated[Optional[str], typer.Option("--checkpoint", help="Show the transcript as of this root-namespace checkpoint id.")] = None,
     fmt: FormatOpt = None,
     tools: Annotated[bool, typer.Option("--tools", help="Show tool calls (name, call id, arguments) and which tool answered.")] = False,
+    resume_window: Annotated[bool, typer.Option("--resume-window", help="Only the turns symfonic-core's restart-resume recalls: the rows it replays into a fresh working memory (speaker, turn id, content).")] = False,
+    max_entries: Annotated[Optional[int], typer.Option("--max-entries", min=0, max=MAX_COUNT, help="With --resume-window: the working memory's size (symfonic-core's max_entries; default 10).")] = None,
 ) -> None:
     """Print a thread's transcript by ordinal (--index) or time range (--since/--until)."""
     from symfonic_cli.transcript import rows as tx
+
+    if resume_window or max_entries is not None:
+        from symfonic_cli.cli.memory import show_resume_window
+
+        given = {"--speaker": speaker != "all", "--index": index is not None, "--since": since is not None,
+                 "--until": until is not None, "--checkpoint": checkpoint is not None, "--tools": tools, "--limit": limit is not None}
+        show_resume_window(store, thread, tenant, sub_tenant, session, resume_window=resume_window, max_entries=max_entries,
+                           fmt=fmt, truncate=truncate, others=[flag for flag, on in given.items() if on])
+        return
 
     try:
         speakers = tx.parse_speakers(speaker)

@@ -1,0 +1,52 @@
+"""``transcript show --resume-window``: what a restart of the application recalls, rendered."""
+
+from __future__ import annotations
+
+from typing import Any, Optional
+
+from symfonic_cli.errors import UsageError
+
+
+def show_resume_window(store: Optional[str], thread: Optional[str], tenant: Optional[str], sub_tenant: Optional[str],
+                       session: Optional[str], *, resume_window: bool, max_entries: Optional[int], fmt: Optional[str],
+                       truncate: Optional[int], others: list[str]) -> None:
+    from symfonic_cli.cli.common import check_format, environment, one_thread, open_for_reading, require_thread
+    from symfonic_cli.memory.resume import DEFAULT_MAX_ENTRIES, read_resume_window
+    from symfonic_cli.render import escape_inline
+
+    if not resume_window:
+        raise UsageError("--max-entries needs --resume-window")
+    if others:
+        raise UsageError(f"--resume-window shows what a restart recalls; it does not take {', '.join(others)}")
+    env = environment()
+    out_format = check_format(fmt, env=env)
+    key = one_thread(thread, tenant, sub_tenant, session)
+    with open_for_reading(store, environment=env) as st:
+        require_thread(st, key)
+        window = read_resume_window(st, key, max_entries=DEFAULT_MAX_ENTRIES if max_entries is None else max_entries)
+    for warning in window.warnings:
+        env.stderr.write(f"symfonic: warning: {escape_inline(warning)}\n")
+    _write(window.rows, out_format, key, truncate=truncate, env=env)
+    if window.reason:
+        env.stderr.write(f"symfonic: a restart recalls nothing for thread '{escape_inline(key)}': {escape_inline(window.reason)}\n")
+
+
+def _write(rows: list[Any], out_format: str, key: str, *, truncate: Optional[int], env: Any) -> None:
+    from symfonic_cli import render
+
+    if out_format in ("json", "jsonl"):
+        render.write_records((r.to_json() for r in rows), fmt=out_format, columns=(), environment=env)
+        return
+
+    def when(r: Any) -> str:
+        return render.shown_time(r.timestamp, env) if r.timestamp is not None else render.cell(None)
+
+    if out_format == "text":
+        for r in rows:
+            env.stdout.write(f"{r.speaker} {when(r)} {render.escape_inline(r.turn_id or '-')}\n"
+                             f"{render.escape_controls(render.cut(r.content, truncate))}\n\n")
+        return
+    table = [[r.speaker, render.escape_inline(r.turn_id or "-"), when(r), render.escape_controls(render.cut(r.content, truncate))]
+             for r in rows]
+    render.write_table(table, ("speaker", "turn id", "timestamp", "content"), whole=(True, False, True, False),
+                       title=render.escape_inline(key) + " - a restart recalls", show_lines=True, environment=env)
