@@ -86,13 +86,23 @@ def show(
             st, key, checkpoint_id=checkpoint, speaker=speakers, index=index, since=lo, until=hi, limit=limit, tools=tools
         )
         empty_note = _empty_note(st, key, checkpoint, env) if not result.rows and is_terminal(env.stderr) else None
-    for warning in result.warnings:
-        from symfonic_cli.render import escape_inline
+        unread = _unread(st, key, result) if checkpoint is None and result.rows else None
+    from symfonic_cli.render import escape_inline
 
+    for warning in result.warnings:
         env.stderr.write(f"symfonic: warning: {escape_inline(warning)}\n")
-    _write(result.rows, out_format, key, tools, truncate=truncate, env=env)
+    if unread and out_format not in ("json", "jsonl"):
+        env.stderr.write(f"symfonic: note: the application itself reads none of these messages: {escape_inline(unread)}\n")
+    _write(result.rows, out_format, key, tools, truncate=truncate, env=env, unread=unread)
     if empty_note:
         env.stderr.write(empty_note + "\n")
+
+
+def _unread(st, key: str, result) -> Optional[str]:
+    """Why symfonic-core's own get_transcript and restart-resume read none of the rows shown."""
+    from symfonic_cli.memory.latest import application_unread
+
+    return application_unread(st, key, delta=result.resolution.path == "delta")
 
 
 def _empty_note(st, key: str, checkpoint: Optional[str], env) -> str:
@@ -133,12 +143,14 @@ def _shown_time(ts, env) -> str:
     return render.shown_time(ts, env) if ts is not None else render.cell(ts)
 
 
-def _write(rows, out_format: str, key: str, tools: bool = False, *, truncate: Optional[int] = None, env) -> None:
+def _write(rows, out_format: str, key: str, tools: bool = False, *, truncate: Optional[int] = None, env,
+           unread: Optional[str] = None) -> None:
     from symfonic_cli import render
 
     out = env.stdout
     if out_format in ("json", "jsonl"):
-        render.write_records((r.to_json(tools) for r in rows), fmt=out_format, columns=(), environment=env)
+        extra = {"not_read_by_application": unread} if unread else {}
+        render.write_records(({**r.to_json(tools), **extra} for r in rows), fmt=out_format, columns=(), environment=env)
         return
     if out_format == "text":
         for r in rows:

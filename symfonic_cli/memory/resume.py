@@ -26,11 +26,6 @@ DEFAULT_MAX_ENTRIES = 10
 NO_ROOT_CHECKPOINT = "the thread has no root-namespace checkpoint"
 NO_MESSAGES = "its latest checkpoint holds no messages"
 NO_TURNS = "its latest checkpoint holds no user or assistant message with text"
-DELTA_UNREAD = (
-    "its messages are delta-encoded (a LangGraph DeltaChannel): symfonic-core's get_transcript and "
-    "restart-resume read the latest checkpoint's channel_values['messages'] as a list of messages, "
-    "which such a checkpoint does not hold, so the application itself reads no messages for this thread"
-)
 
 
 @dataclass(frozen=True)
@@ -115,8 +110,8 @@ def read_resume_window(store: Store, key: str, *, max_entries: int = DEFAULT_MAX
     latest = latest_messages(store, key)
     if latest.checkpoint_id is None:
         return ResumeWindow([], None, NO_ROOT_CHECKPOINT, latest.warnings)
-    if latest.delta:
-        return ResumeWindow([], latest.checkpoint_id, DELTA_UNREAD, latest.warnings)
+    if latest.unread:
+        return ResumeWindow([], latest.checkpoint_id, latest.unread, latest.warnings)
     if not latest.messages:
         return ResumeWindow([], latest.checkpoint_id, NO_MESSAGES, latest.warnings)
     rows = window_rows(latest.messages, max_entries)
