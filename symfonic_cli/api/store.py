@@ -183,6 +183,16 @@ class Store:
         self._thread(key)
         return read_resume_window(self._store, key, max_entries=max_entries).rows
 
+    def retained(self, key: str) -> list:
+        """``transcript show --retained``: every message version any checkpoint (or stored write) of
+        the thread holds, oldest first: ``RetainedMessage`` with ``.index .role .content .message_id
+        .first_seen .current .pending .removed_at .removed_by`` (and the checkpoints); ``to_json()``
+        is the command's JSON record."""
+        from symfonic_cli.memory.retained import read_retained
+
+        self._thread(key)
+        return read_retained(self._store, key)
+
     def thread_state(self, key: str) -> Record:
         """``thread show``: ``.status``, ``.next``, ``.interrupts``, ``.errors``, ... and ``.namespaces_state``
         (each namespace's run state, the JSON's ``namespaces`` list)."""

@@ -50,3 +50,44 @@ def _write(rows: list[Any], out_format: str, key: str, *, truncate: Optional[int
              for r in rows]
     render.write_table(table, ("speaker", "turn id", "timestamp", "content"), whole=(True, False, True, False),
                        title=render.escape_inline(key) + " - a restart recalls", show_lines=True, environment=env)
+
+
+def show_retained(store: Optional[str], thread: Optional[str], tenant: Optional[str], sub_tenant: Optional[str],
+                  session: Optional[str], *, fmt: Optional[str], truncate: Optional[int], others: list[str]) -> None:
+    from symfonic_cli import render
+    from symfonic_cli.cli.common import check_format, environment, one_thread, open_for_reading, require_thread
+    from symfonic_cli.memory.retained import read_retained
+
+    if others:
+        raise UsageError(f"--retained shows every message the store holds; it does not take {', '.join(others)}")
+    env = environment()
+    out_format = check_format(fmt, env=env)
+    key = one_thread(thread, tenant, sub_tenant, session)
+    with open_for_reading(store, environment=env) as st:
+        require_thread(st, key)
+        messages = read_retained(st, key)
+    if out_format in ("json", "jsonl"):
+        render.write_records((m.to_json() for m in messages), fmt=out_format, columns=(), environment=env)
+        return
+
+    def when(t: Any) -> str:
+        return render.shown_time(t, env) if t is not None else render.cell(None)
+
+    def held(m: Any) -> str:
+        if m.current:
+            return "current"
+        if m.pending:
+            return "pending write"
+        if m.removed_checkpoint is None:
+            return f"not current (namespace {render.escape_inline(m.namespace)})" if m.namespace else "not current"
+        return f"removed {when(m.removed_at)} by {m.removed_by}"
+
+    if out_format == "text":
+        for m in messages:
+            env.stdout.write(f"[{m.index}] {render.escape_inline(m.role)} {when(m.first_seen)} {held(m)}\n"
+                             f"{render.escape_controls(render.cut(m.content, truncate))}\n\n")
+        return
+    table = [[str(m.index), render.escape_inline(m.role), when(m.first_seen), held(m), render.escape_controls(render.cut(m.content, truncate))]
+             for m in messages]
+    render.write_table(table, ("#", "role", "first seen", "held", "content"), whole=(True, False, True, False, False),
+                       title=render.escape_inline(key) + " - every message the store holds", show_lines=True, environment=env)

@@ -51,10 +51,19 @@ def show(
     tools: Annotated[bool, typer.Option("--tools", help="Show tool calls (name, call id, arguments) and which tool answered.")] = False,
     resume_window: Annotated[bool, typer.Option("--resume-window", help="Only the turns symfonic-core's restart-resume recalls: the rows it replays into a fresh working memory (speaker, turn id, content).")] = False,
     max_entries: Annotated[Optional[int], typer.Option("--max-entries", min=0, max=MAX_COUNT, help="With --resume-window: the working memory's size (symfonic-core's max_entries; default 10).")] = None,
+    retained: Annotated[bool, typer.Option("--retained", help="Every message any checkpoint of the thread still holds, those compaction removed included: whether the current state has it, when and by what it was removed.")] = False,
 ) -> None:
     """Print a thread's transcript by ordinal (--index) or time range (--since/--until)."""
     from symfonic_cli.transcript import rows as tx
 
+    if retained:
+        from symfonic_cli.cli.memory import show_retained
+
+        given = {"--speaker": speaker != "all", "--index": index is not None, "--since": since is not None, "--until": until is not None,
+                 "--checkpoint": checkpoint is not None, "--tools": tools, "--limit": limit is not None,
+                 "--resume-window": resume_window or max_entries is not None}
+        show_retained(store, thread, tenant, sub_tenant, session, fmt=fmt, truncate=truncate, others=[f for f, on in given.items() if on])
+        return
     if resume_window or max_entries is not None:
         from symfonic_cli.cli.memory import show_resume_window
 
