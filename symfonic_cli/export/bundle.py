@@ -121,7 +121,7 @@ def _read_member(source) -> bytes:
 
 
 _MANIFEST_KEYS = {"tool", "tool_version", "created", "store", "selection", "threads", "not_found"}
-_ENTRY_FILES = ("file", "state_file")
+_ENTRY_FILES = ("file", "state_file", "retained_file")
 
 
 def _foreign(members: dict[str, object]) -> str | None:
