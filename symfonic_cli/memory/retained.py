@@ -11,13 +11,13 @@ checkpoint without it and what removed it. Stored objects are read from their fi
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, NamedTuple
+from typing import Any
 
 from symfonic_cli.clock import iso_utc
+from symfonic_cli.memory.views import Delta, _fields, checkpoint_views, delta_views, version_key  # noqa: F401  (version_key: tests)
 from symfonic_cli.stores.protocol import Store
 from symfonic_cli.transcript import rows as tx
 
@@ -51,78 +51,11 @@ class RetainedMessage:
                 "removed_checkpoint": self.removed_checkpoint, "removed_by": self.removed_by}
 
 
-class _Checkpoint(NamedTuple):
-    ns: str
-    cid: str
-    parent: str | None
-    ts: str | None
-    messages: list[Any]  # stored field mappings (or messages the DeltaChannel rebuild decoded)
-
-
-class _Delta(Exception):
-    """The thread's messages are delta-encoded: read them through the rebuild."""
-
-
-def _fields(item: Any) -> Any:
-    from symfonic_cli.codec.strict import LeanObject
-
-    return item.fields if isinstance(item, LeanObject) else item
-
-
-def version_key(message: Any) -> tuple[str | None, str]:
-    """A message version: its id and its stored content (and role), compared exactly."""
-    content = tx._field(message, "content", "")
-    try:
-        text = json.dumps([tx._field(message, "type"), content], sort_keys=True, ensure_ascii=False, default=repr)
-    except (TypeError, ValueError, RecursionError):
-        text = repr(content)
-    return tx.message_id_of(message), text
 
 
 def _is_summary(message: Any) -> bool:
     content = tx._field(message, "content", "")
     return tx.role_of(message) == "system" and isinstance(content, str) and SUMMARY_MARK in content
-
-
-def _plain_checkpoints(store: Store, key: str) -> Iterator[_Checkpoint]:
-    """Each checkpoint decoded once, lean (no class built); a PostgreSQL blob version shared by
-    consecutive checkpoints decoded once."""
-    from symfonic_cli.codec.strict import lean_loads
-
-    last: tuple[Any, list[Any]] | None = None
-    for state in store.iter_message_states(key):
-        what = f"checkpoint {state.checkpoint_id}"
-        ts = state.ts
-        if state.encoding == "checkpoint":
-            value = lean_loads(state.payload_type, state.payload, what=what)
-            values = value.get("channel_values") if isinstance(value, dict) else None
-            if ts is None and isinstance(value, dict):
-                ts = value.get("ts")
-            messages = values.get("messages") if isinstance(values, dict) else None
-            if messages is None and isinstance(value, dict) and "messages" in (value.get("channel_versions") or {}):
-                raise _Delta
-        else:
-            if state.version is not None and state.payload is None:
-                raise _Delta
-            if last is not None and last[0] == (state.checkpoint_ns, state.version):
-                messages = last[1]
-            else:
-                messages = lean_loads(state.payload_type, state.payload, what=what)
-        if messages is not None and not isinstance(messages, list):
-            raise _Delta  # a DeltaChannel snapshot
-        items = [_fields(m) for m in messages or ()]
-        if state.encoding != "checkpoint":
-            last = ((state.checkpoint_ns, state.version), items)
-        yield _Checkpoint(state.checkpoint_ns, state.checkpoint_id, state.parent_checkpoint_id, ts, items)
-
-
-def _delta_checkpoints(store: Store, key: str) -> Iterator[_Checkpoint]:
-    from symfonic_cli.delta.messages import ThreadMessages
-
-    thread = ThreadMessages.read(store, key)
-    for where in thread.order:
-        node = thread.nodes[where]
-        yield _Checkpoint(where[0], where[1], node.parent_checkpoint_id, thread.ts.get(where), thread.value_at(where, plain=True) or [])
 
 
 def _writes(store: Store, key: str) -> tuple[dict[tuple[str, str], set[str]], dict[tuple[str, str], list[Any]]]:
@@ -144,92 +77,96 @@ def _writes(store: Store, key: str) -> tuple[dict[tuple[str, str], set[str]], di
     return removes, adds
 
 
+def read_retained(store: Store, key: str) -> list[RetainedMessage]:
+    """Every message version any checkpoint (or stored write) of ``key`` holds, oldest first."""
+    try:
+        return _retained(store, key, checkpoint_views(store, key))
+    except Delta:
+        return _retained(store, key, delta_views(store, key))
+
+
 @dataclass
 class _Seen:
     message: Any
     namespace: str
     checkpoint: str
-    position: int  # in the walk (newest first): the largest is the first appearance
-    offset: int  # within that checkpoint's list
     ts: datetime | None
     pending: bool = False
     removed: tuple[str, str | None, str] | None = None  # (checkpoint, ts, by what)
 
 
-def read_retained(store: Store, key: str) -> list[RetainedMessage]:
-    """Every message version any checkpoint (or stored write) of ``key`` holds, oldest first."""
-    try:
-        return _retained(store, key, _plain_checkpoints(store, key))
-    except _Delta:
-        return _retained(store, key, _delta_checkpoints(store, key))
-
-
-def _retained(store: Store, key: str, checkpoints: Iterator[_Checkpoint]) -> list[RetainedMessage]:
+def _retained(store: Store, key: str, views: Iterator[Any]) -> list[RetainedMessage]:
     removes, adds = _writes(store, key)
-    seen: dict[tuple[str | None, str], _Seen] = {}
-    current: set[tuple[str | None, str]] | None = None
-    # Root checkpoints visited, waiting for their parent: parent id -> [(child id, ts, keys, summary keys)].
-    children: dict[str, list[tuple[str, str | None, set, set]]] = {}
+    walked = []
+    current: set | None = None
+    removed: dict[tuple[str | None, str], tuple[str, str | None, str]] = {}
+    children: dict[str, list[Any]] = {}  # root checkpoints waiting for their parent, by parent id
     parents: set[tuple[str, str | None]] = set()
-    where_pos: dict[tuple[str, str], int] = {}
-    position = 0
-    for position, cp in enumerate(checkpoints):
-        ts = tx.parse_checkpoint_ts(cp.ts)
-        keys = set()
-        summaries = set()
-        for offset, m in enumerate(cp.messages):
-            k = version_key(m)
-            keys.add(k)
-            if _is_summary(m):
-                summaries.add(k)
-            s = seen.get(k)
-            if s is None:
-                seen[k] = _Seen(m, cp.ns, cp.cid, position, offset, ts)
-            else:
-                s.namespace, s.checkpoint, s.position, s.offset = cp.ns, cp.cid, position, offset
-                if ts is not None:
-                    s.ts = ts
-        parents.add((cp.ns, cp.parent))
-        if (cp.ns, cp.cid) in adds:
-            where_pos[(cp.ns, cp.cid)] = position
-        if cp.ns != "":
+    for view in views:  # newest first
+        walked.append(view)
+        parents.add((view.ns, view.parent))
+        if view.ns != "":
             continue
         if current is None:
-            current = keys
-        for child, child_ts, child_keys, child_summaries in children.pop(cp.cid, ()):
-            for k in keys - child_keys:
-                s = seen[k]
-                if s.removed is not None or k in current:
-                    continue
-                if child_summaries - keys:
-                    by = BY_COMPACTION
-                elif k[0] is not None and k[0] in removes.get(("", cp.cid), ()):
-                    by = BY_REMOVE
-                elif k[0] is not None and any(c[0] == k[0] for c in child_keys):
-                    by = BY_NEW_VERSION
-                else:
-                    by = BY_REWRITE
-                s.removed = (child, child_ts, by)
-        if cp.parent is not None:
-            children.setdefault(cp.parent, []).append((cp.cid, cp.ts, keys, summaries))
+            current = set(view.keys())
+        for child in children.pop(view.cid, ()):
+            if child.anchor is view.anchor and view.count <= child.count:
+                continue  # the child appended to this checkpoint's list: nothing removed
+            _removals(view, child, current, removes, removed)
+        if view.parent is not None:
+            children.setdefault(view.parent, []).append(view)
     current = current or set()
+    seen: dict[tuple[str | None, str], _Seen] = {}
+    untimed: set[tuple[str | None, str]] = set()
+    for view in reversed(walked):  # oldest first: each version's first appearance
+        a, ts = view.anchor, tx.parse_checkpoint_ts(view.ts)
+        for i in range(a.done, view.count):
+            k = a.keys[i]
+            if k not in seen:
+                seen[k] = _Seen(a.messages[i], view.ns, view.cid, ts)
+                if ts is None:
+                    untimed.add(k)
+        a.done = max(a.done, view.count)
+        if untimed and ts is not None:  # a message first held by a checkpoint without a usable ts
+            for k in set(view.keys()) & untimed:
+                seen[k].ts = ts
+                untimed.discard(k)
     # Messages held only in stored writes: never applied (the write's checkpoint has no child),
     # or applied to a checkpoint no longer stored.
     for where, messages in adds.items():
         leaf = (where[0], where[1]) not in parents
-        for offset, m in enumerate(messages):
+        for m in messages:
             k = version_key(m)
             if k in seen or (k[0] is None and not leaf):
                 continue
-            seen[k] = _Seen(m, where[0], where[1], where_pos.get(where, position + 1), 1_000_000 + offset, None, pending=leaf)
-    ordered = sorted(seen.items(), key=lambda kv: (-kv[1].position, kv[1].offset))
+            seen[k] = _Seen(m, where[0], where[1], None, pending=leaf)
     out = []
-    for i, (k, s) in enumerate(ordered):
-        removed = s.removed
+    for i, (k, s) in enumerate(seen.items()):
+        r = removed.get(k)
         out.append(RetainedMessage(
             i, tx.role_of(s.message), _content(s.message), k[0], s.ts, s.checkpoint, s.namespace, k in current, s.pending,
-            tx.parse_checkpoint_ts(removed[1]) if removed else None, removed[0] if removed else None, removed[2] if removed else None))
+            tx.parse_checkpoint_ts(r[1]) if r else None, r[0] if r else None, r[2] if r else None))
     return out
+
+
+def _removals(parent: Any, child: Any, current: set, removes: dict, removed: dict) -> None:
+    """The versions ``parent`` holds and its child does not: removed in the child's step, and by what."""
+    keys, child_keys = set(parent.keys()), child.keys()
+    gone = [k for k in keys - set(child_keys) if k not in current and k not in removed]
+    if not gone:
+        return
+    summary = any(_is_summary(m) and k not in keys for k, m in zip(child_keys, child.anchor.messages))
+    child_ids = {k[0] for k in child_keys}
+    for k in gone:
+        if summary:
+            by = BY_COMPACTION
+        elif k[0] is not None and k[0] in removes.get(("", parent.cid), ()):
+            by = BY_REMOVE
+        elif k[0] is not None and k[0] in child_ids:
+            by = BY_NEW_VERSION
+        else:
+            by = BY_REWRITE
+        removed[k] = (child.cid, child.ts, by)
 
 
 def _content(message: Any) -> str:

@@ -3,12 +3,11 @@
 symfonic-core's compaction removes older messages from the state; the checkpoints written before
 still hold them. Pruning those checkpoints deletes the last copies: the plan counts them per
 thread, the receipt records the count (never the content). Each checkpoint of the thread is read
-once (``symfonic_cli/memory/retained.py``); only a digest of each message version is kept.
+once, as a prefix of a shared list where it is one (``symfonic_cli/memory/views.py``).
 """
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Iterator
 from datetime import datetime
 from typing import Any
@@ -16,32 +15,27 @@ from typing import Any
 from symfonic_cli.stores.protocol import Store
 
 
-def _digests(messages: list[Any]) -> Iterator[bytes]:
-    from symfonic_cli.memory.retained import version_key
-
-    for m in messages:
-        mid, text = version_key(m)
-        yield hashlib.blake2b(f"{mid}\x00{text}".encode("utf-8", "surrogatepass"), digest_size=16).digest()
-
-
 def messages_only_in_deleted(store: Store, key: str, *, keep: int = 1, newer_than: datetime | None = None) -> int:
     """How many message versions no checkpoint the prune keeps holds, while one it deletes does."""
-    from symfonic_cli.memory.retained import _Delta, _delta_checkpoints, _plain_checkpoints
+    from symfonic_cli.memory.views import Delta, checkpoint_views, delta_views
 
     d = store.prune_decision(key, keep=keep, newer_than=newer_than)
     if d.skipped or not d.checkpoints:
         return 0
     deleted_ids = {ns: set(ids) for ns, ids in d.delete.items()}
 
-    def count(checkpoints: Iterator[Any]) -> int:
-        kept: set[bytes] = set()
-        gone: set[bytes] = set()
-        for cp in checkpoints:
-            goes = cp.ns in d.drop or cp.cid in deleted_ids.get(cp.ns, ())
-            (gone if goes else kept).update(_digests(cp.messages))
-        return len(gone - kept)
+    def count(views: Iterator[Any]) -> int:
+        # Per shared list, the longest prefix a kept (a deleted) checkpoint holds.
+        kept: dict[int, tuple[Any, int]] = {}
+        gone: dict[int, tuple[Any, int]] = {}
+        for v in views:
+            side = gone if v.ns in d.drop or v.cid in deleted_ids.get(v.ns, ()) else kept
+            a, n = side.get(id(v.anchor), (v.anchor, 0))
+            side[id(v.anchor)] = (v.anchor, max(n, v.count))
+        keep_keys = {k for a, n in kept.values() for k in a.keys[:n]}
+        return len({k for a, n in gone.values() for k in a.keys[:n]} - keep_keys)
 
     try:
-        return count(_plain_checkpoints(store, key))
-    except _Delta:
-        return count(_delta_checkpoints(store, key))
+        return count(checkpoint_views(store, key))
+    except Delta:
+        return count(delta_views(store, key))
