@@ -2,15 +2,21 @@
 
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Any
 
 from symfonic_cli.errors import UsageError
 
 
-def show_resume_window(store: Optional[str], thread: Optional[str], tenant: Optional[str], sub_tenant: Optional[str],
-                       session: Optional[str], *, resume_window: bool, max_entries: Optional[int], fmt: Optional[str],
-                       truncate: Optional[int], others: list[str]) -> None:
-    from symfonic_cli.cli.common import check_format, environment, one_thread, open_for_reading, require_thread
+def show_resume_window(store: str | None, thread: str | None, tenant: str | None, sub_tenant: str | None,
+                       session: str | None, *, resume_window: bool, max_entries: int | None, fmt: str | None,
+                       truncate: int | None, others: list[str]) -> None:
+    from symfonic_cli.cli.common import (
+        check_format,
+        environment,
+        one_thread,
+        open_for_reading,
+        require_thread,
+    )
     from symfonic_cli.memory.resume import DEFAULT_MAX_ENTRIES, read_resume_window
     from symfonic_cli.render import escape_inline
 
@@ -31,7 +37,7 @@ def show_resume_window(store: Optional[str], thread: Optional[str], tenant: Opti
         env.stderr.write(f"symfonic: a restart recalls nothing for thread '{escape_inline(key)}': {escape_inline(window.reason)}\n")
 
 
-def _write(rows: list[Any], out_format: str, key: str, *, truncate: Optional[int], env: Any) -> None:
+def _write(rows: list[Any], out_format: str, key: str, *, truncate: int | None, env: Any) -> None:
     from symfonic_cli import render
 
     if out_format in ("json", "jsonl"):
@@ -52,10 +58,16 @@ def _write(rows: list[Any], out_format: str, key: str, *, truncate: Optional[int
                        title=render.escape_inline(key) + " - a restart recalls", show_lines=True, environment=env)
 
 
-def show_retained(store: Optional[str], thread: Optional[str], tenant: Optional[str], sub_tenant: Optional[str],
-                  session: Optional[str], *, fmt: Optional[str], truncate: Optional[int], others: list[str]) -> None:
+def show_retained(store: str | None, thread: str | None, tenant: str | None, sub_tenant: str | None,
+                  session: str | None, *, fmt: str | None, truncate: int | None, others: list[str]) -> None:
     from symfonic_cli import render
-    from symfonic_cli.cli.common import check_format, environment, one_thread, open_for_reading, require_thread
+    from symfonic_cli.cli.common import (
+        check_format,
+        environment,
+        one_thread,
+        open_for_reading,
+        require_thread,
+    )
     from symfonic_cli.memory.retained import read_retained
 
     if others:

@@ -17,7 +17,7 @@ from datetime import datetime
 from typing import Any
 
 from symfonic_cli.clock import iso_utc
-from symfonic_cli.memory.views import Delta, _fields, checkpoint_views, delta_views, version_key  # noqa: F401  (version_key: tests)
+from symfonic_cli.memory.views import Delta, checkpoint_views, delta_views, version_key
 from symfonic_cli.stores.protocol import Store
 from symfonic_cli.transcript import rows as tx
 
@@ -110,7 +110,7 @@ def _retained(store: Store, key: str, views: Iterator[Any]) -> list[RetainedMess
         if current is None:
             current = set(view.keys())
         for child in children.pop(view.cid, ()):
-            if child.anchor is view.anchor and view.count <= child.count:
+            if child.anchor is view.anchor and view.length <= child.length:
                 continue  # the child appended to this checkpoint's list: nothing removed
             _removals(view, child, current, removes, removed)
         if view.parent is not None:
@@ -120,13 +120,13 @@ def _retained(store: Store, key: str, views: Iterator[Any]) -> list[RetainedMess
     untimed: set[tuple[str | None, str]] = set()
     for view in reversed(walked):  # oldest first: each version's first appearance
         a, ts = view.anchor, tx.parse_checkpoint_ts(view.ts)
-        for i in range(a.done, view.count):
+        for i in range(a.done, view.length):
             k = a.keys[i]
             if k not in seen:
                 seen[k] = _Seen(a.messages[i], view.ns, view.cid, ts)
                 if ts is None:
                     untimed.add(k)
-        a.done = max(a.done, view.count)
+        a.done = max(a.done, view.length)
         if untimed and ts is not None:  # a message first held by a checkpoint without a usable ts
             for k in set(view.keys()) & untimed:
                 seen[k].ts = ts

@@ -23,7 +23,7 @@ from symfonic_cli.transcript import rows as tx
 class Anchor:
     """A message list: ``keys`` (version keys) and ``messages`` (stored fields), index by index."""
 
-    __slots__ = ("keys", "messages", "region", "offsets", "refs", "done")
+    __slots__ = ("done", "keys", "messages", "offsets", "refs", "region")
 
     def __init__(self, keys: list, messages: list, region: bytes | None = None, offsets: list[int] | None = None) -> None:
         self.keys, self.messages = keys, messages
@@ -38,10 +38,10 @@ class View(NamedTuple):
     parent: str | None
     ts: str | None
     anchor: Anchor
-    count: int
+    length: int
 
     def keys(self) -> list:
-        return self.anchor.keys[:self.count]
+        return self.anchor.keys[:self.length]
 
 
 class Delta(Exception):
@@ -181,7 +181,7 @@ def checkpoint_views(store: Store, key: str) -> Iterator[View]:
         view = None
         if last is not None and state.encoding == "channel" and last[0] == (state.checkpoint_ns, state.version):
             v = last[1]
-            view = View(state.checkpoint_ns, state.checkpoint_id, state.parent_checkpoint_id, state.ts, v.anchor, v.count)
+            view = View(state.checkpoint_ns, state.checkpoint_id, state.parent_checkpoint_id, state.ts, v.anchor, v.length)
         elif state.payload_type == "msgpack" and state.payload:
             raw = bytes(state.payload)  # the driver's bytes as they are (a copy only of a memoryview)
             blob = memoryview(raw)
@@ -191,7 +191,7 @@ def checkpoint_views(store: Store, key: str) -> Iterator[View]:
                 ts = state.ts if state.ts is not None or state.encoding != "checkpoint" else _head_ts(blob)
                 for child in children:
                     a = child.anchor
-                    if a.region is not None and a.offsets is not None and n <= child.count:
+                    if a.region is not None and a.offsets is not None and n <= child.length:
                         length = a.offsets[n - 1] if n else 0
                         if raw[start:start + length] == a.region[:length]:  # memcmp, not element by element
                             view = View(state.checkpoint_ns, state.checkpoint_id, state.parent_checkpoint_id, ts, a, n)

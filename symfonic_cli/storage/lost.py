@@ -30,8 +30,8 @@ def messages_only_in_deleted(store: Store, key: str, *, keep: int = 1, newer_tha
         gone: dict[int, tuple[Any, int]] = {}
         for v in views:
             side = gone if v.ns in d.drop or v.cid in deleted_ids.get(v.ns, ()) else kept
-            a, n = side.get(id(v.anchor), (v.anchor, 0))
-            side[id(v.anchor)] = (v.anchor, max(n, v.count))
+            _, n = side.get(id(v.anchor), (v.anchor, 0))
+            side[id(v.anchor)] = (v.anchor, max(n, v.length))
         keep_keys = {k for a, n in kept.values() for k in a.keys[:n]}
         return len({k for a, n in gone.values() for k in a.keys[:n]} - keep_keys)
 

@@ -14,20 +14,9 @@ from tests.conftest import backend_for
 from tests.support import agent_stores as ag
 from tests.support import backends
 from tests.support.cli import run
-from tests.support.delta_scenarios import DELTA_KEYS, write_delta_scenarios
+from tests.support.delta_scenarios import DELTA_KEYS
 
 KEY = "0123456789abcdef0123456789abcdef"
-
-
-@pytest.fixture(scope="module", params=[(k, f) for k in backends.KINDS for f in (1, 100)], ids=lambda p: f"{p[0]}-{p[1]}")
-def delta_store(request):
-    """Frequency 1: every latest checkpoint holds a snapshot; 100: none does."""
-    kind, freq = request.param
-    backend = backend_for(kind, request)
-    url = backend.new_store(scenarios=False)
-    with backend.saver(url) as saver:
-        write_delta_scenarios(saver, freq)
-    return backend, url, freq
 
 
 def _reference_rows(backend, url: str, key: str) -> list:

@@ -11,7 +11,6 @@ import pytest
 
 from symfonic_cli import api
 from tests.export.test_export import read_zip
-from tests.memory.test_resume_window import agent_sqlite, agent_stores  # noqa: F401  (fixtures)
 from tests.support import agent_stores as ag
 from tests.support.cli import run
 
@@ -20,7 +19,7 @@ KINDS = ("sqlite", "postgres", "mongodb")
 
 @pytest.mark.parametrize("kind", KINDS)
 def test_bundle_holds_what_compaction_removed(kind, agent_stores, tmp_path):
-    backend, url = agent_stores(kind)
+    _backend, url = agent_stores(kind)
     out = tmp_path / "bundle.zip"
     r = run("thread", "export", "-s", url, *[a for key in ag.THREADS for a in ("-t", key)], "-o", str(out))
     assert r.code == 0, r.err
@@ -44,7 +43,7 @@ def test_bundle_holds_what_compaction_removed(kind, agent_stores, tmp_path):
 
 
 def test_current_only_leaves_them_out(agent_stores, tmp_path):
-    backend, url = agent_stores("sqlite")
+    _backend, url = agent_stores("sqlite")
     out = tmp_path / "current"
     r = run("thread", "export", "-s", url, "-t", ag.LONG, "-o", str(out), "--current-only")
     assert r.code == 0, r.err

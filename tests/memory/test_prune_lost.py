@@ -11,7 +11,6 @@ import shutil
 import pytest
 
 from tests.conftest import backend_for
-from tests.memory.test_resume_window import agent_sqlite  # noqa: F401  (a fixture)
 from tests.memory.test_retained import _held_by_langgraph
 from tests.support import agent_stores as ag
 from tests.support.backends import copy_store
@@ -56,6 +55,6 @@ def test_plan_and_receipt_count_what_the_prune_removes_for_good(kind, request, a
 
 
 def test_plan_text_names_the_count(request, agent_sqlite, tmp_path):
-    backend, url = _fresh("sqlite", request, agent_sqlite, tmp_path)
+    _backend, url = _fresh("sqlite", request, agent_sqlite, tmp_path)
     r = run("thread", "prune", "-s", url, "-t", ag.LONG, "--dry-run")
     assert r.code == 0 and "held only in deleted checkpoints" in r.out and "gone for good:" in r.out

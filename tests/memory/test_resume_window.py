@@ -10,38 +10,10 @@ import pytest
 
 import symfonic_cli
 from tests.support import agent_stores as ag
-from tests.support.backends import copy_store
 from tests.support.cli import run
-from tests.conftest import backend_for
 
 KINDS = ("sqlite", "postgres", "mongodb")
 SIZES = (1, 3, 10, 1000)
-
-
-@pytest.fixture(scope="session")
-def agent_sqlite(tmp_path_factory) -> str:
-    path = str(tmp_path_factory.mktemp("agent") / "agent.db")
-    ag.write_agent_store(path)
-    return path
-
-
-@pytest.fixture(scope="module")
-def agent_stores(request, agent_sqlite):
-    """kind -> (backend, url): the agent's store, copied through each kind's real saver."""
-    made: dict[str, tuple] = {}
-
-    def get(kind: str):
-        backend = backend_for(kind, request)
-        if kind == "sqlite":
-            return backend, agent_sqlite
-        if kind not in made:
-            url = backend.new_store(scenarios=False)
-            with backend_for("sqlite", request).saver(agent_sqlite) as src, backend.saver(url) as dst:
-                copy_store(src, dst)
-            made[kind] = (backend, url)
-        return made[kind]
-
-    return get
 
 
 def _window(url: str, key: str, *args: str) -> list[dict]:
@@ -51,7 +23,7 @@ def _window(url: str, key: str, *args: str) -> list[dict]:
 
 
 def test_compaction_fired_in_the_long_thread(agent_stores):
-    backend, url = agent_stores("sqlite")
+    _backend, url = agent_stores("sqlite")
     r = run("transcript", "show", "-s", url, "-t", ag.LONG, "-f", "json")
     rows = json.loads(r.out)
     assert any(row["role"] == "system" and "[Conversation Summary]" in row["content"] for row in rows)
@@ -73,7 +45,7 @@ def test_rows_are_what_rehydrate_from_messages_replays(kind, agent_stores):
 
 @pytest.mark.parametrize("kind", KINDS)
 def test_timestamps_are_the_transcripts(kind, agent_stores):
-    backend, url = agent_stores(kind)
+    _backend, url = agent_stores(kind)
     for key in ag.THREADS:
         shown = {row["message_id"]: row["timestamp"] for row in json.loads(run("transcript", "show", "-s", url, "-t", key, "-f", "json").out)}
         rows = _window(url, key, "--max-entries", "1000")
@@ -95,7 +67,7 @@ def test_python_api_and_thread_show_agree(kind, agent_stores):
 
 
 def test_blank_and_block_replies_follow_symfonic_core(agent_stores):
-    backend, url = agent_stores("sqlite")
+    _backend, url = agent_stores("sqlite")
     seen = {"blank": 0, "blocks": 0}
     for key in ag.THREADS:
         transcript = json.loads(run("transcript", "show", "-s", url, "-t", key, "-f", "json").out)
@@ -111,7 +83,7 @@ def test_blank_and_block_replies_follow_symfonic_core(agent_stores):
 
 
 def test_usage_errors_and_nothing_recalled(agent_stores, tmp_path):
-    backend, url = agent_stores("sqlite")
+    _backend, url = agent_stores("sqlite")
     for args in (("--max-entries", "3"), ("--resume-window", "--index", "0"), ("--resume-window", "--tools"),
                  ("--resume-window", "--max-entries", "-1"), ("--resume-window", "--max-entries", "x")):
         r = run("transcript", "show", "-s", url, "-t", ag.SHORT, *args)

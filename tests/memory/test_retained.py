@@ -6,13 +6,12 @@ writes included), on stores a real SymfonicAgent wrote (compaction fired), the s
 from __future__ import annotations
 
 import json
+
 import pytest
 
 import symfonic_cli
 from symfonic_cli.memory.retained import version_key
 from tests.conftest import backend_for
-from tests.memory.test_application_reads import delta_store  # noqa: F401  (a fixture)
-from tests.memory.test_resume_window import agent_sqlite, agent_stores  # noqa: F401  (fixtures)
 from tests.support import agent_stores as ag
 from tests.support import backends
 from tests.support.cli import run
@@ -80,7 +79,7 @@ def _content(text: str) -> str:
 
 @pytest.mark.parametrize("kind", KINDS)
 def test_compaction_removed_messages_are_named_with_when_and_why(kind, agent_stores):
-    backend, url = agent_stores(kind)
+    _backend, url = agent_stores(kind)
     rows = _retained(url, ag.LONG)
     removed = [r for r in rows if not r["current"]]
     assert removed and all(r["removed_by"] == "compaction" and r["removed_at"] and r["removed_checkpoint"] for r in removed)
@@ -144,7 +143,7 @@ def test_scenario_threads_every_namespace(kind, request):
 
 
 def test_bad_combinations_are_usage_errors(agent_stores):
-    backend, url = agent_stores("sqlite")
+    _backend, url = agent_stores("sqlite")
     for args in (("--retained", "--index", "1"), ("--retained", "--resume-window"), ("--retained", "--limit", "2")):
         r = run("transcript", "show", "-s", url, "-t", ag.LONG, *args)
         assert r.code == 2 and r.err.count("\n") == 1, (args, r.err)
