@@ -52,9 +52,9 @@ def _write(rows: list[Any], out_format: str, key: str, *, truncate: int | None, 
             env.stdout.write(f"{r.speaker} {when(r)} {render.escape_inline(r.turn_id or '-')}\n"
                              f"{render.escape_controls(render.cut(r.content, truncate))}\n\n")
         return
-    table = [[r.speaker, render.escape_inline(r.turn_id or "-"), when(r), render.escape_controls(render.cut(r.content, truncate))]
-             for r in rows]
-    render.write_table(table, ("speaker", "turn id", "timestamp", "content"), whole=(True, False, True, False),
+    # Turn ids are in text and JSON: cut across a table's lines they could not be copied.
+    table = [[r.speaker, when(r), render.escape_controls(render.cut(r.content, truncate))] for r in rows]
+    render.write_table(table, ("speaker", "timestamp", "content"), whole=(True, True, False),
                        title=render.escape_inline(key) + " - a restart recalls", show_lines=True, environment=env)
 
 
@@ -85,21 +85,22 @@ def show_retained(store: str | None, thread: str | None, tenant: str | None, sub
     def when(t: Any) -> str:
         return render.shown_time(t, env) if t is not None else render.cell(None)
 
-    def held(m: Any) -> str:
+    def held(m: Any, sep: str = " ") -> str:
         if m.current:
             return "current"
         if m.pending:
             return "pending write"
         if m.removed_checkpoint is None:
-            return f"not current (namespace {render.escape_inline(m.namespace)})" if m.namespace else "not current"
-        return f"removed {when(m.removed_at)} by {m.removed_by}"
+            return "not current (a subgraph's)" if m.namespace else "not current"
+        return f"removed by {m.removed_by}{sep}{when(m.removed_at)}"
 
     if out_format == "text":
         for m in messages:
             env.stdout.write(f"[{m.index}] {render.escape_inline(m.role)} {when(m.first_seen)} {held(m)}\n"
                              f"{render.escape_controls(render.cut(m.content, truncate))}\n\n")
         return
-    table = [[str(m.index), render.escape_inline(m.role), when(m.first_seen), held(m), render.escape_controls(render.cut(m.content, truncate))]
-             for m in messages]
-    render.write_table(table, ("#", "role", "first seen", "held", "content"), whole=(True, False, True, False, False),
+    # One narrow column for the role, the times (whole) and what holds it: the content keeps the width.
+    table = [[str(m.index), "\n".join((render.escape_inline(m.role), when(m.first_seen), held(m, "\n"))),
+              render.escape_controls(render.cut(m.content, truncate))] for m in messages]
+    render.write_table(table, ("#", "message", "content"), whole=(True, True, False),
                        title=render.escape_inline(key) + " - every message the store holds", show_lines=True, environment=env)
