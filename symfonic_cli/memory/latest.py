@@ -66,6 +66,9 @@ def encrypted_messages(store: Store, key: str) -> bool:
     from symfonic_cli.codec.cipher import is_encrypted
 
     state = store.read_message_state(key)
+    if state is not None and state.encoding == "channel" and state.payload is None and state.version is not None:
+        # PostgreSQL leaves a blob it does not read plainly to the strict path: its stored type, from the stream.
+        state = next((s for s in store.iter_message_states(key) if s.checkpoint_ns == ""), None)
     return state is not None and is_encrypted(state.payload_type)
 
 
