@@ -97,9 +97,9 @@ def _escape_json_visible(match: re.Match) -> str:
 
 def _json_default(value: Any) -> Any:
     if isinstance(value, datetime):
-        from symfonic_cli.clock import iso_utc
+        from symfonic_cli.clock import iso_z
 
-        return iso_utc(value)
+        return iso_z(value)
     if isinstance(value, (set, frozenset)):
         return sorted(value)
     return str(value)
@@ -134,9 +134,15 @@ def json_dumps(value: Any, *, indent: int | None = None, visible: bool = False) 
         with int_digits(), deep():
             out = json.dumps(value, ensure_ascii=False, indent=indent, default=_json_default)
     out = _json_safe(out)
-    if visible and not out.isascii():
-        out = _regex("[^\\x00-\\x7f]").sub(_escape_json_visible, out)
-    return out
+    return visible_json(out) if visible else out
+
+
+def visible_json(out: str) -> str:
+    """JSON text from ``json_dumps`` with every invisible or blank-looking character as a ``\\u``
+    escape (``json_dumps(..., visible=True)`` for text already made)."""
+    if out.isascii():
+        return out
+    return _regex("[^\\x00-\\x7f]").sub(_escape_json_visible, out)
 
 
 class _NotFlat(Exception):
@@ -177,9 +183,9 @@ def cell(value: Any) -> str:
     if value is None:
         return "-"
     if isinstance(value, datetime):
-        from symfonic_cli.clock import iso_utc
+        from symfonic_cli.clock import iso_z
 
-        return iso_utc(value)
+        return iso_z(value)
     if value is True or value is False:  # yes/no in tables and text; true/false in JSON
         return "yes" if value else "no"
     if isinstance(value, (list, tuple)):  # a JSON list; one line in a table
