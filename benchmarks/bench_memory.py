@@ -20,8 +20,8 @@ ROOT = Path(__file__).resolve().parent
 if str(ROOT.parent) not in sys.path:
     sys.path.insert(0, str(ROOT.parent))
 
-from benchmarks import stores
-from benchmarks.run import PY, side_by_side, symfonic
+from benchmarks import stores  # noqa: E402
+from benchmarks.run import PY, side_by_side, symfonic  # noqa: E402
 
 
 def main() -> None:

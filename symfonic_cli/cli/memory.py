@@ -7,7 +7,7 @@ from typing import Any
 from symfonic_cli.errors import UsageError
 
 
-def show_resume_window(store: str | None, thread: str | None, tenant: str | None, sub_tenant: str | None,
+def show_resume_window(store: str | None, thread: list[str] | None, tenant: str | None, sub_tenant: str | None,
                        session: str | None, *, resume_window: bool, max_entries: int | None, fmt: str | None,
                        truncate: int | None, others: list[str]) -> None:
     from symfonic_cli.cli.common import (
@@ -58,7 +58,7 @@ def _write(rows: list[Any], out_format: str, key: str, *, truncate: int | None, 
                        title=render.escape_inline(key) + " - a restart recalls", show_lines=True, environment=env)
 
 
-def show_retained(store: str | None, thread: str | None, tenant: str | None, sub_tenant: str | None,
+def show_retained(store: str | None, thread: list[str] | None, tenant: str | None, sub_tenant: str | None,
                   session: str | None, *, fmt: str | None, truncate: int | None, others: list[str]) -> None:
     from symfonic_cli import render
     from symfonic_cli.cli.common import (

@@ -109,7 +109,7 @@ def _compact(value: Any) -> str:
     return value if isinstance(value, str) else render.json_dumps(value)
 
 
-def _recalls(recalls: dict, env) -> str:
+def _recalls(recalls: dict[str, Any], env: Environment) -> str:
     """``N turns, the last at T``, or ``nothing (why)``."""
     from symfonic_cli import render
 

@@ -165,8 +165,8 @@ def _write(rows, out_format: str, key: str, tools: bool = False, *, truncate: Op
 
     out = env.stdout
     if out_format in ("json", "jsonl"):
-        extra = {"not_read_by_application": unread} if unread else {}
-        render.write_records(({**r.to_json(tools), **extra} for r in rows), fmt=out_format, columns=(), environment=env)
+        note = {"not_read_by_application": unread} if unread else {}
+        render.write_records(({**r.to_json(tools), **note} for r in rows), fmt=out_format, columns=(), environment=env)
         return
     if out_format == "text":
         for r in rows:

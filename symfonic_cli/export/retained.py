@@ -16,8 +16,10 @@ def retained_bytes(messages: list[Any]) -> bytes:
     """The file: what ``transcript show --retained --format json`` prints for these messages."""
     from symfonic_cli import render
 
+    from symfonic_cli.environment import Environment
+
     buf = io.StringIO()
-    render.write_records((m.to_json() for m in messages), fmt="json", columns=(), environment=None, stream=buf)
+    render.write_records((m.to_json() for m in messages), fmt="json", columns=(), environment=Environment(stdout=buf))
     return buf.getvalue().encode("utf-8")
 
 

@@ -149,7 +149,7 @@ def _region(blob: memoryview, encoding: str) -> tuple[int, int] | None:
     r = _Reader(blob)  # type: ignore[arg-type]
     try:
         if encoding == "checkpoint":
-            fast = _STANDARD_HEAD.match(blob)  # type: ignore[call-overload]
+            fast = _STANDARD_HEAD.match(blob)
             if fast is None:
                 return None
             r.p = fast.end()
@@ -218,7 +218,7 @@ def checkpoint_views(store: Store, key: str) -> Iterator[View]:
 def _head_ts(blob: memoryview) -> str | None:
     from symfonic_cli.codec.msgpack_head import _STANDARD_HEAD
 
-    fast = _STANDARD_HEAD.match(blob)  # type: ignore[call-overload]
+    fast = _STANDARD_HEAD.match(blob)
     return fast.group(1).decode("ascii") if fast is not None else None
 
 

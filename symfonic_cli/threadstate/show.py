@@ -108,7 +108,7 @@ def thread_state(store: Store, key: str) -> tuple[dict[str, Any], list[dict[str,
     return out, namespaces, warnings
 
 
-def _recalls(store, key: str) -> dict[str, Any]:
+def _recalls(store: Store, key: str) -> dict[str, Any]:
     """What symfonic-core's restart-resume would recall (its default window): turns, the last
     one's time, or why nothing."""
     from symfonic_cli.memory.resume import read_resume_window
