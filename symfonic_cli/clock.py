@@ -64,7 +64,13 @@ def parse_pause(text: str, *, option: str) -> timedelta:
     from symfonic_cli.errors import UsageError
 
     m = _MILLIS.fullmatch(text or "")
-    td = timedelta(milliseconds=float(m.group(1))) if m else parse_duration(text, option=option)
+    if m:
+        td = timedelta(milliseconds=float(m.group(1)))
+    else:
+        try:
+            td = parse_duration(text, option=option)
+        except UsageError as exc:
+            raise UsageError(exc.message, hint="e.g. 200ms, 2s, 1m") from None
     if td.total_seconds() > MAX_PAUSE_SECONDS:
         raise UsageError(f"{option} '{text}' is out of range", hint="use 0ms to 1h")
     return td

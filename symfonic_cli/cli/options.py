@@ -104,7 +104,7 @@ PauseOpt = Annotated[
 ]
 MaxRateOpt = Annotated[
     Optional[float],
-    typer.Option("--max-rate", help=f"At most N threads a second (more than 0, up to {MAX_RATE:g})."),
+    typer.Option("--max-rate", help=f"At most N threads a second (more than 0, up to {MAX_RATE:,.0f})."),
 ]
 
 

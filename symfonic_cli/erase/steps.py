@@ -152,7 +152,7 @@ def pace_of(pause: object, max_rate: object, *, cli: bool) -> Pace | None:
 
     pause_name, rate_name = ("--pause", "--max-rate") if cli else ("pause", "max_rate")
     if max_rate is not None and (type(max_rate) not in (int, float) or not 0 < float(max_rate) <= MAX_RATE):  # type: ignore[arg-type]
-        raise UsageError(f"{rate_name} must be a number of threads a second, more than 0 and at most {MAX_RATE:g}")  # nan too
+        raise UsageError(f"{rate_name} must be a number of threads a second, more than 0 and at most {MAX_RATE:,.0f}")  # nan too
     if pause is not None and not isinstance(pause, str):
         raise UsageError(f"{pause_name} must be a duration such as '200ms' or '2s'")
     if pause is None and max_rate is None:
