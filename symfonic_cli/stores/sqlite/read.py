@@ -196,13 +196,17 @@ class SqliteRead(SqliteSection):
     def iter_message_states(self, key: str) -> Iterator[MessageState]:
         from symfonic_cli.model.checkpoint import MessageState
 
-        cur = self.conn.execute(
-            "SELECT checkpoint_ns, checkpoint_id, type, checkpoint, parent_checkpoint_id FROM checkpoints "
+        # The order first (ids only: SQLite sorts them, not the blobs, which it would hold in memory
+        # to sort), then each blob by its rowid: memory is one checkpoint, not the thread.
+        order = self.conn.execute(
+            "SELECT rowid, checkpoint_ns, checkpoint_id, parent_checkpoint_id FROM checkpoints "
             "WHERE thread_id = ? ORDER BY checkpoint_id DESC",
             (key,),
-        )
-        for ns, cid, type_, blob, parent in cur:
-            yield MessageState(ns, cid, None, cid, "checkpoint", type_, blob, parent)
+        ).fetchall()
+        for rowid, ns, cid, parent in order:
+            row = self.conn.execute("SELECT type, checkpoint FROM checkpoints WHERE rowid = ?", (rowid,)).fetchone()
+            if row is not None:  # rows are never rewritten; one a prune or erase deleted meanwhile is left out
+                yield MessageState(ns, cid, None, cid, "checkpoint", row[0], row[1], parent)
 
     # -- timestamps (protocol docstrings in stores/protocol.py): heads from a blob's first bytes
 
