@@ -123,7 +123,10 @@ class ItemList(ScrollView, can_focus=True):
             segments = list(Segment.apply_style(segments, post_style=CURSOR))
         elif selected:
             segments = list(Segment.apply_style(segments, post_style=Style(underline=True)))
-        return Strip(segments).crop_extend(0, width, self.rich_style).simplify()
+        # Every segment styled: Textual's NO_COLOR filter reads each segment's style (None breaks it).
+        base = self.rich_style
+        styled = [Segment(t, base + s if s is not None else base, c) for t, s, c in segments]
+        return Strip(styled).crop_extend(0, width, base).simplify()
 
     # -- the cursor
 

@@ -159,7 +159,9 @@ class ThreadsScreen(BrowseScreen):
 
         item = message.item_list.items[message.index]
         if self.hits is not None:
-            self.app.push_screen(TranscriptScreen(item.key, land_index=item.index, land_id=item.message_id))
+            # A hit in a tool call or result opens the transcript with them shown, to land on it.
+            tools = item.role == "tool" or item.field != "content"
+            self.app.push_screen(TranscriptScreen(item.key, land_index=item.index, land_id=item.message_id, tools=tools))
         else:
             self.app.push_screen(TranscriptScreen(item.key))
 
@@ -246,7 +248,7 @@ class FilterScreen(ModalScreen[Filters | None]):
     DEFAULT_CSS = """
     FilterScreen { align: center middle; }
     FilterScreen > Vertical { width: 64; height: auto; border: round $primary; background: $surface; padding: 0 1; }
-    FilterScreen Input { margin: 0; }
+    FilterScreen Input { margin: 0 0 1 0; border: none; height: 1; padding: 0 1; }
     """
     FIELDS = (("tenant", "tenant"), ("sub_tenant", "sub-tenant (needs a tenant)"),
               ("status", f"status: {listed(STATUSES)} (a comma list)"),
