@@ -16,7 +16,6 @@ from symfonic_cli.browse.text import inline, plain
 from symfonic_cli.errors import SymfonicError
 
 if TYPE_CHECKING:
-    from symfonic_cli.browse.app import BrowseApp
     from symfonic_cli.browse.source import Source
 
 T = TypeVar("T")
@@ -41,8 +40,9 @@ class BrowseScreen(Screen[None]):
         self._generation: dict[str, int] = {}
 
     @property
-    def browse(self) -> BrowseApp:
-        return self.app  # type: ignore[return-value]
+    def browse(self) -> Any:
+        """The BrowseApp (``browse/app.py``, which imports the screens: not imported back here)."""
+        return self.app
 
     @property
     def source(self) -> Source:

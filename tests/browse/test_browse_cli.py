@@ -65,7 +65,7 @@ def test_a_bad_key_in_the_config_file_is_exit_2_on_one_line(demo, tmp_path):
 
 
 def _drive(args: list[str], steps: list[tuple[str, bytes]], *, cols: int = 80, rows: int = 24,
-           env: dict[str, str] | None = None, timeout: float = 60) -> tuple[int, str, list, list, list[str]]:
+           env: dict[str, str] | None = None, timeout: float = 60, cwd: str | None = None) -> tuple[int, str, list, list, list[str]]:
     """Run ``symfonic ARGS`` on a new pseudo-terminal; for each step wait until the screen shows its
     text, then type its bytes. (exit code, everything written, tty modes before, tty modes after,
     the steps whose text appeared)."""
@@ -79,7 +79,7 @@ def _drive(args: list[str], steps: list[tuple[str, bytes]], *, cols: int = 80, r
     environ["TERM"] = "xterm-256color"
     environ.update(env or {})
     proc = subprocess.Popen([sys.executable, "-m", "symfonic_cli", *args], stdin=slave, stdout=slave, stderr=slave,
-                            env=environ, start_new_session=True)
+                            env=environ, cwd=cwd, start_new_session=True)
     seen = b""
     since = 0  # each step's text is looked for in what was written after the step before
     pending = list(steps)
@@ -146,3 +146,27 @@ def _grey(code: str) -> bool:
     if len(parts) == 3:
         return parts[0] == parts[1] == parts[2]
     return parts[0] in (0, 7, 8, 15, 16, 231) or parts[0] >= 232
+
+
+def test_the_interactive_lines_of_the_docs_start_and_quit(demo, tmp_path):
+    """README's tour and the browser's guide mark their browse lines ``# interactive`` (the docs test
+    leaves them out): each starts on a terminal in a folder holding the store it names, shows the
+    threads, and ``q`` ends it with exit 0."""
+    import shlex
+    import shutil
+
+    from tests.project.test_docs import GUIDES, INTERACTIVE, README
+
+    lines = []
+    for page in (README, *GUIDES):
+        for block in re.findall(r"```bash\n(.*?)```", page.read_text(encoding="utf-8"), re.S):
+            lines += [line.strip() for line in block.splitlines() if INTERACTIVE.search(line)]
+    assert any("tour.db" in line for line in lines) and any("demo.db" in line for line in lines), lines
+    for line in lines:
+        words = shlex.split(line, comments=True)
+        assert words[:2] == ["symfonic", "browse"], line
+        store = words[words.index("--store") + 1]
+        shutil.copyfile(demo, tmp_path / store)
+        code, screen, before, after, done = _drive(words[1:], [("acme:_:s-001", b"q")], cwd=str(tmp_path))
+        assert (code, done) == (0, ["acme:_:s-001"]), (line, CSI.sub("", screen)[-1000:])
+        assert after == before

@@ -97,3 +97,14 @@ HOSTILE_KEYS = {"threads": (), "transcript": ("enter",), "state": ("s",), "histo
 @pytest.mark.parametrize("screen", HOSTILE_SCREENS, ids=list(HOSTILE_SCREENS))
 def test_hostile_screens(snap_compare, hostile_master, screen, size, tmp_path, monkeypatch):
     assert _snapshot(snap_compare, hostile_master, "hostile.db", HOSTILE_KEYS[screen], SIZES[size], tmp_path, monkeypatch)
+
+
+def test_the_guide_shows_screens_the_snapshots_hold():
+    """docs/guide/browse.md's screenshots are snapshots of this suite, byte for byte (so they cannot
+    show a screen the browser no longer draws)."""
+    here = Path(__file__).parent / "__snapshots__" / Path(__file__).stem
+    guide = Path(__file__).resolve().parents[2] / "docs" / "guide"
+    text = (guide / "browse.md").read_text(encoding="utf-8")
+    for image, snapshot in (("browse-threads.svg", "threads-80x24"), ("browse-transcript.svg", "transcript-tools-80x24")):
+        assert f"img/{image}" in text
+        assert (guide / "img" / image).read_bytes() == (here / f"test_demo_screens[{snapshot}].svg").read_bytes()

@@ -16,6 +16,7 @@ ROOT = Path(__file__).resolve().parents[2]
 README = ROOT / "README.md"
 GUIDES = sorted((ROOT / "docs" / "guide").glob("*.md"))
 EXPECT = re.compile(r"#\s*exit (\d+)\s*$")
+INTERACTIVE = re.compile(r"#\s*interactive\s*$")
 
 
 def command_lines(path: Path) -> list[tuple[str, int]]:
@@ -30,6 +31,8 @@ def command_lines(path: Path) -> list[tuple[str, int]]:
                 continue
             if line.startswith(("python", "pip")):
                 continue  # install lines of the fresh-machine commands
+            if INTERACTIVE.search(line):
+                continue  # a full-screen program: run on a pseudo-terminal (tests/browse/test_browse_cli.py)
             match = EXPECT.search(line)
             lines.append((line, int(match.group(1)) if match else 0))
     return lines
