@@ -11,6 +11,12 @@ from __future__ import annotations
 import io
 import os
 
+# typing.TYPE_CHECKING without importing typing (every command on a terminal loads this module).
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import TextIO
+    from symfonic_cli.environment import Environment
+
 # Commands whose output may be paged: (group,) for every command of a group, else (group, command).
 PAGED = {("transcript",), ("threads",), ("compat",), ("store",), ("thread", "show"), ("thread", "history"), ("thread", "diff")}
 DEFAULT_PAGER = "less -FRX"
@@ -20,7 +26,7 @@ class HeldOutput(io.StringIO):
     """stdout while a command runs: a terminal to the command (format, width, colour), kept in
     memory until the command ends."""
 
-    def __init__(self, real) -> None:
+    def __init__(self, real: TextIO) -> None:
         super().__init__()
         from symfonic_cli.render import terminal_size
 
@@ -31,7 +37,7 @@ class HeldOutput(io.StringIO):
         return True
 
     @property
-    def encoding(self) -> str:
+    def encoding(self) -> str:  # type: ignore[override]  # StringIO's is an attribute; this one follows the terminal's
         return getattr(self.real, "encoding", None) or "utf-8"
 
 
@@ -47,7 +53,7 @@ def pager_command() -> str:
     return DEFAULT_PAGER
 
 
-def hold(words: list[str], environment):
+def hold(words: list[str], environment: Environment) -> HeldOutput | None:
     """A HeldOutput in place of the Environment's stdout when this command's output may be paged,
     else None."""
     real = environment.stdout
@@ -63,7 +69,7 @@ def hold(words: list[str], environment):
     return held
 
 
-def release(held: HeldOutput, environment, *, ok: bool) -> None:
+def release(held: HeldOutput, environment: Environment, *, ok: bool) -> None:
     """Put stdout back and show what the command wrote: through the pager when it is taller than
     the screen (and the command ended well, and --no-pager was not given), else straight to the
     terminal. Once: a second call (the error boundary released it first) does nothing."""
@@ -79,7 +85,7 @@ def release(held: HeldOutput, environment, *, ok: bool) -> None:
     held.real.flush()
 
 
-def _page(command: str, text: str, real) -> bool:
+def _page(command: str, text: str, real: TextIO) -> bool:
     """``text`` through the pager, on the terminal behind ``real`` (its file descriptor)."""
     import subprocess
 
@@ -92,6 +98,7 @@ def _page(command: str, text: str, real) -> bool:
         proc = subprocess.Popen(command, shell=True, stdin=subprocess.PIPE, stdout=real.fileno(), env=env)
     except OSError:
         return False
+    assert proc.stdin is not None  # stdin=PIPE
     try:
         proc.stdin.write(text.encode(encoding, "replace"))
         proc.stdin.close()

@@ -232,7 +232,7 @@ class Store:
             self._thread(thread)
             request.thread = thread
         outcome = cc.run_report(self._store, request)
-        return list(outcome.reports) if outcome.mode == cc.BY_THREAD else outcome.report
+        return list(outcome.reports or ()) if outcome.mode == cc.BY_THREAD else outcome.report
 
     def usage(self, *, top: int = 10, keep: int = 1) -> Record:
         """``store usage``: where the bytes are, the ``top`` largest threads and what a prune with

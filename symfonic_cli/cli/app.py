@@ -175,7 +175,7 @@ def _main(args: list[str], environment: Environment) -> None:
             code, message = click_exc
             if message:
                 _fail(message, code, environment)
-            raise SystemExit(code)
+            raise SystemExit(code) from None
         if environment.debug or debug_enabled():
             raise
         _fail(f"unexpected {type(exc).__name__}: {exc} (rerun with --debug for a traceback)", EXIT_UNEXPECTED, environment)

@@ -59,6 +59,7 @@ class Prefilter:
     def __init__(self, needle: str, *, case_sensitive: bool, tools: bool) -> None:
         self.folded = not case_sensitive
         self.tools = tools
+        self.anchors: tuple[bytes, ...]
         if case_sensitive:
             self.anchors = (needle.encode("utf-8", "surrogatepass"),) if needle else ()
         else:
@@ -66,7 +67,7 @@ class Prefilter:
             # Longest first: the first test that fails settles a blob.
             self.anchors = tuple(sorted({r.encode("ascii") for r in runs if r}, key=len, reverse=True))[:3]
         # Characters no case changes (digits, punctuation, space): looked for first, unlowered.
-        self.plain = ()
+        self.plain: tuple[bytes, ...] = ()
         if self.folded:
             bare = max(re.split("[^\x00-\x7f]|[A-Za-z]", needle.casefold()), key=len)
             self.plain = (bare.encode("ascii"),) if len(bare) >= 2 else ()
@@ -105,7 +106,7 @@ class Prefilter:
             return False
         return self.whole is None or self.whole in data or any(e in blob for e in self.exotic)
 
-    def may_match(self, payload_type, blob, *, whole_checkpoint: bool) -> bool:
+    def may_match(self, payload_type: str | None, blob: bytes | None, *, whole_checkpoint: bool) -> bool:
         """The whole test, in Python (MongoDB, and any store without its own)."""
         if payload_type != "msgpack" or not isinstance(blob, (bytes, bytearray, memoryview)):
             return True

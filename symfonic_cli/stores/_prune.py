@@ -64,7 +64,7 @@ class RulePrune:
         checkpoints, sends_at = self._pr_facts(key)
         outlines: dict = {}
 
-        def outline(ns: str, cid: str):
+        def outline(ns: str, cid: str) -> Any:
             if (ns, cid) not in outlines:
                 outlines[(ns, cid)] = self._pr_outline(key, ns, cid)
             return outlines[(ns, cid)]

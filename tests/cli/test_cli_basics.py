@@ -133,7 +133,10 @@ def test_demo_store_shows_every_feature(tmp_path):
     status = {r["key"]: r["status"] for r in rows}
     assert status["acme:eu:s-003"] == "interrupted" and status["globex:apac:s-102"] == "error"
     assert {(r["tenant"], r["sub_tenant"]) for r in rows} >= {("acme", None), ("acme", "eu"), ("globex", None), ("globex", "apac")}
-    idle = lambda d: {r["key"] for r in json.loads(run("threads", "list", "-s", path, "--inactive-for", d, "-f", "json").out)}
+
+    def idle(d: str) -> set[str]:
+        return {r["key"] for r in json.loads(run("threads", "list", "-s", path, "--inactive-for", d, "-f", "json").out)}
+
     assert idle("30d") == {"acme:eu:s-040", "globex:apac:s-101", "acme:_:s-400"}
     assert idle("90d") == {"globex:apac:s-101", "acme:_:s-400"} and idle("365d") == {"acme:_:s-400"}
     tools = json.loads(run("transcript", "show", "-s", path, "-t", "acme:_:s-001", "--tools", "-f", "json").out)

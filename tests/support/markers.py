@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import ast
 import inspect
-import textwrap
 from functools import lru_cache
 
 import pytest

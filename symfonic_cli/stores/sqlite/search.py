@@ -10,15 +10,21 @@ from collections.abc import Iterator
 from symfonic_cli.stores.sqlite._common import SqliteSection, _translate_iter
 from symfonic_cli.threadkey import tenant_prefix
 
+# typing.TYPE_CHECKING without importing typing (quick commands load this module).
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
 
 class SqliteSearch(SqliteSection):
     """``search_candidates`` (stores/protocol.py, SearchProtocol)."""
 
     @_translate_iter
-    def search_candidates(self, prefilter, *, tenant: str | None = None, sub_tenant: str | None = None) -> Iterator[str]:
+    def search_candidates(self, prefilter: Any, *, tenant: str | None = None, sub_tenant: str | None = None) -> Iterator[str]:
         from symfonic_cli.stores.sqlite.read import _key_text
 
-        where, params = "", []
+        where = ""
+        params: list[Any] = []
         if tenant is not None:
             cond, params = self._prefix_where(tenant_prefix(tenant, sub_tenant))
             where = "AND " + cond
