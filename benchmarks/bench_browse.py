@@ -132,7 +132,7 @@ def main() -> None:
     parser.add_argument("--started", type=float)
     args = parser.parse_args()
     if args.child:
-        child(*args.child, args.started)
+        child(args.child[0], args.child[1], args.started)
         return
     from benchmarks.stores import sqlite_store
 

@@ -55,7 +55,7 @@ class BrowseApp(App[None]):
     COMMAND_PALETTE_BINDING = "ctrl+p"
     BINDINGS = [
         Binding("q", "quit", "quit", id="quit"),
-        Binding("escape", "back", "back", id="back"),
+        Binding("escape", "leave", "back", id="back"),
         Binding("question_mark", "help", "help", id="help"),
         Binding("y", "copy", "copy key", id="copy"),
         Binding("x", "command", "command", id="command"),
@@ -92,7 +92,8 @@ class BrowseApp(App[None]):
         screen = self.screen
         return screen if isinstance(screen, BrowseScreen) else None
 
-    def action_back(self) -> None:
+    def action_leave(self) -> None:
+        """Esc: close what is open inside the screen, else back to the screen before (never past the threads)."""
         from symfonic_cli.browse.threads import ThreadsScreen
 
         screen = self._browse_screen()

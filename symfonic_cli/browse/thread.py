@@ -99,8 +99,8 @@ class TranscriptScreen(ThreadScreen):
         if self.tools:
             from symfonic_cli.cli.transcript import _tool_lines
 
-            for line in _tool_lines(row):
-                lines.extend(Text(block(line), style="magenta", end="").wrap(self.app.console, max(1, width - 2)))
+            for tool_line in _tool_lines(row):
+                lines.extend(Text(block(tool_line), style="magenta", end="").wrap(self.app.console, max(1, width - 2)))
         out = [lines[0]]
         for line in lines[1:]:
             shifted = Text("  ", end="")

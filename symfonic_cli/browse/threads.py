@@ -136,7 +136,7 @@ class ThreadsScreen(BrowseScreen):
         items = self.query_one(ItemList)
         if not items.items:
             return None
-        return items.items[items.cursor].key  # type: ignore[no-any-return]
+        return items.items[items.cursor].key
 
     def thread_key(self) -> str | None:
         return self._current()

@@ -16,10 +16,14 @@ def screen_text(app: BrowseApp) -> str:
 
 
 async def settle(pilot: Any) -> None:
-    """Until every store read has come back and been drawn."""
-    for _ in range(3):
+    """Until every store read has come back and been drawn (a read's result may start the next:
+    statuses and first messages follow the listing)."""
+    for _ in range(50):
         await pilot.pause()
         await pilot.app.workers.wait_for_complete()
+        await pilot.pause()
+        if not any(worker.is_running for worker in pilot.app.workers):
+            break
     await pilot.pause()
 
 
