@@ -120,6 +120,14 @@ async def _every_screen(url: str) -> None:
             assert "copy key" in screen_text(app) and "history" in screen_text(app)
             await pilot.press("escape")
             assert isinstance(app.screen, ThreadsScreen)
+            # ":" the palette: a view by name, and a filter by name.
+            await pilot.press("colon", *"usage", "enter")
+            await settle(pilot)
+            assert type(app.screen).__name__ == "UsageScreen"
+            await pilot.press("escape", "colon", *"status error", "enter")
+            await settle(pilot)
+            assert isinstance(app.screen, ThreadsScreen)
+            assert [r.key for r in _rows(app).items] == [t.key for t in store.threads(status="error")]
             await pilot.press("q")
             await pilot.pause()
         assert app.return_code in (0, None)

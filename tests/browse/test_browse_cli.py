@@ -115,8 +115,8 @@ def _drive(args: list[str], steps: list[tuple[str, bytes]], *, cols: int = 80, r
 
 
 @pytest.mark.parametrize("cols,rows", [(80, 24), (120, 40)])
-@pytest.mark.parametrize("no_color", [False, True], ids=["colour", "no-colour"])
-def test_the_real_binary_on_a_terminal(demo, cols, rows, no_color):
+@pytest.mark.parametrize("mode", ["colour", "NO_COLOR", "--color never"])
+def test_the_real_binary_on_a_terminal(demo, cols, rows, mode):
     steps = [
         ("acme:_:s-001", b"s"),  # the listing is up: the first thread's state
         ("RuntimeError", b"\x1b"),  # its error shown; Esc back
@@ -125,8 +125,10 @@ def test_the_real_binary_on_a_terminal(demo, cols, rows, no_color):
         ("3 matching messages", b"\r"),  # open the hit
         ("transcript acme:eu:s-040", b"q"),
     ]
-    env = {"NO_COLOR": "1"} if no_color else {}
-    code, screen, before, after, done = _drive(["browse", "--store", str(demo)], steps, cols=cols, rows=rows, env=env)
+    env = {"NO_COLOR": "1"} if mode == "NO_COLOR" else {}
+    root = ["--color", "never"] if mode == "--color never" else []
+    no_color = mode != "colour"
+    code, screen, before, after, done = _drive([*root, "browse", "--store", str(demo)], steps, cols=cols, rows=rows, env=env)
     text = CSI.sub("", screen)
     assert code == 0, text[-2000:]
     assert done == [wanted for wanted, _ in steps], text[-2000:]
