@@ -73,6 +73,18 @@ class BrowseApp(App[None]):
         self._keymap = keymap or {}
         self.theme = "textual-dark"
 
+    failure: Exception | None = None
+
+    def _handle_exception(self, error: Exception) -> None:
+        # A bug of ours while drawing: the command line reports it as every command does (one
+        # line, exit 1, the traceback with --debug), not as Textual's full-screen traceback.
+        if self.failure is None:
+            self.failure = error
+        if self.is_headless:  # under test: Textual's own handling re-raises it in the test
+            super()._handle_exception(error)
+            return
+        self.exit(return_code=1)
+
     def on_mount(self) -> None:
         from symfonic_cli.browse.threads import ThreadsScreen
 

@@ -45,10 +45,13 @@ def browse(store: StoreOpt = None) -> None:
         os.environ["NO_COLOR"] = "1"  # Textual reads it when the app is made: --color never as NO_COLOR
     backend = open_for_reading(store, environment=env)
     source = Source(Store(backend), store_arg=store)
+    app = BrowseApp(source, environment=env, keymap=keymap)
     try:
-        BrowseApp(source, environment=env, keymap=keymap).run()
+        app.run()
     finally:
         source.close()
+    if app.failure is not None:
+        raise app.failure  # after the terminal is restored: main() makes it one line (--debug: the traceback)
 
 
 def register(root: typer.Typer) -> None:
