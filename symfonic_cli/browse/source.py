@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from typing import Any
 
@@ -19,6 +19,7 @@ from symfonic_cli.vocabulary import STATUSES
 
 # The listing's orders: by last activity (newest first, as threads list), by size, by key.
 BROWSE_SORTS = ("activity", "size", "key")
+FIRST_PAGE = 200  # rows read first: more than a tall terminal shows
 
 
 @dataclass(frozen=True)
@@ -57,7 +58,7 @@ class Listing:
     rows: list[ThreadRow]
     filters: Filters
     statuses_known: bool = False
-    extra: dict[str, Any] = field(default_factory=dict)
+    complete: bool = True  # False: the first rows only, the rest being read
 
 
 class Source:
@@ -71,6 +72,7 @@ class Source:
         self._now = now or (lambda: datetime.now(timezone.utc))
         self._lock = threading.Lock()
         self._first: dict[str, str | None] = {}
+        self._early: tuple[Filters, threading.Thread, list[Any]] | None = None
 
     def now(self) -> datetime:
         return self._now()
@@ -81,9 +83,10 @@ class Source:
 
     # -- the listing
 
-    def threads(self, filters: Filters) -> Listing:
-        """The listing for ``filters``, sorted; statuses included when the filter asks for them."""
-        options = filters.api_options()
+    def threads(self, filters: Filters, *, limit: int | None = None) -> Listing:
+        """The listing for ``filters``, sorted; statuses included when the filter asks for them.
+        ``limit``: its first rows only (the first screen, while the whole listing is read)."""
+        options: dict[str, Any] = {**filters.api_options(), "limit": limit}
         with self._lock:
             if filters.status:
                 records = self.store.threads(status=list(filters.status), with_size=filters.sort == "size", **options)
@@ -96,7 +99,33 @@ class Source:
             rows.sort(key=lambda r: r.key)  # the exact string, code point by code point
         elif filters.sort == "size":
             rows.sort(key=lambda r: -(r.size or 0))
-        return Listing(rows, filters, statuses_known=bool(filters.status))
+        return Listing(rows, filters, statuses_known=bool(filters.status), complete=limit is None or len(rows) < limit)
+
+    def read_early(self, filters: Filters, limit: int) -> None:
+        """Start reading the first screen now, in a thread, before Textual is even imported: the
+        listing's rows are mostly Python work that would compete with the app's start for the GIL."""
+        box: list[Any] = []
+
+        def run() -> None:
+            try:
+                box.append(self.threads(filters, limit=limit))
+            except Exception as exc:  # handed to the screen, which says it as every read error
+                box.append(exc)
+
+        thread = threading.Thread(target=run, name="browse-first-screen", daemon=True)
+        self._early = (filters, thread, box)
+        thread.start()
+
+    def early(self, filters: Filters) -> Listing | None:
+        """The listing ``read_early`` read for ``filters`` (waiting for it), once; None when none."""
+        if self._early is None or self._early[0] != filters:
+            return None
+        _filters, thread, box = self._early
+        self._early = None
+        thread.join()
+        if isinstance(box[0], Exception):
+            raise box[0]
+        return box[0]
 
     def statuses(self, filters: Filters) -> dict[str, str]:
         """Every listed thread's run state (what ``threads list --status`` computes)."""
@@ -117,6 +146,10 @@ class Source:
                         self._first[key] = None  # a thread the transcript cannot read shows none here
             out[key] = self._first[key]
         return out
+
+    def known_first(self, key: str) -> str | None:
+        """The first message already read for ``key`` (None when not yet)."""
+        return self._first.get(key)
 
     def search(self, text: str, filters: Filters) -> list[Record]:
         with self._lock:

@@ -14,7 +14,7 @@ from textual.widgets import Input, Label
 
 from symfonic_cli.browse.base import BrowseScreen
 from symfonic_cli.browse.itemlist import ItemList
-from symfonic_cli.browse.source import BROWSE_SORTS, Filters, Listing, ThreadRow
+from symfonic_cli.browse.source import BROWSE_SORTS, FIRST_PAGE, Filters, Listing, ThreadRow
 from symfonic_cli.browse.text import STATUS_STYLE, first_line, inline, plain, shown_age
 from symfonic_cli.vocabulary import STATUSES, listed
 
@@ -59,16 +59,38 @@ class ThreadsScreen(BrowseScreen):
     # -- reading
 
     def load(self) -> None:
+        """The first screenful first (the database aggregates every thread either way, but only
+        these become rows), then the whole listing; the key order needs every row at once."""
         filters = self.filters
-        self.read(lambda: self.source.threads(filters), self._listed, busy="reading the threads ...")
+        if filters.sort == "key":
+            self.read(lambda: self.source.threads(filters), self._listed, busy="reading the threads ...")
+            return
+        # The first screen's read may have started before the app (cli/browse.py: Source.read_early).
+        self.read(lambda: self.source.early(filters) or self.source.threads(filters, limit=FIRST_PAGE), self._first_page,
+                  busy="reading the threads ...")
+
+    def _first_page(self, listing: Listing) -> None:
+        self._listed(listing)
+        if not listing.complete:
+            filters = listing.filters
+            self.read(lambda: self.source.threads(filters), self._listed, busy="")
 
     def _listed(self, listing: Listing) -> None:
+        items = self.query_one(ItemList)
+        # The whole listing after its first page: the cursor stays on its thread.
+        was = self._current() if self.listing is not None and self.listing.filters == listing.filters else None
         self.listing, self.hits = listing, None
         rows = listing.rows
+        for row in rows[:FIRST_PAGE]:
+            row.first = row.first or self.source.known_first(row.key)
         self._key_width = max((len(inline(r.key)) for r in rows), default=10)
         self.refresh_bar()
-        self.query_one(ItemList).show(rows, self._draw_thread, empty=Text(self._empty_text(), end=""))
-        self.note(self._summary())
+        cursor = next((i for i, r in enumerate(rows) if r.key == was), 0) if was is not None else 0
+        items.show(rows, self._draw_thread, cursor=cursor, empty=Text(self._empty_text(), end=""))
+        self.note(self._summary() if listing.complete else f"the first {len(rows)} threads; reading the others ...")
+        if not listing.complete:
+            self._load_first()
+            return
         if rows and not listing.statuses_known:
             filters = listing.filters
             self.read(lambda: self.source.statuses(filters), self._statuses, group="status", busy="")

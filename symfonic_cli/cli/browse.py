@@ -35,16 +35,18 @@ def browse(store: StoreOpt = None) -> None:
     except ImportError:
         raise StoreError("browse needs Textual, which is not installed", hint='pip install "textual>=8.2,<9"') from None
     from symfonic_cli.api.store import Store
-    from symfonic_cli.browse.app import BrowseApp, keymap_from_config
-    from symfonic_cli.browse.source import Source
+    from symfonic_cli.browse.source import FIRST_PAGE, Filters, Source
 
-    keymap = keymap_from_config(load_config())
+    backend = open_for_reading(store, environment=env)
+    source = Source(Store(backend), store_arg=store)
+    source.read_early(Filters(), FIRST_PAGE)  # while Textual is imported and started
+    from symfonic_cli.browse.app import BrowseApp, keymap_from_config
+
+    keymap = keymap_from_config(load_config())  # exit 2 on a wrong key: the early read is a daemon thread
     if env.color_wanted() is False:
         import os
 
         os.environ["NO_COLOR"] = "1"  # Textual reads it when the app is made: --color never as NO_COLOR
-    backend = open_for_reading(store, environment=env)
-    source = Source(Store(backend), store_arg=store)
     app = BrowseApp(source, environment=env, keymap=keymap)
     try:
         app.run()

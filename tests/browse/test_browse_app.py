@@ -206,3 +206,33 @@ async def _hostile(backend) -> None:
             for text in seen:
                 assert raw_bytes(text, terminal=False) == [], text
             assert any(escape_inline(hl.NODE) in text for text in seen)
+
+
+def test_first_screen_then_the_whole_listing(sqlite_store, monkeypatch):
+    """A screenful first (read before the app starts, as cli/browse.py does), then every thread:
+    the same rows the listing gives."""
+    from symfonic_cli.browse import threads as screen_module
+
+    monkeypatch.setattr(screen_module, "FIRST_PAGE", 3)
+    asyncio.run(_paged(str(sqlite_store)))
+
+
+async def _paged(url: str) -> None:
+    from symfonic_cli.browse.source import Filters
+
+    with symfonic_cli.open_store(url) as store:
+        every = [t.key for t in store.threads()]
+        assert len(every) > 3
+        app = browser(store, now=newest_plus(store), store_arg=url)
+        app.source.read_early(Filters(), 3)
+        first = app.source._early
+        async with app.run_test(size=(80, 24)) as pilot:
+            await settle(pilot)
+            assert first is not None and len(first[2][0].rows) == 3 and not first[2][0].complete
+            assert app.source._early is None  # taken by the first screen, not read again
+            assert [r.key for r in _rows(app).items] == every and app.screen.listing.complete
+            # Each later read (here three sorts, back to activity) pages the same way: 3 rows, then all.
+            await pilot.press("down", "down")
+            await pilot.press("o", "o", "o")
+            await settle(pilot)
+            assert [r.key for r in _rows(app).items] == every
