@@ -88,17 +88,12 @@ class Source:
         ``limit``: its first rows only (the first screen, while the whole listing is read)."""
         options: dict[str, Any] = {**filters.api_options(), "limit": limit}
         with self._lock:
-            if filters.status:
-                records = self.store.threads(status=list(filters.status), with_size=filters.sort == "size", **options)
-            elif filters.sort == "size":
-                records = self.store.threads(with_size=True, sort="size", **options)
-            else:
-                records = self.store.threads(**options)
+            by_size = filters.sort == "size"  # threads list --sort size (largest first)
+            records = self.store.threads(status=list(filters.status) or None, with_size=by_size,
+                                         sort="size" if by_size else None, **options)
         rows = [_row(r) for r in records]
         if filters.sort == "key":
             rows.sort(key=lambda r: r.key)  # the exact string, code point by code point
-        elif filters.sort == "size":
-            rows.sort(key=lambda r: -(r.size or 0))
         return Listing(rows, filters, statuses_known=bool(filters.status), complete=limit is None or len(rows) < limit)
 
     def read_early(self, filters: Filters, limit: int) -> None:
