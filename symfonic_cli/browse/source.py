@@ -169,9 +169,10 @@ class Source:
         with self._lock:
             return self.store.diff(key, a, b)
 
-    def resume_window(self, key: str) -> list[Any] | None:
-        """The restart-resume window; None: this build's API has none (``Store.resume_window``)."""
-        return None
+    def resume_window(self, key: str) -> list[Any]:
+        """What symfonic-core's restart-resume recalls (``transcript show --resume-window``)."""
+        with self._lock:
+            return self.store.resume_window(key)
 
     # -- the store
 

@@ -119,11 +119,7 @@ class TranscriptScreen(ThreadScreen):
     def action_resume(self) -> None:
         key = self.key
 
-        def shown(window: list[Any] | None) -> None:
-            if window is None:
-                self.note("the restart-resume window is not available in this build")
-                self.app.notify("the restart-resume window is not available in this build", severity="warning", markup=False)
-                return
+        def shown(window: list[Any]) -> None:
             self.app.push_screen(ResumeScreen(key, window))
 
         self.read(lambda: self.source.resume_window(key), shown, busy="reading the restart-resume window ...")
@@ -162,7 +158,7 @@ class TranscriptScreen(ThreadScreen):
 
 
 class ResumeScreen(ThreadScreen):
-    """``r``: the messages a restarted run would resume with (``Store.resume_window``)."""
+    """``r``: what a restarted run recalls (``Store.resume_window``: symfonic-core's restart-resume)."""
 
     def __init__(self, key: str, window: list[Any]) -> None:
         super().__init__(key)
@@ -178,12 +174,13 @@ class ResumeScreen(ThreadScreen):
 
     def on_mount(self) -> None:
         items = self.query_one(ItemList)
-        items.show(self.window, self._draw, empty=Text("the window is empty", end=""))
+        empty = "a restart recalls nothing here (transcript show --resume-window says why: x shows it)"
+        items.show(self.window, self._draw, empty=Text(empty, end=""))
         items.focus()
-        self.note(f"{len(self.window)} entries")
+        self.note(f"{len(self.window)} entries, oldest first")
 
     def _draw(self, entry: Any, width: int) -> list[Text]:
-        head = plain((inline(entry.speaker), "bold"), f"  turn {inline(entry.turn_id)}  ",
+        head = plain((inline(entry.speaker), ROLE_STYLE.get(entry.speaker, "bold")), f"  turn {inline(entry.turn_id or '-')}  ",
                      shown_age(entry.timestamp, self.source.now()))
         body = Text(block(entry.content or ""), end="").wrap(self.app.console, max(1, width - 2))
         return [head, *[Text("  ", end="") + line for line in body], Text("")]

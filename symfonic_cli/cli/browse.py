@@ -17,7 +17,7 @@ EPILOG = """Examples:
   SYMFONIC_STORE=prod symfonic browse
 
 Keys: Enter opens, / searches, f filters, o sorts, s state, h history, c compat, u usage,
-t tool calls, y copies the key, x shows the command for the view, ? every key, Esc back, q quits."""
+t tool calls, r what a restart recalls, y copies the key, x shows the command for the view, ? every key, Esc back, q quits."""
 
 
 def browse(store: StoreOpt = None) -> None:

@@ -65,10 +65,15 @@ async def _every_screen(url: str) -> None:
             assert _rows(app).cursor == len(with_tools) - 1
             await pilot.press("g")
             assert _rows(app).cursor == 0
-            # r: the restart-resume window, or a line saying this build has none.
+            # r: what symfonic-core's restart-resume recalls (Store.resume_window).
             await pilot.press("r")
             await settle(pilot)
-            assert "not available in this build" in screen_text(app)
+            assert type(app.screen).__name__ == "ResumeScreen"
+            window = store.resume_window(key)
+            assert window and [r.to_json() for r in _rows(app).items] == [r.to_json() for r in window]
+            assert escape_inline(window[-1].content.splitlines()[0][:40]) in screen_text(app)
+            await pilot.press("escape")
+            assert isinstance(app.screen, TranscriptScreen)
             # y copies the exact key (OSC 52); x shows the command of this view.
             await pilot.press("y")
             assert app.clipboard == key

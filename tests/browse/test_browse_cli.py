@@ -149,26 +149,3 @@ def _grey(code: str) -> bool:
         return parts[0] == parts[1] == parts[2]
     return parts[0] in (0, 7, 8, 15, 16, 231) or parts[0] >= 232
 
-
-def test_the_interactive_lines_of_the_docs_start_and_quit(demo, tmp_path):
-    """README's tour and the browser's guide mark their browse lines ``# interactive`` (the docs test
-    leaves them out): each starts on a terminal in a folder holding the store it names, shows the
-    threads, and ``q`` ends it with exit 0."""
-    import shlex
-    import shutil
-
-    from tests.project.test_docs import GUIDES, INTERACTIVE, README
-
-    lines = []
-    for page in (README, *GUIDES):
-        for block in re.findall(r"```bash\n(.*?)```", page.read_text(encoding="utf-8"), re.S):
-            lines += [line.strip() for line in block.splitlines() if INTERACTIVE.search(line)]
-    assert any("tour.db" in line for line in lines) and any("demo.db" in line for line in lines), lines
-    for line in lines:
-        words = shlex.split(line, comments=True)
-        assert words[:2] == ["symfonic", "browse"], line
-        store = words[words.index("--store") + 1]
-        shutil.copyfile(demo, tmp_path / store)
-        code, screen, before, after, done = _drive(words[1:], [("acme:_:s-001", b"q")], cwd=str(tmp_path))
-        assert (code, done) == (0, ["acme:_:s-001"]), (line, CSI.sub("", screen)[-1000:])
-        assert after == before

@@ -27,6 +27,7 @@ SCREENS: dict[str, tuple[str, ...]] = {
     "filter": ("f",),
     "transcript": (*TO_S001, "enter"),
     "transcript-tools": (*TO_S001, "enter", "t"),
+    "resume": (*TO_S001, "enter", "r"),
     "state-interrupted": ("down", "s"),
     "state-error": ("s",),
     "history": (*TO_S001, "h"),
