@@ -149,10 +149,13 @@ class RulePrune:
         return self._pr_decide(key, keep, newer_than).checkpoints
 
     def prune_verified(self, key: str, *, keep: int = 1, newer_than: datetime | None = None,
-                       expected: dict[str, int] | None = None) -> tuple[dict[str, int], int, int]:
+                       expected: dict[str, int] | None = None,
+                       after_commit: Callable[[], None] | None = None) -> tuple[dict[str, int], int, int]:
         """``prune_thread`` then the fresh plan's verification: (rows deleted per table, checkpoints
         left with no parent, checkpoints a prune would still delete). Here the fresh plan is read
         after the commit; a backend may read it inside the transaction, after the deletes, where a
         checkpoint still to prune rolls the thread back (PostgreSQL)."""
         deleted, detached = self.prune_thread(key, keep=keep, newer_than=newer_than, expected=expected)
+        if after_commit is not None:
+            after_commit()  # the tests' fault hook: a writer gets the thread here
         return deleted, detached, self.prune_remaining(key, keep=keep, newer_than=newer_than)

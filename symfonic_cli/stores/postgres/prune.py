@@ -272,8 +272,11 @@ class PostgresPrune(RulePrune, PostgresSection):
         deleted, detached, _ = self._prune_verified(key, keep, newer_than, expected, verify=False)
         return deleted, detached
 
-    def prune_verified(self, key: str, *, keep: int = 1, newer_than=None, expected=None):
-        return self._prune_verified(key, keep, newer_than, expected, verify=True)
+    def prune_verified(self, key: str, *, keep: int = 1, newer_than=None, expected=None, after_commit=None):
+        done = self._prune_verified(key, keep, newer_than, expected, verify=True)
+        if after_commit is not None:
+            after_commit()  # verified before the commit here: nothing after it to race
+        return done
 
     @_translate_errors
     def _prune_verified(self, key: str, keep: int, newer_than, expected, *, verify: bool):
