@@ -87,6 +87,9 @@ def run(req: ExportRequest, environment: Environment | None = None) -> None:
 
     env = environment or Environment()
     out, err = env.stdout, env.stderr
+    from symfonic_cli.output_paths import refuse_store_path
+
+    refuse_store_path(req.output, req.location, "--output")
     kind = check_target(req.output, req.force)
     faults = Faults.from_env()
     created = datetime.now(timezone.utc)

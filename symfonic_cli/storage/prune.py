@@ -102,7 +102,7 @@ def run(req: PruneRequest, environment: Environment | None = None) -> None:
     now = datetime.now(timezone.utc)
     newer_than = now - req.older_than if req.older_than is not None else None
     name = store_name(req.location)
-    receipt_file = open_receipt(req.receipt_path, dry_run=req.dry_run)  # checked before anything is deleted
+    receipt_file = open_receipt(req.receipt_path, dry_run=req.dry_run, store=req.location)  # checked before anything is deleted
     terminal = None
     rec = None
     stop: Stopped | None = None
