@@ -82,3 +82,63 @@ def test_a_receipt_is_never_the_store_or_its_files(wal_store, tmp_path):
             assert r.code == 2 and "--receipt" in r.err, (verb, suffix, r.err)
     assert wal_store.read_bytes() == before
     _opens(str(wal_store))
+
+
+# -- outputs that cannot be written (item 5) ------------------------------------------------------
+
+FORMS = (".zip", ".tar.gz", "-dir")
+
+
+def _leftovers(folder: Path) -> list[str]:
+    return sorted(p.name for p in folder.iterdir() if ".partial" in p.name)
+
+
+@pytest.mark.parametrize("form", FORMS)
+def test_a_250_byte_name_is_written_and_a_256_byte_one_is_exit_2(sqlite_store, tmp_path, form):
+    out = tmp_path / "out"
+    out.mkdir()
+    name = "b" * (250 - len(form)) + form
+    r = run("thread", "export", "-s", str(sqlite_store), "-t", KEY, "-o", str(out / name))
+    assert r.code == 0, r.err
+    assert (out / name).exists() and _leftovers(out) == []
+    again = run("thread", "export", "-s", str(sqlite_store), "-t", KEY, "-o", str(out / name), "--force")
+    assert again.code == 0, again.err  # replacing it takes a temporary name too
+    assert _leftovers(out) == []
+    long = "c" * (256 - len(form)) + form
+    r = run("thread", "export", "-s", str(sqlite_store), "-t", KEY, "-o", str(out / long))
+    assert r.code == 2 and r.err.count("\n") == 1 and "255" in r.err, r.err
+    assert sorted(p.name for p in out.iterdir()) == [name]
+
+
+@pytest.mark.parametrize("output", ["x.zip/.", "x.tar.gz/..", "x-dir/.", "./", "."])
+def test_a_name_ending_in_a_dot_folder_is_exit_2(sqlite_store, tmp_path, monkeypatch, output):
+    monkeypatch.chdir(tmp_path)
+    before = sorted(p.name for p in tmp_path.iterdir())
+    r = run("thread", "export", "-s", str(sqlite_store), "-t", KEY, "-o", output)
+    assert r.code == 2 and r.err.count("\n") == 1 and "Traceback" not in r.err, r.err
+    assert sorted(p.name for p in tmp_path.iterdir()) == before
+
+
+@pytest.mark.parametrize("form", FORMS)
+def test_a_disk_that_fails_is_exit_4_with_nothing_left(sqlite_store, tmp_path, form):
+    """Files may not grow past 1 KB (RLIMIT_FSIZE, with SIGXFSZ ignored: EFBIG, as a full disk's
+    ENOSPC): the export stops with exit 4, one line, nothing at the target and no partial bundle."""
+    import resource
+    import signal
+    import subprocess
+    import sys
+
+    out = tmp_path / "out"
+    out.mkdir()
+
+    def limited() -> None:
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (1024, 1024))
+
+    proc = subprocess.Popen([sys.executable, "-m", "symfonic_cli", "thread", "export", "-s", str(sqlite_store), "-t", KEY,
+                             "--tools", "--with-state", "-o", str(out / f"b{form}")],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=limited)
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 4, err
+    assert err.count("\n") == 1 and "cannot be written" in err and "Traceback" not in err, err
+    assert list(out.iterdir()) == []
