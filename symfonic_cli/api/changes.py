@@ -16,6 +16,7 @@ import json
 from datetime import timedelta
 from typing import Any
 
+from symfonic_cli.api.arguments import checked
 from symfonic_cli.errors import SymfonicError, UsageError
 
 # The root options a store takes (as open_store).
@@ -85,6 +86,7 @@ def _check_receipt_names(operator: str | None, ticket: str | None) -> None:
         raise UsageError("ticket is empty")
 
 
+@checked
 def erase(
     store,
     *,
@@ -126,6 +128,7 @@ def erase(
     return _run(env, lambda: run(request, env))
 
 
+@checked
 def export(
     store,
     output: str,
@@ -170,6 +173,7 @@ def export(
     return _run(env, lambda: run(request, env))
 
 
+@checked
 def prune(
     store,
     *,
@@ -225,6 +229,7 @@ def prune(
     return _run(env, lambda: run(request, env))
 
 
+@checked
 def migrate(
     source,
     target,
