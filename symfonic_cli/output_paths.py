@@ -19,7 +19,7 @@ def _forms(path: str) -> set[str]:
     return {os.path.normcase(os.path.realpath(path)), os.path.normcase(os.path.abspath(path))}
 
 
-def refuse_store_path(output: str, location: StoreLocation | None, option: str) -> None:
+def refuse_store_path(output: str, location: StoreLocation | None, option: str, *, why: str = "refusing to write there") -> None:
     """UsageError (exit 2) when writing ``output`` would write the store or one of its files."""
     if location is None or location.kind != "sqlite" or not location.path or not output:
         return
@@ -29,7 +29,7 @@ def refuse_store_path(output: str, location: StoreLocation | None, option: str) 
         for form in _forms(store):
             if form + suffix in targets or _same_file(output, form + suffix):
                 what = "the store itself" if not suffix else f"the store's {suffix[1:]} file"
-                raise UsageError(f"{option} {output} is {what} ({location.path}{suffix}); refusing to write there",
+                raise UsageError(f"{option} {output} is {what} ({location.path}{suffix}); {why}",
                                  hint=f"choose another {option}")
 
 

@@ -142,3 +142,19 @@ def test_a_disk_that_fails_is_exit_4_with_nothing_left(sqlite_store, tmp_path, f
     assert proc.returncode == 4, err
     assert err.count("\n") == 1 and "cannot be written" in err and "Traceback" not in err, err
     assert list(out.iterdir()) == []
+
+
+def test_migrate_never_writes_a_store_at_the_sources_files(wal_store, tmp_path):
+    """Found beyond the issue: ``migrate --to w.db-wal --init-target`` created a database at the
+    source's write-ahead log, after which the source would not open (exit 4)."""
+    before = wal_store.read_bytes()
+    for suffix in ("-wal", "-shm", "-journal"):
+        r = run("migrate", "--from", str(wal_store), "--to", str(wal_store) + suffix, "--init-target", "--all")
+        assert r.code == 2 and "--to" in r.err, (suffix, r.code, r.err)
+        assert not os.path.lexists(str(wal_store) + suffix) or suffix == "-wal"
+    target = tmp_path / "t.db"
+    r = run("migrate", "--from", str(target) + "-wal", "--to", str(target), "--init-target", "--all")
+    assert r.code == 2 and "--from" in r.err, r.err
+    assert wal_store.read_bytes() == before
+    assert run("threads", "list", "-s", str(wal_store)).code == 0
+    _opens(str(wal_store))
