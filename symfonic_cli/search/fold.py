@@ -9,8 +9,10 @@ case-folded (``str.casefold``) and composed again. NFC, not NFKC: compatibility 
 from __future__ import annotations
 
 import unicodedata
+from itertools import pairwise
+from typing import Final
 
-FORM = "NFC"
+FORM: Final = "NFC"
 
 
 def nfc(text: str) -> str:
@@ -44,7 +46,7 @@ def span(text: str, folded_needle: str, *, case_sensitive: bool = False) -> tupl
     bounds = _clusters(text)
     owner: list[int] = []
     pieces = []
-    for a, b in zip(bounds, bounds[1:]):
+    for a, b in pairwise(bounds):
         piece = fold(text[a:b], case_sensitive=case_sensitive)
         pieces.append(piece)
         owner.extend([a] * len(piece))

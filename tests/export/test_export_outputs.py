@@ -6,7 +6,6 @@ a documented exit code, never exit 1, with nothing partial left."""
 from __future__ import annotations
 
 import os
-import shutil
 import sqlite3
 from pathlib import Path
 

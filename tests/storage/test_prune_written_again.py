@@ -60,7 +60,8 @@ def test_a_thread_written_after_the_commit_is_recorded_committed(kind, request):
     [t] = doc["threads"]
     assert t["status"] == "failed"
     assert t["reason"].startswith("committed (") and "written again" in t["reason"]
-    assert t["rows_deleted"][[n for n in t["rows_deleted"] if "checkpoint" in n and "write" not in n][0]] == len(before) - 1
+    table = next(n for n in t["rows_deleted"] if "checkpoint" in n and "write" not in n)
+    assert t["rows_deleted"][table] == len(before) - 1
     assert t["verification"]["checked"] is True and t["verification"]["checkpoints_left_to_prune"] > 0
     assert doc["summary"]["failed"] == 1
     after = _ids(backend, url)
