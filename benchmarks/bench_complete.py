@@ -113,7 +113,7 @@ def main() -> int:
             contenders[f"{kind}: TAB -t tenant-0"] = (*_tab(store, "tenant-0", cache), "tenant-0")
             contenders[f"{kind}: TAB -t (empty)"] = (*_tab(store, "", cache), "tenant-")
         times: dict[str, list[float]] = {name: [] for name in contenders}
-        for name, (argv, env, _) in contenders.items():
+        for argv, env, _ in contenders.values():
             _once(argv, env)  # warm-up: page cache, the completion tree cache
         for _ in range(args.runs):
             for name, (argv, env, must) in contenders.items():

@@ -63,7 +63,7 @@ def start_server():
         except Exception:
             if time.monotonic() > deadline or proc.poll() is not None:
                 proc.kill()
-                raise SystemExit("secantusd-py did not start (see benchmarks/out/mongo.log)")
+                raise SystemExit("secantusd-py did not start (see benchmarks/out/mongo.log)") from None
             time.sleep(0.3)
 
 

@@ -191,7 +191,10 @@ def main_postgres(a) -> None:
         if a.before is not None:
             subprocess.run([sys.executable, "-m", "compileall", "-q", str(a.before / "symfonic_cli")], check=True)
         py = sys.executable
-        raw = lambda sql: [py, "-c", f"import psycopg\nwith psycopg.connect({url!r}) as c:\n for q in {sql.split('; ')!r}: c.execute(q).fetchall()"]
+
+        def raw(sql: str) -> list[str]:
+            return [py, "-c", f"import psycopg\nwith psycopg.connect({url!r}) as c:\n for q in {sql.split('; ')!r}: c.execute(q).fetchall()"]
+
         contenders = {
             "raw status aggregate (psycopg)": raw(RAW_STATUS_PG),
             "threads list --status": [py, "-m", "symfonic_cli", "threads", "list", "-s", url, "--status", "interrupted,error,pending", "-f", "json"],
@@ -263,7 +266,10 @@ def main() -> None:
     print(f"store {path}: {n_threads} threads, {n_cp} checkpoints, {n_w} writes, {path.stat().st_size / 1e6:.0f} MB (ready in {time.perf_counter() - t0:.0f} s)")
     subprocess.run([sys.executable, "-m", "compileall", "-q", str(ROOT.parent / "symfonic_cli")], check=True)
     py = sys.executable
-    raw = lambda sql: [py, "-c", f"import sqlite3; c = sqlite3.connect('file:{path}?mode=ro', uri=True)\nfor q in {sql.split('; ')!r}: c.execute(q).fetchall()"]
+
+    def raw(sql: str) -> list[str]:
+        return [py, "-c", f"import sqlite3; c = sqlite3.connect('file:{path}?mode=ro', uri=True)\nfor q in {sql.split('; ')!r}: c.execute(q).fetchall()"]
+
     contenders = {
         "raw status aggregate": raw(RAW_STATUS),
         "threads list --status": [py, "-m", "symfonic_cli", "threads", "list", "-s", str(path), "--status", "interrupted,error,pending", "-f", "json"],

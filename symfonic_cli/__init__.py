@@ -14,7 +14,7 @@ API = ("open_store", "Store", "Record")
 __all__ = ["SymfonicError", "UsageError", "NotFoundError", "StoreError", *API]
 
 
-def __getattr__(name: str):
+def __getattr__(name: str) -> object:
     if name in API:
         from importlib import import_module
 

@@ -49,7 +49,7 @@ def parse_duration(text: str, *, option: str, bare_unit: str | None = None) -> t
     if not m or (not unit and bare_unit is None):
         bare = f"; a bare number is {_UNIT_NAMES[bare_unit]}" if bare_unit else "; a number and a unit"
         raise UsageError(f"{option} '{text}' is not a duration", hint=f"e.g. {DURATION_EXAMPLES}{bare}")
-    seconds = float(m.group(1)) * UNITS[unit or bare_unit]
+    seconds = float(m.group(1)) * UNITS[unit or bare_unit or ""]  # bare_unit is set when unit is not
     if not seconds <= MAX_DURATION_DAYS * 86400:
         raise UsageError(f"{option} '{text}' is out of range", hint=f"use 0s to {MAX_DURATION_DAYS}d")
     return timedelta(seconds=seconds)
@@ -252,10 +252,13 @@ def last_activity(pairs) -> tuple[datetime | None, bool]:
 
 
 def iso_utc(dt: datetime | None) -> str | None:
+    """``iso_z`` of a time, None for None."""
+    return None if dt is None else iso_z(dt)
+
+
+def iso_z(dt: datetime) -> str:
     """ISO 8601 in UTC with ``Z`` (``2026-12-01T08:24:52.123456Z``), text and JSON alike; a time
     without an offset is taken as UTC."""
-    if dt is None:
-        return None
     if dt.tzinfo is None:
         dt = dt.replace(tzinfo=UTC)
     elif dt.utcoffset():

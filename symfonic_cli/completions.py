@@ -11,6 +11,13 @@ import os
 import shlex
 import sys
 
+# typing.TYPE_CHECKING without importing typing.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from symfonic_cli.errors import FileAccessError
+
 SHELLS = {"bash": "symfonic.bash", "zsh": "_symfonic", "fish": "symfonic.fish"}
 
 _SCRIPTS = {
@@ -49,7 +56,7 @@ def script(shell: str) -> str:
     return _SCRIPTS[shell]
 
 
-def write_all(folder) -> list:
+def write_all(folder: str | os.PathLike[str]) -> list[Path]:
     from pathlib import Path
 
     folder = Path(folder)
@@ -100,7 +107,7 @@ def install(shell: str) -> list[str]:
     except OSError as exc:
         raise _cannot("write", exc.filename or target, exc) from None
     done = [f"wrote {target}"]
-    if rc is not None:
+    if rc is not None and line is not None:  # both or neither (install_paths)
         wanted = line.encode("utf-8")
         try:
             with open(rc, "rb") as fh:
@@ -122,7 +129,7 @@ def install(shell: str) -> list[str]:
     return done
 
 
-def _cannot(verb: str, path, exc: OSError):
+def _cannot(verb: str, path: str | bytes, exc: OSError) -> FileAccessError:
     from symfonic_cli.errors import FileAccessError
 
     return FileAccessError(f"cannot {verb} {os.fsdecode(path)}: {exc.strerror or exc}", hint="completion was not installed")

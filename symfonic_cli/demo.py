@@ -21,7 +21,8 @@ DAY = timedelta(days=1)
 # The releases that wrote the demo's checkpoints: the legacy writer puts no envelope.
 LEGACY, MIGRATED = None, "9.12.0"
 # (tenant, sub-tenant, session, age, release, [(user question, tool query or None, answer)])
-CONVERSATIONS = [
+# (tenant, sub-tenant, session, age, release, turns: (question, tool query or None, answer))
+CONVERSATIONS: list[tuple[str, str | None, str, timedelta, str | None, list[tuple[str, str | None, str]]]] = [
     ("acme", None, "s-001", timedelta(0), MIGRATED, [
         ("What is the status of order 1042?", "order 1042", "Order 1042 shipped yesterday and arrives Friday."),
         ("Can I change the delivery address?", None, "Yes, until it leaves the local depot. Which address?"),
@@ -173,7 +174,7 @@ def _ts_moved_back(ts: str, age: timedelta) -> str:
 
 def create_demo_store(path: Path) -> list[str]:
     """Write the demo conversations to a new SQLite file; returns the thread keys."""
-    from langchain_core.messages import HumanMessage, SystemMessage
+    from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
     from langgraph.types import Command
 
     script = {derive_key(t, s, sess): turns for t, s, sess, _, _, turns in CONVERSATIONS}
@@ -190,7 +191,7 @@ def create_demo_store(path: Path) -> list[str]:
             for i, (question, _, _) in enumerate(turns):
                 if key == derive_key("acme", None, "s-001"):
                     control["release"] = LEGACY if i == 0 else MIGRATED  # upgraded during the conversation
-                inputs = [HumanMessage(content=question)]
+                inputs: list[BaseMessage] = [HumanMessage(content=question)]
                 if i == 0:
                     inputs.insert(0, SystemMessage(content="You are the support assistant of a web shop."))
                 graph.invoke({"messages": inputs}, config)

@@ -13,9 +13,15 @@ import sys
 
 from symfonic_cli.vocabulary import COLOR_MODES  # noqa: F401 - --color (vocabulary.py)
 
+# typing.TYPE_CHECKING without importing typing.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import TextIO
+
 
 class Environment:
-    def __init__(self, *, stdout=None, stderr=None, stdin=None, stdin_isatty=None) -> None:
+    def __init__(self, *, stdout: TextIO | None = None, stderr: TextIO | None = None, stdin: TextIO | None = None,
+                 stdin_isatty: bool | None = None) -> None:
         self.stdout = stdout if stdout is not None else sys.stdout
         self.stderr = stderr if stderr is not None else sys.stderr
         self.stdin = stdin if stdin is not None else sys.stdin
@@ -82,7 +88,7 @@ class Environment:
         return self.stdin.read().encode("utf-8", "surrogatepass")
 
 
-def _isatty(stream) -> bool:
+def _isatty(stream: TextIO) -> bool:
     try:
         return stream.isatty()
     except (AttributeError, ValueError):

@@ -23,10 +23,16 @@ import json
 
 from symfonic_cli.errors import UsageError
 
+# typing.TYPE_CHECKING without importing typing.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+    from symfonic_cli.environment import Environment
+
 _BOM = b"\xef\xbb\xbf"
 
 
-def read_key_file(source: str, *, option: str = "--from-file", environment=None) -> list[str]:
+def read_key_file(source: str, *, option: str = "--from-file", environment: Environment | None = None) -> list[str]:
     """The thread keys of ``source`` (a path, or ``-`` for the environment's standard input), in
     order, each once."""
     where = "standard input" if source == "-" else source
@@ -58,7 +64,7 @@ def parse_keys(data: bytes, *, where: str = "the key file", option: str = "--fro
     return unique
 
 
-def _lines(data: bytes, where: str, option: str):
+def _lines(data: bytes, where: str, option: str) -> Iterator[str]:
     for number, raw in enumerate(data.split(b"\n"), start=1):
         if raw.endswith(b"\r"):
             raw = raw[:-1]

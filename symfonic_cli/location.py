@@ -64,7 +64,7 @@ _CONNINFO_START = re.compile(r"\s*[A-Za-z_]+\s*=")
 def conninfo_pairs(raw: str) -> list[tuple[str, str, int, int]] | None:
     """A libpq key/value string read as libpq reads it: (keyword, value, start, end of the value
     as written), or None when it does not parse (an unterminated quote, a keyword without "=")."""
-    pairs = []
+    pairs: list[tuple[str, str, int, int]] = []
     i, n = 0, len(raw)
     while True:
         while i < n and raw[i].isspace():
@@ -276,10 +276,12 @@ def load_config() -> dict:
         if explicit:
             raise UsageError(f"config file {path} (from ${CONFIG_ENV}) does not exist")
         return {}
-    try:
-        import tomllib  # type: ignore[import-not-found]
-    except ModuleNotFoundError:  # Python 3.10
-        import tomli as tomllib  # type: ignore[no-redef]
+    import sys
+
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # Python 3.10
+        import tomli as tomllib
     try:
         with open(path, "rb") as fh:
             return tomllib.load(fh)

@@ -6,11 +6,16 @@ from __future__ import annotations
 
 import time
 
+# typing.TYPE_CHECKING without importing typing.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import TextIO
+
 _EVERY = 0.25  # seconds between redraws
 
 
 class Progress:
-    def __init__(self, err, verb: str, total: int, *, enabled: bool | None = None) -> None:
+    def __init__(self, err: TextIO, verb: str, total: int, *, enabled: bool | None = None) -> None:
         if enabled is None:
             try:
                 enabled = bool(err.isatty())

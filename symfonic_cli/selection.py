@@ -20,6 +20,12 @@ from datetime import datetime
 
 from symfonic_cli.errors import UsageError
 from symfonic_cli.threadkey import derive_key, tenant_prefix
+from symfonic_cli.environment import Environment
+
+# typing.TYPE_CHECKING without importing typing.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from symfonic_cli.stores.protocol import Store
 
 # The commands' option rules: one thread (transcript show, thread show/history/diff), erase, migrate.
 ONE, ERASE, MIGRATE = "one", "erase", "migrate"
@@ -52,7 +58,7 @@ class Selection:
         assert self.keys is not None and len(self.keys) == 1
         return self.keys[0]
 
-    def with_sessions(self, store, *, listed_only: bool = False) -> "Selection":
+    def with_sessions(self, store: Store, *, listed_only: bool = False) -> "Selection":
         """A session selection made explicit: every thread key of the store (checkpoints or
         writes; with ``listed_only`` those with a checkpoint, as export lists them) whose session
         part is exactly ``session``, under ``tenant`` when given, in key order; any other
@@ -72,7 +78,7 @@ class Selection:
                 keys.append(key)
         return replace(self, keys=tuple(keys), receipt={**self.receipt, "threads": len(keys)})
 
-    def keys_in(self, store) -> list[str]:
+    def keys_in(self, store: Store) -> list[str]:
         """The keys to work on, listing the store for a tenant or --all selection."""
         if self.keys is not None:
             return list(self.keys)
@@ -81,7 +87,7 @@ class Selection:
         return _unique([t.key for t in store.list_threads(tenant=self.tenant, sub_tenant=self.sub_tenant)])
 
 
-def _retention(threads, tenant, sub_tenant, session, all_sessions, from_file, inactive_for, inactive_since, environment) -> Selection:
+def _retention(threads, tenant: str | None, sub_tenant: str | None, session: str | None, all_sessions, from_file, inactive_for, inactive_since, environment: Environment | None) -> Selection:
     """A retention sweep: the threads (of a tenant, or all) idle since a cut-off fixed here, once."""
     from symfonic_cli.retention.window import window as activity_window
 
@@ -91,6 +97,7 @@ def _retention(threads, tenant, sub_tenant, session, all_sessions, from_file, in
         raise UsageError("--sub-tenant needs --tenant")
     tz = environment.zone() if environment is not None else None  # --tz: a naive --inactive-since is in it
     window = activity_window(inactive_for=inactive_for, inactive_since=inactive_since, active_within=None, tz=tz)
+    assert window is not None  # a sweep is asked with --inactive-for or --inactive-since
     asked = {"inactive_for": inactive_for} if inactive_for is not None else {"inactive_since": inactive_since}
     return Selection(
         tenant=tenant, sub_tenant=sub_tenant, window=window,
@@ -110,7 +117,7 @@ def build_selection(
     all_threads: bool = False,
     inactive_for: str | None = None,
     inactive_since: str | None = None,
-    environment=None,
+    environment: Environment | None = None,
 ) -> Selection:
     """The selection of ``command`` (ONE, ERASE or MIGRATE) from its options, or a UsageError.
 
@@ -138,12 +145,12 @@ def build_selection(
     raise ValueError(f"unknown selection rules {command!r}")
 
 
-def one_thread(thread: str | None, tenant: str | None, sub_tenant: str | None, session: str | None) -> str:
+def one_thread(thread: list[str] | None, tenant: str | None, sub_tenant: str | None, session: str | None) -> str:
     """``--thread KEY`` or ``--tenant T [--sub-tenant S] --session ID``, exactly one of them."""
     return build_selection(ONE, threads=thread, tenant=tenant, sub_tenant=sub_tenant, session=session).key
 
 
-def _one_key(thread, tenant, sub_tenant, session) -> str:
+def _one_key(thread, tenant: str | None, sub_tenant: str | None, session: str | None) -> str:
     if thread is not None:
         if tenant is not None or sub_tenant is not None or session is not None:
             raise UsageError("give either --thread or --tenant/--sub-tenant/--session, not both")
@@ -157,7 +164,7 @@ def _one_key(thread, tenant, sub_tenant, session) -> str:
     return derive_key(tenant, sub_tenant, session)
 
 
-def _erase(thread, tenant, sub_tenant, session, all_sessions, from_file, environment) -> Selection:
+def _erase(thread, tenant: str | None, sub_tenant: str | None, session: str | None, all_sessions, from_file, environment: Environment | None) -> Selection:
     if all_sessions:
         if thread is not None or session is not None or from_file is not None:
             raise UsageError("--all-sessions goes with --tenant [--sub-tenant] only")
@@ -189,7 +196,7 @@ def _erase(thread, tenant, sub_tenant, session, all_sessions, from_file, environ
     return Selection(keys=(key,), receipt={"thread": key})
 
 
-def _migrate(threads, tenant, sub_tenant, session, from_file, all_threads, environment) -> Selection:
+def _migrate(threads, tenant: str | None, sub_tenant: str | None, session: str | None, from_file, all_threads, environment: Environment | None) -> Selection:
     modes = [bool(threads), tenant is not None, from_file is not None, all_threads]
     if sum(modes) != 1:
         raise UsageError("choose the threads with exactly one of --thread, --tenant, --from-file, --all")
@@ -207,6 +214,7 @@ def _migrate(threads, tenant, sub_tenant, session, from_file, all_threads, envir
     elif from_file is not None:
         keys = _read_keys(from_file, environment)
     else:
+        assert tenant is not None and session is not None  # the one mode left: --tenant with --session
         keys = [derive_key(tenant, sub_tenant, session)]
     unique = _unique(keys)
     return Selection(keys=tuple(unique), from_stdin=from_file == "-", receipt={"threads": len(unique)})
@@ -231,7 +239,7 @@ def _unique(keys) -> list[str]:
     return unique
 
 
-def _read_keys(from_file: str, environment) -> list[str]:
+def _read_keys(from_file: str, environment: Environment | None) -> list[str]:
     from symfonic_cli.inputs import read_key_file
 
     return read_key_file(from_file, environment=environment)

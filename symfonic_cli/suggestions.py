@@ -11,6 +11,12 @@ import unicodedata
 
 from symfonic_cli.threadkey import parse_key
 
+# typing.TYPE_CHECKING without importing typing.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+    from symfonic_cli.stores.protocol import Store
+
 LIMIT = 5
 
 
@@ -34,7 +40,7 @@ class Suggester:
     """Suggestions against one store; its thread keys are read and indexed once, on the first
     miss, so a batch of many unknown keys costs one listing."""
 
-    def __init__(self, store) -> None:
+    def __init__(self, store: Store) -> None:
         self.store = store
         self._loose: dict[str, list[str]] | None = None
         self._by_tenant: dict[str, list[str]] = {}
@@ -56,7 +62,7 @@ class Suggester:
         loose = self._index()
         out: list[str] = []
 
-        def add(candidates) -> None:
+        def add(candidates: Iterable[str]) -> None:
             for k in candidates:
                 if len(out) >= limit:
                     return
@@ -75,11 +81,11 @@ class Suggester:
         return ts[0] if ts else None
 
 
-def suggest_threads(store, key: str, limit: int = LIMIT) -> list[str]:
+def suggest_threads(store: Store, key: str, limit: int = LIMIT) -> list[str]:
     return Suggester(store).suggest(key, limit)
 
 
-def not_found_message(key: str, where: str, suggester) -> str:
+def not_found_message(key: str, where: str, suggester: Suggester) -> str:
     near = suggester.suggest(key)
     head = f"no thread '{key}' in {where}"
     if near:
@@ -88,7 +94,7 @@ def not_found_message(key: str, where: str, suggester) -> str:
     return f"{head}; tenant '{tenant}' has no threads" if tenant else head
 
 
-def _nearest(key: str, candidates, limit: int) -> list[str]:
+def _nearest(key: str, candidates: Iterable[str], limit: int) -> list[str]:
     """The tenant's other threads, closest first. One cheap pass keeps the 50 sharing the longest
     prefix with ``key`` (a typo is usually near the end of a session id), whatever the tenant's
     size; those are ranked by similarity (difflib's ratio), then key order."""

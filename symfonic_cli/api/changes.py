@@ -14,10 +14,13 @@ from __future__ import annotations
 import io
 import json
 from datetime import timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from symfonic_cli.api.arguments import checked
 from symfonic_cli.errors import SymfonicError, UsageError
+
+if TYPE_CHECKING:
+    from symfonic_cli.environment import Environment
 
 # The root options a store takes (as open_store).
 _STORE_OPTIONS = ("connect_timeout", "pg_schema", "checkpoint_collection", "writes_collection")
@@ -46,12 +49,14 @@ def _location(name: str, value, options: dict[str, Any]):
     return loc, {"connect_timeout": DEFAULT_CONNECT_TIMEOUT, **loc.options, **options}
 
 
-def _document(env) -> Any:
-    text = env.stdout.getvalue()
+def _document(env: Environment) -> Any:
+    out = env.stdout
+    assert isinstance(out, io.StringIO)  # the API's own Environment (_environment)
+    text = out.getvalue()
     return json.loads(text) if text.strip() else None
 
 
-def _run(env, call) -> Any:
+def _run(env: Environment, call) -> Any:
     try:
         call()
     except SymfonicError as exc:
@@ -60,7 +65,7 @@ def _run(env, call) -> Any:
     return _document(env)
 
 
-def _selection(env, thread, given: dict[str, Any]):
+def _selection(env: Environment, thread, given: dict[str, Any]):
     """Erase and export's selection (selection.py ERASE rules); ``thread`` may be a list of keys."""
     from symfonic_cli.selection import ERASE, build_selection, key_list
 

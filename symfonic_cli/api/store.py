@@ -239,7 +239,7 @@ class Store:
             self._thread(thread)
             request.thread = thread
         outcome = cc.run_report(self._store, request)
-        return list(outcome.reports) if outcome.mode == cc.BY_THREAD else outcome.report
+        return list(outcome.reports or ()) if outcome.mode == cc.BY_THREAD else outcome.report
 
     @checked
     def usage(self, *, top: int = 10, keep: int = 1) -> Record:

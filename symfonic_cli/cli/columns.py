@@ -8,6 +8,7 @@ from symfonic_cli.errors import UsageError
 # typing.TYPE_CHECKING without importing typing (quick commands load this module).
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from symfonic_cli.stores.protocol import Store
     from typing import Optional
 
 THREAD_COLUMNS = ("key", "tenant", "sub_tenant", "session", "checkpoints", "first_activity", "last_activity")
@@ -47,7 +48,7 @@ def _headers(columns: tuple, out_format: str) -> tuple:
     return tuple(TABLE_HEADERS.get(c, c) for c in columns) if out_format == "table" else columns
 
 
-def _with_first(st, records, columns, out_format: str):
+def _with_first(st: Store, records, columns, out_format: str):
     """Records holding only ``columns``; ``first_message``: the thread's first user message (cut
     in tables and text; whole in JSON)."""
     from symfonic_cli.render import cut

@@ -15,12 +15,15 @@ from symfonic_cli.vocabulary import FORMATS, listed
 # typing.TYPE_CHECKING without importing typing (quick commands load this module).
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Optional
+    from symfonic_cli.location import StoreLocation
+    from symfonic_cli.model.listing import ThreadSummary
+    from symfonic_cli.environment import Environment
+    from typing import Any, Optional
 
     from symfonic_cli.stores.protocol import Store
 
 
-def check_format(fmt: Optional[str], *, env=None) -> str:
+def check_format(fmt: Optional[str], *, env: Environment | None = None) -> str:
     """``--format`` (one of vocabulary.FORMATS, every command's), else a table on a terminal and
     text elsewhere (the run's stdout decides)."""
     from symfonic_cli.render import default_format
@@ -63,7 +66,7 @@ TZ_ENV = "SYMFONIC_TZ"
 TZ_HINT = "use UTC, an offset such as +02:00, or an IANA name such as Europe/Berlin"
 
 
-def set_tz(environment, name: str) -> None:
+def set_tz(environment: Environment, name: str) -> None:
     """``--tz NAME`` for this run; an unknown zone is a usage error (exit 2), one line."""
     try:
         environment.set_tz(name)
@@ -98,7 +101,7 @@ _this_run = environment  # for functions whose parameter is named ``environment`
 
 
 def apply_root_options(
-    environment,
+    environment: Environment,
     *,
     debug: bool,
     connect_timeout: float,
@@ -112,7 +115,7 @@ def apply_root_options(
 
     cipher.configure(aes_key_file)  # read and checked now (exit 2); never printed
     environment.debug = debug
-    connection = {"connect_timeout": connect_timeout}
+    connection: dict[str, Any] = {"connect_timeout": connect_timeout}
     for name, value in (
         ("pg_schema", pg_schema),
         ("checkpoint_collection", checkpoint_collection),
@@ -123,14 +126,14 @@ def apply_root_options(
     environment.connection = connection
 
 
-def store_options(location, env=None) -> dict:
+def store_options(location: StoreLocation, env: Environment | None = None) -> dict:
     """Connection options for a store: the config file's entry first, the command line over it."""
     merged = dict(location.options)
     merged.update((env or environment()).connection)
     return merged
 
 
-def open_for_reading(store_opt: Optional[str], *, environment=None, **options) -> "Store":
+def open_for_reading(store_opt: Optional[str], *, environment: Environment | None = None, **options: Any) -> "Store":
     """The store, opened read-only; use it in a ``with`` block, which closes it."""
     from symfonic_cli.stores import open_store
 
@@ -139,7 +142,7 @@ def open_for_reading(store_opt: Optional[str], *, environment=None, **options) -
     return open_store(location, writable=False, stderr=env.stderr, **{**store_options(location, env), **options})
 
 
-def require_thread(store: "Store", key: str):
+def require_thread(store: "Store", key: str) -> ThreadSummary:
     """The thread's summary, or exit 3 naming the key and up to five threads it may have meant
     (near misses first, see ``symfonic_cli/suggestions.py``). The CLI escapes the message."""
     from symfonic_cli.suggestions import Suggester, not_found_message
@@ -150,7 +153,7 @@ def require_thread(store: "Store", key: str):
     raise NotFoundError(not_found_message(key, store.location.display, Suggester(store)))
 
 
-def one_thread(thread, tenant, sub_tenant, session) -> str:
+def one_thread(thread: list[str] | None, tenant: str | None, sub_tenant: str | None, session: str | None) -> str:
     """``selection.one_thread``, imported when a command runs (not for its ``--help``)."""
     from symfonic_cli.selection import one_thread as chosen
 

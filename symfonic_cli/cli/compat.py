@@ -32,6 +32,7 @@ from symfonic_cli.compat.envelope import (
 from symfonic_cli.errors import FindingsError, UsageError
 from symfonic_cli.vocabulary import DEFAULT_FAIL_ON, FINDINGS, GROUP_HELP
 from symfonic_cli.cli.common import one_thread as single_thread_key
+from symfonic_cli.environment import Environment
 
 app = typer.Typer(help=GROUP_HELP["compat"], no_args_is_help=True)
 
@@ -46,6 +47,7 @@ GraceOpt = Annotated[
     str,
     typer.Option("--grace", help="Unfinalized writes younger than this are 'in flight', older ones 'interrupted by a crash' (default 15m, as thread erase; e.g. 90s, 2h)."),
 ]
+_DEFAULT_FAIL_ON = ",".join(DEFAULT_FAIL_ON)  # --fail-on as typed
 FailOnOpt = Annotated[
     str,
     typer.Option("--fail-on", help=f"Exit 5 when any of these findings is present: {','.join(FINDINGS)} ('' for never)."),
@@ -82,7 +84,7 @@ def report(
     current_format: CurrentFormatOpt = CURRENT_FORMAT,
     envelope_key: EnvelopeKeyOpt = DEFAULT_ENVELOPE_KEY,
     fmt: FormatOpt = None,
-    fail_on: FailOnOpt = ",".join(DEFAULT_FAIL_ON),
+    fail_on: FailOnOpt = _DEFAULT_FAIL_ON,
 ) -> None:
     """Store-wide (default), one thread (--thread / --tenant --session) or every thread (--by-thread)."""
     from datetime import datetime, timezone
@@ -99,7 +101,6 @@ def report(
     if by_thread and one_thread:
         raise UsageError("--by-thread reports every thread; leave out --thread/--tenant/--session")
     env = environment()
-    out = env.stdout
     request = cc.CompatRequest(
         envelope_key=key, current_format=current_format, grace=window, now=datetime.now(timezone.utc),
         mode=cc.THREAD if one_thread else cc.BY_THREAD if by_thread else cc.STORE,
@@ -112,7 +113,7 @@ def report(
         if outcome.mode == cc.THREAD:
             _write_report(outcome.report, cc.thread_pairs, out_format, outcome.report.key, env)
         elif outcome.mode == cc.BY_THREAD:
-            records = (cc.thread_row(rep) if out_format in ("table", "text") else rep.to_json() for rep in outcome.reports)
+            records = (cc.thread_row(rep) if out_format in ("table", "text") else rep.to_json() for rep in outcome.reports or ())
             render.write_records(records, fmt=out_format, columns=cc.BY_THREAD_COLUMNS, title=st.location.display, environment=env)
         else:
             rep = outcome.report
@@ -197,7 +198,7 @@ def _cell(value: Any) -> Any:
     return value
 
 
-def _write_report(rep, pairs_of, out_format: str, title: str, env) -> None:
+def _write_report(rep, pairs_of, out_format: str, title: str, env: Environment) -> None:
     """A store or thread report: its JSON document, or its pairs as a table."""
     from symfonic_cli import render
 

@@ -48,7 +48,7 @@ def erase(
     inactive_for: InactiveForOpt = None,
     inactive_since: InactiveSinceOpt = None,
     batch_size: BatchSizeOpt = None,
-) -> int:
+) -> None:
     """Erase threads (every checkpoint, namespace and write, plus declared extra tables), one transaction per thread.
 
     The plan comes first; on a terminal you confirm by typing the thread key (or the number of

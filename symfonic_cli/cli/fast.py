@@ -38,10 +38,11 @@ from symfonic_cli.cli.optionspec import QUICK
 # typing.TYPE_CHECKING without importing typing (quick commands load this module).
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Callable, Optional
+    from symfonic_cli.environment import Environment
+    from typing import Any, Callable, Optional
 
 
-def _spellings(keep) -> dict[tuple[str, str], dict[str, str]]:
+def _spellings(keep: Callable[[dict[str, Any]], bool]) -> dict[tuple[str, str], dict[str, str]]:
     """Option spelling -> parameter name, per command, of the options ``keep(spec)`` chooses."""
     return {words: {opt: name for name, spec in specs.items() if keep(spec) for opt in spec["opts"]}
             for words, specs in QUICK.items()}
@@ -150,7 +151,7 @@ def root_options() -> Optional[dict]:
     key_file = os.environ.get(AES_KEY_FILE_ENV)  # read and checked as on typer's route
     return {
         "aes_key_file": key_file or None,
-        "debug": bool(debug) and debug.strip().lower() in TRUE_WORDS,
+        "debug": debug is not None and debug.strip().lower() in TRUE_WORDS,
         "connect_timeout": connect_timeout,
         **options,
     }
@@ -162,7 +163,7 @@ def _commands() -> dict[tuple[str, str], Callable[..., None]]:
     return {("threads", "list"): listing.threads_list, ("store", "info"): listing.store_info}
 
 
-def run(argv: list[str], environment) -> bool:
+def run(argv: list[str], environment: Environment) -> bool:
     """Run the command line on the quick route; False when it must go through typer."""
     parsed = parse(argv)
     if parsed is None:

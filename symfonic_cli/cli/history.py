@@ -24,6 +24,12 @@ from symfonic_cli.cli.options import (
 )
 from symfonic_cli.errors import UsageError
 from symfonic_cli.cli.common import one_thread
+from symfonic_cli.environment import Environment
+
+# typing.TYPE_CHECKING without importing typing.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Sequence
 
 # Message content in text and table output is cut here (JSON is always complete).
 CONTENT_WIDTH = 200
@@ -100,7 +106,7 @@ def diff(
     _write_diff(result, out_format, env)
 
 
-def _warn(lines, env, raw: bool = False) -> None:
+def _warn(lines: Sequence[str], env: Environment, raw: bool = False) -> None:
     from symfonic_cli.render import escape_inline
 
     if not lines:
@@ -115,7 +121,7 @@ def _writes_cell(groups) -> str:
     return "; ".join(f"{escape_inline(g.label)}: {','.join(escape_inline(c) for c in g.channels)}" for g in groups)
 
 
-def _write_history(entries, out_format: str, key: str, env) -> None:
+def _write_history(entries, out_format: str, key: str, env: Environment) -> None:
     from symfonic_cli import render
 
     if out_format in ("json", "jsonl"):
@@ -169,7 +175,7 @@ def _short(text: str) -> str:
     return escape_inline(text)
 
 
-def _write_diff(d, out_format: str, env) -> None:
+def _write_diff(d, out_format: str, env: Environment) -> None:
     from symfonic_cli import render
 
     if out_format == "json":

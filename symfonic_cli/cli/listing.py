@@ -11,12 +11,14 @@ from symfonic_cli.clock import iso_utc
 from symfonic_cli.threadkey import parse_key
 from symfonic_cli.vocabulary import DEFAULT_SORT, SORTS, STATUSES, listed
 
+from symfonic_cli.cli.columns import THREAD_COLUMNS, _headers, _shown_columns, _with_first, parse_columns
+
 # typing.TYPE_CHECKING without importing typing (quick commands load this module).
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from symfonic_cli.stores.protocol import Store
+    from symfonic_cli.environment import Environment
     from typing import Optional
-
-from symfonic_cli.cli.columns import THREAD_COLUMNS, _headers, _shown_columns, _with_first, parse_columns  # noqa: F401
 
 
 def threads_list(
@@ -37,7 +39,7 @@ def threads_list(
     since: Optional[str] = None,
     until: Optional[str] = None,
     columns: Optional[str] = None,
-    environment=None,
+    environment: Environment | None = None,
 ) -> None:
     """``threads list`` with every option parsed (the typer command and the quick route)."""
     environment = environment or run_environment()
@@ -78,7 +80,7 @@ def thread_records(
     return _run_state_records(st, tenant, sub_tenant, limit, *checked, session=session, reverse=reverse, with_size=with_size, window=window)
 
 
-def _check_tenant(tenant, sub_tenant) -> None:
+def _check_tenant(tenant: str | None, sub_tenant: str | None) -> None:
     if sub_tenant is not None and tenant is None:
         raise UsageError("--sub-tenant needs --tenant")
 
@@ -89,7 +91,7 @@ def list_threads(
     sub_tenant: Optional[str],
     limit: Optional[int],
     fmt: Optional[str],
-    environment=None,
+    environment: Environment | None = None,
     window=None,
     columns=None,
 ) -> None:
@@ -122,7 +124,7 @@ def _plain_records(st, tenant, sub_tenant, limit, window, undatable=None):
         yield _thread_record(t)
 
 
-def _warn_undatable(n: int, environment) -> None:
+def _warn_undatable(n: int, environment: Environment) -> None:
     """Threads whose activity cannot be told are listed (never hidden, never swept), and said so."""
     if not n:
         return
@@ -146,7 +148,7 @@ def _thread_record(t) -> dict:
 
 
 def list_run_states(
-    store, tenant, sub_tenant, limit, fmt, *, status, session, sort, reverse, with_size, window=None, environment=None,
+    store, tenant: str | None, sub_tenant: str | None, limit: int | None, fmt, *, status, session: str | None, sort, reverse, with_size, window=None, environment: Environment | None = None,
     columns=None,
 ) -> None:
     """``threads list`` with --status/--session/--sort/--reverse/--with-size."""
@@ -211,7 +213,7 @@ def _run_state_records(st, tenant, sub_tenant, limit, statuses, chosen, *, sessi
     return columns, records
 
 
-def _say_empty(st, environment, **filters) -> None:
+def _say_empty(st: Store, environment: Environment, **filters) -> None:
     """On a terminal, an empty listing says so on stderr, and how many threads the store holds
     (piped, it stays silent: an empty answer is an answer)."""
     from symfonic_cli.render import escape_inline, is_terminal, shown_time
@@ -237,7 +239,7 @@ def _say_empty(st, environment, **filters) -> None:
     env.stderr.write(escape_inline(f"symfonic: no threads match{what}; the store holds {total} threads") + "\n")
 
 
-def store_info(store: Optional[str], fmt: Optional[str], environment=None) -> None:
+def store_info(store: Optional[str], fmt: Optional[str], environment: Environment | None = None) -> None:
     environment = environment or run_environment()
     out_format = check_format(fmt, env=environment)
     from symfonic_cli import render

@@ -9,6 +9,12 @@ import typer
 from symfonic_cli.cli.common import MAX_JOBS, check_format, environment, store_options
 from symfonic_cli.cli.options import FormatOpt, SubTenantOpt
 from symfonic_cli.vocabulary import GROUP_HELP
+from symfonic_cli.environment import Environment
+
+# typing.TYPE_CHECKING without importing typing.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from symfonic_cli.migrate.command import MigrateResult
 
 COLUMNS = ("thread", "status", "checkpoints_copied", "checkpoints_skipped", "writes_copied", "writes_skipped", "verified", "message")
 
@@ -53,7 +59,7 @@ def migrate(
     result.check()
 
 
-def _write(result, out_format, env) -> None:
+def _write(result: MigrateResult, out_format: str, env: Environment) -> None:
     from symfonic_cli import render
 
     out = env.stdout

@@ -3,30 +3,41 @@
 
 from __future__ import annotations
 
-from typing import Annotated, List, Optional
+from typing import Annotated, Any, List, Optional
 
 import typer
 
 from symfonic_cli.cli import optionspec
 from symfonic_cli.cli.common import MAX_BATCH, MAX_COUNT
+from symfonic_cli.environment import Environment
+
+# typing.TYPE_CHECKING without importing typing.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from symfonic_cli.selection import Selection
 
 _TYPES = {"text": Optional[str], "count": Optional[int], "multi": Optional[List[str]], "flag": bool}
 
 
-def typer_option(spec: dict):
-    """The typer option of one entry of ``optionspec`` (the quick route parses the same entry)."""
-    kind = spec.get("kind", "text")
-    extra: dict = {}
-    if kind == "count":
+def option_info(spec: dict[str, Any]) -> Any:
+    """The ``typer.Option`` of one entry of ``optionspec`` (the quick route parses the same entry)."""
+    extra: dict[str, Any] = {}
+    if spec.get("kind", "text") == "count":
         extra.update(min=0, max=MAX_COUNT)
     if "env" in spec:
         extra.update(envvar=spec["env"], show_envvar=True)
-    return Annotated[_TYPES[kind], typer.Option(*spec["opts"], help=spec["help"], **extra)]
+    return typer.Option(*spec["opts"], help=spec["help"], **extra)
 
 
-def typer_options(specs: dict) -> dict:
-    """Parameter name -> typer option, for a command's table in ``optionspec``."""
-    return {name: typer_option(spec) for name, spec in specs.items()}
+def typer_option(spec: dict[str, Any]) -> Any:
+    """The typer option type (``Annotated[type, typer.Option]``) of one entry of ``optionspec``."""
+    return Annotated[_TYPES[spec.get("kind", "text")], option_info(spec)]
+
+
+def typer_options(specs: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    """Parameter name -> ``typer.Option``, for a command's table in ``optionspec``: a command writes
+    ``Annotated[<type of the entry's kind>, OPTIONS[name]]``, so that the type checker sees the type."""
+    return {name: option_info(spec) for name, spec in specs.items()}
 
 
 StoreOpt = typer_option(optionspec.STORE)
@@ -66,7 +77,8 @@ InactiveSinceOpt = Annotated[
 ]
 
 
-def erase_selection(environment, *, batch_size: int | None, store=None, missing_ok: bool = False, listed_only: bool = False, **given):
+def erase_selection(environment: Environment, *, batch_size: int | None, store: str | None = None, missing_ok: bool = False,
+                    listed_only: bool = False, **given: Any) -> Selection:
     """The threads thread erase or thread export works on (selection.py, ERASE rules); a retention
     sweep's cut-off is fixed here, once. --batch-size only goes with a sweep. A session across
     sub-tenants or tenants is made explicit keys here, from ``store`` opened read-only."""
@@ -76,7 +88,8 @@ def erase_selection(environment, *, batch_size: int | None, store=None, missing_
     chosen = build_selection(ERASE, environment=environment, **given)
     if batch_size is not None and chosen.window is None:
         raise UsageError("--batch-size goes with a retention sweep (--inactive-for/--inactive-since)")
-    if chosen.session is not None:
+    session = chosen.session
+    if session is not None:
         from symfonic_cli.cli.common import open_for_reading
         from symfonic_cli.render import escape_inline
 
@@ -90,9 +103,9 @@ def erase_selection(environment, *, batch_size: int | None, store=None, missing_
 
             from symfonic_cli.threadkey import derive_key
 
-            chosen = replace(chosen, keys=(derive_key(chosen.tenant, None, chosen.session),))
+            chosen = replace(chosen, keys=(derive_key(chosen.tenant, None, session),))
         elif not chosen.keys and not missing_ok:
-            raise NotFoundError(f"no thread of session '{escape_inline(chosen.session)}' in {escape_inline(where)}",
+            raise NotFoundError(f"no thread of session '{escape_inline(session)}' in {escape_inline(where)}",
                                 hint="--missing-ok to accept")
     return chosen
 

@@ -17,6 +17,11 @@ from symfonic_cli.cli.common import MAX_COUNT
 from symfonic_cli.location import STORE_ENV
 from symfonic_cli.vocabulary import DEFAULT_SORT, FORMATS, SORTS, STATUSES, listed, one_of
 
+# typing.TYPE_CHECKING without importing typing (the quick route loads this module).
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
 STORE = {
     "opts": ("--store", "-s"),
     "env": STORE_ENV,
@@ -70,4 +75,4 @@ THREADS_LIST = {
 STORE_INFO = {"store": STORE, "fmt": FORMAT}
 
 # The commands the quick route takes, and their options.
-QUICK = {("threads", "list"): THREADS_LIST, ("store", "info"): STORE_INFO}
+QUICK: dict[tuple[str, str], dict[str, dict[str, Any]]] = {("threads", "list"): THREADS_LIST, ("store", "info"): STORE_INFO}

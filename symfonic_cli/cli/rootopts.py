@@ -9,16 +9,22 @@ them for this run.
 from __future__ import annotations
 
 import copy
+import weakref
 
 import click
 from click.core import ParameterSource
 
 from symfonic_cli.cli.common import environment
 
+# typing.TYPE_CHECKING without importing typing.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
 _SKIP = {"version", "install_completion", "show_completion", "help"}
 
 
-def _apply(name: str, value) -> None:
+def _apply(name: str, value: Any) -> None:
     if name == "debug":
         environment().debug = environment().debug or bool(value)
     elif name == "no_pager":
@@ -32,6 +38,10 @@ def _apply(name: str, value) -> None:
     # color, tz: their own callbacks set them
 
 
+# The root's options copied onto the commands (their help lists them under "Global options").
+_GLOBAL_COPIES: weakref.WeakSet[click.Parameter] = weakref.WeakSet()
+
+
 def _late_copy(param: click.Option) -> click.Option:
     late = copy.copy(param)
     late.expose_value = False
@@ -39,7 +49,7 @@ def _late_copy(param: click.Option) -> click.Option:
     late.show_envvar = False
     original = param.callback
 
-    def callback(ctx: click.Context, p: click.Parameter, value):
+    def callback(ctx: click.Context, p: click.Parameter, value: Any) -> Any:
         if ctx.get_parameter_source(p.name) != ParameterSource.COMMANDLINE:
             return value
         if original is not None:
@@ -58,14 +68,14 @@ _NO_STORE = {"demo", "completion"}
 
 def _format_options(cmd: click.Command, ctx: click.Context, formatter: click.HelpFormatter) -> None:
     """Arguments once, the command's own options, then the root's copies under their own heading."""
-    sections = {"Arguments": [], "Options": [], "Global options": []}
+    sections: dict[str, list[tuple[str, str]]] = {"Arguments": [], "Options": [], "Global options": []}
     for param in cmd.get_params(ctx):
         record = param.get_help_record(ctx)
         if record is None:
             continue
         if isinstance(param, click.Argument):
             sections["Arguments"].append(record)
-        elif getattr(param, "_symfonic_global", False):
+        elif param in _GLOBAL_COPIES:
             sections["Global options"].append(record)
         else:
             sections["Options"].append(record)
@@ -75,7 +85,7 @@ def _format_options(cmd: click.Command, ctx: click.Context, formatter: click.Hel
                 formatter.write_dl(records)
 
 
-def everywhere(root: click.Group) -> None:
+def everywhere(root: click.Command) -> None:
     """Give every command under ``root`` a copy of the root's options, listed in its help after
     the command's own under "Global options" (the store ones only where a store is opened)."""
     shared = [p for p in root.params if isinstance(p, click.Option) and p.name not in _SKIP]
@@ -90,10 +100,17 @@ def everywhere(root: click.Group) -> None:
         for p in shared:
             if taken.isdisjoint(p.opts) and (opens_store or p.name not in _STORE_ONLY):
                 late = _late_copy(p)
-                late._symfonic_global = True
+                _GLOBAL_COPIES.add(late)
                 cmd.params.append(late)
+
+        def no_arguments(ctx: click.Context, formatter: click.HelpFormatter) -> None:
+            pass
+
+        def format_options(ctx: click.Context, formatter: click.HelpFormatter, cmd: click.Command = cmd) -> None:
+            _format_options(cmd, ctx, formatter)
+
         # click >= 8.2 lists arguments itself ("Positional arguments"), typer again ("Arguments").
-        cmd.format_arguments = lambda ctx, formatter: None
-        cmd.format_options = lambda ctx, formatter, cmd=cmd: _format_options(cmd, ctx, formatter)
+        cmd.format_arguments = no_arguments  # type: ignore[method-assign]  # this command's help only, not click's class
+        cmd.format_options = format_options  # type: ignore[method-assign]  # this command's help only, not click's class
 
     visit(root, ())

@@ -5,14 +5,21 @@ from __future__ import annotations
 from symfonic_cli.cli.common import check_format, environment as run_environment, open_for_reading
 from symfonic_cli.errors import UsageError
 
+# typing.TYPE_CHECKING without importing typing (TAB completion loads the cli modules).
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from symfonic_cli.environment import Environment
+    from symfonic_cli.search.run import Hit
+
 COLUMNS = ("key", "index", "role", "timestamp", "snippet")
 HEADERS = ("key", "#", "role", "timestamp", "snippet")
 JSON_SNIPPET = 100  # cells of a snippet in JSON, JSONL and text (no terminal to fit)
 
 
 def threads_search(
-    store, text: str, *, case_sensitive=False, tools=False, tenant=None, sub_tenant=None, session=None,
-    inactive_for=None, inactive_since=None, active_within=None, limit=None, fmt=None, environment=None,
+    store: str | None, text: str, *, case_sensitive: bool = False, tools: bool = False, tenant: str | None = None,
+    sub_tenant: str | None = None, session: str | None = None, inactive_for: str | None = None, inactive_since: str | None = None,
+    active_within: str | None = None, limit: int | None = None, fmt: str | None = None, environment: Environment | None = None,
 ) -> None:
     from symfonic_cli import render
     from symfonic_cli.search.run import search
@@ -44,23 +51,23 @@ def threads_search(
         env.stderr.write("symfonic: no message matches\n")
 
 
-def _trimmed(hit):
+def _trimmed(hit: Hit) -> Hit:
     from dataclasses import replace
 
     lo = max(0, hit.start - 400)
     return replace(hit, text=hit.text[lo:hit.end + 400], start=hit.start - lo, end=hit.end - lo)
 
 
-def _write_table(hits, title: str, env) -> int:
+def _write_table(hits: list[Hit], title: str, env: Environment) -> int:
     from rich.cells import cell_len
 
     from symfonic_cli import render
 
     cells = [[render.cell(h.key), str(h.index), render.escape_inline(h.role), render.cell(render.shown_time(h.timestamp, env))] for h in hits]
     widths = [max([cell_len(HEADERS[i])] + [cell_len(c[i]) for c in cells]) for i in range(4)]
-    width = render.console(env.stdout).width
+    width = render.console(env).width
     room = width - sum(widths) - 3 * 4  # the frame: " │ " between five columns
     rows = [c + [h.snippet(max(room, len("snippet")))] for c, h in zip(cells, hits)]
     render.write_table(rows, HEADERS, whole=(True, True, True, True, False), title=render.escape_inline(title),
-                       stream=env.stdout)
+                       environment=env)
     return len(rows)

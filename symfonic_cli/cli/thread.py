@@ -25,6 +25,12 @@ from symfonic_cli.cli.options import (
 )
 from symfonic_cli.cli.common import one_thread
 from symfonic_cli.vocabulary import GROUP_HELP, STATUSES, one_of
+from symfonic_cli.environment import Environment
+
+# typing.TYPE_CHECKING without importing typing.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 app = typer.Typer(help=GROUP_HELP["thread"], no_args_is_help=True)
 
@@ -56,7 +62,7 @@ def show(
     _write(record, namespaces, out_format, env)
 
 
-def _write(record: dict, namespaces: list[dict], out_format: str, env) -> None:
+def _write(record: dict, namespaces: list[dict], out_format: str, env: Environment) -> None:
     from symfonic_cli import render
 
     out = env.stdout
@@ -96,7 +102,7 @@ def _write(record: dict, namespaces: list[dict], out_format: str, env) -> None:
     render.write_pairs(pairs, fmt=out_format, title=record["key"], environment=env)
 
 
-def _compact(value) -> str:
+def _compact(value: Any) -> str:
     from symfonic_cli import render
 
     return value if isinstance(value, str) else render.json_dumps(value)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Optional
+from typing import Annotated, List, Optional
 
 import typer
 
@@ -27,22 +27,22 @@ SEARCH = typer_options({"tenant": optionspec.TENANT, "sub_tenant": optionspec.SU
 
 @app.command("list")
 def list_threads(
-    store: LIST["store"] = None,
-    tenant: LIST["tenant"] = None,
-    sub_tenant: LIST["sub_tenant"] = None,
-    limit: LIST["limit"] = None,
-    fmt: LIST["fmt"] = None,
-    status: LIST["status"] = None,
-    session: LIST["session"] = None,
-    sort: LIST["sort"] = None,
-    reverse: LIST["reverse"] = False,
-    with_size: LIST["with_size"] = False,
-    inactive_for: LIST["inactive_for"] = None,
-    inactive_since: LIST["inactive_since"] = None,
-    active_within: LIST["active_within"] = None,
-    since: LIST["since"] = None,
-    until: LIST["until"] = None,
-    columns: LIST["columns"] = None,
+    store: Annotated[Optional[str], LIST["store"]] = None,
+    tenant: Annotated[Optional[str], LIST["tenant"]] = None,
+    sub_tenant: Annotated[Optional[str], LIST["sub_tenant"]] = None,
+    limit: Annotated[Optional[int], LIST["limit"]] = None,
+    fmt: Annotated[Optional[str], LIST["fmt"]] = None,
+    status: Annotated[Optional[List[str]], LIST["status"]] = None,
+    session: Annotated[Optional[str], LIST["session"]] = None,
+    sort: Annotated[Optional[str], LIST["sort"]] = None,
+    reverse: Annotated[bool, LIST["reverse"]] = False,
+    with_size: Annotated[bool, LIST["with_size"]] = False,
+    inactive_for: Annotated[Optional[str], LIST["inactive_for"]] = None,
+    inactive_since: Annotated[Optional[str], LIST["inactive_since"]] = None,
+    active_within: Annotated[Optional[str], LIST["active_within"]] = None,
+    since: Annotated[Optional[str], LIST["since"]] = None,
+    until: Annotated[Optional[str], LIST["until"]] = None,
+    columns: Annotated[Optional[str], LIST["columns"]] = None,
 ) -> None:
     """One row per thread, newest activity first (activity: the time in each checkpoint id, else its ts)."""
     listing.threads_list(
@@ -59,12 +59,12 @@ def search_threads(
     store: StoreOpt = None,
     case_sensitive: Annotated[bool, typer.Option("--case-sensitive", help="Match the text exactly, case included.")] = False,
     tools: Annotated[bool, typer.Option("--tools", help="Also search tool calls (name, call id, arguments) and which tool answered.")] = False,
-    tenant: SEARCH["tenant"] = None,
-    sub_tenant: SEARCH["sub_tenant"] = None,
-    session: SEARCH["session"] = None,
-    inactive_for: SEARCH["inactive_for"] = None,
-    inactive_since: SEARCH["inactive_since"] = None,
-    active_within: SEARCH["active_within"] = None,
+    tenant: Annotated[Optional[str], SEARCH["tenant"]] = None,
+    sub_tenant: Annotated[Optional[str], SEARCH["sub_tenant"]] = None,
+    session: Annotated[Optional[str], SEARCH["session"]] = None,
+    inactive_for: Annotated[Optional[str], SEARCH["inactive_for"]] = None,
+    inactive_since: Annotated[Optional[str], SEARCH["inactive_since"]] = None,
+    active_within: Annotated[Optional[str], SEARCH["active_within"]] = None,
     limit: Annotated[Optional[int], typer.Option("--limit", "-n", min=0, max=MAX_COUNT, help="At most N threads, newest activity first (0 to 1000000000).")] = None,
     fmt: FormatOpt = None,
 ) -> None:

@@ -24,6 +24,12 @@ from symfonic_cli.cli.options import (
 from symfonic_cli.errors import UsageError
 from symfonic_cli.vocabulary import GROUP_HELP, ROLES, SPEAKERS, one_of
 from symfonic_cli.cli.common import one_thread
+from symfonic_cli.environment import Environment
+
+# typing.TYPE_CHECKING without importing typing.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from symfonic_cli.stores.protocol import Store
 
 
 def register(root: typer.Typer) -> None:
@@ -84,7 +90,7 @@ def show(
         env.stderr.write(empty_note + "\n")
 
 
-def _empty_note(st, key: str, checkpoint: Optional[str], env) -> str:
+def _empty_note(st: Store, key: str, checkpoint: Optional[str], env: Environment) -> str:
     """On a terminal, an empty answer says so, and what the thread does hold."""
     from symfonic_cli.render import escape_inline, shown_time
     from symfonic_cli.transcript.read import read_transcript
@@ -116,13 +122,13 @@ def _bound(flag: str, value: Optional[str], zone, *, until: bool):
     return time_option(flag, value, until=until, tz=zone)
 
 
-def _shown_time(ts, env) -> str:
+def _shown_time(ts, env: Environment) -> str:
     from symfonic_cli import render
 
     return render.shown_time(ts, env) if ts is not None else render.cell(ts)
 
 
-def _write(rows, out_format: str, key: str, tools: bool = False, *, truncate: Optional[int] = None, env) -> None:
+def _write(rows, out_format: str, key: str, tools: bool = False, *, truncate: Optional[int] = None, env: Environment) -> None:
     from symfonic_cli import render
 
     out = env.stdout

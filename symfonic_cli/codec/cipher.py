@@ -13,6 +13,10 @@ import os
 
 from symfonic_cli.errors import StoreError, UsageError
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import TypeGuard
+
 KEY_ENV = "LANGGRAPH_AES_KEY"
 KEY_FILE_ENV = "SYMFONIC_AES_KEY_FILE"
 KEY_HINT = "give the key with LANGGRAPH_AES_KEY or --aes-key-file PATH"
@@ -71,7 +75,7 @@ def key() -> bytes | None:
     return raw
 
 
-def is_encrypted(type_: object) -> bool:
+def is_encrypted(type_: object) -> TypeGuard[str]:
     return isinstance(type_, str) and "+" in type_
 
 

@@ -15,9 +15,10 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Iterable
 from typing import Any
 
-from symfonic_cli.limits import MAX_INT_DIGITS  # noqa: F401 - read here by the codecs and render
+from symfonic_cli.limits import MAX_INT_DIGITS  # read here by the codecs and render
 MAX_DEPTH = 2000  # SQLite 3.40 reads 2,000 levels (newer releases 1,000): all of them read alike
 DUPLICATE_KEYS = "duplicate keys"
 
@@ -32,6 +33,8 @@ class MetadataError(ValueError):
 
 class _Object(dict):
     """A decoded JSON object that remembers which keys it held more than once."""
+
+    duplicates: tuple[str, ...]
 
     __slots__ = ("duplicates",)
 
@@ -105,6 +108,7 @@ def depth_exceeds(value: Any, limit: int) -> bool:
     stack = [(value, 1)]
     while stack:
         item, level = stack.pop()
+        children: Iterable[Any]
         if isinstance(item, dict):
             children = item.values()
         elif isinstance(item, (list, tuple)):

@@ -60,8 +60,8 @@ def encrypted_blob_head(type_: str, data: bytes | None) -> tuple[str | None, int
     from symfonic_cli.errors import SymfonicError
 
     try:
-        type_, plain = decrypt(type_, data, what="checkpoint")
-        return checkpoint_blob_head(plain) if type_ == "msgpack" and plain else (None, None)
+        inner, plain = decrypt(type_, data, what="checkpoint")
+        return checkpoint_blob_head(plain) if inner == "msgpack" and plain else (None, None)
     except (SymfonicError, NeedMore, ValueError):
         return None, None
 

@@ -3,6 +3,11 @@ DeltaChannel rebuild): ``_plain_hook`` is an msgpack ext hook that raises ``_Not
 
 from __future__ import annotations
 
+# typing.TYPE_CHECKING without importing typing.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
 # The standard message classes, on LangGraph's safe list: decoding them strictly never warns,
 # and their rows come from their stored ``type``, ``content`` and ``id`` fields alone.
 _PLAIN_CLASSES = {
@@ -18,7 +23,7 @@ class _NotPlain(Exception):
     pass
 
 
-def _plain_hook(code: int, data: bytes):
+def _plain_hook(code: int, data: bytes) -> Any:
     import ormsgpack
 
     if code != _EXT_PYDANTIC_V2:

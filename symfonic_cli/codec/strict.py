@@ -13,6 +13,11 @@ from typing import Any
 
 from symfonic_cli.errors import StoreError
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import NoReturn
+    from langgraph.checkpoint.serde.event_hooks import SerdeEvent
+
 _serde = None
 
 
@@ -31,7 +36,7 @@ def _serializer():
     return _serde
 
 
-def _on_event(event: dict) -> None:
+def _on_event(event: SerdeEvent) -> None:
     collector = _collecting.get()
     if collector is not None and event.get("kind", "").endswith("blocked"):
         name = f"{event.get('module')}.{event.get('name')}"
@@ -112,7 +117,7 @@ def _without_objects(data: bytes) -> Any:
         return _OBJECTS
 
 
-def _has_object(code: int, ext: bytes):
+def _has_object(code: int, ext: bytes) -> NoReturn:
     raise LookupError  # ormsgpack reports it as a ValueError
 
 

@@ -16,6 +16,12 @@ from symfonic_cli.clock import id_at
 from symfonic_cli.compat import report as cr
 from symfonic_cli.compat.releases import release_text, releases_text, threads_text
 from symfonic_cli.errors import NotFoundError
+from symfonic_cli.environment import Environment
+
+# typing.TYPE_CHECKING without importing typing.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from symfonic_cli.stores.protocol import Store
 
 BY_THREAD_COLUMNS = ("thread", "checkpoints", "latest_status", "writer_line", "format_version",
                      "safe_boundary", "in_flight", "interrupted", "corrupt", "newer", "releases")
@@ -44,10 +50,11 @@ class CompatOutcome:
     findings: dict[str, int] = field(default_factory=dict)
 
 
-def run_report(st, req: CompatRequest) -> CompatOutcome:
+def run_report(st: Store, req: CompatRequest) -> CompatOutcome:
     """The report a request asks for, from an open store."""
     kwargs: dict[str, Any] = {"key": req.envelope_key, "current_format": req.current_format, "now": req.now, "grace": req.grace}
     if req.mode == THREAD:  # the caller has checked that the thread exists
+        assert req.thread is not None  # mode "thread" names its thread
         rep = cr.thread_report(req.thread, st.iter_envelopes(req.envelope_key, thread=req.thread), **kwargs)
         return CompatOutcome(THREAD, report=rep, findings=rep.findings())
     if req.mode == BY_THREAD:
@@ -61,20 +68,20 @@ def run_report(st, req: CompatRequest) -> CompatOutcome:
                 yield rep
 
         return CompatOutcome(BY_THREAD, reports=reports(), findings=findings)
-    rep = cr.store_report(
+    store_rep = cr.store_report(
         st.envelope_shapes(req.envelope_key, older_than=id_at(req.now - req.grace)),
         key=req.envelope_key, current_format=req.current_format,
     )
     census = st.encryption_census()
     if census.encrypted:
-        rep.encryption = census  # plaintext values in an encrypted store are a finding
-    if cr.wants_key_suggestion(rep):
+        store_rep.encryption = census  # plaintext values in an encrypted store are a finding
+    if cr.wants_key_suggestion(store_rep):
         found = st.envelope_key_candidates(req.envelope_key, limit=1)
-        rep.suggestion = found[0] if found else None
-    return CompatOutcome(STORE, report=rep, findings=rep.findings())
+        store_rep.suggestion = found[0] if found else None
+    return CompatOutcome(STORE, report=store_rep, findings=store_rep.findings())
 
 
-def checkpoint_verdicts(st, thread: str, *, envelope_key: str, current_format: int, checkpoint: str | None = None):
+def checkpoint_verdicts(st: Store, thread: str, *, envelope_key: str, current_format: int, checkpoint: str | None = None):
     """``compat show``: every checkpoint's verdict, newest first, or the one named by ``checkpoint``
     (the caller has checked that the thread exists)."""
     verdicts = cr.verdicts(st.iter_envelopes(envelope_key, thread=thread), key=envelope_key, current_format=current_format)
@@ -89,7 +96,7 @@ def checkpoint_verdicts(st, thread: str, *, envelope_key: str, current_format: i
 # -- reports as records and pairs (unescaped: the renderer escapes)
 
 
-def store_pairs(rep, environment=None) -> list[tuple[str, Any]]:
+def store_pairs(rep: cr.StoreReport, environment: Environment | None = None) -> list[tuple[str, Any]]:
     data = rep.to_json()
     verdict = data["verdict"]
     pairs: list[tuple[str, Any]] = [
@@ -140,7 +147,7 @@ def _named(label: str, found: dict[str, Any]) -> list[tuple[str, Any]]:
     return [(f"{label}: releases", releases_text(found["package_versions"])), (f"{label}: threads", threads_text(found))]
 
 
-def thread_pairs(rep, environment) -> list[tuple[str, Any]]:
+def thread_pairs(rep: cr.ThreadReport, environment: Environment) -> list[tuple[str, Any]]:
     """For table and text: times in --tz (``environment``'s; the JSON report stays UTC)."""
     from symfonic_cli.render import shown_time
 
@@ -171,7 +178,7 @@ def thread_pairs(rep, environment) -> list[tuple[str, Any]]:
     return pairs
 
 
-def thread_row(rep) -> dict[str, Any]:
+def thread_row(rep: cr.ThreadReport) -> dict[str, Any]:
     """One row of ``--by-thread`` as a table shows it."""
     data = rep.to_json()
     latest = data["latest"] or {}

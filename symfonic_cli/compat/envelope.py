@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeGuard
 
 DEFAULT_ENVELOPE_KEY = "symfonic_envelope"
 ENVELOPE_KEY_ENV = "SYMFONIC_ENVELOPE_KEY"
@@ -77,7 +77,7 @@ class CompatibilityReport:
     reason: str
 
 
-def _is_int(value: Any) -> bool:
+def _is_int(value: Any) -> TypeGuard[int]:
     return isinstance(value, int) and not isinstance(value, bool)
 
 

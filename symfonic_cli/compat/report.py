@@ -34,7 +34,7 @@ THREAD_FINDINGS = ("corrupt", "newer", "interrupted", "legacy")  # the findings 
 IN_FLIGHT = "in flight"
 INTERRUPTED = "interrupted by a crash"
 
-_KIND_SAMPLE = {"null": None, "boolean": False, "integer": 0, "number": 0.0, "string": "", "array": []}
+_KIND_SAMPLE: dict[str, Any] = {"null": None, "boolean": False, "integer": 0, "number": 0.0, "string": "", "array": []}
 
 
 @dataclass(frozen=True)
@@ -284,16 +284,17 @@ class ThreadReport:
 
     def to_json(self) -> dict[str, Any]:
         b = self.boundary
+        env = b.c.envelope if b is not None else None  # a safe boundary is read from its envelope
         return {
             "thread": self.key,
             "checkpoints": self.checkpoints,
             "by_status": {s: self.statuses.get(s, 0) for s in STATUSES},
             "latest": self.latest.to_json() if self.latest else None,
             "safe_boundary": None
-            if b is None
+            if b is None or env is None
             else {
-                "boundary_id": b.c.envelope.boundary_id,
-                "boundary_sequence": b.c.envelope.boundary_sequence,
+                "boundary_id": env.boundary_id,
+                "boundary_sequence": env.boundary_sequence,
                 "checkpoint_id": b.row.checkpoint_id,
                 "ts": iso_utc(b.ts),
             },
@@ -355,7 +356,7 @@ def thread_report(
     return rep
 
 
-def thread_reports(rows: Iterable[EnvelopeRow], **kwargs) -> Iterator[ThreadReport]:
+def thread_reports(rows: Iterable[EnvelopeRow], **kwargs: Any) -> Iterator[ThreadReport]:
     """Rows of many threads, ordered by thread: one report per thread, one thread in memory."""
     for thread, group in groupby(rows, key=lambda r: r.thread_id):
         yield thread_report(thread, group, **kwargs)

@@ -9,6 +9,7 @@ distinct stored message once; ids come from the stored fields (no class built).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
@@ -168,7 +169,8 @@ class ThreadMessages:
                 cp = _unpack(state.payload_type, state.payload, what)
                 if not isinstance(cp, dict):
                     raise StoreError(f"{what} does not decode to a checkpoint mapping")
-                values = cp.get("channel_values") if isinstance(cp.get("channel_values"), dict) else {}
+                found = cp.get("channel_values")
+                values = found if isinstance(found, dict) else {}
                 versioned = CHANNEL in (cp.get("channel_versions") or {})
                 stored = CHANNEL in values
                 if stored:
@@ -270,7 +272,7 @@ class ThreadMessages:
         acc: dict[Where, MessageFold] = {}  # value after the checkpoint's own writes, kept for its children
         best: dict[str, tuple[int, datetime]] = {}
 
-        def flag(ids, where: Where) -> None:
+        def flag(ids: Sequence[str | None], where: Where) -> None:
             ts = parsed[where]
             if ts is None:
                 return

@@ -18,11 +18,18 @@ from __future__ import annotations
 from symfonic_cli.environment import Environment
 from symfonic_cli.errors import EXIT_INTERRUPTED, NotConfirmedError, StoppedError
 
+# typing.TYPE_CHECKING without importing typing.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import TextIO
+
+    from symfonic_cli.model.erase import ThreadErasePlan
+
 
 class Terminal:
     """Where the plan and the prompt are shown and the answer is read."""
 
-    def __init__(self, reader, writer, owned=None) -> None:
+    def __init__(self, reader: TextIO, writer: TextIO, owned: tuple[TextIO, ...] | None = None) -> None:
         self.reader, self.writer, self.owned = reader, writer, owned
 
     def close(self) -> None:
@@ -77,7 +84,7 @@ def _pending_signals() -> None:
     raise KeyboardInterrupt only later, outside the prompt: it is raised here, inside it."""
 
 
-def confirm_plans(terminal: Terminal | None, plans) -> None:
+def confirm_plans(terminal: Terminal | None, plans: list[ThreadErasePlan]) -> None:
     from symfonic_cli.erase import plan as ep
 
     confirm(terminal, ep.confirmation_question(plans), ep.confirmation_answer(plans))

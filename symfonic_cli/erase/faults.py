@@ -23,6 +23,11 @@ from typing import Callable, Iterable
 
 from symfonic_cli.errors import UsageError
 
+# typing.TYPE_CHECKING without importing typing.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import TextIO
+
 FAULT_AFTER_THREADS = "SYMFONIC_FAULT_AFTER_THREADS"
 FAULT_IN_THREAD = "SYMFONIC_FAULT_IN_THREAD"
 FAULT_SLOW_THREAD = "SYMFONIC_FAULT_SLOW_THREAD"
@@ -47,20 +52,20 @@ def env_float(name: str) -> float:
         return 0.0
 
 
-def kill(out=None) -> None:
+def kill(out: TextIO | None = None) -> None:
     if out is not None:
         out.flush()  # what the run printed so far reaches its reader first
     os.kill(os.getpid(), signal.SIGKILL)
 
 
 class Faults:
-    def __init__(self, after_threads: int | None = None, in_thread: int | None = None, slow: float = 0.0, out=None,
+    def __init__(self, after_threads: int | None = None, in_thread: int | None = None, slow: float = 0.0, out: TextIO | None = None,
                  stop_after_commit: int | None = None) -> None:
         self.after_threads, self.in_thread, self.slow, self.out = after_threads, in_thread, slow, out
         self.stop_after_commit = stop_after_commit
 
     @classmethod
-    def from_env(cls, out=None) -> Faults:
+    def from_env(cls, out: TextIO | None = None) -> Faults:
         """The faults the environment asks for; ``out`` is flushed before a kill."""
         return cls(env_int(FAULT_AFTER_THREADS), env_int(FAULT_IN_THREAD), env_float(FAULT_SLOW_THREAD), out,
                    env_int(FAULT_STOP_AFTER_COMMIT))

@@ -20,6 +20,11 @@ import stat
 
 from symfonic_cli.errors import ReceiptError, UsageError
 
+# typing.TYPE_CHECKING without importing typing.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+
 
 class ReceiptWriteError(Exception):
     """A line could not be appended (full disk, I/O error)."""
@@ -62,7 +67,7 @@ class ReceiptFile:
             # A line cut short (a crash mid-write) must not swallow the next one.
             self._needs_newline = os.pread(self.fd, 1, info.st_size - 1) != b"\n"
 
-    def previous_erasures(self, identity: dict, keys) -> dict[str, tuple[str, str]]:
+    def previous_erasures(self, identity: dict, keys: Iterable[str]) -> dict[str, tuple[str, str]]:
         """key -> (receipt_id, time) of the latest ``erased`` record of each of ``keys`` in the
         file whose store identity is ``identity`` exactly (records without one never match).
         Read a line at a time: memory does not grow with the file, only with its longest line."""
@@ -86,7 +91,8 @@ class ReceiptFile:
             if rec.get("record") == "thread":
                 entries = [rec]
             else:  # one whole receipt per line, as written before the per-thread lines
-                entries = rec.get("threads") if isinstance(rec.get("threads"), list) else []
+                listed = rec.get("threads")
+                entries = listed if isinstance(listed, list) else []
             for t in entries:
                 if isinstance(t, dict) and t.get("status") == "erased" and t.get("key") in wanted and isinstance(t["key"], str):
                     found[t["key"]] = (str(rec.get("receipt_id")), str(t.get("time") or rec.get("time")))
@@ -94,6 +100,8 @@ class ReceiptFile:
 
     def _lines(self):
         """The file's lines (without their newline), read in chunks of 1 MiB."""
+        if self.fd is None:  # a dry run's receipt file that does not exist yet: no lines
+            return
         offset, rest = 0, b""
         while True:
             chunk = os.pread(self.fd, 1 << 20, offset)
@@ -129,7 +137,7 @@ class ReceiptFile:
             self.fd = None
 
 
-def _needles(keys) -> list[bytes]:
+def _needles(keys: Iterable[str]) -> list[bytes]:
     """Each key as a JSON string could spell it in a line (escaped to ASCII or not)."""
     from symfonic_cli.render import json_dumps
 

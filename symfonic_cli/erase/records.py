@@ -33,6 +33,11 @@ from symfonic_cli.erase.text import JsonStream, thread_line, width_of
 from symfonic_cli.errors import EXIT_STORE, ReceiptError
 from symfonic_cli.location import StoreLocation, store_identity
 
+# typing.TYPE_CHECKING without importing typing.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from symfonic_cli.stores.protocol import Store
+
 
 def default_operator() -> str:
     """Who erases: the login name (getpass: LOGNAME, USER, ..., then the password
@@ -53,7 +58,7 @@ def store_name(location: StoreLocation) -> str:
     return location.display
 
 
-def new_header(location: StoreLocation, store, now: datetime, *, operator: str | None, ticket: str | None,
+def new_header(location: StoreLocation, store: Store, now: datetime, *, operator: str | None, ticket: str | None,
                selection: dict[str, Any], vacuum: bool = False) -> dict[str, Any]:
     """A new run's receipt head (plan.receipt_header): a fresh receipt id, this version, the
     store's name and identity (location.store_identity, of the opened ``store``)."""
@@ -171,7 +176,7 @@ class Recorder(RunRecord):
         self.recent += "warning" in entry
         return self._record(entry, thread_line(result, self.width))
 
-    def not_attempted(self, plans, reason: str) -> None:
+    def not_attempted(self, plans: list[ep.ThreadErasePlan], reason: str) -> None:
         """The threads left alone after a stop: in the kept outcomes (the final receipt), no line."""
         if self.outcomes is not None:
             self.outcomes += [ep.not_attempted(p, f"not attempted: {reason}") for p in plans]

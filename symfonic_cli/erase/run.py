@@ -31,6 +31,11 @@ from symfonic_cli.errors import (
 from symfonic_cli.location import StoreLocation, store_identity
 from symfonic_cli.selection import Selection
 
+# typing.TYPE_CHECKING without importing typing.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from symfonic_cli.stores.protocol import Store
+
 __all__ = ["EraseRequest", "run", "default_operator", "store_name"]
 
 
@@ -112,7 +117,7 @@ def run(req: EraseRequest, environment: Environment | None = None) -> None:
             recorder.start(threads_planned=len(plans))
             faults = Faults.from_env(out)
 
-            def step(plan: ep.ThreadErasePlan, n: int):
+            def step(plan: ep.ThreadErasePlan, n: int) -> tuple[ep.ThreadOutcome, Stopped | None]:
                 miss = misses.get(plan.key)
                 if miss is not None:
                     return ep.missed(plan, miss), None
@@ -126,6 +131,7 @@ def run(req: EraseRequest, environment: Environment | None = None) -> None:
         finally:
             store.close()
         outcomes = recorder.outcomes
+        assert outcomes is not None  # Recorder(keep=True)
         receipt = ep.build_receipt(header, outcomes, kind=req.location.kind, notes=notes, grace=req.grace)
         stop = recorder.end({"summary": receipt["summary"], "notes": notes, "not_erased": ep.NOT_ERASED}, stop)
         if stop is not None:
@@ -143,7 +149,7 @@ def run(req: EraseRequest, environment: Environment | None = None) -> None:
     _check_outcome(req, outcomes, plans, misses, suggester, stop)
 
 
-def _misses(store, plans, req: EraseRequest, receipt_file, identity: dict[str, Any]):
+def _misses(store: Store, plans, req: EraseRequest, receipt_file, identity: dict[str, Any]):
     """For each requested key with no row anywhere in the cascade: not-found (with suggestions)
     or, when the --receipt file records it erased from the same tables, already-erased."""
     from symfonic_cli.suggestions import Suggester

@@ -25,11 +25,18 @@ from __future__ import annotations
 import signal
 import threading
 from datetime import datetime, timedelta, timezone
-from typing import Callable, Iterable, NamedTuple
+from typing import Any, Callable, Iterable, NamedTuple
 
 from symfonic_cli.erase import plan as ep
 from symfonic_cli.errors import EXIT_INTERRUPTED, EXIT_UNEXPECTED, SymfonicError, ThreadActiveError
 from symfonic_cli.location import StoreLocation, scrub
+
+# typing.TYPE_CHECKING without importing typing.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from symfonic_cli.model.erase import ExtraTable
+    from types import FrameType
+    from symfonic_cli.stores.protocol import Store
 
 DEFAULT_BATCH = 500  # threads a counted selection (a sweep, prune) reads and plans at a time
 INTERRUPTED = "interrupted (Ctrl-C): stopped after the thread in flight; run the same command again to erase the rest"
@@ -49,7 +56,7 @@ class Interrupt:
 
     def __init__(self) -> None:
         self.asked = False
-        self._old = None
+        self._old: Any = None  # the SIGINT handler to put back (signal.getsignal's types)
 
     def __enter__(self) -> Interrupt:
         # Not when SIGINT is ignored (a background job of a script, nohup): the parent meant it.
@@ -57,12 +64,12 @@ class Interrupt:
             self._old = signal.signal(signal.SIGINT, self._handle)
         return self
 
-    def _handle(self, signum, frame) -> None:
+    def _handle(self, signum: int, frame: FrameType | None) -> None:
         if self.asked:
             raise KeyboardInterrupt
         self.asked = True
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         if self._old is not None:
             signal.signal(signal.SIGINT, self._old)
 
@@ -86,8 +93,9 @@ def thread_step(plan: ep.ThreadErasePlan, change: Callable[[], tuple[dict[str, i
     return result, stop
 
 
-def erase_step(store, plan: ep.ThreadErasePlan, extra, *, location: StoreLocation, now: datetime, grace: timedelta,
-               between=None, idle_before=None) -> tuple[ep.ThreadOutcome, Stopped | None]:
+def erase_step(store: Store, plan: ep.ThreadErasePlan, extra: tuple[ExtraTable, ...], *, location: StoreLocation, now: datetime,
+               grace: timedelta, between: Callable[[str], None] | None = None,
+               idle_before: str | None = None) -> tuple[ep.ThreadOutcome, Stopped | None]:
     """One thread erased (one transaction; the store compares what it deletes with the plan, and
     with ``idle_before`` re-checks its last activity, inside it) and verified after the commit."""
 

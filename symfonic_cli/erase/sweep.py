@@ -27,6 +27,11 @@ from symfonic_cli.erase.records import Recorder, new_header, open_receipt, store
 from symfonic_cli.erase.steps import DEFAULT_BATCH, erase_step, finish, run_threads
 from symfonic_cli.errors import EXIT_INTERRUPTED, EXIT_STORE, EXIT_WRITTEN_AGAIN, EraseIncomplete, StoppedError
 
+# typing.TYPE_CHECKING without importing typing.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from symfonic_cli.stores.protocol import Store
+
 SAMPLE = 10  # keys the confirmation shows
 
 
@@ -91,7 +96,7 @@ def run_sweep(req, env: Environment) -> None:
             tail["stopped"] = stop.reason
         tail.update({"notes": notes, "not_erased": ep.NOT_ERASED})
         ended = recorder.end(tail, stop)
-        if ended is not stop:
+        if ended is not None and ended is not stop:
             stop = ended
             tail["stopped"] = stop.reason
         if human:
@@ -101,7 +106,7 @@ def run_sweep(req, env: Environment) -> None:
             if recorder.recent:
                 line += f"; warning: {recorder.recent} thread(s) had recent activity, a running agent may write them again"
             text.print_receipt(out, {**header, **tail}, line, recorder.kept_at(stop))
-        else:
+        elif recorder.stream is not None:
             recorder.stream.end(tail, recorder.end_times())
         out.flush()
     finally:
@@ -119,7 +124,7 @@ def run_sweep(req, env: Environment) -> None:
         raise EraseIncomplete(EXIT_STORE if recorder.unverified else EXIT_WRITTEN_AGAIN)
 
 
-def _pages(store, window, extra, first: list, batch: int, total: int):
+def _pages(store: Store, window, extra, first: list, batch: int, total: int):
     """The first page, then the next ones by key (keyset pagination), never more than counted
     and confirmed (a thread cannot become idle after a cut-off fixed in the past, but a restored
     backup could add old ones)."""
@@ -148,7 +153,7 @@ def _summary(recorder: Recorder, stop) -> dict[str, int]:
     }
 
 
-def _dry_run(store, req, env, window, total, batch, name, extra, now, undatable: int = 0) -> None:
+def _dry_run(store: Store, req, env: Environment, window, total, batch, name, extra, now, undatable: int = 0) -> None:
     """The plan of every idle thread, streamed page by page; nothing deleted."""
     out = env.stdout
     human = req.fmt not in ("json", "jsonl")

@@ -23,6 +23,7 @@ from datetime import datetime, timedelta
 from typing import Any, TextIO
 
 from symfonic_cli.erase import plan as ep
+from symfonic_cli.environment import Environment
 
 ALL_SUBS = " (all sub-tenants of this tenant and session)"
 
@@ -33,13 +34,13 @@ def _esc(text: str) -> str:
     return escape_inline(text)
 
 
-def _shown(iso: str | None, env) -> str:
+def _shown(iso: str | None, env: Environment) -> str:
     from symfonic_cli.render import shown_time  # times in --tz
 
     return shown_time(iso, env)
 
 
-def _when(iso: str | None, env) -> str:
+def _when(iso: str | None, env: Environment) -> str:
     return _shown(iso, env) if iso is not None else "undatable"  # no time in the id, no ts
 
 
@@ -68,7 +69,7 @@ def write_fitted(out: TextIO, pieces, indent: str = "", hang: str = "    ") -> N
     out.write(_fit(pieces, width_of(out), indent, hang) + "\n")
 
 
-def plan_line(r: dict, grace: timedelta, env, every_sub=frozenset(), width: int | None = None) -> str:
+def plan_line(r: dict, grace: timedelta, env: Environment, every_sub=frozenset(), width: int | None = None) -> str:
     """One planned thread: its key whole, the rows per table, its first and last activity whole;
     wrapped under the key to ``width`` (None: one line)."""
     from symfonic_cli.render.fit import Whole, enclose, glue
@@ -106,7 +107,7 @@ def plan_document(*, store_name: str, kind: str, selection: dict, plans, misses,
 
 
 def print_plan(out: TextIO, *, store_name: str, plans, misses, now: datetime, grace: timedelta, fmt: str,
-               by_prefix: bool, env, extra=()) -> None:
+               by_prefix: bool, env: Environment, extra=()) -> None:
     """A request's plan: one line per thread (or a table), then what is not erased; on a terminal
     each line wraps to its width, keys, ids and times whole."""
     from symfonic_cli.render.fit import Whole
@@ -138,7 +139,7 @@ def print_plan(out: TextIO, *, store_name: str, plans, misses, now: datetime, gr
     out.flush()
 
 
-def _plan_table(out: TextIO, records, grace: timedelta, env, every_sub=frozenset()) -> None:
+def _plan_table(out: TextIO, records, grace: timedelta, env: Environment, every_sub=frozenset()) -> None:
     """The borderless table of render/tables.py: keys, counts, ids and times whole; the tables
     column wraps at spaces (never inside a word); first and last activity one under the other."""
     from symfonic_cli import render
@@ -171,7 +172,7 @@ def _undatable_pieces(undatable: int) -> list[str]:
 
 
 def print_sweep_plan(out: TextIO, *, store_name: str, cut_off: str | None, total: int, batch: int, sample,
-                     now: datetime, grace: timedelta, env, undatable: int = 0) -> None:
+                     now: datetime, grace: timedelta, env: Environment, undatable: int = 0) -> None:
     """What the operator confirms: the count (from the database), the cut-off, the first keys, and
     the threads left alone because their activity cannot be dated; wrapped to a terminal."""
     from symfonic_cli.render.fit import Whole
@@ -195,7 +196,7 @@ def print_sweep_plan(out: TextIO, *, store_name: str, cut_off: str | None, total
     out.flush()
 
 
-def sweep_dry_run_head(out: TextIO, store_name: str, cut_off: str | None, total: int, batch: int, env, undatable: int = 0) -> None:
+def sweep_dry_run_head(out: TextIO, store_name: str, cut_off: str | None, total: int, batch: int, env: Environment, undatable: int = 0) -> None:
     from symfonic_cli.render.fit import Whole
 
     width = width_of(out)

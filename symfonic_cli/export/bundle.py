@@ -10,6 +10,14 @@ import time
 
 from symfonic_cli.errors import FileAccessError, SymfonicError, UsageError
 
+# typing.TYPE_CHECKING without importing typing.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import BinaryIO, Union
+
+    # Where a member of a bundle is: a file path, or (how, archive path, member name).
+    _Source = Union[str, tuple[str, str, str]]
+
 MANIFEST = "manifest.json"
 
 
@@ -68,10 +76,10 @@ def check_replaceable(path: str, kind: str) -> None:
                          hint="remove it yourself, or choose another --output")
 
 
-def _dir_members(path: str) -> dict[str, object]:
+def _dir_members(path: str) -> dict[str, _Source | None]:
     """relative name -> a reader of its bytes, for every entry below ``path`` ("/" ends a folder;
     anything but a regular file or folder is named as such, so it is never listed)."""
-    members: dict[str, object] = {}
+    members: dict[str, _Source | None] = {}
     for top, dirs, files in os.walk(path):
         rel = os.path.relpath(top, path).replace(os.sep, "/")
         prefix = "" if rel == "." else rel + "/"
@@ -89,8 +97,8 @@ def _dir_members(path: str) -> dict[str, object]:
     return members
 
 
-def _archive_members(path: str, kind: str) -> dict[str, object]:
-    members: dict[str, object] = {}
+def _archive_members(path: str, kind: str) -> dict[str, _Source | None]:
+    members: dict[str, _Source | None] = {}
     try:
         if kind == "zip":
             import zipfile
@@ -109,7 +117,7 @@ def _archive_members(path: str, kind: str) -> dict[str, object]:
     return members
 
 
-def _read_member(source) -> bytes:
+def _read_member(source: _Source) -> bytes:
     if isinstance(source, str):
         with open(source, "rb") as f:
             return f.read()
@@ -122,15 +130,15 @@ def _read_member(source) -> bytes:
     import tarfile
 
     with tarfile.open(path, "r:gz") as t:
-        f = t.extractfile(name)
-        return f.read() if f is not None else b""
+        member = t.extractfile(name)
+        return member.read() if member is not None else b""
 
 
 _MANIFEST_KEYS = {"tool", "tool_version", "created", "store", "selection", "threads", "not_found"}
 _ENTRY_FILES = ("file", "state_file")
 
 
-def _foreign(members: dict[str, object]) -> str | None:
+def _foreign(members: dict[str, _Source | None]) -> str | None:
     """Why these members are not a bundle symfonic wrote, or None."""
     import json
 
@@ -273,11 +281,11 @@ class Bundle:
         else:
             import tarfile
 
-            info = tarfile.TarInfo(name)
-            info.size, info.mtime, info.mode = len(data), int(self._now), 0o600
-            self._tar.addfile(info, io.BytesIO(data))
+            member = tarfile.TarInfo(name)
+            member.size, member.mtime, member.mode = len(data), int(self._now), 0o600
+            self._tar.addfile(member, io.BytesIO(data))
 
-    def add_file(self, name: str, source, size: int) -> None:
+    def add_file(self, name: str, source: BinaryIO, size: int) -> None:
         """``name`` from an open binary file of ``size`` bytes, copied in chunks (the manifest of
         a large export is never held in memory whole)."""
         source.seek(0)
@@ -296,9 +304,9 @@ class Bundle:
         else:
             import tarfile
 
-            info = tarfile.TarInfo(name)
-            info.size, info.mtime, info.mode = size, int(self._now), 0o600
-            self._tar.addfile(info, source)
+            member = tarfile.TarInfo(name)
+            member.size, member.mtime, member.mode = size, int(self._now), 0o600
+            self._tar.addfile(member, source)
 
     def commit(self, force: bool) -> None:
         """Finish the archive, flush it to disk, and move it into place (replacing the old bundle

@@ -7,12 +7,18 @@ import hashlib
 import io
 from dataclasses import dataclass
 from datetime import datetime, timezone
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from symfonic_cli import __version__
 from symfonic_cli.environment import Environment
 from symfonic_cli.errors import NotFoundError
 from symfonic_cli.location import StoreLocation
+
+if TYPE_CHECKING:
+    from symfonic_cli.transcript.rows import Row
+    from typing import BinaryIO
+    from symfonic_cli.stores.protocol import Store
+    from symfonic_cli.model.listing import ThreadSummary
 
 
 @dataclass
@@ -34,16 +40,16 @@ class ExportRequest:
     batch_size: int | None = None  # a retention selection's page size (keyset pagination by key)
 
 
-def transcript_bytes(rows, tools: bool) -> bytes:
+def transcript_bytes(rows: list[Row], tools: bool) -> bytes:
     """Exactly what ``transcript show --format json [--tools]`` prints for these rows, as UTF-8."""
     from symfonic_cli import render
 
     buf = io.StringIO()
-    render.write_records((r.to_json(tools) for r in rows), fmt="json", columns=(), environment=None, stream=buf)
+    render.write_records((r.to_json(tools) for r in rows), fmt="json", columns=(), environment=Environment(stdout=buf))
     return buf.getvalue().encode("utf-8")
 
 
-def state_bytes(store, key: str) -> tuple[bytes, list[str]]:
+def state_bytes(store: Store, key: str) -> tuple[bytes, list[str]]:
     """The thread's latest root checkpoint, every channel as JSON (values the strict decoder
     does not rebuild are given from their raw fields, as ``thread diff`` gives them)."""
     from symfonic_cli import render
@@ -66,7 +72,7 @@ def state_bytes(store, key: str) -> tuple[bytes, list[str]]:
     return (render.json_dumps(doc, indent=2) + "\n").encode("utf-8"), warnings
 
 
-def _iso(t) -> str | None:
+def _iso(t: datetime | None) -> str | None:
     from symfonic_cli.clock import iso_utc
 
     return iso_utc(t)
@@ -97,11 +103,15 @@ def run(req: ExportRequest, environment: Environment | None = None) -> None:
     store = open_store(req.location, writable=False, stderr=env.stderr, **req.options)
     try:
         missing: list[str] = []
+        found: list[tuple[str, ThreadSummary]] | _IdleThreads
         if req.keys is not None:
             found = []
             for key in req.keys:
                 summary = store.thread_summary(key)
-                (found if summary is not None else missing).append((key, summary) if summary is not None else key)
+                if summary is not None:
+                    found.append((key, summary))
+                else:
+                    missing.append(key)
         elif req.window is not None:
             # Counted in the database, then read a page of keys at a time: nothing grows with the count.
             found = _IdleThreads(store, req)
@@ -110,7 +120,8 @@ def run(req: ExportRequest, environment: Environment | None = None) -> None:
             found = [(k, s) for k in store.thread_keys_with_prefix(req.prefix or "") if (s := store.thread_summary(k)) is not None]
         if missing:
             suggester = Suggester(store)
-            from symfonic_cli.erase.text import not_found_line, width_of
+            from symfonic_cli.erase.text import not_found_line
+            from symfonic_cli.render.fit import width_of
 
             for key in missing:
                 err.write(not_found_line(key, suggester.suggest(key), width_of(err)) + "\n")
@@ -201,7 +212,7 @@ class _IdleThreads:
     """The threads of a retention window as (key, summary) pairs, in key order, read a page at a
     time (``window_keys``); ``len`` is the count the database gives."""
 
-    def __init__(self, store, req: ExportRequest) -> None:
+    def __init__(self, store: Store, req: ExportRequest) -> None:
         from symfonic_cli.erase.steps import DEFAULT_BATCH
 
         w = req.window
@@ -248,7 +259,7 @@ class _Entries:
         self.file.write(json_dumps(entry).encode("utf-8") + b"\n")
         self.count += 1
 
-    def manifest(self, head: dict[str, Any], tail: dict[str, Any]):
+    def manifest(self, head: dict[str, Any], tail: dict[str, Any]) -> BinaryIO:
         """manifest.json (the document ``json_dumps(..., indent=2)`` would give), in a temporary file at offset 0."""
         import json
         import tempfile

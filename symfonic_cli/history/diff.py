@@ -18,6 +18,11 @@ from symfonic_cli.model.checkpoint import CheckpointRecord
 from symfonic_cli.stores.protocol import Store
 from symfonic_cli.transcript import rows as tx
 
+# typing.TYPE_CHECKING without importing typing.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from symfonic_cli.delta.messages import ThreadMessages
+
 
 @dataclass(frozen=True)
 class MessageChange:
@@ -95,7 +100,7 @@ def resolve_ref(store: Store, key: str, ref: str, *, namespace: str | None) -> t
     return found[0]
 
 
-def read_full(store: Store, key: str, ns: str, cid: str, thread=None) -> CheckpointRecord:
+def read_full(store: Store, key: str, ns: str, cid: str, thread: ThreadMessages | None = None) -> CheckpointRecord:
     """A checkpoint with every channel value (its versions name the channels), delta-encoded
     ones as LangGraph rebuilds them (``thread``: a ThreadMessages already read, if any)."""
     names = _channel_names(store, key, ns, cid)

@@ -426,5 +426,5 @@ def _edited(ids: _MessageIds, parent: CheckpointHead, child: CheckpointHead, bef
     if old is None or new is None:
         return []
     key_of = _lean_id if lean else tx.message_id_of
-    new_by_id = {key_of(m): m for m in new if key_of(m) is not None}
-    return [key_of(m) for m in old if key_of(m) in new_by_id and new_by_id[key_of(m)] != m]
+    new_by_id = {k: m for m in new if (k := key_of(m)) is not None}
+    return [k for m in old if (k := key_of(m)) is not None and k in new_by_id and new_by_id[k] != m]

@@ -10,6 +10,12 @@ from typing import Any
 from symfonic_cli.errors import StoreError, MigrateIncomplete, UsageError
 from symfonic_cli.location import StoreLocation
 from symfonic_cli.selection import MIGRATE, build_selection
+from symfonic_cli.environment import Environment
+
+# typing.TYPE_CHECKING without importing typing.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import TextIO
 
 
 @dataclass
@@ -92,7 +98,7 @@ def default_jobs(target_kind: str, threads: int) -> int:
     return max(1, min(4, os.cpu_count() or 1))
 
 
-def run_migrate(req: MigrateRequest, environment) -> MigrateResult:
+def run_migrate(req: MigrateRequest, environment: Environment) -> MigrateResult:
     """Copy (or dry-run, or verify) the selected threads; the outcomes, whatever they are."""
     from symfonic_cli.migrate import copy as migration
     from symfonic_cli.migrate.workers import run_parallel
@@ -178,7 +184,7 @@ def as_option(option: str, fn, *args, **kwargs):
         raise
 
 
-def _open_target(dst_loc, dst_options, *, writable: bool, extra: dict, init_dry_run: bool, stderr):
+def _open_target(dst_loc, dst_options, *, writable: bool, extra: dict, init_dry_run: bool, stderr: TextIO):
     """The target, and a scratch folder to remove when the plan ran against an empty stand-in.
 
     ``--init-target --dry-run`` towards a SQLite file that does not exist yet: nothing is created;
@@ -209,11 +215,11 @@ def _open_target(dst_loc, dst_options, *, writable: bool, extra: dict, init_dry_
 class Progress:
     """Threads, checkpoints and rate on stderr, only when stderr is a terminal."""
 
-    def __init__(self, total: int, environment) -> None:
+    def __init__(self, total: int, environment: Environment) -> None:
         self.total = total
         self.environment = environment
         self.stream = environment.stderr
-        self.bar = None
+        self.bar: Any = None  # a rich Progress while shown
         self.checkpoints = 0
 
     def __enter__(self):

@@ -95,10 +95,10 @@ def differences(source: DecodedThread, target: DecodedThread, *, limit: int = 3,
             return out
     have_w = {w.key: w for w in target.writes}
     for w in source.writes:
-        t = have_w.get(w.key)
-        if t is None:
+        tw = have_w.get(w.key)
+        if tw is None:
             out.append(f"write {w.checkpoint_id}/{w.task_id}/{w.idx} (channel '{w.channel}') missing in the target")
-        elif not same_write(w, t, eq):
+        elif not same_write(w, tw, eq):
             out.append(f"write {w.checkpoint_id}/{w.task_id}/{w.idx} (channel '{w.channel}') differs")
         if len(out) >= limit:
             return out

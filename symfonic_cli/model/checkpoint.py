@@ -75,7 +75,7 @@ class MessageWrite(NamedTuple):
     checkpoint_ns: str
     checkpoint_id: str
     task_id: str
-    idx: int
+    idx: int | None  # None: not an integer in the store (MongoDB holds any BSON there)
     payload_type: str | None
     payload: bytes | None
     task_path: str = ""  # writes_sort_key order (task_path, task_id, idx); "" when not stored

@@ -4,11 +4,14 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from langchain_core.runnables import RunnableConfig
 
 
 
-def saver_config(key: str, checkpoint_ns: str, checkpoint_id: str | None) -> dict:
+def saver_config(key: str, checkpoint_ns: str, checkpoint_id: str | None) -> RunnableConfig:
     """The config a saver's ``put`` (parent id) or ``put_writes`` (the checkpoint's id) takes."""
     return {"configurable": {"thread_id": key, "checkpoint_ns": checkpoint_ns, "checkpoint_id": checkpoint_id}}
 

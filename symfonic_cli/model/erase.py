@@ -8,6 +8,12 @@ from datetime import datetime
 from symfonic_cli.clock import checkpoint_id_time
 from symfonic_cli.threadkey import parse_key
 
+# typing.TYPE_CHECKING without importing typing.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+    from typing import Any
+
 # A table, column or collection name from the config file: a plain identifier, optionally
 # "schema.table" on PostgreSQL. Checked before any backend sees it; backends still quote names.
 ERASE_IDENTIFIER = r"[A-Za-z_][A-Za-z0-9_]{0,62}"
@@ -104,7 +110,8 @@ def check_against_plan(expected: dict[str, int] | None, deleted: dict[str, int],
         raise StoreError(f"changed since the plan ({'; '.join(differ)}): rolled back, nothing deleted")
 
 
-def check_still_idle(key: str, last_checkpoint_id: str | None, idle_before: str | None, odd=()) -> None:
+def check_still_idle(key: str, last_checkpoint_id: str | None, idle_before: str | None,
+                     odd: Iterable[tuple[str, Any]] = ()) -> None:
     """Inside the erasing transaction, before any delete: a retention sweep (``--inactive-for``)
     erases a thread only while its last activity, by instant (clock.py), is still before the
     cut-off fixed at the start (``idle_before``, its ``clock.id_at`` bound); a thread written since,

@@ -106,9 +106,9 @@ def decide(key: str, checkpoints: list[PruneCheckpoint], sends_at: set[tuple[str
     for ns, cps in by_ns.items():
         if ns in d.drop:
             continue
-        kept = d.keep[ns]
-        d.delete[ns] = [c.id for c in cps if c.id not in kept]
-        d.detach[ns] = sorted(c.id for c in cps if c.id in kept and c.parent is not None and c.parent not in kept)
+        kept_ids = d.keep[ns]
+        d.delete[ns] = [c.id for c in cps if c.id not in kept_ids]
+        d.detach[ns] = sorted(c.id for c in cps if c.id in kept_ids and c.parent is not None and c.parent not in kept_ids)
     root_cps = by_ns.get("", [])
     kept_root = [c.id for c in root_cps if c.id in d.keep.get("", ())]
     if kept_root:

@@ -14,7 +14,11 @@ from symfonic_cli.model import triggers as tr
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
-    from typing import Any
+    from typing import Any, TypeVar
+
+    _Whole = TypeVar("_Whole")  # what whole() gives when the maps cannot decide
+
+    from symfonic_cli.model.run_state import LeanCheckpoint, ThreadRunRows
 
     from symfonic_cli.model import nexttasks as nt
 
@@ -92,8 +96,8 @@ def status_from_maps(
     updated: Any,
     task_flags: Mapping[str, tuple[str | None, bool, bool, bool]],
     *,
-    whole: Callable[[], str],
-) -> str:
+    whole: Callable[[], _Whole],
+) -> str | _Whole:
     """The status from the version maps alone; ``whole()`` when they cannot decide (no
     ``updated_channels``, pending Sends, odd shapes)."""
     if not isinstance(updated, list) or tr.TASKS in updated or not isinstance(channel_versions, dict) or not isinstance(versions_seen, dict):
@@ -134,7 +138,8 @@ def _any_due(channel_versions: Mapping[str, Any], versions_seen: Mapping[str, An
     return False
 
 
-def status_from_blob(checkpoint_id: str, row: tuple[str | None, bytes | None, Any] | None, task_flags) -> str:
+def status_from_blob(checkpoint_id: str, row: tuple[str | None, bytes | None, Any] | None,
+                     task_flags: Mapping[str, tuple[str | None, bool, bool, bool]]) -> str:
     """The status from the whole checkpoint (type, blob, metadata as JSON text or a mapping)."""
     import json
 
@@ -153,7 +158,7 @@ def status_from_blob(checkpoint_id: str, row: tuple[str | None, bytes | None, An
     return status_of(cp, task_flags)
 
 
-def due_of(cp) -> list[nt.Task]:
+def due_of(cp: LeanCheckpoint) -> list[nt.Task]:
     """The tasks due after a lean checkpoint (LeanCheckpoint): LangGraph's next-task rules."""
     from symfonic_cli.model import nexttasks as nt
 
@@ -169,14 +174,14 @@ def due_of(cp) -> list[nt.Task]:
     )
 
 
-def status_of(cp, task_flags) -> str:
+def status_of(cp: LeanCheckpoint, task_flags: Mapping[str, tuple[str | None, bool, bool, bool]]) -> str:
     from symfonic_cli.model import nexttasks as nt
 
     due = due_of(cp)
     return nt.quick_status(due, task_flags)
 
 
-def root_status(rows, task_flags=None) -> str | None:
+def root_status(rows: ThreadRunRows, task_flags: Mapping[str, tuple[str | None, bool, bool, bool]] | None = None) -> str | None:
     """The status of a thread from its ``read_run_rows``; None without a root checkpoint."""
     root = next((c for c in rows.latest if c.checkpoint_ns == ""), None)
     if root is None:

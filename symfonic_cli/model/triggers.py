@@ -5,6 +5,8 @@ and the four run states: what the status listing needs without the task machiner
 
 from __future__ import annotations
 
+from symfonic_cli.vocabulary import STATUSES  # noqa: F401 - the four run states, worded once
+
 # typing.TYPE_CHECKING without importing typing.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -23,8 +25,6 @@ CONTROL_WRITES = frozenset((ERROR, ERROR_SOURCE_NODE, INTERRUPT, RESUME))
 BRANCH_PREFIX = "branch:to:"
 JOIN_PREFIX = "join:"
 NS_SEP = "|"
-
-from symfonic_cli.vocabulary import STATUSES  # noqa: F401 - the four run states, worded once
 
 
 def newer(version: Any, seen: Any) -> bool:

@@ -35,6 +35,8 @@ if TYPE_CHECKING:
     from collections.abc import Iterable, Sequence
     from typing import Any, TextIO
 
+    from symfonic_cli.environment import Environment
+
 
 # Columns and report lines holding a time: shown in --tz in tables and text (JSON stays UTC).
 _TIME_NAMES = frozenset({"ts", "timestamp", "first", "last", "created", "first activity", "last activity"})
@@ -45,7 +47,7 @@ def is_time_column(name: str) -> bool:
     return name in _TIME_NAMES or name.endswith(("_at", "_activity", "_ts", " at", " activity"))
 
 
-def shown_time(value: Any, environment) -> Any:
+def shown_time(value: Any, environment: Environment) -> Any:
     """A time as a reader at ``--tz`` reads it (ISO 8601 with that zone's offset; UTC with ``Z``
     by default). Takes a datetime or a time as the JSON records hold it; anything else (``None``,
     a value that is not a time) is returned as is."""
@@ -73,7 +75,7 @@ def shown_time(value: Any, environment) -> Any:
         return cell(dt)
 
 
-def _zoned_records(records: Iterable[dict[str, Any]], columns: Sequence[str], environment) -> Iterable[dict[str, Any]]:
+def _zoned_records(records: Iterable[dict[str, Any]], columns: Sequence[str], environment: Environment) -> Iterable[dict[str, Any]]:
     """Records with their time columns shown in --tz (table and text only)."""
     env = environment
     times = [c for c in columns if is_time_column(c)]
@@ -114,7 +116,7 @@ def write_records(
     columns: Sequence[str],
     headers: Sequence[str] | None = None,
     title: str | None = None,
-    environment,
+    environment: Environment,
     stream: TextIO | None = None,
 ) -> int:
     """Write dict records in the chosen format to ``stream`` (the Environment's stdout by
@@ -153,7 +155,7 @@ def write_records(
 
 
 def write_pairs(
-    pairs: Sequence[tuple[str, Any]], *, fmt: str, environment, title: str | None = None, stream: TextIO | None = None
+    pairs: Sequence[tuple[str, Any]], *, fmt: str, environment: Environment, title: str | None = None, stream: TextIO | None = None
 ) -> None:
     """A key/value report (``store info``); times in --tz in tables and text, UTC in JSON."""
     out = stream if stream is not None else environment.stdout

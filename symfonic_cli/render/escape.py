@@ -97,9 +97,9 @@ def _escape_json_visible(match: re.Match) -> str:
 
 def _json_default(value: Any) -> Any:
     if isinstance(value, datetime):
-        from symfonic_cli.clock import iso_utc
+        from symfonic_cli.clock import iso_z
 
-        return iso_utc(value)
+        return iso_z(value)
     if isinstance(value, (set, frozenset)):
         return sorted(value)
     return str(value)
@@ -177,9 +177,9 @@ def cell(value: Any) -> str:
     if value is None:
         return "-"
     if isinstance(value, datetime):
-        from symfonic_cli.clock import iso_utc
+        from symfonic_cli.clock import iso_z
 
-        return iso_utc(value)
+        return iso_z(value)
     if value is True or value is False:  # yes/no in tables and text; true/false in JSON
         return "yes" if value else "no"
     if isinstance(value, (list, tuple)):  # a JSON list; one line in a table

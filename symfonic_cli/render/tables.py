@@ -7,8 +7,11 @@ from symfonic_cli.render.terminal import console
 # typing.TYPE_CHECKING without importing typing (quick commands load this module).
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any
     from collections.abc import Sequence
     from typing import TextIO
+
+    from symfonic_cli.environment import Environment
 
 # Identifiers people copy: never folded, never cut (a key is an exact string).
 _WHOLE_NAMES = frozenset({"key", "thread", "ts", "timestamp", "checkpoint", "id", "first", "last"})
@@ -36,7 +39,7 @@ def write_table(
     *,
     whole: Sequence[bool] | None = None,
     title: str | None = None,
-    environment,
+    environment: Environment,
     stream: TextIO | None = None,
     show_lines: bool = False,
     least: Sequence[int] | None = None,
@@ -75,7 +78,8 @@ def write_table(
     con.print(table)
 
 
-def write_record_layout(rows, headers, *, title=None, environment, stream=None, width=80, con=None, whole=None) -> None:
+def write_record_layout(rows: Sequence[Sequence[str]], headers: Sequence[str], *, title: str | None = None, environment: Environment,
+                        stream: TextIO | None = None, width: int = 80, con: Any = None, whole: Sequence[bool] | None = None) -> None:
     """One ``field: value`` line per column, a rule between rows. Values wrap under themselves
     past the terminal's width, between words (a word wider than the line is broken between
     characters); an identifier (``whole``, else by its header's name) longer than the line stays whole."""

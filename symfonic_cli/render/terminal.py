@@ -9,11 +9,13 @@ from __future__ import annotations
 import os
 
 # typing.TYPE_CHECKING without importing typing (quick commands load this module).
+from symfonic_cli.environment import COLOR_MODES  # noqa: F401 - --color, kept on the Environment
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any, TextIO
 
-from symfonic_cli.environment import COLOR_MODES  # noqa: F401 - --color, kept on the Environment
+    from symfonic_cli.environment import Environment
 
 
 def is_terminal(stream: TextIO) -> bool:
@@ -23,14 +25,14 @@ def is_terminal(stream: TextIO) -> bool:
         return False
 
 
-def default_format(explicit: str | None, environment) -> str:
+def default_format(explicit: str | None, environment: Environment) -> str:
     """``explicit``, else a table for a reader at a terminal and text for a program."""
     if explicit:
         return explicit
     return "table" if is_terminal(environment.stdout) else "text"
 
 
-def color_wanted(environment) -> bool | None:
+def color_wanted(environment: Environment) -> bool | None:
     """False: no escape sequence at all; True: styles even off a terminal; None: rich decides
     (a terminal that is not ``TERM=dumb``). NO_COLOR (any value) beats auto and always."""
     return environment.color_wanted()
@@ -51,7 +53,7 @@ def terminal_size(stream: TextIO) -> tuple[int, int]:
     return max(cols, 20), max(lines, 2)
 
 
-def console(environment, stream: TextIO | None = None):
+def console(environment: Environment, stream: TextIO | None = None) -> Any:
     """A rich console on ``stream`` (the Environment's stdout by default), never reading markup,
     in the run's colour choice, as wide as the terminal (or the pager's screen) behind it."""
     from rich.console import Console
@@ -63,8 +65,9 @@ def console(environment, stream: TextIO | None = None):
     elif wanted is True:
         options["force_terminal"] = True
     out = stream if stream is not None else environment.stdout
-    if getattr(out, "paged_width", None):
-        options["width"] = out.paged_width
+    paged_width = getattr(out, "paged_width", None)  # a HeldOutput (pager.py)
+    if paged_width:
+        options["width"] = paged_width
         options.setdefault("force_terminal", out.isatty())
     elif is_terminal(out):
         options["width"] = terminal_size(out)[0]  # the terminal behind this stream, not sys.stdout's

@@ -17,6 +17,11 @@ from datetime import datetime, timedelta
 from symfonic_cli import clock
 from symfonic_cli.errors import UsageError
 
+# typing.TYPE_CHECKING without importing typing.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from datetime import tzinfo
+
 MAX_AGE_DAYS = clock.MAX_DURATION_DAYS
 
 
@@ -25,7 +30,7 @@ def parse_age(flag: str, text: str) -> timedelta:
     return clock.parse_duration(text, option=flag)
 
 
-def parse_instant(flag: str, text: str, tz=None) -> datetime:
+def parse_instant(flag: str, text: str, tz: tzinfo | None = None) -> datetime:
     """A date or time as ``--since`` reads it (a date is its start); without an offset, in ``tz``
     (the --tz zone the caller passes; UTC by default)."""
     try:
@@ -76,12 +81,12 @@ class ActivityWindow:
 
 
 def _iso(dt: datetime) -> str:
-    return clock.iso_utc(dt)
+    return clock.iso_z(dt)
 
 
 def window(*, inactive_for: str | None, inactive_since: str | None, active_within: str | None,
            since: str | None = None, until: str | None = None, now: datetime | None = None,
-           tz=None) -> ActivityWindow | None:
+           tz: tzinfo | None = None) -> ActivityWindow | None:
     """The window the options ask for (None when none is given); ``now`` is read once; times typed
     without an offset are in ``tz`` (--tz; UTC by default).
 

@@ -73,9 +73,9 @@ class Prefilter:
         unsafe = "".join(sorted(NFC_UNSAFE if case_sensitive else FOLD_UNSAFE))
         runs = re.split("[^\x00-\x7f]|[" + re.escape(unsafe) + "]", folded)
         # Longest first: the first test that fails settles a blob.
-        self.anchors = tuple(sorted({r.encode("ascii") for r in runs if r}, key=len, reverse=True))[:3]
+        self.anchors: tuple[bytes, ...] = tuple(sorted({r.encode("ascii") for r in runs if r}, key=len, reverse=True))[:3]
         # Characters no case changes (digits, punctuation, space): looked for first, unlowered.
-        self.plain = ()
+        self.plain: tuple[bytes, ...] = ()
         if self.folded:
             bare = max(re.split("[^\x00-\x7f]|[A-Za-z" + re.escape(unsafe) + "]", folded), key=len)
             self.plain = (bare.encode("ascii"),) if len(bare) >= 2 else ()
@@ -113,7 +113,7 @@ class Prefilter:
             return False
         return self.whole is None or self.whole in data or any(e in blob for e in self.exotic)
 
-    def may_match(self, payload_type, blob, *, whole_checkpoint: bool) -> bool:
+    def may_match(self, payload_type: str | None, blob: bytes | None, *, whole_checkpoint: bool) -> bool:
         """The whole test, in Python (MongoDB, and any store without its own)."""
         if payload_type != "msgpack" or not isinstance(blob, (bytes, bytearray, memoryview)):
             return True

@@ -16,6 +16,11 @@ from symfonic_cli.errors import StoreError, UsageError
 from symfonic_cli.clock import iso_utc
 from symfonic_cli.threadkey import parse_key
 
+# typing.TYPE_CHECKING without importing typing.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from symfonic_cli.stores.protocol import Store
+
 
 class Needle:
     """The text looked for, both sides in Unicode NFC, and without ``case_sensitive`` case-folded
@@ -101,7 +106,7 @@ def _head(raw: str, room: int, more: bool) -> tuple[str, bool]:
     from symfonic_cli.render import escape_inline
 
     out = ""
-    for i, ch in enumerate(raw):
+    for ch in raw:
         piece = escape_inline(ch)
         if cell_len(out) + cell_len(piece) > room - 1:  # keep a cell for the "…"
             return out, True
@@ -151,7 +156,7 @@ def first_match(row, needle: Needle, tools: bool) -> tuple[str, str, int, int] |
 
 
 def search(
-    store,
+    store: Store,
     text: str,
     *,
     case_sensitive: bool = False,
@@ -202,7 +207,7 @@ def search(
             return
 
 
-def _threads(store, candidates, *, tenant, sub_tenant, window) -> Iterator[str]:
+def _threads(store: Store, candidates, *, tenant: str | None, sub_tenant: str | None, window) -> Iterator[str]:
     """Keys in the listing's order (newest activity first, then key): the candidates' own
     summaries when the store narrowed (one indexed read each), else the listing itself."""
     if candidates is None:
@@ -219,7 +224,7 @@ def _threads(store, candidates, *, tenant, sub_tenant, window) -> Iterator[str]:
         yield summary.key
 
 
-def _may_match(store, key: str, pre) -> bool:
+def _may_match(store: Store, key: str, pre) -> bool:
     """A store without ``search_candidates`` (MongoDB): its latest root checkpoint, streamed one
     thread at a time, tested in Python."""
     state = store.read_message_state(key)

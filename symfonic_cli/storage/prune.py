@@ -39,6 +39,14 @@ from symfonic_cli.model.prune import FAILED, NOT_FOUND, NOTHING, PRUNED, SKIPPED
 from symfonic_cli.selection import Selection
 from symfonic_cli.storage import records as pr
 
+# typing.TYPE_CHECKING without importing typing.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import TextIO
+
+    from symfonic_cli.stores.protocol import Store
+
 SAMPLE = 10  # threads a plan of many shows
 
 
@@ -64,10 +72,10 @@ class _Keys:
     """The selected keys, a page at a time (explicit keys as given; a prefix, every thread or a
     retention window by keyset pagination in the store's key order)."""
 
-    def __init__(self, store, sel: Selection, batch: int) -> None:
+    def __init__(self, store: Store, sel: Selection, batch: int) -> None:
         self.store, self.sel, self.batch = store, sel, batch
         w = sel.window
-        self.window = None
+        self.window: dict[str, Any] = {}
         if sel.keys is None and (sel.every_thread or w is not None or sel.prefix is not None):
             self.window = {"tenant": sel.tenant, "sub_tenant": sel.sub_tenant,
                            "last_before": w.last_before if w is not None else None, "last_from": w.last_from if w is not None else None}
@@ -177,7 +185,7 @@ def _seconds(td: timedelta | None) -> int | None:
 class _Plan:
     """The plan, streamed: per-thread plans are computed, shown and counted, never all kept."""
 
-    def __init__(self, store, req: PruneRequest, keys: _Keys, newer_than) -> None:
+    def __init__(self, store: Store, req: PruneRequest, keys: _Keys, newer_than) -> None:
         self.store, self.req, self.keys, self.newer_than = store, req, keys, newer_than
         self.to_prune = self.checkpoints = self.bytes = self.redated = 0
         self.sample: list[dict] = []
@@ -217,13 +225,13 @@ class _Plan:
     def _totals(self, width) -> str:
         return pr.totals_line(self.to_prune, self.checkpoints, self.bytes, self.redated, width) + "\n"
 
-    def _notes(self, out, notes: list[str], esc, width) -> None:
+    def _notes(self, out: TextIO, notes: list[str], esc, width) -> None:
         from symfonic_cli.render.fit import fit
 
         for note in notes:
             out.write(fit(["note:", esc(note)], width, indent="  ", hang="    ") + "\n")
 
-    def write_summary(self, out, store_name: str, notes: list[str], esc) -> None:
+    def write_summary(self, out: TextIO, store_name: str, notes: list[str], esc) -> None:
         from symfonic_cli.render.fit import Whole, fit, width_of
 
         width = width_of(out)
@@ -237,7 +245,7 @@ class _Plan:
         self._notes(out, notes, esc, width)
         out.flush()
 
-    def write_all(self, out, human: bool, store_name: str, notes: list[str], esc) -> None:
+    def write_all(self, out: TextIO, human: bool, store_name: str, notes: list[str], esc) -> None:
         from symfonic_cli.render.fit import width_of
 
         stream = JsonStream(out, self.req.fmt, record="plan")
@@ -267,7 +275,7 @@ class _Plan:
             out.flush()
 
 
-def _step(store, req: PruneRequest, newer_than, faults: Faults | None = None):
+def _step(store: Store, req: PruneRequest, newer_than, faults: Faults | None = None):
     """The per-thread step ``run_threads`` calls: classify the plan, prune, verify."""
 
     def step(plan, n: int):
@@ -283,7 +291,8 @@ def _step(store, req: PruneRequest, newer_than, faults: Faults | None = None):
     return step
 
 
-def prune_one(store, plan, req: PruneRequest, newer_than, after_commit=None) -> tuple[pr.PruneOutcome, Stopped | None]:
+def prune_one(store: Store, plan, req: PruneRequest, newer_than,
+              after_commit: Callable[[], None] | None = None) -> tuple[pr.PruneOutcome, Stopped | None]:
     """One thread pruned in its transaction (the plan's rows compared inside it) and verified after the
     commit: its outcome, and a stop when the run cannot go on (Ctrl-C, an unexpected error). A thread
     written between the commit and the verification is ``failed`` as committed, then written again
@@ -317,7 +326,7 @@ class PruneRecorder(RunRecord):
 
     verb = "pruned"
 
-    def __init__(self, env, req: PruneRequest, header, receipt_file, total: int, store) -> None:
+    def __init__(self, env: Environment, req: PruneRequest, header, receipt_file, total: int, store: Store) -> None:
         super().__init__(env, fmt=req.fmt, header=header, receipt_file=receipt_file, total=total, stream=True, progress=None)
         self.req, self.store = req, store
         self.counts = pr.empty_counts()
@@ -346,7 +355,7 @@ class PruneRecorder(RunRecord):
         return pr.summary(self.counts, self.total, self.done, stop is not None, self.rows)
 
 
-def _compact(store, req: PruneRequest, notes: list[str]) -> dict[str, Any]:
+def _compact(store: Store, req: PruneRequest, notes: list[str]) -> dict[str, Any]:
     """After the last thread: the space given back; a failure is a note (the prunes are committed)."""
     try:
         before, after, more = store.compact()
@@ -362,7 +371,7 @@ def _confirm(terminal, count: int) -> None:
         confirm(terminal, f"Type the number of threads ({count}) to prune them", str(count))
 
 
-def _check_missing(req: PruneRequest, missing: list[str], store) -> None:
+def _check_missing(req: PruneRequest, missing: list[str], store: Store) -> None:
     if req.missing_ok or not missing:
         return
     from symfonic_cli.suggestions import Suggester, not_found_message

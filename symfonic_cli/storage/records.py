@@ -11,6 +11,11 @@ from typing import Any
 from symfonic_cli.model.prune import FAILED, NOT_ATTEMPTED, NOT_FOUND, NOTHING, PRUNED, SKIPPED, STATUSES, ThreadPrunePlan
 from symfonic_cli.clock import iso_utc
 
+# typing.TYPE_CHECKING without importing typing.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
 RESIDUAL = {
     "sqlite": "Deleted pages are free space inside the file until --compact (VACUUM) rewrites it; backups keep old copies.",
     "postgres": "Deleted rows are dead tuples until VACUUM (--compact runs VACUUM (ANALYZE)); VACUUM FULL shrinks the files.",
@@ -47,13 +52,13 @@ def plan_record(p: ThreadPrunePlan, *, found: bool = True) -> dict[str, Any]:
     return rec
 
 
-def _time(cid: str | None):
+def _time(cid: str | None) -> datetime | None:
     from symfonic_cli.clock import checkpoint_id_time
 
     return checkpoint_id_time(cid)
 
 
-def plan_line(r: dict[str, Any], esc, width: int | None = None) -> str:
+def plan_line(r: dict[str, Any], esc: Callable[[str], str], width: int | None = None) -> str:
     """One planned thread, wrapped under its key to ``width`` (None: one line): the key, counts,
     sizes and the time messages will be dated by stay whole; so does the count of messages
     whose transcript time moves."""
@@ -67,7 +72,7 @@ def plan_line(r: dict[str, Any], esc, width: int | None = None) -> str:
     elif r["status"] == NOTHING:
         pieces = [key, "nothing to prune", Whole(f"({r['checkpoints_before']} checkpoint(s))")]
     else:
-        tables = [Whole(f"{esc(t)} {n}") for t, n in r["rows"].items()]
+        tables: list[str] = [Whole(f"{esc(t)} {n}") for t, n in r["rows"].items()]
         tables = [glue(p, p + ",") for p in tables[:-1]] + tables[-1:] + [Whole(_size(r["bytes"]))]
         if len(tables) > 1:
             tables[-2] = glue(tables[-2], tables[-2] + ";")
@@ -147,7 +152,7 @@ def totals_line(to_prune: int, checkpoints: int, size: int, redated: int, width:
                width, indent="  ", hang="    ")
 
 
-def detail(o: PruneOutcome, esc) -> str:
+def detail(o: PruneOutcome, esc: Callable[[str], str]) -> str:
     if o.reason:
         return f": {esc(o.reason)}"
     if o.status == PRUNED:
@@ -155,7 +160,7 @@ def detail(o: PruneOutcome, esc) -> str:
     return ""
 
 
-def thread_line(o: PruneOutcome, esc, width: int | None = None) -> str:
+def thread_line(o: PruneOutcome, esc: Callable[[str], str], width: int | None = None) -> str:
     """``<status> <key><detail>``, wrapped to ``width``: the key whole, a reason between words."""
     from symfonic_cli.render.fit import Whole, fit
 

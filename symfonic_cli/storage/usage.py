@@ -6,17 +6,25 @@ report: one JSON object, or sections of pairs and tables for a reader. Read-only
 from __future__ import annotations
 
 from typing import Any
+from symfonic_cli.environment import Environment
+
+# typing.TYPE_CHECKING without importing typing.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+    from symfonic_cli.stores.protocol import Store
+    from typing import TextIO
 
 DEFAULT_TOP = 10
 
 
-def usage_report(store, *, top: int = DEFAULT_TOP, keep: int = 1) -> dict[str, Any]:
+def usage_report(store: Store, *, top: int = DEFAULT_TOP, keep: int = 1) -> dict[str, Any]:
     report = {"store": store.location.display, "store_kind": store.kind}
     report.update(store.store_usage(top=top, keep=keep))
     return report
 
 
-def write_report(report: dict[str, Any], fmt: str, out, environment=None) -> None:
+def write_report(report: dict[str, Any], fmt: str, out: TextIO, environment: Environment) -> None:
     from symfonic_cli import render
 
     if fmt in ("json", "jsonl"):
@@ -54,7 +62,8 @@ def write_report(report: dict[str, Any], fmt: str, out, environment=None) -> Non
         out.write(f"note: {render.escape_inline(note)}\n")
 
 
-def _section(out, fmt, title, rows, columns, headers, environment, rename) -> None:
+def _section(out: TextIO, fmt: str, title: str, rows: list[dict[str, Any]], columns: Sequence[str], headers: Sequence[str],
+             environment: Environment, rename: dict[str, str]) -> None:
     from symfonic_cli import render
 
     rows = [{rename.get(k, k): v for k, v in row.items()} for row in rows]

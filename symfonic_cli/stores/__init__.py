@@ -9,6 +9,8 @@ from symfonic_cli.location import StoreLocation
 # typing.TYPE_CHECKING without importing typing (quick commands load this module).
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any
+    from typing import TextIO
     from symfonic_cli.stores.protocol import Store
 
 _BACKENDS = {
@@ -25,7 +27,7 @@ _DRIVERS = {
 }
 
 
-def open_store(location: StoreLocation, *, writable: bool = False, stderr=None, **options) -> "Store":
+def open_store(location: StoreLocation, *, writable: bool = False, stderr: TextIO | None = None, **options: Any) -> "Store":
     """Open a store read-only (the default) or, for erase and migrate targets, writable. What the
     driver warned about while opening (a MongoDB URL option it ignores) goes to ``stderr``, one
     line each."""

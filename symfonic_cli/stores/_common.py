@@ -6,12 +6,23 @@ import functools
 
 from symfonic_cli.errors import StoreError
 
+# typing.TYPE_CHECKING without importing typing (quick commands load this module).
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import Any, TypeVar
+
+    _W = TypeVar("_W", bound="SupportsWith")
+    _F = TypeVar("_F", bound=Callable[..., Any])  # a store method, kept as it is by the error translators
+
+    from symfonic_cli.model.erase import ExtraTable, ThreadErasePlan
+
 # The envelope fields EnvelopeShape groups by (JSON type, value); boundary_sequence goes by type only.
 VALUE_GROUPED_FIELDS = ("format_version", "writer_line", "safe_boundary", "finalized")
 
 # A value of each JSON type, standing for one whose content does not matter in an EnvelopeShape
 # (a nested array or object, or a boundary_sequence, grouped by type only).
-PLACEHOLDER_OF_KIND = {"null": None, "boolean": False, "integer": 0, "number": 0.0, "string": "", "array": [], "object": {}}
+PLACEHOLDER_OF_KIND: dict[str, Any] = {"null": None, "boolean": False, "integer": 0, "number": 0.0, "string": "", "array": [], "object": {}}
 
 
 def quoted_identifier(name: str) -> str:
@@ -28,10 +39,11 @@ class PerThreadErase:
     erase_thread: Callable[..., dict[str, int]]
     remaining_rows: Callable[..., dict[str, int]]
 
-    def erase_plans(self, keys: list[str], extra) -> list:
+    def erase_plans(self, keys: list[str], extra: tuple[ExtraTable, ...]) -> list[ThreadErasePlan]:
         return [self.erase_plan(k, extra) for k in keys]
 
-    def erase_verified(self, key: str, extra, *, expected=None, idle_before=None) -> tuple[dict[str, int], dict[str, int]]:
+    def erase_verified(self, key: str, extra: tuple[ExtraTable, ...], *, expected: dict[str, int] | None = None,
+                       idle_before: str | None = None) -> tuple[dict[str, int], dict[str, int]]:
         deleted = self.erase_thread(key, extra, expected=expected, idle_before=idle_before)
         return deleted, self.remaining_rows(key, extra)
 
@@ -51,46 +63,42 @@ def refuse_stored_code(shown: str, found: list[tuple[str, str]], what: str, hint
     )
 
 
-# typing.TYPE_CHECKING without importing typing (quick commands load this module).
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from collections.abc import Callable
-    from typing import Any
-
-
 def error_translators(
     driver_errors: Callable[[], tuple[type[BaseException], ...]],
     translate: Callable[[Any, BaseException], StoreError],
-):
+) -> tuple[Callable[[_F], _F], Callable[[_F], _F]]:
     """Decorators for store methods (plain and generator) that turn ``driver_errors()`` into
     ``translate(store, exc)``. The error types come from a callable so drivers load lazily."""
 
-    def for_calls(fn):
+    def for_calls(fn: _F) -> _F:
         @functools.wraps(fn)
-        def wrapper(self, *args, **kwargs):
+        def wrapper(self: Any, *args: Any, **kwargs: Any) -> Any:
             try:
                 return fn(self, *args, **kwargs)
             except driver_errors() as exc:
                 raise translate(self, exc) from None
 
-        return wrapper
+        return wrapper  # type: ignore[return-value]  # functools.wraps: fn's signature
 
-    def for_iterators(fn):
+    def for_iterators(fn: _F) -> _F:
         @functools.wraps(fn)
-        def wrapper(self, *args, **kwargs):
+        def wrapper(self: Any, *args: Any, **kwargs: Any) -> Any:
             try:
                 yield from fn(self, *args, **kwargs)
             except driver_errors() as exc:
                 raise translate(self, exc) from None
 
-        return wrapper
+        return wrapper  # type: ignore[return-value]  # functools.wraps: fn's signature
 
     return for_calls, for_iterators
 
 
 class SupportsWith:
-    def __enter__(self):
+    def __enter__(self: _W) -> _W:
         return self
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+    def close(self) -> None:
+        raise NotImplementedError  # each store class closes its own connection

@@ -66,7 +66,7 @@ class RulePrune:
             checkpoints = self._pr_dated(key, checkpoints)
         outlines: dict = {}
 
-        def outline(ns: str, cid: str):
+        def outline(ns: str, cid: str) -> Any:
             if (ns, cid) not in outlines:
                 outlines[(ns, cid)] = self._pr_outline(key, ns, cid)
             return outlines[(ns, cid)]

@@ -133,7 +133,7 @@ class ExactActivity:
                     first_plain = t
                     break
                 odd.append(self._exact_summary(t))
-            if limit is None or (first_plain is None and n < asked) or len(odd) + limit <= asked:
+            if limit is None or asked is None or (first_plain is None and n < asked) or len(odd) + limit <= asked:
                 break
             getattr(rows, "close", lambda: None)()
             asked = len(odd) + limit

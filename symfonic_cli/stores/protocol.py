@@ -257,3 +257,8 @@ class SearchProtocol(Protocol):
 class Store(ReadProtocol, HistoryProtocol, CompatProtocol, StateProtocol, EraseProtocol, CopyProtocol, PruneProtocol, UsageProtocol,
             SearchProtocol, Protocol):
     """A store of any kind: every section above."""
+
+    # ``with open_store(...) as store:`` closes it (stores/_common.py SupportsWith).
+    def __enter__(self) -> Store: ...
+
+    def __exit__(self, *exc: object) -> None: ...

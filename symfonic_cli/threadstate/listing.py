@@ -19,6 +19,8 @@ from datetime import datetime, timezone
 # typing.TYPE_CHECKING without importing typing (the status listing loads this module).
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from symfonic_cli.retention.window import ActivityWindow
+    from symfonic_cli.stores.protocol import Store
     from symfonic_cli.model.thread_row import ThreadRunState
 
 
@@ -38,7 +40,7 @@ _NEVER = datetime.min.replace(tzinfo=timezone.utc)
 
 
 def run_state_rows(
-    store,
+    store: Store,
     *,
     prefix: str | None,
     session: str | None,
@@ -47,7 +49,7 @@ def run_state_rows(
     reverse: bool,
     with_size: bool,
     limit: int | None,
-    window=None,
+    window: ActivityWindow | None = None,
 ) -> list["ThreadRunState"]:
     """The listed threads, filtered and sorted; only the matching rows are kept in memory."""
     from symfonic_cli.threadkey import parse_key

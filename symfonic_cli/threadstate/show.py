@@ -12,6 +12,11 @@ from symfonic_cli.model import nexttasks as nt
 from symfonic_cli.model.run_state import LeanCheckpoint, RawWrite
 from symfonic_cli.model.run_status import due_of
 
+# typing.TYPE_CHECKING without importing typing.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from symfonic_cli.stores.protocol import Store
+
 # The JSON keys of ``thread show``, in order.
 KEYS = ("key", "status", "next", "interrupts", "errors", "checkpoint_id", "step", "source",
         "checkpoints", "namespaces", "messages", "size_bytes", "first_activity", "last_activity")
@@ -37,7 +42,7 @@ def _state_of(cp: LeanCheckpoint, writes: list[RawWrite], blocked: set[str]) -> 
     return nt.run_state(due, pending)
 
 
-def _delta_count(store, key: str, cp: LeanCheckpoint) -> LeanCheckpoint:
+def _delta_count(store: Store, key: str, cp: LeanCheckpoint) -> LeanCheckpoint:
     """A delta-encoded ``messages`` (LangGraph DeltaChannel) counted from its rebuilt list."""
     import dataclasses
 
@@ -57,7 +62,7 @@ def _iso(checkpoint_id: str | None) -> str | None:
     return iso_utc(t)
 
 
-def thread_state(store, key: str) -> tuple[dict[str, Any], list[dict[str, Any]], list[str]]:
+def thread_state(store: Store, key: str) -> tuple[dict[str, Any], list[dict[str, Any]], list[str]]:
     """``(record, namespaces, warnings)``: the root namespace's run state and each subgraph's."""
     rows = store.read_run_rows(key)
     if rows is None:

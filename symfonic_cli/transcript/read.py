@@ -29,7 +29,7 @@ def read_transcript(
     key: str,
     *,
     checkpoint_id: str | None = None,
-    speaker: str = "all",
+    speaker: str | set[str] | None = "all",
     index: int | None = None,
     since: datetime | None = None,
     until: datetime | None = None,
@@ -117,7 +117,7 @@ def is_delta(record) -> bool:
     return type(messages).__name__ == "_DeltaSnapshot" and type(messages).__module__.startswith("langgraph.")
 
 
-def _delta_checkpoint(store, key: str, checkpoint_id: str | None) -> str | None:
+def _delta_checkpoint(store: Store, key: str, checkpoint_id: str | None) -> str | None:
     """The checkpoint id when the stored fields show a delta-encoded ``messages`` (SQLite,
     MongoDB: the checkpoint read without building a message), else None (the strict path decides)."""
     state = store.read_message_state(key, checkpoint_id=checkpoint_id)
@@ -137,7 +137,7 @@ def _delta_checkpoint(store, key: str, checkpoint_id: str | None) -> str | None:
     return state.checkpoint_id if "messages" in cp["channel_versions"] else None
 
 
-def _delta_transcript(store, key, checkpoint_ns, checkpoint_id, blocked, warnings, *, speaker, index, since, until, limit,
+def _delta_transcript(store: Store, key, checkpoint_ns, checkpoint_id, blocked, warnings, *, speaker, index, since, until, limit: int | None,
                       tools, keep=None) -> TranscriptResult:
     """The rows of a delta-encoded ``messages`` channel, rebuilt as LangGraph's get_state does
     (``symfonic_cli/delta/messages.py``); timestamps by the same rule, from the rebuilt lists."""

@@ -160,7 +160,7 @@ def _added_by_writes(writes: Iterable[MessageWrite]) -> dict[tuple[str, str], tu
             if mid is False:
                 ok = False
                 break
-            if mid:
+            if isinstance(mid, str) and mid:
                 ids.add(mid)
         if not ok:
             out[where] = None

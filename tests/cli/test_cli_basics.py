@@ -97,11 +97,11 @@ def test_debug_shows_traceback(tmp_path):
 )
 def test_broken_pipe_is_quiet(sqlite_master, args):
     """The reader is gone before the first write (``| true``): no traceback, no message, and
-    the same exit code, 1, on every route (click's, for the commands it runs)."""
+    the same exit code, 141 (128 + SIGPIPE, as git), on every route (click's 1 is not kept)."""
     cmd = f"{sys.executable} -m symfonic_cli {args} --store {sqlite_master}"
     proc = subprocess.run(["bash", "-c", f"{cmd} | true; echo rc=${{PIPESTATUS[0]}}"], capture_output=True, text=True, timeout=60)
     assert proc.stderr == "", proc.stderr
-    assert proc.stdout == "rc=1\n", proc.stdout
+    assert proc.stdout == "rc=141\n", proc.stdout
 
 
 def test_demo_creates_a_real_store_and_never_overwrites(tmp_path):
@@ -133,7 +133,10 @@ def test_demo_store_shows_every_feature(tmp_path):
     status = {r["key"]: r["status"] for r in rows}
     assert status["acme:eu:s-003"] == "interrupted" and status["globex:apac:s-102"] == "error"
     assert {(r["tenant"], r["sub_tenant"]) for r in rows} >= {("acme", None), ("acme", "eu"), ("globex", None), ("globex", "apac")}
-    idle = lambda d: {r["key"] for r in json.loads(run("threads", "list", "-s", path, "--inactive-for", d, "-f", "json").out)}
+
+    def idle(d: str) -> set[str]:
+        return {r["key"] for r in json.loads(run("threads", "list", "-s", path, "--inactive-for", d, "-f", "json").out)}
+
     assert idle("30d") == {"acme:eu:s-040", "globex:apac:s-101", "acme:_:s-400"}
     assert idle("90d") == {"globex:apac:s-101", "acme:_:s-400"} and idle("365d") == {"acme:_:s-400"}
     tools = json.loads(run("transcript", "show", "-s", path, "-t", "acme:_:s-001", "--tools", "-f", "json").out)

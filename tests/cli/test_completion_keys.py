@@ -19,7 +19,6 @@ import pytest
 
 from symfonic_cli import complete
 from symfonic_cli.completions import script
-from tests.conftest import backend_for
 
 BIN = str(Path(sys.executable).parent)
 

@@ -5,7 +5,6 @@ the global ones once under their own heading, arguments are listed once, and key
 
 from __future__ import annotations
 
-import shutil
 
 import pytest
 

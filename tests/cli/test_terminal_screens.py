@@ -11,7 +11,7 @@ import re
 
 import pytest
 
-from tests.support.cli import run, run_process
+from tests.support.cli import run
 from tests.support.terminal import on_terminal
 
 KEY = "acme:_:s-001"

@@ -125,7 +125,9 @@ def test_zip_and_tar_gz_unpack_to_the_same_files_with_tools_and_state(store, tmp
         manifest = check_bundle(files, url, ALL_KEYS, "--tools")
         assert manifest["selection"]["threads"] == len(ALL_KEYS)
     # Same files, byte for byte, except the manifest's creation time.
-    strip = lambda files: {n: (b if n != "manifest.json" else {k: v for k, v in json.loads(b).items() if k != "created"}) for n, b in files.items()}
+    def strip(files: dict) -> dict:
+        return {n: (b if n != "manifest.json" else {k: v for k, v in json.loads(b).items() if k != "created"}) for n, b in files.items()}
+
     assert strip(bundles["zip"]) == strip(bundles["tar"]) == strip(bundles["dir"])
     # --with-state: the latest checkpoint's channels, messages among them.
     manifest = json.loads(bundles["zip"]["manifest.json"])

@@ -190,7 +190,7 @@ def test_unreadable_file(sqlite_store):
     import tempfile
 
     import symfonic_cli.cli.app as app_module
-    import symfonic_cli.cli.listing  # noqa: F401 - loaded before privileges are dropped
+    import symfonic_cli.cli.listing  # loaded before privileges are dropped
     import symfonic_cli.stores.sqlite  # noqa: F401 - loaded before privileges are dropped
 
     folder = Path(tempfile.mkdtemp(prefix="symfonic-unreadable-", dir="/tmp"))

@@ -43,7 +43,8 @@ def _state():
         return b
 
     # A channel with a hostile name, next to the messages.
-    return TypedDict("HostileState", {"messages": MessagesState.__annotations__["messages"], CHANNEL: Annotated[str, keep]})
+    messages = MessagesState.__annotations__["messages"]
+    return TypedDict("HostileState", {"messages": messages, CHANNEL: Annotated[str, keep]})
 
 
 def _graph(fail: bool):

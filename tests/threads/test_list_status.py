@@ -16,7 +16,7 @@ from tests.thread.test_thread_show import KINDS, _show, state_stores  # noqa: F4
 
 
 @pytest.mark.parametrize("kind", KINDS)
-def test_status_lists_exactly_the_threads_in_that_state(kind, state_stores):
+def test_status_lists_exactly_the_threads_in_that_state(kind, state_stores):  # noqa: F811 - the fixture imported above
     _, url, graphs = state_stores(kind)
     for status in ("interrupted", "error", "pending", "done"):
         r = run("threads", "list", "-s", url, "--status", status, "-f", "json")
@@ -28,7 +28,7 @@ def test_status_lists_exactly_the_threads_in_that_state(kind, state_stores):
 
 
 @pytest.mark.parametrize("kind", KINDS)
-def test_with_size_sort_and_session(kind, state_stores):
+def test_with_size_sort_and_session(kind, state_stores):  # noqa: F811 - the fixture imported above
     _, url, _ = state_stores(kind)
     rows = json.loads(run("threads", "list", "-s", url, "--with-size", "--sort", "size", "-f", "json").out)
     sizes = [r["size_bytes"] for r in rows]

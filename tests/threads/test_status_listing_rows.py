@@ -17,7 +17,7 @@ import pytest
 
 from tests.support import run_state_scenarios as rs
 from tests.support.cli import run
-from tests.thread.test_thread_show import KINDS, state_stores  # noqa: F401, F811 - fixture
+from tests.thread.test_thread_show import KINDS, state_stores  # noqa: F401 - fixture
 
 PLAIN = ("key", "tenant", "sub_tenant", "session", "checkpoints", "first_activity", "last_activity")
 

@@ -219,7 +219,7 @@ def _app_message_class():
 
     global AppMessage
 
-    class AppMessage(HumanMessage):  # noqa: F811 - the application's own message type
+    class AppMessage(HumanMessage):  # the application's own message type
         pass
 
     AppMessage.__module__ = __name__

@@ -11,7 +11,7 @@ from tests.thread.test_thread_show import KINDS, _oracle, state_stores  # noqa: 
 
 
 @pytest.mark.parametrize("kind", KINDS)
-def test_tools_rows_match_the_stored_messages(kind, state_stores):
+def test_tools_rows_match_the_stored_messages(kind, state_stores):  # noqa: F811 - the fixture imported above
     backend, url, graphs = state_stores(kind)
     state, _ = _oracle(backend, url, graphs["acme:_:react"], "acme:_:react")
     messages = state.values["messages"]
@@ -39,7 +39,7 @@ def test_tools_rows_match_the_stored_messages(kind, state_stores):
     assert [p["role"] for p in pair] == [("user" if m.type == "human" else "tool") for m in messages if m.type in ("human", "tool")]
 
 
-def test_speaker_refuses_an_unknown_role(state_stores):
+def test_speaker_refuses_an_unknown_role(state_stores):  # noqa: F811 - the fixture imported above
     _, url, _ = state_stores("sqlite")
     r = run("transcript", "show", "-s", url, "-t", "acme:_:react", "--speaker", "user,robot")
     assert r.code == 2 and "unknown --speaker 'robot'" in r.err and not r.out

@@ -5,13 +5,17 @@ from __future__ import annotations
 import heapq
 import time
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from symfonic_cli.codec.metadata_json import MetadataError
 from symfonic_cli.errors import StoreError, UsageError
 from symfonic_cli.location import StoreLocation, scrub
 from symfonic_cli.stores._common import error_translators
 from symfonic_cli.threadkey import prefix_upper_bound
+
+if TYPE_CHECKING:
+    from pymongo.client_session import ClientSession
+    from pymongo.collection import Collection
 
 PASSWORD_ENV = "SYMFONIC_MONGO_PASSWORD"
 
@@ -93,7 +97,7 @@ class MongoSection:
 
     location: StoreLocation
     client: Any  # pymongo.MongoClient
-    db_name: str
+    db_name: str  # the URL's database (open_store refuses a URL without one)
     checkpoints_name: str
     writes_name: str
     writable: bool
@@ -117,7 +121,7 @@ class MongoSection:
     def writes(self):
         return self.db[self.writes_name]
 
-    def _collation(self, collection) -> dict | None:
+    def _collation(self, collection: Collection[Any]) -> dict | None:
         """The ``collation`` argument that makes ``collection`` compare strings in bytes: none
         where it is known to have no default collation (the default is then already simple, and
         some wire-compatible servers sort case-insensitively when "simple" is named), else the
@@ -152,7 +156,7 @@ class MongoSection:
             for c in cursors:
                 c.close()
 
-    def _count(self, collection, match: dict | None = None) -> int:
+    def _count(self, collection: Collection[Any], match: dict | None = None) -> int:
         pipeline = ([{"$match": match}] if match else []) + [{"$count": "n"}]
         for doc in collection.aggregate(pipeline, collation=self._collation(collection)):
             return int(doc["n"])
@@ -190,7 +194,7 @@ class MongoSection:
                     raise
 
 
-def _commit(session, deadline: float) -> None:
+def _commit(session: ClientSession, deadline: float) -> None:
     from pymongo.errors import PyMongoError
 
     while True:
@@ -203,7 +207,7 @@ def _commit(session, deadline: float) -> None:
             raise
 
 
-def _abort(session) -> None:
+def _abort(session: ClientSession) -> None:
     from pymongo.errors import PyMongoError
 
     if session.in_transaction:

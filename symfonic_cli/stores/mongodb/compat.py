@@ -18,6 +18,13 @@ from symfonic_cli.stores.mongodb._common import (
     _string_literal,
 )
 
+# typing.TYPE_CHECKING without importing typing.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+
+    from symfonic_cli.model.envelope import EnvelopeRow, EnvelopeShape
+
 
 class MongoCompat(MongoSection):
     """The compat report's reads: envelope metadata only, never a checkpoint blob."""
@@ -25,10 +32,10 @@ class MongoCompat(MongoSection):
     # -- compat (protocol docstrings in stores/protocol.py): metadata only, grouped on the server
 
     @_driver_errors_iter
-    def envelope_shapes(self, envelope_key: str, *, older_than: str | None = None):
+    def envelope_shapes(self, envelope_key: str, *, older_than: str | None = None) -> Iterator[EnvelopeShape]:
         from symfonic_cli.model.envelope import EnvelopeShape
 
-        env = {"$getField": {"field": {"$literal": _string_literal(envelope_key, "envelope key")}, "input": "$metadata"}}
+        env: dict[str, Any] = {"$getField": {"field": {"$literal": _string_literal(envelope_key, "envelope key")}, "input": "$metadata"}}
         # Metadata that is not a document holds no envelope (as iter_envelopes reads it): missing.
         env = {"$cond": [{"$eq": [{"$type": "$metadata"}, "object"]}, env, "$$REMOVE"]}
         is_obj = {"$eq": [{"$type": "$env"}, "object"]}
@@ -74,7 +81,7 @@ class MongoCompat(MongoSection):
         ]
         for doc in self.checkpoints.aggregate(pipeline, allowDiskUse=True, collation=self._collation(self.checkpoints)):
             g = doc["_id"]
-            counts = {"older": bool(g.get("older")), "checkpoints": int(doc["n"]), "latest": int(doc["latest"]),
+            counts: dict[str, Any] = {"older": bool(g.get("older")), "checkpoints": int(doc["n"]), "latest": int(doc["latest"]),
                       "thread_id": g["t"] if isinstance(g.get("t"), str) else None}
             try:
                 kind, fields = _envelope_kind(g.get("kind"), g.get("raw")), {}
@@ -88,7 +95,7 @@ class MongoCompat(MongoSection):
             yield EnvelopeShape(kind, **fields, **counts, package_version=_release(g.get("pv")) if kind == "object" else None)
 
     @_driver_errors_iter
-    def iter_envelopes(self, envelope_key: str, *, thread: str | None = None):
+    def iter_envelopes(self, envelope_key: str, *, thread: str | None = None) -> Iterator[EnvelopeRow]:
         from symfonic_cli.model.envelope import ABSENT, EnvelopeRow
 
         query = {} if thread is None else {"thread_id": _key_eq(thread)}
@@ -222,6 +229,8 @@ def _sequence_placeholder(stored_type: Any, low: Any, high: Any) -> Any:
         except MetadataError as exc:
             raise MetadataError(f"envelope field 'boundary_sequence' cannot be decoded: {exc.reason}") from None
     kinds = {next((i for i, (a, b, _) in enumerate(_MSGPACK_RANGES) if a <= v[0] <= b), None) for v in (low, high)}
-    if len(kinds) == 1 and None not in kinds:
-        return PLACEHOLDER_OF_KIND[_MSGPACK_RANGES[kinds.pop()][2]]
+    if len(kinds) == 1:
+        (only,) = kinds
+        if only is not None:
+            return PLACEHOLDER_OF_KIND[_MSGPACK_RANGES[only][2]]
     raise StoreError("boundary_sequence values of mixed types in one stored size; symfonic cannot group them on this server")

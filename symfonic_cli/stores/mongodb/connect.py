@@ -119,7 +119,7 @@ def open_store(
             f"--checkpoint-collection and --writes-collection name the same collection ({checkpoints!r})",
             hint="the saver keeps checkpoints and pending writes in two collections",
         )
-    _, db_name, user, has_password = split_url(location.url)
+    _bare_url, db_name, user, has_password = split_url(location.url)
     kwargs: dict[str, Any] = {
         "serverSelectionTimeoutMS": int(connect_timeout * 1000),
         "connectTimeoutMS": int(connect_timeout * 1000),
@@ -164,17 +164,18 @@ def _no_wait_at_exit() -> None:
             executor = ref()
             if executor is not None and executor._stopped:
                 periodic_executor._EXECUTORS.discard(ref)
-    except Exception:  # noqa: BLE001 - a pymongo without this registry: the exit waits as before
+    except Exception:  # a pymongo without this registry: the exit waits as before
         pass
 
 
 class MongoStore(ExactActivity, MongoRead, MongoSearch, MongoHistory, MongoCompat, MongoState, MongoErase, MongoCopy, MongoPrune, MongoUsage, MongoSection, SupportsWith):
     kind = "mongodb"
 
-    def __init__(self, location, client, db_name, checkpoints, writes, *, writable, connect_timeout) -> None:
+    def __init__(self, location: StoreLocation, client: Any, db_name: str | None, checkpoints: str, writes: str, *, writable: bool,
+                 connect_timeout: float) -> None:
         self.location = location
         self.client = client
-        self.db_name = db_name
+        self.db_name = db_name  # type: ignore[assignment]  # None only until the check below refuses it
         self.checkpoints_name = checkpoints
         self.writes_name = writes
         self.writable = writable

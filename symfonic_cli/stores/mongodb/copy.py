@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from symfonic_cli.errors import StoreError
 from symfonic_cli.stores.mongodb._common import (
@@ -16,6 +16,9 @@ from symfonic_cli.stores.mongodb._common import (
     _short,
     _string_literal,
 )
+
+if TYPE_CHECKING:
+    from pymongo.client_session import ClientSession
 
 
 class MongoCopy(MongoSection):
@@ -49,12 +52,12 @@ class MongoCopy(MongoSection):
         if any(r.table not in ("checkpoints", "writes") or not isinstance(r.data, dict) for r in rows):
             raise StoreError("rows from a store of another kind cannot be imported as MongoDB documents")
         ttl = self._ttl_stamp()
-        docs = {"checkpoints": [], "writes": []}
+        docs: dict[str, list[dict[str, Any]]] = {"checkpoints": [], "writes": []}
         for r in rows:
             fields = self._CHECKPOINT_KEY if r.table == "checkpoints" else self._WRITE_KEY
             docs[r.table].append({"thread_id": key, **dict(zip(fields, r.key)), **r.data, **ttl})
 
-        def work(session) -> None:
+        def work(session: ClientSession) -> None:
             for table in ("writes", "checkpoints"):  # checkpoints last: never a complete-looking partial thread
                 coll = self.writes if table == "writes" else self.checkpoints
                 fields = self._CHECKPOINT_KEY if table == "checkpoints" else self._WRITE_KEY
@@ -111,7 +114,7 @@ class MongoCopy(MongoSection):
         key = _string_literal(key, "thread key")
         batches = write_batches(writes)
 
-        def work(session) -> None:
+        def work(session: ClientSession) -> None:
             exact = self._collation(self.checkpoints)
             for cp in checkpoints:
                 if self.checkpoints.find_one({"thread_id": key, "checkpoint_ns": cp.checkpoint_ns, "checkpoint_id": cp.checkpoint_id}, {"_id": 1}, session=session, collation=exact):
@@ -142,8 +145,9 @@ class MongoCopy(MongoSection):
         saver = MongoDBSaver.__new__(MongoDBSaver)
         BaseCheckpointSaver.__init__(saver)
         saver.client, saver.db = self.client, self.db
-        saver.checkpoint_collection = _InsertOnly(self.checkpoints, session, ("thread_id", *self._CHECKPOINT_KEY), self._collation(self.checkpoints))
-        saver.writes_collection = _InsertOnly(self.writes, session, ("thread_id", *self._WRITE_KEY), self._collation(self.writes))
+        # _InsertOnly stands in for pymongo's Collection: only the calls the saver makes.
+        saver.checkpoint_collection = _InsertOnly(self.checkpoints, session, ("thread_id", *self._CHECKPOINT_KEY), self._collation(self.checkpoints))  # type: ignore[assignment]  # see above
+        saver.writes_collection = _InsertOnly(self.writes, session, ("thread_id", *self._WRITE_KEY), self._collation(self.writes))  # type: ignore[assignment]  # see above
         saver.ttl = self._ttl()
         saver.serde = target_serializer(JsonPlusSerializer())  # as SQLite and PostgreSQL: same bytes, shared messages encoded once
         return saver
@@ -177,7 +181,7 @@ class _InsertOnly:
     by its unique key in the session, so a document the target holds fails the thread
     (MigrationConflict) instead of being replaced. Nothing else of the collection is reachable."""
 
-    def __init__(self, collection, session, key_fields: tuple[str, ...], collation: dict | None) -> None:
+    def __init__(self, collection, session: ClientSession, key_fields: tuple[str, ...], collation: dict | None) -> None:
         self._collection = collection
         self._session = session
         self._key_fields = key_fields
@@ -231,7 +235,7 @@ def _stored_key(doc: dict, fields: tuple[str, ...], what: str) -> tuple:
     cid = doc.get("checkpoint_id")
     if isinstance(cid, str):
         what += f" at checkpoint {cid}"
-    out = []
+    out: list[str | int] = []
     for f in fields:
         if f == "idx":
             idx = doc.get("idx")

@@ -18,6 +18,9 @@ from symfonic_cli.stores.mongodb._common import (
 # typing.TYPE_CHECKING without importing typing (quick commands load this module).
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from pymongo.client_session import ClientSession
+    from typing import Any
+
     from symfonic_cli.model.erase import ExtraTable, ThreadErasePlan
 
 
@@ -30,9 +33,9 @@ class MongoErase(PerThreadErase, MongoSection):
         if not self.writable:
             raise StoreError(f"{self.location.display} is open read-only")
 
-    def _cascade(self, extra: tuple[ExtraTable, ...], key: str):
+    def _cascade(self, extra: tuple[ExtraTable, ...], key: str) -> list[tuple[str, Any, dict[str, Any] | None]]:
         """``(name, collection, filter or None)`` in delete order: extras, writes, checkpoints."""
-        out = []
+        out: list[tuple[str, Any, dict[str, Any] | None]] = []
         for table in extra:
             pairs = table.filters(key)
             # None: a null or absent field (how the deployment stores a missing sub-tenant)
@@ -101,7 +104,7 @@ class MongoErase(PerThreadErase, MongoSection):
             key, rows, summary.first_checkpoint_id if summary else None, summary.last_checkpoint_id if summary else None
         )
 
-    def _recheck_activity(self, key: str, session) -> tuple:
+    def _recheck_activity(self, key: str, session: ClientSession | None) -> tuple:
         """Inside the transaction: the greatest ordered id, and ``(id, ts)`` of every other checkpoint
         (its ``ts`` from the blob's head), for model/erase.py's check_still_idle."""
         import re
@@ -112,7 +115,8 @@ class MongoErase(PerThreadErase, MongoSection):
         ordered = re.compile(ORDERED_ID_REGEX)
         newest = self.checkpoints.find({"thread_id": _key_eq(key), "checkpoint_id": {"$regex": ordered}}, {"checkpoint_id": 1},
                                        session=session, collation=self._collation(self.checkpoints))
-        last = next(iter(newest.sort("checkpoint_id", -1).limit(1)), {}).get("checkpoint_id")
+        newest_doc: dict[str, Any] = next(iter(newest.sort("checkpoint_id", -1).limit(1)), {})
+        last = newest_doc.get("checkpoint_id")
         odd = []
         for doc in self.checkpoints.find({"thread_id": _key_eq(key), "checkpoint_id": {"$not": ordered}}, {"checkpoint_id": 1, "type": 1, "checkpoint": 1},
                                          session=session, collation=self._collation(self.checkpoints)):
@@ -141,7 +145,7 @@ class MongoErase(PerThreadErase, MongoSection):
         key = _string_literal(key, "thread key")
         cascade = self._cascade(extra, key)
 
-        def run(session) -> dict[str, int]:
+        def run(session: ClientSession | None) -> dict[str, int]:
             deleted: dict[str, int] = {}
             if idle_before is not None:
                 last, odd = self._recheck_activity(key, session)

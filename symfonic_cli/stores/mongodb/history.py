@@ -36,7 +36,7 @@ class MongoHistory(MongoSection):
         fields = {"_id": 0, "checkpoint_ns": 1, "checkpoint_id": 1, "metadata.source": 1, "metadata.step": 1, "metadata.writes": 1}
         for doc in self._thread_docs(key, fields, descending=False):
             cid = _field(doc, "checkpoint_id", str, None)
-            meta = doc.get("metadata") if isinstance(doc.get("metadata"), dict) else {}
+            meta = found if isinstance(found := doc.get("metadata"), dict) else {}
             try:
                 source, step, writes = _leaf(meta.get("source"), cid), _leaf(meta.get("step"), cid), _leaf(meta.get("writes"), cid)
             except StoreError:  # odd metadata: shown as unknown

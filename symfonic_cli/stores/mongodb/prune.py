@@ -74,8 +74,8 @@ class MongoPrune(RulePrune, MongoSection):
             ns, cid, parent = doc.get("checkpoint_ns", ""), doc.get("checkpoint_id"), doc.get("parent_checkpoint_id")
             if not isinstance(ns, str) or not isinstance(cid, str):
                 raise StoreError(f"a checkpoint document of thread '{key}' has an unexpected shape (checkpoint_ns or checkpoint_id not a string)")
-            meta = doc.get("metadata") if isinstance(doc.get("metadata"), dict) else {}
-            parents = meta.get("parents") if isinstance(meta.get("parents"), dict) else {}
+            meta = found if isinstance(found := doc.get("metadata"), dict) else {}
+            parents = found if isinstance(found := meta.get("parents"), dict) else {}
             root = _leaf(parents.get(""), cid) if "" in parents else None
             counters = meta.get("counters_since_delta_snapshot")
             delta = frozenset(k for k in counters if isinstance(k, str)) if isinstance(counters, dict) else frozenset()

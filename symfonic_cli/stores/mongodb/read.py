@@ -28,6 +28,7 @@ from symfonic_cli.threadkey import tenant_prefix
 # typing.TYPE_CHECKING without importing typing (quick commands load this module).
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from pymongo.collection import Collection
     from symfonic_cli.model.checkpoint import CheckpointHead, CheckpointRecord, MessageState, MessageWrite
 
 
@@ -59,7 +60,7 @@ class MongoRead(MongoSection):
     # Listing rows, pages and counts by last activity; stores/activity.py makes them exact by instant.
 
     @_driver_errors_iter
-    def _thread_rows(self, tenant, sub_tenant, limit, last_before, last_from) -> Iterator[ThreadSummary]:
+    def _thread_rows(self, tenant: str | None, sub_tenant: str | None, limit: int | None, last_before: str | None, last_from: str | None) -> Iterator[ThreadSummary]:
         # Only string keys are keys: a thread_id of another type (an array matches each of its
         # elements) is no thread's key (store info's anomalies count them).
         keys: dict = dict(A_KEY)
@@ -81,7 +82,7 @@ class MongoRead(MongoSection):
             yield _summary(doc, doc["_id"])._replace(odd=bool(doc.get("odd")))
 
     @_driver_errors
-    def _window_page(self, tenant, sub_tenant, last_before, last_from, after, limit, odd, upto=None) -> list[str]:
+    def _window_page(self, tenant: str | None, sub_tenant: str | None, last_before: str | None, last_from: str | None, after: str | None, limit: int, odd: bool, upto: str | None = None) -> list[str]:
         """Keyset pagination, binary order."""
         pipeline = self._window_pipeline(tenant, sub_tenant, last_before, last_from, after, odd, upto)
         pipeline += [{"$sort": {"_id": 1}}, {"$limit": int(limit)}, {"$project": {"_id": 1}}]
@@ -89,13 +90,13 @@ class MongoRead(MongoSection):
         return [doc["_id"] for doc in self.checkpoints.aggregate(pipeline, collation=self._collation(self.checkpoints))]
 
     @_driver_errors
-    def _window_tally(self, tenant, sub_tenant, last_before, last_from) -> int:
+    def _window_tally(self, tenant: str | None, sub_tenant: str | None, last_before: str | None, last_from: str | None) -> int:
         pipeline = self._window_pipeline(tenant, sub_tenant, last_before, last_from, None, False) + [{"$count": "n"}]
         for doc in self.checkpoints.aggregate(pipeline, collation=self._collation(self.checkpoints)):
             return int(doc["n"])
         return 0
 
-    def _window_pipeline(self, tenant, sub_tenant, last_before, last_from, after, odd, upto=None) -> list[dict]:
+    def _window_pipeline(self, tenant: str | None, sub_tenant: str | None, last_before: str | None, last_from: str | None, after: str | None, odd: bool, upto: str | None = None) -> list[dict]:
         match: dict = dict(A_KEY)
         if tenant is not None:
             match.update(_prefix_range(tenant_prefix(_string_literal(tenant, "tenant"), sub_tenant)))
@@ -131,14 +132,14 @@ class MongoRead(MongoSection):
                 return _summary(doc, key)
         return None
 
-    def _distinct_count(self, collection, field: str) -> int:
+    def _distinct_count(self, collection: Collection[Any], field: str) -> int:
         # Keys are strings: other values (an array thread_id) are no thread's key.
-        pipeline = [{"$match": {field: A_KEY}}, {"$group": {"_id": f"${field}"}}, {"$count": "n"}]
+        pipeline: list[dict[str, Any]] = [{"$match": {field: A_KEY}}, {"$group": {"_id": f"${field}"}}, {"$count": "n"}]
         for doc in collection.aggregate(pipeline, collation=self._collation(collection)):
             return int(doc["n"])
         return 0
 
-    def _stats(self, collection) -> dict[str, Any]:
+    def _stats(self, collection: Collection[Any]) -> dict[str, Any]:
         """Sizes through ``$collStats``; the ``collStats`` command when the stage gives no sizes."""
         from pymongo.errors import OperationFailure
 
@@ -305,7 +306,7 @@ class MongoRead(MongoSection):
                     ts, count = checkpoint_blob_head(doc["checkpoint"])
                 except (NeedMore, ValueError):
                     ts = count = None
-            meta = doc.get("metadata") if isinstance(doc.get("metadata"), dict) else {}
+            meta = found if isinstance(found := doc.get("metadata"), dict) else {}
             try:
                 source, step = _leaf(meta.get("source"), cid), _leaf(meta.get("step"), cid)
             except StoreError:  # odd metadata: the resolver takes its exact walk

@@ -6,9 +6,14 @@ from __future__ import annotations
 
 from symfonic_cli.stores.mongodb._common import MongoSection
 
+# typing.TYPE_CHECKING without importing typing.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
 
 class MongoSearch(MongoSection):
     """``search_candidates`` (stores/protocol.py, SearchProtocol): None, every thread is a candidate."""
 
-    def search_candidates(self, prefilter, *, tenant: str | None = None, sub_tenant: str | None = None) -> None:
+    def search_candidates(self, prefilter: Any, *, tenant: str | None = None, sub_tenant: str | None = None) -> None:
         return None

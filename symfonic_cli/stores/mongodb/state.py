@@ -61,23 +61,23 @@ class MongoState(MongoSection):
             if doc is None:
                 continue
             cid = _field(doc, "checkpoint_id", str, None)
-            meta = doc.get("metadata") if isinstance(doc.get("metadata"), dict) else {}
+            meta = found if isinstance(found := doc.get("metadata"), dict) else {}
             try:
                 meta = {k: _leaf(meta.get(k), cid) for k in ("step", "source") if k in meta}
             except StoreError:
                 meta = {}
             latest.append(lean_from_blob(ns, cid, doc.get("type"), _field(doc, "checkpoint", bytes, cid), meta))
-        latest.sort(key=lambda l: (l.checkpoint_ns != "", l.checkpoint_ns))
+        latest.sort(key=lambda lean: (lean.checkpoint_ns != "", lean.checkpoint_ns))
         writes = []
-        for l in latest:
+        for lean in latest:
             for doc in self.writes.find(
-                {"thread_id": _key_eq(key), "checkpoint_ns": _string_literal(l.checkpoint_ns, "namespace"), "checkpoint_id": _string_literal(l.checkpoint_id, "checkpoint id")},
+                {"thread_id": _key_eq(key), "checkpoint_ns": _string_literal(lean.checkpoint_ns, "namespace"), "checkpoint_id": _string_literal(lean.checkpoint_id, "checkpoint id")},
                 {"_id": 0, "task_id": 1, "task_path": 1, "idx": 1, "channel": 1, "type": 1, "value": 1}, collation=self._collation(self.writes),
             ).sort([("task_id", 1), ("idx", 1)]):
                 value = doc.get("value")
                 channel = doc.get("channel")
                 writes.append(RawWrite(
-                    l.checkpoint_ns, l.checkpoint_id, str(doc.get("task_id")), doc.get("task_path") if isinstance(doc.get("task_path"), str) else None,
+                    lean.checkpoint_ns, lean.checkpoint_id, str(doc.get("task_id")), doc.get("task_path") if isinstance(doc.get("task_path"), str) else None,
                     doc.get("idx") if isinstance(doc.get("idx"), int) else 0, channel if isinstance(channel, str) else "",
                     doc.get("type") if isinstance(doc.get("type"), str) else None,
                     bytes(value) if isinstance(value, (bytes, bytearray)) else None,
@@ -173,7 +173,7 @@ class MongoState(MongoSection):
             if doc is not None:
                 blob = doc.get("checkpoint") if isinstance(doc.get("checkpoint"), (bytes, bytearray)) else None
                 blob = bytes(blob) if blob is not None else None
-                meta = doc.get("metadata") if isinstance(doc.get("metadata"), dict) else {}
+                meta = found if isinstance(found := doc.get("metadata"), dict) else {}
                 try:
                     step = _leaf(meta.get("step"), cid)
                 except StoreError:
@@ -181,7 +181,7 @@ class MongoState(MongoSection):
                 at = blob.find(b"\xb0channel_versions") if blob else -1
                 task_flags = {tid: tuple(f) for tid, f in flags.get(key, {}).items()}
                 status = status_from_tail(
-                    cid, step, doc.get("type"), blob[:4] if blob else None, blob[at:] if at > 0 else None,
+                    cid, step, doc.get("type"), blob[:4] if blob else None, blob[at:] if blob and at > 0 else None,
                     len(blob) if blob else None, task_flags,
                     whole=lambda doc=doc, blob=blob, step=step: (doc.get("type"), blob, {"step": step}),
                 )

@@ -12,6 +12,11 @@ from __future__ import annotations
 
 from symfonic_cli.stores.mongodb._common import BINARY, MongoSection, _driver_errors
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from pymongo.collection import Collection
+    from typing import Any
+
 
 class MongoUsage(MongoSection):
     """store usage."""
@@ -28,7 +33,7 @@ class MongoUsage(MongoSection):
                 s = got[0].get("storageStats", {}) if got else {}
             except OperationFailure as exc:
                 return {"name": name}, f"the server reports no storage statistics for '{name}' ({(exc.details or {}).get('errmsg') or exc})"
-        out = {"name": name}
+        out: dict[str, Any] = {"name": name}
         for field, label in (("storageSize", "storage_bytes"), ("freeStorageSize", "free_bytes"), ("totalIndexSize", "index_bytes"),
                              ("size", "data_bytes"), ("count", "documents")):
             value = s.get(field)
@@ -37,7 +42,7 @@ class MongoUsage(MongoSection):
         note = f"the server does not report {' or '.join(missing)} of '{name}'" if missing else None
         return out, note
 
-    def _sizes(self, coll, group: dict | None = None) -> list[dict]:
+    def _sizes(self, coll: Collection[Any], group: str | None = None) -> list[dict]:
         return list(coll.aggregate([{"$group": {"_id": group, "n": {"$sum": 1}, "b": {"$sum": {"$bsonSize": "$$ROOT"}}}}], collation=BINARY))
 
     def _special(self) -> set[str]:
@@ -112,10 +117,10 @@ class MongoUsage(MongoSection):
         for label, coll in (("checkpoints", self.checkpoints), ("writes", self.writes)):
             got = self._sizes(coll)
             totals[label] = {"count": int(got[0]["n"]), "bytes": int(got[0]["b"])} if got else {"count": 0, "bytes": 0}
-        channels = sorted(
-            ({"channel": d["_id"], "table": self.writes_name, "rows": int(d["n"]), "bytes": int(d["b"])}
-             for d in self._sizes(self.writes, "$channel") if isinstance(d["_id"], str)),
-            key=lambda r: (-r["bytes"], r["channel"]))
+        channel_rows: list[dict[str, Any]] = [
+            {"channel": d["_id"], "table": self.writes_name, "rows": int(d["n"]), "bytes": int(d["b"])}
+            for d in self._sizes(self.writes, "$channel") if isinstance(d["_id"], str)]
+        channels = sorted(channel_rows, key=lambda r: (-r["bytes"], r["channel"]))
         threads: dict[str, list[int]] = {}
         for label, coll in (("checkpoints", self.checkpoints), ("writes", self.writes)):
             for d in self._sizes(coll, "$thread_id"):

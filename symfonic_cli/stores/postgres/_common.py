@@ -35,7 +35,7 @@ def byte_order(coll: dict[str, Any], db: dict[str, Any]) -> bool:
     return provider == "c" and locale in _C_LOCALES
 
 
-def _store_error(location: StoreLocation, exc: Exception) -> StoreError:
+def _store_error(location: StoreLocation, exc: BaseException) -> StoreError:
     import psycopg.errors as pe
 
     text = " ".join(str(exc).split()) or type(exc).__name__

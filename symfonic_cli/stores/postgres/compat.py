@@ -8,6 +8,13 @@ from symfonic_cli.clock import ORDERED_ID_REGEX
 from symfonic_cli.stores._common import PLACEHOLDER_OF_KIND, VALUE_GROUPED_FIELDS
 from symfonic_cli.stores.postgres._common import PostgresSection, _translate_errors, _translate_iter
 
+# typing.TYPE_CHECKING without importing typing.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+
+    from symfonic_cli.model.envelope import EnvelopeRow, EnvelopeShape
+
 
 # Older than the grace window's bound: a UUIDv6 (any case) by its time, which its lowercase string
 # order is; an id carrying no such time is never "in flight" (see stores/sqlite/compat.py).
@@ -22,7 +29,7 @@ class PostgresCompat(PostgresSection):
     # -- compat (protocol docstrings in stores/protocol.py): JSONB operators over metadata only
 
     @_translate_iter
-    def envelope_shapes(self, envelope_key: str, *, older_than: str | None = None):
+    def envelope_shapes(self, envelope_key: str, *, older_than: str | None = None) -> Iterator[EnvelopeShape]:
         from symfonic_cli.model.envelope import EnvelopeShape
 
         # Values group by their JSON text, so 1 and 1.0 (equal as jsonb) stay apart.
@@ -75,7 +82,7 @@ class PostgresCompat(PostgresSection):
                                 package_version=row[17], thread_id=str(row[18]))
 
     @staticmethod
-    def _python_shape(envelope_key: str, row: tuple):
+    def _python_shape(envelope_key: str, row: tuple) -> EnvelopeShape:
         """One row whose metadata Python's json reads differently from JSONB (see _PYTHON_ONLY)."""
         from symfonic_cli.model.envelope import ABSENT, EnvelopeShape, row_from_metadata
 
@@ -89,7 +96,7 @@ class PostgresCompat(PostgresSection):
         )
 
     @_translate_iter
-    def iter_envelopes(self, envelope_key: str, *, thread: str | None = None):
+    def iter_envelopes(self, envelope_key: str, *, thread: str | None = None) -> Iterator[EnvelopeRow]:
         from symfonic_cli.model.envelope import row_from_metadata
 
         # Each row's metadata decoded as PostgresSaver's driver decodes it (Python json), limits applied.

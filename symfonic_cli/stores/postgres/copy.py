@@ -134,12 +134,12 @@ class PostgresCopy(PostgresSection):
                         with collect_blocked() as blocked:
                             value = loads(type_, blob, what=f"checkpoint {cid}, ns '{ns}', channel '{ch}'")
                         decoded[ident] = (value, set(blocked))
-                value, blocked = decoded[ident]
+                value, blocked_types = decoded[ident]
                 if value is _EMPTY:
                     continue
                 values[ch] = value
-                if blocked:
-                    thread.blocked[f"checkpoint {cid}, ns '{ns}', channel '{ch}'"] = sorted(blocked)
+                if blocked_types:
+                    thread.blocked[f"checkpoint {cid}, ns '{ns}', channel '{ch}'"] = sorted(blocked_types)
             thread.checkpoints.append(
                 DecodedCheckpoint(ns, cid, parent, {**checkpoint, "channel_values": values}, metadata if isinstance(metadata, dict) else {})
             )

@@ -60,7 +60,7 @@ class PostgresErase(PostgresSection):
         """(name, WHERE clause or None, params) per cascade table; None: the table cannot hold ``key``."""
         from psycopg import sql
 
-        out = []
+        out: list[tuple[str, Any, tuple]] = []
         for table in extra:
             filters = table.filters(key)
             if filters is None:
@@ -209,7 +209,7 @@ class PostgresErase(PostgresSection):
         return plans
 
     @_translate_errors
-    def erase_thread(self, key: str, extra: tuple["ExtraTable", ...], *, between=None, expected=None, idle_before=None) -> dict[str, int]:
+    def erase_thread(self, key: str, extra: tuple["ExtraTable", ...], *, between=None, expected=None, idle_before: str | None = None) -> dict[str, int]:
         from psycopg import sql
 
         from symfonic_cli.model.erase import check_against_plan, check_still_idle
@@ -239,7 +239,7 @@ class PostgresErase(PostgresSection):
         return self._counts(key, extra)
 
     @_translate_errors
-    def erase_verified(self, key: str, extra: tuple["ExtraTable", ...], *, expected=None, idle_before=None) -> tuple[dict[str, int], dict[str, int]]:
+    def erase_verified(self, key: str, extra: tuple["ExtraTable", ...], *, expected=None, idle_before: str | None = None) -> tuple[dict[str, int], dict[str, int]]:
         """``erase_thread`` then ``remaining_rows`` with the same guarantees, in two round trips
         (psycopg pipeline mode) and four statements instead of about ten:
 

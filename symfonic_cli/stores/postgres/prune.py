@@ -14,6 +14,8 @@ from symfonic_cli.stores.postgres._common import PostgresSection, _translate_err
 # typing.TYPE_CHECKING without importing typing (quick commands load this module).
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any
+
     from symfonic_cli.model.prune import PruneDecision
 
 _TABLES = ("checkpoint_writes", "checkpoint_blobs", "checkpoints")
@@ -156,11 +158,17 @@ class PostgresPrune(RulePrune, PostgresSection):
                 a["x_ns"].append(ns)
             for ns, ids in d.delete.items():
                 for cid in ids:
-                    a["d_k"].append(d.key), a["d_ns"].append(ns), a["d_id"].append(cid)
+                    a["d_k"].append(d.key)
+                    a["d_ns"].append(ns)
+                    a["d_id"].append(cid)
                 for cid in d.detach.get(ns, ()):
-                    a["t_k"].append(d.key), a["t_ns"].append(ns), a["t_id"].append(cid)
+                    a["t_k"].append(d.key)
+                    a["t_ns"].append(ns)
+                    a["t_id"].append(cid)
                 for cid in sorted(d.keep[ns]):
-                    a["k_k"].append(d.key), a["k_ns"].append(ns), a["k_id"].append(cid)
+                    a["k_k"].append(d.key)
+                    a["k_ns"].append(ns)
+                    a["k_id"].append(cid)
         return a
 
     def _rows_sql(self, delete: bool, drops: bool = True, detach: bool = True) -> str:
@@ -312,8 +320,7 @@ class PostgresPrune(RulePrune, PostgresSection):
                 if not d.changes:
                     conn.execute("COMMIT")
                     return dict.fromkeys(_TABLES, 0), 0, 0
-                targets = self._targets([d])
-                targets["key"] = key
+                targets: dict[str, Any] = {**self._targets([d]), "key": key}
                 apply = conn.execute(self._rows_sql(True, bool(targets["x_k"]), bool(targets["t_k"])), targets, prepare=False)
                 fresh = conn.execute(self._facts_sql(kept=True), {**facts_args, "key": key, "k_ns": targets["k_ns"], "k_id": targets["k_id"]},
                                      prepare=False)

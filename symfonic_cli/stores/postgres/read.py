@@ -39,8 +39,9 @@ class PostgresRead(PostgresSection):
     _LATEST = 'max(checkpoint_id) COLLATE "C"'
 
     @_translate_iter
-    def _thread_rows(self, tenant, sub_tenant, limit, last_before, last_from) -> Iterator[ThreadSummary]:
-        where, params = "", []
+    def _thread_rows(self, tenant: str | None, sub_tenant: str | None, limit: int | None, last_before: str | None, last_from: str | None) -> Iterator[ThreadSummary]:
+        where = ""
+        params: list[Any] = []
         if tenant is not None:
             where, params = self._prefix_where(tenant_prefix(tenant, sub_tenant))
         having, bounds = odd_having(self._ODD, self._LATEST, "%s", last_before, last_from, "rows")
@@ -59,7 +60,7 @@ class PostgresRead(PostgresSection):
             yield ThreadSummary(str(key), n, first, last, bool(odd))
 
     @_translate_errors
-    def _window_page(self, tenant, sub_tenant, last_before, last_from, after, limit, odd, upto=None) -> list[str]:
+    def _window_page(self, tenant: str | None, sub_tenant: str | None, last_before: str | None, last_from: str | None, after: str | None, limit: int, odd: bool, upto: str | None = None) -> list[str]:
         """Keyset pagination, bytewise order."""
         where, params = self._window_where(tenant, sub_tenant, after, upto)
         having, bounds = odd_having(self._ODD, self._LATEST, "%s", last_before, last_from, "odd" if odd else "plain")
@@ -76,14 +77,15 @@ class PostgresRead(PostgresSection):
             return [str(k) for (k,) in self.conn.execute(sql, [*params, *bounds, limit]).fetchall()]
 
     @_translate_errors
-    def _window_tally(self, tenant, sub_tenant, last_before, last_from) -> int:
+    def _window_tally(self, tenant: str | None, sub_tenant: str | None, last_before: str | None, last_from: str | None) -> int:
         where, params = self._window_where(tenant, sub_tenant, None)
         having, bounds = odd_having(self._ODD, self._LATEST, "%s", last_before, last_from, "plain")
         sql = f"SELECT count(*) FROM (SELECT 1 FROM checkpoints {where} GROUP BY thread_id {having}) AS idle"
         return int(self.conn.execute(sql, [*params, *bounds]).fetchone()[0])
 
-    def _window_where(self, tenant, sub_tenant, after, upto=None) -> tuple[str, list]:
-        where, params = "", []
+    def _window_where(self, tenant: str | None, sub_tenant: str | None, after: str | None, upto: str | None = None) -> tuple[str, list]:
+        where = ""
+        params: list[Any] = []
         if tenant is not None:
             where, params = self._prefix_where(tenant_prefix(tenant, sub_tenant))
         column = "thread_id" if self._c_collation else 'thread_id COLLATE "C"'

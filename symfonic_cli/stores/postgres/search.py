@@ -7,6 +7,11 @@ from collections.abc import Iterator
 from symfonic_cli.stores.postgres._common import PostgresSection, _translate_iter
 from symfonic_cli.threadkey import tenant_prefix
 
+# typing.TYPE_CHECKING without importing typing (quick commands load this module).
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
 # search/prefilter.py's markers on encode(blob, 'escape'): bytes 0 and >= 0x80 as \ooo, "\" doubled.
 _NOT_ONE_STRING = r"\\247content(?!\\2[4-7][0-7]|\\33[1-3])"
 _TOOL_CALLS = r"\\252tool_calls(?!\\220)"
@@ -21,8 +26,9 @@ class PostgresSearch(PostgresSection):
     """``search_candidates`` (stores/protocol.py, SearchProtocol)."""
 
     @_translate_iter
-    def search_candidates(self, prefilter, *, tenant: str | None = None, sub_tenant: str | None = None) -> Iterator[str]:
-        where, params = "", []
+    def search_candidates(self, prefilter: Any, *, tenant: str | None = None, sub_tenant: str | None = None) -> Iterator[str]:
+        where = ""
+        params: list[Any] = []
         if tenant is not None:
             cond, params = self._prefix_where(tenant_prefix(tenant, sub_tenant))
             where = "AND " + cond.removeprefix("WHERE ")

@@ -16,10 +16,14 @@ from symfonic_cli.stores.postgres._common import (
 )
 
 # status_from_maps's answer when the version maps cannot decide: the thread waits for a batch.
-_UNDECIDED = object()
+class _Undecided:
+    """The version maps cannot decide a thread's status: its root checkpoint is read."""
 
 
-def _undecided() -> object:
+_UNDECIDED = _Undecided()
+
+
+def _undecided() -> _Undecided:
     return _UNDECIDED
 
 
@@ -112,8 +116,8 @@ class PostgresState(PostgresSection):
             if ns in message_counts:
                 lean.messages = message_counts[ns]
             latest.append(lean)
-        latest.sort(key=lambda l: (l.checkpoint_ns != "", l.checkpoint_ns))
-        keep = {(l.checkpoint_ns, l.checkpoint_id) for l in latest}
+        latest.sort(key=lambda lean: (lean.checkpoint_ns != "", lean.checkpoint_ns))
+        keep = {(lean.checkpoint_ns, lean.checkpoint_id) for lean in latest}
         writes = [
             RawWrite(ns, cid, task_id, task_path, idx, channel, type_, _bytes(blob))
             for ns, cid, task_id, idx, task_path, channel, type_, blob in c.execute(
@@ -182,12 +186,15 @@ class PostgresState(PostgresSection):
         "WHERE t.thread_id IS NOT NULL"
     )
 
-    def _indexed_run_states(self, prefix, with_size, statuses, ids_in_byte_order) -> Iterator["ThreadRunState"]:
+    def _indexed_run_states(self, prefix: str | None, with_size: bool, statuses: set[str] | None,
+                            ids_in_byte_order: bool) -> Iterator["ThreadRunState"]:
         import json
 
         from symfonic_cli.model.run_status import status_from_maps
 
-        cond, params = "true", []
+        cond = "true"
+
+        params: list[Any] = []
         if prefix:
             where, params = self._prefix_where(prefix)
             cond = where.removeprefix("WHERE ")
@@ -206,7 +213,7 @@ class PostgresState(PostgresSection):
                 undecided: list[tuple[str, str, dict]] = []
                 for key, cid, maps, tasks, paths, interrupts, errors, outputs in cur:
                     key = str(key)
-                    status = None
+                    status: str | None = None
                     if cid is not None:
                         task_flags = {}
                         for i, tid in enumerate(tasks or ()):
@@ -214,15 +221,16 @@ class PostgresState(PostgresSection):
                         try:
                             step, v, versions, seen, updated = json.loads(maps)
                         except (ValueError, RecursionError):
-                            status = _UNDECIDED  # too deep for Python's json: read_run_rows says which checkpoint
+                            found: str | _Undecided = _UNDECIDED  # too deep for Python's json: read_run_rows says which checkpoint
                         else:
-                            status = status_from_maps(cid, step, v, versions, seen, updated, task_flags, whole=_undecided)
-                        if status is _UNDECIDED:
+                            found = status_from_maps(cid, step, v, versions, seen, updated, task_flags, whole=_undecided)
+                        if isinstance(found, _Undecided):
                             undecided.append((key, cid, task_flags))
                             if len(undecided) >= ITERSIZE:
                                 kept.extend(self._decide(undecided, statuses))
                                 undecided = []
                             continue
+                        status = found
                     if statuses is not None and status not in statuses:
                         continue
                     kept.append((key, status))
@@ -232,12 +240,12 @@ class PostgresState(PostgresSection):
                 kept.extend(self._decide(undecided, statuses))
                 yield from self._with_totals(kept, with_size)
 
-    def _decide(self, undecided: list[tuple[str, str, dict]], statuses) -> list[tuple[str, str | None]]:
+    def _decide(self, undecided: list[tuple[str, str, dict]], statuses: set[str] | None) -> list[tuple[str, str | None]]:
         from symfonic_cli.model.run_status import root_status
 
         rows = self._root_run_rows(undecided)
         out = []
-        for key, cid, task_flags in undecided:
+        for key, _cid, task_flags in undecided:
             run_rows = rows.get(key) or self.read_run_rows(key)
             status = root_status(run_rows, task_flags) if run_rows is not None else None  # erased meanwhile
             if statuses is None or status in statuses:
@@ -311,13 +319,15 @@ class PostgresState(PostgresSection):
             n, first, last, size = totals[key]
             yield ThreadRunState(key, n, first, last, status, size + extra.get(key, 0) if with_size else None)
 
-    def _merged_run_states(self, prefix, with_size, with_status) -> Iterator["ThreadRunState"]:
+    def _merged_run_states(self, prefix: str | None, with_size: bool, with_status: bool) -> Iterator["ThreadRunState"]:
         """Per-thread aggregates of each table, streamed in one key order and merged here (also the
         status when a nondeterministic collation makes "=" match other keys: compared bytewise)."""
         from symfonic_cli.model.run_state import ThreadRunState
         from symfonic_cli.model.run_status import root_status, status_from_maps
 
-        where, params = "", []
+        where = ""
+
+        params: list[Any] = []
         if prefix:
             cond, params = self._prefix_where(prefix)
             where = "AND " + cond.removeprefix("WHERE ")
@@ -374,18 +384,21 @@ class PostgresState(PostgresSection):
         sizes = cursors[1:3] if with_size else []
         rest = cursors[3:] if with_size else cursors[1:]
         heads = [next(c, None) for c in sizes]
-        latest = rest[0] if with_status else None
-        flags = rest[1] if with_status else None
-        nxt_latest = next(latest, None) if latest is not None else None
-        nxt_flag = next(flags, None) if flags is not None else None
+        # Without --status no cursor is read: an empty one stands for each.
+        latest: Iterator[Any] = rest[0] if with_status else iter(())
+        flags: Iterator[Any] = rest[1] if with_status else iter(())
+        nxt_latest = next(latest, None)
+        nxt_flag = next(flags, None)
         for key, n, first, last, size in summary:
             size = int(size or 0)
             for i, c in enumerate(sizes):
-                while heads[i] is not None and heads[i][0] < key:
-                    heads[i] = next(c, None)
-                if heads[i] is not None and heads[i][0] == key:
-                    size += int(heads[i][1] or 0)
-                    heads[i] = next(c, None)
+                head = heads[i]
+                while head is not None and head[0] < key:
+                    head = next(c, None)
+                if head is not None and head[0] == key:
+                    size += int(head[1] or 0)
+                    head = next(c, None)
+                heads[i] = head
             status = None
             if with_status:
                 while nxt_latest is not None and nxt_latest[0] < key:

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-TASKS = "__pregel_tasks"  # model/prune.py TASKS (not imported: the quick route loads this module)
 from symfonic_cli.stores.postgres._common import PostgresSection, _translate_errors
+
+TASKS = "__pregel_tasks"  # model/prune.py TASKS (not imported: the quick route loads this module)
 
 _TABLES = ("checkpoints", "checkpoint_blobs", "checkpoint_writes")
 _CP_BYTES = "pg_column_size(checkpoint) + coalesce(pg_column_size(metadata), 0)"

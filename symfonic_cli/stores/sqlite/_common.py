@@ -32,7 +32,7 @@ SQLITE_READONLY_ROLLBACK = 776  # a hot journal needs rolling back, which a read
 JOURNAL_MAGIC = bytes.fromhex("d9d505f920a163d7")
 
 
-def _hot_journal(location: StoreLocation, exc: sqlite3.Error) -> bool:
+def _hot_journal(location: StoreLocation, exc: BaseException) -> bool:
     code = getattr(exc, "sqlite_errorcode", None)  # Python 3.11+
     if code is not None:
         return code == SQLITE_READONLY_ROLLBACK
@@ -43,7 +43,7 @@ def _hot_journal(location: StoreLocation, exc: sqlite3.Error) -> bool:
         return False
 
 
-def _store_error(location: StoreLocation, exc: sqlite3.Error) -> StoreError:
+def _store_error(location: StoreLocation, exc: BaseException) -> StoreError:
     text = str(exc)
     if ("readonly" in text or "read-only" in text) and _hot_journal(location, exc):
         return StoreError(
@@ -118,7 +118,7 @@ class SqliteSection:
             # Text sorts by its UTF-8 bytes (BINARY): a range of the primary key. b"" stands for
             # "above every text" when no string bounds the prefix from above.
             hi = prefix_upper_bound(prefix)
-            text = "(thread_id COLLATE BINARY >= ? AND thread_id COLLATE BINARY < ?)", [prefix, b"" if hi is None else hi]
+            text: tuple[str, list[Any]] = "(thread_id COLLATE BINARY >= ? AND thread_id COLLATE BINARY < ?)", [prefix, b"" if hi is None else hi]
         else:
             # UTF-16 text compares as UTF-16 code units, not in code point order: compare the
             # first characters themselves (substr counts characters of text).

@@ -12,6 +12,9 @@ from symfonic_cli.stores.sqlite._common import SqliteSection, _translate_errors,
 # typing.TYPE_CHECKING without importing typing (quick commands load this module).
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Iterator
+
+    from symfonic_cli.model.envelope import EnvelopeRow, EnvelopeShape
     from typing import Any
 
 
@@ -29,7 +32,7 @@ class SqliteCompat(SqliteSection):
     # (the saver stores metadata as a BLOB of JSON text; newer SQLite would read a BLOB as JSONB)
 
     @_translate_iter
-    def envelope_shapes(self, envelope_key: str, *, older_than: str | None = None):
+    def envelope_shapes(self, envelope_key: str, *, older_than: str | None = None) -> Iterator[EnvelopeShape]:
         from symfonic_cli.model.envelope import EnvelopeShape
 
         # The big metadata text is parsed once per row to cut the envelope out (LIMIT -1 keeps
@@ -94,7 +97,7 @@ class SqliteCompat(SqliteSection):
                 kind, shape, release = _shape_fields(row)
                 yield EnvelopeShape(kind, **shape, older=bool(row[4]), latest=row[6], package_version=release)
 
-    def _python_shape(self, envelope_key: str, rowid: int, older_than: str | None):
+    def _python_shape(self, envelope_key: str, rowid: int, older_than: str | None) -> EnvelopeShape | None:
         from symfonic_cli.model.envelope import ABSENT, EnvelopeShape, row_from_metadata
 
         sql = (
@@ -116,7 +119,7 @@ class SqliteCompat(SqliteSection):
         )
 
     @_translate_iter
-    def iter_envelopes(self, envelope_key: str, *, thread: str | None = None):
+    def iter_envelopes(self, envelope_key: str, *, thread: str | None = None) -> Iterator[EnvelopeRow]:
         from symfonic_cli.model.envelope import row_from_metadata
 
         # One thread (or one at a time): each row's metadata decoded as SqliteSaver decodes it.
@@ -163,7 +166,7 @@ _KIND = {"null": "null", "true": "boolean", "false": "boolean", "integer": "inte
          "text": "string", "array": "array", "object": "object"}
 
 
-_PLACEHOLDER = {"null": None, "true": True, "false": False, "integer": 0, "real": 0.0, "text": "",
+_PLACEHOLDER: dict[str, Any] = {"null": None, "true": True, "false": False, "integer": 0, "real": 0.0, "text": "",
                 "array": [], "object": {}}
 
 

@@ -11,6 +11,7 @@ from symfonic_cli.stores.sqlite._common import SqliteSection, _journal_mode, _tr
 # typing.TYPE_CHECKING without importing typing (quick commands load this module).
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from typing import Any
 
     from symfonic_cli.model.erase import ExtraTable, ThreadErasePlan
@@ -25,21 +26,22 @@ class SqliteErase(PerThreadErase, SqliteSection):
 
     def _cascade(self, key: str, extra: tuple[ExtraTable, ...]) -> list[tuple[str, str, tuple[Any, ...]]]:
         """(name, WHERE clause, params) per cascade table; an extra table that cannot hold ``key`` is ''."""
-        out = []
+        out: list[tuple[str, str, tuple[Any, ...]]] = []
         for table in extra:
             filters = table.filters(key)
             if filters is None:
                 out.append((table.name, "", ()))
                 continue
-            conds, params = [], []
+            conds: list[str] = []
+            values: list[Any] = []
             for col, value in filters:
                 if value is None:
                     conds.append(f"{quoted_identifier(col)} IS NULL")
                 else:
                     # as in the saver's tables: the value as text, or as a BLOB of its UTF-8 bytes
                     conds.append(f"{quoted_identifier(col)} COLLATE BINARY IN (?, ?)")
-                    params += [value, value.encode("utf-8", "surrogatepass")]
-            out.append((table.name, " AND ".join(conds), tuple(params)))
+                    values += [value, value.encode("utf-8", "surrogatepass")]
+            out.append((table.name, " AND ".join(conds), tuple(values)))
         where, params = _key_match(key)
         for name in self._ERASE_CORE:
             out.append((name, where, params))
@@ -47,8 +49,8 @@ class SqliteErase(PerThreadErase, SqliteSection):
 
     @_translate_errors
     def erase_prepare(self, extra: tuple[ExtraTable, ...], *, dry_run: bool = False) -> list[str]:
-        shown: str = self.location.path  # type: ignore[assignment]
-        path: str = self.file  # type: ignore[assignment]
+        shown: str = self.location.path
+        path: str = self.file
         if not self.writable and not dry_run:
             raise StoreError(f"{shown} was opened read-only; erasing needs a writable store")
         if not os.access(path, os.W_OK):
@@ -151,7 +153,8 @@ class SqliteErase(PerThreadErase, SqliteSection):
         return last, odd
 
     @_translate_errors
-    def erase_thread(self, key: str, extra: tuple[ExtraTable, ...], *, between=None, expected=None, idle_before=None) -> dict[str, int]:
+    def erase_thread(self, key: str, extra: tuple[ExtraTable, ...], *, between: Callable[[str], None] | None = None,
+                     expected: dict[str, int] | None = None, idle_before: str | None = None) -> dict[str, int]:
         from symfonic_cli.model.erase import check_against_plan, check_still_idle
 
         deleted: dict[str, int] = {}

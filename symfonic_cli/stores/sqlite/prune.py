@@ -62,7 +62,7 @@ class SqlitePrune(RulePrune, SqliteSection):
         where, params = _key_match(key)
         cps = []
         for ns, cid, parent, root, counters, js in self.conn.execute(_FACTS.format(key=where), params):
-            delta = frozenset()
+            delta: frozenset[str] = frozenset()
             if counters is not None:
                 value = json.loads(counters) if isinstance(counters, str) else None
                 delta = frozenset(value) if isinstance(value, dict) else frozenset()

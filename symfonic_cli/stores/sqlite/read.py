@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import sqlite3
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 
 from symfonic_cli.errors import StoreError
 from symfonic_cli.model.listing import StoreInfo, ThreadSummary
@@ -41,8 +41,9 @@ class SqliteRead(SqliteSection):
     _ODD = f"max(NOT (checkpoint_id GLOB '{ORDERED_ID_GLOB}'))"
 
     @_translate_iter
-    def _thread_rows(self, tenant, sub_tenant, limit, last_before, last_from) -> Iterator[ThreadSummary]:
-        where, params = "", []
+    def _thread_rows(self, tenant: str | None, sub_tenant: str | None, limit: int | None, last_before: str | None, last_from: str | None) -> Iterator[ThreadSummary]:
+        where = ""
+        params: list[Any] = []
         if tenant is not None:
             cond, params = self._prefix_where(tenant_prefix(tenant, sub_tenant))
             where = "WHERE " + cond
@@ -67,7 +68,7 @@ class SqliteRead(SqliteSection):
             yield ThreadSummary(key, n, first, last, bool(odd))
 
     @_translate_errors
-    def _window_page(self, tenant, sub_tenant, last_before, last_from, after, limit, odd, upto=None) -> list[str]:
+    def _window_page(self, tenant: str | None, sub_tenant: str | None, last_before: str | None, last_from: str | None, after: str | None, limit: int, odd: bool, upto: str | None = None) -> list[str]:
         """Keyset pagination: the primary key's order serves the GROUP BY and the LIMIT stops the scan."""
         if self._has_blob_keys():
             # Keys stored as BLOBs sort apart from text: the merged listing, sliced (not streamed).
@@ -81,7 +82,7 @@ class SqliteRead(SqliteSection):
         return [k for (k,) in self.conn.execute(sql, [*params, *bounds, limit])]
 
     @_translate_errors
-    def _window_tally(self, tenant, sub_tenant, last_before, last_from) -> int:
+    def _window_tally(self, tenant: str | None, sub_tenant: str | None, last_before: str | None, last_from: str | None) -> int:
         if self._has_blob_keys():
             return sum(1 for t in self._thread_rows(tenant, sub_tenant, None, last_before, last_from) if not t.odd)
         where, params = self._window_where(tenant, sub_tenant, None)
@@ -89,8 +90,9 @@ class SqliteRead(SqliteSection):
         sql = f"SELECT count(*) FROM (SELECT 1 FROM checkpoints {where} GROUP BY thread_id COLLATE BINARY {having})"
         return self.conn.execute(sql, [*params, *bounds]).fetchone()[0]
 
-    def _window_where(self, tenant, sub_tenant, after, upto=None) -> tuple[str, list]:
-        conds, params = [], []
+    def _window_where(self, tenant: str | None, sub_tenant: str | None, after: str | None, upto: str | None = None) -> tuple[str, list]:
+        conds: list[str] = []
+        params: list[Any] = []
         if tenant is not None:
             cond, params = self._prefix_where(tenant_prefix(tenant, sub_tenant))
             conds.append(cond)
@@ -121,7 +123,7 @@ class SqliteRead(SqliteSection):
         namespaces = c.execute(
             "SELECT count(*) FROM (SELECT DISTINCT checkpoint_ns FROM checkpoints)"
         ).fetchone()[0]
-        path: str = self.file  # type: ignore[assignment]
+        path: str = self.file
         wal = f"{path}-wal"
         details: dict[str, Any] = {
             "file size": os.path.getsize(path),
@@ -273,7 +275,7 @@ def _utf8(key: str) -> bytes:
     return key.encode("utf-8", "surrogateescape")
 
 
-def _merged_by_key(rows, limit: int | None) -> list[ThreadSummary]:
+def _merged_by_key(rows: Iterable[tuple[Any, ...]], limit: int | None) -> list[ThreadSummary]:
     """Listing rows of a store holding BLOB keys: a key's text and BLOB groups as one thread,
     odd ones first, then newest activity first, then key (the order of the SQL listing)."""
     merged: dict[str, list] = {}

@@ -15,6 +15,8 @@ from symfonic_cli.stores.sqlite._common import (
 # typing.TYPE_CHECKING without importing typing (quick commands load this module).
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any
+
     from symfonic_cli.model.run_state import ThreadRunState
     from symfonic_cli.model.run_state import ThreadRunRows
 
@@ -87,7 +89,8 @@ class SqliteState(SqliteSection):
     ) -> Iterator["ThreadRunState"]:
         from symfonic_cli.model.thread_row import ThreadRunState
 
-        where, params = "", []
+        where = ""
+        params: list[Any] = []
         if prefix:
             cond, params = self._prefix_where(prefix)
             where = f"AND {cond}"

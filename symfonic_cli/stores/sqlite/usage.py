@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import os
 
-TASKS = "__pregel_tasks"  # model/prune.py TASKS (not imported: the quick route loads this module)
 from symfonic_cli.stores.sqlite._common import SqliteSection, _translate_errors
+
+TASKS = "__pregel_tasks"  # model/prune.py TASKS (not imported: the quick route loads this module)
 
 # Threads the plain rule (the latest N per namespace) does not describe exactly: a subgraph call's
 # namespace, DeltaChannel metadata, pending Sends. They are planned one by one with the full rules.
@@ -90,7 +91,7 @@ class SqliteUsage(SqliteSection):
         return out
 
 
-def _text(key) -> str | None:
+def _text(key: object) -> str | None:
     if isinstance(key, bytes):
         try:
             return key.decode("utf-8")
