@@ -101,7 +101,7 @@ def _call(name: str, store: Path, param: str, value: object):
     }
     if name.startswith("Store."):
         method = name.split(".", 1)[1]
-        positional = {"transcript": [KEY], "thread_state": [KEY], "history": [KEY], "diff": [KEY, -2, -1], "search": ["refund"]}
+        positional = {"transcript": [KEY], "thread_state": [KEY], "resume_window": [KEY], "retained": [KEY], "history": [KEY], "diff": [KEY, -2, -1], "search": ["refund"]}
         args = positional.get(method, [])
         order = list(inspect.signature(getattr(api.Store, method)).parameters)[1:]
         kwargs = {}
