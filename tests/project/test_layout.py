@@ -240,7 +240,7 @@ def test_the_section_check_sees_an_undeclared_attribute():
 # top-level module or package of symfonic_cli ("" is the package's root, __init__.py).
 FLOORS: tuple[tuple[str, frozenset[str]], ...] = (
     ("words", frozenset({"", "errors", "vocabulary", "limits", "versions", "kinds"})),
-    ("values", frozenset({"clock", "location", "threadkey", "environment", "inputs", "retention"})),
+    ("values", frozenset({"clock", "location", "threadkey", "environment", "inputs", "retention", "output_paths"})),
     ("codec", frozenset({"codec"})),
     ("render", frozenset({"render", "pager", "progress"})),
     ("model", frozenset({"model"})),
