@@ -323,6 +323,18 @@ def iso_z(dt: datetime) -> str:
     return dt.replace(tzinfo=None).isoformat() + "Z"
 
 
+def age(then: datetime | None, now: datetime) -> str:
+    """How long ago ``then`` was, in the largest whole unit (``45s``, ``12m``, ``5h``, ``3d``; ``-``
+    when unknown): the listing's age. A time in the future (a skewed clock) is ``0s``."""
+    if then is None:
+        return "-"
+    seconds = max(0, int((now - then).total_seconds()))
+    for unit, limit in (("d", 2 * 86400), ("h", 2 * 3600), ("m", 120)):
+        if seconds >= limit:
+            return f"{seconds // UNITS[unit]}{unit}"
+    return f"{seconds}s"
+
+
 def parse_checkpoint_ts(raw: object) -> datetime | None:
     """A checkpoint's ``ts`` as symfonic-core parses it; None where it would skip it."""
     if not raw or not isinstance(raw, str):

@@ -108,6 +108,12 @@ class StoreLocked(SymfonicError):
     exit_code = EXIT_LOCKED
 
 
+class WrittenAgainError(SymfonicError):
+    """A change committed, and then an application wrote the thread (verification after the commit)."""
+
+    exit_code = EXIT_WRITTEN_AGAIN
+
+
 class ThreadActiveError(SymfonicError):
     """A retention sweep's thread was written after the cut-off: rolled back, reported skipped-active."""
 

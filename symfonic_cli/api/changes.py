@@ -17,6 +17,7 @@ from collections.abc import Callable
 from datetime import timedelta
 from typing import Any
 
+from symfonic_cli.api.arguments import checked
 from symfonic_cli.erase.result import RunResult  # at run time: annotations are read (api/arguments.py)
 from symfonic_cli.erase.steps import pace_of
 from symfonic_cli.errors import SymfonicError, UsageError
@@ -109,6 +110,7 @@ def _check_receipt_names(operator: str | None, ticket: str | None) -> None:
         raise UsageError("ticket is empty")
 
 
+@checked
 def erase(
     store,
     *,
@@ -159,6 +161,7 @@ def erase(
     return _run("erase", env, lambda: run(request, env))
 
 
+@checked
 def export(
     store,
     output: str,
@@ -205,6 +208,7 @@ def export(
     return _run("export", env, lambda: run(request, env))
 
 
+@checked
 def prune(
     store,
     *,
@@ -263,6 +267,7 @@ def prune(
     return _run("prune", env, lambda: run(request, env))
 
 
+@checked
 def migrate(
     source,
     target,

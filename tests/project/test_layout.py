@@ -240,14 +240,14 @@ def test_the_section_check_sees_an_undeclared_attribute():
 # top-level module or package of symfonic_cli ("" is the package's root, __init__.py).
 FLOORS: tuple[tuple[str, frozenset[str]], ...] = (
     ("words", frozenset({"", "errors", "vocabulary", "limits", "versions", "kinds"})),
-    ("values", frozenset({"clock", "location", "threadkey", "environment", "inputs", "retention"})),
+    ("values", frozenset({"clock", "location", "threadkey", "environment", "inputs", "retention", "output_paths"})),
     ("codec", frozenset({"codec"})),
     ("render", frozenset({"render", "pager", "progress"})),
     ("model", frozenset({"model"})),
     ("stores", frozenset({"stores"})),
     ("lookups", frozenset({"suggestions", "selection"})),
     ("features", frozenset({"delta", "transcript", "compat", "erase", "history", "threadstate", "search", "migrate",
-                            "storage", "export", "listing", "demo"})),
+                            "storage", "export", "listing", "demo", "memory"})),
     ("api", frozenset({"api"})),
     ("front ends", frozenset({"cli", "complete", "completions", "__main__", "mcp", "browse"})),
 )
@@ -255,11 +255,12 @@ FLOORS: tuple[tuple[str, frozenset[str]], ...] = (
 FEATURE_USES: dict[str, frozenset[str]] = {
     "transcript": frozenset({"delta"}),
     "history": frozenset({"delta", "transcript"}),
-    "threadstate": frozenset({"delta", "transcript"}),
+    "threadstate": frozenset({"delta", "transcript", "memory"}),
     "search": frozenset({"transcript"}),
     "migrate": frozenset({"delta", "transcript"}),
-    "storage": frozenset({"erase"}),
-    "export": frozenset({"erase", "history", "transcript"}),
+    "storage": frozenset({"erase", "memory"}),
+    "export": frozenset({"erase", "history", "transcript", "memory"}),
+    "memory": frozenset({"delta", "transcript"}),
     "listing": frozenset({"threadstate"}),
     "demo": frozenset({"compat"}),
 }
