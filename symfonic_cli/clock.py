@@ -303,3 +303,13 @@ def age(then: datetime | None, now: datetime) -> str:
         if seconds >= limit:
             return f"{seconds // UNITS[unit]}{unit}"
     return f"{seconds}s"
+
+
+def parse_checkpoint_ts(raw: object) -> datetime | None:
+    """A checkpoint's ``ts`` as symfonic-core parses it; None where it would skip it."""
+    if not raw or not isinstance(raw, str):
+        return None
+    try:
+        return datetime.fromisoformat(raw)
+    except ValueError:
+        return None

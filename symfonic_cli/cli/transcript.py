@@ -11,10 +11,11 @@ from symfonic_cli.cli.common import (
     check_format,
     environment,
     open_for_reading,
-    require_thread,
 )
+from symfonic_cli.suggestions import require_thread
+from symfonic_cli.vocabulary import RECORD_FORMATS
 from symfonic_cli.cli.options import (
-    FormatOpt,
+    RecordFormatOpt,
     SessionOpt,
     StoreOpt,
     SubTenantOpt,
@@ -54,7 +55,7 @@ def show(
     truncate: Annotated[Optional[int], typer.Option("--truncate", "--max-width", min=1, max=MAX_COUNT, help="In table and text, cut each message's content after N characters, saying how many were cut (JSON keeps it whole).")] = None,
     limit: Annotated[Optional[int], typer.Option("--limit", "-n", min=0, max=MAX_COUNT, help="At most N rows, applied last (0 to 1000000000).")] = None,
     checkpoint: Annotated[Optional[str], typer.Option("--checkpoint", help="Show the transcript as of this root-namespace checkpoint id.")] = None,
-    fmt: FormatOpt = None,
+    fmt: RecordFormatOpt = None,
     tools: Annotated[bool, typer.Option("--tools", help="Show tool calls (name, call id, arguments) and which tool answered.")] = False,
     resume_window: Annotated[bool, typer.Option("--resume-window", help="Only the turns symfonic-core's restart-resume recalls: the rows it replays into a fresh working memory (speaker, turn id, content).")] = False,
     max_entries: Annotated[Optional[int], typer.Option("--max-entries", min=0, max=MAX_COUNT, help="With --resume-window: the working memory's size (symfonic-core's max_entries; default 10).")] = None,
@@ -90,7 +91,7 @@ def show(
     zone = env.zone()  # --tz, a root option
     lo = _bound("--since", since, zone, until=False)
     hi = _bound("--until", until, zone, until=True)
-    out_format = check_format(fmt, env=env)
+    out_format = check_format(fmt, env=env, formats=RECORD_FORMATS)
     key = one_thread(thread, tenant, sub_tenant, session)
 
     from symfonic_cli.render import is_terminal
@@ -164,7 +165,7 @@ def _write(rows, out_format: str, key: str, tools: bool = False, *, truncate: Op
     from symfonic_cli import render
 
     out = env.stdout
-    if out_format in ("json", "jsonl"):
+    if render.is_data(out_format):  # JSON, JSONL, CSV: the records as they are
         note = {"not_read_by_application": unread} if unread else {}
         render.write_records(({**r.to_json(tools), **note} for r in rows), fmt=out_format, columns=(), environment=env)
         return
