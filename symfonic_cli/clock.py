@@ -55,6 +55,36 @@ def parse_duration(text: str, *, option: str, bare_unit: str | None = None) -> t
     return timedelta(seconds=seconds)
 
 
+MAX_PAUSE_SECONDS = 3600.0
+_MILLIS = re.compile(r"\s*(\d+(?:\.\d+)?)\s*ms\s*", re.I)
+
+
+def parse_pause(text: str, *, option: str) -> timedelta:
+    """A short wait between two transactions: ``200ms`` or any duration (``2s``), up to an hour."""
+    from symfonic_cli.errors import UsageError
+
+    m = _MILLIS.fullmatch(text or "")
+    if m:
+        td = timedelta(milliseconds=float(m.group(1)))
+    else:
+        try:
+            td = parse_duration(text, option=option)
+        except UsageError as exc:
+            raise UsageError(exc.message, hint="e.g. 200ms, 2s, 1m") from None
+    if td.total_seconds() > MAX_PAUSE_SECONDS:
+        raise UsageError(f"{option} '{text}' is out of range", hint="use 0ms to 1h")
+    return td
+
+
+def positive_duration(td: timedelta, option: str) -> timedelta:
+    """A duration that must be more than nothing (--max-duration 0s would do no thread at all)."""
+    from symfonic_cli.errors import UsageError
+
+    if td <= timedelta(0):
+        raise UsageError(f"{option} must be more than 0s", hint=f"e.g. {DURATION_EXAMPLES}")
+    return td
+
+
 _UNIT_NAMES = {"s": "seconds", "m": "minutes", "h": "hours", "d": "days", "w": "weeks"}
 
 

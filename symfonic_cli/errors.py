@@ -11,6 +11,9 @@ EXIT_FINDINGS = 5  # compat report: a --fail-on finding is present
 EXIT_NOT_CONFIRMED = 6  # erase: no confirmation, nothing deleted
 EXIT_MIGRATE_INCOMPLETE = 7  # migrate: a thread in conflict, refused, failed or not verified
 EXIT_WRITTEN_AGAIN = 8  # erase: committed, but rows of the thread were found after the commit
+EXIT_BUSY = 9  # erase, prune: some threads were busy (locks not had within --lock-timeout), skipped
+EXIT_LOCKED = 10  # erase, prune: another erase or prune runs on the same store (--wait waits for it)
+EXIT_TIME_LIMIT = 11  # erase, prune: --max-duration reached, stopped between two threads; a rerun continues
 EXIT_INTERRUPTED = 130  # Ctrl-C (128 + SIGINT), or end of input at a prompt
 EXIT_BROKEN_PIPE = 141  # the reader went away (| head): silent, 128 + SIGPIPE, as git and a shell report it
 
@@ -85,6 +88,24 @@ class EraseIncomplete(SymfonicError):
     def __init__(self, exit_code: int) -> None:
         super().__init__("")
         self.exit_code = exit_code
+
+
+class ThreadBusy(StoreError):
+    """A lock (a row, or SQLite's write lock) not had within the lock timeout: the statement gave up
+    and the thread's transaction rolled back. erase and prune report the thread ``busy`` and go on;
+    elsewhere it is a store error."""
+
+
+class BusyThreads(SymfonicError):
+    """erase, prune: the run ended with threads skipped as ``busy`` (a rerun takes them)."""
+
+    exit_code = EXIT_BUSY
+
+
+class StoreLocked(SymfonicError):
+    """erase, prune: another run holds the store's run lock; nothing was done."""
+
+    exit_code = EXIT_LOCKED
 
 
 class WrittenAgainError(SymfonicError):

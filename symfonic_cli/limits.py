@@ -9,6 +9,11 @@ MIN_CONNECT_TIMEOUT = 0.1
 MAX_CONNECT_TIMEOUT = 3600.0
 # The documented range of every numeric option (README "Numeric options"); out of range, nan,
 # inf and overflow are usage errors naming the range, on both routes and in the API.
+# --lock-timeout (thread erase, thread prune): how long one statement waits for a lock, in seconds.
+DEFAULT_LOCK_TIMEOUT = 5.0
+MIN_LOCK_TIMEOUT = 0.01
+MAX_LOCK_TIMEOUT = 3600.0
+MAX_RATE = 1_000_000.0  # --max-rate: threads per second, more than 0
 MAX_COUNT = 1_000_000_000  # --limit; --index from -MAX_COUNT to MAX_COUNT
 MAX_JOBS = 64
 MAX_BATCH = 100_000  # --batch-size (thread erase/export sweeps), from 1
@@ -24,3 +29,12 @@ def connect_timeout_in_range(value: float) -> bool:
 
 def connect_timeout_range() -> str:
     return f"{MIN_CONNECT_TIMEOUT}<=x<={MAX_CONNECT_TIMEOUT}"  # click's own wording for a range
+
+
+def lock_timeout_in_range(value: float) -> bool:
+    """Finite and within the documented range (nan compares false to everything)."""
+    return MIN_LOCK_TIMEOUT <= value <= MAX_LOCK_TIMEOUT
+
+
+def lock_timeout_range() -> str:
+    return f"{MIN_LOCK_TIMEOUT}<=x<={MAX_LOCK_TIMEOUT}"  # click's own wording for a range

@@ -19,7 +19,9 @@ from typing import Any
 
 from symfonic_cli.api.arguments import checked
 from symfonic_cli.erase.result import RunResult  # at run time: annotations are read (api/arguments.py)
+from symfonic_cli.erase.steps import pace_of
 from symfonic_cli.errors import SymfonicError, UsageError
+from symfonic_cli.limits import DEFAULT_LOCK_TIMEOUT
 
 # The root options a store takes (as open_store): kinds.CONNECTION_OPTIONS.
 
@@ -76,6 +78,31 @@ def _selection(env, command: str, store: Any, options: dict[str, Any], **given: 
     return choose(PRUNE if command == "prune" else ERASE, opener=opener, api=True, environment=env, **given)
 
 
+def _max_duration(value: object) -> timedelta | None:
+    from symfonic_cli.clock import parse_duration, positive_duration
+
+    if value is None:
+        return None
+    if isinstance(value, str):
+        return positive_duration(parse_duration(value, option="max_duration"), "max_duration")
+    if isinstance(value, timedelta):
+        return positive_duration(value, "max_duration")
+    raise UsageError("max_duration must be a duration (e.g. '2h') or a timedelta")
+
+
+def _flag(value: object, name: str) -> bool:
+    if type(value) is not bool:
+        raise UsageError(f"{name} must be True or False")
+    return value
+
+
+def _check_lock_timeout(value: object) -> None:
+    from symfonic_cli.limits import lock_timeout_in_range, lock_timeout_range
+
+    if type(value) not in (int, float) or not lock_timeout_in_range(float(value)):  # type: ignore[arg-type]
+        raise UsageError(f"lock_timeout must be a number of seconds, {lock_timeout_range()}")
+
+
 def _check_receipt_names(operator: str | None, ticket: str | None) -> None:
     if operator is not None and not operator.strip():
         raise UsageError("operator is empty")
@@ -104,6 +131,11 @@ def erase(
     missing_ok: bool = False,
     vacuum: bool = False,
     grace: str | timedelta = "15m",
+    lock_timeout: float = DEFAULT_LOCK_TIMEOUT,
+    wait: bool = False,
+    max_duration: str | timedelta | None = None,
+    pause: str | None = None,
+    max_rate: float | None = None,
     **options,
 ) -> RunResult:
     """``thread erase -f json``: the receipt (or, with ``dry_run``, the plan), as a RunResult."""
@@ -117,11 +149,14 @@ def erase(
         batch_size=batch_size, missing_ok=missing_ok,
     )
     _check_receipt_names(operator, ticket)
+    _check_lock_timeout(lock_timeout)
     loc, opts = _location("erase", store, options)
     request = EraseRequest(
         location=loc, options=opts, selection=chosen, dry_run=dry_run, yes=yes, vacuum=vacuum,
         grace=grace if isinstance(grace, timedelta) else parse_duration(grace, option="grace", bare_unit="m"), receipt_path=receipt, fmt="json",
-        operator=operator, ticket=ticket, missing_ok=missing_ok, batch_size=batch_size,
+        operator=operator, ticket=ticket, missing_ok=missing_ok, batch_size=batch_size, lock_timeout=float(lock_timeout),
+        wait=_flag(wait, "wait"), max_duration=_max_duration(max_duration),
+        pace=pace_of(pause, max_rate, cli=False),
     )
     return _run("erase", env, lambda: run(request, env))
 
@@ -196,6 +231,12 @@ def prune(
     operator: str | None = None,
     ticket: str | None = None,
     missing_ok: bool = False,
+    lock_timeout: float = DEFAULT_LOCK_TIMEOUT,
+    wait: bool = False,
+    keep_branches: bool = False,
+    max_duration: str | timedelta | None = None,
+    pause: str | None = None,
+    max_rate: float | None = None,
     **options,
 ) -> RunResult:
     """``thread prune -f json``: the receipt (or, with ``dry_run``, the plan). ``all_threads`` is
@@ -213,12 +254,15 @@ def prune(
     if type(keep) is not int or not 1 <= keep <= MAX_COUNT:
         raise UsageError(f"keep must be a whole number from 1 to {MAX_COUNT}")
     _check_receipt_names(operator, ticket)
+    _check_lock_timeout(lock_timeout)
     age = older_than if isinstance(older_than, timedelta) or older_than is None else parse_duration(older_than, option="older_than")
     loc, opts = _location("prune", store, options)
     request = PruneRequest(
         location=loc, options=opts, selection=chosen, keep=keep, older_than=age, dry_run=dry_run, yes=yes,
         compact=compact, receipt_path=receipt, fmt="json", operator=operator, ticket=ticket, missing_ok=missing_ok,
-        batch_size=batch_size,
+        batch_size=batch_size, lock_timeout=float(lock_timeout), wait=_flag(wait, "wait"),
+        keep_branches=_flag(keep_branches, "keep_branches"), max_duration=_max_duration(max_duration),
+        pace=pace_of(pause, max_rate, cli=False),
     )
     return _run("prune", env, lambda: run(request, env))
 

@@ -11,6 +11,10 @@ from symfonic_cli.cli.common import check_format, environment, store_options
 from symfonic_cli.cli.options import (
     AllSessionsOpt,
     BatchSizeOpt,
+    LockTimeoutOpt,
+    MaxDurationOpt,
+    MaxRateOpt,
+    PauseOpt,
     FormatOpt,
     InactiveForOpt,
     InactiveSinceOpt,
@@ -21,10 +25,14 @@ from symfonic_cli.cli.options import (
     SubTenantOpt,
     TenantOpt,
     ThreadsOpt,
+    WaitOpt,
     erase_selection,
+    max_duration_of,
+    pace_of,
 )
 from symfonic_cli.cli.thread import app
 from symfonic_cli.errors import UsageError
+from symfonic_cli.limits import DEFAULT_LOCK_TIMEOUT
 
 
 @app.command("erase")
@@ -48,6 +56,11 @@ def erase(
     inactive_for: InactiveForOpt = None,
     inactive_since: InactiveSinceOpt = None,
     batch_size: BatchSizeOpt = None,
+    lock_timeout: LockTimeoutOpt = DEFAULT_LOCK_TIMEOUT,
+    wait: WaitOpt = False,
+    max_duration: MaxDurationOpt = None,
+    pause: PauseOpt = None,
+    max_rate: MaxRateOpt = None,
 ) -> None:
     """Erase threads (every checkpoint, namespace and write, plus declared extra tables), one transaction per thread.
 
@@ -87,6 +100,10 @@ def erase(
         missing_ok=missing_ok,
         ask=open_terminal,  # the typed confirmation on this terminal
         batch_size=batch_size,
+        lock_timeout=lock_timeout,
+        wait=wait,
+        max_duration=max_duration_of(max_duration),
+        pace=pace_of(pause, max_rate),
     )
     run(request, env)
 

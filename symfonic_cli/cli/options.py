@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from datetime import timedelta
 from typing import Annotated, Any, List, Optional
 
 import typer
@@ -10,10 +11,12 @@ import typer
 from symfonic_cli.cli import optionspec
 from symfonic_cli.cli.common import MAX_BATCH, MAX_COUNT
 from symfonic_cli.environment import Environment
+from symfonic_cli.limits import DEFAULT_LOCK_TIMEOUT, MAX_LOCK_TIMEOUT, MAX_RATE, MIN_LOCK_TIMEOUT
 
 # typing.TYPE_CHECKING without importing typing.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from symfonic_cli.erase.steps import Pace
     from symfonic_cli.selection import Selection
 
 _TYPES = {"text": Optional[str], "count": Optional[int], "multi": Optional[List[str]], "flag": bool}
@@ -58,6 +61,63 @@ BatchSizeOpt = Annotated[
         max=MAX_BATCH,
         help=f"A retention sweep (--inactive-for/--inactive-since) reads, plans and handles N threads at a time (1 to {MAX_BATCH}; default 500).",
     ),
+]
+
+
+def _check_lock_timeout(value: float) -> float:
+    from symfonic_cli.limits import lock_timeout_in_range, lock_timeout_range
+
+    if not lock_timeout_in_range(value):  # nan and inf too, which click's FloatRange lets through
+        raise typer.BadParameter(f"{value} is not in the range {lock_timeout_range()}.")
+    return value
+
+
+LockTimeoutOpt = Annotated[
+    float,
+    typer.Option(
+        "--lock-timeout",
+        min=MIN_LOCK_TIMEOUT,
+        max=MAX_LOCK_TIMEOUT,
+        callback=_check_lock_timeout,
+        help=f"Seconds one statement waits for a lock held by the application ({MIN_LOCK_TIMEOUT} to {MAX_LOCK_TIMEOUT:g}; "
+             f"default {DEFAULT_LOCK_TIMEOUT:g}); a thread whose locks are not had in time is left as it was and reported "
+             "busy (exit 9), a rerun takes it.",
+    ),
+]
+MaxDurationOpt = Annotated[
+    Optional[str],
+    typer.Option("--max-duration", help="Stop cleanly between two threads once this long has passed since the first began (30m, 2h); "
+                                        "exit 11, the receipt says what is left, the same command continues."),
+]
+
+
+def max_duration_of(text: str | None) -> timedelta | None:
+    """--max-duration as a timedelta (more than 0s), else exit 2 naming it."""
+    from symfonic_cli.clock import parse_duration, positive_duration  # here: TAB and --help load this module
+
+    return None if text is None else positive_duration(parse_duration(text, option="--max-duration"), "--max-duration")
+
+
+PauseOpt = Annotated[
+    Optional[str],
+    typer.Option("--pause", help="Wait this long after each thread's transaction (200ms, 2s; up to 1h): room for replicas and the application."),
+]
+MaxRateOpt = Annotated[
+    Optional[float],
+    typer.Option("--max-rate", help=f"At most N threads a second (more than 0, up to {MAX_RATE:,.0f})."),
+]
+
+
+def pace_of(pause: str | None, max_rate: float | None) -> Pace | None:
+    """--pause and --max-rate as the run's Pace (None: full speed), else exit 2 naming the option."""
+    from symfonic_cli.erase.steps import pace_of as library_pace
+
+    return library_pace(pause, max_rate, cli=True)
+
+
+WaitOpt = Annotated[
+    bool,
+    typer.Option("--wait", help="Another erase or prune runs on the same store: wait for it to finish (default: exit 10, naming it)."),
 ]
 # The selections thread erase and thread export share (selection.py, ERASE rules).
 AllSessionsOpt = Annotated[bool, typer.Option("--all-sessions", help="Every thread of --tenant (or of --tenant --sub-tenant).")]

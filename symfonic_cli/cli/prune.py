@@ -12,6 +12,10 @@ from symfonic_cli.cli.thread import app
 from symfonic_cli.cli.options import (
     AllSessionsOpt,
     BatchSizeOpt,
+    LockTimeoutOpt,
+    MaxDurationOpt,
+    MaxRateOpt,
+    PauseOpt,
     FormatOpt,
     InactiveForOpt,
     InactiveSinceOpt,
@@ -22,9 +26,13 @@ from symfonic_cli.cli.options import (
     SubTenantOpt,
     TenantOpt,
     ThreadsOpt,
+    WaitOpt,
     erase_selection,
+    max_duration_of,
+    pace_of,
 )
 from symfonic_cli.errors import UsageError
+from symfonic_cli.limits import DEFAULT_LOCK_TIMEOUT
 
 
 @app.command("prune")
@@ -50,6 +58,12 @@ def prune(
     inactive_for: InactiveForOpt = None,
     inactive_since: InactiveSinceOpt = None,
     batch_size: BatchSizeOpt = None,
+    lock_timeout: LockTimeoutOpt = DEFAULT_LOCK_TIMEOUT,
+    wait: WaitOpt = False,
+    max_duration: MaxDurationOpt = None,
+    pause: PauseOpt = None,
+    max_rate: MaxRateOpt = None,
+    keep_branches: Annotated[bool, typer.Option("--keep-branches", help="Also keep the head of every branch of a forked thread (LangGraph time travel): a checkpoint no other checkpoint names as parent.")] = False,
 ) -> None:
     """Delete old checkpoints (with their writes, and the blobs no kept checkpoint uses), keeping the
     latest N of every namespace: exactly what LangGraph's PostgresSaver.prune keeps with --keep 1.
@@ -81,5 +95,7 @@ def prune(
         options={k: v for k, v in store_options(location, env).items() if k != "erase_extra"},
         selection=chosen, keep=keep, older_than=age, dry_run=dry_run, yes=yes, compact=compact,
         receipt_path=receipt, fmt=out_format, operator=operator, ticket=ticket, missing_ok=missing_ok, batch_size=batch_size,
-        ask=open_terminal,  # the typed confirmation on this terminal
+        lock_timeout=lock_timeout, wait=wait, keep_branches=keep_branches,
+        max_duration=max_duration_of(max_duration),
+        pace=pace_of(pause, max_rate), ask=open_terminal,  # the typed confirmation on this terminal
     ), env)

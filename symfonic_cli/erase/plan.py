@@ -37,7 +37,8 @@ ERASED, NOTHING, FAILED = "erased", "nothing-to-erase", "failed"
 NOT_FOUND, ALREADY_ERASED, NOT_ATTEMPTED = "not-found", "already-erased", "not-attempted"
 # A retention sweep's thread written after the cut-off: re-checked inside its transaction, left whole.
 SKIPPED_ACTIVE = "skipped-active"
-STATUSES = (ERASED, NOTHING, FAILED, NOT_FOUND, ALREADY_ERASED, NOT_ATTEMPTED, SKIPPED_ACTIVE)
+BUSY = "busy"  # a lock not had within --lock-timeout: rolled back, nothing changed; a rerun takes it
+STATUSES = (ERASED, NOTHING, FAILED, NOT_FOUND, ALREADY_ERASED, NOT_ATTEMPTED, SKIPPED_ACTIVE, BUSY)
 
 
 def parse_extra(options: dict[str, Any]) -> tuple[ExtraTable, ...]:
@@ -211,6 +212,10 @@ def skipped_active(plan: ThreadErasePlan, reason: str) -> ThreadOutcome:
     return ThreadOutcome(plan.key, SKIPPED_ACTIVE, {}, None, reason, plan.last_activity)
 
 
+def busy(plan: ThreadErasePlan, reason: str) -> ThreadOutcome:
+    return ThreadOutcome(plan.key, BUSY, {}, None, reason, plan.last_activity)
+
+
 def not_attempted(plan: ThreadErasePlan, reason: str) -> ThreadOutcome:
     return ThreadOutcome(plan.key, NOT_ATTEMPTED, {}, None, reason, plan.last_activity)
 
@@ -229,11 +234,11 @@ def thread_entry(o: ThreadOutcome, kind: str, grace: timedelta) -> dict[str, Any
         if o.remaining is None
         else {"checked": True, "rows_remaining": sum(o.remaining.values()), "ok": not sum(o.remaining.values())}
     )
-    if o.status not in (NOT_ATTEMPTED, SKIPPED_ACTIVE):
+    if o.status not in (NOT_ATTEMPTED, SKIPPED_ACTIVE, BUSY):
         entry["residual_copies"] = RESIDUAL[kind]
     if o.reason:
         entry["reason"] = o.reason
-    if o.recent and o.status not in (NOTHING, NOT_ATTEMPTED, SKIPPED_ACTIVE):
+    if o.recent and o.status not in (NOTHING, NOT_ATTEMPTED, SKIPPED_ACTIVE, BUSY):
         entry["warning"] = f"activity in the last {human_duration(grace)} (last at {_iso(o.last_activity)}): a running agent that still holds the session can write the thread again"
     return entry
 
@@ -268,6 +273,7 @@ def summary(outcomes: list[ThreadOutcome]) -> dict[str, int]:
         "already_erased": counts[ALREADY_ERASED],
         "not_attempted": counts[NOT_ATTEMPTED],
         "skipped_active": counts[SKIPPED_ACTIVE],
+        "busy": counts[BUSY],
     }
 
 
@@ -286,13 +292,17 @@ def summary_line(receipt: dict[str, Any]) -> str:
     """The command's last line: counts, and the warning when a thread had recent activity."""
     s = receipt["summary"]
     line = f"erased {s['erased']} thread(s), {s['nothing_to_erase']} with nothing to erase, {s['failed']} failed"
-    for name, label in (("not_found", "not found"), ("already_erased", "already erased"), ("not_attempted", "not attempted"), ("skipped_active", "skipped (active since the cut-off)")):
+    for name, label in (("not_found", "not found"), ("already_erased", "already erased"), ("not_attempted", "not attempted"), ("skipped_active", "skipped (active since the cut-off)"),
+                        ("busy", BUSY_LABEL)):
         if s[name]:
             line += f", {s[name]} {label}"
     recent = [t["key"] for t in receipt["threads"] if "warning" in t]
     if recent:
         line += f"; warning: {len(recent)} thread(s) had recent activity, a running agent may write them again"
     return line
+
+
+BUSY_LABEL = "busy (a lock not had within --lock-timeout; nothing changed, rerun to take them)"
 
 
 def human_duration(td: timedelta) -> str:

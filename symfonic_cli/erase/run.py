@@ -21,7 +21,7 @@ from symfonic_cli.erase import text
 from symfonic_cli.erase.confirm import Terminal, confirm_plans, no_terminal
 from symfonic_cli.erase.faults import Faults
 from symfonic_cli.erase.records import Recorder, default_operator, new_header, open_receipt, store_name
-from symfonic_cli.erase.steps import Stopped, erase_step, finish, run_threads
+from symfonic_cli.erase.steps import Pace, Stopped, busy_error, erase_step, finish, hold_run_lock, run_threads
 from symfonic_cli.errors import (
     EXIT_STORE,
     EXIT_WRITTEN_AGAIN,
@@ -29,6 +29,7 @@ from symfonic_cli.errors import (
     NotFoundError,
     StoppedError,
 )
+from symfonic_cli.limits import DEFAULT_LOCK_TIMEOUT
 from symfonic_cli.location import StoreLocation
 from symfonic_cli.selection import Selection
 
@@ -55,6 +56,10 @@ class EraseRequest:
     ticket: str | None = None
     missing_ok: bool = False
     batch_size: int | None = None  # a retention sweep's page size (erase/sweep.py); None: its default
+    lock_timeout: float = DEFAULT_LOCK_TIMEOUT  # seconds a statement waits for a lock; then the thread is busy
+    wait: bool = False  # another erase or prune runs on the store: wait for it (else StoreLocked, exit 10)
+    max_duration: timedelta | None = None  # stop between two threads once this long has passed (exit 11)
+    pace: Pace | None = None  # --pause, --max-rate: waits between the threads' transactions
     # How the run asks for its typed confirmation (erase/confirm.py): the caller's; by default no one.
     ask: Callable[..., Terminal | None] = no_terminal
 
@@ -83,7 +88,11 @@ def run(req: EraseRequest, environment: Environment | None = None) -> None:
         store = open_store(req.location, writable=not req.dry_run, stderr=env.stderr, **req.options)
         try:
             # A dry run makes the real run's checks too (and exits as it would), changing nothing.
+            if not req.dry_run:  # first: the checks below take the write lock too
+                store.set_lock_timeout(req.lock_timeout)
             notes = store.erase_prepare(extra, dry_run=req.dry_run)
+            if not req.dry_run:  # one run per store, held until the store is closed
+                hold_run_lock(store, "erase", wait=req.wait, location=req.location, stderr=env.stderr)
             sel = req.selection
             keys = list(sel.keys) if sel.keys is not None else store.thread_keys_with_prefix(sel.prefix or "")
             plans = store.erase_plans(keys, extra)
@@ -127,7 +136,7 @@ def run(req: EraseRequest, environment: Environment | None = None) -> None:
                 return erase_step(store, plan, extra, location=req.location, now=now, grace=req.grace,
                                   between=faults.between(n, plan.rows))
 
-            stop = run_threads([plans], step, recorder, faults, location=req.location)
+            stop = run_threads([plans], step, recorder, faults, location=req.location, max_duration=req.max_duration, pace=req.pace)
             if stop is not None:
                 recorder.not_attempted(plans[recorder.done:], stop.reason)
             stop = finish(lambda: store.erase_finish(vacuum=req.vacuum), req.location, notes, stop)
@@ -136,7 +145,10 @@ def run(req: EraseRequest, environment: Environment | None = None) -> None:
         outcomes = recorder.outcomes
         assert outcomes is not None  # Recorder(keep=True)
         receipt = ep.build_receipt(header, outcomes, kind=req.location.kind, notes=notes, grace=req.grace)
-        stop = recorder.end({"summary": receipt["summary"], "notes": notes, "not_erased": ep.NOT_ERASED}, stop)
+        end: dict[str, Any] = {"summary": receipt["summary"], "notes": notes, "not_erased": ep.NOT_ERASED}
+        if stop is not None:  # the end record says why the run stopped (Ctrl-C, the time limit)
+            end["stopped"] = stop.reason
+        stop = recorder.end(end, stop)
         if stop is not None:
             receipt["stopped"] = stop.reason
         if human:
@@ -185,6 +197,9 @@ def _check_outcome(req: EraseRequest, outcomes, plans, misses, suggester, stop: 
     failures = [o for o in outcomes if o.status == ep.FAILED]
     if failures:
         raise EraseIncomplete(EXIT_STORE if any(o.remaining is None for o in failures) else EXIT_WRITTEN_AGAIN)
+    busy = sum(1 for o in outcomes if o.status == ep.BUSY)
+    if busy:
+        raise busy_error(busy, "erased")
     if req.missing_ok:
         return
     where = req.location.display

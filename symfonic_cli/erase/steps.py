@@ -8,7 +8,7 @@ rest in the same way for every driver:
 - ``thread_step(plan, change, location=..., now=..., grace=...)``: runs ``change()`` (one
   transaction that compares what it deletes with the plan and returns ``(deleted, remaining)``
   per table, ``remaining`` counted after the commit) and classifies it: ``ThreadActiveError`` is
-  skipped-active, a ``SymfonicError`` failed (the transaction rolled back), anything else or
+  skipped-active, ``ThreadBusy`` busy (a lock not had in time), a ``SymfonicError`` failed (the transaction rolled back), anything else or
   Ctrl-C failed with a ``Stopped`` (whether it committed is unknown). Returns
   ``(ThreadOutcome, Stopped | None)``.
 - ``erase_step(store, plan, extra, ..., between=None, idle_before=None)``: the erase's change.
@@ -28,7 +28,7 @@ from datetime import datetime, timedelta, timezone
 from typing import Any, Callable, Iterable, NamedTuple
 
 from symfonic_cli.erase import plan as ep
-from symfonic_cli.errors import EXIT_INTERRUPTED, EXIT_UNEXPECTED, SymfonicError, ThreadActiveError
+from symfonic_cli.errors import EXIT_INTERRUPTED, EXIT_TIME_LIMIT, EXIT_UNEXPECTED, BusyThreads, SymfonicError, ThreadActiveError, ThreadBusy
 from symfonic_cli.location import StoreLocation, scrub
 
 # typing.TYPE_CHECKING without importing typing.
@@ -81,6 +81,8 @@ def thread_step(plan: ep.ThreadErasePlan, change: Callable[[], tuple[dict[str, i
         deleted, remaining = change()
     except ThreadActiveError as exc:
         result = ep.skipped_active(plan, exc.line())
+    except ThreadBusy as exc:  # a lock not had within --lock-timeout: rolled back, reported, the run goes on
+        result = ep.busy(plan, scrub(exc.line(), location))
     except SymfonicError as exc:
         result = ep.failed(plan, scrub(exc.line(), location), now, grace)
     except (Exception, KeyboardInterrupt) as exc:
@@ -109,15 +111,76 @@ def erase_step(store: Store, plan: ep.ThreadErasePlan, extra: tuple[ExtraTable, 
     return thread_step(plan, change, location=location, now=now, grace=grace)
 
 
-def run_threads(pages: Iterable[list], step, recorder, faults, *, location: StoreLocation) -> Stopped | None:
+def time_limit(max_duration: timedelta | None) -> Stopped | None:
+    """The stop a run's --max-duration ends it with (None: no limit)."""
+    if max_duration is None:
+        return None
+    from symfonic_cli.erase.plan import human_duration
+
+    return Stopped(f"time limit: --max-duration {human_duration(max_duration)} reached, stopped between two threads; "
+                   "run the same command again to continue", EXIT_TIME_LIMIT)
+
+
+class Pace(NamedTuple):
+    """How fast a run goes (--pause, --max-rate): a pause after each thread's transaction, and at most
+    ``max_rate`` threads a second (thread n starts no sooner than (n - 1) / max_rate s after the first)."""
+
+    pause: float = 0.0
+    max_rate: float | None = None
+
+    def wait_before(self, n: int, started: float, interrupt: Interrupt) -> None:
+        import time
+
+        if n == 1:
+            return
+        until = time.monotonic() + self.pause
+        if self.max_rate is not None:
+            until = max(until, started + (n - 1) / self.max_rate)
+        while not interrupt.asked:  # in short sleeps: Ctrl-C during a pause stops at once
+            left = until - time.monotonic()
+            if left <= 0:
+                return
+            time.sleep(min(left, 0.1))
+
+
+def pace_of(pause: object, max_rate: object, *, cli: bool) -> Pace | None:
+    """--pause ('200ms', '2s') and --max-rate (threads a second) as a Pace (None: full speed); a bad
+    value is a usage error naming the option (``cli``) or the API's argument."""
+    from symfonic_cli.clock import parse_pause
+    from symfonic_cli.errors import UsageError
+    from symfonic_cli.limits import MAX_RATE
+
+    pause_name, rate_name = ("--pause", "--max-rate") if cli else ("pause", "max_rate")
+    if max_rate is not None and (type(max_rate) not in (int, float) or not 0 < float(max_rate) <= MAX_RATE):  # type: ignore[arg-type]
+        raise UsageError(f"{rate_name} must be a number of threads a second, more than 0 and at most {MAX_RATE:,.0f}")  # nan too
+    if pause is not None and not isinstance(pause, str):
+        raise UsageError(f"{pause_name} must be a duration such as '200ms' or '2s'")
+    if pause is None and max_rate is None:
+        return None
+    seconds = parse_pause(pause, option=pause_name).total_seconds() if pause is not None else 0.0
+    return Pace(seconds, float(max_rate) if max_rate is not None else None)  # type: ignore[arg-type]
+
+
+def run_threads(pages: Iterable[list], step, recorder, faults, *, location: StoreLocation,
+                max_duration: timedelta | None = None, pace: Pace | None = None) -> Stopped | None:
+    """The loop over the threads; with ``max_duration`` it stops cleanly before the next thread
+    once that much time has passed since the first one started; ``pace`` waits between threads."""
+    import time
+
     n = 0
     stop: Stopped | None = None
+    started = time.monotonic()
+    deadline = started + max_duration.total_seconds() if max_duration is not None else None
     try:
         with Interrupt() as interrupt:
             for page in pages:
                 for plan in page:
+                    if pace is not None:
+                        pace.wait_before(n + 1, started, interrupt)
                     if interrupt.asked:
                         return Stopped(INTERRUPTED, EXIT_INTERRUPTED)
+                    if deadline is not None and time.monotonic() >= deadline:
+                        return time_limit(max_duration)
                     n += 1
                     result, stop = step(plan, n)
                     file_stop = recorder.thread(result)  # recorded even when the step stops the run
@@ -135,6 +198,39 @@ def run_threads(pages: Iterable[list], step, recorder, faults, *, location: Stor
     finally:
         recorder.progress.end(recorder.done)
     return None
+
+
+WAIT_POLL_SECONDS = 0.5
+
+
+def hold_run_lock(store: Store, operation: str, *, wait: bool, location: StoreLocation, stderr: Any = None) -> None:
+    """One erase or prune per store at a time: the store's run lock taken for this run (released when
+    the store is closed). Held by another run: StoreLocked naming the holder (exit 10), or with
+    ``wait`` a line on ``stderr`` and a try every half second until it is free (Ctrl-C: 130)."""
+    import time
+
+    from symfonic_cli.errors import StoreLocked
+    from symfonic_cli.render import escape_inline as esc
+
+    told = False
+    while True:
+        holder = store.take_run_lock(operation)
+        if holder is None:
+            return
+        if not wait:
+            raise StoreLocked(f"another run is changing {esc(location.display)}: {esc(holder)}; nothing was done",
+                              hint="--wait waits for it to finish")
+        if not told and stderr is not None:
+            stderr.write(f"waiting for {esc(holder)} to finish (--wait)\n")
+            stderr.flush()
+            told = True
+        time.sleep(WAIT_POLL_SECONDS)
+
+
+def busy_error(count: int, verb: str) -> BusyThreads:
+    """The end of a run with threads skipped as busy (exit 9): the rest is done, a rerun takes them."""
+    return BusyThreads(f"{count} thread(s) busy: a lock was not had within --lock-timeout; they were left as they were, "
+                       f"the others {verb}", hint="run the same command again to take them, or raise --lock-timeout")
 
 
 def finish(store_finish: Callable[[], list[str]], location: StoreLocation, notes: list[str], stop: Stopped | None) -> Stopped | None:

@@ -24,7 +24,7 @@ from symfonic_cli.erase import text
 from symfonic_cli.erase.confirm import confirm_count
 from symfonic_cli.erase.faults import Faults
 from symfonic_cli.erase.records import Recorder, new_header, open_receipt, store_name
-from symfonic_cli.erase.steps import DEFAULT_BATCH, erase_step, finish, run_threads
+from symfonic_cli.erase.steps import DEFAULT_BATCH, busy_error, erase_step, finish, hold_run_lock, run_threads
 from symfonic_cli.errors import EXIT_INTERRUPTED, EXIT_STORE, EXIT_WRITTEN_AGAIN, EraseIncomplete, StoppedError
 
 # typing.TYPE_CHECKING without importing typing.
@@ -54,7 +54,11 @@ def run_sweep(req, env: Environment) -> None:
     try:
         store = open_store(req.location, writable=not req.dry_run, stderr=env.stderr, **req.options)
         try:
+            if not req.dry_run:  # first: the checks below take the write lock too
+                store.set_lock_timeout(req.lock_timeout)
             notes = store.erase_prepare(extra, dry_run=req.dry_run)
+            if not req.dry_run:  # one run per store, held until the store is closed
+                hold_run_lock(store, "erase", wait=req.wait, location=req.location, stderr=env.stderr)
             total = store.window_count(**window)  # counted in the database
             # Threads no time window can judge: never selected, counted apart in the plan.
             undatable = store.window_undatable(tenant=sel.tenant, sub_tenant=sel.sub_tenant)
@@ -86,7 +90,8 @@ def run_sweep(req, env: Environment) -> None:
                 return erase_step(store, plan, extra, location=req.location, now=now, grace=req.grace,
                                   between=faults.between(n, plan.rows), idle_before=idle_before)
 
-            stop = run_threads(_pages(store, window, extra, first, batch, total), step, recorder, faults, location=req.location)
+            stop = run_threads(_pages(store, window, extra, first, batch, total), step, recorder, faults, location=req.location,
+                               max_duration=req.max_duration, pace=req.pace)
             stop = finish(lambda: store.erase_finish(vacuum=req.vacuum), req.location, notes, stop)
         finally:
             store.close()
@@ -122,6 +127,8 @@ def run_sweep(req, env: Environment) -> None:
             f"{stop.reason}; {summary['threads']} of {total} thread(s) done, {summary['erased']} erased", stop.exit_code)
     if recorder.failed:
         raise EraseIncomplete(EXIT_STORE if recorder.unverified else EXIT_WRITTEN_AGAIN)
+    if summary["busy"]:
+        raise busy_error(summary["busy"], "erased")
 
 
 def _pages(store: Store, window, extra, first: list, batch: int, total: int):
@@ -150,6 +157,7 @@ def _summary(recorder: Recorder, stop) -> dict[str, int]:
         "already_erased": 0,
         "not_attempted": recorder.total - recorder.done if stop is not None else 0,
         "skipped_active": c[ep.SKIPPED_ACTIVE],
+        "busy": c[ep.BUSY],
     }
 
 

@@ -31,7 +31,8 @@ SENDS_IN_PARENT_BEFORE = 4  # checkpoints before format v4 read their pending se
 
 PRUNED, NOTHING, SKIPPED, FAILED = "pruned", "nothing-to-prune", "skipped", "failed"
 NOT_FOUND, NOT_ATTEMPTED = "not-found", "not-attempted"
-STATUSES = (PRUNED, NOTHING, SKIPPED, FAILED, NOT_FOUND, NOT_ATTEMPTED)
+BUSY = "busy"  # a lock not had within --lock-timeout: rolled back, nothing changed; a rerun takes it
+STATUSES = (PRUNED, NOTHING, SKIPPED, FAILED, NOT_FOUND, NOT_ATTEMPTED, BUSY)
 
 
 @dataclass(frozen=True)
@@ -63,6 +64,10 @@ class PruneDecision:
     skipped: str | None = None
     oldest_kept_root: str | None = None  # the root namespace's oldest kept checkpoint
     newest_deleted_root: str | None = None  # the newest root checkpoint deleted before it
+    # Forks (LangGraph time travel: update_state on an older checkpoint): branch heads (checkpoints
+    # no other checkpoint of the namespace names as parent) of the namespaces with more than one.
+    branch_heads: int = 0
+    branch_heads_deleted: int = 0
 
     @property
     def checkpoints(self) -> int:
@@ -74,20 +79,24 @@ class PruneDecision:
 
 
 def decide(key: str, checkpoints: list[PruneCheckpoint], sends_at: set[tuple[str, str]], outline: Outline, *,
-           keep: int = 1, newer_than: datetime | None = None) -> PruneDecision:
+           keep: int = 1, newer_than: datetime | None = None, keep_branches: bool = False) -> PruneDecision:
     """What pruning ``key`` deletes, keeps and detaches; ``sends_at`` holds the (ns, id) of the
-    checkpoints with a ``__pregel_tasks`` write; ``outline`` is asked only where a rule needs it."""
+    checkpoints with a ``__pregel_tasks`` write; ``outline`` is asked only where a rule needs it.
+    Keep-latest keeps the newest branch only, as PostgresSaver.prune does; ``keep_branches`` also
+    keeps the head of every branch (a checkpoint no other checkpoint of its namespace names as parent)."""
     d = PruneDecision(key, total=len(checkpoints))
     by_ns: dict[str, list[PruneCheckpoint]] = {}
     for c in checkpoints:
         by_ns.setdefault(c.ns, []).append(c)
     for cps in by_ns.values():
         cps.sort(key=lambda c: c.id, reverse=True)  # the saver's ORDER BY checkpoint_id DESC
+    heads = {ns: _heads(cps) for ns, cps in by_ns.items()}
     for ns, cps in by_ns.items():
-        kept = [c.id for c in cps[:keep]]
+        kept_cps = cps[:keep] + ([c for c in cps[keep:] if c.id in heads[ns]] if keep_branches else [])
+        kept = [c.id for c in kept_cps]
         if newer_than is not None:
             kept += [c.id for c in cps[keep:] if _newer(c, newer_than)]
-        for c in cps[:keep]:
+        for c in kept_cps:
             if c.parent is not None and (ns, c.parent) in sends_at:
                 shape = outline(ns, c.id)
                 # unreadable: kept, as the safe side of the rule
@@ -107,6 +116,9 @@ def decide(key: str, checkpoints: list[PruneCheckpoint], sends_at: set[tuple[str
         if ns in d.drop:
             continue
         kept_ids = d.keep[ns]
+        if len(heads[ns]) > 1:
+            d.branch_heads += len(heads[ns])
+            d.branch_heads_deleted += len(heads[ns] - kept_ids)
         d.delete[ns] = [c.id for c in cps if c.id not in kept_ids]
         d.detach[ns] = sorted(c.id for c in cps if c.id in kept_ids and c.parent is not None and c.parent not in kept_ids)
     root_cps = by_ns.get("", [])
@@ -116,6 +128,12 @@ def decide(key: str, checkpoints: list[PruneCheckpoint], sends_at: set[tuple[str
         older = [i for i in d.delete.get("", []) if i < d.oldest_kept_root]
         d.newest_deleted_root = max(older) if older else None
     return d
+
+
+def _heads(cps: list[PruneCheckpoint]) -> set[str]:
+    """The heads of a namespace's branches: checkpoints no other checkpoint names as parent."""
+    named = {c.parent for c in cps if c.parent is not None}
+    return {c.id for c in cps if c.id not in named}
 
 
 def _newer(c: PruneCheckpoint, bound: datetime) -> bool:
@@ -178,6 +196,8 @@ class ThreadPrunePlan:
     redated: int = 0  # messages whose transcript time moves to redated_to
     redated_to: str | None = None  # the ts of the oldest kept root checkpoint
     last_checkpoint_id: str | None = None
+    branch_heads: int = 0  # a forked thread's branch heads (0: no fork)
+    branch_heads_deleted: int = 0  # of them, the ones the prune deletes (--keep-branches keeps them)
 
     @property
     def total(self) -> int:

@@ -15,11 +15,12 @@ from typing import Any
 from symfonic_cli.stores.protocol import Store
 
 
-def messages_only_in_deleted(store: Store, key: str, *, keep: int = 1, newer_than: datetime | None = None) -> int:
+def messages_only_in_deleted(store: Store, key: str, *, keep: int = 1, newer_than: datetime | None = None,
+                             keep_branches: bool = False) -> int:
     """How many message versions no checkpoint the prune keeps holds, while one it deletes does."""
     from symfonic_cli.memory.views import Delta, checkpoint_views, delta_views
 
-    d = store.prune_decision(key, keep=keep, newer_than=newer_than)
+    d = store.prune_decision(key, keep=keep, newer_than=newer_than, keep_branches=keep_branches)
     if d.skipped or not d.checkpoints:
         return 0
     deleted_ids = {ns: set(ids) for ns, ids in d.delete.items()}

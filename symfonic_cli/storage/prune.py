@@ -24,19 +24,13 @@ from symfonic_cli.erase import plan as ep
 from symfonic_cli.erase.confirm import Terminal, confirm, no_terminal
 from symfonic_cli.erase.faults import Faults
 from symfonic_cli.erase.records import RunRecord, default_operator, open_receipt, store_name
-from symfonic_cli.erase.steps import DEFAULT_BATCH, Stopped, run_threads
+from symfonic_cli.erase.steps import DEFAULT_BATCH, Pace, Stopped, busy_error, hold_run_lock, run_threads
 from symfonic_cli.erase.text import document_stream, print_receipt
-from symfonic_cli.errors import (
-    EXIT_INTERRUPTED,
-    EXIT_UNEXPECTED,
-    NotFoundError,
-    StoppedError,
-    StoreError,
-    SymfonicError,
-    WrittenAgainError,
-)
+from symfonic_cli.errors import (EXIT_INTERRUPTED, EXIT_UNEXPECTED, NotFoundError, StoppedError, StoreError, SymfonicError, ThreadBusy,
+                                  WrittenAgainError)
+from symfonic_cli.limits import DEFAULT_LOCK_TIMEOUT
 from symfonic_cli.location import StoreLocation, scrub
-from symfonic_cli.model.prune import FAILED, NOT_FOUND, NOTHING, PRUNED, SKIPPED
+from symfonic_cli.model.prune import BUSY, FAILED, NOT_FOUND, NOTHING, PRUNED, SKIPPED
 from symfonic_cli.selection import Selection
 from symfonic_cli.storage import records as pr
 
@@ -67,6 +61,11 @@ class PruneRequest:
     ticket: str | None = None
     missing_ok: bool = False
     batch_size: int | None = None
+    lock_timeout: float = DEFAULT_LOCK_TIMEOUT  # seconds a statement waits for a lock; then the thread is busy
+    wait: bool = False  # another erase or prune runs on the store: wait for it (else StoreLocked, exit 10)
+    max_duration: timedelta | None = None  # stop between two threads once this long has passed (exit 11)
+    pace: Pace | None = None  # --pause, --max-rate: waits between the threads' transactions
+    keep_branches: bool = False  # also keep the head of every branch (a checkpoint no other names as parent)
     # How the run asks for its typed confirmation (erase/confirm.py): the caller's; by default no one.
     ask: Callable[..., Terminal | None] = no_terminal
 
@@ -120,7 +119,11 @@ def run(req: PruneRequest, environment: Environment | None = None) -> None:
     try:
         store = open_store(req.location, writable=not req.dry_run, **req.options)
         try:
+            if not req.dry_run:  # first: the checks below take the write lock too
+                store.set_lock_timeout(req.lock_timeout)
             notes = store.prune_prepare(dry_run=req.dry_run)  # exit 4 here, before any plan or delete
+            if not req.dry_run:  # one run per store, held until the store is closed
+                hold_run_lock(store, "prune", wait=req.wait, location=req.location, stderr=env.stderr)
             if req.compact:
                 notes += store.compact_check()
             keys = _Keys(store, req.selection, req.batch_size or DEFAULT_BATCH)
@@ -144,14 +147,15 @@ def run(req: PruneRequest, environment: Environment | None = None) -> None:
                                     kind=req.location.kind, operator=req.operator or default_operator(), ticket=req.ticket,
                                     selection=req.selection.receipt, vacuum=req.compact),
                 "operation": "prune", "keep": req.keep, "older_than": _seconds(req.older_than),
+                "keep_branches": req.keep_branches,
             }
             rec = PruneRecorder(env, req, header, receipt_file, keys.total, store)
             rec.start(threads_planned=keys.total)
             faults = Faults.from_env(out)
             step = _step(store, req, newer_than, faults)
             # The plans the deletes are compared with; the transcript times were the shown plan's.
-            pages = (store.prune_plans(page, keep=req.keep, newer_than=newer_than, times=False) for page in keys.pages())
-            stop = run_threads(pages, step, rec, faults, location=req.location)
+            pages = (store.prune_plans(p, keep=req.keep, newer_than=newer_than, keep_branches=req.keep_branches, times=False) for p in keys.pages())
+            stop = run_threads(pages, step, rec, faults, location=req.location, max_duration=req.max_duration, pace=req.pace)
             compact = None
             if req.compact and stop is None:
                 compact = _compact(store, req, notes)
@@ -191,12 +195,13 @@ class _Plan:
     def __init__(self, store: Store, req: PruneRequest, keys: _Keys, newer_than) -> None:
         self.store, self.req, self.keys, self.newer_than = store, req, keys, newer_than
         self.to_prune = self.checkpoints = self.bytes = self.redated = self.lost = 0
+        self.forked = self.heads_deleted = 0  # forked threads losing branch heads, and those heads
         self.sample: list[dict] = []
         self.missing: list[str] = []
 
     def records(self):
         for page in self.keys.pages():
-            for p in self.store.prune_plans(page, keep=self.req.keep, newer_than=self.newer_than):
+            for p in self.store.prune_plans(page, keep=self.req.keep, newer_than=self.newer_than, keep_branches=self.req.keep_branches):
                 found = p.checkpoints_before > 0 or self.req.selection.keys is None
                 rec = pr.plan_record(p, found=found)
                 if rec["status"] == "prune":
@@ -208,6 +213,9 @@ class _Plan:
                     self.checkpoints += p.rows.get("checkpoints", 0)
                     self.bytes += p.bytes
                     self.redated += p.redated
+                    if p.branch_heads_deleted:
+                        self.forked += 1
+                        self.heads_deleted += p.branch_heads_deleted
                 yield rec
 
     def count(self) -> None:
@@ -228,7 +236,13 @@ class _Plan:
         return head
 
     def _totals(self, width) -> str:
-        return pr.totals_line(self.to_prune, self.checkpoints, self.bytes, self.redated, width) + "\n" + pr.lost_line(self.lost, width) + "\n"
+        line = pr.totals_line(self.to_prune, self.checkpoints, self.bytes, self.redated, width) + "\n" + pr.lost_line(self.lost, width) + "\n"
+        if self.forked:
+            from symfonic_cli.render.fit import Whole, fit
+
+            line += fit(["forked:", Whole(f"{self.forked:,} thread(s)"), "lose", Whole(f"{self.heads_deleted:,} branch head(s)"),
+                         "(LangGraph time travel; --keep-branches keeps every branch's head)"], width, indent="  ", hang="    ") + "\n"
+        return line
 
     def _notes(self, out: TextIO, notes: list[str], esc, width) -> None:
         from symfonic_cli.render.fit import fit
@@ -259,7 +273,8 @@ class _Plan:
             out.write(self._head(store_name, esc, width))
         else:
             stream.begin({"dry_run": True, "store": store_name, "store_kind": self.req.location.kind,
-                          "selection": self.req.selection.receipt, "keep": self.req.keep, "older_than": _seconds(self.req.older_than)})
+                          "selection": self.req.selection.receipt, "keep": self.req.keep, "older_than": _seconds(self.req.older_than),
+                          "keep_branches": self.req.keep_branches})
         n = 0
         try:
             for rec in self.records():
@@ -270,7 +285,8 @@ class _Plan:
                     stream.item(rec)
         finally:
             s = {"threads": n, "to_prune": self.to_prune, "checkpoints": self.checkpoints, "bytes": self.bytes,
-                 "messages_redated": self.redated, "messages_only_in_deleted": self.lost, "not_found": len(self.missing), "undatable": self.keys.undatable}
+                 "messages_redated": self.redated, "messages_only_in_deleted": self.lost, "not_found": len(self.missing),
+                 "undatable": self.keys.undatable, "forked_threads": self.forked, "branch_heads_deleted": self.heads_deleted}
             if human:
                 out.write(self._totals(width))
                 self._notes(out, notes, esc, width)
@@ -308,10 +324,12 @@ def prune_one(store: Store, plan, req: PruneRequest, newer_than,
     lost = None
     try:
         lost = _lost(store, plan.key, req, newer_than)
-        deleted, detached, remaining = store.prune_verified(plan.key, keep=req.keep, newer_than=newer_than, expected=plan.rows,
-                                                            after_commit=after_commit)
+        deleted, detached, remaining = store.prune_verified(plan.key, keep=req.keep, newer_than=newer_than, keep_branches=req.keep_branches,
+                                                            expected=plan.rows, after_commit=after_commit)
     except ThreadSkipped as exc:
         result = pr.PruneOutcome(plan.key, SKIPPED, reason=exc.message)
+    except ThreadBusy as exc:  # a lock not had within --lock-timeout: rolled back, reported, the run goes on
+        result = pr.PruneOutcome(plan.key, BUSY, reason=scrub(exc.line(), req.location))
     except SymfonicError as exc:
         result = pr.PruneOutcome(plan.key, FAILED, reason=scrub(exc.line(), req.location))
     except (Exception, KeyboardInterrupt) as exc:
@@ -402,6 +420,8 @@ def _raise_outcome(req: PruneRequest, rec: PruneRecorder, stop: Stopped | None, 
         if left:
             raise StoreError(f"{left} thread(s) failed and were left as they were" + (f"; {committed}" if again else "") + " (see the receipt)")
         raise WrittenAgainError(f"{committed} (see the receipt)")
+    if rec.counts[BUSY]:
+        raise busy_error(rec.counts[BUSY], "pruned")
     if len(rec.missing) == 1 and not req.missing_ok:
         raise NotFoundError(rec.missing_message)
     if rec.missing and not req.missing_ok:
@@ -416,7 +436,7 @@ def _lost(store, key: str, req: PruneRequest, newer_than) -> int:
     """The messages only the checkpoints this prune deletes hold (storage/lost.py)."""
     from symfonic_cli.storage.lost import messages_only_in_deleted
 
-    return messages_only_in_deleted(store, key, keep=req.keep, newer_than=newer_than)
+    return messages_only_in_deleted(store, key, keep=req.keep, newer_than=newer_than, keep_branches=req.keep_branches)
 
 
 def _count_lost(store, rec: dict[str, Any], req: PruneRequest, newer_than) -> int:

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from symfonic_cli.model.prune import FAILED, NOT_ATTEMPTED, NOT_FOUND, NOTHING, PRUNED, SKIPPED, STATUSES, ThreadPrunePlan
+from symfonic_cli.model.prune import BUSY, FAILED, NOT_ATTEMPTED, NOT_FOUND, NOTHING, PRUNED, SKIPPED, STATUSES, ThreadPrunePlan
 from symfonic_cli.clock import iso_utc
 from symfonic_cli.kinds import KINDS
 
@@ -46,6 +46,8 @@ def plan_record(p: ThreadPrunePlan, *, found: bool = True) -> dict[str, Any]:
     }
     if p.skipped:
         rec["reason"] = p.skipped
+    if p.branch_heads:  # forked (time travel): the branch heads, and how many of them go
+        rec["branches"] = {"heads": p.branch_heads, "heads_deleted": p.branch_heads_deleted}
     if p.redated:
         rec["timestamps_change"] = {"messages": p.redated, "to": p.redated_to}
     return rec
@@ -80,6 +82,10 @@ def plan_line(r: dict[str, Any], esc: Callable[[str], str], width: int | None = 
         if r.get("delta_ancestors_kept"):
             pieces[-1] = glue(pieces[-1], pieces[-1] + ";")
             pieces += [Whole(str(r["delta_ancestors_kept"])), "kept for a DeltaChannel"]
+        br = r.get("branches")
+        if br:
+            pieces[-1] = glue(pieces[-1], pieces[-1] + ";")
+            pieces += ["forked:", Whole(f"{br['heads_deleted']} of {br['heads']} branch head(s)"), "go"]
         if r.get("messages_only_in_deleted"):
             pieces[-1] = glue(pieces[-1], pieces[-1] + ";")
             pieces += [Whole(f"{r['messages_only_in_deleted']} message(s)"), "held only in deleted checkpoints"]
@@ -100,7 +106,7 @@ def thread_entry(o: PruneOutcome, kind: str) -> dict[str, Any]:
     entry: dict[str, Any] = {"key": o.key, "status": o.status}
     if o.time is not None:
         entry["time"] = iso_utc(o.time)
-    if o.status in (NOT_FOUND, NOT_ATTEMPTED):
+    if o.status in (NOT_FOUND, NOT_ATTEMPTED, BUSY):
         if o.reason:
             entry["reason"] = o.reason
         return entry
@@ -132,13 +138,14 @@ def summary(counts: dict[str, int], planned: int, done: int, stopped: bool, rows
     return {
         "planned": planned, "threads": done, "pruned": counts[PRUNED], "nothing_to_prune": counts[NOTHING],
         "skipped": counts[SKIPPED], "failed": counts[FAILED], "not_found": counts[NOT_FOUND],
-        "not_attempted": planned - done if stopped else 0, "rows_deleted": rows,
+        "not_attempted": planned - done if stopped else 0, "busy": counts[BUSY], "rows_deleted": rows,
     }
 
 
 def summary_line(s: dict[str, Any]) -> str:
     line = f"pruned {s['pruned']} thread(s), {s['nothing_to_prune']} with nothing to prune, {s['failed']} failed"
-    for name, label in (("skipped", "skipped"), ("not_found", "not found"), ("not_attempted", "not attempted")):
+    for name, label in (("skipped", "skipped"), ("not_found", "not found"), ("not_attempted", "not attempted"),
+                        ("busy", "busy (a lock not had within --lock-timeout; nothing changed, rerun to take them)")):
         if s[name]:
             line += f", {s[name]} {label}"
     rows = s.get("rows_deleted") or {}

@@ -58,7 +58,7 @@ class RulePrune:
     _pr_kept_state: Callable[[str, "PruneDecision"], Any]  # the stored bytes LangGraph reads
     _pr_apply: Callable[[str, "PruneDecision"], dict]  # delete, rows per table
 
-    def _pr_decide(self, key: str, keep: int, newer_than: datetime | None) -> PruneDecision:
+    def _pr_decide(self, key: str, keep: int, newer_than: datetime | None, keep_branches: bool = False) -> PruneDecision:
         from symfonic_cli.model.prune import decide
 
         checkpoints, sends_at = self._pr_facts(key)
@@ -71,7 +71,7 @@ class RulePrune:
                 outlines[(ns, cid)] = self._pr_outline(key, ns, cid)
             return outlines[(ns, cid)]
 
-        return decide(key, checkpoints, sends_at, outline, keep=keep, newer_than=newer_than)
+        return decide(key, checkpoints, sends_at, outline, keep=keep, newer_than=newer_than, keep_branches=keep_branches)
 
     def _pr_dated(self, key: str, checkpoints: list) -> list:
         """The checkpoints with the ``ts`` of those whose id carries no time (read from their heads,
@@ -96,11 +96,11 @@ class RulePrune:
         """Whether the thread's transaction can roll back (MongoDB without transactions cannot)."""
         return True
 
-    def prune_decision(self, key: str, *, keep: int = 1, newer_than: datetime | None = None) -> PruneDecision:
-        return self._pr_decide(key, keep, newer_than)
+    def prune_decision(self, key: str, *, keep: int = 1, newer_than: datetime | None = None, keep_branches: bool = False) -> PruneDecision:
+        return self._pr_decide(key, keep, newer_than, keep_branches)
 
-    def prune_plan(self, key: str, *, keep: int = 1, newer_than: datetime | None = None, times: bool = True) -> ThreadPrunePlan:
-        d = self._pr_decide(key, keep, newer_than)
+    def prune_plan(self, key: str, *, keep: int = 1, newer_than: datetime | None = None, keep_branches: bool = False, times: bool = True) -> ThreadPrunePlan:
+        d = self._pr_decide(key, keep, newer_than, keep_branches)
         return self._pr_plan(key, d, ({}, 0) if d.skipped else self._pr_measure(key, d), times)
 
     def _pr_plan(self, key: str, d: PruneDecision, measured: tuple[dict[str, int], int], times: bool) -> ThreadPrunePlan:
@@ -111,7 +111,7 @@ class RulePrune:
         rows, size = measured
         plan = ThreadPrunePlan(
             key, rows, size, d.total, sum(len(v) for v in d.detach.values()), d.delta_ancestors, d.skipped,
-            last_checkpoint_id=last,
+            last_checkpoint_id=last, branch_heads=d.branch_heads, branch_heads_deleted=d.branch_heads_deleted,
         )
         if times and not d.skipped and d.newest_deleted_root and d.oldest_kept_root:
             # Transcript times: a message is dated by the oldest checkpoint holding it; those the newest
@@ -121,10 +121,10 @@ class RulePrune:
             plan.redated, plan.redated_to = count or 0, _iso(ts)
         return plan
 
-    def prune_plans(self, keys: list[str], *, keep: int = 1, newer_than: datetime | None = None, times: bool = True) -> list[ThreadPrunePlan]:
-        return [self.prune_plan(k, keep=keep, newer_than=newer_than, times=times) for k in keys]
+    def prune_plans(self, keys: list[str], *, keep: int = 1, newer_than: datetime | None = None, keep_branches: bool = False, times: bool = True) -> list[ThreadPrunePlan]:
+        return [self.prune_plan(k, keep=keep, newer_than=newer_than, keep_branches=keep_branches, times=times) for k in keys]
 
-    def prune_thread(self, key: str, *, keep: int = 1, newer_than: datetime | None = None,
+    def prune_thread(self, key: str, *, keep: int = 1, newer_than: datetime | None = None, keep_branches: bool = False,
                      expected: dict[str, int] | None = None) -> tuple[dict[str, int], int]:
         """Prune ``key`` in ONE transaction on one snapshot: the rules decided again on that snapshot,
         the rows deleted compared with ``expected`` (the plan's) and the kept state read before and
@@ -133,7 +133,7 @@ class RulePrune:
         from symfonic_cli.model.prune import check_against_plan, check_kept_state
 
         with self._pr_transaction():
-            d = self._pr_decide(key, keep, newer_than)
+            d = self._pr_decide(key, keep, newer_than, keep_branches)
             if d.skipped:
                 raise ThreadSkipped(d.skipped)
             if not d.changes:
@@ -147,18 +147,18 @@ class RulePrune:
             check_kept_state(key, before, self._pr_kept_state(key, d), atomic=atomic)
         return deleted, sum(len(v) for v in d.detach.values())
 
-    def prune_remaining(self, key: str, *, keep: int = 1, newer_than: datetime | None = None) -> int:
+    def prune_remaining(self, key: str, *, keep: int = 1, newer_than: datetime | None = None, keep_branches: bool = False) -> int:
         """After the commit, a fresh plan: the checkpoints a prune would still delete (0: verified)."""
-        return self._pr_decide(key, keep, newer_than).checkpoints
+        return self._pr_decide(key, keep, newer_than, keep_branches).checkpoints
 
-    def prune_verified(self, key: str, *, keep: int = 1, newer_than: datetime | None = None,
+    def prune_verified(self, key: str, *, keep: int = 1, newer_than: datetime | None = None, keep_branches: bool = False,
                        expected: dict[str, int] | None = None,
                        after_commit: Callable[[], None] | None = None) -> tuple[dict[str, int], int, int]:
         """``prune_thread`` then the fresh plan's verification: (rows deleted per table, checkpoints
         left with no parent, checkpoints a prune would still delete). Here the fresh plan is read
         after the commit; a backend may read it inside the transaction, after the deletes, where a
         checkpoint still to prune rolls the thread back (PostgreSQL)."""
-        deleted, detached = self.prune_thread(key, keep=keep, newer_than=newer_than, expected=expected)
+        deleted, detached = self.prune_thread(key, keep=keep, newer_than=newer_than, keep_branches=keep_branches, expected=expected)
         if after_commit is not None:
             after_commit()  # the tests' fault hook: a writer gets the thread here
-        return deleted, detached, self.prune_remaining(key, keep=keep, newer_than=newer_than)
+        return deleted, detached, self.prune_remaining(key, keep=keep, newer_than=newer_than, keep_branches=keep_branches)

@@ -40,6 +40,25 @@ class EraseProtocol(Protocol):
         MongoDB's hosts, database and collections. No user name and no password."""
         ...
 
+    def take_run_lock(self, operation: str) -> str | None:
+        """Take the store's run lock for ``operation`` ("erase", "prune") until ``release_run_lock`` or
+        ``close``: one erase or prune at a time per store (the identity receipts record). SQLite: a
+        lock file beside the store (flock); PostgreSQL: a session advisory lock per database and
+        schema; MongoDB: a lock document with the holder and an expiry, renewed while held. None when
+        taken, else who holds it (read from the store: escape it where it is shown)."""
+        ...
+
+    def release_run_lock(self) -> None:
+        """Let go of the run lock (nothing when not held); ``close`` does it too."""
+        ...
+
+    def set_lock_timeout(self, seconds: float) -> None:
+        """Bound every wait for a lock from now on to ``seconds`` (erase and prune's --lock-timeout):
+        SQLite's busy timeout, PostgreSQL's ``lock_timeout`` of the session, MongoDB ``maxTimeMS`` on
+        each operation of a thread's transaction and the retries of its transient conflicts. A
+        statement that gives up raises ThreadBusy (its transaction rolled back, nothing changed)."""
+        ...
+
     def erase_prepare(self, extra: tuple[ExtraTable, ...], *, dry_run: bool = False) -> list[str]:
         """Check, before anything is deleted, that this session can erase; set it up for erasing.
 
@@ -190,18 +209,18 @@ class PruneProtocol(Protocol):
         StoreError (exit 4) otherwise. Notes for the receipt."""
         ...
 
-    def prune_plan(self, key: str, *, keep: int = 1, newer_than: datetime | None = None, times: bool = True) -> ThreadPrunePlan:
+    def prune_plan(self, key: str, *, keep: int = 1, newer_than: datetime | None = None, keep_branches: bool = False, times: bool = True) -> ThreadPrunePlan:
         """What pruning ``key`` would delete now (rows, bytes, parents detached, DeltaChannel
         ancestors kept, a skip reason, with ``times`` the messages whose transcript time moves). Read-only."""
         ...
 
-    def prune_plans(self, keys: list[str], *, keep: int = 1, newer_than: datetime | None = None, times: bool = True) -> list[ThreadPrunePlan]: ...
+    def prune_plans(self, keys: list[str], *, keep: int = 1, newer_than: datetime | None = None, keep_branches: bool = False, times: bool = True) -> list[ThreadPrunePlan]: ...
 
-    def prune_decision(self, key: str, *, keep: int = 1, newer_than: datetime | None = None) -> PruneDecision:
+    def prune_decision(self, key: str, *, keep: int = 1, newer_than: datetime | None = None, keep_branches: bool = False) -> PruneDecision:
         """The keep rules' decision for ``key`` now: the checkpoints kept and deleted per namespace. Read-only."""
         ...
 
-    def prune_thread(self, key: str, *, keep: int = 1, newer_than: datetime | None = None,
+    def prune_thread(self, key: str, *, keep: int = 1, newer_than: datetime | None = None, keep_branches: bool = False,
                      expected: dict[str, int] | None = None) -> tuple[dict[str, int], int]:
         """Prune ``key`` in ONE transaction on one snapshot, the rules decided on that snapshot, the
         rows deleted compared with ``expected`` and the kept state (what get_tuple reads of every kept
@@ -210,11 +229,11 @@ class PruneProtocol(Protocol):
         Returns (rows deleted, checkpoints left with no parent)."""
         ...
 
-    def prune_remaining(self, key: str, *, keep: int = 1, newer_than: datetime | None = None) -> int:
+    def prune_remaining(self, key: str, *, keep: int = 1, newer_than: datetime | None = None, keep_branches: bool = False) -> int:
         """After the commit: the checkpoints a prune would still delete (0 means verified)."""
         ...
 
-    def prune_verified(self, key: str, *, keep: int = 1, newer_than: datetime | None = None,
+    def prune_verified(self, key: str, *, keep: int = 1, newer_than: datetime | None = None, keep_branches: bool = False,
                        expected: dict[str, int] | None = None,
                        after_commit: Callable[[], None] | None = None) -> tuple[dict[str, int], int, int]:
         """prune_thread and a fresh plan's verification (PostgreSQL: inside the transaction, after the

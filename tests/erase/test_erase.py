@@ -347,7 +347,8 @@ def test_two_concurrent_erasers(store):
     import sys
 
     backend, url = store
-    cmd = [sys.executable, "-m", "symfonic_cli", "thread", "erase", "-s", url, "--thread", "globex:_:s-100", "--yes", "--missing-ok"]
+    # One runner per store: the second waits for the first (--wait), else it would refuse (exit 10).
+    cmd = [sys.executable, "-m", "symfonic_cli", "thread", "erase", "-s", url, "--thread", "globex:_:s-100", "--yes", "--missing-ok", "--wait"]
     procs = [subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for _ in range(2)]
     outs = [p.communicate(timeout=120) for p in procs]
     assert [p.returncode for p in procs] == [0, 0], outs

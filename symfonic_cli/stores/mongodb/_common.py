@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import heapq
 import time
+from contextlib import contextmanager
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
@@ -32,6 +33,11 @@ def _error(location: StoreLocation, exc: BaseException, timeout: float | None = 
     from pymongo import errors
 
     where = location.display
+    if isinstance(exc, errors.OperationFailure) and exc.code in (MAX_TIME_EXPIRED, WRITE_CONFLICT):
+        from symfonic_cli.errors import ThreadBusy
+
+        return ThreadBusy(f"busy: another session was writing the thread on {where} past the lock timeout "
+                          f"(code {exc.code}); aborted, nothing changed")
     if isinstance(exc, errors.OperationFailure):
         code = exc.code
         if code == 18:
@@ -88,6 +94,7 @@ def _short(value: Any) -> str:
 BINARY = {"locale": "simple"}
 
 TRANSACTION_RETRY_SECONDS = 60
+MAX_TIME_EXPIRED, WRITE_CONFLICT = 50, 112  # a write's maxTimeMS ran out; another transaction holds the document
 
 
 class MongoSection:
@@ -104,6 +111,8 @@ class MongoSection:
     writable: bool
     connect_timeout: float
     _transactions: bool | None = None
+    # --lock-timeout (set_lock_timeout): each write's maxTimeMS and the retries of a transient conflict.
+    _lock_timeout: float | None = None
     # Collections known to have no default collation (read from listCollections at open).
     _plain_collections: frozenset[str] = frozenset()
 
@@ -169,12 +178,36 @@ class MongoSection:
             self._transactions = bool(hello.get("setName") or hello.get("msg") == "isdbgrid") and "logicalSessionTimeoutMinutes" in hello
         return self._transactions
 
+    def set_lock_timeout(self, seconds: float) -> None:
+        self._lock_timeout = seconds
+
+    @contextmanager
+    def _bounded(self) -> Iterator[None]:
+        """One write inside a transaction, sent with maxTimeMS (pymongo.timeout) when --lock-timeout
+        is set: a write kept waiting past it fails and the transaction is aborted (ThreadBusy)."""
+        if self._lock_timeout is None or not self._supports_transactions():
+            yield  # without a transaction a write cut off by the client could still complete: not bounded
+            return
+        import pymongo
+        from pymongo.errors import PyMongoError
+
+        try:
+            with pymongo.timeout(self._lock_timeout):
+                yield
+        except PyMongoError as exc:
+            if exc.timeout:
+                from symfonic_cli.errors import ThreadBusy
+
+                raise ThreadBusy(f"busy: a write on {self.location.display} waited past the lock timeout; "
+                                 "aborted, nothing changed") from None
+            raise
+
     def _transaction(self, work: Callable[[Any], Any], *, before_commit: Callable[[], None] | None = None) -> Any:
         """``work(session)`` in one multi-document transaction, retried as the driver spec says
         when the server reports a transient conflict (e.g. a concurrent eraser)."""
         from pymongo.errors import PyMongoError
 
-        deadline = time.monotonic() + TRANSACTION_RETRY_SECONDS
+        deadline = time.monotonic() + (TRANSACTION_RETRY_SECONDS if self._lock_timeout is None else self._lock_timeout)
         while True:
             with self.client.start_session() as session:
                 session.start_transaction()

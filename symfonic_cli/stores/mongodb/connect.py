@@ -182,6 +182,7 @@ class MongoStore(ExactActivity, MongoRead, MongoSearch, MongoHistory, MongoCompa
         self._transactions: bool | None = None
 
     def close(self) -> None:
+        self.release_run_lock()
         self.client.close()
         _no_wait_at_exit()
 

@@ -49,6 +49,63 @@ class MongoErase(PerThreadErase, MongoSection):
         return {"kind": "mongodb", "hosts": _hosts(self.location.url), "database": self.db_name,
                 "collections": [self.checkpoints_name, self.writes_name]}
 
+    _run_lock: Any = None  # (the lock document's _id, its token, the renewing thread's stop event) while held
+
+    @_driver_errors
+    def take_run_lock(self, operation: str) -> str | None:
+        """A lock document in the store's database (collection ``symfonic_run_locks``, one per pair of
+        collections) with the holder and an expiry, renewed while the run goes on; a document past its
+        expiry is a dead runner's and is taken over."""
+        import threading
+        import uuid
+        from datetime import datetime, timedelta, timezone
+
+        from pymongo.errors import DuplicateKeyError
+
+        from symfonic_cli.stores.runlock import MONGO_COLLECTION, MONGO_RENEW_SECONDS, MONGO_TTL_SECONDS, describe, holder_record
+
+        locks = self.db[MONGO_COLLECTION]
+        lock_id = {"checkpoints": self.checkpoints_name, "writes": self.writes_name}
+        token = uuid.uuid4().hex
+        now = datetime.now(timezone.utc)
+        doc = {"_id": lock_id, "token": token, "holder": holder_record(operation), "expires": now + timedelta(seconds=MONGO_TTL_SECONDS)}
+        try:
+            locks.insert_one(doc)
+        except DuplicateKeyError:
+            # Past its expiry: taken over in one step (only if it is still that expired document).
+            taken = locks.find_one_and_replace({"_id": lock_id, "expires": {"$lt": now}}, doc)
+            if taken is None:
+                current = locks.find_one({"_id": lock_id})
+                return describe(current.get("holder") if isinstance(current, dict) else None) if current else "another symfonic run (it just ended)"
+        stop = threading.Event()
+
+        def renew() -> None:
+            while not stop.wait(MONGO_RENEW_SECONDS):
+                try:
+                    locks.update_one({"_id": lock_id, "token": token},
+                                     {"$set": {"expires": datetime.now(timezone.utc) + timedelta(seconds=MONGO_TTL_SECONDS)}})
+                except Exception:  # the run itself reports a lost server; the lock then expires
+                    return
+
+        threading.Thread(target=renew, name="symfonic-run-lock", daemon=True).start()
+        self._run_lock = (lock_id, token, stop)
+        return None
+
+    def release_run_lock(self) -> None:
+        held, self._run_lock = self._run_lock, None
+        if held is None:
+            return
+        lock_id, token, stop = held
+        stop.set()
+        from pymongo.errors import PyMongoError
+
+        from symfonic_cli.stores.runlock import MONGO_COLLECTION
+
+        try:
+            self.db[MONGO_COLLECTION].delete_one({"_id": lock_id, "token": token})
+        except PyMongoError:
+            pass  # unreachable now: the document expires on its own
+
     @_driver_errors
     def erase_prepare(self, extra: tuple[ExtraTable, ...], *, dry_run: bool = False) -> list[str]:
         # The same client reads and erases: a dry run makes every check below, deleting nothing.
@@ -155,7 +212,10 @@ class MongoErase(PerThreadErase, MongoSection):
                 last, odd = self._recheck_activity(key, session)
                 check_still_idle(key, last, idle_before, odd)
             for name, coll, flt in cascade:
-                deleted[name] = coll.delete_many(flt, session=session, collation=self._collation(coll)).deleted_count if flt is not None else 0
+                deleted[name] = 0
+                if flt is not None:
+                    with self._bounded():
+                        deleted[name] = coll.delete_many(flt, session=session, collation=self._collation(coll)).deleted_count
                 if between is not None:
                     between(name)
             check_against_plan(expected, deleted, extra)  # inside the transaction: aborted on a difference

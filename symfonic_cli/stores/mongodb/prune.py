@@ -10,7 +10,7 @@ from contextlib import contextmanager
 
 from symfonic_cli.errors import StoreError
 from symfonic_cli.stores._prune import RulePrune
-from symfonic_cli.stores.mongodb._common import BINARY, MongoSection, _driver_errors, _leaf, _string_literal
+from symfonic_cli.stores.mongodb._common import BINARY, MongoSection, _driver_errors, _error, _leaf, _string_literal
 
 # typing.TYPE_CHECKING without importing typing (quick commands load this module).
 TYPE_CHECKING = False
@@ -46,12 +46,17 @@ class MongoPrune(RulePrune, MongoSection):
         if not self._supports_transactions():
             yield
             return
+        from pymongo.errors import PyMongoError
+
         with self.client.start_session() as session:
             session.start_transaction()
             self._pr_session = session
             try:
                 yield
-                session.commit_transaction()
+                try:
+                    session.commit_transaction()
+                except PyMongoError as exc:  # a conflict at the commit: busy, as in the writes
+                    raise _error(self.location, exc, self.connect_timeout) from None
             except BaseException:
                 if session.in_transaction:
                     session.abort_transaction()
@@ -151,13 +156,16 @@ class MongoPrune(RulePrune, MongoSection):
         rows = dict.fromkeys(self._pr_tables(), 0)
         s = self._pr_session
         for flt in self._pr_filters(key, d):
-            rows[self.writes_name] += self.writes.delete_many(flt, session=s, collation=BINARY).deleted_count
-            rows[self.checkpoints_name] += self.checkpoints.delete_many(flt, session=s, collation=BINARY).deleted_count
+            with self._bounded():
+                rows[self.writes_name] += self.writes.delete_many(flt, session=s, collation=BINARY).deleted_count
+            with self._bounded():
+                rows[self.checkpoints_name] += self.checkpoints.delete_many(flt, session=s, collation=BINARY).deleted_count
         for ns, ids in d.detach.items():
             if ids:
-                self.checkpoints.update_many(
-                    {"thread_id": _thread(key), "checkpoint_ns": ns, "checkpoint_id": {"$in": ids}},
-                    {"$set": {"parent_checkpoint_id": None}}, session=s, collation=BINARY)
+                with self._bounded():
+                    self.checkpoints.update_many(
+                        {"thread_id": _thread(key), "checkpoint_ns": ns, "checkpoint_id": {"$in": ids}},
+                        {"$set": {"parent_checkpoint_id": None}}, session=s, collation=BINARY)
         return rows
 
     # -- --compact

@@ -44,6 +44,11 @@ def _store_error(location: StoreLocation, exc: BaseException) -> StoreError:
             scrub(f"missing privilege on {location.display}: {text}", location),
             hint="inspecting needs SELECT on checkpoints, checkpoint_blobs, checkpoint_writes, checkpoint_migrations",
         )
+    if isinstance(exc, pe.LockNotAvailable):  # lock_timeout (--lock-timeout) expired: rolled back
+        from symfonic_cli.errors import ThreadBusy
+
+        return ThreadBusy(f"busy: another session held a lock on the thread's rows past the lock timeout on {location.display}; "
+                          "rolled back, nothing changed")
     if isinstance(exc, pe.ReadOnlySqlTransaction):
         return StoreError(scrub(f"{location.display} refused a write (read-only session): {text}", location))
     return StoreError(scrub(f"PostgreSQL error on {location.display}: {text}", location))

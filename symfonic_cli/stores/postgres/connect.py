@@ -107,7 +107,7 @@ class PostgresStore(ExactActivity, PostgresRead, PostgresSearch, PostgresHistory
         self._erased: set[str] = set()  # cascade tables an erase deleted from (for VACUUM)
 
     def close(self) -> None:
-        self.conn.close()
+        self.conn.close()  # a session advisory lock (the run lock) ends with the session
 
     # -- opening
 

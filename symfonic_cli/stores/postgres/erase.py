@@ -115,6 +115,45 @@ class PostgresErase(PostgresSection):
         refuse_stored_code(self.location.display, found, "triggers or rules",
                            "drop or disable them (the LangGraph saver creates none), or erase with the application's own tooling")
 
+    _run_locked = False
+    # The run lock: a session advisory lock on (symfonic's key, the schema), held until released or disconnected.
+    _RUN_KEYS = ("hashtext('symfonic run lock')", "hashtext(coalesce(%(schema)s, current_schema()))")
+
+    @_translate_errors
+    def take_run_lock(self, operation: str) -> str | None:
+        """A session advisory lock for the run (one per database and schema); the holder names itself
+        in ``application_name``, which a second runner reads from pg_stat_activity."""
+        from symfonic_cli.stores.runlock import holder_record
+
+        args = {"schema": self.schema}
+        k1, k2 = self._RUN_KEYS
+        if self.conn.execute(f"SELECT pg_try_advisory_lock({k1}, {k2})", args).fetchone()[0]:
+            r = holder_record(operation)
+            name = f"symfonic thread {operation} pid {r['pid']} on {r['host']}"[:63]  # NAMEDATALEN
+            self.conn.execute("SELECT set_config('application_name', %s, false)", (name,))
+            self._run_locked = True
+            return None
+        row = self.conn.execute(
+            "SELECT a.application_name, a.pid, a.backend_start FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid "
+            "WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 2 "
+            "AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database()) "
+            f"AND l.classid = ({k1})::oid AND l.objid = ({k2})::oid", args).fetchone()
+        if row is None:  # let go meanwhile: the caller tries again
+            return "another session holding symfonic's run lock (it just ended)"
+        name, pid, since = row
+        return f"{name or 'a session'} (server pid {pid}, connected since {since.isoformat() if since else '?'})"
+
+    @_translate_errors
+    def release_run_lock(self) -> None:
+        if self._run_locked and not self.conn.closed:
+            self._run_locked = False
+            self.conn.execute(f"SELECT pg_advisory_unlock({', '.join(self._RUN_KEYS)})", {"schema": self.schema})
+
+    @_translate_errors
+    def set_lock_timeout(self, seconds: float) -> None:
+        # The session's lock_timeout: every statement of every thread's transaction waits at most this long.
+        self.conn.execute("SELECT set_config('lock_timeout', %s, false)", (f"{max(1, round(seconds * 1000))}ms",))
+
     def store_identity(self) -> dict[str, Any]:
         info = self.conn.info
         return {"kind": "postgres", "host": info.host, "port": int(info.port), "database": info.dbname, "schema": self.schema}

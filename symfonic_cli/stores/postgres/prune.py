@@ -86,7 +86,7 @@ class PostgresPrune(RulePrune, PostgresSection):
     def _pr_dated(self, key: str, checkpoints: list) -> list:
         return checkpoints  # the facts' statement reads each checkpoint's ts already
 
-    def _decide_on(self, key: str, facts, keep: int, newer_than):
+    def _decide_on(self, key: str, facts, keep: int, newer_than, keep_branches: bool = False):
         from symfonic_cli.model.prune import decide
 
         outlines: dict = {}
@@ -96,7 +96,7 @@ class PostgresPrune(RulePrune, PostgresSection):
                 outlines[(ns, cid)] = self._pr_outline(key, ns, cid)
             return outlines[(ns, cid)]
 
-        return decide(key, facts[0], facts[1], outline, keep=keep, newer_than=newer_than)
+        return decide(key, facts[0], facts[1], outline, keep=keep, newer_than=newer_than, keep_branches=keep_branches)
 
     @_translate_errors
     def _pr_outline(self, key: str, ns: str, cid: str):
@@ -131,17 +131,17 @@ class PostgresPrune(RulePrune, PostgresSection):
                 count = None
         return row[0], count
 
-    def prune_plans(self, keys: list[str], *, keep: int = 1, newer_than=None, times: bool = True):
+    def prune_plans(self, keys: list[str], *, keep: int = 1, newer_than=None, keep_branches: bool = False, times: bool = True):
         """The plans of a page of keys: their facts read in one statement and the deletes of all
         their decisions measured in another (the statement the prune deletes with, as a SELECT)."""
         facts = self._pr_facts_many(keys)
-        decisions = [self._decide_on(k, facts[k], keep, newer_than) for k in keys]
+        decisions = [self._decide_on(k, facts[k], keep, newer_than, keep_branches) for k in keys]
         measured = self._pr_measure_many([d for d in decisions if not d.skipped and d.changes])
         return [self._pr_plan(d.key, d, ({}, 0) if d.skipped else measured.get(d.key, (dict.fromkeys(_TABLES, 0), 0)), times)
                 for d in decisions]
 
-    def prune_plan(self, key: str, *, keep: int = 1, newer_than=None, times: bool = True):
-        return self.prune_plans([key], keep=keep, newer_than=newer_than, times=times)[0]
+    def prune_plan(self, key: str, *, keep: int = 1, newer_than=None, keep_branches: bool = False, times: bool = True):
+        return self.prune_plans([key], keep=keep, newer_than=newer_than, keep_branches=keep_branches, times=times)[0]
 
     def _pr_measure(self, key: str, d: PruneDecision):
         return self._pr_measure_many([d])[key]
@@ -276,18 +276,18 @@ class PostgresPrune(RulePrune, PostgresSection):
             "FROM unnest(%(k_ns)b::text[], %(k_id)b::text[]) AS kk(ns, id) "
             f"JOIN checkpoints x ON {self._eq('x', '%(key)s')} AND x.checkpoint_ns = kk.ns AND x.checkpoint_id = kk.id")
 
-    def prune_thread(self, key: str, *, keep: int = 1, newer_than=None, expected=None):
-        deleted, detached, _ = self._prune_verified(key, keep, newer_than, expected, verify=False)
+    def prune_thread(self, key: str, *, keep: int = 1, newer_than=None, keep_branches: bool = False, expected=None):
+        deleted, detached, _ = self._prune_verified(key, keep, newer_than, expected, keep_branches, verify=False)
         return deleted, detached
 
-    def prune_verified(self, key: str, *, keep: int = 1, newer_than=None, expected=None, after_commit=None):
-        done = self._prune_verified(key, keep, newer_than, expected, verify=True)
+    def prune_verified(self, key: str, *, keep: int = 1, newer_than=None, keep_branches: bool = False, expected=None, after_commit=None):
+        done = self._prune_verified(key, keep, newer_than, expected, keep_branches, verify=True)
         if after_commit is not None:
             after_commit()  # verified before the commit here: nothing after it to race
         return done
 
     @_translate_errors
-    def _prune_verified(self, key: str, keep: int, newer_than, expected, *, verify: bool):
+    def _prune_verified(self, key: str, keep: int, newer_than, expected, keep_branches: bool, *, verify: bool):
         """One thread in one REPEATABLE READ transaction, in three round trips (psycopg pipeline mode):
 
         1. ``BEGIN``, the thread's facts: the rules decide on this snapshot (a checkpoint's outline,
@@ -314,7 +314,7 @@ class PostgresPrune(RulePrune, PostgresSection):
                 conn.execute("BEGIN ISOLATION LEVEL REPEATABLE READ")
                 facts = conn.execute(facts_sql, facts_args, prepare=False)
                 pipe.sync()  # round trip 1
-                d = self._decide_on(key, self._facts_of(facts.fetchall(), [key])[key], keep, newer_than)
+                d = self._decide_on(key, self._facts_of(facts.fetchall(), [key])[key], keep, newer_than, keep_branches)
                 if d.skipped:
                     raise ThreadSkipped(d.skipped)
                 if not d.changes:
@@ -331,7 +331,7 @@ class PostgresPrune(RulePrune, PostgresSection):
                 check_kept_state(key, [r[4] for r in applied if r[1] is None], [r[5] for r in fresh_rows if r[1] is None])
                 remaining = 0
                 if verify:
-                    remaining = self._decide_on(key, self._facts_of(fresh_rows, [key])[key], keep, newer_than).checkpoints
+                    remaining = self._decide_on(key, self._facts_of(fresh_rows, [key])[key], keep, newer_than, keep_branches).checkpoints
                     if remaining:
                         raise StoreError(f"thread '{key}': a fresh plan after the deletes still finds {remaining} checkpoint(s) "
                                          "to prune: rolled back, nothing deleted")

@@ -43,8 +43,24 @@ def _hot_journal(location: StoreLocation, exc: BaseException) -> bool:
         return False
 
 
+SQLITE_BUSY, SQLITE_LOCKED = 5, 6
+
+
+def _is_busy(exc: BaseException) -> bool:
+    """SQLITE_BUSY (another connection holds the lock past the busy timeout) or SQLITE_LOCKED."""
+    code = getattr(exc, "sqlite_errorcode", None)  # Python 3.11+; extended codes keep the primary in the low byte
+    if code is not None:
+        return code & 0xFF in (SQLITE_BUSY, SQLITE_LOCKED)
+    return "database is locked" in str(exc) or "database table is locked" in str(exc)
+
+
 def _store_error(location: StoreLocation, exc: BaseException) -> StoreError:
     text = str(exc)
+    if _is_busy(exc):
+        from symfonic_cli.errors import ThreadBusy
+
+        return ThreadBusy(f"busy: another connection held the write lock of {location.path} past the lock timeout; "
+                          "rolled back, nothing changed")
     if ("readonly" in text or "read-only" in text) and _hot_journal(location, exc):
         return StoreError(
             f"{location.path} has a hot rollback journal ({os.path.realpath(location.path)}-journal): a transaction was cut off "
@@ -179,3 +195,16 @@ def _blob_range(prefix: str) -> tuple[bytes, bytes]:
     # last byte raised (UTF-8 never holds 0xff, so it can always be raised).
     lo = prefix.encode("utf-8", "surrogatepass")
     return lo, lo[:-1] + bytes([lo[-1] + 1])
+
+
+def _try_write_lock(conn: sqlite3.Connection) -> None:
+    """Take and release the write lock: a read-only file or mount fails here, before any delete.
+    Busy (another connection writes) proves the file writable: each thread's transaction then
+    waits for the lock again, bounded by the lock timeout, and reports the thread busy."""
+    try:
+        conn.execute("BEGIN IMMEDIATE")
+    except sqlite3.OperationalError as exc:
+        if _is_busy(exc):
+            return
+        raise
+    conn.execute("ROLLBACK")

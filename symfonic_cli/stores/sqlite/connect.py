@@ -245,6 +245,7 @@ class SqliteStore(ExactActivity, SqliteRead, SqliteSearch, SqliteHistory, Sqlite
 
     def close(self) -> None:
         try:
+            self.release_run_lock()
             self.conn.close()
         finally:
             _remove_private(self.private_copy)

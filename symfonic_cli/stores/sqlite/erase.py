@@ -6,7 +6,7 @@ import os
 
 from symfonic_cli.errors import StoreError
 from symfonic_cli.stores._common import PerThreadErase, quoted_identifier, refuse_stored_code
-from symfonic_cli.stores.sqlite._common import SqliteSection, _journal_mode, _translate_errors
+from symfonic_cli.stores.sqlite._common import SqliteSection, _journal_mode, _translate_errors, _try_write_lock
 
 # typing.TYPE_CHECKING without importing typing (quick commands load this module).
 TYPE_CHECKING = False
@@ -47,6 +47,47 @@ class SqliteErase(PerThreadErase, SqliteSection):
             out.append((name, where, params))
         return out
 
+    _run_lock_fd: int | None = None
+
+    def take_run_lock(self, operation: str) -> str | None:
+        """A lock file beside the store (``<file>.symfonic-lock``), locked with flock for the run: SQLite's
+        own locks last a transaction, not a run of many. It stays after the run, empty."""
+        import fcntl
+        import json
+
+        from symfonic_cli.stores.runlock import LOCK_SUFFIX, describe, holder_record
+
+        path = self.file + LOCK_SUFFIX
+        try:
+            fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
+        except OSError as exc:
+            raise StoreError(f"cannot create the run lock file {self.location.path}{LOCK_SUFFIX}: {exc.strerror}",
+                             hint="erase and prune need a writable folder beside the store") from None
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            try:
+                raw = os.read(fd, 4096)
+                record = json.loads(raw.decode("utf-8", "replace")) if raw else None
+            except ValueError:
+                record = None
+            os.close(fd)
+            return describe(record)
+        os.ftruncate(fd, 0)
+        os.write(fd, json.dumps(holder_record(operation)).encode())
+        self._run_lock_fd = fd
+        return None
+
+    def release_run_lock(self) -> None:
+        fd, self._run_lock_fd = self._run_lock_fd, None
+        if fd is not None:
+            os.ftruncate(fd, 0)
+            os.close(fd)  # closing the descriptor lets go of the flock
+
+    def set_lock_timeout(self, seconds: float) -> None:
+        # SQLite has one write lock for the file: a thread's BEGIN IMMEDIATE waits this long for it.
+        self.conn.execute(f"PRAGMA busy_timeout = {max(1, round(seconds * 1000))}")
+
     def store_identity(self) -> dict[str, Any]:
         import os
 
@@ -79,8 +120,7 @@ class SqliteErase(PerThreadErase, SqliteSection):
             return []  # the checks above are the real run's; nothing below may change a thing
         self.conn.execute("PRAGMA secure_delete = ON")
         # Take and release the write lock: a read-only file or mount fails here, before any delete.
-        self.conn.execute("BEGIN IMMEDIATE")
-        self.conn.execute("ROLLBACK")
+        _try_write_lock(self.conn)
         return []
 
     def _refuse_triggers(self, tables: list[str], shown: str) -> None:

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import json
+import sqlite3
 from contextlib import contextmanager
 
 from symfonic_cli.errors import StoreError
 from symfonic_cli.stores._prune import RulePrune
-from symfonic_cli.stores.sqlite._common import SqliteSection, _journal_mode, _translate_errors
+from symfonic_cli.stores.sqlite._common import SqliteSection, _journal_mode, _store_error, _translate_errors, _try_write_lock
 from symfonic_cli.stores.sqlite.erase import _key_match
 
 # typing.TYPE_CHECKING without importing typing (quick commands load this module).
@@ -39,17 +40,22 @@ class SqlitePrune(RulePrune, SqliteSection):
         if not dry_run:
             if not self.writable:
                 raise StoreError(f"{self.location.path} was opened read-only; pruning needs a writable store")
-            self.conn.execute("BEGIN IMMEDIATE")
-            self.conn.execute("ROLLBACK")
+            _try_write_lock(self.conn)
         return []
 
     @contextmanager
     def _pr_transaction(self):
         conn = self.conn
-        conn.execute("BEGIN IMMEDIATE")  # the write lock first: the snapshot read is the one deleted from
+        try:
+            conn.execute("BEGIN IMMEDIATE")  # the write lock first: the snapshot read is the one deleted from
+        except sqlite3.Error as exc:  # busy past the lock timeout: ThreadBusy
+            raise _store_error(self.location, exc) from None
         try:
             yield
-            conn.execute("COMMIT")
+            try:
+                conn.execute("COMMIT")
+            except sqlite3.Error as exc:
+                raise _store_error(self.location, exc) from None
         except BaseException:
             if conn.in_transaction:
                 conn.execute("ROLLBACK")
