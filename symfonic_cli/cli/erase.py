@@ -9,6 +9,7 @@ import typer
 
 from symfonic_cli.cli.common import check_format, environment, store_options
 from symfonic_cli.cli.options import (
+    KeyArg,
     AllSessionsOpt,
     BatchSizeOpt,
     FormatOpt,
@@ -22,6 +23,7 @@ from symfonic_cli.cli.options import (
     TenantOpt,
     ThreadsOpt,
     erase_selection,
+    with_key,
 )
 from symfonic_cli.cli.thread import app
 from symfonic_cli.errors import UsageError
@@ -29,6 +31,7 @@ from symfonic_cli.errors import UsageError
 
 @app.command("erase")
 def erase(
+    key: KeyArg = None,
     store: StoreOpt = None,
     thread: ThreadsOpt = None,
     tenant: TenantOpt = None,
@@ -55,6 +58,7 @@ def erase(
     threads of a batch); without a terminal --yes is required (else exit 6, nothing deleted).
     A requested key that names no thread is not-found (exit 3, with suggestions).
     """
+    thread = with_key(key, thread)
     from symfonic_cli.erase.run import EraseRequest, run
     from symfonic_cli.location import resolve_store
 

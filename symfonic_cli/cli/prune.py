@@ -10,6 +10,7 @@ import typer
 from symfonic_cli.cli.common import MAX_COUNT, check_format, environment, store_options
 from symfonic_cli.cli.thread import app
 from symfonic_cli.cli.options import (
+    KeyArg,
     AllSessionsOpt,
     BatchSizeOpt,
     FormatOpt,
@@ -22,12 +23,14 @@ from symfonic_cli.cli.options import (
     SubTenantOpt,
     TenantOpt,
     ThreadsOpt,
+    with_key,
 )
 from symfonic_cli.errors import UsageError
 
 
 @app.command("prune")
 def prune(
+    key: KeyArg = None,
     store: StoreOpt = None,
     thread: ThreadsOpt = None,
     tenant: TenantOpt = None,
@@ -56,6 +59,7 @@ def prune(
     The plan comes first; on a terminal you confirm by typing the number of threads; without a
     terminal --yes is required (else exit 6, nothing deleted). One transaction per thread, verified.
     """
+    thread = with_key(key, thread)
     from symfonic_cli.location import resolve_store
     from symfonic_cli.retention.window import parse_age
     from symfonic_cli.selection import Selection

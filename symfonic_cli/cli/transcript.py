@@ -14,12 +14,14 @@ from symfonic_cli.cli.common import (
     require_thread,
 )
 from symfonic_cli.cli.options import (
+    KeyArg,
     FormatOpt,
     SessionOpt,
     StoreOpt,
     SubTenantOpt,
     TenantOpt,
     ThreadOpt,
+    with_key,
 )
 from symfonic_cli.errors import UsageError
 from symfonic_cli.vocabulary import GROUP_HELP, ROLES, SPEAKERS, one_of
@@ -41,6 +43,7 @@ app = typer.Typer(help=GROUP_HELP["transcript"], no_args_is_help=True)
 
 @app.command("show")
 def show(
+    key: KeyArg = None,
     store: StoreOpt = None,
     thread: ThreadOpt = None,
     tenant: TenantOpt = None,
@@ -57,6 +60,7 @@ def show(
     tools: Annotated[bool, typer.Option("--tools", help="Show tool calls (name, call id, arguments) and which tool answered.")] = False,
 ) -> None:
     """Print a thread's transcript by ordinal (--index) or time range (--since/--until)."""
+    thread = with_key(key, thread)
     from symfonic_cli.transcript import rows as tx
 
     try:
