@@ -12,7 +12,7 @@ EXIT_NOT_CONFIRMED = 6  # erase: no confirmation, nothing deleted
 EXIT_MIGRATE_INCOMPLETE = 7  # migrate: a thread in conflict, refused, failed or not verified
 EXIT_WRITTEN_AGAIN = 8  # erase: committed, but rows of the thread were found after the commit
 EXIT_INTERRUPTED = 130  # Ctrl-C (128 + SIGINT), or end of input at a prompt
-EXIT_BROKEN_PIPE = 1  # the reader went away (| head): silent, as click ends every command it runs
+EXIT_BROKEN_PIPE = 141  # the reader went away (| head): silent, 128 + SIGPIPE, as git and a shell report it
 
 
 class SymfonicError(Exception):

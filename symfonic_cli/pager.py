@@ -69,42 +69,89 @@ def hold(words: list[str], environment: Environment) -> HeldOutput | None:
     return held
 
 
-def release(held: HeldOutput, environment: Environment, *, ok: bool) -> None:
+def release(held: HeldOutput, environment: Environment, *, ok: bool) -> int | None:
     """Put stdout back and show what the command wrote: through the pager when it is taller than
-    the screen (and the command ended well, and --no-pager was not given), else straight to the
-    terminal. Once: a second call (the error boundary released it first) does nothing."""
+    the screen (and ``ok``: the command ended well or its report is whole, and --no-pager was not
+    given), else straight to the terminal. Once: a second call (the error boundary released it
+    first) does nothing. Returns the exit status the pager's end calls for (130 after a Ctrl-C
+    while it ran, 128 + N when a signal N ended it), else None."""
     if environment.stdout is not held:
-        return
+        return None
     environment.stdout = held.real
     text = held.getvalue()
     command = pager_command()
     if ok and environment.pager and command not in ("", "cat") and text.count("\n") >= held.lines:
-        if _page(command, text, held.real):
-            return
+        shown, status = _page(command, text, held.real)
+        if shown:
+            return status
     held.real.write(text)
     held.real.flush()
+    return None
 
 
-def _page(command: str, text: str, real: TextIO) -> bool:
-    """``text`` through the pager, on the terminal behind ``real`` (its file descriptor)."""
+def _page(command: str, text: str, real: TextIO) -> tuple[bool, int | None]:
+    """``text`` through the pager, on the terminal behind ``real`` (its file descriptor): (whether
+    the pager ran, the exit status its end calls for). As git and psql do, Ctrl-C while it runs is
+    the pager's alone: this process notes it, waits for the pager to end and puts the terminal's
+    modes back, so no pager is left reading the terminal and no traceback is printed."""
+    import signal
     import subprocess
 
     env = dict(os.environ)
     env.setdefault("LESS", "FRX")
     env.setdefault("LV", "-c")
     encoding = getattr(real, "encoding", None) or "utf-8"
+    interrupted: list[int] = []
+    try:
+        # A handler, not SIG_IGN: the pager starts with the default action (an exec resets a
+        # handler, while an ignored signal would stay ignored in the pager).
+        previous = signal.signal(signal.SIGINT, lambda signum, frame: interrupted.append(signum))
+    except ValueError:  # not the main thread (an embedding program's worker)
+        previous = None
+    modes = _terminal_modes(real)
     try:
         real.flush()
-        proc = subprocess.Popen(command, shell=True, stdin=subprocess.PIPE, stdout=real.fileno(), env=env)
-    except OSError:
-        return False
-    assert proc.stdin is not None  # stdin=PIPE
-    try:
-        proc.stdin.write(text.encode(encoding, "replace"))
-        proc.stdin.close()
-    except (BrokenPipeError, OSError):
-        pass  # the reader quit early
-    proc.wait()
+        try:
+            proc = subprocess.Popen(command, shell=True, stdin=subprocess.PIPE, stdout=real.fileno(), env=env)
+        except OSError:
+            return False, None
+        assert proc.stdin is not None  # stdin=PIPE
+        try:
+            proc.stdin.write(text.encode(encoding, "replace"))
+            proc.stdin.close()
+        except OSError:
+            pass  # the reader quit early (BrokenPipeError)
+        proc.wait()
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGINT, previous)
+        _restore_terminal(modes)
     if proc.returncode in (126, 127):  # the shell could not find or run it: show the text
-        return False
-    return True
+        return False, None
+    if interrupted:
+        return True, 128 + signal.SIGINT
+    if proc.returncode < 0:
+        return True, 128 - proc.returncode
+    return True, None
+
+
+def _terminal_modes(real: TextIO) -> tuple[int, list] | None:
+    """The terminal's modes (termios) behind ``real``, to put back after the pager."""
+    try:
+        import termios
+
+        fd = real.fileno()
+        return fd, termios.tcgetattr(fd)
+    except (ImportError, AttributeError, ValueError, OSError):
+        return None
+
+
+def _restore_terminal(modes: tuple[int, list] | None) -> None:
+    if modes is None:
+        return
+    import termios
+
+    try:
+        termios.tcsetattr(modes[0], termios.TCSADRAIN, modes[1])
+    except (termios.error, OSError):
+        pass

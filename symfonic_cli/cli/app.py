@@ -21,6 +21,11 @@ from symfonic_cli.errors import (
     SymfonicError,
 )
 
+# typing.TYPE_CHECKING without importing typing (quick commands load this module).
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import NoReturn
+
 # Root options that take a value (to find the command name in argv).
 _VALUE_OPTIONS = {"--connect-timeout", "--pg-schema", "--checkpoint-collection", "--writes-collection", "--color", "--tz"}
 
@@ -59,14 +64,15 @@ def _command_name(argv: list[str]) -> str | None:
     return None
 
 
-def _fail(line: str, code: int, environment: Environment) -> None:
+def _fail(line: str, code: int, environment: Environment, *, page: bool = False) -> NoReturn:
     from symfonic_cli.pager import HeldOutput, release
     from symfonic_cli.render import escape_inline
 
     # What the command printed before it failed (compat report's report before its exit 5) comes
-    # first, as it was written: the error line is the last thing on the screen.
+    # first, as it was written (paged when ``page`` and taller than the screen): the error line is
+    # the last thing on the screen, after the pager closed.
     if isinstance(environment.stdout, HeldOutput):
-        release(environment.stdout, environment, ok=False)
+        release(environment.stdout, environment, ok=page)
     environment.stderr.write(f"symfonic: error: {escape_inline(line)}\n")
     environment.stderr.flush()
     raise SystemExit(code)
@@ -109,7 +115,13 @@ def _run(args: list[str], environment: Environment):
 
     # click and typer write help and prompts to sys.stdout/sys.stderr: the Environment's here.
     with redirect_stdout(environment.stdout), redirect_stderr(environment.stderr):
-        return command.main(args=args, prog_name="symfonic", standalone_mode=False, obj=environment)
+        try:
+            return command.main(args=args, prog_name="symfonic", standalone_mode=False, obj=environment)
+        except SystemExit as exc:
+            # click ends a command whose reader went away with exit 1: end it as the quick route does.
+            if isinstance(exc.__context__, BrokenPipeError):
+                raise exc.__context__ from None
+            raise
 
 
 def main(argv: list[str] | None = None, environment: Environment | None = None) -> None:
@@ -126,18 +138,34 @@ def main(argv: list[str] | None = None, environment: Environment | None = None) 
 
     # On a terminal, a reading command's output is held and paged when taller than the screen
     # (symfonic_cli/pager.py): the pager wraps the Environment's stdout, whoever made it.
-    environment = environment or Environment()
+    if environment is None:
+        _whole_writes()
+        environment = Environment()
     held = pager.hold(_command_words(args), environment)
-    ok = False
+    code: object = None
     try:
         _main(args, environment)
-        ok = True
     except SystemExit as exc:
-        ok = exc.code in (0, None)
+        code = exc.code
         raise
     finally:
         if held is not None:
-            pager.release(held, environment, ok=ok)
+            # Ctrl-C while the pager ran: 130 once the pager has ended (pager.py).
+            status = pager.release(held, environment, ok=code in (0, None))
+            if status:
+                raise SystemExit(status)
+
+
+def _whole_writes() -> None:
+    """Under PYTHONUNBUFFERED (``python -u``, common in container images) sys.stdout writes straight
+    to its file, and CPython drops what a pipe did not take of a write (a reader gone away: exit 0,
+    the rest lost): a line-buffered writer of its own writes all or raises BrokenPipeError."""
+    import io
+
+    out = sys.stdout
+    if isinstance(out, io.TextIOWrapper) and isinstance(out.buffer, io.FileIO):
+        # The process's stdout for the rest of its life: never closed (the descriptor stays open).
+        sys.stdout = open(out.buffer.fileno(), "w", buffering=1, encoding=out.encoding, errors=out.errors, closefd=False)
 
 
 def _command_words(argv: list[str]) -> list[str]:
@@ -151,22 +179,23 @@ def _command_words(argv: list[str]) -> list[str]:
 
 def _main(args: list[str], environment: Environment) -> None:
     try:
-        rv = _run(args, environment)
+        try:
+            rv = _run(args, environment)
+        finally:
+            # Written out here, so that a reader gone away (| head) is seen, not lost at exit.
+            environment.stdout.flush()
     except SymfonicError as exc:
-        if environment.debug or debug_enabled():
-            raise
+        _traceback_if_debug(environment)  # --debug adds the traceback and keeps the exit code
         if not exc.message:  # the command already said why (e.g. erase's receipt)
             raise SystemExit(exc.exit_code) from None
-        _fail(exc.line(), exc.exit_code, environment)
+        _fail(exc.line(), exc.exit_code, environment, page=True)
     except (KeyboardInterrupt, EOFError):
         _fail("interrupted", EXIT_INTERRUPTED, environment)
     except BrokenPipeError:
-        # The reader went away (| head): no traceback, no message, and exit 1, as click ends
-        # every command it runs (so both routes, and every command, end alike).
-        try:
-            sys.stdout = open(os.devnull, "w")
-        finally:
-            raise SystemExit(EXIT_BROKEN_PIPE)
+        # The reader went away (| head): no traceback, no message, 128 + SIGPIPE as git and a
+        # shell report it; what is still buffered goes nowhere (no second error at exit).
+        _silence(environment.stdout)
+        raise SystemExit(EXIT_BROKEN_PIPE) from None
     except SystemExit:
         raise
     except Exception as exc:
@@ -176,11 +205,34 @@ def _main(args: list[str], environment: Environment) -> None:
             if message:
                 _fail(message, code, environment)
             raise SystemExit(code) from None
-        if environment.debug or debug_enabled():
-            raise
+        _traceback_if_debug(environment)
         _fail(f"unexpected {type(exc).__name__}: {exc} (rerun with --debug for a traceback)", EXIT_UNEXPECTED, environment)
     else:
         raise SystemExit(rv if isinstance(rv, int) else 0)
+
+
+def _traceback_if_debug(environment: Environment) -> None:
+    """With --debug (or SYMFONIC_DEBUG), the traceback of the error being handled, on stderr."""
+    if environment.debug or debug_enabled():
+        import traceback
+
+        environment.stderr.write(traceback.format_exc())
+
+
+def _silence(stream: object) -> None:
+    """Point ``stream``'s file descriptor at /dev/null, so that flushing it at exit cannot fail."""
+    fileno = getattr(stream, "fileno", None)  # in-memory streams have none, or one that raises
+    try:
+        fd = fileno() if fileno is not None else None
+    except (ValueError, OSError):
+        return
+    if not isinstance(fd, int):
+        return
+    null = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(null, fd)
+    finally:
+        os.close(null)
 
 
 def _click_exception(exc: Exception, environment: Environment):

@@ -97,11 +97,11 @@ def test_debug_shows_traceback(tmp_path):
 )
 def test_broken_pipe_is_quiet(sqlite_master, args):
     """The reader is gone before the first write (``| true``): no traceback, no message, and
-    the same exit code, 1, on every route (click's, for the commands it runs)."""
+    the same exit code, 141 (128 + SIGPIPE, as git), on every route (click's 1 is not kept)."""
     cmd = f"{sys.executable} -m symfonic_cli {args} --store {sqlite_master}"
     proc = subprocess.run(["bash", "-c", f"{cmd} | true; echo rc=${{PIPESTATUS[0]}}"], capture_output=True, text=True, timeout=60)
     assert proc.stderr == "", proc.stderr
-    assert proc.stdout == "rc=1\n", proc.stdout
+    assert proc.stdout == "rc=141\n", proc.stdout
 
 
 def test_demo_creates_a_real_store_and_never_overwrites(tmp_path):

@@ -12,27 +12,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
-README = ROOT / "README.md"
-GUIDES = sorted((ROOT / "docs" / "guide").glob("*.md"))
-EXPECT = re.compile(r"#\s*exit (\d+)\s*$")
-
-
-def command_lines(path: Path) -> list[tuple[str, int]]:
-    """Each ``symfonic`` line of the page's bash blocks, with the exit code its comment expects
-    (``# exit 3``; 0 when none). Lines joined by a trailing backslash count as one."""
-    lines: list[tuple[str, int]] = []
-    for block in re.findall(r"```bash\n(.*?)```", path.read_text(encoding="utf-8"), re.S):
-        joined = block.replace("\\\n", " ")
-        for line in joined.splitlines():
-            line = line.strip()
-            if not line.startswith("symfonic ") and " symfonic " not in f" {line}":
-                continue
-            if line.startswith(("python", "pip")):
-                continue  # install lines of the fresh-machine commands
-            match = EXPECT.search(line)
-            lines.append((line, int(match.group(1)) if match else 0))
-    return lines
+from tests.support.docpages import GUIDES, README, ROOT, command_lines, interactive, prepare
 
 
 def _run_page(path: Path, tmp_path: Path) -> list[str]:
@@ -45,6 +25,8 @@ def _run_page(path: Path, tmp_path: Path) -> list[str]:
     env["PATH"] = bindir + os.pathsep + env.get("PATH", "")
     failures = []
     for line, expected in command_lines(path):
+        if interactive(line):
+            continue  # a full-screen view needs a terminal: tests/cli/test_terminal_docs.py
         done = subprocess.run(
             ["bash", "-o", "pipefail", "-c", line], cwd=tmp_path, env=env,
             capture_output=True, text=True, timeout=300, stdin=subprocess.DEVNULL,
@@ -61,31 +43,6 @@ def test_readme_tour_runs_as_written(tmp_path):
     assert _run_page(README, tmp_path) == []
 
 
-AES_KEY = b"guide-key-of-32-bytes-for-aes256"
-
-
-def _encrypted_demo(folder: Path) -> None:
-    """encrypted.db: the demo conversations put through an encrypting SqliteSaver (LangGraph's own
-    EncryptedSerializer); aes.key: its raw key, 0600."""
-    import sqlite3
-
-    from langgraph.checkpoint.serde.encrypted import EncryptedSerializer
-    from langgraph.checkpoint.sqlite import SqliteSaver
-
-    from tests.support.backends import copy_store
-
-    src = sqlite3.connect(folder / "demo.db", check_same_thread=False)
-    dst = sqlite3.connect(folder / "encrypted.db", check_same_thread=False)
-    target = SqliteSaver(dst, serde=EncryptedSerializer.from_pycryptodome_aes(key=AES_KEY))
-    target.setup()
-    copy_store(SqliteSaver(src), target)
-    src.close()
-    dst.close()
-    key = folder / "aes.key"
-    key.write_bytes(AES_KEY)
-    key.chmod(0o600)
-
-
 @pytest.fixture(scope="session")
 def demo_store(tmp_path_factory) -> Path:
     """``symfonic demo``'s store, made once; each page gets a fresh copy."""
@@ -96,14 +53,8 @@ def demo_store(tmp_path_factory) -> Path:
 
 @pytest.mark.parametrize("page", GUIDES, ids=[p.stem for p in GUIDES])
 def test_guide_runs_as_written(page, tmp_path, demo_store):
-    import shutil
-
-    lines = command_lines(page)
-    assert lines, f"{page.name} has no symfonic command line"
-    if not any("symfonic demo" in line for line, _ in lines):
-        shutil.copyfile(demo_store, tmp_path / "demo.db")
-    if "encrypted.db" in page.read_text(encoding="utf-8"):
-        _encrypted_demo(tmp_path)
+    assert command_lines(page), f"{page.name} has no symfonic command line"
+    prepare(page, tmp_path, demo_store)
     assert _run_page(page, tmp_path) == []
 
 

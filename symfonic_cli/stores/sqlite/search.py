@@ -5,6 +5,7 @@ leaves SQLite unless its thread is a candidate."""
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Iterator
 
 from symfonic_cli.stores.sqlite._common import SqliteSection, _translate_iter
@@ -30,10 +31,16 @@ class SqliteSearch(SqliteSection):
             where = "AND " + cond
         # One function of the connection makes the whole byte test: Python's bytes search is
         # faster than instr() here (benchmarks/bench_search.py), and the markers need a regex.
-        self.conn.create_function(
-            "symfonic_may_match", 1,
-            lambda b: prefilter.may_match("msgpack", b, whole_checkpoint=True), deterministic=True,
-        )
+        stopped: list[BaseException] = []
+
+        def may_match(blob: bytes) -> bool:
+            try:
+                return bool(prefilter.may_match("msgpack", blob, whole_checkpoint=True))
+            except KeyboardInterrupt as exc:  # SQLite reports it as "user-defined function raised exception"
+                stopped.append(exc)
+                raise
+
+        self.conn.create_function("symfonic_may_match", 1, may_match, deterministic=True)
         # The latest root checkpoint of each thread by the primary key; its blob tested only there.
         sql = (
             "SELECT m.thread_id FROM (SELECT thread_id, max(checkpoint_id) AS cid FROM checkpoints "
@@ -41,5 +48,10 @@ class SqliteSearch(SqliteSection):
             "JOIN checkpoints c ON c.thread_id = m.thread_id AND c.checkpoint_ns = '' AND c.checkpoint_id = m.cid "
             "WHERE c.type IS NOT 'msgpack' OR symfonic_may_match(c.checkpoint)"
         )
-        for (key,) in self.conn.execute(sql, params):
-            yield _key_text(key)
+        try:
+            for (key,) in self.conn.execute(sql, params):
+                yield _key_text(key)
+        except sqlite3.Error:
+            if stopped:  # Ctrl-C inside the byte test: an interruption (exit 130), not a store error
+                raise KeyboardInterrupt from None
+            raise
