@@ -73,6 +73,24 @@ def human_duration(d: timedelta) -> str:
     return f"{seconds}s"
 
 
+def age(instant: datetime, now: datetime) -> str:
+    """How long ago ``instant`` was, as kubectl's AGE column: ``45s``, ``12m``, ``3h``, ``12d``,
+    ``2y`` (whole units, rounded down; up to 2 of a unit before the next: ``90s``, ``36h``); an
+    instant after ``now`` (a clock ahead) is ``in 5s``. Compared as instants, never as text."""
+    if instant.tzinfo is None:
+        instant = instant.replace(tzinfo=timezone.utc)
+    seconds = int((now - instant).total_seconds())
+    ahead = seconds < 0
+    seconds = abs(seconds)
+    for unit, size, upto in (("s", 1, 120), ("m", 60, 120 * 60), ("h", 3600, 48 * 3600), ("d", 86400, 730 * 86400)):
+        if seconds < upto:
+            text = f"{seconds // size}{unit}"
+            break
+    else:
+        text = f"{seconds // (365 * 86400)}y"
+    return f"in {text}" if ahead else text
+
+
 # -- instants people type
 
 

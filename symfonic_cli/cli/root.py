@@ -86,6 +86,9 @@ def _root(
         help="A file holding the raw AES key of a store written with LangGraph's EncryptedSerializer "
         "(else LANGGRAPH_AES_KEY is used). It must not be readable by group or others.",
     ),
+    absolute_time: bool = typer.Option(
+        False, "--absolute-time", help="Tables show times as ISO 8601 instants (in --tz), not as ages (45s, 3h, 12d). Text and JSON always do.",
+    ),
     tz: Optional[str] = typer.Option(
         None, "--tz", envvar=TZ_ENV, callback=_check_tz, metavar="ZONE",
         help="Time zone of the times shown in table and text output and of times typed without an offset "
@@ -95,6 +98,7 @@ def _root(
 ) -> None:
     """Connection options go before the command: symfonic --connect-timeout 5 threads list ..."""
     environment().pager = not no_pager
+    environment().absolute_time = absolute_time
     apply_root_options(
         environment(),
         debug=debug,

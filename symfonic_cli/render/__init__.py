@@ -75,6 +75,28 @@ def shown_time(value: Any, environment: Environment) -> Any:
         return cell(dt)
 
 
+def shown_age(value: Any, environment: Environment) -> Any:
+    """A time in a table: its age (``45s``, ``3h``, ``12d``: clock.age) unless --absolute-time,
+    then as ``shown_time``. Anything that is not a time is returned as is. Text and JSON keep the
+    instants (a program reads them)."""
+    if environment.absolute_time:
+        return shown_time(value, environment)
+    if isinstance(value, datetime):
+        dt = value
+    elif type(value) is str and _regex(_ISO_TIME).fullmatch(value):
+        try:
+            dt = datetime.fromisoformat(value[:-1] + "+00:00" if value.endswith("Z") else value)
+        except ValueError:
+            return value
+    else:
+        return value
+    from datetime import timezone
+
+    from symfonic_cli.clock import age
+
+    return age(dt, datetime.now(timezone.utc))
+
+
 def _zoned_records(records: Iterable[dict[str, Any]], columns: Sequence[str], environment: Environment) -> Iterable[dict[str, Any]]:
     """Records with their time columns shown in --tz (table and text only)."""
     env = environment
@@ -148,7 +170,9 @@ def write_records(
             n += 1
         return n
     sizes = [is_size(c) for c in columns]
-    rows = [[cell(human_size(rec.get(c)) if sizes[i] else rec.get(c)) for i, c in enumerate(columns)] for rec in records]
+    times = [is_time_column(c) and not environment.absolute_time for c in columns]
+    rows = [[cell(human_size(rec.get(c)) if sizes[i] else shown_age(rec.get(c), environment) if times[i] else rec.get(c))
+             for i, c in enumerate(columns)] for rec in records]
     write_table(rows, heads, whole=[is_identifier_column(c) for c in columns], title=escape_inline(title) if title else None,
                 environment=environment, stream=out)
     return len(rows)
