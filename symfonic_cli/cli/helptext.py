@@ -75,6 +75,11 @@ EXAMPLES = {
         "symfonic migrate --from demo.db --to copy.db --init-target --all",
         "symfonic migrate --from old.db --to postgresql://support@db/agents --tenant acme --verify-only",
     ],
+    ("mcp",): [
+        "symfonic mcp -s demo.db --tenant acme",
+        "symfonic mcp -s prod --tenant acme --sub-tenant eu --sub-tenant _",
+        "symfonic mcp -s prod --tenant acme --http 127.0.0.1:8765 --token-file tok",
+    ],
     ("demo",): ["symfonic demo demo.db", "symfonic demo /tmp/try.db && symfonic threads list -s /tmp/try.db"],
     ("completion", "install"): ["symfonic completion install", "symfonic completion install zsh"],
     ("completion", "show"): ["symfonic completion show bash > ~/symfonic.bash", "symfonic completion show fish"],
@@ -89,7 +94,7 @@ def epilog(lines: list[str]) -> str:
 # The order commands are listed in: the way a support engineer works (read, find, inspect, then
 # change), not the order the modules register them.
 ORDER = {
-    (): ("transcript", "threads", "thread", "store", "compat", "migrate", "demo", "completion"),
+    (): ("transcript", "threads", "thread", "store", "compat", "migrate", "mcp", "demo", "completion"),
     ("thread",): ("show", "history", "diff", "export", "erase", "prune"),
     ("threads",): ("list", "search"),
     ("store",): ("info", "usage", "list"),

@@ -134,9 +134,15 @@ def json_dumps(value: Any, *, indent: int | None = None, visible: bool = False) 
         with int_digits(), deep():
             out = json.dumps(value, ensure_ascii=False, indent=indent, default=_json_default)
     out = _json_safe(out)
-    if visible and not out.isascii():
-        out = _regex("[^\\x00-\\x7f]").sub(_escape_json_visible, out)
-    return out
+    return visible_json(out) if visible else out
+
+
+def visible_json(out: str) -> str:
+    """JSON text from ``json_dumps`` with every invisible or blank-looking character as a ``\\u``
+    escape (``json_dumps(..., visible=True)`` for text already made)."""
+    if out.isascii():
+        return out
+    return _regex("[^\\x00-\\x7f]").sub(_escape_json_visible, out)
 
 
 class _NotFlat(Exception):

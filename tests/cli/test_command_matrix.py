@@ -36,6 +36,7 @@ ARGS: dict[tuple[str, ...], list[str]] = {
     ("completion", "install"): ["bash"],
     ("completion", "show"): ["bash"],
     ("demo",): ["new-demo-{n}.db"],
+    ("mcp",): ["--store", "demo.db", "--tenant", "acme", "--access-log", "access-{n}.jsonl", "--check"],
     ("migrate",): ["--from", "demo.db", "--to", "moved-{n}.db", "--init-target", "--all", "--dry-run"],
     ("store", "list"): [],
     ("thread", "diff"): ["--store", "demo.db", "--thread", KEY, "-2", "-1"],

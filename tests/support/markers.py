@@ -27,7 +27,8 @@ MARKERS = ("postgres", "mongodb", "pty", "slow", "corpus")
 KINDS = ("postgres", "mongodb")
 FIXTURES = {"postgres_backend": "postgres", "mongodb_backend": "mongodb"}
 # Called in a test (or a helper or fixture of its module): the mark it needs.
-CALLS = {"on_terminal": ("pty", "slow"), "Session": ("pty", "slow"), "lines_on_terminal": ("pty", "slow"), "run_on_pty": ("pty", "slow"), "screen_of": ("pty", "slow"), "openpty": ("pty", "slow"), "run_process": ("slow",), "Popen": ("slow",)}
+CALLS = {"on_terminal": ("pty", "slow"), "Session": ("pty", "slow"), "lines_on_terminal": ("pty", "slow"), "run_on_pty": ("pty", "slow"), "screen_of": ("pty", "slow"), "openpty": ("pty", "slow"), "run_process": ("slow",), "Popen": ("slow",),
+         "StdioServerParameters": ("slow",)}
 # Fixtures that start processes of their own (the run-state stores SIGKILL writers mid-step).
 SLOW_FIXTURES = {"run_state_stores", "state_stores"}
 # Measured slow (--durations; many store kinds, pairs or generated cases each): module names and

@@ -1,0 +1,203 @@
+"""The MCP tools, free of the SDK: each reads through the Python API (``symfonic_cli.api.Store``)
+inside the session's scope and returns an ``Answer``; ``Reader.call`` escapes and caps it, turns
+errors into one safe line and writes the access-log record. ``server.py`` gives them to the SDK."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from contextvars import ContextVar
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from typing import Any
+
+from symfonic_cli.errors import NotFoundError, SymfonicError, UsageError
+from symfonic_cli.mcp.accesslog import AccessLog
+from symfonic_cli.mcp.answer import Answer, Caps, escaped, prepare
+from symfonic_cli.mcp.scope import Scope
+
+TOOLS = (
+    "list_threads", "search_messages", "get_transcript", "get_thread_state", "get_history",
+    "diff_checkpoints", "compat_report", "store_usage",
+)
+_OLDEST = datetime.min.replace(tzinfo=timezone.utc)
+# Fields of a command's JSON that name the store itself (its location): never in an answer.
+_STORE_FIELDS = ("store",)
+# Set by the server around each tools/call: the outcomes recorded while it ran (server.py logs a
+# call the SDK refused before any tool ran, which left it empty).
+CALL_RECORDS: ContextVar[list[str] | None] = ContextVar("symfonic_mcp_call_records", default=None)
+
+
+class ToolFailure(Exception):
+    """A tool call that has no answer: one line for the client (never the store's location)."""
+
+    def __init__(self, line: str, outcome: str) -> None:
+        super().__init__(line)
+        self.outcome = outcome
+
+
+@dataclass(frozen=True)
+class Result:
+    structured: dict[str, Any]  # {"result": ..., "truncated": bool}
+    answer: Answer
+    result_json: str  # structured["result"] as compact JSON (for the text block)
+
+
+def _positive(name: str, value: int | None) -> None:
+    if value is not None and (type(value) is not int or value < 1):
+        raise UsageError(f"{name} must be a whole number of at least 1")
+
+
+def _key(key: str) -> None:
+    if not isinstance(key, str) or not key:
+        raise UsageError("key is a non-empty thread key tenant:sub:session")
+
+
+def _public(doc: Any) -> Any:
+    if isinstance(doc, dict):
+        return {k: v for k, v in doc.items() if k not in _STORE_FIELDS}
+    return doc
+
+
+class Reader:
+    """One store (opened read-only when the server starts), one scope, the caps and the log."""
+
+    def __init__(self, store: Any, scope: Scope, caps: Caps, log: AccessLog | None) -> None:
+        self.store = store  # symfonic_cli.api.Store
+        self.scope = scope
+        self.caps = caps
+        self.log = log
+
+    # -- the frame every call goes through -------------------------------------------------
+    def call(self, tool: str, arguments: dict[str, Any]) -> Result:
+        """Run ``tool``; raise ``ToolFailure`` with a safe line when it has no answer. Either
+        way one access-log record is written (and flushed) before this returns."""
+        method: Callable[..., Answer] = getattr(self, tool)
+        given = {k: v for k, v in arguments.items() if v is not None}
+        try:
+            answer = method(**given)
+        except NotFoundError as exc:
+            # The same words for a missing key and one outside the scope (never the store's
+            # suggestions, which would name other tenants' keys, nor its location).
+            self._record(tool, given, Answer(None), "not-found")
+            key = str(given.get("key", ""))
+            if str(exc).startswith(f"no thread '{key}'"):
+                raise ToolFailure(f"no thread '{escaped(key)}' in this store", "not-found") from None
+            raise ToolFailure(f"thread '{escaped(key)}' has no such checkpoint", "not-found") from None
+        except UsageError as exc:
+            self._record(tool, given, Answer(None), "usage")
+            raise ToolFailure(escaped(exc.line()), "usage") from None
+        except SymfonicError as exc:
+            self._record(tool, given, Answer(None), "store-error")
+            raise ToolFailure(f"the store could not answer ({type(exc).__name__}, exit code {exc.exit_code})", "store-error") from None
+        data, cut, text = prepare(_public(answer.data), self.caps)
+        answer.truncated = answer.truncated or cut
+        if isinstance(data, list):
+            kept = len(data)
+            answer.keys = answer.keys[:kept] if answer.rows == len(answer.keys) else answer.keys
+            answer.rows = kept
+        self._record(tool, given, answer, "ok")
+        return Result({"result": data, "truncated": answer.truncated}, answer, text)
+
+    def _record(self, tool: str, arguments: dict[str, Any], answer: Answer, outcome: str) -> None:
+        records = CALL_RECORDS.get()
+        if records is not None:
+            records.append(outcome)
+        if self.log is not None:
+            self.log.write(tool, arguments, keys=list(dict.fromkeys(answer.keys)), rows=answer.rows,
+                           truncated=answer.truncated, outcome=outcome)
+
+    def refused(self, tool: Any, arguments: Any) -> None:
+        """The record of a call refused before the tool ran (an unknown tool, arguments its schema
+        rejects): what the client sent, nothing returned."""
+        name = tool if isinstance(tool, str) else repr(tool)
+        given = arguments if isinstance(arguments, dict) else {"arguments": arguments}
+        self._record(name, given, Answer(None), "refused")
+
+    def _in_scope(self, key: str) -> None:
+        _key(key)
+        if not self.scope.allows(key):
+            raise NotFoundError(f"no thread '{key}'")
+
+    def _fetch(self, limit: int | None) -> int:
+        """How many rows to ask the store for: the tool's limit, and never more than one past the cap
+        (the one past tells that the answer was cut)."""
+        _positive("limit", limit)
+        return min(limit or self.caps.rows + 1, self.caps.rows + 1)
+
+    # -- the tools --------------------------------------------------------------------------
+    def list_threads(self, tenant: str | None = None, sub_tenant: str | None = None, session: str | None = None,
+                     status: list[str] | None = None, inactive_for: str | None = None, inactive_since: str | None = None,
+                     active_within: str | None = None, with_size: bool = False, limit: int | None = None) -> Answer:
+        fetch = self._fetch(limit)
+        rows: list[Any] = []
+        for t, s in self.scope.narrow(tenant, sub_tenant):
+            rows += self.store.threads(tenant=t, sub_tenant=s, session=session, status=status, with_size=with_size,
+                                       limit=fetch, inactive_for=inactive_for, inactive_since=inactive_since,
+                                       active_within=active_within)
+        if len(self.scope.grants) > 1:  # one listing per grant: newest activity first, as each is
+            rows.sort(key=lambda r: r.last_activity or _OLDEST, reverse=True)
+        rows = rows[:fetch]
+        return Answer([r.to_json() for r in rows], [r.key for r in rows], len(rows))
+
+    def search_messages(self, text: str, case_sensitive: bool = False, tools: bool = False, tenant: str | None = None,
+                        sub_tenant: str | None = None, session: str | None = None, limit: int | None = None) -> Answer:
+        fetch = self._fetch(limit)
+        hits: list[Any] = []
+        for t, s in self.scope.narrow(tenant, sub_tenant):
+            if len(hits) >= fetch:
+                break
+            hits += self.store.search(text, case_sensitive=case_sensitive, tools=tools, tenant=t, sub_tenant=s,
+                                      session=session, limit=fetch - len(hits))
+        return Answer([h.to_json() for h in hits], [h.key for h in hits], len(hits))
+
+    def get_transcript(self, key: str, index: int | None = None, since: str | None = None, until: str | None = None,
+                       speaker: str = "all", limit: int | None = None, tools: bool = False) -> Answer:
+        self._in_scope(key)
+        rows = self.store.transcript(key, index=index, since=since, until=until, speaker=speaker,
+                                     limit=self._fetch(limit), tools=tools)
+        return Answer([r.to_json(tools) for r in rows], [key], len(rows))
+
+    def get_thread_state(self, key: str) -> Answer:
+        self._in_scope(key)
+        return Answer(self.store.thread_state(key).to_json(), [key], 1)
+
+    def get_history(self, key: str, namespace: str | None = None, limit: int | None = None) -> Answer:
+        self._in_scope(key)
+        entries = self.store.history(key, namespace=namespace, limit=self._fetch(limit))
+        return Answer([e.to_json() for e in entries], [key], len(entries))
+
+    def diff_checkpoints(self, key: str, a: str = "-2", b: str = "-1", namespace: str | None = None) -> Answer:
+        self._in_scope(key)
+        return Answer(self.store.diff(key, a, b, namespace=namespace).to_json(), [key], 1)
+
+    def compat_report(self, key: str | None = None) -> Answer:
+        if key is not None:
+            self._in_scope(key)
+            return Answer(self.store.compat_report(thread=key).to_json(), [key], 1)
+        if self.scope.everything:
+            return Answer(self.store.compat_report().to_json(), [], 1)
+        # Scoped: the report of each thread in the scope (a store-wide one counts other tenants).
+        keys = self._scoped_keys()
+        reports = [self.store.compat_report(thread=k).to_json() for k in keys]
+        return Answer(reports, keys, len(reports))
+
+    def store_usage(self, top: int = 10) -> Answer:
+        _positive("top", top)
+        if self.scope.everything:
+            return Answer(self.store.usage(top=min(top, self.caps.rows + 1)).to_json(), [], 1)
+        # Scoped: the granted threads' own sizes only (the store's totals are every tenant's).
+        rows: list[Any] = []
+        for t, s in self.scope.narrow(None, None):
+            rows += self.store.threads(tenant=t, sub_tenant=s, with_size=True)
+        rows.sort(key=lambda r: r.size_bytes or 0, reverse=True)
+        shown = min(top, self.caps.rows)  # the rows cap here, so that the log names what was shown
+        largest = [{"key": r.key, "checkpoints": r.checkpoints, "size_bytes": r.size_bytes} for r in rows[:shown]]
+        doc = {"scope": self.scope.describe(), "threads": len(rows), "size_bytes": sum(r.size_bytes or 0 for r in rows),
+               "largest_threads": largest}
+        return Answer(doc, [r["key"] for r in largest], len(largest), truncated=shown < top and len(rows) > shown)
+
+    def _scoped_keys(self) -> list[str]:
+        keys: list[str] = []
+        for t, s in self.scope.narrow(None, None):
+            keys += [r.key for r in self.store.threads(tenant=t, sub_tenant=s, limit=self.caps.rows + 1)]
+        return keys[: self.caps.rows + 1]
