@@ -80,3 +80,21 @@ def test_wide_on_a_terminal_keeps_keys_whole(sqlite_master, cols):
     for key in _statuses(url):
         assert key in text
     assert "first message" in text or "first_message" in text or "RECORD" in text
+
+
+@pytest.mark.parametrize("cols", [80, 120])
+def test_statuses_in_colour_only_when_colour_is_on(run_state_stores, cols):
+    """Issue #37, item 9: error red, interrupted yellow, pending cyan; done plain; no colour under
+    NO_COLOR, --color never or in a pipe."""
+    url = run_state_stores("sqlite")[1]
+    want = _statuses(url)
+    code, screen = on_terminal("threads", "list", "-s", url, "--no-pager", cols=cols, rows=500)
+    assert code == 0, screen
+    for status, sgr in (("error", "31"), ("interrupted", "33"), ("pending", "36")):
+        if status in want.values():
+            assert re.search(rf"\x1b\[{sgr}m{status}\s*\x1b\[0m", screen), (status, screen)
+    assert not re.search(r"\x1b\[3\dmdone", screen)
+    for env, extra in (({"NO_COLOR": "1"}, ()), ({}, ("--color", "never"))):
+        code, plain = on_terminal("threads", "list", "-s", url, "--no-pager", *extra, cols=cols, rows=500, env=env)
+        assert code == 0 and "\x1b[" not in plain
+    assert "\x1b[" not in run_process("threads", "list", "-s", url).out
