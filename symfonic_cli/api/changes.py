@@ -147,6 +147,7 @@ def export(
     force: bool = False,
     tools: bool = False,
     with_state: bool = False,
+    current_only: bool = False,
     missing_ok: bool = False,
     **options,
 ) -> dict[str, Any]:
@@ -169,7 +170,7 @@ def export(
         location=loc, options=opts, selection=chosen.receipt, output=output,
         keys=list(chosen.keys) if chosen.keys is not None else None,
         prefix=chosen.prefix if chosen.window is None else None, force=force, tools=tools, with_state=with_state,
-        missing_ok=missing_ok, fmt="json", window=chosen.window, tenant=chosen.tenant, sub_tenant=chosen.sub_tenant,
+        current_only=current_only, missing_ok=missing_ok, fmt="json", window=chosen.window, tenant=chosen.tenant, sub_tenant=chosen.sub_tenant,
         batch_size=batch_size,
     )
     return _run(env, lambda: run(request, env))

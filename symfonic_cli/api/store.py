@@ -171,6 +171,28 @@ class Store:
         )
         return result.rows
 
+    def resume_window(self, key: str, *, max_entries: int = 10) -> list:
+        """``transcript show --resume-window``: the rows symfonic-core's restart-resume replays into a
+        fresh working deque of ``max_entries``, oldest first: ``ResumeRow`` with ``.speaker .turn_id
+        .content .timestamp``; ``to_json()`` is the command's JSON record. Empty when a restart
+        recalls nothing (``transcript show --resume-window`` says why)."""
+        from symfonic_cli.memory.resume import read_resume_window
+
+        if not isinstance(max_entries, int) or isinstance(max_entries, bool) or max_entries < 0:
+            raise UsageError(f"max_entries must be a whole number >= 0, not {max_entries!r}")
+        self._thread(key)
+        return read_resume_window(self._store, key, max_entries=max_entries).rows
+
+    def retained(self, key: str) -> list:
+        """``transcript show --retained``: every message version any checkpoint (or stored write) of
+        the thread holds, oldest first: ``RetainedMessage`` with ``.index .role .content .message_id
+        .first_seen .current .pending .removed_at .removed_by`` (and the checkpoints); ``to_json()``
+        is the command's JSON record."""
+        from symfonic_cli.memory.retained import read_retained
+
+        self._thread(key)
+        return read_retained(self._store, key)
+
     def thread_state(self, key: str) -> Record:
         """``thread show``: ``.status``, ``.next``, ``.interrupts``, ``.errors``, ... and ``.namespaces_state``
         (each namespace's run state, the JSON's ``namespaces`` list)."""

@@ -43,6 +43,7 @@ def export(
     force: Annotated[bool, typer.Option("--force", help="Replace an existing bundle at --output.")] = False,
     tools: Annotated[bool, typer.Option("--tools", help="Add the tool-call fields to each transcript row (as transcript show --tools).")] = False,
     with_state: Annotated[bool, typer.Option("--with-state", help="Add each thread's latest checkpoint channels as state/<name>.json.")] = False,
+    current_only: Annotated[bool, typer.Option("--current-only", help="Leave out retained/<name>.json: the messages older checkpoints still hold that the current state does not (compaction removed them).")] = False,
     missing_ok: MissingOkOpt = False,
     fmt: FormatOpt = None,
     inactive_for: InactiveForOpt = None,
@@ -52,8 +53,9 @@ def export(
     """Export threads' transcripts to a bundle with a manifest (read-only; never overwrites without --force).
 
     Each thread becomes transcript/<safe name>.json, exactly what transcript show --format json
-    prints; manifest.json maps the file names back to the keys, with row counts, activity and
-    SHA-256 of each file. A requested key that names no thread is not-found (exit 3, nothing written).
+    prints, and retained/<safe name>.json the messages older checkpoints still hold that the current
+    state does not (compaction removed them; --current-only leaves them out); manifest.json maps the
+    file names back to the keys, with row and retained-message counts, activity and SHA-256 of each file. A requested key that names no thread is not-found (exit 3, nothing written).
     """
     thread = with_key(key, thread)
     from symfonic_cli.export.run import ExportRequest, run
@@ -81,6 +83,7 @@ def export(
         force=force,
         tools=tools,
         with_state=with_state,
+        current_only=current_only,
         missing_ok=missing_ok,
         fmt=out_format,
         window=chosen.window,

@@ -99,6 +99,7 @@ def _write(record: dict, namespaces: list[dict], out_format: str, env: Environme
         pairs.append((f"  {ns['namespace']}", f"{ns['status']} next={', '.join(ns['next']) or '-'}" + (f" waits on {waits}" if waits else "")))
     pairs += [
         ("messages", record["messages"]),
+        ("restart recalls", _recalls(record["restart_recalls"], env)),
         ("size", render.human_size(record["size_bytes"])),
         ("first activity", record["first_activity"]),
         ("last activity", record["last_activity"]),
@@ -110,3 +111,14 @@ def _compact(value: Any) -> str:
     from symfonic_cli import render
 
     return value if isinstance(value, str) else render.json_dumps(value)
+
+
+def _recalls(recalls: dict[str, Any], env: Environment) -> str:
+    """``N turns, the last at T``, or ``nothing (why)``."""
+    from symfonic_cli import render
+
+    n = recalls["turns"]
+    if not n:
+        return f"nothing ({recalls['reason']})"
+    last = render.shown_time(recalls["last_at"], env) if recalls["last_at"] else "an unknown time"
+    return f"{n} turn{'s' if n != 1 else ''}, the last at {last}"

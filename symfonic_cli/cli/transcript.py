@@ -32,6 +32,7 @@ from symfonic_cli.environment import Environment
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from symfonic_cli.stores.protocol import Store
+    from symfonic_cli.transcript.read import TranscriptResult
 
 
 def register(root: typer.Typer) -> None:
@@ -61,10 +62,30 @@ def show(
     checkpoint: Annotated[Optional[str], typer.Option("--checkpoint", help="Show the transcript as of this root-namespace checkpoint id.")] = None,
     fmt: FormatOpt = None,
     tools: Annotated[bool, typer.Option("--tools", help="Show tool calls (name, call id, arguments) and which tool answered.")] = False,
+    resume_window: Annotated[bool, typer.Option("--resume-window", help="Only the turns symfonic-core's restart-resume recalls: the rows it replays into a fresh working memory (speaker, turn id, content).")] = False,
+    max_entries: Annotated[Optional[int], typer.Option("--max-entries", min=0, max=MAX_COUNT, help="With --resume-window: the working memory's size (symfonic-core's max_entries; default 10).")] = None,
+    retained: Annotated[bool, typer.Option("--retained", help="Every message any checkpoint of the thread still holds, those compaction removed included: whether the current state has it, when and by what it was removed.")] = False,
 ) -> None:
     """Print a thread's transcript by ordinal (--index) or time range (--since/--until)."""
     thread = with_key(key, thread)
     from symfonic_cli.transcript import rows as tx
+
+    if retained:
+        from symfonic_cli.cli.memory import show_retained
+
+        given = {"--speaker": speaker != "all", "--index": index is not None, "--since": since is not None, "--until": until is not None,
+                 "--checkpoint": checkpoint is not None, "--tools": tools, "--limit": limit is not None,
+                 "--resume-window": resume_window or max_entries is not None}
+        show_retained(store, thread, tenant, sub_tenant, session, fmt=fmt, truncate=truncate, others=[f for f, on in given.items() if on])
+        return
+    if resume_window or max_entries is not None:
+        from symfonic_cli.cli.memory import show_resume_window
+
+        given = {"--speaker": speaker != "all", "--index": index is not None, "--since": since is not None,
+                 "--until": until is not None, "--checkpoint": checkpoint is not None, "--tools": tools, "--limit": limit is not None}
+        show_resume_window(store, thread, tenant, sub_tenant, session, resume_window=resume_window, max_entries=max_entries,
+                           fmt=fmt, truncate=truncate, others=[flag for flag, on in given.items() if on])
+        return
 
     try:
         speakers = tx.parse_speakers(speaker)
@@ -97,11 +118,14 @@ def show(
 
             result = replace(result, rows=_window(result.rows, tail=tail, around=around, context=context, limit=limit))
         empty_note = _empty_note(st, key, checkpoint, env) if not result.rows and is_terminal(env.stderr) else None
-    for warning in result.warnings:
-        from symfonic_cli.render import escape_inline
+        unread = _unread(st, key, result) if checkpoint is None and result.rows else None
+    from symfonic_cli.render import escape_inline
 
+    for warning in result.warnings:
         env.stderr.write(f"symfonic: warning: {escape_inline(warning)}\n")
-    _write(result.rows, out_format, key, tools, truncate=truncate, env=env)
+    if unread and out_format not in ("json", "jsonl"):
+        env.stderr.write(f"symfonic: note: the application itself reads none of these messages: {escape_inline(unread)}\n")
+    _write(result.rows, out_format, key, tools, truncate=truncate, env=env, unread=unread)
     if empty_note:
         env.stderr.write(empty_note + "\n")
 
@@ -116,6 +140,13 @@ def _window(rows: list, *, tail: Optional[int], around: Optional[int], context: 
         centre = around + total if around < 0 else around
         rows = [r for r in rows if centre - context <= r.index <= centre + context]
     return rows if limit is None else rows[:limit]
+
+
+def _unread(st: Store, key: str, result: TranscriptResult) -> Optional[str]:
+    """Why symfonic-core's own get_transcript and restart-resume read none of the rows shown."""
+    from symfonic_cli.memory.latest import application_unread
+
+    return application_unread(st, key, delta=result.resolution.path == "delta")
 
 
 def _empty_note(st: Store, key: str, checkpoint: Optional[str], env: Environment) -> str:
@@ -164,12 +195,14 @@ def _shown_content(r) -> str:
     return "(calls " + ", ".join(r.calls) + ")"
 
 
-def _write(rows, out_format: str, key: str, tools: bool = False, *, truncate: Optional[int] = None, env: Environment) -> None:
+def _write(rows, out_format: str, key: str, tools: bool = False, *, truncate: Optional[int] = None, env: Environment,
+           unread: Optional[str] = None) -> None:
     from symfonic_cli import render
 
     out = env.stdout
     if out_format in ("json", "jsonl"):
-        render.write_records((r.to_json(tools) for r in rows), fmt=out_format, columns=(), environment=env)
+        note = {"not_read_by_application": unread} if unread else {}
+        render.write_records(({**r.to_json(tools), **note} for r in rows), fmt=out_format, columns=(), environment=env)
         return
     if out_format == "text":
         for r in rows:

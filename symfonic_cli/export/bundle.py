@@ -129,7 +129,7 @@ def _read_member(source: _Source) -> bytes:
 
 
 _MANIFEST_KEYS = {"tool", "tool_version", "created", "store", "selection", "threads", "not_found"}
-_ENTRY_FILES = ("file", "state_file")
+_ENTRY_FILES = ("file", "state_file", "retained_file")
 
 
 def _foreign(members: dict[str, _Source | None]) -> str | None:

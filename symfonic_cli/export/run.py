@@ -32,6 +32,7 @@ class ExportRequest:
     force: bool = False
     tools: bool = False
     with_state: bool = False
+    current_only: bool = False  # leave out the messages only older checkpoints hold (export/retained.py)
     missing_ok: bool = False
     fmt: str = "text"
     window: Any = None  # retention.window.ActivityWindow: threads idle since its cut-off
@@ -155,6 +156,10 @@ def run(req: ExportRequest, environment: Environment | None = None) -> None:
                     "sha256": hashlib.sha256(data).hexdigest(),
                 }
                 bundle.add(entry["file"], data)
+                if not req.current_only:
+                    from symfonic_cli.export.retained import add_retained
+
+                    add_retained(bundle, store, key, stem, entry)
                 if req.with_state:
                     state, warnings = state_bytes(store, key)
                     for warning in warnings:

@@ -183,7 +183,7 @@ class _Plan:
 
     def __init__(self, store: Store, req: PruneRequest, keys: _Keys, newer_than) -> None:
         self.store, self.req, self.keys, self.newer_than = store, req, keys, newer_than
-        self.to_prune = self.checkpoints = self.bytes = self.redated = 0
+        self.to_prune = self.checkpoints = self.bytes = self.redated = self.lost = 0
         self.sample: list[dict] = []
         self.missing: list[str] = []
 
@@ -192,6 +192,8 @@ class _Plan:
             for p in self.store.prune_plans(page, keep=self.req.keep, newer_than=self.newer_than):
                 found = p.checkpoints_before > 0 or self.req.selection.keys is None
                 rec = pr.plan_record(p, found=found)
+                if rec["status"] == "prune":
+                    self.lost += _count_lost(self.store, rec, self.req, self.newer_than)
                 if not found:
                     self.missing.append(p.key)
                 elif rec["status"] == "prune":
@@ -222,7 +224,7 @@ class _Plan:
         return head
 
     def _totals(self, width) -> str:
-        return pr.totals_line(self.to_prune, self.checkpoints, self.bytes, self.redated, width) + "\n"
+        return pr.totals_line(self.to_prune, self.checkpoints, self.bytes, self.redated, width) + "\n" + pr.lost_line(self.lost, width) + "\n"
 
     def _notes(self, out: TextIO, notes: list[str], esc, width) -> None:
         from symfonic_cli.render.fit import fit
@@ -264,7 +266,7 @@ class _Plan:
                     stream.item(rec)
         finally:
             s = {"threads": n, "to_prune": self.to_prune, "checkpoints": self.checkpoints, "bytes": self.bytes,
-                 "messages_redated": self.redated, "not_found": len(self.missing), "undatable": self.keys.undatable}
+                 "messages_redated": self.redated, "messages_only_in_deleted": self.lost, "not_found": len(self.missing), "undatable": self.keys.undatable}
             if human:
                 out.write(self._totals(width))
                 self._notes(out, notes, esc, width)
@@ -296,7 +298,9 @@ def prune_one(store: Store, plan, req: PruneRequest, newer_than) -> tuple[pr.Pru
     from symfonic_cli.stores._prune import ThreadSkipped
 
     stop = None
+    lost = None
     try:
+        lost = _lost(store, plan.key, req, newer_than)
         deleted, detached, remaining = store.prune_verified(plan.key, keep=req.keep, newer_than=newer_than, expected=plan.rows)
     except ThreadSkipped as exc:
         result = pr.PruneOutcome(plan.key, SKIPPED, reason=exc.message)
@@ -308,7 +312,8 @@ def prune_one(store: Store, plan, req: PruneRequest, newer_than) -> tuple[pr.Pru
         stop = Stopped(what, EXIT_INTERRUPTED if isinstance(exc, KeyboardInterrupt) else EXIT_UNEXPECTED)
     else:
         changed = bool(sum(deleted.values()) or detached)
-        result = pr.PruneOutcome(plan.key, PRUNED if changed else NOTHING, deleted, detached, remaining)
+        result = pr.PruneOutcome(plan.key, PRUNED if changed else NOTHING, deleted, detached, remaining,
+                                 messages_only_in_deleted=lost if changed else None)
         if remaining:
             result.status, result.reason = FAILED, f"{remaining} checkpoint(s) still to prune after the commit; an application wrote the thread meanwhile"
     result.time = datetime.now(timezone.utc)
@@ -390,3 +395,15 @@ def _raise_outcome(req: PruneRequest, rec: PruneRecorder, stop: Stopped | None, 
                             hint="--missing-ok to accept")
     if req.selection.keys is None and total == 0 and not req.missing_ok:
         raise NotFoundError(f"no thread matches the selection in {req.location.display}", hint="--missing-ok to accept")
+
+
+def _lost(store, key: str, req: PruneRequest, newer_than) -> int:
+    """The messages only the checkpoints this prune deletes hold (storage/lost.py)."""
+    from symfonic_cli.storage.lost import messages_only_in_deleted
+
+    return messages_only_in_deleted(store, key, keep=req.keep, newer_than=newer_than)
+
+
+def _count_lost(store, rec: dict[str, Any], req: PruneRequest, newer_than) -> int:
+    rec["messages_only_in_deleted"] = n = _lost(store, rec["key"], req, newer_than)
+    return n

@@ -34,6 +34,7 @@ class PruneOutcome:
     remaining: int | None = None  # checkpoints a fresh plan would still delete; None: not verified
     reason: str | None = None
     time: datetime | None = None
+    messages_only_in_deleted: int | None = None  # counted before the deletes (storage/lost.py)
 
 
 def plan_record(p: ThreadPrunePlan, *, found: bool = True) -> dict[str, Any]:
@@ -81,6 +82,9 @@ def plan_line(r: dict[str, Any], esc: Callable[[str], str], width: int | None = 
         if r.get("delta_ancestors_kept"):
             pieces[-1] = glue(pieces[-1], pieces[-1] + ";")
             pieces += [Whole(str(r["delta_ancestors_kept"])), "kept for a DeltaChannel"]
+        if r.get("messages_only_in_deleted"):
+            pieces[-1] = glue(pieces[-1], pieces[-1] + ";")
+            pieces += [Whole(f"{r['messages_only_in_deleted']} message(s)"), "held only in deleted checkpoints"]
         ts = r.get("timestamps_change")
         if ts:
             pieces[-1] = glue(pieces[-1], pieces[-1] + ";")
@@ -103,6 +107,8 @@ def thread_entry(o: PruneOutcome, kind: str) -> dict[str, Any]:
             entry["reason"] = o.reason
         return entry
     entry["rows_deleted"] = o.rows_deleted
+    if o.messages_only_in_deleted is not None:
+        entry["messages_only_in_deleted"] = o.messages_only_in_deleted  # a count: never the content
     entry["parents_detached"] = o.detached
     entry["verification"] = ({"checked": False} if o.remaining is None
                              else {"checked": True, "checkpoints_left_to_prune": o.remaining, "ok": o.remaining == 0})
@@ -163,3 +169,14 @@ def thread_line(o: PruneOutcome, esc: Callable[[str], str], width: int | None = 
     if more.startswith(": "):
         return fit([o.status, Whole(esc(o.key) + ":"), more[2:]], width)
     return fit([o.status, Whole(esc(o.key)), more], width)
+
+
+LOST = ("held only in the checkpoints deleted (compaction had removed them from the conversation): "
+        "after the prune no copy is left")
+
+
+def lost_line(lost: int, width: int | None) -> str:
+    """The plan's count of messages the prune removes for good."""
+    from symfonic_cli.render.fit import Whole, fit
+
+    return fit(["gone for good:", Whole(f"{lost:,} message(s)"), LOST], width, indent="  ", hang="    ")

@@ -75,6 +75,9 @@ class RulePrune:
         """Whether the thread's transaction can roll back (MongoDB without transactions cannot)."""
         return True
 
+    def prune_decision(self, key: str, *, keep: int = 1, newer_than: datetime | None = None) -> PruneDecision:
+        return self._pr_decide(key, keep, newer_than)
+
     def prune_plan(self, key: str, *, keep: int = 1, newer_than: datetime | None = None, times: bool = True) -> ThreadPrunePlan:
         d = self._pr_decide(key, keep, newer_than)
         return self._pr_plan(key, d, ({}, 0) if d.skipped else self._pr_measure(key, d), times)

@@ -21,13 +21,15 @@ A backend provides:
 
 from __future__ import annotations
 
+from operator import itemgetter
+
 from symfonic_cli import clock
 from symfonic_cli.model.listing import ThreadSummary
 
 # typing.TYPE_CHECKING without importing typing (quick commands load this module).
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterator
+    from collections.abc import Callable, Iterable, Iterator
     from typing import Any
 
 _ODD_PAGE = 200
@@ -77,8 +79,9 @@ class ExactActivity:
         return first, last, undatable
 
     def _exact_summary(self, t: ThreadSummary) -> ThreadSummary:
-        if not t.odd:
-            return t._replace(first_at=clock.checkpoint_id_time(t.first_checkpoint_id), last_at=clock.checkpoint_id_time(t.last_checkpoint_id))
+        if not t.odd:  # every id in the ordered form: built whole (a listing runs this per thread)
+            key, n, first_id, last_id = t[:4]
+            return ThreadSummary(key, n, first_id, last_id, False, clock.ordered_id_time(first_id), clock.ordered_id_time(last_id), False)
         first, last, undatable = self.thread_activity(t.key)
         return t._replace(first_at=first, last_at=last, undatable=undatable)
 
@@ -96,7 +99,9 @@ class ExactActivity:
         t = super().thread_summary(key)  # type: ignore[misc]
         if t is None:
             return None
-        first, last, undatable = self._exact_ids(key, t.first_checkpoint_id, t.last_checkpoint_id)
+        # The backends test every id (``odd``): the least and greatest alone would miss an id in
+        # another form sorting between them (tests/threads/test_activity_instant.py).
+        first, last, undatable = self.thread_activity(key) if t.odd else self._exact_ids(key, t.first_checkpoint_id, t.last_checkpoint_id)
         return t._replace(first_at=first, last_at=last, undatable=undatable)
 
     def erase_plan(self, key: str, extra):
@@ -212,6 +217,29 @@ class ExactActivity:
             if len(page) < _ODD_PAGE:
                 return
             cursor = page[-1]
+
+
+def sorted_rows(rows: Iterable[tuple], limit: int | None, last_before: str | None, last_from: str | None) -> list[ThreadSummary]:
+    """``_thread_rows``'s rows from ``(key, count, min id, max id, ids joined by ',')`` groups, as a
+    backend's one pass hands them over with no per-row test in the database (a GLOB or regex per
+    row cost more than the whole GROUP BY): each thread's ids tested by ``clock.joined_ordered``;
+    the odd threads first (key order), then the others inside the bounds (compared as ids: every
+    one is in the ordered form), newest max id first, then key; ``limit`` rows in all."""
+    odd, plain = [], []
+    for key, n, first, last, joined in rows:
+        if type(first) is str and type(last) is str and clock.joined_ordered(joined, n):
+            if (last_before is None or last < last_before) and (last_from is None or last >= last_from):
+                plain.append(ThreadSummary(str(key), n, first, last, False))
+        else:
+            odd.append(ThreadSummary(str(key), n, first, last, True))
+    plain.sort(key=_key_of)
+    plain.sort(key=_last_of, reverse=True)
+    out = odd + plain
+    return out if limit is None else out[:limit]
+
+
+_key_of = itemgetter(0)
+_last_of = itemgetter(3)
 
 
 def _byte_order(key: str) -> bytes:

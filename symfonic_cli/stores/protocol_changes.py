@@ -13,7 +13,7 @@ if TYPE_CHECKING:
 
     from symfonic_cli.model.copy import DecodedCheckpoint, DecodedThread, DecodedWrite, RawRow, ThreadExport
     from symfonic_cli.model.erase import ExtraTable, ThreadErasePlan
-    from symfonic_cli.model.prune import ThreadPrunePlan
+    from symfonic_cli.model.prune import PruneDecision, ThreadPrunePlan
 
 
 class EraseProtocol(Protocol):
@@ -189,6 +189,10 @@ class PruneProtocol(Protocol):
         ...
 
     def prune_plans(self, keys: list[str], *, keep: int = 1, newer_than: datetime | None = None, times: bool = True) -> list[ThreadPrunePlan]: ...
+
+    def prune_decision(self, key: str, *, keep: int = 1, newer_than: datetime | None = None) -> PruneDecision:
+        """The keep rules' decision for ``key`` now: the checkpoints kept and deleted per namespace. Read-only."""
+        ...
 
     def prune_thread(self, key: str, *, keep: int = 1, newer_than: datetime | None = None,
                      expected: dict[str, int] | None = None) -> tuple[dict[str, int], int]:

@@ -29,7 +29,9 @@ def _with_activity(store, r):
     in the ordered form, else checkpoint by checkpoint (stores/activity.py)."""
     from symfonic_cli import clock
 
-    if clock.is_ordered_id(r.first_checkpoint_id) and clock.is_ordered_id(r.last_checkpoint_id):
+    if r.odd is False:  # the store tested every id and set the times (stores/sqlite/state.py)
+        return r
+    if r.odd is None and clock.is_ordered_id(r.first_checkpoint_id) and clock.is_ordered_id(r.last_checkpoint_id):
         return r._replace(first_at=clock.checkpoint_id_time(r.first_checkpoint_id), last_at=clock.checkpoint_id_time(r.last_checkpoint_id))
     first, last, undatable = store.thread_activity(r.key)
     return r._replace(first_at=first, last_at=last, undatable=undatable)

@@ -19,7 +19,7 @@ if TYPE_CHECKING:
 
 # The JSON keys of ``thread show``, in order.
 KEYS = ("key", "status", "next", "interrupts", "errors", "checkpoint_id", "step", "source",
-        "checkpoints", "namespaces", "messages", "size_bytes", "first_activity", "last_activity")
+        "checkpoints", "namespaces", "messages", "restart_recalls", "size_bytes", "first_activity", "last_activity")
 
 
 def _decode(w: RawWrite, blocked_out: set[str]) -> Any:
@@ -102,6 +102,17 @@ def thread_state(store: Store, key: str) -> tuple[dict[str, Any], list[dict[str,
     if blocked:
         warnings.append("not decoded (class not on the safe list, shown from its raw fields): " + ", ".join(sorted(blocked)))
     record["namespaces"] = rows.namespaces
+    record["restart_recalls"] = _recalls(store, key)
     out = {k: record[k] for k in KEYS}
     out["created"] = created  # text and table only: the JSON keys are KEYS
     return out, namespaces, warnings
+
+
+def _recalls(store: Store, key: str) -> dict[str, Any]:
+    """What symfonic-core's restart-resume would recall (its default window): turns, the last
+    one's time, or why nothing."""
+    from symfonic_cli.memory.resume import read_resume_window
+
+    window = read_resume_window(store, key)
+    last = window.rows[-1].timestamp if window.rows else None
+    return {"turns": len(window.rows), "last_at": iso_utc(last), "reason": window.reason}

@@ -120,6 +120,12 @@ def is_delta(record) -> bool:
 def _delta_checkpoint(store: Store, key: str, checkpoint_id: str | None) -> str | None:
     """The checkpoint id when the stored fields show a delta-encoded ``messages`` (SQLite,
     MongoDB: the checkpoint read without building a message), else None (the strict path decides)."""
+    found = delta_state(store, key, checkpoint_id)
+    return found[0] if found is not None else None
+
+
+def delta_state(store, key: str, checkpoint_id: str | None) -> tuple[str, bool] | None:
+    """``(checkpoint id, whether it holds a snapshot)`` for ``_delta_checkpoint``'s checkpoints."""
     state = store.read_message_state(key, checkpoint_id=checkpoint_id)
     if state is None or state.encoding != "checkpoint" or not state.payload:
         return None
@@ -133,8 +139,8 @@ def _delta_checkpoint(store: Store, key: str, checkpoint_id: str | None) -> str 
         return None
     value = cp["channel_values"].get("messages")
     if "messages" in cp["channel_values"]:
-        return state.checkpoint_id if type(value) is RawExt and value[0] == 7 else None  # a _DeltaSnapshot
-    return state.checkpoint_id if "messages" in cp["channel_versions"] else None
+        return (state.checkpoint_id, True) if type(value) is RawExt and value[0] == 7 else None  # a _DeltaSnapshot
+    return (state.checkpoint_id, False) if "messages" in cp["channel_versions"] else None
 
 
 def _delta_transcript(store: Store, key, checkpoint_ns, checkpoint_id, blocked, warnings, *, speaker, index, since, until, limit: int | None,

@@ -85,6 +85,10 @@ def check_bundle(files: dict[str, bytes], url: str, keys: list[str], *extra: str
         if "state_file" in t:
             assert hashlib.sha256(files[t["state_file"]]).hexdigest() == t["state_sha256"]
             named.add(t["state_file"])
+        if t.get("retained_file"):
+            assert hashlib.sha256(files[t["retained_file"]]).hexdigest() == t["retained_sha256"]
+            assert len(json.loads(files[t["retained_file"]])) == t["retained_messages"] > 0
+            named.add(t["retained_file"])
     assert set(files) == named
     return manifest
 

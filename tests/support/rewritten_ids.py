@@ -7,14 +7,19 @@ checkpoint itself (PostgreSQL's JSONB, the serialized blob of SQLite and MongoDB
 
 - ``upper``: the UUIDv6 in upper case (a writer formatting its UUIDs with ``%X``);
 - ``iso``: the checkpoint's own ``ts`` (ISO 8601), as very old LangGraph named checkpoints;
-- ``undatable``: ``step-0001``, ``step-0002``, ... in time order, and the ``ts`` left out.
+- ``undatable``: ``step-0001``, ``step-0002``, ... in time order, and the ``ts`` left out;
+- ``between``: lowercase UUIDv6 ids but one, an upper-case-lettered UUIDv6 (``BETWEEN_ID``) that
+  sorts between the least and the greatest id as a string and is the latest by its time: only
+  a reading by instant finds it.
 """
 
 from __future__ import annotations
 
 from typing import Callable
 
-FORMS = ("upper", "iso", "undatable")
+FORMS = ("upper", "iso", "undatable", "between")
+BETWEEN_ID = "1fF00000-0000-6000-8000-000000000000"  # 'F' sorts between '0' and 'a'; 0x1ff... is after 0x1fa...
+BETWEEN_LAST = "1fa00000-0000-6000-8000-000000000000"  # the greatest id as a string
 
 
 def _new_ids(rows: list[tuple[str, dict]], form: str) -> dict[str, str]:
@@ -23,6 +28,10 @@ def _new_ids(rows: list[tuple[str, dict]], form: str) -> dict[str, str]:
         return {cid: cid.upper() for cid, _ in rows}
     if form == "iso":
         return {cid: cp["ts"] for cid, cp in rows}
+    if form == "between":
+        old = sorted(cid for cid, _ in rows)
+        new = [f"1f000000-0000-6000-8000-{i:012x}" for i in range(len(old) - 2)] + [BETWEEN_ID, BETWEEN_LAST]
+        return dict(zip(old, new))
     assert form == "undatable", form
     return {cid: f"step-{i:04d}" for i, cid in enumerate(sorted(cid for cid, _ in rows), start=1)}
 

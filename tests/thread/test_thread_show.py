@@ -49,7 +49,7 @@ def test_show_matches_get_state(kind, state_stores):
         state, deep = _oracle(backend, url, graph, key)
         got = _show(url, key)
         assert list(got) == ["key", "status", "next", "interrupts", "errors", "checkpoint_id", "step", "source",
-                             "checkpoints", "namespaces", "messages", "size_bytes", "first_activity", "last_activity"]
+                             "checkpoints", "namespaces", "messages", "restart_recalls", "size_bytes", "first_activity", "last_activity"]
         assert Counter(got["next"]) == Counter(state.next), key
         want_interrupts = [(i.id, i.value) for i in state.interrupts]
         assert [(i["id"], i["value"]) for i in got["interrupts"]] == want_interrupts, key

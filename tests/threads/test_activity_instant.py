@@ -103,6 +103,28 @@ def test_status_listing_by_instant(mixed):
     assert [r["key"] for r in rows] == ["acme:_:plain-old", "acme:_:upper-old", "acme:_:iso-old", "acme:_:nodate"]
 
 
+def test_an_id_between_the_least_and_the_greatest_is_read_by_its_instant(any_kind, tmp_path):
+    """Lowercase ids around one upper-case-lettered UUIDv6 that sorts between them and is the
+    latest by its time: every listing finds it latest (the least and greatest ids alone say
+    otherwise), and the thread is never taken for idle by them."""
+    from symfonic_cli.clock import checkpoint_id_time, iso_utc
+    from tests.support.rewritten_ids import BETWEEN_ID, BETWEEN_LAST
+
+    url = any_kind.new_store(scenarios=False)
+    write_aged(any_kind, url, {"acme:_:between": 30 * DAY})
+    rewrite_ids(any_kind.kind, url, "acme:_:between", "between")
+    latest = iso_utc(checkpoint_id_time(BETWEEN_ID))
+    assert checkpoint_id_time(BETWEEN_ID) > checkpoint_id_time(BETWEEN_LAST) and BETWEEN_ID < BETWEEN_LAST
+    for args in ((), ("--status", "done,error,interrupted,pending"), ("--status", "done"), ("--with-size",)):
+        rows, _ = listed(url, *args)
+        assert [(r["key"], r["last_activity"]) for r in rows] == [("acme:_:between", latest)], args
+    # One thread's summary too (thread export's manifest, the commands that name one thread).
+    r = run("thread", "export", "-s", url, "-t", "acme:_:between", "-o", str(tmp_path / "bundle"))
+    assert r.code == 0, r.err
+    manifest = json.loads((tmp_path / "bundle" / "manifest.json").read_text())
+    assert [(t["key"], t["last_activity"]) for t in manifest["threads"]] == [("acme:_:between", latest)]
+
+
 def test_sweep_erases_by_instant(mixed):
     backend, url = mixed
     dry = run("thread", "erase", "-s", url, "--inactive-for", "90d", "--dry-run")

@@ -7,6 +7,7 @@ import time
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
+from symfonic_cli.clock import ORDERED_ID_REGEX
 from symfonic_cli.codec.metadata_json import MetadataError
 from symfonic_cli.errors import StoreError, UsageError
 from symfonic_cli.location import StoreLocation, scrub
@@ -268,3 +269,11 @@ def _decode_stored(value: Any) -> Any:
         except StoreError as exc:
             raise MetadataError(exc.message) from None
     raise MetadataError(f"a value of an unexpected shape ({type(value).__name__})")
+
+
+# True for a group holding an id that is not in the ordered form (clock.is_ordered_id): the listing's
+# and the run states' $group.
+ODD_GROUP = {"$max": {"$cond": [
+    {"$and": [{"$eq": [{"$type": "$checkpoint_id"}, "string"]}, {"$regexMatch": {"input": "$checkpoint_id", "regex": ORDERED_ID_REGEX}}]},
+    False, True,
+]}}

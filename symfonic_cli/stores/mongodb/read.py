@@ -5,11 +5,11 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from symfonic_cli.clock import ORDERED_ID_REGEX
 from symfonic_cli.codec.msgpack_head import encrypted_blob_head
 from symfonic_cli.errors import StoreError
 from symfonic_cli.model.listing import StoreInfo, ThreadSummary
 from symfonic_cli.stores.mongodb._common import (
+    ODD_GROUP,
     A_KEY,
     MongoSection,
     _driver_errors,
@@ -32,11 +32,6 @@ if TYPE_CHECKING:
     from symfonic_cli.model.checkpoint import CheckpointHead, CheckpointRecord, MessageState, MessageWrite
 
 
-# True for a group holding an id that is not in the ordered form (clock.is_ordered_id).
-_ODD = {"$max": {"$cond": [
-    {"$and": [{"$eq": [{"$type": "$checkpoint_id"}, "string"]}, {"$regexMatch": {"input": "$checkpoint_id", "regex": ORDERED_ID_REGEX}}]},
-    False, True,
-]}}
 
 
 def _bounds(last_before: str | None, last_from: str | None) -> dict:
@@ -68,7 +63,7 @@ class MongoRead(MongoSection):
             keys.update(_prefix_range(tenant_prefix(_string_literal(tenant, "tenant"), sub_tenant)))
         pipeline: list[dict] = [
             {"$match": {"thread_id": keys}},
-            {"$group": {"_id": "$thread_id", "n": {"$sum": 1}, "first": {"$min": "$checkpoint_id"}, "last": {"$max": "$checkpoint_id"}, "odd": _ODD}},
+            {"$group": {"_id": "$thread_id", "n": {"$sum": 1}, "first": {"$min": "$checkpoint_id"}, "last": {"$max": "$checkpoint_id"}, "odd": ODD_GROUP}},
         ]
         window = _bounds(last_before, last_from)
         if window:
@@ -117,7 +112,7 @@ class MongoRead(MongoSection):
         kept: dict = {"odd": True} if odd else {"odd": False, "last": {"$type": "string", **_bounds(last_before, last_from)}}
         return [
             {"$match": {"thread_id": match}},
-            {"$group": {"_id": "$thread_id", "last": {"$max": "$checkpoint_id"}, "odd": _ODD}},
+            {"$group": {"_id": "$thread_id", "last": {"$max": "$checkpoint_id"}, "odd": ODD_GROUP}},
             {"$match": kept},
         ]
 
@@ -125,11 +120,12 @@ class MongoRead(MongoSection):
     def thread_summary(self, key: str) -> ThreadSummary | None:
         pipeline = [
             {"$match": {"thread_id": _key_eq(key)}},
-            {"$group": {"_id": None, "n": {"$sum": 1}, "first": {"$min": "$checkpoint_id"}, "last": {"$max": "$checkpoint_id"}}},
+            {"$group": {"_id": None, "n": {"$sum": 1}, "first": {"$min": "$checkpoint_id"}, "last": {"$max": "$checkpoint_id"},
+                        "odd": ODD_GROUP}},
         ]
         for doc in self.checkpoints.aggregate(pipeline, collation=self._collation(self.checkpoints)):
             if doc["n"]:
-                return _summary(doc, key)
+                return _summary(doc, key)._replace(odd=bool(doc.get("odd")))
         return None
 
     def _distinct_count(self, collection: Collection[Any], field: str) -> int:

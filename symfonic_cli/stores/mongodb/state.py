@@ -6,6 +6,7 @@ from collections.abc import Iterator
 
 from symfonic_cli.errors import StoreError
 from symfonic_cli.stores.mongodb._common import (
+    ODD_GROUP,
     A_KEY,
     MongoSection,
     _driver_errors,
@@ -105,7 +106,7 @@ class MongoState(MongoSection):
         # In byte order (a default collation would fold and reorder keys): the merges below
         # compare keys in Python, as the server sorted them.
         cp_exact, w_exact = self._collation(self.checkpoints), self._collation(self.writes)
-        group: dict = {"_id": "$thread_id", "n": {"$sum": 1}, "first": {"$min": "$checkpoint_id"}, "last": {"$max": "$checkpoint_id"}}
+        group: dict = {"_id": "$thread_id", "n": {"$sum": 1}, "first": {"$min": "$checkpoint_id"}, "last": {"$max": "$checkpoint_id"}, "odd": ODD_GROUP}
         if with_size:
             group["size"] = {"$sum": {"$bsonSize": "$$ROOT"}}
         summary = self.checkpoints.aggregate([{"$match": match}, {"$group": group}, {"$sort": {"_id": 1}}], allowDiskUse=True, collation=cp_exact)
@@ -148,6 +149,8 @@ class MongoState(MongoSection):
             yield from self._run_batch(batch, with_size, with_status, ThreadRunState, status_from_tail)
 
     def _run_batch(self, batch, with_size, with_status, ThreadRunState, status_from_tail):
+        from symfonic_cli.model.thread_row import told_run_state
+
         docs: dict[str, dict] = {}
         flags: dict[str, dict] = {}
         pairs = [{"thread_id": _key_eq(d["_id"]), "checkpoint_ns": "", "checkpoint_id": cid} for d, cid in batch if cid is not None]
@@ -185,4 +188,5 @@ class MongoState(MongoSection):
                     len(blob) if blob else None, task_flags,
                     whole=lambda doc=doc, blob=blob, step=step: (doc.get("type"), blob, {"step": step}),
                 )
-            yield ThreadRunState(key, int(d["n"]), d.get("first"), d.get("last"), status, d["size"] if with_size else None)
+            yield told_run_state(key, int(d["n"]), d.get("first"), d.get("last"), bool(d.get("odd", True)), status,
+                                 d["size"] if with_size else None)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
+from symfonic_cli.clock import joined_ordered
 from symfonic_cli.errors import StoreError
 from symfonic_cli.stores.postgres._common import (
     ITERSIZE,
@@ -14,6 +15,9 @@ from symfonic_cli.stores.postgres._common import (
     _translate_iter,
     byte_order,
 )
+
+# A thread's ids in one text, tested here by clock.joined_ordered (no regex per row in the server).
+_JOINED_IDS = "string_agg(checkpoint_id, ',')"
 
 # status_from_maps's answer when the version maps cannot decide: the thread waits for a batch.
 class _Undecided:
@@ -292,16 +296,16 @@ class PostgresState(PostgresSection):
 
     def _with_totals(self, kept: list[tuple[str, str | None]], with_size: bool) -> Iterator["ThreadRunState"]:
         """The kept threads with their counts, first and last ids (and sizes), a batch at a time."""
-        from symfonic_cli.model.run_state import ThreadRunState
+        from symfonic_cli.model.thread_row import told_run_state
 
         if not kept:
             return
         keys = [k for k, _ in kept]
         size_sql = "sum(pg_column_size(checkpoint) + coalesce(pg_column_size(metadata), 0))" if with_size else "0"
         totals = {
-            str(k): (n, first, last, int(size or 0))
-            for k, n, first, last, size in self.conn.execute(
-                f'SELECT thread_id, count(*), min(checkpoint_id COLLATE "C"), max(checkpoint_id COLLATE "C"), {size_sql} '
+            str(k): (n, first, last, int(size or 0), not joined_ordered(ids, n))
+            for k, n, first, last, size, ids in self.conn.execute(
+                f'SELECT thread_id, count(*), min(checkpoint_id COLLATE "C"), max(checkpoint_id COLLATE "C"), {size_sql}, {_JOINED_IDS} '
                 "FROM checkpoints WHERE thread_id = ANY(%s) GROUP BY thread_id",
                 (keys,),
             )
@@ -316,8 +320,8 @@ class PostgresState(PostgresSection):
         for key, status in kept:
             if key not in totals:
                 continue  # erased since the listing's query read it
-            n, first, last, size = totals[key]
-            yield ThreadRunState(key, n, first, last, status, size + extra.get(key, 0) if with_size else None)
+            n, first, last, size, odd = totals[key]
+            yield told_run_state(key, n, first, last, odd, status, size + extra.get(key, 0) if with_size else None)
 
     def _merged_run_states(self, prefix: str | None, with_size: bool, with_status: bool) -> Iterator["ThreadRunState"]:
         """Per-thread aggregates of each table, streamed in one key order and merged here (also the
@@ -338,7 +342,7 @@ class PostgresState(PostgresSection):
         order = "GROUP BY 1 ORDER BY 1"
         size_sql = "sum(pg_column_size(checkpoint) + coalesce(pg_column_size(metadata), 0))" if with_size else "0"
         queries = [(
-            f'SELECT thread_id{bytewise}, count(*), min(checkpoint_id COLLATE "C"), max(checkpoint_id COLLATE "C"), {size_sql} '
+            f'SELECT thread_id{bytewise}, count(*), min(checkpoint_id COLLATE "C"), max(checkpoint_id COLLATE "C"), {size_sql}, {_JOINED_IDS} '
             f"FROM checkpoints WHERE true {where} {order}", params,
         )]
         if with_size:
@@ -389,8 +393,11 @@ class PostgresState(PostgresSection):
         flags: Iterator[Any] = rest[1] if with_status else iter(())
         nxt_latest = next(latest, None)
         nxt_flag = next(flags, None)
-        for key, n, first, last, size in summary:
+        from symfonic_cli.model.thread_row import told_run_state
+
+        for key, n, first, last, size, ids in summary:
             size = int(size or 0)
+            odd = not joined_ordered(ids, n)
             for i, c in enumerate(sizes):
                 head = heads[i]
                 while head is not None and head[0] < key:
@@ -417,4 +424,4 @@ class PostgresState(PostgresSection):
                         cid, step, v, versions, seen, updated, task_flags,
                         whole=lambda key=key, task_flags=task_flags: root_status(self.read_run_rows(key), task_flags),
                     )
-            yield ThreadRunState(str(key), n, first, last, status, size if with_size else None)
+            yield told_run_state(str(key), n, first, last, odd, status, size if with_size else None)

@@ -8,8 +8,8 @@ from collections.abc import Iterable, Iterator
 
 from symfonic_cli.errors import StoreError
 from symfonic_cli.model.listing import StoreInfo, ThreadSummary
-from symfonic_cli.clock import ORDERED_ID_GLOB
-from symfonic_cli.stores.activity import odd_having
+from symfonic_cli.clock import ORDERED_ID_GLOB, joined_ordered
+from symfonic_cli.stores.activity import odd_having, sorted_rows
 from symfonic_cli.stores.sqlite._common import (
     SqliteSection,
     _journal_mode,
@@ -47,25 +47,15 @@ class SqliteRead(SqliteSection):
         if tenant is not None:
             cond, params = self._prefix_where(tenant_prefix(tenant, sub_tenant))
             where = "WHERE " + cond
-        sql = (
-            f"SELECT thread_id, count(*), min(checkpoint_id), max(checkpoint_id), {self._ODD} "
-            f"FROM checkpoints {where} GROUP BY thread_id "
-        )
+        sql = "SELECT thread_id, count(*), min(checkpoint_id), max(checkpoint_id), {} FROM checkpoints " + where + " GROUP BY thread_id"
         if self._has_blob_keys():
             # A key's text and BLOB groups merge first; the window applies to the merged thread.
-            merged = _merged_by_key(self.conn.execute(sql, params), None)
+            merged = _merged_by_key(self.conn.execute(sql.format(self._ODD), params), None)
             kept = [t for t in merged if t.odd or ((last_before is None or (t.last_checkpoint_id or "") < last_before)
                     and (last_from is None or (t.last_checkpoint_id or "") >= last_from))]
             yield from (kept if limit is None else kept[:limit])
             return
-        having, bounds = odd_having(self._ODD, "max(checkpoint_id)", "?", last_before, last_from, "rows")
-        sql += having + f" ORDER BY {self._ODD} DESC, max(checkpoint_id) DESC, thread_id"
-        params = params + bounds
-        if limit is not None:
-            sql += " LIMIT ?"
-            params.append(limit)
-        for key, n, first, last, odd in self.conn.execute(sql, params):
-            yield ThreadSummary(key, n, first, last, bool(odd))
+        yield from sorted_rows(self.conn.execute(sql.format(_JOINED), params), limit, last_before, last_from)
 
     @_translate_errors
     def _window_page(self, tenant: str | None, sub_tenant: str | None, last_before: str | None, last_from: str | None, after: str | None, limit: int, odd: bool, upto: str | None = None) -> list[str]:
@@ -107,12 +97,12 @@ class SqliteRead(SqliteSection):
     @_translate_errors
     def thread_summary(self, key: str) -> ThreadSummary | None:
         row = self.conn.execute(
-            "SELECT count(*), min(checkpoint_id), max(checkpoint_id) FROM checkpoints WHERE thread_id = ?",
+            f"SELECT count(*), min(checkpoint_id), max(checkpoint_id), {_JOINED} FROM checkpoints WHERE thread_id = ?",
             (key,),
         ).fetchone()
         if not row or not row[0]:
             return None
-        return ThreadSummary(key, row[0], row[1], row[2])
+        return ThreadSummary(key, row[0], row[1], row[2], not joined_ordered(row[3], row[0]))
 
     @_translate_errors
     def info(self) -> StoreInfo:
@@ -206,13 +196,17 @@ class SqliteRead(SqliteSection):
     def iter_message_states(self, key: str) -> Iterator[MessageState]:
         from symfonic_cli.model.checkpoint import MessageState
 
-        cur = self.conn.execute(
-            "SELECT checkpoint_ns, checkpoint_id, type, checkpoint, parent_checkpoint_id FROM checkpoints "
+        # The order first (ids only: SQLite sorts them, not the blobs, which it would hold in memory
+        # to sort), then each blob by its rowid: memory is one checkpoint, not the thread.
+        order = self.conn.execute(
+            "SELECT rowid, checkpoint_ns, checkpoint_id, parent_checkpoint_id FROM checkpoints "
             "WHERE thread_id = ? ORDER BY checkpoint_id DESC",
             (key,),
-        )
-        for ns, cid, type_, blob, parent in cur:
-            yield MessageState(ns, cid, None, cid, "checkpoint", type_, blob, parent)
+        ).fetchall()
+        for rowid, ns, cid, parent in order:
+            row = self.conn.execute("SELECT type, checkpoint FROM checkpoints WHERE rowid = ?", (rowid,)).fetchone()
+            if row is not None:  # rows are never rewritten; one a prune or erase deleted meanwhile is left out
+                yield MessageState(ns, cid, None, cid, "checkpoint", row[0], row[1], parent)
 
     # -- timestamps (protocol docstrings in stores/protocol.py): heads from a blob's first bytes
 
@@ -257,6 +251,10 @@ class SqliteRead(SqliteSection):
         for ns, cid, task_id, idx, type_, value, task_path in cur:
             yield MessageWrite(ns, cid, task_id, idx, type_, value, task_path or "")
 
+
+
+# The listing's one pass: each thread's ids joined, tested by activity.sorted_rows.
+_JOINED = "group_concat(checkpoint_id, ',')"
 
 
 def _key_text(value: Any) -> str:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from symfonic_cli.clock import joined_ordered
+
 from symfonic_cli.stores.sqlite._common import (
     SqliteSection,
     _json_metadata,
@@ -87,8 +89,6 @@ class SqliteState(SqliteSection):
         with_status: bool = True,
         statuses: "set[str] | None" = None,
     ) -> Iterator["ThreadRunState"]:
-        from symfonic_cli.model.thread_row import ThreadRunState
-
         where = ""
         params: list[Any] = []
         if prefix:
@@ -96,7 +96,7 @@ class SqliteState(SqliteSection):
             where = f"AND {cond}"
         if not with_status:
             summary = self.conn.execute(
-                "SELECT thread_id, count(*), min(checkpoint_id), max(checkpoint_id), "
+                "SELECT thread_id, count(*), min(checkpoint_id), max(checkpoint_id), group_concat(checkpoint_id, ','), "
                 + ("sum(length(checkpoint) + coalesce(length(metadata), 0)) " if with_size else "0 ")
                 + f"FROM checkpoints WHERE 1 {where} GROUP BY thread_id ORDER BY thread_id",
                 params,
@@ -107,14 +107,14 @@ class SqliteState(SqliteSection):
                     f"SELECT thread_id, sum(length(value)) FROM writes WHERE 1 {where} GROUP BY thread_id ORDER BY thread_id", params
                 )
             nxt_size = next(write_sizes, None) if write_sizes is not None else None
-            for key, n, first, last, size in summary:
+            for key, n, first, last, joined, size in summary:
                 if write_sizes is not None:
                     while nxt_size is not None and nxt_size[0] < key:
                         nxt_size = next(write_sizes, None)
                     if nxt_size is not None and nxt_size[0] == key:
                         size += nxt_size[1] or 0
                         nxt_size = next(write_sizes, None)
-                yield ThreadRunState(str(key), n, first, last, None, size if with_size else None)
+                yield _run_state(key, n, first, last, joined, None, size if with_size else None)
             return
         from symfonic_cli.model.run_status import status_without_writes
 
@@ -137,8 +137,10 @@ class SqliteState(SqliteSection):
             "WHERE t.tid IS NOT NULL",
             [*params, self._TAIL_BYTES],
         )
-        totals_sql = (
-            "SELECT count(*), min(checkpoint_id), max(checkpoint_id)"
+        # A thread's totals, its ids joined (clock.joined_ordered: activity from its min and max ids
+        # only when every id is in the ordered form; else None, decided checkpoint by checkpoint).
+        totals = (
+            "SELECT count(*), min(checkpoint_id), max(checkpoint_id), group_concat(checkpoint_id, ',')"
             + (", sum(length(checkpoint) + coalesce(length(metadata), 0)), "
                "(SELECT coalesce(sum(length(value)), 0) FROM writes WHERE thread_id = ?1) " if with_size else " ")
             + "FROM checkpoints WHERE thread_id = ?1"
@@ -151,8 +153,8 @@ class SqliteState(SqliteSection):
                     status = self._root_status(key, cid, rowid, type_, length, head, tail, n_writes)
             if statuses is not None and status not in statuses:
                 continue
-            n, first, last, *size = self.conn.execute(totals_sql, (key,)).fetchone()
-            yield ThreadRunState(str(key), n, first, last, status, (size[0] or 0) + size[1] if with_size else None)
+            n, first, last, joined, *size = self.conn.execute(totals, (key,)).fetchone()
+            yield _run_state(key, n, first, last, joined, status, (size[0] or 0) + size[1] if with_size else None)
 
     def _root_status(self, key, cid, rowid, type_, length, head, tail, n_writes) -> str:
         from symfonic_cli.model.run_status import status_from_tail
@@ -176,3 +178,11 @@ class SqliteState(SqliteSection):
                 "SELECT substr(checkpoint, -?) FROM checkpoints WHERE rowid = ?", (n, rowid)
             ).fetchone()[0],
         )
+
+
+def _run_state(key: object, n: int, first: object, last: object, joined: object, status: str | None,
+               size: int | None) -> "ThreadRunState":
+    from symfonic_cli.model.thread_row import told_run_state
+
+    return told_run_state(str(key), n, first, last, not joined_ordered(joined, n), status, size)
+

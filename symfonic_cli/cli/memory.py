@@ -1,0 +1,106 @@
+"""``transcript show --resume-window``: what a restart of the application recalls, rendered."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from symfonic_cli.errors import UsageError
+
+
+def show_resume_window(store: str | None, thread: list[str] | None, tenant: str | None, sub_tenant: str | None,
+                       session: str | None, *, resume_window: bool, max_entries: int | None, fmt: str | None,
+                       truncate: int | None, others: list[str]) -> None:
+    from symfonic_cli.cli.common import (
+        check_format,
+        environment,
+        one_thread,
+        open_for_reading,
+        require_thread,
+    )
+    from symfonic_cli.memory.resume import DEFAULT_MAX_ENTRIES, read_resume_window
+    from symfonic_cli.render import escape_inline
+
+    if not resume_window:
+        raise UsageError("--max-entries needs --resume-window")
+    if others:
+        raise UsageError(f"--resume-window shows what a restart recalls; it does not take {', '.join(others)}")
+    env = environment()
+    out_format = check_format(fmt, env=env)
+    key = one_thread(thread, tenant, sub_tenant, session)
+    with open_for_reading(store, environment=env) as st:
+        require_thread(st, key)
+        window = read_resume_window(st, key, max_entries=DEFAULT_MAX_ENTRIES if max_entries is None else max_entries)
+    for warning in window.warnings:
+        env.stderr.write(f"symfonic: warning: {escape_inline(warning)}\n")
+    _write(window.rows, out_format, key, truncate=truncate, env=env)
+    if window.reason:
+        env.stderr.write(f"symfonic: a restart recalls nothing for thread '{escape_inline(key)}': {escape_inline(window.reason)}\n")
+
+
+def _write(rows: list[Any], out_format: str, key: str, *, truncate: int | None, env: Any) -> None:
+    from symfonic_cli import render
+
+    if out_format in ("json", "jsonl"):
+        render.write_records((r.to_json() for r in rows), fmt=out_format, columns=(), environment=env)
+        return
+
+    def when(r: Any) -> str:
+        return render.shown_time(r.timestamp, env) if r.timestamp is not None else render.cell(None)
+
+    if out_format == "text":
+        for r in rows:
+            env.stdout.write(f"{r.speaker} {when(r)} {render.escape_inline(r.turn_id or '-')}\n"
+                             f"{render.escape_controls(render.cut(r.content, truncate))}\n\n")
+        return
+    # Turn ids are in text and JSON: cut across a table's lines they could not be copied.
+    table = [[r.speaker, when(r), render.escape_controls(render.cut(r.content, truncate))] for r in rows]
+    render.write_table(table, ("speaker", "timestamp", "content"), whole=(True, True, False),
+                       title=render.escape_inline(key) + " - a restart recalls", show_lines=True, environment=env)
+
+
+def show_retained(store: str | None, thread: list[str] | None, tenant: str | None, sub_tenant: str | None,
+                  session: str | None, *, fmt: str | None, truncate: int | None, others: list[str]) -> None:
+    from symfonic_cli import render
+    from symfonic_cli.cli.common import (
+        check_format,
+        environment,
+        one_thread,
+        open_for_reading,
+        require_thread,
+    )
+    from symfonic_cli.memory.retained import read_retained
+
+    if others:
+        raise UsageError(f"--retained shows every message the store holds; it does not take {', '.join(others)}")
+    env = environment()
+    out_format = check_format(fmt, env=env)
+    key = one_thread(thread, tenant, sub_tenant, session)
+    with open_for_reading(store, environment=env) as st:
+        require_thread(st, key)
+        messages = read_retained(st, key)
+    if out_format in ("json", "jsonl"):
+        render.write_records((m.to_json() for m in messages), fmt=out_format, columns=(), environment=env)
+        return
+
+    def when(t: Any) -> str:
+        return render.shown_time(t, env) if t is not None else render.cell(None)
+
+    def held(m: Any, sep: str = " ") -> str:
+        if m.current:
+            return "current"
+        if m.pending:
+            return "pending write"
+        if m.removed_checkpoint is None:
+            return "not current (a subgraph's)" if m.namespace else "not current"
+        return f"removed by {m.removed_by}{sep}{when(m.removed_at)}"
+
+    if out_format == "text":
+        for m in messages:
+            env.stdout.write(f"[{m.index}] {render.escape_inline(m.role)} {when(m.first_seen)} {held(m)}\n"
+                             f"{render.escape_controls(render.cut(m.content, truncate))}\n\n")
+        return
+    # One narrow column for the role, the times (whole) and what holds it: the content keeps the width.
+    table = [[str(m.index), "\n".join((render.escape_inline(m.role), when(m.first_seen), held(m, "\n"))),
+              render.escape_controls(render.cut(m.content, truncate))] for m in messages]
+    render.write_table(table, ("#", "message", "content"), whole=(True, True, False),
+                       title=render.escape_inline(key) + " - every message the store holds", show_lines=True, environment=env)

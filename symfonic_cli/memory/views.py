@@ -1,0 +1,227 @@
+"""Each checkpoint's ``messages`` as a prefix of a shared list, reading every checkpoint once.
+
+A long thread stores its whole conversation again in every checkpoint, so decoding each one is
+quadratic. Walking the thread newest first, a checkpoint whose stored message bytes are the
+first bytes of a child's (LangGraph appended to them) is a *view* of the child's list: the same
+``Anchor`` and its own count, proven by one byte comparison, nothing decoded. Only checkpoints
+that are no such prefix (the latest one, a compaction, a RemoveMessage, a fork) are split into
+their stored items, and each distinct item is decoded once, lean (no class built). An anchor's
+bytes are kept only while a checkpoint still to be read may be its prefix (the largest
+checkpoint bounds them); what stays is the decoded messages, each distinct one once.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from typing import Any, NamedTuple
+
+from symfonic_cli.stores.protocol import Store
+from symfonic_cli.transcript import rows as tx
+
+
+class Anchor:
+    """A message list: ``keys`` (version keys) and ``messages`` (stored fields), index by index."""
+
+    __slots__ = ("done", "keys", "messages", "offsets", "refs", "region")
+
+    def __init__(self, keys: list, messages: list, region: bytes | None = None, offsets: list[int] | None = None) -> None:
+        self.keys, self.messages = keys, messages
+        self.region, self.offsets = region, offsets  # the stored item bytes and their ends, while needed
+        self.refs = 0  # checkpoints waiting for their parent that are views of this anchor
+        self.done = 0  # used by the readers' oldest-first passes
+
+
+class View(NamedTuple):
+    ns: str
+    cid: str
+    parent: str | None
+    ts: str | None
+    anchor: Anchor
+    length: int
+
+    def keys(self) -> list:
+        return self.anchor.keys[:self.length]
+
+
+class Delta(Exception):
+    """The thread's messages are delta-encoded: read them through the rebuild."""
+
+
+def _fields(item: Any) -> Any:
+    from symfonic_cli.codec.strict import LeanObject
+
+    return item.fields if isinstance(item, LeanObject) else item
+
+
+def version_key(message: Any) -> tuple[str | None, str]:
+    """A message version: its id and its stored content (and role), compared exactly."""
+    content = tx._field(message, "content", "")
+    try:
+        text = json.dumps([tx._field(message, "type"), content], sort_keys=True, ensure_ascii=False, default=repr)
+    except (TypeError, ValueError, RecursionError):
+        text = repr(content)
+    return tx.message_id_of(message), text
+
+
+class _Checkpoint(NamedTuple):
+    ns: str
+    cid: str
+    parent: str | None
+    ts: str | None
+    messages: list[Any]  # stored field mappings (or messages the DeltaChannel rebuild decoded)
+
+
+def _plain_checkpoints(store: Store, key: str, states: Iterator[Any] | None = None) -> Iterator[_Checkpoint]:
+    """Each checkpoint decoded once, lean (no class built); a PostgreSQL blob version shared by
+    consecutive checkpoints decoded once."""
+    from symfonic_cli.codec.strict import lean_loads
+
+    last: tuple[Any, list[Any]] | None = None
+    for state in states if states is not None else store.iter_message_states(key):
+        what = f"checkpoint {state.checkpoint_id}"
+        ts = state.ts
+        if state.encoding == "checkpoint":
+            value = lean_loads(state.payload_type, state.payload, what=what)
+            values = value.get("channel_values") if isinstance(value, dict) else None
+            if ts is None and isinstance(value, dict):
+                ts = value.get("ts")
+            messages = values.get("messages") if isinstance(values, dict) else None
+            if messages is None and isinstance(value, dict) and "messages" in (value.get("channel_versions") or {}):
+                raise Delta
+        else:
+            if state.version is not None and state.payload is None:
+                raise Delta
+            if last is not None and last[0] == (state.checkpoint_ns, state.version):
+                messages = last[1]
+            else:
+                messages = lean_loads(state.payload_type, state.payload, what=what)
+        if messages is not None and not isinstance(messages, list):
+            raise Delta  # a DeltaChannel snapshot
+        items = [_fields(m) for m in messages or ()]
+        if state.encoding != "checkpoint":
+            last = ((state.checkpoint_ns, state.version), items)
+        yield _Checkpoint(state.checkpoint_ns, state.checkpoint_id, state.parent_checkpoint_id, ts, items)
+
+
+def _delta_checkpoints(store: Store, key: str) -> Iterator[_Checkpoint]:
+    from symfonic_cli.delta.messages import ThreadMessages
+
+    thread = ThreadMessages.read(store, key)
+    for where in thread.order:
+        node = thread.nodes[where]
+        yield _Checkpoint(where[0], where[1], node.parent_checkpoint_id, thread.ts.get(where), thread.value_at(where, plain=True) or [])
+
+
+class _Items:
+    """Distinct stored items decoded once: raw bytes -> (version key, fields)."""
+
+    def __init__(self) -> None:
+        self.cache: dict[bytes, tuple[Any, Any]] = {}
+
+    def anchor(self, blob: memoryview, start: int, n: int) -> Anchor:
+        import ormsgpack
+
+        from symfonic_cli.codec.msgpack_head import _Reader
+        from symfonic_cli.codec.strict import _lean_hook
+        
+        r = _Reader(blob)  # type: ignore[arg-type]
+        r.p = start
+        offsets, keys, messages = [], [], []
+        for _ in range(n):
+            begin = r.p
+            r.skip()
+            raw = bytes(blob[begin:r.p])
+            hit = self.cache.get(raw)
+            if hit is None:
+                m = _fields(ormsgpack.unpackb(raw, ext_hook=_lean_hook, option=ormsgpack.OPT_NON_STR_KEYS))
+                hit = self.cache[raw] = (version_key(m), m)
+            keys.append(hit[0])
+            messages.append(hit[1])
+            offsets.append(r.p - start)
+        return Anchor(keys, messages, bytes(blob[start:start + (offsets[-1] if offsets else 0)]), offsets)
+
+
+def _region(blob: memoryview, encoding: str) -> tuple[int, int] | None:
+    """``(start of the first item, item count)`` of the stored messages array; None: not a plain array."""
+    from symfonic_cli.codec.msgpack_head import _STANDARD_HEAD, NeedMore, _Reader
+
+    r = _Reader(blob)  # type: ignore[arg-type]
+    try:
+        if encoding == "checkpoint":
+            fast = _STANDARD_HEAD.match(blob)
+            if fast is None:
+                return None
+            r.p = fast.end()
+            kind, m = r.head()
+            if kind != "map":
+                return None
+            for _ in range(m):
+                if bytes(blob[r.p:r.p + 9]) == b"\xa8messages":
+                    r.p += 9
+                    break
+                r.skip()
+                r.skip()
+            else:
+                return None
+        kind, n = r.head()
+        return (r.p, n) if kind == "array" else None
+    except (NeedMore, ValueError, IndexError):
+        return None
+
+
+def checkpoint_views(store: Store, key: str) -> Iterator[View]:
+    """Every checkpoint of ``key`` (every namespace, the store's order: newest first) as a View."""
+    items = _Items()
+    waiting: dict[tuple[str, str], list[View]] = {}
+    last: tuple[Any, View] | None = None  # a PostgreSQL blob version shared by consecutive checkpoints
+    for state in store.iter_message_states(key):
+        where = (state.checkpoint_ns, state.checkpoint_id)
+        children = waiting.pop(where, [])
+        view = None
+        if last is not None and state.encoding == "channel" and last[0] == (state.checkpoint_ns, state.version):
+            v = last[1]
+            view = View(state.checkpoint_ns, state.checkpoint_id, state.parent_checkpoint_id, state.ts, v.anchor, v.length)
+        elif state.payload_type == "msgpack" and state.payload:
+            raw = bytes(state.payload)  # the driver's bytes as they are (a copy only of a memoryview)
+            blob = memoryview(raw)
+            found = _region(blob, state.encoding)
+            if found is not None:
+                start, n = found
+                ts = state.ts if state.ts is not None or state.encoding != "checkpoint" else _head_ts(blob)
+                for child in children:
+                    a = child.anchor
+                    if a.region is not None and a.offsets is not None and n <= child.length:
+                        length = a.offsets[n - 1] if n else 0
+                        if raw.startswith(memoryview(a.region)[:length], start):  # one memcmp, no copy
+                            view = View(state.checkpoint_ns, state.checkpoint_id, state.parent_checkpoint_id, ts, a, n)
+                            break
+                if view is None:
+                    anchor = items.anchor(blob, start, n)
+                    view = View(state.checkpoint_ns, state.checkpoint_id, state.parent_checkpoint_id, ts, anchor, n)
+        if view is None:  # no plain array here: read it as the slow path does (a DeltaChannel raises Delta)
+            cp = next(_plain_checkpoints(store, key, states=iter([state])))
+            anchor = Anchor([version_key(m) for m in cp.messages], list(cp.messages))
+            view = View(cp.ns, cp.cid, cp.parent, cp.ts, anchor, len(cp.messages))
+        if state.encoding == "channel":
+            last = ((state.checkpoint_ns, state.version), view)
+        if view.parent is not None and view.anchor.region is not None:
+            view.anchor.refs += 1
+            waiting.setdefault((view.ns, view.parent), []).append(view)
+        for child in children:  # their bytes are needed only while a parent may be their prefix
+            child.anchor.refs -= 1
+            if not child.anchor.refs:
+                child.anchor.region = child.anchor.offsets = None
+        yield view
+
+
+def _head_ts(blob: memoryview) -> str | None:
+    from symfonic_cli.codec.msgpack_head import _STANDARD_HEAD
+
+    fast = _STANDARD_HEAD.match(blob)
+    return fast.group(1).decode("ascii") if fast is not None else None
+
+
+def delta_views(store: Store, key: str) -> Iterator[View]:
+    for cp in _delta_checkpoints(store, key):
+        yield View(cp.ns, cp.cid, cp.parent, cp.ts, Anchor([version_key(m) for m in cp.messages], list(cp.messages)), len(cp.messages))

@@ -1,0 +1,49 @@
+"""The stores the memory tests share: one a real SymfonicAgent wrote (copied to every kind), and
+DeltaChannel stores at snapshot frequencies 1 and 100."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.conftest import backend_for
+from tests.support import agent_stores as ag
+from tests.support import backends
+from tests.support.backends import copy_store
+from tests.support.delta_scenarios import write_delta_scenarios
+
+
+@pytest.fixture(scope="session")
+def agent_sqlite(tmp_path_factory) -> str:
+    path = str(tmp_path_factory.mktemp("agent") / "agent.db")
+    ag.write_agent_store(path)
+    return path
+
+
+@pytest.fixture(scope="module")
+def agent_stores(request, agent_sqlite):
+    """kind -> (backend, url): the agent's store, copied through each kind's real saver."""
+    made: dict[str, tuple] = {}
+
+    def get(kind: str):
+        backend = backend_for(kind, request)
+        if kind == "sqlite":
+            return backend, agent_sqlite
+        if kind not in made:
+            url = backend.new_store(scenarios=False)
+            with backend_for("sqlite", request).saver(agent_sqlite) as src, backend.saver(url) as dst:
+                copy_store(src, dst)
+            made[kind] = (backend, url)
+        return made[kind]
+
+    return get
+
+
+@pytest.fixture(scope="module", params=[(k, f) for k in backends.KINDS for f in (1, 100)], ids=lambda p: f"{p[0]}-{p[1]}")
+def delta_store(request):
+    """Frequency 1: every latest checkpoint holds a snapshot; 100: none does."""
+    kind, freq = request.param
+    backend = backend_for(kind, request)
+    url = backend.new_store(scenarios=False)
+    with backend.saver(url) as saver:
+        write_delta_scenarios(saver, freq)
+    return backend, url, freq
