@@ -51,9 +51,9 @@ EXAMPLES = {
         "symfonic compat show -s prod acme:_:s-001",
         "symfonic compat show -s prod acme:_:s-001 --checkpoint CHECKPOINT_ID",
     ],
-    ("thread", "show"): ["symfonic thread show -s demo.db -t acme:_:s-001", "symfonic thread show -s prod --tenant acme --session s-001 -f json"],
-    ("thread", "history"): ["symfonic thread history -s demo.db -t acme:_:s-001", "symfonic thread history -s prod -t acme:_:s-001 -n 5 -f json"],
-    ("thread", "diff"): ["symfonic thread diff -s demo.db -t acme:_:s-001 -2 -1", "symfonic thread diff -s prod -t acme:_:s-001 CHECKPOINT_A CHECKPOINT_B -f json"],
+    ("thread", "show"): ["symfonic thread show -s demo.db acme:_:s-001", "symfonic thread show -s prod --tenant acme --session s-001 -f json"],
+    ("thread", "history"): ["symfonic thread history -s demo.db acme:_:s-001", "symfonic thread history -s prod acme:_:s-001 -n 5 -f json"],
+    ("thread", "diff"): ["symfonic thread diff -s demo.db acme:_:s-001 -2 -1", "symfonic thread diff -s prod acme:_:s-001 CHECKPOINT_A CHECKPOINT_B -f json"],
     ("thread", "export"): [
         "symfonic thread export -s prod --tenant acme --session s-001 --output s-001-export.zip",
         "symfonic thread export -s prod --from-file keys.txt --with-state --output export/",
@@ -109,6 +109,7 @@ def describe(root: click.Command) -> None:
             cmd.commands = dict(sorted(cmd.commands.items(), key=lambda item: rank.get(item[0], len(rank))))
         if path in EXAMPLES and not cmd.epilog:
             cmd.epilog = epilog(EXAMPLES[path])
+            _examples_first(cmd)
         for p in cmd.params:
             if isinstance(p, click.Argument):
                 text = ARGUMENT_HELP.get((*path, p.name)) or ARGUMENT_HELP.get(("*", p.name or ""))
@@ -123,3 +124,19 @@ def describe(root: click.Command) -> None:
                 visit(sub, (*path, name))
 
     visit(root, ())
+
+
+def _examples_first(cmd: click.Command) -> None:
+    """The examples right after the usage line and the summary, before the options (issue #37:
+    what one came for first; the global options stay last)."""
+    original = cmd.format_help_text
+
+    def format_help_text(ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        original(ctx, formatter)
+        click.Command.format_epilog(cmd, ctx, formatter)
+
+    def no_epilog(ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        pass
+
+    cmd.format_help_text = format_help_text  # type: ignore[method-assign]  # this command's help only
+    cmd.format_epilog = no_epilog  # type: ignore[method-assign]  # printed by format_help_text

@@ -82,8 +82,8 @@ def test_erase_takes_the_key_as_argument(sqlite_store):
 @pytest.mark.parametrize("color", [True, False])
 def test_key_argument_on_a_terminal(sqlite_master, cols, color):
     env = {} if color else {"NO_COLOR": "1"}
-    by_option = on_terminal("transcript", "show", "-s", str(sqlite_master), "--thread", KEY, "--no-pager", cols=cols, rows=900, env=env)
-    by_argument = on_terminal("transcript", "show", "-s", str(sqlite_master), KEY, "--no-pager", cols=cols, rows=900, env=env)
+    by_option = on_terminal("transcript", "show", "-s", str(sqlite_master), "--thread", KEY, "--no-pager", "--absolute-time", cols=cols, rows=900, env=env)
+    by_argument = on_terminal("transcript", "show", "-s", str(sqlite_master), KEY, "--no-pager", "--absolute-time", cols=cols, rows=900, env=env)
     assert by_option[0] == 0 and by_argument == by_option
     assert "What is the status of order 1042?" in _plain(by_argument[1])
     if not color:
