@@ -34,3 +34,17 @@ def test_examples_come_before_the_options_and_global_options_last(words):
     if words != ("threads", "list"):
         examples = piped.out[piped.out.index("Examples:"):piped.out.index("\nOptions:")]
         assert re.search(r" acme:_:s-001\b", examples) and "-t acme" not in examples and "--thread acme" not in examples
+
+
+@pytest.mark.parametrize("cols", [80, 120])
+def test_store_list_without_a_config_says_where_it_goes_and_shows_an_entry(tmp_path, cols):
+    """Issue #37, item 10: no config file: the path it goes to and an example entry, on a terminal
+    (on stderr); a pipe gets the empty listing only (an empty answer is an answer)."""
+    env = {"HOME": str(tmp_path), "XDG_CONFIG_HOME": str(tmp_path / "config")}
+    code, screen = on_terminal("store", "list", "--no-pager", cols=cols, env=env)
+    assert code == 0, screen
+    flat = re.sub(r"\x1b\[[0-9;]*[A-Za-z]", "", screen)
+    assert "no stores configured in" in flat and "config.toml" in flat
+    assert "[stores.prod]" in flat and 'url = "postgresql://' in flat and "symfonic threads list -s prod" in flat
+    piped = run_process("store", "list", env=env)
+    assert piped.code == 0 and piped.out == "name\tkind\turl\n" and piped.err == ""
