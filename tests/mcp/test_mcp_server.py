@@ -28,11 +28,14 @@ def _env(tmp_path: Path, **extra: str) -> dict[str, str]:
     return env
 
 
-async def _stdio(params, calls: list[tuple[str, dict]]):
+async def _stdio(params, calls: list[tuple[str, dict]], errlog):
     from mcp import Client
+    from mcp.client.stdio import stdio_client
 
     started = time.perf_counter()
-    async with Client(params) as client:
+    # errlog given explicitly: the SDK's default is the sys.stderr of its import, which pytest's
+    # capture of an earlier test may have closed.
+    async with Client(stdio_client(params, errlog=errlog)) as client:
         ready = time.perf_counter() - started
         return ready, [await client.call_tool(name, args) for name, args in calls]
 
@@ -47,7 +50,9 @@ def test_stdio_process_answers_and_records(sqlite_store, tmp_path):
              ("get_transcript", {"key": "globex:_:s-100"})]
     params = StdioServerParameters(command=sys.executable, args=["-m", "symfonic_cli", "mcp", "-s", path, "--tenant", "acme"],
                                    env=_env(tmp_path))
-    ready, results = anyio.run(_stdio, params, calls)
+    with open(tmp_path / "server-stderr.txt", "w") as errlog:
+        ready, results = anyio.run(_stdio, params, calls, errlog)
+    assert "Traceback" not in (tmp_path / "server-stderr.txt").read_text()
     keys = {row["key"] for row in results[0].structured_content["result"]}
     assert keys and all(k.startswith("acme:") for k in keys)
     assert quoted(results[1])["result"][0]["content"] == "You are a helpful support agent."
