@@ -309,3 +309,15 @@ def iso_z(dt: datetime) -> str:
         except OverflowError:  # within hours of year 1 or 9999: keep its own offset
             return dt.isoformat()
     return dt.replace(tzinfo=None).isoformat() + "Z"
+
+
+def age(then: datetime | None, now: datetime) -> str:
+    """How long ago ``then`` was, in the largest whole unit (``45s``, ``12m``, ``5h``, ``3d``; ``-``
+    when unknown): the listing's age. A time in the future (a skewed clock) is ``0s``."""
+    if then is None:
+        return "-"
+    seconds = max(0, int((now - then).total_seconds()))
+    for unit, limit in (("d", 2 * 86400), ("h", 2 * 3600), ("m", 120)):
+        if seconds >= limit:
+            return f"{seconds // UNITS[unit]}{unit}"
+    return f"{seconds}s"

@@ -87,6 +87,12 @@ class EraseIncomplete(SymfonicError):
         self.exit_code = exit_code
 
 
+class WrittenAgainError(SymfonicError):
+    """A change committed, and then an application wrote the thread (verification after the commit)."""
+
+    exit_code = EXIT_WRITTEN_AGAIN
+
+
 class ThreadActiveError(SymfonicError):
     """A retention sweep's thread was written after the cut-off: rolled back, reported skipped-active."""
 

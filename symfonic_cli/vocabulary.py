@@ -63,6 +63,8 @@ GROUP_HELP = {
     "thread": "Work on threads: one thread's run state, its checkpoints over time and what changed between two; "
     "exporting, erasing and pruning threads (every command is listed below).",
     "migrate": "Copy threads from --from to --to: never overwriting, one target transaction per thread, then verified.",
+    "browse": "Browse a store in the terminal (read-only): threads, transcripts, run state, history, diffs, "
+    "compat and usage, a key each.",
     "mcp": "Serve a store read-only to AI assistants over the Model Context Protocol, within the tenants granted, "
     "every call on record.",
     "demo": "Create a small real demo store by running a LangGraph agent graph with a scripted model.",

@@ -16,6 +16,7 @@ import json
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
+from symfonic_cli.api.arguments import checked
 from symfonic_cli.errors import SymfonicError, UsageError
 
 if TYPE_CHECKING:
@@ -90,6 +91,7 @@ def _check_receipt_names(operator: str | None, ticket: str | None) -> None:
         raise UsageError("ticket is empty")
 
 
+@checked
 def erase(
     store,
     *,
@@ -131,6 +133,7 @@ def erase(
     return _run(env, lambda: run(request, env))
 
 
+@checked
 def export(
     store,
     output: str,
@@ -176,6 +179,7 @@ def export(
     return _run(env, lambda: run(request, env))
 
 
+@checked
 def prune(
     store,
     *,
@@ -231,6 +235,7 @@ def prune(
     return _run(env, lambda: run(request, env))
 
 
+@checked
 def migrate(
     source,
     target,

@@ -10,6 +10,7 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 from typing import Any
 
+from symfonic_cli.api.arguments import checked
 from symfonic_cli.errors import UsageError
 from symfonic_cli.vocabulary import SPEAKERS, one_of
 
@@ -111,6 +112,7 @@ class Store:
 
         return Record(dict(info_pairs(self._store.info(), json=True)))
 
+    @checked
     def threads(
         self,
         *,
@@ -141,6 +143,7 @@ class Store:
             for r in records
         ]
 
+    @checked
     def transcript(
         self,
         key: str,
@@ -171,6 +174,7 @@ class Store:
         )
         return result.rows
 
+    @checked
     def resume_window(self, key: str, *, max_entries: int = 10) -> list:
         """``transcript show --resume-window``: the rows symfonic-core's restart-resume replays into a
         fresh working deque of ``max_entries``, oldest first: ``ResumeRow`` with ``.speaker .turn_id
@@ -183,6 +187,7 @@ class Store:
         self._thread(key)
         return read_resume_window(self._store, key, max_entries=max_entries).rows
 
+    @checked
     def retained(self, key: str) -> list:
         """``transcript show --retained``: every message version any checkpoint (or stored write) of
         the thread holds, oldest first: ``RetainedMessage`` with ``.index .role .content .message_id
@@ -193,6 +198,7 @@ class Store:
         self._thread(key)
         return read_retained(self._store, key)
 
+    @checked
     def thread_state(self, key: str) -> Record:
         """``thread show``: ``.status``, ``.next``, ``.interrupts``, ``.errors``, ... and ``.namespaces_state``
         (each namespace's run state, the JSON's ``namespaces`` list)."""
@@ -204,6 +210,7 @@ class Store:
         doc["namespaces"] = namespaces
         return Record(doc, {"created": record.get("created"), "namespace_count": record["namespaces"]})
 
+    @checked
     def history(self, key: str, *, namespace: str | None = None, limit: int | None = None) -> list:
         """``thread history``: every checkpoint, newest first (``HistoryEntry``: ``.checkpoint_id``,
         ``.step``, ``.writes``, ``.marks``, ...; ``to_json()`` is the command's record)."""
@@ -212,6 +219,7 @@ class Store:
         self._thread(key)
         return build_history(self._store, key, namespace=namespace, limit=limit).entries
 
+    @checked
     def diff(self, key: str, a: str | int, b: str | int, *, namespace: str | None = None):
         """``thread diff``: what changed from checkpoint ``a`` to ``b`` (ids, or -1 for the latest,
         -2 for the one before, ...); ``to_json()`` is the command's document."""
@@ -223,6 +231,7 @@ class Store:
         self._thread(key)
         return diff_checkpoints(self._store, key, refs[0], refs[1], namespace=namespace)
 
+    @checked
     def compat_report(
         self,
         *,
@@ -256,6 +265,7 @@ class Store:
         outcome = cc.run_report(self._store, request)
         return list(outcome.reports or ()) if outcome.mode == cc.BY_THREAD else outcome.report
 
+    @checked
     def usage(self, *, top: int = 10, keep: int = 1) -> Record:
         """``store usage``: where the bytes are, the ``top`` largest threads and what a prune with
         ``keep`` would remove (``.reclaimable``, ``.largest_threads``, ...), aggregated in the database."""
@@ -267,6 +277,7 @@ class Store:
                 raise UsageError(f"{name} must be a whole number from 1 to {MAX_COUNT}")
         return Record(usage_report(self._store, top=top, keep=keep))
 
+    @checked
     def search(
         self,
         text: str,
@@ -300,6 +311,7 @@ class Store:
         return [Record(h.to_json(JSON_SNIPPET), {"timestamp": h.timestamp}) for h in hits]
 
 
+@checked
 def open_store(location, **options) -> Store:
     """Open a store strictly read-only: a URL, a SQLite file path (str or Path) or a config name.
 

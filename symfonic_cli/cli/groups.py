@@ -13,6 +13,7 @@ GROUPS = {
     "thread": "symfonic_cli.cli.thread",
     "migrate": "symfonic_cli.cli.migrate",
     "demo": "symfonic_cli.cli.demo",
+    "browse": "symfonic_cli.cli.browse",
     "mcp": "symfonic_cli.cli.mcp",
     "completion": "symfonic_cli.cli.completion",
 }
@@ -25,4 +26,4 @@ GROUP_EXTENSIONS = {
 # command (about 80 ms). tests/cli/test_terminal_speed.py checks that both builds print the same help.
 SUMMARIES = GROUP_HELP
 # Commands (not groups) directly under the root.
-ROOT_COMMANDS = ("migrate", "demo", "mcp")
+ROOT_COMMANDS = ("migrate", "demo", "browse", "mcp")

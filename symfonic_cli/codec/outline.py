@@ -9,10 +9,22 @@ def _skip_ext(code: int, data: bytes) -> None:
 
 
 def checkpoint_outline(type_: str | None, data: bytes | None) -> tuple[int | None, frozenset[str]] | None:
-    """``(v, channel names in channel_values)`` of a checkpoint as SqliteSaver/MongoDBSaver store it;
-    None when it cannot be read without the application's keys or classes (encrypted, unknown type)."""
+    """``(v, channel names in channel_values)`` of a checkpoint as SqliteSaver/MongoDBSaver store it,
+    decrypted with this run's key where it is encrypted; None when it cannot be read (encrypted
+    without the right key, an unknown type)."""
     if not data:
         return None
+    from symfonic_cli.codec.cipher import decrypt, is_encrypted
+
+    if is_encrypted(type_):
+        from symfonic_cli.errors import SymfonicError
+
+        try:
+            type_, data = decrypt(type_, bytes(data), what="checkpoint")
+        except SymfonicError:
+            return None
+        if not data:
+            return None
     if type_ == "msgpack":
         import ormsgpack
 

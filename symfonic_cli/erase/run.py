@@ -73,7 +73,7 @@ def run(req: EraseRequest, environment: Environment | None = None) -> None:
     extra = ep.parse_extra(req.location.options)
     now = datetime.now(timezone.utc)
     name = store_name(req.location)
-    receipt_file = open_receipt(req.receipt_path, dry_run=req.dry_run)
+    receipt_file = open_receipt(req.receipt_path, dry_run=req.dry_run, store=req.location)
     terminal = None
     stop: Stopped | None = None
     try:

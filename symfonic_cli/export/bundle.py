@@ -8,7 +8,7 @@ import os
 import shutil
 import time
 
-from symfonic_cli.errors import UsageError
+from symfonic_cli.errors import FileAccessError, SymfonicError, UsageError
 
 # typing.TYPE_CHECKING without importing typing.
 TYPE_CHECKING = False
@@ -36,6 +36,12 @@ def check_target(path: str, force: bool) -> str:
     --force (exit 2), anything that is not a bundle symfonic wrote, a missing parent directory."""
     if not path:
         raise UsageError("--output is empty")
+    last = os.path.basename(path.rstrip(os.sep + (os.altsep or "")))
+    if last in ("", ".", ".."):
+        raise UsageError(f"--output {path} names no file or folder of its own (it ends in '{last or os.sep}')",
+                         hint="e.g. --output export.zip, export.tar.gz or export-dir")
+    if len(os.fsencode(last)) > NAME_MAX:
+        raise UsageError(f"--output {path}: the name is {len(os.fsencode(last))} bytes, more than a file name may hold ({NAME_MAX})")
     kind = bundle_kind(path)
     parent = os.path.dirname(os.path.abspath(path))
     if not os.path.isdir(parent):
@@ -165,7 +171,7 @@ def partial_leftovers(path: str) -> list[str]:
     export to ``path`` killed before it finished left beside it; those of a running process are
     not included."""
     head, tail = os.path.split(os.path.abspath(path))
-    prefix = f".{tail}.partial-"
+    prefix = _partial_prefix(tail)
     found = []
     try:
         names = os.listdir(head)
@@ -198,9 +204,39 @@ def remove_leftover(path: str) -> None:
         os.unlink(path)
 
 
+NAME_MAX = 255  # bytes in one file name (Linux, macOS, Windows in characters)
+_PARTIAL_ROOM = len(".partial-") + 10 + len(".old")  # a pid of up to 10 digits, and a replace's .old
+
+
+def _partial_prefix(tail: str) -> str:
+    """``.NAME.partial-``; for a name too long to take it within NAME_MAX, its start and a digest
+    of the whole name (still one prefix per output name)."""
+    prefix = f".{tail}.partial-"
+    if len(os.fsencode(prefix)) + _PARTIAL_ROOM - len(".partial-") <= NAME_MAX:
+        return prefix
+    import hashlib
+
+    raw = os.fsencode(tail)
+    digest = hashlib.sha256(raw).hexdigest()[:16]
+    start = raw[:NAME_MAX - _PARTIAL_ROOM - len(digest) - 3].decode("utf-8", "ignore") if raw else ""
+    return f".{start}~{digest}.partial-"
+
+
 def _partial_name(path: str) -> str:
     head, tail = os.path.split(os.path.abspath(path))
-    return os.path.join(head, f".{tail}.partial-{os.getpid()}")
+    return os.path.join(head, f"{_partial_prefix(tail)}{os.getpid()}")
+
+
+def output_error(path: str, exc: OSError) -> SymfonicError:
+    """What an OSError writing the bundle means for the person who gave ``--output``: a name the
+    system will not take is a usage error (exit 2), anything else a file that could not be written
+    (a full or failing disk, a size limit, no permission: exit 4). Nothing partial is left."""
+    import errno
+
+    why = exc.strerror or str(exc)
+    if exc.errno in (errno.ENAMETOOLONG, errno.EINVAL, errno.ENOTDIR, errno.EISDIR, errno.ELOOP, errno.EEXIST, errno.ENOENT):
+        return UsageError(f"--output {path}: the name cannot be used ({why}); nothing was written")
+    return FileAccessError(f"--output {path}: cannot be written ({why}); nothing was written")
 
 
 class Bundle:

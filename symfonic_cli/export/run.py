@@ -84,7 +84,7 @@ def run(req: ExportRequest, environment: Environment | None = None) -> None:
     from symfonic_cli.erase.faults import Faults
     from symfonic_cli.erase.records import store_name
     from symfonic_cli.progress import Progress
-    from symfonic_cli.export.bundle import MANIFEST, Bundle, check_target, partial_leftovers, remove_leftover
+    from symfonic_cli.export.bundle import MANIFEST, Bundle, check_target, output_error, partial_leftovers, remove_leftover
     from symfonic_cli.export.names import UniqueNames
     from symfonic_cli.render import escape_inline as esc
     from symfonic_cli.render import json_dumps
@@ -94,6 +94,9 @@ def run(req: ExportRequest, environment: Environment | None = None) -> None:
 
     env = environment or Environment()
     out, err = env.stdout, env.stderr
+    from symfonic_cli.output_paths import refuse_store_path
+
+    refuse_store_path(req.output, req.location, "--output")
     kind = check_target(req.output, req.force)
     faults = Faults.from_env()
     created = datetime.now(timezone.utc)
@@ -136,7 +139,10 @@ def run(req: ExportRequest, environment: Environment | None = None) -> None:
                 err.write(f"symfonic: removed a partial bundle left by an interrupted export: {esc(leftover)}\n")
             except OSError as exc:
                 err.write(f"symfonic: warning: cannot remove a partial bundle left by an interrupted export: {esc(leftover)}: {esc(exc.strerror or str(exc))}\n")
-        bundle = Bundle(req.output, kind)
+        try:
+            bundle = Bundle(req.output, kind)
+        except OSError as exc:
+            raise output_error(req.output, exc) from None
         entries = _Entries()
         try:
             names = UniqueNames()
@@ -182,6 +188,10 @@ def run(req: ExportRequest, environment: Environment | None = None) -> None:
             with entries.manifest(head, tail) as manifest:
                 bundle.add_file(MANIFEST, manifest, manifest.seek(0, 2))
             bundle.commit(req.force)
+        except OSError as exc:
+            # A name the system refuses or a disk that fails: nothing partial is left, a documented code.
+            bundle.discard()
+            raise output_error(req.output, exc) from None
         except BaseException:
             # Ctrl-C (exit 130) or any error: the partial bundle beside the target goes; nothing at the target.
             bundle.discard()

@@ -4,7 +4,8 @@ The rules are ``PostgresSaver.prune(strategy="keep_latest")``'s (langgraph-check
 3.2), for every store kind, with ``--keep N`` and ``--older-than`` as the generalisation:
 
 - each namespace keeps its latest ``keep`` checkpoints (the saver's own order, the one
-  ``get_tuple`` loads first: the greatest checkpoint id), those newer than ``newer_than``, and the
+  ``get_tuple`` loads first: the greatest checkpoint id), those newer than ``newer_than`` (by
+  instant, ``clock.checkpoint_time``: an undatable checkpoint is never old), and the
   parent of a kept latest one that predates checkpoint format v4 and has pending sends (they are
   read from the parent's ``__pregel_tasks`` writes);
 - a subgraph call's namespace (a task id after a ``:``) goes whole with the root checkpoint its
@@ -23,7 +24,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from symfonic_cli.clock import checkpoint_id_time
+from symfonic_cli.clock import checkpoint_time
 
 TASKS = "__pregel_tasks"  # langgraph.constants.TASKS: the channel pending Sends are written to
 SENDS_IN_PARENT_BEFORE = 4  # checkpoints before format v4 read their pending sends from the parent
@@ -43,6 +44,7 @@ class PruneCheckpoint:
     root: str | None  # metadata["parents"][""]: the root checkpoint a subgraph call started from
     delta: frozenset[str] = frozenset()  # the channels counters_since_delta_snapshot names
     js_delta: bool = False  # delta_writes_versioned: a LangGraph.js DeltaChannel thread
+    ts: str | None = None  # the checkpoint's own ts, where its id carries no time (clock.checkpoint_time)
 
 
 # (ns, checkpoint id) -> (format version, names of the channels holding a value), None: unreadable
@@ -84,7 +86,7 @@ def decide(key: str, checkpoints: list[PruneCheckpoint], sends_at: set[tuple[str
     for ns, cps in by_ns.items():
         kept = [c.id for c in cps[:keep]]
         if newer_than is not None:
-            kept += [c.id for c in cps[keep:] if _newer(c.id, newer_than)]
+            kept += [c.id for c in cps[keep:] if _newer(c, newer_than)]
         for c in cps[:keep]:
             if c.parent is not None and (ns, c.parent) in sends_at:
                 shape = outline(ns, c.id)
@@ -116,9 +118,11 @@ def decide(key: str, checkpoints: list[PruneCheckpoint], sends_at: set[tuple[str
     return d
 
 
-def _newer(checkpoint_id: str, bound: datetime) -> bool:
-    t = checkpoint_id_time(checkpoint_id)
-    return t is not None and t > bound
+def _newer(c: PruneCheckpoint, bound: datetime) -> bool:
+    """Kept by ``--older-than``: dated as listing and erase date it (the UUIDv6 time in any case,
+    else its ``ts``); a checkpoint that carries no time is never old."""
+    t = checkpoint_time(c.id, c.ts)
+    return t is None or t > bound
 
 
 def _keep_delta_ancestors(d: PruneDecision, by_ns: dict[str, list[PruneCheckpoint]], outline: Outline) -> str | None:

@@ -7,7 +7,10 @@ pickled), content that is not one string (blocks are joined, "[image_url]" is ma
 is printed), with --tools any tool call (its arguments are shown as JSON), and a checkpoint
 whose messages are not a plain list in it (delta-encoded: they live in the writes).
 
-Without --case-sensitive the needle is folded (``str.casefold``) and only its "fold-safe" runs
+Both sides are compared in Unicode NFC (search/fold.py), so a stored text may be in any form: only
+the needle's ASCII runs are looked for, as ASCII stands in every form alike, but for the three
+characters NFC makes of another (``K``, ``;``, `````: the Kelvin sign, the Greek question mark and
+varia; ``NFC_UNSAFE``). Without --case-sensitive the needle is folded (``str.casefold``) and only its "fold-safe" runs
 are looked for, lower-cased ASCII: characters that nothing but themselves and their ASCII
 capital fold to (``s`` is not: ``ß`` and ``ſ`` fold to it; ``k`` is not: the Kelvin sign does).
 Every such run of the folded needle stands, ASCII-lower-cased, in the bytes of any string
@@ -20,14 +23,17 @@ from __future__ import annotations
 
 import re
 
-# The characters beyond ASCII whose casefold holds an ASCII letter, by that letter (a test
-# recomputes them from every code point): those letters cannot be looked for as bytes alone.
+# The characters beyond ASCII whose fold (search/fold.py: NFC, casefold, NFC) holds an ASCII
+# character, by that character (a test recomputes them from every code point): those characters
+# cannot be looked for as bytes alone.
 EXOTIC = {
-    "a": "\u1e9a", "f": "\ufb00\ufb01\ufb02\ufb03\ufb04", "h": "\u1e96", "i": "\u0130\ufb01\ufb03", "j": "\u01f0",
-    "k": "\u212a", "l": "\ufb02\ufb04", "n": "\u0149", "s": "\u00df\u017f\u1e9e\ufb05\ufb06", "t": "\u1e97\ufb05\ufb06",
-    "w": "\u1e98", "y": "\u1e99",
+    "a": "\u1e9a", "f": "\ufb00\ufb01\ufb02\ufb03\ufb04", "i": "\u0130\ufb01\ufb03", "k": "\u212a",
+    "l": "\ufb02\ufb04", "n": "\u0149", "s": "\u00df\u017f\u1e9e\ufb05\ufb06", "t": "\ufb05\ufb06",
+    ";": "\u037e", "`": "\u1fef",
 }
 FOLD_UNSAFE = frozenset(EXOTIC)
+# With --case-sensitive: the ASCII characters NFC makes of another (Kelvin sign, Greek question mark, varia).
+NFC_UNSAFE = frozenset("K;`")
 
 # A message whose "content" is not a msgpack string (fixstr a0-bf, str8/16/32 d9-db).
 _NOT_ONE_STRING = rb"\xa7content(?![\xa0-\xbf\xd9-\xdb])"
@@ -57,23 +63,24 @@ class Prefilter:
     their first two bytes where several share them)."""
 
     def __init__(self, needle: str, *, case_sensitive: bool, tools: bool) -> None:
+        from symfonic_cli.search.fold import fold
+
         self.folded = not case_sensitive
         self.tools = tools
-        self.anchors: tuple[bytes, ...]
-        if case_sensitive:
-            self.anchors = (needle.encode("utf-8", "surrogatepass"),) if needle else ()
-        else:
-            runs = re.split("[^\x00-\x7f]|[" + "".join(sorted(FOLD_UNSAFE)) + "]", needle.casefold())
-            # Longest first: the first test that fails settles a blob.
-            self.anchors = tuple(sorted({r.encode("ascii") for r in runs if r}, key=len, reverse=True))[:3]
+        # The stored text may be in any normalisation form: only its ASCII runs stand in the bytes
+        # as they do in the needle's NFC form (search/fold.py), bar the few characters NFC makes.
+        folded = fold(needle, case_sensitive=case_sensitive)
+        unsafe = "".join(sorted(NFC_UNSAFE if case_sensitive else FOLD_UNSAFE))
+        runs = re.split("[^\x00-\x7f]|[" + re.escape(unsafe) + "]", folded)
+        # Longest first: the first test that fails settles a blob.
+        self.anchors: tuple[bytes, ...] = tuple(sorted({r.encode("ascii") for r in runs if r}, key=len, reverse=True))[:3]
         # Characters no case changes (digits, punctuation, space): looked for first, unlowered.
         self.plain: tuple[bytes, ...] = ()
         if self.folded:
-            bare = max(re.split("[^\x00-\x7f]|[A-Za-z]", needle.casefold()), key=len)
+            bare = max(re.split("[^\x00-\x7f]|[A-Za-z" + re.escape(unsafe) + "]", folded), key=len)
             self.plain = (bare.encode("ascii"),) if len(bare) >= 2 else ()
         self.whole: bytes | None = None
         self.exotic: tuple[bytes, ...] = ()
-        folded = needle.casefold()
         if self.folded and folded.isascii() and not FOLD_UNSAFE.isdisjoint(folded):
             self.whole = folded.encode("ascii")
             chars = {c.encode("utf-8") for x in set(folded) & FOLD_UNSAFE for c in EXOTIC[x]}

@@ -23,29 +23,23 @@ if TYPE_CHECKING:
 
 
 class Needle:
-    """The text looked for: exact, or by Unicode case folding (``str.casefold``)."""
+    """The text looked for, both sides in Unicode NFC, and without ``case_sensitive`` case-folded
+    (search/fold.py)."""
 
     def __init__(self, text: str, *, case_sensitive: bool = False) -> None:
+        from symfonic_cli.search.fold import fold
+
         if not text:
             raise UsageError("the text to search for is empty")
         self.text = text
         self.case_sensitive = case_sensitive
-        self.folded = text if case_sensitive else text.casefold()
+        self.folded = fold(text, case_sensitive=case_sensitive)
 
     def find(self, text: str) -> tuple[int, int] | None:
         """The first match's span in ``text`` (characters of ``text``), None without one."""
-        if self.case_sensitive:
-            at = text.find(self.text)
-            return None if at < 0 else (at, at + len(self.text))
-        if self.folded not in text.casefold():  # the common miss, in C
-            return None
-        # Folding may change lengths (ß -> ss): map folded positions back to characters.
-        owner: list[int] = []
-        for i, ch in enumerate(text):
-            owner.extend([i] * len(ch.casefold()))
-        folded = "".join(ch.casefold() for ch in text)
-        at = folded.find(self.folded)
-        return owner[at], owner[at + len(self.folded) - 1] + 1
+        from symfonic_cli.search.fold import span
+
+        return span(text, self.folded, case_sensitive=self.case_sensitive)
 
 
 @dataclass(frozen=True)

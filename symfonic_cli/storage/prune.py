@@ -32,6 +32,7 @@ from symfonic_cli.errors import (
     StoppedError,
     StoreError,
     SymfonicError,
+    WrittenAgainError,
 )
 from symfonic_cli.location import StoreLocation, scrub
 from symfonic_cli.model.prune import FAILED, NOT_FOUND, NOTHING, PRUNED, SKIPPED
@@ -41,8 +42,10 @@ from symfonic_cli.storage import records as pr
 # typing.TYPE_CHECKING without importing typing.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from symfonic_cli.stores.protocol import Store
+    from collections.abc import Callable
     from typing import TextIO
+
+    from symfonic_cli.stores.protocol import Store
 
 SAMPLE = 10  # threads a plan of many shows
 
@@ -107,7 +110,7 @@ def run(req: PruneRequest, environment: Environment | None = None) -> None:
     now = datetime.now(timezone.utc)
     newer_than = now - req.older_than if req.older_than is not None else None
     name = store_name(req.location)
-    receipt_file = open_receipt(req.receipt_path, dry_run=req.dry_run)  # checked before anything is deleted
+    receipt_file = open_receipt(req.receipt_path, dry_run=req.dry_run, store=req.location)  # checked before anything is deleted
     terminal = None
     rec = None
     stop: Stopped | None = None
@@ -141,10 +144,11 @@ def run(req: PruneRequest, environment: Environment | None = None) -> None:
             }
             rec = PruneRecorder(env, req, header, receipt_file, keys.total, store)
             rec.start(threads_planned=keys.total)
-            step = _step(store, req, newer_than)
+            faults = Faults.from_env(out)
+            step = _step(store, req, newer_than, faults)
             # The plans the deletes are compared with; the transcript times were the shown plan's.
             pages = (store.prune_plans(page, keep=req.keep, newer_than=newer_than, times=False) for page in keys.pages())
-            stop = run_threads(pages, step, rec, Faults.from_env(), location=req.location)
+            stop = run_threads(pages, step, rec, faults, location=req.location)
             compact = None
             if req.compact and stop is None:
                 compact = _compact(store, req, notes)
@@ -276,7 +280,7 @@ class _Plan:
             out.flush()
 
 
-def _step(store: Store, req: PruneRequest, newer_than):
+def _step(store: Store, req: PruneRequest, newer_than, faults: Faults | None = None):
     """The per-thread step ``run_threads`` calls: classify the plan, prune, verify."""
 
     def step(plan, n: int):
@@ -287,21 +291,25 @@ def _step(store: Store, req: PruneRequest, newer_than):
             return pr.PruneOutcome(plan.key, SKIPPED, reason=plan.skipped, time=now), None
         if not plan.changes:
             return pr.PruneOutcome(plan.key, NOTHING, dict.fromkeys(plan.rows, 0), 0, 0, time=now), None
-        return prune_one(store, plan, req, newer_than)
+        return prune_one(store, plan, req, newer_than, faults.after_commit(n) if faults is not None else None)
 
     return step
 
 
-def prune_one(store: Store, plan, req: PruneRequest, newer_than) -> tuple[pr.PruneOutcome, Stopped | None]:
+def prune_one(store: Store, plan, req: PruneRequest, newer_than,
+              after_commit: Callable[[], None] | None = None) -> tuple[pr.PruneOutcome, Stopped | None]:
     """One thread pruned in its transaction (the plan's rows compared inside it) and verified after the
-    commit: its outcome, and a stop when the run cannot go on (Ctrl-C, an unexpected error)."""
+    commit: its outcome, and a stop when the run cannot go on (Ctrl-C, an unexpected error). A thread
+    written between the commit and the verification is ``failed`` as committed, then written again
+    (erase's exit 8), never as left as it was."""
     from symfonic_cli.stores._prune import ThreadSkipped
 
     stop = None
     lost = None
     try:
         lost = _lost(store, plan.key, req, newer_than)
-        deleted, detached, remaining = store.prune_verified(plan.key, keep=req.keep, newer_than=newer_than, expected=plan.rows)
+        deleted, detached, remaining = store.prune_verified(plan.key, keep=req.keep, newer_than=newer_than, expected=plan.rows,
+                                                            after_commit=after_commit)
     except ThreadSkipped as exc:
         result = pr.PruneOutcome(plan.key, SKIPPED, reason=exc.message)
     except SymfonicError as exc:
@@ -315,7 +323,7 @@ def prune_one(store: Store, plan, req: PruneRequest, newer_than) -> tuple[pr.Pru
         result = pr.PruneOutcome(plan.key, PRUNED if changed else NOTHING, deleted, detached, remaining,
                                  messages_only_in_deleted=lost if changed else None)
         if remaining:
-            result.status, result.reason = FAILED, f"{remaining} checkpoint(s) still to prune after the commit; an application wrote the thread meanwhile"
+            result.status, result.reason = FAILED, pr.written_again(deleted, remaining)
     result.time = datetime.now(timezone.utc)
     return result, stop
 
@@ -333,12 +341,14 @@ class PruneRecorder(RunRecord):
         self.rows: dict[str, int] = {}
         self.missing: list[str] = []
         self.missing_message = ""
+        self.written_again = 0  # failed threads whose prune committed (verification found more to prune)
 
     def thread(self, result: pr.PruneOutcome) -> Stopped | None:
         from symfonic_cli.render import escape_inline as esc
 
         entry = pr.thread_entry(result, self.req.location.kind)
         self.counts[result.status] += 1
+        self.written_again += result.status == FAILED and bool(result.remaining)
         for t, n in result.rows_deleted.items():
             self.rows[t] = self.rows.get(t, 0) + n
         if result.status == NOT_FOUND:
@@ -386,7 +396,12 @@ def _raise_outcome(req: PruneRequest, rec: PruneRecorder, stop: Stopped | None, 
         s = rec.summary(stop)
         raise StoppedError(f"{stop.reason}; {s['threads']} of {total} thread(s) done, {s['pruned']} pruned", stop.exit_code)
     if rec.counts[FAILED]:
-        raise StoreError(f"{rec.counts[FAILED]} thread(s) failed and were left as they were (see the receipt)")
+        again = rec.written_again
+        left = rec.counts[FAILED] - again
+        committed = f"{again} thread(s) pruned and committed, then written again by an application: stop it and prune again"
+        if left:
+            raise StoreError(f"{left} thread(s) failed and were left as they were" + (f"; {committed}" if again else "") + " (see the receipt)")
+        raise WrittenAgainError(f"{committed} (see the receipt)")
     if len(rec.missing) == 1 and not req.missing_ok:
         raise NotFoundError(rec.missing_message)
     if rec.missing and not req.missing_ok:

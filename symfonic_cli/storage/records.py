@@ -119,6 +119,13 @@ def thread_entry(o: PruneOutcome, kind: str) -> dict[str, Any]:
     return entry
 
 
+def written_again(deleted: dict[str, int], remaining: int) -> str:
+    """The reason of a prune that committed and then found the thread written by an application."""
+    rows = ", ".join(f"{t} {n}" for t, n in deleted.items() if n) or "no rows"
+    return (f"committed ({rows} deleted), then written again by an application: {remaining} checkpoint(s) "
+            "to prune after the commit; stop the application and prune again")
+
+
 def empty_counts() -> dict[str, int]:
     return dict.fromkeys(STATUSES, 0)
 

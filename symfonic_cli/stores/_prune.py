@@ -62,6 +62,8 @@ class RulePrune:
         from symfonic_cli.model.prune import decide
 
         checkpoints, sends_at = self._pr_facts(key)
+        if newer_than is not None:
+            checkpoints = self._pr_dated(key, checkpoints)
         outlines: dict = {}
 
         def outline(ns: str, cid: str) -> Any:
@@ -70,6 +72,25 @@ class RulePrune:
             return outlines[(ns, cid)]
 
         return decide(key, checkpoints, sends_at, outline, keep=keep, newer_than=newer_than)
+
+    def _pr_dated(self, key: str, checkpoints: list) -> list:
+        """The checkpoints with the ``ts`` of those whose id carries no time (read from their heads,
+        as listing dates them); a head that cannot be read leaves its checkpoint undatable."""
+        import dataclasses
+
+        from symfonic_cli.clock import checkpoint_id_time
+
+        if all(checkpoint_id_time(c.id) is not None or c.ts is not None for c in checkpoints):
+            return checkpoints
+        iter_heads: Callable[[str], Any] = self.iter_checkpoint_heads  # type: ignore[attr-defined]
+        ts: dict[tuple[str, str], str | None] = {}
+        try:
+            for head in iter_heads(key):
+                ts[(head.checkpoint_ns, head.checkpoint_id)] = head.ts
+        except SymfonicError:
+            pass
+        return [c if c.ts is not None or checkpoint_id_time(c.id) is not None
+                else dataclasses.replace(c, ts=ts.get((c.ns, c.id))) for c in checkpoints]
 
     def _pr_atomic(self) -> bool:
         """Whether the thread's transaction can roll back (MongoDB without transactions cannot)."""
@@ -131,10 +152,13 @@ class RulePrune:
         return self._pr_decide(key, keep, newer_than).checkpoints
 
     def prune_verified(self, key: str, *, keep: int = 1, newer_than: datetime | None = None,
-                       expected: dict[str, int] | None = None) -> tuple[dict[str, int], int, int]:
+                       expected: dict[str, int] | None = None,
+                       after_commit: Callable[[], None] | None = None) -> tuple[dict[str, int], int, int]:
         """``prune_thread`` then the fresh plan's verification: (rows deleted per table, checkpoints
         left with no parent, checkpoints a prune would still delete). Here the fresh plan is read
         after the commit; a backend may read it inside the transaction, after the deletes, where a
         checkpoint still to prune rolls the thread back (PostgreSQL)."""
         deleted, detached = self.prune_thread(key, keep=keep, newer_than=newer_than, expected=expected)
+        if after_commit is not None:
+            after_commit()  # the tests' fault hook: a writer gets the thread here
         return deleted, detached, self.prune_remaining(key, keep=keep, newer_than=newer_than)

@@ -208,9 +208,11 @@ class PruneProtocol(Protocol):
         ...
 
     def prune_verified(self, key: str, *, keep: int = 1, newer_than: datetime | None = None,
-                       expected: dict[str, int] | None = None) -> tuple[dict[str, int], int, int]:
+                       expected: dict[str, int] | None = None,
+                       after_commit: Callable[[], None] | None = None) -> tuple[dict[str, int], int, int]:
         """prune_thread and a fresh plan's verification (PostgreSQL: inside the transaction, after the
-        deletes): (rows deleted, checkpoints left with no parent, checkpoints still to prune)."""
+        deletes): (rows deleted, checkpoints left with no parent, checkpoints still to prune).
+        ``after_commit`` (a test's fault hook) is called right after the commit."""
         ...
 
     def compact_check(self) -> list[str]:

@@ -42,7 +42,7 @@ def read_transcript(
     delta_at = _delta_checkpoint(store, key, checkpoint_id) if plain is None else None
     if delta_at is not None:  # told from the stored fields: no strict decode of a snapshot
         return _delta_transcript(store, key, "", delta_at, frozenset(), [], speaker=speaker, index=index,
-                                 since=since, until=until, limit=limit, tools=tools)
+                                 since=since, until=until, limit=limit, tools=tools, keep=keep)
     if plain is not None:
         checkpoint_ns, read_id, messages = plain
         warnings: list[str] = []
@@ -62,7 +62,7 @@ def read_transcript(
         checkpoint_ns, read_id = record.checkpoint_ns, record.checkpoint_id
         if is_delta(record):
             return _delta_transcript(store, key, record.checkpoint_ns, record.checkpoint_id, record.blocked, warnings,
-                                     speaker=speaker, index=index, since=since, until=until, limit=limit, tools=tools)
+                                     speaker=speaker, index=index, since=since, until=until, limit=limit, tools=tools, keep=keep)
     if not messages:
         return TranscriptResult([], read_id, warnings)
     if not isinstance(messages, list):
@@ -144,7 +144,7 @@ def delta_state(store, key: str, checkpoint_id: str | None) -> tuple[str, bool] 
 
 
 def _delta_transcript(store: Store, key, checkpoint_ns, checkpoint_id, blocked, warnings, *, speaker, index, since, until, limit: int | None,
-                      tools) -> TranscriptResult:
+                      tools, keep=None) -> TranscriptResult:
     """The rows of a delta-encoded ``messages`` channel, rebuilt as LangGraph's get_state does
     (``symfonic_cli/delta/messages.py``); timestamps by the same rule, from the rebuilt lists."""
     from symfonic_cli.delta.messages import ThreadMessages
@@ -157,6 +157,8 @@ def _delta_transcript(store: Store, key, checkpoint_ns, checkpoint_id, blocked, 
     if not messages:
         return TranscriptResult([], checkpoint_id, warnings)
     rows = tx.build_rows(messages, speaker=speaker, tools=tools, warnings=warnings)
+    if keep is not None:  # as on the plain path: only the rows it accepts, indexes unchanged
+        rows = [r for r in rows if keep(r)]
     ts_map = thread.timestamps()
     resolution = timestamps.Resolution()
     resolution.path = "delta"

@@ -50,13 +50,13 @@ def test_summaries_name_every_command():
     assert set(SUMMARIES) == set(GROUPS) and set(ROOT_COMMANDS) <= set(GROUPS)
 
 
-@pytest.mark.parametrize("args", [("--help",), ("threads", "list", "--help"), ("transcript", "show", "--help"), ()])
+@pytest.mark.parametrize("args", [("--help",), ("threads", "list", "--help"), ("transcript", "show", "--help"), ("browse", "--help"), ()])
 def test_help_imports_no_codec_selection_or_renderer(args):
     code = (
         "import sys\nfrom symfonic_cli.cli.app import main\n"
         f"try:\n    main({list(args)!r})\nexcept SystemExit as e:\n    code = e.code\n"
         "heavy = ('symfonic_cli.codec.metadata_json', 'symfonic_cli.selection', 'symfonic_cli.render',"
-        " 'symfonic_cli.compat.envelope', 'langgraph', 'rich', 'sqlite3')\n"
+        " 'symfonic_cli.compat.envelope', 'langgraph', 'rich', 'sqlite3', 'textual')\n"
         "print('LOADED', sorted(m for m in heavy if m in sys.modules), code)\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout

@@ -58,6 +58,7 @@ SLOW = {
         "test_postgres_status_collations::test_status_listing_is_exact_under_every_collation",
         "test_listing::test_record_encoder_writes_what_json_dumps_writes",
         # Measured on 2026-12-02 (--durations=0, the edit-test loop's slowest: >= 1.2 s a function):
+        "test_search_delta::test_search_on_delta_stores_plain_and_encrypted",  # 2026-12-03: ~15 s a kind
         "test_activity_instant::test_listing_by_instant",
         "test_activity_instant::test_status_listing_by_instant",
         "test_activity_instant::test_sweep_erases_by_instant",

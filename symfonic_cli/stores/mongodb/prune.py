@@ -98,9 +98,11 @@ class MongoPrune(RulePrune, MongoSection):
 
     @_driver_errors
     def _pr_head(self, key: str, cid: str):
-        from symfonic_cli.codec.msgpack_head import checkpoint_blob_head
+        from symfonic_cli.codec.msgpack_head import checkpoint_blob_head, encrypted_blob_head
 
         doc = self._doc(key, "", cid, {"_id": 0, "type": 1, "checkpoint": 1})
+        if doc and doc.get("type") == "msgpack+aes" and isinstance(doc.get("checkpoint"), bytes):
+            return encrypted_blob_head(doc["type"], doc["checkpoint"])
         if not doc or doc.get("type") != "msgpack" or not isinstance(doc.get("checkpoint"), bytes):
             return None, None
         try:

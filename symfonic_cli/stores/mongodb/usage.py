@@ -2,8 +2,11 @@
 
 Collection storage comes from ``collStats`` (storageSize, freeStorageSize, totalIndexSize), else the
 ``$collStats`` stage; a server that offers neither (some wire-protocol servers) gets the documents'
-own ``$bsonSize`` sums and a note. What a prune would remove is planned thread by thread with the
-full rules (no window functions needed from the server)."""
+own ``$bsonSize`` sums and a note. What a prune would remove is aggregated by the server: each
+namespace's count and bytes and its latest ``keep`` checkpoint ids (sorted, grouped, sliced: no
+window functions needed), the writes grouped by checkpoint; only the threads the plain rule does
+not describe (a subgraph call's namespace, DeltaChannel metadata, pending Sends) are planned one
+by one with the full rules, as on PostgreSQL."""
 
 from __future__ import annotations
 
@@ -42,6 +45,65 @@ class MongoUsage(MongoSection):
     def _sizes(self, coll: Collection[Any], group: str | None = None) -> list[dict]:
         return list(coll.aggregate([{"$group": {"_id": group, "n": {"$sum": 1}, "b": {"$sum": {"$bsonSize": "$$ROOT"}}}}], collation=BINARY))
 
+    def _special(self) -> set[str]:
+        """Threads the plain rule (the latest N per namespace) does not describe exactly."""
+        from symfonic_cli.model.prune import TASKS
+
+        found: set[str] = set()
+        for coll, flt in ((self.checkpoints, {"$or": [{"checkpoint_ns": {"$regex": ":"}},
+                                                       {"metadata.counters_since_delta_snapshot": {"$exists": True}},
+                                                       {"metadata.delta_writes_versioned": {"$exists": True}}]}),
+                          (self.writes, {"channel": TASKS})):
+            for d in coll.aggregate([{"$match": flt}, {"$group": {"_id": "$thread_id"}}], collation=BINARY):
+                if isinstance(d["_id"], str):
+                    found.add(d["_id"])
+        return found
+
+    def _reclaimable(self, keep: int) -> dict:
+        """What ``thread prune --keep keep`` would delete, as its plans count it (``$bsonSize`` of the
+        documents), aggregated in the database: one pass over each collection."""
+        special = self._special()
+        reclaim = {"keep": keep, "checkpoints": 0, "writes": 0, "blobs": 0, "bytes": 0, "threads": 0, "skipped_threads": 0}
+        kept: dict[tuple[str, str], set[str]] = {}
+        threads: set[str] = set()
+        size = {"$bsonSize": "$$ROOT"}
+        for d in self.checkpoints.aggregate([
+            {"$match": {"thread_id": {"$type": "string"}, "checkpoint_id": {"$type": "string"}}},
+            {"$sort": {"thread_id": 1, "checkpoint_ns": 1, "checkpoint_id": -1}},  # the saver's order, newest first
+            {"$group": {"_id": {"t": "$thread_id", "ns": "$checkpoint_ns"}, "n": {"$sum": 1}, "b": {"$sum": size},
+                        "ids": {"$push": "$checkpoint_id"}, "sizes": {"$push": size}}},
+            {"$project": {"n": 1, "b": 1, "kept": {"$slice": ["$ids", keep]}, "kept_b": {"$sum": {"$slice": ["$sizes", keep]}}}},
+        ], collation=BINARY, allowDiskUse=True):
+            t, ns = d["_id"].get("t"), d["_id"].get("ns", "")
+            if t in special or not isinstance(ns, str):
+                continue
+            kept[(t, ns)] = set(d["kept"])
+            gone = int(d["n"]) - len(d["kept"])
+            if gone > 0:
+                reclaim["checkpoints"] += gone
+                reclaim["bytes"] += int(d["b"]) - int(d["kept_b"])
+                threads.add(t)
+        for d in self.writes.aggregate([
+            {"$match": {"thread_id": {"$type": "string"}}},
+            {"$group": {"_id": {"t": "$thread_id", "ns": "$checkpoint_ns", "c": "$checkpoint_id"}, "n": {"$sum": 1}, "b": {"$sum": size}}},
+        ], collation=BINARY, allowDiskUse=True):
+            k = d["_id"]
+            held = kept.get((k.get("t"), k.get("ns", "")))
+            if held is not None and k.get("c") not in held:  # a checkpoint the prune deletes, with its writes
+                reclaim["writes"] += int(d["n"])
+                reclaim["bytes"] += int(d["b"])
+        reclaim["threads"] = len(threads)
+        for key in sorted(special):
+            plan = self.prune_plan(key, keep=keep)  # type: ignore[attr-defined]
+            if plan.skipped:
+                reclaim["skipped_threads"] += 1
+                continue
+            reclaim["checkpoints"] += plan.rows.get(self.checkpoints_name, 0)
+            reclaim["writes"] += plan.rows.get(self.writes_name, 0)
+            reclaim["bytes"] += plan.bytes
+            reclaim["threads"] += bool(plan.rows.get(self.checkpoints_name))
+        return reclaim
+
     @_driver_errors
     def store_usage(self, *, top: int = 10, keep: int = 1) -> dict:
         notes = []
@@ -69,16 +131,7 @@ class MongoUsage(MongoSection):
                 if label == "checkpoints":
                     t[1] += int(d["n"])
         largest = [{"key": k, "bytes": b, "checkpoints": n} for k, (b, n) in sorted(threads.items(), key=lambda kv: (-kv[1][0], kv[0]))[:top]]
-        reclaim = {"keep": keep, "checkpoints": 0, "writes": 0, "blobs": 0, "bytes": 0, "threads": 0, "skipped_threads": 0}
-        for key in sorted(threads):
-            plan = self.prune_plan(key, keep=keep)  # type: ignore[attr-defined]
-            if plan.skipped:
-                reclaim["skipped_threads"] += 1
-                continue
-            reclaim["checkpoints"] += plan.rows.get(self.checkpoints_name, 0)
-            reclaim["writes"] += plan.rows.get(self.writes_name, 0)
-            reclaim["bytes"] += plan.bytes
-            reclaim["threads"] += bool(plan.rows.get(self.checkpoints_name))
+        reclaim = self._reclaimable(keep)
         notes.append("MongoDBSaver keeps every channel's value inside the checkpoint document: bytes per channel are the writes'")
         return {
             "collections": collections,

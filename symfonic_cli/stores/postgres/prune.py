@@ -51,12 +51,12 @@ class PostgresPrune(RulePrune, PostgresSection):
         # ``kept``, one more row (NULL where the others say checkpoint or write) carries the kept
         # state of %(key)s (_kept_sql) read in the same statement.
         versions = "jsonb_typeof(c.metadata -> 'counters_since_delta_snapshot') = 'object'"
-        tail = f" UNION ALL SELECT NULL, NULL, NULL, NULL, NULL, ({self._kept_sql()}), NULL::text[], NULL::boolean" if kept else ""
+        tail = f" UNION ALL SELECT NULL, NULL, NULL, NULL, NULL, ({self._kept_sql()}), NULL::text[], NULL::boolean, NULL" if kept else ""
         return (
             "SELECT k.key, true, c.checkpoint_ns, c.checkpoint_id, c.parent_checkpoint_id, c.metadata -> 'parents' ->> '', "
             f"CASE WHEN {versions} THEN ARRAY(SELECT jsonb_object_keys(c.metadata -> 'counters_since_delta_snapshot')) END, "
-            f"c.metadata ? 'delta_writes_versioned' FROM unnest(%(keys)b::text[]) AS k(key) JOIN checkpoints c ON {self._eq('c', 'k.key')} "
-            "UNION ALL SELECT DISTINCT k.key, false, w.checkpoint_ns, w.checkpoint_id, NULL, NULL, NULL::text[], NULL::boolean "
+            f"c.metadata ? 'delta_writes_versioned', c.checkpoint ->> 'ts' FROM unnest(%(keys)b::text[]) AS k(key) JOIN checkpoints c ON {self._eq('c', 'k.key')} "
+            "UNION ALL SELECT DISTINCT k.key, false, w.checkpoint_ns, w.checkpoint_id, NULL, NULL, NULL::text[], NULL::boolean, NULL "
             f"FROM unnest(%(keys)b::text[]) AS k(key) JOIN checkpoint_writes w ON {self._eq('w', 'k.key')} AND w.channel = %(tasks)s" + tail)
 
     @staticmethod
@@ -64,11 +64,11 @@ class PostgresPrune(RulePrune, PostgresSection):
         from symfonic_cli.model.prune import PruneCheckpoint
 
         out: dict[str, tuple[list, set]] = {k: ([], set()) for k in keys}
-        for key, is_cp, ns, cid, parent, root, delta, js in rows:
+        for key, is_cp, ns, cid, parent, root, delta, js, ts in rows:
             if is_cp is None:
                 continue  # the kept state's row (_facts_sql(kept=True))
             if is_cp:
-                out[key][0].append(PruneCheckpoint(ns, cid, parent, root, frozenset(delta or ()), bool(js)))
+                out[key][0].append(PruneCheckpoint(ns, cid, parent, root, frozenset(delta or ()), bool(js), ts))
             else:
                 out[key][1].add((ns, cid))
         return out
@@ -82,6 +82,9 @@ class PostgresPrune(RulePrune, PostgresSection):
 
     def _pr_facts(self, key: str):
         return self._pr_facts_many([key])[key]
+
+    def _pr_dated(self, key: str, checkpoints: list) -> list:
+        return checkpoints  # the facts' statement reads each checkpoint's ts already
 
     def _decide_on(self, key: str, facts, keep: int, newer_than):
         from symfonic_cli.model.prune import decide
@@ -277,8 +280,11 @@ class PostgresPrune(RulePrune, PostgresSection):
         deleted, detached, _ = self._prune_verified(key, keep, newer_than, expected, verify=False)
         return deleted, detached
 
-    def prune_verified(self, key: str, *, keep: int = 1, newer_than=None, expected=None):
-        return self._prune_verified(key, keep, newer_than, expected, verify=True)
+    def prune_verified(self, key: str, *, keep: int = 1, newer_than=None, expected=None, after_commit=None):
+        done = self._prune_verified(key, keep, newer_than, expected, verify=True)
+        if after_commit is not None:
+            after_commit()  # verified before the commit here: nothing after it to race
+        return done
 
     @_translate_errors
     def _prune_verified(self, key: str, keep: int, newer_than, expected, *, verify: bool):

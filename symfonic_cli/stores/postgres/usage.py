@@ -27,7 +27,10 @@ class PostgresUsage(PostgresSection):
         c = self.conn
         tables = []
         for name, heap, toast, index, dead, live in c.execute(
-            "SELECT t, pg_relation_size(k.oid), coalesce(pg_total_relation_size(nullif(k.reltoastrelid, 0)), 0), pg_indexes_size(k.oid), "
+            # heap: every fork of the table (main, free-space map, visibility map, init), as
+            # pg_table_size counts them, without its TOAST: heap + toast + index = pg_total_relation_size.
+            "SELECT t, pg_table_size(k.oid) - coalesce(pg_total_relation_size(nullif(k.reltoastrelid, 0)), 0), "
+            "coalesce(pg_total_relation_size(nullif(k.reltoastrelid, 0)), 0), pg_indexes_size(k.oid), "
             "coalesce(s.n_dead_tup, 0), coalesce(s.n_live_tup, 0) FROM unnest(%s::text[]) AS t "
             "JOIN pg_class k ON k.oid = to_regclass(t) LEFT JOIN pg_stat_all_tables s ON s.relid = k.oid", (list(_TABLES),)):
             tables.append({"name": name, "heap_bytes": int(heap), "toast_bytes": int(toast), "index_bytes": int(index),

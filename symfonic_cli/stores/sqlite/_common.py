@@ -66,12 +66,17 @@ def _plain(value: Any) -> Any:
 
 
 def _journal_mode(path: str, conn: sqlite3.Connection) -> str:
-    # An immutable connection reports "delete"; the file header knows better.
+    # An immutable connection reports "delete"; the file header knows better. The header is read
+    # only then: closing a descriptor of the database file drops every POSIX lock this process
+    # holds on it, the connection's WAL-mode SHARED lock among them, after which an application's
+    # last connection to close checkpoints and deletes the -wal under ours (SQLite's "how to
+    # corrupt" 2.2): this process then read a stale snapshot. An immutable connection holds none.
+    mode = str(conn.execute("PRAGMA journal_mode").fetchone()[0])
+    if mode != "delete":
+        return mode
     with open(path, "rb") as fh:
         header = fh.read(20)
-    if len(header) == 20 and header[18] == 2:
-        return "wal"
-    return str(conn.execute("PRAGMA journal_mode").fetchone()[0])
+    return "wal" if len(header) == 20 and header[18] == 2 else mode
 
 
 def _json_metadata(raw: Any, checkpoint_id: str) -> dict[str, Any]:

@@ -83,12 +83,14 @@ class SqlitePrune(RulePrune, SqliteSection):
 
     @_translate_errors
     def _pr_head(self, key: str, cid: str):
-        from symfonic_cli.codec.msgpack_head import checkpoint_blob_head
+        from symfonic_cli.codec.msgpack_head import checkpoint_blob_head, encrypted_blob_head
 
         where, params = _key_match(key)
         row = self.conn.execute(
             f"SELECT type, checkpoint FROM checkpoints WHERE {where} AND checkpoint_ns = '' AND checkpoint_id = ?", (*params, cid)
         ).fetchone()
+        if row and row[0] == "msgpack+aes":
+            return encrypted_blob_head(row[0], bytes(row[1]))
         if not row or row[0] != "msgpack":
             return None, None
         try:

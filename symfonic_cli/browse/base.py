@@ -1,0 +1,136 @@
+"""What every screen of the browser shares: the title bar, the footer, store reads in worker threads
+(the interface never waits on the database), and what ``y`` copies and ``x`` shows."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.containers import VerticalScroll
+from textual.screen import Screen
+from textual.widgets import Footer, Static
+
+from symfonic_cli.browse.text import inline, plain
+from symfonic_cli.errors import SymfonicError
+
+if TYPE_CHECKING:
+    from symfonic_cli.browse.source import Source
+
+T = TypeVar("T")
+
+
+class Bar(Static):
+    DEFAULT_CSS = "Bar { height: 1; background: $primary; color: $text; text-wrap: nowrap; text-overflow: ellipsis; }"
+
+
+class Note(Static):
+    """A one-line note under the content (what is loading, how many rows, what was not found)."""
+
+    DEFAULT_CSS = "Note { height: 1; color: $text-muted; text-wrap: nowrap; }"
+
+
+class BrowseScreen(Screen[None]):
+    """A screen of the browser: ``title()`` for the bar, ``thread_key()`` for ``y``, ``cli_words()``
+    for ``x`` (the command printing this view)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._generation: dict[str, int] = {}
+
+    @property
+    def browse(self) -> Any:
+        """The BrowseApp (``browse/app.py``, which imports the screens: not imported back here)."""
+        return self.app
+
+    @property
+    def source(self) -> Source:
+        return self.browse.source
+
+    def heading(self) -> str:
+        return ""
+
+    def thread_key(self) -> str | None:
+        return None
+
+    def cli_words(self) -> list[str]:
+        return []
+
+    def go_back(self) -> bool:
+        """Esc inside the screen (close a search line, leave hits); False: Esc leaves the screen."""
+        return False
+
+    def compose_bar(self) -> ComposeResult:
+        yield Bar(self._bar_text(), id="bar")
+
+    def compose_footer(self) -> ComposeResult:
+        yield Note("", id="note")
+        yield Footer()
+
+    def _bar_text(self) -> Text:
+        return plain((f" {self.heading()} ", "bold"), f" {inline(self.source.location)}")
+
+    def refresh_bar(self) -> None:
+        self.query_one("#bar", Bar).update(self._bar_text())
+
+    def note(self, text: str | Text) -> None:
+        self.query_one("#note", Note).update(Text(text, end="") if isinstance(text, str) else text)
+
+    def read(self, what: Callable[[], T], then: Callable[[T], None], *, group: str = "load", busy: str = "reading ...") -> None:
+        """Run ``what`` (a store read) in a worker thread and hand its result to ``then`` on the
+        interface's thread; a newer read of the same group makes an older one's result moot."""
+        generation = self._generation.get(group, 0) + 1
+        self._generation[group] = generation
+        if busy:
+            self.note(busy)
+
+        def job() -> None:
+            try:
+                result = what()
+            except SymfonicError as exc:
+                self._deliver(group, generation, self._failed, exc.line())
+                return
+            except Exception as exc:  # never a traceback on the screen: one line, as the CLI says it
+                self._deliver(group, generation, self._failed, f"unexpected {type(exc).__name__}: {exc}")
+                return
+            self._deliver(group, generation, then, result)
+
+        self.run_worker(job, thread=True, group=group, exit_on_error=False)
+
+    def _deliver(self, group: str, generation: int, then: Callable[[Any], None], value: Any) -> None:
+        def on_ui() -> None:
+            if self._generation.get(group) == generation and self.is_attached:
+                then(value)
+
+        try:
+            self.app.call_from_thread(on_ui)
+        except RuntimeError:
+            pass  # the app has ended meanwhile
+
+    def _failed(self, line: str) -> None:
+        self.note(plain(("error: ", "bold red"), inline(line)))
+        self.app.notify(inline(line), severity="error", markup=False)
+
+
+class TextScreen(BrowseScreen):
+    """A screen showing one scrollable text (state, diff, compat report, usage, help)."""
+
+    DEFAULT_CSS = "TextScreen #body { height: 1fr; } TextScreen #body > Static { width: 1fr; }"
+
+    def compose(self) -> ComposeResult:
+        yield from self.compose_bar()
+        with VerticalScroll(id="body"):
+            yield Static(Text(""), id="content")
+        yield from self.compose_footer()
+
+    def on_mount(self) -> None:
+        self.query_one("#body", VerticalScroll).focus()
+        self.load()
+
+    def load(self) -> None:
+        """Start the read of what this screen shows."""
+
+    def show(self, text: Text, note: str = "") -> None:
+        self.query_one("#content", Static).update(text)
+        self.note(note)

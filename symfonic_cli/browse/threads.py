@@ -1,0 +1,304 @@
+"""The first screen: the store's threads (``threads list``), filtered and sorted, and content search
+hits (``threads search``). Statuses and first messages arrive after the rows (their own reads)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical
+from textual.screen import ModalScreen
+from textual.widgets import Input, Label
+
+from symfonic_cli.browse.base import BrowseScreen
+from symfonic_cli.browse.itemlist import ItemList
+from symfonic_cli.browse.source import BROWSE_SORTS, FIRST_PAGE, Filters, Listing, ThreadRow
+from symfonic_cli.browse.text import STATUS_STYLE, first_line, inline, plain, shown_age
+from symfonic_cli.vocabulary import STATUSES, listed
+
+STATUS_WIDTH = max(len(s) for s in STATUSES)
+
+
+class ThreadsScreen(BrowseScreen):
+    BINDINGS = [
+        Binding("slash", "search", "search", id="search"),
+        Binding("f", "filter", "filter", id="filter"),
+        Binding("o", "sort", "sort", id="sort"),
+        Binding("s", "state", "state", id="state"),
+        Binding("h", "history", "history", id="history"),
+        Binding("c", "compat", "compat", id="compat"),
+        Binding("u", "usage", "usage", id="usage"),
+    ]
+    DEFAULT_CSS = "ThreadsScreen #find { dock: bottom; display: none; } ThreadsScreen #find.open { display: block; }"
+
+    def __init__(self, filters: Filters | None = None) -> None:
+        super().__init__()
+        self.filters = filters or Filters()
+        self.listing: Listing | None = None
+        self.hits: list[Any] | None = None  # search hits shown instead of the listing
+        self.query_text = ""
+        self._key_width = 20
+
+    def heading(self) -> str:
+        if self.hits is not None:
+            return f"search '{inline(self.query_text)}'"
+        return "threads"
+
+    def compose(self) -> ComposeResult:
+        yield from self.compose_bar()
+        yield ItemList(id="rows")
+        yield Input(placeholder="search message content (Enter; Esc cancels)", id="find")
+        yield from self.compose_footer()
+
+    def on_mount(self) -> None:
+        self.query_one(ItemList).focus()
+        self.load()
+
+    # -- reading
+
+    def load(self) -> None:
+        """The first screenful first (the database aggregates every thread either way, but only
+        these become rows), then the whole listing; the key order needs every row at once."""
+        filters = self.filters
+        if filters.sort == "key":
+            self.read(lambda: self.source.threads(filters), self._listed, busy="reading the threads ...")
+            return
+        # The first screen's read may have started before the app (cli/browse.py: Source.read_early).
+        self.read(lambda: self.source.early(filters) or self.source.threads(filters, limit=FIRST_PAGE), self._first_page,
+                  busy="reading the threads ...")
+
+    def _first_page(self, listing: Listing) -> None:
+        self._listed(listing)
+        if not listing.complete:
+            filters = listing.filters
+            self.read(lambda: self.source.threads(filters), self._listed, busy="")
+
+    def _listed(self, listing: Listing) -> None:
+        items = self.query_one(ItemList)
+        # The whole listing after its first page: the cursor stays on its thread.
+        was = self._current() if self.listing is not None and self.listing.filters == listing.filters else None
+        self.listing, self.hits = listing, None
+        rows = listing.rows
+        for row in rows[:FIRST_PAGE]:
+            row.first = row.first or self.source.known_first(row.key)
+        self._key_width = max((len(inline(r.key)) for r in rows), default=10)
+        self.refresh_bar()
+        cursor = next((i for i, r in enumerate(rows) if r.key == was), 0) if was is not None else 0
+        items.show(rows, self._draw_thread, cursor=cursor, empty=Text(self._empty_text(), end=""))
+        self.note(self._summary() if listing.complete else f"the first {len(rows)} threads; reading the others ...")
+        if not listing.complete:
+            self._load_first()
+            return
+        if rows and not listing.statuses_known:
+            filters = listing.filters
+            self.read(lambda: self.source.statuses(filters), self._statuses, group="status", busy="")
+        self._load_first()
+
+    def _statuses(self, statuses: dict[str, str]) -> None:
+        if self.listing is None:
+            return
+        for row in self.listing.rows:
+            row.status = statuses.get(row.key, row.status)
+        self.listing.statuses_known = True
+        self.query_one(ItemList).redraw()
+
+    def _load_first(self) -> None:
+        """The first user message of the rows on the screen (only those: the list may be 20,000)."""
+        if self.listing is None or self.hits is not None:
+            return
+        items = self.query_one(ItemList)
+        rows = self.listing.rows
+        wanted = [rows[i].key for i in items.on_screen() if rows[i].first is None]
+        if wanted:
+            self.read(lambda: self.source.first_messages(wanted), self._firsts, group="first", busy="")
+
+    def _firsts(self, firsts: dict[str, str | None]) -> None:
+        if self.listing is None:
+            return
+        for row in self.listing.rows:
+            if row.key in firsts:
+                row.first = firsts[row.key] or ""
+        self.query_one(ItemList).redraw()
+
+    def on_item_list_moved(self, _message: ItemList.Moved) -> None:
+        self._load_first()
+
+    def _summary(self) -> str:
+        n = len(self.listing.rows) if self.listing else 0
+        f = self.filters
+        given = [f"{name} {value}" for name, value in (
+            ("tenant", f.tenant), ("sub-tenant", f.sub_tenant), ("status", ",".join(f.status) or None),
+            ("active within", f.active_within), ("inactive for", f.inactive_for)) if value]
+        return inline(f"{n} threads, by {f.sort}" + (f"; {', '.join(given)}" if given else ""))
+
+    def _empty_text(self) -> str:
+        return "no threads match the filter (f changes it)" if self.filters != Filters(sort=self.filters.sort) else "the store holds no threads"
+
+    # -- drawing
+
+    def _draw_thread(self, row: ThreadRow, width: int) -> Text:
+        key_width = min(self._key_width, max(12, width - 30))
+        status = row.status or ""
+        head = plain(inline(row.key).ljust(key_width), "  ", (status.ljust(STATUS_WIDTH), STATUS_STYLE.get(status, "")),
+                     shown_age(row.last_activity, self.source.now()).rjust(6), f"{row.checkpoints:>6}", "  ")
+        room = width - head.cell_len
+        if room > 3 and row.first:
+            head.append(first_line(row.first, room), style="dim" if row.first is None else "")
+        return head
+
+    def _draw_hit(self, hit: Any, width: int) -> Text:
+        return plain(inline(hit.key), "  ", (f"[{hit.index}] {inline(hit.role)}", "bold"), "  ",
+                     shown_age(hit.timestamp, self.source.now()), "  ", first_line(hit.snippet, width))
+
+    # -- keys
+
+    def _current(self) -> str | None:
+        items = self.query_one(ItemList)
+        if not items.items:
+            return None
+        return items.items[items.cursor].key
+
+    def thread_key(self) -> str | None:
+        return self._current()
+
+    def cli_words(self) -> list[str]:
+        where = ["--store", self.browse.store_word()]
+        f = self.filters
+        scope = [w for name, value in (("--tenant", f.tenant), ("--sub-tenant", f.sub_tenant),
+                                       ("--active-within", f.active_within), ("--inactive-for", f.inactive_for))
+                 if value for w in (name, value)]
+        if self.hits is not None:
+            return ["threads", "search", *where, *scope, self.query_text]
+        words = ["threads", "list", *where, *scope, "--status", ",".join(f.status or STATUSES)]
+        if f.sort == "size":
+            words += ["--sort", "size"]
+        return [*words, "--columns", "key,status,last_activity,checkpoints,first"]
+
+    def on_item_list_chosen(self, message: ItemList.Chosen) -> None:
+        from symfonic_cli.browse.thread import TranscriptScreen
+
+        item = message.item_list.items[message.index]
+        if self.hits is not None:
+            # A hit in a tool call or result opens the transcript with them shown, to land on it.
+            tools = item.role == "tool" or item.field != "content"
+            self.app.push_screen(TranscriptScreen(item.key, land_index=item.index, land_id=item.message_id, tools=tools))
+        else:
+            self.app.push_screen(TranscriptScreen(item.key))
+
+    def action_search(self) -> None:
+        find = self.query_one("#find", Input)
+        find.add_class("open")
+        find.focus()
+
+    def on_input_submitted(self, message: Input.Submitted) -> None:
+        if message.input.id != "find":
+            return
+        text = message.value
+        self._close_find()
+        if not text:
+            return
+        self.query_text = text
+        filters = self.filters
+        self.read(lambda: self.source.search(text, filters), self._found, busy=f"searching for '{inline(text)}' ...")
+
+    def _close_find(self) -> None:
+        find = self.query_one("#find", Input)
+        find.remove_class("open")
+        self.query_one(ItemList).focus()
+
+    def _found(self, hits: list[Any]) -> None:
+        self.hits = hits
+        self.refresh_bar()
+        self.query_one(ItemList).show(hits, self._draw_hit, empty=Text(f"no message holds '{inline(self.query_text)}'", end=""))
+        self.note(f"{len(hits)} matching messages; Enter opens the transcript there, Esc goes back to the threads")
+
+    def go_back(self) -> bool:
+        """Esc: close the search line, or leave the hits for the listing."""
+        if self.query_one("#find", Input).has_class("open"):
+            self._close_find()
+            return True
+        if self.hits is not None and self.listing is not None:
+            self._listed(self.listing)
+            return True
+        return False
+
+    def action_filter(self) -> None:
+        self.app.push_screen(FilterScreen(self.filters), self._filtered)
+
+    def _filtered(self, filters: Filters | None) -> None:
+        if filters is not None and filters != self.filters:
+            self.filters = filters
+            self.load()
+
+    def action_sort(self) -> None:
+        self.filters = self.filters.with_(sort=BROWSE_SORTS[(BROWSE_SORTS.index(self.filters.sort) + 1) % len(BROWSE_SORTS)])
+        self.load()
+
+    def _need_thread(self) -> str | None:
+        key = self._current()
+        if key is None:
+            self.app.notify("no thread here", severity="warning", markup=False)
+        return key
+
+    def action_state(self) -> None:
+        from symfonic_cli.browse.thread import StateScreen
+
+        key = self._need_thread()
+        if key is not None:
+            self.app.push_screen(StateScreen(key))
+
+    def action_history(self) -> None:
+        from symfonic_cli.browse.thread import HistoryScreen
+
+        key = self._need_thread()
+        if key is not None:
+            self.app.push_screen(HistoryScreen(key))
+
+    def action_compat(self) -> None:
+        self.browse.action_compat()
+
+    def action_usage(self) -> None:
+        self.browse.action_usage()
+
+
+class FilterScreen(ModalScreen[Filters | None]):
+    """``f``: the listing's filters, as ``threads list`` takes them. Enter applies, Esc cancels."""
+
+    BINDINGS = [Binding("escape", "cancel", "cancel")]
+    DEFAULT_CSS = """
+    FilterScreen { align: center middle; }
+    FilterScreen > Vertical { width: 64; height: auto; border: round $primary; background: $surface; padding: 0 1; }
+    FilterScreen Input { margin: 0 0 1 0; border: none; height: 1; padding: 0 1; }
+    """
+    FIELDS = (("tenant", "tenant"), ("sub_tenant", "sub-tenant (needs a tenant)"),
+              ("status", f"status: {listed(STATUSES)} (a comma list)"),
+              ("active_within", "active within (e.g. 7d)"), ("inactive_for", "inactive for (e.g. 90d)"))
+
+    def __init__(self, filters: Filters) -> None:
+        super().__init__()
+        self.filters = filters
+
+    def compose(self) -> ComposeResult:
+        with Vertical():
+            yield Label("filter the threads (Enter applies, Esc cancels)", markup=False)
+            for name, label in self.FIELDS:
+                value = getattr(self.filters, name)
+                text = ",".join(value) if isinstance(value, tuple) else (value or "")
+                yield Input(value=text, placeholder=label, id=name)
+
+    def on_input_submitted(self, _message: Input.Submitted) -> None:
+        values = {name: self.query_one(f"#{name}", Input).value.strip() or None for name, _ in self.FIELDS}
+        words = tuple(w.strip().lower() for w in (values.pop("status") or "").split(",") if w.strip())
+        wrong = [w for w in words if w not in STATUSES]
+        if wrong:
+            self.app.notify(inline(f"unknown status '{wrong[0]}': use {listed(STATUSES)}"), severity="error", markup=False)
+            return
+        if values["sub_tenant"] and not values["tenant"]:
+            self.app.notify("a sub-tenant needs a tenant", severity="error", markup=False)
+            return
+        self.dismiss(self.filters.with_(status=words, **values))
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)
