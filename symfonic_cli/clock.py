@@ -73,10 +73,13 @@ def human_duration(d: timedelta) -> str:
     return f"{seconds}s"
 
 
-def age(instant: datetime, now: datetime) -> str:
+def age(instant: datetime | None, now: datetime) -> str:
     """How long ago ``instant`` was, as kubectl's AGE column: ``45s``, ``12m``, ``3h``, ``12d``,
     ``2y`` (whole units, rounded down; up to 2 of a unit before the next: ``90s``, ``36h``); an
-    instant after ``now`` (a clock ahead) is ``in 5s``. Compared as instants, never as text."""
+    instant after ``now`` (a clock ahead) is ``in 5s``; unknown (None) is ``-``. Compared as
+    instants, never as text. The one age rule: tables (render.shown_age) and the browser."""
+    if instant is None:
+        return "-"
     if instant.tzinfo is None:
         instant = instant.replace(tzinfo=timezone.utc)
     seconds = int((now - instant).total_seconds())
@@ -310,14 +313,3 @@ def iso_z(dt: datetime) -> str:
             return dt.isoformat()
     return dt.replace(tzinfo=None).isoformat() + "Z"
 
-
-def age(then: datetime | None, now: datetime) -> str:
-    """How long ago ``then`` was, in the largest whole unit (``45s``, ``12m``, ``5h``, ``3d``; ``-``
-    when unknown): the listing's age. A time in the future (a skewed clock) is ``0s``."""
-    if then is None:
-        return "-"
-    seconds = max(0, int((now - then).total_seconds()))
-    for unit, limit in (("d", 2 * 86400), ("h", 2 * 3600), ("m", 120)):
-        if seconds >= limit:
-            return f"{seconds // UNITS[unit]}{unit}"
-    return f"{seconds}s"
