@@ -313,3 +313,11 @@ def iso_z(dt: datetime) -> str:
             return dt.isoformat()
     return dt.replace(tzinfo=None).isoformat() + "Z"
 
+def parse_checkpoint_ts(raw: object) -> datetime | None:
+    """A checkpoint's ``ts`` as symfonic-core parses it; None where it would skip it."""
+    if not raw or not isinstance(raw, str):
+        return None
+    try:
+        return datetime.fromisoformat(raw)
+    except ValueError:
+        return None

@@ -12,17 +12,15 @@ import json
 import os
 import sys
 
-from symfonic_cli.vocabulary import OPTION_WORDS  # the values completed for --format, --status, ...
+# ROOT_ONLY: offered before a command, never after one; CONNECTION: the connection options read
+# from the command line for the key look-up (rootspec.py, the one table of root options).
+from symfonic_cli.cli.rootspec import CONNECTION as _CONNECTION, ROOT_ONLY
+from symfonic_cli.vocabulary import option_words  # the values completed for --format, --status, ...
 
 STORE_OPTIONS = ("--store", "-s", "--to", "--from")
 # Options whose value is a thread key: completed from the store named on the command line.
 KEY_OPTIONS = ("--thread", "-t")
 MAX_KEYS = 100
-# The root's own options: offered before a command, never after one.
-ROOT_ONLY = ("--version", "-V", "--install-completion", "--show-completion")
-# Connection options read from the command line for the key look-up (name in the store options).
-_CONNECTION = {"--pg-schema": "pg_schema", "--checkpoint-collection": "checkpoint_collection",
-               "--writes-collection": "writes_collection"}
 # A TAB must answer quickly: a server that does not is given up on.
 _TAB_CONNECT_TIMEOUT = 2.0
 
@@ -64,13 +62,13 @@ def build_tree() -> dict:
     root = get_command(build_app(None))
     everywhere(root)
 
-    def node(cmd: click.Command) -> dict:
+    def node(cmd: click.Command, path: tuple[str, ...] = ()) -> dict:
         options = {}
         for p in cmd.params:
             if not isinstance(p, click.Option) or p.hidden:
                 continue
             takes = not p.is_flag and not p.count
-            words = next((OPTION_WORDS[o] for o in p.opts if o in OPTION_WORDS), ())
+            words = next((w for w in (option_words(path, o) for o in p.opts) if w), ())
             choices = list(words or getattr(p.type, "choices", ()) or ())
             meta = p.metavar or ""
             if not choices and meta.startswith("[") and meta.endswith("]") and "|" in meta:
@@ -81,7 +79,7 @@ def build_tree() -> dict:
                                 "zone": opt == "--tz"}
         out = {"options": options}
         if isinstance(cmd, click.Group):
-            out["commands"] = {name: node(sub) for name, sub in cmd.commands.items() if not sub.hidden}
+            out["commands"] = {name: node(sub, (*path, name)) for name, sub in cmd.commands.items() if not sub.hidden}
         return out
 
     return node(root)

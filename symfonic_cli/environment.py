@@ -16,7 +16,8 @@ from symfonic_cli.vocabulary import COLOR_MODES  # noqa: F401 - --color (vocabul
 # typing.TYPE_CHECKING without importing typing.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import TextIO
+    from collections.abc import Callable
+    from typing import Any, TextIO
 
 
 class Environment:
@@ -39,6 +40,23 @@ class Environment:
         # --absolute-time: tables show the ISO instants, not their ages (kubectl's AGE: 45s, 3h, 12d).
         self.absolute_time = False
         self._zone = None
+        # Where a changing operation hands the document ``-f json`` prints, as data (the Python
+        # API's erase/text.Collected); None: printed on stdout.
+        self.document: Any = None
+        # A program's progress callback, ``(verb, done, total)`` after each thread of an erase,
+        # sweep, prune, export or migrate; the progress line on a terminal is drawn regardless.
+        self.on_progress: Callable[[str, int, int], None] | None = None
+
+    @classmethod
+    def library(cls, document: object = None) -> Environment:
+        """A run inside a program (the Python API): nothing printed, no terminal asked, standard
+        input empty; the result document handed to ``document`` (erase/text.Collected)."""
+        from typing import cast
+
+        quiet = cast("TextIO", _Discard())
+        env = cls(stdout=quiet, stderr=quiet, stdin=quiet, stdin_isatty=False)
+        env.document = document
+        return env
 
     def set_tz(self, name: str | None) -> None:
         """``--tz``; a ValueError names an unknown zone."""
@@ -94,4 +112,23 @@ def _isatty(stream: TextIO) -> bool:
     try:
         return stream.isatty()
     except (AttributeError, ValueError):
+        return False
+
+
+class _Discard:
+    """A text stream that takes every write and reads as empty (no terminal behind it)."""
+
+    def write(self, text: str) -> int:
+        return len(text)
+
+    def flush(self) -> None:
+        pass
+
+    def read(self, size: int = -1) -> str:
+        return ""
+
+    def readline(self, size: int = -1) -> str:
+        return ""
+
+    def isatty(self) -> bool:
         return False

@@ -7,17 +7,11 @@ import re
 from collections import namedtuple
 
 from symfonic_cli.errors import StoreError, UsageError
+from symfonic_cli.kinds import SCHEMES as _SCHEME_KINDS  # scheme -> kind (kinds.py)
 
 STORE_ENV = "SYMFONIC_STORE"
 CONFIG_ENV = "SYMFONIC_CONFIG"
 
-_SCHEME_KINDS = {
-    "sqlite": "sqlite",
-    "postgresql": "postgres",
-    "postgres": "postgres",
-    "mongodb": "mongodb",
-    "mongodb+srv": "mongodb",
-}
 _SCHEME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789+.-")
 
 
@@ -397,31 +391,3 @@ def parse_location(raw: str) -> StoreLocation:
             hint="percent-encode '@' in a user name or password as %40, or keep the password out of the URL",
         )
     return StoreLocation(kind, raw, None, None, {})
-
-
-def store_identity(location: StoreLocation, store) -> dict:
-    """What selects the data of an opened ``store``, for a receipt's "same store" (an erasure
-    recorded against another identity never makes a key ``already-erased``): the kind; a SQLite
-    file's resolved absolute path; PostgreSQL's host, port and database as libpq resolved them
-    (environment and service files included) and the schema; MongoDB's hosts, database and
-    collections. No user name and no password."""
-    if location.kind == "sqlite":
-        return {"kind": "sqlite", "path": os.path.realpath(location.path or "")}
-    if location.kind == "postgres":
-        info = store.conn.info
-        return {"kind": "postgres", "host": info.host, "port": int(info.port), "database": info.dbname, "schema": store.schema}
-    return {"kind": "mongodb", "hosts": _mongo_hosts(location.url), "database": store.db_name,
-            "collections": [store.checkpoints_name, store.writes_name]}
-
-
-def _mongo_hosts(url: str) -> list[str]:
-    """``host:port`` of every seed as pymongo reads the URL (lower case, default port); the SRV
-    name itself for ``mongodb+srv://`` (no DNS lookup)."""
-    scheme = (url_scheme(url) or "").lower()
-    if scheme == "mongodb+srv":
-        rest = url[len(scheme) + 3:].split("/", 1)[0].split("?", 1)[0]
-        return [rest.rsplit("@", 1)[-1].lower()]
-    from pymongo.uri_parser import parse_uri
-
-    nodes = parse_uri(url, validate=False, warn=True)["nodelist"]
-    return sorted(f"{host.lower()}:{port}" for host, port in nodes)

@@ -9,13 +9,17 @@ import time
 # typing.TYPE_CHECKING without importing typing.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from typing import TextIO
 
 _EVERY = 0.25  # seconds between redraws
 
 
 class Progress:
-    def __init__(self, err: TextIO, verb: str, total: int, *, enabled: bool | None = None) -> None:
+    def __init__(self, err: TextIO, verb: str, total: int, *, enabled: bool | None = None,
+                 report: Callable[[str, int, int], None] | None = None) -> None:
+        # report: the caller's callback (Environment.on_progress), told every step.
+        self.report = report
         if enabled is None:
             try:
                 enabled = bool(err.isatty())
@@ -28,6 +32,8 @@ class Progress:
         self._width = 0
 
     def step(self, done: int, *, force: bool = False) -> None:
+        if self.report is not None:
+            self.report(self.verb, done, self.total)
         if not self.on:
             return
         now = time.monotonic()
@@ -53,6 +59,7 @@ class Progress:
     def end(self, done: int) -> None:
         """The last state stays on screen, on its own line."""
         if self.on:
+            self.report = None  # the last step was told already
             self.step(done, force=True)
             self.err.write("\n")
             self.err.flush()

@@ -1,4 +1,5 @@
-"""Which threads a command works on: one builder for transcript, thread show/history/diff, erase and migrate.
+"""Which threads a command works on: one resolver for transcript, thread show/history/diff, erase,
+export, prune and migrate, the command line's and the Python API's alike (``choose``).
 
 A ``Selection`` is either explicit keys (``--thread``, ``--tenant --sub-tenant --session``,
 ``--from-file``) or a tenant prefix (``--tenant [--sub-tenant] --all-sessions``, migrate's
@@ -12,23 +13,22 @@ A thread key is an exact string: nothing here trims or folds one.
 
 from __future__ import annotations
 
-from typing import Any
-
 import os
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import TYPE_CHECKING, Any
 
+from symfonic_cli.environment import Environment
 from symfonic_cli.errors import UsageError
 from symfonic_cli.threadkey import derive_key, tenant_prefix
-from symfonic_cli.environment import Environment
 
-# typing.TYPE_CHECKING without importing typing.
-TYPE_CHECKING = False
 if TYPE_CHECKING:
     from symfonic_cli.stores.protocol import Store
 
-# The commands' option rules: one thread (transcript show, thread show/history/diff), erase, migrate.
-ONE, ERASE, MIGRATE = "one", "erase", "migrate"
+# The commands' option rules: one thread (transcript show, thread show/history/diff), erase and
+# export, prune (erase's and --all), migrate.
+ONE, ERASE, PRUNE, MIGRATE = "one", "erase", "prune", "migrate"
 
 
 @dataclass(frozen=True)
@@ -243,3 +243,82 @@ def _read_keys(from_file: str, environment: Environment | None) -> list[str]:
     from symfonic_cli.inputs import read_key_file
 
     return read_key_file(from_file, environment=environment)
+
+
+def choose(
+    command: str,
+    *,
+    opener: Callable[[], Store] | None = None,
+    api: bool = False,
+    environment: Environment | None = None,
+    missing_ok: bool = False,
+    listed_only: bool = False,
+    thread: str | Sequence[str] | None = None,
+    tenant: str | None = None,
+    sub_tenant: str | None = None,
+    session: str | None = None,
+    all_sessions: bool = False,
+    from_file: str | None = None,
+    all_threads: bool = False,
+    inactive_for: str | None = None,
+    inactive_since: str | None = None,
+    batch_size: int | None = None,
+) -> Selection:
+    """The threads a changing command (ERASE: thread erase and export; PRUNE; MIGRATE) or API
+    function works on, every rule in this one place: the options checked (usage errors, exit 2,
+    named as the API's parameters with ``api``), a retention sweep's cut-off fixed once, and one
+    session across sub-tenants or tenants made explicit keys from the store ``opener`` opens
+    read-only (``listed_only``: the threads that have a checkpoint), so the plan lists every match."""
+    if api and from_file == "-":
+        raise UsageError("from_file '-' reads standard input; pass the keys as thread=[...]")
+    others = (tenant, sub_tenant, session, from_file, inactive_for, inactive_since)
+    if command == PRUNE and all_threads:
+        if thread is not None or any(v is not None for v in others) or all_sessions:
+            raise UsageError("all_threads goes alone, without thread/tenant/session/from_file/inactive_*" if api
+                             else "--all goes alone, without --thread/--tenant/--session/--from-file/--inactive-*")
+        chosen = Selection(every_thread=True, receipt={"all": True})
+    elif api and command != MIGRATE and isinstance(thread, (list, tuple)):
+        if any(v is not None for v in others) or all_sessions:
+            raise UsageError("a list of keys goes alone, without tenant/session/from_file")
+        if not thread:
+            raise UsageError("thread=[] names no thread")
+        chosen = key_list(thread)
+    else:
+        chosen = build_selection(
+            ERASE if command == PRUNE else command, threads=thread if thread is None or isinstance(thread, str) else list(thread),
+            tenant=tenant, sub_tenant=sub_tenant, session=session, all_sessions=all_sessions, from_file=from_file,
+            all_threads=all_threads, inactive_for=inactive_for, inactive_since=inactive_since, environment=environment,
+        )
+    if batch_size is not None and command == PRUNE and chosen.keys is not None:
+        raise UsageError("batch_size goes with all_threads, all_sessions or a retention window" if api
+                         else "--batch-size goes with --all, --all-sessions or a retention window")
+    if batch_size is not None and command == ERASE and chosen.window is None:
+        raise UsageError("batch_size goes with a retention sweep (inactive_for/inactive_since)" if api
+                         else "--batch-size goes with a retention sweep (--inactive-for/--inactive-since)")
+    if chosen.session is None:
+        return chosen
+    if opener is None:
+        raise ValueError("a session selection needs the store to read its threads from")
+    return _session_keys(chosen, opener, missing_ok=missing_ok, listed_only=listed_only)
+
+
+def _session_keys(
+    chosen: Selection, opener: Callable[[], Store], *, missing_ok: bool, listed_only: bool,
+) -> Selection:
+    from dataclasses import replace
+
+    from symfonic_cli.errors import NotFoundError
+    from symfonic_cli.render import escape_inline
+
+    assert chosen.session is not None
+    with opener() as st:
+        made = chosen.with_sessions(st, listed_only=listed_only)
+        where = st.location.display
+    if not made.keys and made.tenant is not None:
+        # Nothing under any sub-tenant: the key without one is what is missing (not-found,
+        # suggestions, --missing-ok), as before sessions spanned sub-tenants.
+        return replace(made, keys=(derive_key(made.tenant, None, chosen.session),))
+    if not made.keys and not missing_ok:
+        raise NotFoundError(f"no thread of session '{escape_inline(chosen.session)}' in {escape_inline(where)}",
+                            hint="--missing-ok to accept")
+    return made

@@ -15,6 +15,8 @@ from symfonic_cli.threadkey import parse_key
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Iterable
+
+    from symfonic_cli.model.listing import ThreadSummary
     from symfonic_cli.stores.protocol import Store
 
 LIMIT = 5
@@ -104,3 +106,14 @@ def _nearest(key: str, candidates: Iterable[str], limit: int) -> list[str]:
 
     near = heapq.nsmallest(50, candidates, key=lambda k: (-len(os.path.commonprefix((key, k))), abs(len(k) - len(key)), k))
     return sorted(near, key=lambda k: (-SequenceMatcher(None, key, k).ratio(), k))[: limit + 1]
+
+
+def require_thread(store: Store, key: str) -> ThreadSummary:
+    """The thread's summary, or NotFoundError (exit 3) naming the key and up to five threads it may
+    have meant (near misses first). The CLI escapes the message."""
+    from symfonic_cli.errors import NotFoundError
+
+    summary = store.thread_summary(key)
+    if summary is not None:
+        return summary
+    raise NotFoundError(not_found_message(key, store.location.display, Suggester(store)))

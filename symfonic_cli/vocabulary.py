@@ -25,8 +25,11 @@ def listed(words: tuple) -> str:
     return ", ".join(words)
 
 
-# --format: what every command prints.
+# --format: what every command prints; the commands that print records (RECORD_COMMANDS) take
+# RECORD_FORMATS, CSV too (render/writers.py writes each).
 FORMATS = ("table", "text", "json", "jsonl")
+RECORD_FORMATS = (*FORMATS, "csv")
+RECORD_COMMANDS = (("threads", "list"), ("threads", "search"), ("transcript", "show"), ("thread", "history"), ("store", "usage"))
 # threads list --status (and thread show): a thread's run state.
 STATUSES = ("interrupted", "error", "pending", "done")
 # threads list --sort; the first is the default (newest activity first).
@@ -53,6 +56,15 @@ OPTION_WORDS = {
     "--speaker": SPEAKERS,
     "--color": COLOR_MODES,
 }
+
+
+
+def option_words(path: tuple, option: str) -> tuple:
+    """The words ``option`` of the command at ``path`` (("threads", "list")) takes; () for none."""
+    if option in ("--format", "-f") and tuple(path) in RECORD_COMMANDS:
+        return RECORD_FORMATS
+    return OPTION_WORDS.get(option, ())
+
 
 # What the root's help says of each group and root command, and the group's own help.
 GROUP_HELP = {

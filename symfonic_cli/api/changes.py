@@ -1,87 +1,79 @@
 """The changing operations as functions: ``erase``, ``export``, ``prune``, ``migrate``. Each takes the explicit choices its command asks for and
-returns its result record: the document the command prints with ``-f json``.
+returns its result: for erase, export and prune a ``RunResult`` (erase/result.py: typed, and the
+mapping the command prints with ``-f json``; ``to_json()`` gives that document), for migrate the
+document.
 
 They run the command's own library function (``erase.run``, ``export.run``, ``storage.prune``,
-``migrate.command``)
-on an Environment of their own: nothing is read from or written to the process's streams, and no
-terminal is ever asked. A real erase needs ``yes=True`` (without it: ``NotConfirmedError``, exit 6,
+``migrate.command``) on a library Environment: nothing is read from or written to the process's
+streams, no terminal is ever asked, and the document the command would print is handed back as
+data (``erase/text.Collected``), never printed and parsed. A real erase needs ``yes=True`` (without it: ``NotConfirmedError``, exit 6,
 nothing deleted), as the command without a terminal; so does a real prune. A run that ends in an error raises it (a
 ``SymfonicError`` with the command's exit code) with the record, when one was made, as ``.result``.
 """
 
 from __future__ import annotations
 
-import io
-import json
+from collections.abc import Callable
 from datetime import timedelta
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from symfonic_cli.api.arguments import checked
+from symfonic_cli.erase.result import RunResult  # at run time: annotations are read (api/arguments.py)
 from symfonic_cli.errors import SymfonicError, UsageError
 
-if TYPE_CHECKING:
+# The root options a store takes (as open_store): kinds.CONNECTION_OPTIONS.
+
+
+def _environment() -> Any:
     from symfonic_cli.environment import Environment
+    from symfonic_cli.erase.text import Collected
 
-# The root options a store takes (as open_store).
-_STORE_OPTIONS = ("connect_timeout", "pg_schema", "checkpoint_collection", "writes_collection")
-
-
-def _environment():
-    from symfonic_cli.environment import Environment
-
-    return Environment(stdout=io.StringIO(), stderr=io.StringIO(), stdin=io.StringIO(""), stdin_isatty=False)
+    return Environment.library(Collected())
 
 
 def _location(name: str, value, options: dict[str, Any]):
     import os
 
-    from symfonic_cli.cli.common import DEFAULT_CONNECT_TIMEOUT
+    from symfonic_cli.kinds import CONNECTION_OPTIONS
+    from symfonic_cli.limits import DEFAULT_CONNECT_TIMEOUT
     from symfonic_cli.location import resolve_store
 
     if isinstance(value, os.PathLike):
         value = os.fspath(value)
     if not isinstance(value, str) or not value:
         raise UsageError(f"{name} needs a store: a URL, a file path or a configured name")
-    unknown = sorted(set(options) - set(_STORE_OPTIONS))
+    unknown = sorted(set(options) - set(CONNECTION_OPTIONS))
     if unknown:
-        raise UsageError(f"unknown store option '{unknown[0]}'", hint=f"use any of: {', '.join(_STORE_OPTIONS)}")
+        raise UsageError(f"unknown store option '{unknown[0]}'", hint=f"use any of: {', '.join(CONNECTION_OPTIONS)}")
     loc = resolve_store(value)
     return loc, {"connect_timeout": DEFAULT_CONNECT_TIMEOUT, **loc.options, **options}
 
 
-def _document(env: Environment) -> Any:
-    out = env.stdout
-    assert isinstance(out, io.StringIO)  # the API's own Environment (_environment)
-    text = out.getvalue()
-    return json.loads(text) if text.strip() else None
+def _run(operation: str, env: Any, call: Callable[[], None]) -> Any:
+    """The run's RunResult (erase/result.py: its document, typed); an error that ends the run
+    carries it, when one was made, as ``.result``."""
+    from symfonic_cli.erase.result import result_of
 
-
-def _run(env: Environment, call) -> Any:
     try:
         call()
     except SymfonicError as exc:
-        exc.result = _document(env)  # type: ignore[attr-defined]
+        exc.result = result_of(operation, env.document.value)  # type: ignore[attr-defined]
         raise
-    return _document(env)
+    return result_of(operation, env.document.value)
 
 
-def _selection(env: Environment, thread, given: dict[str, Any]):
-    """Erase and export's selection (selection.py ERASE rules); ``thread`` may be a list of keys."""
-    from symfonic_cli.selection import ERASE, build_selection, key_list
+def _selection(env, command: str, store: Any, options: dict[str, Any], **given: Any) -> Any:
+    """The threads of an erase, export or prune: selection.choose, the command's own resolver, with
+    the store read-only for a session across sub-tenants or tenants."""
+    from symfonic_cli.selection import ERASE, PRUNE, choose
 
-    if given.get("from_file") == "-":
-        raise UsageError("from_file '-' reads standard input; pass the keys as thread=[...]")
-    if isinstance(thread, (list, tuple)):
-        if any(v for v in given.values() if v not in (None, False)):
-            raise UsageError("a list of keys goes alone, without tenant/session/from_file")
-        if not thread:
-            raise UsageError("thread=[] names no thread")
-        return key_list(thread)
-    batch = given.pop("batch_size", None)
-    chosen = build_selection(ERASE, threads=thread, environment=env, **given)
-    if batch is not None and chosen.window is None:
-        raise UsageError("batch_size goes with a retention sweep (inactive_for/inactive_since)")
-    return chosen
+    def opener() -> Any:
+        from symfonic_cli.stores import open_store
+
+        loc, opts = _location(command, store, options)
+        return open_store(loc, writable=False, stderr=env.stderr, **opts)
+
+    return choose(PRUNE if command == "prune" else ERASE, opener=opener, api=True, environment=env, **given)
 
 
 def _check_receipt_names(operator: str | None, ticket: str | None) -> None:
@@ -113,16 +105,17 @@ def erase(
     vacuum: bool = False,
     grace: str | timedelta = "15m",
     **options,
-) -> dict[str, Any]:
-    """``thread erase -f json``: the receipt (or, with ``dry_run``, the plan)."""
+) -> RunResult:
+    """``thread erase -f json``: the receipt (or, with ``dry_run``, the plan), as a RunResult."""
     from symfonic_cli.erase.run import EraseRequest, run
     from symfonic_cli.clock import parse_duration
 
     env = _environment()
-    chosen = _selection(env, thread, dict(
-        tenant=tenant, sub_tenant=sub_tenant, session=session, all_sessions=all_sessions, from_file=from_file,
-        inactive_for=inactive_for, inactive_since=inactive_since, batch_size=batch_size,
-    ))
+    chosen = _selection(
+        env, "erase", store, options, thread=thread, tenant=tenant, sub_tenant=sub_tenant, session=session,
+        all_sessions=all_sessions, from_file=from_file, inactive_for=inactive_for, inactive_since=inactive_since,
+        batch_size=batch_size, missing_ok=missing_ok,
+    )
     _check_receipt_names(operator, ticket)
     loc, opts = _location("erase", store, options)
     request = EraseRequest(
@@ -130,7 +123,7 @@ def erase(
         grace=grace if isinstance(grace, timedelta) else parse_duration(grace, option="grace", bare_unit="m"), receipt_path=receipt, fmt="json",
         operator=operator, ticket=ticket, missing_ok=missing_ok, batch_size=batch_size,
     )
-    return _run(env, lambda: run(request, env))
+    return _run("erase", env, lambda: run(request, env))
 
 
 @checked
@@ -153,7 +146,7 @@ def export(
     current_only: bool = False,
     missing_ok: bool = False,
     **options,
-) -> dict[str, Any]:
+) -> RunResult:
     """``thread export -f json``: the bundle at ``output`` (a directory, .zip or .tar.gz) and its record."""
     import os
 
@@ -164,10 +157,11 @@ def export(
     if not isinstance(output, str) or not output:
         raise UsageError("where to? pass output PATH (a directory, or a .zip / .tar.gz file)")
     env = _environment()
-    chosen = _selection(env, thread, dict(
-        tenant=tenant, sub_tenant=sub_tenant, session=session, all_sessions=all_sessions, from_file=from_file,
-        inactive_for=inactive_for, inactive_since=inactive_since, batch_size=batch_size,
-    ))
+    chosen = _selection(
+        env, "export", store, options, thread=thread, tenant=tenant, sub_tenant=sub_tenant, session=session,
+        all_sessions=all_sessions, from_file=from_file, inactive_for=inactive_for, inactive_since=inactive_since,
+        batch_size=batch_size, missing_ok=missing_ok, listed_only=True,
+    )
     loc, opts = _location("export", store, options)
     request = ExportRequest(
         location=loc, options=opts, selection=chosen.receipt, output=output,
@@ -176,7 +170,7 @@ def export(
         current_only=current_only, missing_ok=missing_ok, fmt="json", window=chosen.window, tenant=chosen.tenant, sub_tenant=chosen.sub_tenant,
         batch_size=batch_size,
     )
-    return _run(env, lambda: run(request, env))
+    return _run("export", env, lambda: run(request, env))
 
 
 @checked
@@ -203,25 +197,19 @@ def prune(
     ticket: str | None = None,
     missing_ok: bool = False,
     **options,
-) -> dict[str, Any]:
+) -> RunResult:
     """``thread prune -f json``: the receipt (or, with ``dry_run``, the plan). ``all_threads`` is
     the command's ``--all``; ``older_than`` also keeps every checkpoint newer than that."""
-    from symfonic_cli.cli.common import MAX_COUNT
+    from symfonic_cli.limits import MAX_COUNT
     from symfonic_cli.clock import parse_duration
-    from symfonic_cli.selection import Selection
     from symfonic_cli.storage.prune import PruneRequest, run
 
     env = _environment()
-    given = dict(tenant=tenant, sub_tenant=sub_tenant, session=session, all_sessions=all_sessions, from_file=from_file,
-                 inactive_for=inactive_for, inactive_since=inactive_since)
-    if all_threads:
-        if thread is not None or any(v not in (None, False) for v in given.values()):
-            raise UsageError("all_threads goes alone, without thread/tenant/session/from_file/inactive_*")
-        chosen = Selection(every_thread=True, receipt={"all": True})
-    else:
-        chosen = _selection(env, thread, given)
-    if batch_size is not None and chosen.keys is not None:
-        raise UsageError("batch_size goes with all_threads, all_sessions or a retention window")
+    chosen = _selection(
+        env, "prune", store, options, thread=thread, tenant=tenant, sub_tenant=sub_tenant, session=session,
+        all_sessions=all_sessions, from_file=from_file, all_threads=all_threads, inactive_for=inactive_for,
+        inactive_since=inactive_since, batch_size=batch_size, missing_ok=missing_ok, listed_only=True,
+    )
     if type(keep) is not int or not 1 <= keep <= MAX_COUNT:
         raise UsageError(f"keep must be a whole number from 1 to {MAX_COUNT}")
     _check_receipt_names(operator, ticket)
@@ -232,7 +220,7 @@ def prune(
         compact=compact, receipt_path=receipt, fmt="json", operator=operator, ticket=ticket, missing_ok=missing_ok,
         batch_size=batch_size,
     )
-    return _run(env, lambda: run(request, env))
+    return _run("prune", env, lambda: run(request, env))
 
 
 @checked
@@ -263,7 +251,7 @@ def migrate(
         raise UsageError("from_file '-' reads standard input; pass the keys as thread=[...]")
     check_request(str(source) if source else None, str(target) if target else None,
                   dry_run=dry_run, verify_only=verify_only, init_target=init_target)
-    from symfonic_cli.cli.common import MAX_JOBS
+    from symfonic_cli.limits import MAX_JOBS
 
     if jobs is not None and not 1 <= jobs <= MAX_JOBS:
         raise UsageError(f"jobs must be 1 to {MAX_JOBS}")

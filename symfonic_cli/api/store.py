@@ -100,7 +100,7 @@ class Store:
         self._store.close()
 
     def _thread(self, key: str) -> None:
-        from symfonic_cli.cli.common import require_thread
+        from symfonic_cli.suggestions import require_thread
 
         if not isinstance(key, str) or not key:
             raise UsageError("a thread key is a non-empty string")
@@ -108,7 +108,7 @@ class Store:
 
     def info(self) -> Record:
         """``store info``."""
-        from symfonic_cli.cli.listing import info_pairs
+        from symfonic_cli.listing import info_pairs
 
         return Record(dict(info_pairs(self._store.info(), json=True)))
 
@@ -130,7 +130,7 @@ class Store:
     ) -> list[Record]:
         """``threads list``: one row per thread (``.key``, ``.tenant``, ..., ``.first_activity`` and
         ``.last_activity`` as datetimes; ``.status``/``.size_bytes`` when asked for)."""
-        from symfonic_cli.cli.listing import thread_records
+        from symfonic_cli.listing import thread_records
 
         if isinstance(status, str):
             status = [status]
@@ -269,7 +269,7 @@ class Store:
     def usage(self, *, top: int = 10, keep: int = 1) -> Record:
         """``store usage``: where the bytes are, the ``top`` largest threads and what a prune with
         ``keep`` would remove (``.reclaimable``, ``.largest_threads``, ...), aggregated in the database."""
-        from symfonic_cli.cli.common import MAX_COUNT
+        from symfonic_cli.limits import MAX_COUNT
         from symfonic_cli.storage.usage import usage_report
 
         for name, value in (("top", top), ("keep", keep)):
@@ -294,7 +294,7 @@ class Store:
     ) -> list[Record]:
         """``threads search``: one row per matching message (``.key .index .role .timestamp`` (an
         aware datetime or None) ``.snippet .message_id .field .checkpoint_id``), in the command's order."""
-        from symfonic_cli.cli.search import JSON_SNIPPET
+        from symfonic_cli.limits import JSON_SNIPPET
         from symfonic_cli.search.run import search
 
         if not isinstance(text, str) or not text:
@@ -319,7 +319,7 @@ def open_store(location, **options) -> Store:
     ``checkpoint_collection``, ``writes_collection``; a config entry's options apply under them."""
     import os
 
-    from symfonic_cli.cli.common import DEFAULT_CONNECT_TIMEOUT
+    from symfonic_cli.limits import DEFAULT_CONNECT_TIMEOUT
     from symfonic_cli.location import resolve_store
     from symfonic_cli.stores import open_store as open_backend
 
@@ -327,7 +327,9 @@ def open_store(location, **options) -> Store:
         location = os.fspath(location)
     if not isinstance(location, str) or not location:
         raise UsageError("open_store needs a store: a URL, a file path or a configured name")
-    known = {"connect_timeout", "pg_schema", "checkpoint_collection", "writes_collection"}
+    from symfonic_cli.kinds import CONNECTION_OPTIONS
+
+    known = set(CONNECTION_OPTIONS)
     unknown = sorted(set(options) - known)
     if unknown:
         raise UsageError(f"unknown store option '{unknown[0]}'", hint=f"use any of: {', '.join(sorted(known))}")

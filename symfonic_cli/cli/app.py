@@ -12,6 +12,7 @@ import sys
 
 from symfonic_cli.cli.common import debug_enabled
 from symfonic_cli.cli.groups import GROUPS
+from symfonic_cli.cli.rootspec import VALUE_OPTIONS as _VALUE_OPTIONS  # to find the command name in argv
 from symfonic_cli.environment import Environment
 from symfonic_cli.errors import (
     EXIT_BROKEN_PIPE,
@@ -25,9 +26,6 @@ from symfonic_cli.errors import (
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import NoReturn
-
-# Root options that take a value (to find the command name in argv).
-_VALUE_OPTIONS = {"--connect-timeout", "--pg-schema", "--checkpoint-collection", "--writes-collection", "--color", "--tz"}
 
 
 def _names_no_command(argv: list[str]) -> bool:

@@ -4,6 +4,8 @@
 from __future__ import annotations
 
 from symfonic_cli.errors import UsageError
+from symfonic_cli.listing import THREAD_COLUMNS
+from symfonic_cli.render.writers import is_data
 
 # typing.TYPE_CHECKING without importing typing (quick commands load this module).
 TYPE_CHECKING = False
@@ -11,7 +13,6 @@ if TYPE_CHECKING:
     from symfonic_cli.stores.protocol import Store
     from typing import Optional
 
-THREAD_COLUMNS = ("key", "tenant", "sub_tenant", "session", "checkpoints", "first_activity", "last_activity")
 # What --columns may name; a table shows TABLE_COLUMNS unless told (tenant, sub-tenant and session
 # repeat the key: JSON, text and --columns carry them), so it fits 80 columns with whole keys.
 COLUMN_NAMES = THREAD_COLUMNS + ("status", "size_bytes", "first_message")
@@ -71,7 +72,7 @@ def _with_first(st: Store, records, columns, out_format: str):
                 text = rows[0].content if rows else None
             except StoreError:
                 text = None  # a thread the transcript cannot read shows none here
-            if text is not None and out_format not in ("json", "jsonl"):
+            if text is not None and not is_data(out_format):
                 text = cut(" ".join(text.split()), FIRST_WIDTH)
             rec["first_message"] = text
         yield {c: rec.get(c) for c in columns}

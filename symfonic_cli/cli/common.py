@@ -8,7 +8,25 @@ from __future__ import annotations
 
 import os
 
-from symfonic_cli.errors import NotFoundError, UsageError
+from symfonic_cli.cli.rootspec import (  # noqa: F401 - the root options' environment variables
+    AES_KEY_FILE_ENV,
+    CONNECT_TIMEOUT_ENV,
+    DEBUG_ENV,
+    ROOT_ENV,
+    TZ_ENV,
+)
+from symfonic_cli.errors import UsageError
+from symfonic_cli.limits import (  # noqa: F401 - the commands' options read them from here
+    DEFAULT_CONNECT_TIMEOUT,
+    MAX_BATCH,
+    MAX_CONNECT_TIMEOUT,
+    MAX_COUNT,
+    MAX_FORMAT_VERSION,
+    MAX_JOBS,
+    MIN_CONNECT_TIMEOUT,
+    connect_timeout_in_range,
+    connect_timeout_range,
+)
 from symfonic_cli.location import resolve_store
 from symfonic_cli.vocabulary import FORMATS, listed
 
@@ -16,53 +34,23 @@ from symfonic_cli.vocabulary import FORMATS, listed
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from symfonic_cli.location import StoreLocation
-    from symfonic_cli.model.listing import ThreadSummary
     from symfonic_cli.environment import Environment
     from typing import Any, Optional
 
     from symfonic_cli.stores.protocol import Store
 
 
-def check_format(fmt: Optional[str], *, env: Environment | None = None) -> str:
-    """``--format`` (one of vocabulary.FORMATS, every command's), else a table on a terminal and
-    text elsewhere (the run's stdout decides)."""
+def check_format(fmt: Optional[str], *, env: Environment | None = None, formats: tuple[str, ...] = FORMATS) -> str:
+    """``--format``: one of ``formats`` (vocabulary.FORMATS, every command's; RECORD_FORMATS for
+    the commands that print records), else a table on a terminal and text elsewhere (the run's
+    stdout decides)."""
     from symfonic_cli.render import default_format
 
-    if fmt is not None and fmt.lower() not in FORMATS:
-        raise UsageError(f"unknown --format '{fmt}'", hint=f"use one of: {listed(FORMATS)}")
+    if fmt is not None and fmt.lower() not in formats:
+        raise UsageError(f"unknown --format '{fmt}'", hint=f"use one of: {listed(formats)}")
     return default_format(fmt.lower() if fmt else None, env or environment())
 
 
-DEBUG_ENV = "SYMFONIC_DEBUG"
-CONNECT_TIMEOUT_ENV = "SYMFONIC_CONNECT_TIMEOUT"
-DEFAULT_CONNECT_TIMEOUT = 10.0
-MIN_CONNECT_TIMEOUT = 0.1
-MAX_CONNECT_TIMEOUT = 3600.0
-# The documented range of every numeric option (README "Numeric options"); out of range, nan,
-# inf and overflow are usage errors naming the range, on both routes.
-MAX_COUNT = 1_000_000_000  # --limit; --index from -MAX_COUNT to MAX_COUNT
-MAX_JOBS = 64
-MAX_BATCH = 100_000  # --batch-size (thread erase/export sweeps), from 1
-MAX_FORMAT_VERSION = 1_000_000
-
-
-def connect_timeout_in_range(value: float) -> bool:
-    """Finite and within the documented range (nan compares false to everything)."""
-    return MIN_CONNECT_TIMEOUT <= value <= MAX_CONNECT_TIMEOUT
-
-
-def connect_timeout_range() -> str:
-    return f"{MIN_CONNECT_TIMEOUT}<=x<={MAX_CONNECT_TIMEOUT}"  # click's own wording for a range
-# The other root options and their environment variables.
-ROOT_ENV = {
-    "pg_schema": "SYMFONIC_PG_SCHEMA",
-    "checkpoint_collection": "SYMFONIC_CHECKPOINT_COLLECTION",
-    "writes_collection": "SYMFONIC_WRITES_COLLECTION",
-}
-# --aes-key-file from the environment (codec/cipher.py: KEY_FILE_ENV).
-AES_KEY_FILE_ENV = "SYMFONIC_AES_KEY_FILE"
-# --tz from the environment, as the other root options.
-TZ_ENV = "SYMFONIC_TZ"
 TZ_HINT = "use UTC, an offset such as +02:00, or an IANA name such as Europe/Berlin"
 
 
@@ -140,17 +128,6 @@ def open_for_reading(store_opt: Optional[str], *, environment: Environment | Non
     location = resolve_store(store_opt)
     env = environment or _this_run()
     return open_store(location, writable=False, stderr=env.stderr, **{**store_options(location, env), **options})
-
-
-def require_thread(store: "Store", key: str) -> ThreadSummary:
-    """The thread's summary, or exit 3 naming the key and up to five threads it may have meant
-    (near misses first, see ``symfonic_cli/suggestions.py``). The CLI escapes the message."""
-    from symfonic_cli.suggestions import Suggester, not_found_message
-
-    summary = store.thread_summary(key)
-    if summary is not None:
-        return summary
-    raise NotFoundError(not_found_message(key, store.location.display, Suggester(store)))
 
 
 def one_thread(thread: list[str] | None, tenant: str | None, sub_tenant: str | None, session: str | None) -> str:

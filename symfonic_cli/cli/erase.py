@@ -59,13 +59,14 @@ def erase(
     A requested key that names no thread is not-found (exit 3, with suggestions).
     """
     thread = with_key(key, thread)
+    from symfonic_cli.erase.confirm import open_terminal
     from symfonic_cli.erase.run import EraseRequest, run
     from symfonic_cli.location import resolve_store
 
     env = environment()
     # A retention sweep's cut-off is fixed in the selection, once; erase re-checks each thread against it.
     chosen = erase_selection(
-        env, threads=thread, tenant=tenant, sub_tenant=sub_tenant, session=session, all_sessions=all_sessions,
+        env, thread=thread, tenant=tenant, sub_tenant=sub_tenant, session=session, all_sessions=all_sessions,
         from_file=from_file, inactive_for=inactive_for, inactive_since=inactive_since, batch_size=batch_size,
         store=store, missing_ok=missing_ok,
     )
@@ -88,6 +89,7 @@ def erase(
         operator=operator,
         ticket=ticket,
         missing_ok=missing_ok,
+        ask=open_terminal,  # the typed confirmation on this terminal
         batch_size=batch_size,
     )
     run(request, env)

@@ -67,7 +67,7 @@ def export(
     env = environment()
     # The same selections as thread erase (selection.py, ERASE rules).
     chosen = erase_selection(
-        env, threads=thread, tenant=tenant, sub_tenant=sub_tenant, session=session, all_sessions=all_sessions,
+        env, thread=thread, tenant=tenant, sub_tenant=sub_tenant, session=session, all_sessions=all_sessions,
         from_file=from_file, inactive_for=inactive_for, inactive_since=inactive_since, batch_size=batch_size,
         store=store, missing_ok=missing_ok, listed_only=True,
     )

@@ -34,6 +34,7 @@ from symfonic_cli.cli.common import (
     set_tz,
 )
 from symfonic_cli.cli.optionspec import QUICK
+from symfonic_cli.cli.rootspec import opts
 
 # typing.TYPE_CHECKING without importing typing (quick commands load this module).
 TYPE_CHECKING = False
@@ -58,7 +59,7 @@ ROUTES: dict[tuple[str, str], dict[str, str]] = _spellings(lambda spec: _kind(sp
 # Root options the quick route also takes after the command name (as rootopts.everywhere gives
 # every typer command): spelling -> parameter name. Their environment variables: ROOT_AFTER_ENV.
 # (--tz's environment variable, SYMFONIC_TZ, is read in run(), as the root reads it.)
-ROOT_AFTER: dict[str, str] = {"--tz": "tz"}
+ROOT_AFTER: dict[str, str] = {o: "tz" for o in opts("tz")}
 # Flags (no value; True when given once), per command: spelling -> parameter name.
 FLAGS: dict[tuple[str, str], dict[str, str]] = _spellings(lambda spec: _kind(spec) == "flag")
 # Options only typer handles: a command line using one of them goes through typer.

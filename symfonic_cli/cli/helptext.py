@@ -7,10 +7,8 @@ from __future__ import annotations
 
 import click
 
-from symfonic_cli.vocabulary import OPTION_WORDS, SHELLS, metavar, one_of
+from symfonic_cli.vocabulary import SHELLS, metavar, one_of, option_words
 
-# Option spelling -> metavar, wherever the option takes a word from a fixed list (vocabulary.py).
-CHOICES = {opt: metavar(words) for opt, words in OPTION_WORDS.items()}
 ARGUMENT_HELP = {
     # Every command of one thread (cli/options.py KeyArg).
     ("*", "key"): "The thread key tenant:sub:session (the same as --thread KEY; give one of them).",
@@ -116,9 +114,10 @@ def describe(root: click.Command) -> None:
                 if text and not getattr(p, "help", None):
                     p.help = text
             elif isinstance(p, click.Option) and p.metavar is None:
-                for opt in p.opts:
-                    if opt in CHOICES:
-                        p.metavar = CHOICES[opt]
+                # [a|b|c] wherever the option takes a word from a fixed list (vocabulary.py).
+                words = next((w for w in (option_words(path, o) for o in p.opts) if w), ())
+                if words:
+                    p.metavar = metavar(words)
         if isinstance(cmd, click.Group):
             for name, sub in cmd.commands.items():
                 visit(sub, (*path, name))

@@ -11,12 +11,14 @@ from symfonic_cli.cli.common import (
     check_format,
     environment,
     open_for_reading,
-    require_thread,
 )
+from symfonic_cli.suggestions import require_thread
+from symfonic_cli.vocabulary import RECORD_FORMATS
 from symfonic_cli.cli.thread import app
 from symfonic_cli.cli.options import (
     KeyArg,
     FormatOpt,
+    RecordFormatOpt,
     SessionOpt,
     StoreOpt,
     SubTenantOpt,
@@ -53,7 +55,7 @@ def history(
     session: SessionOpt = None,
     namespace: NamespaceOpt = None,
     limit: Annotated[Optional[int], typer.Option("--limit", "-n", min=0, help="At most N checkpoints (the newest).")] = None,
-    fmt: FormatOpt = None,
+    fmt: RecordFormatOpt = None,
 ) -> None:
     """Every checkpoint of a thread, newest first: step, source, time, the writes that made it,
     its message count, and marks for a fork (a parent of several checkpoints) and a rewritten
@@ -62,7 +64,7 @@ def history(
     from symfonic_cli.history.history import build_history
 
     env = environment()
-    out_format = check_format(fmt, env=env)
+    out_format = check_format(fmt, env=env, formats=RECORD_FORMATS)
     key = one_thread(thread, tenant, sub_tenant, session)
     with open_for_reading(store, environment=env) as st:
         require_thread(st, key)
@@ -133,7 +135,7 @@ def _writes_cell(groups) -> str:
 def _write_history(entries, out_format: str, key: str, env: Environment) -> None:
     from symfonic_cli import render
 
-    if out_format in ("json", "jsonl"):
+    if render.is_data(out_format):  # JSON, JSONL, CSV: the records as they are
         render.write_records((e.to_json() for e in entries), fmt=out_format, columns=(), environment=env)
         return
     out = env.stdout

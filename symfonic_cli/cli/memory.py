@@ -15,8 +15,8 @@ def show_resume_window(store: str | None, thread: list[str] | None, tenant: str 
         environment,
         one_thread,
         open_for_reading,
-        require_thread,
     )
+    from symfonic_cli.suggestions import require_thread
     from symfonic_cli.memory.resume import DEFAULT_MAX_ENTRIES, read_resume_window
     from symfonic_cli.render import escape_inline
 
@@ -66,8 +66,8 @@ def show_retained(store: str | None, thread: list[str] | None, tenant: str | Non
         environment,
         one_thread,
         open_for_reading,
-        require_thread,
     )
+    from symfonic_cli.suggestions import require_thread
     from symfonic_cli.memory.retained import read_retained
 
     if others:

@@ -1,5 +1,5 @@
 """The typer option types shared by the command groups (``--store`` and ``--format`` built from
-``optionspec.py``, as the quick route's are), and the one selection erase and export share."""
+``optionspec.py``, as the quick route's are), and the one selection erase, export and prune share."""
 
 from __future__ import annotations
 
@@ -55,6 +55,7 @@ TenantOpt = Annotated[Optional[str], typer.Option("--tenant", help="Tenant id (d
 SubTenantOpt = Annotated[Optional[str], typer.Option("--sub-tenant", help="Sub-tenant id ('_' in the key when absent).")]
 SessionOpt = Annotated[Optional[str], typer.Option("--session", help="Session id (derives the key with --tenant).")]
 FormatOpt = typer_option(optionspec.FORMAT)
+RecordFormatOpt = typer_option(optionspec.RECORD_FORMAT)  # the record commands: csv too
 BatchSizeOpt = Annotated[
     Optional[int],
     typer.Option(
@@ -95,35 +96,14 @@ def with_key(key: str | None, thread: list[str] | None) -> list[str] | None:
     return [key]
 
 
-def erase_selection(environment: Environment, *, batch_size: int | None, store: str | None = None, missing_ok: bool = False,
-                    listed_only: bool = False, **given: Any) -> Selection:
-    """The threads thread erase or thread export works on (selection.py, ERASE rules); a retention
-    sweep's cut-off is fixed here, once. --batch-size only goes with a sweep. A session across
-    sub-tenants or tenants is made explicit keys here, from ``store`` opened read-only."""
-    from symfonic_cli.errors import NotFoundError, UsageError
-    from symfonic_cli.selection import ERASE, build_selection
+def erase_selection(
+    environment: Environment, *, store: str | None = None, command: str = "erase", missing_ok: bool = False,
+    listed_only: bool = False, **given: Any,
+) -> Selection:
+    """The threads thread erase, export or prune (``command``) works on: selection.choose, with the
+    store read-only (``--store``) for a session across sub-tenants or tenants."""
+    from symfonic_cli.cli.common import open_for_reading
+    from symfonic_cli.selection import choose
 
-    chosen = build_selection(ERASE, environment=environment, **given)
-    if batch_size is not None and chosen.window is None:
-        raise UsageError("--batch-size goes with a retention sweep (--inactive-for/--inactive-since)")
-    session = chosen.session
-    if session is not None:
-        from symfonic_cli.cli.common import open_for_reading
-        from symfonic_cli.render import escape_inline
-
-        with open_for_reading(store, environment=environment) as st:
-            chosen = chosen.with_sessions(st, listed_only=listed_only)
-            where = st.location.display
-        if not chosen.keys and chosen.tenant is not None:
-            # Nothing under any sub-tenant: the key without one is what is missing (not-found,
-            # suggestions, --missing-ok), as before sessions spanned sub-tenants.
-            from dataclasses import replace
-
-            from symfonic_cli.threadkey import derive_key
-
-            chosen = replace(chosen, keys=(derive_key(chosen.tenant, None, session),))
-        elif not chosen.keys and not missing_ok:
-            raise NotFoundError(f"no thread of session '{escape_inline(session)}' in {escape_inline(where)}",
-                                hint="--missing-ok to accept")
-    return chosen
-
+    return choose(command, opener=lambda: open_for_reading(store, environment=environment), environment=environment,
+                  missing_ok=missing_ok, listed_only=listed_only, **given)

@@ -15,7 +15,7 @@ from __future__ import annotations
 from symfonic_cli.cli.columns import COLUMN_NAMES
 from symfonic_cli.cli.common import MAX_COUNT
 from symfonic_cli.location import STORE_ENV
-from symfonic_cli.vocabulary import DEFAULT_SORT, FORMATS, SORTS, STATUSES, listed, one_of
+from symfonic_cli.vocabulary import DEFAULT_SORT, FORMATS, RECORD_FORMATS, SORTS, STATUSES, listed, one_of
 
 # typing.TYPE_CHECKING without importing typing (the quick route loads this module).
 TYPE_CHECKING = False
@@ -30,6 +30,11 @@ STORE = {
 FORMAT = {
     "opts": ("--format", "-f"),
     "help": f"{one_of(FORMATS)} (default: table on a terminal, text otherwise).",
+}
+# The commands that print records (vocabulary.RECORD_COMMANDS) also write CSV.
+RECORD_FORMAT = {
+    "opts": ("--format", "-f"),
+    "help": f"{one_of(RECORD_FORMATS)} (default: table on a terminal, text otherwise).",
 }
 # The filters threads list and threads search share.
 TENANT = {"opts": ("--tenant",), "help": "Only this tenant's threads."}
@@ -47,7 +52,7 @@ THREADS_LIST = {
     "tenant": TENANT,
     "sub_tenant": SUB_TENANT,
     "limit": {"opts": ("--limit", "-n"), "kind": "count", "help": f"At most N threads (0 to {MAX_COUNT})."},
-    "fmt": FORMAT,
+    "fmt": RECORD_FORMAT,
     "status": {
         "opts": ("--status",), "kind": "multi",
         "help": f"Only threads in this run state: {listed(STATUSES)} (repeatable, or a comma list).",

@@ -24,6 +24,7 @@ from symfonic_cli.cli.options import (
     TenantOpt,
     ThreadsOpt,
     with_key,
+    erase_selection,
 )
 from symfonic_cli.errors import UsageError
 
@@ -60,23 +61,18 @@ def prune(
     terminal --yes is required (else exit 6, nothing deleted). One transaction per thread, verified.
     """
     thread = with_key(key, thread)
+    from symfonic_cli.erase.confirm import open_terminal
     from symfonic_cli.location import resolve_store
     from symfonic_cli.retention.window import parse_age
-    from symfonic_cli.selection import Selection
+    from symfonic_cli.selection import PRUNE
     from symfonic_cli.storage.prune import PruneRequest, run
 
     env = environment()
-    if all_threads:
-        if any(v is not None for v in (thread, tenant, sub_tenant, session, from_file, inactive_for, inactive_since)) or all_sessions:
-            raise UsageError("--all goes alone, without --thread/--tenant/--session/--from-file/--inactive-*")
-        chosen = Selection(every_thread=True, receipt={"all": True})
-    else:
-        from symfonic_cli.selection import ERASE, build_selection
-
-        chosen = build_selection(ERASE, environment=env, threads=thread, tenant=tenant, sub_tenant=sub_tenant, session=session,
-                                 all_sessions=all_sessions, from_file=from_file, inactive_for=inactive_for, inactive_since=inactive_since)
-    if batch_size is not None and chosen.keys is not None:
-        raise UsageError("--batch-size goes with --all, --all-sessions or a retention window")
+    chosen = erase_selection(
+        env, command=PRUNE, thread=thread, tenant=tenant, sub_tenant=sub_tenant, session=session, all_sessions=all_sessions,
+        from_file=from_file, all_threads=all_threads, inactive_for=inactive_for, inactive_since=inactive_since,
+        batch_size=batch_size, store=store, missing_ok=missing_ok, listed_only=True,
+    )
     if operator is not None and not operator.strip():
         raise UsageError("--operator is empty")
     if ticket is not None and not ticket:
@@ -89,4 +85,5 @@ def prune(
         options={k: v for k, v in store_options(location, env).items() if k != "erase_extra"},
         selection=chosen, keep=keep, older_than=age, dry_run=dry_run, yes=yes, compact=compact,
         receipt_path=receipt, fmt=out_format, operator=operator, ticket=ticket, missing_ok=missing_ok, batch_size=batch_size,
+        ask=open_terminal,  # the typed confirmation on this terminal
     ), env)

@@ -7,7 +7,8 @@ from typing import Optional
 import typer
 
 from symfonic_cli.cli.groups import GROUP_EXTENSIONS, GROUPS
-from symfonic_cli.vocabulary import COLOR_MODES, one_of
+from symfonic_cli.cli.rootspec import help_of, opts
+from symfonic_cli.vocabulary import COLOR_MODES
 from symfonic_cli.cli.common import (
     AES_KEY_FILE_ENV,
     CONNECT_TIMEOUT_ENV,
@@ -53,48 +54,26 @@ def _version(value: bool) -> None:
 
 
 def _root(
-    debug: bool = typer.Option(False, "--debug", help="Show tracebacks for errors.", envvar=DEBUG_ENV),
-    version: bool = typer.Option(
-        False, "--version", "-V", callback=_version, is_eager=True,
-        help="Print the version of symfonic and of the LangGraph packages it runs with.",
-    ),
+    debug: bool = typer.Option(False, *opts("debug"), help=help_of("debug"), envvar=DEBUG_ENV),
+    version: bool = typer.Option(False, *opts("version"), callback=_version, is_eager=True, help=help_of("version")),
     connect_timeout: float = typer.Option(
-        DEFAULT_CONNECT_TIMEOUT,
-        "--connect-timeout",
-        min=MIN_CONNECT_TIMEOUT,
-        max=MAX_CONNECT_TIMEOUT,
-        envvar=CONNECT_TIMEOUT_ENV,
-        callback=_check_timeout,
-        help="Seconds to wait for a database server (0.1 to 3600).",
+        DEFAULT_CONNECT_TIMEOUT, *opts("connect_timeout"), min=MIN_CONNECT_TIMEOUT, max=MAX_CONNECT_TIMEOUT,
+        envvar=CONNECT_TIMEOUT_ENV, callback=_check_timeout, help=help_of("connect_timeout"),
     ),
-    pg_schema: Optional[str] = typer.Option(
-        None, "--pg-schema", envvar=ROOT_ENV["pg_schema"], help="PostgreSQL schema holding the checkpoint tables."
-    ),
+    pg_schema: Optional[str] = typer.Option(None, *opts("pg_schema"), envvar=ROOT_ENV["pg_schema"], help=help_of("pg_schema")),
     checkpoint_collection: Optional[str] = typer.Option(
-        None, "--checkpoint-collection", envvar=ROOT_ENV["checkpoint_collection"], help="MongoDB checkpoints collection."
+        None, *opts("checkpoint_collection"), envvar=ROOT_ENV["checkpoint_collection"], help=help_of("checkpoint_collection")
     ),
     writes_collection: Optional[str] = typer.Option(
-        None, "--writes-collection", envvar=ROOT_ENV["writes_collection"], help="MongoDB pending-writes collection."
+        None, *opts("writes_collection"), envvar=ROOT_ENV["writes_collection"], help=help_of("writes_collection")
     ),
-    color: str = typer.Option(
-        COLOR_MODES[0], "--color", callback=_check_color,  # its [a|b|c]: helptext.describe
-        help=f"Styles in tables: {COLOR_MODES[0]} (on a terminal, unless NO_COLOR is set or TERM=dumb), {one_of(COLOR_MODES[1:])}.",
-    ),
-    no_pager: bool = typer.Option(False, "--no-pager", help="Print straight to the terminal, however tall the output."),
+    color: str = typer.Option(COLOR_MODES[0], *opts("color"), callback=_check_color, help=help_of("color")),  # [a|b|c]: helptext
+    no_pager: bool = typer.Option(False, *opts("no_pager"), help=help_of("no_pager")),
+    absolute_time: bool = typer.Option(False, *opts("absolute_time"), help=help_of("absolute_time")),
     aes_key_file: Optional[str] = typer.Option(
-        None, "--aes-key-file", envvar=AES_KEY_FILE_ENV, metavar="PATH",
-        help="A file holding the raw AES key of a store written with LangGraph's EncryptedSerializer "
-        "(else LANGGRAPH_AES_KEY is used). It must not be readable by group or others.",
+        None, *opts("aes_key_file"), envvar=AES_KEY_FILE_ENV, metavar="PATH", help=help_of("aes_key_file"),
     ),
-    absolute_time: bool = typer.Option(
-        False, "--absolute-time", help="Tables show times as ISO 8601 instants (in --tz), not as ages (45s, 3h, 12d). Text and JSON always do.",
-    ),
-    tz: Optional[str] = typer.Option(
-        None, "--tz", envvar=TZ_ENV, callback=_check_tz, metavar="ZONE",
-        help="Time zone of the times shown in table and text output and of times typed without an offset "
-        "(--since, --until, --inactive-since): UTC (default), +02:00 or an IANA name such as Europe/Berlin. "
-        "JSON and JSONL stay UTC.",
-    ),
+    tz: Optional[str] = typer.Option(None, *opts("tz"), envvar=TZ_ENV, callback=_check_tz, metavar="ZONE", help=help_of("tz")),
 ) -> None:
     """Connection options go before the command: symfonic --connect-timeout 5 threads list ..."""
     environment().pager = not no_pager

@@ -15,6 +15,7 @@ import click
 from click.core import ParameterSource
 
 from symfonic_cli.cli.common import environment
+from symfonic_cli.cli.rootspec import STORE_ONLY
 
 # typing.TYPE_CHECKING without importing typing.
 TYPE_CHECKING = False
@@ -64,7 +65,7 @@ def _late_copy(param: click.Option) -> click.Option:
 
 
 # Root options about reaching a store: not given to the commands that open none.
-_STORE_ONLY = {"connect_timeout", "pg_schema", "checkpoint_collection", "writes_collection"}
+_STORE_ONLY = STORE_ONLY
 _NO_STORE = {"demo", "completion"}
 
 

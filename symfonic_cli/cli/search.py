@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from symfonic_cli.cli.common import check_format, environment as run_environment, open_for_reading
 from symfonic_cli.errors import UsageError
+from symfonic_cli.limits import JSON_SNIPPET
+from symfonic_cli.vocabulary import RECORD_FORMATS
 
 # typing.TYPE_CHECKING without importing typing (TAB completion loads the cli modules).
 TYPE_CHECKING = False
@@ -13,7 +15,6 @@ if TYPE_CHECKING:
 
 COLUMNS = ("key", "index", "role", "timestamp", "snippet")
 HEADERS = ("key", "#", "role", "timestamp", "snippet")
-JSON_SNIPPET = 100  # cells of a snippet in JSON, JSONL and text (no terminal to fit)
 
 
 def threads_search(
@@ -25,7 +26,7 @@ def threads_search(
     from symfonic_cli.search.run import search
 
     env = environment or run_environment()
-    out_format = check_format(fmt, env=env)
+    out_format = check_format(fmt, env=env, formats=RECORD_FORMATS)
     if session is not None and not session:
         raise UsageError("--session is empty")
     window = None
@@ -38,7 +39,7 @@ def threads_search(
     with open_for_reading(store, environment=env) as st:
         hits = search(st, text, case_sensitive=case_sensitive, tools=tools, tenant=tenant, sub_tenant=sub_tenant,
                       session=session, window=window, limit=limit, skipped=skipped)
-        if out_format in ("json", "jsonl", "text"):
+        if out_format != "table":  # every format but the table writes the records as they are
             n = render.write_records((h.to_json(JSON_SNIPPET) for h in hits), fmt=out_format, columns=COLUMNS,
                                      stream=env.stdout, environment=env)
         else:

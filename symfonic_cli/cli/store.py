@@ -8,8 +8,8 @@ import typer
 
 from symfonic_cli.cli import listing
 from symfonic_cli.cli.common import MAX_COUNT
-from symfonic_cli.cli.options import FormatOpt, StoreOpt
-from symfonic_cli.vocabulary import GROUP_HELP
+from symfonic_cli.cli.options import FormatOpt, RecordFormatOpt, StoreOpt
+from symfonic_cli.vocabulary import GROUP_HELP, RECORD_FORMATS
 
 
 def register(root: typer.Typer) -> None:
@@ -52,7 +52,7 @@ def usage(
     store: StoreOpt = None,
     top: Annotated[int, typer.Option("--top", "-n", min=1, max=MAX_COUNT, help="How many of the largest threads to list.")] = 10,
     keep: KeepOpt = 1,
-    fmt: FormatOpt = None,
+    fmt: RecordFormatOpt = None,
 ) -> None:
     """Where the bytes are (file, tables or collections; checkpoints, writes, blobs; bytes per channel),
     the largest threads, and what thread prune --keep N would remove. Read-only, aggregated in the database."""
@@ -60,7 +60,7 @@ def usage(
     from symfonic_cli.storage.usage import usage_report, write_report
 
     env = environment()
-    out_format = check_format(fmt, env=env)
+    out_format = check_format(fmt, env=env, formats=RECORD_FORMATS)
     with open_for_reading(store, environment=env) as st:
         report = usage_report(st, top=top, keep=keep)
     write_report(report, out_format, env.stdout, environment=env)

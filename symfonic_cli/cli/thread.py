@@ -13,8 +13,8 @@ from symfonic_cli.cli.common import (
     check_format,
     environment,
     open_for_reading,
-    require_thread,
 )
+from symfonic_cli.suggestions import require_thread
 from symfonic_cli.cli.options import (
     KeyArg,
     FormatOpt,

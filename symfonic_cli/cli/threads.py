@@ -8,7 +8,7 @@ import typer
 
 from symfonic_cli.cli import listing, optionspec
 from symfonic_cli.cli.common import MAX_COUNT
-from symfonic_cli.cli.options import FormatOpt, StoreOpt, typer_options
+from symfonic_cli.cli.options import RecordFormatOpt, StoreOpt, typer_options
 from symfonic_cli.vocabulary import GROUP_HELP
 
 
@@ -67,7 +67,7 @@ def search_threads(
     inactive_since: Annotated[Optional[str], SEARCH["inactive_since"]] = None,
     active_within: Annotated[Optional[str], SEARCH["active_within"]] = None,
     limit: Annotated[Optional[int], typer.Option("--limit", "-n", min=0, max=MAX_COUNT, help="At most N threads, newest activity first (0 to 1000000000).")] = None,
-    fmt: FormatOpt = None,
+    fmt: RecordFormatOpt = None,
 ) -> None:
     """The messages holding TEXT: one row per message (key, index as transcript show counts, role, timestamp, snippet)."""
     from symfonic_cli.cli.common import environment

@@ -11,11 +11,12 @@ from symfonic_cli.cli.common import (
     check_format,
     environment,
     open_for_reading,
-    require_thread,
 )
+from symfonic_cli.suggestions import require_thread
+from symfonic_cli.vocabulary import RECORD_FORMATS
 from symfonic_cli.cli.options import (
     KeyArg,
-    FormatOpt,
+    RecordFormatOpt,
     SessionOpt,
     StoreOpt,
     SubTenantOpt,
@@ -60,7 +61,7 @@ def show(
     around: Annotated[Optional[int], typer.Option("--around", min=-MAX_COUNT, max=MAX_COUNT, help="Row I of the view with --context rows either side (a threads search hit's index; negative counts from the end).")] = None,
     context: Annotated[int, typer.Option("--context", "-C", min=0, max=MAX_COUNT, help="Rows either side of --around (default 3).")] = 3,
     checkpoint: Annotated[Optional[str], typer.Option("--checkpoint", help="Show the transcript as of this root-namespace checkpoint id.")] = None,
-    fmt: FormatOpt = None,
+    fmt: RecordFormatOpt = None,
     tools: Annotated[bool, typer.Option("--tools", help="Show tool calls (name, call id, arguments) and which tool answered.")] = False,
     resume_window: Annotated[bool, typer.Option("--resume-window", help="Only the turns symfonic-core's restart-resume recalls: the rows it replays into a fresh working memory (speaker, turn id, content).")] = False,
     max_entries: Annotated[Optional[int], typer.Option("--max-entries", min=0, max=MAX_COUNT, help="With --resume-window: the working memory's size (symfonic-core's max_entries; default 10).")] = None,
@@ -100,7 +101,7 @@ def show(
     zone = env.zone()  # --tz, a root option
     lo = _bound("--since", since, zone, until=False)
     hi = _bound("--until", until, zone, until=True)
-    out_format = check_format(fmt, env=env)
+    out_format = check_format(fmt, env=env, formats=RECORD_FORMATS)
     key = one_thread(thread, tenant, sub_tenant, session)
 
     from symfonic_cli.render import is_terminal
@@ -200,7 +201,7 @@ def _write(rows, out_format: str, key: str, tools: bool = False, *, truncate: Op
     from symfonic_cli import render
 
     out = env.stdout
-    if out_format in ("json", "jsonl"):
+    if render.is_data(out_format):  # JSON, JSONL, CSV: the records as they are
         note = {"not_read_by_application": unread} if unread else {}
         render.write_records(({**r.to_json(tools), **note} for r in rows), fmt=out_format, columns=(), environment=env)
         return

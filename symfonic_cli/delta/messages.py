@@ -260,7 +260,7 @@ class ThreadMessages:
         order, whose rebuilt messages hold the id; one without a usable ts is skipped), in one
         walk of the tree: each id is looked at where it joins a checkpoint's list, not again in
         every later checkpoint that still holds it."""
-        from symfonic_cli.transcript.rows import parse_checkpoint_ts
+        from symfonic_cli.clock import parse_checkpoint_ts
 
         position = {w: i for i, w in enumerate(self.order)}  # larger: older
         parsed = {w: parse_checkpoint_ts(self.ts.get(w)) for w in self.order}

@@ -1,6 +1,9 @@
 """The typed confirmation of a store-changing run (erase requests, sweeps, prune).
 
 API:
+- The caller supplies how a run asks (a request's ``ask``): ``open_terminal`` for the command line,
+  ``no_terminal`` (the default: a library never opens a terminal; ``yes=True`` is the way) for the
+  Python API; a dialog would give its own ``Terminal``.
 - ``open_terminal(env, from_stdin=...)``: where the plan and the prompt are shown and the answer
   is read, a ``Terminal`` (``.writer``, ``.reader``, ``.close()``), or None when there is none:
   standard input and stderr on a terminal; ``/dev/tty`` when standard input held the keys.
@@ -35,6 +38,11 @@ class Terminal:
     def close(self) -> None:
         for stream in self.owned or ():
             stream.close()
+
+
+def no_terminal(env: Environment, *, from_stdin: bool = False) -> Terminal | None:
+    """No one to ask: a run that needs a confirmation stops (NotConfirmedError, exit 6)."""
+    return None
 
 
 def open_terminal(env: Environment, *, from_stdin: bool = False) -> Terminal | None:

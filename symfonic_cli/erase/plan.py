@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
+from symfonic_cli.kinds import KINDS
 from symfonic_cli.errors import UsageError
 from symfonic_cli.model.erase import (
     ERASE_IDENTIFIER,
@@ -27,20 +28,8 @@ NOT_ERASED = (
     "Not erased: facts the agent extracted into its semantic, episodic or graph memory live "
     "elsewhere and need the tenant privacy erasure; backups and replicas keep copies until they rotate."
 )
-RESIDUAL = {
-    "sqlite": (
-        "Deleted with secure_delete on and the write-ahead log truncated: no erased text remains in the "
-        "database file or its -wal. Backups and copies of the file keep it until they rotate."
-    ),
-    "postgres": (
-        "Deleted rows remain as dead tuples until VACUUM (run with --vacuum), and in the WAL, replicas "
-        "and backups until they are recycled or rotate."
-    ),
-    "mongodb": (
-        "Deleted documents may remain in the storage engine's free space, the oplog, replicas and "
-        "backups until they are compacted, rolled over or rotate."
-    ),
-}
+# What an erase leaves behind, per kind (kinds.py).
+RESIDUAL = {name: kind.erase_residual for name, kind in KINDS.items()}
 
 ERASED, NOTHING, FAILED = "erased", "nothing-to-erase", "failed"
 # A requested key with no row anywhere in the cascade; or one a --receipt file records as erased
@@ -241,7 +230,7 @@ def thread_entry(o: ThreadOutcome, kind: str, grace: timedelta) -> dict[str, Any
         else {"checked": True, "rows_remaining": sum(o.remaining.values()), "ok": not sum(o.remaining.values())}
     )
     if o.status not in (NOT_ATTEMPTED, SKIPPED_ACTIVE):
-        entry["residual_copies"] = RESIDUAL.get(kind, RESIDUAL["sqlite"])
+        entry["residual_copies"] = RESIDUAL[kind]
     if o.reason:
         entry["reason"] = o.reason
     if o.recent and o.status not in (NOTHING, NOT_ATTEMPTED, SKIPPED_ACTIVE):
@@ -252,7 +241,7 @@ def thread_entry(o: ThreadOutcome, kind: str, grace: timedelta) -> dict[str, Any
 def receipt_header(*, receipt_id: str, now: datetime, version: str, store: str, kind: str, operator: str, ticket: str | None,
                    selection: dict[str, Any], vacuum: bool, identity: dict[str, Any] | None = None) -> dict[str, Any]:
     """Who, when, where and what was asked: the start of the receipt and of each receipt-file line.
-    ``identity`` (location.store_identity) names the tables: what "the same store" means."""
+    ``identity`` (the store's ``store_identity()``) names the tables: what "the same store" means."""
     return {
         "receipt_id": receipt_id,
         "time": _iso(now),

@@ -29,9 +29,9 @@ from symfonic_cli.environment import Environment
 from symfonic_cli.erase import plan as ep
 from symfonic_cli.erase.receipt_file import ReceiptFile, ReceiptWriteError
 from symfonic_cli.erase.steps import Stopped
-from symfonic_cli.erase.text import JsonStream, thread_line, width_of
+from symfonic_cli.erase.text import document_stream, thread_line, width_of
 from symfonic_cli.errors import EXIT_STORE, ReceiptError
-from symfonic_cli.location import StoreLocation, store_identity
+from symfonic_cli.location import StoreLocation
 
 # typing.TYPE_CHECKING without importing typing.
 TYPE_CHECKING = False
@@ -53,7 +53,7 @@ def default_operator() -> str:
 
 def store_name(location: StoreLocation) -> str:
     """The store as the receipt names it: an absolute path for a file, else the masked URL."""
-    if location.kind == "sqlite" and location.path:
+    if location.path:  # a file store: its absolute path
         return os.path.abspath(location.path)
     return location.display
 
@@ -61,11 +61,11 @@ def store_name(location: StoreLocation) -> str:
 def new_header(location: StoreLocation, store: Store, now: datetime, *, operator: str | None, ticket: str | None,
                selection: dict[str, Any], vacuum: bool = False) -> dict[str, Any]:
     """A new run's receipt head (plan.receipt_header): a fresh receipt id, this version, the
-    store's name and identity (location.store_identity, of the opened ``store``)."""
+    store's name and identity (the opened ``store``'s ``store_identity()``)."""
     return ep.receipt_header(
         receipt_id=str(uuid.uuid4()), now=now, version=__version__, store=store_name(location), kind=location.kind,
         operator=operator or default_operator(), ticket=ticket, selection=selection, vacuum=vacuum,
-        identity=store_identity(location, store),
+        identity=store.store_identity(),
     )
 
 
@@ -94,8 +94,8 @@ class RunRecord:
         self.human = fmt not in ("json", "jsonl")
         self.lines = env.stdout if self.human else env.stderr  # a line per thread for a reader
         self.width = width_of(self.lines)
-        self.stream = JsonStream(env.stdout, fmt) if stream and not self.human else None
-        self.progress = Progress(env.stderr, self.verb, total, enabled=progress)
+        self.stream = document_stream(env, fmt) if stream and not self.human else None
+        self.progress = Progress(env.stderr, self.verb, total, enabled=progress, report=env.on_progress)
         self.done = 0
         self._ended: str | None = None
         self.file_ok = True  # False once a line could not be written: nothing more goes to the file

@@ -10,6 +10,7 @@ confirmation each thread is erased in its own transaction and recorded before th
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from typing import Any
@@ -17,7 +18,7 @@ from typing import Any
 from symfonic_cli.environment import Environment
 from symfonic_cli.erase import plan as ep
 from symfonic_cli.erase import text
-from symfonic_cli.erase.confirm import confirm_plans, open_terminal
+from symfonic_cli.erase.confirm import Terminal, confirm_plans, no_terminal
 from symfonic_cli.erase.faults import Faults
 from symfonic_cli.erase.records import Recorder, default_operator, new_header, open_receipt, store_name
 from symfonic_cli.erase.steps import Stopped, erase_step, finish, run_threads
@@ -28,7 +29,7 @@ from symfonic_cli.errors import (
     NotFoundError,
     StoppedError,
 )
-from symfonic_cli.location import StoreLocation, store_identity
+from symfonic_cli.location import StoreLocation
 from symfonic_cli.selection import Selection
 
 # typing.TYPE_CHECKING without importing typing.
@@ -54,6 +55,8 @@ class EraseRequest:
     ticket: str | None = None
     missing_ok: bool = False
     batch_size: int | None = None  # a retention sweep's page size (erase/sweep.py); None: its default
+    # How the run asks for its typed confirmation (erase/confirm.py): the caller's; by default no one.
+    ask: Callable[..., Terminal | None] = no_terminal
 
 
 def run(req: EraseRequest, environment: Environment | None = None) -> None:
@@ -84,14 +87,14 @@ def run(req: EraseRequest, environment: Environment | None = None) -> None:
             sel = req.selection
             keys = list(sel.keys) if sel.keys is not None else store.thread_keys_with_prefix(sel.prefix or "")
             plans = store.erase_plans(keys, extra)
-            identity = store_identity(req.location, store)
+            identity = store.store_identity()
             suggester, misses = _misses(store, plans, req, receipt_file, identity)
             missing = sum(1 for m in misses.values() if m.status == ep.NOT_FOUND)
             if missing and (req.missing_ok or missing > 1):  # one alone: the closing error says it
                 text.suggestion_lines(env.stderr, misses)
             needs_confirm = not req.dry_run and not req.yes and bool(ep.to_erase(plans))
             if needs_confirm:
-                terminal = open_terminal(env, from_stdin=sel.from_stdin)
+                terminal = req.ask(env, from_stdin=sel.from_stdin)
             # What is about to be deleted goes where the operator looks: the terminal when asked
             # to confirm there (stdout may be a file), else stdout for a reader.
             plan_out = terminal.writer if terminal is not None else (out if human else None)
@@ -102,7 +105,7 @@ def run(req: EraseRequest, environment: Environment | None = None) -> None:
                 if human:
                     out.write("dry run: nothing deleted\n")
                 else:
-                    text.write_json(out, req.fmt, text.plan_document(
+                    text.write_document(env, req.fmt, text.plan_document(
                         store_name=name, kind=req.location.kind, selection=sel.receipt, plans=plans,
                         misses=misses, now=now, grace=req.grace))
                 out.flush()
@@ -139,7 +142,7 @@ def run(req: EraseRequest, environment: Environment | None = None) -> None:
         if human:
             text.print_receipt(out, receipt, ep.summary_line(receipt), recorder.kept_at(stop))
         else:
-            text.write_json(out, req.fmt, receipt)
+            text.write_document(env, req.fmt, receipt)
         out.flush()
     finally:
         if receipt_file is not None:

@@ -21,7 +21,7 @@ from typing import Any
 from symfonic_cli.environment import Environment
 from symfonic_cli.erase import plan as ep
 from symfonic_cli.erase import text
-from symfonic_cli.erase.confirm import confirm_count, open_terminal
+from symfonic_cli.erase.confirm import confirm_count
 from symfonic_cli.erase.faults import Faults
 from symfonic_cli.erase.records import Recorder, new_header, open_receipt, store_name
 from symfonic_cli.erase.steps import DEFAULT_BATCH, erase_step, finish, run_threads
@@ -63,7 +63,7 @@ def run_sweep(req, env: Environment) -> None:
                 return
             needs_confirm = not req.yes and total > 0
             if needs_confirm:
-                terminal = open_terminal(env, from_stdin=sel.from_stdin)
+                terminal = req.ask(env, from_stdin=sel.from_stdin)
             # The first batch is selected and planned before the confirmation: a thread of it that
             # an agent writes while the operator reads is then reported skipped-active.
             first = store.erase_plans(store.window_keys(**window, limit=min(batch, total)), extra) if total else []
@@ -157,7 +157,7 @@ def _dry_run(store: Store, req, env: Environment, window, total, batch, name, ex
     """The plan of every idle thread, streamed page by page; nothing deleted."""
     out = env.stdout
     human = req.fmt not in ("json", "jsonl")
-    stream = text.JsonStream(out, req.fmt, record="plan")
+    stream = text.document_stream(env, req.fmt, record="plan")
     if human:
         text.sweep_dry_run_head(out, name, req.selection.receipt.get("cut_off"), total, batch, env, undatable)
     else:

@@ -14,7 +14,9 @@ ids, times and counts whole, text between words); off one, each stays one line. 
 - ``write_json(out, fmt, doc)``: one document, indented for ``json``, one line for ``jsonl``;
 - ``print_receipt(out, receipt, line, kept_at)``: a reader's end: the summary and the receipt
   file's path, or the whole receipt when no file holds it;
-- ``JsonStream``: a document whose ``threads`` array is written element by element (or JSONL records).
+- ``JsonStream``: a document whose ``threads`` array is written element by element (or JSONL records);
+  ``Collected``: the same calls keeping the document as data (the Python API); ``document_stream(env,
+  fmt)`` gives the run's (``write_document(env, fmt, doc)`` for a whole one).
 """
 
 from __future__ import annotations
@@ -48,6 +50,19 @@ def write_json(out: TextIO, fmt: str, doc: dict) -> None:
     from symfonic_cli.render import json_dumps
 
     out.write(json_dumps(doc, indent=2 if fmt == "json" else None) + "\n")
+
+
+def write_document(env: Environment, fmt: str, doc: dict[str, Any]) -> None:
+    """A run's whole document: printed, or handed to the caller's ``Collected``."""
+    document_stream(env, fmt).whole(doc)
+
+
+def document_stream(env: Environment, fmt: str, record: str = "thread") -> JsonStream | Collected:
+    """Where a run's ``-f json``/``jsonl`` document goes: stdout, or the caller's ``Collected``."""
+    if env.document is not None:
+        assert isinstance(env.document, Collected)
+        return env.document
+    return JsonStream(env.stdout, fmt, record)
 
 
 def _fit(pieces, width: int | None, indent: str = "", hang: str = "    ") -> str:
@@ -294,6 +309,11 @@ class JsonStream:
             self.out.write(("," if self.n else "") + "\n    " + text)
         self.n += 1
 
+    def whole(self, doc: dict[str, Any]) -> None:
+        """A document made at once (not streamed)."""
+        write_json(self.out, self.fmt, doc)
+        self.out.flush()
+
     def end(self, tail: dict[str, Any], line_head: dict[str, Any] | None = None) -> None:
         """``line_head``: fields of the ``end`` line (jsonl) over the head's (its end time)."""
         from symfonic_cli.render import json_dumps
@@ -306,6 +326,38 @@ class JsonStream:
         else:
             self.out.write(("\n  ]" if self.n else "]") + "".join(",\n" + _member(k, v) for k, v in tail.items()) + "\n}\n")
         self.out.flush()
+
+
+class Collected:
+    """A JsonStream's calls, keeping the document ``-f json`` prints as data (``value``, equal to
+    that JSON parsed): what the Python API returns, with no text made or parsed."""
+
+    def __init__(self) -> None:
+        self.value: dict[str, Any] | None = None
+        self.head: dict[str, Any] = {}
+        self.items: list[Any] = []
+        self.open = False
+
+    def begin(self, head: dict[str, Any]) -> None:
+        self.head, self.items, self.open = head, [], True
+
+    def item(self, entry: dict[str, Any], line_head: dict[str, Any] | None = None) -> None:
+        from symfonic_cli.render import json_value
+
+        self.items.append(json_value(entry))
+
+    def end(self, tail: dict[str, Any], line_head: dict[str, Any] | None = None) -> None:
+        from symfonic_cli.render import json_value
+
+        if not self.open:
+            return
+        self.open = False
+        self.value = {**json_value(self.head), "threads": self.items, **json_value(tail)}
+
+    def whole(self, doc: dict[str, Any]) -> None:
+        from symfonic_cli.render import json_value
+
+        self.value = json_value(doc)
 
 
 def _member(name: str, value: Any) -> str:

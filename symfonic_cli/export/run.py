@@ -87,7 +87,6 @@ def run(req: ExportRequest, environment: Environment | None = None) -> None:
     from symfonic_cli.export.bundle import MANIFEST, Bundle, check_target, output_error, partial_leftovers, remove_leftover
     from symfonic_cli.export.names import UniqueNames
     from symfonic_cli.render import escape_inline as esc
-    from symfonic_cli.render import json_dumps
     from symfonic_cli.stores import open_store
     from symfonic_cli.suggestions import Suggester, not_found_message
     from symfonic_cli.transcript.read import read_transcript
@@ -146,7 +145,7 @@ def run(req: ExportRequest, environment: Environment | None = None) -> None:
         entries = _Entries()
         try:
             names = UniqueNames()
-            progress = Progress(err, "exported", len(found))
+            progress = Progress(err, "exported", len(found), report=env.on_progress)
             for n, (key, summary) in enumerate(found, start=1):
                 result = read_transcript(store, key, tools=req.tools)
                 for warning in result.warnings:
@@ -202,7 +201,9 @@ def run(req: ExportRequest, environment: Environment | None = None) -> None:
         store.close()
     if req.fmt in ("json", "jsonl"):
         doc = {"output": req.output, "format": kind, "threads": len(entries), "not_found": missing}
-        out.write(json_dumps(doc, indent=2 if req.fmt == "json" else None) + "\n")
+        from symfonic_cli.erase.text import write_document
+
+        write_document(env, req.fmt, doc)
     else:
         from symfonic_cli.render.fit import Whole, fit, width_of
 

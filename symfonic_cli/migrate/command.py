@@ -7,9 +7,10 @@ import os
 from dataclasses import dataclass, field
 from typing import Any
 
-from symfonic_cli.errors import StoreError, MigrateIncomplete, UsageError
+from symfonic_cli.errors import MigrateIncomplete, StoreError, UsageError
+from symfonic_cli.kinds import KINDS
 from symfonic_cli.location import StoreLocation
-from symfonic_cli.selection import MIGRATE, build_selection
+from symfonic_cli.selection import MIGRATE, choose
 from symfonic_cli.environment import Environment
 
 # typing.TYPE_CHECKING without importing typing.
@@ -82,7 +83,7 @@ def check_request(source: str | None, target: str | None, *, dry_run: bool, veri
 def same_place(a: StoreLocation, b: StoreLocation) -> bool:
     if a.kind != b.kind:
         return False
-    if a.kind == "sqlite" and a.path is not None and b.path is not None:
+    if a.path is not None and b.path is not None:  # file stores: the same file, however named
         try:
             return os.path.realpath(a.path) == os.path.realpath(b.path)
         except OSError:
@@ -93,7 +94,7 @@ def same_place(a: StoreLocation, b: StoreLocation) -> bool:
 def default_jobs(target_kind: str, threads: int) -> int:
     # A server takes concurrent transactions; SQLite writers take turns. Workers cost a start-up
     # each (about a second), so a few threads are copied in-process.
-    if target_kind == "sqlite" or threads < 64:
+    if not KINDS[target_kind].server or threads < 64:
         return 1
     return max(1, min(4, os.cpu_count() or 1))
 
@@ -124,7 +125,8 @@ def run_migrate(req: MigrateRequest, environment: Environment) -> MigrateResult:
         )
         try:
             serializer = _target_serializer(src, req.to_plaintext)
-            selection = build_selection(MIGRATE, environment=environment, **req.selection_options)
+            given = dict(req.selection_options)
+            selection = choose(MIGRATE, environment=environment, thread=given.pop("threads", None), **given)
             keys = selection.keys_in(src)
             # The stand-in lives in one process's scratch folder: no workers for it.
             workers = 1 if scratch else min(req.jobs or default_jobs(req.target.kind, len(keys)), len(keys))
@@ -192,7 +194,7 @@ def _open_target(dst_loc, dst_options, *, writable: bool, extra: dict, init_dry_
     thread "would copy"), and stderr says what the real run would create."""
     from symfonic_cli.stores import open_store
 
-    if init_dry_run and dst_loc.kind == "sqlite" and dst_loc.path is not None and not os.path.lexists(dst_loc.path):
+    if init_dry_run and dst_loc.path is not None and not os.path.lexists(dst_loc.path):
         import tempfile
 
         from symfonic_cli.location import parse_location
@@ -250,6 +252,9 @@ class Progress:
         return self
 
     def advance(self, outcome) -> None:
+        self.told = getattr(self, "told", 0) + 1
+        if self.environment.on_progress is not None:
+            self.environment.on_progress("copied", self.told, self.total)
         if self.plain:
             self.checkpoints += outcome.checkpoints_copied + outcome.checkpoints_skipped
             self.done = getattr(self, "done", 0) + 1

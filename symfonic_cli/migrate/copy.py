@@ -15,6 +15,7 @@ from typing import Any
 
 from symfonic_cli.codec.reuse import shared_decoding
 from symfonic_cli.errors import StoreError
+from symfonic_cli.kinds import KINDS
 from symfonic_cli.migrate.compare import (
     _Equal,
     _metadata,
@@ -93,8 +94,8 @@ class Migrator:
 
     def __post_init__(self) -> None:
         self.same_kind = self.source.kind == self.target.kind and not self.to_plaintext
-        # JSONB (PostgreSQL metadata and inline channel values) folds -0.0 into 0.
-        self.signed_zero = "postgres" not in (self.source.kind, self.target.kind)
+        # JSONB (PostgreSQL metadata and inline channel values) folds -0.0 into 0 (kinds.py).
+        self.signed_zero = not (KINDS[self.source.kind].jsonb or KINDS[self.target.kind].jsonb)
 
     def copy(self, key: str) -> ThreadOutcome:
         try:
@@ -143,7 +144,7 @@ class Migrator:
                 message=f"refused: {what} holds {', '.join(classes)}{more}, which the strict decoder cannot "
                 "rebuild exactly; copy it between stores of the same kind, where bytes are copied as stored",
             )
-        if self.target.kind == "postgres" and not self.same_kind:
+        if KINDS[self.target.kind].jsonb and not self.same_kind:
             where = _not_in_jsonb(src.checkpoints)
             if where:
                 return ThreadOutcome(

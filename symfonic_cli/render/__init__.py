@@ -18,7 +18,9 @@ from symfonic_cli.render.escape import (  # noqa: F401 - the names every command
     escape_controls,
     escape_inline,
     json_dumps,
+    json_value,
 )
+from symfonic_cli.render.writers import human_size, is_data, is_size
 from symfonic_cli.render.tables import _text_width, is_identifier_column, write_record_layout, write_table  # noqa: F401
 from symfonic_cli.render.terminal import (  # noqa: F401
     COLOR_MODES,
@@ -106,24 +108,6 @@ def _zoned_records(records: Iterable[dict[str, Any]], columns: Sequence[str], en
     return ({**rec, **{c: shown_time(rec.get(c), env) for c in times if c in rec}} for rec in records)
 
 
-def human_size(value: Any) -> Any:
-    """Bytes as a person reads them in a table (``1.2 MiB``); JSON keeps the byte count."""
-    if type(value) is not int or value < 0:
-        return value
-    if value < 1024:
-        return f"{value} B"
-    size = float(value)
-    for unit in ("KiB", "MiB", "GiB", "TiB", "PiB"):
-        size /= 1024
-        if size < 1024 or unit == "PiB":
-            return f"{size:.1f} {unit}"
-    return value
-
-
-def is_size(name: str) -> bool:
-    return name == "size_bytes" or name.endswith((" size", "_size"))
-
-
 def cut(text: str, limit: int | None) -> str:
     """``text`` up to ``limit`` characters, with a marker saying how much was cut."""
     if limit is None or len(text) <= limit:
@@ -144,38 +128,12 @@ def write_records(
     """Write dict records in the chosen format to ``stream`` (the Environment's stdout by
     default); returns how many were written. Times are UTC in JSON and JSONL, in --tz in tables
     and text."""
+    from symfonic_cli.render.writers import RECORD_WRITERS
+
     out = stream if stream is not None else environment.stdout
-    n = 0
-    if fmt in ("json", "jsonl"):
-        dumps = _RecordEncoder(columns).dumps
-    if fmt == "jsonl":
-        for rec in records:
-            out.write(dumps(rec) + "\n")
-            n += 1
-        return n
-    if fmt == "json":
-        # One document, complete or absent: nothing is written before the last record is made.
-        parts = []
-        for rec in records:
-            parts.append(("," if n else "") + "\n  " + dumps(rec))
-            n += 1
-        out.write("[" + "".join(parts) + ("\n]\n" if n else "]\n"))
-        return n
-    heads = list(headers or columns)
-    records = _zoned_records(records, columns, environment)
-    if fmt == "text":
-        out.write("\t".join(heads) + "\n")
-        for rec in records:
-            out.write("\t".join(cell(rec.get(c)) for c in columns) + "\n")
-            n += 1
-        return n
-    sizes = [is_size(c) for c in columns]
-    times = [is_time_column(c) and not environment.absolute_time for c in columns]
-    rows = [[cell(human_size(rec.get(c)) if sizes[i] else shown_age(rec.get(c), environment) if times[i] else rec.get(c))
-             for i, c in enumerate(columns)] for rec in records]
-    write_table(rows, heads, whole=[is_identifier_column(c) for c in columns], title=escape_inline(title) if title else None,
-                environment=environment, stream=out)
-    return len(rows)
+    if not is_data(fmt):
+        records = _zoned_records(records, columns, environment)
+    return RECORD_WRITERS[fmt](records, columns, out, headers=list(headers or columns), title=title, environment=environment)
 
 
 def write_pairs(

@@ -105,6 +105,26 @@ def _json_default(value: Any) -> Any:
     return str(value)
 
 
+def json_value(value: Any) -> Any:
+    """The value ``json.loads(json_dumps(value))`` gives, made without the text: what a library
+    caller (the Python API) gets where the command line prints JSON."""
+    kind = type(value)
+    if value is None or kind is str or kind is int or kind is bool or kind is float:
+        return value
+    if isinstance(value, dict):
+        return {_json_key(k): json_value(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [json_value(v) for v in value]
+    if isinstance(value, (str, int, float)):  # subclasses (an IntEnum) are written as their value
+        return json.loads(json.dumps(value))
+    return json_value(_json_default(value))
+
+
+def _json_key(key: Any) -> str:
+    # json.dumps writes an int, float, bool or None key as its JSON text (1 -> "1", None -> "null").
+    return str(key) if isinstance(key, str) else json.dumps(key)
+
+
 # One encoder for every compact dump: json.dumps with options builds a new one per call.
 _COMPACT = json.JSONEncoder(ensure_ascii=False, default=_json_default)
 

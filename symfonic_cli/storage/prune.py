@@ -13,6 +13,7 @@ store; Ctrl-C stops between threads.
 from __future__ import annotations
 
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from typing import Any
@@ -20,11 +21,11 @@ from typing import Any
 from symfonic_cli import __version__
 from symfonic_cli.environment import Environment
 from symfonic_cli.erase import plan as ep
-from symfonic_cli.erase.confirm import confirm, open_terminal
+from symfonic_cli.erase.confirm import Terminal, confirm, no_terminal
 from symfonic_cli.erase.faults import Faults
 from symfonic_cli.erase.records import RunRecord, default_operator, open_receipt, store_name
 from symfonic_cli.erase.steps import DEFAULT_BATCH, Stopped, run_threads
-from symfonic_cli.erase.text import JsonStream, print_receipt
+from symfonic_cli.erase.text import document_stream, print_receipt
 from symfonic_cli.errors import (
     EXIT_INTERRUPTED,
     EXIT_UNEXPECTED,
@@ -66,6 +67,8 @@ class PruneRequest:
     ticket: str | None = None
     missing_ok: bool = False
     batch_size: int | None = None
+    # How the run asks for its typed confirmation (erase/confirm.py): the caller's; by default no one.
+    ask: Callable[..., Terminal | None] = no_terminal
 
 
 class _Keys:
@@ -123,12 +126,12 @@ def run(req: PruneRequest, environment: Environment | None = None) -> None:
             keys = _Keys(store, req.selection, req.batch_size or DEFAULT_BATCH)
             plan = _Plan(store, req, keys, newer_than)
             if req.dry_run:
-                plan.write_all(out, human, name, notes, esc)
+                plan.write_all(out, human, name, notes, esc, env)
                 _check_missing(req, plan.missing, store)
                 return
             needs_confirm = not req.yes
             if needs_confirm:
-                terminal = open_terminal(env, from_stdin=req.selection.from_stdin)
+                terminal = req.ask(env, from_stdin=req.selection.from_stdin)
             plan_out = terminal.writer if terminal is not None else (out if human else None)
             if needs_confirm or plan_out is not None:
                 plan.count()  # the totals confirmed and shown (streamed: nothing kept per thread)
@@ -250,10 +253,10 @@ class _Plan:
         self._notes(out, notes, esc, width)
         out.flush()
 
-    def write_all(self, out: TextIO, human: bool, store_name: str, notes: list[str], esc) -> None:
+    def write_all(self, out: TextIO, human: bool, store_name: str, notes: list[str], esc, env: Environment) -> None:
         from symfonic_cli.render.fit import width_of
 
-        stream = JsonStream(out, self.req.fmt, record="plan")
+        stream = document_stream(env, self.req.fmt, record="plan")
         width = width_of(out) if human else None
         if human:
             out.write(self._head(store_name, esc, width))

@@ -10,17 +10,15 @@ from typing import Any
 
 from symfonic_cli.model.prune import FAILED, NOT_ATTEMPTED, NOT_FOUND, NOTHING, PRUNED, SKIPPED, STATUSES, ThreadPrunePlan
 from symfonic_cli.clock import iso_utc
+from symfonic_cli.kinds import KINDS
 
 # typing.TYPE_CHECKING without importing typing.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-RESIDUAL = {
-    "sqlite": "Deleted pages are free space inside the file until --compact (VACUUM) rewrites it; backups keep old copies.",
-    "postgres": "Deleted rows are dead tuples until VACUUM (--compact runs VACUUM (ANALYZE)); VACUUM FULL shrinks the files.",
-    "mongodb": "Deleted documents leave free space in the storage engine until 'compact' (--compact, where allowed).",
-}
+# What a prune leaves behind, per kind (kinds.py).
+RESIDUAL = {name: kind.prune_residual for name, kind in KINDS.items()}
 TIMESTAMPS = ("a transcript dates each message by the oldest checkpoint holding it: after the prune, messages first "
               "seen in a deleted checkpoint are dated by the oldest kept one")
 
@@ -113,7 +111,7 @@ def thread_entry(o: PruneOutcome, kind: str) -> dict[str, Any]:
     entry["verification"] = ({"checked": False} if o.remaining is None
                              else {"checked": True, "checkpoints_left_to_prune": o.remaining, "ok": o.remaining == 0})
     if o.status == PRUNED:
-        entry["residual_copies"] = RESIDUAL.get(kind, RESIDUAL["sqlite"])
+        entry["residual_copies"] = RESIDUAL[kind]
     if o.reason:
         entry["reason"] = o.reason
     return entry

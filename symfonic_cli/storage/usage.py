@@ -27,8 +27,10 @@ def usage_report(store: Store, *, top: int = DEFAULT_TOP, keep: int = 1) -> dict
 def write_report(report: dict[str, Any], fmt: str, out: TextIO, environment: Environment) -> None:
     from symfonic_cli import render
 
-    if fmt in ("json", "jsonl"):
-        out.write(render.json_dumps(report, indent=2 if fmt == "json" else None) + "\n")
+    from symfonic_cli.render.writers import is_data, write_document
+
+    if is_data(fmt):
+        write_document(report, fmt, out)
         return
     where = []
     if "files" in report:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from importlib import import_module
 
+from symfonic_cli.kinds import KINDS, KNOWN_OPTIONS, backend_options
 from symfonic_cli.location import StoreLocation
 
 # typing.TYPE_CHECKING without importing typing (quick commands load this module).
@@ -13,27 +14,21 @@ if TYPE_CHECKING:
     from typing import TextIO
     from symfonic_cli.stores.protocol import Store
 
-_BACKENDS = {
-    "sqlite": "symfonic_cli.stores.sqlite",
-    "postgres": "symfonic_cli.stores.postgres",
-    "mongodb": "symfonic_cli.stores.mongodb",
-}
-
-
-# The driver packages of each optional kind (pyproject's extras), and how to install them.
-_DRIVERS = {
-    "postgres": (("psycopg", "psycopg_binary", "langgraph.checkpoint.postgres"), "PostgreSQL", "postgres"),
-    "mongodb": (("pymongo", "bson", "gridfs", "langgraph.checkpoint.mongodb"), "MongoDB", "mongodb"),
-}
-
 
 def open_store(location: StoreLocation, *, writable: bool = False, stderr: TextIO | None = None, **options: Any) -> "Store":
     """Open a store read-only (the default) or, for erase and migrate targets, writable. What the
     driver warned about while opening (a MongoDB URL option it ignores) goes to ``stderr``, one
-    line each."""
+    line each. The backend gets the options its kind declares (kinds.py); one no kind takes is a
+    usage error (exit 2), an option of another kind (--pg-schema for a SQLite file) is not passed."""
+    from symfonic_cli.errors import UsageError
+
     try:
-        module = import_module(_BACKENDS[location.kind])
-        store = module.open_store(location, writable=writable, **options)
+        taken = backend_options(location.kind, options)
+    except ValueError as exc:  # a config entry's key or an option no store takes: never ignored
+        raise UsageError(f"unknown store option '{exc}' for {location.display}", hint=f"use any of: {', '.join(KNOWN_OPTIONS)}") from None
+    try:
+        module = import_module(KINDS[location.kind].backend)
+        store = module.open_store(location, writable=writable, **taken)
     except ModuleNotFoundError as exc:
         raise missing_driver(location.kind, exc) from None
     if stderr is not None:
@@ -46,7 +41,8 @@ def missing_driver(kind: str, exc: ModuleNotFoundError) -> Exception:
     """Exit 4 with the install command when ``exc`` is a missing driver of ``kind``; else ``exc``."""
     from symfonic_cli.errors import StoreError
 
-    names, label, extra = _DRIVERS.get(kind, ((), "", ""))
+    k = KINDS[kind]
+    names, label, extra = k.drivers, k.label, k.extra
     name = exc.name or ""
     if not any(name == n or name.startswith(n + ".") for n in names):
         return exc

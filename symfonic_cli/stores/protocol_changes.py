@@ -33,6 +33,13 @@ class EraseProtocol(Protocol):
     # MongoDB take them from stores/_common.PerThreadErase (one thread at a time), PostgreSQL
     # batches them (one statement for a batch's plans, two round trips per thread).
 
+    def store_identity(self) -> dict[str, Any]:
+        """What selects this store's data, for a receipt's "same store" (an erasure recorded against
+        another identity never makes a key ``already-erased``): the kind; a SQLite file's resolved
+        absolute path; PostgreSQL's host, port and database as libpq resolved them and the schema;
+        MongoDB's hosts, database and collections. No user name and no password."""
+        ...
+
     def erase_prepare(self, extra: tuple[ExtraTable, ...], *, dry_run: bool = False) -> list[str]:
         """Check, before anything is deleted, that this session can erase; set it up for erasing.
 

@@ -6,7 +6,7 @@ Pure logic, no I/O: messages in, rows out. Mirrors ``symfonic/agent/transcript.p
 
 from __future__ import annotations
 
-from symfonic_cli.clock import iso_utc
+from symfonic_cli.clock import iso_utc, parse_checkpoint_ts  # noqa: F401 - transcript reads it as tx.parse_checkpoint_ts
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
@@ -204,16 +204,6 @@ def select(
     if limit is not None and limit >= 0:
         rows = rows[:limit]
     return rows
-
-
-def parse_checkpoint_ts(raw: Any) -> datetime | None:
-    """A checkpoint's ``ts`` as symfonic-core parses it; None where it would skip it."""
-    if not raw or not isinstance(raw, str):
-        return None
-    try:
-        return datetime.fromisoformat(raw)
-    except ValueError:
-        return None
 
 
 def parse_bound(text: str) -> datetime:

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 import subprocess
 import sys
 from datetime import datetime, timezone
@@ -31,8 +32,9 @@ def _jsonl(*args: str):
 
 
 def _without(doc, *names):
-    """``doc`` without the fields that differ between two runs (ids, clock times, the store's name)."""
-    if isinstance(doc, dict):
+    """``doc`` without the fields that differ between two runs (ids, clock times, the store's name);
+    a RunResult is read as the mapping it is."""
+    if isinstance(doc, Mapping):
         return {k: _without(v, *names) for k, v in doc.items() if k not in names}
     if isinstance(doc, list):
         return [_without(v, *names) for v in doc]

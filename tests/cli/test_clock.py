@@ -1,11 +1,10 @@
 """One clock (issue 22 item 2): one duration grammar for every option, one smallest-id-at-an-instant,
-the time in a UUIDv6 id in any case, and one ISO form (``Z``) in every output, the export manifest
-included."""
+the time in a UUIDv6 id in any case, and one ISO form (``Z``) in every output (the export
+manifest's: tests/export/test_export_times.py, so the clock's tests start no server)."""
 
 from __future__ import annotations
 
 import ast
-import json
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
@@ -76,16 +75,6 @@ def test_times_of_ids_in_any_case_and_of_ts():
 def test_tz_offset_out_of_range_after_the_command(sqlite_store):
     r = run("threads", "list", "-s", str(sqlite_store), "--tz", "+25:00")
     assert r.code == 2 and "-23:59 to +23:59" in r.err and "timedelta" not in r.err
-
-
-def test_the_export_manifest_writes_times_with_z(any_kind, tmp_path):
-    url = any_kind.new_store()
-    out = tmp_path / "bundle"
-    r = run("thread", "export", "-s", url, "-t", "acme:_:s-001", "-o", str(out))
-    assert r.code == 0, r.err
-    manifest = json.loads((out / "manifest.json").read_text())
-    times = [manifest["created"]] + [t[f] for t in manifest["threads"] for f in ("first_activity", "last_activity")]
-    assert times and all(t.endswith("Z") and "+00:00" not in t for t in times), times
 
 
 def _imports(path: Path) -> set[str]:

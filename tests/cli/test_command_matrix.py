@@ -10,6 +10,8 @@ in ``test_terminal_docs.py``."""
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 import re
 import shutil
@@ -20,7 +22,7 @@ from pathlib import Path
 import click
 import pytest
 
-from symfonic_cli.vocabulary import FORMATS
+from symfonic_cli.vocabulary import RECORD_FORMATS, option_words
 from tests.support.cli import run
 from tests.support.terminal import run_on_pty
 
@@ -63,9 +65,9 @@ def commands() -> list[tuple[tuple[str, ...], click.Command]]:
     return found
 
 
-def formats(command: click.Command) -> list[str | None]:
+def formats(path: tuple[str, ...], command: click.Command) -> list[str | None]:
     has_format = any("--format" in getattr(p, "opts", ()) for p in command.params)
-    return list(FORMATS) if has_format else [None]
+    return list(option_words(path, "--format")) if has_format else [None]  # csv on the record commands
 
 
 def arguments(path: tuple[str, ...], command: click.Command) -> list[str]:
@@ -81,7 +83,7 @@ def arguments(path: tuple[str, ...], command: click.Command) -> list[str]:
 def matrix() -> list[list[str]]:
     lines = []
     for path, command in commands():
-        for fmt in formats(command):
+        for fmt in formats(path, command):
             words = [*path, *arguments(path, command)] + (["--format", fmt] if fmt else [])
             lines.append([w.replace("{n}", f"{'-'.join(path)}-{fmt}") for w in words])
     return lines
@@ -101,7 +103,11 @@ def _parses(fmt: str | None, out: str) -> str | None:
             for line in out.splitlines():
                 if line.strip():
                     json.loads(line)
-    except ValueError as exc:
+        elif fmt == "csv" and out:  # RFC 4180: a header row, every record as wide
+            rows = list(csv.reader(io.StringIO(out, newline=""), strict=True))
+            if not rows or any(len(r) != len(rows[0]) for r in rows):
+                return f"ragged CSV: {out[:400]!r}"
+    except (ValueError, csv.Error) as exc:
         return f"{exc}: {out[:400]!r}"
     return None
 
@@ -126,9 +132,9 @@ def _folder(tmp_path: Path, demo_store: Path) -> Path:
 
 
 def test_the_walk_finds_every_group_and_format():
-    found = {path: formats(command) for path, command in commands()}
+    found = {path: formats(path, command) for path, command in commands()}
     assert ("threads", "search") in found and ("thread", "erase") in found and ("demo",) in found
-    assert found[("threads", "list")] == list(FORMATS) and found[("demo",)] == [None]
+    assert found[("threads", "list")] == list(RECORD_FORMATS) and found[("demo",)] == [None]
     assert len(matrix()) >= 50
     assert {0, 1, 2, 3, 4, 5, 130, 141} <= documented_codes()
 

@@ -58,7 +58,7 @@ def test_install_into_bash_completes_values_and_store_names(tmp_path):
 
     assert _bash_complete(env, "symfonic tr") == ["transcript"]
     assert set(_bash_complete(env, "symfonic th")) == {"thread", "threads"}
-    assert _bash_complete(env, "symfonic transcript show --format ") == ["table", "text", "json", "jsonl"]
+    assert _bash_complete(env, "symfonic transcript show --format ") == ["table", "text", "json", "jsonl", "csv"]
     assert _bash_complete(env, "symfonic transcript show -f j") == ["json", "jsonl"]
     assert _bash_complete(env, "symfonic transcript show --speaker a") == ["assistant", "all"]
     assert _bash_complete(env, "symfonic threads list --status ") == ["interrupted", "error", "pending", "done"]
@@ -102,6 +102,6 @@ def test_a_tab_imports_no_typer_and_answers_fast(tmp_path):
         "sys.stderr.write(repr(heavy))\n"
     )
     res = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, env=env)
-    assert res.stdout.split() == ["table", "text", "json", "jsonl"] and res.stderr == "[]"
+    assert res.stdout.split() == ["table", "text", "json", "jsonl", "csv"] and res.stderr == "[]"
     # How fast a TAB answers is measured side by side, not here (a timed assertion fails on a
     # loaded machine): benchmarks/bench_terminal.py (the 100 ms target), bench_complete.py (keys).

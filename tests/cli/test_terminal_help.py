@@ -116,7 +116,9 @@ def test_every_command_has_examples_and_described_options():
             heads = [line for line in args.splitlines() if line.startswith("  ") and not line.startswith("   ")]
             assert heads and all(len(re.split(r"\s{2,}", line.strip())) >= 2 for line in heads), (path, args)
         if "--format" in text:
-            assert "[table|text|json|jsonl]" in text, path
+            from symfonic_cli.vocabulary import metavar, option_words
+
+            assert metavar(option_words(path, "--format")) in text, path  # [table|text|json|jsonl], csv on the record commands
     assert "[user|assistant|tool|system|other|all]" in run("transcript", "show", "--help", env={"COLUMNS": "200"}).out
 
 

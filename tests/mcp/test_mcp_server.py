@@ -32,12 +32,10 @@ async def _stdio(params, calls: list[tuple[str, dict]], errlog):
     from mcp import Client
     from mcp.client.stdio import stdio_client
 
-    started = time.perf_counter()
     # errlog given explicitly: the SDK's default is the sys.stderr of its import, which pytest's
     # capture of an earlier test may have closed.
     async with Client(stdio_client(params, errlog=errlog)) as client:
-        ready = time.perf_counter() - started
-        return ready, [await client.call_tool(name, args) for name, args in calls]
+        return [await client.call_tool(name, args) for name, args in calls]
 
 
 def test_stdio_process_answers_and_records(sqlite_store, tmp_path):
@@ -51,13 +49,12 @@ def test_stdio_process_answers_and_records(sqlite_store, tmp_path):
     params = StdioServerParameters(command=sys.executable, args=["-m", "symfonic_cli", "mcp", "-s", path, "--tenant", "acme"],
                                    env=_env(tmp_path))
     with open(tmp_path / "server-stderr.txt", "w") as errlog:
-        ready, results = anyio.run(_stdio, params, calls, errlog)
+        results = anyio.run(_stdio, params, calls, errlog)
     assert "Traceback" not in (tmp_path / "server-stderr.txt").read_text()
     keys = {row["key"] for row in results[0].structured_content["result"]}
     assert keys and all(k.startswith("acme:") for k in keys)
     assert quoted(results[1])["result"][0]["content"] == "You are a helpful support agent."
     assert results[2].is_error
-    assert ready < 5  # generous under a loaded machine; benchmarks/bench_mcp.py holds the 1 s figure
     log = tmp_path / "state" / "symfonic" / "mcp-access.jsonl"
     records = [json.loads(line) for line in log.read_text().splitlines()]
     assert [(r["tool"], r["outcome"]) for r in records] == [("list_threads", "ok"), ("get_transcript", "ok"), ("get_transcript", "not-found")]

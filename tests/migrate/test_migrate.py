@@ -103,10 +103,10 @@ def write_extras(saver) -> None:
 
 
 def _supports_migrate(kind: str) -> bool:
-    from symfonic_cli.stores import _BACKENDS
+    from symfonic_cli.kinds import KINDS
 
     try:
-        module = import_module(_BACKENDS[kind])
+        module = import_module(KINDS[kind].backend)
     except ImportError:
         return False
     return any(

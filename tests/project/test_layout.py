@@ -233,3 +233,84 @@ def test_the_section_check_sees_an_undeclared_attribute():
     tree = ast.parse(inspect.getsource(Section).replace("    class", "class").replace("\n        ", "\n    "))
     used = {n.attr for n in ast.walk(tree) if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name) and n.value.id == "self"}
     assert used - _declared(Section) == {"_sibling_helper"}
+
+
+# The floors, lowest first (docs/contributing.md "Layout"): a module imports only from its own floor
+# and the floors below it, imports inside functions and under TYPE_CHECKING counted. Each entry is a
+# top-level module or package of symfonic_cli ("" is the package's root, __init__.py).
+FLOORS: tuple[tuple[str, frozenset[str]], ...] = (
+    ("words", frozenset({"", "errors", "vocabulary", "limits", "versions", "kinds"})),
+    ("values", frozenset({"clock", "location", "threadkey", "environment", "inputs", "retention", "output_paths"})),
+    ("codec", frozenset({"codec"})),
+    ("render", frozenset({"render", "pager", "progress"})),
+    ("model", frozenset({"model"})),
+    ("stores", frozenset({"stores"})),
+    ("lookups", frozenset({"suggestions", "selection"})),
+    ("features", frozenset({"delta", "transcript", "compat", "erase", "history", "threadstate", "search", "migrate",
+                            "storage", "export", "listing", "demo", "memory"})),
+    ("api", frozenset({"api"})),
+    ("front ends", frozenset({"cli", "complete", "completions", "__main__", "mcp", "browse"})),
+)
+# Inside the features' floor, which feature another may use (one that is not listed here uses none).
+FEATURE_USES: dict[str, frozenset[str]] = {
+    "transcript": frozenset({"delta"}),
+    "history": frozenset({"delta", "transcript"}),
+    "threadstate": frozenset({"delta", "transcript", "memory"}),
+    "search": frozenset({"transcript"}),
+    "migrate": frozenset({"delta", "transcript"}),
+    "storage": frozenset({"erase", "memory"}),
+    "export": frozenset({"erase", "history", "transcript", "memory"}),
+    "memory": frozenset({"delta", "transcript"}),
+    "listing": frozenset({"threadstate"}),
+    "demo": frozenset({"compat"}),
+}
+
+
+def _top(module: str) -> str:
+    return module.split(".")[1] if "." in module else ""
+
+
+def floor_violations() -> list[str]:
+    """Every import of a module from a floor above its own, or of a feature its feature may not use."""
+    floor_of = {name: i for i, (_, names) in enumerate(FLOORS) for name in names}
+    features = dict(FLOORS)["features"]
+    modules = _modules()
+    unplaced = sorted({_top(m) for m in modules} - set(floor_of))
+    found = [f"{name}: on no floor (add it to FLOORS)" for name in unplaced]
+    for name, path in modules.items():
+        own = _top(name)
+        if own not in floor_of:
+            continue
+        for used in sorted(_imports(name, path, modules)):
+            other = _top(used)
+            if other == own or other not in floor_of:
+                continue
+            if floor_of[other] > floor_of[own]:
+                found.append(f"{name} imports {used} ({FLOORS[floor_of[other]][0]} is above {FLOORS[floor_of[own]][0]})")
+            elif own in features and other in features and other not in FEATURE_USES.get(own, frozenset()):
+                found.append(f"{name} imports {used} (feature {own} may use only {sorted(FEATURE_USES.get(own, ()))})")
+    return found
+
+
+def test_nothing_imports_from_a_floor_above():
+    assert floor_violations() == []
+
+
+def test_the_floor_check_sees_an_upward_import(tmp_path, monkeypatch):
+    # The check itself must see a library module reaching up into the command line, lazily too.
+    pkg = tmp_path / "symfonic_cli"
+    for sub in ("cli", "api", "transcript", "delta"):
+        (pkg / sub).mkdir(parents=True)
+        (pkg / sub / "__init__.py").write_text("")
+    (pkg / "__init__.py").write_text("")
+    (pkg / "api" / "store.py").write_text("def f():\n    from symfonic_cli.cli import common\n")
+    (pkg / "cli" / "common.py").write_text("from symfonic_cli.api import store\n")
+    (pkg / "delta" / "m.py").write_text("def g():\n    from symfonic_cli.transcript import rows\n")
+    (pkg / "transcript" / "rows.py").write_text("from symfonic_cli.delta import m\n")
+    (pkg / "odd.py").write_text("")
+    monkeypatch.setattr(__import__(__name__, fromlist=["PACKAGE"]), "PACKAGE", pkg)
+    assert floor_violations() == [
+        "odd: on no floor (add it to FLOORS)",
+        "symfonic_cli.api.store imports symfonic_cli.cli.common (front ends is above api)",
+        "symfonic_cli.delta.m imports symfonic_cli.transcript.rows (feature delta may use only [])",
+    ]

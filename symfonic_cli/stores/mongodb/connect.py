@@ -107,7 +107,6 @@ def open_store(
     checkpoint_collection: str | None = None,
     writes_collection: str | None = None,
     init_target: bool = False,
-    **_: Any,
 ) -> "MongoStore":
     from pymongo import MongoClient
     from pymongo.errors import PyMongoError

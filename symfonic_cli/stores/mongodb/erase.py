@@ -45,6 +45,10 @@ class MongoErase(PerThreadErase, MongoSection):
         out.append((self.checkpoints_name, self.checkpoints, {"thread_id": _key_eq(key)}))
         return out
 
+    def store_identity(self) -> dict[str, Any]:
+        return {"kind": "mongodb", "hosts": _hosts(self.location.url), "database": self.db_name,
+                "collections": [self.checkpoints_name, self.writes_name]}
+
     @_driver_errors
     def erase_prepare(self, extra: tuple[ExtraTable, ...], *, dry_run: bool = False) -> list[str]:
         # The same client reads and erases: a dry run makes every check below, deleting nothing.
@@ -173,3 +177,18 @@ class MongoErase(PerThreadErase, MongoSection):
         if vacuum:
             return ["MongoDB: no vacuum step; WiredTiger reuses the freed space (the 'compact' command returns it to the OS)"]
         return []
+
+
+def _hosts(url: str) -> list[str]:
+    """``host:port`` of every seed as pymongo reads the URL (lower case, default port); the SRV
+    name itself for ``mongodb+srv://`` (no DNS lookup)."""
+    from symfonic_cli.location import url_scheme
+
+    scheme = (url_scheme(url) or "").lower()
+    if scheme == "mongodb+srv":
+        rest = url[len(scheme) + 3:].split("/", 1)[0].split("?", 1)[0]
+        return [rest.rsplit("@", 1)[-1].lower()]
+    from pymongo.uri_parser import parse_uri
+
+    nodes = parse_uri(url, validate=False, warn=True)["nodelist"]
+    return sorted(f"{host.lower()}:{port}" for host, port in nodes)

@@ -43,7 +43,7 @@ def open_store(
     writable: bool = False,
     connect_timeout: float = 10,
     pg_schema: str | None = None,
-    **_: Any,
+    init_target: bool = False,
 ) -> "PostgresStore":
     try:
         import psycopg
@@ -53,7 +53,7 @@ def open_store(
         ) from None
 
     conninfo = _conninfo(location, writable=writable, connect_timeout=connect_timeout)
-    if writable and _.get("init_target"):
+    if writable and init_target:
         _init_target(location, conninfo, pg_schema, connect_timeout)  # migrate --init-target
     try:
         conn = psycopg.connect(conninfo, autocommit=True, prepare_threshold=None)

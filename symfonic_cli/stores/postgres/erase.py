@@ -115,6 +115,10 @@ class PostgresErase(PostgresSection):
         refuse_stored_code(self.location.display, found, "triggers or rules",
                            "drop or disable them (the LangGraph saver creates none), or erase with the application's own tooling")
 
+    def store_identity(self) -> dict[str, Any]:
+        info = self.conn.info
+        return {"kind": "postgres", "host": info.host, "port": int(info.port), "database": info.dbname, "schema": self.schema}
+
     @_translate_errors
     def erase_prepare(self, extra: tuple["ExtraTable", ...], *, dry_run: bool = False) -> list[str]:
         if self.writable:

@@ -24,11 +24,6 @@ from symfonic_cli.stores.sqlite.read import SqliteRead
 from symfonic_cli.stores.sqlite.search import SqliteSearch
 from symfonic_cli.stores.sqlite.state import SqliteState
 
-# typing.TYPE_CHECKING without importing typing (quick commands load this module).
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import Any
-
 
 BUSY_TIMEOUT_MS = 10_000
 
@@ -38,10 +33,10 @@ def _uri_path(path: str) -> str:
     return path.replace("%", "%25").replace("?", "%3f").replace("#", "%23")
 
 
-def open_store(location: StoreLocation, *, writable: bool = False, **options: Any) -> "SqliteStore":
+def open_store(location: StoreLocation, *, writable: bool = False, init_target: bool = False) -> "SqliteStore":
     path = location.path
     assert path is not None
-    if writable and options.get("init_target"):
+    if writable and init_target:
         if os.path.lexists(path):
             _require_regular_files(os.path.realpath(path))
         init_sqlite_target(path)  # migrate --init-target: the saver's own setup()

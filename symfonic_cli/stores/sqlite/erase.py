@@ -47,6 +47,11 @@ class SqliteErase(PerThreadErase, SqliteSection):
             out.append((name, where, params))
         return out
 
+    def store_identity(self) -> dict[str, Any]:
+        import os
+
+        return {"kind": "sqlite", "path": os.path.realpath(self.location.path or "")}
+
     @_translate_errors
     def erase_prepare(self, extra: tuple[ExtraTable, ...], *, dry_run: bool = False) -> list[str]:
         shown: str = self.location.path

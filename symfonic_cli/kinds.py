@@ -1,0 +1,71 @@
+"""One description per store kind: its URL schemes, its backend and driver extra, the options it
+takes, and what an erase or a prune leaves behind in it. Location parsing, opening a store, the
+receipts' notes and the Python API read this table instead of switching on the kind; adding a
+store kind is an entry here and its backend package (stores/<kind>/).
+
+The lowest floor but one: imports nothing of the package (the quick route reads it).
+"""
+
+from __future__ import annotations
+
+from collections import namedtuple
+
+# server: a database server (concurrent writers, worth migrate's worker processes) rather than a
+# file; jsonb: metadata and inline channel values are JSONB, which folds -0.0 into 0 and cannot
+# hold every value another kind stores (migrate checks and compares accordingly).
+StoreKind = namedtuple(
+    "StoreKind", "name label schemes backend drivers extra options server jsonb erase_residual prune_residual",
+)
+
+# The options a store entry of the config file, the root options or the Python API may give,
+# beyond each kind's own: read above the backend (erase_extra: erase's extra tables) or by migrate.
+COMMON_OPTIONS = ("erase_extra", "init_target")
+# The root options that reach a store: each kind takes those of them it declares (--pg-schema means
+# nothing to a SQLite file and is not passed to it).
+CONNECTION_OPTIONS = ("connect_timeout", "pg_schema", "checkpoint_collection", "writes_collection")
+
+KINDS = {
+    "sqlite": StoreKind(
+        name="sqlite", label="SQLite", schemes=("sqlite",), backend="symfonic_cli.stores.sqlite", drivers=(), extra=None,
+        options=("init_target",), server=False, jsonb=False,
+        erase_residual=(
+            "Deleted with secure_delete on and the write-ahead log truncated: no erased text remains in the "
+            "database file or its -wal. Backups and copies of the file keep it until they rotate."
+        ),
+        prune_residual="Deleted pages are free space inside the file until --compact (VACUUM) rewrites it; backups keep old copies.",
+    ),
+    "postgres": StoreKind(
+        name="postgres", label="PostgreSQL", schemes=("postgresql", "postgres"), backend="symfonic_cli.stores.postgres",
+        drivers=("psycopg", "psycopg_binary", "langgraph.checkpoint.postgres"), extra="postgres",
+        options=("connect_timeout", "pg_schema", "init_target"), server=True, jsonb=True,
+        erase_residual=(
+            "Deleted rows remain as dead tuples until VACUUM (run with --vacuum), and in the WAL, replicas "
+            "and backups until they are recycled or rotate."
+        ),
+        prune_residual="Deleted rows are dead tuples until VACUUM (--compact runs VACUUM (ANALYZE)); VACUUM FULL shrinks the files.",
+    ),
+    "mongodb": StoreKind(
+        name="mongodb", label="MongoDB", schemes=("mongodb", "mongodb+srv"), backend="symfonic_cli.stores.mongodb",
+        drivers=("pymongo", "bson", "gridfs", "langgraph.checkpoint.mongodb"), extra="mongodb",
+        options=("connect_timeout", "checkpoint_collection", "writes_collection", "init_target"), server=True, jsonb=False,
+        erase_residual=(
+            "Deleted documents may remain in the storage engine's free space, the oplog, replicas and "
+            "backups until they are compacted, rolled over or rotate."
+        ),
+        prune_residual="Deleted documents leave free space in the storage engine until 'compact' (--compact, where allowed).",
+    ),
+}
+# URL scheme -> kind name.
+SCHEMES = {scheme: kind.name for kind in KINDS.values() for scheme in kind.schemes}
+# Every option name a store may be given (any kind's, the connection ones, the common ones).
+KNOWN_OPTIONS = tuple(dict.fromkeys((*CONNECTION_OPTIONS, *COMMON_OPTIONS, *(o for k in KINDS.values() for o in k.options))))
+
+
+def backend_options(kind: str, options: dict) -> dict:
+    """The options the backend of ``kind`` takes, from ``options``; a name no kind takes (a typo in
+    the config file, an API keyword) is a ValueError naming it (the caller says where it came from)."""
+    unknown = sorted(set(options) - set(KNOWN_OPTIONS))
+    if unknown:
+        raise ValueError(unknown[0])
+    own = KINDS[kind].options
+    return {k: v for k, v in options.items() if k in own}

@@ -1,0 +1,56 @@
+"""One description per store kind (issue #35 item 5, symfonic_cli/kinds.py): the schemes, the
+backends and their drivers, the options each backend takes and the residual-data notes come from
+it; a store option no kind takes (a typo in the config file) is an error, never ignored."""
+
+from __future__ import annotations
+
+import inspect
+import json
+
+from symfonic_cli import kinds
+from symfonic_cli.location import parse_location
+from tests.support.cli import run
+
+
+def test_every_backend_takes_exactly_the_options_its_kind_declares():
+    from importlib import import_module
+
+    for name, kind in kinds.KINDS.items():
+        opener = import_module(kind.backend).open_store
+        params = inspect.signature(opener).parameters
+        assert not any(p.kind is p.VAR_KEYWORD for p in params.values()), name  # no **options swallowing unknowns
+        assert set(params) - {"location", "writable"} == set(kind.options), name
+
+
+def test_every_scheme_names_its_kind_and_the_notes_come_from_the_table():
+    from symfonic_cli.erase import plan
+    from symfonic_cli.storage import records
+
+    for name, kind in kinds.KINDS.items():
+        for scheme in kind.schemes:
+            url = f"{scheme}:///x.db" if name == "sqlite" else f"{scheme}://h/db"
+            assert parse_location(url).kind == name, scheme
+        assert plan.RESIDUAL[name] == kind.erase_residual and records.RESIDUAL[name] == kind.prune_residual
+
+
+def test_a_config_key_no_store_takes_is_exit_2_naming_it(sqlite_master, tmp_path):
+    config = tmp_path / "config.toml"
+    config.write_text(f'[stores.demo]\nurl = "sqlite:///{sqlite_master}"\npg_shcema = "app"\n')
+    r = run("threads", "list", "-s", "demo", "-f", "json", env={"SYMFONIC_CONFIG": str(config)})
+    assert r.code == 2 and "unknown store option 'pg_shcema'" in r.err and r.out == "", r.err
+    # A known option of another kind is no error: it is not passed to the SQLite file.
+    config.write_text(f'[stores.demo]\nurl = "sqlite:///{sqlite_master}"\npg_schema = "app"\n')
+    r = run("threads", "list", "-s", "demo", "-f", "json", env={"SYMFONIC_CONFIG": str(config)})
+    assert r.code == 0 and json.loads(r.out), r.err
+    r = run("--pg-schema", "app", "threads", "list", "-s", str(sqlite_master), "-f", "json")
+    assert r.code == 0, r.err
+
+
+def test_the_python_api_refuses_an_option_no_store_takes(sqlite_master):
+    import pytest
+
+    import symfonic_cli
+    from symfonic_cli.errors import UsageError
+
+    with pytest.raises(UsageError, match="unknown store option 'pg_shcema'"):
+        symfonic_cli.open_store(str(sqlite_master), pg_shcema="app")
