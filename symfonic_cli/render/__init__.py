@@ -133,6 +133,11 @@ def write_records(
     out = stream if stream is not None else environment.stdout
     if not is_data(fmt):
         records = _zoned_records(records, columns, environment)
+    if fmt == "table" and not environment.absolute_time:
+        # Ages (kubectl's AGE) in a table unless --absolute-time (issue #37); text, CSV and JSON keep the instants.
+        times = [c for c in columns if is_time_column(c)]
+        if times:
+            records = ({**rec, **{c: shown_age(rec[c], environment) for c in times if c in rec}} for rec in records)
     return RECORD_WRITERS[fmt](records, columns, out, headers=list(headers or columns), title=title, environment=environment)
 
 

@@ -77,13 +77,8 @@ def _table(records: Iterable[dict[str, Any]], columns: Sequence[str], out: TextI
            title: str | None, environment: Any) -> int:
     from symfonic_cli.render.tables import is_identifier_column, write_table
 
-    from symfonic_cli.render import is_time_column, shown_age
-
     sizes = [is_size(c) for c in columns]
-    # Ages (kubectl's AGE) unless --absolute-time (issue #37); text and JSON keep the instants.
-    times = [is_time_column(c) and not environment.absolute_time for c in columns]
-    rows = [[cell(human_size(rec.get(c)) if sizes[i] else shown_age(rec.get(c), environment) if times[i] else rec.get(c))
-             for i, c in enumerate(columns)] for rec in records]
+    rows = [[cell(human_size(rec.get(c)) if sizes[i] else rec.get(c)) for i, c in enumerate(columns)] for rec in records]
     write_table(rows, list(headers), whole=[is_identifier_column(c) for c in columns], title=escape_inline(title) if title else None,
                 environment=environment, stream=out)
     return len(rows)
