@@ -103,6 +103,27 @@ def human_duration(d: timedelta) -> str:
     return f"{seconds}s"
 
 
+def age(instant: datetime | None, now: datetime) -> str:
+    """How long ago ``instant`` was, as kubectl's AGE column: ``45s``, ``12m``, ``3h``, ``12d``,
+    ``2y`` (whole units, rounded down; up to 2 of a unit before the next: ``90s``, ``36h``); an
+    instant after ``now`` (a clock ahead) is ``in 5s``; unknown (None) is ``-``. Compared as
+    instants, never as text. The one age rule: tables (render.shown_age) and the browser."""
+    if instant is None:
+        return "-"
+    if instant.tzinfo is None:
+        instant = instant.replace(tzinfo=timezone.utc)
+    seconds = int((now - instant).total_seconds())
+    ahead = seconds < 0
+    seconds = abs(seconds)
+    for unit, size, upto in (("s", 1, 120), ("m", 60, 120 * 60), ("h", 3600, 48 * 3600), ("d", 86400, 730 * 86400)):
+        if seconds < upto:
+            text = f"{seconds // size}{unit}"
+            break
+    else:
+        text = f"{seconds // (365 * 86400)}y"
+    return f"in {text}" if ahead else text
+
+
 # -- instants people type
 
 
@@ -321,19 +342,6 @@ def iso_z(dt: datetime) -> str:
         except OverflowError:  # within hours of year 1 or 9999: keep its own offset
             return dt.isoformat()
     return dt.replace(tzinfo=None).isoformat() + "Z"
-
-
-def age(then: datetime | None, now: datetime) -> str:
-    """How long ago ``then`` was, in the largest whole unit (``45s``, ``12m``, ``5h``, ``3d``; ``-``
-    when unknown): the listing's age. A time in the future (a skewed clock) is ``0s``."""
-    if then is None:
-        return "-"
-    seconds = max(0, int((now - then).total_seconds()))
-    for unit, limit in (("d", 2 * 86400), ("h", 2 * 3600), ("m", 120)):
-        if seconds >= limit:
-            return f"{seconds // UNITS[unit]}{unit}"
-    return f"{seconds}s"
-
 
 def parse_checkpoint_ts(raw: object) -> datetime | None:
     """A checkpoint's ``ts`` as symfonic-core parses it; None where it would skip it."""

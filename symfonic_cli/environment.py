@@ -37,6 +37,8 @@ class Environment:
         # --tz: the zone times are shown in (table and text) and naive time input is read in.
         # None is UTC; JSON and JSONL always say UTC with Z.
         self.tz: str | None = None
+        # --absolute-time: tables show the ISO instants, not their ages (kubectl's AGE: 45s, 3h, 12d).
+        self.absolute_time = False
         self._zone = None
         # Where a changing operation hands the document ``-f json`` prints, as data (the Python
         # API's erase/text.Collected); None: printed on stdout.

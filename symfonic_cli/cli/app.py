@@ -243,7 +243,10 @@ def _click_exception(exc: Exception, environment: Environment):
         return 0, None
     if isinstance(exc, click.UsageError):
         hint = ""
-        if exc.ctx is not None:
+        meant = _meant(exc)
+        if meant is not None:
+            hint = f" (did you mean '{meant}'?)"
+        elif exc.ctx is not None:
             hint = f" (see '{exc.ctx.command_path} --help')"
         return EXIT_USAGE, f"{exc.format_message()}{hint}"
     if isinstance(exc, click.exceptions.Abort):
@@ -253,3 +256,23 @@ def _click_exception(exc: Exception, environment: Environment):
     if isinstance(exc, click.exceptions.Exit):
         return exc.exit_code, None
     return None
+
+
+def _meant(exc: Exception) -> str | None:
+    """For ``symfonic thread list`` (or ``threads show``): the command of that name in another
+    group, the singular/plural twin first (``kubectl``'s and ``gh``'s habit of naming it)."""
+    import re
+
+    import click
+
+    ctx = getattr(exc, "ctx", None)
+    found = re.fullmatch(r"No such command '(.+)'\.", click.UsageError.format_message(exc)) if isinstance(exc, click.UsageError) else None
+    if ctx is None or found is None or not isinstance(ctx.command, click.Group):
+        return None
+    word, here = found.group(1), ctx.info_name or ""
+    root = _command_tree(None, False)
+    groups = [(name, cmd) for name, cmd in getattr(root, "commands", {}).items()
+              if name != here and isinstance(cmd, click.Group) and word in cmd.commands]
+    # ``thread`` <-> ``threads`` first, then the groups in the root's order.
+    groups.sort(key=lambda item: item[0].rstrip("s") != here.rstrip("s"))
+    return f"symfonic {groups[0][0]} {word}" if groups else None

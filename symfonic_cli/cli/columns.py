@@ -19,7 +19,9 @@ COLUMN_NAMES = THREAD_COLUMNS + ("status", "size_bytes", "first_message")
 # A table's headers, short enough that key, checkpoints, last activity, status and size fit 80.
 TABLE_HEADERS = {"sub_tenant": "sub-tenant", "first_activity": "first activity", "last_activity": "last activity",
                  "size_bytes": "size", "first_message": "first message"}
-TABLE_COLUMNS = ("key", "checkpoints", "last_activity")
+# What a person reads, the same on a terminal (table) and in a pipe (text, tab-separated): the run
+# state is what one looks for first. JSON keeps every field; --wide shows every column (kubectl -o wide).
+TABLE_COLUMNS = ("key", "status", "checkpoints", "last_activity")
 FIRST_WIDTH = 40  # characters of the first user message shown in a table or text
 
 
@@ -37,12 +39,18 @@ def parse_columns(text: Optional[str]) -> Optional[tuple]:
     return names
 
 
+def default_columns(out_format: str, *, wide: bool, with_size: bool) -> Optional[tuple]:
+    """The columns of a listing given no --columns: every one with --wide; the table's (plus the
+    size with --with-size) in table and text alike; None (every field) in JSON."""
+    if wide:
+        return COLUMN_NAMES
+    if out_format in ("table", "text"):
+        return TABLE_COLUMNS + (("size_bytes",) if with_size else ())
+    return None
+
+
 def _shown_columns(chosen, out_format: str, every: tuple) -> tuple:
-    if chosen is not None:
-        return chosen
-    if out_format == "table":
-        return TABLE_COLUMNS + tuple(c for c in every if c in ("status", "size_bytes"))
-    return every
+    return every if chosen is None else chosen
 
 
 def _headers(columns: tuple, out_format: str) -> tuple:

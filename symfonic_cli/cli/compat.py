@@ -17,12 +17,14 @@ from symfonic_cli.cli.common import (
 )
 from symfonic_cli.suggestions import require_thread
 from symfonic_cli.cli.options import (
+    KeyArg,
     FormatOpt,
     SessionOpt,
     StoreOpt,
     SubTenantOpt,
     TenantOpt,
     ThreadOpt,
+    with_key,
 )
 from symfonic_cli.compat.envelope import (
     CURRENT_FORMAT,
@@ -74,6 +76,7 @@ def _envelope_key(value: str) -> str:
 
 @app.command("report")
 def report(
+    key: KeyArg = None,
     store: StoreOpt = None,
     thread: ThreadOpt = None,
     tenant: TenantOpt = None,
@@ -87,6 +90,7 @@ def report(
     fail_on: FailOnOpt = _DEFAULT_FAIL_ON,
 ) -> None:
     """Store-wide (default), one thread (--thread / --tenant --session) or every thread (--by-thread)."""
+    thread = with_key(key, thread)
     from datetime import datetime, timezone
 
     from symfonic_cli import render
@@ -158,6 +162,7 @@ def _named(outcome, hit: list[str]) -> str:
 
 @app.command("show")
 def show(
+    key: KeyArg = None,
     store: StoreOpt = None,
     thread: ThreadOpt = None,
     tenant: TenantOpt = None,
@@ -169,6 +174,7 @@ def show(
     fmt: FormatOpt = None,
 ) -> None:
     """Every checkpoint of a thread, newest first, with its envelope verdict (or one in full)."""
+    thread = with_key(key, thread)
     from symfonic_cli import render
     from symfonic_cli.compat import command as cc
 

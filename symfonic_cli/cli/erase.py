@@ -9,6 +9,7 @@ import typer
 
 from symfonic_cli.cli.common import check_format, environment, store_options
 from symfonic_cli.cli.options import (
+    KeyArg,
     AllSessionsOpt,
     BatchSizeOpt,
     LockTimeoutOpt,
@@ -29,6 +30,7 @@ from symfonic_cli.cli.options import (
     erase_selection,
     max_duration_of,
     pace_of,
+    with_key,
 )
 from symfonic_cli.cli.thread import app
 from symfonic_cli.errors import UsageError
@@ -37,6 +39,7 @@ from symfonic_cli.limits import DEFAULT_LOCK_TIMEOUT
 
 @app.command("erase")
 def erase(
+    key: KeyArg = None,
     store: StoreOpt = None,
     thread: ThreadsOpt = None,
     tenant: TenantOpt = None,
@@ -68,6 +71,7 @@ def erase(
     threads of a batch); without a terminal --yes is required (else exit 6, nothing deleted).
     A requested key that names no thread is not-found (exit 3, with suggestions).
     """
+    thread = with_key(key, thread)
     from symfonic_cli.erase.confirm import open_terminal
     from symfonic_cli.erase.run import EraseRequest, run
     from symfonic_cli.location import resolve_store

@@ -10,6 +10,7 @@ import typer
 from symfonic_cli.cli.common import check_format, environment, store_options
 from symfonic_cli.cli.thread import app
 from symfonic_cli.cli.options import (
+    KeyArg,
     AllSessionsOpt,
     BatchSizeOpt,
     FormatOpt,
@@ -23,12 +24,14 @@ from symfonic_cli.cli.options import (
     TenantOpt,
     ThreadsOpt,
     erase_selection,
+    with_key,
 )
 from symfonic_cli.errors import UsageError
 
 
 @app.command("export")
 def export(
+    key: KeyArg = None,
     store: StoreOpt = None,
     thread: ThreadsOpt = None,
     tenant: TenantOpt = None,
@@ -54,6 +57,7 @@ def export(
     state does not (compaction removed them; --current-only leaves them out); manifest.json maps the
     file names back to the keys, with row and retained-message counts, activity and SHA-256 of each file. A requested key that names no thread is not-found (exit 3, nothing written).
     """
+    thread = with_key(key, thread)
     from symfonic_cli.export.run import ExportRequest, run
     from symfonic_cli.location import resolve_store
 

@@ -10,9 +10,10 @@ import click
 from symfonic_cli.vocabulary import SHELLS, metavar, one_of, option_words
 
 ARGUMENT_HELP = {
+    # Every command of one thread (cli/options.py KeyArg).
+    ("*", "key"): "The thread key tenant:sub:session (the same as --thread KEY; give one of them).",
+    ("thread", "diff", "refs"): "The thread key (or --thread), then checkpoint A (an id, or -1 for the latest, -2 for the one before, ...) and B to compare it with (same forms).",
     ("demo", "path"): "The SQLite file to create (must not exist yet); the demo never overwrites a file.",
-    ("thread", "diff", "a"): "A checkpoint id, or -1 for the latest, -2 for the one before, ...",
-    ("thread", "diff", "b"): "The checkpoint to compare A with (same forms).",
     ("threads", "search", "text"): "The text to find; case-insensitive by Unicode case folding (straße finds STRASSE).",
     ("completion", "install", "shell"): f"{one_of(SHELLS)}; default: the shell in $SHELL.",
     ("completion", "show", "shell"): f"{one_of(SHELLS)}; default: the shell in $SHELL.",
@@ -20,9 +21,9 @@ ARGUMENT_HELP = {
 EXAMPLES = {
     ("transcript", "show"): [
         "symfonic transcript show -s demo.db --tenant acme --session s-001",
-        "symfonic transcript show -s demo.db -t acme:_:s-001 --speaker user --index 0",
-        "symfonic transcript show -s prod -t acme:_:s-001 --since 2026-12-01T08:00 --until 2026-12-01T09:00",
-        "symfonic transcript show -s demo.db -t acme:_:s-001 -f json | jq '.[].content'",
+        "symfonic transcript show -s demo.db acme:_:s-001 --speaker user --index 0",
+        "symfonic transcript show -s prod acme:_:s-001 --since 2026-12-01T08:00 --until 2026-12-01T09:00",
+        "symfonic transcript show -s demo.db acme:_:s-001 -f json | jq '.[].content'",
     ],
     ("threads", "list"): [
         "symfonic threads list -s demo.db",
@@ -40,25 +41,25 @@ EXAMPLES = {
     ("store", "usage"): ["symfonic store usage -s demo.db", "symfonic store usage -s prod --top 20 --keep 3 -f json"],
     ("compat", "report"): [
         "symfonic compat report -s prod",
-        "symfonic compat report -s prod -t acme:_:s-001 --grace 30m",
+        "symfonic compat report -s prod acme:_:s-001 --grace 30m",
         "symfonic compat report -s prod --by-thread -f jsonl",
         "symfonic compat report -s prod --fail-on corrupt,newer   # exit 5 on a finding",
     ],
     ("compat", "show"): [
-        "symfonic compat show -s prod -t acme:_:s-001",
-        "symfonic compat show -s prod -t acme:_:s-001 --checkpoint CHECKPOINT_ID",
+        "symfonic compat show -s prod acme:_:s-001",
+        "symfonic compat show -s prod acme:_:s-001 --checkpoint CHECKPOINT_ID",
     ],
-    ("thread", "show"): ["symfonic thread show -s demo.db -t acme:_:s-001", "symfonic thread show -s prod --tenant acme --session s-001 -f json"],
-    ("thread", "history"): ["symfonic thread history -s demo.db -t acme:_:s-001", "symfonic thread history -s prod -t acme:_:s-001 -n 5 -f json"],
-    ("thread", "diff"): ["symfonic thread diff -s demo.db -t acme:_:s-001 -2 -1", "symfonic thread diff -s prod -t acme:_:s-001 CHECKPOINT_A CHECKPOINT_B -f json"],
+    ("thread", "show"): ["symfonic thread show -s demo.db acme:_:s-001", "symfonic thread show -s prod --tenant acme --session s-001 -f json"],
+    ("thread", "history"): ["symfonic thread history -s demo.db acme:_:s-001", "symfonic thread history -s prod acme:_:s-001 -n 5 -f json"],
+    ("thread", "diff"): ["symfonic thread diff -s demo.db acme:_:s-001 -2 -1", "symfonic thread diff -s prod acme:_:s-001 CHECKPOINT_A CHECKPOINT_B -f json"],
     ("thread", "export"): [
         "symfonic thread export -s prod --tenant acme --session s-001 --output s-001-export.zip",
         "symfonic thread export -s prod --from-file keys.txt --with-state --output export/",
         "symfonic thread export -s prod --tenant acme --inactive-for 90d --output idle.tar.gz",
     ],
     ("thread", "erase"): [
-        "symfonic thread erase -s demo.db -t acme:_:s-001 --dry-run",
-        "symfonic thread erase -s prod -t acme:_:s-001 --receipt erase-receipts.jsonl",
+        "symfonic thread erase -s demo.db acme:_:s-001 --dry-run",
+        "symfonic thread erase -s prod acme:_:s-001 --receipt erase-receipts.jsonl",
         "symfonic thread erase -s prod --tenant acme --all-sessions --dry-run",
         "symfonic thread erase -s prod --inactive-for 90d --receipt retention.jsonl",
     ],
@@ -106,9 +107,10 @@ def describe(root: click.Command) -> None:
             cmd.commands = dict(sorted(cmd.commands.items(), key=lambda item: rank.get(item[0], len(rank))))
         if path in EXAMPLES and not cmd.epilog:
             cmd.epilog = epilog(EXAMPLES[path])
+            _examples_first(cmd)
         for p in cmd.params:
             if isinstance(p, click.Argument):
-                text = ARGUMENT_HELP.get((*path, p.name))
+                text = ARGUMENT_HELP.get((*path, p.name)) or ARGUMENT_HELP.get(("*", p.name or ""))
                 if text and not getattr(p, "help", None):
                     p.help = text
             elif isinstance(p, click.Option) and p.metavar is None:
@@ -121,3 +123,19 @@ def describe(root: click.Command) -> None:
                 visit(sub, (*path, name))
 
     visit(root, ())
+
+
+def _examples_first(cmd: click.Command) -> None:
+    """The examples right after the usage line and the summary, before the options (issue #37:
+    what one came for first; the global options stay last)."""
+    original = cmd.format_help_text
+
+    def format_help_text(ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        original(ctx, formatter)
+        click.Command.format_epilog(cmd, ctx, formatter)
+
+    def no_epilog(ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        pass
+
+    cmd.format_help_text = format_help_text  # type: ignore[method-assign]  # this command's help only
+    cmd.format_epilog = no_epilog  # type: ignore[method-assign]  # printed by format_help_text

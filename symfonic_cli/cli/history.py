@@ -16,6 +16,7 @@ from symfonic_cli.suggestions import require_thread
 from symfonic_cli.vocabulary import RECORD_FORMATS
 from symfonic_cli.cli.thread import app
 from symfonic_cli.cli.options import (
+    KeyArg,
     FormatOpt,
     RecordFormatOpt,
     SessionOpt,
@@ -23,6 +24,7 @@ from symfonic_cli.cli.options import (
     SubTenantOpt,
     TenantOpt,
     ThreadOpt,
+    with_key,
 )
 from symfonic_cli.errors import UsageError
 from symfonic_cli.cli.common import one_thread
@@ -45,6 +47,7 @@ NamespaceOpt = Annotated[
 
 @app.command("history")
 def history(
+    key: KeyArg = None,
     store: StoreOpt = None,
     thread: ThreadOpt = None,
     tenant: TenantOpt = None,
@@ -57,6 +60,7 @@ def history(
     """Every checkpoint of a thread, newest first: step, source, time, the writes that made it,
     its message count, and marks for a fork (a parent of several checkpoints) and a rewritten
     history (messages removed, reordered or edited)."""
+    thread = with_key(key, thread)
     from symfonic_cli.history.history import build_history
 
     env = environment()
@@ -71,8 +75,7 @@ def history(
 
 @app.command("diff", context_settings={"ignore_unknown_options": True})
 def diff(
-    a: Annotated[str, typer.Argument(metavar="A", help="A checkpoint id, or -1 for the latest, -2 for the one before, ...")],
-    b: Annotated[str, typer.Argument(metavar="B", help="The checkpoint to compare A with (same forms).")],
+    refs: Annotated[list[str], typer.Argument(metavar="[KEY] A B", show_default=False)],
     store: StoreOpt = None,
     thread: ThreadOpt = None,
     tenant: TenantOpt = None,
@@ -90,6 +93,12 @@ def diff(
     A and B are checkpoint ids (see thread history), or -1 for the latest checkpoint of the
     root namespace, -2 for the one before, and so on.
     """
+    if len(refs) not in (2, 3):
+        raise UsageError(f"expected [KEY] A B, got {len(refs)} argument(s)", hint="see 'symfonic thread diff --help'")
+    *given, a, b = refs
+    if given and given[0].startswith("-"):  # unknown options reach here (ignore_unknown_options)
+        raise UsageError(f"no such option: {given[0]}", hint="see 'symfonic thread diff --help'")
+    thread = with_key(given[0] if given else None, thread)
     for ref in (a, b):
         if ref.startswith("-") and not (ref[1:].isdigit() and ref[1:].isascii()):
             raise UsageError(f"no such option: {ref}", hint="see 'symfonic thread diff --help'")

@@ -6,6 +6,7 @@ Free of typer: both the typer commands and the quick route (``fast.py``) call th
 from __future__ import annotations
 
 from symfonic_cli.cli.common import check_format, environment as run_environment, open_for_reading
+from symfonic_cli.errors import StoreError, UsageError
 from symfonic_cli.listing import (
     activity_window,
     check_run_state_options,
@@ -17,7 +18,7 @@ from symfonic_cli.listing import (
 )
 from symfonic_cli.vocabulary import RECORD_FORMATS, STATUSES
 
-from symfonic_cli.cli.columns import THREAD_COLUMNS, _headers, _shown_columns, _with_first, parse_columns
+from symfonic_cli.cli.columns import THREAD_COLUMNS, _headers, _shown_columns, _with_first, default_columns, parse_columns
 
 # typing.TYPE_CHECKING without importing typing (quick commands load this module).
 TYPE_CHECKING = False
@@ -45,11 +46,19 @@ def threads_list(
     since: Optional[str] = None,
     until: Optional[str] = None,
     columns: Optional[str] = None,
+    wide: bool = False,
     environment: Environment | None = None,
 ) -> None:
     """``threads list`` with every option parsed (the typer command and the quick route)."""
     environment = environment or run_environment()
     chosen = parse_columns(columns)
+    if wide and chosen is not None:
+        raise UsageError("--wide shows every column; leave out --columns (or name them all there)")
+    # The status of the default columns is told where the store can tell it (an encrypted store
+    # without its key still lists); asked for (--status, --columns status) it must be.
+    implied = chosen is None and not status
+    if chosen is None:
+        chosen = default_columns(check_format(fmt, env=environment), wide=wide, with_size=with_size)
     if chosen is not None and "status" in chosen and not status:
         status = [",".join(STATUSES)]  # every status: the column is computed for all threads
     if chosen is not None and "size_bytes" in chosen:
@@ -60,7 +69,7 @@ def threads_list(
         return
     list_run_states(
         store, tenant, sub_tenant, limit, fmt, status=status, session=session, sort=sort, reverse=reverse, with_size=with_size,
-        window=window, environment=environment, columns=chosen,
+        window=window, environment=environment, columns=chosen, implied=implied,
     )
 
 
@@ -104,18 +113,29 @@ def _warn_undatable(n: int, environment: Environment) -> None:
 
 def list_run_states(
     store, tenant: str | None, sub_tenant: str | None, limit: int | None, fmt, *, status, session: str | None, sort, reverse, with_size, window=None, environment: Environment | None = None,
-    columns=None,
+    columns=None, implied: bool = False,
 ) -> None:
-    """``threads list`` with --status/--session/--sort/--reverse/--with-size."""
+    """``threads list`` with --status/--session/--sort/--reverse/--with-size; ``implied``: the
+    status is the default columns', not asked for (a store that cannot tell it lists without it)."""
     checked = check_run_state_options(tenant, sub_tenant, status, sort, session)
     environment = environment or run_environment()
     out_format = check_format(fmt, env=environment, formats=RECORD_FORMATS)
     from symfonic_cli import render
 
     with open_for_reading(store, environment=environment) as st:
-        every, records, undatable = run_state_records(
-            st, tenant, sub_tenant, limit, *checked, session=session, reverse=reverse, with_size=with_size, window=window,
-        )
+        try:
+            every, records, undatable = run_state_records(
+                st, tenant, sub_tenant, limit, *checked, session=session, reverse=reverse, with_size=with_size, window=window,
+            )
+        except StoreError as exc:
+            if not implied:
+                raise
+            from symfonic_cli.render import escape_inline
+
+            environment.stderr.write(f"symfonic: warning: status not shown: {escape_inline(exc.line())}\n")
+            undatable_count = [0]
+            every, records = THREAD_COLUMNS, list(plain_records(st, tenant, sub_tenant, limit, window, undatable_count))
+            undatable = undatable_count[0]
         _warn_undatable(undatable, environment)
         shown = _shown_columns(columns, out_format, every)
         render.write_records(_with_first(st, records, shown, out_format), fmt=out_format, columns=shown,

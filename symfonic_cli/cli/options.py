@@ -48,6 +48,12 @@ StoreOpt = typer_option(optionspec.STORE)
 # silently winning would read or change another thread than the operator named first).
 ThreadOpt = Annotated[Optional[list[str]], typer.Option("--thread", "-t", help="Thread key tenant:sub:session.")]
 ThreadsOpt = Annotated[Optional[list[str]], typer.Option("--thread", "-t", help="Thread key tenant:sub:session (repeat for several).")]
+# The key as a command's first argument too (``gh issue view 123``, ``kubectl describe pod X``):
+# every command of one thread takes it, and ``with_key`` joins it to --thread once for all of them.
+KeyArg = Annotated[
+    Optional[str],
+    typer.Argument(metavar="[KEY]", show_default=False),  # its help: cli/helptext.py
+]
 TenantOpt = Annotated[Optional[str], typer.Option("--tenant", help="Tenant id (derives the key with --session).")]
 SubTenantOpt = Annotated[Optional[str], typer.Option("--sub-tenant", help="Sub-tenant id ('_' in the key when absent).")]
 SessionOpt = Annotated[Optional[str], typer.Option("--session", help="Session id (derives the key with --tenant).")]
@@ -136,6 +142,18 @@ InactiveSinceOpt = Annotated[
     Optional[str],
     typer.Option("--inactive-since", help="A retention sweep: every thread with no activity since this ISO 8601 date or time."),
 ]
+
+
+def with_key(key: str | None, thread: list[str] | None) -> list[str] | None:
+    """The --thread list with the KEY argument in it: the key is given once, as the argument or as
+    --thread, never both (exit 2). The key is kept exactly as typed."""
+    if key is None:
+        return thread
+    if thread:
+        from symfonic_cli.errors import UsageError
+
+        raise UsageError("the thread key is given twice (as KEY and as --thread)", hint="give one of them")
+    return [key]
 
 
 def erase_selection(

@@ -72,6 +72,7 @@ THREADS_LIST = {
         "help": "Only threads last active at or after this time (2h ago, a date, an ISO 8601 time; as transcript show).",
     },
     "until": {"opts": ("--until",), "help": "Only threads last active at or before this time (a date keeps that whole day)."},
+    "wide": {"opts": ("--wide", "-w"), "kind": "flag", "help": "Every column (as kubectl -o wide): tenant, sub-tenant, session, first activity, size, the first message."},
     "columns": {
         "opts": ("--columns",),
         "help": f"Columns (JSON: fields) to show, in this order: {listed(COLUMN_NAMES)} (or first: the first user message).",

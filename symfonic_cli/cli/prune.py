@@ -10,6 +10,7 @@ import typer
 from symfonic_cli.cli.common import MAX_COUNT, check_format, environment, store_options
 from symfonic_cli.cli.thread import app
 from symfonic_cli.cli.options import (
+    KeyArg,
     AllSessionsOpt,
     BatchSizeOpt,
     LockTimeoutOpt,
@@ -27,6 +28,7 @@ from symfonic_cli.cli.options import (
     TenantOpt,
     ThreadsOpt,
     WaitOpt,
+    with_key,
     erase_selection,
     max_duration_of,
     pace_of,
@@ -37,6 +39,7 @@ from symfonic_cli.limits import DEFAULT_LOCK_TIMEOUT
 
 @app.command("prune")
 def prune(
+    key: KeyArg = None,
     store: StoreOpt = None,
     thread: ThreadsOpt = None,
     tenant: TenantOpt = None,
@@ -71,6 +74,7 @@ def prune(
     The plan comes first; on a terminal you confirm by typing the number of threads; without a
     terminal --yes is required (else exit 6, nothing deleted). One transaction per thread, verified.
     """
+    thread = with_key(key, thread)
     from symfonic_cli.erase.confirm import open_terminal
     from symfonic_cli.location import resolve_store
     from symfonic_cli.retention.window import parse_age

@@ -69,6 +69,7 @@ def _root(
     ),
     color: str = typer.Option(COLOR_MODES[0], *opts("color"), callback=_check_color, help=help_of("color")),  # [a|b|c]: helptext
     no_pager: bool = typer.Option(False, *opts("no_pager"), help=help_of("no_pager")),
+    absolute_time: bool = typer.Option(False, *opts("absolute_time"), help=help_of("absolute_time")),
     aes_key_file: Optional[str] = typer.Option(
         None, *opts("aes_key_file"), envvar=AES_KEY_FILE_ENV, metavar="PATH", help=help_of("aes_key_file"),
     ),
@@ -76,6 +77,7 @@ def _root(
 ) -> None:
     """Connection options go before the command: symfonic --connect-timeout 5 threads list ..."""
     environment().pager = not no_pager
+    environment().absolute_time = absolute_time
     apply_root_options(
         environment(),
         debug=debug,

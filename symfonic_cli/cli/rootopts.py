@@ -28,6 +28,8 @@ _SKIP = {"version", "install_completion", "show_completion", "help"}
 def _apply(name: str, value: Any) -> None:
     if name == "debug":
         environment().debug = environment().debug or bool(value)
+    elif name == "absolute_time":
+        environment().absolute_time = environment().absolute_time or bool(value)
     elif name == "no_pager":
         environment().pager = environment().pager and not value
     elif name in ("connect_timeout", "pg_schema", "checkpoint_collection", "writes_collection"):

@@ -49,6 +49,10 @@ ROOT_OPTIONS: dict[str, dict] = {
         "help": "A file holding the raw AES key of a store written with LangGraph's EncryptedSerializer "
         "(else LANGGRAPH_AES_KEY is used). It must not be readable by group or others.",
     },
+    "absolute_time": {
+        "opts": ("--absolute-time",), "kind": "flag",
+        "help": "Tables show times as ISO 8601 instants (in --tz), not as ages (45s, 3h, 12d). Text and JSON always do.",
+    },
     "tz": {
         "opts": ("--tz",), "kind": "value", "env": TZ_ENV,
         "help": "Time zone of the times shown in table and text output and of times typed without an offset "

@@ -40,7 +40,11 @@ def list_stores(fmt: FormatOpt = None) -> None:
     rows = [{"name": n, "kind": k, "url": u} for n, k, u in configured_stores()]
     render.write_records(rows, fmt=out_format, columns=("name", "kind", "url"), title=config_path(), environment=env)
     if not rows and render.is_terminal(env.stderr):
-        env.stderr.write(f"symfonic: no stores configured in {render.escape_inline(config_path())}\n")
+        # Where the file goes and what an entry looks like (docs/reference/stores.md), so the
+        # next step needs no manual.
+        env.stderr.write(f"symfonic: no stores configured in {render.escape_inline(config_path())}; an entry looks like:\n\n"
+                         '  [stores.prod]\n  url = "postgresql://support@db.internal:5432/agents"\n\n'
+                         "then: symfonic threads list -s prod\n")
 
 
 @app.command("usage")

@@ -16,12 +16,14 @@ from symfonic_cli.cli.common import (
 )
 from symfonic_cli.suggestions import require_thread
 from symfonic_cli.cli.options import (
+    KeyArg,
     FormatOpt,
     SessionOpt,
     StoreOpt,
     SubTenantOpt,
     TenantOpt,
     ThreadOpt,
+    with_key,
 )
 from symfonic_cli.cli.common import one_thread
 from symfonic_cli.vocabulary import GROUP_HELP, STATUSES, one_of
@@ -41,6 +43,7 @@ def register(root: typer.Typer) -> None:
 
 @app.command("show", help=f"A thread's run state: {one_of(STATUSES)}; the nodes due next; what it waits on.")
 def show(
+    key: KeyArg = None,
     store: StoreOpt = None,
     thread: ThreadOpt = None,
     tenant: TenantOpt = None,
@@ -48,6 +51,7 @@ def show(
     session: SessionOpt = None,
     fmt: FormatOpt = None,
 ) -> None:
+    thread = with_key(key, thread)
     from symfonic_cli.render import escape_inline
     from symfonic_cli.threadstate.show import thread_state
 

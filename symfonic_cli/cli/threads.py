@@ -43,13 +43,14 @@ def list_threads(
     since: Annotated[Optional[str], LIST["since"]] = None,
     until: Annotated[Optional[str], LIST["until"]] = None,
     columns: Annotated[Optional[str], LIST["columns"]] = None,
+    wide: Annotated[bool, LIST["wide"]] = False,
 ) -> None:
     """One row per thread, newest activity first (activity: the time in each checkpoint id, else its ts)."""
     listing.threads_list(
         store, tenant, sub_tenant, limit, fmt, status=status, session=session, sort=sort, reverse=reverse,
         with_size=with_size, inactive_for=inactive_for, inactive_since=inactive_since, active_within=active_within,
         since=since, until=until,
-        columns=columns,
+        columns=columns, wide=wide,
     )
 
 

@@ -15,12 +15,14 @@ from symfonic_cli.cli.common import (
 from symfonic_cli.suggestions import require_thread
 from symfonic_cli.vocabulary import RECORD_FORMATS
 from symfonic_cli.cli.options import (
+    KeyArg,
     RecordFormatOpt,
     SessionOpt,
     StoreOpt,
     SubTenantOpt,
     TenantOpt,
     ThreadOpt,
+    with_key,
 )
 from symfonic_cli.errors import UsageError
 from symfonic_cli.vocabulary import GROUP_HELP, ROLES, SPEAKERS, one_of
@@ -43,6 +45,7 @@ app = typer.Typer(help=GROUP_HELP["transcript"], no_args_is_help=True)
 
 @app.command("show")
 def show(
+    key: KeyArg = None,
     store: StoreOpt = None,
     thread: ThreadOpt = None,
     tenant: TenantOpt = None,
@@ -54,6 +57,9 @@ def show(
     until: Annotated[Optional[str], typer.Option("--until", help="Keep rows at or before this time: 15m (ago), a date (its end), 08:24 (the whole minute) or an ISO 8601 time; no offset means --tz.")] = None,
     truncate: Annotated[Optional[int], typer.Option("--truncate", "--max-width", min=1, max=MAX_COUNT, help="In table and text, cut each message's content after N characters, saying how many were cut (JSON keeps it whole).")] = None,
     limit: Annotated[Optional[int], typer.Option("--limit", "-n", min=0, max=MAX_COUNT, help="At most N rows, applied last (0 to 1000000000).")] = None,
+    tail: Annotated[Optional[int], typer.Option("--tail", min=0, max=MAX_COUNT, help="The last N rows of the view (after --speaker and --since/--until): the end of a conversation.")] = None,
+    around: Annotated[Optional[int], typer.Option("--around", min=-MAX_COUNT, max=MAX_COUNT, help="Row I of the view with --context rows either side (a threads search hit's index; negative counts from the end).")] = None,
+    context: Annotated[int, typer.Option("--context", "-C", min=0, max=MAX_COUNT, help="Rows either side of --around (default 3).")] = 3,
     checkpoint: Annotated[Optional[str], typer.Option("--checkpoint", help="Show the transcript as of this root-namespace checkpoint id.")] = None,
     fmt: RecordFormatOpt = None,
     tools: Annotated[bool, typer.Option("--tools", help="Show tool calls (name, call id, arguments) and which tool answered.")] = False,
@@ -62,6 +68,7 @@ def show(
     retained: Annotated[bool, typer.Option("--retained", help="Every message any checkpoint of the thread still holds, those compaction removed included: whether the current state has it, when and by what it was removed.")] = False,
 ) -> None:
     """Print a thread's transcript by ordinal (--index) or time range (--since/--until)."""
+    thread = with_key(key, thread)
     from symfonic_cli.transcript import rows as tx
 
     if retained:
@@ -87,6 +94,9 @@ def show(
         raise UsageError(f"unknown --speaker '{exc.args[0]}'", hint=f"use {one_of(SPEAKERS)}, or a comma list") from None
     if index is not None and (since is not None or until is not None):
         raise UsageError("--index and --since/--until are mutually exclusive, as in get_transcript")
+    picked = [name for name, value in (("--index", index), ("--tail", tail), ("--around", around)) if value is not None]
+    if len(picked) > 1:
+        raise UsageError(f"{picked[0]} and {picked[1]} are mutually exclusive", hint="give one way of choosing rows")
     env = environment()
     zone = env.zone()  # --tz, a root option
     lo = _bound("--since", since, zone, until=False)
@@ -99,9 +109,15 @@ def show(
 
     with open_for_reading(store, environment=env) as st:
         require_thread(st, key)
+        windowed = tail is not None or around is not None
         result = read_transcript(
-            st, key, checkpoint_id=checkpoint, speaker=speakers, index=index, since=lo, until=hi, limit=limit, tools=tools
+            st, key, checkpoint_id=checkpoint, speaker=speakers, index=index, since=lo, until=hi,
+            limit=None if windowed else limit, tools=tools,
         )
+        if windowed:
+            from dataclasses import replace
+
+            result = replace(result, rows=_window(result.rows, tail=tail, around=around, context=context, limit=limit))
         empty_note = _empty_note(st, key, checkpoint, env) if not result.rows and is_terminal(env.stderr) else None
         unread = _unread(st, key, result) if checkpoint is None and result.rows else None
     from symfonic_cli.render import escape_inline
@@ -113,6 +129,18 @@ def show(
     _write(result.rows, out_format, key, tools, truncate=truncate, env=env, unread=unread)
     if empty_note:
         env.stderr.write(empty_note + "\n")
+
+
+def _window(rows: list, *, tail: Optional[int], around: Optional[int], context: int, limit: Optional[int]) -> list:
+    """--tail N: the last N rows; --around I --context K: rows I-K..I+K, I counted in the view
+    (--speaker's, as --index counts; a negative I from its end); then --limit."""
+    if tail is not None:
+        rows = rows[max(len(rows) - tail, 0):]
+    elif around is not None:
+        total = max((r.index for r in rows), default=-1) + 1
+        centre = around + total if around < 0 else around
+        rows = [r for r in rows if centre - context <= r.index <= centre + context]
+    return rows if limit is None else rows[:limit]
 
 
 def _unread(st: Store, key: str, result: TranscriptResult) -> Optional[str]:
@@ -160,6 +188,14 @@ def _shown_time(ts, env: Environment) -> str:
     return render.shown_time(ts, env) if ts is not None else render.cell(ts)
 
 
+def _shown_content(r) -> str:
+    """A message's content, or what an assistant message that only calls tools does: ``(calls
+    lookup)``, not an empty row (tables and text; JSON keeps the content as stored)."""
+    if r.content or not r.calls:
+        return r.content
+    return "(calls " + ", ".join(r.calls) + ")"
+
+
 def _write(rows, out_format: str, key: str, tools: bool = False, *, truncate: Optional[int] = None, env: Environment,
            unread: Optional[str] = None) -> None:
     from symfonic_cli import render
@@ -172,14 +208,14 @@ def _write(rows, out_format: str, key: str, tools: bool = False, *, truncate: Op
     if out_format == "text":
         for r in rows:
             extra = "".join(render.escape_controls(line) + "\n" for line in _tool_lines(r)) if tools else ""
-            out.write(f"[{r.index}] {render.escape_inline(r.role)} {_shown_time(r.timestamp, env)}\n{render.escape_controls(render.cut(r.content, truncate))}\n{extra}\n")
+            out.write(f"[{r.index}] {render.escape_inline(r.role)} {_shown_time(r.timestamp, env)}\n{render.escape_controls(render.cut(_shown_content(r), truncate))}\n{extra}\n")
         return
     rows_out = [
         [
             str(r.index),
             render.escape_inline(r.role),
-            _shown_time(r.timestamp, env),
-            render.escape_controls("\n".join([render.cut(r.content, truncate), *(_tool_lines(r) if tools else [])]).strip("\n") if tools else render.cut(r.content, truncate)),
+            render.cell(render.shown_age(r.timestamp, env)),  # an age (or --absolute-time): room for the text
+            render.escape_controls("\n".join([render.cut(_shown_content(r), truncate), *(_tool_lines(r) if tools else [])]).strip("\n") if tools else render.cut(_shown_content(r), truncate)),
         ]
         for r in rows
     ]

@@ -77,6 +77,28 @@ def shown_time(value: Any, environment: Environment) -> Any:
         return cell(dt)
 
 
+def shown_age(value: Any, environment: Environment) -> Any:
+    """A time in a table: its age (``45s``, ``3h``, ``12d``: clock.age) unless --absolute-time,
+    then as ``shown_time``. Anything that is not a time is returned as is. Text and JSON keep the
+    instants (a program reads them)."""
+    if environment.absolute_time:
+        return shown_time(value, environment)
+    if isinstance(value, datetime):
+        dt = value
+    elif type(value) is str and _regex(_ISO_TIME).fullmatch(value):
+        try:
+            dt = datetime.fromisoformat(value[:-1] + "+00:00" if value.endswith("Z") else value)
+        except ValueError:
+            return value
+    else:
+        return value
+    from datetime import timezone
+
+    from symfonic_cli.clock import age
+
+    return age(dt, datetime.now(timezone.utc))
+
+
 def _zoned_records(records: Iterable[dict[str, Any]], columns: Sequence[str], environment: Environment) -> Iterable[dict[str, Any]]:
     """Records with their time columns shown in --tz (table and text only)."""
     env = environment
@@ -111,6 +133,11 @@ def write_records(
     out = stream if stream is not None else environment.stdout
     if not is_data(fmt):
         records = _zoned_records(records, columns, environment)
+    if fmt == "table" and not environment.absolute_time:
+        # Ages (kubectl's AGE) in a table unless --absolute-time (issue #37); text, CSV and JSON keep the instants.
+        times = [c for c in columns if is_time_column(c)]
+        if times:
+            records = ({**rec, **{c: shown_age(rec[c], environment) for c in times if c in rec}} for rec in records)
     return RECORD_WRITERS[fmt](records, columns, out, headers=list(headers or columns), title=title, environment=environment)
 
 

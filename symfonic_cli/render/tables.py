@@ -33,6 +33,11 @@ def _text_width(text: str) -> int:
     return max((cell_len(line) for line in text.split("\n")), default=0)
 
 
+# Colour that means something (issue #37): a run state that needs a look stands out. Only where
+# colour is on (rich's console drops styles without a colour system: NO_COLOR, --color never, pipes).
+STATUS_STYLES = {"error": "red", "interrupted": "yellow", "pending": "cyan"}
+
+
 def write_table(
     rows: Sequence[Sequence[str]],
     headers: Sequence[str],
@@ -73,8 +78,9 @@ def write_table(
             table.add_column(Text(h), no_wrap=True, min_width=need[i], overflow="ignore")
         else:
             table.add_column(Text(h), overflow="fold", min_width=max(widths[i], 1))
+    styled = [h == "status" for h in headers]
     for row in rows:
-        table.add_row(*(Text(v) for v in row))
+        table.add_row(*(Text(v, style=STATUS_STYLES.get(v, "")) if styled[i] else Text(v) for i, v in enumerate(row)))
     con.print(table)
 
 

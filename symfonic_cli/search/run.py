@@ -8,7 +8,7 @@ only its candidates are decoded.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -55,9 +55,11 @@ class Hit:
     end: int
     checkpoint_id: str | None
 
-    def snippet(self, width: int = 100) -> str:
-        """Up to about ``width`` cells around the match, escaped (escape_inline), cut with "…"."""
-        return snippet(self.text, self.start, self.end, width)
+    def snippet(self, width: int = 100, *, escaped: bool = True) -> str:
+        """Up to about ``width`` cells around the match, cut with "…"; escaped (escape_inline) for
+        a table, as stored for JSON and text (their writers escape once: a newline is ``\\n`` in
+        JSON, not ``\\\\n``)."""
+        return snippet(self.text, self.start, self.end, width, escaped=escaped)
 
     def to_json(self, width: int = 100) -> dict:
         return {
@@ -67,62 +69,60 @@ class Hit:
             "timestamp": iso_utc(self.timestamp),
             "message_id": self.message_id,
             "field": self.field,
-            "snippet": self.snippet(width),
+            "snippet": self.snippet(width, escaped=False),
             "checkpoint_id": self.checkpoint_id,
         }
 
 
-def snippet(text: str, start: int, end: int, width: int) -> str:
+def snippet(text: str, start: int, end: int, width: int, *, escaped: bool = True) -> str:
     from rich.cells import cell_len
 
     from symfonic_cli.render import escape_inline
 
+    esc = escape_inline if escaped else _as_is
+    # A table's snippet is measured in cells; JSON's and text's in characters (controls are
+    # zero cells but one character, and their escaped form is what a reader counts).
+    size = cell_len if escaped else len
     width = max(width, 8)
-    match = escape_inline(text[start:end])
-    if cell_len(match) >= width:
-        return _fit(match, width - 1) + "…"
-    room = width - cell_len(match)
+    match = esc(text[start:end])
+    if size(match) >= width:
+        return _fit(match, width - 1, size) + "…"
+    room = width - size(match)
     before_room = room // 3
-    before, cut_before = _tail(text[max(0, start - width):start], before_room, start > width)
-    after_room = room - cell_len(before) - (1 if cut_before else 0)
-    after, cut_after = _head(text[end:end + width], after_room, len(text) - end > width)
+    before, cut_before = _tail(text[max(0, start - width):start], before_room, start > width, esc, size)
+    after_room = room - size(before) - (1 if cut_before else 0)
+    after, cut_after = _head(text[end:end + width], after_room, len(text) - end > width, esc, size)
     return ("…" if cut_before else "") + before + match + after + ("…" if cut_after else "")
 
 
-def _fit(escaped: str, width: int) -> str:
-    from rich.cells import cell_len
-
+def _fit(escaped: str, width: int, size: Callable[[str], int]) -> str:
     out = ""
     for ch in escaped:
-        if cell_len(out + ch) > width:
+        if size(out + ch) > width:
             break
         out += ch
     return out
 
 
-def _head(raw: str, room: int, more: bool) -> tuple[str, bool]:
-    from rich.cells import cell_len
+def _as_is(text: str) -> str:
+    return text
 
-    from symfonic_cli.render import escape_inline
 
+def _head(raw: str, room: int, more: bool, esc: Callable[[str], str], size: Callable[[str], int]) -> tuple[str, bool]:
     out = ""
     for ch in raw:
-        piece = escape_inline(ch)
-        if cell_len(out) + cell_len(piece) > room - 1:  # keep a cell for the "…"
+        piece = esc(ch)
+        if size(out) + size(piece) > room - 1:  # keep a cell for the "…"
             return out, True
         out += piece
     return out, more
 
 
-def _tail(raw: str, room: int, more: bool) -> tuple[str, bool]:
-    from rich.cells import cell_len
-
-    from symfonic_cli.render import escape_inline
-
+def _tail(raw: str, room: int, more: bool, esc: Callable[[str], str], size: Callable[[str], int]) -> tuple[str, bool]:
     out = ""
     for ch in reversed(raw):
-        piece = escape_inline(ch)
-        if cell_len(out) + cell_len(piece) > room - 1:
+        piece = esc(ch)
+        if size(out) + size(piece) > room - 1:
             return out, True
         out = piece + out
     return out, more

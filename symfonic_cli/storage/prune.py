@@ -226,7 +226,10 @@ class _Plan:
     def _head(self, store_name: str, esc, width) -> str:
         from symfonic_cli.render.fit import Whole, fit
 
-        older = ["and every checkpoint newer than", Whole(f"{int(self.req.older_than.total_seconds())} s;")] if self.req.older_than else []
+        from symfonic_cli.clock import human_duration
+
+        # As typed (30d, not 2592000 s): the unit the grammar reads back.
+        older = ["and every checkpoint newer than", Whole(f"{human_duration(self.req.older_than)};")] if self.req.older_than else []
         head = fit(["prune plan for", Whole(esc(store_name) + ":"), "keep the latest", Whole(f"{self.req.keep} checkpoint(s)"),
                     "of each namespace" + ("," if older else ";"), *older, Whole(f"{self.keys.total:,} thread(s)"), "selected"],
                    width) + "\n"

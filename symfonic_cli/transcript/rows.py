@@ -35,6 +35,9 @@ class Row:
     tool_calls: list[dict[str, Any]] | None = None
     name: str | None = None
     tool_call_id: str | None = None
+    # An assistant row without content: the names of the tools it calls (tables and text show
+    # ``(calls lookup)``; not in JSON, which keeps --tools' fields).
+    calls: tuple[str, ...] = ()
 
     def to_json(self, tools: bool = False) -> dict[str, Any]:
         out = {
@@ -163,6 +166,8 @@ def build_rows(
         if odd and warnings is not None:
             warnings.append(f"message {position} of the checkpoint shown from its raw fields: {'; '.join(odd)}")
         row = Row(len(rows), role, content, mid, None)
+        if role == "assistant" and not content:
+            row = replace(row, calls=tuple(str(c.get("name")) for c in tool_calls_of(message, None) or ()))
         if tools:
             if role == "assistant":
                 row = replace(row, tool_calls=tool_calls_of(message, warnings))

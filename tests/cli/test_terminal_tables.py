@@ -30,7 +30,8 @@ def _whole_on_a_line(screen: str, values) -> None:
 def test_threads_list_keeps_keys_and_times_whole(any_kind, cols):
     url = any_kind.new_store()
     listed = json.loads(run("threads", "list", "-s", url, "-f", "json").out)
-    code, screen = on_terminal("threads", "list", "-s", url, "--no-pager", cols=cols, rows=500)
+    # Tables show ages unless --absolute-time (issue #37); with it, the instants are whole.
+    code, screen = on_terminal("threads", "list", "-s", url, "--no-pager", "--absolute-time", cols=cols, rows=500)
     assert code == 0, screen
     _whole_on_a_line(screen, [r["key"] for r in listed])
     _whole_on_a_line(screen, [r["last_activity"] for r in listed])
@@ -40,7 +41,7 @@ def test_threads_list_keeps_keys_and_times_whole(any_kind, cols):
     assert max(len(line) for line in _screen_lines(screen)) <= cols and "RECORD" not in screen
     # Every column asked for: a table when it fits, records when not, never a folded id or time.
     every = "key,tenant,sub_tenant,session,checkpoints,first_activity,last_activity"
-    code, screen = on_terminal("threads", "list", "-s", url, "--no-pager", "--columns", every, cols=cols, rows=500)
+    code, screen = on_terminal("threads", "list", "-s", url, "--no-pager", "--absolute-time", "--columns", every, cols=cols, rows=500)
     assert code == 0, screen
     _whole_on_a_line(screen, [r["key"] for r in listed] + [r["first_activity"] for r in listed])
     _whole_on_a_line(screen, ["sub-tenant", "first activity", "last activity"])
@@ -51,11 +52,11 @@ def test_threads_list_keeps_keys_and_times_whole(any_kind, cols):
 def test_compat_and_transcript_keep_ids_whole(sqlite_master, cols):
     key = "acme:_:s-001"
     verdicts = json.loads(run("compat", "show", "-s", str(sqlite_master), "--thread", key, "-f", "json").out)
-    code, screen = on_terminal("compat", "show", "-s", str(sqlite_master), "--thread", key, "--no-pager", cols=cols, rows=900)
+    code, screen = on_terminal("compat", "show", "-s", str(sqlite_master), "--thread", key, "--no-pager", "--absolute-time", cols=cols, rows=900)
     assert code == 0, screen
     _whole_on_a_line(screen, [v["checkpoint_id"] for v in verdicts] + [v["ts"] for v in verdicts if v["ts"]])
     rows = json.loads(run("transcript", "show", "-s", str(sqlite_master), "--thread", key, "-f", "json").out)
-    code, screen = on_terminal("transcript", "show", "-s", str(sqlite_master), "--thread", key, "--no-pager", cols=cols, rows=900)
+    code, screen = on_terminal("transcript", "show", "-s", str(sqlite_master), "--thread", key, "--no-pager", "--absolute-time", cols=cols, rows=900)
     assert code == 0, screen
     stamps = [r["timestamp"] for r in rows if r["timestamp"]]
     assert stamps and all(ISO_Z.match(s) for s in stamps)

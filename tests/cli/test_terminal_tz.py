@@ -29,7 +29,8 @@ def _local(text: str, zone: str = ZONE) -> str:
 
 
 def _screen(*args, cols=120):
-    code, screen = on_terminal(*args, "--no-pager", cols=cols, rows=900)
+    # Tables show ages unless --absolute-time (issue #37): the instants, in the zone, with it.
+    code, screen = on_terminal(*args, "--no-pager", "--absolute-time", cols=cols, rows=900)
     assert code == 0, screen
     return screen
 
@@ -75,7 +76,7 @@ def test_every_reading_command_shows_times_in_the_zone(sqlite_master):
     assert all(_local(v["ts"]) in screen for v in verdicts if v["ts"])
     # the erase plan (nothing erased)
     listed = {r["key"]: r for r in json.loads(run("threads", "list", "-s", s, "-f", "json").out)}
-    code, screen = on_terminal("thread", "erase", "-s", s, "-t", KEY, "--dry-run", "--tz", ZONE, cols=200)
+    code, screen = on_terminal("thread", "erase", "-s", s, "-t", KEY, "--dry-run", "--tz", ZONE, "--absolute-time", cols=200)
     assert code == 0 and _local(listed[KEY]["last_activity"]) in screen, screen
 
 

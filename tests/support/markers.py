@@ -34,7 +34,7 @@ SLOW_FIXTURES = {"run_state_stores", "state_stores"}
 # Measured slow (--durations; many store kinds, pairs or generated cases each): module names and
 # test names (module::test). Property-based tests (hypothesis) are slow by rule.
 SLOW = {
-    "modules": {"test_terminal_speed"},
+    "modules": {"test_terminal_speed", "test_man_page"},
     "tests": {
         "test_migrate::test_copy_every_pair_verifies_and_reads_back_the_same",
         "test_hostile::test_crafted_envelopes_on_every_kind",

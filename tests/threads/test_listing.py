@@ -61,7 +61,7 @@ def test_filters_and_limit(sqlite_master):
 
 def test_text_and_table_formats(sqlite_master):
     text = run("threads", "list", "--store", str(sqlite_master)).out.splitlines()
-    assert text[0].split("\t")[:2] == ["key", "tenant"]
+    assert text[0].split("\t") == ["key", "status", "checkpoints", "last_activity"]  # the table's columns (issue #37)
     assert len(text) == 9
     table = run("threads", "list", "--store", str(sqlite_master), "--format", "table", env={"COLUMNS": "300"}).out
     assert "acme:eu:s-002" in table and "┃" in table

@@ -28,7 +28,7 @@ def test_the_default_table_fits_with_whole_keys(sqlite_store, cols):
     lines = screen.splitlines()
     assert all(len(line.rstrip()) <= cols for line in lines)
     header = next(line for line in lines if line.lstrip().startswith("key"))
-    assert re.findall(r"[a-z]+", header) == ["key", "checkpoints", "last", "activity"]
+    assert re.findall(r"[a-z]+", header) == ["key", "status", "checkpoints", "last", "activity"]
     for key in keys:
         assert any(line.lstrip().startswith(key + " ") for line in lines), key
 
@@ -38,7 +38,7 @@ def test_status_and_size_when_asked_still_fit(sqlite_store, cols):
     code, screen = _screen("threads", "list", "-s", str(sqlite_store), "--status", "done,interrupted,error,pending", "--with-size", cols=cols)
     assert code == 0 and "RECORD" not in screen, screen
     header = next(line for line in screen.splitlines() if line.lstrip().startswith("key"))
-    assert re.findall(r"[a-z]+", header) == ["key", "checkpoints", "last", "activity", "status", "size"]
+    assert re.findall(r"[a-z]+", header) == ["key", "status", "checkpoints", "last", "activity", "size"]
 
 
 def test_columns_choose_and_order_tables_text_and_json(sqlite_store):
