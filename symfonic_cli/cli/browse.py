@@ -14,7 +14,7 @@ EPILOG = """Examples:
 
   symfonic browse --store demo.db
 
-  SYMFONIC_STORE=prod symfonic browse
+  symfonic browse --store prod --color never
 
 Keys: Enter opens, / searches, f filters, o sorts, s state, h history, c compat, u usage,
 t tool calls, r what a restart recalls, y copies the key, x shows the command for the view, ? every key, Esc back, q quits."""

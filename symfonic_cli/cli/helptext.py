@@ -92,7 +92,7 @@ def epilog(lines: list[str]) -> str:
 # The order commands are listed in: the way a support engineer works (read, find, inspect, then
 # change), not the order the modules register them.
 ORDER = {
-    (): ("transcript", "threads", "thread", "store", "compat", "migrate", "mcp", "demo", "completion"),
+    (): ("transcript", "threads", "thread", "browse", "store", "compat", "migrate", "mcp", "demo", "completion"),
     ("thread",): ("show", "history", "diff", "export", "erase", "prune"),
     ("threads",): ("list", "search"),
     ("store",): ("info", "usage", "list"),
