@@ -58,7 +58,7 @@ def threads_list(
     # without its key still lists); asked for (--status, --columns status) it must be.
     implied = chosen is None and not status
     if chosen is None:
-        chosen = default_columns(check_format(fmt, env=environment), wide=wide, with_size=with_size)
+        chosen = default_columns(check_format(fmt, env=environment, formats=RECORD_FORMATS), wide=wide, with_size=with_size)
     if chosen is not None and "status" in chosen and not status:
         status = [",".join(STATUSES)]  # every status: the column is computed for all threads
     if chosen is not None and "size_bytes" in chosen:
