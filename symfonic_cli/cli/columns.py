@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from symfonic_cli.errors import UsageError
 from symfonic_cli.listing import THREAD_COLUMNS
-from symfonic_cli.render.writers import is_data
 
 # typing.TYPE_CHECKING without importing typing (quick commands load this module).
 TYPE_CHECKING = False
@@ -65,6 +64,7 @@ def _with_first(st: Store, records, columns, out_format: str):
     for rec in records:
         if "first_message" in columns:
             from symfonic_cli.errors import StoreError
+            from symfonic_cli.render.writers import is_data  # here: --help loads no renderer
             from symfonic_cli.transcript.read import read_transcript
 
             try:

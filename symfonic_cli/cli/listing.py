@@ -141,7 +141,8 @@ def list_run_states(
         render.write_records(_with_first(st, records, shown, out_format), fmt=out_format, columns=shown,
                              headers=_headers(shown, out_format), title=st.location.display, environment=environment)
         if not records and limit != 0:
-            _say_empty(st, environment, tenant=tenant, sub_tenant=sub_tenant, window=window, status=status, session=session)
+            _say_empty(st, environment, tenant=tenant, sub_tenant=sub_tenant, window=window, status=None if implied else status,
+                       session=session)
 
 
 def _say_empty(st: Store, environment: Environment, **filters) -> None:

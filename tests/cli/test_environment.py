@@ -100,7 +100,7 @@ def test_the_environments_terminal_decides_the_format(sqlite_master):
     """A stdout that is a terminal gets a table, one that is not gets text: the Environment's, not
     the process's (which here is neither)."""
     piped = _run_guarded("threads", "list", "--store", str(sqlite_master), env=MockEnvironment())
-    assert piped.out.startswith("key\ttenant\t")
+    assert piped.out.startswith("key\tstatus\tcheckpoints\tlast_activity\n")  # the table's columns, tab-separated
     screen = _run_guarded("threads", "list", "--store", str(sqlite_master), "--no-pager",
                           env=MockEnvironment(stdout_isatty=True), environ={"NO_COLOR": "1"})
     assert "key" in screen.out and "\t" not in screen.out and screen.code == 0

@@ -162,7 +162,7 @@ def test_every_command_keeps_case_twins_apart_under_a_case_insensitive_default_c
 
 # The receivers in stores/mongodb that are collections; anything else calling find() & co. must
 # be added here or to NOT_COLLECTIONS, so no new call site escapes the check.
-COLLECTIONS = {"self.checkpoints", "self.writes", "coll", "collection", "self._collection"}
+COLLECTIONS = {"self.checkpoints", "self.writes", "coll", "collection", "self._collection", "locks"}
 NOT_COLLECTIONS = {"blob", "rest"}  # bytes.find, str.find
 
 

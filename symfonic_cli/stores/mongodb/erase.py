@@ -65,6 +65,7 @@ class MongoErase(PerThreadErase, MongoSection):
         from symfonic_cli.stores.runlock import MONGO_COLLECTION, MONGO_RENEW_SECONDS, MONGO_TTL_SECONDS, describe, holder_record
 
         locks = self.db[MONGO_COLLECTION]
+        exact = self._collation(locks)
         lock_id = {"checkpoints": self.checkpoints_name, "writes": self.writes_name}
         token = uuid.uuid4().hex
         now = datetime.now(timezone.utc)
@@ -73,17 +74,25 @@ class MongoErase(PerThreadErase, MongoSection):
             locks.insert_one(doc)
         except DuplicateKeyError:
             # Past its expiry: taken over in one step (only if it is still that expired document).
-            taken = locks.find_one_and_replace({"_id": lock_id, "expires": {"$lt": now}}, doc)
+            taken = locks.find_one_and_replace({"_id": lock_id, "expires": {"$lt": now}}, doc, collation=exact)
             if taken is None:
-                current = locks.find_one({"_id": lock_id})
-                return describe(current.get("holder") if isinstance(current, dict) else None) if current else "another symfonic run (it just ended)"
+                current = locks.find_one({"_id": lock_id}, collation=exact)
+                if not current:
+                    return "another symfonic run (it just ended)"
+                holder = current.get("holder") if isinstance(current, dict) else None
+                # A holder on this host whose process is gone (killed: no release ran) is taken over
+                # at once, as a file lock is released by the kernel; elsewhere its expiry decides.
+                if not (_dead_here(holder) and locks.find_one_and_replace(
+                        {"_id": lock_id, "token": current.get("token")}, doc, collation=exact) is not None):
+                    return describe(holder)
         stop = threading.Event()
 
         def renew() -> None:
             while not stop.wait(MONGO_RENEW_SECONDS):
                 try:
                     locks.update_one({"_id": lock_id, "token": token},
-                                     {"$set": {"expires": datetime.now(timezone.utc) + timedelta(seconds=MONGO_TTL_SECONDS)}})
+                                     {"$set": {"expires": datetime.now(timezone.utc) + timedelta(seconds=MONGO_TTL_SECONDS)}},
+                                     collation=exact)
                 except Exception:  # the run itself reports a lost server; the lock then expires
                     return
 
@@ -101,8 +110,9 @@ class MongoErase(PerThreadErase, MongoSection):
 
         from symfonic_cli.stores.runlock import MONGO_COLLECTION
 
+        locks = self.db[MONGO_COLLECTION]
         try:
-            self.db[MONGO_COLLECTION].delete_one({"_id": lock_id, "token": token})
+            locks.delete_one({"_id": lock_id, "token": token}, collation=self._collation(locks))
         except PyMongoError:
             pass  # unreachable now: the document expires on its own
 
@@ -252,3 +262,22 @@ def _hosts(url: str) -> list[str]:
 
     nodes = parse_uri(url, validate=False, warn=True)["nodelist"]
     return sorted(f"{host.lower()}:{port}" for host, port in nodes)
+
+
+def _dead_here(holder: object) -> bool:
+    """Whether a run lock's holder is a process of this host that no longer runs."""
+    import os
+    import socket
+
+    if not isinstance(holder, dict) or holder.get("host") != socket.gethostname():
+        return False
+    pid = holder.get("pid")
+    if not isinstance(pid, int) or isinstance(pid, bool) or pid <= 0 or pid == os.getpid():
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    except OSError:
+        return False  # alive, another user's
+    return False
