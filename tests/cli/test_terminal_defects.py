@@ -112,12 +112,25 @@ def test_ctrl_c_ending_the_pager_exits_130(big_store):
     with Session([*SYMFONIC, "transcript", "show", "--store", str(big_store), "--thread", LONG], cols=80, rows=24,
                  env={"SYMFONIC_PAGER": pager}) as s:
         s.read_until("pager-running")
+        _until_running(s, "sleep 30")  # Ctrl-C while the pager runs its command, as a person would
         s.send(b"\x03")
         code = s.wait(timeout=20)
         assert code == errors.EXIT_INTERRUPTED, s.screen[-2000:]
         _sane(s.screen)
         assert s.left_running() == []
         assert s.modes_restored()
+
+
+def _until_running(session: Session, args: str, timeout: float = 10) -> None:
+    import time
+
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        listed = subprocess.run(["ps", "-o", "args=", "-s", str(session.proc.pid)], capture_output=True, text=True).stdout
+        if any(line.strip() == args for line in listed.splitlines()):
+            return
+        time.sleep(0.05)
+    raise AssertionError(f"{args!r} never ran in the session")
 
 
 # 3. A reader gone away: 141 (128 + SIGPIPE), silently, on both routes.
@@ -132,14 +145,16 @@ def _piped_to_head(args: list[str], cwd: Path, *, unbuffered: bool = False) -> s
 
 
 @pytest.mark.parametrize("args", [
-    ["threads", "list", "--store", "big.db"],
+    ["threads", "list", "--store", "big.db", "--wide"],
     ["threads", "list", "--store", "big.db", "-f", "jsonl"],
     ["threads", "list", "--store", "big.db", "-f", "json", "--limit", "1000"],  # the typer route
     ["transcript", "show", "--store", "big.db", "--thread", LONG],
     ["transcript", "show", "--store", "big.db", "--thread", LONG, "-f", "json"],
-    ["threads", "search", "--store", "big.db", "word", "--tenant", "acme", "-f", "jsonl"],
+    ["threads", "search", "--store", "big.db", "hello", "--tenant", "acme", "-f", "jsonl"],  # 300 threads: over 64 KiB
 ], ids=["list", "list-jsonl", "list-json-typer", "transcript", "transcript-json", "search-jsonl"])
 def test_closed_pipe_exits_141_silently(big_store, args):
+    whole = subprocess.run([*SYMFONIC, *args], cwd=big_store.parent, capture_output=True, timeout=120)
+    assert len(whole.stdout) > 65536 + 16384  # more than a pipe and head's read hold: the writer meets the closed end
     done = _piped_to_head(args, big_store.parent)
     assert done.stdout.count("\n") == 1 and done.stdout.strip()
     assert done.returncode == errors.EXIT_BROKEN_PIPE == 141, done.stderr
