@@ -48,6 +48,14 @@ def screen_of(argv: list[str], *, cols: int = 80, rows: int = 24, env: dict[str,
                 break
             seen += chunk
         elif proc.poll() is not None:
+            while select.select([master], [], [], 0.05)[0]:  # written just before the end
+                try:
+                    chunk = os.read(master, 65536)
+                except OSError:
+                    break
+                if not chunk:
+                    break
+                seen += chunk
             break
     os.close(master)
     code = proc.wait(timeout=timeout)
@@ -109,6 +117,10 @@ class Session:
             if time.monotonic() > deadline:
                 raise AssertionError(f"{text!r} not on the screen in {timeout} s: {self.screen[-2000:]!r}")
             if not self.read_some(0.1) and self.proc.poll() is not None:
+                while self.read_some(0.05):  # written just before the end
+                    pass
+                if text in self.screen:
+                    break
                 raise AssertionError(f"ended ({self.proc.returncode}) before {text!r}: {self.screen[-2000:]!r}")
         return self.screen
 
@@ -241,6 +253,11 @@ def lines_on_terminal(lines: list[str], *, cwd: str, cols: int = 80, rows: int =
                 sent.add(n)
             deadline = time.monotonic() + timeout
             while f"{MARK} {n} end" not in s.screen:
+                if s.proc.poll() is not None:
+                    while s.read_some(0.05):  # what the shell wrote before it ended is still to be read
+                        pass
+                    if f"{MARK} {n} end" in s.screen:
+                        break
                 if time.monotonic() > deadline or s.proc.poll() is not None:
                     raise AssertionError(f"{lines[n]!r} did not end: {s.screen[-2000:]!r}")
                 if not s.read_some(idle_q or 0.1) and idle_q and n not in sent:
