@@ -234,7 +234,8 @@ def sorted_rows(rows: Iterable[tuple], limit: int | None, last_before: str | Non
     for key, n, first, last, joined in rows:
         if type(last) is str and clock.joined_ordered(joined, n) and (first is None or type(first) is str):
             if (last_before is None or last < last_before) and (last_from is None or last >= last_from):
-                plain.append((key, n, first, last, joined))
+                # The joined text is dropped here: memory stays flat whatever the store's size.
+                plain.append((key, n, min(joined.split(",")) if first is None else first, last))
         else:
             odd.append(ThreadSummary(str(key), n, first, last, True))
     odd.sort(key=_key_of)
@@ -244,12 +245,8 @@ def sorted_rows(rows: Iterable[tuple], limit: int | None, last_before: str | Non
         del odd[limit:]
         del plain[limit - len(odd):]
     at = clock.ordered_id_time
-    out = odd
-    for key, n, first, last, joined in plain:
-        if first is None:
-            first = min(joined.split(","))
-        out.append(ThreadSummary(str(key), n, first, last, False, at(first), at(last), False))
-    return out
+    odd.extend([ThreadSummary(str(key), n, first, last, False, at(first), at(last), False) for key, n, first, last in plain])
+    return odd
 
 
 _key_of = itemgetter(0)
