@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from symfonic_cli.clock import joined_ordered
-from symfonic_cli.stores.sqlite.read import _JOINED
 
 from symfonic_cli.stores.sqlite._common import (
     SqliteSection,
@@ -119,15 +118,14 @@ class SqliteState(SqliteSection):
             return
         from symfonic_cli.model.run_status import status_without_writes
 
-        # Keys in descending order, as the totals' pass below gives them.
         if prefix:
             # The key range (or the non-UTF-8 test) in one ordered pass over the index.
-            threads = f"t(tid) AS (SELECT thread_id FROM checkpoints WHERE {cond} GROUP BY thread_id ORDER BY thread_id DESC)"
+            threads = f"t(tid) AS (SELECT thread_id FROM checkpoints WHERE {cond} GROUP BY thread_id)"
         else:
-            # Every key, each found by one seek below the previous one.
+            # Every key, each found by one seek past the previous one.
             threads = (
-                "t(tid) AS (SELECT (SELECT max(thread_id) FROM checkpoints) UNION ALL "
-                "SELECT (SELECT max(thread_id) FROM checkpoints WHERE thread_id < t.tid) FROM t WHERE t.tid IS NOT NULL)"
+                "t(tid) AS (SELECT (SELECT min(thread_id) FROM checkpoints) UNION ALL "
+                "SELECT (SELECT min(thread_id) FROM checkpoints WHERE thread_id > t.tid) FROM t WHERE t.tid IS NOT NULL)"
             )
         rows = self.conn.cursor().execute(
             f"WITH RECURSIVE {threads} "
@@ -147,31 +145,12 @@ class SqliteState(SqliteSection):
                "(SELECT coalesce(sum(length(value)), 0) FROM writes WHERE thread_id = ?1) " if with_size else " ")
             + "FROM checkpoints WHERE thread_id = ?1"
         )
-        # Without sizes, every thread's totals come from one pass over the index beside the keys
-        # (a query per thread cost twice the pass), scanned backwards as the listing's
-        # (stores/sqlite/read.py); a key the pass does not give in turn is read by the query.
-        passed = None if with_size else self.conn.cursor().execute(
-            f"SELECT thread_id, count(*), max(checkpoint_id), {_JOINED} FROM checkpoints WHERE 1 {where} "
-            "GROUP BY thread_id ORDER BY thread_id DESC", params,
-        )
-        ahead = next(passed, None) if passed is not None else None
         for key, cid, rowid, type_, length, head, tail, n_writes in rows:
             status = None
             if rowid is not None:
                 # No pending writes and a msgpack blob: the tail alone decides, in the common case.
                 if n_writes or type_ != "msgpack" or (status := status_without_writes(head, tail, length)) is None:
                     status = self._root_status(key, cid, rowid, type_, length, head, tail, n_writes)
-            if passed is not None:
-                while ahead is not None and ahead[0] != key:
-                    ahead = next(passed, None)
-                if ahead is not None:
-                    _, n, last, joined = ahead
-                    ahead = next(passed, None)
-                    if statuses is not None and status not in statuses:
-                        continue
-                    if type(last) is str and joined_ordered(joined, n):
-                        yield _run_state(key, n, min(joined.split(",")), last, joined, status, None)
-                        continue
             if statuses is not None and status not in statuses:
                 continue
             n, first, last, joined, *size = self.conn.execute(totals, (key,)).fetchone()
