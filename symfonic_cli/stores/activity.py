@@ -80,8 +80,6 @@ class ExactActivity:
 
     def _exact_summary(self, t: ThreadSummary) -> ThreadSummary:
         if not t.odd:  # every id in the ordered form: built whole (a listing runs this per thread)
-            if t.last_at is not None:  # sorted_rows gave its times
-                return t
             key, n, first_id, last_id = t[:4]
             return ThreadSummary(key, n, first_id, last_id, False, clock.ordered_id_time(first_id), clock.ordered_id_time(last_id), False)
         first, last, undatable = self.thread_activity(t.key)
@@ -226,27 +224,19 @@ def sorted_rows(rows: Iterable[tuple], limit: int | None, last_before: str | Non
     backend's one pass hands them over with no per-row test in the database (a GLOB or regex per
     row cost more than the whole GROUP BY): each thread's ids tested by ``clock.joined_ordered``;
     the odd threads first (key order), then the others inside the bounds (compared as ids: every
-    one is in the ordered form), newest max id first, then key; ``limit`` rows in all. The plain
-    rows come with their times (``clock.ordered_id_time``). A min id of None (SQLite: a ``min`` per
-    row cost a fifth of the scan) is taken from the joined ids of a plain row, the odd rows keep
-    it None (the backend reads it)."""
+    one is in the ordered form), newest max id first, then key; ``limit`` rows in all."""
     odd, plain = [], []
     for key, n, first, last, joined in rows:
-        if type(last) is str and clock.joined_ordered(joined, n) and (first is None or type(first) is str):
+        if type(first) is str and type(last) is str and clock.joined_ordered(joined, n):
             if (last_before is None or last < last_before) and (last_from is None or last >= last_from):
-                # The joined text is dropped here: memory stays flat whatever the store's size.
-                plain.append((key, n, min(joined.split(",")) if first is None else first, last))
+                plain.append(ThreadSummary(str(key), n, first, last, False))
         else:
             odd.append(ThreadSummary(str(key), n, first, last, True))
-    odd.sort(key=_key_of)
+    odd.sort(key=_key_of)  # a backend's groups may come in any order (MongoDB's $group)
     plain.sort(key=_key_of)
     plain.sort(key=_last_of, reverse=True)
-    if limit is not None:
-        del odd[limit:]
-        del plain[limit - len(odd):]
-    at = clock.ordered_id_time
-    odd.extend([ThreadSummary(str(key), n, first, last, False, at(first), at(last), False) for key, n, first, last in plain])
-    return odd
+    out = odd + plain
+    return out if limit is None else out[:limit]
 
 
 _key_of = itemgetter(0)

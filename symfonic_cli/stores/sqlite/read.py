@@ -47,23 +47,15 @@ class SqliteRead(SqliteSection):
         if tenant is not None:
             cond, params = self._prefix_where(tenant_prefix(tenant, sub_tenant))
             where = "WHERE " + cond
-        sql = "SELECT thread_id, count(*), {} FROM checkpoints " + where + " GROUP BY thread_id"
+        sql = "SELECT thread_id, count(*), min(checkpoint_id), max(checkpoint_id), {} FROM checkpoints " + where + " GROUP BY thread_id"
         if self._has_blob_keys():
             # A key's text and BLOB groups merge first; the window applies to the merged thread.
-            merged = _merged_by_key(self.conn.execute(sql.format(f"min(checkpoint_id), max(checkpoint_id), {self._ODD}"), params), None)
+            merged = _merged_by_key(self.conn.execute(sql.format(self._ODD), params), None)
             kept = [t for t in merged if t.odd or ((last_before is None or (t.last_checkpoint_id or "") < last_before)
                     and (last_from is None or (t.last_checkpoint_id or "") >= last_from))]
             yield from (kept if limit is None else kept[:limit])
             return
-        # Scanned backwards (ORDER BY thread_id DESC): max() then meets each thread's greatest id
-        # first and keeps it, where a forward scan copied every id (a third of the query); no min()
-        # (sorted_rows takes it from the joined ids; an odd thread's is read here, one seek each).
-        scan = sql.format(f"NULL, max(checkpoint_id), {_JOINED}") + " ORDER BY thread_id DESC"
-        for t in sorted_rows(self.conn.execute(scan, params), limit, last_before, last_from):
-            if t.odd:
-                first = self.conn.execute("SELECT min(checkpoint_id) FROM checkpoints WHERE thread_id = ?", (t.key,)).fetchone()
-                t = t._replace(first_checkpoint_id=first[0] if first else None)
-            yield t
+        yield from sorted_rows(self.conn.execute(sql.format(_JOINED), params), limit, last_before, last_from)
 
     @_translate_errors
     def _window_page(self, tenant: str | None, sub_tenant: str | None, last_before: str | None, last_from: str | None, after: str | None, limit: int, odd: bool, upto: str | None = None) -> list[str]:
