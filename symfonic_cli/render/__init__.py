@@ -124,10 +124,11 @@ def write_records(
     title: str | None = None,
     environment: Environment,
     stream: TextIO | None = None,
+    clip: Sequence[str] = (),
 ) -> int:
     """Write dict records in the chosen format to ``stream`` (the Environment's stdout by
     default); returns how many were written. Times are UTC in JSON and JSONL, in --tz in tables
-    and text."""
+    and text. ``clip``: columns a table keeps on one line, cut with ``…`` to the room there is."""
     from symfonic_cli.render.writers import RECORD_WRITERS
 
     out = stream if stream is not None else environment.stdout
@@ -138,7 +139,8 @@ def write_records(
         times = [c for c in columns if is_time_column(c)]
         if times:
             records = ({**rec, **{c: shown_age(rec[c], environment) for c in times if c in rec}} for rec in records)
-    return RECORD_WRITERS[fmt](records, columns, out, headers=list(headers or columns), title=title, environment=environment)
+    layout: dict[str, Any] = {"clip": tuple(clip)} if fmt == "table" else {}
+    return RECORD_WRITERS[fmt](records, columns, out, headers=list(headers or columns), title=title, environment=environment, **layout)
 
 
 def write_pairs(
