@@ -118,12 +118,12 @@ def diff(
 
 
 def _warn(lines: Sequence[str], env: Environment, raw: bool = False) -> None:
-    from symfonic_cli.render import escape_inline
+    from symfonic_cli.render import escape_inline, warn
 
     if not lines:
         return
     text = lines[0] if raw else "not decoded (class not on the safe list, shown from its raw fields): " + ", ".join(lines)
-    env.stderr.write(f"symfonic: warning: {escape_inline(text)}\n")
+    warn(env, escape_inline(text))
 
 
 def _writes_cell(groups) -> str:

@@ -107,8 +107,10 @@ def _warn_undatable(n: int, environment: Environment) -> None:
     """Threads whose activity cannot be told are listed (never hidden, never swept), and said so."""
     if not n:
         return
-    environment.stderr.write(f"symfonic: warning: {n} thread(s) hold a checkpoint whose id carries no time and that has no ts: "
-                             "their activity is undatable (listed; a retention sweep never selects them)\n")
+    from symfonic_cli.render.terminal import warn
+
+    warn(environment, f"{n} thread(s) hold a checkpoint whose id carries no time and that has no ts: "
+                      "their activity is undatable (listed; a retention sweep never selects them)")
 
 
 def list_run_states(
@@ -131,8 +133,9 @@ def list_run_states(
             if not implied:
                 raise
             from symfonic_cli.render import escape_inline
+            from symfonic_cli.render.terminal import warn
 
-            environment.stderr.write(f"symfonic: warning: status not shown: {escape_inline(exc.line())}\n")
+            warn(environment, f"status not shown: {escape_inline(exc.line())}")
             undatable_count = [0]
             every, records = THREAD_COLUMNS, list(plain_records(st, tenant, sub_tenant, limit, window, undatable_count))
             undatable = undatable_count[0]

@@ -18,7 +18,7 @@ def show_resume_window(store: str | None, thread: list[str] | None, tenant: str 
     )
     from symfonic_cli.suggestions import require_thread
     from symfonic_cli.memory.resume import DEFAULT_MAX_ENTRIES, read_resume_window
-    from symfonic_cli.render import escape_inline
+    from symfonic_cli.render import escape_inline, warn
 
     if not resume_window:
         raise UsageError("--max-entries needs --resume-window")
@@ -31,7 +31,7 @@ def show_resume_window(store: str | None, thread: list[str] | None, tenant: str 
         require_thread(st, key)
         window = read_resume_window(st, key, max_entries=DEFAULT_MAX_ENTRIES if max_entries is None else max_entries)
     for warning in window.warnings:
-        env.stderr.write(f"symfonic: warning: {escape_inline(warning)}\n")
+        warn(env, escape_inline(warning))
     _write(window.rows, out_format, key, truncate=truncate, env=env)
     if window.reason:
         env.stderr.write(f"symfonic: a restart recalls nothing for thread '{escape_inline(key)}': {escape_inline(window.reason)}\n")

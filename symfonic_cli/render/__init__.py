@@ -28,7 +28,9 @@ from symfonic_cli.render.terminal import (  # noqa: F401
     console,
     default_format,
     is_terminal,
+    paint,
     terminal_size,
+    warn,
 )
 
 # typing.TYPE_CHECKING without importing typing (quick commands load this module).
@@ -144,9 +146,11 @@ def write_records(
 
 
 def write_pairs(
-    pairs: Sequence[tuple[str, Any]], *, fmt: str, environment: Environment, title: str | None = None, stream: TextIO | None = None
+    pairs: Sequence[tuple[str, Any]], *, fmt: str, environment: Environment, title: str | None = None, stream: TextIO | None = None,
+    styles: Sequence[str] | None = None,
 ) -> None:
-    """A key/value report (``store info``); times in --tz in tables and text, UTC in JSON."""
+    """A key/value report (``store info``); times in --tz in tables and text, UTC in JSON.
+    ``styles``: each pair's value style in a table (``red``: a finding), where colour is on."""
     out = stream if stream is not None else environment.stdout
     if fmt in ("json", "jsonl"):
         out.write(json_dumps({k: v for k, v in pairs}, indent=2 if fmt == "json" else None) + "\n")
@@ -165,6 +169,7 @@ def write_pairs(
     table = Table(title=Text(escape_inline(title)) if title else None, show_header=False, show_edge=False, pad_edge=False)
     table.add_column(style="bold", overflow="fold")  # a label holding a stored name may be long
     table.add_column(overflow="fold")
-    for k, v in pairs:
-        table.add_row(Text(k), Text(cell(human_size(v) if is_size(k) else v)))
+    for n, (k, v) in enumerate(pairs):
+        style = styles[n] if styles is not None and n < len(styles) else ""
+        table.add_row(Text(k), Text(cell(human_size(v) if is_size(k) else v), style=style or ""))
     console(environment, out).print(table)

@@ -35,7 +35,20 @@ def _text_width(text: str) -> int:
 
 # Colour that means something (issue #37): a run state that needs a look stands out. Only where
 # colour is on (rich's console drops styles without a colour system: NO_COLOR, --color never, pipes).
-STATUS_STYLES = {"error": "red", "interrupted": "yellow", "pending": "cyan"}
+STATUS_STYLES = {"error": "red", "interrupted": "yellow", "pending": "cyan",
+                 "corrupt": "red", "newer": "red"}  # compat's verdicts no release here can read
+# Columns holding a state (threads list's status, compat show's verdict, compat --by-thread's
+# latest); columns counting a compat finding, coloured when not 0.
+STATE_COLUMNS = frozenset({"status", "latest_status"})
+COUNT_STYLES = {"corrupt": "red", "newer": "red", "interrupted": "yellow"}
+
+
+def cell_style(header: str, value: str) -> str:
+    if header in STATE_COLUMNS:
+        return STATUS_STYLES.get(value, "")
+    if header in COUNT_STYLES and value not in ("0", "-", ""):
+        return COUNT_STYLES[header]
+    return ""
 
 
 def write_table(
@@ -87,9 +100,8 @@ def write_table(
             table.add_column(Text(h), no_wrap=True, min_width=need[i], overflow="ignore")
         else:
             table.add_column(Text(h), overflow="fold", min_width=max(widths[i], 1))
-    styled = [h == "status" for h in headers]
     for row in rows:
-        table.add_row(*(Text(v, style=STATUS_STYLES.get(v, "")) if styled[i] else Text(v) for i, v in enumerate(row)))
+        table.add_row(*(Text(v, style=cell_style(headers[i], v)) for i, v in enumerate(row)))
     con.print(table)
 
 
@@ -139,6 +151,11 @@ def write_record_layout(rows: Sequence[Sequence[str]], headers: Sequence[str], *
                     folded.append(part)
                 else:
                     folded.extend(fit([part], room, hang="").split("\n"))
+            style = cell_style(h, value) if bold else ""
+            if style:  # a state or a finding's count: coloured as in the table
+                from symfonic_cli.render.terminal import _SGR
+
+                folded = [f"\x1b[{_SGR[style]}m{part}\x1b[0m" for part in folded]
             lines.append(f"{name} {folded[0]}".rstrip(" "))
             lines.extend(" " * (label + 2) + more for more in folded[1:])
     if not rows:
