@@ -78,7 +78,8 @@ EXAMPLES = {
         "symfonic mcp -s prod --tenant acme --sub-tenant eu --sub-tenant _",
         "symfonic mcp -s prod --tenant acme --http 127.0.0.1:8765 --token-file tok",
     ],
-    ("demo",): ["symfonic demo demo.db", "symfonic demo /tmp/try.db && symfonic threads list -s /tmp/try.db"],
+    ("demo",): ["symfonic demo demo.db", "symfonic demo /tmp/try.db && symfonic threads list -s /tmp/try.db",
+                "symfonic demo big.db --threads 500 --turns 10"],
     ("completion", "install"): ["symfonic completion install", "symfonic completion install zsh"],
     ("completion", "show"): ["symfonic completion show bash > ~/symfonic.bash", "symfonic completion show fish"],
 }
