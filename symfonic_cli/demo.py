@@ -15,12 +15,12 @@ import sqlite3
 from datetime import datetime, timedelta
 from pathlib import Path
 
+from symfonic_cli.threadkey import derive_key
+
 # typing.TYPE_CHECKING without importing typing.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable
-
-from symfonic_cli.threadkey import derive_key
 
 DAY = timedelta(days=1)
 # The releases that wrote the demo's checkpoints: the legacy writer puts no envelope.
