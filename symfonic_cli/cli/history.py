@@ -174,6 +174,8 @@ def _write_pieces(e) -> list[str]:
     groups(e.writes)
     if not e.writes:
         pieces.append(Whole("-"))
+    if e.pending_writes:
+        pieces[-1] = Whole(pieces[-1] + ";")
     groups(e.pending_writes, "pending")
     pieces.extend(Whole(m.upper()) for m in e.marks)
     return pieces
@@ -203,17 +205,30 @@ def _write_history_lines(entries, key: str, env: Environment, width: int) -> boo
                      render.cell(render.shown_age(e.ts, env)) if e.ts is not None else render.cell(None)))
     ids = max((render._text_width(r[1]) for r in rows), default=10)
     parents = max((render._text_width(r[2]) for r in rows), default=6)
+    # Lines under an id: its namespace, and without a parent column a parent that is not the next line.
+    under = max([0, *(3 + render._text_width(render.escape_inline(e.checkpoint_ns)) for e in entries if e.checkpoint_ns)])
+    unlinked = max([0, *(7 + render._text_width(r[2]) for r in rows if not r[3])])
     times = max([4, *(render._text_width(r[4]) for r in rows)])
     steps = max([4, *(len(render.cell(e.step)) for e in entries)])
     sources = max([6, *(render._text_width(render.cell(e.source)) for e in entries)])
+    both = max([4, *(len(f"{render.cell(e.step)} {render.cell(e.source)}") for e in entries)])
     msgs = max([4, *(len(render.cell(e.messages)) for e in entries)])
     pieces = [_write_pieces(e) for e in entries]
     natural = max([14, *(render._text_width(fit(p, None)) for p in pieces)])
-    fixed = ids + times + steps + sources + msgs + _GAP * 5
-    with_parent = fixed + parents + _GAP + natural <= width
-    room = min(natural, width - fixed - ((parents + _GAP) if with_parent else 0))
-    if room < min(natural, _LEAST_WRITES):
+    widest = max([1, *(render._text_width(w) for p in pieces for w in p)])
+    # Layouts, most columns first: a parent column (every row on one line); step and source apart;
+    # step and source in one column (room for a long channel name at 80 columns).
+    layouts = []
+    for parent_column, merged in ((True, False), (False, False), (False, True)):
+        idw = max(ids, under, 0 if parent_column else unlinked)
+        fixed = idw + times + msgs + (both if merged else steps + sources + _GAP) + _GAP * 4 + ((parents + _GAP) if parent_column else 0)
+        room = min(natural, width - fixed)
+        layouts.append((parent_column, merged, idw, room))
+    fits = [x for x in layouts if x[3] >= (natural if x[0] else min(natural, widest))]
+    fits = fits or [x for x in layouts if x[3] >= min(natural, _LEAST_WRITES)]
+    if not fits:
         return False
+    with_parent, merged, idw, room = fits[0]
     from rich import box
     from rich.table import Table
     from rich.text import Text
@@ -225,18 +240,21 @@ def _write_history_lines(entries, key: str, env: Environment, width: int) -> boo
             first += "\nparent " + parent
         if e.checkpoint_ns:
             first += "\nns " + render.escape_inline(e.checkpoint_ns)
-        cells.append([first, *([parent] if with_parent else []), when, render.cell(e.step), render.cell(e.source),
-                      render.cell(e.messages), fit(found, room, hang="")])
+        step = [f"{render.cell(e.step)} {render.cell(e.source)}"] if merged else [render.cell(e.step), render.cell(e.source)]
+        cells.append([first, *([parent] if with_parent else []), when, *step, render.cell(e.messages), fit(found, room, hang="")])
     # A rule between checkpoints once one takes more than a line (a narrow terminal): each stays one block.
     ruled = any("\n" in c for row in cells for c in row)
     table = Table(title=Text(render.escape_inline(key)), box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, collapse_padding=True,
                   show_lines=ruled)
-    table.add_column("checkpoint", no_wrap=True, min_width=ids)
+    table.add_column("checkpoint", no_wrap=True, min_width=idw)
     if with_parent:
         table.add_column("parent", no_wrap=True, min_width=parents)
     table.add_column("time", no_wrap=True, min_width=times)
-    table.add_column("step", justify="right", no_wrap=True)
-    table.add_column("source", no_wrap=True)
+    if merged:
+        table.add_column("step", no_wrap=True)
+    else:
+        table.add_column("step", justify="right", no_wrap=True)
+        table.add_column("source", no_wrap=True)
     table.add_column("msgs", justify="right", no_wrap=True)
     table.add_column("writes / marks", no_wrap=True, min_width=room, max_width=room)
     for row in cells:

@@ -488,3 +488,27 @@ def test_one_line_a_checkpoint_where_it_fits(sqlite_master, cols, colour):
     code, out = on_terminal("--absolute-time", "thread", "history", "-s", str(sqlite_master), PLAIN, "--no-pager", cols=cols, rows=200,
                             env=env)
     assert code == 0 and all(e["ts"].replace("+00:00", "Z") in out for e in full)
+
+
+@pytest.mark.parametrize("cols", [80, 120])
+def test_a_long_channel_name_is_never_broken(tmp_path, cols):
+    """``branch:to:approve`` (17 characters) at 80 columns: step and source share a column so the
+    writes have room for it, whole (issue #37 item 5); pending writes after a ';'."""
+    import re
+
+    from tests.support.terminal import on_terminal
+
+    store = str(tmp_path / "demo.db")
+    assert run("demo", store).code == 0
+    key = "acme:eu:s-003"
+    full = _history(store, key)
+    names = {c for e in full for w in e["writes"] + e["pending_writes"] for c in w["channels"]}
+    assert "branch:to:approve" in names
+    code, out = on_terminal("thread", "history", "-s", store, key, "--no-pager", cols=cols, rows=100, env={"NO_COLOR": "1"})
+    assert code == 0, out
+    lines = out.splitlines()
+    assert max(len(line) for line in lines) <= cols
+    for name in names:
+        assert re.search(rf"(^|[\s,]){re.escape(name)}[,;]?(\s|$)", out, re.M), (name, out)
+    assert all(sum(line.startswith(e["checkpoint_id"] + " ") for line in lines) == 1 for e in full)
+    assert "; pending approve:" in " ".join(out.split())
