@@ -188,3 +188,28 @@ def test_mongodb_listing_without_pushed_ids_is_the_same(request):
             listed = list(st.list_threads(limit=limit, last_before=before, last_from=since))
             assert all(t.last_at == clock.checkpoint_id_time(t.last_checkpoint_id) for t in listed if t.key not in FORMS)
         assert {t.key for t in st._thread_rows(None, None, None, None, None) if t.odd} == set(FORMS)
+
+
+def test_mongodb_run_states_without_pushed_ids_are_the_same(request):
+    """`threads list --status` on MongoDB: each thread's ids pushed and tested here, or (a group
+    too large to push) by the server's regex per id: the same groups, the same odd threads, and
+    the listing gives every thread its time by instant."""
+    from symfonic_cli.location import parse_location
+    from symfonic_cli.stores import open_store
+    from symfonic_cli.stores.mongodb._common import A_KEY
+    from tests.conftest import backend_for
+
+    backend = backend_for("mongodb", request)
+    url = _store(backend)
+    group = {"_id": "$thread_id", "n": {"$sum": 1}, "first": {"$min": "$checkpoint_id"}, "last": {"$max": "$checkpoint_id"}}
+    with open_store(parse_location(url)) as st:
+        match = {"thread_id": dict(A_KEY)}
+        coll = st._collation(st.checkpoints)
+        pushed = list(st._summaries(match, group, coll))
+        by_regex = list(st._summaries(match, group, coll, pushed=False))
+        assert pushed == by_regex and len(pushed) == len(AGES)
+        assert {d["_id"] for d in pushed if d["odd"]} == set(FORMS)
+    rows, err = listed(url, "--status", "done,error,interrupted,pending")
+    by_key = {r["key"]: r for r in rows}
+    assert set(by_key) == set(AGES) and "1 thread(s)" in err
+    assert 399 * DAY < _age(by_key["acme:_:iso-old"]) < 401 * DAY and _age(by_key["acme:_:upper-now"]) < DAY
