@@ -57,7 +57,7 @@ class BrowseApp(App[None]):
         Binding("q", "quit", "quit", id="quit"),
         Binding("escape", "leave", "back", id="back"),
         Binding("question_mark", "help", "help", id="help"),
-        Binding("y", "copy", "copy key", id="copy"),
+        Binding("y", "copy", "copy", id="copy"),
         Binding("x", "command", "command", id="command"),
         Binding("colon", "command_palette", "palette", id="palette", show=False),
         Binding("c", "compat", "compat", id="compat", show=False),

@@ -212,7 +212,7 @@ class ThreadsScreen(BrowseScreen):
         self.hits = hits
         self.refresh_bar()
         self.query_one(ItemList).show(hits, self._draw_hit, empty=Text(f"no message holds '{inline(self.query_text)}'", end=""))
-        self.note(f"{len(hits)} matching messages; Enter opens the transcript there, Esc goes back to the threads")
+        self.note(f"{len(hits)} matching messages; Enter opens the transcript there, Esc the threads")
 
     def go_back(self) -> bool:
         """Esc: close the search line, or leave the hits for the listing."""
