@@ -241,3 +241,37 @@ async def _paged(url: str) -> None:
             await pilot.press("o", "o", "o")
             await settle(pilot)
             assert [r.key for r in _rows(app).items] == every
+
+
+@pytest.mark.parametrize("cols,rows", [(80, 24), (120, 40)])
+def test_the_note_and_the_keys_fit_on_every_screen(sqlite_store, cols, rows):
+    """The note line is shown whole and the key line ends with ``? help`` (it lists every key)
+    within the width, on every screen: the search hits and store usage included (issue 39: both
+    were cut at 80 columns)."""
+    asyncio.run(_fits(str(sqlite_store), cols, rows))
+
+
+async def _fits(url: str, cols: int, rows: int) -> None:
+    from rich.text import Text
+
+    with symfonic_cli.open_store(url) as store:
+        app = browser(store, now=newest_plus(store), store_arg=url)
+        async with app.run_test(size=(cols, rows)) as pilot:
+            await settle(pilot)
+            seen = []
+            for keys in ((), ("slash", *"keep", "enter"), ("enter",), ("s",), ("escape", "h"), ("d",),
+                         ("escape", "escape", "escape", "escape", "c"), ("escape", "u"), ("escape", "question_mark")):
+                await pilot.press(*keys)
+                await settle(pilot)
+                name = type(app.screen).__name__
+                seen.append(name)
+                lines = screen_text(app).splitlines()
+                note = app.screen.query_one("#note").content
+                note = note.plain if isinstance(note, Text) else str(note)
+                assert len(lines) == rows and len(lines[-1]) <= cols, (name, lines[-1])
+                assert lines[-1].endswith("? help") and "q quit" in lines[-1] and "esc back" in lines[-1], (name, lines[-1])
+                assert (note.strip() or name == "HelpScreen") and lines[-2].strip() == note.strip(), (name, note, lines[-2])
+                if cols >= 120:  # room for every key of the screen
+                    assert lines[-1].split() == " ".join(f"{k} {d}" for _i, k, d in app.screen.query_one("#keys").keys()).split()
+            assert seen == ["ThreadsScreen", "ThreadsScreen", "TranscriptScreen", "StateScreen", "HistoryScreen",
+                            "DiffScreen", "CompatScreen", "UsageScreen", "HelpScreen"]
