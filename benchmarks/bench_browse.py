@@ -5,8 +5,9 @@ or, with ``--threads 20000``, the same grown ten-fold with SQL (bench_complete.p
 ~680,000 checkpoints); "long-500" (one 500-turn thread) for the transcript. Each run is a fresh
 process (``--child``) that reports:
 
-- first screen: from the process's start (interpreter and imports included) to the listing drawn
-  with its rows (target 1 s), and the part after the imports;
+- first screen: from the process's start (interpreter and imports included) to the first frame
+  drawn with the listing's rows in it (target 1 s), and the part after the store is opened; the
+  whole listing's arrival is reported apart (the first screen does not wait for it);
 - keypress: each of 200 down, 40 page-down and 40 end/home presses handled and drawn (p50, p95;
   target 100 ms p95); a sort and a status filter: the key handled, and the re-read listing drawn;
 - transcript: Enter on the 500-turn thread until its rows are drawn (target 0.5 s);
@@ -55,15 +56,24 @@ async def _drive(many: str, long: str, started: float) -> dict[str, Any]:
     source = Source(store, now=lambda: datetime.now(timezone.utc))
     source.read_early(Filters(), FIRST_PAGE)
     from symfonic_cli.browse.app import BrowseApp
+    from symfonic_cli.browse.itemlist import ItemList
 
     out: dict[str, Any] = {"imports_s": time.perf_counter() - started}
+    drawn: list[float] = []
+    render_line = ItemList.render_line
+
+    def first_drawn(self: ItemList, y: int) -> Any:  # the first frame holding rows: the first screen
+        if self.items and not drawn:
+            drawn.append(time.perf_counter())
+        return render_line(self, y)
+
+    ItemList.render_line = first_drawn  # type: ignore[method-assign]
     app = BrowseApp(source)
     async with app.run_test(size=(120, 40)) as pilot:
-        while not (app.screen.query("#rows") and app.screen.query_one("#rows").items):
+        while not drawn:
             await asyncio.sleep(0.005)
-        await pilot.pause()
-        out["first_screen_s"] = time.perf_counter() - started
-        out["first_screen_after_open_s"] = time.perf_counter() - t0
+        out["first_screen_s"] = drawn[0] - started
+        out["first_screen_after_open_s"] = drawn[0] - t0
         while not app.screen.query_one("#rows").items or not app.screen.listing.complete:  # type: ignore[attr-defined]
             await asyncio.sleep(0.005)
         out["whole_listing_s"] = time.perf_counter() - started

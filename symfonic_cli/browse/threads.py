@@ -72,7 +72,11 @@ class ThreadsScreen(BrowseScreen):
     def _first_page(self, listing: Listing) -> None:
         self._listed(listing)
         if not listing.complete:
-            filters = listing.filters
+            # The rest once the first screen is drawn: its read would compete with the drawing.
+            self.call_after_refresh(self._rest, listing.filters)
+
+    def _rest(self, filters: Filters) -> None:
+        if self.filters == filters and self.listing is not None and self.listing.filters == filters and not self.listing.complete:
             self.read(lambda: self.source.threads(filters), self._listed, busy="")
 
     def _listed(self, listing: Listing) -> None:
