@@ -10,6 +10,7 @@ from __future__ import annotations
 from bisect import bisect_right
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from time import monotonic
 from typing import Any
 
 from rich.segment import Segment
@@ -82,6 +83,9 @@ class ItemList(ScrollView, can_focus=True):
         self.wrapped = wrapped
         self.empty = Text("")
         self._wrapped = Wrapped(0, [], [], [])  # wrapped: the lines at the width drawn
+        # Drawn lines by (line, width, cursor state): a key redraws the whole list, and most lines
+        # are as they were (a line costs about a millisecond to draw from its item).
+        self._strips: dict[tuple[int, int, int, int], Strip] = {}
 
     # -- content
 
@@ -95,16 +99,22 @@ class ItemList(ScrollView, can_focus=True):
             self._draw = draw  # type: ignore[assignment]
         self.empty = empty if empty is not None else Text("")
         self._wrapped = wrapped if wrapped is not None else Wrapped(0, [], [], [])
+        self._strips.clear()
         self._measure()
         self.set_cursor(cursor)
         self.refresh()
 
     def redraw(self) -> None:
         """The items changed in place (a status or first message arrived): draw again."""
+        self._strips.clear()
         if self.wrapped:
             self._wrapped = Wrapped(0, [], [], [])
             self._measure()
         self.refresh()
+
+    def notify_style_update(self) -> None:
+        self._strips.clear()  # the theme, the colours or the focus changed: every line looks different
+        super().notify_style_update()
 
     def width(self) -> int:
         """The width the items are drawn at now."""
@@ -118,6 +128,7 @@ class ItemList(ScrollView, can_focus=True):
         self.virtual_size = Size(width, max(height, 1))
 
     def on_resize(self) -> None:
+        self._strips.clear()
         self._measure()
         self.refresh()
 
@@ -126,6 +137,22 @@ class ItemList(ScrollView, can_focus=True):
     def render_line(self, y: int) -> Strip:
         width = self.scrollable_content_region.width
         line = round(self.scroll_offset.y) + y
+        if not self.items:
+            return self._render(y, line, width)
+        if self.wrapped:
+            selected = line < len(self._wrapped.owner) and self._wrapped.owner[line] == self.cursor
+        else:
+            selected = line == self.cursor
+        # The minute in the key: a line showing an age is drawn again when the age may have changed.
+        key = (line, width, (2 if self.has_focus else 1) if selected else 0, int(monotonic() // 60))
+        strip = self._strips.get(key)
+        if strip is None:
+            if len(self._strips) > 4096:
+                self._strips.clear()
+            strip = self._strips[key] = self._render(y, line, width)
+        return strip
+
+    def _render(self, y: int, line: int, width: int) -> Strip:
         if not self.items:
             text = self.empty if y == 0 else Text("")
             selected = False
