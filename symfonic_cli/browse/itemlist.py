@@ -138,7 +138,7 @@ class ItemList(ScrollView, can_focus=True):
         width = self.scrollable_content_region.width
         line = round(self.scroll_offset.y) + y
         if not self.items:
-            return self._render(y, line, width)
+            return self._draw_line(y, line, width)
         if self.wrapped:
             selected = line < len(self._wrapped.owner) and self._wrapped.owner[line] == self.cursor
         else:
@@ -149,10 +149,10 @@ class ItemList(ScrollView, can_focus=True):
         if strip is None:
             if len(self._strips) > 4096:
                 self._strips.clear()
-            strip = self._strips[key] = self._render(y, line, width)
+            strip = self._strips[key] = self._draw_line(y, line, width)
         return strip
 
-    def _render(self, y: int, line: int, width: int) -> Strip:
+    def _draw_line(self, y: int, line: int, width: int) -> Strip:
         if not self.items:
             text = self.empty if y == 0 else Text("")
             selected = False

@@ -95,6 +95,7 @@ class ThreadsScreen(BrowseScreen):
         if not listing.complete:
             self._load_first()
             return
+        self.browse.keep_listing()
         if rows and not listing.statuses_known:
             filters = listing.filters
             self.read(lambda: self.source.statuses(filters), self._statuses, group="status", busy="")
