@@ -132,9 +132,10 @@ async def _drive(many: str, long: str, started: float) -> dict[str, Any]:
         t = time.perf_counter()
         store.search(NEEDLE)
         out["store_search_s"] = time.perf_counter() - t
-    store.close()
+    source.close()  # as cli/browse.py: under the read lock (a read still running must not meet a closed connection)
     store = symfonic_cli.open_store(long)
-    app = BrowseApp(Source(store))
+    source = Source(store)
+    app = BrowseApp(source)
     async with app.run_test(size=(120, 40)) as pilot:
         while not (app.screen.query("#rows") and app.screen.query_one("#rows").items):
             await asyncio.sleep(0.005)
@@ -150,7 +151,7 @@ async def _drive(many: str, long: str, started: float) -> dict[str, Any]:
         t = time.perf_counter()
         store.transcript(store.threads()[0].key)
         out["store_transcript_s"] = time.perf_counter() - t
-    store.close()
+    source.close()
     out["peak_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     return out
 
