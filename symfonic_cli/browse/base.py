@@ -83,7 +83,7 @@ class KeyLine(Widget):
         def cells(items: list[tuple[str, str, str]]) -> int:
             return sum(len(k) + len(d) + 3 for _i, k, d in items)
 
-        order = [i for i in SPARE] + [i for i, _k, _d in reversed(keys) if i not in SPARE and i not in PINNED]
+        order = list(SPARE) + [i for i, _k, _d in reversed(keys) if i not in SPARE and i not in PINNED]
         for name in order:
             if cells(keys) <= width:
                 break
