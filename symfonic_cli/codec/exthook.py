@@ -21,8 +21,8 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
     from typing import Any
 
-    # A view of one class's stored fields (see ``hook``): the value, or NotImplemented to build it.
-    View = Callable[[Any], Any]
+    # A view of one class's stored fields and ext bytes (see ``hook``): the value, or NotImplemented to build it.
+    View = Callable[[Any, bytes], Any]
 
 # langgraph.checkpoint.serde.jsonplus's ext codes.
 EXT_CONSTRUCTOR_SINGLE_ARG = 0
@@ -114,9 +114,10 @@ _UNSET = object()
 
 
 def hook(views: Mapping[tuple[str, str], View] | None = None) -> Callable[[int, bytes], Any]:
-    """The strict ext hook. ``views`` maps a safe class built from keyword fields to a function
-    of those fields that stands in for building it (a command that reads two attributes of an
-    Interrupt need not import ``langgraph.types``); it returns NotImplemented to build it after all."""
+    """The strict ext hook. ``views`` maps a safe class built from keyword fields (a dataclass, a
+    pydantic model) to a function of those fields and the ext's bytes that stands in for building
+    it (a command that reads two attributes of an Interrupt need not import ``langgraph.types``);
+    it returns NotImplemented to build it after all."""
     import ormsgpack
 
     option = ormsgpack.OPT_NON_STR_KEYS
@@ -143,10 +144,8 @@ def hook(views: Mapping[tuple[str, str], View] | None = None) -> Callable[[int, 
                         return _send(tup[2])
                     return getattr(import_module(tup[0]), tup[1])(*tup[2])
                 view = views.get((tup[0], tup[1])) if views else None
-                if view is not None:
-                    value = view(tup[2])
-                    if value is not NotImplemented:
-                        return value
+                if view is not None and (value := view(tup[2], data)) is not NotImplemented:
+                    return value
                 return getattr(import_module(tup[0]), tup[1])(**tup[2])
             except Exception:
                 return _fallback(tup)
@@ -156,6 +155,9 @@ def hook(views: Mapping[tuple[str, str], View] | None = None) -> Callable[[int, 
                 tup = ormsgpack.unpackb(data, ext_hook=ext_hook, option=option)
                 if not _allowed(tup[0], tup[1]):
                     return tup[2]
+                view = views.get((tup[0], tup[1])) if views and code == EXT_PYDANTIC_V2 else None
+                if view is not None and (value := view(tup[2], data)) is not NotImplemented:
+                    return value
                 cls = getattr(import_module(tup[0]), tup[1])
                 try:
                     return cls(**tup[2])

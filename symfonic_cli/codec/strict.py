@@ -10,6 +10,9 @@ by ``codec.exthook``, LangGraph's strict hook without its serializer's imports; 
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import Any
 
 from symfonic_cli.codec.exthook import Blocked, hook, strict_hook
@@ -56,10 +59,25 @@ def collect_blocked() -> Blocked:
     return Blocked()
 
 
+_viewing: ContextVar[Mapping[tuple[str, str], View] | None] = ContextVar("symfonic_views", default=None)
+
+
+@contextmanager
+def viewing(views: Mapping[tuple[str, str], View]) -> Iterator[None]:
+    """Within it, ``loads`` reads these classes through their views (``exthook.hook``): a store's
+    ``read_checkpoint`` decodes with them without a parameter of its own."""
+    token = _viewing.set(views)
+    try:
+        yield
+    finally:
+        _viewing.reset(token)
+
+
 def loads(type_: str | None, data: bytes | None, *, what: str,
           views: Mapping[tuple[str, str], View] | None = None) -> Any:
     """Decode one stored ``(type, bytes)`` pair; an undecodable value is a StoreError naming ``what``.
-    ``views``: classes read from their fields instead of built (``exthook.hook``)."""
+    ``views`` (else those of ``viewing``): classes read from their fields instead of built."""
+    views = views if views is not None else _viewing.get()
     if type_ is None:
         type_ = "null" if data is None else "msgpack"
     if "+" in type_:

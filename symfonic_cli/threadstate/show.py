@@ -31,7 +31,7 @@ class _Interrupt:
         self.value, self.id = value, id
 
 
-def _interrupt(fields: Any) -> Any:
+def _interrupt(fields: Any, data: bytes) -> Any:
     # Interrupt(value=v, id=s) keeps both as given; any other field set (a pre-0.6 interrupt's
     # ``ns``, no id) is built by LangGraph itself, which derives the id (langgraph.types: 1 s to import).
     if isinstance(fields, dict) and "value" in fields and isinstance(fields.get("id"), str) \
