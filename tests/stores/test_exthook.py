@@ -269,15 +269,41 @@ def test_encrypted_values_decode_as_upstream(sqlite_master, tmp_path, monkeypatc
 @pytest.mark.parametrize("args", [
     ("thread", "show", "acme:eu:s-003"), ("thread", "show", "acme:_:s-001"), ("thread", "history", "acme:_:s-001"),
     ("transcript", "show", "acme:_:s-001"),
+    # A rewritten and a subgraph thread: the restart line's and transcript's times read ids of
+    # checkpoints the stored writes do not link.
+    ("thread", "show", "acme:_:s-rewrite"), ("transcript", "show", "acme:_:s-rewrite"), ("thread", "show", "initech:_:s-sub"),
+    ("transcript", "show", "initech:_:s-sub"),
 ])
 def test_inspecting_a_plain_store_imports_no_langchain_core_or_langsmith(sqlite_master, args):
     """Issue #37: one thread's commands start fast; LangGraph's serializer would import
     langchain_core's tracers and langsmith (1 to 3 s), a message class langchain_core (0.5 to 1 s)."""
+    _imports_nothing_heavy(sqlite_master, args)
+
+
+@pytest.fixture(scope="module")
+def demo_store(tmp_path_factory):
+    """``symfonic demo``'s store: real graphs, ``acme:eu:s-003`` waits at an interrupt."""
+    from tests.support.cli import run
+
+    path = tmp_path_factory.mktemp("demo") / "demo.db"
+    assert run("demo", str(path)).code == 0
+    return path
+
+
+@pytest.mark.parametrize("args", [("thread", "show", "acme:eu:s-003"), ("thread", "history", "acme:eu:s-003")])
+def test_an_interrupted_thread_is_shown_without_langgraph_types(demo_store, args):
+    """The interrupt's value and id come from its stored fields (``langgraph.types``: 1 s to import)."""
+    out = _imports_nothing_heavy(demo_store, args)
+    assert "approve" in out
+
+
+def _imports_nothing_heavy(store, args) -> str:
     code = (
         "import sys\nfrom symfonic_cli.cli.app import main\n"
-        f"try:\n    main({[*args, '-s', str(sqlite_master)]!r})\nexcept SystemExit as e:\n    code = e.code\n"
+        f"try:\n    main({[*args, '-s', str(store)]!r})\nexcept SystemExit as e:\n    code = e.code\n"
         "heavy = ('langchain_core', 'langsmith', 'langgraph.checkpoint.serde.jsonplus', 'langgraph.types', 'pydantic')\n"
         "print('LOADED', sorted(m for m in heavy if m in sys.modules), code)\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip().splitlines()[-1] == "LOADED [] 0", out[-600:]
+    return out
