@@ -9,7 +9,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from symfonic_cli.errors import StoreError
-from symfonic_cli.stores.protocol import Store
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from symfonic_cli.stores.protocol import Store
 
 # Why the application reads no messages for a thread whose messages this tool does show.
 DELTA_ABSENT = ("its messages are delta-encoded (a LangGraph DeltaChannel) and its latest checkpoint holds no 'messages' value: "

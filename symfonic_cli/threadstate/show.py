@@ -22,11 +22,33 @@ KEYS = ("key", "status", "next", "interrupts", "errors", "checkpoint_id", "step"
         "checkpoints", "namespaces", "messages", "restart_recalls", "size_bytes", "first_activity", "last_activity")
 
 
+class _Interrupt:
+    """What ``thread show`` reads of a stored ``langgraph.types.Interrupt``: its value and id."""
+
+    __slots__ = ("value", "id")
+
+    def __init__(self, value: Any, id: str) -> None:
+        self.value, self.id = value, id
+
+
+def _interrupt(fields: Any, data: bytes) -> Any:
+    # Interrupt(value=v, id=s) keeps both as given; any other field set (a pre-0.6 interrupt's
+    # ``ns``, no id) is built by LangGraph itself, which derives the id (langgraph.types: 1 s to import).
+    if isinstance(fields, dict) and "value" in fields and isinstance(fields.get("id"), str) \
+            and set(fields) <= {"value", "id", "response_schema"}:
+        return _Interrupt(fields["value"], fields["id"])
+    return NotImplemented
+
+
+_VIEWS = {("langgraph.types", "Interrupt"): _interrupt}
+
+
 def _decode(w: RawWrite, blocked_out: set[str]) -> Any:
     from symfonic_cli.codec.strict import collect_blocked, loads
 
     with collect_blocked() as blocked:
-        value = loads(w.type, w.value, what=f"write {w.checkpoint_id}/{w.task_id}/{w.idx} channel '{w.channel}'")
+        value = loads(w.type, w.value, what=f"write {w.checkpoint_id}/{w.task_id}/{w.idx} channel '{w.channel}'",
+                      views=_VIEWS)
     blocked_out.update(blocked)
     return value
 
