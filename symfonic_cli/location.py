@@ -28,9 +28,9 @@ class StoreLocation(namedtuple("_Location", "kind url path name options")):
     """Where a store is. A plain tuple (no dataclass, no typing, no pathlib): quick commands
     import this module, and each of those costs start-up time.
 
-    - ``kind``: "sqlite", "postgres" or "mongodb"
+    - ``kind``: a key of kinds.KINDS
     - ``url``: as given; may hold a password, so print ``display``, never ``url``
-    - ``path``: SQLite only, the file (user-expanded str)
+    - ``path``: a file store's file (user-expanded str); None for a server
     - ``name``: the config-file name it was given by, if any
     - ``options``: that config entry's other settings (each location its own dict)
     """

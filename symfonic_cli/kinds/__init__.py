@@ -24,9 +24,11 @@ from symfonic_cli.kinds import sqlite as _sqlite
 # key/value form (the masking of secrets reads it). ``mask`` shows a location without its secrets.
 StoreKind = namedtuple(
     "StoreKind", "name label schemes backend drivers extra options server jsonb erase_residual prune_residual "
-    "url_path claims bare_path pairs",
-    defaults=(None, None, None),
+    "url_path claims bare_path pairs files",
+    defaults=(None, None, None, ()),
 )
+# files: a file store's suffixes of the files that are the store (its own, "", and what its engine
+# writes beside it); a command never writes its output at one of them (output_paths.py).
 
 # The options a store entry of the config file, the root options or the Python API may give,
 # beyond each kind's own: read above the backend (erase_extra: erase's extra tables) or by migrate.
@@ -45,6 +47,7 @@ KINDS = {
         ),
         prune_residual="Deleted pages are free space inside the file until --compact (VACUUM) rewrites it; backups keep old copies.",
         url_path=_sqlite.url_path, bare_path=_sqlite.bare_path,  # a path no other kind claims: PATH_KIND
+        files=("", "-wal", "-shm", "-journal"),  # the database file and what SQLite writes beside it
     ),
     "postgres": StoreKind(
         name="postgres", label="PostgreSQL", schemes=("postgresql", "postgres"), backend="symfonic_cli.stores.postgres",

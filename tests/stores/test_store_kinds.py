@@ -79,3 +79,22 @@ def test_location_reads_each_kinds_grammar_from_kinds_and_names_no_kind():
             assert exc.exit_code in (2, 4), (raw, exc)  # type: ignore[attr-defined]
         else:
             raise AssertionError(f"{raw} ({kind}) was accepted")
+
+
+def test_no_module_outside_the_kinds_and_their_backends_switches_on_a_kind():
+    # Adding a kind touches kinds/ and stores/<kind>/ only: no other module compares with a kind's name.
+    import ast
+    from pathlib import Path
+
+    import symfonic_cli
+
+    root = Path(symfonic_cli.__file__).parent
+    found = []
+    for path in sorted(root.rglob("*.py")):
+        part = path.relative_to(root).parts[0]
+        if part in ("stores", "kinds"):
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Constant) and node.value in kinds.KINDS:
+                found.append(f"{path.relative_to(root)}:{node.lineno}: {node.value!r}")
+    assert found == []
