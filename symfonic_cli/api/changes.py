@@ -197,7 +197,7 @@ def export(
     """``thread export -f json``: the bundle at ``output`` (a directory, .zip or .tar.gz) and its record."""
     import os
 
-    from symfonic_cli.export.run import ExportRequest, plan, run
+    from symfonic_cli.export.run import ExportRequest
 
     if isinstance(output, os.PathLike):
         output = os.fspath(output)
@@ -217,7 +217,20 @@ def export(
         current_only=current_only, missing_ok=missing_ok, fmt="json", window=chosen.window, tenant=chosen.tenant, sub_tenant=chosen.sub_tenant,
         batch_size=batch_size,
     )
-    return _run("export", env, request, run, planner=plan)
+    return _run("export", env, request, _export, planner=_export_plan)
+
+
+def _export(request: Any, env: Any) -> None:
+    """export/run.run's result, as its document (what ``-f json`` prints)."""
+    from symfonic_cli.export.run import run
+
+    env.document.whole(run(request, env).document())
+
+
+def _export_plan(request: Any, env: Any) -> None:
+    from symfonic_cli.export.run import plan
+
+    env.document.whole(plan(request, env))
 
 
 @checked

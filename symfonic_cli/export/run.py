@@ -34,7 +34,7 @@ class ExportRequest:
     with_state: bool = False
     current_only: bool = False  # leave out the messages only older checkpoints hold (export/retained.py)
     missing_ok: bool = False
-    fmt: str = "text"
+    fmt: str = "text"  # unused: the caller renders the ExportResult (kept for callers that pass it)
     window: Any = None  # retention.window.ActivityWindow: threads idle since its cut-off
     tenant: str | None = None
     sub_tenant: str | None = None
@@ -79,8 +79,23 @@ def _iso(t: datetime | None) -> str | None:
     return iso_utc(t)
 
 
-def run(req: ExportRequest, environment: Environment | None = None) -> None:
-    """Write the bundle; raises the error that ends the run (usage, not found, store)."""
+@dataclass(frozen=True)
+class ExportResult:
+    """What an export wrote, for its caller to render (cli/export.py) or return (the Python API)."""
+
+    output: str
+    format: str  # dir, zip, tar.gz
+    threads: int
+    not_found: list[str]
+
+    def document(self) -> dict[str, Any]:
+        """What ``thread export -f json`` prints."""
+        return {"output": self.output, "format": self.format, "threads": self.threads, "not_found": self.not_found}
+
+
+def run(req: ExportRequest, environment: Environment | None = None) -> ExportResult:
+    """Write the bundle and say what was written; raises the error that ends the run (usage, not
+    found, store). Prints nothing but warnings, not-found keys and progress on stderr."""
     from symfonic_cli.erase.faults import Faults
     from symfonic_cli.erase.records import store_name
     from symfonic_cli.progress import Progress
@@ -91,7 +106,7 @@ def run(req: ExportRequest, environment: Environment | None = None) -> None:
     from symfonic_cli.transcript.read import read_transcript
 
     env = environment or Environment()
-    out, err = env.stdout, env.stderr
+    err = env.stderr  # stdout is the caller's: it renders the ExportResult
     from symfonic_cli.output_paths import refuse_store_path
 
     refuse_store_path(req.output, req.location, "--output")
@@ -169,19 +184,7 @@ def run(req: ExportRequest, environment: Environment | None = None) -> None:
             entries.close()
     finally:
         store.close()
-    if req.fmt in ("json", "jsonl"):
-        doc = {"output": req.output, "format": kind, "threads": len(entries), "not_found": missing}
-        from symfonic_cli.erase.text import write_document
-
-        write_document(env, req.fmt, doc)
-    else:
-        from symfonic_cli.render.fit import Whole, fit, width_of
-
-        pieces = ["exported", Whole(f"{len(entries)} thread(s)"), "to", Whole(esc(req.output) + (";" if missing else ""))]
-        if missing:
-            pieces.append(Whole(f"{len(missing)} not found"))
-        out.write(fit(pieces, width_of(out)) + "\n")
-    out.flush()
+    return ExportResult(req.output, kind, len(entries), missing)
 
 
 def _select(store: Store, req: ExportRequest, env: Environment) -> tuple[Any, list[str]]:
@@ -222,11 +225,10 @@ def _select(store: Store, req: ExportRequest, env: Environment) -> tuple[Any, li
     return found, missing
 
 
-def plan(req: ExportRequest, environment: Environment) -> None:
+def plan(req: ExportRequest, environment: Environment) -> dict[str, Any]:
     """What ``run`` would write, with its checks made (the output, the selection), writing nothing:
     the threads with their checkpoints and activity, as one document (the Python API's plan)."""
     from symfonic_cli.erase.records import store_name
-    from symfonic_cli.erase.text import write_document
     from symfonic_cli.export.bundle import check_target
     from symfonic_cli.output_paths import refuse_store_path
     from symfonic_cli.stores import open_store
@@ -240,10 +242,10 @@ def plan(req: ExportRequest, environment: Environment) -> None:
                    for key, s in found]
     finally:
         store.close()
-    write_document(environment, "json", {
+    return {
         "dry_run": True, "store": store_name(req.location), "output": req.output, "format": kind, "selection": req.selection,
         "summary": {"threads": len(threads), "not_found": len(missing)}, "threads": threads, "not_found": missing,
-    })
+    }
 
 
 class _IdleThreads:

@@ -125,3 +125,22 @@ def test_a_plan_takes_no_dry_run_or_yes_and_execute_takes_only_a_plan(sqlite_sto
         assert err.value.exit_code == 2
     with pytest.raises(symfonic_cli.NotFoundError):  # every check the command makes, at plan time
         api.plan_erase(str(sqlite_store), thread="acme:_:s-01")
+
+
+def test_the_export_driver_renders_nothing_and_returns_what_it_wrote(sqlite_store, tmp_path):
+    # The library hands back an ExportResult; the command renders it (the goldens hold its bytes).
+    import io
+
+    from symfonic_cli.environment import Environment
+    from symfonic_cli.export.run import ExportRequest, ExportResult
+    from symfonic_cli.export.run import run as export_run
+    from symfonic_cli.location import resolve_store
+
+    keys = _keys(str(sqlite_store))[:2]
+    env = Environment(stdout=io.StringIO(), stderr=io.StringIO())
+    result = export_run(ExportRequest(location=resolve_store(str(sqlite_store)), options={}, selection={}, output=str(tmp_path / "b"),
+                                      keys=keys, fmt="text"), env)
+    assert env.stdout.getvalue() == "" and isinstance(result, ExportResult)
+    assert result.document() == {"output": str(tmp_path / "b"), "format": "dir", "threads": 2, "not_found": []}
+    printed = _json("thread", "export", "-s", str(sqlite_store), "-t", keys[0], "-t", keys[1], "-o", str(tmp_path / "c"))
+    assert {**printed, "output": ""} == {**result.document(), "output": ""}
