@@ -151,7 +151,7 @@ def erase(
     **options,
 ) -> RunResult:
     """``thread erase -f json``: the receipt (or, with ``dry_run``, the plan), as a RunResult."""
-    from symfonic_cli.erase.run import EraseRequest, run
+    from symfonic_cli.erase.run import EraseRequest
     from symfonic_cli.clock import parse_duration
 
     env = _environment()
@@ -170,7 +170,7 @@ def erase(
         wait=_flag(wait, "wait"), max_duration=_max_duration(max_duration),
         pace=pace_of(pause, max_rate, cli=False),
     )
-    return _run("erase", env, request, run)
+    return _run("erase", env, request, _erase)
 
 
 @checked
@@ -218,6 +218,21 @@ def export(
         batch_size=batch_size,
     )
     return _run("export", env, request, _export, planner=_export_plan)
+
+
+def _erase(request: Any, env: Any) -> None:
+    """erase/run.run: a request's EraseOutcome as its document (a sweep streams it into the
+    collector itself); an error carrying one hands it over first."""
+    from symfonic_cli.erase.run import run
+
+    try:
+        outcome = run(request, env)
+    except SymfonicError as exc:
+        if getattr(exc, "outcome", None) is not None:
+            env.document.whole(exc.outcome.document)  # type: ignore[attr-defined]
+        raise
+    if outcome is not None:
+        env.document.whole(outcome.document)
 
 
 def _export(request: Any, env: Any) -> None:

@@ -64,9 +64,23 @@ class EraseRequest:
     ask: Callable[..., Terminal | None] = no_terminal
 
 
-def run(req: EraseRequest, environment: Environment | None = None) -> None:
-    """Erase what ``req`` selects; raises (a SymfonicError with its exit code) when the run does
-    not end cleanly, after the plan and receipt are written."""
+@dataclass(frozen=True)
+class EraseOutcome:
+    """How a request's run ended, for the caller to render (cli/erase.py) or return (the Python
+    API): the receipt (a dry run: the plan document), the receipt's summary line, the --receipt
+    file holding it (None: no file holds the whole receipt)."""
+
+    document: dict[str, Any]
+    dry_run: bool
+    line: str | None = None
+    kept_at: str | None = None
+
+
+def run(req: EraseRequest, environment: Environment | None = None) -> EraseOutcome | None:
+    """Erase what ``req`` selects. A request's run returns its EraseOutcome, which the caller
+    renders; one that does not end cleanly raises (a SymfonicError with its exit code) carrying it
+    as ``.outcome`` when it was made. A retention sweep streams its record as it goes and returns
+    None (erase/sweep.py)."""
     from symfonic_cli.stores import open_store
 
     env = environment or Environment()
@@ -75,7 +89,7 @@ def run(req: EraseRequest, environment: Environment | None = None) -> None:
         from symfonic_cli.erase.sweep import run_sweep
 
         run_sweep(req, env)
-        return
+        return None
     out = env.stdout
     human = req.fmt not in ("json", "jsonl")
     extra = ep.parse_extra(req.location.options)
@@ -111,15 +125,11 @@ def run(req: EraseRequest, environment: Environment | None = None) -> None:
                 text.print_plan(plan_out, store_name=name, plans=plans, misses=misses, now=now, grace=req.grace,
                                 fmt=req.fmt, by_prefix=sel.keys is None, env=env, extra=extra)
             if req.dry_run:
-                if human:
-                    out.write("dry run: nothing deleted\n")
-                else:
-                    text.write_document(env, req.fmt, text.plan_document(
-                        store_name=name, kind=req.location.kind, selection=sel.receipt, plans=plans,
-                        misses=misses, now=now, grace=req.grace))
                 out.flush()
-                _check_outcome(req, [], plans, misses, suggester, None)
-                return
+                planned = EraseOutcome(text.plan_document(store_name=name, kind=req.location.kind, selection=sel.receipt,
+                                                          plans=plans, misses=misses, now=now, grace=req.grace), True)
+                _ended(planned, lambda: _check_outcome(req, [], plans, misses, suggester, None))
+                return planned
             if needs_confirm:
                 confirm_plans(terminal, plans)
             header = new_header(req.location, store, now, operator=req.operator, ticket=req.ticket,
@@ -151,17 +161,26 @@ def run(req: EraseRequest, environment: Environment | None = None) -> None:
         stop = recorder.end(end, stop)
         if stop is not None:
             receipt["stopped"] = stop.reason
-        if human:
-            text.print_receipt(out, receipt, ep.summary_line(receipt), recorder.kept_at(stop))
-        else:
-            text.write_document(env, req.fmt, receipt)
+        outcome = EraseOutcome(receipt, False, ep.summary_line(receipt), recorder.kept_at(stop))
         out.flush()
     finally:
         if receipt_file is not None:
             receipt_file.close()
         if terminal is not None:
             terminal.close()
-    _check_outcome(req, outcomes, plans, misses, suggester, stop)
+    _ended(outcome, lambda: _check_outcome(req, outcomes, plans, misses, suggester, stop))
+    return outcome
+
+
+def _ended(outcome: EraseOutcome, check: Callable[[], None]) -> None:
+    """``check``'s error, carrying the outcome for the caller to render first."""
+    from symfonic_cli.errors import SymfonicError
+
+    try:
+        check()
+    except SymfonicError as exc:
+        exc.outcome = outcome  # type: ignore[attr-defined]
+        raise
 
 
 def _misses(store: Store, plans, req: EraseRequest, receipt_file, identity: dict[str, Any]):
