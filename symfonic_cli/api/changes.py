@@ -57,8 +57,8 @@ def _location(name: str, value, options: dict[str, Any]):
 PLANNING: ContextVar[list[tuple[Any, Callable[[Any, Any], Any]]] | None] = ContextVar("planning", default=None)
 
 
-def _run(operation: str, env: Any, request: Any, runner: Callable[[Any, Any], None],
-         planner: Callable[[Any, Any], None] | None = None) -> Any:
+def _run(operation: str, env: Any, request: Any, runner: Callable[[Any, Any], Any],
+         planner: Callable[[Any, Any], Any] | None = None) -> Any:
     """The run's RunResult (erase/result.py: its document, typed); an error that ends the run
     carries it, when one was made, as ``.result``. While a plan is made, the request and its
     runner are handed to it and ``planner`` runs instead (an operation without a dry run)."""

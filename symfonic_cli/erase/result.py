@@ -6,7 +6,7 @@ Python API's dicts keeps working; ``to_json()`` gives the document itself."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -84,3 +84,27 @@ class Plan(RunResult):
 
 def _key(thread: dict[str, Any]) -> str:
     return thread["thread"] if "thread" in thread else thread["key"]  # migrate's records say "thread"
+
+
+@dataclass(frozen=True)
+class EraseOutcome:
+    """How a request's run ended, for the caller to render (cli/erase.py) or return (the Python
+    API): the receipt (a dry run: the plan document), the receipt's summary line, the --receipt
+    file holding it (None: no file holds the whole receipt)."""
+
+    document: dict[str, Any]
+    dry_run: bool
+    line: str | list[Any] | None = None  # a string, or pieces to wrap (render/fit.py)
+    kept_at: str | None = None
+
+
+def carry_outcome(outcome: EraseOutcome | None, check: Callable[[], None]) -> None:
+    """``check``'s error, carrying the outcome (when there is one) for the caller to render first."""
+    from symfonic_cli.errors import SymfonicError
+
+    try:
+        check()
+    except SymfonicError as exc:
+        if outcome is not None:
+            exc.outcome = outcome  # type: ignore[attr-defined]
+        raise

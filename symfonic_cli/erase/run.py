@@ -20,6 +20,7 @@ from symfonic_cli.erase import plan as ep
 from symfonic_cli.erase import text
 from symfonic_cli.erase.confirm import Terminal, confirm_plans, no_terminal
 from symfonic_cli.erase.faults import Faults
+from symfonic_cli.erase.result import EraseOutcome, carry_outcome
 from symfonic_cli.erase.records import Recorder, default_operator, new_header, open_receipt, store_name
 from symfonic_cli.erase.steps import Pace, Stopped, busy_error, erase_step, finish, hold_run_lock, run_threads
 from symfonic_cli.errors import (
@@ -38,7 +39,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from symfonic_cli.stores.protocol import Store
 
-__all__ = ["EraseRequest", "run", "default_operator", "store_name"]
+__all__ = ["EraseOutcome", "EraseRequest", "run", "default_operator", "store_name"]
 
 
 @dataclass
@@ -64,23 +65,11 @@ class EraseRequest:
     ask: Callable[..., Terminal | None] = no_terminal
 
 
-@dataclass(frozen=True)
-class EraseOutcome:
-    """How a request's run ended, for the caller to render (cli/erase.py) or return (the Python
-    API): the receipt (a dry run: the plan document), the receipt's summary line, the --receipt
-    file holding it (None: no file holds the whole receipt)."""
-
-    document: dict[str, Any]
-    dry_run: bool
-    line: str | None = None
-    kept_at: str | None = None
-
-
 def run(req: EraseRequest, environment: Environment | None = None) -> EraseOutcome | None:
     """Erase what ``req`` selects. A request's run returns its EraseOutcome, which the caller
     renders; one that does not end cleanly raises (a SymfonicError with its exit code) carrying it
-    as ``.outcome`` when it was made. A retention sweep streams its record as it goes and returns
-    None (erase/sweep.py)."""
+    as ``.outcome`` when it was made. A retention sweep (erase/sweep.py) streams its JSON and
+    its per-thread lines as it goes: it returns an outcome for a reader's end only."""
     from symfonic_cli.stores import open_store
 
     env = environment or Environment()
@@ -88,8 +77,7 @@ def run(req: EraseRequest, environment: Environment | None = None) -> EraseOutco
         # A retention sweep can select any number of threads: streamed, batch by batch.
         from symfonic_cli.erase.sweep import run_sweep
 
-        run_sweep(req, env)
-        return None
+        return run_sweep(req, env)
     out = env.stdout
     human = req.fmt not in ("json", "jsonl")
     extra = ep.parse_extra(req.location.options)
@@ -128,7 +116,7 @@ def run(req: EraseRequest, environment: Environment | None = None) -> EraseOutco
                 out.flush()
                 planned = EraseOutcome(text.plan_document(store_name=name, kind=req.location.kind, selection=sel.receipt,
                                                           plans=plans, misses=misses, now=now, grace=req.grace), True)
-                _ended(planned, lambda: _check_outcome(req, [], plans, misses, suggester, None))
+                carry_outcome(planned, lambda: _check_outcome(req, [], plans, misses, suggester, None))
                 return planned
             if needs_confirm:
                 confirm_plans(terminal, plans)
@@ -168,19 +156,8 @@ def run(req: EraseRequest, environment: Environment | None = None) -> EraseOutco
             receipt_file.close()
         if terminal is not None:
             terminal.close()
-    _ended(outcome, lambda: _check_outcome(req, outcomes, plans, misses, suggester, stop))
+    carry_outcome(outcome, lambda: _check_outcome(req, outcomes, plans, misses, suggester, stop))
     return outcome
-
-
-def _ended(outcome: EraseOutcome, check: Callable[[], None]) -> None:
-    """``check``'s error, carrying the outcome for the caller to render first."""
-    from symfonic_cli.errors import SymfonicError
-
-    try:
-        check()
-    except SymfonicError as exc:
-        exc.outcome = outcome  # type: ignore[attr-defined]
-        raise
 
 
 def _misses(store: Store, plans, req: EraseRequest, receipt_file, identity: dict[str, Any]):
