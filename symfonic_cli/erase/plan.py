@@ -28,7 +28,7 @@ NOT_ERASED = (
     "Not erased: facts the agent extracted into its semantic, episodic or graph memory live "
     "elsewhere and need the tenant privacy erasure; backups and replicas keep copies until they rotate."
 )
-# What an erase leaves behind, per kind (kinds.py).
+# What an erase leaves behind, per kind (kinds/).
 RESIDUAL = {name: kind.erase_residual for name, kind in KINDS.items()}
 
 ERASED, NOTHING, FAILED = "erased", "nothing-to-erase", "failed"

@@ -25,7 +25,8 @@ from symfonic_cli.erase.confirm import Terminal, confirm, no_terminal
 from symfonic_cli.erase.faults import Faults
 from symfonic_cli.erase.records import RunRecord, default_operator, open_receipt, store_name
 from symfonic_cli.erase.steps import DEFAULT_BATCH, Pace, Stopped, busy_error, hold_run_lock, run_threads
-from symfonic_cli.erase.text import document_stream, print_receipt
+from symfonic_cli.erase.result import EraseOutcome, carry_outcome
+from symfonic_cli.erase.text import document_stream
 from symfonic_cli.errors import (EXIT_INTERRUPTED, EXIT_UNEXPECTED, NotFoundError, StoppedError, StoreError, SymfonicError, ThreadBusy,
                                   WrittenAgainError)
 from symfonic_cli.limits import DEFAULT_LOCK_TIMEOUT
@@ -37,7 +38,6 @@ from symfonic_cli.storage import records as pr
 # typing.TYPE_CHECKING without importing typing.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Callable
     from typing import TextIO
 
     from symfonic_cli.stores.protocol import Store
@@ -101,8 +101,9 @@ class _Keys:
             yield page
 
 
-def run(req: PruneRequest, environment: Environment | None = None) -> None:
-    """Prune what ``req`` selects; raises the error that ends the run after the receipt is written."""
+def run(req: PruneRequest, environment: Environment | None = None) -> EraseOutcome | None:
+    """Prune what ``req`` selects: a reader's end as an EraseOutcome for the caller to render (JSON and
+    dry runs stream as they go: None); an error that ends the run carries it as ``.outcome``."""
     from symfonic_cli.render import escape_inline as esc
     from symfonic_cli.stores import open_store
 
@@ -131,7 +132,7 @@ def run(req: PruneRequest, environment: Environment | None = None) -> None:
             if req.dry_run:
                 plan.write_all(out, human, name, notes, esc, env)
                 _check_missing(req, plan.missing, store)
-                return
+                return None
             needs_confirm = not req.yes
             if needs_confirm:
                 terminal = req.ask(env, from_stdin=req.selection.from_stdin)
@@ -170,8 +171,9 @@ def run(req: PruneRequest, environment: Environment | None = None) -> None:
         stop = rec.end(tail, stop)
         if stop is not None:
             tail["stopped"] = stop.reason
-        if human:  # as erase ends: the summary and the --receipt file, else the whole receipt
-            print_receipt(out, {**header, **tail}, pr.summary_line(tail["summary"]), rec.kept_at(stop))
+        outcome = None  # as erase ends: the summary and the --receipt file, else the whole receipt (the caller's)
+        if human:
+            outcome = EraseOutcome({**header, **tail}, False, pr.summary_line(tail["summary"]), rec.kept_at(stop))
         elif rec.stream is not None:
             rec.stream.end(tail)
         out.flush()
@@ -182,7 +184,8 @@ def run(req: PruneRequest, environment: Environment | None = None) -> None:
             receipt_file.close()
         if terminal is not None:
             terminal.close()
-    _raise_outcome(req, rec, stop, keys.total)
+    carry_outcome(outcome, lambda: _raise_outcome(req, rec, stop, keys.total))
+    return outcome
 
 
 def _seconds(td: timedelta | None) -> int | None:

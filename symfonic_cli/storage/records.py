@@ -17,7 +17,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-# What a prune leaves behind, per kind (kinds.py).
+# What a prune leaves behind, per kind (kinds/).
 RESIDUAL = {name: kind.prune_residual for name, kind in KINDS.items()}
 TIMESTAMPS = ("a transcript dates each message by the oldest checkpoint holding it: after the prune, messages first "
               "seen in a deleted checkpoint are dated by the oldest kept one")
