@@ -77,6 +77,9 @@ class ThreadErasePlan:
     first_at: datetime | None = None
     last_at: datetime | None = None
     undatable: bool = False
+    # Whether some id is not in the ordered form (clock.is_ordered_id), the backend having tested
+    # every id; None: not tested (then the plan's times are read checkpoint by checkpoint).
+    odd: bool | None = None
 
     @property
     def first_activity(self) -> datetime | None:

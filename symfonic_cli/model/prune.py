@@ -24,7 +24,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from symfonic_cli.clock import checkpoint_time
+from symfonic_cli.clock import checkpoint_time, last_activity
 
 TASKS = "__pregel_tasks"  # langgraph.constants.TASKS: the channel pending Sends are written to
 SENDS_IN_PARENT_BEFORE = 4  # checkpoints before format v4 read their pending sends from the parent
@@ -68,6 +68,10 @@ class PruneDecision:
     # no other checkpoint of the namespace names as parent) of the namespaces with more than one.
     branch_heads: int = 0
     branch_heads_deleted: int = 0
+    # The thread's last activity as listing reads it (clock.py: the UUIDv6 time in any case, else
+    # its ts) over every checkpoint; ``undatable``: one carries neither.
+    last_at: datetime | None = None
+    undatable: bool = False
 
     @property
     def checkpoints(self) -> int:
@@ -85,6 +89,7 @@ def decide(key: str, checkpoints: list[PruneCheckpoint], sends_at: set[tuple[str
     Keep-latest keeps the newest branch only, as PostgresSaver.prune does; ``keep_branches`` also
     keeps the head of every branch (a checkpoint no other checkpoint of its namespace names as parent)."""
     d = PruneDecision(key, total=len(checkpoints))
+    d.last_at, d.undatable = last_activity((c.id, c.ts) for c in checkpoints)
     by_ns: dict[str, list[PruneCheckpoint]] = {}
     for c in checkpoints:
         by_ns.setdefault(c.ns, []).append(c)
@@ -195,7 +200,7 @@ class ThreadPrunePlan:
     skipped: str | None = None
     redated: int = 0  # messages whose transcript time moves to redated_to
     redated_to: str | None = None  # the ts of the oldest kept root checkpoint
-    last_checkpoint_id: str | None = None
+    last_at: datetime | None = None  # the thread's last activity by instant (PruneDecision.last_at)
     branch_heads: int = 0  # a forked thread's branch heads (0: no fork)
     branch_heads_deleted: int = 0  # of them, the ones the prune deletes (--keep-branches keeps them)
 
