@@ -25,7 +25,7 @@ from symfonic_cli.erase.confirm import Terminal, confirm, no_terminal
 from symfonic_cli.erase.faults import Faults
 from symfonic_cli.erase.records import RunRecord, default_operator, open_receipt, store_name
 from symfonic_cli.erase.steps import DEFAULT_BATCH, Pace, Stopped, busy_error, hold_run_lock, run_threads
-from symfonic_cli.erase.text import document_stream, print_receipt
+from symfonic_cli.erase.text import document_stream, idle_words, print_receipt
 from symfonic_cli.errors import (EXIT_INTERRUPTED, EXIT_UNEXPECTED, NotFoundError, StoppedError, StoreError, SymfonicError, ThreadBusy,
                                   WrittenAgainError)
 from symfonic_cli.limits import DEFAULT_LOCK_TIMEOUT
@@ -139,7 +139,7 @@ def run(req: PruneRequest, environment: Environment | None = None) -> None:
             if needs_confirm or plan_out is not None:
                 plan.count()  # the totals confirmed and shown (streamed: nothing kept per thread)
             if plan_out is not None:
-                plan.write_summary(plan_out, name, notes, esc)
+                plan.write_summary(plan_out, name, notes, esc, env)
             if needs_confirm:
                 _confirm(terminal, plan.to_prune)
             header = {
@@ -223,16 +223,18 @@ class _Plan:
             if len(self.sample) < SAMPLE:
                 self.sample.append(rec)
 
-    def _head(self, store_name: str, esc, width) -> str:
+    def _head(self, store_name: str, esc, width, env: Environment) -> str:
         from symfonic_cli.render.fit import Whole, fit
 
         from symfonic_cli.clock import human_duration
 
-        # As typed (30d, not 2592000 s): the unit the grammar reads back.
+        # As typed (30d, not 2592000 s): the unit the grammar reads back; a sweep's window as erase's.
         older = ["and every checkpoint newer than", Whole(f"{human_duration(self.req.older_than)};")] if self.req.older_than else []
+        receipt = self.req.selection.receipt
+        window = idle_words(receipt, env) if "inactive_for" in receipt or "inactive_since" in receipt else []
         head = fit(["prune plan for", Whole(esc(store_name) + ":"), "keep the latest", Whole(f"{self.req.keep} checkpoint(s)"),
-                    "of each namespace" + ("," if older else ";"), *older, Whole(f"{self.keys.total:,} thread(s)"), "selected"],
-                   width) + "\n"
+                    "of each namespace" + ("," if older else ";"), *older, Whole(f"{self.keys.total:,} thread(s)"),
+                    "selected" + ("," if window else ""), *window], width) + "\n"
         if self.keys.undatable:
             head += fit(["undatable:", Whole(f"{self.keys.undatable:,} thread(s)"), "whose activity cannot be dated:",
                          "not pruned by a time window"], width, indent="  ") + "\n"
@@ -253,11 +255,11 @@ class _Plan:
         for note in notes:
             out.write(fit(["note:", esc(note)], width, indent="  ", hang="    ") + "\n")
 
-    def write_summary(self, out: TextIO, store_name: str, notes: list[str], esc) -> None:
+    def write_summary(self, out: TextIO, store_name: str, notes: list[str], esc, env: Environment) -> None:
         from symfonic_cli.render.fit import Whole, fit, width_of
 
         width = width_of(out)
-        out.write(self._head(store_name, esc, width))
+        out.write(self._head(store_name, esc, width, env))
         for rec in self.sample:
             out.write(pr.plan_line(rec, esc, width) + "\n")
         if self.keys.total > len(self.sample):
@@ -273,7 +275,7 @@ class _Plan:
         stream = document_stream(env, self.req.fmt, record="plan")
         width = width_of(out) if human else None
         if human:
-            out.write(self._head(store_name, esc, width))
+            out.write(self._head(store_name, esc, width, env))
         else:
             stream.begin({"dry_run": True, "store": store_name, "store_kind": self.req.location.kind,
                           "selection": self.req.selection.receipt, "keep": self.req.keep, "older_than": _seconds(self.req.older_than),
