@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from symfonic_cli.clock import iso_utc
+from symfonic_cli.clock import human_duration, iso_utc  # human_duration: the one rule, used as ep.human_duration
 
 import re
 from dataclasses import dataclass, field
@@ -303,11 +303,3 @@ def summary_line(receipt: dict[str, Any]) -> str:
 
 
 BUSY_LABEL = "busy (a lock not had within --lock-timeout; nothing changed, rerun to take them)"
-
-
-def human_duration(td: timedelta) -> str:
-    secs = int(td.total_seconds())
-    for unit, n in (("d", 86400), ("h", 3600), ("m", 60)):
-        if secs and secs % n == 0:
-            return f"{secs // n}{unit}"
-    return f"{secs}s"
