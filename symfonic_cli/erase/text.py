@@ -101,9 +101,19 @@ def plan_line(r: dict, grace: timedelta, env: Environment, every_sub=frozenset()
     tables = enclose(tables, "(", ");")
     pieces = [Whole(_esc(r["key"]) + ":"), Whole(f"{r['total']} row(s)"), *tables,
               "first activity", Whole(_when(r["first_activity"], env) + ","), "last", Whole(_when(r["last_activity"], env))]
+    if r.get("messages_retained"):
+        pieces[-1] = glue(pieces[-1], pieces[-1] + ";")
+        pieces += _retained_pieces(r["messages_retained"])
     if r["recent"]:
         pieces.append(f"[recent: active in the last {ep.human_duration(grace)}]")
     return _fit(pieces, width, "  ", "    ")
+
+
+def _retained_pieces(n: int) -> list[str]:
+    from symfonic_cli.render.fit import Whole
+
+    return ["with", Whole(f"{n} message(s)"), "the conversation no longer shows (held by older checkpoints:",
+            "transcript show --retained)"]
 
 
 def plan_document(*, store_name: str, kind: str, selection: dict, plans, misses, now: datetime, grace: timedelta) -> dict[str, Any]:
@@ -171,6 +181,8 @@ def _plan_table(out: TextIO, records, grace: timedelta, env: Environment, every_
             what = "nothing to erase"
         else:
             what = ", ".join(f"{_esc(t)} {n}" + (ALL_SUBS if t in every_sub else "") for t, n in r["rows"].items())
+            if r.get("messages_retained"):
+                what += "; " + " ".join(_retained_pieces(r["messages_retained"]))
             if r["recent"]:
                 what += f" [recent: active in the last {ep.human_duration(grace)}]"
         when = "-" if r["status"] in (ep.NOT_FOUND, ep.ALREADY_ERASED) else (
