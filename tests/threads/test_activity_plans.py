@@ -139,3 +139,16 @@ def test_a_key_stored_as_a_blob_is_dated_by_instant(_sqlite_backend):
     assert {t["key"]: (t["first_activity"], t["last_activity"]) for t in sweep["threads"]} == listed
     plan = _json("thread", "prune", "-s", url, "--all", "--dry-run")
     assert {t["key"]: t["last_activity"] for t in plan["threads"]} == {k: v[1] for k, v in listed.items()}
+
+
+def test_search_lists_threads_in_the_listings_order(any_kind):
+    """Search answers thread by thread in the listing's order (newest activity first): an ISO 8601
+    id ("2025-...") sorts after every lowercase UUIDv6 ("1f...") as a string, whatever its time."""
+    url = any_kind.new_store(scenarios=False)
+    write_aged(any_kind, url, {"acme:_:iso-old": 400 * DAY, "acme:_:plain-now": timedelta(0), "acme:_:plain-old": 200 * DAY})
+    rewrite_ids(any_kind.kind, url, "acme:_:iso-old", "iso")
+    order = [t["key"] for t in _json("threads", "list", "-s", url)]
+    assert order == ["acme:_:plain-now", "acme:_:plain-old", "acme:_:iso-old"]
+    hits = _json("threads", "search", "-s", url, "turn 0 of")
+    seen = list(dict.fromkeys(h["key"] for h in hits))
+    assert seen == order
