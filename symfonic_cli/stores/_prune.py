@@ -78,8 +78,9 @@ class RulePrune:
         import dataclasses
 
         from symfonic_cli.clock import checkpoint_id_time
+        from symfonic_cli.model.prune import all_ordered
 
-        if all(checkpoint_id_time(c.id) is not None or c.ts is not None for c in checkpoints):
+        if all_ordered(checkpoints) or all(checkpoint_id_time(c.id) is not None or c.ts is not None for c in checkpoints):
             return checkpoints
         from symfonic_cli.stores.activity import every_form_heads
 
