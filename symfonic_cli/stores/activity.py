@@ -37,7 +37,7 @@ if TYPE_CHECKING:
 _ODD_PAGE = 200
 
 
-def _keeps(last, undatable: bool, last_before: str | None, last_from: str | None) -> bool:
+def in_window(last, undatable: bool, last_before: str | None, last_from: str | None) -> bool:
     """The window test by instant; a bound is ``clock.id_at`` of its cut-off, whose time it holds.
     No bound (prune --all, a tenant's every session) keeps every thread, undatable ones too: only a
     time window cannot judge them."""
@@ -148,7 +148,7 @@ class ExactActivity:
             getattr(rows, "close", lambda: None)()
             asked = len(odd) + limit
         if bounded:
-            odd = [t for t in odd if t.undatable or _keeps(t.last_at, False, last_before, last_from)]
+            odd = [t for t in odd if t.undatable or in_window(t.last_at, False, last_before, last_from)]
         dated = sorted((t for t in odd if t.last_at is not None), key=lambda t: t.key)
         dated.sort(key=lambda t: t.last_at, reverse=True)
         undatable = sorted((t for t in odd if t.last_at is None), key=lambda t: t.key)
@@ -191,7 +191,7 @@ class ExactActivity:
             page = self._window_page(tenant, sub_tenant, None, None, cursor, _ODD_PAGE, True, upto=ceiling)
             for key in page:
                 first, last, undatable = self.thread_activity(key)
-                if _keeps(last, undatable, last_before, last_from):
+                if in_window(last, undatable, last_before, last_from):
                     odd.append(key)
             if len(page) < _ODD_PAGE:
                 break
@@ -203,7 +203,7 @@ class ExactActivity:
         """How many threads ``window_keys`` pages through: counted in the database, plus the odd
         threads decided one by one."""
         n = self._window_tally(tenant, sub_tenant, last_before, last_from)
-        return n + sum(_keeps(last, undatable, last_before, last_from) for last, undatable in self._odd_activity(tenant, sub_tenant))
+        return n + sum(in_window(last, undatable, last_before, last_from) for last, undatable in self._odd_activity(tenant, sub_tenant))
 
     def window_undatable(self, *, tenant: str | None = None, sub_tenant: str | None = None) -> int:
         """How many threads under the prefix a time window cannot judge (a checkpoint without a

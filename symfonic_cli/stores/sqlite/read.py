@@ -9,7 +9,7 @@ from collections.abc import Iterable, Iterator
 from symfonic_cli.errors import StoreError
 from symfonic_cli.model.listing import StoreInfo, ThreadSummary
 from symfonic_cli.clock import NEVER, ORDERED_ID_GLOB, is_ordered_id, joined_ordered, ordered_id_time
-from symfonic_cli.stores.activity import _keeps, odd_having, sorted_rows
+from symfonic_cli.stores.activity import in_window, odd_having, sorted_rows
 from symfonic_cli.stores.sqlite._common import (
     SqliteSection,
     _journal_mode,
@@ -51,7 +51,7 @@ class SqliteRead(SqliteSection):
         if self._has_blob_keys():
             # A key's text and BLOB groups merge first; the window applies to the merged thread.
             merged = _merged_by_key(self.conn.execute(sql.format(self._ODD), params), None)
-            kept = [t for t in merged if t.odd or _keeps(t.last_at, False, last_before, last_from)]
+            kept = [t for t in merged if t.odd or in_window(t.last_at, False, last_before, last_from)]
             yield from (kept if limit is None else kept[:limit])
             return
         yield from sorted_rows(self.conn.execute(sql.format(_JOINED), params), limit, last_before, last_from)
