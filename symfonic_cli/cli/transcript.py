@@ -121,10 +121,10 @@ def show(
         empty_note = _empty_note(st, key, checkpoint, env) if not result.rows and is_terminal(env.stderr) else None
         result = with_application_note(st, key, result, checkpoint_id=checkpoint)  # each row's not_read_by_application
         unread = result.rows[0].not_read_by_application if result.rows else None
-    from symfonic_cli.render import escape_inline
+    from symfonic_cli.render import escape_inline, warn
 
     for warning in result.warnings:
-        env.stderr.write(f"symfonic: warning: {escape_inline(warning)}\n")
+        warn(env, escape_inline(warning))
     if unread and out_format not in ("json", "jsonl"):
         env.stderr.write(f"symfonic: note: the application itself reads none of these messages: {escape_inline(unread)}\n")
     _write(result.rows, out_format, key, tools, truncate=truncate, env=env)
