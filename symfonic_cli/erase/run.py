@@ -97,7 +97,7 @@ def run(req: EraseRequest, environment: Environment | None = None) -> EraseOutco
                 hold_run_lock(store, "erase", wait=req.wait, location=req.location, stderr=env.stderr)
             sel = req.selection
             keys = list(sel.keys) if sel.keys is not None else store.thread_keys_with_prefix(sel.prefix or "")
-            plans = store.erase_plans(keys, extra)
+            plans = _with_retained(store, store.erase_plans(keys, extra))
             identity = store.store_identity()
             suggester, misses = _misses(store, plans, req, receipt_file, identity)
             missing = sum(1 for m in misses.values() if m.status == ep.NOT_FOUND)
@@ -158,6 +158,17 @@ def run(req: EraseRequest, environment: Environment | None = None) -> EraseOutco
             terminal.close()
     carry_outcome(outcome, lambda: _check_outcome(req, outcomes, plans, misses, suggester, stop))
     return outcome
+
+
+def _with_retained(store: Store, plans: list[ep.ThreadErasePlan]) -> list[ep.ThreadErasePlan]:
+    """Each plan with the messages only older checkpoints still hold (issue 36's retained: compaction
+    removed them from the conversation), which the erase deletes too: the plan says what goes.
+    Each checkpoint of a thread is read once, streaming (memory/views.py)."""
+    from dataclasses import replace
+
+    from symfonic_cli.memory.retained import retained_count
+
+    return [replace(p, retained=retained_count(store, p.key)) if p.rows.get("checkpoints") else p for p in plans]
 
 
 def _misses(store: Store, plans, req: EraseRequest, receipt_file, identity: dict[str, Any]):

@@ -77,7 +77,7 @@ def run_sweep(req, env: Environment) -> EraseOutcome | None:
             first = store.erase_plans(store.window_keys(**window, limit=min(batch, total)), extra) if total else []
             plan_out = terminal.writer if terminal is not None else (out if human else None)
             if plan_out is not None:
-                text.print_sweep_plan(plan_out, store_name=name, cut_off=sel.receipt.get("cut_off"), total=total,
+                text.print_sweep_plan(plan_out, store_name=name, selection=sel.receipt, total=total,
                                       batch=batch, sample=first[:SAMPLE], now=now, grace=req.grace, env=env,
                                       undatable=undatable)
             if needs_confirm:
@@ -177,7 +177,7 @@ def _dry_run(store: Store, req, env: Environment, window, total, batch, name, ex
     human = req.fmt not in ("json", "jsonl")
     stream = text.document_stream(env, req.fmt, record="plan")
     if human:
-        text.sweep_dry_run_head(out, name, req.selection.receipt.get("cut_off"), total, batch, env, undatable)
+        text.sweep_dry_run_head(out, name, req.selection.receipt, total, batch, env, undatable)
     else:
         stream.begin({"dry_run": True, "store": name, "store_kind": req.location.kind, "selection": req.selection.receipt, "batch_size": batch})
     after, n, rows = None, 0, 0

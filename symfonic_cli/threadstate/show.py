@@ -7,7 +7,6 @@ from symfonic_cli.clock import iso_utc
 from typing import Any
 
 from symfonic_cli.errors import NotFoundError
-from symfonic_cli.clock import checkpoint_id_time
 from symfonic_cli.model import nexttasks as nt
 from symfonic_cli.model.run_state import LeanCheckpoint, RawWrite
 from symfonic_cli.model.run_status import due_of
@@ -79,9 +78,13 @@ def _delta_count(store: Store, key: str, cp: LeanCheckpoint) -> LeanCheckpoint:
     return dataclasses.replace(cp, messages=len(ids))
 
 
-def _iso(checkpoint_id: str | None) -> str | None:
-    t = checkpoint_id_time(checkpoint_id)
-    return iso_utc(t)
+def _activity(store: Store, key: str) -> dict[str, str | None]:
+    """First and last activity by instant, as threads list reads them (stores/activity.py): every
+    id tested, dated by its UUIDv6 time in any case, else its checkpoint's ts; null: undatable."""
+    summary = store.thread_summary(key)
+    if summary is None:
+        return {"first_activity": None, "last_activity": None}
+    return {"first_activity": iso_utc(summary.first_at), "last_activity": iso_utc(summary.last_at)}
 
 
 def thread_state(store: Store, key: str) -> tuple[dict[str, Any], list[dict[str, Any]], list[str]]:
@@ -118,7 +121,7 @@ def thread_state(store: Store, key: str) -> tuple[dict[str, Any], list[dict[str,
         created = cp.ts
     record.update(
         checkpoints=rows.checkpoints, namespaces=rows.namespaces, size_bytes=rows.size_bytes,
-        first_activity=_iso(rows.first_checkpoint_id), last_activity=_iso(rows.last_checkpoint_id),
+        **_activity(store, key),
     )
     warnings = list(rows.warnings)
     if blocked:
