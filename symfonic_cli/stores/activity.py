@@ -242,6 +242,7 @@ def sorted_rows(rows: Iterable[tuple], limit: int | None, last_before: str | Non
                 plain.append(ThreadSummary(str(key), n, first, last, False))
         else:
             odd.append(ThreadSummary(str(key), n, first, last, True))
+    odd.sort(key=_key_of)  # a backend's groups may come in any order (MongoDB's $group)
     plain.sort(key=_key_of)
     plain.sort(key=_last_of, reverse=True)
     out = odd + plain
