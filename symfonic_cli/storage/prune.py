@@ -207,7 +207,7 @@ class _Plan:
                 found = p.checkpoints_before > 0 or self.req.selection.keys is None
                 rec = pr.plan_record(p, found=found)
                 if rec["status"] == "prune":
-                    self.lost += _count_lost(self.store, rec, self.req, self.newer_than)
+                    self.lost += _count_lost(self.store, rec, self.req, self.newer_than, p.decision)
                 if not found:
                     self.missing.append(p.key)
                 elif rec["status"] == "prune":
@@ -438,13 +438,14 @@ def _raise_outcome(req: PruneRequest, rec: PruneRecorder, stop: Stopped | None, 
         raise NotFoundError(f"no thread matches the selection in {req.location.display}", hint="--missing-ok to accept")
 
 
-def _lost(store, key: str, req: PruneRequest, newer_than) -> int:
+def _lost(store, key: str, req: PruneRequest, newer_than, decision=None) -> int:
     """The messages only the checkpoints this prune deletes hold (storage/lost.py)."""
     from symfonic_cli.storage.lost import messages_only_in_deleted
 
-    return messages_only_in_deleted(store, key, keep=req.keep, newer_than=newer_than, keep_branches=req.keep_branches)
+    return messages_only_in_deleted(store, key, keep=req.keep, newer_than=newer_than, keep_branches=req.keep_branches,
+                                    decision=decision)
 
 
-def _count_lost(store, rec: dict[str, Any], req: PruneRequest, newer_than) -> int:
-    rec["messages_only_in_deleted"] = n = _lost(store, rec["key"], req, newer_than)
+def _count_lost(store, rec: dict[str, Any], req: PruneRequest, newer_than, decision=None) -> int:
+    rec["messages_only_in_deleted"] = n = _lost(store, rec["key"], req, newer_than, decision)
     return n
