@@ -40,8 +40,7 @@ def messages_only_in_deleted(store: Store, key: str, *, keep: int = 1, newer_tha
             side[id(v.anchor)] = (v.anchor, max(n, v.length))
         return kept, gone
 
-    def count(views: Iterator[View]) -> int:
-        kept, gone = longest(views)
+    def count(kept: dict[int, tuple[Any, int]], gone: dict[int, tuple[Any, int]]) -> int:
         keep_keys = {k for a, n in kept.values() for k in a.keys[:n]}
         return len({k for a, n in gone.values() for k in a.keys[:n]} - keep_keys)
 
@@ -51,6 +50,8 @@ def messages_only_in_deleted(store: Store, key: str, *, keep: int = 1, newer_tha
         kept, gone = longest(checkpoint_views(store, key, decode=False))
         if all(n <= kept.get(i, (None, 0))[1] for i, (_, n) in gone.items()):
             return 0
-        return count(checkpoint_views(store, key))
+        if all(len(a.keys) >= n for side in (kept, gone) for a, n in side.values()):
+            return count(kept, gone)  # every list was decoded anyway (not plain msgpack: encrypted, JSON)
+        return count(*longest(checkpoint_views(store, key)))
     except Delta:
-        return count(delta_views(store, key))
+        return count(*longest(delta_views(store, key)))

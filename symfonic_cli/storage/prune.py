@@ -442,8 +442,7 @@ def _lost(store, key: str, req: PruneRequest, newer_than, decision=None) -> int:
     """The messages only the checkpoints this prune deletes hold (storage/lost.py)."""
     from symfonic_cli.storage.lost import messages_only_in_deleted
 
-    return messages_only_in_deleted(store, key, keep=req.keep, newer_than=newer_than, keep_branches=req.keep_branches,
-                                    decision=decision)
+    return messages_only_in_deleted(store, key, keep=req.keep, newer_than=newer_than, keep_branches=req.keep_branches, decision=decision)
 
 
 def _count_lost(store, rec: dict[str, Any], req: PruneRequest, newer_than, decision=None) -> int:
