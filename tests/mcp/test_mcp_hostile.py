@@ -128,3 +128,21 @@ def test_an_encrypted_store_answers_with_the_key_and_never_shows_it(request, mon
     assert keyed[2].structured_content["result"]
     for result in keyed + without:
         assert AES not in result.content[0].text and AES not in json.dumps(result.structured_content)
+
+
+def test_the_escape_check_misses_no_character_the_cli_escapes():
+    """prepare() skips the walk that escapes an answer when its JSON shows nothing to escape: for
+    every character of the BMP, lone surrogates and a few astral ones, and for NaN and the
+    infinities, its answer is the escaped one."""
+    from symfonic_cli.mcp.answer import Caps, escaped, prepare
+
+    chars = [chr(c) for c in range(0x10000)] + ["\U0001f600", "\U000e0001", "\U0010ffff"]
+    for ch in chars:
+        value = [{"content": f"a{ch}b", "key": ch, "n": 1}]
+        assert prepare(value, Caps())[0] == escaped(value), repr(ch)
+    stored = ["a stored \\u202e is text, not the character", "C:\\new\\folder"]
+    assert prepare(stored, Caps())[0] == stored == escaped(stored)
+    for number in (float("nan"), float("inf"), float("-inf"), 1.5):
+        doc = {"ratio": number, "rows": [number]}
+        got, _, text = prepare(doc, Caps())
+        assert got == escaped(doc) and json.loads(text) == got

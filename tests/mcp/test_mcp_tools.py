@@ -185,3 +185,23 @@ def test_secret_sentence_reaches_only_a_session_granted_its_tenant(store_url):
     assert {h["key"] for h in everyone[0].structured_content["result"]} == {"globex:_:s-100"}
     assert acme[0].structured_content["result"] == []
     assert SECRET_SENTENCE not in acme[0].content[0].text
+
+
+def test_both_protocol_eras_answer_alike_in_process(request, tmp_path):
+    """The handshake era over the in-memory JSON-RPC transport (the sessions above) and the
+    2026-07-28 protocol over the SDK's direct dispatcher: the same answers, the same records (a
+    call the SDK refuses included). Protocol, not store: one kind."""
+    from tests.conftest import backend_for
+
+    url = backend_for("sqlite", request).new_store()
+    calls = [("list_threads", {}), ("get_transcript", {"key": "acme:_:s-001", "limit": 2}),
+             ("get_transcript", {"key": "globex:_:s-100"}), ("get_history", {"key": "acme:_:s-001", "limit": 0})]
+    answers, logs = [], []
+    for mode in ("legacy", "auto"):
+        log = tmp_path / f"{mode}.jsonl"
+        results = in_memory(url, calls, mode=mode, tenants=("acme",), log=log)
+        answers.append([(r.is_error, r.structured_content, r.content[0].text if r.is_error else quoted(r)) for r in results])
+        logs.append([{k: v for k, v in json.loads(line).items() if k != "time"} for line in log.read_text().splitlines()])
+    assert answers[0] == answers[1] and logs[0] == logs[1]
+    assert [r["outcome"] for r in logs[0]] == ["ok", "ok", "not-found", "refused"]
+    assert answers[0][0][1]["result"] and not answers[0][0][0] and answers[0][2][0] and answers[0][3][0]
