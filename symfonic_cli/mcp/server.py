@@ -101,7 +101,8 @@ def build_server(reader: Reader) -> MCPServer:
         return reply("search_messages", locals())
 
     @tool("A thread's conversation: one row per message (index, role, content, message id, timestamp), filtered by "
-          "index, time range, speaker and limit; with tool calls and results when asked.")
+          "index, time range, speaker and limit; with tool calls and results when asked. With resume_window: what the "
+          "agent recalls after a restart instead (symfonic-core's restart-resume: speaker, turn id, content, timestamp).")
     async def get_transcript(
         key: Key,
         index: Annotated[int | None, Field(description="Only the message at this index (negative: from the end).")] = None,
@@ -110,6 +111,10 @@ def build_server(reader: Reader) -> MCPServer:
         speaker: Annotated[str, Field(description=f"{one_of(SPEAKERS)}; or a comma list.")] = "all",
         limit: Limit = None,
         tools: Annotated[bool, Field(description="Include tool calls and tool results.")] = False,
+        resume_window: Annotated[bool, Field(description="Only the turns a restart of the agent replays into its "
+                                                         "working memory, oldest first (none of the filters above).")] = False,
+        max_entries: Annotated[int | None, Field(ge=0, description="With resume_window: the working memory's size "
+                                                                   "(symfonic-core's max_entries; default 10).")] = None,
     ) -> Reply:
         return reply("get_transcript", locals())
 

@@ -156,8 +156,20 @@ class Reader:
         return Answer(docs, [d["key"] for d in docs], len(hits))
 
     def get_transcript(self, key: str, index: int | None = None, since: str | None = None, until: str | None = None,
-                       speaker: str = "all", limit: int | None = None, tools: bool = False) -> Answer:
+                       speaker: str = "all", limit: int | None = None, tools: bool = False, resume_window: bool = False,
+                       max_entries: int | None = None) -> Answer:
         self._in_scope(key)
+        if resume_window or max_entries is not None:
+            # transcript show --resume-window: the turns symfonic-core's restart-resume recalls.
+            if not resume_window:
+                raise UsageError("max_entries needs resume_window")
+            given = {"index": index is not None, "since": since is not None, "until": until is not None,
+                     "speaker": speaker != "all", "limit": limit is not None, "tools": bool(tools)}
+            others = [name for name, on in given.items() if on]
+            if others:
+                raise UsageError(f"resume_window answers what a restart recalls; it does not take {', '.join(others)}")
+            recalled = self.store.resume_window(key, **({} if max_entries is None else {"max_entries": max_entries}))
+            return Answer([r.to_json() for r in recalled], [key], len(recalled))
         rows = self.store.transcript(key, index=index, since=since, until=until, speaker=speaker,
                                      limit=self._fetch(limit), tools=tools)
         return Answer([r.to_json(tools) for r in rows], [key], len(rows))
