@@ -153,10 +153,13 @@ def build_server(reader: Reader) -> MCPServer:
     return server
 
 
-def run_stdio(server: MCPServer, on_interrupt: Callable[[], None]) -> None:
+def run_stdio(server: MCPServer, on_interrupt: Callable[[], None], ready: Callable[[], None]) -> None:
     """Serve on stdin/stdout until the client closes them. Ctrl-C ends the process at once, exit
     130: the SDK reads stdin in a worker thread that nothing can wake, so an orderly shutdown would
-    wait for input that never comes (each access-log record is on disk already)."""
+    wait for input that never comes (each access-log record is on disk already). ``ready`` says
+    that the server waits, once Ctrl-C is handled so (a Ctrl-C typed as soon as that was read
+    ended the process with no word: click returned 130 for the KeyboardInterrupt), with Ctrl-C
+    held back while it writes (the handler, run inside that write, failed on its own stderr)."""
     import os
     import signal
 
@@ -167,6 +170,11 @@ def run_stdio(server: MCPServer, on_interrupt: Callable[[], None]) -> None:
         os._exit(EXIT_INTERRUPTED)
 
     signal.signal(signal.SIGINT, stop)
+    held = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        ready()
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, held)  # a Ctrl-C typed meanwhile is handled here
     server.run("stdio")
 
 
