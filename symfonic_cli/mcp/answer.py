@@ -140,10 +140,26 @@ def prepare(value: Any, caps: Caps) -> tuple[Any, bool, str]:
         value = escaped(value)
         text = json_dumps(value)
     if len(text) > caps.chars:
+        if isinstance(value, list) and len(text) <= 2 * caps.chars:
+            # A list a little over the cap: the rows dropped from its end are measured, not the
+            # kept ones, and the kept rows' JSON is the start of the whole list's.
+            kept, size = _trim(value, caps.chars, len(text))
+            if kept:
+                return value[:kept], True, text[: size - 1] + "]"
         value, _ = fit(value, caps)
         cut = True
         text = json_dumps(value)
     return value, cut, text
+
+
+def _trim(rows: list[Any], chars: int, size: int) -> tuple[int, int]:
+    """(how many rows from the start fit whole in ``chars``, the length of their JSON), given
+    ``size``, the length of all the rows' JSON: ``[``, the rows joined by ``, ``, ``]``."""
+    kept = len(rows)
+    while kept and size > chars:
+        kept -= 1
+        size -= _size(rows[kept]) + (2 if kept else 0)
+    return kept, size
 
 
 def text_block(tool: str, result_json: str, truncated: bool) -> str:

@@ -11,6 +11,7 @@ import json
 import pytest
 
 from symfonic_cli.mcp.answer import escaped
+from symfonic_cli.render.escape import json_dumps
 from tests.conftest import backend_for
 from tests.support import hostile
 from tests.support.mcp_session import error_line, in_memory, quoted
@@ -146,3 +147,22 @@ def test_the_escape_check_misses_no_character_the_cli_escapes():
         doc = {"ratio": number, "rows": [number]}
         got, _, text = prepare(doc, Caps())
         assert got == escaped(doc) and json.loads(text) == got
+
+
+def test_a_list_over_the_character_cap_keeps_the_most_whole_rows_that_fit():
+    """The rows of a list answer over ``--max-chars`` are measured from its end when it is less
+    than twice the cap, from its start otherwise: either way the answer is the longest run of whole
+    rows from the start whose JSON fits, and its text is that JSON."""
+    from symfonic_cli.mcp.answer import Caps, prepare
+
+    rows = [{"key": f"acme:_:s-{i}", "content": "é" * (i * 7 % 50) + "x" * (i % 3), "n": i, "seen": None}
+            for i in range(40)]
+    whole = len(json_dumps(rows))
+    for chars in sorted({*range(2, 400, 7), *range(whole // 2 - 50, whole + 1, 13)}):
+        value, cut, text = prepare(rows, Caps(rows=100, chars=chars))
+        fits = [k for k in range(1, len(rows) + 1) if len(json_dumps(rows[:k])) <= chars]
+        assert text == json_dumps(value) and len(text) <= chars, chars
+        if fits:
+            assert value == rows[: max(fits)] and cut is (max(fits) < len(rows)), chars
+        else:
+            assert cut is True and len(value) <= 1, chars
