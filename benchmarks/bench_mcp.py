@@ -2,7 +2,7 @@
 and the server's start.
 
 The store: ``--threads`` threads of ``--turns`` turns each over four tenants (a hundred written
-by the real agent graph, tests/support/scenarios.py, through the real SqliteSaver, the rest SQL
+by the real agent graph, symfonic_cli/demo/graphs.py, through the real SqliteSaver, the rest SQL
 copies of them under new keys) and one thread of ``--long`` turns that the one-thread tools read;
 cached under benchmarks/out/. Per tool, in one process: the same read through ``symfonic_cli.open_store`` (the
 records, ``to_json()``), and the tool called through an in-memory SDK client session on the real
@@ -47,7 +47,7 @@ def build(threads: int, turns: int, long_turns: int) -> Path:
 
     from langgraph.checkpoint.sqlite import SqliteSaver
 
-    from tests.support.scenarios import long_thread
+    from symfonic_cli.demo.graphs import long_thread
 
     path = OUT / f"mcp-{threads}-{turns}-{long_turns}.db"
     if path.exists():

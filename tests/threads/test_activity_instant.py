@@ -129,7 +129,7 @@ def test_sweep_erases_by_instant(mixed):
     backend, url = mixed
     dry = run("thread", "erase", "-s", url, "--inactive-for", "90d", "--dry-run")
     assert dry.code == 0, dry.err
-    assert "3 idle thread(s)" in dry.out and "acme:_:upper-now" not in dry.out and "nodate" not in dry.out
+    assert "3 thread(s) idle for 90d" in dry.out and "acme:_:upper-now" not in dry.out and "nodate" not in dry.out
     assert "None" not in dry.out
     r = run("thread", "erase", "-s", url, "--inactive-for", "90d", "--yes", "-f", "json")
     assert r.code == 0, r.err
