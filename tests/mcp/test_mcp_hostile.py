@@ -119,11 +119,15 @@ def test_an_encrypted_store_answers_with_the_key_and_never_shows_it(request, mon
     monkeypatch.setenv("LANGGRAPH_AES_KEY", AES)
     keyed = in_memory(enc, calls, tenants=("acme",))
     clear = in_memory(plain, calls, tenants=("acme",))
-    def same(result):  # encrypted bytes are more bytes; what a restart recalls goes with the encryption
+    def same(result):  # encrypted bytes are more bytes; what the application reads goes with the encryption
         doc = result.structured_content["result"]
-        return {k: v for k, v in doc.items() if k not in ("size_bytes", "restart_recalls")} if isinstance(doc, dict) else doc
+        if isinstance(doc, list):
+            return [{k: v for k, v in row.items() if k != "not_read_by_application"} for row in doc]
+        return {k: v for k, v in doc.items() if k not in ("size_bytes", "restart_recalls")}
 
     assert [same(r) for r in keyed] == [same(r) for r in clear]
+    notes = [{row.get("not_read_by_application") for row in r.structured_content["result"]} for r in (keyed[0], clear[0])]
+    assert notes[1] == {None} and all(note and "encrypted" in note for note in notes[0]), notes
     recalls = keyed[1].structured_content["result"]["restart_recalls"], clear[1].structured_content["result"]["restart_recalls"]
     assert recalls[0] != recalls[1], recalls  # symfonic-core's own serializer reads no encrypted message
     assert keyed[2].structured_content["result"]
