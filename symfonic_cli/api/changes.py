@@ -21,7 +21,7 @@ from symfonic_cli.api.arguments import checked
 from symfonic_cli.erase.result import RunResult  # at run time: annotations are read (api/arguments.py)
 from symfonic_cli.erase.steps import pace_of
 from symfonic_cli.errors import SymfonicError, UsageError
-from symfonic_cli.limits import DEFAULT_LOCK_TIMEOUT
+from symfonic_cli.limits import DEFAULT_LOCK_TIMEOUT, DEFAULT_PIECE
 
 # The root options a store takes (as open_store): kinds.CONNECTION_OPTIONS.
 
@@ -234,6 +234,7 @@ def prune(
     lock_timeout: float = DEFAULT_LOCK_TIMEOUT,
     wait: bool = False,
     keep_branches: bool = False,
+    piece_size: int = DEFAULT_PIECE,
     max_duration: str | timedelta | None = None,
     pause: str | None = None,
     max_rate: float | None = None,
@@ -241,7 +242,7 @@ def prune(
 ) -> RunResult:
     """``thread prune -f json``: the receipt (or, with ``dry_run``, the plan). ``all_threads`` is
     the command's ``--all``; ``older_than`` also keeps every checkpoint newer than that."""
-    from symfonic_cli.limits import MAX_COUNT
+    from symfonic_cli.limits import MAX_COUNT, MAX_PIECE
     from symfonic_cli.clock import parse_duration
     from symfonic_cli.storage.prune import PruneRequest, run
 
@@ -253,6 +254,8 @@ def prune(
     )
     if type(keep) is not int or not 1 <= keep <= MAX_COUNT:
         raise UsageError(f"keep must be a whole number from 1 to {MAX_COUNT}")
+    if type(piece_size) is not int or not 1 <= piece_size <= MAX_PIECE:
+        raise UsageError(f"piece_size must be a whole number from 1 to {MAX_PIECE:,}")
     _check_receipt_names(operator, ticket)
     _check_lock_timeout(lock_timeout)
     age = older_than if isinstance(older_than, timedelta) or older_than is None else parse_duration(older_than, option="older_than")
@@ -261,7 +264,7 @@ def prune(
         location=loc, options=opts, selection=chosen, keep=keep, older_than=age, dry_run=dry_run, yes=yes,
         compact=compact, receipt_path=receipt, fmt="json", operator=operator, ticket=ticket, missing_ok=missing_ok,
         batch_size=batch_size, lock_timeout=float(lock_timeout), wait=_flag(wait, "wait"),
-        keep_branches=_flag(keep_branches, "keep_branches"), max_duration=_max_duration(max_duration),
+        keep_branches=_flag(keep_branches, "keep_branches"), piece_size=piece_size, max_duration=_max_duration(max_duration),
         pace=pace_of(pause, max_rate, cli=False),
     )
     return _run("prune", env, lambda: run(request, env))

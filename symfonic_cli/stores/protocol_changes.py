@@ -241,6 +241,15 @@ class PruneProtocol(Protocol):
         ``after_commit`` (a test's fault hook) is called right after the commit."""
         ...
 
+    def prune_piece(self, key: str, *, keep: int = 1, newer_than: datetime | None = None, keep_branches: bool = False,
+                    expected: dict[str, int] | None = None, piece: int | None = None,
+                    after_commit: Callable[[], None] | None = None) -> tuple[dict[str, int], int, int, int]:
+        """prune_verified of at most ``piece`` checkpoints, oldest first (model/prune.py piece_of), in
+        one transaction with the same checks: (rows deleted, checkpoints left with no parent,
+        checkpoints still to prune beyond the later pieces' (0: verified), checkpoints left for later
+        pieces (0: the thread is done)). ``expected`` is compared only when the whole prune fits."""
+        ...
+
     def compact_check(self) -> list[str]:
         """``--compact``, before anything is deleted: refuse (StoreError) what cannot work (SQLite: less
         free disk than the file); notes for the plan (locks taken, what the space becomes)."""
