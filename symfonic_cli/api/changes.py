@@ -136,6 +136,7 @@ def erase(
     max_duration: str | timedelta | None = None,
     pause: str | None = None,
     max_rate: float | None = None,
+    max_replica_lag: str | None = None,
     **options,
 ) -> RunResult:
     """``thread erase -f json``: the receipt (or, with ``dry_run``, the plan), as a RunResult."""
@@ -156,7 +157,7 @@ def erase(
         grace=grace if isinstance(grace, timedelta) else parse_duration(grace, option="grace", bare_unit="m"), receipt_path=receipt, fmt="json",
         operator=operator, ticket=ticket, missing_ok=missing_ok, batch_size=batch_size, lock_timeout=float(lock_timeout),
         wait=_flag(wait, "wait"), max_duration=_max_duration(max_duration),
-        pace=pace_of(pause, max_rate, cli=False),
+        pace=pace_of(pause, max_rate, cli=False, max_replica_lag=max_replica_lag),
     )
     return _run("erase", env, lambda: run(request, env))
 
@@ -238,6 +239,7 @@ def prune(
     max_duration: str | timedelta | None = None,
     pause: str | None = None,
     max_rate: float | None = None,
+    max_replica_lag: str | None = None,
     **options,
 ) -> RunResult:
     """``thread prune -f json``: the receipt (or, with ``dry_run``, the plan). ``all_threads`` is
@@ -265,7 +267,7 @@ def prune(
         compact=compact, receipt_path=receipt, fmt="json", operator=operator, ticket=ticket, missing_ok=missing_ok,
         batch_size=batch_size, lock_timeout=float(lock_timeout), wait=_flag(wait, "wait"),
         keep_branches=_flag(keep_branches, "keep_branches"), piece_size=piece_size, max_duration=_max_duration(max_duration),
-        pace=pace_of(pause, max_rate, cli=False),
+        pace=pace_of(pause, max_rate, cli=False, max_replica_lag=max_replica_lag),
     )
     return _run("prune", env, lambda: run(request, env))
 

@@ -114,11 +114,18 @@ MaxRateOpt = Annotated[
 ]
 
 
-def pace_of(pause: str | None, max_rate: float | None) -> Pace | None:
-    """--pause and --max-rate as the run's Pace (None: full speed), else exit 2 naming the option."""
+MaxReplicaLagOpt = Annotated[
+    Optional[str],
+    typer.Option("--max-replica-lag", help="PostgreSQL, MongoDB: before each transaction, wait while a standby replays more than this "
+                                           "far behind the primary (10s, 500ms; up to 1h), saying so; --max-duration still ends the run."),
+]
+
+
+def pace_of(pause: str | None, max_rate: float | None, max_replica_lag: str | None = None) -> Pace | None:
+    """--pause, --max-rate and --max-replica-lag as the run's Pace (None: full speed), else exit 2 naming the option."""
     from symfonic_cli.erase.steps import pace_of as library_pace
 
-    return library_pace(pause, max_rate, cli=True)
+    return library_pace(pause, max_rate, cli=True, max_replica_lag=max_replica_lag)
 
 
 PieceSizeOpt = Annotated[

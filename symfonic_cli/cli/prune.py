@@ -16,6 +16,7 @@ from symfonic_cli.cli.options import (
     LockTimeoutOpt,
     MaxDurationOpt,
     MaxRateOpt,
+    MaxReplicaLagOpt,
     PauseOpt,
     PieceSizeOpt,
     FormatOpt,
@@ -67,6 +68,7 @@ def prune(
     max_duration: MaxDurationOpt = None,
     pause: PauseOpt = None,
     max_rate: MaxRateOpt = None,
+    max_replica_lag: MaxReplicaLagOpt = None,
     keep_branches: Annotated[bool, typer.Option("--keep-branches", help="Also keep the head of every branch of a forked thread (LangGraph time travel): a checkpoint no other checkpoint names as parent.")] = False,
     piece_size: PieceSizeOpt = DEFAULT_PIECE,
 ) -> None:
@@ -104,5 +106,5 @@ def prune(
         receipt_path=receipt, fmt=out_format, operator=operator, ticket=ticket, missing_ok=missing_ok, batch_size=batch_size,
         lock_timeout=lock_timeout, wait=wait, keep_branches=keep_branches, piece_size=piece_size,
         max_duration=max_duration_of(max_duration),
-        pace=pace_of(pause, max_rate), ask=open_terminal,  # the typed confirmation on this terminal
+        pace=pace_of(pause, max_rate, max_replica_lag), ask=open_terminal,  # the typed confirmation on this terminal
     ), env)

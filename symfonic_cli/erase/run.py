@@ -21,7 +21,7 @@ from symfonic_cli.erase import text
 from symfonic_cli.erase.confirm import Terminal, confirm_plans, no_terminal
 from symfonic_cli.erase.faults import Faults
 from symfonic_cli.erase.records import Recorder, default_operator, new_header, open_receipt, store_name
-from symfonic_cli.erase.steps import Pace, Stopped, busy_error, erase_step, finish, hold_run_lock, run_threads
+from symfonic_cli.erase.steps import Pace, Stopped, busy_error, check_replicas, erase_step, finish, hold_run_lock, run_threads
 from symfonic_cli.errors import (
     EXIT_STORE,
     EXIT_WRITTEN_AGAIN,
@@ -70,6 +70,7 @@ def run(req: EraseRequest, environment: Environment | None = None) -> None:
     from symfonic_cli.stores import open_store
 
     env = environment or Environment()
+    check_replicas(req.pace, req.location)
     if req.selection.window is not None:
         # A retention sweep can select any number of threads: streamed, batch by batch.
         from symfonic_cli.erase.sweep import run_sweep
@@ -136,7 +137,8 @@ def run(req: EraseRequest, environment: Environment | None = None) -> None:
                 return erase_step(store, plan, extra, location=req.location, now=now, grace=req.grace,
                                   between=faults.between(n, plan.rows))
 
-            stop = run_threads([plans], step, recorder, faults, location=req.location, max_duration=req.max_duration, pace=req.pace)
+            stop = run_threads([plans], step, recorder, faults, location=req.location, max_duration=req.max_duration, pace=req.pace,
+                               replicas=store.replica_lag)
             if stop is not None:
                 recorder.not_attempted(plans[recorder.done:], stop.reason)
             stop = finish(lambda: store.erase_finish(vacuum=req.vacuum), req.location, notes, stop)

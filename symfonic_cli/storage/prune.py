@@ -24,7 +24,7 @@ from symfonic_cli.erase import plan as ep
 from symfonic_cli.erase.confirm import Terminal, confirm, no_terminal
 from symfonic_cli.erase.faults import Faults
 from symfonic_cli.erase.records import RunRecord, default_operator, open_receipt, store_name
-from symfonic_cli.erase.steps import DEFAULT_BATCH, Pace, Stopped, busy_error, hold_run_lock, run_threads
+from symfonic_cli.erase.steps import DEFAULT_BATCH, Pace, Stopped, busy_error, check_replicas, hold_run_lock, run_threads
 from symfonic_cli.erase.text import document_stream, print_receipt
 from symfonic_cli.errors import (EXIT_INTERRUPTED, NotFoundError, StoppedError, StoreError, SymfonicError, WrittenAgainError)
 from symfonic_cli.limits import DEFAULT_LOCK_TIMEOUT, DEFAULT_PIECE
@@ -107,6 +107,7 @@ def run(req: PruneRequest, environment: Environment | None = None) -> None:
     from symfonic_cli.stores import open_store
 
     env = environment or Environment()
+    check_replicas(req.pace, req.location)
     out = env.stdout
     human = req.fmt not in ("json", "jsonl")
     now = datetime.now(timezone.utc)
@@ -155,7 +156,8 @@ def run(req: PruneRequest, environment: Environment | None = None) -> None:
             step = _step(store, req, newer_than, faults, rec.between(faults))
             # The plans the deletes are compared with; the transcript times were the shown plan's.
             pages = (store.prune_plans(p, keep=req.keep, newer_than=newer_than, keep_branches=req.keep_branches, times=False) for p in keys.pages())
-            stop = run_threads(pages, step, rec, faults, location=req.location, max_duration=req.max_duration, pace=req.pace)
+            stop = run_threads(pages, step, rec, faults, location=req.location, max_duration=req.max_duration, pace=req.pace,
+                               replicas=store.replica_lag)
             compact = None
             if req.compact and stop is None:
                 compact = _compact(store, req, notes)
@@ -349,8 +351,14 @@ class PruneRecorder(RunRecord):
 
     def between(self, faults: Faults):
         """What runs between two pieces of a huge thread: the piece's receipt line (on disk before
-        the next piece), the tests' fault hook, the pace's pause."""
+        the next piece), the tests' fault hook, the pace's pause, the wait for lagging replicas."""
+        import time
+
         from symfonic_cli.erase.receipt_file import ReceiptWriteError
+        from symfonic_cli.erase.steps import wait_for_replicas
+
+        limit = self.req.max_duration
+        deadline = time.monotonic() + limit.total_seconds() if limit is not None else None
 
         def between(key: str, n: int, deleted: dict[str, int], detached: int, left: int) -> None:
             from symfonic_cli.clock import iso_utc
@@ -363,10 +371,11 @@ class PruneRecorder(RunRecord):
                 except ReceiptWriteError as exc:
                     raise StoreError(f"{exc}; stopped between two pieces") from None
             faults.after_piece(n)
-            if self.req.pace is not None and self.req.pace.pause:
-                import time
-
-                time.sleep(self.req.pace.pause)
+            pace = self.req.pace
+            if pace is not None and pace.pause:
+                time.sleep(pace.pause)
+            if pace is not None and pace.max_replica_lag is not None:  # up to the time limit: the run stops between threads
+                wait_for_replicas(self.store.replica_lag, pace.max_replica_lag, None, deadline, self.progress)
 
         return between
 

@@ -52,6 +52,12 @@ class EraseProtocol(Protocol):
         """Let go of the run lock (nothing when not held); ``close`` does it too."""
         ...
 
+    def replica_lag(self) -> tuple[float, str] | None:
+        """--max-replica-lag: the most lagging standby's replay lag in seconds and its name, read
+        from the primary (PostgreSQL pg_stat_replication; MongoDB replSetGetStatus); None without
+        standbys, or where the server reports none (SQLite, a standalone MongoDB server)."""
+        ...
+
     def set_lock_timeout(self, seconds: float) -> None:
         """Bound every wait for a lock from now on to ``seconds`` (erase and prune's --lock-timeout):
         SQLite's busy timeout, PostgreSQL's ``lock_timeout`` of the session, MongoDB ``maxTimeMS`` on
