@@ -25,7 +25,6 @@ from symfonic_cli.storage import records as pr
 # typing.TYPE_CHECKING without importing typing.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from symfonic_cli.storage.prune import PruneRequest
     from symfonic_cli.stores.protocol import Store
 
 # Called after each piece but the last: (key, piece number, rows deleted, parents detached,
@@ -33,14 +32,15 @@ if TYPE_CHECKING:
 Between = Callable[[str, int, dict[str, int], int, int], None]
 
 
-def lost_by(store: Store, key: str, req: PruneRequest, newer_than: datetime | None) -> int:
+# req: storage/prune.py's PruneRequest (not imported: prune imports this module)
+def lost_by(store: Store, key: str, req: Any, newer_than: datetime | None) -> int:
     """The messages only the checkpoints this prune deletes hold (storage/lost.py)."""
     from symfonic_cli.storage.lost import messages_only_in_deleted
 
     return messages_only_in_deleted(store, key, keep=req.keep, newer_than=newer_than, keep_branches=req.keep_branches)
 
 
-def prune_one(store: Store, plan: Any, req: PruneRequest, newer_than: datetime | None,
+def prune_one(store: Store, plan: Any, req: Any, newer_than: datetime | None,
               after_commit: Callable[[], None] | None = None,
               between: Between | None = None) -> tuple[pr.PruneOutcome, Stopped | None]:
     """One thread pruned, piece by piece when it is huge (the plan's rows compared inside the
