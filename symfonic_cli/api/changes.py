@@ -289,6 +289,11 @@ def migrate(
     jobs: int | None = None,
     source_options: dict[str, Any] | None = None,
     target_options: dict[str, Any] | None = None,
+    lock_timeout: float = DEFAULT_LOCK_TIMEOUT,
+    wait: bool = False,
+    max_duration: str | timedelta | None = None,
+    pause: str | None = None,
+    max_rate: float | None = None,
 ) -> dict[str, Any]:
     """``migrate -f json``: ``{"source", "target", "mode", "threads": [...], "totals"}``. A thread not
     copied and verified raises ``MigrateIncomplete`` (exit 7) with that record as ``.result``."""
@@ -304,6 +309,7 @@ def migrate(
 
     if jobs is not None and not 1 <= jobs <= MAX_JOBS:
         raise UsageError(f"jobs must be 1 to {MAX_JOBS}")
+    _check_lock_timeout(lock_timeout)
     src, src_opts = _location("migrate", source, source_options or {})
     dst, dst_opts = _location("migrate", target, target_options or {})
     env = _environment()
@@ -313,6 +319,8 @@ def migrate(
             selection_options={"threads": list(thread or []), "tenant": tenant, "sub_tenant": sub_tenant,
                                "session": session, "from_file": from_file, "all_threads": all_threads},
             dry_run=dry_run, verify_only=verify_only, init_target=init_target, jobs=jobs,
+            lock_timeout=float(lock_timeout), wait=_flag(wait, "wait"), max_duration=_max_duration(max_duration),
+            pace=pace_of(pause, max_rate, cli=False),
         ),
         env,
     )

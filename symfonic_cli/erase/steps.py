@@ -179,6 +179,24 @@ def check_replicas(pace: Pace | None, location: StoreLocation) -> None:
         raise UsageError("--max-replica-lag applies to PostgreSQL and MongoDB stores: a SQLite file has no replicas")
 
 
+LAG_READ_EVERY = 0.2  # seconds: a lag under the bound is read again no sooner (a query a thread costs)
+
+
+def _at_most_every(read: Callable[[], tuple[float, str] | None], seconds: float, limit: float) -> Callable[[], tuple[float, str] | None]:
+    """``read`` (the store's replica_lag), its last answer reused for ``seconds`` while it was within ``limit``."""
+    import time
+
+    last: list[Any] = [None, -1e9]
+
+    def cached() -> tuple[float, str] | None:
+        now = time.monotonic()
+        if now - last[1] >= seconds or (last[0] is not None and last[0][0] > limit):
+            last[0], last[1] = read(), now
+        return last[0]
+
+    return cached
+
+
 def wait_for_replicas(replicas: Callable[[], tuple[float, str] | None], limit: float, interrupt: Interrupt | None,
                       deadline: float | None, progress: Any) -> bool:
     """Before a transaction: while the most lagging standby is more than ``limit`` s behind, wait
@@ -218,6 +236,8 @@ def run_threads(pages: Iterable[list], step, recorder, faults, *, location: Stor
     started = time.monotonic()
     deadline = started + max_duration.total_seconds() if max_duration is not None else None
     lag = pace.max_replica_lag if pace is not None and replicas is not None else None
+    if lag is not None and replicas is not None:
+        replicas = _at_most_every(replicas, min(LAG_READ_EVERY, lag / 4), lag)
     try:
         if lag is not None and replicas is not None:
             replicas()  # where the primary's WAL is as the run starts (and the role may read it: else exit 4)

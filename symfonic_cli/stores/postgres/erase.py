@@ -129,7 +129,9 @@ class PostgresErase(PostgresSection):
         k1, k2 = self._RUN_KEYS
         if self.conn.execute(f"SELECT pg_try_advisory_lock({k1}, {k2})", args).fetchone()[0]:
             r = holder_record(operation)
-            name = f"symfonic thread {operation} pid {r['pid']} on {r['host']}"[:63]  # NAMEDATALEN
+            from symfonic_cli.stores.runlock import command_of
+
+            name = f"symfonic {command_of(operation)} pid {r['pid']} on {r['host']}"[:63]  # NAMEDATALEN
             self.conn.execute("SELECT set_config('application_name', %s, false)", (name,))
             self._run_locked = True
             return None
