@@ -170,7 +170,8 @@ def detail(o: PruneOutcome, esc: Callable[[str], str]) -> str:
     if o.reason:
         return f": {esc(o.reason)}"
     if o.status == PRUNED:
-        return " (" + ", ".join(f"{n} {esc(t)}" for t, n in o.rows_deleted.items()) + ")"
+        pieces = f"; in {o.pieces} transactions (--piece-size)" if o.pieces > 1 else ""
+        return " (" + ", ".join(f"{n} {esc(t)}" for t, n in o.rows_deleted.items()) + pieces + ")"
     return ""
 
 

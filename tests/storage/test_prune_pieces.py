@@ -117,6 +117,7 @@ def test_huge_thread_in_pieces_killed_between_two_resumes_to_the_one_transaction
     doc = json.loads(again.stdout)
     (entry,) = doc["threads"]
     assert entry["status"] == "pruned" and entry["verification"]["ok"] and entry["pieces"] == -(-(len(half) - 1) // piece)
+    assert f"in {entry['pieces']} transactions (--piece-size)" in again.stderr  # the reader's line
     whole = _prune(one_shot, "--piece-size", "1000000")
     assert whole.returncode == 0, whole.stderr
     assert "pieces" not in json.loads(whole.stdout)["threads"][0]
@@ -142,3 +143,21 @@ def test_api_checks_the_piece_size(value, tmp_path):
 
     with pytest.raises(UsageError, match="piece_size"):
         api.prune(str(tmp_path / "none.db"), thread="a:_:b", yes=True, piece_size=value)
+
+
+@pytest.mark.parametrize("cols", [80, 120])
+@pytest.mark.parametrize("no_color", [False, True])
+def test_a_thread_in_pieces_on_a_terminal(cols, no_color, request, tmp_path):
+    """What a person sees: the thread's line says how many transactions it took, within the width."""
+    from tests.support.terminal import on_terminal
+
+    backend = backend_for("sqlite", request)
+    url = backend.new_store(scenarios=False)
+    with backend.saver(url) as saver:
+        write_huge_thread(saver, steps=400)
+    code, screen = on_terminal("thread", "prune", "-s", url, "--all", "--yes", "--piece-size", "100", "--receipt", str(tmp_path / "r.jsonl"), cols=cols,
+                               env={"NO_COLOR": "1"} if no_color else None)
+    assert code == 0, screen
+    assert "in 5 transactions (--piece-size)" in " ".join(screen.split()), screen
+    assert all(len(line) <= cols for line in screen.splitlines()), screen
+    assert ("\x1b[" not in screen) if no_color else True
