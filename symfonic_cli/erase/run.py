@@ -108,9 +108,12 @@ def run(req: EraseRequest, environment: Environment | None = None) -> None:
             # What is about to be deleted goes where the operator looks: the terminal when asked
             # to confirm there (stdout may be a file), else stdout for a reader.
             plan_out = terminal.writer if terminal is not None else (out if human else None)
+            notes += _huge_note(plans)
             if plan_out is not None:
                 text.print_plan(plan_out, store_name=name, plans=plans, misses=misses, now=now, grace=req.grace,
                                 fmt=req.fmt, by_prefix=sel.keys is None, env=env, extra=extra)
+                for note in _huge_note(plans):
+                    plan_out.write(f"  note: {note}\n")
             if req.dry_run:
                 if human:
                     out.write("dry run: nothing deleted\n")
@@ -213,3 +216,14 @@ def _check_outcome(req: EraseRequest, outcomes, plans, misses, suggester, stop: 
         raise NotFoundError(f"{len(missing)} requested threads not found in {where}: {listed} (suggestions above; --missing-ok to accept)")
     if req.selection.keys is None and not plans:
         raise NotFoundError(f"no thread matches the prefix '{req.selection.prefix}' in {where}", hint="--missing-ok to accept")
+
+
+def _huge_note(plans: list[ep.ThreadErasePlan]) -> list[str]:
+    """Threads past prune's piece bound are still erased in one transaction each: said in the plan."""
+    from symfonic_cli.limits import DEFAULT_PIECE
+
+    huge = sum(1 for p in plans if p.rows and list(p.rows.values())[-1] > DEFAULT_PIECE)  # the checkpoint table comes last
+    if not huge:
+        return []
+    return [f"{huge} thread(s) hold more than {DEFAULT_PIECE} checkpoints: each is still erased in ONE transaction "
+            "(an erasure is all or nothing), its rows locked until it commits"]

@@ -161,3 +161,20 @@ def test_a_thread_in_pieces_on_a_terminal(cols, no_color, request, tmp_path):
     assert "in 5 transactions (--piece-size)" in " ".join(screen.split()), screen
     assert all(len(line) <= cols for line in screen.splitlines()), screen
     assert ("\x1b[" not in screen) if no_color else True
+
+
+def test_erase_of_a_huge_thread_is_one_transaction_and_the_plan_says_so(request, tmp_path):
+    backend = backend_for("sqlite", request)
+    url = backend.new_store(scenarios=False)
+    with backend.saver(url) as saver:
+        write_huge_thread(saver, steps=600)
+    plan = run("thread", "erase", "-s", url, "-t", HUGE, "--dry-run")
+    assert plan.code == 0, plan.err
+    assert "1 thread(s) hold more than 500 checkpoints: each is still erased in ONE transaction" in " ".join(plan.out.split())
+    receipt = tmp_path / "r.jsonl"
+    res = run("thread", "erase", "-s", url, "-t", HUGE, "--yes", "-f", "json", "--receipt", str(receipt))
+    assert res.code == 0, res.err
+    records = [json.loads(x) for x in receipt.read_text().splitlines()]
+    assert [r["record"] for r in records] == ["start", "thread", "end"] and records[1]["status"] == "erased"
+    assert any("ONE transaction" in n for n in records[-1]["notes"])
+    assert run("threads", "list", "-s", url, "-f", "json").out.strip() in ("[]", "")
