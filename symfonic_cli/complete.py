@@ -20,6 +20,10 @@ from symfonic_cli.vocabulary import option_words  # the values completed for --f
 STORE_OPTIONS = ("--store", "-s", "--to", "--from")
 # Options whose value is a thread key: completed from the store named on the command line.
 KEY_OPTIONS = ("--thread", "-t")
+# Arguments whose first word is a thread key (KeyArg; thread diff's refs: [KEY] A B).
+KEY_ARGUMENTS = ("key", "refs")
+# Options that name the thread otherwise: with one of them the first argument is not a key.
+_THREAD_GIVEN = ("--thread", "-t", "--tenant", "--session", "--all", "--from-file", "--all-sessions")
 MAX_KEYS = 100
 # A TAB must answer quickly: a server that does not is given up on.
 _TAB_CONNECT_TIMEOUT = 2.0
@@ -77,7 +81,11 @@ def build_tree() -> dict:
                 options[opt] = {"value": takes, "choices": choices,
                                 "store": opt in STORE_OPTIONS, "key": opt in KEY_OPTIONS,
                                 "zone": opt == "--tz"}
-        out = {"options": options}
+        out: dict = {"options": options}
+        # A command of one thread takes the key as its first argument (cli/options.py KeyArg; thread
+        # diff's [KEY] A B): TAB completes it from the store as it does --thread's value.
+        if any(isinstance(p, click.Argument) and p.name in KEY_ARGUMENTS for p in cmd.params):
+            out["key_argument"] = True
         if isinstance(cmd, click.Group):
             out["commands"] = {name: node(sub, (*path, name)) for name, sub in cmd.commands.items() if not sub.hidden}
         return out
@@ -123,6 +131,7 @@ def candidates(tree: dict, args: list[str], incomplete: str) -> list[str]:
     node = tree
     root_options = tree["options"]
     pending = None  # the option whose value comes next
+    positional = 0  # arguments given to the command reached
     for arg in args:
         if pending is not None:
             pending = None
@@ -137,7 +146,9 @@ def candidates(tree: dict, args: list[str], incomplete: str) -> list[str]:
             continue
         sub = node.get("commands", {}).get(arg)
         if sub is not None:
-            node = sub
+            node, positional = sub, 0
+        else:
+            positional += 1
     if pending is None and incomplete.startswith("--") and "=" in incomplete:
         name, incomplete_value = incomplete.split("=", 1)
         spec = node["options"].get(name) or root_options.get(name)
@@ -153,6 +164,8 @@ def candidates(tree: dict, args: list[str], incomplete: str) -> list[str]:
         if node is not tree:
             names = [o for o in names if o not in ROOT_ONLY]
         return [o for o in names if o.startswith(incomplete) and o != "--help" or o == incomplete]
+    if node.get("key_argument") and positional == 0 and not any(a.split("=", 1)[0] in _THREAD_GIVEN for a in args):
+        return thread_keys(args, incomplete)
     return [name for name in node.get("commands", {}) if name.startswith(incomplete)]
 
 

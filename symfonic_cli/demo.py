@@ -17,6 +17,11 @@ from pathlib import Path
 
 from symfonic_cli.threadkey import derive_key
 
+# typing.TYPE_CHECKING without importing typing.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
 DAY = timedelta(days=1)
 # The releases that wrote the demo's checkpoints: the legacy writer puts no envelope.
 LEGACY, MIGRATED = None, "9.12.0"
@@ -172,23 +177,61 @@ def _ts_moved_back(ts: str, age: timedelta) -> str:
     return (datetime.fromisoformat(ts) - age).isoformat()
 
 
-def create_demo_store(path: Path) -> list[str]:
-    """Write the demo conversations to a new SQLite file; returns the thread keys."""
+# ``symfonic demo --threads N --turns T``: N threads in all (the tour's own first), the added ones
+# with T turns each; bounded so that a typo cannot fill a disk (about 4 checkpoints a turn).
+MIN_THREADS, MAX_THREADS = len(CONVERSATIONS) + 2, 10_000
+MIN_TURNS, MAX_TURNS = 1, 200
+MAX_TOTAL_TURNS = 20_000  # added threads times turns: about 15 minutes on a busy laptop
+DEFAULT_TURNS = 3
+_TENANTS = (("acme", None), ("acme", "eu"), ("globex", None), ("globex", "apac"), ("initech", None))
+_QUESTIONS = (
+    ("Where is order {n}?", "order {n}", "Order {n} left the warehouse this morning."),
+    ("Can I return item {n}?", None, "Yes, within 30 days; I sent you the return label."),
+    ("Is product {n} in stock?", "stock {n}", "Product {n} is in stock: 7 left."),
+    ("Please update my address for order {n}.", "order {n}", "Done: order {n} goes to the new address."),
+    ("What does shipping to zone {n} cost?", None, "Shipping to zone {n} costs 4.90 EUR."),
+    ("Thanks!", None, "You're welcome!"),
+)
+
+
+def added_conversations(threads: int, turns: int) -> list[tuple[str, str | None, str, timedelta, str | None, list]]:
+    """The conversations ``--threads``/``--turns`` add after the tour's: keys over five tenants and
+    sub-tenants, last active from today to 450 days ago, half written by each release (fixed:
+    the same store every time)."""
+    out: list[tuple[str, str | None, str, timedelta, str | None, list]] = []
+    for i in range(max(threads - MIN_THREADS, 0)):
+        tenant, sub = _TENANTS[i % len(_TENANTS)]
+        script = []
+        for t in range(turns):
+            question, query, answer = _QUESTIONS[(i + t) % len(_QUESTIONS)]
+            n = 1000 + (i * 31 + t * 7) % 9000
+            script.append((question.format(n=n), query.format(n=n) if query else None, answer.format(n=n)))
+        out.append((tenant, sub, f"s-{i + 1:05d}", (i * 37 % 451) * DAY, LEGACY if i % 2 else MIGRATED, script))
+    return out
+
+
+def create_demo_store(path: Path, *, threads: int = MIN_THREADS, turns: int = DEFAULT_TURNS,
+                      progress: Callable[[int, int], None] | None = None) -> list[str]:
+    """Write the demo conversations to a new SQLite file; returns the thread keys. ``threads``:
+    how many in all (the tour's own first); the added ones hold ``turns`` turns each.
+    ``progress(done, total)`` is told after each thread."""
     from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
     from langgraph.types import Command
 
-    script = {derive_key(t, s, sess): turns for t, s, sess, _, _, turns in CONVERSATIONS}
+    conversations = CONVERSATIONS + added_conversations(threads, turns)
+    total = len(conversations) + 2
+    script = {derive_key(t, s, sess): turns for t, s, sess, _, _, turns in conversations}
     conn = sqlite3.connect(str(path), check_same_thread=False)
     control: dict = {"age": timedelta(0), "release": None}
     keys = []
     try:
         saver = _saver(conn, control)
         graph = _build_graph(script).compile(checkpointer=saver)
-        for (tenant, sub, session, age, release, turns) in CONVERSATIONS:
+        for (tenant, sub, session, age, release, said) in conversations:
             key = derive_key(tenant, sub, session)
             config = {"configurable": {"thread_id": key}}
             control.update(age=age, release=release)
-            for i, (question, _, _) in enumerate(turns):
+            for i, (question, _, _) in enumerate(said):
                 if key == derive_key("acme", None, "s-001"):
                     control["release"] = LEGACY if i == 0 else MIGRATED  # upgraded during the conversation
                 inputs: list[BaseMessage] = [HumanMessage(content=question)]
@@ -196,6 +239,8 @@ def create_demo_store(path: Path) -> list[str]:
                     inputs.insert(0, SystemMessage(content="You are the support assistant of a web shop."))
                 graph.invoke({"messages": inputs}, config)
             keys.append(key)
+            if progress is not None:
+                progress(len(keys), total)
         control.update(age=timedelta(0), release=MIGRATED)
         failing = {derive_key(*FAILED[:3])}
         approvals = _approval_graph(failing).compile(checkpointer=saver)
@@ -209,6 +254,8 @@ def create_demo_store(path: Path) -> list[str]:
                 except RuntimeError:
                     pass  # LangGraph recorded the node's error in the thread: what `threads list --status error` finds
             keys.append(key)
+            if progress is not None:
+                progress(len(keys), total)
         conn.execute("PRAGMA user_version = %d" % DEMO_VERSION)
         conn.commit()
     finally:

@@ -21,7 +21,9 @@ TABLE_HEADERS = {"sub_tenant": "sub-tenant", "first_activity": "first activity",
 # What a person reads, the same on a terminal (table) and in a pipe (text, tab-separated): the run
 # state is what one looks for first. JSON keeps every field; --wide shows every column (kubectl -o wide).
 TABLE_COLUMNS = ("key", "status", "checkpoints", "last_activity")
-FIRST_WIDTH = 40  # characters of the first user message shown in a table or text
+# The first user message: on one line (its white space runs made one space); a table cuts it to the
+# room the terminal has (render/clip.py, never inside a character), text and JSON keep it whole.
+CLIPPED = ("first_message",)
 
 
 def parse_columns(text: Optional[str]) -> Optional[tuple]:
@@ -57,10 +59,8 @@ def _headers(columns: tuple, out_format: str) -> tuple:
 
 
 def _with_first(st: Store, records, columns, out_format: str):
-    """Records holding only ``columns``; ``first_message``: the thread's first user message (cut
-    in tables and text; whole in JSON)."""
-    from symfonic_cli.render import cut
-
+    """Records holding only ``columns``; ``first_message``: the thread's first user message (on one
+    line in tables and text; as stored in JSON and CSV)."""
     for rec in records:
         if "first_message" in columns:
             from symfonic_cli.errors import StoreError
@@ -73,6 +73,6 @@ def _with_first(st: Store, records, columns, out_format: str):
             except StoreError:
                 text = None  # a thread the transcript cannot read shows none here
             if text is not None and not is_data(out_format):
-                text = cut(" ".join(text.split()), FIRST_WIDTH)
+                text = " ".join(text.split())
             rec["first_message"] = text
         yield {c: rec.get(c) for c in columns}

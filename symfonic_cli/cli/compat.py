@@ -211,7 +211,40 @@ def _write_report(rep, pairs_of, out_format: str, title: str, env: Environment) 
     if out_format in ("json", "jsonl"):
         env.stdout.write(render.json_dumps(rep.to_json(), indent=2 if out_format == "json" else None) + "\n")
         return
-    render.write_pairs(list(pairs_of(rep, env)), fmt=out_format, title=title, environment=env)
+    pairs = list(pairs_of(rep, env))
+    render.write_pairs(pairs, fmt=out_format, title=title, environment=env, styles=_finding_styles(rep, pairs))
+
+
+def _finding_styles(rep, pairs: list[tuple[str, Any]]) -> list[str]:
+    """Colour for what needs a look (issue #37), where colour is on: red for what no release here
+    can read or what breaks a rollout (corrupt, newer, a plaintext value in an encrypted store,
+    migrated services that cannot read all), yellow for writes a crash interrupted, anomalies and
+    a rollback that could not read all."""
+    data = rep.to_json()
+    corrupt_ids = {c["checkpoint_id"] for c in data.get("corrupt") or () if isinstance(c, dict) and "checkpoint_id" in c}
+    red_counts = ("corrupt: ", "newer: ", "threads whose latest checkpoint is corrupt", "threads whose latest checkpoint is newer",
+                  "checkpoints corrupt", "checkpoints newer", "plaintext values in the encrypted store")
+    styles = []
+    for label, value in pairs:
+        style = ""
+        if label.startswith(red_counts) and not label.endswith((": releases", ": threads")) and value:
+            style = "red"
+        elif label in ("unfinalized interrupted by a crash",) and value:
+            style = "yellow"
+        elif label.startswith("anomaly") and value:
+            style = "yellow"
+        elif label.startswith("unfinalized ") and isinstance(value, str) and value.startswith("interrupted"):
+            style = "yellow"
+        elif label in ("migrated services can read all", "readable by migrated") and value is False:
+            style = "red"
+        elif label in ("rollback to legacy can read all", "readable by legacy") and value is False:
+            style = "yellow"
+        elif label == "latest status" and value in ("corrupt", "newer"):
+            style = "red"
+        elif label in corrupt_ids:
+            style = "red"
+        styles.append(style)
+    return styles
 
 
 def _grace(text):

@@ -78,7 +78,8 @@ EXAMPLES = {
         "symfonic mcp -s prod --tenant acme --sub-tenant eu --sub-tenant _",
         "symfonic mcp -s prod --tenant acme --http 127.0.0.1:8765 --token-file tok",
     ],
-    ("demo",): ["symfonic demo demo.db", "symfonic demo /tmp/try.db && symfonic threads list -s /tmp/try.db"],
+    ("demo",): ["symfonic demo demo.db", "symfonic demo /tmp/try.db && symfonic threads list -s /tmp/try.db",
+                "symfonic demo big.db --threads 500 --turns 10"],
     ("completion", "install"): ["symfonic completion install", "symfonic completion install zsh"],
     ("completion", "show"): ["symfonic completion show bash > ~/symfonic.bash", "symfonic completion show fish"],
 }
@@ -100,8 +101,22 @@ ORDER = {
 }
 
 
+def summary(text: str) -> str:
+    """A command's line in its group's listing: the first sentence of its help, whole (click cut
+    it at about 45 characters, mid-sentence: issue #37). A full stop inside brackets ends none."""
+    first = " ".join(text.split("\n\n", 1)[0].split())
+    depth = 0
+    for i, ch in enumerate(first):
+        depth += (ch in "([{") - (ch in ")]}")
+        if ch in ".!?" and depth == 0 and first[i + 1:i + 2] == " ":
+            return first[: i + 1]
+    return first
+
+
 def describe(root: click.Command) -> None:
     def visit(cmd: click.Command, path: tuple[str, ...]) -> None:
+        if path and cmd.help and not cmd.short_help:
+            cmd.short_help = summary(cmd.help)
         if isinstance(cmd, click.Group) and path in ORDER:
             rank = {name: i for i, name in enumerate(ORDER[path])}
             cmd.commands = dict(sorted(cmd.commands.items(), key=lambda item: rank.get(item[0], len(rank))))

@@ -118,12 +118,12 @@ def diff(
 
 
 def _warn(lines: Sequence[str], env: Environment, raw: bool = False) -> None:
-    from symfonic_cli.render import escape_inline
+    from symfonic_cli.render import escape_inline, warn
 
     if not lines:
         return
     text = lines[0] if raw else "not decoded (class not on the safe list, shown from its raw fields): " + ", ".join(lines)
-    env.stderr.write(f"symfonic: warning: {escape_inline(text)}\n")
+    warn(env, escape_inline(text))
 
 
 def _writes_cell(groups) -> str:
@@ -148,6 +148,123 @@ def _write_history(entries, out_format: str, key: str, env: Environment) -> None
             ]
             out.write("\t".join(render.cell(c) for c in cells) + "\n")
         return
+    from symfonic_cli.render.fit import width_of
+
+    width = width_of(out) or render.console(env, out).width
+    if not _write_history_lines(entries, key, env, width):
+        _write_history_stacked(entries, key, env)
+
+
+def _write_pieces(e) -> list[str]:
+    """The writes, pending writes and marks of a checkpoint as pieces that never break inside a
+    name (``branch:to:model`` stays whole; a line breaks after ``model:`` or a comma)."""
+    from symfonic_cli.render import escape_inline
+    from symfonic_cli.render.fit import Whole
+
+    pieces: list[str] = []
+
+    def groups(found, lead: str = "") -> None:
+        for n, g in enumerate(found):
+            if lead and n == 0:
+                pieces.append(Whole(lead))
+            names = [escape_inline(c) for c in g.channels]
+            pieces.append(Whole(escape_inline(g.label) + ":"))
+            pieces.extend(Whole(c + ("," if i < len(names) - 1 else ";" if n < len(found) - 1 else "")) for i, c in enumerate(names))
+
+    groups(e.writes)
+    if not e.writes:
+        pieces.append(Whole("-"))
+    if e.pending_writes:
+        pieces[-1] = Whole(pieces[-1] + ";")
+    groups(e.pending_writes, "pending")
+    pieces.extend(Whole(m.upper()) for m in e.marks)
+    return pieces
+
+
+# The writes column needs this much room at least (``branch:to:model``); less, and each checkpoint
+# gets a few lines. Columns are _GAP cells apart (a space each side of the rule, shared).
+_LEAST_WRITES = 15
+_GAP = 2
+
+
+def _write_history_lines(entries, key: str, env: Environment, width: int) -> bool:
+    """One line a checkpoint where it fits (issue #37): its id, its time (an age unless
+    --absolute-time), step, source, messages, and the writes wrapped between names. The parent is
+    said only where it is not the checkpoint on the next line (a fork, another namespace); with the
+    room, every parent has a column. False when the whole ids and the least room for the writes do
+    not fit: the caller stacks them."""
+    from symfonic_cli import render
+    from symfonic_cli.render.fit import fit
+
+    rows = []
+    for n, e in enumerate(entries):
+        below = entries[n + 1] if n + 1 < len(entries) else None
+        linear = e.parent_checkpoint_id is None or (below is not None and below.checkpoint_id == e.parent_checkpoint_id
+                                                    and below.checkpoint_ns == e.checkpoint_ns)
+        rows.append((e, render.escape_inline(e.checkpoint_id), render.cell(e.parent_checkpoint_id), linear,
+                     render.cell(render.shown_age(e.ts, env)) if e.ts is not None else render.cell(None)))
+    ids = max((render._text_width(r[1]) for r in rows), default=10)
+    parents = max((render._text_width(r[2]) for r in rows), default=6)
+    # Lines under an id: its namespace, and without a parent column a parent that is not the next line.
+    under = max([0, *(3 + render._text_width(render.escape_inline(e.checkpoint_ns)) for e in entries if e.checkpoint_ns)])
+    unlinked = max([0, *(7 + render._text_width(r[2]) for r in rows if not r[3])])
+    times = max([4, *(render._text_width(r[4]) for r in rows)])
+    steps = max([4, *(len(render.cell(e.step)) for e in entries)])
+    sources = max([6, *(render._text_width(render.cell(e.source)) for e in entries)])
+    both = max([4, *(len(f"{render.cell(e.step)} {render.cell(e.source)}") for e in entries)])
+    msgs = max([4, *(len(render.cell(e.messages)) for e in entries)])
+    pieces = [_write_pieces(e) for e in entries]
+    natural = max([14, *(render._text_width(fit(p, None)) for p in pieces)])
+    widest = max([1, *(render._text_width(w) for p in pieces for w in p)])
+    # Layouts, most columns first: a parent column (every row on one line); step and source apart;
+    # step and source in one column (room for a long channel name at 80 columns).
+    layouts = []
+    for parent_column, merged in ((True, False), (False, False), (False, True)):
+        idw = max(ids, under, 0 if parent_column else unlinked)
+        fixed = idw + times + msgs + (both if merged else steps + sources + _GAP) + _GAP * 4 + ((parents + _GAP) if parent_column else 0)
+        room = min(natural, width - fixed)
+        layouts.append((parent_column, merged, idw, room))
+    fits = [x for x in layouts if x[3] >= (natural if x[0] else min(natural, widest))]
+    fits = fits or [x for x in layouts if x[3] >= min(natural, _LEAST_WRITES)]
+    if not fits:
+        return False
+    with_parent, merged, idw, room = fits[0]
+    from rich import box
+    from rich.table import Table
+    from rich.text import Text
+
+    cells = []
+    for (e, cid, parent, linear, when), found in zip(rows, pieces):
+        first = cid
+        if not with_parent and not linear:
+            first += "\nparent " + parent
+        if e.checkpoint_ns:
+            first += "\nns " + render.escape_inline(e.checkpoint_ns)
+        step = [f"{render.cell(e.step)} {render.cell(e.source)}"] if merged else [render.cell(e.step), render.cell(e.source)]
+        cells.append([first, *([parent] if with_parent else []), when, *step, render.cell(e.messages), fit(found, room, hang="")])
+    # A rule between checkpoints once one takes more than a line (a narrow terminal): each stays one block.
+    ruled = any("\n" in c for row in cells for c in row)
+    table = Table(title=Text(render.escape_inline(key)), box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, collapse_padding=True,
+                  show_lines=ruled)
+    table.add_column("checkpoint", no_wrap=True, min_width=idw)
+    if with_parent:
+        table.add_column("parent", no_wrap=True, min_width=parents)
+    table.add_column("time", no_wrap=True, min_width=times)
+    if merged:
+        table.add_column("step", no_wrap=True)
+    else:
+        table.add_column("step", justify="right", no_wrap=True)
+        table.add_column("source", no_wrap=True)
+    table.add_column("msgs", justify="right", no_wrap=True)
+    table.add_column("writes / marks", no_wrap=True, min_width=room, max_width=room)
+    for row in cells:
+        table.add_row(*(Text(c) for c in row))
+    render.console(env).print(table)
+    return True
+
+
+def _write_history_stacked(entries, key: str, env: Environment) -> None:
+    from symfonic_cli import render
     from rich import box
     from rich.table import Table
     from rich.text import Text

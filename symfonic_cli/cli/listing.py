@@ -18,7 +18,7 @@ from symfonic_cli.listing import (
 )
 from symfonic_cli.vocabulary import RECORD_FORMATS, STATUSES
 
-from symfonic_cli.cli.columns import THREAD_COLUMNS, _headers, _shown_columns, _with_first, default_columns, parse_columns
+from symfonic_cli.cli.columns import CLIPPED, THREAD_COLUMNS, _headers, _shown_columns, _with_first, default_columns, parse_columns
 
 # typing.TYPE_CHECKING without importing typing (quick commands load this module).
 TYPE_CHECKING = False
@@ -97,7 +97,7 @@ def list_threads(
         if shown != THREAD_COLUMNS:
             records = _with_first(st, records, shown, out_format)
         n = render.write_records(records, fmt=out_format, columns=shown, headers=_headers(shown, out_format),
-                                 title=st.location.display, environment=environment)
+                                 title=st.location.display, environment=environment, clip=CLIPPED)
         _warn_undatable(undatable[0], environment)
         if not n and limit != 0:
             _say_empty(st, environment, tenant=tenant, sub_tenant=sub_tenant, window=window)
@@ -107,8 +107,10 @@ def _warn_undatable(n: int, environment: Environment) -> None:
     """Threads whose activity cannot be told are listed (never hidden, never swept), and said so."""
     if not n:
         return
-    environment.stderr.write(f"symfonic: warning: {n} thread(s) hold a checkpoint whose id carries no time and that has no ts: "
-                             "their activity is undatable (listed; a retention sweep never selects them)\n")
+    from symfonic_cli.render.terminal import warn
+
+    warn(environment, f"{n} thread(s) hold a checkpoint whose id carries no time and that has no ts: "
+                      "their activity is undatable (listed; a retention sweep never selects them)")
 
 
 def list_run_states(
@@ -131,15 +133,16 @@ def list_run_states(
             if not implied:
                 raise
             from symfonic_cli.render import escape_inline
+            from symfonic_cli.render.terminal import warn
 
-            environment.stderr.write(f"symfonic: warning: status not shown: {escape_inline(exc.line())}\n")
+            warn(environment, f"status not shown: {escape_inline(exc.line())}")
             undatable_count = [0]
             every, records = THREAD_COLUMNS, list(plain_records(st, tenant, sub_tenant, limit, window, undatable_count))
             undatable = undatable_count[0]
         _warn_undatable(undatable, environment)
         shown = _shown_columns(columns, out_format, every)
         render.write_records(_with_first(st, records, shown, out_format), fmt=out_format, columns=shown,
-                             headers=_headers(shown, out_format), title=st.location.display, environment=environment)
+                             headers=_headers(shown, out_format), title=st.location.display, environment=environment, clip=CLIPPED)
         if not records and limit != 0:
             _say_empty(st, environment, tenant=tenant, sub_tenant=sub_tenant, window=window, status=None if implied else status,
                        session=session)

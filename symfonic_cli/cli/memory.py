@@ -18,7 +18,7 @@ def show_resume_window(store: str | None, thread: list[str] | None, tenant: str 
     )
     from symfonic_cli.suggestions import require_thread
     from symfonic_cli.memory.resume import DEFAULT_MAX_ENTRIES, read_resume_window
-    from symfonic_cli.render import escape_inline
+    from symfonic_cli.render import escape_inline, warn
 
     if not resume_window:
         raise UsageError("--max-entries needs --resume-window")
@@ -31,7 +31,7 @@ def show_resume_window(store: str | None, thread: list[str] | None, tenant: str 
         require_thread(st, key)
         window = read_resume_window(st, key, max_entries=DEFAULT_MAX_ENTRIES if max_entries is None else max_entries)
     for warning in window.warnings:
-        env.stderr.write(f"symfonic: warning: {escape_inline(warning)}\n")
+        warn(env, escape_inline(warning))
     _write(window.rows, out_format, key, truncate=truncate, env=env)
     if window.reason:
         env.stderr.write(f"symfonic: a restart recalls nothing for thread '{escape_inline(key)}': {escape_inline(window.reason)}\n")
@@ -52,8 +52,10 @@ def _write(rows: list[Any], out_format: str, key: str, *, truncate: int | None, 
             env.stdout.write(f"{r.speaker} {when(r)} {render.escape_inline(r.turn_id or '-')}\n"
                              f"{render.escape_controls(render.cut(r.content, truncate))}\n\n")
         return
-    # Turn ids are in text and JSON: cut across a table's lines they could not be copied.
-    table = [[r.speaker, when(r), render.escape_controls(render.cut(r.content, truncate))] for r in rows]
+    # Turn ids are in text and JSON: cut across a table's lines they could not be copied. Ages (or
+    # --absolute-time's instants), as every table shows times: the content keeps the width.
+    table = [[r.speaker, render.cell(render.shown_age(r.timestamp, env)), render.escape_controls(render.cut(r.content, truncate))]
+             for r in rows]
     render.write_table(table, ("speaker", "timestamp", "content"), whole=(True, True, False),
                        title=render.escape_inline(key) + " - a restart recalls", show_lines=True, environment=env)
 
@@ -82,17 +84,19 @@ def show_retained(store: str | None, thread: list[str] | None, tenant: str | Non
         render.write_records((m.to_json() for m in messages), fmt=out_format, columns=(), environment=env)
         return
 
-    def when(t: Any) -> str:
-        return render.shown_time(t, env) if t is not None else render.cell(None)
+    def when(t: Any, table: bool = False) -> str:
+        if t is None:
+            return render.cell(None)
+        return render.cell(render.shown_age(t, env)) if table else render.shown_time(t, env)
 
-    def held(m: Any, sep: str = " ") -> str:
+    def held(m: Any, sep: str = " ", table: bool = False) -> str:
         if m.current:
             return "current"
         if m.pending:
             return "pending write"
         if m.removed_checkpoint is None:
             return "not current (a subgraph's)" if m.namespace else "not current"
-        return f"removed by {m.removed_by}{sep}{when(m.removed_at)}"
+        return f"removed by {m.removed_by}{sep}{when(m.removed_at, table)}"
 
     if out_format == "text":
         for m in messages:
@@ -100,7 +104,7 @@ def show_retained(store: str | None, thread: list[str] | None, tenant: str | Non
                              f"{render.escape_controls(render.cut(m.content, truncate))}\n\n")
         return
     # One narrow column for the role, the times (whole) and what holds it: the content keeps the width.
-    table = [[str(m.index), "\n".join((render.escape_inline(m.role), when(m.first_seen), held(m, "\n"))),
+    table = [[str(m.index), "\n".join((render.escape_inline(m.role), when(m.first_seen, True), held(m, "\n", True))),
               render.escape_controls(render.cut(m.content, truncate))] for m in messages]
     render.write_table(table, ("#", "message", "content"), whole=(True, True, False),
                        title=render.escape_inline(key) + " - every message the store holds", show_lines=True, environment=env)

@@ -45,6 +45,18 @@ def _check_tz(value: Optional[str]) -> Optional[str]:
     return value
 
 
+def _completion_moved(ctx: typer.Context, param: typer.CallbackParam, value: bool) -> None:
+    """typer's --install-completion and --show-completion wrote and printed other scripts than
+    ``symfonic completion``: one installer now (issue #37); these say where it is (exit 2)."""
+    if value:
+        from symfonic_cli.errors import UsageError
+        from symfonic_cli.vocabulary import SHELLS
+
+        verb = "install" if param.name == "install_completion" else "show"
+        raise UsageError(f"{(param.opts or ['?'])[0]} is 'symfonic completion {verb}' now",
+                         hint=f"run: symfonic completion {verb} [{'|'.join(SHELLS)}]")
+
+
 def _version(value: bool) -> None:
     if value:
         from symfonic_cli.versions import version_text
@@ -74,6 +86,8 @@ def _root(
         None, *opts("aes_key_file"), envvar=AES_KEY_FILE_ENV, metavar="PATH", help=help_of("aes_key_file"),
     ),
     tz: Optional[str] = typer.Option(None, *opts("tz"), envvar=TZ_ENV, callback=_check_tz, metavar="ZONE", help=help_of("tz")),
+    install_completion: bool = typer.Option(False, "--install-completion", hidden=True, is_eager=True, callback=_completion_moved),
+    show_completion: bool = typer.Option(False, "--show-completion", hidden=True, is_eager=True, callback=_completion_moved),
 ) -> None:
     """Connection options go before the command: symfonic --connect-timeout 5 threads list ..."""
     environment().pager = not no_pager
@@ -107,7 +121,7 @@ def build_app(only: str | None = None, *, summaries: bool = False) -> typer.Type
         name="symfonic",
         help="Inspect, report on, erase and migrate the LangGraph checkpoint stores of symfonic-core agents.",
         no_args_is_help=True,
-        add_completion=True,
+        add_completion=False,  # one installer: symfonic completion install (the root's old flags point to it)
         pretty_exceptions_enable=False,
         rich_markup_mode=None,
     )

@@ -60,7 +60,7 @@ ROOT_OPTIONS: dict[str, dict] = {
         "JSON and JSONL stay UTC.",
     },
 }
-# typer's own options on the root (add_completion=True): the root's only.
+# typer's completion options, hidden on the root: they point to ``symfonic completion`` (root.py).
 TYPER_ROOT_ONLY = ("--install-completion", "--show-completion")
 
 # Spellings of the root options that take a value (an argv reader skips the value).

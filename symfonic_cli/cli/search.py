@@ -47,7 +47,7 @@ def threads_search(
             kept = [_trimmed(h) for h in hits]
             n = _write_table(kept, st.location.display, env)
     for line in skipped:
-        env.stderr.write(f"symfonic: warning: not searched: {render.escape_inline(line)}\n")
+        render.warn(env, f"not searched: {render.escape_inline(line)}")
     if not n and render.is_terminal(env.stderr):
         env.stderr.write("symfonic: no message matches\n")
 

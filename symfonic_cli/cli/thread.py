@@ -52,7 +52,7 @@ def show(
     fmt: FormatOpt = None,
 ) -> None:
     thread = with_key(key, thread)
-    from symfonic_cli.render import escape_inline
+    from symfonic_cli.render import escape_inline, warn
     from symfonic_cli.threadstate.show import thread_state
 
     env = environment()
@@ -62,7 +62,7 @@ def show(
         require_thread(st, key)
         record, namespaces, warnings = thread_state(st, key)
     for warning in warnings:
-        env.stderr.write(f"symfonic: warning: {escape_inline(warning)}\n")
+        warn(env, escape_inline(warning))
     _write(record, namespaces, out_format, env)
 
 

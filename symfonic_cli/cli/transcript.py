@@ -120,10 +120,10 @@ def show(
             result = replace(result, rows=_window(result.rows, tail=tail, around=around, context=context, limit=limit))
         empty_note = _empty_note(st, key, checkpoint, env) if not result.rows and is_terminal(env.stderr) else None
         unread = _unread(st, key, result) if checkpoint is None and result.rows else None
-    from symfonic_cli.render import escape_inline
+    from symfonic_cli.render import escape_inline, warn
 
     for warning in result.warnings:
-        env.stderr.write(f"symfonic: warning: {escape_inline(warning)}\n")
+        warn(env, escape_inline(warning))
     if unread and out_format not in ("json", "jsonl"):
         env.stderr.write(f"symfonic: note: the application itself reads none of these messages: {escape_inline(unread)}\n")
     _write(result.rows, out_format, key, tools, truncate=truncate, env=env, unread=unread)

@@ -86,7 +86,7 @@ def run(req: ExportRequest, environment: Environment | None = None) -> None:
     from symfonic_cli.progress import Progress
     from symfonic_cli.export.bundle import MANIFEST, Bundle, check_target, output_error, partial_leftovers, remove_leftover
     from symfonic_cli.export.names import UniqueNames
-    from symfonic_cli.render import escape_inline as esc
+    from symfonic_cli.render import escape_inline as esc, warn
     from symfonic_cli.stores import open_store
     from symfonic_cli.suggestions import Suggester, not_found_message
     from symfonic_cli.transcript.read import read_transcript
@@ -137,7 +137,7 @@ def run(req: ExportRequest, environment: Environment | None = None) -> None:
                 remove_leftover(leftover)
                 err.write(f"symfonic: removed a partial bundle left by an interrupted export: {esc(leftover)}\n")
             except OSError as exc:
-                err.write(f"symfonic: warning: cannot remove a partial bundle left by an interrupted export: {esc(leftover)}: {esc(exc.strerror or str(exc))}\n")
+                warn(env, f"cannot remove a partial bundle left by an interrupted export: {esc(leftover)}: {esc(exc.strerror or str(exc))}")
         try:
             bundle = Bundle(req.output, kind)
         except OSError as exc:
@@ -149,7 +149,7 @@ def run(req: ExportRequest, environment: Environment | None = None) -> None:
             for n, (key, summary) in enumerate(found, start=1):
                 result = read_transcript(store, key, tools=req.tools)
                 for warning in result.warnings:
-                    err.write(f"symfonic: warning: {esc(key)}: {esc(warning)}\n")
+                    warn(env, f"{esc(key)}: {esc(warning)}")
                 stem = names.stem(key)
                 data = transcript_bytes(result.rows, req.tools)
                 entry: dict[str, Any] = {
@@ -168,7 +168,7 @@ def run(req: ExportRequest, environment: Environment | None = None) -> None:
                 if req.with_state:
                     state, warnings = state_bytes(store, key)
                     for warning in warnings:
-                        err.write(f"symfonic: warning: {esc(key)}: {esc(warning)}\n")
+                        warn(env, f"{esc(key)}: {esc(warning)}")
                     entry["state_file"] = f"state/{stem}.json"
                     entry["state_sha256"] = hashlib.sha256(state).hexdigest()
                     bundle.add(entry["state_file"], state)

@@ -28,7 +28,9 @@ from symfonic_cli.render.terminal import (  # noqa: F401
     console,
     default_format,
     is_terminal,
+    paint,
     terminal_size,
+    warn,
 )
 
 # typing.TYPE_CHECKING without importing typing (quick commands load this module).
@@ -124,10 +126,11 @@ def write_records(
     title: str | None = None,
     environment: Environment,
     stream: TextIO | None = None,
+    clip: Sequence[str] = (),
 ) -> int:
     """Write dict records in the chosen format to ``stream`` (the Environment's stdout by
     default); returns how many were written. Times are UTC in JSON and JSONL, in --tz in tables
-    and text."""
+    and text. ``clip``: columns a table keeps on one line, cut with ``…`` to the room there is."""
     from symfonic_cli.render.writers import RECORD_WRITERS
 
     out = stream if stream is not None else environment.stdout
@@ -138,13 +141,16 @@ def write_records(
         times = [c for c in columns if is_time_column(c)]
         if times:
             records = ({**rec, **{c: shown_age(rec[c], environment) for c in times if c in rec}} for rec in records)
-    return RECORD_WRITERS[fmt](records, columns, out, headers=list(headers or columns), title=title, environment=environment)
+    layout: dict[str, Any] = {"clip": tuple(clip)} if fmt == "table" else {}
+    return RECORD_WRITERS[fmt](records, columns, out, headers=list(headers or columns), title=title, environment=environment, **layout)
 
 
 def write_pairs(
-    pairs: Sequence[tuple[str, Any]], *, fmt: str, environment: Environment, title: str | None = None, stream: TextIO | None = None
+    pairs: Sequence[tuple[str, Any]], *, fmt: str, environment: Environment, title: str | None = None, stream: TextIO | None = None,
+    styles: Sequence[str] | None = None,
 ) -> None:
-    """A key/value report (``store info``); times in --tz in tables and text, UTC in JSON."""
+    """A key/value report (``store info``); times in --tz in tables and text, UTC in JSON.
+    ``styles``: each pair's value style in a table (``red``: a finding), where colour is on."""
     out = stream if stream is not None else environment.stdout
     if fmt in ("json", "jsonl"):
         out.write(json_dumps({k: v for k, v in pairs}, indent=2 if fmt == "json" else None) + "\n")
@@ -163,6 +169,7 @@ def write_pairs(
     table = Table(title=Text(escape_inline(title)) if title else None, show_header=False, show_edge=False, pad_edge=False)
     table.add_column(style="bold", overflow="fold")  # a label holding a stored name may be long
     table.add_column(overflow="fold")
-    for k, v in pairs:
-        table.add_row(Text(k), Text(cell(human_size(v) if is_size(k) else v)))
+    for n, (k, v) in enumerate(pairs):
+        style = styles[n] if styles is not None and n < len(styles) else ""
+        table.add_row(Text(k), Text(cell(human_size(v) if is_size(k) else v), style=style or ""))
     console(environment, out).print(table)

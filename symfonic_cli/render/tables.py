@@ -35,7 +35,20 @@ def _text_width(text: str) -> int:
 
 # Colour that means something (issue #37): a run state that needs a look stands out. Only where
 # colour is on (rich's console drops styles without a colour system: NO_COLOR, --color never, pipes).
-STATUS_STYLES = {"error": "red", "interrupted": "yellow", "pending": "cyan"}
+STATUS_STYLES = {"error": "red", "interrupted": "yellow", "pending": "cyan",
+                 "corrupt": "red", "newer": "red"}  # compat's verdicts no release here can read
+# Columns holding a state (threads list's status, compat show's verdict, compat --by-thread's
+# latest); columns counting a compat finding, coloured when not 0.
+STATE_COLUMNS = frozenset({"status", "latest_status"})
+COUNT_STYLES = {"corrupt": "red", "newer": "red", "interrupted": "yellow"}
+
+
+def cell_style(header: str, value: str) -> str:
+    if header in STATE_COLUMNS:
+        return STATUS_STYLES.get(value, "")
+    if header in COUNT_STYLES and value not in ("0", "-", ""):
+        return COUNT_STYLES[header]
+    return ""
 
 
 def write_table(
@@ -48,13 +61,17 @@ def write_table(
     stream: TextIO | None = None,
     show_lines: bool = False,
     least: Sequence[int] | None = None,
+    clip: Sequence[bool] | None = None,
 ) -> None:
     """A table of already-escaped cells. Identifier columns (``whole``) stay on one line; the
     others fold (never below their header's width, nor below ``least``: a caller's widest word,
-    so that it wraps between words only). When the identifiers and the other headers do not fit
-    the terminal, each row is printed as a record instead (psql's expanded mode)."""
+    so that it wraps between words only); a ``clip`` column stays on one line, cut with ``…`` to
+    the room the others leave (a thread's first message: as much as the terminal shows). When the
+    identifiers and the other headers do not fit the terminal, each row is printed as a record
+    instead (psql's expanded mode)."""
     out = stream if stream is not None else environment.stdout
     whole = list(whole) if whole is not None else [is_identifier_column(h) for h in headers]
+    clipped = [bool(c) for c in clip] if clip is not None else [False] * len(headers)
     widths = [max(_text_width(h), (least or ())[i] if i < len(least or ()) else 0) for i, h in enumerate(headers)]
     need = list(widths)
     for row in rows:
@@ -65,8 +82,11 @@ def write_table(
     width = con.width
     narrowest = sum(need[i] if whole[i] else max(widths[i], 1) for i in range(len(headers))) + _table_frame(len(headers))
     if narrowest > width or not rows:
-        write_record_layout(rows, headers, title=title, environment=environment, stream=out, width=width, con=con, whole=whole)
+        write_record_layout(rows, headers, title=title, environment=environment, stream=out, width=width, con=con, whole=whole,
+                            clip=clipped)
         return
+    if any(clipped):
+        rows = _clipped_rows(rows, headers, clipped, widths, width)
     from rich.table import Table
     from rich.text import Text
 
@@ -74,21 +94,37 @@ def write_table(
     table = Table(title=Text(title) if title else None, show_lines=show_lines, show_edge=False, pad_edge=False,
                   min_width=min(_text_width(title), width) if title else None)
     for i, h in enumerate(headers):
-        if whole[i]:
+        if clipped[i]:
+            table.add_column(Text(h), no_wrap=True, overflow="ellipsis")
+        elif whole[i]:
             table.add_column(Text(h), no_wrap=True, min_width=need[i], overflow="ignore")
         else:
             table.add_column(Text(h), overflow="fold", min_width=max(widths[i], 1))
-    styled = [h == "status" for h in headers]
     for row in rows:
-        table.add_row(*(Text(v, style=STATUS_STYLES.get(v, "")) if styled[i] else Text(v) for i, v in enumerate(row)))
+        table.add_row(*(Text(v, style=cell_style(headers[i], v)) for i, v in enumerate(row)))
     con.print(table)
 
 
+def _clipped_rows(rows: Sequence[Sequence[str]], headers: Sequence[str], clipped: list[bool], widths: list[int],
+                  width: int) -> list[list[str]]:
+    """The rows with each ``clipped`` column cut to its share of the room the other columns leave
+    at their natural width (never below its header's)."""
+    from symfonic_cli.render.clip import clip
+
+    natural = [max([widths[i], *(_text_width(row[i]) for row in rows)]) for i in range(len(headers))]
+    others = sum(natural[i] for i in range(len(headers)) if not clipped[i])
+    room = (width - _table_frame(len(headers)) - others) // sum(clipped)
+    return [[clip(v, max(room, widths[i])) if clipped[i] else v for i, v in enumerate(row)] for row in rows]
+
+
 def write_record_layout(rows: Sequence[Sequence[str]], headers: Sequence[str], *, title: str | None = None, environment: Environment,
-                        stream: TextIO | None = None, width: int = 80, con: Any = None, whole: Sequence[bool] | None = None) -> None:
+                        stream: TextIO | None = None, width: int = 80, con: Any = None, whole: Sequence[bool] | None = None,
+                        clip: Sequence[bool] | None = None) -> None:
     """One ``field: value`` line per column, a rule between rows. Values wrap under themselves
     past the terminal's width, between words (a word wider than the line is broken between
-    characters); an identifier (``whole``, else by its header's name) longer than the line stays whole."""
+    characters); an identifier (``whole``, else by its header's name) longer than the line stays
+    whole; a ``clip`` value is cut to the line with ``…``."""
+    from symfonic_cli.render.clip import clip as clip_to
     from symfonic_cli.render.fit import fit
 
     out = stream if stream is not None else environment.stdout
@@ -106,6 +142,8 @@ def write_record_layout(rows: Sequence[Sequence[str]], headers: Sequence[str], *
             name = (h + ":").ljust(label + 1)
             if bold:
                 name = f"\x1b[1m{name}\x1b[0m"
+            if clip is not None and i < len(clip) and clip[i]:
+                value = clip_to(value, room)
             parts = value.split("\n") or [""]
             folded = []
             for part in parts:
@@ -113,6 +151,11 @@ def write_record_layout(rows: Sequence[Sequence[str]], headers: Sequence[str], *
                     folded.append(part)
                 else:
                     folded.extend(fit([part], room, hang="").split("\n"))
+            style = cell_style(h, value) if bold else ""
+            if style:  # a state or a finding's count: coloured as in the table
+                from symfonic_cli.render.terminal import _SGR
+
+                folded = [f"\x1b[{_SGR[style]}m{part}\x1b[0m" for part in folded]
             lines.append(f"{name} {folded[0]}".rstrip(" "))
             lines.extend(" " * (label + 2) + more for more in folded[1:])
     if not rows:

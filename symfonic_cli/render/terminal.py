@@ -79,3 +79,30 @@ def console(environment: Environment, stream: TextIO | None = None) -> Any:
         soft_wrap=False,
         **options,
     )
+
+
+# SGR codes of the few colours that mean something (issue #37): a finding or state that needs a look.
+_SGR = {"red": "31", "yellow": "33", "cyan": "36", "bold": "1"}
+
+
+def colour_on(environment: Environment, stream: TextIO) -> bool:
+    """Whether styles reach ``stream``: --color always, or auto on a terminal that is not
+    ``TERM=dumb``; never under NO_COLOR or --color never (rich's console decides the same way)."""
+    wanted = environment.color_wanted()
+    if wanted is not None:
+        return wanted
+    return is_terminal(stream) and os.environ.get("TERM", "") != "dumb"
+
+
+def paint(text: str, colour: str, environment: Environment, stream: TextIO) -> str:
+    """``text`` in ``colour`` where colour is on for ``stream``; else as it is."""
+    if not colour_on(environment, stream):
+        return text
+    return f"\x1b[{_SGR[colour]}m{text}\x1b[0m"
+
+
+def warn(environment: Environment, text: str) -> None:
+    """One warning line on the Environment's stderr (``text`` already escaped); ``warning`` in
+    yellow where colour is on there."""
+    err = environment.stderr
+    err.write(f"symfonic: {paint('warning:', 'yellow', environment, err)} {text}\n")

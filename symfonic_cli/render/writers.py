@@ -74,13 +74,13 @@ def _text(records: Iterable[dict[str, Any]], columns: Sequence[str], out: TextIO
 
 
 def _table(records: Iterable[dict[str, Any]], columns: Sequence[str], out: TextIO, *, headers: Sequence[str],
-           title: str | None, environment: Any) -> int:
+           title: str | None, environment: Any, clip: Sequence[str] = ()) -> int:
     from symfonic_cli.render.tables import is_identifier_column, write_table
 
     sizes = [is_size(c) for c in columns]
     rows = [[cell(human_size(rec.get(c)) if sizes[i] else rec.get(c)) for i, c in enumerate(columns)] for rec in records]
     write_table(rows, list(headers), whole=[is_identifier_column(c) for c in columns], title=escape_inline(title) if title else None,
-                environment=environment, stream=out)
+                environment=environment, stream=out, clip=[c in clip for c in columns])
     return len(rows)
 
 

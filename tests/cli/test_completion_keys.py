@@ -166,3 +166,78 @@ def test_a_real_bash_completes_a_key_at_the_terminal(sqlite_master, tmp_path):
         assert f"$ symfonic transcript show -s demo.db -t {target}" in screen, screen
     finally:
         subprocess.run([*tmux, "kill-server"], capture_output=True)
+
+
+def test_the_key_argument_completes_from_the_store(sqlite_store, tmp_path):
+    """Issue #37 item 8: TAB completes the KEY argument of every command of one thread as it does
+    --thread's value: from the store on the line, by prefix, read-only; only as the first argument
+    and only when no other option names the thread."""
+    env = _env(tmp_path)
+    store = str(sqlite_store)
+    conn = sqlite3.connect(store)
+    keys = sorted({r[0] for r in conn.execute("SELECT thread_id FROM checkpoints UNION SELECT thread_id FROM writes")})
+    conn.close()
+    tenant = keys[0].split(":", 1)[0]
+    want = [k[len(tenant) + 1:] for k in keys if k.startswith(f"{tenant}:")]
+    for command in ("transcript show", "thread show", "thread history", "thread diff", "thread export", "thread erase",
+                    "thread prune", "compat show", "compat report"):
+        assert _tab(env, f"symfonic {command} -s {store} {tenant}:", tmp_path) == want, command
+    assert _tab(env, f"symfonic thread show --store={store} --tools {keys[0][:3]}", tmp_path) == [k for k in keys if k.startswith(keys[0][:3])]
+    assert _tab({**env, "SYMFONIC_STORE": store}, "symfonic transcript show ", tmp_path) == keys[: complete.MAX_KEYS]
+    # Not a key there: a second argument, a key given by option, a command without a key argument.
+    assert _tab(env, f"symfonic thread show -s {store} {keys[0]} ", tmp_path) == []
+    assert _tab(env, f"symfonic thread diff -s {store} -t {keys[0]} ", tmp_path) == []
+    assert _tab(env, f"symfonic thread erase -s {store} --tenant {tenant} --session ", tmp_path) == []
+    assert _tab(env, f"symfonic threads list -s {store} {tenant}", tmp_path) == []
+    # Subcommands still complete where a group is reached.
+    assert _tab(env, "symfonic thread hi", tmp_path) == ["history"]
+    # No store, or one that cannot be opened: nothing, silently; the store is not changed.
+    assert _tab(env, "symfonic transcript show a", tmp_path) == []
+    assert _tab(env, f"symfonic transcript show -s {tmp_path / 'missing.db'} a", tmp_path) == []
+    assert not (tmp_path / "missing.db").exists()
+
+
+def test_typer_completion_flags_point_to_the_one_installer(tmp_path):
+    """Issue #37 item 8: one completion installer (typer's --install-completion wrote another file);
+    the root's old flags say which command it is (exit 2, one line) and write nothing."""
+    env = _env(tmp_path)
+    for flag, verb in (("--install-completion", "install"), ("--show-completion", "show")):
+        proc = subprocess.run([sys.executable, "-m", "symfonic_cli", flag], capture_output=True, text=True, env=env, timeout=60)
+        assert proc.returncode == 2 and proc.stdout == "", proc.stderr
+        assert proc.stderr.count("\n") == 1 and f"symfonic completion {verb}" in proc.stderr and "Traceback" not in proc.stderr
+    assert not any(Path(env["HOME"]).rglob("*")), list(Path(env["HOME"]).rglob("*"))
+    root_help = subprocess.run([sys.executable, "-m", "symfonic_cli", "--help"], capture_output=True, text=True, env=env).stdout
+    assert "--install-completion" not in root_help and "completion" in root_help
+
+
+@pytest.mark.skipif(not shutil.which("tmux"), reason="tmux is not installed")
+def test_a_real_bash_completes_the_key_argument(sqlite_master, tmp_path):
+    # Installed by the one installer into a fresh HOME, then an interactive bash in tmux: type, TAB, read.
+    env = _env(tmp_path, TERM="xterm-256color", SHELL="/bin/bash")
+    subprocess.run(["symfonic", "completion", "install", "bash"], check=True, capture_output=True, env=env)
+    rc = tmp_path / "rc"
+    rc.write_text(f". ~/.bashrc\nPS1='$ '\ncd {shlex.quote(str(tmp_path))}\n")
+    store = tmp_path / "demo.db"
+    shutil.copyfile(sqlite_master, store)
+    conn = sqlite3.connect(store)
+    keys = sorted(r[0] for r in conn.execute("SELECT DISTINCT thread_id FROM checkpoints"))
+    conn.close()
+    target = keys[0]
+    stem = next(target[:n] for n in range(target.index(":") + 2, len(target) + 1)
+                if [k for k in keys if k.startswith(target[:n])] == [target])
+    sock = f"symfonic-test-{uuid.uuid4().hex[:8]}"
+    tmux = ["tmux", "-L", sock]
+    subprocess.run([*tmux, "new-session", "-d", "-x", "120", "-y", "20", "bash", "--noprofile", "--rcfile", str(rc), "-i"],
+                   check=True, env=env)
+    try:
+        time.sleep(0.5)
+        subprocess.run([*tmux, "send-keys", f"symfonic thread history -s demo.db {stem}", "Tab"], check=True)
+        screen = ""
+        for _ in range(100):
+            time.sleep(0.1)
+            screen = subprocess.run([*tmux, "capture-pane", "-p"], capture_output=True, text=True).stdout
+            if f"demo.db {target}" in screen:
+                break
+        assert f"$ symfonic thread history -s demo.db {target}" in screen, screen
+    finally:
+        subprocess.run([*tmux, "kill-server"], capture_output=True)

@@ -132,9 +132,55 @@ def test_thread_group_describes_every_command():
 def test_commands_are_listed_in_the_order_people_work():
     def listed(*argv):
         text = run(*argv, "--help", env={"COLUMNS": "200"}).out.split("Commands:", 1)[1]
-        return [line.split()[0] for line in text.splitlines() if line.startswith("  ") and line.strip()]
+        return [line.split()[0] for line in text.splitlines() if line.startswith("  ") and not line.startswith("   ") and line.strip()]
 
     assert listed() == ["transcript", "threads", "thread", "browse", "store", "compat", "migrate", "mcp", "demo", "completion"]
     assert listed("thread") == ["show", "history", "diff", "export", "erase", "prune"]
     assert listed("store") == ["info", "usage", "list"]
     assert listed("compat") == ["report", "show"]
+
+
+GROUPS = [(), ("transcript",), ("threads",), ("thread",), ("store",), ("compat",), ("completion",)]
+
+
+def _listing(screen: str) -> dict[str, str]:
+    """A help screen's Commands section: each command's summary, its wrapped lines joined."""
+    found: dict[str, str] = {}
+    name = None
+    for line in re.sub(r"\x1b\[[0-9;]*m", "", screen).split("Commands:", 1)[1].splitlines():
+        if line.startswith("  ") and not line.startswith("   "):
+            name, _, text = line.strip().partition(" ")
+            found[name] = text.strip()
+        elif line.strip() and name is not None:
+            found[name] += " " + line.strip()
+    return found
+
+
+@pytest.mark.parametrize("cols", [80, 120])
+def test_group_summaries_are_whole_sentences(cols):
+    """Issue #37 item 7: a group's help lists each command with the first sentence of its own
+    help, whole (click cut it at about 45 characters with '...'), on a terminal of 80 and 120
+    columns and in a pipe."""
+    from symfonic_cli.cli.helptext import summary
+
+    for argv in GROUPS:
+        code, screen = on_terminal(*argv, "--help", cols=cols)
+        assert code == 0, screen
+        listing = _listing(screen)
+        assert listing and "..." not in screen.split("Commands:", 1)[1], (argv, screen)
+        for name, text in listing.items():
+            own = run(*argv, name, "--help", env={"COLUMNS": "2000"}).out
+            body = " ".join(own.split("\n\n", 2)[1].split())  # the help after the usage line
+            assert text == summary(body) and body.startswith(text[:-1]), (argv, name, text)
+            assert text.endswith((".", ")")), (argv, name, text)
+        assert max(len(line) for line in screen.splitlines()) <= cols
+    piped = run_process("thread", "--help")
+    assert _listing(piped.out) == _listing(on_terminal("thread", "--help", cols=80)[1])
+
+
+def test_summary_is_the_first_sentence():
+    from symfonic_cli.cli.helptext import summary
+
+    assert summary("One row (a. b. c). Then more.") == "One row (a. b. c)."
+    assert summary("Only one sentence\nover two lines") == "Only one sentence over two lines"
+    assert summary("First. Second.\n\nA paragraph.") == "First."

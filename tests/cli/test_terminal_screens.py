@@ -43,7 +43,7 @@ def test_thread_views_keep_ids_and_times_whole(any_kind, cols):
     assert not re.search(r"\+00:00", screen)  # one form for UTC: Z
 
     history = json.loads(run("thread", "history", "-s", url, "-t", KEY, "-f", "json").out)
-    code, screen = on_terminal("thread", "history", "-s", url, "-t", KEY, "--no-pager", cols=cols, rows=900)
+    code, screen = on_terminal("thread", "history", "-s", url, "-t", KEY, "--no-pager", "--absolute-time", cols=cols, rows=900)
     assert code == 0, screen
     _whole(screen, [KEY] + [e["checkpoint_id"] for e in history] + [_shown(e["ts"]) for e in history])
     _whole(screen, [e["parent_checkpoint_id"] for e in history if e["parent_checkpoint_id"]])

@@ -66,7 +66,7 @@ def test_every_reading_command_shows_times_in_the_zone(sqlite_master):
         assert ISO_Z.match(state[name]) and _local(state[name]) in screen
     # thread history: the table and the text show each time whole
     history = json.loads(run("thread", "history", "-s", s, "-t", KEY, "-f", "json").out)
-    screen = _screen("thread", "history", "-s", s, "-t", KEY, "--tz", ZONE, cols=80)
+    screen = _screen("thread", "history", "-s", s, "-t", KEY, "--tz", ZONE, "--absolute-time", cols=80)
     assert all(_local(e["ts"]) in screen for e in history)
     text = run("thread", "history", "-s", s, "-t", KEY, "-f", "text", "--tz", ZONE).out
     assert all(_local(e["ts"]) in text for e in history)

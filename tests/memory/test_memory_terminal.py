@@ -5,14 +5,23 @@ from __future__ import annotations
 
 import json
 import re
+from datetime import datetime, timedelta, timezone
 
 import pytest
+
+from symfonic_cli.clock import age
 
 from tests.support import agent_stores as ag
 from tests.support.cli import run, run_process
 from tests.support.terminal import on_terminal
 
 ESC = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
+
+
+def _ages_between(iso: str, before: datetime, after: datetime) -> set[str]:
+    instant = datetime.fromisoformat(iso.replace("Z", "+00:00"))
+    steps = int((after - before).total_seconds()) + 2
+    return {age(instant, before + timedelta(seconds=k)) for k in range(steps)}
 
 
 def _lines(screen: str) -> list[str]:
@@ -25,14 +34,27 @@ def test_screens_fit_and_keep_times_whole(agent_sqlite, cols, colour):
     env = {} if colour else {"NO_COLOR": "1"}
     url = agent_sqlite
     window = json.loads(run("transcript", "show", "-s", url, "-t", ag.LONG, "--resume-window", "-f", "json").out)
+    before = datetime.now(timezone.utc)
     code, screen = on_terminal("transcript", "show", "-s", url, "-t", ag.LONG, "--resume-window", "--truncate", "40", "--no-pager",
                                cols=cols, rows=400, env=env)
+    after = datetime.now(timezone.utc)
+    assert code == 0, screen
+    lines = _lines(screen)
+    assert max(len(line) for line in lines) <= cols
+    # Issue #37 item 5: ages in the table (clock.age, as every table), the instants with --absolute-time.
+    cells = [[c.strip() for c in re.split(r"[│┃]", line)] for line in lines if "│" in line]
+    shown = [c[1] for c in cells if c[0] in ("user", "assistant")]
+    assert len(shown) == len(window) and not any(row["timestamp"] in screen for row in window)
+    for row, cell in zip(window, shown):
+        assert cell in _ages_between(row["timestamp"], before, after), (cell, row)
+    assert ("\x1b[" in screen) == colour
+    code, screen = on_terminal("--absolute-time", "transcript", "show", "-s", url, "-t", ag.LONG, "--resume-window", "--truncate", "40",
+                               "--no-pager", cols=cols, rows=400, env=env)
     assert code == 0, screen
     lines = _lines(screen)
     assert max(len(line) for line in lines) <= cols
     for row in window:
         assert any(row["timestamp"] in line for line in lines), row
-    assert ("\x1b[" in screen) == colour
     held = json.loads(run("transcript", "show", "-s", url, "-t", ag.LONG, "--retained", "-f", "json").out)
     code, screen = on_terminal("transcript", "show", "-s", url, "-t", ag.LONG, "--retained", "--truncate", "30", "--no-pager",
                                cols=cols, rows=2000, env=env)

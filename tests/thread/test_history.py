@@ -449,3 +449,66 @@ def test_crafted_metadata_is_escaped_and_exact(sqlite_store):
     for fmt in ("text", "table"):
         out = run("thread", "history", "-s", str(sqlite_store), "-t", PLAIN, "-f", fmt).out
         assert not any(c in out for c in "\x1b\x07\x9b\u202e") and "\\x1b" in out
+
+
+@pytest.mark.parametrize("cols", [80, 120])
+@pytest.mark.parametrize("colour", [True, False])
+def test_one_line_a_checkpoint_where_it_fits(sqlite_master, cols, colour):
+    """Issue #37 item 5: at 120 columns every checkpoint of a thread is one line (it took four);
+    at 80 the writes wrap between names, never inside one (``messages,branch:`` / ``to:model``);
+    ids whole; the time an age (clock.age), ``--absolute-time`` the instant."""
+    import re
+
+    from tests.support.terminal import on_terminal
+
+    full = _history(str(sqlite_master), PLAIN)
+    env = {} if colour else {"NO_COLOR": "1"}
+    code, out = on_terminal("thread", "history", "-s", str(sqlite_master), PLAIN, "--no-pager", cols=cols, rows=200, env=env)
+    assert code == 0, out
+    assert ("\x1b[" in out) == colour
+    lines = [re.sub(r"\x1b\[[0-9;]*m", "", line) for line in out.splitlines()]
+    assert max(len(line) for line in lines) <= cols
+    by_id = {e["checkpoint_id"]: [line for line in lines if line.startswith(e["checkpoint_id"] + " ")] for e in full}
+    assert all(len(found) == 1 for found in by_id.values()), by_id
+    names = {c for e in full for w in e["writes"] for c in w["channels"]}
+    assert "branch:to:model" in names
+    if cols == 120:
+        assert len([line for line in lines if line.strip()]) == len(full) + 3  # title, header, rule
+        for e in full:
+            line = by_id[e["checkpoint_id"]][0]
+            cells = line.split()
+            assert re.fullmatch(r"\d+[smhdy]", cells[1]), line  # an age
+            assert cells[2:5] == [str(e["step"]), e["source"], str(e["messages"])], line
+            for w in e["writes"]:
+                assert f"{w['node']}:" in line and all(c in line for c in w["channels"]), (w, line)
+    else:
+        text = "\n".join(lines)
+        for name in names:
+            assert re.search(rf"(^|[\s,]){re.escape(name)}[,;]?(\s|$)", text, re.M), name  # whole on a line
+    code, out = on_terminal("--absolute-time", "thread", "history", "-s", str(sqlite_master), PLAIN, "--no-pager", cols=cols, rows=200,
+                            env=env)
+    assert code == 0 and all(e["ts"].replace("+00:00", "Z") in out for e in full)
+
+
+@pytest.mark.parametrize("cols", [80, 120])
+def test_a_long_channel_name_is_never_broken(tmp_path, cols):
+    """``branch:to:approve`` (17 characters) at 80 columns: step and source share a column so the
+    writes have room for it, whole (issue #37 item 5); pending writes after a ';'."""
+    import re
+
+    from tests.support.terminal import on_terminal
+
+    store = str(tmp_path / "demo.db")
+    assert run("demo", store).code == 0
+    key = "acme:eu:s-003"
+    full = _history(store, key)
+    names = {c for e in full for w in e["writes"] + e["pending_writes"] for c in w["channels"]}
+    assert "branch:to:approve" in names
+    code, out = on_terminal("thread", "history", "-s", store, key, "--no-pager", cols=cols, rows=100, env={"NO_COLOR": "1"})
+    assert code == 0, out
+    lines = out.splitlines()
+    assert max(len(line) for line in lines) <= cols
+    for name in names:
+        assert re.search(rf"(^|[\s,]){re.escape(name)}[,;]?(\s|$)", out, re.M), (name, out)
+    assert all(sum(line.startswith(e["checkpoint_id"] + " ") for line in lines) == 1 for e in full)
+    assert "; pending approve:" in " ".join(out.split())
