@@ -57,6 +57,7 @@ class MigrateResult:
     verify_only: bool = False
     serializer: str | None = None  # said when the source is encrypted: how the target is written
     stopped: str | None = None  # --max-duration reached (exit 11): the threads after it were not attempted
+    planned: int = 0  # threads selected
 
     def records(self) -> list[dict]:
         return [o.to_json() for o in self.outcomes]
@@ -82,7 +83,7 @@ class MigrateResult:
         if self.stopped and not [o for o in bad if o.status != BUSY]:
             from symfonic_cli.errors import EXIT_TIME_LIMIT, StoppedError
 
-            raise StoppedError(f"{self.stopped}; {len(self.outcomes)} thread(s) done", EXIT_TIME_LIMIT)
+            raise StoppedError(f"{self.stopped}; {len(self.outcomes)} of {self.planned} thread(s) done", EXIT_TIME_LIMIT)
         if bad:
             n = len(self.outcomes)
             raise MigrateIncomplete(
@@ -182,6 +183,7 @@ def run_migrate(req: MigrateRequest, environment: Environment) -> MigrateResult:
     return MigrateResult(
         source=req.source.display, target=req.target.display, mode=req.mode,
         outcomes=outcomes, totals=migration.totals(outcomes), verify_only=req.verify_only, serializer=serializer, stopped=stopped,
+        planned=len(keys),
     )
 
 

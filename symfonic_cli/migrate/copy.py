@@ -343,7 +343,7 @@ def run(migrator: Migrator, keys: list[str], *, verify_only: bool = False,
 
 
 def totals(outcomes: list[ThreadOutcome]) -> dict[str, int]:
-    counts = {"threads": len(outcomes), COPIED: 0, SKIPPED: 0, CONFLICT: 0, FAILED: 0, BUSY: 0, VERIFIED: 0}
+    counts = {"threads": len(outcomes), COPIED: 0, SKIPPED: 0, CONFLICT: 0, FAILED: 0, VERIFIED: 0}
     dry = {v: k for k, v in DRY.items()}
     for o in outcomes:
         status = dry.get(o.status, o.status)

@@ -111,6 +111,7 @@ def test_max_duration_stops_between_threads_and_the_same_command_copies_the_rest
     doc = json.loads(res.out)
     assert "time limit" in doc["stopped"] and "time limit" in res.err and res.err.count("\n") == 1
     done = [t["thread"] for t in doc["threads"]]
+    assert f"{len(done)} of {len(_keys(src))} thread(s) done" in res.err  # what is left
     assert 1 <= len(done) < len(_keys(src)) and all(t["status"] == "copied" and t["verified"] for t in doc["threads"])
     assert sorted(_keys(dst)) == sorted(done)
     rest = run(*args)
