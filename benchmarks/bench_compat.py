@@ -1,7 +1,7 @@
 """``symfonic compat report`` (store-wide) vs a raw SQL aggregate over the same metadata, on SQLite.
 
 The store: a real agent graph writes a few threads through the real SqliteSaver wrapped in
-tests.support.envelope_saver.EnvelopeSaver (legacy, migrated, unfinalized, a string-typed boolean).
+symfonic_cli.demo.savers.EnvelopeSaver (legacy, migrated, unfinalized, a string-typed boolean).
 Those rows are then REPLICATED WITH SQL (INSERT ... SELECT) until the store holds 200,000
 checkpoints: each copy gets a new thread id and its metadata envelope rewritten with json_set /
 json_remove so that the store holds a mix (legacy, migrated v1, newer v2, corrupt). Blobs are
@@ -57,8 +57,8 @@ def _seed(path: Path) -> None:
     from langchain_core.messages import HumanMessage
     from langgraph.checkpoint.sqlite import SqliteSaver
 
-    from tests.support.envelope_saver import NO_ENVELOPE, EnvelopeSaver, migrated
-    from tests.support.scenarios import agent_graph
+    from symfonic_cli.demo.savers import NO_ENVELOPE, EnvelopeSaver, migrated
+    from symfonic_cli.demo.graphs import agent_graph
 
     conn = sqlite3.connect(str(path), check_same_thread=False)
     saver = EnvelopeSaver(SqliteSaver(conn))

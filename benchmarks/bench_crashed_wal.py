@@ -28,7 +28,7 @@ APP = """
 import sqlite3, sys, time
 from langchain_core.messages import HumanMessage
 from langgraph.checkpoint.sqlite import SqliteSaver
-from tests.support.scenarios import agent_graph
+from symfonic_cli.demo.graphs import agent_graph
 conn = sqlite3.connect(sys.argv[1], check_same_thread=False)
 conn.execute("PRAGMA wal_autocheckpoint = 0")
 graph = agent_graph().compile(checkpointer=SqliteSaver(conn))

@@ -225,7 +225,7 @@ def build_copies(tmpdir: Path, threads: int) -> Path:
     from langgraph.checkpoint.sqlite import SqliteSaver
 
     from tests.support.old_threads import clock_moved_back
-    from tests.support.scenarios import agent_graph
+    from symfonic_cli.demo.graphs import agent_graph
 
     path = tmpdir / f"copies-{threads}.db"
     conn = sqlite3.connect(str(path), check_same_thread=False)

@@ -58,7 +58,7 @@ def planted_key(i: int) -> str:
 def _plant(saver, planted: int) -> None:
     from langchain_core.messages import HumanMessage
 
-    from tests.support.scenarios import agent_graph
+    from symfonic_cli.demo.graphs import agent_graph
 
     graph = agent_graph().compile(checkpointer=saver)
     for i in range(planted):

@@ -1,6 +1,6 @@
 """``threads list --status`` and ``--with-size`` vs the raw SQL they stand for, on SQLite.
 
-The store: real graphs write a few 10-turn agent threads (tests.support.scenarios.long_thread) and the
+The store: real graphs write a few 10-turn agent threads (symfonic_cli.demo.graphs.long_thread) and the
 run-state threads of tests/support/run_state_scenarios.py (interrupted, failed, fanned out, finished)
 through the real SqliteSaver; those rows (checkpoints AND pending writes) are then REPLICATED WITH
 SQL (INSERT ... SELECT) under new thread ids until the store holds --threads threads: nine copies
@@ -60,7 +60,7 @@ def _seed(path: Path) -> None:
     from langgraph.checkpoint.sqlite import SqliteSaver
 
     from tests.support.run_state_scenarios import write_states
-    from tests.support.scenarios import long_thread
+    from symfonic_cli.demo.graphs import long_thread
 
     conn = sqlite3.connect(str(path), check_same_thread=False)
     saver = SqliteSaver(conn)
@@ -138,7 +138,7 @@ def build_postgres(server, threads: int) -> str:
     from langgraph.checkpoint.postgres import PostgresSaver
 
     from tests.support.run_state_scenarios import write_states
-    from tests.support.scenarios import long_thread
+    from symfonic_cli.demo.graphs import long_thread
 
     with PostgresSaver.from_conn_string(url) as saver:
         saver.setup()

@@ -12,8 +12,8 @@ interpreter's own start (``python -c pass``), and the targets of issue #15:
 - the quick listing route ``symfonic threads list -s demo.db`` (a demo store made by
   ``symfonic demo``, under benchmarks/out/): as fast as before.
 
-Both checkouts are byte-compiled first (as installed packages are). ``--before DIR`` also runs the quick listing from another checkout's ``symfonic_cli`` (e.g.
-``--before ../symfonic-before``), in the same interleaved runs, with the ratio ours/before.
+Both checkouts are byte-compiled first (as installed packages are). ``--before DIR`` also runs the quick listing and the inspecting commands from another checkout's
+``symfonic_cli`` (e.g. ``--before ../symfonic-before``), in the same interleaved runs, with the ratios ours/before.
 
 Run: ``python benchmarks/bench_terminal.py [--runs N] [--before DIR]``.
 """
@@ -68,8 +68,10 @@ def _contenders(store: Path, before: Path | None, cache_home: str) -> dict[str, 
         "thread diff -2 -1": ([*me, "thread", "diff", "-s", str(store), "acme:_:s-001", "-2", "-1"], {}, str(REPO), "messages"),
         "transcript show": ([*me, "transcript", "show", "-s", str(store), "acme:_:s-001"], {}, str(REPO), "1042"),
     }
-    if before is not None:
-        out["threads list -s demo.db (before)"] = ([*me, "threads", "list", "-s", str(store)], {}, str(before), "acme")
+    if before is not None:  # the quick listing and every inspecting command, from the other checkout
+        for name in [n for n in out if n.startswith(("symfonic threads list -s", "thread ", "transcript "))]:
+            argv, env, _, expect = out[name]
+            out[f"{name} (before)".replace("symfonic threads list -s demo.db", "threads list -s demo.db")] = (argv, env, str(before), expect)
     return out
 
 
@@ -87,7 +89,7 @@ def _once(argv: list[str], env: dict, cwd: str, expect: str | None) -> float:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--runs", type=int, default=21)
-    ap.add_argument("--before", type=Path, help="another checkout whose quick listing to time as well")
+    ap.add_argument("--before", type=Path, help="another checkout whose quick listing and inspecting commands to time as well")
     a = ap.parse_args()
     store = _demo_store()
     before = a.before.resolve() if a.before is not None else None
@@ -116,6 +118,9 @@ def main() -> None:
     if before is not None:
         ours, old = med["symfonic threads list -s demo.db"], med["threads list -s demo.db (before)"]
         print(f"quick listing ours/before: {ours / old:.2f}x ({ours:.3f} s vs {old:.3f} s)")
+        for name in [n for n in med if n.startswith(("thread ", "transcript ")) and not n.endswith("(before)")]:
+            ours, old = med[name], med[f"{name} (before)"]
+            print(f"{name + ' ours/before:':<40} {ours / old:.2f}x ({ours:.3f} s vs {old:.3f} s)")
 
 
 if __name__ == "__main__":

@@ -35,7 +35,7 @@ def many_key(i: int) -> str:
 
 
 def _write_long(saver, turns: int) -> None:
-    from tests.support.scenarios import long_thread
+    from symfonic_cli.demo.graphs import long_thread
 
     long_thread(saver, long_key(turns), turns, tool_every=TOOL_EVERY)
 
@@ -43,7 +43,7 @@ def _write_long(saver, turns: int) -> None:
 def _write_many(saver, threads: int = MANY_THREADS, turns: int = MANY_TURNS) -> None:
     from langchain_core.messages import HumanMessage
 
-    from tests.support.scenarios import agent_graph
+    from symfonic_cli.demo.graphs import agent_graph
 
     graph = agent_graph().compile(checkpointer=saver)
     for i in range(threads):

@@ -19,6 +19,7 @@ from datetime import datetime, timedelta, timezone
 
 UTC = timezone.utc
 UUID_EPOCH = datetime(1582, 10, 15, tzinfo=UTC)
+NEVER = datetime.min.replace(tzinfo=UTC)  # sorts before every instant: newest first puts "no time" last
 MAX_DURATION_DAYS = 36500  # README "Numeric options": a longer one would overflow a date
 UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
 DURATION_EXAMPLES = "90s, 15m, 2h, 7d, 2w"

@@ -7,7 +7,7 @@ import re
 from collections import namedtuple
 
 from symfonic_cli.errors import StoreError, UsageError
-from symfonic_cli.kinds import SCHEMES as _SCHEME_KINDS  # scheme -> kind (kinds.py)
+from symfonic_cli.kinds import KINDS, PATH_KIND, SCHEMES, bare_kind  # each kind's grammar: kinds/
 
 STORE_ENV = "SYMFONIC_STORE"
 CONFIG_ENV = "SYMFONIC_CONFIG"
@@ -28,9 +28,9 @@ class StoreLocation(namedtuple("_Location", "kind url path name options")):
     """Where a store is. A plain tuple (no dataclass, no typing, no pathlib): quick commands
     import this module, and each of those costs start-up time.
 
-    - ``kind``: "sqlite", "postgres" or "mongodb"
+    - ``kind``: a key of kinds.KINDS
     - ``url``: as given; may hold a password, so print ``display``, never ``url``
-    - ``path``: SQLite only, the file (user-expanded str)
+    - ``path``: a file store's file (user-expanded str); None for a server
     - ``name``: the config-file name it was given by, if any
     - ``options``: that config entry's other settings (each location its own dict)
     """
@@ -40,69 +40,6 @@ class StoreLocation(namedtuple("_Location", "kind url path name options")):
     @property
     def display(self) -> str:
         return mask_url(self.url)
-
-
-# libpq's connection keywords (PostgreSQL 17): a "key=value ..." string made of these is a
-# PostgreSQL location, handed to libpq as it is.
-LIBPQ_KEYWORDS = frozenset(
-    "host hostaddr port dbname user password passfile require_auth channel_binding connect_timeout "
-    "client_encoding options application_name fallback_application_name keepalives keepalives_idle "
-    "keepalives_interval keepalives_count tcp_user_timeout replication gssencmode sslmode sslnegotiation "
-    "requiressl sslcompression sslcert sslkey sslpassword sslcertmode sslrootcert sslcrl sslcrldir sslsni "
-    "requirepeer ssl_min_protocol_version ssl_max_protocol_version krbsrvname gsslib gssdelegation "
-    "service target_session_attrs load_balance_hosts".split()
-)
-_CONNINFO_START = re.compile(r"\s*[A-Za-z_]+\s*=")
-
-
-def conninfo_pairs(raw: str) -> list[tuple[str, str, int, int]] | None:
-    """A libpq key/value string read as libpq reads it: (keyword, value, start, end of the value
-    as written), or None when it does not parse (an unterminated quote, a keyword without "=")."""
-    pairs: list[tuple[str, str, int, int]] = []
-    i, n = 0, len(raw)
-    while True:
-        while i < n and raw[i].isspace():
-            i += 1
-        if i >= n:
-            return pairs
-        start = i
-        while i < n and raw[i] != "=" and not raw[i].isspace():
-            i += 1
-        key = raw[start:i]
-        while i < n and raw[i].isspace():
-            i += 1
-        if not key or i >= n or raw[i] != "=":
-            return None
-        i += 1
-        while i < n and raw[i].isspace():
-            i += 1
-        vstart, value = i, []
-        if i < n and raw[i] == "'":
-            i += 1
-            while True:
-                if i >= n:
-                    return None
-                c = raw[i]
-                if c == "\\" and i + 1 < n:
-                    value.append(raw[i + 1])
-                    i += 2
-                elif c == "'":
-                    i += 1
-                    break
-                else:
-                    value.append(c)
-                    i += 1
-        else:
-            while i < n and not raw[i].isspace():
-                if raw[i] == "\\" and i + 1 < n:
-                    i += 1
-                value.append(raw[i])
-                i += 1
-        pairs.append((key, "".join(value), vstart, i))
-
-
-def looks_like_conninfo(raw: str) -> bool:
-    return _CONNINFO_START.match(raw) is not None
 
 
 # A setting whose name holds one of these words is a secret, wherever it is: a libpq keyword
@@ -143,8 +80,11 @@ def _mask_pairs(text: str, found: set[str]) -> str:
     return re.sub(_SECRET_PAIR, hide, text)
 
 
-def _mask_conninfo(raw: str, found: set[str]) -> str | None:
-    pairs = conninfo_pairs(raw)
+def _mask_key_values(raw: str, found: set[str]) -> str | None:
+    """A key/value location (a libpq string) with each secret value as ***, or None when no kind
+    reads ``raw`` as key/value pairs."""
+    kind = bare_kind(raw)
+    pairs = kind.pairs(raw) if kind is not None and kind.pairs is not None else None
     if pairs is None:
         return None
     out, last = [], 0
@@ -220,9 +160,9 @@ def masked(url: str) -> tuple[str, list[str]]:
     elif not _has_secret_word(url):  # a file path: no regex to compile
         return url, []
     else:
-        conninfo = _mask_conninfo(url, found) if looks_like_conninfo(url) else None
+        pairs = _mask_key_values(url, found)
         # Not parseable: every secret name=value (a quoted value to its end) hidden.
-        shown = conninfo if conninfo is not None else _mask_pairs(url, found)
+        shown = pairs if pairs is not None else _mask_pairs(url, found)
     return shown, sorted((s for s in found if s and s != "***"), key=len, reverse=True)
 
 
@@ -311,7 +251,7 @@ def resolve_store(value: str | None) -> StoreLocation:
 def _check_store_name(raw: str, stores) -> None:
     """A word that names no file and no configured store was meant as a store name: say which
     names there are, nearest first, rather than "no SQLite file at dem"."""
-    if not isinstance(stores, dict) or not stores or url_scheme(raw) is not None or looks_like_conninfo(raw):
+    if not isinstance(stores, dict) or not stores or url_scheme(raw) is not None or bare_kind(raw) is not None:
         return
     if any(c in raw for c in "/\\.") or os.path.lexists(os.path.expanduser(raw)):
         return
@@ -344,50 +284,19 @@ def configured_stores() -> list[tuple[str, str, str]]:
     return out
 
 
-def _conninfo_location(raw: str) -> StoreLocation:
-    """``host=h dbname=x user=u``: a libpq key/value string is a PostgreSQL location, never a file."""
-    pairs = conninfo_pairs(raw)
-    hint = "a PostgreSQL key/value string takes libpq's keywords (host=... dbname=... user=...); name a file whose name holds '=' as ./NAME or sqlite:///NAME"
-    if pairs is None:
-        raise UsageError(f"malformed key/value connection string {mask_url(raw)}", hint=hint)
-    unknown = [k for k, *_ in pairs if k not in LIBPQ_KEYWORDS]
-    if unknown:
-        raise UsageError(f"unknown connection keyword '{unknown[0]}' in {mask_url(raw)}", hint=hint)
-    return StoreLocation("postgres", raw, None, None, {})
-
-
 def parse_location(raw: str) -> StoreLocation:
+    """A location as written: a URL of a kind's scheme, a kind's own scheme-less form (a libpq
+    key/value string is PostgreSQL, never a file), else a file path; each kind's grammar checks its
+    form and gives the file it names (kinds/)."""
     scheme = url_scheme(raw)
     if scheme is None:
-        if looks_like_conninfo(raw):
-            return _conninfo_location(raw)
-        return StoreLocation("sqlite", raw, os.path.expanduser(raw), None, {})
+        kind = bare_kind(raw) or KINDS[PATH_KIND]
+        return StoreLocation(kind.name, raw, kind.bare_path(raw, mask_url), None, {})
     scheme = scheme.lower()
-    kind = _SCHEME_KINDS.get(scheme)
-    if kind is None:
+    name = SCHEMES.get(scheme)
+    if name is None:
         raise StoreError(
             f"unsupported store scheme '{scheme}://' in {mask_url(raw)}",
             hint="use sqlite:///FILE, postgresql://... or mongodb://...",
         )
-    if kind == "sqlite":
-        rest = raw[len(scheme) + 3:]
-        # sqlite:///relative.db -> "relative.db"; sqlite:////abs.db -> "/abs.db"
-        if not rest.startswith("/"):
-            raise StoreError(
-                f"malformed SQLite URL {raw!r}",
-                hint="use sqlite:///relative.db or sqlite:////absolute/path.db",
-            )
-        from urllib.parse import unquote
-
-        path = unquote(rest[1:].split("?", 1)[0])
-        if not path:
-            raise StoreError(f"SQLite URL {raw!r} names no file")
-        return StoreLocation("sqlite", raw, os.path.expanduser(path), None, {})
-    authority = raw[len(scheme) + 3:].split("/", 1)[0]
-    if authority.count("@") > 1:
-        # libpq would take the first "@", pymongo the last: the driver would not read what was meant.
-        raise UsageError(
-            f"the store URL {mask_url(raw)} has more than one '@' before its host",
-            hint="percent-encode '@' in a user name or password as %40, or keep the password out of the URL",
-        )
-    return StoreLocation(kind, raw, None, None, {})
+    return StoreLocation(name, raw, KINDS[name].url_path(raw, scheme, mask_url), None, {})

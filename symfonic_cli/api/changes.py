@@ -1,7 +1,7 @@
 """The changing operations as functions: ``erase``, ``export``, ``prune``, ``migrate``. Each takes the explicit choices its command asks for and
-returns its result: for erase, export and prune a ``RunResult`` (erase/result.py: typed, and the
-mapping the command prints with ``-f json``; ``to_json()`` gives that document), for migrate the
-document.
+returns its result, a ``RunResult`` (erase/result.py: typed, and the mapping the command prints with
+``-f json``; ``to_json()`` gives that document). api/plans.py makes a plan of each first (``plan_erase``
+...) and runs it (``execute``), through the same functions.
 
 They run the command's own library function (``erase.run``, ``export.run``, ``storage.prune``,
 ``migrate.command``) on a library Environment: nothing is read from or written to the process's
@@ -14,6 +14,7 @@ nothing deleted), as the command without a terminal; so does a real prune. A run
 from __future__ import annotations
 
 from collections.abc import Callable
+from contextvars import ContextVar
 from datetime import timedelta
 from typing import Any
 
@@ -51,13 +52,24 @@ def _location(name: str, value, options: dict[str, Any]):
     return loc, {"connect_timeout": DEFAULT_CONNECT_TIMEOUT, **loc.options, **options}
 
 
-def _run(operation: str, env: Any, call: Callable[[], None]) -> Any:
+# Set by api/plans.py while it makes a plan: the dry run's request and runner are handed to it
+# (each operation's arguments checked and its request built once, here, for the plan and its run).
+PLANNING: ContextVar[list[tuple[Any, Callable[[Any, Any], Any]]] | None] = ContextVar("planning", default=None)
+
+
+def _run(operation: str, env: Any, request: Any, runner: Callable[[Any, Any], Any],
+         planner: Callable[[Any, Any], Any] | None = None) -> Any:
     """The run's RunResult (erase/result.py: its document, typed); an error that ends the run
-    carries it, when one was made, as ``.result``."""
+    carries it, when one was made, as ``.result``. While a plan is made, the request and its
+    runner are handed to it and ``planner`` runs instead (an operation without a dry run)."""
     from symfonic_cli.erase.result import result_of
 
+    planning = PLANNING.get()
+    if planning is not None:
+        planning.append((request, runner))
+        runner = planner or runner
     try:
-        call()
+        runner(request, env)
     except SymfonicError as exc:
         exc.result = result_of(operation, env.document.value)  # type: ignore[attr-defined]
         raise
@@ -140,7 +152,7 @@ def erase(
     **options,
 ) -> RunResult:
     """``thread erase -f json``: the receipt (or, with ``dry_run``, the plan), as a RunResult."""
-    from symfonic_cli.erase.run import EraseRequest, run
+    from symfonic_cli.erase.run import EraseRequest
     from symfonic_cli.clock import parse_duration
 
     env = _environment()
@@ -159,7 +171,7 @@ def erase(
         wait=_flag(wait, "wait"), max_duration=_max_duration(max_duration),
         pace=pace_of(pause, max_rate, cli=False, max_replica_lag=max_replica_lag),
     )
-    return _run("erase", env, lambda: run(request, env))
+    return _run("erase", env, request, _erase)
 
 
 @checked
@@ -186,7 +198,7 @@ def export(
     """``thread export -f json``: the bundle at ``output`` (a directory, .zip or .tar.gz) and its record."""
     import os
 
-    from symfonic_cli.export.run import ExportRequest, run
+    from symfonic_cli.export.run import ExportRequest
 
     if isinstance(output, os.PathLike):
         output = os.fspath(output)
@@ -206,7 +218,35 @@ def export(
         current_only=current_only, missing_ok=missing_ok, fmt="json", window=chosen.window, tenant=chosen.tenant, sub_tenant=chosen.sub_tenant,
         batch_size=batch_size,
     )
-    return _run("export", env, lambda: run(request, env))
+    return _run("export", env, request, _export, planner=_export_plan)
+
+
+def _erase(request: Any, env: Any) -> None:
+    """erase/run.run: a request's EraseOutcome as its document (a sweep streams it into the
+    collector itself); an error carrying one hands it over first."""
+    from symfonic_cli.erase.run import run
+
+    try:
+        outcome = run(request, env)
+    except SymfonicError as exc:
+        if getattr(exc, "outcome", None) is not None:
+            env.document.whole(exc.outcome.document)  # type: ignore[attr-defined]
+        raise
+    if outcome is not None:
+        env.document.whole(outcome.document)
+
+
+def _export(request: Any, env: Any) -> None:
+    """export/run.run's result, as its document (what ``-f json`` prints)."""
+    from symfonic_cli.export.run import run
+
+    env.document.whole(run(request, env).document())
+
+
+def _export_plan(request: Any, env: Any) -> None:
+    from symfonic_cli.export.run import plan
+
+    env.document.whole(plan(request, env))
 
 
 @checked
@@ -269,7 +309,7 @@ def prune(
         keep_branches=_flag(keep_branches, "keep_branches"), piece_size=piece_size, max_duration=_max_duration(max_duration),
         pace=pace_of(pause, max_rate, cli=False, max_replica_lag=max_replica_lag),
     )
-    return _run("prune", env, lambda: run(request, env))
+    return _run("prune", env, request, run)
 
 
 @checked
@@ -294,10 +334,10 @@ def migrate(
     max_duration: str | timedelta | None = None,
     pause: str | None = None,
     max_rate: float | None = None,
-) -> dict[str, Any]:
-    """``migrate -f json``: ``{"source", "target", "mode", "threads": [...], "totals"}``. A thread not
-    copied and verified raises ``MigrateIncomplete`` (exit 7) with that record as ``.result``."""
-    from symfonic_cli.migrate.command import MigrateRequest, check_request, run_migrate
+) -> RunResult:
+    """``migrate -f json``: ``{"source", "target", "mode", "threads": [...], "totals"}`` as a RunResult.
+    A thread not copied and verified raises ``MigrateIncomplete`` (exit 7) with it as ``.result``."""
+    from symfonic_cli.migrate.command import MigrateRequest, check_request
 
     if isinstance(thread, str):
         thread = [thread]
@@ -312,25 +352,30 @@ def migrate(
     _check_lock_timeout(lock_timeout)
     src, src_opts = _location("migrate", source, source_options or {})
     dst, dst_opts = _location("migrate", target, target_options or {})
-    env = _environment()
-    result = run_migrate(
-        MigrateRequest(
-            source=src, target=dst, source_options=src_opts, target_options=dst_opts,
-            selection_options={"threads": list(thread or []), "tenant": tenant, "sub_tenant": sub_tenant,
-                               "session": session, "from_file": from_file, "all_threads": all_threads},
-            dry_run=dry_run, verify_only=verify_only, init_target=init_target, jobs=jobs,
-            lock_timeout=float(lock_timeout), wait=_flag(wait, "wait"), max_duration=_max_duration(max_duration),
-            pace=pace_of(pause, max_rate, cli=False),
-        ),
-        env,
+    request = MigrateRequest(
+        source=src, target=dst, source_options=src_opts, target_options=dst_opts,
+        selection_options={"threads": list(thread or []), "tenant": tenant, "sub_tenant": sub_tenant,
+                           "session": session, "from_file": from_file, "all_threads": all_threads},
+        dry_run=dry_run, verify_only=verify_only, init_target=init_target, jobs=jobs,
+        lock_timeout=float(lock_timeout), wait=_flag(wait, "wait"), max_duration=_max_duration(max_duration),
+        pace=pace_of(pause, max_rate, cli=False),
     )
-    doc = result.document()
+    planning = PLANNING.get()
+    if planning is not None:
+        planning.append((request, run_migration))
+    return run_migration(request, _environment())
+
+
+def run_migration(request: Any, env: Any) -> RunResult:
+    """migrate/command.run_migrate's typed result (its document); not all copied and verified:
+    ``MigrateIncomplete`` carrying it as ``.result``."""
+    from symfonic_cli.migrate.command import run_migrate
+
+    result = run_migrate(request, env)
+    doc = RunResult("migrate", result.document())
     try:
         result.check()
     except SymfonicError as exc:
         exc.result = doc  # type: ignore[attr-defined]
         raise
     return doc
-
-
-# prune(...) (thread prune) comes here, from the storage work, on the erase parts.

@@ -15,6 +15,18 @@ from symfonic_cli.errors import UsageError
 from symfonic_cli.vocabulary import SPEAKERS, one_of
 
 
+class TranscriptRows(list):
+    """``Store.transcript``'s rows (a list), with what ``transcript show`` prints beside them on
+    stderr as data: ``.warnings`` (messages shown from their raw fields: a class not on the safe
+    list, an odd field) and ``.not_read_by_application`` (why symfonic-core's own get_transcript
+    and restart-resume read none of these messages; None: they read them), which every row carries too."""
+
+    def __init__(self, rows: list[Any], *, warnings: list[str], not_read_by_application: str | None) -> None:
+        super().__init__(rows)
+        self.warnings = list(warnings)
+        self.not_read_by_application = not_read_by_application
+
+
 class Record:
     """One row of an answer: its fields as attributes (``.key``, ``.status``, ...) and, with
     ``to_json()``, the record the command prints with ``-f json``. Time fields are
@@ -42,6 +54,11 @@ class Record:
         import copy
 
         return copy.deepcopy(self._json)
+
+    def json_view(self) -> dict[str, Any]:
+        """``to_json()`` without the copy, for a caller inside symfonic that only reads it (the MCP
+        server's answers, where the deep copy was an eighth of a listing's time)."""
+        return self._json
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, Record) and other._values == self._values
@@ -157,7 +174,10 @@ class Store:
         checkpoint: str | None = None,
     ) -> list:
         """``transcript show``: rows with ``.index .role .content .message_id .timestamp`` (an aware
-        datetime or None); ``to_json(tools)`` is the command's JSON record."""
+        datetime or None) and ``.not_read_by_application``; ``to_json(tools)`` is the command's JSON
+        record. The list (``TranscriptRows``) also holds what the command says on stderr:
+        ``.warnings`` and ``.not_read_by_application``."""
+        from symfonic_cli.memory.latest import with_application_note
         from symfonic_cli.transcript import rows as tx
         from symfonic_cli.transcript.read import read_transcript
 
@@ -172,7 +192,9 @@ class Store:
         result = read_transcript(
             self._store, key, checkpoint_id=checkpoint, speaker=speakers, index=index, since=lo, until=hi, limit=limit, tools=tools
         )
-        return result.rows
+        result = with_application_note(self._store, key, result, checkpoint_id=checkpoint)
+        unread = result.rows[0].not_read_by_application if result.rows else None
+        return TranscriptRows(result.rows, warnings=result.warnings, not_read_by_application=unread)
 
     @checked
     def resume_window(self, key: str, *, max_entries: int = 10) -> list:

@@ -10,7 +10,8 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import VerticalScroll
 from textual.screen import Screen
-from textual.widgets import Footer, Static
+from textual.widget import Widget
+from textual.widgets import Static
 
 from symfonic_cli.browse.text import inline, plain
 from symfonic_cli.errors import SymfonicError
@@ -28,7 +29,75 @@ class Bar(Static):
 class Note(Static):
     """A one-line note under the content (what is loading, how many rows, what was not found)."""
 
-    DEFAULT_CSS = "Note { height: 1; color: $text-muted; text-wrap: nowrap; }"
+    DEFAULT_CSS = "Note { height: 1; color: $text-muted; text-wrap: nowrap; text-overflow: ellipsis; }"
+
+
+# The app's keys after the screen's own, in this order. A line too short for all leaves keys out in
+# SPARE's order (those the palette or ``?`` reach as well), then from its end; PINNED ones always stay.
+APP_KEYS = ("back", "copy", "command", "quit", "help")
+SPARE = ("usage", "compat", "command", "sort", "resume", "filter", "mark", "copy")
+PINNED = frozenset({"back", "quit", "help"})
+
+
+class KeyLine(Widget):
+    """The footer: the keys that work here (as lazygit shows them), on one line at any width. The
+    screen's keys first, then the app's; when they do not fit, the spare ones are left out (``?``
+    lists every key). One ``Text``, redrawn when the bindings or the width change (Textual's
+    ``Footer`` is a widget a key, cut at the edge and rebuilt at every focus change)."""
+
+    COMPONENT_CLASSES = {"keyline--key"}
+    DEFAULT_CSS = """
+    KeyLine { height: 1; background: $footer-background; color: $footer-foreground; }
+    KeyLine > .keyline--key { color: $footer-key-foreground; text-style: bold; }
+    """
+
+    def on_mount(self) -> None:
+        self.screen.bindings_updated_signal.subscribe(self, self._changed)
+
+    def on_unmount(self) -> None:
+        self.screen.bindings_updated_signal.unsubscribe(self)
+
+    def _changed(self, _screen: Screen[None]) -> None:
+        self.refresh()
+
+    def keys(self) -> list[tuple[str, str, str]]:
+        """(binding id, key as shown, description) of every shown key here, in the footer's order."""
+        own: list[tuple[str, str, str]] = []
+        app: dict[str, tuple[str, str, str]] = {}
+        seen: set[str] = set()
+        for node, binding, enabled, _tooltip in self.screen.active_bindings.values():
+            if not (binding.show and enabled) or binding.action in seen:
+                continue
+            seen.add(binding.action)
+            item = (binding.id or binding.action, self.app.get_key_display(binding), binding.description)
+            if node is self.app:
+                app[item[0]] = item
+            else:
+                own.append(item)
+        return own + [app[i] for i in APP_KEYS if i in app] + [item for i, item in app.items() if i not in APP_KEYS]
+
+    def fitted(self, width: int) -> list[tuple[str, str, str]]:
+        """The keys shown in ``width`` cells: spare ones left out, then unpinned ones from the end."""
+        keys = self.keys()
+
+        def cells(items: list[tuple[str, str, str]]) -> int:
+            return sum(len(k) + len(d) + 3 for _i, k, d in items)
+
+        order = list(SPARE) + [i for i, _k, _d in reversed(keys) if i not in SPARE and i not in PINNED]
+        for name in order:
+            if cells(keys) <= width:
+                break
+            keys = [item for item in keys if item[0] != name]
+        return keys
+
+    def render(self) -> Text:
+        key_style = self.get_component_rich_style("keyline--key", partial=True)
+        out = Text(end="", no_wrap=True, overflow="ellipsis")
+        for _id, key, description in self.fitted(self.size.width or 80):
+            out.append(" ")
+            out.append(key, style=key_style)
+            out.append(f" {description} ")
+        return out
 
 
 class BrowseScreen(Screen[None]):
@@ -66,7 +135,7 @@ class BrowseScreen(Screen[None]):
 
     def compose_footer(self) -> ComposeResult:
         yield Note("", id="note")
-        yield Footer()
+        yield KeyLine(id="keys")
 
     def _bar_text(self) -> Text:
         return plain((f" {self.heading()} ", "bold"), f" {inline(self.source.location)}")

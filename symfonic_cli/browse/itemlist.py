@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from bisect import bisect_right
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from time import monotonic
 from typing import Any
 
 from rich.segment import Segment
@@ -24,6 +26,27 @@ from textual.strip import Strip
 Draw = Callable[[Any, int], Text]
 DrawMany = Callable[[Any, int], list[Text]]
 CURSOR = Style(reverse=True)
+
+
+@dataclass
+class Wrapped:
+    """A wrapped list's lines at one width: every line, the item of each line, each item's first line.
+    Made by ``wrap`` on the interface's thread or, for a long transcript, in the worker that read it."""
+
+    width: int
+    lines: list[Text]
+    owner: list[int]
+    starts: list[int]
+
+
+def wrap(items: Sequence[Any], draw: DrawMany, width: int) -> Wrapped:
+    out = Wrapped(width, [], [], [])
+    for i, item in enumerate(items):
+        out.starts.append(len(out.lines))
+        drawn = draw(item, width) or [Text("")]
+        out.lines.extend(drawn)
+        out.owner.extend([i] * len(drawn))
+    return out
 
 
 class ItemList(ScrollView, can_focus=True):
@@ -59,46 +82,53 @@ class ItemList(ScrollView, can_focus=True):
         self._draw_many: DrawMany | None = None
         self.wrapped = wrapped
         self.empty = Text("")
-        self._lines: list[Text] = []  # wrapped: every line of every item
-        self._owner: list[int] = []  # wrapped: the item of each line
-        self._starts: list[int] = []  # wrapped: the first line of each item
-        self._width = 0
+        self._wrapped = Wrapped(0, [], [], [])  # wrapped: the lines at the width drawn
+        # Drawn lines by (line, width, cursor state): a key redraws the whole list, and most lines
+        # are as they were (a line costs about a millisecond to draw from its item).
+        self._strips: dict[tuple[int, int, int, int], Strip] = {}
 
     # -- content
 
-    def show(self, items: Sequence[Any], draw: Draw | DrawMany, *, cursor: int = 0, empty: Text | None = None) -> None:
+    def show(self, items: Sequence[Any], draw: Draw | DrawMany, *, cursor: int = 0, empty: Text | None = None,
+             wrapped: Wrapped | None = None) -> None:
+        """Show ``items``; ``wrapped``: their lines already made (at ``width()``, else made again here)."""
         self.items = items
         if self.wrapped:
             self._draw_many = draw  # type: ignore[assignment]
         else:
             self._draw = draw  # type: ignore[assignment]
         self.empty = empty if empty is not None else Text("")
-        self._width = 0
+        self._wrapped = wrapped if wrapped is not None else Wrapped(0, [], [], [])
+        self._strips.clear()
         self._measure()
         self.set_cursor(cursor)
         self.refresh()
 
     def redraw(self) -> None:
         """The items changed in place (a status or first message arrived): draw again."""
+        self._strips.clear()
         if self.wrapped:
-            self._width = 0
+            self._wrapped = Wrapped(0, [], [], [])
             self._measure()
         self.refresh()
 
+    def notify_style_update(self) -> None:
+        self._strips.clear()  # the theme, the colours or the focus changed: every line looks different
+        super().notify_style_update()
+
+    def width(self) -> int:
+        """The width the items are drawn at now."""
+        return max(1, self.scrollable_content_region.width or self.size.width or 80)
+
     def _measure(self) -> None:
-        width = max(1, self.scrollable_content_region.width or self.size.width or 80)
-        if self.wrapped and self._draw_many is not None and width != self._width:
-            self._lines, self._owner, self._starts = [], [], []
-            for i, item in enumerate(self.items):
-                self._starts.append(len(self._lines))
-                drawn = self._draw_many(item, width) or [Text("")]
-                self._lines.extend(drawn)
-                self._owner.extend([i] * len(drawn))
-            self._width = width
-        height = len(self._lines) if self.wrapped else len(self.items)
+        width = self.width()
+        if self.wrapped and self._draw_many is not None and (width != self._wrapped.width or len(self._wrapped.starts) != len(self.items)):
+            self._wrapped = wrap(self.items, self._draw_many, width)
+        height = len(self._wrapped.lines) if self.wrapped else len(self.items)
         self.virtual_size = Size(width, max(height, 1))
 
     def on_resize(self) -> None:
+        self._strips.clear()
         self._measure()
         self.refresh()
 
@@ -108,12 +138,28 @@ class ItemList(ScrollView, can_focus=True):
         width = self.scrollable_content_region.width
         line = round(self.scroll_offset.y) + y
         if not self.items:
+            return self._draw_line(y, line, width)
+        if self.wrapped:
+            selected = line < len(self._wrapped.owner) and self._wrapped.owner[line] == self.cursor
+        else:
+            selected = line == self.cursor
+        # The minute in the key: a line showing an age is drawn again when the age may have changed.
+        key = (line, width, (2 if self.has_focus else 1) if selected else 0, int(monotonic() // 60))
+        strip = self._strips.get(key)
+        if strip is None:
+            if len(self._strips) > 4096:
+                self._strips.clear()
+            strip = self._strips[key] = self._draw_line(y, line, width)
+        return strip
+
+    def _draw_line(self, y: int, line: int, width: int) -> Strip:
+        if not self.items:
             text = self.empty if y == 0 else Text("")
             selected = False
         elif self.wrapped:
-            if line >= len(self._lines):
+            if line >= len(self._wrapped.lines):
                 return Strip.blank(width, self.rich_style)
-            text, selected = self._lines[line], self._owner[line] == self.cursor
+            text, selected = self._wrapped.lines[line], self._wrapped.owner[line] == self.cursor
         else:
             if line >= len(self.items) or self._draw is None:
                 return Strip.blank(width, self.rich_style)
@@ -140,8 +186,8 @@ class ItemList(ScrollView, can_focus=True):
         if not self.items:
             return
         if self.wrapped:
-            top = self._starts[self.cursor]
-            end = self._starts[self.cursor + 1] if self.cursor + 1 < len(self._starts) else len(self._lines)
+            top = self._wrapped.starts[self.cursor]
+            end = self._wrapped.starts[self.cursor + 1] if self.cursor + 1 < len(self._wrapped.starts) else len(self._wrapped.lines)
         else:
             top, end = self.cursor, self.cursor + 1
         height = self.scrollable_content_region.height or 1
@@ -152,15 +198,15 @@ class ItemList(ScrollView, can_focus=True):
         height = self.scrollable_content_region.height or 24
         top = round(self.scroll_offset.y)
         if self.wrapped:
-            if not self._owner:
+            if not self._wrapped.owner:
                 return range(0)
-            first = self._owner[min(top, len(self._owner) - 1)]
-            last = self._owner[min(top + height, len(self._owner)) - 1]
+            first = self._wrapped.owner[min(top, len(self._wrapped.owner) - 1)]
+            last = self._wrapped.owner[min(top + height, len(self._wrapped.owner)) - 1]
             return range(first, last + 1)
         return range(top, min(top + height, len(self.items)))
 
     def item_at_line(self, line: int) -> int:
-        return bisect_right(self._starts, line) - 1 if self.wrapped else line
+        return bisect_right(self._wrapped.starts, line) - 1 if self.wrapped else line
 
     def action_move(self, delta: int) -> None:
         self.set_cursor(self.cursor + delta)

@@ -79,7 +79,7 @@ class UsageScreen(TextScreen):
         for note in doc.get("notes") or ():
             out.append("\n\n")
             out.append(inline(note), style="dim")
-        self.show(out, "nothing is pruned from here: x shows the command (thread prune --dry-run plans it)")
+        self.show(out, "read-only: x shows the command; thread prune --dry-run plans a prune")
 
 
 class HelpScreen(TextScreen):

@@ -11,7 +11,7 @@ from textual.binding import Binding
 from textual.widgets import Input
 
 from symfonic_cli.browse.base import BrowseScreen, TextScreen
-from symfonic_cli.browse.itemlist import ItemList
+from symfonic_cli.browse.itemlist import ItemList, Wrapped, wrap
 from symfonic_cli.browse.text import ROLE_STYLE, STATUS_STYLE, block, inline, pairs, plain, shown_age
 
 
@@ -38,7 +38,7 @@ class ThreadScreen(BrowseScreen):
 class TranscriptScreen(ThreadScreen):
     BINDINGS = [
         Binding("t", "tools", "tools", id="tools"),
-        Binding("r", "resume", "resume window", id="resume"),
+        Binding("r", "resume", "resume", id="resume"),
         Binding("slash", "find", "find", id="find"),
         Binding("n", "next", "next match", id="next", show=False),
         Binding("s", "state", "state", id="state"),
@@ -70,10 +70,18 @@ class TranscriptScreen(ThreadScreen):
         self.load()
 
     def load(self) -> None:
-        key, tools = self.key, self.tools
-        self.read(lambda: self.source.transcript(key, tools=tools), self._loaded, busy="reading the transcript ...")
+        key, tools, items = self.key, self.tools, self.query_one(ItemList)
 
-    def _loaded(self, rows: list[Any]) -> None:
+        def rows_and_lines() -> tuple[list[Any], Wrapped]:
+            # Decoded and wrapped here in the worker (at the width the list has then): the interface
+            # only swaps the lines in, however long the thread (a 500-turn one is 1,250 rows).
+            rows = self.source.transcript(key, tools=tools)
+            return rows, wrap(rows, lambda row, width: self._draw(row, width, tools), items.width())
+
+        self.read(rows_and_lines, self._loaded, busy="reading the transcript ...")
+
+    def _loaded(self, read: tuple[list[Any], Wrapped]) -> None:
+        rows, wrapped = read
         items = self.query_one(ItemList)
         landing = items.cursor if self.rows else 0
         if self.land_id is not None or self.land_index is not None:
@@ -82,11 +90,12 @@ class TranscriptScreen(ThreadScreen):
             self.land_id = self.land_index = None
         self.rows = rows
         self.refresh_bar()
-        items.show(rows, self._draw, cursor=landing, empty=Text("the thread holds no messages", end=""))
-        tools = "shown" if self.tools else "hidden"
-        self.note(f"{len(rows)} messages; tool calls {tools} (t)")
+        tools = self.tools
+        items.show(rows, lambda row, width: self._draw(row, width, tools), cursor=landing,
+                   empty=Text("the thread holds no messages", end=""), wrapped=wrapped)
+        self.note(f"{len(rows)} messages; tool calls {'shown' if tools else 'hidden'} (t)")
 
-    def _draw(self, row: Any, width: int) -> list[Text]:
+    def _draw(self, row: Any, width: int, tools: bool) -> list[Text]:
         from symfonic_cli.render import shown_time
 
         when = shown_time(row.timestamp, self.browse.environment)
@@ -96,7 +105,7 @@ class TranscriptScreen(ThreadScreen):
         body = Text(block(row.content or ""), end="")
         body.expand_tabs(4)
         lines.extend(body.wrap(self.app.console, max(1, width - 2)) if row.content else [])
-        if self.tools:
+        if tools:
             from symfonic_cli.cli.transcript import _tool_lines
 
             for tool_line in _tool_lines(row):
@@ -256,7 +265,7 @@ class HistoryScreen(ThreadScreen):
     def _loaded(self, entries: list[Any]) -> None:
         self.entries = entries
         self.query_one(ItemList).show(entries, self._draw, empty=Text("no checkpoints", end=""))
-        self.note(f"{len(entries)} checkpoints, newest first; d: diff against the parent, space marks two to diff")
+        self.note(f"{len(entries)} checkpoints, newest first; d diffs with the parent, space marks two")
 
     def _draw(self, e: Any, width: int) -> Text:
         writers = ",".join(dict.fromkeys(inline(w.label) for w in e.writes)) or "-"

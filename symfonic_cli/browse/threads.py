@@ -72,7 +72,11 @@ class ThreadsScreen(BrowseScreen):
     def _first_page(self, listing: Listing) -> None:
         self._listed(listing)
         if not listing.complete:
-            filters = listing.filters
+            # The rest once the first screen is drawn: its read would compete with the drawing.
+            self.call_after_refresh(self._rest, listing.filters)
+
+    def _rest(self, filters: Filters) -> None:
+        if self.filters == filters and self.listing is not None and self.listing.filters == filters and not self.listing.complete:
             self.read(lambda: self.source.threads(filters), self._listed, busy="")
 
     def _listed(self, listing: Listing) -> None:
@@ -91,6 +95,7 @@ class ThreadsScreen(BrowseScreen):
         if not listing.complete:
             self._load_first()
             return
+        self.browse.keep_listing()
         if rows and not listing.statuses_known:
             filters = listing.filters
             self.read(lambda: self.source.statuses(filters), self._statuses, group="status", busy="")
@@ -212,7 +217,7 @@ class ThreadsScreen(BrowseScreen):
         self.hits = hits
         self.refresh_bar()
         self.query_one(ItemList).show(hits, self._draw_hit, empty=Text(f"no message holds '{inline(self.query_text)}'", end=""))
-        self.note(f"{len(hits)} matching messages; Enter opens the transcript there, Esc goes back to the threads")
+        self.note(f"{len(hits)} matching messages; Enter opens the transcript there, Esc the threads")
 
     def go_back(self) -> bool:
         """Esc: close the search line, or leave the hits for the listing."""

@@ -37,6 +37,14 @@ from symfonic_cli.cli.thread import app
 from symfonic_cli.errors import UsageError
 from symfonic_cli.limits import DEFAULT_LOCK_TIMEOUT
 
+# typing.TYPE_CHECKING without importing typing.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from symfonic_cli.environment import Environment
+    from symfonic_cli.erase.result import EraseOutcome
+
 
 @app.command("erase")
 def erase(
@@ -111,7 +119,38 @@ def erase(
         max_duration=max_duration_of(max_duration),
         pace=pace_of(pause, max_rate, max_replica_lag),
     )
-    run(request, env)
+    rendered(lambda: run(request, env), out_format, env)
+
+
+def rendered(call: Callable[[], EraseOutcome | None], out_format: str, env: Environment) -> None:
+    """Run an erase or a prune and render how it ended (erase/result.EraseOutcome), also when it
+    ends in an error (rendered first, then raised); a run that streamed its record (JSON of a sweep
+    or a prune, any dry run but an erase request's) returns None."""
+    from symfonic_cli.errors import SymfonicError
+
+    try:
+        outcome = call()
+    except SymfonicError as exc:
+        if getattr(exc, "outcome", None) is not None:
+            _write(exc.outcome, out_format, env)  # type: ignore[attr-defined]
+        raise
+    if outcome is not None:
+        _write(outcome, out_format, env)
+
+
+def _write(outcome: EraseOutcome, out_format: str, env: Environment) -> None:
+    """A dry run's end (its plan is already shown) or the receipt: a reader's summary and where the
+    receipt is kept, else the whole document (json, jsonl: one line)."""
+    from symfonic_cli.erase.text import print_receipt, write_json
+
+    out = env.stdout
+    if out_format in ("json", "jsonl"):
+        write_json(out, out_format, outcome.document)
+    elif outcome.dry_run:
+        out.write("dry run: nothing deleted\n")
+    else:
+        print_receipt(out, outcome.document, outcome.line, outcome.kept_at)
+    out.flush()
 
 
 def _grace(text):

@@ -28,6 +28,12 @@ from symfonic_cli.cli.options import (
 )
 from symfonic_cli.errors import UsageError
 
+# typing.TYPE_CHECKING without importing typing.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from symfonic_cli.environment import Environment
+    from symfonic_cli.export.run import ExportResult
+
 
 @app.command("export")
 def export(
@@ -91,7 +97,27 @@ def export(
         sub_tenant=chosen.sub_tenant,
         batch_size=batch_size,
     )
-    run(request, environment())
+    _write(run(request, env), out_format, env)
+
+
+def _write(result: ExportResult, out_format: str, env: Environment) -> None:
+    """What was written: one line for a reader, the document for json and jsonl."""
+    from symfonic_cli.render import escape_inline as esc
+
+    out = env.stdout
+    if out_format in ("json", "jsonl"):
+        from symfonic_cli.erase.text import write_json
+
+        write_json(out, out_format, result.document())
+    else:
+        from symfonic_cli.render.fit import Whole, fit, width_of
+
+        missing = result.not_found
+        pieces = ["exported", Whole(f"{result.threads} thread(s)"), "to", Whole(esc(result.output) + (";" if missing else ""))]
+        if missing:
+            pieces.append(Whole(f"{len(missing)} not found"))
+        out.write(fit(pieces, width_of(out)) + "\n")
+    out.flush()
 
 
 # Names that say "a file of another kind": a bundle there would be a directory named out.json.

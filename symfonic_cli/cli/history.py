@@ -111,7 +111,8 @@ def diff(
 
     with open_for_reading(store, environment=env) as st:
         require_thread(st, key)
-        result = diff_checkpoints(st, key, a, b, namespace=namespace)
+        # The text and table show each message's role and content: read from its stored fields.
+        result = diff_checkpoints(st, key, a, b, namespace=namespace, lean=out_format not in ("json", "jsonl"))
     for w in result.warnings:
         _warn([w], env, raw=True)
     _write_diff(result, out_format, env)

@@ -82,35 +82,41 @@ def _serve(store_opt: Optional[str], scope: Scope, max_rows: int, max_chars: int
                     sock.close()
                 _report(env, reader, where, log)
                 return
-            # stdout is the protocol's on stdio: what the operator reads goes to stderr.
-            env.stderr.write(escape_inline(f"symfonic mcp: serving {scope.describe()} read-only on {where}; access log {log.path}") + "\n")
-            if address is None and env.stdin_isatty():
-                # A person ran it by hand: the protocol's messages come from an MCP client, not a keyboard.
-                env.stderr.write("symfonic mcp: waiting for an MCP client on standard input (an MCP client starts this command); Ctrl-C stops\n")
-            env.stderr.flush()
+            def announce() -> None:
+                # stdout is the protocol's on stdio: what the operator reads goes to stderr.
+                env.stderr.write(escape_inline(f"symfonic mcp: serving {scope.describe()} read-only on {where}; access log {log.path}") + "\n")
+                if address is None and env.stdin_isatty():
+                    # A person ran it by hand: the protocol's messages come from an MCP client, not a keyboard.
+                    env.stderr.write("symfonic mcp: waiting for an MCP client on standard input (an MCP client starts this command); Ctrl-C stops\n")
+                env.stderr.flush()
+
             if address is None:
-                mcp_server.run_stdio(app, on_interrupt=lambda: _stopped(env, log))
+                mcp_server.run_stdio(app, on_interrupt=lambda: _stopped(env, log), ready=announce)
             else:
                 assert sock is not None
+                announce()
                 mcp_server.run_http(app, sock, token or "")
     finally:
         log.close()
 
 
 def _report(env: Environment, reader: Reader, where: str, log: AccessLog) -> None:
-    """``--check``: what the server would serve, read from the store as a session would see it."""
+    """``--check``: what the server would serve, read from the store as a session would see it;
+    on a terminal each line wrapped to its width (the path kept whole), off one a line per item."""
     from symfonic_cli.mcp.tools import TOOLS
     from symfonic_cli.render import escape_inline
+    from symfonic_cli.render.fit import Whole, fit, width_of
 
     threads = sum(len(reader.store.threads(tenant=t, sub_tenant=s)) for t, s in reader.scope.narrow(None, None))
     lines = [
-        f"scope: {reader.scope.describe()} ({threads} thread{'' if threads == 1 else 's'} now)",
-        f"transport: {where}",
-        f"access log: {log.path} (0600, one line per tool call)",
-        f"caps: {reader.caps.rows} rows and {reader.caps.chars} characters per answer",
-        f"tools: {', '.join(TOOLS)} (read-only)",
+        [escape_inline(f"scope: {reader.scope.describe()}"), f"({threads} thread{'' if threads == 1 else 's'} now)"],
+        ["transport:", Whole(escape_inline(where))],
+        ["access log:", Whole(escape_inline(str(log.path))), "(0600, one line per tool call)"],
+        [f"caps: {reader.caps.rows} rows and {reader.caps.chars} characters per answer"],
+        [f"tools: {', '.join(TOOLS)} (read-only)"],
     ]
-    env.stdout.write("".join(escape_inline(line) + "\n" for line in lines))
+    width = width_of(env.stdout)
+    env.stdout.write("".join(fit(pieces, width) + "\n" for pieces in lines))
     env.stdout.flush()
 
 

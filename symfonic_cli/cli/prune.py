@@ -99,7 +99,9 @@ def prune(
     out_format = check_format(fmt)
     age = parse_age("--older-than", older_than) if older_than is not None else None
     location = resolve_store(store)
-    run(PruneRequest(
+    from symfonic_cli.cli.erase import rendered
+
+    rendered(lambda: run(PruneRequest(
         location=location,
         options={k: v for k, v in store_options(location, env).items() if k != "erase_extra"},
         selection=chosen, keep=keep, older_than=age, dry_run=dry_run, yes=yes, compact=compact,
@@ -107,4 +109,4 @@ def prune(
         lock_timeout=lock_timeout, wait=wait, keep_branches=keep_branches, piece_size=piece_size,
         max_duration=max_duration_of(max_duration),
         pace=pace_of(pause, max_rate, max_replica_lag), ask=open_terminal,  # the typed confirmation on this terminal
-    ), env)
+    ), env), out_format, env)

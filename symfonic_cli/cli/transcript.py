@@ -33,7 +33,6 @@ from symfonic_cli.environment import Environment
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from symfonic_cli.stores.protocol import Store
-    from symfonic_cli.transcript.read import TranscriptResult
 
 
 def register(root: typer.Typer) -> None:
@@ -104,6 +103,7 @@ def show(
     out_format = check_format(fmt, env=env, formats=RECORD_FORMATS)
     key = one_thread(thread, tenant, sub_tenant, session)
 
+    from symfonic_cli.memory.latest import with_application_note
     from symfonic_cli.render import is_terminal
     from symfonic_cli.transcript.read import read_transcript
 
@@ -119,14 +119,15 @@ def show(
 
             result = replace(result, rows=_window(result.rows, tail=tail, around=around, context=context, limit=limit))
         empty_note = _empty_note(st, key, checkpoint, env) if not result.rows and is_terminal(env.stderr) else None
-        unread = _unread(st, key, result) if checkpoint is None and result.rows else None
+        result = with_application_note(st, key, result, checkpoint_id=checkpoint)  # each row's not_read_by_application
+        unread = result.rows[0].not_read_by_application if result.rows else None
     from symfonic_cli.render import escape_inline, warn
 
     for warning in result.warnings:
         warn(env, escape_inline(warning))
     if unread and out_format not in ("json", "jsonl"):
         env.stderr.write(f"symfonic: note: the application itself reads none of these messages: {escape_inline(unread)}\n")
-    _write(result.rows, out_format, key, tools, truncate=truncate, env=env, unread=unread)
+    _write(result.rows, out_format, key, tools, truncate=truncate, env=env)
     if empty_note:
         env.stderr.write(empty_note + "\n")
 
@@ -142,12 +143,6 @@ def _window(rows: list, *, tail: Optional[int], around: Optional[int], context: 
         rows = [r for r in rows if centre - context <= r.index <= centre + context]
     return rows if limit is None else rows[:limit]
 
-
-def _unread(st: Store, key: str, result: TranscriptResult) -> Optional[str]:
-    """Why symfonic-core's own get_transcript and restart-resume read none of the rows shown."""
-    from symfonic_cli.memory.latest import application_unread
-
-    return application_unread(st, key, delta=result.resolution.path == "delta")
 
 
 def _empty_note(st: Store, key: str, checkpoint: Optional[str], env: Environment) -> str:
@@ -196,14 +191,12 @@ def _shown_content(r) -> str:
     return "(calls " + ", ".join(r.calls) + ")"
 
 
-def _write(rows, out_format: str, key: str, tools: bool = False, *, truncate: Optional[int] = None, env: Environment,
-           unread: Optional[str] = None) -> None:
+def _write(rows, out_format: str, key: str, tools: bool = False, *, truncate: Optional[int] = None, env: Environment) -> None:
     from symfonic_cli import render
 
     out = env.stdout
-    if render.is_data(out_format):  # JSON, JSONL, CSV: the records as they are
-        note = {"not_read_by_application": unread} if unread else {}
-        render.write_records(({**r.to_json(tools), **note} for r in rows), fmt=out_format, columns=(), environment=env)
+    if render.is_data(out_format):  # JSON, JSONL, CSV: the records as they are (with not_read_by_application)
+        render.write_records((r.to_json(tools) for r in rows), fmt=out_format, columns=(), environment=env)
         return
     if out_format == "text":
         for r in rows:

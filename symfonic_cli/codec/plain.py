@@ -1,5 +1,6 @@
 """Standard LangGraph messages read straight from their stored fields (the transcript and the
-DeltaChannel rebuild): ``_plain_hook`` is an msgpack ext hook that raises ``_NotPlain`` for anything else."""
+DeltaChannel rebuild): ``_plain_hook`` is an msgpack ext hook that raises ``_NotPlain`` for anything else;
+``MESSAGE_VIEWS`` has the strict decoder leave them unbuilt (``thread diff``'s text)."""
 
 from __future__ import annotations
 
@@ -41,3 +42,36 @@ def _plain_hook(code: int, data: bytes) -> Any:
 
 
 _PLAIN_TYPES = {"human", "ai", "tool", "system"}
+
+
+class StoredMessage(tuple):
+    """A standard message seen from its stored fields, not built: ``(ext bytes, fields)``; its
+    ``type``, ``content`` and ``id`` are the fields (what transcript rows read). Equal bytes and
+    equal fields decode to equal messages, so two compare equal without building either."""
+
+    __slots__ = ()
+
+    @property
+    def type(self) -> Any:
+        return self[1].get("type")
+
+    @property
+    def content(self) -> Any:
+        return self[1].get("content", "")
+
+    @property
+    def id(self) -> Any:
+        return self[1].get("id")
+
+
+def stored_message(fields: Any, data: bytes) -> Any:
+    """An ``exthook`` view: a standard message whose fields are plain (as ``_plain_hook`` requires), else NotImplemented."""
+    if not (isinstance(fields, dict) and fields.get("type") in _PLAIN_TYPES and isinstance(fields.get("id"), (str, type(None)))):
+        return NotImplemented
+    content = fields.get("content")
+    if not (isinstance(content, str) or (isinstance(content, list) and all(isinstance(b, (str, dict)) for b in content))):
+        return NotImplemented
+    return StoredMessage((data, fields))
+
+
+MESSAGE_VIEWS = dict.fromkeys(_PLAIN_CLASSES, stored_message)

@@ -36,7 +36,7 @@ class ThreadDecoder:
         import ormsgpack
 
         Blocked = decoding.Blocked
-        strict_hook = decoding._serializer()._unpack_ext_hook  # the strict serializer's own hook
+        strict_hook = decoding.strict_hook  # LangGraph's strict hook, ours (codec/exthook.py)
         cache = self._cache
 
         def hook(code: int, payload: bytes) -> Any:

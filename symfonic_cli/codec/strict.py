@@ -1,27 +1,36 @@
-"""Strict decoding of stored values: LangGraph's own serializer, allow-listed types only.
+"""Strict decoding of stored values: LangGraph's own decoding, allow-listed types only.
 
 Nothing stored is ever executed: no pickle, and a msgpack value that names a class outside
 LangGraph's safe list comes back as its raw serialized fields. The names of such classes are
-collected so the command can warn about them.
+collected so the command can warn about them. msgpack (every value the savers write) is decoded
+by ``codec.exthook``, LangGraph's strict hook without its serializer's imports; the legacy
+``json`` form alone goes through LangGraph's ``JsonPlusSerializer``.
 """
 
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterator
+from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import Any
 
+from symfonic_cli.codec.exthook import Blocked, hook, strict_hook
 from symfonic_cli.errors import StoreError
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import NoReturn
+    from symfonic_cli.codec.exthook import View
+    from collections.abc import Mapping
     from langgraph.checkpoint.serde.event_hooks import SerdeEvent
+
+__all__ = ["Blocked", "LeanObject", "collect_blocked", "lean_loads", "lean_message_ids", "loads", "strict_hook"]
 
 _serde = None
 
 
 def _serializer():
+    """LangGraph's strict serializer, for the legacy ``json`` form (its reviver is langchain_core's)."""
     global _serde
     if _serde is None:
         from langgraph.checkpoint.serde.event_hooks import register_serde_event_listener
@@ -37,7 +46,7 @@ def _serializer():
 
 
 def _on_event(event: SerdeEvent) -> None:
-    collector = _collecting.get()
+    collector = Blocked.active()
     if collector is not None and event.get("kind", "").endswith("blocked"):
         name = f"{event.get('module')}.{event.get('name')}"
         if event.get("method"):
@@ -45,40 +54,30 @@ def _on_event(event: SerdeEvent) -> None:
         collector.add(name)
 
 
-class Blocked(set):
-    """The class names the strict decoder refused while this collector was active.
-
-    The caller creates one and decodes inside ``with`` it; it is a set of names afterwards.
-    LangGraph reports refusals to one process-wide listener (``_on_event``), so the listener
-    finds the active collector through a context variable: collectors nest (the innermost one
-    collects) and threads or tasks do not see each other's.
-    """
-
-    __slots__ = ("_token",)
-
-    def __enter__(self) -> Blocked:
-        self._token = _collecting.set(self)
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        _collecting.reset(self._token)
-
-    @staticmethod
-    def active() -> Blocked | None:
-        """The collector the current decode reports to, if any (for decoders that cache values)."""
-        return _collecting.get()
-
-
-_collecting: ContextVar[Blocked | None] = ContextVar("symfonic_blocked", default=None)
-
-
 def collect_blocked() -> Blocked:
     """A new collector: ``with collect_blocked() as blocked: loads(...)``."""
     return Blocked()
 
 
-def loads(type_: str | None, data: bytes | None, *, what: str) -> Any:
-    """Decode one stored ``(type, bytes)`` pair; an undecodable value is a StoreError naming ``what``."""
+_viewing: ContextVar[Mapping[tuple[str, str], View] | None] = ContextVar("symfonic_views", default=None)
+
+
+@contextmanager
+def viewing(views: Mapping[tuple[str, str], View]) -> Iterator[None]:
+    """Within it, ``loads`` reads these classes through their views (``exthook.hook``): a store's
+    ``read_checkpoint`` decodes with them without a parameter of its own."""
+    token = _viewing.set(views)
+    try:
+        yield
+    finally:
+        _viewing.reset(token)
+
+
+def loads(type_: str | None, data: bytes | None, *, what: str,
+          views: Mapping[tuple[str, str], View] | None = None) -> Any:
+    """Decode one stored ``(type, bytes)`` pair; an undecodable value is a StoreError naming ``what``.
+    ``views`` (else those of ``viewing``): classes read from their fields instead of built."""
+    views = views if views is not None else _viewing.get()
     if type_ is None:
         type_ = "null" if data is None else "msgpack"
     if "+" in type_:
@@ -88,37 +87,18 @@ def loads(type_: str | None, data: bytes | None, *, what: str) -> Any:
     if type_ == "pickle":
         raise StoreError(f"{what} is stored as pickle; symfonic never unpickles stored data")
     data = b"" if data is None else bytes(data)
-    if type_ == "msgpack":
-        value = _without_objects(data)
-        if value is not _OBJECTS:
-            return value
-    elif type_ in ("null", "bytes"):
-        return None if type_ == "null" else data
+    if type_ in ("null", "bytes", "bytearray"):
+        return None if type_ == "null" else data if type_ == "bytes" else bytearray(data)
+    if type_ not in ("msgpack", "json"):
+        raise StoreError(f"{what} has an unknown serialization type {type_!r}")
     try:
-        return _serializer().loads_typed((type_, data))
-    except NotImplementedError:
-        raise StoreError(f"{what} has an unknown serialization type {type_!r}") from None
+        if type_ == "json":
+            return _serializer().loads_typed((type_, data))
+        import ormsgpack
+
+        return ormsgpack.unpackb(data, ext_hook=hook(views) if views else strict_hook, option=ormsgpack.OPT_NON_STR_KEYS)
     except Exception as exc:  # ormsgpack / json errors: the bytes are not what they claim
         raise StoreError(f"{what} cannot be decoded ({type(exc).__name__}: {exc})") from None
-
-
-_OBJECTS = object()
-
-
-def _without_objects(data: bytes) -> Any:
-    """A msgpack value that holds no object (strings, numbers, lists, maps: most metadata leaves),
-    decoded as LangGraph's serializer decodes it, without importing it (0.2 s a process); else
-    ``_OBJECTS``, and the serializer decodes it (objects, blocked names, errors as always)."""
-    import ormsgpack
-
-    try:
-        return ormsgpack.unpackb(data, ext_hook=_has_object, option=ormsgpack.OPT_NON_STR_KEYS)
-    except ValueError:
-        return _OBJECTS
-
-
-def _has_object(code: int, ext: bytes) -> NoReturn:
-    raise LookupError  # ormsgpack reports it as a ValueError
 
 
 class LeanObject(tuple):

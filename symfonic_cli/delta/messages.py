@@ -107,7 +107,7 @@ class _Stored:
                 from symfonic_cli.codec import strict
 
                 with strict.collect_blocked() as blocked:
-                    built = strict._serializer()._unpack_ext_hook(value[0], value[1])
+                    built = strict.strict_hook(value[0], value[1])
                 hit = self._strict[value] = (built, frozenset(blocked))
             self.blocked.update(hit[1])
             return hit[0]

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from symfonic_cli.clock import iso_utc
+from symfonic_cli.clock import human_duration, iso_utc  # human_duration: the one rule, used as ep.human_duration
 
 import re
 from dataclasses import dataclass, field
@@ -28,7 +28,7 @@ NOT_ERASED = (
     "Not erased: facts the agent extracted into its semantic, episodic or graph memory live "
     "elsewhere and need the tenant privacy erasure; backups and replicas keep copies until they rotate."
 )
-# What an erase leaves behind, per kind (kinds.py).
+# What an erase leaves behind, per kind (kinds/).
 RESIDUAL = {name: kind.erase_residual for name, kind in KINDS.items()}
 
 ERASED, NOTHING, FAILED = "erased", "nothing-to-erase", "failed"
@@ -156,7 +156,8 @@ class Miss:
 
 
 def plan_records(plans: list[ThreadErasePlan], now: datetime, grace: timedelta, misses: dict[str, Miss] | None = None) -> list[dict[str, Any]]:
-    """One record per thread for display: key, status, rows per table, total, first/last activity, recent."""
+    """One record per thread for display: key, status, rows per table, total, first/last activity,
+    recent, and ``messages_retained`` where counted (the messages only older checkpoints hold)."""
     misses = misses or {}
     records = []
     for p in plans:
@@ -170,6 +171,8 @@ def plan_records(plans: list[ThreadErasePlan], now: datetime, grace: timedelta, 
             "last_activity": _iso(p.last_activity),
             "recent": is_recent(p, now, grace),
         }
+        if p.retained is not None and not miss:
+            rec["messages_retained"] = p.retained
         if miss:
             rec.update(miss.fields())
         records.append(rec)
@@ -187,6 +190,7 @@ class ThreadOutcome:
     recent: bool = False
     miss: Miss | None = None
     time: datetime | None = None  # when its erase committed (or was given up)
+    messages_retained: int | None = None  # erased: the plan's count of messages only older checkpoints held
 
 
 def outcome(plan: ThreadErasePlan, deleted: dict[str, int], remaining: dict[str, int], now: datetime, grace: timedelta) -> ThreadOutcome:
@@ -197,7 +201,8 @@ def outcome(plan: ThreadErasePlan, deleted: dict[str, int], remaining: dict[str,
         tables = ", ".join(f"{t} {n}" for t, n in remaining.items() if n)
         return ThreadOutcome(plan.key, FAILED, deleted, remaining, f"rows remain after commit ({tables}); an application wrote the thread again", plan.last_activity, recent)
     status = ERASED if sum(deleted.values()) else NOTHING
-    return ThreadOutcome(plan.key, status, deleted, remaining, None, plan.last_activity, recent)
+    return ThreadOutcome(plan.key, status, deleted, remaining, None, plan.last_activity, recent,
+                         messages_retained=plan.retained if status == ERASED else None)
 
 
 def failed(plan: ThreadErasePlan, reason: str, now: datetime, grace: timedelta) -> ThreadOutcome:
@@ -229,6 +234,8 @@ def thread_entry(o: ThreadOutcome, kind: str, grace: timedelta) -> dict[str, Any
         entry.update(o.miss.fields())
         return entry
     entry["rows_deleted"] = o.rows_deleted
+    if o.messages_retained is not None:  # a count, never content
+        entry["messages_retained"] = o.messages_retained
     entry["verification"] = (
         {"checked": False}
         if o.remaining is None
@@ -303,11 +310,3 @@ def summary_line(receipt: dict[str, Any]) -> str:
 
 
 BUSY_LABEL = "busy (a lock not had within --lock-timeout; nothing changed, rerun to take them)"
-
-
-def human_duration(td: timedelta) -> str:
-    secs = int(td.total_seconds())
-    for unit, n in (("d", 86400), ("h", 3600), ("m", 60)):
-        if secs and secs % n == 0:
-            return f"{secs // n}{unit}"
-    return f"{secs}s"

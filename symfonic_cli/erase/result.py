@@ -1,18 +1,19 @@
 """What a changing operation returns to a program: ``RunResult``, the receipt (or, for a dry run,
-the plan) as a typed value. It holds the document ``-f json`` prints and reads as that mapping too
+the plan; for migrate, its record) as a typed value, and ``Plan``, what an operation would do
+(api/plans.py makes and runs it). It holds the document ``-f json`` prints and reads as that mapping too
 (``result["summary"]``, ``dict(result)``, equal to the parsed JSON), so code written against the
 Python API's dicts keeps working; ``to_json()`` gives the document itself."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 
 @dataclass(frozen=True, eq=False)
 class RunResult(Mapping[str, Any]):
-    operation: str  # "erase", "export", "prune"
+    operation: str  # "erase", "export", "prune", "migrate"
     document: dict[str, Any]  # what the command prints with -f json
 
     def to_json(self) -> dict[str, Any]:
@@ -20,7 +21,12 @@ class RunResult(Mapping[str, Any]):
 
     @property
     def dry_run(self) -> bool:
-        return self.document.get("dry_run") is True
+        return self.document.get("dry_run") is True or self.document.get("mode") == "dry-run"
+
+    @property
+    def totals(self) -> dict[str, Any] | None:
+        """migrate's counts (copied, skipped, verified, ...)."""
+        return self.document.get("totals")
 
     @property
     def threads(self) -> Any:
@@ -47,3 +53,58 @@ class RunResult(Mapping[str, Any]):
 
 def result_of(operation: str, document: dict[str, Any] | None) -> RunResult | None:
     return RunResult(operation, document) if document is not None else None
+
+
+@dataclass(frozen=True, eq=False)
+class Plan(RunResult):
+    """What a changing operation would do, every check made and nothing changed: its dry run's
+    document (``-f json --dry-run``; an export's lists the threads it would write), typed as a
+    RunResult is. ``thread_keys`` are the threads planned, in order; ``changes`` those the run would change
+    (erase: rows to erase; prune: checkpoints to delete; export: every one; migrate: to copy).
+    ``api.execute(plan)`` runs it on exactly these threads."""
+
+    request: Any = field(default=None, repr=False)  # the operation's request, as checked
+    runner: Any = field(default=None, repr=False)  # what runs it: (request, environment)
+
+    @property
+    def thread_keys(self) -> tuple[str, ...]:
+        threads = self.document.get("threads")
+        return tuple(_key(t) for t in threads) if isinstance(threads, list) else ()
+
+    @property
+    def changes(self) -> tuple[str, ...]:
+        threads = self.document.get("threads")
+        if not isinstance(threads, list):
+            return ()
+        if self.operation == "export":
+            return self.thread_keys
+        going = {"erase": ("erase",), "prune": ("prune",), "migrate": ("copy",)}[self.operation]
+        return tuple(_key(t) for t in threads if t.get("status") in going)
+
+
+def _key(thread: dict[str, Any]) -> str:
+    return thread["thread"] if "thread" in thread else thread["key"]  # migrate's records say "thread"
+
+
+@dataclass(frozen=True)
+class EraseOutcome:
+    """How a request's run ended, for the caller to render (cli/erase.py) or return (the Python
+    API): the receipt (a dry run: the plan document), the receipt's summary line, the --receipt
+    file holding it (None: no file holds the whole receipt)."""
+
+    document: dict[str, Any]
+    dry_run: bool
+    line: str | list[Any] | None = None  # a string, or pieces to wrap (render/fit.py)
+    kept_at: str | None = None
+
+
+def carry_outcome(outcome: EraseOutcome | None, check: Callable[[], None]) -> None:
+    """``check``'s error, carrying the outcome (when there is one) for the caller to render first."""
+    from symfonic_cli.errors import SymfonicError
+
+    try:
+        check()
+    except SymfonicError as exc:
+        if outcome is not None:
+            exc.outcome = outcome  # type: ignore[attr-defined]
+        raise

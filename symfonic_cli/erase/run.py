@@ -20,6 +20,7 @@ from symfonic_cli.erase import plan as ep
 from symfonic_cli.erase import text
 from symfonic_cli.erase.confirm import Terminal, confirm_plans, no_terminal
 from symfonic_cli.erase.faults import Faults
+from symfonic_cli.erase.result import EraseOutcome, carry_outcome
 from symfonic_cli.erase.records import Recorder, default_operator, new_header, open_receipt, store_name
 from symfonic_cli.erase.steps import Pace, Stopped, busy_error, check_replicas, erase_step, finish, hold_run_lock, run_threads
 from symfonic_cli.errors import (
@@ -38,7 +39,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from symfonic_cli.stores.protocol import Store
 
-__all__ = ["EraseRequest", "run", "default_operator", "store_name"]
+__all__ = ["EraseOutcome", "EraseRequest", "run", "default_operator", "store_name"]
 
 
 @dataclass
@@ -64,9 +65,11 @@ class EraseRequest:
     ask: Callable[..., Terminal | None] = no_terminal
 
 
-def run(req: EraseRequest, environment: Environment | None = None) -> None:
-    """Erase what ``req`` selects; raises (a SymfonicError with its exit code) when the run does
-    not end cleanly, after the plan and receipt are written."""
+def run(req: EraseRequest, environment: Environment | None = None) -> EraseOutcome | None:
+    """Erase what ``req`` selects. A request's run returns its EraseOutcome, which the caller
+    renders; one that does not end cleanly raises (a SymfonicError with its exit code) carrying it
+    as ``.outcome`` when it was made. A retention sweep (erase/sweep.py) streams its JSON and
+    its per-thread lines as it goes: it returns an outcome for a reader's end only."""
     from symfonic_cli.stores import open_store
 
     env = environment or Environment()
@@ -75,8 +78,7 @@ def run(req: EraseRequest, environment: Environment | None = None) -> None:
         # A retention sweep can select any number of threads: streamed, batch by batch.
         from symfonic_cli.erase.sweep import run_sweep
 
-        run_sweep(req, env)
-        return
+        return run_sweep(req, env)
     out = env.stdout
     human = req.fmt not in ("json", "jsonl")
     extra = ep.parse_extra(req.location.options)
@@ -96,7 +98,7 @@ def run(req: EraseRequest, environment: Environment | None = None) -> None:
                 hold_run_lock(store, "erase", wait=req.wait, location=req.location, stderr=env.stderr)
             sel = req.selection
             keys = list(sel.keys) if sel.keys is not None else store.thread_keys_with_prefix(sel.prefix or "")
-            plans = store.erase_plans(keys, extra)
+            plans = _with_retained(store, store.erase_plans(keys, extra))
             identity = store.store_identity()
             suggester, misses = _misses(store, plans, req, receipt_file, identity)
             missing = sum(1 for m in misses.values() if m.status == ep.NOT_FOUND)
@@ -115,15 +117,11 @@ def run(req: EraseRequest, environment: Environment | None = None) -> None:
                 for note in _huge_note(plans):
                     plan_out.write(f"  note: {note}\n")
             if req.dry_run:
-                if human:
-                    out.write("dry run: nothing deleted\n")
-                else:
-                    text.write_document(env, req.fmt, text.plan_document(
-                        store_name=name, kind=req.location.kind, selection=sel.receipt, plans=plans,
-                        misses=misses, now=now, grace=req.grace))
                 out.flush()
-                _check_outcome(req, [], plans, misses, suggester, None)
-                return
+                planned = EraseOutcome(text.plan_document(store_name=name, kind=req.location.kind, selection=sel.receipt,
+                                                          plans=plans, misses=misses, now=now, grace=req.grace), True)
+                carry_outcome(planned, lambda: _check_outcome(req, [], plans, misses, suggester, None))
+                return planned
             if needs_confirm:
                 confirm_plans(terminal, plans)
             header = new_header(req.location, store, now, operator=req.operator, ticket=req.ticket,
@@ -156,17 +154,26 @@ def run(req: EraseRequest, environment: Environment | None = None) -> None:
         stop = recorder.end(end, stop)
         if stop is not None:
             receipt["stopped"] = stop.reason
-        if human:
-            text.print_receipt(out, receipt, ep.summary_line(receipt), recorder.kept_at(stop))
-        else:
-            text.write_document(env, req.fmt, receipt)
+        outcome = EraseOutcome(receipt, False, ep.summary_line(receipt), recorder.kept_at(stop))
         out.flush()
     finally:
         if receipt_file is not None:
             receipt_file.close()
         if terminal is not None:
             terminal.close()
-    _check_outcome(req, outcomes, plans, misses, suggester, stop)
+    carry_outcome(outcome, lambda: _check_outcome(req, outcomes, plans, misses, suggester, stop))
+    return outcome
+
+
+def _with_retained(store: Store, plans: list[ep.ThreadErasePlan]) -> list[ep.ThreadErasePlan]:
+    """Each plan with the messages only older checkpoints still hold (issue 36's retained: compaction
+    removed them from the conversation), which the erase deletes too: the plan says what goes.
+    Each checkpoint of a thread is read once, streaming (memory/views.py)."""
+    from dataclasses import replace
+
+    from symfonic_cli.memory.retained import retained_count
+
+    return [replace(p, retained=retained_count(store, p.key)) if p.rows.get("checkpoints") else p for p in plans]
 
 
 def _misses(store: Store, plans, req: EraseRequest, receipt_file, identity: dict[str, Any]):

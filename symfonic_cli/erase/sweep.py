@@ -24,6 +24,7 @@ from symfonic_cli.erase import text
 from symfonic_cli.erase.confirm import confirm_count
 from symfonic_cli.erase.faults import Faults
 from symfonic_cli.erase.records import Recorder, new_header, open_receipt, store_name
+from symfonic_cli.erase.result import EraseOutcome, carry_outcome
 from symfonic_cli.erase.steps import DEFAULT_BATCH, busy_error, erase_step, finish, hold_run_lock, run_threads
 from symfonic_cli.errors import EXIT_INTERRUPTED, EXIT_STORE, EXIT_WRITTEN_AGAIN, EraseIncomplete, StoppedError
 
@@ -35,9 +36,11 @@ if TYPE_CHECKING:
 SAMPLE = 10  # keys the confirmation shows
 
 
-def run_sweep(req, env: Environment) -> None:
+def run_sweep(req, env: Environment) -> EraseOutcome | None:
     """Erase the threads idle since the selection's cut-off, batch by batch; raises the error that
-    ends the run (stopped, a thread failed, not confirmed) after the receipt is written."""
+    ends the run (stopped, a thread failed, not confirmed) after the receipt is written. JSON and a
+    dry run are streamed as they go (None); a reader's end is returned, for the caller to render
+    (an error carries it as ``.outcome``)."""
     from symfonic_cli.stores import open_store
 
     out = env.stdout
@@ -46,6 +49,7 @@ def run_sweep(req, env: Environment) -> None:
     now = datetime.now(timezone.utc)
     name = store_name(req.location)
     sel = req.selection
+    outcome = None
     window = {"tenant": sel.tenant, "sub_tenant": sel.sub_tenant, "last_before": sel.window.last_before, "last_from": sel.window.last_from}
     batch = req.batch_size or DEFAULT_BATCH
     receipt_file = open_receipt(req.receipt_path, dry_run=req.dry_run, store=req.location)
@@ -64,7 +68,7 @@ def run_sweep(req, env: Environment) -> None:
             undatable = store.window_undatable(tenant=sel.tenant, sub_tenant=sel.sub_tenant)
             if req.dry_run:
                 _dry_run(store, req, env, window, total, batch, name, extra, now, undatable)
-                return
+                return None
             needs_confirm = not req.yes and total > 0
             if needs_confirm:
                 terminal = req.ask(env, from_stdin=sel.from_stdin)
@@ -73,7 +77,7 @@ def run_sweep(req, env: Environment) -> None:
             first = store.erase_plans(store.window_keys(**window, limit=min(batch, total)), extra) if total else []
             plan_out = terminal.writer if terminal is not None else (out if human else None)
             if plan_out is not None:
-                text.print_sweep_plan(plan_out, store_name=name, cut_off=sel.receipt.get("cut_off"), total=total,
+                text.print_sweep_plan(plan_out, store_name=name, selection=sel.receipt, total=total,
                                       batch=batch, sample=first[:SAMPLE], now=now, grace=req.grace, env=env,
                                       undatable=undatable)
             if needs_confirm:
@@ -111,7 +115,7 @@ def run_sweep(req, env: Environment) -> None:
                 line += f"; {undatable} thread(s) left alone: their activity cannot be dated"
             if recorder.recent:
                 line += f"; warning: {recorder.recent} thread(s) had recent activity, a running agent may write them again"
-            text.print_receipt(out, {**header, **tail}, line, recorder.kept_at(stop))
+            outcome = EraseOutcome({**header, **tail}, False, line, recorder.kept_at(stop))
         elif recorder.stream is not None:
             recorder.stream.end(tail, recorder.end_times())
         out.flush()
@@ -123,6 +127,12 @@ def run_sweep(req, env: Environment) -> None:
             receipt_file.close()
         if terminal is not None:
             terminal.close()
+    carry_outcome(outcome, lambda: _check(stop, recorder, summary, total))
+    return outcome
+
+
+def _check(stop, recorder: Recorder, summary: dict[str, int], total: int) -> None:
+    """The error that ends the run: stopped, a thread failed, threads busy."""
     if stop is not None:
         raise StoppedError(
             f"{stop.reason}; {summary['threads']} of {total} thread(s) done, {summary['erased']} erased", stop.exit_code)
@@ -168,7 +178,7 @@ def _dry_run(store: Store, req, env: Environment, window, total, batch, name, ex
     human = req.fmt not in ("json", "jsonl")
     stream = text.document_stream(env, req.fmt, record="plan")
     if human:
-        text.sweep_dry_run_head(out, name, req.selection.receipt.get("cut_off"), total, batch, env, undatable)
+        text.sweep_dry_run_head(out, name, req.selection.receipt, total, batch, env, undatable)
     else:
         stream.begin({"dry_run": True, "store": name, "store_kind": req.location.kind, "selection": req.selection.receipt, "batch_size": batch})
     after, n, rows = None, 0, 0

@@ -6,8 +6,10 @@ ids, times and counts whole, text between words); off one, each stays one line. 
 - ``width_of(stream)``: the width to wrap to, None off a terminal; ``write_fitted(out, pieces)``;
 - ``plan_line(record, grace, env, every_sub=(), width=None)``: one planned thread (``ep.plan_records`` gives the records);
 - ``print_plan(out, ...)``: a request's plan (text, or a table with ``fmt="table"``), then NOT_ERASED;
-- ``print_sweep_plan(out, ..., undatable=N)``: a counted selection: the count, the cut-off, the
-  threads no time window can judge, and the first keys; ``sweep_dry_run_head(out, ...)``: a dry run's;
+- ``print_sweep_plan(out, ..., undatable=N)``: a counted selection: the count, the window as typed
+  (``idle for 30d``) and its cut-off, the threads no time window can judge, and the first keys;
+  ``sweep_dry_run_head(out, ...)``: a dry run's; ``idle_words(selection, env)``: the window as typed
+  (prune's plan says it the same way);
 - ``plan_document(...)``: a request's dry run as one JSON document;
 - ``suggestion_lines(err, misses)``: not-found keys' suggestions, on stderr only (``not_found_line``);
 - ``thread_line(outcome, width=None)``: ``<status> <key><detail>``, the line printed per thread as it is done;
@@ -99,9 +101,19 @@ def plan_line(r: dict, grace: timedelta, env: Environment, every_sub=frozenset()
     tables = enclose(tables, "(", ");")
     pieces = [Whole(_esc(r["key"]) + ":"), Whole(f"{r['total']} row(s)"), *tables,
               "first activity", Whole(_when(r["first_activity"], env) + ","), "last", Whole(_when(r["last_activity"], env))]
+    if r.get("messages_retained"):
+        pieces[-1] = glue(pieces[-1], pieces[-1] + ";")
+        pieces += _retained_pieces(r["messages_retained"])
     if r["recent"]:
         pieces.append(f"[recent: active in the last {ep.human_duration(grace)}]")
     return _fit(pieces, width, "  ", "    ")
+
+
+def _retained_pieces(n: int) -> list[str]:
+    from symfonic_cli.render.fit import Whole
+
+    return ["with", Whole(f"{n} message(s)"), "the conversation no longer shows (held by older checkpoints:",
+            "transcript show --retained)"]
 
 
 def plan_document(*, store_name: str, kind: str, selection: dict, plans, misses, now: datetime, grace: timedelta) -> dict[str, Any]:
@@ -169,6 +181,8 @@ def _plan_table(out: TextIO, records, grace: timedelta, env: Environment, every_
             what = "nothing to erase"
         else:
             what = ", ".join(f"{_esc(t)} {n}" + (ALL_SUBS if t in every_sub else "") for t, n in r["rows"].items())
+            if r.get("messages_retained"):
+                what += "; " + " ".join(_retained_pieces(r["messages_retained"]))
             if r["recent"]:
                 what += f" [recent: active in the last {ep.human_duration(grace)}]"
         when = "-" if r["status"] in (ep.NOT_FOUND, ep.ALREADY_ERASED) else (
@@ -186,15 +200,31 @@ def _undatable_pieces(undatable: int) -> list[str]:
             "not erased by a time window (threads list --inactive-for names them)"]
 
 
-def print_sweep_plan(out: TextIO, *, store_name: str, cut_off: str | None, total: int, batch: int, sample,
+def idle_words(selection: dict[str, Any], env: Environment) -> list:
+    """How long or since when the threads are idle, as typed: ``idle for 30d (last activity before
+    <cut-off>)`` (a duration in its unit, as prune's ``--older-than``: clock.human_duration), or
+    ``idle since <cut-off>`` for ``--inactive-since``; the cut-off instant in ``--tz``."""
+    from symfonic_cli.clock import human_duration, parse_duration
+    from symfonic_cli.render.fit import Whole
+
+    cut_off = str(_shown(selection.get("cut_off"), env))
+    typed = selection.get("inactive_for")
+    if typed is None:
+        return ["idle since", Whole(cut_off)]
+    duration = human_duration(parse_duration(typed, option="--inactive-for"))  # read once already: valid
+    return ["idle for", Whole(duration), "(last activity before", Whole(f"{cut_off})")]
+
+
+def print_sweep_plan(out: TextIO, *, store_name: str, selection: dict[str, Any], total: int, batch: int, sample,
                      now: datetime, grace: timedelta, env: Environment, undatable: int = 0) -> None:
-    """What the operator confirms: the count (from the database), the cut-off, the first keys, and
-    the threads left alone because their activity cannot be dated; wrapped to a terminal."""
+    """What the operator confirms: the count (from the database), the window as typed and its
+    cut-off, the first keys, and the threads left alone because their activity cannot be dated;
+    wrapped to a terminal."""
     from symfonic_cli.render.fit import Whole
 
     width = width_of(out)
-    out.write(_fit(["erase plan for", Whole(_esc(store_name) + ":"), Whole(f"{total:,} thread(s)"), "idle since",
-                    Whole(str(_shown(cut_off, env))), "to erase, in batches of", Whole(f"{batch:,}")], width) + "\n")
+    out.write(_fit(["erase plan for", Whole(_esc(store_name) + ":"), Whole(f"{total:,} thread(s)"), *idle_words(selection, env),
+                    "to erase, in batches of", Whole(f"{batch:,}")], width) + "\n")
     if not total:
         out.write("  no thread matches\n")
     if undatable:
@@ -211,12 +241,14 @@ def print_sweep_plan(out: TextIO, *, store_name: str, cut_off: str | None, total
     out.flush()
 
 
-def sweep_dry_run_head(out: TextIO, store_name: str, cut_off: str | None, total: int, batch: int, env: Environment, undatable: int = 0) -> None:
-    from symfonic_cli.render.fit import Whole
+def sweep_dry_run_head(out: TextIO, store_name: str, selection: dict[str, Any], total: int, batch: int, env: Environment, undatable: int = 0) -> None:
+    from symfonic_cli.render.fit import Whole, glue
 
     width = width_of(out)
-    out.write(_fit(["erase plan for", Whole(_esc(store_name) + ":"), Whole(f"{total:,} idle thread(s)"), "(last activity before",
-                    Whole(f"{_shown(cut_off, env)}),"), "in batches of", Whole(f"{batch:,}")], width) + "\n")
+    idle = idle_words(selection, env)
+    idle[-1] = glue(idle[-1], idle[-1] + ",")
+    out.write(_fit(["erase plan for", Whole(_esc(store_name) + ":"), Whole(f"{total:,} thread(s)"), *idle,
+                    "in batches of", Whole(f"{batch:,}")], width) + "\n")
     if undatable:
         out.write(_fit(["undatable:", *_undatable_pieces(undatable)], width, "  ") + "\n")
 

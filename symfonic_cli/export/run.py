@@ -34,7 +34,7 @@ class ExportRequest:
     with_state: bool = False
     current_only: bool = False  # leave out the messages only older checkpoints hold (export/retained.py)
     missing_ok: bool = False
-    fmt: str = "text"
+    fmt: str = "text"  # unused: the caller renders the ExportResult (kept for callers that pass it)
     window: Any = None  # retention.window.ActivityWindow: threads idle since its cut-off
     tenant: str | None = None
     sub_tenant: str | None = None
@@ -79,8 +79,23 @@ def _iso(t: datetime | None) -> str | None:
     return iso_utc(t)
 
 
-def run(req: ExportRequest, environment: Environment | None = None) -> None:
-    """Write the bundle; raises the error that ends the run (usage, not found, store)."""
+@dataclass(frozen=True)
+class ExportResult:
+    """What an export wrote, for its caller to render (cli/export.py) or return (the Python API)."""
+
+    output: str
+    format: str  # dir, zip, tar.gz
+    threads: int
+    not_found: list[str]
+
+    def document(self) -> dict[str, Any]:
+        """What ``thread export -f json`` prints."""
+        return {"output": self.output, "format": self.format, "threads": self.threads, "not_found": self.not_found}
+
+
+def run(req: ExportRequest, environment: Environment | None = None) -> ExportResult:
+    """Write the bundle and say what was written; raises the error that ends the run (usage, not
+    found, store). Prints nothing but warnings, not-found keys and progress on stderr."""
     from symfonic_cli.erase.faults import Faults
     from symfonic_cli.erase.records import store_name
     from symfonic_cli.progress import Progress
@@ -88,49 +103,19 @@ def run(req: ExportRequest, environment: Environment | None = None) -> None:
     from symfonic_cli.export.names import UniqueNames
     from symfonic_cli.render import escape_inline as esc, warn
     from symfonic_cli.stores import open_store
-    from symfonic_cli.suggestions import Suggester, not_found_message
     from symfonic_cli.transcript.read import read_transcript
 
     env = environment or Environment()
-    out, err = env.stdout, env.stderr
+    err = env.stderr  # stdout is the caller's: it renders the ExportResult
     from symfonic_cli.output_paths import refuse_store_path
 
     refuse_store_path(req.output, req.location, "--output")
     kind = check_target(req.output, req.force)
     faults = Faults.from_env()
     created = datetime.now(timezone.utc)
-    where = req.location.display
     store = open_store(req.location, writable=False, stderr=env.stderr, **req.options)
     try:
-        missing: list[str] = []
-        found: list[tuple[str, ThreadSummary]] | _IdleThreads
-        if req.keys is not None:
-            found = []
-            for key in req.keys:
-                summary = store.thread_summary(key)
-                if summary is not None:
-                    found.append((key, summary))
-                else:
-                    missing.append(key)
-        elif req.window is not None:
-            # Counted in the database, then read a page of keys at a time: nothing grows with the count.
-            found = _IdleThreads(store, req)
-        else:
-            # Keys holding only pending writes (no checkpoint) have no transcript: not listed.
-            found = [(k, s) for k in store.thread_keys_with_prefix(req.prefix or "") if (s := store.thread_summary(k)) is not None]
-        if missing:
-            suggester = Suggester(store)
-            from symfonic_cli.erase.text import not_found_line
-            from symfonic_cli.render.fit import width_of
-
-            for key in missing:
-                err.write(not_found_line(key, suggester.suggest(key), width_of(err)) + "\n")
-            if not req.missing_ok:
-                if len(missing) == 1:
-                    raise NotFoundError(not_found_message(missing[0], where, suggester) + "; nothing exported", hint="--missing-ok to export the others")
-                raise NotFoundError(f"{len(missing)} requested threads not found in {where}; nothing exported", hint="--missing-ok to export the others")
-        if req.keys is None and req.window is None and not found and not req.missing_ok:
-            raise NotFoundError(f"no thread matches the prefix '{req.prefix}' in {where}; nothing exported", hint="--missing-ok to accept")
+        found, missing = _select(store, req, env)
         for leftover in partial_leftovers(req.output):
             # A killed export's half-written bundle: named, then removed (it is never a bundle).
             try:
@@ -199,19 +184,68 @@ def run(req: ExportRequest, environment: Environment | None = None) -> None:
             entries.close()
     finally:
         store.close()
-    if req.fmt in ("json", "jsonl"):
-        doc = {"output": req.output, "format": kind, "threads": len(entries), "not_found": missing}
-        from symfonic_cli.erase.text import write_document
+    return ExportResult(req.output, kind, len(entries), missing)
 
-        write_document(env, req.fmt, doc)
+
+def _select(store: Store, req: ExportRequest, env: Environment) -> tuple[Any, list[str]]:
+    """The threads to export as (key, summary) pairs (a retention window's read a page at a time)
+    and the requested keys not found (said on stderr with suggestions; an error unless missing_ok)."""
+    from symfonic_cli.suggestions import Suggester, not_found_message
+
+    where = req.location.display
+    missing: list[str] = []
+    found: list[tuple[str, ThreadSummary]] | _IdleThreads
+    if req.keys is not None:
+        found = []
+        for key in req.keys:
+            summary = store.thread_summary(key)
+            if summary is not None:
+                found.append((key, summary))
+            else:
+                missing.append(key)
+    elif req.window is not None:
+        # Counted in the database, then read a page of keys at a time: nothing grows with the count.
+        found = _IdleThreads(store, req)
     else:
-        from symfonic_cli.render.fit import Whole, fit, width_of
+        # Keys holding only pending writes (no checkpoint) have no transcript: not listed.
+        found = [(k, s) for k in store.thread_keys_with_prefix(req.prefix or "") if (s := store.thread_summary(k)) is not None]
+    if missing:
+        suggester = Suggester(store)
+        from symfonic_cli.erase.text import not_found_line
+        from symfonic_cli.render.fit import width_of
 
-        pieces = ["exported", Whole(f"{len(entries)} thread(s)"), "to", Whole(esc(req.output) + (";" if missing else ""))]
-        if missing:
-            pieces.append(Whole(f"{len(missing)} not found"))
-        out.write(fit(pieces, width_of(out)) + "\n")
-    out.flush()
+        for key in missing:
+            env.stderr.write(not_found_line(key, suggester.suggest(key), width_of(env.stderr)) + "\n")
+        if not req.missing_ok:
+            if len(missing) == 1:
+                raise NotFoundError(not_found_message(missing[0], where, suggester) + "; nothing exported", hint="--missing-ok to export the others")
+            raise NotFoundError(f"{len(missing)} requested threads not found in {where}; nothing exported", hint="--missing-ok to export the others")
+    if req.keys is None and req.window is None and not found and not req.missing_ok:
+        raise NotFoundError(f"no thread matches the prefix '{req.prefix}' in {where}; nothing exported", hint="--missing-ok to accept")
+    return found, missing
+
+
+def plan(req: ExportRequest, environment: Environment) -> dict[str, Any]:
+    """What ``run`` would write, with its checks made (the output, the selection), writing nothing:
+    the threads with their checkpoints and activity, as one document (the Python API's plan)."""
+    from symfonic_cli.erase.records import store_name
+    from symfonic_cli.export.bundle import check_target
+    from symfonic_cli.output_paths import refuse_store_path
+    from symfonic_cli.stores import open_store
+
+    refuse_store_path(req.output, req.location, "--output")
+    kind = check_target(req.output, req.force)
+    store = open_store(req.location, writable=False, stderr=environment.stderr, **req.options)
+    try:
+        found, missing = _select(store, req, environment)
+        threads = [{"key": key, "checkpoints": s.checkpoints, "first_activity": _iso(s.first_at), "last_activity": _iso(s.last_at)}
+                   for key, s in found]
+    finally:
+        store.close()
+    return {
+        "dry_run": True, "store": store_name(req.location), "output": req.output, "format": kind, "selection": req.selection,
+        "summary": {"threads": len(threads), "not_found": len(missing)}, "threads": threads, "not_found": missing,
+    }
 
 
 class _IdleThreads:

@@ -138,15 +138,32 @@ def _channel_names(store: Store, key: str, ns: str, cid: str) -> tuple[str, ...]
     return tuple(dict.fromkeys(str(n) for n in names))
 
 
-def diff_checkpoints(store: Store, key: str, ref_a: str, ref_b: str, *, namespace: str | None = None) -> CheckpointDiff:
+def diff_checkpoints(store: Store, key: str, ref_a: str, ref_b: str, *, namespace: str | None = None,
+                     lean: bool = False) -> CheckpointDiff:
+    """``lean``: standard messages are read from their stored fields (``codec.plain.StoredMessage``),
+    never built, which is all the text and table show (no import of langchain_core: 0.5 s); the
+    result's values are then not for ``to_json``. Where stored fields cannot tell whether two
+    values are equal, both checkpoints are read again and built, so the changes found are the same."""
     where_a = resolve_ref(store, key, ref_a, namespace=namespace)
     where_b = resolve_ref(store, key, ref_b, namespace=namespace)
+    if lean:
+        from symfonic_cli.codec.plain import MESSAGE_VIEWS
+        from symfonic_cli.codec.strict import viewing
+
+        with viewing(MESSAGE_VIEWS):
+            a, b = read_full(store, key, *where_a), read_full(store, key, *where_b)
+        try:
+            return compare(key, a, b, lean=True)
+        except _Unknown:
+            pass
     a = read_full(store, key, *where_a)
     b = read_full(store, key, *where_b)
     return compare(key, a, b)
 
 
-def compare(key: str, a: CheckpointRecord, b: CheckpointRecord) -> CheckpointDiff:
+def compare(key: str, a: CheckpointRecord, b: CheckpointRecord, *, lean: bool = False) -> CheckpointDiff:
+    """``lean``: values may hold StoredMessage; _Unknown when that leaves an equality open."""
+    _equal = _lean_equal if lean else _built_equal
     va, vb = a.channel_values, b.channel_values
     out = CheckpointDiff(key, a, b)
     out.added = sorted(ch for ch in vb if ch not in va)
@@ -158,15 +175,59 @@ def compare(key: str, a: CheckpointRecord, b: CheckpointRecord) -> CheckpointDif
     ma, mb = va.get("messages"), vb.get("messages")
     if ma is not None and not isinstance(ma, list) or mb is not None and not isinstance(mb, list):
         raise StoreError("the 'messages' channel is not a list in one of the checkpoints; cannot compare it message by message")
-    _messages(out, ma or [], mb or [])
+    _messages(out, ma or [], mb or [], _equal)
     return out
 
 
-def _equal(x: Any, y: Any) -> bool:
+def _built_equal(x: Any, y: Any) -> bool:
     try:
         return bool(x == y) and type(x) is type(y)
     except Exception:  # a value whose == raises: compare what JSON would show
         return jsonable(x) == jsonable(y)
+
+
+class _Unknown(Exception):
+    """Stored fields do not tell whether two values are equal: build them."""
+
+
+def _lean_equal(x: Any, y: Any) -> bool:
+    """``_built_equal`` over values holding StoredMessage: the same answer, or _Unknown."""
+    from symfonic_cli.codec.plain import StoredMessage
+
+    if type(x) is StoredMessage or type(y) is StoredMessage:  # its built type is unknown here
+        return _same(x, y)
+    return type(x) is type(y) and _same(x, y)
+
+
+def _same(x: Any, y: Any) -> bool:
+    # As ``==`` would answer on the built values: a list or tuple equals one of its own type and
+    # length whose items are equal, a dict one with the same keys and equal values; a StoredMessage
+    # equals one of the same bytes and fields; anything else is itself, so its ``==`` holds, but
+    # ``False`` from an object that might hold a StoredMessage is no answer.
+    from symfonic_cli.codec.plain import StoredMessage
+
+    if x is y:  # as list and dict ``==`` do, before comparing
+        return True
+    tx_, ty = type(x), type(y)
+    if tx_ is StoredMessage or ty is StoredMessage:
+        if tx_ is ty and x[0] == y[0] and x[1] == y[1]:
+            return True
+        raise _Unknown
+    if tx_ in (list, tuple) and ty in (list, tuple):
+        return tx_ is ty and len(x) == len(y) and all(_same(a, b) for a, b in zip(x, y))
+    if tx_ is dict and ty is dict:
+        return x.keys() == y.keys() and all(_same(v, y[k]) for k, v in x.items())
+    try:
+        if x == y:
+            return True
+    except Exception:
+        raise _Unknown from None
+    if tx_ in _SCALARS and ty in _SCALARS:
+        return False
+    raise _Unknown
+
+
+_SCALARS = (str, int, float, bool, bytes, type(None))
 
 
 def _keyed(messages: list[Any]) -> dict[Any, Any]:
@@ -179,7 +240,7 @@ def _change(m: Any, **more: Any) -> MessageChange:
     return MessageChange(mid if isinstance(mid, str) else None, tx.role_of(m), tx.content_of(m), m, **more)
 
 
-def _messages(out: CheckpointDiff, old: list[Any], new: list[Any]) -> None:
+def _messages(out: CheckpointDiff, old: list[Any], new: list[Any], _equal: Any = _built_equal) -> None:
     before, after = _keyed(old), _keyed(new)
     out.messages_added = [_change(m) for k, m in after.items() if k not in before]
     out.messages_removed = [_change(m) for k, m in before.items() if k not in after]

@@ -355,13 +355,17 @@ def _delta_thread(store: Store, key: str, heads: list[CheckpointHead]):
     root = [h.checkpoint_id for h in heads if h.checkpoint_ns == ""]
     if not root:
         return None
-    record = store.read_checkpoint(key, checkpoint_id=max(root), channels=("messages",))
-    from symfonic_cli.transcript.read import is_delta
+    from symfonic_cli.delta.messages import ThreadMessages
+    from symfonic_cli.transcript.read import _plain_messages, delta_state, is_delta
 
+    # Told from the stored fields where they show it (no message built: langchain_core is 1 s to import).
+    if _plain_messages(store, key, max(root)) is not None:
+        return None
+    if delta_state(store, key, max(root)) is not None:
+        return ThreadMessages.read(store, key)
+    record = store.read_checkpoint(key, checkpoint_id=max(root), channels=("messages",))
     if record is None or not is_delta(record):
         return None
-    from symfonic_cli.delta.messages import ThreadMessages
-
     return ThreadMessages.read(store, key)
 
 

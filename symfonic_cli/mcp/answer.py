@@ -5,6 +5,7 @@ and characters per answer, with ``truncated``), and a text block that quotes it 
 from __future__ import annotations
 
 import math
+import re
 import secrets
 from dataclasses import dataclass, field
 from typing import Any
@@ -119,9 +120,15 @@ def _rows(value: Any, rows: int) -> tuple[Any, bool]:
 
 
 # What json_dumps writes for a string holding a character escape_controls escapes (C0 and C1
-# controls, DEL, separators, bidi, lone surrogates) and for NaN/Infinity: text without any of
-# these holds nothing to escape (a stored backslash-u only sends it the long way round).
-_ESCAPE_MARKS = ("\\u", "\\r", "\\b", "\\f", "NaN", "Infinity")
+# controls, DEL, separators, bidi, lone surrogates: a backslash and u, r, b or f) and for
+# NaN/Infinity: text without any of these holds nothing to escape (a stored backslash-u only sends
+# it the long way round). Looked for with one search for the backslash and one per word: six
+# substring searches took as long as making the JSON.
+_ESCAPE_MARK = re.compile(r"\\[urbf]")
+
+
+def _needs_escaping(text: str) -> bool:
+    return ("\\" in text and _ESCAPE_MARK.search(text) is not None) or "NaN" in text or "Infinity" in text
 
 
 def prepare(value: Any, caps: Caps) -> tuple[Any, bool, str]:
@@ -129,14 +136,30 @@ def prepare(value: Any, caps: Caps) -> tuple[Any, bool, str]:
     made once for the common answer: nothing to escape, within the characters."""
     value, cut = _rows(value, caps.rows)
     text = json_dumps(value)
-    if any(mark in text for mark in _ESCAPE_MARKS):
+    if _needs_escaping(text):
         value = escaped(value)
         text = json_dumps(value)
     if len(text) > caps.chars:
+        if isinstance(value, list) and len(text) <= 2 * caps.chars:
+            # A list a little over the cap: the rows dropped from its end are measured, not the
+            # kept ones, and the kept rows' JSON is the start of the whole list's.
+            kept, size = _trim(value, caps.chars, len(text))
+            if kept:
+                return value[:kept], True, text[: size - 1] + "]"
         value, _ = fit(value, caps)
         cut = True
         text = json_dumps(value)
     return value, cut, text
+
+
+def _trim(rows: list[Any], chars: int, size: int) -> tuple[int, int]:
+    """(how many rows from the start fit whole in ``chars``, the length of their JSON), given
+    ``size``, the length of all the rows' JSON: ``[``, the rows joined by ``, ``, ``]``."""
+    kept = len(rows)
+    while kept and size > chars:
+        kept -= 1
+        size -= _size(rows[kept]) + (2 if kept else 0)
+    return kept, size
 
 
 def text_block(tool: str, result_json: str, truncated: bool) -> str:

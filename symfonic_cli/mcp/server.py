@@ -101,7 +101,8 @@ def build_server(reader: Reader) -> MCPServer:
         return reply("search_messages", locals())
 
     @tool("A thread's conversation: one row per message (index, role, content, message id, timestamp), filtered by "
-          "index, time range, speaker and limit; with tool calls and results when asked.")
+          "index, time range, speaker and limit; with tool calls and results when asked. With resume_window: what the "
+          "agent recalls after a restart instead (symfonic-core's restart-resume: speaker, turn id, content, timestamp).")
     async def get_transcript(
         key: Key,
         index: Annotated[int | None, Field(description="Only the message at this index (negative: from the end).")] = None,
@@ -110,6 +111,10 @@ def build_server(reader: Reader) -> MCPServer:
         speaker: Annotated[str, Field(description=f"{one_of(SPEAKERS)}; or a comma list.")] = "all",
         limit: Limit = None,
         tools: Annotated[bool, Field(description="Include tool calls and tool results.")] = False,
+        resume_window: Annotated[bool, Field(description="Only the turns a restart of the agent replays into its "
+                                                         "working memory, oldest first (none of the filters above).")] = False,
+        max_entries: Annotated[int | None, Field(ge=0, description="With resume_window: the working memory's size "
+                                                                   "(symfonic-core's max_entries; default 10).")] = None,
     ) -> Reply:
         return reply("get_transcript", locals())
 
@@ -148,10 +153,13 @@ def build_server(reader: Reader) -> MCPServer:
     return server
 
 
-def run_stdio(server: MCPServer, on_interrupt: Callable[[], None]) -> None:
+def run_stdio(server: MCPServer, on_interrupt: Callable[[], None], ready: Callable[[], None]) -> None:
     """Serve on stdin/stdout until the client closes them. Ctrl-C ends the process at once, exit
     130: the SDK reads stdin in a worker thread that nothing can wake, so an orderly shutdown would
-    wait for input that never comes (each access-log record is on disk already)."""
+    wait for input that never comes (each access-log record is on disk already). ``ready`` says
+    that the server waits, once Ctrl-C is handled so (a Ctrl-C typed as soon as that was read
+    ended the process with no word: click returned 130 for the KeyboardInterrupt), with Ctrl-C
+    held back while it writes (the handler, run inside that write, failed on its own stderr)."""
     import os
     import signal
 
@@ -162,6 +170,11 @@ def run_stdio(server: MCPServer, on_interrupt: Callable[[], None]) -> None:
         os._exit(EXIT_INTERRUPTED)
 
     signal.signal(signal.SIGINT, stop)
+    held = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        ready()
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, held)  # a Ctrl-C typed meanwhile is handled here
     server.run("stdio")
 
 

@@ -1,6 +1,9 @@
 """The MCP tools, free of the SDK: each reads through the Python API (``symfonic_cli.api.Store``)
 inside the session's scope and returns an ``Answer``; ``Reader.call`` escapes and caps it, turns
-errors into one safe line and writes the access-log record. ``server.py`` gives them to the SDK."""
+errors into one safe line and writes the access-log record. ``server.py`` gives them to the SDK.
+
+Records are read with ``json_view()``, not ``to_json()``: nothing here changes an answer in place
+(escaping and the caps build new values), so the API's defensive deep copy is not paid per row."""
 
 from __future__ import annotations
 
@@ -137,7 +140,8 @@ class Reader:
         if len(self.scope.grants) > 1:  # one listing per grant: newest activity first, as each is
             rows.sort(key=lambda r: r.last_activity or _OLDEST, reverse=True)
         rows = rows[:fetch]
-        return Answer([r.to_json() for r in rows], [r.key for r in rows], len(rows))
+        docs = [r.json_view() for r in rows]
+        return Answer(docs, [d["key"] for d in docs], len(rows))
 
     def search_messages(self, text: str, case_sensitive: bool = False, tools: bool = False, tenant: str | None = None,
                         sub_tenant: str | None = None, session: str | None = None, limit: int | None = None) -> Answer:
@@ -148,18 +152,31 @@ class Reader:
                 break
             hits += self.store.search(text, case_sensitive=case_sensitive, tools=tools, tenant=t, sub_tenant=s,
                                       session=session, limit=fetch - len(hits))
-        return Answer([h.to_json() for h in hits], [h.key for h in hits], len(hits))
+        docs = [h.json_view() for h in hits]
+        return Answer(docs, [d["key"] for d in docs], len(hits))
 
     def get_transcript(self, key: str, index: int | None = None, since: str | None = None, until: str | None = None,
-                       speaker: str = "all", limit: int | None = None, tools: bool = False) -> Answer:
+                       speaker: str = "all", limit: int | None = None, tools: bool = False, resume_window: bool = False,
+                       max_entries: int | None = None) -> Answer:
         self._in_scope(key)
+        if resume_window or max_entries is not None:
+            # transcript show --resume-window: the turns symfonic-core's restart-resume recalls.
+            if not resume_window:
+                raise UsageError("max_entries needs resume_window")
+            given = {"index": index is not None, "since": since is not None, "until": until is not None,
+                     "speaker": speaker != "all", "limit": limit is not None, "tools": bool(tools)}
+            others = [name for name, on in given.items() if on]
+            if others:
+                raise UsageError(f"resume_window answers what a restart recalls; it does not take {', '.join(others)}")
+            recalled = self.store.resume_window(key, **({} if max_entries is None else {"max_entries": max_entries}))
+            return Answer([r.to_json() for r in recalled], [key], len(recalled))
         rows = self.store.transcript(key, index=index, since=since, until=until, speaker=speaker,
                                      limit=self._fetch(limit), tools=tools)
         return Answer([r.to_json(tools) for r in rows], [key], len(rows))
 
     def get_thread_state(self, key: str) -> Answer:
         self._in_scope(key)
-        return Answer(self.store.thread_state(key).to_json(), [key], 1)
+        return Answer(self.store.thread_state(key).json_view(), [key], 1)
 
     def get_history(self, key: str, namespace: str | None = None, limit: int | None = None) -> Answer:
         self._in_scope(key)
@@ -184,7 +201,7 @@ class Reader:
     def store_usage(self, top: int = 10) -> Answer:
         _positive("top", top)
         if self.scope.everything:
-            return Answer(self.store.usage(top=min(top, self.caps.rows + 1)).to_json(), [], 1)
+            return Answer(self.store.usage(top=min(top, self.caps.rows + 1)).json_view(), [], 1)
         # Scoped: the granted threads' own sizes only (the store's totals are every tenant's).
         rows: list[Any] = []
         for t, s in self.scope.narrow(None, None):

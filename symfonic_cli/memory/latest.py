@@ -6,10 +6,13 @@ without a cipher (``symfonic/agent/checkpointer/serde.py``: a JsonPlusSerializer
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from symfonic_cli.errors import StoreError
-from symfonic_cli.stores.protocol import Store
+
+if TYPE_CHECKING:
+    from symfonic_cli.stores.protocol import Store
+    from symfonic_cli.transcript.read import TranscriptResult
 
 # Why the application reads no messages for a thread whose messages this tool does show.
 DELTA_ABSENT = ("its messages are delta-encoded (a LangGraph DeltaChannel) and its latest checkpoint holds no 'messages' value: "
@@ -87,3 +90,17 @@ def application_unread(store: Store, key: str, *, delta: bool) -> str | None:
     if aes_key() is not None and encrypted_messages(store, key):  # without a key, an encrypted read stops first
         return ENCRYPTED
     return None
+
+
+def with_application_note(store: Store, key: str, result: TranscriptResult, *, checkpoint_id: str | None) -> TranscriptResult:
+    """``transcript show``'s rows (the command and ``Store.transcript`` alike), each carrying
+    ``not_read_by_application`` when symfonic-core reads none of the thread's latest messages
+    (``application_unread``); as of an older ``checkpoint_id`` the note does not apply (history)."""
+    from dataclasses import replace
+
+    if checkpoint_id is not None or not result.rows:
+        return result
+    unread = application_unread(store, key, delta=result.resolution.path == "delta")
+    if unread is None:
+        return result
+    return replace(result, rows=[replace(r, not_read_by_application=unread) for r in result.rows])

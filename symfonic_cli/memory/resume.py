@@ -16,8 +16,11 @@ from datetime import datetime
 from typing import Any
 
 from symfonic_cli.clock import iso_utc
-from symfonic_cli.stores.protocol import Store
 from symfonic_cli.transcript import rows as tx
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from symfonic_cli.stores.protocol import Store
 
 # symfonic-core's WorkingLayer(max_entries=10) and context_budget.max_history_messages.
 DEFAULT_MAX_ENTRIES = 10

@@ -85,6 +85,19 @@ def read_retained(store: Store, key: str) -> list[RetainedMessage]:
         return _retained(store, key, delta_views(store, key))
 
 
+def retained_count(store: Store, key: str) -> int | None:
+    """How many message versions of ``read_retained`` the current state no longer holds (what
+    ``transcript show --retained`` lists beyond the transcript); None when the messages cannot be
+    read (an encrypted store without its key, a checkpoint of an unexpected shape): an erase still
+    deletes them, uncounted."""
+    from symfonic_cli.errors import SymfonicError
+
+    try:
+        return sum(1 for m in read_retained(store, key) if not m.current)
+    except SymfonicError:
+        return None
+
+
 @dataclass
 class _Seen:
     message: Any

@@ -130,12 +130,12 @@ def run_migrate(req: MigrateRequest, environment: Environment) -> MigrateResult:
 
     if same_place(req.source, req.target):
         raise UsageError("--from and --to are the same store")
-    if req.target.kind == "sqlite" and req.target.path:
+    if req.target.path:  # a file store
         from symfonic_cli.output_paths import refuse_store_path
 
         # A target at the source's -wal/-shm/-journal made the source unopenable; and the reverse.
         refuse_store_path(req.target.path, req.source, "--to")
-        if req.source.kind == "sqlite" and req.source.path:
+        if req.source.path:
             refuse_store_path(req.source.path, req.target, "--from", why="the target writes there")
     src = as_option("--from", open_store, req.source, writable=False, stderr=environment.stderr, **req.source_options)
     scratch = None

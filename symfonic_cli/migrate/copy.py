@@ -95,7 +95,7 @@ class Migrator:
 
     def __post_init__(self) -> None:
         self.same_kind = self.source.kind == self.target.kind and not self.to_plaintext
-        # JSONB (PostgreSQL metadata and inline channel values) folds -0.0 into 0 (kinds.py).
+        # JSONB (PostgreSQL metadata and inline channel values) folds -0.0 into 0 (kinds/).
         self.signed_zero = not (KINDS[self.source.kind].jsonb or KINDS[self.target.kind].jsonb)
 
     def copy(self, key: str) -> ThreadOutcome:

@@ -77,6 +77,13 @@ class ThreadErasePlan:
     first_at: datetime | None = None
     last_at: datetime | None = None
     undatable: bool = False
+    # Whether some id is not in the ordered form (clock.is_ordered_id), the backend having tested
+    # every id; None: not tested (then the plan's times are read checkpoint by checkpoint).
+    odd: bool | None = None
+    # Message versions the store holds that the conversation no longer shows (compaction or a
+    # RemoveMessage took them out of the state; older checkpoints still hold them: memory/retained.py).
+    # The erase deletes them with the rest. None: not counted (a sweep; messages not readable).
+    retained: int | None = None
 
     @property
     def first_activity(self) -> datetime | None:

@@ -24,7 +24,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from symfonic_cli.clock import checkpoint_time
+from symfonic_cli.clock import checkpoint_time, joined_ordered, last_activity, ordered_id_time
 
 TASKS = "__pregel_tasks"  # langgraph.constants.TASKS: the channel pending Sends are written to
 SENDS_IN_PARENT_BEFORE = 4  # checkpoints before format v4 read their pending sends from the parent
@@ -72,6 +72,10 @@ class PruneDecision:
     # (id -> parent), and the root checkpoint each namespace deleted whole was called from.
     parents: dict[str, dict[str, str | None]] = field(default_factory=dict)
     drop_roots: dict[str, str | None] = field(default_factory=dict)
+    # The thread's last activity as listing reads it (clock.py: the UUIDv6 time in any case, else
+    # its ts) over every checkpoint; ``undatable``: one carries neither.
+    last_at: datetime | None = None
+    undatable: bool = False
 
     @property
     def checkpoints(self) -> int:
@@ -94,6 +98,7 @@ def decide(key: str, checkpoints: list[PruneCheckpoint], sends_at: set[tuple[str
     Keep-latest keeps the newest branch only, as PostgresSaver.prune does; ``keep_branches`` also
     keeps the head of every branch (a checkpoint no other checkpoint of its namespace names as parent)."""
     d = PruneDecision(key, total=len(checkpoints))
+    d.last_at, d.undatable = _last_activity(checkpoints)
     by_ns: dict[str, list[PruneCheckpoint]] = {}
     for c in checkpoints:
         by_ns.setdefault(c.ns, []).append(c)
@@ -162,7 +167,8 @@ def piece_of(d: PruneDecision, limit: int) -> PruneDecision:
         units += [(ns, None) for ns in sorted(by_root.get(rid, ()))]
         units.append(("", rid))
     units += [(ns, i) for ns, ids in d.delete.items() if ns for i in reversed(ids)]
-    p = PruneDecision(d.key, keep=d.keep, delete={ns: [] for ns in d.delete}, total=d.total, parents=d.parents)
+    p = PruneDecision(d.key, keep=d.keep, delete={ns: [] for ns in d.delete}, total=d.total, parents=d.parents,
+                      last_at=d.last_at, undatable=d.undatable)
     n = 0
     for ns, cid in units:
         size = d.drop[ns] if cid is None else 1
@@ -177,6 +183,21 @@ def piece_of(d: PruneDecision, limit: int) -> PruneDecision:
         gone = set(ids)
         p.detach[ns] = sorted(i for i, parent in d.parents.get(ns, {}).items() if i not in gone and parent in gone)
     return p
+
+
+def _last_activity(checkpoints: list[PruneCheckpoint]) -> tuple[datetime | None, bool]:
+    """The thread's last activity by instant and whether a checkpoint is undatable: from the
+    greatest id when every id is in the ordered form (tested in one pass over the joined ids, as
+    the listing does), else checkpoint by checkpoint."""
+    if all_ordered(checkpoints):
+        return (ordered_id_time(max(c.id for c in checkpoints)) if checkpoints else None), False
+    return last_activity((c.id, c.ts) for c in checkpoints)
+
+
+def all_ordered(checkpoints: list[PruneCheckpoint]) -> bool:
+    """Whether every id is in the ordered form (clock.is_ordered_id), in one pass over the joined ids."""
+    ids = [c.id for c in checkpoints]
+    return all(type(i) is str for i in ids) and joined_ordered(",".join(ids), len(ids))
 
 
 def _heads(cps: list[PruneCheckpoint]) -> set[str]:
@@ -244,7 +265,7 @@ class ThreadPrunePlan:
     skipped: str | None = None
     redated: int = 0  # messages whose transcript time moves to redated_to
     redated_to: str | None = None  # the ts of the oldest kept root checkpoint
-    last_checkpoint_id: str | None = None
+    last_at: datetime | None = None  # the thread's last activity by instant (PruneDecision.last_at)
     branch_heads: int = 0  # a forked thread's branch heads (0: no fork)
     branch_heads_deleted: int = 0  # of them, the ones the prune deletes (--keep-branches keeps them)
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from symfonic_cli.errors import StoreError, UsageError
-from symfonic_cli.clock import iso_utc
+from symfonic_cli.clock import NEVER, iso_utc
 from symfonic_cli.threadkey import parse_key
 
 # typing.TYPE_CHECKING without importing typing.
@@ -219,7 +219,7 @@ def _threads(store: Store, candidates, *, tenant: str | None, sub_tenant: str | 
     if window is not None:
         summaries = [s for s in summaries if window.keeps(s.last_at)]  # by instant (stores/activity.py)
     summaries.sort(key=lambda s: s.key)
-    summaries.sort(key=lambda s: s.last_checkpoint_id or "", reverse=True)
+    summaries.sort(key=lambda s: s.last_at or NEVER, reverse=True)  # by instant, as the listing
     for summary in summaries:
         yield summary.key
 

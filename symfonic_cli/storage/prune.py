@@ -5,9 +5,8 @@ before anything is deleted); planned (threads, checkpoints, bytes, and the messa
 time moves); confirmed (the typed count, or ``--yes``); then one transaction per thread on one
 snapshot, the rules decided again on it, the deletes compared with the plan and the kept state
 compared before and after, before the commit (stores/_prune.py); a fresh plan verifies it (after
-the commit; on PostgreSQL inside the transaction, after the deletes, where a difference rolls back). Each thread's receipt line is on disk before the next thread starts (erase's
-ReceiptFile). Threads are read page by page (keyset pagination) so memory does not grow with the
-store; Ctrl-C stops between threads.
+the commit; on PostgreSQL inside the transaction, where a difference rolls back). Each thread's
+receipt line is on disk before the next starts; threads are read page by page; Ctrl-C stops between.
 """
 
 from __future__ import annotations
@@ -25,8 +24,9 @@ from symfonic_cli.erase.confirm import Terminal, confirm, no_terminal
 from symfonic_cli.erase.faults import Faults
 from symfonic_cli.erase.records import RunRecord, default_operator, open_receipt, store_name
 from symfonic_cli.erase.steps import DEFAULT_BATCH, Pace, Stopped, busy_error, check_replicas, hold_run_lock, run_threads
-from symfonic_cli.erase.text import document_stream, print_receipt
-from symfonic_cli.errors import (EXIT_INTERRUPTED, NotFoundError, StoppedError, StoreError, SymfonicError, WrittenAgainError)
+from symfonic_cli.erase.result import EraseOutcome, carry_outcome
+from symfonic_cli.erase.text import document_stream, idle_words
+from symfonic_cli.errors import EXIT_INTERRUPTED, NotFoundError, StoppedError, StoreError, SymfonicError, WrittenAgainError
 from symfonic_cli.limits import DEFAULT_LOCK_TIMEOUT, DEFAULT_PIECE
 from symfonic_cli.location import StoreLocation, scrub
 from symfonic_cli.model.prune import BUSY, FAILED, NOT_FOUND, NOTHING, SKIPPED
@@ -36,7 +36,6 @@ from symfonic_cli.storage import records as pr
 # typing.TYPE_CHECKING without importing typing.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Callable
     from typing import TextIO
 
     from symfonic_cli.stores.protocol import Store
@@ -101,8 +100,9 @@ class _Keys:
             yield page
 
 
-def run(req: PruneRequest, environment: Environment | None = None) -> None:
-    """Prune what ``req`` selects; raises the error that ends the run after the receipt is written."""
+def run(req: PruneRequest, environment: Environment | None = None) -> EraseOutcome | None:
+    """Prune what ``req`` selects: a reader's end as an EraseOutcome for the caller to render (JSON and
+    dry runs stream as they go: None); an error that ends the run carries it as ``.outcome``."""
     from symfonic_cli.render import escape_inline as esc
     from symfonic_cli.stores import open_store
 
@@ -132,7 +132,7 @@ def run(req: PruneRequest, environment: Environment | None = None) -> None:
             if req.dry_run:
                 plan.write_all(out, human, name, notes, esc, env)
                 _check_missing(req, plan.missing, store)
-                return
+                return None
             needs_confirm = not req.yes
             if needs_confirm:
                 terminal = req.ask(env, from_stdin=req.selection.from_stdin)
@@ -140,7 +140,7 @@ def run(req: PruneRequest, environment: Environment | None = None) -> None:
             if needs_confirm or plan_out is not None:
                 plan.count()  # the totals confirmed and shown (streamed: nothing kept per thread)
             if plan_out is not None:
-                plan.write_summary(plan_out, name, notes, esc)
+                plan.write_summary(plan_out, name, notes, esc, env)
             if needs_confirm:
                 _confirm(terminal, plan.to_prune)
             header = {
@@ -172,8 +172,9 @@ def run(req: PruneRequest, environment: Environment | None = None) -> None:
         stop = rec.end(tail, stop)
         if stop is not None:
             tail["stopped"] = stop.reason
-        if human:  # as erase ends: the summary and the --receipt file, else the whole receipt
-            print_receipt(out, {**header, **tail}, pr.summary_line(tail["summary"]), rec.kept_at(stop))
+        outcome = None  # as erase ends: the summary and the --receipt file, else the whole receipt (the caller's)
+        if human:
+            outcome = EraseOutcome({**header, **tail}, False, pr.summary_line(tail["summary"]), rec.kept_at(stop))
         elif rec.stream is not None:
             rec.stream.end(tail)
         out.flush()
@@ -184,7 +185,8 @@ def run(req: PruneRequest, environment: Environment | None = None) -> None:
             receipt_file.close()
         if terminal is not None:
             terminal.close()
-    _raise_outcome(req, rec, stop, keys.total)
+    carry_outcome(outcome, lambda: _raise_outcome(req, rec, stop, keys.total))
+    return outcome
 
 
 def _seconds(td: timedelta | None) -> int | None:
@@ -225,16 +227,17 @@ class _Plan:
             if len(self.sample) < SAMPLE:
                 self.sample.append(rec)
 
-    def _head(self, store_name: str, esc, width) -> str:
+    def _head(self, store_name: str, esc, width, env: Environment) -> str:
+        from symfonic_cli.clock import human_duration
         from symfonic_cli.render.fit import Whole, fit
 
-        from symfonic_cli.clock import human_duration
-
-        # As typed (30d, not 2592000 s): the unit the grammar reads back.
+        # As typed (30d, not 2592000 s): the unit the grammar reads back; a sweep's window as erase's.
         older = ["and every checkpoint newer than", Whole(f"{human_duration(self.req.older_than)};")] if self.req.older_than else []
+        receipt = self.req.selection.receipt
+        window = idle_words(receipt, env) if "inactive_for" in receipt or "inactive_since" in receipt else []
         head = fit(["prune plan for", Whole(esc(store_name) + ":"), "keep the latest", Whole(f"{self.req.keep} checkpoint(s)"),
-                    "of each namespace" + ("," if older else ";"), *older, Whole(f"{self.keys.total:,} thread(s)"), "selected"],
-                   width) + "\n"
+                    "of each namespace" + ("," if older else ";"), *older, Whole(f"{self.keys.total:,} thread(s)"),
+                    "selected" + ("," if window else ""), *window], width) + "\n"
         if self.keys.undatable:
             head += fit(["undatable:", Whole(f"{self.keys.undatable:,} thread(s)"), "whose activity cannot be dated:",
                          "not pruned by a time window"], width, indent="  ") + "\n"
@@ -255,11 +258,11 @@ class _Plan:
         for note in notes:
             out.write(fit(["note:", esc(note)], width, indent="  ", hang="    ") + "\n")
 
-    def write_summary(self, out: TextIO, store_name: str, notes: list[str], esc) -> None:
+    def write_summary(self, out: TextIO, store_name: str, notes: list[str], esc, env: Environment) -> None:
         from symfonic_cli.render.fit import Whole, fit, width_of
 
         width = width_of(out)
-        out.write(self._head(store_name, esc, width))
+        out.write(self._head(store_name, esc, width, env))
         for rec in self.sample:
             out.write(pr.plan_line(rec, esc, width) + "\n")
         if self.keys.total > len(self.sample):
@@ -275,7 +278,7 @@ class _Plan:
         stream = document_stream(env, self.req.fmt, record="plan")
         width = width_of(out) if human else None
         if human:
-            out.write(self._head(store_name, esc, width))
+            out.write(self._head(store_name, esc, width, env))
         else:
             stream.begin({"dry_run": True, "store": store_name, "store_kind": self.req.location.kind,
                           "selection": self.req.selection.receipt, "keep": self.req.keep, "older_than": _seconds(self.req.older_than),

@@ -17,7 +17,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-# What a prune leaves behind, per kind (kinds.py).
+# What a prune leaves behind, per kind (kinds/).
 RESIDUAL = {name: kind.prune_residual for name, kind in KINDS.items()}
 TIMESTAMPS = ("a transcript dates each message by the oldest checkpoint holding it: after the prune, messages first "
               "seen in a deleted checkpoint are dated by the oldest kept one")
@@ -43,7 +43,7 @@ def plan_record(p: ThreadPrunePlan, *, found: bool = True) -> dict[str, Any]:
     rec: dict[str, Any] = {
         "key": p.key, "status": status, "checkpoints_before": p.checkpoints_before, "rows": dict(p.rows),
         "bytes": p.bytes, "parents_detached": p.detached, "delta_ancestors_kept": p.delta_ancestors,
-        "last_activity": iso_utc(_time(p.last_checkpoint_id)),
+        "last_activity": iso_utc(p.last_at),  # by instant, as threads list dates it (null: undatable)
     }
     if p.skipped:
         rec["reason"] = p.skipped
@@ -52,12 +52,6 @@ def plan_record(p: ThreadPrunePlan, *, found: bool = True) -> dict[str, Any]:
     if p.redated:
         rec["timestamps_change"] = {"messages": p.redated, "to": p.redated_to}
     return rec
-
-
-def _time(cid: str | None) -> datetime | None:
-    from symfonic_cli.clock import checkpoint_id_time
-
-    return checkpoint_id_time(cid)
 
 
 def plan_line(r: dict[str, Any], esc: Callable[[str], str], width: int | None = None) -> str:

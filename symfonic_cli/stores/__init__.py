@@ -18,7 +18,7 @@ if TYPE_CHECKING:
 def open_store(location: StoreLocation, *, writable: bool = False, stderr: TextIO | None = None, **options: Any) -> "Store":
     """Open a store read-only (the default) or, for erase and migrate targets, writable. What the
     driver warned about while opening (a MongoDB URL option it ignores) goes to ``stderr``, one
-    line each. The backend gets the options its kind declares (kinds.py); one no kind takes is a
+    line each. The backend gets the options its kind declares (kinds/); one no kind takes is a
     usage error (exit 2), an option of another kind (--pg-schema for a SQLite file) is not passed."""
     from symfonic_cli.errors import UsageError
 

@@ -62,8 +62,7 @@ class RulePrune:
         from symfonic_cli.model.prune import decide
 
         checkpoints, sends_at = self._pr_facts(key)
-        if newer_than is not None:
-            checkpoints = self._pr_dated(key, checkpoints)
+        checkpoints = self._pr_dated(key, checkpoints)  # --older-than and the plan's last activity
         outlines: dict = {}
 
         def outline(ns: str, cid: str) -> Any:
@@ -79,10 +78,13 @@ class RulePrune:
         import dataclasses
 
         from symfonic_cli.clock import checkpoint_id_time
+        from symfonic_cli.model.prune import all_ordered
 
-        if all(checkpoint_id_time(c.id) is not None or c.ts is not None for c in checkpoints):
+        if all_ordered(checkpoints) or all(checkpoint_id_time(c.id) is not None or c.ts is not None for c in checkpoints):
             return checkpoints
-        iter_heads: Callable[[str], Any] = self.iter_checkpoint_heads  # type: ignore[attr-defined]
+        from symfonic_cli.stores.activity import every_form_heads
+
+        iter_heads = every_form_heads(self)
         ts: dict[tuple[str, str], str | None] = {}
         try:
             for head in iter_heads(key):
@@ -107,11 +109,10 @@ class RulePrune:
         """The plan of a decision and its measure (rows per table, bytes)."""
         from symfonic_cli.model.prune import ThreadPrunePlan
 
-        last = max((i for ids in d.keep.values() for i in ids), default=None)
         rows, size = measured
         plan = ThreadPrunePlan(
             key, rows, size, d.total, sum(len(v) for v in d.detach.values()), d.delta_ancestors, d.skipped,
-            last_checkpoint_id=last, branch_heads=d.branch_heads, branch_heads_deleted=d.branch_heads_deleted,
+            last_at=d.last_at, branch_heads=d.branch_heads, branch_heads_deleted=d.branch_heads_deleted,
         )
         if times and not d.skipped and d.newest_deleted_root and d.oldest_kept_root:
             # Transcript times: a message is dated by the oldest checkpoint holding it; those the newest

@@ -16,7 +16,9 @@ A backend provides:
   (``odd=False``) or of every odd thread (``odd=True``);
 - ``_window_tally(tenant, sub_tenant, last_before, last_from)``: how many non-odd threads are
   inside the bounds;
-- ``iter_checkpoint_heads(key)`` (the protocol's), for each checkpoint's id and ``ts``.
+- ``iter_checkpoint_heads(key)`` (the protocol's), for each checkpoint's id and ``ts``; a backend
+  whose keys can be stored in more than one form (SQLite: text or a BLOB of the key's bytes) also
+  gives ``_every_form_heads(key)``, the heads of every row an erase or prune of the key touches.
 """
 
 from __future__ import annotations
@@ -35,7 +37,7 @@ if TYPE_CHECKING:
 _ODD_PAGE = 200
 
 
-def _keeps(last, undatable: bool, last_before: str | None, last_from: str | None) -> bool:
+def in_window(last, undatable: bool, last_before: str | None, last_from: str | None) -> bool:
     """The window test by instant; a bound is ``clock.id_at`` of its cut-off, whose time it holds.
     No bound (prune --all, a tenant's every session) keeps every thread, undatable ones too: only a
     time window cannot judge them."""
@@ -64,8 +66,9 @@ class ExactActivity:
 
         first = last = None
         undatable = False
+        heads = every_form_heads(self)
         try:
-            for head in self.iter_checkpoint_heads(key):
+            for head in heads(key):
                 t = clock.checkpoint_time(head.checkpoint_id, head.ts)
                 if t is None:
                     undatable = True
@@ -85,14 +88,16 @@ class ExactActivity:
         first, last, undatable = self.thread_activity(t.key)
         return t._replace(first_at=first, last_at=last, undatable=undatable)
 
-    def _exact_ids(self, key: str, first_id, last_id) -> tuple:
-        """``(first, last, undatable)`` for a row that gives only its min and max ids: from them when
-        both are ordered ids (then every id between is one too, or at least compares as one), else
-        checkpoint by checkpoint."""
-        if clock.is_ordered_id(first_id) and clock.is_ordered_id(last_id):
-            return clock.checkpoint_id_time(first_id), clock.checkpoint_id_time(last_id), False
+    def _exact_ids(self, key: str, first_id, last_id, odd: bool | None) -> tuple:
+        """``(first, last, undatable)`` for a row that gives its min and max ids and ``odd`` (whether
+        the backend found an id not in the ordered form among all of them; None: not tested): from
+        the min and max only when every id is ordered, else checkpoint by checkpoint. The min and
+        max alone cannot tell: an upper-case-lettered UUIDv6 can sort between two ordered ids and
+        be the latest (tests/threads/test_activity_instant.py)."""
         if first_id is None and last_id is None:
             return None, None, False
+        if odd is False and clock.is_ordered_id(first_id) and clock.is_ordered_id(last_id):
+            return clock.checkpoint_id_time(first_id), clock.checkpoint_id_time(last_id), False
         return self.thread_activity(key)
 
     def thread_summary(self, key: str):
@@ -101,7 +106,7 @@ class ExactActivity:
             return None
         # The backends test every id (``odd``): the least and greatest alone would miss an id in
         # another form sorting between them (tests/threads/test_activity_instant.py).
-        first, last, undatable = self.thread_activity(key) if t.odd else self._exact_ids(key, t.first_checkpoint_id, t.last_checkpoint_id)
+        first, last, undatable = self._exact_ids(key, t.first_checkpoint_id, t.last_checkpoint_id, bool(t.odd))
         return t._replace(first_at=first, last_at=last, undatable=undatable)
 
     def erase_plan(self, key: str, extra):
@@ -116,7 +121,7 @@ class ExactActivity:
 
         if plan.first_at is not None or plan.undatable:
             return plan  # already (erase_plans built on erase_plan)
-        first, last, undatable = self._exact_ids(plan.key, plan.first_checkpoint_id, plan.last_checkpoint_id)
+        first, last, undatable = self._exact_ids(plan.key, plan.first_checkpoint_id, plan.last_checkpoint_id, plan.odd)
         return dataclasses.replace(plan, first_at=first, last_at=last, undatable=undatable)
 
     def list_threads(self, *, tenant: str | None = None, sub_tenant: str | None = None, limit: int | None = None,
@@ -143,7 +148,7 @@ class ExactActivity:
             getattr(rows, "close", lambda: None)()
             asked = len(odd) + limit
         if bounded:
-            odd = [t for t in odd if t.undatable or _keeps(t.last_at, False, last_before, last_from)]
+            odd = [t for t in odd if t.undatable or in_window(t.last_at, False, last_before, last_from)]
         dated = sorted((t for t in odd if t.last_at is not None), key=lambda t: t.key)
         dated.sort(key=lambda t: t.last_at, reverse=True)
         undatable = sorted((t for t in odd if t.last_at is None), key=lambda t: t.key)
@@ -186,7 +191,7 @@ class ExactActivity:
             page = self._window_page(tenant, sub_tenant, None, None, cursor, _ODD_PAGE, True, upto=ceiling)
             for key in page:
                 first, last, undatable = self.thread_activity(key)
-                if _keeps(last, undatable, last_before, last_from):
+                if in_window(last, undatable, last_before, last_from):
                     odd.append(key)
             if len(page) < _ODD_PAGE:
                 break
@@ -198,7 +203,7 @@ class ExactActivity:
         """How many threads ``window_keys`` pages through: counted in the database, plus the odd
         threads decided one by one."""
         n = self._window_tally(tenant, sub_tenant, last_before, last_from)
-        return n + sum(_keeps(last, undatable, last_before, last_from) for last, undatable in self._odd_activity(tenant, sub_tenant))
+        return n + sum(in_window(last, undatable, last_before, last_from) for last, undatable in self._odd_activity(tenant, sub_tenant))
 
     def window_undatable(self, *, tenant: str | None = None, sub_tenant: str | None = None) -> int:
         """How many threads under the prefix a time window cannot judge (a checkpoint without a
@@ -219,6 +224,11 @@ class ExactActivity:
             cursor = page[-1]
 
 
+def every_form_heads(store: Any) -> Callable[[str], Iterator[Any]]:
+    """The heads that date a thread: of every row its key matches in any stored form."""
+    return getattr(store, "_every_form_heads", None) or store.iter_checkpoint_heads
+
+
 def sorted_rows(rows: Iterable[tuple], limit: int | None, last_before: str | None, last_from: str | None) -> list[ThreadSummary]:
     """``_thread_rows``'s rows from ``(key, count, min id, max id, ids joined by ',')`` groups, as a
     backend's one pass hands them over with no per-row test in the database (a GLOB or regex per
@@ -232,6 +242,7 @@ def sorted_rows(rows: Iterable[tuple], limit: int | None, last_before: str | Non
                 plain.append(ThreadSummary(str(key), n, first, last, False))
         else:
             odd.append(ThreadSummary(str(key), n, first, last, True))
+    odd.sort(key=_key_of)  # a backend's groups may come in any order (MongoDB's $group)
     plain.sort(key=_key_of)
     plain.sort(key=_last_of, reverse=True)
     out = odd + plain

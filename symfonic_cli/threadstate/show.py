@@ -7,7 +7,6 @@ from symfonic_cli.clock import iso_utc
 from typing import Any
 
 from symfonic_cli.errors import NotFoundError
-from symfonic_cli.clock import checkpoint_id_time
 from symfonic_cli.model import nexttasks as nt
 from symfonic_cli.model.run_state import LeanCheckpoint, RawWrite
 from symfonic_cli.model.run_status import due_of
@@ -22,11 +21,33 @@ KEYS = ("key", "status", "next", "interrupts", "errors", "checkpoint_id", "step"
         "checkpoints", "namespaces", "messages", "restart_recalls", "size_bytes", "first_activity", "last_activity")
 
 
+class _Interrupt:
+    """What ``thread show`` reads of a stored ``langgraph.types.Interrupt``: its value and id."""
+
+    __slots__ = ("value", "id")
+
+    def __init__(self, value: Any, id: str) -> None:
+        self.value, self.id = value, id
+
+
+def _interrupt(fields: Any, data: bytes) -> Any:
+    # Interrupt(value=v, id=s) keeps both as given; any other field set (a pre-0.6 interrupt's
+    # ``ns``, no id) is built by LangGraph itself, which derives the id (langgraph.types: 1 s to import).
+    if isinstance(fields, dict) and "value" in fields and isinstance(fields.get("id"), str) \
+            and set(fields) <= {"value", "id", "response_schema"}:
+        return _Interrupt(fields["value"], fields["id"])
+    return NotImplemented
+
+
+_VIEWS = {("langgraph.types", "Interrupt"): _interrupt}
+
+
 def _decode(w: RawWrite, blocked_out: set[str]) -> Any:
     from symfonic_cli.codec.strict import collect_blocked, loads
 
     with collect_blocked() as blocked:
-        value = loads(w.type, w.value, what=f"write {w.checkpoint_id}/{w.task_id}/{w.idx} channel '{w.channel}'")
+        value = loads(w.type, w.value, what=f"write {w.checkpoint_id}/{w.task_id}/{w.idx} channel '{w.channel}'",
+                      views=_VIEWS)
     blocked_out.update(blocked)
     return value
 
@@ -57,9 +78,13 @@ def _delta_count(store: Store, key: str, cp: LeanCheckpoint) -> LeanCheckpoint:
     return dataclasses.replace(cp, messages=len(ids))
 
 
-def _iso(checkpoint_id: str | None) -> str | None:
-    t = checkpoint_id_time(checkpoint_id)
-    return iso_utc(t)
+def _activity(store: Store, key: str) -> dict[str, str | None]:
+    """First and last activity by instant, as threads list reads them (stores/activity.py): every
+    id tested, dated by its UUIDv6 time in any case, else its checkpoint's ts; null: undatable."""
+    summary = store.thread_summary(key)
+    if summary is None:
+        return {"first_activity": None, "last_activity": None}
+    return {"first_activity": iso_utc(summary.first_at), "last_activity": iso_utc(summary.last_at)}
 
 
 def thread_state(store: Store, key: str) -> tuple[dict[str, Any], list[dict[str, Any]], list[str]]:
@@ -96,7 +121,7 @@ def thread_state(store: Store, key: str) -> tuple[dict[str, Any], list[dict[str,
         created = cp.ts
     record.update(
         checkpoints=rows.checkpoints, namespaces=rows.namespaces, size_bytes=rows.size_bytes,
-        first_activity=_iso(rows.first_checkpoint_id), last_activity=_iso(rows.last_checkpoint_id),
+        **_activity(store, key),
     )
     warnings = list(rows.warnings)
     if blocked:

@@ -10,9 +10,12 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime
 
 from symfonic_cli.errors import NotFoundError, StoreError
-from symfonic_cli.stores.protocol import Store
 from symfonic_cli.transcript import rows as tx
 from symfonic_cli.transcript import timestamps
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from symfonic_cli.stores.protocol import Store
 
 
 @dataclass

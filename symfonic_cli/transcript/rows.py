@@ -38,6 +38,10 @@ class Row:
     # An assistant row without content: the names of the tools it calls (tables and text show
     # ``(calls lookup)``; not in JSON, which keeps --tools' fields).
     calls: tuple[str, ...] = ()
+    # Why symfonic-core's own get_transcript and restart-resume read none of the thread's messages
+    # while this row shows one (memory/latest.py: a DeltaChannel, an encrypted store); None: they
+    # read them. In JSON only when set, as transcript show's record.
+    not_read_by_application: str | None = None
 
     def to_json(self, tools: bool = False) -> dict[str, Any]:
         out = {
@@ -53,6 +57,8 @@ class Row:
                 out["tool_calls"] = []
             out["name"] = self.name
             out["tool_call_id"] = self.tool_call_id
+        if self.not_read_by_application is not None:
+            out["not_read_by_application"] = self.not_read_by_application
         return out
 
 

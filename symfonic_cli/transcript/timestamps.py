@@ -27,9 +27,14 @@ from collections.abc import Iterable, Iterator
 from datetime import datetime
 from typing import Any
 
-from symfonic_cli.model.checkpoint import CheckpointHead, MessageState, MessageWrite
-from symfonic_cli.stores.protocol import Store
 from symfonic_cli.transcript import rows as tx
+
+# typing.TYPE_CHECKING without importing typing; the store protocol and rows only annotate here
+# (thread show's restart line imports this module: 2 ms less a process).
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from symfonic_cli.model.checkpoint import CheckpointHead, MessageState, MessageWrite
+    from symfonic_cli.stores.protocol import Store
 
 _STEP_MASK = 0x3FFF
 
@@ -242,9 +247,13 @@ def _proven_append(parent: CheckpointHead, child: CheckpointHead, writes, anchor
 
 
 def _decode_ids(store: Store, key: str, head: CheckpointHead) -> list[str | None]:
-    record = store.read_checkpoint(
-        key, checkpoint_ns=head.checkpoint_ns, checkpoint_id=head.checkpoint_id, channels=("messages",)
-    )
+    from symfonic_cli.codec.plain import MESSAGE_VIEWS
+    from symfonic_cli.codec.strict import viewing
+
+    with viewing(MESSAGE_VIEWS):  # ids from the stored fields: no message built (langchain_core: 0.5 s to import)
+        record = store.read_checkpoint(
+            key, checkpoint_ns=head.checkpoint_ns, checkpoint_id=head.checkpoint_id, channels=("messages",)
+        )
     messages = record.channel_values.get("messages") if record is not None else None
     if not isinstance(messages, list):
         raise _Unproven

@@ -45,5 +45,5 @@ def test_progress_is_a_callback_the_caller_supplies(sqlite_store, tmp_path):
     told.clear()
     env = Environment.library(Collected())
     env.on_progress = lambda verb, done, total: told.append((verb, done, total))
-    erase_run(EraseRequest(location=loc, options={}, selection=key_list(keys), yes=True, fmt="json"), env)
-    assert told == [("erased", 1, 2), ("erased", 2, 2)] and env.document.value["summary"]["erased"] == 2
+    outcome = erase_run(EraseRequest(location=loc, options={}, selection=key_list(keys), yes=True, fmt="json"), env)
+    assert told == [("erased", 1, 2), ("erased", 2, 2)] and outcome is not None and outcome.document["summary"]["erased"] == 2

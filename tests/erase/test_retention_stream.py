@@ -87,7 +87,7 @@ def test_jsonl_gives_the_receipt_records_and_the_plan_is_counted(any_kind, tmp_p
     assert [x["record"] for x in lines] == ["start"] + ["plan"] * 5 + ["end"]
     assert lines[-1]["summary"]["threads"] == 5
     text = run("thread", "erase", "-s", url, "--inactive-for", "90d", "--batch-size", "2", "--dry-run", "-f", "text")
-    assert f"{len(IDLE)} idle thread(s)" in text.out and "in batches of 2" in text.out
+    assert f"{len(IDLE)} thread(s) idle for 90d (last activity before" in text.out and "in batches of 2" in text.out
     r = run("thread", "erase", "-s", url, "--inactive-for", "90d", "--tenant", "globex", "--yes", "-f", "jsonl")
     assert r.code == 0, r.err
     lines = [json.loads(x) for x in r.out.splitlines()]
@@ -96,7 +96,7 @@ def test_jsonl_gives_the_receipt_records_and_the_plan_is_counted(any_kind, tmp_p
     assert len({x["receipt_id"] for x in lines}) == 1
     # Without a terminal and without --yes: the plan (count and first keys), nothing deleted.
     r = run("thread", "erase", "-s", url, "--inactive-for", "90d", "--batch-size", "2", "-f", "text")
-    assert r.code == 6 and "5 thread(s) idle since" in r.out and "in batches of 2" in r.out
+    assert r.code == 6 and "5 thread(s) idle for 90d (last activity before" in r.out and "in batches of 2" in r.out
     assert checkpoints_of(any_kind, url, "acme:_:ancient") > 0
 
 

@@ -11,6 +11,7 @@ import json
 import pytest
 
 from symfonic_cli.mcp.answer import escaped
+from symfonic_cli.render.escape import json_dumps
 from tests.conftest import backend_for
 from tests.support import hostile
 from tests.support.mcp_session import error_line, in_memory, quoted
@@ -118,13 +119,54 @@ def test_an_encrypted_store_answers_with_the_key_and_never_shows_it(request, mon
     monkeypatch.setenv("LANGGRAPH_AES_KEY", AES)
     keyed = in_memory(enc, calls, tenants=("acme",))
     clear = in_memory(plain, calls, tenants=("acme",))
-    def same(result):  # encrypted bytes are more bytes; what a restart recalls goes with the encryption
+    def same(result):  # encrypted bytes are more bytes; what the application reads goes with the encryption
         doc = result.structured_content["result"]
-        return {k: v for k, v in doc.items() if k not in ("size_bytes", "restart_recalls")} if isinstance(doc, dict) else doc
+        if isinstance(doc, list):
+            return [{k: v for k, v in row.items() if k != "not_read_by_application"} for row in doc]
+        return {k: v for k, v in doc.items() if k not in ("size_bytes", "restart_recalls")}
 
     assert [same(r) for r in keyed] == [same(r) for r in clear]
+    notes = [{row.get("not_read_by_application") for row in r.structured_content["result"]} for r in (keyed[0], clear[0])]
+    assert notes[1] == {None} and all(note and "encrypted" in note for note in notes[0]), notes
     recalls = keyed[1].structured_content["result"]["restart_recalls"], clear[1].structured_content["result"]["restart_recalls"]
     assert recalls[0] != recalls[1], recalls  # symfonic-core's own serializer reads no encrypted message
     assert keyed[2].structured_content["result"]
     for result in keyed + without:
         assert AES not in result.content[0].text and AES not in json.dumps(result.structured_content)
+
+
+def test_the_escape_check_misses_no_character_the_cli_escapes():
+    """prepare() skips the walk that escapes an answer when its JSON shows nothing to escape: for
+    every character of the BMP, lone surrogates and a few astral ones, and for NaN and the
+    infinities, its answer is the escaped one."""
+    from symfonic_cli.mcp.answer import Caps, escaped, prepare
+
+    chars = [chr(c) for c in range(0x10000)] + ["\U0001f600", "\U000e0001", "\U0010ffff"]
+    for ch in chars:
+        value = [{"content": f"a{ch}b", "key": ch, "n": 1}]
+        assert prepare(value, Caps())[0] == escaped(value), repr(ch)
+    stored = ["a stored \\u202e is text, not the character", "C:\\new\\folder"]
+    assert prepare(stored, Caps())[0] == stored == escaped(stored)
+    for number in (float("nan"), float("inf"), float("-inf"), 1.5):
+        doc = {"ratio": number, "rows": [number]}
+        got, _, text = prepare(doc, Caps())
+        assert got == escaped(doc) and json.loads(text) == got
+
+
+def test_a_list_over_the_character_cap_keeps_the_most_whole_rows_that_fit():
+    """The rows of a list answer over ``--max-chars`` are measured from its end when it is less
+    than twice the cap, from its start otherwise: either way the answer is the longest run of whole
+    rows from the start whose JSON fits, and its text is that JSON."""
+    from symfonic_cli.mcp.answer import Caps, prepare
+
+    rows = [{"key": f"acme:_:s-{i}", "content": "é" * (i * 7 % 50) + "x" * (i % 3), "n": i, "seen": None}
+            for i in range(40)]
+    whole = len(json_dumps(rows))
+    for chars in sorted({*range(2, 400, 7), *range(whole // 2 - 50, whole + 1, 13)}):
+        value, cut, text = prepare(rows, Caps(rows=100, chars=chars))
+        fits = [k for k in range(1, len(rows) + 1) if len(json_dumps(rows[:k])) <= chars]
+        assert text == json_dumps(value) and len(text) <= chars, chars
+        if fits:
+            assert value == rows[: max(fits)] and cut is (max(fits) < len(rows)), chars
+        else:
+            assert cut is True and len(value) <= 1, chars

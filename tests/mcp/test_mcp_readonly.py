@@ -75,16 +75,14 @@ def test_mongodb_only_read_commands(mongodb_backend):
 
 def test_every_tool_is_announced_read_only(request):
     import anyio
-    from mcp import Client
-    from mcp.client._memory import InMemoryTransport
 
     from symfonic_cli.mcp.server import build_server
     from symfonic_cli.mcp.tools import TOOLS
     from tests.conftest import backend_for
-    from tests.support.mcp_session import reader
+    from tests.support.mcp_session import client_of, reader
 
     async def listed(server):
-        async with Client(InMemoryTransport(server)) as client:
+        async with client_of(server) as client:
             return (await client.list_tools()).tools
 
     path = backend_for("sqlite", request).new_store()

@@ -14,6 +14,8 @@ import pytest
 import symfonic_cli
 from symfonic_cli.mcp.answer import CUT, escaped
 from symfonic_cli.render.escape import json_dumps
+from tests.memory.conftest import agent_sqlite, agent_stores  # noqa: F401  (fixtures: stores a real SymfonicAgent wrote)
+from tests.support import agent_stores as ag
 from tests.support.cli import run
 from tests.support.mcp_session import error_line, in_memory, quoted
 from tests.support.scenarios import ANSI, BIG, SECRET_SENTENCE, UNICODE
@@ -185,3 +187,52 @@ def test_secret_sentence_reaches_only_a_session_granted_its_tenant(store_url):
     assert {h["key"] for h in everyone[0].structured_content["result"]} == {"globex:_:s-100"}
     assert acme[0].structured_content["result"] == []
     assert SECRET_SENTENCE not in acme[0].content[0].text
+
+
+def test_both_protocol_eras_answer_alike_in_process(request, tmp_path):
+    """The handshake era over the in-memory JSON-RPC transport (the sessions above) and the
+    2026-07-28 protocol over the SDK's direct dispatcher: the same answers, the same records (a
+    call the SDK refuses included). Protocol, not store: one kind."""
+    from tests.conftest import backend_for
+
+    url = backend_for("sqlite", request).new_store()
+    calls = [("list_threads", {}), ("get_transcript", {"key": "acme:_:s-001", "limit": 2}),
+             ("get_transcript", {"key": "globex:_:s-100"}), ("get_history", {"key": "acme:_:s-001", "limit": 0})]
+    answers, logs = [], []
+    for mode in ("legacy", "auto"):
+        log = tmp_path / f"{mode}.jsonl"
+        results = in_memory(url, calls, mode=mode, tenants=("acme",), log=log)
+        answers.append([(r.is_error, r.structured_content, r.content[0].text if r.is_error else quoted(r)) for r in results])
+        logs.append([{k: v for k, v in json.loads(line).items() if k != "time"} for line in log.read_text().splitlines()])
+    assert answers[0] == answers[1] and logs[0] == logs[1]
+    assert [r["outcome"] for r in logs[0]] == ["ok", "ok", "not-found", "refused"]
+    assert answers[0][0][1]["result"] and not answers[0][0][0] and answers[0][2][0] and answers[0][3][0]
+
+
+@pytest.mark.parametrize("kind", ["sqlite", "postgres", "mongodb"])
+def test_the_resume_window_is_what_symfonic_core_replays(kind, agent_stores, tmp_path):  # noqa: F811  (the fixture)
+    backend, url = agent_stores(kind)
+    log = tmp_path / "log.jsonl"
+    calls = [("get_transcript", {"key": ag.LONG, "resume_window": True}),
+             ("get_transcript", {"key": ag.SHORT, "resume_window": True}),
+             ("get_transcript", {"key": ag.LONG, "resume_window": True, "max_entries": 3}),
+             ("get_transcript", {"key": ag.BLOCKS, "resume_window": True}),  # globex: outside the grant
+             ("get_transcript", {"key": ag.SHORT, "max_entries": 3}),
+             ("get_transcript", {"key": ag.SHORT, "resume_window": True, "index": 0, "speaker": "user"})]
+    results = in_memory(url, calls, tenants=("acme",), log=log)
+    (everyone,) = in_memory(url, [("get_transcript", {"key": ag.BLOCKS, "resume_window": True})], all_tenants=True)
+    with backend.saver(url) as saver, symfonic_cli.open_store(url) as st:
+        for (key, n), result in zip([(ag.LONG, 10), (ag.SHORT, 10), (ag.LONG, 3)], results):
+            rows = result.structured_content["result"]
+            assert rows and rows == escaped([r.to_json() for r in st.resume_window(key, max_entries=n)]), (key, n)
+            assert [{k: row[k] for k in ("speaker", "turn_id", "content")} for row in rows] == escaped(ag.rehydrated(saver, key, n))
+            assert quoted(result)["result"] == rows
+        assert everyone.structured_content["result"] == escaped([r.to_json() for r in st.resume_window(ag.BLOCKS)])
+    assert len(results[2].structured_content["result"]) == 3
+    assert error_line(results[3]).endswith(f"no thread '{ag.BLOCKS}' in this store")
+    assert error_line(results[4]).endswith("max_entries needs resume_window")
+    assert error_line(results[5]).endswith("it does not take index, speaker")
+    records = [json.loads(line) for line in log.read_text().splitlines()]
+    assert [r["outcome"] for r in records] == ["ok", "ok", "ok", "not-found", "usage", "usage"]
+    assert records[0]["arguments"]["resume_window"] is True and records[2]["arguments"]["max_entries"] == 3
+    assert records[0]["keys"] == [ag.LONG] and records[0]["rows"] == len(results[0].structured_content["result"])

@@ -259,6 +259,7 @@ FEATURE_USES: dict[str, frozenset[str]] = {
     "search": frozenset({"transcript"}),
     "migrate": frozenset({"delta", "transcript", "erase"}),  # erase: a changing run's parts (run lock, pace, time limit, busy)
     "storage": frozenset({"erase", "memory"}),
+    "erase": frozenset({"memory"}),  # the plan counts the retained messages an erase deletes
     "export": frozenset({"erase", "history", "transcript", "memory"}),
     "memory": frozenset({"delta", "transcript"}),
     "listing": frozenset({"threadstate"}),

@@ -1,4 +1,4 @@
-"""One description per store kind (issue #35 item 5, symfonic_cli/kinds.py): the schemes, the
+"""One description per store kind (issue #35 item 5, symfonic_cli/kinds/): the schemes, the
 backends and their drivers, the options each backend takes and the residual-data notes come from
 it; a store option no kind takes (a typo in the config file) is an error, never ignored."""
 
@@ -54,3 +54,47 @@ def test_the_python_api_refuses_an_option_no_store_takes(sqlite_master):
 
     with pytest.raises(UsageError, match="unknown store option 'pg_shcema'"):
         symfonic_cli.open_store(str(sqlite_master), pg_shcema="app")
+
+
+def test_location_reads_each_kinds_grammar_from_kinds_and_names_no_kind():
+    # location.py holds no kind's grammar (the SQLite URL and path, libpq's key/value string): it
+    # reads each kind's from kinds/; its code (docstrings and messages aside) names no kind.
+    import ast
+
+    from symfonic_cli import location
+
+    tree = ast.parse(inspect.getsource(location))
+    words = {n.value for n in ast.walk(tree) if isinstance(n, ast.Constant) and isinstance(n.value, str)}
+    names = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)} | {n.attr for n in ast.walk(tree) if isinstance(n, ast.Attribute)}
+    assert not set(kinds.KINDS) & words, set(kinds.KINDS) & words
+    assert not {"LIBPQ_KEYWORDS", "conninfo_pairs", "looks_like_conninfo"} & names
+    # Each form parsed by its kind's grammar, as before the move.
+    assert parse_location("host=h dbname=x user=u").kind == "postgres"
+    assert parse_location("sqlite:////abs/x.db").path == "/abs/x.db"
+    assert parse_location("./a=b.db").kind == "sqlite"
+    for raw, kind in (("host=h nosuch=1", "postgres"), ("sqlite://x.db", "sqlite"), ("postgresql://a@b@h/db", "postgres")):
+        try:
+            parse_location(raw)
+        except Exception as exc:  # the kind's grammar refuses it, with its exit code
+            assert exc.exit_code in (2, 4), (raw, exc)  # type: ignore[attr-defined]
+        else:
+            raise AssertionError(f"{raw} ({kind}) was accepted")
+
+
+def test_no_module_outside_the_kinds_and_their_backends_switches_on_a_kind():
+    # Adding a kind touches kinds/ and stores/<kind>/ only: no other module compares with a kind's name.
+    import ast
+    from pathlib import Path
+
+    import symfonic_cli
+
+    root = Path(symfonic_cli.__file__).parent
+    found = []
+    for path in sorted(root.rglob("*.py")):
+        part = path.relative_to(root).parts[0]
+        if part in ("stores", "kinds"):
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Constant) and node.value in kinds.KINDS:
+                found.append(f"{path.relative_to(root)}:{node.lineno}: {node.value!r}")
+    assert found == []

@@ -8,6 +8,7 @@ transcript. Each test says where the private name is used.
 from __future__ import annotations
 
 import inspect
+import re
 import sqlite3
 
 import pytest
@@ -42,16 +43,14 @@ def test_reusing_serializer_wraps_the_plain_serializer_and_keeps_its_bytes():
     assert wrapped.dumps_typed(value) == serde.dumps_typed(value)
 
 
-def test_unpack_ext_hook_decodes_like_loads_typed():
-    """codec/reuse.py decodes with the strict serializer's ``_unpack_ext_hook``."""
-    import ormsgpack
-    from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
+def test_the_safe_lists_codec_exthook_reads():
+    """codec/exthook.py decodes with LangGraph's safe lists, ``_msgpack.SAFE_MSGPACK_TYPES`` and
+    ``SAFE_MSGPACK_METHODS`` (tests/stores/test_exthook.py decodes every ext type both ways)."""
+    from langgraph.checkpoint.serde import _msgpack
 
-    serde = JsonPlusSerializer(pickle_fallback=False, allowed_msgpack_modules=None)
-    typ, data = serde.dumps_typed({"messages": _messages()})
-    direct = ormsgpack.unpackb(data, ext_hook=serde._unpack_ext_hook, option=ormsgpack.OPT_NON_STR_KEYS)
-    assert direct == serde.loads_typed((typ, data))
-    assert [m.id for m in direct["messages"]] == ["m-1", "m-2"]
+    assert ("langchain_core.messages.ai", "AIMessage") in _msgpack.SAFE_MSGPACK_TYPES
+    assert ("langgraph.types", "Interrupt") in _msgpack.SAFE_MSGPACK_TYPES
+    assert ("datetime", "datetime", "fromisoformat") in _msgpack.SAFE_MSGPACK_METHODS
 
 
 def test_delta_snapshot_type_exists():
@@ -128,7 +127,7 @@ def _plain_values():
 
 def test_values_without_objects_decode_as_the_serializer_decodes_them():
     """codec/strict.py decodes a msgpack value that holds no object (a MongoDB metadata leaf)
-    with ormsgpack and the serializer's own option, and leaves everything else to the serializer."""
+    with ormsgpack and the serializer's own option, objects with codec/exthook.py."""
     import ormsgpack
     from hypothesis import given, settings
     from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
@@ -141,16 +140,17 @@ def test_values_without_objects_decode_as_the_serializer_decodes_them():
     @given(value=_plain_values())
     def same(value):
         type_, data = serde.dumps_typed(value)  # None and bytes are types of their own
-        assert type_ != "msgpack" or strict._without_objects(data) is not strict._OBJECTS
         assert strict.loads(type_, data, what="v") == serde.loads_typed((type_, data))
 
     same()
-    for value in (_messages(), {"m": _messages()[0]}):  # objects: the serializer's path, its result
+    for value in (_messages(), {"m": _messages()[0]}):  # objects
         type_, data = serde.dumps_typed(value)
-        assert strict._without_objects(data) is strict._OBJECTS
         assert strict.loads(type_, data, what="v") == serde.loads_typed((type_, data))
     bad = ormsgpack.packb("loop")[:-1]
-    assert strict._without_objects(bad) is strict._OBJECTS  # not msgpack: the serializer's error, as before
+    with pytest.raises(ValueError) as theirs:
+        serde.loads_typed(("msgpack", bad))
+    with pytest.raises(strict.StoreError, match=re.escape(f"cannot be decoded (ValueError: {theirs.value})")):
+        strict.loads("msgpack", bad, what="v")  # not msgpack: the serializer's error, named
 
 
 def test_a_plain_value_is_decoded_without_importing_the_serializer():

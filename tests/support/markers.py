@@ -59,6 +59,8 @@ SLOW = {
         "test_listing::test_record_encoder_writes_what_json_dumps_writes",
         # Measured on 2026-12-02 (--durations=0, the edit-test loop's slowest: >= 1.2 s a function):
         "test_search_delta::test_search_on_delta_stores_plain_and_encrypted",  # 2026-12-03: ~15 s a kind
+        "test_browse_encrypted_delta::test_every_screen_on_delta_and_encrypted_stores",  # 2026-12-03: ~10 s a case
+        "test_browse_app::test_the_note_and_the_keys_fit_on_every_screen",  # 2026-12-03: ~8 s a size
         "test_activity_instant::test_listing_by_instant",
         "test_activity_instant::test_status_listing_by_instant",
         "test_activity_instant::test_sweep_erases_by_instant",

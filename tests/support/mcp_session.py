@@ -1,6 +1,12 @@
-"""MCP sessions for the tests and the benchmark: the real ``MCPServer`` of ``symfonic mcp`` on a
-store opened read-only through the Python API, driven by the SDK's own client over its in-memory
-transport (JSON-RPC messages in memory streams), or by a real ``symfonic mcp`` process over stdio."""
+"""MCP sessions for the tests: the real ``MCPServer`` of ``symfonic mcp`` on a store opened
+read-only through the Python API, driven in-process by the SDK's own client.
+
+``Client(server, mode="legacy")`` is the SDK's public way to reach a server in-process over its
+in-memory transport: JSON-RPC messages in memory streams after the initialize handshake
+(protocol 2025-11-25, the handshake era). ``Client(server)`` (mode "auto") would skip the
+JSON-RPC framing for an in-process server (the 2026-07-28 protocol over a direct dispatcher); that
+protocol is what the real ``symfonic mcp`` process speaks to the SDK's client over stdio and HTTP
+in test_mcp_server.py, and test_mcp_tools.py checks that both eras answer alike in-process."""
 
 from __future__ import annotations
 
@@ -33,23 +39,28 @@ def reader(url: str, *, tenants: tuple[str, ...] = (), sub_tenants: tuple[str, .
             access.close()
 
 
-def in_memory(url: str, calls: list[tuple[str, dict[str, Any]]], **options: Any) -> list[Any]:
-    """Each call's ``CallToolResult``, from one in-memory client session."""
+def in_memory(url: str, calls: list[tuple[str, dict[str, Any]]], *, mode: str = "legacy", **options: Any) -> list[Any]:
+    """Each call's ``CallToolResult``, from one in-process client session (``mode``: the SDK
+    client's, see above)."""
     import anyio
 
     from symfonic_cli.mcp.server import build_server
 
     with reader(url, **options) as r:
         server = build_server(r)
-        return anyio.run(_session, server, calls)
+        return anyio.run(_session, server, calls, mode)
 
 
-async def _session(server: Any, calls: list[tuple[str, dict[str, Any]]]) -> list[Any]:
-    from mcp import Client
-    from mcp.client._memory import InMemoryTransport
-
-    async with Client(InMemoryTransport(server)) as client:
+async def _session(server: Any, calls: list[tuple[str, dict[str, Any]]], mode: str) -> list[Any]:
+    async with client_of(server, mode) as client:
         return [await client.call_tool(name, args) for name, args in calls]
+
+
+def client_of(server: Any, mode: str = "legacy") -> Any:
+    """The SDK's client on ``server`` in-process (``async with``)."""
+    from mcp import Client
+
+    return Client(server, mode=mode)
 
 
 def quoted(result: Any) -> Any:

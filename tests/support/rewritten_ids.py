@@ -6,6 +6,7 @@ writer of that form would have put them: the checkpoint rows' ``checkpoint_id`` 
 checkpoint itself (PostgreSQL's JSONB, the serialized blob of SQLite and MongoDB). Forms:
 
 - ``upper``: the UUIDv6 in upper case (a writer formatting its UUIDs with ``%X``);
+- ``mixed``: the UUIDv6 with every other hex letter in upper case (ids no string order dates);
 - ``iso``: the checkpoint's own ``ts`` (ISO 8601), as very old LangGraph named checkpoints;
 - ``undatable``: ``step-0001``, ``step-0002``, ... in time order, and the ``ts`` left out;
 - ``between``: lowercase UUIDv6 ids but one, an upper-case-lettered UUIDv6 (``BETWEEN_ID``) that
@@ -17,7 +18,7 @@ from __future__ import annotations
 
 from typing import Callable
 
-FORMS = ("upper", "iso", "undatable", "between")
+FORMS = ("upper", "mixed", "iso", "undatable", "between")
 BETWEEN_ID = "1fF00000-0000-6000-8000-000000000000"  # 'F' sorts between '0' and 'a'; 0x1ff... is after 0x1fa...
 BETWEEN_LAST = "1fa00000-0000-6000-8000-000000000000"  # the greatest id as a string
 
@@ -26,6 +27,8 @@ def _new_ids(rows: list[tuple[str, dict]], form: str) -> dict[str, str]:
     """old id -> new id for one thread's (id, checkpoint) rows."""
     if form == "upper":
         return {cid: cid.upper() for cid, _ in rows}
+    if form == "mixed":
+        return {cid: _mixed(cid) for cid, _ in rows}
     if form == "iso":
         return {cid: cp["ts"] for cid, cp in rows}
     if form == "between":
@@ -34,6 +37,11 @@ def _new_ids(rows: list[tuple[str, dict]], form: str) -> dict[str, str]:
         return dict(zip(old, new))
     assert form == "undatable", form
     return {cid: f"step-{i:04d}" for i, cid in enumerate(sorted(cid for cid, _ in rows), start=1)}
+
+
+def _mixed(cid: str) -> str:
+    letters = iter(range(len(cid)))
+    return "".join(c.upper() if c.isalpha() and next(letters) % 2 == 0 else c for c in cid)
 
 
 def _fixed(cp: dict, new_id: str, form: str) -> dict:

@@ -10,6 +10,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+# The graph builders the demo and the benchmarks share live in the library (symfonic_cli/demo/graphs.py).
+from symfonic_cli.demo.graphs import agent_graph, long_thread
+
+__all__ = ["ANSI", "BIG", "MULTIMODAL", "SECRET_SENTENCE", "UNICODE", "Scenario", "agent_graph", "long_thread", "scenarios", "write_scenarios"]
+
 ANSI = "\x1b[31mRED\x1b[0m \x1b]0;pwned-title\x07 bell\x07 [bold red]markup[/bold red] \x9b31m c1 \u202eexe.txt\u202c"
 BIG = ("fifty kilobytes of text " * 2200)[:50_000]
 UNICODE = "Grüße, 世界! 🚀 — naïve café, עברית, العربية"
@@ -31,48 +36,6 @@ class Scenario:
     turns: list[Any]  # each: list of input messages for one invoke, or a callable(graph, config)
     subgraph: bool = False
     notes: dict[str, Any] = field(default_factory=dict)
-
-
-def agent_graph(subgraph: bool = False):
-    from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
-    from langchain_core.tools import tool
-    from langgraph.graph import START, MessagesState, StateGraph
-    from langgraph.prebuilt import ToolNode, tools_condition
-
-    @tool
-    def lookup(query: str) -> str:
-        """Look something up."""
-        return f"result for {query}"
-
-    def model(state: MessagesState) -> dict:
-        last = state["messages"][-1]
-        text = last.content if isinstance(last.content, str) else "multimodal"
-        if isinstance(last, HumanMessage) and isinstance(last.content, str) and last.content.startswith("tool:"):
-            return {"messages": [AIMessage(content="", tool_calls=[{"name": "lookup", "args": {"query": text[5:]}, "id": f"call-{len(state['messages'])}"}])]}
-        if isinstance(last, ToolMessage):
-            return {"messages": [AIMessage(content=f"the tool said: {last.content}")]}
-        return {"messages": [AIMessage(content=f"echo: {text[:60]}")]}
-
-    builder = StateGraph(MessagesState)
-    builder.add_node("model", model)
-    builder.add_node("tools", ToolNode([lookup]))
-    builder.add_edge(START, "model")
-    builder.add_conditional_edges("model", tools_condition)
-    builder.add_edge("tools", "model")
-    if not subgraph:
-        return builder
-
-    inner = builder.compile()
-
-    def outer_intro(state: MessagesState) -> dict:
-        return {"messages": [AIMessage(content="handing over to the specialist")]}
-
-    outer = StateGraph(MessagesState)
-    outer.add_node("intro", outer_intro)
-    outer.add_node("specialist", inner)
-    outer.add_edge(START, "intro")
-    outer.add_edge("intro", "specialist")
-    return outer
 
 
 def scenarios() -> list[Scenario]:
@@ -123,14 +86,3 @@ def write_scenarios(checkpointer, only: list[str] | None = None) -> list[Scenari
                 graph.invoke({"messages": turn}, config)
         written.append(sc)
     return written
-
-
-def long_thread(checkpointer, key: str, turns: int, *, tool_every: int = 4) -> None:
-    """A single long conversation: ``turns`` user turns, a tool call every few turns."""
-    from langchain_core.messages import HumanMessage
-
-    graph = agent_graph().compile(checkpointer=checkpointer)
-    config = {"configurable": {"thread_id": key}}
-    for i in range(turns):
-        text = f"tool:item {i}" if tool_every and i % tool_every == tool_every - 1 else f"question number {i}"
-        graph.invoke({"messages": [HumanMessage(content=text)]}, config)

@@ -129,7 +129,7 @@ def test_sweep_erases_by_instant(mixed):
     backend, url = mixed
     dry = run("thread", "erase", "-s", url, "--inactive-for", "90d", "--dry-run")
     assert dry.code == 0, dry.err
-    assert "3 idle thread(s)" in dry.out and "acme:_:upper-now" not in dry.out and "nodate" not in dry.out
+    assert "3 thread(s) idle for 90d" in dry.out and "acme:_:upper-now" not in dry.out and "nodate" not in dry.out
     assert "None" not in dry.out
     r = run("thread", "erase", "-s", url, "--inactive-for", "90d", "--yes", "-f", "json")
     assert r.code == 0, r.err
@@ -160,3 +160,56 @@ def test_the_recheck_decides_by_instant(any_kind):
     with any_kind.saver(url) as saver:
         assert list(saver.list({"configurable": {"thread_id": "acme:_:upper-now"}}))
         assert not list(saver.list({"configurable": {"thread_id": "acme:_:iso-old"}}))
+
+
+def test_mongodb_listing_without_pushed_ids_is_the_same(request):
+    """MongoDB lists from each thread's pushed ids, tested here; a $group too large to push (a
+    16 MB document) falls back to the server's regex per id: both give the same rows (the odd
+    threads, then the others in order), with and without bounds and limits."""
+    from symfonic_cli import clock
+    from symfonic_cli.location import parse_location
+    from symfonic_cli.stores import open_store
+    from symfonic_cli.stores.mongodb._common import A_KEY
+    from tests.conftest import backend_for
+
+    backend = backend_for("mongodb", request)
+    url = _store(backend)
+    bound = clock.id_at(datetime.now(timezone.utc) - 90 * DAY)
+    group = {"_id": "$thread_id", "n": {"$sum": 1}, "first": {"$min": "$checkpoint_id"}, "last": {"$max": "$checkpoint_id"}}
+    with open_store(parse_location(url)) as st:
+        # Limits above the five odd threads: below them either path may give any of them (list_threads asks again).
+        for limit, before, since in [(None, None, None), (None, bound, None), (None, None, bound), (6, None, None), (7, bound, None)]:
+            pushed = list(st._thread_rows(None, None, limit, before, since))
+            by_regex = list(st._regex_rows(dict(A_KEY), group, limit, before, since))
+            shape = [t[:5] for t in pushed]
+            assert sorted(t for t in shape if t[4]) == sorted(t[:5] for t in by_regex if t.odd), (limit, before, since)
+            assert [t for t in shape if not t[4]] == [t[:5] for t in by_regex if not t.odd], (limit, before, since)
+            assert len(pushed) == len(by_regex) and (limit is None or len(pushed) <= limit)
+            listed = list(st.list_threads(limit=limit, last_before=before, last_from=since))
+            assert all(t.last_at == clock.checkpoint_id_time(t.last_checkpoint_id) for t in listed if t.key not in FORMS)
+        assert {t.key for t in st._thread_rows(None, None, None, None, None) if t.odd} == set(FORMS)
+
+
+def test_mongodb_run_states_without_pushed_ids_are_the_same(request):
+    """`threads list --status` on MongoDB: each thread's ids pushed and tested here, or (a group
+    too large to push) by the server's regex per id: the same groups, the same odd threads, and
+    the listing gives every thread its time by instant."""
+    from symfonic_cli.location import parse_location
+    from symfonic_cli.stores import open_store
+    from symfonic_cli.stores.mongodb._common import A_KEY
+    from tests.conftest import backend_for
+
+    backend = backend_for("mongodb", request)
+    url = _store(backend)
+    group = {"_id": "$thread_id", "n": {"$sum": 1}, "first": {"$min": "$checkpoint_id"}, "last": {"$max": "$checkpoint_id"}}
+    with open_store(parse_location(url)) as st:
+        match = {"thread_id": dict(A_KEY)}
+        coll = st._collation(st.checkpoints)
+        pushed = list(st._summaries(match, group, coll))
+        by_regex = list(st._summaries(match, group, coll, pushed=False))
+        assert pushed == by_regex and len(pushed) == len(AGES)
+        assert {d["_id"] for d in pushed if d["odd"]} == set(FORMS)
+    rows, err = listed(url, "--status", "done,error,interrupted,pending")
+    by_key = {r["key"]: r for r in rows}
+    assert set(by_key) == set(AGES) and "1 thread(s)" in err
+    assert 399 * DAY < _age(by_key["acme:_:iso-old"]) < 401 * DAY and _age(by_key["acme:_:upper-now"]) < DAY

@@ -170,10 +170,11 @@ class MongoErase(PerThreadErase, MongoSection):
 
         key = _string_literal(key, "thread key")
         rows = {name: (self._count(coll, flt) if flt is not None else 0) for name, coll, flt in self._cascade(extra, key)}
-        summary = self.thread_summary(key)
-        return ThreadErasePlan(
-            key, rows, summary.first_checkpoint_id if summary else None, summary.last_checkpoint_id if summary else None
-        )
+        summary = self.thread_summary(key)  # every id tested (``odd``), its times by instant (stores/activity.py)
+        if summary is None:
+            return ThreadErasePlan(key, rows, None, None, odd=False)
+        return ThreadErasePlan(key, rows, summary.first_checkpoint_id, summary.last_checkpoint_id, first_at=summary.first_at,
+                               last_at=summary.last_at, undatable=summary.undatable, odd=summary.odd)
 
     def _recheck_activity(self, key: str, session: ClientSession | None) -> tuple:
         """Inside the transaction: the greatest ordered id, and ``(id, ts)`` of every other checkpoint

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 from symfonic_cli.codec.msgpack_head import encrypted_blob_head
@@ -23,6 +23,7 @@ from symfonic_cli.stores.mongodb._common import (
     _prefix_range,
     _short,
 )
+from symfonic_cli.stores.activity import sorted_rows
 from symfonic_cli.threadkey import tenant_prefix
 
 # typing.TYPE_CHECKING without importing typing (quick commands load this module).
@@ -61,19 +62,33 @@ class MongoRead(MongoSection):
         keys: dict = dict(A_KEY)
         if tenant is not None:
             keys.update(_prefix_range(tenant_prefix(_string_literal(tenant, "tenant"), sub_tenant)))
-        pipeline: list[dict] = [
-            {"$match": {"thread_id": keys}},
-            {"$group": {"_id": "$thread_id", "n": {"$sum": 1}, "first": {"$min": "$checkpoint_id"}, "last": {"$max": "$checkpoint_id"}, "odd": ODD_GROUP}},
-        ]
+        if limit == 0:
+            return
+        from pymongo.errors import OperationFailure
+
+        # Each thread's ids pushed and tested here (activity.sorted_rows: the same order and bounds
+        # as SQLite's and PostgreSQL's); a regex per document in the $group cost half again the
+        # raw $group (SecantusDB, 2,000 threads). A group too large to push (a thread of hundreds
+        # of thousands of checkpoints: a document holds 16 MB) is listed by that regex instead.
+        group = {"_id": "$thread_id", "n": {"$sum": 1}, "first": {"$min": "$checkpoint_id"}, "last": {"$max": "$checkpoint_id"}}
+        rows: Iterable[ThreadSummary]
+        try:
+            docs = self.checkpoints.aggregate([{"$match": {"thread_id": keys}}, {"$group": {**group, "ids": {"$push": "$checkpoint_id"}}}],
+                                              allowDiskUse=True, collation=self._collation(self.checkpoints))
+            rows = sorted_rows(_joined_rows(docs), limit, last_before, last_from)
+        except OperationFailure:
+            rows = self._regex_rows(keys, group, limit, last_before, last_from)
+        yield from rows
+
+    def _regex_rows(self, keys: dict, group: dict, limit: int | None, last_before: str | None, last_from: str | None) -> Iterator[ThreadSummary]:
+        pipeline: list[dict] = [{"$match": {"thread_id": keys}}, {"$group": {**group, "odd": ODD_GROUP}}]
         window = _bounds(last_before, last_from)
         if window:
             pipeline.append({"$match": {"$or": [{"odd": True}, {"last": {"$type": "string", **window}}]}})
         pipeline.append({"$sort": {"odd": -1, "last": -1, "_id": 1}})
         if limit is not None:
-            if limit == 0:
-                return
             pipeline.append({"$limit": int(limit)})
-        for doc in self.checkpoints.aggregate(pipeline, collation=self._collation(self.checkpoints)):
+        for doc in self.checkpoints.aggregate(pipeline, allowDiskUse=True, collation=self._collation(self.checkpoints)):
             yield _summary(doc, doc["_id"])._replace(odd=bool(doc.get("odd")))
 
     @_driver_errors
@@ -344,6 +359,15 @@ WRITES_INDEX = CHECKPOINT_INDEX + [("task_id", 1), ("idx", 1)]
 
 
 _CHECKPOINT_FIELDS = {"_id": 0, "checkpoint_id": 1, "parent_checkpoint_id": 1, "type": 1, "checkpoint": 1, "metadata": 1}
+
+
+def _joined_rows(docs: Iterator[dict]) -> Iterator[tuple]:
+    """``(key, count, min id, max id, ids joined)`` of each $group document (sorted_rows' rows);
+    None for the joined ids when one is not a string."""
+    for doc in docs:
+        t = _summary(doc, doc["_id"])
+        ids = doc["ids"]
+        yield t.key, t.checkpoints, t.first_checkpoint_id, t.last_checkpoint_id, ",".join(ids) if all(type(i) is str for i in ids) else None
 
 
 def _summary(doc: dict, key: Any) -> ThreadSummary:

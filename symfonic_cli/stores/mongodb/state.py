@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from symfonic_cli.clock import joined_ordered
 from symfonic_cli.errors import StoreError
 from symfonic_cli.stores.mongodb._common import (
     ODD_GROUP,
@@ -21,6 +22,8 @@ from symfonic_cli.stores.mongodb._common import (
 # typing.TYPE_CHECKING without importing typing (quick commands load this module).
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any
+
     from symfonic_cli.model.run_state import ThreadRunState
     from symfonic_cli.model.run_state import ThreadRunRows
 
@@ -106,10 +109,10 @@ class MongoState(MongoSection):
         # In byte order (a default collation would fold and reorder keys): the merges below
         # compare keys in Python, as the server sorted them.
         cp_exact, w_exact = self._collation(self.checkpoints), self._collation(self.writes)
-        group: dict = {"_id": "$thread_id", "n": {"$sum": 1}, "first": {"$min": "$checkpoint_id"}, "last": {"$max": "$checkpoint_id"}, "odd": ODD_GROUP}
+        group: dict = {"_id": "$thread_id", "n": {"$sum": 1}, "first": {"$min": "$checkpoint_id"}, "last": {"$max": "$checkpoint_id"}}
         if with_size:
             group["size"] = {"$sum": {"$bsonSize": "$$ROOT"}}
-        summary = self.checkpoints.aggregate([{"$match": match}, {"$group": group}, {"$sort": {"_id": 1}}], allowDiskUse=True, collation=cp_exact)
+        summary = self._summaries(match, group, cp_exact)
         write_sizes = None
         if with_size:
             write_sizes = self.writes.aggregate([
@@ -147,6 +150,28 @@ class MongoState(MongoSection):
                 batch = []
         if batch:
             yield from self._run_batch(batch, with_size, with_status, ThreadRunState, status_from_tail)
+
+    def _summaries(self, match: dict, group: dict, collation: Any, *, pushed: bool = True) -> Iterator[dict]:
+        """The threads' $group documents in key order, ``odd`` set: each thread's ids pushed and
+        tested here (clock.joined_ordered, as the listing: no regex per document); from a group
+        too large to push on (a document holds 16 MB), the rest tested by the server's regex."""
+        from pymongo.errors import OperationFailure
+
+        last = None
+        if pushed:
+            try:
+                for doc in self.checkpoints.aggregate([{"$match": match}, {"$group": {**group, "ids": {"$push": "$checkpoint_id"}}},
+                                                       {"$sort": {"_id": 1}}], allowDiskUse=True, collation=collation):
+                    ids = doc.pop("ids")
+                    doc["odd"] = not (all(type(i) is str for i in ids) and joined_ordered(",".join(ids), int(doc["n"])))
+                    last = doc["_id"]
+                    yield doc
+                return
+            except OperationFailure:
+                pass
+        rest = match if last is None else {"$and": [match, {"thread_id": {"$gt": last}}]}
+        yield from self.checkpoints.aggregate([{"$match": rest}, {"$group": {**group, "odd": ODD_GROUP}}, {"$sort": {"_id": 1}}],
+                                              allowDiskUse=True, collation=collation)
 
     def _run_batch(self, batch, with_size, with_status, ThreadRunState, status_from_tail):
         from symfonic_cli.model.thread_row import told_run_state

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from symfonic_cli.clock import ORDERED_ID_REGEX
+from symfonic_cli.clock import ORDERED_ID_REGEX, joined_ordered
 from symfonic_cli.errors import StoreError
 from symfonic_cli.stores._common import quoted_identifier, refuse_stored_code
 from symfonic_cli.stores.postgres._common import (
@@ -259,10 +259,12 @@ class PostgresErase(PostgresSection):
         from symfonic_cli.model.erase import ThreadErasePlan
 
         counts = self._counts(key, extra)
-        first, last = self.conn.execute(
-            f"SELECT min(checkpoint_id), max(checkpoint_id) FROM checkpoints WHERE {self._key_equals}", (key,)
+        # Every id tested, not the least and greatest alone (stores/activity.py reads the times).
+        n, first, last, joined = self.conn.execute(
+            f"SELECT count(*), min(checkpoint_id), max(checkpoint_id), string_agg(checkpoint_id, ',') FROM checkpoints WHERE {self._key_equals}",
+            (key,),
         ).fetchone()
-        return ThreadErasePlan(key, counts, first, last)
+        return ThreadErasePlan(key, counts, first, last, odd=bool(n) and not joined_ordered(joined, n))
 
     @_translate_errors
     def erase_plans(self, keys: list[str], extra: tuple["ExtraTable", ...]) -> list["ThreadErasePlan"]:
@@ -277,16 +279,17 @@ class PostgresErase(PostgresSection):
         writes, blobs, _ = self._ERASE_CORE
         rows = self.conn.execute(
             f"SELECT (SELECT count(*) FROM {writes} WHERE {equals}), (SELECT count(*) FROM {blobs} WHERE {equals}), "
-            "c.n, c.lo, c.hi FROM unnest(%s::text[]) WITH ORDINALITY AS k(key, i) CROSS JOIN LATERAL "
-            f"(SELECT count(*) AS n, min(checkpoint_id) AS lo, max(checkpoint_id) AS hi FROM checkpoints WHERE {equals}) AS c "
+            "c.n, c.lo, c.hi, c.ids FROM unnest(%s::text[]) WITH ORDINALITY AS k(key, i) CROSS JOIN LATERAL "
+            f"(SELECT count(*) AS n, min(checkpoint_id) AS lo, max(checkpoint_id) AS hi, string_agg(checkpoint_id, ',') AS ids "
+            f"FROM checkpoints WHERE {equals}) AS c "
             "ORDER BY k.i",
             (list(keys),),
         ).fetchall()
         plans = []
-        for key, (n_writes, n_blobs, n_checkpoints, first, last) in zip(keys, rows, strict=True):
+        for key, (n_writes, n_blobs, n_checkpoints, first, last, joined) in zip(keys, rows, strict=True):
             counts = self._counts(key, extra, extra_only=True) if extra else {}
             counts.update({writes: n_writes, blobs: n_blobs, "checkpoints": n_checkpoints})
-            plans.append(ThreadErasePlan(key, counts, first, last))
+            plans.append(ThreadErasePlan(key, counts, first, last, odd=bool(n_checkpoints) and not joined_ordered(joined, n_checkpoints)))
         return plans
 
     @_translate_errors

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 
+from symfonic_cli.clock import joined_ordered
 from symfonic_cli.errors import StoreError
 from symfonic_cli.stores._common import PerThreadErase, quoted_identifier, refuse_stored_code
 from symfonic_cli.stores.sqlite._common import SqliteSection, _journal_mode, _translate_errors, _try_write_lock
@@ -177,10 +178,11 @@ class SqliteErase(PerThreadErase, SqliteSection):
 
         counts = self._counts(key, extra)
         where, params = _key_match(key)
-        first, last = self.conn.execute(
-            f"SELECT min(checkpoint_id), max(checkpoint_id) FROM checkpoints WHERE {where}", params
+        # Every id tested, not the least and greatest alone (stores/activity.py reads the times).
+        n, first, last, joined = self.conn.execute(
+            f"SELECT count(*), min(checkpoint_id), max(checkpoint_id), group_concat(checkpoint_id, ',') FROM checkpoints WHERE {where}", params
         ).fetchone()
-        return ThreadErasePlan(key, counts, first, last)
+        return ThreadErasePlan(key, counts, first, last, odd=bool(n) and not joined_ordered(joined, n))
 
     def _recheck_activity(self, key: str) -> tuple:
         """Inside the transaction: the greatest ordered id, and ``(id, ts)`` of every other checkpoint

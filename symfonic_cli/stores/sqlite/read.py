@@ -8,8 +8,8 @@ from collections.abc import Iterable, Iterator
 
 from symfonic_cli.errors import StoreError
 from symfonic_cli.model.listing import StoreInfo, ThreadSummary
-from symfonic_cli.clock import ORDERED_ID_GLOB, joined_ordered
-from symfonic_cli.stores.activity import odd_having, sorted_rows
+from symfonic_cli.clock import NEVER, ORDERED_ID_GLOB, is_ordered_id, joined_ordered, ordered_id_time
+from symfonic_cli.stores.activity import in_window, odd_having, sorted_rows
 from symfonic_cli.stores.sqlite._common import (
     SqliteSection,
     _journal_mode,
@@ -51,8 +51,7 @@ class SqliteRead(SqliteSection):
         if self._has_blob_keys():
             # A key's text and BLOB groups merge first; the window applies to the merged thread.
             merged = _merged_by_key(self.conn.execute(sql.format(self._ODD), params), None)
-            kept = [t for t in merged if t.odd or ((last_before is None or (t.last_checkpoint_id or "") < last_before)
-                    and (last_from is None or (t.last_checkpoint_id or "") >= last_from))]
+            kept = [t for t in merged if t.odd or in_window(t.last_at, False, last_before, last_from)]
             yield from (kept if limit is None else kept[:limit])
             return
         yield from sorted_rows(self.conn.execute(sql.format(_JOINED), params), limit, last_before, last_from)
@@ -212,12 +211,26 @@ class SqliteRead(SqliteSection):
 
     @_translate_iter
     def iter_checkpoint_heads(self, key: str) -> Iterator["CheckpointHead"]:
+        return self._heads("thread_id = ?", (key,))
+
+    @_translate_iter
+    def _every_form_heads(self, key: str) -> Iterator["CheckpointHead"]:
+        """The heads that date a thread (stores/activity.py): of its rows with the key stored as
+        text and as a BLOB of its bytes, the rows an erase or prune of it touches (``_key_match``)."""
+        if not self._has_blob_keys():
+            return self._heads("thread_id = ?", (key,))
+        from symfonic_cli.stores.sqlite.erase import _key_match
+
+        where, params = _key_match(key)
+        return self._heads(where, params)
+
+    def _heads(self, where: str, params: tuple[Any, ...]) -> Iterator["CheckpointHead"]:
         from symfonic_cli.model.checkpoint import CheckpointHead
 
         cur = self.conn.execute(
             "SELECT rowid, checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, length(checkpoint) "
-            "FROM checkpoints WHERE thread_id = ? ORDER BY checkpoint_id",
-            (key,),
+            f"FROM checkpoints WHERE {where} ORDER BY checkpoint_id",
+            params,
         )
         for rowid, ns, cid, parent, type_, size in cur.fetchall():
             # metadata is left unread: it sits after the blob in the row (see CheckpointHead.source)
@@ -275,20 +288,37 @@ def _utf8(key: str) -> bytes:
 
 def _merged_by_key(rows: Iterable[tuple[Any, ...]], limit: int | None) -> list[ThreadSummary]:
     """Listing rows of a store holding BLOB keys: a key's text and BLOB groups as one thread,
-    odd ones first, then newest activity first, then key (the order of the SQL listing)."""
+    odd ones first, then newest activity first, then key (the order of the SQL listing).
+
+    Activity is an instant (clock.py), never a string: a group whose ids are all ordered is dated
+    by them; a thread with any other id is ``odd``, dated checkpoint by checkpoint over both
+    forms of its key (stores/activity.py, ``_every_form_heads``). ``first_checkpoint_id`` and
+    ``last_checkpoint_id`` stay the least and greatest ids as stored, as SQL's min and max give them."""
     merged: dict[str, list] = {}
     for raw, n, first, last, odd in rows:
         key = _key_text(raw)
+        odd = bool(odd) or not (is_ordered_id(first) and is_ordered_id(last))
         m = merged.get(key)
         if m is None:
-            merged[key] = [n, first, last, bool(odd)]
+            merged[key] = [n, first, last, odd]
+            continue
+        m[0] += n
+        m[3] = m[3] or odd
+        if m[3]:  # the ids' own min and max, for the record; the times come from the checkpoints
+            m[1] = min(m[1], first, key=_id_order)
+            m[2] = max(m[2], last, key=_id_order)
         else:
-            m[0] += n
-            m[1] = first if m[1] is None or (first is not None and first < m[1]) else m[1]
-            m[2] = last if m[2] is None or (last is not None and last > m[2]) else m[2]
-            m[3] = m[3] or bool(odd)
-    out = [ThreadSummary(k, n, first, last, odd) for k, (n, first, last, odd) in merged.items()]
+            m[1] = min(m[1], first, key=ordered_id_time)
+            m[2] = max(m[2], last, key=ordered_id_time)
+    out = []
+    for k, (n, first, last, odd) in merged.items():
+        at = (None, None) if odd else (ordered_id_time(first), ordered_id_time(last))
+        out.append(ThreadSummary(k, n, first, last, odd, *at))
     out.sort(key=lambda t: t.key)
-    out.sort(key=lambda t: t.last_checkpoint_id or "", reverse=True)
+    out.sort(key=lambda t: t.last_at or NEVER, reverse=True)
     out.sort(key=lambda t: t.odd, reverse=True)
     return out if limit is None else out[:limit]
+
+
+def _id_order(cid: Any) -> str:
+    return cid if type(cid) is str else ""  # an id of another type (a crafted file) never raises

@@ -7,12 +7,13 @@ The store holds two tenants with sub-tenants, conversations with tool calls, a r
 an operator's approval (an interrupt), a payment whose node raised, threads last active 40, 100
 and 400 days ago (their checkpoint ids and ``ts`` written as of then, as a saver at that time did)
 and checkpoints from two releases: legacy ones without an envelope and migrated ones with it.
+The graph and the saver wrapper are the ones the benchmarks and tests share (graphs.py, savers.py).
 """
 
 from __future__ import annotations
 
 import sqlite3
-from datetime import datetime, timedelta
+from datetime import timedelta
 from pathlib import Path
 
 from symfonic_cli.threadkey import derive_key
@@ -55,18 +56,11 @@ APPROVAL = ("acme", "eu", "s-003", "I want a refund of 42 EUR for order 1042.")
 FAILED = ("globex", "apac", "s-102", "Refund my 42 EUR, order 77.")
 
 
-def _build_graph(script: dict[str, list]):
+def _scripted_model(script: dict[str, list]):
+    """The demo's model: each thread answers from its script (a tool call first where the turn has a query)."""
     from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
-    from langchain_core.tools import tool
-    from langgraph.graph import START, MessagesState, StateGraph
-    from langgraph.prebuilt import ToolNode, tools_condition
 
-    @tool
-    def lookup(query: str) -> str:
-        """Look something up in the back office."""
-        return f"back-office record for {query!r}"
-
-    def model(state: MessagesState, config) -> dict:
+    def model(state, config) -> dict:
         turns = script[config["configurable"]["thread_id"]]
         last = state["messages"][-1]
         turn = turns[sum(isinstance(m, HumanMessage) for m in state["messages"]) - 1]
@@ -78,13 +72,7 @@ def _build_graph(script: dict[str, list]):
             return {"messages": [AIMessage(content=answer)]}
         return {"messages": []}
 
-    builder = StateGraph(MessagesState)
-    builder.add_node("model", model)
-    builder.add_node("tools", ToolNode([lookup]))
-    builder.add_edge(START, "model")
-    builder.add_conditional_edges("model", tools_condition)
-    builder.add_edge("tools", "model")
-    return builder
+    return model
 
 
 def _approval_graph(failing: set[str]):
@@ -114,67 +102,6 @@ def _approval_graph(failing: set[str]):
     b.add_edge("approve", "pay")
     b.add_edge("pay", END)
     return b
-
-
-def _saver(conn, control: dict):
-    """The real SqliteSaver, writing each checkpoint as the release and clock in ``control`` would:
-    its id and ``ts`` moved back by ``control["age"]`` (a saver running then made them) and, for a
-    migrated release, the envelope merged into its metadata."""
-    import copy
-
-    from langgraph.checkpoint.base import BaseCheckpointSaver
-    from langgraph.checkpoint.sqlite import SqliteSaver
-
-    from symfonic_cli.compat.envelope import DEFAULT_ENVELOPE_KEY, StateEnvelope
-
-    class DemoSaver(BaseCheckpointSaver):
-        def __init__(self, inner) -> None:
-            super().__init__(serde=inner.serde)
-            self.inner = inner
-
-        def put(self, config, checkpoint, metadata, new_versions):
-            age, release = control["age"], control["release"]
-            if age:
-                checkpoint = {**checkpoint, "id": _moved_back(checkpoint["id"], age), "ts": _ts_moved_back(checkpoint["ts"], age)}
-            if release is not None:
-                env = StateEnvelope(format_version=1, writer_line="migrated", package_version=release).to_metadata()
-                metadata = {**metadata, DEFAULT_ENVELOPE_KEY: env}
-            return self.inner.put(config, checkpoint, metadata, new_versions)
-
-        def put_writes(self, config, writes, task_id, task_path=""):
-            return self.inner.put_writes(config, writes, task_id, task_path)
-
-        def get_tuple(self, config):
-            return self.inner.get_tuple(config)
-
-        def list(self, config, *, filter=None, before=None, limit=None):
-            return self.inner.list(config, filter=filter, before=before, limit=limit)
-
-        def get_next_version(self, current, channel):
-            return self.inner.get_next_version(current, channel)
-
-        def with_allowlist(self, extra_allowlist):
-            clone = copy.copy(self)
-            clone.inner = self.inner.with_allowlist(extra_allowlist)
-            clone.serde = clone.inner.serde
-            return clone
-
-    return DemoSaver(SqliteSaver(conn))
-
-
-def _moved_back(checkpoint_id: str, age: timedelta) -> str:
-    """A UUIDv6 id made ``age`` earlier: its 60 time bits moved, the rest (sequence, node) kept."""
-    import uuid
-
-    n = uuid.UUID(checkpoint_id).int
-    ticks = ((n >> 96) << 28) | (((n >> 80) & 0xFFFF) << 12) | ((n >> 64) & 0x0FFF)
-    ticks -= age // timedelta(microseconds=1) * 10
-    rest = n & ((1 << 64) - 1)
-    return str(uuid.UUID(int=((ticks >> 28) << 96) | (((ticks >> 12) & 0xFFFF) << 80) | (0x6 << 76) | ((ticks & 0x0FFF) << 64) | rest))
-
-
-def _ts_moved_back(ts: str, age: timedelta) -> str:
-    return (datetime.fromisoformat(ts) - age).isoformat()
 
 
 # ``symfonic demo --threads N --turns T``: N threads in all (the tour's own first), the added ones
@@ -218,22 +145,34 @@ def create_demo_store(path: Path, *, threads: int = MIN_THREADS, turns: int = DE
     from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
     from langgraph.types import Command
 
+    from langgraph.checkpoint.sqlite import SqliteSaver
+
+    from symfonic_cli.compat.envelope import StateEnvelope
+    from symfonic_cli.demo.graphs import agent_graph
+    from symfonic_cli.demo.savers import NO_ENVELOPE, EnvelopeSaver
+
     conversations = CONVERSATIONS + added_conversations(threads, turns)
     total = len(conversations) + 2
     script = {derive_key(t, s, sess): turns for t, s, sess, _, _, turns in conversations}
     conn = sqlite3.connect(str(path), check_same_thread=False)
-    control: dict = {"age": timedelta(0), "release": None}
     keys = []
+
+    def written_as(age: timedelta, release: str | None) -> None:
+        # Each checkpoint's id and ts as a saver ``age`` ago wrote them; the release's envelope (none: legacy).
+        saver.clock_offset = -age if age else None
+        saver.envelope = NO_ENVELOPE if release is None else StateEnvelope(
+            format_version=1, writer_line="migrated", package_version=release).to_metadata()
+
     try:
-        saver = _saver(conn, control)
-        graph = _build_graph(script).compile(checkpointer=saver)
+        saver = EnvelopeSaver(SqliteSaver(conn), ts_too=True)
+        graph = agent_graph(model=_scripted_model(script), tool_result=lambda query: f"back-office record for {query!r}").compile(checkpointer=saver)
         for (tenant, sub, session, age, release, said) in conversations:
             key = derive_key(tenant, sub, session)
             config = {"configurable": {"thread_id": key}}
-            control.update(age=age, release=release)
+            written_as(age, release)
             for i, (question, _, _) in enumerate(said):
                 if key == derive_key("acme", None, "s-001"):
-                    control["release"] = LEGACY if i == 0 else MIGRATED  # upgraded during the conversation
+                    written_as(age, LEGACY if i == 0 else MIGRATED)  # upgraded during the conversation
                 inputs: list[BaseMessage] = [HumanMessage(content=question)]
                 if i == 0:
                     inputs.insert(0, SystemMessage(content="You are the support assistant of a web shop."))
@@ -241,7 +180,7 @@ def create_demo_store(path: Path, *, threads: int = MIN_THREADS, turns: int = DE
             keys.append(key)
             if progress is not None:
                 progress(len(keys), total)
-        control.update(age=timedelta(0), release=MIGRATED)
+        written_as(timedelta(0), MIGRATED)
         failing = {derive_key(*FAILED[:3])}
         approvals = _approval_graph(failing).compile(checkpointer=saver)
         for tenant, sub, session, question in (APPROVAL, FAILED):

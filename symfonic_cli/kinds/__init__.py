@@ -1,21 +1,34 @@
-"""One description per store kind: its URL schemes, its backend and driver extra, the options it
-takes, and what an erase or a prune leaves behind in it. Location parsing, opening a store, the
-receipts' notes and the Python API read this table instead of switching on the kind; adding a
-store kind is an entry here and its backend package (stores/<kind>/).
+"""One description per store kind: its URL schemes and how its locations are written (the grammar:
+sqlite.py, postgres.py, server.py here), its backend and driver extra, the options it takes, and
+what an erase or a prune leaves behind in it. Location parsing, opening a store, the receipts'
+notes and the Python API read this table instead of switching on the kind; adding a store kind is
+an entry here (with its grammar, when it has one of its own) and its backend package (stores/<kind>/).
 
-The lowest floor but one: imports nothing of the package (the quick route reads it).
+The lowest floor but one: imports nothing of the package but the errors (the quick route reads it).
 """
 
 from __future__ import annotations
 
 from collections import namedtuple
 
+from symfonic_cli.kinds import postgres as _postgres
+from symfonic_cli.kinds import server as _server
+from symfonic_cli.kinds import sqlite as _sqlite
+
 # server: a database server (concurrent writers, worth migrate's worker processes) rather than a
 # file; jsonb: metadata and inline channel values are JSONB, which folds -0.0 into 0 and cannot
 # hold every value another kind stores (migrate checks and compares accordingly).
+# The grammar: url_path(raw, scheme, mask) checks a URL of the kind's schemes and gives the file it
+# names (None for a server); claims(raw) says whether a location without a scheme is written in the
+# kind's own form (None: it has none), bare_path(raw, mask) checks that form, pairs(raw) reads a
+# key/value form (the masking of secrets reads it). ``mask`` shows a location without its secrets.
 StoreKind = namedtuple(
-    "StoreKind", "name label schemes backend drivers extra options server jsonb erase_residual prune_residual",
+    "StoreKind", "name label schemes backend drivers extra options server jsonb erase_residual prune_residual "
+    "url_path claims bare_path pairs files",
+    defaults=(None, None, None, ()),
 )
+# files: a file store's suffixes of the files that are the store (its own, "", and what its engine
+# writes beside it); a command never writes its output at one of them (output_paths.py).
 
 # The options a store entry of the config file, the root options or the Python API may give,
 # beyond each kind's own: read above the backend (erase_extra: erase's extra tables) or by migrate.
@@ -33,6 +46,8 @@ KINDS = {
             "database file or its -wal. Backups and copies of the file keep it until they rotate."
         ),
         prune_residual="Deleted pages are free space inside the file until --compact (VACUUM) rewrites it; backups keep old copies.",
+        url_path=_sqlite.url_path, bare_path=_sqlite.bare_path,  # a path no other kind claims: PATH_KIND
+        files=("", "-wal", "-shm", "-journal"),  # the database file and what SQLite writes beside it
     ),
     "postgres": StoreKind(
         name="postgres", label="PostgreSQL", schemes=("postgresql", "postgres"), backend="symfonic_cli.stores.postgres",
@@ -43,6 +58,7 @@ KINDS = {
             "and backups until they are recycled or rotate."
         ),
         prune_residual="Deleted rows are dead tuples until VACUUM (--compact runs VACUUM (ANALYZE)); VACUUM FULL shrinks the files.",
+        url_path=_server.url_path, claims=_postgres.claims, bare_path=_postgres.bare_path, pairs=_postgres.pairs,
     ),
     "mongodb": StoreKind(
         name="mongodb", label="MongoDB", schemes=("mongodb", "mongodb+srv"), backend="symfonic_cli.stores.mongodb",
@@ -53,8 +69,11 @@ KINDS = {
             "backups until they are compacted, rolled over or rotate."
         ),
         prune_residual="Deleted documents leave free space in the storage engine until 'compact' (--compact, where allowed).",
+        url_path=_server.url_path,
     ),
 }
+# The kind of a location without a scheme that no kind's own form claims: a file path.
+PATH_KIND = "sqlite"
 # URL scheme -> kind name.
 SCHEMES = {scheme: kind.name for kind in KINDS.values() for scheme in kind.schemes}
 # Every option name a store may be given (any kind's, the connection ones, the common ones).
@@ -69,3 +88,12 @@ def backend_options(kind: str, options: dict) -> dict:
         raise ValueError(unknown[0])
     own = KINDS[kind].options
     return {k: v for k, v in options.items() if k in own}
+
+
+def bare_kind(raw: str) -> StoreKind | None:
+    """The kind whose own scheme-less form ``raw`` is written in (a libpq key/value string), or None
+    for a plain path (``PATH_KIND``)."""
+    for kind in KINDS.values():
+        if kind.claims is not None and kind.claims(raw):
+            return kind
+    return None

@@ -1,0 +1,126 @@
+"""Plan first, then execute: ``plan_erase``, ``plan_prune``, ``plan_export`` and ``plan_migrate``
+return a ``Plan`` (erase/result.py: typed, inspectable, the dry run's document) and change nothing;
+``execute(plan, yes=...)`` runs it and returns the operation's ``RunResult``.
+
+A plan function takes what its operation takes (``erase``'s arguments but ``dry_run`` and ``yes``,
+and so on) and checks them as it does, through the operation itself (api/changes.py): the same
+request is built once and the plan keeps it. ``execute`` runs that request on exactly the planned
+threads: a thread that appeared under the selection after the plan is not touched (a retention
+sweep keeps its cut-off, fixed when planned, and re-checks each thread's activity). Each thread is
+planned again inside its own transaction, as the commands do, so what changed meanwhile is judged
+on what is there then. Confirmation is the caller's: a real erase or prune needs ``yes=True``
+(without it ``NotConfirmedError``, exit 6, nothing changed), as the commands without a terminal.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import replace
+from typing import Any
+
+from symfonic_cli.api.arguments import checked
+from symfonic_cli.erase.result import Plan, RunResult  # at run time: annotations are read (api/arguments.py)
+from symfonic_cli.errors import UsageError
+
+__all__ = ["Plan", "execute", "plan_erase", "plan_export", "plan_migrate", "plan_prune"]
+
+
+def _planned(operation: str, call: Callable[..., RunResult], *args: Any, **choices: Any) -> Plan:
+    from symfonic_cli.api import changes
+
+    for name in ("dry_run", "yes"):
+        if name in choices:
+            raise UsageError(f"plan_{operation} takes no {name}: a plan changes nothing; execute(plan, yes=True) runs it")
+    captured: list[tuple[Any, Callable[[Any, Any], Any]]] = []
+    token = changes.PLANNING.set(captured)
+    try:
+        if operation in ("erase", "prune", "migrate"):
+            choices["dry_run"] = True
+        result = call(*args, **choices)
+    finally:
+        changes.PLANNING.reset(token)
+    request, runner = captured[-1]
+    return Plan(operation, result.to_json(), request=request, runner=runner)
+
+
+def _bound(fn: Callable[..., Plan]) -> Callable[..., Plan]:
+    """Arguments that do not bind (a missing store, a store given twice) are a UsageError, as
+    everywhere in the API (the choices themselves are checked by the operation)."""
+    import functools
+    import inspect
+
+    signature = inspect.signature(fn)
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Plan:
+        try:
+            signature.bind(*args, **kwargs)
+        except TypeError as exc:
+            raise UsageError(f"{fn.__name__}: {exc}") from None
+        return fn(*args, **kwargs)
+
+    return wrapper
+
+
+@_bound
+def plan_erase(store: Any, /, **choices: Any) -> Plan:
+    """``erase``'s plan (``thread erase --dry-run -f json``): each thread's rows, first and last
+    activity, whether it is recent, the not-found keys; ``summary`` counts them."""
+    from symfonic_cli.api.changes import erase
+
+    return _planned("erase", erase, store, **choices)
+
+
+@_bound
+def plan_prune(store: Any, /, **choices: Any) -> Plan:
+    """``prune``'s plan (``thread prune --dry-run -f json``): per thread the checkpoints and bytes
+    that go, the messages whose time moves and those held only in what goes; ``summary`` totals them."""
+    from symfonic_cli.api.changes import prune
+
+    return _planned("prune", prune, store, **choices)
+
+
+@_bound
+def plan_export(store: Any, output: Any, /, **choices: Any) -> Plan:
+    """``export``'s plan: the output checked (it exists and ``force`` is not given: exit 2), the
+    threads it would write with their checkpoints and activity, the requested keys not found."""
+    from symfonic_cli.api.changes import export
+
+    return _planned("export", export, store, output, **choices)
+
+
+@_bound
+def plan_migrate(source: Any, target: Any, /, **choices: Any) -> Plan:
+    """``migrate``'s plan (``migrate --dry-run -f json``): per thread copy, skip or conflict."""
+    from symfonic_cli.api.changes import migrate
+
+    return _planned("migrate", migrate, source, target, **choices)
+
+
+@checked
+def execute(plan: Plan, *, yes: bool = False) -> RunResult:
+    """Run ``plan`` on its threads; the operation's RunResult (an error that ends the run raises,
+    carrying it as ``.result``, as the operation does)."""
+    from symfonic_cli.api.changes import _environment, _run
+
+    if not isinstance(plan, Plan) or plan.request is None:
+        raise UsageError("execute takes a plan from plan_erase, plan_prune, plan_export or plan_migrate")
+    request = _pinned(plan, yes)
+    if plan.operation == "migrate":
+        return plan.runner(request, _environment())
+    return _run(plan.operation, _environment(), request, plan.runner)
+
+
+def _pinned(plan: Plan, yes: bool) -> Any:
+    """The plan's request for the real run, on the planned threads only."""
+    req, keys = plan.request, list(plan.thread_keys)
+    if plan.operation == "migrate":
+        return replace(req, dry_run=False, selection_options={"threads": keys} if keys else req.selection_options)
+    if plan.operation == "export":
+        return replace(req, keys=keys, prefix=None, window=None)
+    sel = req.selection
+    if plan.operation == "erase" and sel.window is not None:
+        return replace(req, dry_run=False, yes=yes)  # a sweep: its cut-off fixed, re-checked per thread
+    pinned = replace(sel, keys=tuple(keys), prefix=None, session=None, window=None, every_thread=False)
+    return replace(req, selection=pinned, dry_run=False, yes=yes)
+
