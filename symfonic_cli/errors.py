@@ -11,9 +11,9 @@ EXIT_FINDINGS = 5  # compat report: a --fail-on finding is present
 EXIT_NOT_CONFIRMED = 6  # erase: no confirmation, nothing deleted
 EXIT_MIGRATE_INCOMPLETE = 7  # migrate: a thread in conflict, refused, failed or not verified
 EXIT_WRITTEN_AGAIN = 8  # erase: committed, but rows of the thread were found after the commit
-EXIT_BUSY = 9  # erase, prune: some threads were busy (locks not had within --lock-timeout), skipped
-EXIT_LOCKED = 10  # erase, prune: another erase or prune runs on the same store (--wait waits for it)
-EXIT_TIME_LIMIT = 11  # erase, prune: --max-duration reached, stopped between two threads; a rerun continues
+EXIT_BUSY = 9  # erase, prune, migrate: some threads were busy (locks not had within --lock-timeout), skipped
+EXIT_LOCKED = 10  # erase, prune, migrate: another erase, prune or migrate changes the same store (--wait waits for it)
+EXIT_TIME_LIMIT = 11  # erase, prune, migrate: --max-duration reached, stopped between two threads; a rerun continues
 EXIT_INTERRUPTED = 130  # Ctrl-C (128 + SIGINT), or end of input at a prompt
 EXIT_BROKEN_PIPE = 141  # the reader went away (| head): silent, 128 + SIGPIPE, as git and a shell report it
 

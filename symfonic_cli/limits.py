@@ -13,6 +13,9 @@ MAX_CONNECT_TIMEOUT = 3600.0
 DEFAULT_LOCK_TIMEOUT = 5.0
 MIN_LOCK_TIMEOUT = 0.01
 MAX_LOCK_TIMEOUT = 3600.0
+# --piece-size (thread prune): checkpoints one transaction deletes at most; a huge thread goes in pieces.
+DEFAULT_PIECE = 500
+MAX_PIECE = 1_000_000
 MAX_RATE = 1_000_000.0  # --max-rate: threads per second, more than 0
 MAX_COUNT = 1_000_000_000  # --limit; --index from -MAX_COUNT to MAX_COUNT
 MAX_JOBS = 64

@@ -30,8 +30,10 @@ class Progress:
         self._drawn = 0.0
         self._shown = False
         self._width = 0
+        self._done = 0
 
     def step(self, done: int, *, force: bool = False) -> None:
+        self._done = done
         if self.report is not None:
             self.report(self.verb, done, self.total)
         if not self.on:
@@ -47,6 +49,24 @@ class Progress:
         self.err.flush()
         self._width = len(line)
         self._shown = True
+
+    def say(self, line: str) -> None:
+        """One line on stderr, a terminal or not (the progress line is drawn again after it)."""
+        self.clear()
+        self.err.write(line + "\n")
+        self.err.flush()
+
+    def waiting(self, text: str | None) -> None:
+        """On a terminal, the progress line says why the run waits (None: it goes on)."""
+        if not self.on:
+            return
+        import shutil
+
+        line = f"{self.verb} {self._done:,}/{self.total:,} threads; {text}" if text else ""
+        line = line[:max(20, shutil.get_terminal_size().columns - 1)]  # one screen line: \r redraws it
+        self.err.write("\r" + line + " " * max(0, self._width - len(line)))
+        self.err.flush()
+        self._width, self._shown = len(line), bool(line)
 
     def clear(self) -> None:
         """Take the line away before other output goes to the same terminal."""

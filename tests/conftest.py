@@ -14,7 +14,7 @@ import pytest
 
 from tests.support import backends
 
-pytest_plugins: list[str] = ["tests.support.markers", "tests.support.mongo_server", "tests.support.pg_server"]
+pytest_plugins: list[str] = ["tests.support.markers", "tests.support.mongo_server", "tests.support.pg_server", "tests.support.pg_standby"]
 
 
 @pytest.fixture(scope="session", autouse=True)

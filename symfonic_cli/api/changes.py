@@ -22,7 +22,7 @@ from symfonic_cli.api.arguments import checked
 from symfonic_cli.erase.result import RunResult  # at run time: annotations are read (api/arguments.py)
 from symfonic_cli.erase.steps import pace_of
 from symfonic_cli.errors import SymfonicError, UsageError
-from symfonic_cli.limits import DEFAULT_LOCK_TIMEOUT
+from symfonic_cli.limits import DEFAULT_LOCK_TIMEOUT, DEFAULT_PIECE
 
 # The root options a store takes (as open_store): kinds.CONNECTION_OPTIONS.
 
@@ -148,6 +148,7 @@ def erase(
     max_duration: str | timedelta | None = None,
     pause: str | None = None,
     max_rate: float | None = None,
+    max_replica_lag: str | None = None,
     **options,
 ) -> RunResult:
     """``thread erase -f json``: the receipt (or, with ``dry_run``, the plan), as a RunResult."""
@@ -168,7 +169,7 @@ def erase(
         grace=grace if isinstance(grace, timedelta) else parse_duration(grace, option="grace", bare_unit="m"), receipt_path=receipt, fmt="json",
         operator=operator, ticket=ticket, missing_ok=missing_ok, batch_size=batch_size, lock_timeout=float(lock_timeout),
         wait=_flag(wait, "wait"), max_duration=_max_duration(max_duration),
-        pace=pace_of(pause, max_rate, cli=False),
+        pace=pace_of(pause, max_rate, cli=False, max_replica_lag=max_replica_lag),
     )
     return _run("erase", env, request, _erase)
 
@@ -274,14 +275,16 @@ def prune(
     lock_timeout: float = DEFAULT_LOCK_TIMEOUT,
     wait: bool = False,
     keep_branches: bool = False,
+    piece_size: int = DEFAULT_PIECE,
     max_duration: str | timedelta | None = None,
     pause: str | None = None,
     max_rate: float | None = None,
+    max_replica_lag: str | None = None,
     **options,
 ) -> RunResult:
     """``thread prune -f json``: the receipt (or, with ``dry_run``, the plan). ``all_threads`` is
     the command's ``--all``; ``older_than`` also keeps every checkpoint newer than that."""
-    from symfonic_cli.limits import MAX_COUNT
+    from symfonic_cli.limits import MAX_COUNT, MAX_PIECE
     from symfonic_cli.clock import parse_duration
     from symfonic_cli.storage.prune import PruneRequest, run
 
@@ -293,6 +296,8 @@ def prune(
     )
     if type(keep) is not int or not 1 <= keep <= MAX_COUNT:
         raise UsageError(f"keep must be a whole number from 1 to {MAX_COUNT}")
+    if type(piece_size) is not int or not 1 <= piece_size <= MAX_PIECE:
+        raise UsageError(f"piece_size must be a whole number from 1 to {MAX_PIECE:,}")
     _check_receipt_names(operator, ticket)
     _check_lock_timeout(lock_timeout)
     age = older_than if isinstance(older_than, timedelta) or older_than is None else parse_duration(older_than, option="older_than")
@@ -301,8 +306,8 @@ def prune(
         location=loc, options=opts, selection=chosen, keep=keep, older_than=age, dry_run=dry_run, yes=yes,
         compact=compact, receipt_path=receipt, fmt="json", operator=operator, ticket=ticket, missing_ok=missing_ok,
         batch_size=batch_size, lock_timeout=float(lock_timeout), wait=_flag(wait, "wait"),
-        keep_branches=_flag(keep_branches, "keep_branches"), max_duration=_max_duration(max_duration),
-        pace=pace_of(pause, max_rate, cli=False),
+        keep_branches=_flag(keep_branches, "keep_branches"), piece_size=piece_size, max_duration=_max_duration(max_duration),
+        pace=pace_of(pause, max_rate, cli=False, max_replica_lag=max_replica_lag),
     )
     return _run("prune", env, request, run)
 
@@ -324,6 +329,11 @@ def migrate(
     jobs: int | None = None,
     source_options: dict[str, Any] | None = None,
     target_options: dict[str, Any] | None = None,
+    lock_timeout: float = DEFAULT_LOCK_TIMEOUT,
+    wait: bool = False,
+    max_duration: str | timedelta | None = None,
+    pause: str | None = None,
+    max_rate: float | None = None,
 ) -> RunResult:
     """``migrate -f json``: ``{"source", "target", "mode", "threads": [...], "totals"}`` as a RunResult.
     A thread not copied and verified raises ``MigrateIncomplete`` (exit 7) with it as ``.result``."""
@@ -339,6 +349,7 @@ def migrate(
 
     if jobs is not None and not 1 <= jobs <= MAX_JOBS:
         raise UsageError(f"jobs must be 1 to {MAX_JOBS}")
+    _check_lock_timeout(lock_timeout)
     src, src_opts = _location("migrate", source, source_options or {})
     dst, dst_opts = _location("migrate", target, target_options or {})
     request = MigrateRequest(
@@ -346,6 +357,8 @@ def migrate(
         selection_options={"threads": list(thread or []), "tenant": tenant, "sub_tenant": sub_tenant,
                            "session": session, "from_file": from_file, "all_threads": all_threads},
         dry_run=dry_run, verify_only=verify_only, init_target=init_target, jobs=jobs,
+        lock_timeout=float(lock_timeout), wait=_flag(wait, "wait"), max_duration=_max_duration(max_duration),
+        pace=pace_of(pause, max_rate, cli=False),
     )
     planning = PLANNING.get()
     if planning is not None:

@@ -144,9 +144,13 @@ class Store:
         inactive_for: str | None = None,
         inactive_since: str | None = None,
         active_within: str | None = None,
+        since: datetime | str | None = None,
+        until: datetime | str | None = None,
     ) -> list[Record]:
         """``threads list``: one row per thread (``.key``, ``.tenant``, ..., ``.first_activity`` and
-        ``.last_activity`` as datetimes; ``.status``/``.size_bytes`` when asked for)."""
+        ``.last_activity`` as datetimes; ``.status``/``.size_bytes`` when asked for). ``since``/``until``:
+        last activity inside that window, both ends included (aware datetimes, or the text ``--since``/
+        ``--until`` take), decided by instant."""
         from symfonic_cli.listing import thread_records
 
         if isinstance(status, str):
@@ -154,6 +158,7 @@ class Store:
         _columns, records = thread_records(
             self._store, tenant, sub_tenant, limit, status=status, session=session, sort=sort, reverse=reverse,
             with_size=with_size, inactive_for=inactive_for, inactive_since=inactive_since, active_within=active_within,
+            since=since, until=until,
         )
         return [
             Record(r, {"first_activity": _instant(r["first_activity"]), "last_activity": _instant(r["last_activity"])})

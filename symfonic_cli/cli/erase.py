@@ -15,6 +15,7 @@ from symfonic_cli.cli.options import (
     LockTimeoutOpt,
     MaxDurationOpt,
     MaxRateOpt,
+    MaxReplicaLagOpt,
     PauseOpt,
     FormatOpt,
     InactiveForOpt,
@@ -72,6 +73,7 @@ def erase(
     max_duration: MaxDurationOpt = None,
     pause: PauseOpt = None,
     max_rate: MaxRateOpt = None,
+    max_replica_lag: MaxReplicaLagOpt = None,
 ) -> None:
     """Erase threads (every checkpoint, namespace and write, plus declared extra tables), one transaction per thread.
 
@@ -115,7 +117,7 @@ def erase(
         lock_timeout=lock_timeout,
         wait=wait,
         max_duration=max_duration_of(max_duration),
-        pace=pace_of(pause, max_rate),
+        pace=pace_of(pause, max_rate, max_replica_lag),
     )
     rendered(lambda: run(request, env), out_format, env)
 

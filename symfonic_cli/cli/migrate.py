@@ -7,7 +7,8 @@ from typing import Annotated, List, Optional
 import typer
 
 from symfonic_cli.cli.common import MAX_JOBS, check_format, environment, store_options
-from symfonic_cli.cli.options import FormatOpt, SubTenantOpt
+from symfonic_cli.cli.options import FormatOpt, LockTimeoutOpt, MaxDurationOpt, MaxRateOpt, PauseOpt, SubTenantOpt, max_duration_of, pace_of
+from symfonic_cli.limits import DEFAULT_LOCK_TIMEOUT
 from symfonic_cli.vocabulary import GROUP_HELP
 from symfonic_cli.environment import Environment
 
@@ -34,6 +35,11 @@ def migrate(
     jobs: Annotated[Optional[int], typer.Option("--jobs", "-j", min=1, max=MAX_JOBS, help="Copy N threads at a time (worker processes; each thread still one transaction). Default: one per CPU, up to 4, towards a database server for 64+ threads; else 1.")] = None,
     to_plaintext: Annotated[bool, typer.Option("--to-plaintext", help="An encrypted source (EncryptedSerializer) is written to the target decrypted; by default the target is encrypted with the same key.")] = False,
     fmt: FormatOpt = None,
+    lock_timeout: LockTimeoutOpt = DEFAULT_LOCK_TIMEOUT,
+    wait: Annotated[bool, typer.Option("--wait", help="Another migrate, erase or prune changes the target: wait for it to finish (default: exit 10, naming it).")] = False,
+    max_duration: MaxDurationOpt = None,
+    pause: PauseOpt = None,
+    max_rate: MaxRateOpt = None,
 ) -> None:
     # The help: vocabulary.GROUP_HELP["migrate"] (the root's help says the same).
     from symfonic_cli.location import resolve_store
@@ -52,6 +58,7 @@ def migrate(
                 "from_file": from_file, "all_threads": all_threads,
             },
             dry_run=dry_run, verify_only=verify_only, init_target=init_target, jobs=jobs, to_plaintext=to_plaintext,
+            lock_timeout=lock_timeout, wait=wait, max_duration=max_duration_of(max_duration), pace=pace_of(pause, max_rate),
         ),
         env,
     )

@@ -11,7 +11,7 @@ import typer
 from symfonic_cli.cli import optionspec
 from symfonic_cli.cli.common import MAX_BATCH, MAX_COUNT
 from symfonic_cli.environment import Environment
-from symfonic_cli.limits import DEFAULT_LOCK_TIMEOUT, MAX_LOCK_TIMEOUT, MAX_RATE, MIN_LOCK_TIMEOUT
+from symfonic_cli.limits import DEFAULT_LOCK_TIMEOUT, DEFAULT_PIECE, MAX_LOCK_TIMEOUT, MAX_PIECE, MAX_RATE, MIN_LOCK_TIMEOUT
 
 # typing.TYPE_CHECKING without importing typing.
 TYPE_CHECKING = False
@@ -114,13 +114,26 @@ MaxRateOpt = Annotated[
 ]
 
 
-def pace_of(pause: str | None, max_rate: float | None) -> Pace | None:
-    """--pause and --max-rate as the run's Pace (None: full speed), else exit 2 naming the option."""
+MaxReplicaLagOpt = Annotated[
+    Optional[str],
+    typer.Option("--max-replica-lag", help="PostgreSQL, MongoDB: before each transaction, wait while a standby replays more than this "
+                                           "far behind the primary (10s, 500ms; up to 1h), saying so; --max-duration still ends the run."),
+]
+
+
+def pace_of(pause: str | None, max_rate: float | None, max_replica_lag: str | None = None) -> Pace | None:
+    """--pause, --max-rate and --max-replica-lag as the run's Pace (None: full speed), else exit 2 naming the option."""
     from symfonic_cli.erase.steps import pace_of as library_pace
 
-    return library_pace(pause, max_rate, cli=True)
+    return library_pace(pause, max_rate, cli=True, max_replica_lag=max_replica_lag)
 
 
+PieceSizeOpt = Annotated[
+    int,
+    typer.Option("--piece-size", min=1, max=MAX_PIECE,
+                 help=f"A thread whose prune deletes more than N checkpoints is pruned in several transactions of at most N, "
+                      f"oldest first, each verified and committed (1 to {MAX_PIECE:,}; default {DEFAULT_PIECE})."),
+]
 WaitOpt = Annotated[
     bool,
     typer.Option("--wait", help="Another erase or prune runs on the same store: wait for it to finish (default: exit 10, naming it)."),

@@ -16,7 +16,9 @@ from symfonic_cli.cli.options import (
     LockTimeoutOpt,
     MaxDurationOpt,
     MaxRateOpt,
+    MaxReplicaLagOpt,
     PauseOpt,
+    PieceSizeOpt,
     FormatOpt,
     InactiveForOpt,
     InactiveSinceOpt,
@@ -34,7 +36,7 @@ from symfonic_cli.cli.options import (
     pace_of,
 )
 from symfonic_cli.errors import UsageError
-from symfonic_cli.limits import DEFAULT_LOCK_TIMEOUT
+from symfonic_cli.limits import DEFAULT_LOCK_TIMEOUT, DEFAULT_PIECE
 
 
 @app.command("prune")
@@ -66,13 +68,16 @@ def prune(
     max_duration: MaxDurationOpt = None,
     pause: PauseOpt = None,
     max_rate: MaxRateOpt = None,
+    max_replica_lag: MaxReplicaLagOpt = None,
     keep_branches: Annotated[bool, typer.Option("--keep-branches", help="Also keep the head of every branch of a forked thread (LangGraph time travel): a checkpoint no other checkpoint names as parent.")] = False,
+    piece_size: PieceSizeOpt = DEFAULT_PIECE,
 ) -> None:
     """Delete old checkpoints (with their writes, and the blobs no kept checkpoint uses), keeping the
     latest N of every namespace: exactly what LangGraph's PostgresSaver.prune keeps with --keep 1.
 
     The plan comes first; on a terminal you confirm by typing the number of threads; without a
-    terminal --yes is required (else exit 6, nothing deleted). One transaction per thread, verified.
+    terminal --yes is required (else exit 6, nothing deleted). One transaction per thread, verified;
+    a thread with more than --piece-size checkpoints to delete in several, oldest first.
     """
     thread = with_key(key, thread)
     from symfonic_cli.erase.confirm import open_terminal
@@ -101,7 +106,7 @@ def prune(
         options={k: v for k, v in store_options(location, env).items() if k != "erase_extra"},
         selection=chosen, keep=keep, older_than=age, dry_run=dry_run, yes=yes, compact=compact,
         receipt_path=receipt, fmt=out_format, operator=operator, ticket=ticket, missing_ok=missing_ok, batch_size=batch_size,
-        lock_timeout=lock_timeout, wait=wait, keep_branches=keep_branches,
+        lock_timeout=lock_timeout, wait=wait, keep_branches=keep_branches, piece_size=piece_size,
         max_duration=max_duration_of(max_duration),
-        pace=pace_of(pause, max_rate), ask=open_terminal,  # the typed confirmation on this terminal
+        pace=pace_of(pause, max_rate, max_replica_lag), ask=open_terminal,  # the typed confirmation on this terminal
     ), env), out_format, env)

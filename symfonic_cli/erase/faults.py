@@ -5,13 +5,15 @@ interrupted part-way. Read from the environment once per run; unset means no fau
 - ``SYMFONIC_FAULT_AFTER_THREADS=N``: SIGKILL right after the N-th thread is committed and recorded;
 - ``SYMFONIC_FAULT_IN_THREAD=N``: SIGKILL inside the N-th thread's transaction, after its last
   delete and before its COMMIT (the driver's step passes ``Faults.between(n, tables)`` to the store);
+- ``SYMFONIC_FAULT_AFTER_PIECES=N``: SIGKILL right after the N-th piece of a thread pruned in pieces
+  is committed and recorded (the thread half pruned, between two transactions);
 - ``SYMFONIC_FAULT_SLOW_THREAD=SECONDS``: sleep after each thread;
 - ``SYMFONIC_FAULT_STOP_AFTER_COMMIT=N``: the process stops itself (SIGSTOP) right after the N-th
   thread's commit, before its after-commit verification: a test writes the thread meanwhile, as
   an application racing the run would, then continues it (SIGCONT). Deterministic, unlike a race.
 
 API: ``Faults.from_env()``; ``faults.between(n, tables)`` (a hook or None), ``faults.after(n)``,
-``faults.pause()``, ``faults.after_commit(n)`` (a hook or None). ``env_int`` and ``env_float`` read one such variable.
+``faults.pause()``, ``faults.after_piece(n)``, ``faults.after_commit(n)`` (a hook or None). ``env_int`` and ``env_float`` read one such variable.
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ if TYPE_CHECKING:
 FAULT_AFTER_THREADS = "SYMFONIC_FAULT_AFTER_THREADS"
 FAULT_IN_THREAD = "SYMFONIC_FAULT_IN_THREAD"
 FAULT_SLOW_THREAD = "SYMFONIC_FAULT_SLOW_THREAD"
+FAULT_AFTER_PIECES = "SYMFONIC_FAULT_AFTER_PIECES"
 FAULT_STOP_AFTER_COMMIT = "SYMFONIC_FAULT_STOP_AFTER_COMMIT"
 
 
@@ -60,15 +63,15 @@ def kill(out: TextIO | None = None) -> None:
 
 class Faults:
     def __init__(self, after_threads: int | None = None, in_thread: int | None = None, slow: float = 0.0, out: TextIO | None = None,
-                 stop_after_commit: int | None = None) -> None:
+                 stop_after_commit: int | None = None, after_pieces: int | None = None) -> None:
         self.after_threads, self.in_thread, self.slow, self.out = after_threads, in_thread, slow, out
-        self.stop_after_commit = stop_after_commit
+        self.stop_after_commit, self.after_pieces = stop_after_commit, after_pieces
 
     @classmethod
     def from_env(cls, out: TextIO | None = None) -> Faults:
         """The faults the environment asks for; ``out`` is flushed before a kill."""
         return cls(env_int(FAULT_AFTER_THREADS), env_int(FAULT_IN_THREAD), env_float(FAULT_SLOW_THREAD), out,
-                   env_int(FAULT_STOP_AFTER_COMMIT))
+                   env_int(FAULT_STOP_AFTER_COMMIT), env_int(FAULT_AFTER_PIECES))
 
     def between(self, n: int, tables: Iterable[str]) -> Callable[[str], None] | None:
         """For the n-th thread (from 1): a hook the store calls after each table's delete, which
@@ -99,6 +102,11 @@ class Faults:
     def after(self, n: int) -> None:
         """After the n-th thread is committed and its receipt line written."""
         if self.after_threads is not None and n >= self.after_threads:
+            kill(self.out)
+
+    def after_piece(self, n: int) -> None:
+        """After the n-th piece of a thread is committed and its receipt line written."""
+        if self.after_pieces is not None and n >= self.after_pieces:
             kill(self.out)
 
     def pause(self) -> None:

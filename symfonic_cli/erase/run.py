@@ -22,7 +22,7 @@ from symfonic_cli.erase.confirm import Terminal, confirm_plans, no_terminal
 from symfonic_cli.erase.faults import Faults
 from symfonic_cli.erase.result import EraseOutcome, carry_outcome
 from symfonic_cli.erase.records import Recorder, default_operator, new_header, open_receipt, store_name
-from symfonic_cli.erase.steps import Pace, Stopped, busy_error, erase_step, finish, hold_run_lock, run_threads
+from symfonic_cli.erase.steps import Pace, Stopped, busy_error, check_replicas, erase_step, finish, hold_run_lock, run_threads
 from symfonic_cli.errors import (
     EXIT_STORE,
     EXIT_WRITTEN_AGAIN,
@@ -73,6 +73,7 @@ def run(req: EraseRequest, environment: Environment | None = None) -> EraseOutco
     from symfonic_cli.stores import open_store
 
     env = environment or Environment()
+    check_replicas(req.pace, req.location)
     if req.selection.window is not None:
         # A retention sweep can select any number of threads: streamed, batch by batch.
         from symfonic_cli.erase.sweep import run_sweep
@@ -109,9 +110,12 @@ def run(req: EraseRequest, environment: Environment | None = None) -> EraseOutco
             # What is about to be deleted goes where the operator looks: the terminal when asked
             # to confirm there (stdout may be a file), else stdout for a reader.
             plan_out = terminal.writer if terminal is not None else (out if human else None)
+            notes += _huge_note(plans)
             if plan_out is not None:
                 text.print_plan(plan_out, store_name=name, plans=plans, misses=misses, now=now, grace=req.grace,
                                 fmt=req.fmt, by_prefix=sel.keys is None, env=env, extra=extra)
+                for note in _huge_note(plans):
+                    plan_out.write(f"  note: {note}\n")
             if req.dry_run:
                 out.flush()
                 planned = EraseOutcome(text.plan_document(store_name=name, kind=req.location.kind, selection=sel.receipt,
@@ -134,7 +138,8 @@ def run(req: EraseRequest, environment: Environment | None = None) -> EraseOutco
                 return erase_step(store, plan, extra, location=req.location, now=now, grace=req.grace,
                                   between=faults.between(n, plan.rows))
 
-            stop = run_threads([plans], step, recorder, faults, location=req.location, max_duration=req.max_duration, pace=req.pace)
+            stop = run_threads([plans], step, recorder, faults, location=req.location, max_duration=req.max_duration, pace=req.pace,
+                               replicas=store.replica_lag)
             if stop is not None:
                 recorder.not_attempted(plans[recorder.done:], stop.reason)
             stop = finish(lambda: store.erase_finish(vacuum=req.vacuum), req.location, notes, stop)
@@ -218,3 +223,14 @@ def _check_outcome(req: EraseRequest, outcomes, plans, misses, suggester, stop: 
         raise NotFoundError(f"{len(missing)} requested threads not found in {where}: {listed} (suggestions above; --missing-ok to accept)")
     if req.selection.keys is None and not plans:
         raise NotFoundError(f"no thread matches the prefix '{req.selection.prefix}' in {where}", hint="--missing-ok to accept")
+
+
+def _huge_note(plans: list[ep.ThreadErasePlan]) -> list[str]:
+    """Threads past prune's piece bound are still erased in one transaction each: said in the plan."""
+    from symfonic_cli.limits import DEFAULT_PIECE
+
+    huge = sum(1 for p in plans if p.rows and list(p.rows.values())[-1] > DEFAULT_PIECE)  # the checkpoint table comes last
+    if not huge:
+        return []
+    return [f"{huge} thread(s) hold more than {DEFAULT_PIECE} checkpoints: each is still erased in ONE transaction "
+            "(an erasure is all or nothing), its rows locked until it commits"]

@@ -122,11 +122,13 @@ def time_limit(max_duration: timedelta | None) -> Stopped | None:
 
 
 class Pace(NamedTuple):
-    """How fast a run goes (--pause, --max-rate): a pause after each thread's transaction, and at most
-    ``max_rate`` threads a second (thread n starts no sooner than (n - 1) / max_rate s after the first)."""
+    """How fast a run goes (--pause, --max-rate, --max-replica-lag): a pause after each thread's
+    transaction, at most ``max_rate`` threads a second (thread n starts no sooner than (n - 1) /
+    max_rate s after the first), and no transaction while a standby lags more than ``max_replica_lag`` s."""
 
     pause: float = 0.0
     max_rate: float | None = None
+    max_replica_lag: float | None = None
 
     def wait_before(self, n: int, started: float, interrupt: Interrupt) -> None:
         import time
@@ -143,40 +145,109 @@ class Pace(NamedTuple):
             time.sleep(min(left, 0.1))
 
 
-def pace_of(pause: object, max_rate: object, *, cli: bool) -> Pace | None:
-    """--pause ('200ms', '2s') and --max-rate (threads a second) as a Pace (None: full speed); a bad
-    value is a usage error naming the option (``cli``) or the API's argument."""
+def pace_of(pause: object, max_rate: object, *, cli: bool, max_replica_lag: object = None) -> Pace | None:
+    """--pause ('200ms', '2s'), --max-rate (threads a second) and --max-replica-lag ('10s') as a Pace
+    (None: full speed); a bad value is a usage error naming the option (``cli``) or the API's argument."""
     from symfonic_cli.clock import parse_pause
     from symfonic_cli.errors import UsageError
     from symfonic_cli.limits import MAX_RATE
 
     pause_name, rate_name = ("--pause", "--max-rate") if cli else ("pause", "max_rate")
+    lag = None
+    if max_replica_lag is not None:
+        lag_name = "--max-replica-lag" if cli else "max_replica_lag"
+        if not isinstance(max_replica_lag, str):
+            raise UsageError(f"{lag_name} must be a duration such as '10s' or '500ms'")
+        lag = parse_pause(max_replica_lag, option=lag_name).total_seconds()
+        if lag <= 0:
+            raise UsageError(f"{lag_name} must be more than 0s")
     if max_rate is not None and (type(max_rate) not in (int, float) or not 0 < float(max_rate) <= MAX_RATE):  # type: ignore[arg-type]
         raise UsageError(f"{rate_name} must be a number of threads a second, more than 0 and at most {MAX_RATE:,.0f}")  # nan too
     if pause is not None and not isinstance(pause, str):
         raise UsageError(f"{pause_name} must be a duration such as '200ms' or '2s'")
-    if pause is None and max_rate is None:
+    if pause is None and max_rate is None and lag is None:
         return None
     seconds = parse_pause(pause, option=pause_name).total_seconds() if pause is not None else 0.0
-    return Pace(seconds, float(max_rate) if max_rate is not None else None)  # type: ignore[arg-type]
+    return Pace(seconds, float(max_rate) if max_rate is not None else None, lag)  # type: ignore[arg-type]
+
+
+def check_replicas(pace: Pace | None, location: StoreLocation) -> None:
+    """--max-replica-lag on a store kind without replicas (SQLite): a usage error before anything."""
+    if pace is not None and pace.max_replica_lag is not None and location.kind == "sqlite":
+        from symfonic_cli.errors import UsageError
+
+        raise UsageError("--max-replica-lag applies to PostgreSQL and MongoDB stores: a SQLite file has no replicas")
+
+
+LAG_READ_EVERY = 0.2  # seconds: a lag under the bound is read again no sooner (a query a thread costs)
+
+
+def _at_most_every(read: Callable[[], tuple[float, str] | None], seconds: float, limit: float) -> Callable[[], tuple[float, str] | None]:
+    """``read`` (the store's replica_lag), its last answer reused for ``seconds`` while it was within ``limit``."""
+    import time
+
+    last: list[Any] = [None, -1e9]
+
+    def cached() -> tuple[float, str] | None:
+        now = time.monotonic()
+        if now - last[1] >= seconds or (last[0] is not None and last[0][0] > limit):
+            last[0], last[1] = read(), now
+        return last[0]
+
+    return cached
+
+
+def wait_for_replicas(replicas: Callable[[], tuple[float, str] | None], limit: float, interrupt: Interrupt | None,
+                      deadline: float | None, progress: Any) -> bool:
+    """Before a transaction: while the most lagging standby is more than ``limit`` s behind, wait
+    (said once on stderr and on the progress line). False when ``deadline`` passed while waiting."""
+    import time
+
+    from symfonic_cli.render import escape_inline as esc
+
+    told = False
+    while interrupt is None or not interrupt.asked:
+        got = replicas()
+        if got is None or got[0] <= limit:
+            if told:
+                progress.waiting(None)
+            return True
+        text = f"waiting: replica lag {got[0]:.1f} s ({esc(got[1])}) is above --max-replica-lag {limit:g} s"
+        if not told:
+            progress.say(text)
+            told = True
+        progress.waiting(text)
+        if deadline is not None and time.monotonic() >= deadline:
+            return False
+        time.sleep(0.25)
+    return True
 
 
 def run_threads(pages: Iterable[list], step, recorder, faults, *, location: StoreLocation,
-                max_duration: timedelta | None = None, pace: Pace | None = None) -> Stopped | None:
+                max_duration: timedelta | None = None, pace: Pace | None = None,
+                replicas: Callable[[], tuple[float, str] | None] | None = None) -> Stopped | None:
     """The loop over the threads; with ``max_duration`` it stops cleanly before the next thread
-    once that much time has passed since the first one started; ``pace`` waits between threads."""
+    once that much time has passed since the first one started; ``pace`` waits between threads,
+    and with its ``max_replica_lag`` while ``replicas()`` (the store's replica_lag) says more."""
     import time
 
     n = 0
     stop: Stopped | None = None
     started = time.monotonic()
     deadline = started + max_duration.total_seconds() if max_duration is not None else None
+    lag = pace.max_replica_lag if pace is not None and replicas is not None else None
+    if lag is not None and replicas is not None:
+        replicas = _at_most_every(replicas, min(LAG_READ_EVERY, lag / 4), lag)
     try:
+        if lag is not None and replicas is not None:
+            replicas()  # where the primary's WAL is as the run starts (and the role may read it: else exit 4)
         with Interrupt() as interrupt:
             for page in pages:
                 for plan in page:
                     if pace is not None:
                         pace.wait_before(n + 1, started, interrupt)
+                    if lag is not None and replicas is not None and not wait_for_replicas(replicas, lag, interrupt, deadline, recorder.progress):
+                        return time_limit(max_duration)
                     if interrupt.asked:
                         return Stopped(INTERRUPTED, EXIT_INTERRUPTED)
                     if deadline is not None and time.monotonic() >= deadline:

@@ -95,7 +95,8 @@ def run_sweep(req, env: Environment) -> EraseOutcome | None:
                                   between=faults.between(n, plan.rows), idle_before=idle_before)
 
             stop = run_threads(_pages(store, window, extra, first, batch, total), step, recorder, faults, location=req.location,
-                               max_duration=req.max_duration, pace=req.pace)
+                               max_duration=req.max_duration, pace=req.pace,
+                               replicas=store.replica_lag)
             stop = finish(lambda: store.erase_finish(vacuum=req.vacuum), req.location, notes, stop)
         finally:
             store.close()

@@ -15,7 +15,7 @@ from symfonic_cli.vocabulary import DEFAULT_SORT, SORTS, STATUSES, listed
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Iterator
-    from datetime import tzinfo
+    from datetime import datetime, tzinfo
     from typing import Any, Optional
 
     from symfonic_cli.model.listing import StoreInfo, ThreadSummary
@@ -29,7 +29,7 @@ THREAD_COLUMNS = ("key", "tenant", "sub_tenant", "session", "checkpoints", "firs
 
 def activity_window(
     inactive_for: Optional[str], inactive_since: Optional[str], active_within: Optional[str],
-    since: Optional[str] = None, until: Optional[str] = None, *, tz: Optional[tzinfo] = None,
+    since: Optional[str | datetime] = None, until: Optional[str | datetime] = None, *, tz: Optional[tzinfo] = None,
 ) -> Optional[ActivityWindow]:
     """The activity window the options give, or None without any."""
     if all(v is None for v in (inactive_for, inactive_since, active_within, since, until)):
@@ -54,8 +54,8 @@ def thread_records(
     st: Store, tenant: Optional[str], sub_tenant: Optional[str], limit: Optional[int], *,
     status: Optional[list[str]] = None, session: Optional[str] = None, sort: Optional[str] = None,
     reverse: bool = False, with_size: bool = False, inactive_for: Optional[str] = None,
-    inactive_since: Optional[str] = None, active_within: Optional[str] = None, since: Optional[str] = None,
-    until: Optional[str] = None, tz: Optional[tzinfo] = None,
+    inactive_since: Optional[str] = None, active_within: Optional[str] = None, since: Optional[str | datetime] = None,
+    until: Optional[str | datetime] = None, tz: Optional[tzinfo] = None,
 ) -> tuple[tuple[str, ...], list[dict[str, Any]]]:
     """(columns, records) of ``threads list`` on an open store: what ``-f json`` prints (the Python API)."""
     window = activity_window(inactive_for, inactive_since, active_within, since, until, tz=tz)

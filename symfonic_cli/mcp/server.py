@@ -17,7 +17,7 @@ from pydantic import Field
 
 from symfonic_cli.mcp.answer import text_block
 from symfonic_cli.mcp.tools import CALL_RECORDS, Reader, ToolFailure
-from symfonic_cli.vocabulary import FINDINGS, SPEAKERS, STATUSES, listed, one_of
+from symfonic_cli.vocabulary import DEFAULT_SORT, FINDINGS, SORTS, SPEAKERS, STATUSES, listed, one_of
 
 INSTRUCTIONS = (
     "Read-only access to the conversations (LangGraph checkpoint threads) of an agent, within the tenants the "
@@ -39,6 +39,10 @@ Tenant = Annotated[str | None, Field(description="Only this tenant's threads (in
 SubTenant = Annotated[str | None, Field(description="Only this sub-tenant's threads ('_': those without one).")]
 Session = Annotated[str | None, Field(description="Only this session id's threads.")]
 Duration = Annotated[str | None, Field(description="A duration such as 90d, 12h or 30m.")]
+# The activity window both list_threads and search_messages take (threads list / threads search).
+InactiveFor = Annotated[str | None, Field(description="Only threads idle for at least this long (e.g. 90d).")]
+InactiveSince = Annotated[str | None, Field(description="Only threads idle since this time (ISO 8601).")]
+ActiveWithin = Annotated[str | None, Field(description="Only threads active within this duration (e.g. 24h).")]
 
 
 class RefusedCalls:
@@ -77,14 +81,21 @@ def build_server(reader: Reader) -> MCPServer:
     def tool(description: str) -> Any:
         return server.tool(description=description, annotations=READ_ONLY)
 
-    @tool("The threads (conversations) in scope, newest activity first: key, tenant, sub-tenant, session, "
+    @tool("The threads (conversations) in scope, newest activity first (or by sort): key, tenant, sub-tenant, session, "
           f"checkpoints, first and last activity; with status ({listed(STATUSES)}) and size when asked.")
     async def list_threads(
         tenant: Tenant = None, sub_tenant: SubTenant = None, session: Session = None,
         status: Annotated[list[str] | None, Field(description=f"Only threads in these run states: {listed(STATUSES)}.")] = None,
-        inactive_for: Annotated[str | None, Field(description="Only threads idle for at least this long (e.g. 90d).")] = None,
-        inactive_since: Annotated[str | None, Field(description="Only threads idle since this time (ISO 8601).")] = None,
-        active_within: Annotated[str | None, Field(description="Only threads active within this duration (e.g. 24h).")] = None,
+        inactive_for: InactiveFor = None,
+        inactive_since: InactiveSince = None,
+        active_within: ActiveWithin = None,
+        since: Annotated[str | None, Field(description="Only threads last active at or after this time: ISO 8601, "
+                                                       "or a duration ago (2h).")] = None,
+        until: Annotated[str | None, Field(description="Only threads last active at or before this time (same forms; "
+                                                       "a date alone: up to its end).")] = None,
+        sort: Annotated[str | None, Field(description=f"Order by {one_of(SORTS)}, largest or newest first "
+                                                      f"(default {DEFAULT_SORT}).")] = None,
+        reverse: Annotated[bool, Field(description="Reverse the order.")] = False,
         with_size: Annotated[bool, Field(description="Add each thread's size in bytes.")] = False,
         limit: Limit = None,
     ) -> Reply:
@@ -96,7 +107,11 @@ def build_server(reader: Reader) -> MCPServer:
         text: Annotated[str, Field(min_length=1, description="The text to find.")],
         case_sensitive: bool = False,
         tools: Annotated[bool, Field(description="Also search tool calls and tool results.")] = False,
-        tenant: Tenant = None, sub_tenant: SubTenant = None, session: Session = None, limit: Limit = None,
+        tenant: Tenant = None, sub_tenant: SubTenant = None, session: Session = None,
+        inactive_for: InactiveFor = None,
+        inactive_since: InactiveSince = None,
+        active_within: ActiveWithin = None,
+        limit: Limit = None,
     ) -> Reply:
         return reply("search_messages", locals())
 

@@ -17,6 +17,7 @@ from symfonic_cli.errors import NotFoundError, SymfonicError, UsageError
 from symfonic_cli.mcp.accesslog import AccessLog
 from symfonic_cli.mcp.answer import Answer, Caps, escaped, prepare
 from symfonic_cli.mcp.scope import Scope
+from symfonic_cli.vocabulary import DEFAULT_SORT, SORTS, listed
 
 TOOLS = (
     "list_threads", "search_messages", "get_transcript", "get_thread_state", "get_history",
@@ -53,6 +54,29 @@ def _positive(name: str, value: int | None) -> None:
 def _key(key: str) -> None:
     if not isinstance(key, str) or not key:
         raise UsageError("key is a non-empty thread key tenant:sub:session")
+
+
+def _sort(sort: str | None) -> str:
+    """``sort`` checked before any store is asked (a scope that leaves no grant still refuses it)."""
+    chosen = DEFAULT_SORT if sort is None else sort.lower() if isinstance(sort, str) else ""
+    if chosen not in SORTS:
+        raise UsageError(f"unknown sort '{sort}'", hint=f"use one of: {listed(SORTS)}")
+    return chosen
+
+
+# The order of threads list --sort (threadstate/listing.py), on the API's rows: largest first.
+_ORDER: dict[str, Callable[[Any], Any]] = {
+    "last-activity": lambda r: r.last_activity or _OLDEST, "first-activity": lambda r: r.first_activity or _OLDEST,
+    "checkpoints": lambda r: r.checkpoints, "size": lambda r: r.size_bytes or 0,
+}
+
+
+def _merge(rows: list[Any], chosen: str, reverse: bool) -> None:
+    """Several grants' listings as one listing of their union would be ordered."""
+    rows.sort(key=lambda r: r.key)
+    rows.sort(key=_ORDER[chosen], reverse=True)
+    if reverse:
+        rows.reverse()
 
 
 def _public(doc: Any) -> Any:
@@ -130,28 +154,40 @@ class Reader:
     # -- the tools --------------------------------------------------------------------------
     def list_threads(self, tenant: str | None = None, sub_tenant: str | None = None, session: str | None = None,
                      status: list[str] | None = None, inactive_for: str | None = None, inactive_since: str | None = None,
-                     active_within: str | None = None, with_size: bool = False, limit: int | None = None) -> Answer:
+                     active_within: str | None = None, since: str | None = None, until: str | None = None,
+                     sort: str | None = None, reverse: bool = False, with_size: bool = False,
+                     limit: int | None = None) -> Answer:
         fetch = self._fetch(limit)
+        chosen = _sort(sort)
+        grants = self.scope.narrow(tenant, sub_tenant)
+        # Merging several grants' listings by size needs the sizes, shown only when asked for.
+        sized = with_size or (chosen == "size" and len(grants) > 1)
         rows: list[Any] = []
-        for t, s in self.scope.narrow(tenant, sub_tenant):
-            rows += self.store.threads(tenant=t, sub_tenant=s, session=session, status=status, with_size=with_size,
+        for t, s in grants:
+            rows += self.store.threads(tenant=t, sub_tenant=s, session=session, status=status, with_size=sized,
                                        limit=fetch, inactive_for=inactive_for, inactive_since=inactive_since,
-                                       active_within=active_within)
-        if len(self.scope.grants) > 1:  # one listing per grant: newest activity first, as each is
-            rows.sort(key=lambda r: r.last_activity or _OLDEST, reverse=True)
+                                       active_within=active_within, since=since, until=until, sort=sort,
+                                       reverse=reverse)
+        if len(grants) > 1:  # one listing per grant, merged in the order each is in
+            _merge(rows, chosen, reverse)
         rows = rows[:fetch]
         docs = [r.json_view() for r in rows]
+        if sized and not with_size:
+            docs = [{k: v for k, v in d.items() if k != "size_bytes"} for d in docs]
         return Answer(docs, [d["key"] for d in docs], len(rows))
 
     def search_messages(self, text: str, case_sensitive: bool = False, tools: bool = False, tenant: str | None = None,
-                        sub_tenant: str | None = None, session: str | None = None, limit: int | None = None) -> Answer:
+                        sub_tenant: str | None = None, session: str | None = None, inactive_for: str | None = None,
+                        inactive_since: str | None = None, active_within: str | None = None,
+                        limit: int | None = None) -> Answer:
         fetch = self._fetch(limit)
         hits: list[Any] = []
         for t, s in self.scope.narrow(tenant, sub_tenant):
             if len(hits) >= fetch:
                 break
             hits += self.store.search(text, case_sensitive=case_sensitive, tools=tools, tenant=t, sub_tenant=s,
-                                      session=session, limit=fetch - len(hits))
+                                      session=session, inactive_for=inactive_for, inactive_since=inactive_since,
+                                      active_within=active_within, limit=fetch - len(hits))
         docs = [h.json_view() for h in hits]
         return Answer(docs, [d["key"] for d in docs], len(hits))
 

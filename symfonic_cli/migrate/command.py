@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
+from datetime import timedelta
 from typing import Any
 
 from symfonic_cli.errors import MigrateIncomplete, StoreError, UsageError
@@ -12,11 +13,14 @@ from symfonic_cli.kinds import KINDS
 from symfonic_cli.location import StoreLocation
 from symfonic_cli.selection import MIGRATE, choose
 from symfonic_cli.environment import Environment
+from symfonic_cli.limits import DEFAULT_LOCK_TIMEOUT
 
 # typing.TYPE_CHECKING without importing typing.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import TextIO
+
+    from symfonic_cli.erase.steps import Pace
 
 
 @dataclass
@@ -32,6 +36,11 @@ class MigrateRequest:
     init_target: bool = False
     jobs: int | None = None
     to_plaintext: bool = False  # an encrypted source is written to the target decrypted
+    # On a live target (issue #38): each write's lock wait, one changing run per target, a time window, a pace.
+    lock_timeout: float = DEFAULT_LOCK_TIMEOUT
+    wait: bool = False
+    max_duration: timedelta | None = None
+    pace: Pace | None = None
 
     @property
     def mode(self) -> str:
@@ -47,6 +56,8 @@ class MigrateResult:
     totals: dict[str, int]
     verify_only: bool = False
     serializer: str | None = None  # said when the source is encrypted: how the target is written
+    stopped: str | None = None  # --max-duration reached (exit 11): the threads after it were not attempted
+    planned: int = 0  # threads selected
 
     def records(self) -> list[dict]:
         return [o.to_json() for o in self.outcomes]
@@ -56,12 +67,23 @@ class MigrateResult:
         return {
             "source": self.source, "target": self.target, "mode": self.mode,
             **({"target_serializer": self.serializer} if self.serializer else {}),
-            "threads": self.records(), "totals": self.totals,
+            "threads": self.records(), "totals": self.totals, **({"stopped": self.stopped} if self.stopped else {}),
         }
 
     def check(self) -> None:
-        """Raise MigrateIncomplete (exit 7) when a thread was not copied and verified."""
+        """Raise MigrateIncomplete (exit 7) when a thread was not copied and verified; BusyThreads
+        (exit 9) when the only ones were busy; StoppedError (exit 11) at the time limit."""
+        from symfonic_cli.migrate.copy import BUSY
+
         bad = [o for o in self.outcomes if not o.ok]
+        if bad and all(o.status == BUSY for o in bad) and not self.stopped:
+            from symfonic_cli.erase.steps import busy_error
+
+            raise busy_error(len(bad), "copied")
+        if self.stopped and not [o for o in bad if o.status != BUSY]:
+            from symfonic_cli.errors import EXIT_TIME_LIMIT, StoppedError
+
+            raise StoppedError(f"{self.stopped}; {len(self.outcomes)} of {self.planned} thread(s) done", EXIT_TIME_LIMIT)
         if bad:
             n = len(self.outcomes)
             raise MigrateIncomplete(
@@ -101,6 +123,7 @@ def default_jobs(target_kind: str, threads: int) -> int:
 
 def run_migrate(req: MigrateRequest, environment: Environment) -> MigrateResult:
     """Copy (or dry-run, or verify) the selected threads; the outcomes, whatever they are."""
+    from symfonic_cli.erase.steps import hold_run_lock
     from symfonic_cli.migrate import copy as migration
     from symfonic_cli.migrate.workers import run_parallel
     from symfonic_cli.stores import open_store
@@ -124,24 +147,31 @@ def run_migrate(req: MigrateRequest, environment: Environment) -> MigrateResult:
             init_dry_run=req.init_target and req.dry_run, stderr=environment.stderr,
         )
         try:
+            if writable:  # a live target: bounded lock waits, and one changing run at a time (exit 10, --wait)
+                dst.set_lock_timeout(req.lock_timeout)
+                hold_run_lock(dst, "migrate", wait=req.wait, location=req.target, stderr=environment.stderr)
             serializer = _target_serializer(src, req.to_plaintext)
             given = dict(req.selection_options)
             selection = choose(MIGRATE, environment=environment, thread=given.pop("threads", None), **given)
             keys = selection.keys_in(src)
             # The stand-in lives in one process's scratch folder: no workers for it.
-            workers = 1 if scratch else min(req.jobs or default_jobs(req.target.kind, len(keys)), len(keys))
+            # The stand-in lives in one process's scratch folder: no workers for it; a time window or a
+            # pace is kept between one process's transactions.
+            paced = req.max_duration is not None or req.pace is not None
+            workers = 1 if scratch or paced else min(req.jobs or default_jobs(req.target.kind, len(keys)), len(keys))
+            stopped = None
             with Progress(len(keys), environment) as progress:
                 if workers > 1:
-                    # Both stores opened fine here; the workers open their own.
-                    dst.close()
+                    # Both stores opened fine here; the workers open their own (this one keeps the run lock).
                     outcomes = run_parallel(
                         req.source, req.target, req.source_options, req.target_options, keys, jobs=workers,
                         dry_run=req.dry_run, verify_only=req.verify_only, to_plaintext=req.to_plaintext,
-                        on_thread=progress.advance,
+                        on_thread=progress.advance, lock_timeout=req.lock_timeout,
                     )
                 else:
                     migrator = migration.Migrator(src, dst, dry_run=req.dry_run, to_plaintext=req.to_plaintext)
-                    outcomes = list(migration.run(migrator, keys, verify_only=req.verify_only, on_thread=progress.advance))
+                    outcomes, stopped = _paced(migration.run(migrator, keys, verify_only=req.verify_only, on_thread=progress.advance),
+                                               req.max_duration, req.pace)
         finally:
             dst.close()
             if scratch:
@@ -152,8 +182,39 @@ def run_migrate(req: MigrateRequest, environment: Environment) -> MigrateResult:
         src.close()
     return MigrateResult(
         source=req.source.display, target=req.target.display, mode=req.mode,
-        outcomes=outcomes, totals=migration.totals(outcomes), verify_only=req.verify_only, serializer=serializer,
+        outcomes=outcomes, totals=migration.totals(outcomes), verify_only=req.verify_only, serializer=serializer, stopped=stopped,
+        planned=len(keys),
     )
+
+
+def _paced(outcomes, max_duration: timedelta | None, pace: Pace | None) -> tuple[list, str | None]:
+    """The copies one after another, with --pause/--max-rate between them; at --max-duration the
+    run stops before the next thread (the reason, else None). A rerun skips what was copied."""
+    import time
+
+    from symfonic_cli.erase.steps import time_limit
+
+    started = time.monotonic()
+    deadline = started + max_duration.total_seconds() if max_duration is not None else None
+    done: list = []
+    it = iter(outcomes)
+    while True:
+        if pace is not None:
+            pace.wait_before(len(done) + 1, started, _NO_INTERRUPT)
+        if done and deadline is not None and time.monotonic() >= deadline:
+            stop = time_limit(max_duration)
+            return done, stop.reason if stop is not None else None
+        outcome = next(it, None)
+        if outcome is None:
+            return done, None
+        done.append(outcome)
+
+
+class _NoInterrupt:
+    asked = False  # Ctrl-C ends migrate as before (KeyboardInterrupt): a thread is one transaction
+
+
+_NO_INTERRUPT: Any = _NoInterrupt()
 
 
 def _target_serializer(src, to_plaintext: bool) -> str | None:

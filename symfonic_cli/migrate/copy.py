@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from symfonic_cli.codec.reuse import shared_decoding
-from symfonic_cli.errors import StoreError
+from symfonic_cli.errors import StoreError, ThreadBusy
 from symfonic_cli.kinds import KINDS
 from symfonic_cli.migrate.compare import (
     _Equal,
@@ -36,6 +36,7 @@ from symfonic_cli.stores.protocol import Store
 
 # Statuses of one thread in the summary.
 COPIED, SKIPPED, CONFLICT, FAILED = "copied", "skipped", "conflict", "failed"
+BUSY = "busy"  # the target's locks not had within --lock-timeout: nothing written, a rerun copies it
 # --verify-only says whether the target holds the source's content.
 VERIFIED, DIFFERS = "verified", "differs"
 # --dry-run says what would happen instead.
@@ -103,6 +104,8 @@ class Migrator:
                 return self._copy(key)
         except MigrationConflict as exc:
             return ThreadOutcome(key, self._status(CONFLICT), message=f"changed in the target during the copy: {exc}; nothing written")
+        except ThreadBusy as exc:
+            return ThreadOutcome(key, BUSY, message=exc.line())
         except StoreError as exc:
             return ThreadOutcome(key, self._status(FAILED), message=exc.line())
 

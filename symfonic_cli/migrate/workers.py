@@ -17,7 +17,7 @@ _worker: dict[str, Any] = {}
 
 def run_parallel(src_loc, dst_loc, src_options: dict, dst_options: dict, keys: list[str], *, jobs: int,
                  dry_run: bool, verify_only: bool, to_plaintext: bool = False,
-                 on_thread: Callable[[ThreadOutcome], None] | None = None) -> list[ThreadOutcome]:
+                 on_thread: Callable[[ThreadOutcome], None] | None = None, lock_timeout: float | None = None) -> list[ThreadOutcome]:
     """``run`` over ``jobs`` worker processes, outcomes in ``keys`` order.
 
     Workers are spawned, not forked, and open their own connections: nothing of the parent's
@@ -32,7 +32,7 @@ def run_parallel(src_loc, dst_loc, src_options: dict, dst_options: dict, keys: l
     with ProcessPoolExecutor(
         max_workers=jobs, mp_context=multiprocessing.get_context("spawn"),
         initializer=_worker_open,
-        initargs=(os.getpid(), src_loc, dst_loc, src_options, dst_options, dry_run, not (dry_run or verify_only), _cipher_state(), to_plaintext),
+        initargs=(os.getpid(), src_loc, dst_loc, src_options, dst_options, dry_run, not (dry_run or verify_only), _cipher_state(), to_plaintext, lock_timeout),
     ) as pool:
         futures = [pool.submit(_worker_run, chunk, verify_only) for chunk in chunks]
         try:
@@ -55,7 +55,7 @@ def _cipher_state():
 
 
 def _worker_open(parent: int, src_loc, dst_loc, src_options: dict, dst_options: dict, dry_run: bool, writable: bool,
-                 cipher_state=(None, False), to_plaintext: bool = False) -> None:
+                 cipher_state=(None, False), to_plaintext: bool = False, lock_timeout: float | None = None) -> None:
     import atexit
 
     from symfonic_cli.codec import cipher
@@ -66,6 +66,8 @@ def _worker_open(parent: int, src_loc, dst_loc, src_options: dict, dst_options: 
     _die_with_parent(parent)
     source = open_store(src_loc, writable=False, **src_options)
     target = open_store(dst_loc, writable=writable, **dst_options)
+    if writable and lock_timeout is not None:
+        target.set_lock_timeout(lock_timeout)
     _worker["migrator"] = Migrator(source, target, dry_run=dry_run, to_plaintext=to_plaintext)
     atexit.register(_worker_close)
 

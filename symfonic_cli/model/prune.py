@@ -68,6 +68,10 @@ class PruneDecision:
     # no other checkpoint of the namespace names as parent) of the namespaces with more than one.
     branch_heads: int = 0
     branch_heads_deleted: int = 0
+    # What a piece of a huge thread's prune (piece_of) needs: each kept namespace's checkpoints
+    # (id -> parent), and the root checkpoint each namespace deleted whole was called from.
+    parents: dict[str, dict[str, str | None]] = field(default_factory=dict)
+    drop_roots: dict[str, str | None] = field(default_factory=dict)
     # The thread's last activity as listing reads it (clock.py: the UUIDv6 time in any case, else
     # its ts) over every checkpoint; ``undatable``: one carries neither.
     last_at: datetime | None = None
@@ -76,6 +80,11 @@ class PruneDecision:
     @property
     def checkpoints(self) -> int:
         return sum(len(v) for v in self.delete.values()) + sum(self.drop.values())
+
+    @property
+    def kept_detached(self) -> int:
+        """Kept checkpoints left with no parent (a piece also cuts checkpoints a later piece deletes)."""
+        return sum(1 for ns, ids in self.detach.items() for i in ids if i in self.keep.get(ns, ()))
 
     @property
     def changes(self) -> bool:
@@ -113,6 +122,7 @@ def decide(key: str, checkpoints: list[PruneCheckpoint], sends_at: set[tuple[str
         root = cps[0].root
         if ":" in ns and root is not None and root in roots and root not in d.keep.get("", ()):
             d.drop[ns] = len(cps)
+            d.drop_roots[ns] = root
     if any(c.delta or c.js_delta for c in checkpoints):
         d.skipped = _keep_delta_ancestors(d, by_ns, outline)
         if d.skipped:
@@ -125,6 +135,7 @@ def decide(key: str, checkpoints: list[PruneCheckpoint], sends_at: set[tuple[str
             d.branch_heads += len(heads[ns])
             d.branch_heads_deleted += len(heads[ns] - kept_ids)
         d.delete[ns] = [c.id for c in cps if c.id not in kept_ids]
+        d.parents[ns] = {c.id: c.parent for c in cps}
         d.detach[ns] = sorted(c.id for c in cps if c.id in kept_ids and c.parent is not None and c.parent not in kept_ids)
     root_cps = by_ns.get("", [])
     kept_root = [c.id for c in root_cps if c.id in d.keep.get("", ())]
@@ -133,6 +144,45 @@ def decide(key: str, checkpoints: list[PruneCheckpoint], sends_at: set[tuple[str
         older = [i for i in d.delete.get("", []) if i < d.oldest_kept_root]
         d.newest_deleted_root = max(older) if older else None
     return d
+
+
+def piece_of(d: PruneDecision, limit: int) -> PruneDecision:
+    """The first piece of a prune too big for one transaction: at most ``limit`` checkpoints (a
+    subgraph call's namespace goes whole, even past it), oldest first in the saver's order, each
+    namespace deleted whole just before the root checkpoint its call started from (so a rerun
+    decides the same). What is left stays as LangGraph read it, with fewer old checkpoints: a
+    remaining checkpoint whose parent goes in this piece is left with no parent (the rule of the
+    whole prune), the others keep theirs, and ``keep`` is the whole prune's, compared before and
+    after each piece. ``d`` itself when it fits."""
+    if d.checkpoints <= limit:
+        return d
+    by_root: dict[str | None, list[str]] = {}
+    for ns, root in d.drop_roots.items():
+        by_root.setdefault(root, []).append(ns)
+    units: list[tuple[str, str | None]] = []  # (ns, id), id None: the namespace whole
+    root_ids = list(reversed(d.delete.get("", [])))  # d.delete lists the saver's order, newest first
+    placed = set(root_ids)
+    units += [(ns, None) for root, names in by_root.items() if root not in placed for ns in sorted(names)]
+    for rid in root_ids:
+        units += [(ns, None) for ns in sorted(by_root.get(rid, ()))]
+        units.append(("", rid))
+    units += [(ns, i) for ns, ids in d.delete.items() if ns for i in reversed(ids)]
+    p = PruneDecision(d.key, keep=d.keep, delete={ns: [] for ns in d.delete}, total=d.total, parents=d.parents,
+                      last_at=d.last_at, undatable=d.undatable)
+    n = 0
+    for ns, cid in units:
+        size = d.drop[ns] if cid is None else 1
+        if n and n + size > limit:
+            break
+        n += size
+        if cid is None:
+            p.drop[ns] = d.drop[ns]
+        else:
+            p.delete[ns].append(cid)
+    for ns, ids in p.delete.items():
+        gone = set(ids)
+        p.detach[ns] = sorted(i for i, parent in d.parents.get(ns, {}).items() if i not in gone and parent in gone)
+    return p
 
 
 def _last_activity(checkpoints: list[PruneCheckpoint]) -> tuple[datetime | None, bool]:

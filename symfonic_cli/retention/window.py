@@ -85,13 +85,14 @@ def _iso(dt: datetime) -> str:
 
 
 def window(*, inactive_for: str | None, inactive_since: str | None, active_within: str | None,
-           since: str | None = None, until: str | None = None, now: datetime | None = None,
+           since: str | datetime | None = None, until: str | datetime | None = None, now: datetime | None = None,
            tz: tzinfo | None = None) -> ActivityWindow | None:
     """The window the options ask for (None when none is given); ``now`` is read once; times typed
     without an offset are in ``tz`` (--tz; UTC by default).
 
     ``since``/``until`` (``threads list``): last activity inside that window, both ends included,
-    read as ``transcript show`` reads them (clock.parse_time)."""
+    read as ``transcript show`` reads them (clock.parse_time), or given as instants (the Python API:
+    aware datetimes, checked by api/arguments.py)."""
     if inactive_for is not None and inactive_since is not None:
         raise UsageError("give --inactive-for or --inactive-since, not both")
     if until is not None and (inactive_for is not None or inactive_since is not None):
@@ -110,9 +111,9 @@ def window(*, inactive_for: str | None, inactive_since: str | None, active_withi
     if since is not None or until is not None:
         tz = tz or clock.UTC
         if since is not None:
-            active = clock.time_option("--since", since, until=False, tz=tz, now=now)
+            active = since if isinstance(since, datetime) else clock.time_option("--since", since, until=False, tz=tz, now=now)
         if until is not None:
-            end = clock.time_option("--until", until, until=True, tz=tz, now=now)
+            end = until if isinstance(until, datetime) else clock.time_option("--until", until, until=True, tz=tz, now=now)
             before = end + timedelta(microseconds=1) if end < datetime.max.replace(tzinfo=end.tzinfo) else end
         if before is not None and active is not None and active >= before:
             raise UsageError("--since is after --until: no thread is active in between")

@@ -23,14 +23,13 @@ from symfonic_cli.erase import plan as ep
 from symfonic_cli.erase.confirm import Terminal, confirm, no_terminal
 from symfonic_cli.erase.faults import Faults
 from symfonic_cli.erase.records import RunRecord, default_operator, open_receipt, store_name
-from symfonic_cli.erase.steps import DEFAULT_BATCH, Pace, Stopped, busy_error, hold_run_lock, run_threads
+from symfonic_cli.erase.steps import DEFAULT_BATCH, Pace, Stopped, busy_error, check_replicas, hold_run_lock, run_threads
 from symfonic_cli.erase.result import EraseOutcome, carry_outcome
 from symfonic_cli.erase.text import document_stream, idle_words
-from symfonic_cli.errors import (EXIT_INTERRUPTED, EXIT_UNEXPECTED, NotFoundError, StoppedError, StoreError, SymfonicError, ThreadBusy,
-                                  WrittenAgainError)
-from symfonic_cli.limits import DEFAULT_LOCK_TIMEOUT
+from symfonic_cli.errors import EXIT_INTERRUPTED, NotFoundError, StoppedError, StoreError, SymfonicError, WrittenAgainError
+from symfonic_cli.limits import DEFAULT_LOCK_TIMEOUT, DEFAULT_PIECE
 from symfonic_cli.location import StoreLocation, scrub
-from symfonic_cli.model.prune import BUSY, FAILED, NOT_FOUND, NOTHING, PRUNED, SKIPPED
+from symfonic_cli.model.prune import BUSY, FAILED, NOT_FOUND, NOTHING, SKIPPED
 from symfonic_cli.selection import Selection
 from symfonic_cli.storage import records as pr
 
@@ -65,6 +64,7 @@ class PruneRequest:
     max_duration: timedelta | None = None  # stop between two threads once this long has passed (exit 11)
     pace: Pace | None = None  # --pause, --max-rate: waits between the threads' transactions
     keep_branches: bool = False  # also keep the head of every branch (a checkpoint no other names as parent)
+    piece_size: int = DEFAULT_PIECE  # checkpoints one transaction deletes at most: a huge thread goes in pieces
     # How the run asks for its typed confirmation (erase/confirm.py): the caller's; by default no one.
     ask: Callable[..., Terminal | None] = no_terminal
 
@@ -107,6 +107,7 @@ def run(req: PruneRequest, environment: Environment | None = None) -> EraseOutco
     from symfonic_cli.stores import open_store
 
     env = environment or Environment()
+    check_replicas(req.pace, req.location)
     out = env.stdout
     human = req.fmt not in ("json", "jsonl")
     now = datetime.now(timezone.utc)
@@ -152,10 +153,11 @@ def run(req: PruneRequest, environment: Environment | None = None) -> EraseOutco
             rec = PruneRecorder(env, req, header, receipt_file, keys.total, store)
             rec.start(threads_planned=keys.total)
             faults = Faults.from_env(out)
-            step = _step(store, req, newer_than, faults)
+            step = _step(store, req, newer_than, faults, rec.between(faults))
             # The plans the deletes are compared with; the transcript times were the shown plan's.
             pages = (store.prune_plans(p, keep=req.keep, newer_than=newer_than, keep_branches=req.keep_branches, times=False) for p in keys.pages())
-            stop = run_threads(pages, step, rec, faults, location=req.location, max_duration=req.max_duration, pace=req.pace)
+            stop = run_threads(pages, step, rec, faults, location=req.location, max_duration=req.max_duration, pace=req.pace,
+                               replicas=store.replica_lag)
             compact = None
             if req.compact and stop is None:
                 compact = _compact(store, req, notes)
@@ -302,8 +304,9 @@ class _Plan:
             out.flush()
 
 
-def _step(store: Store, req: PruneRequest, newer_than, faults: Faults | None = None):
-    """The per-thread step ``run_threads`` calls: classify the plan, prune, verify."""
+def _step(store: Store, req: PruneRequest, newer_than, faults: Faults | None = None, between=None):
+    """The per-thread step ``run_threads`` calls: classify the plan, prune (in pieces), verify."""
+    from symfonic_cli.storage.pieces import prune_one
 
     def step(plan, n: int):
         now = datetime.now(timezone.utc)
@@ -313,43 +316,9 @@ def _step(store: Store, req: PruneRequest, newer_than, faults: Faults | None = N
             return pr.PruneOutcome(plan.key, SKIPPED, reason=plan.skipped, time=now), None
         if not plan.changes:
             return pr.PruneOutcome(plan.key, NOTHING, dict.fromkeys(plan.rows, 0), 0, 0, time=now), None
-        return prune_one(store, plan, req, newer_than, faults.after_commit(n) if faults is not None else None)
+        return prune_one(store, plan, req, newer_than, faults.after_commit(n) if faults is not None else None, between)
 
     return step
-
-
-def prune_one(store: Store, plan, req: PruneRequest, newer_than,
-              after_commit: Callable[[], None] | None = None) -> tuple[pr.PruneOutcome, Stopped | None]:
-    """One thread pruned in its transaction (the plan's rows compared inside it) and verified after the
-    commit: its outcome, and a stop when the run cannot go on (Ctrl-C, an unexpected error). A thread
-    written between the commit and the verification is ``failed`` as committed, then written again
-    (erase's exit 8), never as left as it was."""
-    from symfonic_cli.stores._prune import ThreadSkipped
-
-    stop = None
-    lost = None
-    try:
-        lost = _lost(store, plan.key, req, newer_than)
-        deleted, detached, remaining = store.prune_verified(plan.key, keep=req.keep, newer_than=newer_than, keep_branches=req.keep_branches,
-                                                            expected=plan.rows, after_commit=after_commit)
-    except ThreadSkipped as exc:
-        result = pr.PruneOutcome(plan.key, SKIPPED, reason=exc.message)
-    except ThreadBusy as exc:  # a lock not had within --lock-timeout: rolled back, reported, the run goes on
-        result = pr.PruneOutcome(plan.key, BUSY, reason=scrub(exc.line(), req.location))
-    except SymfonicError as exc:
-        result = pr.PruneOutcome(plan.key, FAILED, reason=scrub(exc.line(), req.location))
-    except (Exception, KeyboardInterrupt) as exc:
-        what = "interrupted" if isinstance(exc, KeyboardInterrupt) else f"unexpected {type(exc).__name__}: {scrub(str(exc), req.location)}"
-        result = pr.PruneOutcome(plan.key, FAILED, reason=f"{what}; the prune may or may not have committed, rerun to know")
-        stop = Stopped(what, EXIT_INTERRUPTED if isinstance(exc, KeyboardInterrupt) else EXIT_UNEXPECTED)
-    else:
-        changed = bool(sum(deleted.values()) or detached)
-        result = pr.PruneOutcome(plan.key, PRUNED if changed else NOTHING, deleted, detached, remaining,
-                                 messages_only_in_deleted=lost if changed else None)
-        if remaining:
-            result.status, result.reason = FAILED, pr.written_again(deleted, remaining)
-    result.time = datetime.now(timezone.utc)
-    return result, stop
 
 
 class PruneRecorder(RunRecord):
@@ -382,6 +351,36 @@ class PruneRecorder(RunRecord):
 
                 self.missing_message = not_found_message(result.key, self.req.location.display, Suggester(self.store))
         return self._record(entry, pr.thread_line(result, esc, self.width) + "\n")
+
+    def between(self, faults: Faults):
+        """What runs between two pieces of a huge thread: the piece's receipt line (on disk before
+        the next piece), the tests' fault hook, the pace's pause, the wait for lagging replicas."""
+        import time
+
+        from symfonic_cli.erase.receipt_file import ReceiptWriteError
+        from symfonic_cli.erase.steps import wait_for_replicas
+
+        limit = self.req.max_duration
+        deadline = time.monotonic() + limit.total_seconds() if limit is not None else None
+
+        def between(key: str, n: int, deleted: dict[str, int], detached: int, left: int) -> None:
+            from symfonic_cli.clock import iso_utc
+
+            if self.receipt_file is not None and self.file_ok:
+                entry = {"key": key, "piece": n, "time": iso_utc(datetime.now(timezone.utc)), "rows_deleted": deleted,
+                         "parents_detached": detached, "checkpoints_left": left}
+                try:
+                    self.receipt_file.append({"record": "piece", **self.header, **entry})
+                except ReceiptWriteError as exc:
+                    raise StoreError(f"{exc}; stopped between two pieces") from None
+            faults.after_piece(n)
+            pace = self.req.pace
+            if pace is not None and pace.pause:
+                time.sleep(pace.pause)
+            if pace is not None and pace.max_replica_lag is not None:  # up to the time limit: the run stops between threads
+                wait_for_replicas(self.store.replica_lag, pace.max_replica_lag, None, deadline, self.progress)
+
+        return between
 
     def summary(self, stop) -> dict[str, Any]:
         return pr.summary(self.counts, self.total, self.done, stop is not None, self.rows)
@@ -438,13 +437,8 @@ def _raise_outcome(req: PruneRequest, rec: PruneRecorder, stop: Stopped | None, 
         raise NotFoundError(f"no thread matches the selection in {req.location.display}", hint="--missing-ok to accept")
 
 
-def _lost(store, key: str, req: PruneRequest, newer_than, decision=None) -> int:
-    """The messages only the checkpoints this prune deletes hold (storage/lost.py)."""
-    from symfonic_cli.storage.lost import messages_only_in_deleted
-
-    return messages_only_in_deleted(store, key, keep=req.keep, newer_than=newer_than, keep_branches=req.keep_branches, decision=decision)
-
-
 def _count_lost(store, rec: dict[str, Any], req: PruneRequest, newer_than, decision=None) -> int:
-    rec["messages_only_in_deleted"] = n = _lost(store, rec["key"], req, newer_than, decision)
+    from symfonic_cli.storage.pieces import lost_by
+
+    rec["messages_only_in_deleted"] = n = lost_by(store, rec["key"], req, newer_than, decision)
     return n

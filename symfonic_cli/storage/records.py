@@ -33,6 +33,7 @@ class PruneOutcome:
     reason: str | None = None
     time: datetime | None = None
     messages_only_in_deleted: int | None = None  # counted before the deletes (storage/lost.py)
+    pieces: int = 0  # transactions the thread took (a huge thread: more than one, storage/pieces.py)
 
 
 def plan_record(p: ThreadPrunePlan, *, found: bool = True) -> dict[str, Any]:
@@ -108,6 +109,8 @@ def thread_entry(o: PruneOutcome, kind: str) -> dict[str, Any]:
     if o.messages_only_in_deleted is not None:
         entry["messages_only_in_deleted"] = o.messages_only_in_deleted  # a count: never the content
     entry["parents_detached"] = o.detached
+    if o.pieces > 1:
+        entry["pieces"] = o.pieces
     entry["verification"] = ({"checked": False} if o.remaining is None
                              else {"checked": True, "checkpoints_left_to_prune": o.remaining, "ok": o.remaining == 0})
     if o.status == PRUNED:
@@ -161,7 +164,8 @@ def detail(o: PruneOutcome, esc: Callable[[str], str]) -> str:
     if o.reason:
         return f": {esc(o.reason)}"
     if o.status == PRUNED:
-        return " (" + ", ".join(f"{n} {esc(t)}" for t, n in o.rows_deleted.items()) + ")"
+        pieces = f"; in {o.pieces} transactions (--piece-size)" if o.pieces > 1 else ""
+        return " (" + ", ".join(f"{n} {esc(t)}" for t, n in o.rows_deleted.items()) + pieces + ")"
     return ""
 
 

@@ -131,14 +131,26 @@ class RulePrune:
         the rows deleted compared with ``expected`` (the plan's) and the kept state read before and
         after the deletes compared, both before the commit; any difference rolls back. Returns
         (rows deleted per table, checkpoints left with no parent). ThreadSkipped: nothing changed."""
-        from symfonic_cli.model.prune import check_against_plan, check_kept_state
+        deleted, detached, _ = self._prune_once(key, keep, newer_than, keep_branches, expected, None)
+        return deleted, detached
+
+    def _prune_once(self, key: str, keep: int, newer_than: datetime | None, keep_branches: bool,
+                    expected: dict[str, int] | None, piece: int | None) -> tuple[dict[str, int], int, int]:
+        """``prune_thread``, or with ``piece`` its first piece of at most that many checkpoints
+        (model/prune.py piece_of; the plan's rows are then compared by the whole, not here).
+        Returns (rows deleted, checkpoints left with no parent, checkpoints left for later pieces)."""
+        from symfonic_cli.model.prune import check_against_plan, check_kept_state, piece_of
 
         with self._pr_transaction():
-            d = self._pr_decide(key, keep, newer_than, keep_branches)
-            if d.skipped:
-                raise ThreadSkipped(d.skipped)
-            if not d.changes:
-                return dict.fromkeys(self._pr_tables(), 0), 0
+            whole = self._pr_decide(key, keep, newer_than, keep_branches)
+            if whole.skipped:
+                raise ThreadSkipped(whole.skipped)
+            if not whole.changes:
+                return dict.fromkeys(self._pr_tables(), 0), 0, 0
+            d = piece_of(whole, piece) if piece is not None else whole
+            left = whole.checkpoints - d.checkpoints
+            if left:
+                expected = None
             before = self._pr_kept_state(key, d)
             atomic = self._pr_atomic()
             if not atomic:  # nothing to roll back: compared right before the deletes instead
@@ -146,7 +158,7 @@ class RulePrune:
             deleted = self._pr_apply(key, d)
             check_against_plan(expected, deleted, atomic=atomic)
             check_kept_state(key, before, self._pr_kept_state(key, d), atomic=atomic)
-        return deleted, sum(len(v) for v in d.detach.values())
+        return deleted, d.kept_detached, left
 
     def prune_remaining(self, key: str, *, keep: int = 1, newer_than: datetime | None = None, keep_branches: bool = False) -> int:
         """After the commit, a fresh plan: the checkpoints a prune would still delete (0: verified)."""
@@ -159,7 +171,19 @@ class RulePrune:
         left with no parent, checkpoints a prune would still delete). Here the fresh plan is read
         after the commit; a backend may read it inside the transaction, after the deletes, where a
         checkpoint still to prune rolls the thread back (PostgreSQL)."""
-        deleted, detached = self.prune_thread(key, keep=keep, newer_than=newer_than, keep_branches=keep_branches, expected=expected)
+        deleted, detached, remaining, _ = self.prune_piece(key, keep=keep, newer_than=newer_than, keep_branches=keep_branches,
+                                                           expected=expected, after_commit=after_commit)
+        return deleted, detached, remaining
+
+    def prune_piece(self, key: str, *, keep: int = 1, newer_than: datetime | None = None, keep_branches: bool = False,
+                    expected: dict[str, int] | None = None, piece: int | None = None,
+                    after_commit: Callable[[], None] | None = None) -> tuple[dict[str, int], int, int, int]:
+        """``prune_verified`` of at most ``piece`` checkpoints (a huge thread in several
+        transactions, oldest first): (rows deleted, checkpoints left with no parent, checkpoints a
+        fresh plan still finds beyond the later pieces' (0: verified), checkpoints left for the
+        later pieces (0: this was the last))."""
+        deleted, detached, left = self._prune_once(key, keep, newer_than, keep_branches, expected, piece)
         if after_commit is not None:
             after_commit()  # the tests' fault hook: a writer gets the thread here
-        return deleted, detached, self.prune_remaining(key, keep=keep, newer_than=newer_than, keep_branches=keep_branches)
+        remaining = self.prune_remaining(key, keep=keep, newer_than=newer_than, keep_branches=keep_branches)
+        return deleted, detached, max(remaining - left, 0), left

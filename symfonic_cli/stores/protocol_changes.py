@@ -52,6 +52,12 @@ class EraseProtocol(Protocol):
         """Let go of the run lock (nothing when not held); ``close`` does it too."""
         ...
 
+    def replica_lag(self) -> tuple[float, str] | None:
+        """--max-replica-lag: the most lagging standby's replay lag in seconds and its name, read
+        from the primary (PostgreSQL pg_stat_replication; MongoDB replSetGetStatus); None without
+        standbys, or where the server reports none (SQLite, a standalone MongoDB server)."""
+        ...
+
     def set_lock_timeout(self, seconds: float) -> None:
         """Bound every wait for a lock from now on to ``seconds`` (erase and prune's --lock-timeout):
         SQLite's busy timeout, PostgreSQL's ``lock_timeout`` of the session, MongoDB ``maxTimeMS`` on
@@ -239,6 +245,15 @@ class PruneProtocol(Protocol):
         """prune_thread and a fresh plan's verification (PostgreSQL: inside the transaction, after the
         deletes): (rows deleted, checkpoints left with no parent, checkpoints still to prune).
         ``after_commit`` (a test's fault hook) is called right after the commit."""
+        ...
+
+    def prune_piece(self, key: str, *, keep: int = 1, newer_than: datetime | None = None, keep_branches: bool = False,
+                    expected: dict[str, int] | None = None, piece: int | None = None,
+                    after_commit: Callable[[], None] | None = None) -> tuple[dict[str, int], int, int, int]:
+        """prune_verified of at most ``piece`` checkpoints, oldest first (model/prune.py piece_of), in
+        one transaction with the same checks: (rows deleted, checkpoints left with no parent,
+        checkpoints still to prune beyond the later pieces' (0: verified), checkpoints left for later
+        pieces (0: the thread is done)). ``expected`` is compared only when the whole prune fits."""
         ...
 
     def compact_check(self) -> list[str]:

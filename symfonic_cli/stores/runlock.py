@@ -21,9 +21,14 @@ def holder_record(operation: str) -> dict[str, Any]:
     return {"operation": operation, "host": socket.gethostname(), "pid": os.getpid(), "started": iso_utc(datetime.now(timezone.utc))}
 
 
+def command_of(operation: object) -> str:
+    """The command a holder runs: ``thread erase``, ``thread prune``, ``migrate``."""
+    return "migrate" if operation == "migrate" else f"thread {operation}"
+
+
 def describe(record: Any) -> str:
     """A holder as one phrase (read from the store: the caller escapes it where it is shown)."""
     if not isinstance(record, dict):
         return "another symfonic run (holder unknown)"
-    return (f"symfonic thread {record.get('operation', '?')} (pid {record.get('pid', '?')} on host {record.get('host', '?')}, "
+    return (f"symfonic {command_of(record.get('operation', '?'))} (pid {record.get('pid', '?')} on host {record.get('host', '?')}, "
             f"since {record.get('started', '?')})")

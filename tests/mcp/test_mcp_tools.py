@@ -89,7 +89,7 @@ def test_every_tool_answers_what_the_api_and_the_command_answer(store_url, tmp_p
     records = [json.loads(line) for line in text.splitlines()]
     assert [r["tool"] for r in records] == [name for name, _ in calls]
     assert records[2]["keys"] == [ACME[0]] and records[2]["rows"] == len(expected[2]) and records[2]["outcome"] == "ok"
-    assert records[0]["keys"] == [t["key"] for t in expected[0]] and records[0]["arguments"] == {"with_size": False}
+    assert records[0]["keys"] == [t["key"] for t in expected[0]] and records[0]["arguments"] == {"reverse": False, "with_size": False}
     assert records[6]["arguments"]["speaker"] == "user" and records[6]["arguments"]["index"] == -1
     for said in (UNICODE, BIG[:40], "What is the status of order 1042", "\x1b[31m", "echo:"):
         assert said not in text

@@ -257,7 +257,7 @@ FEATURE_USES: dict[str, frozenset[str]] = {
     "history": frozenset({"delta", "transcript"}),
     "threadstate": frozenset({"delta", "transcript", "memory"}),
     "search": frozenset({"transcript"}),
-    "migrate": frozenset({"delta", "transcript"}),
+    "migrate": frozenset({"delta", "transcript", "erase"}),  # erase: a changing run's parts (run lock, pace, time limit, busy)
     "storage": frozenset({"erase", "memory"}),
     "erase": frozenset({"memory"}),  # the plan counts the retained messages an erase deletes
     "export": frozenset({"erase", "history", "transcript", "memory"}),

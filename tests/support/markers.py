@@ -25,16 +25,16 @@ import pytest
 
 MARKERS = ("postgres", "mongodb", "pty", "slow", "corpus")
 KINDS = ("postgres", "mongodb")
-FIXTURES = {"postgres_backend": "postgres", "mongodb_backend": "mongodb"}
+FIXTURES = {"postgres_backend": "postgres", "mongodb_backend": "mongodb", "pg_standby": "postgres"}
 # Called in a test (or a helper or fixture of its module): the mark it needs.
 CALLS = {"on_terminal": ("pty", "slow"), "Session": ("pty", "slow"), "lines_on_terminal": ("pty", "slow"), "run_on_pty": ("pty", "slow"), "screen_of": ("pty", "slow"), "openpty": ("pty", "slow"), "run_process": ("slow",), "Popen": ("slow",),
          "StdioServerParameters": ("slow",)}
 # Fixtures that start processes of their own (the run-state stores SIGKILL writers mid-step).
-SLOW_FIXTURES = {"run_state_stores", "state_stores"}
+SLOW_FIXTURES = {"run_state_stores", "state_stores", "pg_standby"}  # pg_standby: a second cluster
 # Measured slow (--durations; many store kinds, pairs or generated cases each): module names and
 # test names (module::test). Property-based tests (hypothesis) are slow by rule.
 SLOW = {
-    "modules": {"test_terminal_speed", "test_man_page"},
+    "modules": {"test_terminal_speed", "test_man_page", "test_prune_pieces", "test_replica_lag"},
     "tests": {
         "test_migrate::test_copy_every_pair_verifies_and_reads_back_the_same",
         "test_hostile::test_crafted_envelopes_on_every_kind",

@@ -331,6 +331,7 @@ def postgres_backend():
             cluster = LocalCluster()
             cluster.start()
             backend = cluster.backend()
+            backend.cluster = cluster  # a standby is made from it (tests/support/pg_standby.py)
         with backend.admin() as conn:
             conn.execute("SELECT 1")
     except Exception as exc:  # no binaries, no permission, server down: say why

@@ -112,3 +112,46 @@ def resume(saver, key: str = INTERRUPTED, answer: str = "granted"):
 
     g = interrupt_graph(saver)
     return g.invoke(Command(resume=answer), {"configurable": {"thread_id": key}})
+
+
+HUGE = "acme:_:s-huge"
+
+
+class Loop(TypedDict):
+    n: int
+    trail: Annotated[list[int], operator.add]
+
+
+def huge_graph(checkpointer, *, steps: int, sub_every: int = 250):
+    """A long-running agent loop: one checkpoint per step, and every ``sub_every`` steps a subgraph
+    called as a node (a namespace ``sub:<task id>`` of its own, deleted whole with its root)."""
+    from langgraph.graph import END, START, StateGraph
+
+    def step(state: Loop) -> dict:
+        return {"n": state["n"] + 1, "trail": [state["n"]] if state["n"] % 50 == 0 else []}
+
+    def inner(state: Loop) -> dict:
+        return {"trail": [-state["n"]]}
+
+    ib = StateGraph(Loop)
+    ib.add_node("inner", inner)
+    ib.add_edge(START, "inner")
+
+    def route(state: Loop) -> str:
+        if state["n"] >= steps:
+            return END
+        return "sub" if state["n"] % sub_every == 0 else "step"
+
+    b = StateGraph(Loop)
+    b.add_node("step", step)
+    b.add_node("sub", ib.compile())
+    b.add_edge(START, "step")
+    b.add_conditional_edges("step", route)
+    b.add_edge("sub", "step")
+    return b.compile(checkpointer=checkpointer)
+
+
+def write_huge_thread(saver, *, steps: int, key: str = HUGE) -> None:
+    """One thread of about ``steps`` root checkpoints (plus its subgraph calls'), written by the real graph."""
+    config: dict = {"configurable": {"thread_id": key}, "recursion_limit": steps * 2 + 10}
+    huge_graph(saver, steps=steps).invoke({"n": 0, "trail": []}, config)

@@ -181,6 +181,24 @@ class MongoSection:
     def set_lock_timeout(self, seconds: float) -> None:
         self._lock_timeout = seconds
 
+    def replica_lag(self) -> tuple[float, str] | None:
+        """The most lagging secondary's lag behind the primary in seconds (``replSetGetStatus``: the
+        primary's optimeDate less the secondary's), and its name; None where the server is no replica
+        set or does not report it (a standalone mongod, SecantusDB)."""
+        from pymongo.errors import PyMongoError
+
+        try:
+            status = self.client.admin.command("replSetGetStatus")
+        except PyMongoError:
+            return None
+        members = [m for m in status.get("members") or [] if isinstance(m, dict)]
+        primary = next((m.get("optimeDate") for m in members if m.get("stateStr") == "PRIMARY"), None)
+        if primary is None:
+            return None
+        lags = [((primary - m["optimeDate"]).total_seconds(), str(m.get("name") or "secondary"))
+                for m in members if m.get("stateStr") == "SECONDARY" and m.get("optimeDate") is not None]
+        return max(lags, default=None)
+
     @contextmanager
     def _bounded(self) -> Iterator[None]:
         """One write inside a transaction, sent with maxTimeMS (pymongo.timeout) when --lock-timeout

@@ -129,7 +129,9 @@ class PostgresErase(PostgresSection):
         k1, k2 = self._RUN_KEYS
         if self.conn.execute(f"SELECT pg_try_advisory_lock({k1}, {k2})", args).fetchone()[0]:
             r = holder_record(operation)
-            name = f"symfonic thread {operation} pid {r['pid']} on {r['host']}"[:63]  # NAMEDATALEN
+            from symfonic_cli.stores.runlock import command_of
+
+            name = f"symfonic {command_of(operation)} pid {r['pid']} on {r['host']}"[:63]  # NAMEDATALEN
             self.conn.execute("SELECT set_config('application_name', %s, false)", (name,))
             self._run_locked = True
             return None
@@ -153,6 +155,42 @@ class PostgresErase(PostgresSection):
     def set_lock_timeout(self, seconds: float) -> None:
         # The session's lock_timeout: every statement of every thread's transaction waits at most this long.
         self.conn.execute("SELECT set_config('lock_timeout', %s, false)", (f"{max(1, round(seconds * 1000))}ms",))
+
+    _wal_seen: list[tuple[float, float]] | None = None  # (monotonic time, WAL position) as replica_lag saw them
+
+    @_translate_errors
+    def replica_lag(self) -> tuple[float, str] | None:
+        """The most lagging standby's replay lag in seconds, and its name; None without standbys.
+        Measured from the primary: ``pg_stat_replication.replay_lag``, and since that stays at its
+        last value while a standby's replay is paused or stuck, also the time since this run first
+        saw the primary at a WAL position the standby has not replayed (each call samples it)."""
+        import time
+
+        from symfonic_cli.errors import StoreError
+
+        rows = self.conn.execute(
+            "SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), '0/0')::float8, r.application_name, r.client_addr::text, "
+            "pg_wal_lsn_diff(r.replay_lsn, '0/0')::float8, extract(epoch FROM r.replay_lag)::float8, r.pid IS NULL, r.state IS NULL "
+            "FROM (SELECT 1) AS one LEFT JOIN pg_stat_replication r ON true").fetchall()
+        now = time.monotonic()
+        seen = self._wal_seen = self._wal_seen or []
+        if not seen or rows[0][0] > seen[-1][1]:
+            seen.append((now, rows[0][0]))
+        if rows[0][5]:
+            return None  # no standby
+        worst: tuple[float, str] | None = None
+        for _, name, addr, replayed, lag, _, hidden in rows:
+            if hidden:
+                raise StoreError(f"{self.location.display}: the role cannot read its standbys' positions in pg_stat_replication",
+                                 hint="grant it pg_monitor, or run without --max-replica-lag")
+            behind = next((now - t for t, lsn in seen if replayed is None or lsn > replayed), 0.0)
+            lag = max(lag or 0.0, behind)
+            if worst is None or lag > worst[0]:
+                worst = (lag, f"{name or 'standby'} at {addr or 'a local socket'}")
+        oldest = min((r[3] for r in rows if r[3] is not None), default=None)
+        if oldest is not None:  # positions every standby replayed are no longer needed
+            self._wal_seen = [s for s in seen[:-1] if s[1] > oldest] + seen[-1:]
+        return worst
 
     def store_identity(self) -> dict[str, Any]:
         info = self.conn.info

@@ -277,17 +277,23 @@ class PostgresPrune(RulePrune, PostgresSection):
             f"JOIN checkpoints x ON {self._eq('x', '%(key)s')} AND x.checkpoint_ns = kk.ns AND x.checkpoint_id = kk.id")
 
     def prune_thread(self, key: str, *, keep: int = 1, newer_than=None, keep_branches: bool = False, expected=None):
-        deleted, detached, _ = self._prune_verified(key, keep, newer_than, expected, keep_branches, verify=False)
+        deleted, detached, _, _ = self._prune_verified(key, keep, newer_than, expected, keep_branches, verify=False)
         return deleted, detached
 
     def prune_verified(self, key: str, *, keep: int = 1, newer_than=None, keep_branches: bool = False, expected=None, after_commit=None):
-        done = self._prune_verified(key, keep, newer_than, expected, keep_branches, verify=True)
+        deleted, detached, remaining, _ = self.prune_piece(key, keep=keep, newer_than=newer_than, keep_branches=keep_branches,
+                                                           expected=expected, after_commit=after_commit)
+        return deleted, detached, remaining
+
+    def prune_piece(self, key: str, *, keep: int = 1, newer_than=None, keep_branches: bool = False, expected=None, piece=None,
+                    after_commit=None):
+        done = self._prune_verified(key, keep, newer_than, expected, keep_branches, verify=True, piece=piece)
         if after_commit is not None:
             after_commit()  # verified before the commit here: nothing after it to race
         return done
 
     @_translate_errors
-    def _prune_verified(self, key: str, keep: int, newer_than, expected, keep_branches: bool, *, verify: bool):
+    def _prune_verified(self, key: str, keep: int, newer_than, expected, keep_branches: bool, *, verify: bool, piece: int | None = None):
         """One thread in one REPEATABLE READ transaction, in three round trips (psycopg pipeline mode):
 
         1. ``BEGIN``, the thread's facts: the rules decide on this snapshot (a checkpoint's outline,
@@ -300,10 +306,14 @@ class PostgresPrune(RulePrune, PostgresSection):
            fresh plan, with ``verify``): a checkpoint still to prune, like any difference, rolls
            back;
         3. ``COMMIT``.
+
+        With ``piece``, at most that many checkpoints (model/prune.py piece_of): the fresh plan must
+        then find exactly the checkpoints left for the later pieces. Returns (rows deleted, checkpoints
+        left with no parent, checkpoints still to prune beyond those (0), checkpoints left for later pieces).
         """
 
         from symfonic_cli.errors import StoreError
-        from symfonic_cli.model.prune import TASKS, check_against_plan, check_kept_state
+        from symfonic_cli.model.prune import TASKS, check_against_plan, check_kept_state, piece_of
         from symfonic_cli.stores._prune import ThreadSkipped
         from symfonic_cli.stores.postgres.erase import _pipeline_errors_once
 
@@ -314,12 +324,16 @@ class PostgresPrune(RulePrune, PostgresSection):
                 conn.execute("BEGIN ISOLATION LEVEL REPEATABLE READ")
                 facts = conn.execute(facts_sql, facts_args, prepare=False)
                 pipe.sync()  # round trip 1
-                d = self._decide_on(key, self._facts_of(facts.fetchall(), [key])[key], keep, newer_than, keep_branches)
-                if d.skipped:
-                    raise ThreadSkipped(d.skipped)
-                if not d.changes:
+                whole = self._decide_on(key, self._facts_of(facts.fetchall(), [key])[key], keep, newer_than, keep_branches)
+                if whole.skipped:
+                    raise ThreadSkipped(whole.skipped)
+                if not whole.changes:
                     conn.execute("COMMIT")
-                    return dict.fromkeys(_TABLES, 0), 0, 0
+                    return dict.fromkeys(_TABLES, 0), 0, 0, 0
+                d = piece_of(whole, piece) if piece is not None else whole
+                left = whole.checkpoints - d.checkpoints
+                if left:  # a piece: the plan's rows are those of the whole
+                    expected = None
                 targets: dict[str, Any] = {**self._targets([d]), "key": key}
                 apply = conn.execute(self._rows_sql(True, bool(targets["x_k"]), bool(targets["t_k"])), targets, prepare=False)
                 fresh = conn.execute(self._facts_sql(kept=True), {**facts_args, "key": key, "k_ns": targets["k_ns"], "k_id": targets["k_id"]},
@@ -332,14 +346,14 @@ class PostgresPrune(RulePrune, PostgresSection):
                 remaining = 0
                 if verify:
                     remaining = self._decide_on(key, self._facts_of(fresh_rows, [key])[key], keep, newer_than, keep_branches).checkpoints
-                    if remaining:
-                        raise StoreError(f"thread '{key}': a fresh plan after the deletes still finds {remaining} checkpoint(s) "
-                                         "to prune: rolled back, nothing deleted")
+                    if remaining != left:
+                        raise StoreError(f"thread '{key}': a fresh plan after the deletes finds {remaining} checkpoint(s) "
+                                         f"to prune, not {left}: rolled back, nothing deleted")
                 conn.execute("COMMIT")  # round trip 3, as the pipeline ends
         except BaseException:
             self._roll_back_open()
             raise
-        return deleted, sum(len(v) for v in d.detach.values()), remaining
+        return deleted, d.kept_detached, 0, left
 
     # -- --compact
 

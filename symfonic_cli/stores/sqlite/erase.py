@@ -89,6 +89,9 @@ class SqliteErase(PerThreadErase, SqliteSection):
         # SQLite has one write lock for the file: a thread's BEGIN IMMEDIATE waits this long for it.
         self.conn.execute(f"PRAGMA busy_timeout = {max(1, round(seconds * 1000))}")
 
+    def replica_lag(self) -> tuple[float, str] | None:
+        return None  # a file: no standbys
+
     def store_identity(self) -> dict[str, Any]:
         import os
 

@@ -1,0 +1,296 @@
+"""Issue #38 at scale: ``thread prune --all --keep 1`` on a live primary with its safety on, against
+the same run with it off, side by side, in one run.
+
+- safety: the defaults (one runner: the run lock; ``--lock-timeout 5``; ``--piece-size 500``) and,
+  on PostgreSQL, ``--max-replica-lag 10s`` (the lag read from pg_stat_replication between threads);
+- bare: the same command in a child where the run lock, the lock timeout and the lag checks are
+  switched off (``_BARE``): what the safety costs. Target: safety within 1.5x of bare.
+- memory: the safety run's peak RSS (/usr/bin/time -v) at N/10 and N threads: flat.
+- lock wait: while the safety run prunes, another session takes a thread's rows every 20 ms
+  (PostgreSQL ``SELECT ... FOR UPDATE`` on a random thread's checkpoints, SQLite ``BEGIN IMMEDIATE``,
+  the file's one write lock) and the longest it was kept waiting is reported: at most the lock timeout.
+
+Stores: short chats (3 turns through the real agent graph, 10 to 11 checkpoints a thread), BASE
+threads written by the graph and its saver, grown N/BASE-fold with ``INSERT ... SELECT`` (the copies'
+thread ids get a suffix; every other byte is the real rows', checked), cached in benchmarks/out.
+Both arms then hold the same rows (checked). Medians of ``--repeat`` runs, the arms in turn.
+Run: ``python benchmarks/bench_live.py [--threads 20000] [--pg-threads 4000] [--repeat 3] [--no-postgres]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import shutil
+import sqlite3
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+from typing import Any, Callable
+
+ROOT = Path(__file__).resolve().parent
+if str(ROOT.parent) not in sys.path:
+    sys.path.insert(0, str(ROOT.parent))
+
+from benchmarks import stores  # noqa: E402
+from benchmarks.bench_storage import PG_COLUMNS, _check_copy, _digest, _pg_digest, grow  # noqa: E402
+
+BASE, TURNS = 1000, 3
+PRUNE = ["thread", "prune", "--all", "--keep", "1", "--yes", "-f", "jsonl"]
+# The bare arm: the same entry point with the run lock, the lock timeout and the lag checks off.
+_BARE = (
+    "import sys\n"
+    "from symfonic_cli.storage import prune\n"
+    "from symfonic_cli.stores.sqlite.erase import SqliteErase\n"
+    "from symfonic_cli.stores.postgres.erase import PostgresErase\n"
+    "prune.hold_run_lock = lambda *a, **k: None\n"
+    "prune.check_replicas = lambda *a, **k: None\n"
+    "for cls in (SqliteErase, PostgresErase):\n"
+    "    cls.set_lock_timeout = lambda self, seconds: None\n"
+    "    cls.replica_lag = lambda self: None\n"
+    "from symfonic_cli.cli.app import main\n"
+    "sys.argv = ['symfonic', *sys.argv[1:]]\n"
+    "main()\n"
+)
+
+
+def _median(xs: list[float]) -> float:
+    return statistics.median(xs)
+
+
+def _run(args: list[str], *, bare: bool = False, peak: bool = False) -> tuple[float, int]:
+    """Seconds and (with ``peak``) the peak RSS in KiB of one prune in a child process."""
+    cmd = [sys.executable, "-c", _BARE, *args] if bare else [sys.executable, "-m", "symfonic_cli", *args]
+    if peak and os.path.exists("/usr/bin/time"):
+        cmd = ["/usr/bin/time", "-v", *cmd]
+    start = time.perf_counter()
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    took = time.perf_counter() - start
+    if proc.returncode != 0:
+        raise SystemExit(f"prune failed ({proc.returncode}): {proc.stderr.strip()[-800:]}")
+    rss = next((int(x.rsplit(":", 1)[1]) for x in proc.stderr.splitlines() if "Maximum resident set size" in x), -1)
+    return took, rss
+
+
+def _write_chats(saver, threads: int) -> None:
+    stores._write_many(saver, threads=threads, turns=TURNS)
+
+
+def sqlite_base() -> Path:
+    path = stores.OUT / "sqlite" / f"live-base-{BASE}.db"
+    if path.exists():
+        return path
+    from langgraph.checkpoint.sqlite import SqliteSaver
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".partial")
+    tmp.unlink(missing_ok=True)
+    conn = sqlite3.connect(str(tmp), check_same_thread=False)
+    conn.execute("PRAGMA synchronous = OFF")
+    saver = SqliteSaver(conn)
+    saver.setup()
+    _write_chats(saver, BASE)
+    conn.close()
+    os.replace(tmp, path)
+    return path
+
+
+def _waits(take: Callable[[], float], done: threading.Event) -> list[float]:
+    """How long each attempt to take a thread's rows waited, every 20 ms until ``done``."""
+    out: list[float] = []
+    while not done.is_set():
+        out.append(take())
+        time.sleep(0.02)
+    return out
+
+
+def _with_prober(args: list[str], take: Callable[[], float]) -> tuple[float, float, int]:
+    """The safety prune with another session probing its locks: (seconds, longest wait, probes)."""
+    done = threading.Event()
+    result: dict[str, Any] = {}
+    t = threading.Thread(target=lambda: result.setdefault("w", _waits(take, done)))
+    t.start()
+    try:
+        took, _ = _run(args)
+    finally:
+        done.set()
+        t.join()
+    return took, max(result["w"], default=0.0), len(result["w"])
+
+
+def bench_sqlite(threads: int, repeat: int, work: Path) -> None:
+    base = sqlite_base()
+    grown = grow(base, stores.OUT / "sqlite" / f"live-grown-{threads}.db", threads)
+    tenth = grow(base, stores.OUT / "sqlite" / f"live-grown-{threads // 10}.db", threads // 10) if threads // 10 >= 2 * BASE else base
+    cps = sqlite3.connect(grown).execute("SELECT count(*), count(DISTINCT thread_id) FROM checkpoints").fetchone()
+    print(f"SQLite: {cps[1]:,} threads, {cps[0]:,} checkpoints ({grown.stat().st_size / 1e9:.2f} GB), grown from {BASE} written by the graph")
+    times: dict[str, list[float]] = {"safety": [], "bare": []}
+    for r in range(repeat):
+        digests = {}
+        for arm in (["safety", "bare"] if r % 2 == 0 else ["bare", "safety"]):
+            a = work / f"{arm}.db"
+            shutil.copyfile(grown, a)
+            times[arm].append(_run(["thread", "prune", "-s", str(a), *PRUNE[2:]], bare=arm == "bare")[0])
+            digests[arm] = _digest(a)
+            a.unlink()
+        if digests["safety"] != digests["bare"]:
+            raise SystemExit("the two arms left different rows")
+    s, b = _median(times["safety"]), _median(times["bare"])
+    print(f"  prune --all --keep 1: safety {s:.2f} s, bare {b:.2f} s, ratio {s / b:.2f} (target <= 1.5); runs {times}; same rows: yes")
+    peaks = {}
+    for label, src in ((max(threads // 10, BASE), tenth), (threads, grown)):
+        a = work / "peak.db"
+        shutil.copyfile(src, a)
+        peaks[label] = _run(["thread", "prune", "-s", str(a), *PRUNE[2:]], peak=True)[1]
+        a.unlink()
+    (n1, p1), (n2, p2) = peaks.items()
+    print(f"  peak RSS: {n1:,} threads {p1 / 1024:.0f} MiB, {n2:,} threads {p2 / 1024:.0f} MiB, ratio {p2 / p1:.2f} (flat: ~1)")
+    a = work / "probe.db"
+    shutil.copyfile(grown, a)
+    probe = sqlite3.connect(a, timeout=60, isolation_level=None, check_same_thread=False)  # used by the prober thread
+
+    def take() -> float:
+        start = time.perf_counter()
+        probe.execute("BEGIN IMMEDIATE")  # the file's one write lock, as an agent's next write takes it
+        waited = time.perf_counter() - start
+        probe.execute("ROLLBACK")
+        return waited
+
+    took, longest, n = _with_prober(["thread", "prune", "-s", str(a), *PRUNE[2:]], take)
+    probe.close()
+    a.unlink()
+    print(f"  lock wait: {n:,} writes by another connection during the prune ({took:.1f} s): the longest waited {longest * 1000:.0f} ms "
+          "(--lock-timeout 5 s)")
+
+
+def _pg_base(server) -> str:
+    import psycopg
+
+    db, mark = f"bench_live_src_{BASE}", "symfonic live benchmark source, complete"
+    with psycopg.connect(server.url("postgres"), autocommit=True) as conn:
+        row = conn.execute("SELECT shobj_description(oid, 'pg_database') FROM pg_database WHERE datname = %s", (db,)).fetchone()
+        if row is not None and row[0] == mark:
+            return db
+        conn.execute(f"DROP DATABASE IF EXISTS {db} WITH (FORCE)")
+        conn.execute(f"CREATE DATABASE {db}")
+    from langgraph.checkpoint.postgres import PostgresSaver
+
+    with PostgresSaver.from_conn_string(server.url(db)) as saver:
+        saver.setup()
+        _write_chats(saver, BASE)
+    with psycopg.connect(server.url("postgres"), autocommit=True) as conn:
+        conn.execute(f"COMMENT ON DATABASE {db} IS '{mark}'")
+    return db
+
+
+def _pg_grown(server, src: str, threads: int) -> str:
+    import psycopg
+
+    factor = max(1, threads // BASE)
+    db = f"{src}_x{factor}" if factor > 1 else src
+    if factor == 1:
+        return db
+    mark = "symfonic live benchmark grown store, complete"
+    with psycopg.connect(server.url("postgres"), autocommit=True) as conn:
+        row = conn.execute("SELECT shobj_description(oid, 'pg_database') FROM pg_database WHERE datname = %s", (db,)).fetchone()
+        if row is not None and row[0] == mark:
+            return db
+        conn.execute(f"DROP DATABASE IF EXISTS {db} WITH (FORCE)")
+        conn.execute(f"CREATE DATABASE {db} TEMPLATE {src}")
+    with psycopg.connect(server.url(db), autocommit=True) as conn:
+        for copy in range(1, factor):
+            for table, cols in PG_COLUMNS.items():
+                conn.execute(f"INSERT INTO {table} (thread_id, {cols}) SELECT thread_id || %s, {cols} FROM {table} "
+                             "WHERE strpos(thread_id, '-x') = 0", (f"-x{copy}",))
+        conn.execute("VACUUM ANALYZE")
+        _check_copy(conn, conn.execute("SELECT min(thread_id) FROM checkpoints").fetchone()[0], PG_COLUMNS, "%s")
+    with psycopg.connect(server.url("postgres"), autocommit=True) as conn:
+        conn.execute(f"COMMENT ON DATABASE {db} IS '{mark}'")
+    return db
+
+
+def bench_postgres(threads: int, repeat: int) -> None:
+    import psycopg
+
+    from benchmarks import pg
+
+    server, why = pg.available(stores.OUT / "pg")
+    if server is None:
+        print(f"PostgreSQL: {why}")
+        return
+    try:
+        base = _pg_base(server)
+        grown, tenth = _pg_grown(server, base, threads), _pg_grown(server, base, threads // 10)
+
+        def fresh(name: str, template: str) -> str:
+            with psycopg.connect(server.url("postgres"), autocommit=True) as conn:
+                conn.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+                conn.execute(f"CREATE DATABASE {name} TEMPLATE {template}")
+            return server.url(name)
+
+        with psycopg.connect(server.url(grown)) as conn:
+            n, keys = conn.execute("SELECT count(*), array_agg(DISTINCT thread_id) FROM checkpoints").fetchone()
+        print(f"PostgreSQL: {len(keys):,} threads, {n:,} checkpoints, grown from {BASE} written by the graph")
+        safety = [*PRUNE[2:], "--max-replica-lag", "10s"]
+        times: dict[str, list[float]] = {"safety": [], "bare": []}
+        for r in range(repeat):
+            digests = {}
+            for arm in (["safety", "bare"] if r % 2 == 0 else ["bare", "safety"]):
+                url = fresh(f"bench_live_{arm}", grown)
+                args = ["thread", "prune", "-s", url, *(safety if arm == "safety" else PRUNE[2:])]
+                times[arm].append(_run(args, bare=arm == "bare")[0])
+                digests[arm] = _pg_digest(url)
+            if digests["safety"] != digests["bare"]:
+                raise SystemExit("the two arms left different rows")
+        s, b = _median(times["safety"]), _median(times["bare"])
+        print(f"  prune --all --keep 1: safety (with --max-replica-lag 10s) {s:.2f} s, bare {b:.2f} s, ratio {s / b:.2f} "
+              f"(target <= 1.5); runs {times}; same rows: yes")
+        peaks = {}
+        for label, src in ((max(threads // 10, BASE), tenth), (threads, grown)):
+            peaks[label] = _run(["thread", "prune", "-s", fresh("bench_live_peak", src), *safety], peak=True)[1]
+        (n1, p1), (n2, p2) = peaks.items()
+        print(f"  peak RSS: {n1:,} threads {p1 / 1024:.0f} MiB, {n2:,} threads {p2 / 1024:.0f} MiB, ratio {p2 / p1:.2f} (flat: ~1)")
+        url = fresh("bench_live_probe", grown)
+        probe = psycopg.connect(url, autocommit=True)
+
+        def take() -> float:
+            key = random.choice(keys)
+            start = time.perf_counter()
+            with probe.transaction():
+                probe.execute("SELECT 1 FROM checkpoints WHERE thread_id = %s FOR UPDATE", (key,)).fetchall()
+                waited = time.perf_counter() - start
+            return waited
+
+        took, longest, count = _with_prober(["thread", "prune", "-s", url, *safety], take)
+        probe.close()
+        print(f"  lock wait: {count:,} SELECT ... FOR UPDATE of a random thread's checkpoints by another session during the "
+              f"prune ({took:.1f} s): the longest waited {longest * 1000:.0f} ms (--lock-timeout 5 s)")
+    finally:
+        server.stop()
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--threads", type=int, default=20_000)
+    ap.add_argument("--pg-threads", type=int, default=4_000)
+    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--no-postgres", action="store_true")
+    ap.add_argument("--no-sqlite", action="store_true")
+    args = ap.parse_args()
+    work = Path(tempfile.mkdtemp(prefix="symfonic-bench-live-", dir=str(stores.OUT)))
+    try:
+        if not args.no_sqlite:
+            bench_sqlite(args.threads, args.repeat, work)
+        if not args.no_postgres:
+            bench_postgres(args.pg_threads, args.repeat)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
