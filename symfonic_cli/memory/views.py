@@ -119,18 +119,25 @@ class _Items:
     def __init__(self) -> None:
         self.cache: dict[bytes, tuple[Any, Any]] = {}
 
-    def anchor(self, blob: memoryview, start: int, n: int) -> Anchor:
+    def anchor(self, blob: memoryview, start: int, n: int, decode: bool = True) -> Anchor:
+        """The list of ``n`` stored items at ``start``; ``decode=False``: their ends only (no keys,
+        no messages), enough to tell which checkpoints are its prefixes."""
         import ormsgpack
 
         from symfonic_cli.codec.msgpack_head import _Reader
         from symfonic_cli.codec.strict import _lean_hook
-        
+
         r = _Reader(blob)  # type: ignore[arg-type]
         r.p = start
-        offsets, keys, messages = [], [], []
+        offsets: list[int] = []
+        keys: list = []
+        messages: list = []
         for _ in range(n):
             begin = r.p
             r.skip()
+            if not decode:
+                offsets.append(r.p - start)
+                continue
             raw = bytes(blob[begin:r.p])
             hit = self.cache.get(raw)
             if hit is None:
@@ -170,8 +177,10 @@ def _region(blob: memoryview, encoding: str) -> tuple[int, int] | None:
         return None
 
 
-def checkpoint_views(store: Store, key: str) -> Iterator[View]:
-    """Every checkpoint of ``key`` (every namespace, the store's order: newest first) as a View."""
+def checkpoint_views(store: Store, key: str, *, decode: bool = True) -> Iterator[View]:
+    """Every checkpoint of ``key`` (every namespace, the store's order: newest first) as a View.
+    ``decode=False``: the same views (anchors and lengths), but an anchor read from plain bytes has
+    no keys or messages and a view no ``ts`` read from its head: the shape alone, for a quick pass."""
     items = _Items()
     waiting: dict[tuple[str, str], list[View]] = {}
     last: tuple[Any, View] | None = None  # a PostgreSQL blob version shared by consecutive checkpoints
@@ -188,7 +197,7 @@ def checkpoint_views(store: Store, key: str) -> Iterator[View]:
             found = _region(blob, state.encoding)
             if found is not None:
                 start, n = found
-                ts = state.ts if state.ts is not None or state.encoding != "checkpoint" else _head_ts(blob)
+                ts = state.ts if state.ts is not None or state.encoding != "checkpoint" or not decode else _head_ts(blob)
                 for child in children:
                     a = child.anchor
                     if a.region is not None and a.offsets is not None and n <= child.length:
@@ -197,7 +206,7 @@ def checkpoint_views(store: Store, key: str) -> Iterator[View]:
                             view = View(state.checkpoint_ns, state.checkpoint_id, state.parent_checkpoint_id, ts, a, n)
                             break
                 if view is None:
-                    anchor = items.anchor(blob, start, n)
+                    anchor = items.anchor(blob, start, n, decode)
                     view = View(state.checkpoint_ns, state.checkpoint_id, state.parent_checkpoint_id, ts, anchor, n)
         if view is None:  # no plain array here: read it as the slow path does (a DeltaChannel raises Delta)
             cp = next(_plain_checkpoints(store, key, states=iter([state])))

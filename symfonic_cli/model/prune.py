@@ -268,6 +268,8 @@ class ThreadPrunePlan:
     last_at: datetime | None = None  # the thread's last activity by instant (PruneDecision.last_at)
     branch_heads: int = 0  # a forked thread's branch heads (0: no fork)
     branch_heads_deleted: int = 0  # of them, the ones the prune deletes (--keep-branches keeps them)
+    # The decision this plan was made from (not shown): what the plan counts next reuses it.
+    decision: PruneDecision | None = field(default=None, repr=False, compare=False)
 
     @property
     def total(self) -> int:

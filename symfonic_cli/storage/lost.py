@@ -10,22 +10,27 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from symfonic_cli.stores.protocol import Store
 
+if TYPE_CHECKING:
+    from symfonic_cli.memory.views import View
+    from symfonic_cli.model.prune import PruneDecision
+
 
 def messages_only_in_deleted(store: Store, key: str, *, keep: int = 1, newer_than: datetime | None = None,
-                             keep_branches: bool = False) -> int:
-    """How many message versions no checkpoint the prune keeps holds, while one it deletes does."""
+                             keep_branches: bool = False, decision: PruneDecision | None = None) -> int:
+    """How many message versions no checkpoint the prune keeps holds, while one it deletes does.
+    ``decision``: the prune's decision for ``key`` when the caller has it (the plan's), else read."""
     from symfonic_cli.memory.views import Delta, checkpoint_views, delta_views
 
-    d = store.prune_decision(key, keep=keep, newer_than=newer_than, keep_branches=keep_branches)
+    d = decision if decision is not None else store.prune_decision(key, keep=keep, newer_than=newer_than, keep_branches=keep_branches)
     if d.skipped or not d.checkpoints:
         return 0
     deleted_ids = {ns: set(ids) for ns, ids in d.delete.items()}
 
-    def count(views: Iterator[Any]) -> int:
+    def longest(views: Iterator[View]) -> tuple[dict[int, tuple[Any, int]], dict[int, tuple[Any, int]]]:
         # Per shared list, the longest prefix a kept (a deleted) checkpoint holds.
         kept: dict[int, tuple[Any, int]] = {}
         gone: dict[int, tuple[Any, int]] = {}
@@ -33,10 +38,20 @@ def messages_only_in_deleted(store: Store, key: str, *, keep: int = 1, newer_tha
             side = gone if v.ns in d.drop or v.cid in deleted_ids.get(v.ns, ()) else kept
             _, n = side.get(id(v.anchor), (v.anchor, 0))
             side[id(v.anchor)] = (v.anchor, max(n, v.length))
+        return kept, gone
+
+    def count(kept: dict[int, tuple[Any, int]], gone: dict[int, tuple[Any, int]]) -> int:
         keep_keys = {k for a, n in kept.values() for k in a.keys[:n]}
         return len({k for a, n in gone.values() for k in a.keys[:n]} - keep_keys)
 
     try:
-        return count(checkpoint_views(store, key))
+        # A quick pass first, nothing decoded: when every list a deleted checkpoint holds is a
+        # prefix of one a kept checkpoint holds (an append-only thread), nothing is lost.
+        kept, gone = longest(checkpoint_views(store, key, decode=False))
+        if all(n <= kept.get(i, (None, 0))[1] for i, (_, n) in gone.items()):
+            return 0
+        if all(len(a.keys) >= n for side in (kept, gone) for a, n in side.values()):
+            return count(kept, gone)  # every list was decoded anyway (not plain msgpack: encrypted, JSON)
+        return count(*longest(checkpoint_views(store, key)))
     except Delta:
-        return count(delta_views(store, key))
+        return count(*longest(delta_views(store, key)))

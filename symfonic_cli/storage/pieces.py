@@ -25,6 +25,7 @@ from symfonic_cli.storage import records as pr
 # typing.TYPE_CHECKING without importing typing.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from symfonic_cli.model.prune import PruneDecision
     from symfonic_cli.stores.protocol import Store
 
 # Called after each piece but the last: (key, piece number, rows deleted, parents detached,
@@ -33,11 +34,13 @@ Between = Callable[[str, int, dict[str, int], int, int], None]
 
 
 # req: storage/prune.py's PruneRequest (not imported: prune imports this module)
-def lost_by(store: Store, key: str, req: Any, newer_than: datetime | None) -> int:
-    """The messages only the checkpoints this prune deletes hold (storage/lost.py)."""
+def lost_by(store: Store, key: str, req: Any, newer_than: datetime | None, decision: PruneDecision | None = None) -> int:
+    """The messages only the checkpoints this prune deletes hold (storage/lost.py); ``decision``:
+    the plan's, when the caller has it."""
     from symfonic_cli.storage.lost import messages_only_in_deleted
 
-    return messages_only_in_deleted(store, key, keep=req.keep, newer_than=newer_than, keep_branches=req.keep_branches)
+    return messages_only_in_deleted(store, key, keep=req.keep, newer_than=newer_than, keep_branches=req.keep_branches,
+                                    decision=decision)
 
 
 def prune_one(store: Store, plan: Any, req: Any, newer_than: datetime | None,

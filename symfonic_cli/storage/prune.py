@@ -209,7 +209,7 @@ class _Plan:
                 found = p.checkpoints_before > 0 or self.req.selection.keys is None
                 rec = pr.plan_record(p, found=found)
                 if rec["status"] == "prune":
-                    self.lost += _count_lost(self.store, rec, self.req, self.newer_than)
+                    self.lost += _count_lost(self.store, rec, self.req, self.newer_than, p.decision)
                 if not found:
                     self.missing.append(p.key)
                 elif rec["status"] == "prune":
@@ -437,8 +437,8 @@ def _raise_outcome(req: PruneRequest, rec: PruneRecorder, stop: Stopped | None, 
         raise NotFoundError(f"no thread matches the selection in {req.location.display}", hint="--missing-ok to accept")
 
 
-def _count_lost(store, rec: dict[str, Any], req: PruneRequest, newer_than) -> int:
+def _count_lost(store, rec: dict[str, Any], req: PruneRequest, newer_than, decision=None) -> int:
     from symfonic_cli.storage.pieces import lost_by
 
-    rec["messages_only_in_deleted"] = n = lost_by(store, rec["key"], req, newer_than)
+    rec["messages_only_in_deleted"] = n = lost_by(store, rec["key"], req, newer_than, decision)
     return n

@@ -112,7 +112,7 @@ class RulePrune:
         rows, size = measured
         plan = ThreadPrunePlan(
             key, rows, size, d.total, sum(len(v) for v in d.detach.values()), d.delta_ancestors, d.skipped,
-            last_at=d.last_at, branch_heads=d.branch_heads, branch_heads_deleted=d.branch_heads_deleted,
+            last_at=d.last_at, branch_heads=d.branch_heads, branch_heads_deleted=d.branch_heads_deleted, decision=d,
         )
         if times and not d.skipped and d.newest_deleted_root and d.oldest_kept_root:
             # Transcript times: a message is dated by the oldest checkpoint holding it; those the newest
