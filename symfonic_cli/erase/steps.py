@@ -173,10 +173,15 @@ def pace_of(pause: object, max_rate: object, *, cli: bool, max_replica_lag: obje
 
 def check_replicas(pace: Pace | None, location: StoreLocation) -> None:
     """--max-replica-lag on a store kind without replicas (SQLite): a usage error before anything."""
-    if pace is not None and pace.max_replica_lag is not None and location.kind == "sqlite":
+    if pace is None or pace.max_replica_lag is None:
+        return
+    from symfonic_cli.kinds import KINDS
+
+    kind = KINDS[location.kind]
+    if not kind.server:  # a file has no replicas
         from symfonic_cli.errors import UsageError
 
-        raise UsageError("--max-replica-lag applies to PostgreSQL and MongoDB stores: a SQLite file has no replicas")
+        raise UsageError(f"--max-replica-lag applies to database servers (PostgreSQL, MongoDB): a {kind.label} file has no replicas")
 
 
 LAG_READ_EVERY = 0.2  # seconds: a lag under the bound is read again no sooner (a query a thread costs)

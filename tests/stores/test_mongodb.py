@@ -405,7 +405,9 @@ def test_migrate_into_a_new_database(mongo, mongo_url):
     r = run("migrate", "--from", mongo_url, "--to", target, "--thread", "acme:_:s-001", "--init-target")
     assert r.code == 0, r.err
     db = mongo.client[database_of(target)]
-    assert sorted(db.list_collection_names()) == ["checkpoint_writes", "checkpoints"]
+    # The saver's two collections, and the run lock's (one changing run per target), left empty.
+    assert sorted(db.list_collection_names()) == ["checkpoint_writes", "checkpoints", "symfonic_run_locks"]
+    assert db.symfonic_run_locks.count_documents({}) == 0
     assert any(ix["name"] == "thread_id_1_checkpoint_ns_1_checkpoint_id_-1" for ix in db.checkpoints.list_indexes())
     assert run("transcript", "show", "-s", target, "-t", "acme:_:s-001", "-f", "json").out == run(
         "transcript", "show", "-s", mongo_url, "-t", "acme:_:s-001", "-f", "json"
