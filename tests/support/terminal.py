@@ -38,25 +38,19 @@ def screen_of(argv: list[str], *, cols: int = 80, rows: int = 24, env: dict[str,
     seen = b""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        ready, _, _ = select.select([master], [], [], 0.2)
-        if ready:
-            try:
-                chunk = os.read(master, 65536)
-            except OSError:
+        ended = proc.poll() is not None  # judged before the read: what it wrote just before is read
+        ready, _, _ = select.select([master], [], [], 0.05 if ended else 0.2)
+        if not ready:
+            if ended:
                 break
-            if not chunk:
-                break
-            seen += chunk
-        elif proc.poll() is not None:
-            while select.select([master], [], [], 0.05)[0]:  # written just before the end
-                try:
-                    chunk = os.read(master, 65536)
-                except OSError:
-                    break
-                if not chunk:
-                    break
-                seen += chunk
+            continue
+        try:
+            chunk = os.read(master, 65536)
+        except OSError:
             break
+        if not chunk:
+            break
+        seen += chunk
     os.close(master)
     code = proc.wait(timeout=timeout)
     return code, seen.decode("utf-8", "replace").replace("\r\n", "\n")
@@ -110,6 +104,12 @@ class Session:
         self.seen += chunk
         return bool(chunk)
 
+    def drain(self) -> str:
+        """Read what is left on the terminal (what an ended process wrote just before its end)."""
+        while self.read_some(0.05):
+            pass
+        return self.screen
+
     def read_until(self, text: str, timeout: float = 60) -> str:
         """Read until ``text`` is on the screen (AssertionError naming the screen if it is not in time)."""
         deadline = time.monotonic() + timeout
@@ -117,9 +117,7 @@ class Session:
             if time.monotonic() > deadline:
                 raise AssertionError(f"{text!r} not on the screen in {timeout} s: {self.screen[-2000:]!r}")
             if not self.read_some(0.1) and self.proc.poll() is not None:
-                while self.read_some(0.05):  # written just before the end
-                    pass
-                if text in self.screen:
+                if text in self.drain():
                     break
                 raise AssertionError(f"ended ({self.proc.returncode}) before {text!r}: {self.screen[-2000:]!r}")
         return self.screen
@@ -145,8 +143,7 @@ class Session:
         if self.proc.poll() is None:
             self.proc.kill()
         code = self.proc.wait(timeout=10)
-        while self.read_some(0.05):
-            pass
+        self.drain()
         return code
 
     def left_running(self) -> list[str]:
@@ -253,11 +250,8 @@ def lines_on_terminal(lines: list[str], *, cwd: str, cols: int = 80, rows: int =
                 sent.add(n)
             deadline = time.monotonic() + timeout
             while f"{MARK} {n} end" not in s.screen:
-                if s.proc.poll() is not None:
-                    while s.read_some(0.05):  # what the shell wrote before it ended is still to be read
-                        pass
-                    if f"{MARK} {n} end" in s.screen:
-                        break
+                if s.proc.poll() is not None and f"{MARK} {n} end" in s.drain():
+                    break
                 if time.monotonic() > deadline or s.proc.poll() is not None:
                     raise AssertionError(f"{lines[n]!r} did not end: {s.screen[-2000:]!r}")
                 if not s.read_some(idle_q or 0.1) and idle_q and n not in sent:
