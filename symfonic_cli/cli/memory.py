@@ -2,34 +2,26 @@
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 from symfonic_cli.errors import UsageError
+
+T = TypeVar("T")
 
 
 def show_resume_window(store: str | None, thread: list[str] | None, tenant: str | None, sub_tenant: str | None,
                        session: str | None, *, resume_window: bool, max_entries: int | None, fmt: str | None,
                        truncate: int | None, others: list[str]) -> None:
-    from symfonic_cli.cli.common import (
-        check_format,
-        environment,
-        one_thread,
-        open_for_reading,
-    )
-    from symfonic_cli.suggestions import require_thread
     from symfonic_cli.memory.resume import DEFAULT_MAX_ENTRIES, read_resume_window
     from symfonic_cli.render import escape_inline, warn
 
     if not resume_window:
         raise UsageError("--max-entries needs --resume-window")
-    if others:
-        raise UsageError(f"--resume-window shows what a restart recalls; it does not take {', '.join(others)}")
-    env = environment()
-    out_format = check_format(fmt, env=env)
-    key = one_thread(thread, tenant, sub_tenant, session)
-    with open_for_reading(store, environment=env) as st:
-        require_thread(st, key)
-        window = read_resume_window(st, key, max_entries=DEFAULT_MAX_ENTRIES if max_entries is None else max_entries)
+    entries = DEFAULT_MAX_ENTRIES if max_entries is None else max_entries
+    env, out_format, key, window = _read_one_thread(
+        "--resume-window shows what a restart recalls", others, store, thread, tenant, sub_tenant, session, fmt,
+        lambda st, key: read_resume_window(st, key, max_entries=entries))
     for warning in window.warnings:
         warn(env, escape_inline(warning))
     _write(window.rows, out_format, key, truncate=truncate, env=env)
@@ -63,23 +55,11 @@ def _write(rows: list[Any], out_format: str, key: str, *, truncate: int | None, 
 def show_retained(store: str | None, thread: list[str] | None, tenant: str | None, sub_tenant: str | None,
                   session: str | None, *, fmt: str | None, truncate: int | None, others: list[str]) -> None:
     from symfonic_cli import render
-    from symfonic_cli.cli.common import (
-        check_format,
-        environment,
-        one_thread,
-        open_for_reading,
-    )
-    from symfonic_cli.suggestions import require_thread
     from symfonic_cli.memory.retained import read_retained
 
-    if others:
-        raise UsageError(f"--retained shows every message the store holds; it does not take {', '.join(others)}")
-    env = environment()
-    out_format = check_format(fmt, env=env)
-    key = one_thread(thread, tenant, sub_tenant, session)
-    with open_for_reading(store, environment=env) as st:
-        require_thread(st, key)
-        messages = read_retained(st, key)
+    env, out_format, key, messages = _read_one_thread(
+        "--retained shows every message the store holds", others, store, thread, tenant, sub_tenant, session, fmt,
+        read_retained)
     if out_format in ("json", "jsonl"):
         render.write_records((m.to_json() for m in messages), fmt=out_format, columns=(), environment=env)
         return
@@ -108,3 +88,21 @@ def show_retained(store: str | None, thread: list[str] | None, tenant: str | Non
               render.escape_controls(render.cut(m.content, truncate))] for m in messages]
     render.write_table(table, ("#", "message", "content"), whole=(True, True, False),
                        title=render.escape_inline(key) + " - every message the store holds", show_lines=True, environment=env)
+
+
+def _read_one_thread(view: str, others: list[str], store: str | None, thread: list[str] | None, tenant: str | None,
+                     sub_tenant: str | None, session: str | None, fmt: str | None,
+                     read: Callable[[Any, str], T]) -> tuple[Any, str, str, T]:
+    """What both views do first: refuse the other view options, check the format, resolve the one
+    thread, open the store read-only and require the thread; then ``read(store, key)``."""
+    from symfonic_cli.cli.common import check_format, environment, one_thread, open_for_reading
+    from symfonic_cli.suggestions import require_thread
+
+    if others:
+        raise UsageError(f"{view}; it does not take {', '.join(others)}")
+    env = environment()
+    out_format = check_format(fmt, env=env)
+    key = one_thread(thread, tenant, sub_tenant, session)
+    with open_for_reading(store, environment=env) as st:
+        require_thread(st, key)
+        return env, out_format, key, read(st, key)

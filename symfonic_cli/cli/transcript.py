@@ -70,21 +70,21 @@ def show(
     thread = with_key(key, thread)
     from symfonic_cli.transcript import rows as tx
 
+    # The memory views are whole: the transcript's view options are refused with them, not ignored.
+    view_options = {"--speaker": speaker != "all", "--index": index is not None, "--since": since is not None,
+                    "--until": until is not None, "--checkpoint": checkpoint is not None, "--tools": tools,
+                    "--limit": limit is not None}
     if retained:
         from symfonic_cli.cli.memory import show_retained
 
-        given = {"--speaker": speaker != "all", "--index": index is not None, "--since": since is not None, "--until": until is not None,
-                 "--checkpoint": checkpoint is not None, "--tools": tools, "--limit": limit is not None,
-                 "--resume-window": resume_window or max_entries is not None}
+        given = {**view_options, "--resume-window": resume_window or max_entries is not None}
         show_retained(store, thread, tenant, sub_tenant, session, fmt=fmt, truncate=truncate, others=[f for f, on in given.items() if on])
         return
     if resume_window or max_entries is not None:
         from symfonic_cli.cli.memory import show_resume_window
 
-        given = {"--speaker": speaker != "all", "--index": index is not None, "--since": since is not None,
-                 "--until": until is not None, "--checkpoint": checkpoint is not None, "--tools": tools, "--limit": limit is not None}
         show_resume_window(store, thread, tenant, sub_tenant, session, resume_window=resume_window, max_entries=max_entries,
-                           fmt=fmt, truncate=truncate, others=[flag for flag, on in given.items() if on])
+                           fmt=fmt, truncate=truncate, others=[flag for flag, on in view_options.items() if on])
         return
 
     try:
