@@ -73,7 +73,7 @@ def show(
     # The memory views are whole: the transcript's view options are refused with them, not ignored.
     view_options = {"--speaker": speaker != "all", "--index": index is not None, "--since": since is not None,
                     "--until": until is not None, "--checkpoint": checkpoint is not None, "--tools": tools,
-                    "--limit": limit is not None}
+                    "--limit": limit is not None, "--tail": tail is not None, "--around": around is not None}
     if retained:
         from symfonic_cli.cli.memory import show_retained
 

@@ -84,7 +84,7 @@ def test_blank_and_block_replies_follow_symfonic_core(agent_stores):
 
 def test_usage_errors_and_nothing_recalled(agent_stores, tmp_path):
     _backend, url = agent_stores("sqlite")
-    for args in (("--max-entries", "3"), ("--resume-window", "--index", "0"), ("--resume-window", "--tools"),
+    for args in (("--max-entries", "3"), ("--resume-window", "--index", "0"), ("--resume-window", "--tools"), ("--resume-window", "--tail", "2"), ("--resume-window", "--around", "1"),
                  ("--resume-window", "--max-entries", "-1"), ("--resume-window", "--max-entries", "x")):
         r = run("transcript", "show", "-s", url, "-t", ag.SHORT, *args)
         assert r.code == 2 and r.err.count("\n") == 1 and "Traceback" not in r.err, (args, r.err)

@@ -144,7 +144,8 @@ def test_scenario_threads_every_namespace(kind, request):
 
 def test_bad_combinations_are_usage_errors(agent_stores):
     _backend, url = agent_stores("sqlite")
-    for args in (("--retained", "--index", "1"), ("--retained", "--resume-window"), ("--retained", "--limit", "2")):
+    for args in (("--retained", "--index", "1"), ("--retained", "--resume-window"), ("--retained", "--limit", "2"),
+                 ("--retained", "--tail", "2"), ("--retained", "--around", "1")):
         r = run("transcript", "show", "-s", url, "-t", ag.LONG, *args)
         assert r.code == 2 and r.err.count("\n") == 1, (args, r.err)
 
