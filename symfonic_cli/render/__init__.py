@@ -51,21 +51,28 @@ def is_time_column(name: str) -> bool:
     return name in _TIME_NAMES or name.endswith(("_at", "_activity", "_ts", " at", " activity"))
 
 
+def _instant(value: Any) -> datetime | None:
+    """A datetime, or a time as the JSON records hold it (ISO 8601 with Z or an offset), as a
+    datetime; None for anything else."""
+    if isinstance(value, datetime):
+        return value
+    if type(value) is str and _regex(_ISO_TIME).fullmatch(value):
+        try:
+            return datetime.fromisoformat(value[:-1] + "+00:00" if value.endswith("Z") else value)
+        except ValueError:
+            return None
+    return None
+
+
 def shown_time(value: Any, environment: Environment) -> Any:
     """A time as a reader at ``--tz`` reads it (ISO 8601 with that zone's offset; UTC with ``Z``
     by default). Takes a datetime or a time as the JSON records hold it; anything else (``None``,
     a value that is not a time) is returned as is."""
     env = environment
-    if isinstance(value, datetime):
-        dt = value
-    elif type(value) is str and _regex(_ISO_TIME).fullmatch(value):
-        if env.shows_utc():  # the one form for UTC: Z
-            return value[:-6] + "Z" if value.endswith("+00:00") else value
-        try:
-            dt = datetime.fromisoformat(value[:-1] + "+00:00" if value.endswith("Z") else value)
-        except ValueError:
-            return value
-    else:
+    if type(value) is str and env.shows_utc() and _regex(_ISO_TIME).fullmatch(value):  # the one form for UTC: Z
+        return value[:-6] + "Z" if value.endswith("+00:00") else value
+    dt = _instant(value)
+    if dt is None:
         return value
     if env.shows_utc():
         return cell(dt)
@@ -85,14 +92,8 @@ def shown_age(value: Any, environment: Environment) -> Any:
     instants (a program reads them)."""
     if environment.absolute_time:
         return shown_time(value, environment)
-    if isinstance(value, datetime):
-        dt = value
-    elif type(value) is str and _regex(_ISO_TIME).fullmatch(value):
-        try:
-            dt = datetime.fromisoformat(value[:-1] + "+00:00" if value.endswith("Z") else value)
-        except ValueError:
-            return value
-    else:
+    dt = _instant(value)
+    if dt is None:
         return value
     from datetime import timezone
 
