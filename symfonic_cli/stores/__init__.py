@@ -32,9 +32,14 @@ def open_store(location: StoreLocation, *, writable: bool = False, stderr: TextI
     except ModuleNotFoundError as exc:
         raise missing_driver(location.kind, exc) from None
     if stderr is not None:
-        for line in store.open_warnings:  # only MongoDB's driver warns
-            stderr.write(f"symfonic: warning: {line}\n")
+        write_open_warnings(store, stderr)
     return store
+
+
+def write_open_warnings(store: "Store", stderr: TextIO) -> None:
+    """What the driver warned about while opening (only MongoDB's driver warns), a line each."""
+    for line in store.open_warnings:
+        stderr.write(f"symfonic: warning: {line}\n")
 
 
 def missing_driver(kind: str, exc: ModuleNotFoundError) -> Exception:
