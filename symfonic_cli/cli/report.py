@@ -42,7 +42,7 @@ class TextReport(Report):
     # -- the plan and its confirmation
 
     def opened(self, store: Any) -> None:
-        from symfonic_cli.stores import write_open_warnings
+        from symfonic_cli.cli.common import write_open_warnings
 
         write_open_warnings(store, self.env.stderr)
 

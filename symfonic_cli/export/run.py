@@ -47,7 +47,7 @@ def transcript_bytes(rows: list[Row], tools: bool) -> bytes:
     from symfonic_cli import render
 
     buf = io.StringIO()
-    render.write_records((r.to_json(tools) for r in rows), fmt="json", columns=(), environment=Environment(stdout=buf))
+    render.write_records((r.to_json(tools) for r in rows), fmt="json", columns=(), environment=Environment(stdout=buf))  # data: the bundle's transcript file
     return buf.getvalue().encode("utf-8")
 
 
@@ -296,7 +296,7 @@ class _Entries:
     def append(self, entry: dict[str, Any]) -> None:
         from symfonic_cli.render import json_dumps
 
-        self.file.write(json_dumps(entry).encode("utf-8") + b"\n")
+        self.file.write(json_dumps(entry).encode("utf-8") + b"\n")  # data: the manifest's spool
         self.count += 1
 
     def manifest(self, head: dict[str, Any], tail: dict[str, Any]) -> BinaryIO:
@@ -311,12 +311,12 @@ class _Entries:
         def member(name: str, value: Any) -> bytes:
             return (f"  {json_dumps(name)}: " + json_dumps(value, indent=2).replace("\n", "\n  ")).encode("utf-8")
 
-        out.write(b"{\n" + b"".join(member(k, v) + b",\n" for k, v in head.items()) + b'  "threads": [')
+        out.write(b"{\n" + b"".join(member(k, v) + b",\n" for k, v in head.items()) + b'  "threads": [')  # data: manifest.json
         self.file.seek(0)
         for n, line in enumerate(self.file):
             text = json_dumps(json.loads(line), indent=2).replace("\n", "\n    ")
-            out.write((b",\n    " if n else b"\n    ") + text.encode("utf-8"))
-        out.write((b"\n  ]" if self.count else b"]") + b"".join(b",\n" + member(k, v) for k, v in tail.items()) + b"\n}\n")
+            out.write((b",\n    " if n else b"\n    ") + text.encode("utf-8"))  # data: manifest.json
+        out.write((b"\n  ]" if self.count else b"]") + b"".join(b",\n" + member(k, v) for k, v in tail.items()) + b"\n}\n")  # data: manifest.json
         out.flush()
         return out
 
