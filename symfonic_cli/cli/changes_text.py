@@ -333,3 +333,20 @@ def _member(name: str, value: Any) -> str:
     from symfonic_cli.render import json_dumps
 
     return f"  {json_dumps(name)}: " + json_dumps(value, indent=2).replace("\n", "\n  ")
+
+
+def summary_line(receipt: dict[str, Any]) -> str:
+    """The command's last line: counts, and the warning when a thread had recent activity."""
+    s = receipt["summary"]
+    line = f"erased {s['erased']} thread(s), {s['nothing_to_erase']} with nothing to erase, {s['failed']} failed"
+    for name, label in (("not_found", "not found"), ("already_erased", "already erased"), ("not_attempted", "not attempted"), ("skipped_active", "skipped (active since the cut-off)"),
+                        ("busy", BUSY_LABEL)):
+        if s[name]:
+            line += f", {s[name]} {label}"
+    recent = [t["key"] for t in receipt["threads"] if "warning" in t]
+    if recent:
+        line += f"; warning: {len(recent)} thread(s) had recent activity, a running agent may write them again"
+    return line
+
+
+BUSY_LABEL = "busy (a lock not had within --lock-timeout; nothing changed, rerun to take them)"

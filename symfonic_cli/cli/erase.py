@@ -141,6 +141,7 @@ def _write(outcome: EraseOutcome, out_format: str, env: Environment) -> None:
     """A dry run's end (its plan is already shown) or the receipt: a reader's summary and where the
     receipt is kept, else the whole document (json, jsonl: one line)."""
     from symfonic_cli.cli.changes_text import print_receipt, write_json
+    from symfonic_cli.cli.report import outcome_line
 
     out = env.stdout
     if out_format in ("json", "jsonl"):
@@ -148,7 +149,7 @@ def _write(outcome: EraseOutcome, out_format: str, env: Environment) -> None:
     elif outcome.dry_run:
         out.write("dry run: nothing deleted\n")
     else:
-        print_receipt(out, outcome.document, outcome.line, outcome.kept_at)
+        print_receipt(out, outcome.document, outcome_line(outcome), outcome.kept_at)
     out.flush()
 
 

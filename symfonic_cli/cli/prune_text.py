@@ -150,3 +150,15 @@ def lost_line(lost: int, width: int | None) -> str:
     from symfonic_cli.render.fit import Whole, fit
 
     return fit(["gone for good:", Whole(f"{lost:,} message(s)"), LOST], width, indent="  ", hang="    ")
+
+
+def summary_line(s: dict[str, Any]) -> str:
+    line = f"pruned {s['pruned']} thread(s), {s['nothing_to_prune']} with nothing to prune, {s['failed']} failed"
+    for name, label in (("skipped", "skipped"), ("not_found", "not found"), ("not_attempted", "not attempted"),
+                        ("busy", "busy (a lock not had within --lock-timeout; nothing changed, rerun to take them)")):
+        if s[name]:
+            line += f", {s[name]} {label}"
+    rows = s.get("rows_deleted") or {}
+    if rows:
+        line += "; deleted " + ", ".join(f"{n} {t}" for t, n in rows.items())
+    return line

@@ -15,6 +15,7 @@ from typing import Any
 
 from symfonic_cli.environment import Environment
 from symfonic_cli.erase.report import Confirmation, Report, RequestView, SweepView, ThreadDone
+from symfonic_cli.erase.result import EraseOutcome
 
 # typing.TYPE_CHECKING without importing typing.
 TYPE_CHECKING = False
@@ -208,3 +209,23 @@ class TextReport(Report):
 
     def flush(self) -> None:
         self.env.stdout.flush()
+
+
+def outcome_line(outcome: EraseOutcome) -> str:
+    """The last line a reader gets: an erase's, a sweep's (with the threads left alone and those
+    with recent activity) or a prune's counts."""
+    if outcome.run == "prune":
+        from symfonic_cli.cli.prune_text import summary_line as prune_line
+
+        return prune_line(outcome.document["summary"])
+    from symfonic_cli.cli.changes_text import summary_line
+
+    if outcome.run == "erase":
+        return summary_line(outcome.document)
+    summary = outcome.document["summary"]
+    line = summary_line({"summary": summary, "threads": []})
+    if summary.get("undatable"):
+        line += f"; {summary['undatable']} thread(s) left alone: their activity cannot be dated"
+    if outcome.recent:
+        line += f"; warning: {outcome.recent} thread(s) had recent activity, a running agent may write them again"
+    return line

@@ -147,7 +147,7 @@ def run(req: EraseRequest, environment: Environment | None = None, report: Repor
         stop = recorder.end(end, stop)
         if stop is not None:
             receipt["stopped"] = stop.reason
-        outcome = EraseOutcome(receipt, False, ep.summary_line(receipt), recorder.kept_at(stop))
+        outcome = EraseOutcome(receipt, False, "erase", recorder.kept_at(stop))
         report.flush()
     finally:
         if receipt_file is not None:

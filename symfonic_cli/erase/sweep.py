@@ -105,12 +105,7 @@ def run_sweep(req, env: Environment, report: Report) -> EraseOutcome | None:
         if report.streams:
             report.end(tail, recorder.end_times())
         else:
-            line = ep.summary_line({"summary": summary, "threads": []})
-            if undatable:
-                line += f"; {undatable} thread(s) left alone: their activity cannot be dated"
-            if recorder.recent:
-                line += f"; warning: {recorder.recent} thread(s) had recent activity, a running agent may write them again"
-            outcome = EraseOutcome({**header, **tail}, False, line, recorder.kept_at(stop))
+            outcome = EraseOutcome({**header, **tail}, False, "sweep", recorder.kept_at(stop), recorder.recent)
         report.flush()
     finally:
         if recorder is not None and report.open:

@@ -166,7 +166,7 @@ def run(req: PruneRequest, environment: Environment | None = None, report: Repor
         if report.streams:
             report.end(tail)
         else:
-            outcome = EraseOutcome({**header, **tail}, False, pr.summary_line(tail["summary"]), rec.kept_at(stop))
+            outcome = EraseOutcome({**header, **tail}, False, "prune", rec.kept_at(stop))
         report.flush()
     finally:
         if rec is not None and report.open:

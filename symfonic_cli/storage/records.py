@@ -125,15 +125,3 @@ def summary(counts: dict[str, int], planned: int, done: int, stopped: bool, rows
         "skipped": counts[SKIPPED], "failed": counts[FAILED], "not_found": counts[NOT_FOUND],
         "not_attempted": planned - done if stopped else 0, "busy": counts[BUSY], "rows_deleted": rows,
     }
-
-
-def summary_line(s: dict[str, Any]) -> str:
-    line = f"pruned {s['pruned']} thread(s), {s['nothing_to_prune']} with nothing to prune, {s['failed']} failed"
-    for name, label in (("skipped", "skipped"), ("not_found", "not found"), ("not_attempted", "not attempted"),
-                        ("busy", "busy (a lock not had within --lock-timeout; nothing changed, rerun to take them)")):
-        if s[name]:
-            line += f", {s[name]} {label}"
-    rows = s.get("rows_deleted") or {}
-    if rows:
-        line += "; deleted " + ", ".join(f"{n} {t}" for t, n in rows.items())
-    return line
