@@ -5,33 +5,11 @@ connecting and listing the tools meanwhile (the reads run off the event loop).""
 from __future__ import annotations
 
 import sqlite3
-import subprocess
-import sys
 import threading
 import time
-from pathlib import Path
 
-from tests.mcp.test_mcp_server import TOKEN, _env, _free_port
-
-
-def _serve(store: Path, tmp_path: Path) -> tuple[subprocess.Popen, str]:
-    import socket
-
-    port = _free_port()
-    token_file = tmp_path / "token"
-    token_file.write_text(TOKEN + "\n")
-    token_file.chmod(0o600)
-    argv = [sys.executable, "-m", "symfonic_cli", "mcp", "-s", str(store), "--tenant", "acme",
-            "--http", f"127.0.0.1:{port}", "--token-file", str(token_file), "--access-log", str(tmp_path / "log.jsonl")]
-    proc = subprocess.Popen(argv, env=_env(tmp_path), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    deadline = time.monotonic() + 30
-    while True:
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-            return proc, f"http://127.0.0.1:{port}/mcp"
-        except OSError:
-            assert proc.poll() is None and time.monotonic() < deadline, proc.stderr.read() if proc.poll() is not None else "no port"
-            time.sleep(0.05)
+from tests.mcp.test_mcp_server import _env
+from tests.support.mcp_session import TOKEN, http_server
 
 
 def test_a_read_waiting_on_a_locked_store_leaves_other_sessions_answered(sqlite_store, tmp_path):
@@ -42,7 +20,6 @@ def test_a_read_waiting_on_a_locked_store_leaves_other_sessions_answered(sqlite_
 
     with sqlite3.connect(sqlite_store) as conn:  # a rollback-journal file: a writer's lock keeps readers out
         conn.execute("PRAGMA journal_mode = DELETE")
-    proc, url = _serve(sqlite_store, tmp_path)
     writer = sqlite3.connect(sqlite_store, isolation_level=None, check_same_thread=False)
     released = threading.Event()
 
@@ -51,7 +28,7 @@ def test_a_read_waiting_on_a_locked_store_leaves_other_sessions_answered(sqlite_
             released.set()
             writer.execute("COMMIT")
 
-    async def scenario() -> tuple[float, object, float]:
+    async def scenario(url: str) -> tuple[float, object, float]:
         async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {TOKEN}"}, timeout=60) as h1, \
                 httpx2.AsyncClient(headers={"Authorization": f"Bearer {TOKEN}"}, timeout=60) as h2:
             async with Client(streamable_http_client(url, http_client=h1)) as first:
@@ -77,12 +54,11 @@ def test_a_read_waiting_on_a_locked_store_leaves_other_sessions_answered(sqlite_
                 return other, slow["result"], float(slow["took"])  # type: ignore[arg-type]
 
     try:
-        other, result, took = anyio.run(scenario)
+        with http_server(sqlite_store, tmp_path, _env(tmp_path)) as (_, url):
+            other, result, took = anyio.run(scenario, url)
     finally:
         release()
         writer.close()
-        proc.terminate()
-        proc.communicate(timeout=20)
     # The second session connected and had its answer while the first one's read still waited.
     assert other < 3.0, f"the second session waited {other:.1f} s behind the first one's read"
     assert not result.is_error and result.structured_content["result"], result  # type: ignore[attr-defined]
