@@ -2,7 +2,7 @@
 prune). A driver supplies its plans and one function that changes one thread; these parts do the
 rest in the same way for every driver:
 
-    plans -> confirm (erase/confirm.py) -> run_threads(pages, step, recorder, faults)
+    plans -> report.confirm (the caller's step: erase/report.py) -> run_threads(pages, step, recorder, faults)
           -> finish(...) -> recorder.end(...)
 
 - ``thread_step(plan, change, location=..., now=..., grace=...)``: runs ``change()`` (one
