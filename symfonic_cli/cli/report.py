@@ -39,6 +39,8 @@ class TextReport(Report):
         self.lines = env.stdout if self.human else env.stderr  # a line per thread for a reader
         self.width = width_of(self.lines)
         self.stream: JsonStream | None = None
+        self._view: Any = None  # a dry run's plan (SweepView or PruneView) while its records stream
+        self._plan_width: int | None = None
 
     # -- the plan and its confirmation
 
