@@ -17,7 +17,7 @@ from symfonic_cli.vocabulary import COLOR_MODES  # noqa: F401 - --color (vocabul
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable
-    from typing import Any, TextIO
+    from typing import TextIO
 
 
 class Environment:
@@ -40,22 +40,18 @@ class Environment:
         # --absolute-time: tables show the ISO instants, not their ages (kubectl's AGE: 45s, 3h, 12d).
         self.absolute_time = False
         self._zone = None
-        # Where a changing operation hands the document ``-f json`` prints, as data (the Python
-        # API's erase/text.Collected); None: printed on stdout.
-        self.document: Any = None
         # A program's progress callback, ``(verb, done, total)`` after each thread of an erase,
         # sweep, prune, export or migrate; the progress line on a terminal is drawn regardless.
         self.on_progress: Callable[[str, int, int], None] | None = None
 
     @classmethod
-    def library(cls, document: object = None) -> Environment:
+    def library(cls) -> Environment:
         """A run inside a program (the Python API): nothing printed, no terminal asked, standard
-        input empty; the result document handed to ``document`` (erase/text.Collected)."""
+        input empty (a changing run's events go to the API's Report: api/report.py)."""
         from typing import cast
 
         quiet = cast("TextIO", _Discard())
         env = cls(stdout=quiet, stderr=quiet, stdin=quiet, stdin_isatty=False)
-        env.document = document
         return env
 
     def set_tz(self, name: str | None) -> None:

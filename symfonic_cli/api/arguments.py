@@ -34,7 +34,8 @@ STORE_OPTIONS: dict[str, str] = {"connect_timeout": "float", "pg_schema": "str",
 _TIMEOUT = (0.1, 3600.0)
 _WORDS = {"bool": "True or False", "int": "a whole number", "float": "a number", "str": "a string",
           "list[str]": "a list of strings", "timedelta": "a timedelta", "datetime": "a datetime",
-          "dict[str, Any]": "a dict", "None": "None"}
+          "dict[str, Any]": "a dict", "None": "None",
+          "Callable[[Any], None]": "a function"}
 
 
 def _fits(value: object, kind: str) -> bool:
@@ -56,6 +57,8 @@ def _fits(value: object, kind: str) -> bool:
         return isinstance(value, datetime)
     if kind == "dict[str, Any]":
         return isinstance(value, dict) and all(isinstance(k, str) for k in value)
+    if kind.startswith("Callable"):
+        return callable(value)
     return True  # Any, or an annotation these rules do not know
 
 

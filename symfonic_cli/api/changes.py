@@ -5,8 +5,10 @@ returns its result, a ``RunResult`` (erase/result.py: typed, and the mapping the
 
 They run the command's own library function (``erase.run``, ``export.run``, ``storage.prune``,
 ``migrate.command``) on a library Environment: nothing is read from or written to the process's
-streams, no terminal is ever asked, and the document the command would print is handed back as
-data (``erase/text.Collected``), never printed and parsed. A real erase needs ``yes=True`` (without it: ``NotConfirmedError``, exit 6,
+streams, no terminal is ever asked, and the run's events are kept as data (api/report.Collected,
+the Report the drivers tell: erase/report.py), never rendered, printed or parsed. ``erase`` and
+``prune`` take ``on_thread``: called with each thread as it is done (a ``ThreadDone``: its
+``entry`` is the thread's record, as ``-f jsonl`` prints it after the run's head). A real erase needs ``yes=True`` (without it: ``NotConfirmedError``, exit 6,
 nothing deleted), as the command without a terminal; so does a real prune. A run that ends in an error raises it (a
 ``SymfonicError`` with the command's exit code) with the record, when one was made, as ``.result``.
 """
@@ -26,12 +28,14 @@ from symfonic_cli.limits import DEFAULT_LOCK_TIMEOUT, DEFAULT_PIECE
 
 # The root options a store takes (as open_store): kinds.CONNECTION_OPTIONS.
 
+# What runs a request: (request, Environment, api/report.Collected).
+Runner = Callable[[Any, Any, Any], Any]
+
 
 def _environment() -> Any:
     from symfonic_cli.environment import Environment
-    from symfonic_cli.erase.text import Collected
 
-    return Environment.library(Collected())
+    return Environment.library()
 
 
 def _location(name: str, value, options: dict[str, Any]):
@@ -54,29 +58,31 @@ def _location(name: str, value, options: dict[str, Any]):
 
 # Set by api/plans.py while it makes a plan: the dry run's request and runner are handed to it
 # (each operation's arguments checked and its request built once, here, for the plan and its run).
-PLANNING: ContextVar[list[tuple[Any, Callable[[Any, Any], Any]]] | None] = ContextVar("planning", default=None)
+PLANNING: ContextVar[list[tuple[Any, Callable[..., Any]]] | None] = ContextVar("planning", default=None)
 
 
-def _run(operation: str, env: Any, request: Any, runner: Callable[[Any, Any], Any],
-         planner: Callable[[Any, Any], Any] | None = None) -> Any:
+def _run(operation: str, request: Any, runner: Callable[..., Any], planner: Runner | None = None,
+         on_thread: Callable[[Any], None] | None = None) -> Any:
     """The run's RunResult (erase/result.py: its document, typed); an error that ends the run
     carries it, when one was made, as ``.result``. While a plan is made, the request and its
     runner are handed to it and ``planner`` runs instead (an operation without a dry run)."""
+    from symfonic_cli.api.report import Collected
     from symfonic_cli.erase.result import result_of
 
     planning = PLANNING.get()
     if planning is not None:
         planning.append((request, runner))
         runner = planner or runner
+    report = Collected(on_thread)
     try:
-        runner(request, env)
+        runner(request, _environment(), report)
     except SymfonicError as exc:
-        exc.result = result_of(operation, env.document.value)  # type: ignore[attr-defined]
+        exc.result = result_of(operation, report.value)  # type: ignore[attr-defined]
         raise
-    return result_of(operation, env.document.value)
+    return result_of(operation, report.value)
 
 
-def _selection(env, command: str, store: Any, options: dict[str, Any], **given: Any) -> Any:
+def _selection(command: str, store: Any, options: dict[str, Any], **given: Any) -> Any:
     """The threads of an erase, export or prune: selection.choose, the command's own resolver, with
     the store read-only for a session across sub-tenants or tenants."""
     from symfonic_cli.selection import ERASE, PRUNE, choose
@@ -85,9 +91,9 @@ def _selection(env, command: str, store: Any, options: dict[str, Any], **given: 
         from symfonic_cli.stores import open_store
 
         loc, opts = _location(command, store, options)
-        return open_store(loc, writable=False, stderr=env.stderr, **opts)
+        return open_store(loc, writable=False, **opts)  # its warnings are no one's: nothing is printed
 
-    return choose(PRUNE if command == "prune" else ERASE, opener=opener, api=True, environment=env, **given)
+    return choose(PRUNE if command == "prune" else ERASE, opener=opener, api=True, environment=_environment(), **given)
 
 
 def _max_duration(value: object) -> timedelta | None:
@@ -149,15 +155,16 @@ def erase(
     pause: str | None = None,
     max_rate: float | None = None,
     max_replica_lag: str | None = None,
+    on_thread: Callable[[Any], None] | None = None,
     **options,
 ) -> RunResult:
-    """``thread erase -f json``: the receipt (or, with ``dry_run``, the plan), as a RunResult."""
+    """``thread erase -f json``: the receipt (or, with ``dry_run``, the plan), as a RunResult;
+    ``on_thread``: called with each thread as it is done (erase/report.ThreadDone)."""
     from symfonic_cli.erase.run import EraseRequest
     from symfonic_cli.clock import parse_duration
 
-    env = _environment()
     chosen = _selection(
-        env, "erase", store, options, thread=thread, tenant=tenant, sub_tenant=sub_tenant, session=session,
+        "erase", store, options, thread=thread, tenant=tenant, sub_tenant=sub_tenant, session=session,
         all_sessions=all_sessions, from_file=from_file, inactive_for=inactive_for, inactive_since=inactive_since,
         batch_size=batch_size, missing_ok=missing_ok,
     )
@@ -166,12 +173,12 @@ def erase(
     loc, opts = _location("erase", store, options)
     request = EraseRequest(
         location=loc, options=opts, selection=chosen, dry_run=dry_run, yes=yes, vacuum=vacuum,
-        grace=grace if isinstance(grace, timedelta) else parse_duration(grace, option="grace", bare_unit="m"), receipt_path=receipt, fmt="json",
+        grace=grace if isinstance(grace, timedelta) else parse_duration(grace, option="grace", bare_unit="m"), receipt_path=receipt,
         operator=operator, ticket=ticket, missing_ok=missing_ok, batch_size=batch_size, lock_timeout=float(lock_timeout),
         wait=_flag(wait, "wait"), max_duration=_max_duration(max_duration),
         pace=pace_of(pause, max_rate, cli=False, max_replica_lag=max_replica_lag),
     )
-    return _run("erase", env, request, _erase)
+    return _run("erase", request, _erase, on_thread=on_thread)
 
 
 @checked
@@ -204,9 +211,8 @@ def export(
         output = os.fspath(output)
     if not isinstance(output, str) or not output:
         raise UsageError("where to? pass output PATH (a directory, or a .zip / .tar.gz file)")
-    env = _environment()
     chosen = _selection(
-        env, "export", store, options, thread=thread, tenant=tenant, sub_tenant=sub_tenant, session=session,
+        "export", store, options, thread=thread, tenant=tenant, sub_tenant=sub_tenant, session=session,
         all_sessions=all_sessions, from_file=from_file, inactive_for=inactive_for, inactive_since=inactive_since,
         batch_size=batch_size, missing_ok=missing_ok, listed_only=True,
     )
@@ -218,35 +224,41 @@ def export(
         current_only=current_only, missing_ok=missing_ok, fmt="json", window=chosen.window, tenant=chosen.tenant, sub_tenant=chosen.sub_tenant,
         batch_size=batch_size,
     )
-    return _run("export", env, request, _export, planner=_export_plan)
+    return _run("export", request, _export, planner=_export_plan)
 
 
-def _erase(request: Any, env: Any) -> None:
+def _erase(request: Any, env: Any, report: Any) -> None:
     """erase/run.run: a request's EraseOutcome as its document (a sweep streams it into the
-    collector itself); an error carrying one hands it over first."""
+    report itself); an error carrying one hands it over first."""
     from symfonic_cli.erase.run import run
 
     try:
-        outcome = run(request, env)
+        outcome = run(request, env, report)
     except SymfonicError as exc:
         if getattr(exc, "outcome", None) is not None:
-            env.document.whole(exc.outcome.document)  # type: ignore[attr-defined]
+            report.whole(exc.outcome.document)  # type: ignore[attr-defined]
         raise
     if outcome is not None:
-        env.document.whole(outcome.document)
+        report.whole(outcome.document)
 
 
-def _export(request: Any, env: Any) -> None:
+def _prune(request: Any, env: Any, report: Any) -> None:
+    from symfonic_cli.storage.prune import run
+
+    run(request, env, report)  # streamed into the report (its record is never a reader's end)
+
+
+def _export(request: Any, env: Any, report: Any) -> None:
     """export/run.run's result, as its document (what ``-f json`` prints)."""
     from symfonic_cli.export.run import run
 
-    env.document.whole(run(request, env).document())
+    report.whole(run(request, env).document())
 
 
-def _export_plan(request: Any, env: Any) -> None:
+def _export_plan(request: Any, env: Any, report: Any) -> None:
     from symfonic_cli.export.run import plan
 
-    env.document.whole(plan(request, env))
+    report.whole(plan(request, env))
 
 
 @checked
@@ -280,17 +292,18 @@ def prune(
     pause: str | None = None,
     max_rate: float | None = None,
     max_replica_lag: str | None = None,
+    on_thread: Callable[[Any], None] | None = None,
     **options,
 ) -> RunResult:
     """``thread prune -f json``: the receipt (or, with ``dry_run``, the plan). ``all_threads`` is
-    the command's ``--all``; ``older_than`` also keeps every checkpoint newer than that."""
+    the command's ``--all``; ``older_than`` also keeps every checkpoint newer than that;
+    ``on_thread``: called with each thread as it is done (or, in a plan, each thread's plan record)."""
     from symfonic_cli.limits import MAX_COUNT, MAX_PIECE
     from symfonic_cli.clock import parse_duration
-    from symfonic_cli.storage.prune import PruneRequest, run
+    from symfonic_cli.storage.prune import PruneRequest
 
-    env = _environment()
     chosen = _selection(
-        env, "prune", store, options, thread=thread, tenant=tenant, sub_tenant=sub_tenant, session=session,
+        "prune", store, options, thread=thread, tenant=tenant, sub_tenant=sub_tenant, session=session,
         all_sessions=all_sessions, from_file=from_file, all_threads=all_threads, inactive_for=inactive_for,
         inactive_since=inactive_since, batch_size=batch_size, missing_ok=missing_ok, listed_only=True,
     )
@@ -304,12 +317,12 @@ def prune(
     loc, opts = _location("prune", store, options)
     request = PruneRequest(
         location=loc, options=opts, selection=chosen, keep=keep, older_than=age, dry_run=dry_run, yes=yes,
-        compact=compact, receipt_path=receipt, fmt="json", operator=operator, ticket=ticket, missing_ok=missing_ok,
+        compact=compact, receipt_path=receipt, operator=operator, ticket=ticket, missing_ok=missing_ok,
         batch_size=batch_size, lock_timeout=float(lock_timeout), wait=_flag(wait, "wait"),
         keep_branches=_flag(keep_branches, "keep_branches"), piece_size=piece_size, max_duration=_max_duration(max_duration),
         pace=pace_of(pause, max_rate, cli=False, max_replica_lag=max_replica_lag),
     )
-    return _run("prune", env, request, run)
+    return _run("prune", request, _prune, on_thread=on_thread)
 
 
 @checked

@@ -31,7 +31,7 @@ def _planned(operation: str, call: Callable[..., RunResult], *args: Any, **choic
     for name in ("dry_run", "yes"):
         if name in choices:
             raise UsageError(f"plan_{operation} takes no {name}: a plan changes nothing; execute(plan, yes=True) runs it")
-    captured: list[tuple[Any, Callable[[Any, Any], Any]]] = []
+    captured: list[tuple[Any, Callable[..., Any]]] = []
     token = changes.PLANNING.set(captured)
     try:
         if operation in ("erase", "prune", "migrate"):
@@ -98,9 +98,10 @@ def plan_migrate(source: Any, target: Any, /, **choices: Any) -> Plan:
 
 
 @checked
-def execute(plan: Plan, *, yes: bool = False) -> RunResult:
+def execute(plan: Plan, *, yes: bool = False, on_thread: Callable[[Any], None] | None = None) -> RunResult:
     """Run ``plan`` on its threads; the operation's RunResult (an error that ends the run raises,
-    carrying it as ``.result``, as the operation does)."""
+    carrying it as ``.result``, as the operation does). ``on_thread`` (an erase or a prune): called
+    with each thread as it is done (erase/report.ThreadDone)."""
     from symfonic_cli.api.changes import _environment, _run
 
     if not isinstance(plan, Plan) or plan.request is None:
@@ -108,7 +109,7 @@ def execute(plan: Plan, *, yes: bool = False) -> RunResult:
     request = _pinned(plan, yes)
     if plan.operation == "migrate":
         return plan.runner(request, _environment())
-    return _run(plan.operation, _environment(), request, plan.runner)
+    return _run(plan.operation, request, plan.runner, on_thread=on_thread)
 
 
 def _pinned(plan: Plan, yes: bool) -> Any:

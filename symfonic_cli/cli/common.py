@@ -37,6 +37,8 @@ if TYPE_CHECKING:
     from symfonic_cli.environment import Environment
     from typing import Any, Optional
 
+    from typing import TextIO
+
     from symfonic_cli.stores.protocol import Store
 
 
@@ -127,7 +129,15 @@ def open_for_reading(store_opt: Optional[str], *, environment: Environment | Non
 
     location = resolve_store(store_opt)
     env = environment or _this_run()
-    return open_store(location, writable=False, stderr=env.stderr, **{**store_options(location, env), **options})
+    store = open_store(location, writable=False, **{**store_options(location, env), **options})
+    write_open_warnings(store, env.stderr)
+    return store
+
+
+def write_open_warnings(store: Store, stderr: TextIO) -> None:
+    """What the driver warned about while opening (only MongoDB's driver warns), a line each."""
+    for line in store.open_warnings:
+        stderr.write(f"symfonic: warning: {line}\n")
 
 
 def one_thread(thread: list[str] | None, tenant: str | None, sub_tenant: str | None, session: str | None) -> str:

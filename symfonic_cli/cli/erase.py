@@ -82,7 +82,7 @@ def erase(
     A requested key that names no thread is not-found (exit 3, with suggestions).
     """
     thread = with_key(key, thread)
-    from symfonic_cli.erase.confirm import open_terminal
+    from symfonic_cli.cli.report import TextReport
     from symfonic_cli.erase.run import EraseRequest, run
     from symfonic_cli.location import resolve_store
 
@@ -108,18 +108,17 @@ def erase(
         vacuum=vacuum,
         grace=_grace(grace),
         receipt_path=receipt,
-        fmt=out_format,
         operator=operator,
         ticket=ticket,
         missing_ok=missing_ok,
-        ask=open_terminal,  # the typed confirmation on this terminal
         batch_size=batch_size,
         lock_timeout=lock_timeout,
         wait=wait,
         max_duration=max_duration_of(max_duration),
         pace=pace_of(pause, max_rate, max_replica_lag),
     )
-    rendered(lambda: run(request, env), out_format, env)
+    # The plan, the typed confirmation on this terminal, each thread: rendered as the run tells them.
+    rendered(lambda: run(request, env, TextReport(env, out_format)), out_format, env)
 
 
 def rendered(call: Callable[[], EraseOutcome | None], out_format: str, env: Environment) -> None:
@@ -141,7 +140,8 @@ def rendered(call: Callable[[], EraseOutcome | None], out_format: str, env: Envi
 def _write(outcome: EraseOutcome, out_format: str, env: Environment) -> None:
     """A dry run's end (its plan is already shown) or the receipt: a reader's summary and where the
     receipt is kept, else the whole document (json, jsonl: one line)."""
-    from symfonic_cli.erase.text import print_receipt, write_json
+    from symfonic_cli.cli.changes_text import print_receipt, write_json
+    from symfonic_cli.cli.report import outcome_line
 
     out = env.stdout
     if out_format in ("json", "jsonl"):
@@ -149,7 +149,7 @@ def _write(outcome: EraseOutcome, out_format: str, env: Environment) -> None:
     elif outcome.dry_run:
         out.write("dry run: nothing deleted\n")
     else:
-        print_receipt(out, outcome.document, outcome.line, outcome.kept_at)
+        print_receipt(out, outcome.document, outcome_line(outcome), outcome.kept_at)
     out.flush()
 
 

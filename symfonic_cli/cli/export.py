@@ -97,7 +97,9 @@ def export(
         sub_tenant=chosen.sub_tenant,
         batch_size=batch_size,
     )
-    _write(run(request, env), out_format, env)
+    from symfonic_cli.cli.report import TextReport
+
+    _write(run(request, env, TextReport(env, out_format)), out_format, env)  # warnings, not-found keys, progress: on stderr
 
 
 def _write(result: ExportResult, out_format: str, env: Environment) -> None:
@@ -106,7 +108,7 @@ def _write(result: ExportResult, out_format: str, env: Environment) -> None:
 
     out = env.stdout
     if out_format in ("json", "jsonl"):
-        from symfonic_cli.erase.text import write_json
+        from symfonic_cli.cli.changes_text import write_json
 
         write_json(out, out_format, result.document())
     else:

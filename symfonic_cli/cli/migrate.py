@@ -43,6 +43,7 @@ def migrate(
 ) -> None:
     # The help: vocabulary.GROUP_HELP["migrate"] (the root's help says the same).
     from symfonic_cli.location import resolve_store
+    from symfonic_cli.cli.migrate_report import MigrateTextReport
     from symfonic_cli.migrate.command import MigrateRequest, as_option, check_request, run_migrate
 
     check_request(source, target, dry_run=dry_run, verify_only=verify_only, init_target=init_target)
@@ -61,6 +62,7 @@ def migrate(
             lock_timeout=lock_timeout, wait=wait, max_duration=max_duration_of(max_duration), pace=pace_of(pause, max_rate),
         ),
         env,
+        MigrateTextReport(env, out_format),  # on stderr as it goes: warnings, the progress bar
     )
     _write(result, out_format, env)
     result.check()

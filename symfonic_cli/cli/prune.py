@@ -80,7 +80,7 @@ def prune(
     a thread with more than --piece-size checkpoints to delete in several, oldest first.
     """
     thread = with_key(key, thread)
-    from symfonic_cli.erase.confirm import open_terminal
+    from symfonic_cli.cli.report import TextReport
     from symfonic_cli.location import resolve_store
     from symfonic_cli.retention.window import parse_age
     from symfonic_cli.selection import PRUNE
@@ -105,8 +105,8 @@ def prune(
         location=location,
         options={k: v for k, v in store_options(location, env).items() if k != "erase_extra"},
         selection=chosen, keep=keep, older_than=age, dry_run=dry_run, yes=yes, compact=compact,
-        receipt_path=receipt, fmt=out_format, operator=operator, ticket=ticket, missing_ok=missing_ok, batch_size=batch_size,
+        receipt_path=receipt, operator=operator, ticket=ticket, missing_ok=missing_ok, batch_size=batch_size,
         lock_timeout=lock_timeout, wait=wait, keep_branches=keep_branches, piece_size=piece_size,
         max_duration=max_duration_of(max_duration),
-        pace=pace_of(pause, max_rate, max_replica_lag), ask=open_terminal,  # the typed confirmation on this terminal
-    ), env), out_format, env)
+        pace=pace_of(pause, max_rate, max_replica_lag),
+    ), env, TextReport(env, out_format)), out_format, env)  # the plan, the typed confirmation on this terminal, each thread

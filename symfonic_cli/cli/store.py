@@ -57,7 +57,8 @@ def usage(
     """Where the bytes are (file, tables or collections; checkpoints, writes, blobs; bytes per channel),
     the largest threads, and what thread prune --keep N would remove. Read-only, aggregated in the database."""
     from symfonic_cli.cli.common import check_format, environment, open_for_reading
-    from symfonic_cli.storage.usage import usage_report, write_report
+    from symfonic_cli.cli.usage_text import write_report
+    from symfonic_cli.storage.usage import usage_report
 
     env = environment()
     out_format = check_format(fmt, env=env, formats=RECORD_FORMATS)

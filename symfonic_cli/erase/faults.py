@@ -28,7 +28,12 @@ from symfonic_cli.errors import UsageError
 # typing.TYPE_CHECKING without importing typing.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import TextIO
+    from typing import Protocol
+
+    class Flushes(Protocol):
+        """What a fault flushes before it kills the run: what was shown so far (a stream, a Report)."""
+
+        def flush(self) -> None: ...
 
 FAULT_AFTER_THREADS = "SYMFONIC_FAULT_AFTER_THREADS"
 FAULT_IN_THREAD = "SYMFONIC_FAULT_IN_THREAD"
@@ -55,20 +60,20 @@ def env_float(name: str) -> float:
         return 0.0
 
 
-def kill(out: TextIO | None = None) -> None:
+def kill(out: "Flushes | None" = None) -> None:
     if out is not None:
         out.flush()  # what the run printed so far reaches its reader first
     os.kill(os.getpid(), signal.SIGKILL)
 
 
 class Faults:
-    def __init__(self, after_threads: int | None = None, in_thread: int | None = None, slow: float = 0.0, out: TextIO | None = None,
+    def __init__(self, after_threads: int | None = None, in_thread: int | None = None, slow: float = 0.0, out: "Flushes | None" = None,
                  stop_after_commit: int | None = None, after_pieces: int | None = None) -> None:
         self.after_threads, self.in_thread, self.slow, self.out = after_threads, in_thread, slow, out
         self.stop_after_commit, self.after_pieces = stop_after_commit, after_pieces
 
     @classmethod
-    def from_env(cls, out: TextIO | None = None) -> Faults:
+    def from_env(cls, out: "Flushes | None" = None) -> Faults:
         """The faults the environment asks for; ``out`` is flushed before a kill."""
         return cls(env_int(FAULT_AFTER_THREADS), env_int(FAULT_IN_THREAD), env_float(FAULT_SLOW_THREAD), out,
                    env_int(FAULT_STOP_AFTER_COMMIT), env_int(FAULT_AFTER_PIECES))

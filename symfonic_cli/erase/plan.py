@@ -122,19 +122,6 @@ def to_erase(plans: list[ThreadErasePlan]) -> list[ThreadErasePlan]:
     return [p for p in plans if p.total]
 
 
-def confirmation_answer(plans: list[ThreadErasePlan]) -> str:
-    """What the operator types: the thread key for one thread, the number of threads for a batch."""
-    nonempty = to_erase(plans)
-    return nonempty[0].key if len(nonempty) == 1 else str(len(nonempty))
-
-
-def confirmation_question(plans: list[ThreadErasePlan]) -> str:
-    nonempty = to_erase(plans)
-    if len(nonempty) == 1:
-        return "Type the thread key to erase it"
-    return f"Type the number of threads ({len(nonempty)}) to erase them"
-
-
 def _iso(dt: datetime | None) -> str | None:
     return iso_utc(dt)
 
@@ -295,18 +282,20 @@ def build_receipt(header: dict[str, Any], outcomes: list[ThreadOutcome], *, kind
     }
 
 
-def summary_line(receipt: dict[str, Any]) -> str:
-    """The command's last line: counts, and the warning when a thread had recent activity."""
-    s = receipt["summary"]
-    line = f"erased {s['erased']} thread(s), {s['nothing_to_erase']} with nothing to erase, {s['failed']} failed"
-    for name, label in (("not_found", "not found"), ("already_erased", "already erased"), ("not_attempted", "not attempted"), ("skipped_active", "skipped (active since the cut-off)"),
-                        ("busy", BUSY_LABEL)):
-        if s[name]:
-            line += f", {s[name]} {label}"
-    recent = [t["key"] for t in receipt["threads"] if "warning" in t]
-    if recent:
-        line += f"; warning: {len(recent)} thread(s) had recent activity, a running agent may write them again"
-    return line
-
-
-BUSY_LABEL = "busy (a lock not had within --lock-timeout; nothing changed, rerun to take them)"
+def plan_document(*, store_name: str, kind: str, selection: dict[str, Any], plans: list[ThreadErasePlan],
+                  misses: dict[str, Miss], now: datetime, grace: timedelta) -> dict[str, Any]:
+    """A request's dry run as one document (what ``-f json`` prints, what the API's plan holds)."""
+    records = plan_records(plans, now, grace, misses)
+    counts = {s: sum(1 for r in records if r["status"] == s) for s in ("erase", NOT_FOUND, ALREADY_ERASED, NOTHING)}
+    return {
+        "dry_run": True,
+        "store": store_name,
+        "store_kind": kind,
+        "selection": selection,
+        "summary": {
+            "threads": len(records), "to_erase": counts["erase"], "not_found": counts[NOT_FOUND],
+            "already_erased": counts[ALREADY_ERASED], "nothing_to_erase": counts[NOTHING],
+        },
+        "threads": records,
+        "not_erased": NOT_ERASED,
+    }

@@ -121,7 +121,7 @@ class ReceiptFile:
         assert self.fd is not None
         data = (("\n" if self._needs_newline else "") + json_dumps(record) + "\n").encode("utf-8")
         try:
-            written = os.write(self.fd, data)
+            written = os.write(self.fd, data)  # data: a receipt line
             if written != len(data):
                 raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
             os.fsync(self.fd)

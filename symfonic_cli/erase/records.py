@@ -1,5 +1,6 @@
-"""The record of a store-changing run: the ``--receipt`` file's lines, the line a reader sees per
-thread, the JSON on stdout, the progress line. Shared by erase requests, sweeps and prune.
+"""The record of a store-changing run: the ``--receipt`` file's lines, and each thread told to the
+caller's Report (erase/report.py: the line a reader sees, the JSON record, the progress step: the
+caller renders them). Shared by erase requests, sweeps and prune.
 
 API:
 - ``store_name(location)``: the store as a receipt names it (an absolute path, else the masked URL);
@@ -8,11 +9,11 @@ API:
   receipt's head (each receipt-file line carries it), with the store identity;
 - ``open_receipt(path, dry_run=...)``: the ``ReceiptFile`` (opened, and checked, before anything
   is deleted), or None without ``--receipt``;
-- ``Recorder(env, fmt=..., header=..., kind=..., grace=..., receipt_file=..., total=...,
+- ``Recorder(env, report, header=..., kind=..., grace=..., receipt_file=..., total=...,
   stream=..., keep=..., progress=...)``:
   ``start(**fields)`` writes the ``start`` line (a failure: ``ReceiptError``, nothing changed) and
-  opens the JSON stream; ``thread(outcome)`` records one thread (file line, reader's line, stream
-  item, progress) and returns a ``Stopped`` when the receipt file failed; ``end(tail, stop)``
+  begins the streamed record (``stream``); ``thread(outcome)`` records one thread (file line, the
+  report's ``ThreadDone``, progress) and returns a ``Stopped`` when the receipt file failed; ``end(tail, stop)``
   writes the ``end`` line and returns the stop to report. ``counts``, ``done``, ``failed``,
   ``unverified``, ``recent`` and (with ``keep``) ``outcomes`` are what it saw.
 """
@@ -28,8 +29,8 @@ from symfonic_cli import __version__
 from symfonic_cli.environment import Environment
 from symfonic_cli.erase import plan as ep
 from symfonic_cli.erase.receipt_file import ReceiptFile, ReceiptWriteError
+from symfonic_cli.erase.report import Report, ThreadDone
 from symfonic_cli.erase.steps import Stopped
-from symfonic_cli.erase.text import document_stream, thread_line, width_of
 from symfonic_cli.errors import EXIT_STORE, ReceiptError
 from symfonic_cli.location import StoreLocation
 
@@ -81,21 +82,18 @@ def open_receipt(path: str | None, *, dry_run: bool, store: StoreLocation | None
 
 class RunRecord:
     """What every store-changing run records, whatever its outcomes (erase's Recorder, prune's
-    PruneRecorder): the receipt file's start, thread and end lines, a line per thread for a
-    reader, the JSON stream and the progress line."""
+    PruneRecorder): the receipt file's start, thread and end lines; each thread told to the
+    caller's ``report`` (``stream``: the record begun at the start, for a caller that streams it),
+    and the progress step."""
 
     verb = "erased"
 
-    def __init__(self, env: Environment, *, fmt: str, header: dict[str, Any], receipt_file: ReceiptFile | None,
+    def __init__(self, env: Environment, report: Report, *, header: dict[str, Any], receipt_file: ReceiptFile | None,
                  total: int, stream: bool, progress: bool | None) -> None:
-        from symfonic_cli.progress import Progress
-
         self.header, self.receipt_file, self.total = header, receipt_file, total
-        self.human = fmt not in ("json", "jsonl")
-        self.lines = env.stdout if self.human else env.stderr  # a line per thread for a reader
-        self.width = width_of(self.lines)
-        self.stream = document_stream(env, fmt) if stream and not self.human else None
-        self.progress = Progress(env.stderr, self.verb, total, enabled=progress, report=env.on_progress)
+        self.report = report
+        self.stream = stream and report.streams
+        self.progress = report.progress(self.verb, total, progress, env.on_progress)
         self.done = 0
         self._ended: str | None = None
         self.file_ok = True  # False once a line could not be written: nothing more goes to the file
@@ -106,12 +104,12 @@ class RunRecord:
                 self.receipt_file.append({"record": "start", **self.header, **fields})
             except ReceiptWriteError as exc:
                 raise ReceiptError(f"{exc}; nothing {self.verb}") from None
-        if self.stream is not None:
-            self.stream.begin(self.header)
+        if self.stream:
+            self.report.begin(self.header)
 
-    def _record(self, entry: dict[str, Any], line: str) -> Stopped | None:
-        """One thread's receipt line, on disk before the next thread starts; its reader's line,
-        stream item and progress step."""
+    def _record(self, entry: dict[str, Any], outcome: Any) -> Stopped | None:
+        """One thread's receipt line, on disk before the next thread starts; then the thread told
+        to the caller, and the progress step."""
         self.done += 1
         stop = None
         if self.receipt_file is not None and self.file_ok:
@@ -121,10 +119,7 @@ class RunRecord:
                 self.file_ok = False
                 stop = Stopped(str(exc), EXIT_STORE, False)
         self.progress.clear()
-        self.lines.write(line)
-        self.lines.flush()
-        if self.stream is not None:
-            self.stream.item(entry, self.header)
+        self.report.thread(ThreadDone(entry, outcome, self.header, self.done, self.total))
         self.progress.step(self.done)
         return stop
 
@@ -154,10 +149,10 @@ class RunRecord:
 
 
 class Recorder(RunRecord):
-    def __init__(self, env: Environment, *, fmt: str, header: dict[str, Any], kind: str, grace: timedelta,
+    def __init__(self, env: Environment, report: Report, *, header: dict[str, Any], kind: str, grace: timedelta,
                  receipt_file: ReceiptFile | None, total: int, stream: bool = False, keep: bool = False,
                  progress: bool = False) -> None:
-        super().__init__(env, fmt=fmt, header=header, receipt_file=receipt_file, total=total, stream=stream,
+        super().__init__(env, report, header=header, receipt_file=receipt_file, total=total, stream=stream,
                          progress=None if progress else False)
         self.kind, self.grace = kind, grace
         self.counts = dict.fromkeys(ep.STATUSES, 0)
@@ -174,7 +169,7 @@ class Recorder(RunRecord):
             self.failed += 1
             self.unverified += result.remaining is None
         self.recent += "warning" in entry
-        return self._record(entry, thread_line(result, self.width))
+        return self._record(entry, result)
 
     def not_attempted(self, plans: list[ep.ThreadErasePlan], reason: str) -> None:
         """The threads left alone after a stop: in the kept outcomes (the final receipt), no line."""

@@ -88,14 +88,16 @@ def _key(thread: dict[str, Any]) -> str:
 
 @dataclass(frozen=True)
 class EraseOutcome:
-    """How a request's run ended, for the caller to render (cli/erase.py) or return (the Python
-    API): the receipt (a dry run: the plan document), the receipt's summary line, the --receipt
-    file holding it (None: no file holds the whole receipt)."""
+    """How a run ended, for the caller to render (cli/erase.py: the summary line) or return (the
+    Python API): the receipt (a dry run: the plan document), which run made it (``erase``, a
+    ``sweep``, a ``prune``), the --receipt file holding it (None: no file holds the whole
+    receipt), and how many threads had recent activity (a sweep's receipt lists no threads)."""
 
     document: dict[str, Any]
     dry_run: bool
-    line: str | list[Any] | None = None  # a string, or pieces to wrap (render/fit.py)
+    run: str = "erase"
     kept_at: str | None = None
+    recent: int = 0
 
 
 def carry_outcome(outcome: EraseOutcome | None, check: Callable[[], None]) -> None:

@@ -1,25 +1,24 @@
 """``thread erase`` for requested keys or a tenant prefix: the request driver over the erase
-parts (plan.py: plans and the receipt; confirm.py; steps.py: the per-thread step and the loop;
-records.py: the receipt file and the lines; text.py: what is printed; faults.py). A retention
-sweep (a selection with a window) is handed to sweep.py, the other driver.
+parts (plan.py: plans and the receipt; steps.py: the per-thread step and the loop; records.py:
+the receipt file; report.py: what the caller is told, its typed events; faults.py). A retention
+sweep (a selection with a window) is handed to sweep.py, the other driver. It writes no text:
+the caller's Report renders (the command line: cli/report.py) or keeps (the Python API) it.
 
-The plans are made, and shown, first; every requested key with nothing to erase is classified
+The plans are made, and told to the caller (shown, or confirmed by its step), first; every requested key with nothing to erase is classified
 (not-found with suggestions, or already-erased by a receipt of the same store); after the typed
 confirmation each thread is erased in its own transaction and recorded before the next one.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
 from symfonic_cli.environment import Environment
 from symfonic_cli.erase import plan as ep
-from symfonic_cli.erase import text
-from symfonic_cli.erase.confirm import Terminal, confirm_plans, no_terminal
 from symfonic_cli.erase.faults import Faults
+from symfonic_cli.erase.report import Confirmation, Report, RequestView
 from symfonic_cli.erase.result import EraseOutcome, carry_outcome
 from symfonic_cli.erase.records import Recorder, default_operator, new_header, open_receipt, store_name
 from symfonic_cli.erase.steps import Pace, Stopped, busy_error, check_replicas, erase_step, finish, hold_run_lock, run_threads
@@ -52,7 +51,6 @@ class EraseRequest:
     vacuum: bool = False
     grace: timedelta = field(default_factory=lambda: timedelta(minutes=15))
     receipt_path: str | None = None
-    fmt: str = "text"  # table and text: lines for a reader; json and jsonl: one document on stdout
     operator: str | None = None  # None: the login name, else uid:N
     ticket: str | None = None
     missing_ok: bool = False
@@ -61,41 +59,40 @@ class EraseRequest:
     wait: bool = False  # another erase or prune runs on the store: wait for it (else StoreLocked, exit 10)
     max_duration: timedelta | None = None  # stop between two threads once this long has passed (exit 11)
     pace: Pace | None = None  # --pause, --max-rate: waits between the threads' transactions
-    # How the run asks for its typed confirmation (erase/confirm.py): the caller's; by default no one.
-    ask: Callable[..., Terminal | None] = no_terminal
 
 
-def run(req: EraseRequest, environment: Environment | None = None) -> EraseOutcome | None:
-    """Erase what ``req`` selects. A request's run returns its EraseOutcome, which the caller
-    renders; one that does not end cleanly raises (a SymfonicError with its exit code) carrying it
-    as ``.outcome`` when it was made. A retention sweep (erase/sweep.py) streams its JSON and
-    its per-thread lines as it goes: it returns an outcome for a reader's end only."""
+def run(req: EraseRequest, environment: Environment | None = None, report: Report | None = None) -> EraseOutcome | None:
+    """Erase what ``req`` selects, telling ``report`` (erase/report.py: the caller's; by default no
+    one, and a needed confirmation raises) the plan, the confirmation and each thread. A request's
+    run returns its EraseOutcome, which the caller renders; one that does not end cleanly raises (a
+    SymfonicError with its exit code) carrying it as ``.outcome`` when it was made. A retention
+    sweep (erase/sweep.py) tells its threads as it goes: its outcome is returned when the report
+    does not stream it."""
     from symfonic_cli.stores import open_store
 
     env = environment or Environment()
+    report = report or Report()
     check_replicas(req.pace, req.location)
     if req.selection.window is not None:
         # A retention sweep can select any number of threads: streamed, batch by batch.
         from symfonic_cli.erase.sweep import run_sweep
 
-        return run_sweep(req, env)
-    out = env.stdout
-    human = req.fmt not in ("json", "jsonl")
+        return run_sweep(req, env, report)
     extra = ep.parse_extra(req.location.options)
     now = datetime.now(timezone.utc)
     name = store_name(req.location)
     receipt_file = open_receipt(req.receipt_path, dry_run=req.dry_run, store=req.location)
-    terminal = None
     stop: Stopped | None = None
     try:
-        store = open_store(req.location, writable=not req.dry_run, stderr=env.stderr, **req.options)
+        store = open_store(req.location, writable=not req.dry_run, **req.options)
+        report.opened(store)
         try:
             # A dry run makes the real run's checks too (and exits as it would), changing nothing.
             if not req.dry_run:  # first: the checks below take the write lock too
                 store.set_lock_timeout(req.lock_timeout)
             notes = store.erase_prepare(extra, dry_run=req.dry_run)
             if not req.dry_run:  # one run per store, held until the store is closed
-                hold_run_lock(store, "erase", wait=req.wait, location=req.location, stderr=env.stderr)
+                hold_run_lock(store, "erase", wait=req.wait, location=req.location, told=report.waiting)
             sel = req.selection
             keys = list(sel.keys) if sel.keys is not None else store.thread_keys_with_prefix(sel.prefix or "")
             plans = _with_retained(store, store.erase_plans(keys, extra))
@@ -103,33 +100,29 @@ def run(req: EraseRequest, environment: Environment | None = None) -> EraseOutco
             suggester, misses = _misses(store, plans, req, receipt_file, identity)
             missing = sum(1 for m in misses.values() if m.status == ep.NOT_FOUND)
             if missing and (req.missing_ok or missing > 1):  # one alone: the closing error says it
-                text.suggestion_lines(env.stderr, misses)
+                report.misses(misses)
             needs_confirm = not req.dry_run and not req.yes and bool(ep.to_erase(plans))
-            if needs_confirm:
-                terminal = req.ask(env, from_stdin=sel.from_stdin)
-            # What is about to be deleted goes where the operator looks: the terminal when asked
-            # to confirm there (stdout may be a file), else stdout for a reader.
-            plan_out = terminal.writer if terminal is not None else (out if human else None)
-            notes += _huge_note(plans)
-            if plan_out is not None:
-                text.print_plan(plan_out, store_name=name, plans=plans, misses=misses, now=now, grace=req.grace,
-                                fmt=req.fmt, by_prefix=sel.keys is None, env=env, extra=extra)
-                for note in _huge_note(plans):
-                    plan_out.write(f"  note: {note}\n")
+            huge = _huge_note(plans)
+            notes += huge
+            view = RequestView(name, plans, misses, now, req.grace, by_prefix=sel.keys is None, extra=extra, notes=huge)
+            if needs_confirm:  # the caller's step: shows the plan where the answer is read, and asks
+                todo = ep.to_erase(plans)
+                report.confirm(Confirmation(view, "erase", len(todo), todo[0].key if len(todo) == 1 else None,
+                                            from_stdin=sel.from_stdin))
+            else:
+                report.plan(view)
             if req.dry_run:
-                out.flush()
-                planned = EraseOutcome(text.plan_document(store_name=name, kind=req.location.kind, selection=sel.receipt,
-                                                          plans=plans, misses=misses, now=now, grace=req.grace), True)
+                report.flush()
+                planned = EraseOutcome(ep.plan_document(store_name=name, kind=req.location.kind, selection=sel.receipt,
+                                                        plans=plans, misses=misses, now=now, grace=req.grace), True)
                 carry_outcome(planned, lambda: _check_outcome(req, [], plans, misses, suggester, None))
                 return planned
-            if needs_confirm:
-                confirm_plans(terminal, plans)
             header = new_header(req.location, store, now, operator=req.operator, ticket=req.ticket,
                                 selection=sel.receipt, vacuum=req.vacuum)
-            recorder = Recorder(env, fmt=req.fmt, header=header, kind=req.location.kind, grace=req.grace,
+            recorder = Recorder(env, report, header=header, kind=req.location.kind, grace=req.grace,
                                 receipt_file=receipt_file, total=len(plans), keep=True)
             recorder.start(threads_planned=len(plans))
-            faults = Faults.from_env(out)
+            faults = Faults.from_env(report)
 
             def step(plan: ep.ThreadErasePlan, n: int) -> tuple[ep.ThreadOutcome, Stopped | None]:
                 miss = misses.get(plan.key)
@@ -154,13 +147,11 @@ def run(req: EraseRequest, environment: Environment | None = None) -> EraseOutco
         stop = recorder.end(end, stop)
         if stop is not None:
             receipt["stopped"] = stop.reason
-        outcome = EraseOutcome(receipt, False, ep.summary_line(receipt), recorder.kept_at(stop))
-        out.flush()
+        outcome = EraseOutcome(receipt, False, "erase", recorder.kept_at(stop))
+        report.flush()
     finally:
         if receipt_file is not None:
             receipt_file.close()
-        if terminal is not None:
-            terminal.close()
     carry_outcome(outcome, lambda: _check_outcome(req, outcomes, plans, misses, suggester, stop))
     return outcome
 

@@ -2,7 +2,7 @@
 prune). A driver supplies its plans and one function that changes one thread; these parts do the
 rest in the same way for every driver:
 
-    plans -> confirm (erase/confirm.py) -> run_threads(pages, step, recorder, faults)
+    plans -> report.confirm (the caller's step: erase/report.py) -> run_threads(pages, step, recorder, faults)
           -> finish(...) -> recorder.end(...)
 
 - ``thread_step(plan, change, location=..., now=..., grace=...)``: runs ``change()`` (one
@@ -279,16 +279,18 @@ def run_threads(pages: Iterable[list], step, recorder, faults, *, location: Stor
 WAIT_POLL_SECONDS = 0.5
 
 
-def hold_run_lock(store: Store, operation: str, *, wait: bool, location: StoreLocation, stderr: Any = None) -> None:
+def hold_run_lock(store: Store, operation: str, *, wait: bool, location: StoreLocation,
+                  told: Callable[[str], None] | None = None) -> None:
     """One erase or prune per store at a time: the store's run lock taken for this run (released when
     the store is closed). Held by another run: StoreLocked naming the holder (exit 10), or with
-    ``wait`` a line on ``stderr`` and a try every half second until it is free (Ctrl-C: 130)."""
+    ``wait`` the holder told once to ``told`` (the caller's: a line on stderr) and a try every half
+    second until it is free (Ctrl-C: 130)."""
     import time
 
     from symfonic_cli.errors import StoreLocked
     from symfonic_cli.render import escape_inline as esc
 
-    told = False
+    said = False
     while True:
         holder = store.take_run_lock(operation)
         if holder is None:
@@ -296,10 +298,9 @@ def hold_run_lock(store: Store, operation: str, *, wait: bool, location: StoreLo
         if not wait:
             raise StoreLocked(f"another run is changing {esc(location.display)}: {esc(holder)}; nothing was done",
                               hint="--wait waits for it to finish")
-        if not told and stderr is not None:
-            stderr.write(f"waiting for {esc(holder)} to finish (--wait)\n")
-            stderr.flush()
-            told = True
+        if not said and told is not None:
+            told(holder)
+            said = True
         time.sleep(WAIT_POLL_SECONDS)
 
 

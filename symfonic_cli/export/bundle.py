@@ -270,7 +270,7 @@ class Bundle:
                 self._dirs.add(folder)
             fd = os.open(os.path.join(self.partial, name), os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
             with os.fdopen(fd, "wb") as f:
-                f.write(data)
+                f.write(data)  # data: a bundle member
         elif self.kind == "zip":
             import zipfile
 

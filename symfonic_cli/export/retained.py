@@ -19,7 +19,7 @@ def retained_bytes(messages: list[Any]) -> bytes:
     from symfonic_cli.environment import Environment
 
     buf = io.StringIO()
-    render.write_records((m.to_json() for m in messages), fmt="json", columns=(), environment=Environment(stdout=buf))
+    render.write_records((m.to_json() for m in messages), fmt="json", columns=(), environment=Environment(stdout=buf))  # data: the bundle's retained/ file
     return buf.getvalue().encode("utf-8")
 
 

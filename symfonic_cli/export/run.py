@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from symfonic_cli import __version__
 from symfonic_cli.environment import Environment
+from symfonic_cli.erase.report import Report
 from symfonic_cli.errors import NotFoundError
 from symfonic_cli.location import StoreLocation
 
@@ -46,7 +47,7 @@ def transcript_bytes(rows: list[Row], tools: bool) -> bytes:
     from symfonic_cli import render
 
     buf = io.StringIO()
-    render.write_records((r.to_json(tools) for r in rows), fmt="json", columns=(), environment=Environment(stdout=buf))
+    render.write_records((r.to_json(tools) for r in rows), fmt="json", columns=(), environment=Environment(stdout=buf))  # data: the bundle's transcript file
     return buf.getvalue().encode("utf-8")
 
 
@@ -93,36 +94,37 @@ class ExportResult:
         return {"output": self.output, "format": self.format, "threads": self.threads, "not_found": self.not_found}
 
 
-def run(req: ExportRequest, environment: Environment | None = None) -> ExportResult:
+def run(req: ExportRequest, environment: Environment | None = None, report: Report | None = None) -> ExportResult:
     """Write the bundle and say what was written; raises the error that ends the run (usage, not
-    found, store). Prints nothing but warnings, not-found keys and progress on stderr."""
+    found, store). Writes no text: what a reader is told as it goes (a removed partial bundle,
+    not-found keys, a transcript's warnings, progress) goes to ``report`` (erase/report.py: the
+    caller's, by default no one)."""
     from symfonic_cli.erase.faults import Faults
     from symfonic_cli.erase.records import store_name
-    from symfonic_cli.progress import Progress
     from symfonic_cli.export.bundle import MANIFEST, Bundle, check_target, output_error, partial_leftovers, remove_leftover
     from symfonic_cli.export.names import UniqueNames
-    from symfonic_cli.render import escape_inline as esc, warn
     from symfonic_cli.stores import open_store
     from symfonic_cli.transcript.read import read_transcript
 
     env = environment or Environment()
-    err = env.stderr  # stdout is the caller's: it renders the ExportResult
+    report = report or Report()
     from symfonic_cli.output_paths import refuse_store_path
 
     refuse_store_path(req.output, req.location, "--output")
     kind = check_target(req.output, req.force)
     faults = Faults.from_env()
     created = datetime.now(timezone.utc)
-    store = open_store(req.location, writable=False, stderr=env.stderr, **req.options)
+    store = open_store(req.location, writable=False, **req.options)
+    report.opened(store)
     try:
-        found, missing = _select(store, req, env)
+        found, missing = _select(store, req, report)
         for leftover in partial_leftovers(req.output):
             # A killed export's half-written bundle: named, then removed (it is never a bundle).
             try:
                 remove_leftover(leftover)
-                err.write(f"symfonic: removed a partial bundle left by an interrupted export: {esc(leftover)}\n")
+                report.leftover(leftover)
             except OSError as exc:
-                warn(env, f"cannot remove a partial bundle left by an interrupted export: {esc(leftover)}: {esc(exc.strerror or str(exc))}")
+                report.leftover(leftover, exc.strerror or str(exc))
         try:
             bundle = Bundle(req.output, kind)
         except OSError as exc:
@@ -130,11 +132,11 @@ def run(req: ExportRequest, environment: Environment | None = None) -> ExportRes
         entries = _Entries()
         try:
             names = UniqueNames()
-            progress = Progress(err, "exported", len(found), report=env.on_progress)
+            progress = report.progress("exported", len(found), None, env.on_progress)
             for n, (key, summary) in enumerate(found, start=1):
                 result = read_transcript(store, key, tools=req.tools)
                 for warning in result.warnings:
-                    warn(env, f"{esc(key)}: {esc(warning)}")
+                    report.warning(key, warning)
                 stem = names.stem(key)
                 data = transcript_bytes(result.rows, req.tools)
                 entry: dict[str, Any] = {
@@ -153,7 +155,7 @@ def run(req: ExportRequest, environment: Environment | None = None) -> ExportRes
                 if req.with_state:
                     state, warnings = state_bytes(store, key)
                     for warning in warnings:
-                        warn(env, f"{esc(key)}: {esc(warning)}")
+                        report.warning(key, warning)
                     entry["state_file"] = f"state/{stem}.json"
                     entry["state_sha256"] = hashlib.sha256(state).hexdigest()
                     bundle.add(entry["state_file"], state)
@@ -187,9 +189,9 @@ def run(req: ExportRequest, environment: Environment | None = None) -> ExportRes
     return ExportResult(req.output, kind, len(entries), missing)
 
 
-def _select(store: Store, req: ExportRequest, env: Environment) -> tuple[Any, list[str]]:
+def _select(store: Store, req: ExportRequest, report: Report) -> tuple[Any, list[str]]:
     """The threads to export as (key, summary) pairs (a retention window's read a page at a time)
-    and the requested keys not found (said on stderr with suggestions; an error unless missing_ok)."""
+    and the requested keys not found (told to ``report`` with suggestions; an error unless missing_ok)."""
     from symfonic_cli.suggestions import Suggester, not_found_message
 
     where = req.location.display
@@ -210,12 +212,10 @@ def _select(store: Store, req: ExportRequest, env: Environment) -> tuple[Any, li
         # Keys holding only pending writes (no checkpoint) have no transcript: not listed.
         found = [(k, s) for k in store.thread_keys_with_prefix(req.prefix or "") if (s := store.thread_summary(k)) is not None]
     if missing:
-        suggester = Suggester(store)
-        from symfonic_cli.erase.text import not_found_line
-        from symfonic_cli.render.fit import width_of
+        from symfonic_cli.erase.plan import NOT_FOUND, Miss
 
-        for key in missing:
-            env.stderr.write(not_found_line(key, suggester.suggest(key), width_of(env.stderr)) + "\n")
+        suggester = Suggester(store)
+        report.misses({key: Miss(NOT_FOUND, suggestions=suggester.suggest(key)) for key in missing})
         if not req.missing_ok:
             if len(missing) == 1:
                 raise NotFoundError(not_found_message(missing[0], where, suggester) + "; nothing exported", hint="--missing-ok to export the others")
@@ -235,9 +235,9 @@ def plan(req: ExportRequest, environment: Environment) -> dict[str, Any]:
 
     refuse_store_path(req.output, req.location, "--output")
     kind = check_target(req.output, req.force)
-    store = open_store(req.location, writable=False, stderr=environment.stderr, **req.options)
+    store = open_store(req.location, writable=False, **req.options)  # its warnings are no one's (the API's plan)
     try:
-        found, missing = _select(store, req, environment)
+        found, missing = _select(store, req, Report())
         threads = [{"key": key, "checkpoints": s.checkpoints, "first_activity": _iso(s.first_at), "last_activity": _iso(s.last_at)}
                    for key, s in found]
     finally:
@@ -296,7 +296,7 @@ class _Entries:
     def append(self, entry: dict[str, Any]) -> None:
         from symfonic_cli.render import json_dumps
 
-        self.file.write(json_dumps(entry).encode("utf-8") + b"\n")
+        self.file.write(json_dumps(entry).encode("utf-8") + b"\n")  # data: the manifest's spool
         self.count += 1
 
     def manifest(self, head: dict[str, Any], tail: dict[str, Any]) -> BinaryIO:
@@ -311,12 +311,12 @@ class _Entries:
         def member(name: str, value: Any) -> bytes:
             return (f"  {json_dumps(name)}: " + json_dumps(value, indent=2).replace("\n", "\n  ")).encode("utf-8")
 
-        out.write(b"{\n" + b"".join(member(k, v) + b",\n" for k, v in head.items()) + b'  "threads": [')
+        out.write(b"{\n" + b"".join(member(k, v) + b",\n" for k, v in head.items()) + b'  "threads": [')  # data: manifest.json
         self.file.seek(0)
         for n, line in enumerate(self.file):
             text = json_dumps(json.loads(line), indent=2).replace("\n", "\n    ")
-            out.write((b",\n    " if n else b"\n    ") + text.encode("utf-8"))
-        out.write((b"\n  ]" if self.count else b"]") + b"".join(b",\n" + member(k, v) for k, v in tail.items()) + b"\n}\n")
+            out.write((b",\n    " if n else b"\n    ") + text.encode("utf-8"))  # data: manifest.json
+        out.write((b"\n  ]" if self.count else b"]") + b"".join(b",\n" + member(k, v) for k, v in tail.items()) + b"\n}\n")  # data: manifest.json
         out.flush()
         return out
 

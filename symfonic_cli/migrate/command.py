@@ -1,5 +1,6 @@
 """``symfonic migrate``, the orchestration: open both stores, select the threads, copy (in-process
-or with workers) with a progress bar on a terminal, and return the outcomes for the CLI to render."""
+or with workers), telling the caller's MigrateReport the progress, and return the outcomes for the
+CLI to render (it draws the progress bar: cli/migrate.py)."""
 
 from __future__ import annotations
 
@@ -13,13 +14,12 @@ from symfonic_cli.kinds import KINDS
 from symfonic_cli.location import StoreLocation
 from symfonic_cli.selection import MIGRATE, choose
 from symfonic_cli.environment import Environment
+from symfonic_cli.erase.report import Report
 from symfonic_cli.limits import DEFAULT_LOCK_TIMEOUT
 
 # typing.TYPE_CHECKING without importing typing.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import TextIO
-
     from symfonic_cli.erase.steps import Pace
 
 
@@ -121,8 +121,9 @@ def default_jobs(target_kind: str, threads: int) -> int:
     return max(1, min(4, os.cpu_count() or 1))
 
 
-def run_migrate(req: MigrateRequest, environment: Environment) -> MigrateResult:
-    """Copy (or dry-run, or verify) the selected threads; the outcomes, whatever they are."""
+def run_migrate(req: MigrateRequest, environment: Environment, report: MigrateReport | None = None) -> MigrateResult:
+    """Copy (or dry-run, or verify) the selected threads; the outcomes, whatever they are. What a
+    reader is told as it goes goes to ``report`` (the caller's; by default no one)."""
     from symfonic_cli.erase.steps import hold_run_lock
     from symfonic_cli.migrate import copy as migration
     from symfonic_cli.migrate.workers import run_parallel
@@ -137,19 +138,21 @@ def run_migrate(req: MigrateRequest, environment: Environment) -> MigrateResult:
         refuse_store_path(req.target.path, req.source, "--to")
         if req.source.path:
             refuse_store_path(req.source.path, req.target, "--from", why="the target writes there")
-    src = as_option("--from", open_store, req.source, writable=False, stderr=environment.stderr, **req.source_options)
+    report = report or MigrateReport()
+    src = as_option("--from", open_store, req.source, writable=False, **req.source_options)
+    report.opened(src)
     scratch = None
     try:
         writable = not (req.dry_run or req.verify_only)
         extra = {"init_target": True} if req.init_target and not req.dry_run else {}
         dst, scratch = _open_target(
             req.target, req.target_options, writable=writable, extra=extra,
-            init_dry_run=req.init_target and req.dry_run, stderr=environment.stderr,
+            init_dry_run=req.init_target and req.dry_run, report=report,
         )
         try:
             if writable:  # a live target: bounded lock waits, and one changing run at a time (exit 10, --wait)
                 dst.set_lock_timeout(req.lock_timeout)
-                hold_run_lock(dst, "migrate", wait=req.wait, location=req.target, stderr=environment.stderr)
+                hold_run_lock(dst, "migrate", wait=req.wait, location=req.target, told=report.waiting)
             serializer = _target_serializer(src, req.to_plaintext)
             given = dict(req.selection_options)
             selection = choose(MIGRATE, environment=environment, thread=given.pop("threads", None), **given)
@@ -160,7 +163,7 @@ def run_migrate(req: MigrateRequest, environment: Environment) -> MigrateResult:
             paced = req.max_duration is not None or req.pace is not None
             workers = 1 if scratch or paced else min(req.jobs or default_jobs(req.target.kind, len(keys)), len(keys))
             stopped = None
-            with Progress(len(keys), environment) as progress:
+            with report.copying(len(keys), environment) as progress:
                 if workers > 1:
                     # Both stores opened fine here; the workers open their own (this one keeps the run lock).
                     outcomes = run_parallel(
@@ -247,93 +250,58 @@ def as_option(option: str, fn, *args, **kwargs):
         raise
 
 
-def _open_target(dst_loc, dst_options, *, writable: bool, extra: dict, init_dry_run: bool, stderr: TextIO):
+def _open_target(dst_loc, dst_options, *, writable: bool, extra: dict, init_dry_run: bool, report: MigrateReport):
     """The target, and a scratch folder to remove when the plan ran against an empty stand-in.
 
     ``--init-target --dry-run`` towards a SQLite file that does not exist yet: nothing is created;
     the plan runs against an empty store of the saver's own tables in a scratch folder (every
-    thread "would copy"), and stderr says what the real run would create."""
+    thread "would copy"), and ``report`` is told what the real run would create."""
     from symfonic_cli.stores import open_store
 
     if init_dry_run and dst_loc.path is not None and not os.path.lexists(dst_loc.path):
         import tempfile
 
         from symfonic_cli.location import parse_location
-        from symfonic_cli.render import escape_inline
 
         scratch = tempfile.mkdtemp(prefix="symfonic-plan-")
         stand_in = parse_location(os.path.join(scratch, "target.db"))
         dst = open_store(stand_in, writable=True, init_target=True)
-        stderr.write(
-            f"symfonic: dry run: --init-target would create {escape_inline(dst_loc.path)} with the SqliteSaver's "
-            "tables (checkpoints, writes); nothing created\n"
-        )
+        report.init_target_planned(dst_loc.path)
         return dst, scratch
-    dst = as_option("--to", open_store, dst_loc, writable=writable, stderr=stderr, **{**dst_options, **extra})
+    dst = as_option("--to", open_store, dst_loc, writable=writable, **{**dst_options, **extra})
+    report.opened(dst)
     if init_dry_run:
-        stderr.write("symfonic: dry run: --init-target would run the target saver's setup() on the existing store; nothing changed\n")
+        report.init_target_planned(None)
     return dst, None
 
 
-class Progress:
-    """Threads, checkpoints and rate on stderr, only when stderr is a terminal."""
+class MigrateReport(Report):
+    """What a migration tells its caller (erase/report.py: ``opened``, ``waiting``) and its own
+    events: ``init_target_planned(path)`` (a dry run's ``--init-target``: the file it would create,
+    or None: setup() on the existing store) and ``copying(total)``, the copy's progress. It writes
+    no text; the command line's (cli/migrate.py) draws the bar and says the lines."""
+
+    def init_target_planned(self, path: str | None) -> None:
+        pass
+
+    def copying(self, total: int, environment: Environment) -> Copying:
+        return Copying(total, environment)
+
+
+class Copying:
+    """The copy's progress: ``advance(outcome)`` after each thread, told to the Environment's
+    ``on_progress`` (a program's callback) as ``("copied", done, total)``."""
 
     def __init__(self, total: int, environment: Environment) -> None:
-        self.total = total
-        self.environment = environment
-        self.stream = environment.stderr
-        self.bar: Any = None  # a rich Progress while shown
-        self.checkpoints = 0
+        self.total, self.environment, self.told = total, environment, 0
 
-    def __enter__(self):
-        from symfonic_cli.render import console, is_terminal
-
-        self.plain = False
-        if is_terminal(self.stream) and self.total:
-            if self.environment.color_wanted() is False:
-                # NO_COLOR / --color never: no escape sequence at all, so no live bar (it moves
-                # the cursor with escapes); one line rewritten with carriage returns instead.
-                self.plain = True
-                return self
-            from rich.progress import (
-                BarColumn,
-                MofNCompleteColumn,
-                TextColumn,
-                TimeElapsedColumn,
-            )
-            from rich.progress import Progress as Bar
-
-            self.bar = Bar(
-                TextColumn("threads"), BarColumn(), MofNCompleteColumn(),
-                TextColumn("{task.fields[checkpoints]} checkpoints, {task.fields[rate]}"), TimeElapsedColumn(),
-                console=console(self.environment, self.stream), transient=True,
-            )
-            self.bar.start()
-            self.task = self.bar.add_task("migrate", total=self.total, checkpoints=0, rate="")
+    def __enter__(self) -> Copying:
         return self
 
-    def advance(self, outcome) -> None:
-        self.told = getattr(self, "told", 0) + 1
+    def advance(self, outcome: Any) -> None:
+        self.told += 1
         if self.environment.on_progress is not None:
             self.environment.on_progress("copied", self.told, self.total)
-        if self.plain:
-            self.checkpoints += outcome.checkpoints_copied + outcome.checkpoints_skipped
-            self.done = getattr(self, "done", 0) + 1
-            self._line = f"threads {self.done}/{self.total}, {self.checkpoints} checkpoints"
-            self.stream.write("\r" + self._line)
-            self.stream.flush()
-            return
-        if self.bar is None:
-            return
-        self.checkpoints += outcome.checkpoints_copied + outcome.checkpoints_skipped
-        elapsed = self.bar.tasks[0].elapsed or 0.0
-        done = self.bar.tasks[0].completed + 1
-        rate = f"{done / elapsed:.1f} threads/s" if elapsed > 0 else ""
-        self.bar.update(self.task, advance=1, checkpoints=self.checkpoints, rate=rate)
 
-    def __exit__(self, *exc) -> None:
-        if self.plain and getattr(self, "_line", None):
-            self.stream.write("\r" + " " * len(self._line) + "\r")  # gone, as the live bar goes
-            self.stream.flush()
-        if self.bar is not None:
-            self.bar.stop()
+    def __exit__(self, *exc: object) -> None:
+        pass

@@ -12,7 +12,6 @@ receipt line is on disk before the next starts; threads are read page by page; C
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from typing import Any
@@ -20,12 +19,11 @@ from typing import Any
 from symfonic_cli import __version__
 from symfonic_cli.environment import Environment
 from symfonic_cli.erase import plan as ep
-from symfonic_cli.erase.confirm import Terminal, confirm, no_terminal
 from symfonic_cli.erase.faults import Faults
 from symfonic_cli.erase.records import RunRecord, default_operator, open_receipt, store_name
 from symfonic_cli.erase.steps import DEFAULT_BATCH, Pace, Stopped, busy_error, check_replicas, hold_run_lock, run_threads
 from symfonic_cli.erase.result import EraseOutcome, carry_outcome
-from symfonic_cli.erase.text import document_stream, idle_words
+from symfonic_cli.erase.report import Confirmation, Report
 from symfonic_cli.errors import EXIT_INTERRUPTED, NotFoundError, StoppedError, StoreError, SymfonicError, WrittenAgainError
 from symfonic_cli.limits import DEFAULT_LOCK_TIMEOUT, DEFAULT_PIECE
 from symfonic_cli.location import StoreLocation, scrub
@@ -36,8 +34,6 @@ from symfonic_cli.storage import records as pr
 # typing.TYPE_CHECKING without importing typing.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import TextIO
-
     from symfonic_cli.stores.protocol import Store
 
 SAMPLE = 10  # threads a plan of many shows
@@ -54,7 +50,6 @@ class PruneRequest:
     yes: bool = False
     compact: bool = False
     receipt_path: str | None = None
-    fmt: str = "text"
     operator: str | None = None
     ticket: str | None = None
     missing_ok: bool = False
@@ -65,8 +60,6 @@ class PruneRequest:
     pace: Pace | None = None  # --pause, --max-rate: waits between the threads' transactions
     keep_branches: bool = False  # also keep the head of every branch (a checkpoint no other names as parent)
     piece_size: int = DEFAULT_PIECE  # checkpoints one transaction deletes at most: a huge thread goes in pieces
-    # How the run asks for its typed confirmation (erase/confirm.py): the caller's; by default no one.
-    ask: Callable[..., Terminal | None] = no_terminal
 
 
 class _Keys:
@@ -100,21 +93,20 @@ class _Keys:
             yield page
 
 
-def run(req: PruneRequest, environment: Environment | None = None) -> EraseOutcome | None:
-    """Prune what ``req`` selects: a reader's end as an EraseOutcome for the caller to render (JSON and
-    dry runs stream as they go: None); an error that ends the run carries it as ``.outcome``."""
-    from symfonic_cli.render import escape_inline as esc
+def run(req: PruneRequest, environment: Environment | None = None, report: Report | None = None) -> EraseOutcome | None:
+    """Prune what ``req`` selects, telling ``report`` (erase/report.py: the caller's; by default no
+    one, and a needed confirmation raises) the plan, the confirmation and each thread. The run's
+    end, an EraseOutcome, is returned when the report does not stream it (a dry run: None); an
+    error that ends the run carries it as ``.outcome``."""
     from symfonic_cli.stores import open_store
 
     env = environment or Environment()
+    report = report or Report()
     check_replicas(req.pace, req.location)
-    out = env.stdout
-    human = req.fmt not in ("json", "jsonl")
     now = datetime.now(timezone.utc)
     newer_than = now - req.older_than if req.older_than is not None else None
     name = store_name(req.location)
     receipt_file = open_receipt(req.receipt_path, dry_run=req.dry_run, store=req.location)  # checked before anything is deleted
-    terminal = None
     rec = None
     stop: Stopped | None = None
     try:
@@ -124,25 +116,23 @@ def run(req: PruneRequest, environment: Environment | None = None) -> EraseOutco
                 store.set_lock_timeout(req.lock_timeout)
             notes = store.prune_prepare(dry_run=req.dry_run)  # exit 4 here, before any plan or delete
             if not req.dry_run:  # one run per store, held until the store is closed
-                hold_run_lock(store, "prune", wait=req.wait, location=req.location, stderr=env.stderr)
+                hold_run_lock(store, "prune", wait=req.wait, location=req.location, told=report.waiting)
             if req.compact:
                 notes += store.compact_check()
             keys = _Keys(store, req.selection, req.batch_size or DEFAULT_BATCH)
             plan = _Plan(store, req, keys, newer_than)
             if req.dry_run:
-                plan.write_all(out, human, name, notes, esc, env)
+                plan.stream(report, name, notes)
                 _check_missing(req, plan.missing, store)
                 return None
             needs_confirm = not req.yes
-            if needs_confirm:
-                terminal = req.ask(env, from_stdin=req.selection.from_stdin)
-            plan_out = terminal.writer if terminal is not None else (out if human else None)
-            if needs_confirm or plan_out is not None:
+            if needs_confirm or report.shows_plan:
                 plan.count()  # the totals confirmed and shown (streamed: nothing kept per thread)
-            if plan_out is not None:
-                plan.write_summary(plan_out, name, notes, esc, env)
-            if needs_confirm:
-                _confirm(terminal, plan.to_prune)
+                view = plan.view(name, notes, whole=True)
+                if needs_confirm:  # the caller's step: shows the plan, asks for the count (none: nothing to confirm)
+                    report.confirm(Confirmation(view, "prune", plan.to_prune, from_stdin=req.selection.from_stdin))
+                else:
+                    report.plan(view)
             header = {
                 **ep.receipt_header(receipt_id=str(uuid.uuid4()), now=now, version=__version__, store=name,
                                     kind=req.location.kind, operator=req.operator or default_operator(), ticket=req.ticket,
@@ -150,9 +140,9 @@ def run(req: PruneRequest, environment: Environment | None = None) -> EraseOutco
                 "operation": "prune", "keep": req.keep, "older_than": _seconds(req.older_than),
                 "keep_branches": req.keep_branches,
             }
-            rec = PruneRecorder(env, req, header, receipt_file, keys.total, store)
+            rec = PruneRecorder(env, report, req, header, receipt_file, keys.total, store)
             rec.start(threads_planned=keys.total)
-            faults = Faults.from_env(out)
+            faults = Faults.from_env(report)
             step = _step(store, req, newer_than, faults, rec.between(faults))
             # The plans the deletes are compared with; the transcript times were the shown plan's.
             pages = (store.prune_plans(p, keep=req.keep, newer_than=newer_than, keep_branches=req.keep_branches, times=False) for p in keys.pages())
@@ -173,18 +163,16 @@ def run(req: PruneRequest, environment: Environment | None = None) -> EraseOutco
         if stop is not None:
             tail["stopped"] = stop.reason
         outcome = None  # as erase ends: the summary and the --receipt file, else the whole receipt (the caller's)
-        if human:
-            outcome = EraseOutcome({**header, **tail}, False, pr.summary_line(tail["summary"]), rec.kept_at(stop))
-        elif rec.stream is not None:
-            rec.stream.end(tail)
-        out.flush()
+        if report.streams:
+            report.end(tail)
+        else:
+            outcome = EraseOutcome({**header, **tail}, False, "prune", rec.kept_at(stop))
+        report.flush()
     finally:
-        if rec is not None and rec.stream is not None and rec.stream.open:
-            rec.stream.end({"summary": rec.summary(True), "stopped": "stopped by an unexpected error after the last thread"})
+        if rec is not None and report.open:
+            report.end({"summary": rec.summary(True), "stopped": "stopped by an unexpected error after the last thread"})
         if receipt_file is not None:
             receipt_file.close()
-        if terminal is not None:
-            terminal.close()
     carry_outcome(outcome, lambda: _raise_outcome(req, rec, stop, keys.total))
     return outcome
 
@@ -227,81 +215,30 @@ class _Plan:
             if len(self.sample) < SAMPLE:
                 self.sample.append(rec)
 
-    def _head(self, store_name: str, esc, width, env: Environment) -> str:
-        from symfonic_cli.clock import human_duration
-        from symfonic_cli.render.fit import Whole, fit
+    def totals(self) -> pr.PruneTotals:
+        return pr.PruneTotals(self.to_prune, self.checkpoints, self.bytes, self.redated, self.lost, self.forked, self.heads_deleted)
 
-        # As typed (30d, not 2592000 s): the unit the grammar reads back; a sweep's window as erase's.
-        older = ["and every checkpoint newer than", Whole(f"{human_duration(self.req.older_than)};")] if self.req.older_than else []
-        receipt = self.req.selection.receipt
-        window = idle_words(receipt, env) if "inactive_for" in receipt or "inactive_since" in receipt else []
-        head = fit(["prune plan for", Whole(esc(store_name) + ":"), "keep the latest", Whole(f"{self.req.keep} checkpoint(s)"),
-                    "of each namespace" + ("," if older else ";"), *older, Whole(f"{self.keys.total:,} thread(s)"),
-                    "selected" + ("," if window else ""), *window], width) + "\n"
-        if self.keys.undatable:
-            head += fit(["undatable:", Whole(f"{self.keys.undatable:,} thread(s)"), "whose activity cannot be dated:",
-                         "not pruned by a time window"], width, indent="  ") + "\n"
-        return head
+    def view(self, store_name: str, notes: list[str], whole: bool = False) -> pr.PruneView:
+        """The plan as the caller is told it; ``whole``: counted, with its first threads."""
+        return pr.PruneView(store_name, self.req.keep, self.req.older_than, self.req.selection.receipt, self.keys.total,
+                            self.keys.undatable, notes, list(self.sample), self.totals() if whole else None)
 
-    def _totals(self, width) -> str:
-        line = pr.totals_line(self.to_prune, self.checkpoints, self.bytes, self.redated, width) + "\n" + pr.lost_line(self.lost, width) + "\n"
-        if self.forked:
-            from symfonic_cli.render.fit import Whole, fit
-
-            line += fit(["forked:", Whole(f"{self.forked:,} thread(s)"), "lose", Whole(f"{self.heads_deleted:,} branch head(s)"),
-                         "(LangGraph time travel; --keep-branches keeps every branch's head)"], width, indent="  ", hang="    ") + "\n"
-        return line
-
-    def _notes(self, out: TextIO, notes: list[str], esc, width) -> None:
-        from symfonic_cli.render.fit import fit
-
-        for note in notes:
-            out.write(fit(["note:", esc(note)], width, indent="  ", hang="    ") + "\n")
-
-    def write_summary(self, out: TextIO, store_name: str, notes: list[str], esc, env: Environment) -> None:
-        from symfonic_cli.render.fit import Whole, fit, width_of
-
-        width = width_of(out)
-        out.write(self._head(store_name, esc, width, env))
-        for rec in self.sample:
-            out.write(pr.plan_line(rec, esc, width) + "\n")
-        if self.keys.total > len(self.sample):
-            out.write(fit(["... and", Whole(f"{self.keys.total - len(self.sample):,} more"), "(thread prune --dry-run lists every one)"],
-                          width, indent="  ") + "\n")
-        out.write(self._totals(width))
-        self._notes(out, notes, esc, width)
-        out.flush()
-
-    def write_all(self, out: TextIO, human: bool, store_name: str, notes: list[str], esc, env: Environment) -> None:
-        from symfonic_cli.render.fit import width_of
-
-        stream = document_stream(env, self.req.fmt, record="plan")
-        width = width_of(out) if human else None
-        if human:
-            out.write(self._head(store_name, esc, width, env))
-        else:
-            stream.begin({"dry_run": True, "store": store_name, "store_kind": self.req.location.kind,
-                          "selection": self.req.selection.receipt, "keep": self.req.keep, "older_than": _seconds(self.req.older_than),
-                          "keep_branches": self.req.keep_branches})
+    def stream(self, report: Report, store_name: str, notes: list[str]) -> None:
+        """A dry run: every thread's plan record to ``report`` as it is made, then the totals."""
+        report.dry_run_begin(self.view(store_name, notes), {
+            "dry_run": True, "store": store_name, "store_kind": self.req.location.kind, "selection": self.req.selection.receipt,
+            "keep": self.req.keep, "older_than": _seconds(self.req.older_than), "keep_branches": self.req.keep_branches})
         n = 0
         try:
             for rec in self.records():
                 n += 1
-                if human:
-                    out.write(pr.plan_line(rec, esc, width) + "\n")
-                else:
-                    stream.item(rec)
+                report.planned(rec)
         finally:
             s = {"threads": n, "to_prune": self.to_prune, "checkpoints": self.checkpoints, "bytes": self.bytes,
                  "messages_redated": self.redated, "messages_only_in_deleted": self.lost, "not_found": len(self.missing),
                  "undatable": self.keys.undatable, "forked_threads": self.forked, "branch_heads_deleted": self.heads_deleted}
-            if human:
-                out.write(self._totals(width))
-                self._notes(out, notes, esc, width)
-                out.write("dry run: nothing deleted\n")
-            else:
-                stream.end({"summary": s, "notes": notes, "timestamps": pr.TIMESTAMPS})
-            out.flush()
+            report.dry_run_end(self.view(store_name, notes, whole=True), {"summary": s, "notes": notes, "timestamps": pr.TIMESTAMPS})
+            report.flush()
 
 
 def _step(store: Store, req: PruneRequest, newer_than, faults: Faults | None = None, between=None):
@@ -327,8 +264,8 @@ class PruneRecorder(RunRecord):
 
     verb = "pruned"
 
-    def __init__(self, env: Environment, req: PruneRequest, header, receipt_file, total: int, store: Store) -> None:
-        super().__init__(env, fmt=req.fmt, header=header, receipt_file=receipt_file, total=total, stream=True, progress=None)
+    def __init__(self, env: Environment, report: Report, req: PruneRequest, header, receipt_file, total: int, store: Store) -> None:
+        super().__init__(env, report, header=header, receipt_file=receipt_file, total=total, stream=True, progress=None)
         self.req, self.store = req, store
         self.counts = pr.empty_counts()
         self.rows: dict[str, int] = {}
@@ -337,8 +274,6 @@ class PruneRecorder(RunRecord):
         self.written_again = 0  # failed threads whose prune committed (verification found more to prune)
 
     def thread(self, result: pr.PruneOutcome) -> Stopped | None:
-        from symfonic_cli.render import escape_inline as esc
-
         entry = pr.thread_entry(result, self.req.location.kind)
         self.counts[result.status] += 1
         self.written_again += result.status == FAILED and bool(result.remaining)
@@ -350,7 +285,7 @@ class PruneRecorder(RunRecord):
                 from symfonic_cli.suggestions import Suggester, not_found_message
 
                 self.missing_message = not_found_message(result.key, self.req.location.display, Suggester(self.store))
-        return self._record(entry, pr.thread_line(result, esc, self.width) + "\n")
+        return self._record(entry, result)
 
     def between(self, faults: Faults):
         """What runs between two pieces of a huge thread: the piece's receipt line (on disk before
@@ -395,11 +330,6 @@ def _compact(store: Store, req: PruneRequest, notes: list[str]) -> dict[str, Any
         return {"done": False}
     notes += more
     return {"done": True, "bytes_before": before, "bytes_after": after}
-
-
-def _confirm(terminal, count: int) -> None:
-    if count:  # nothing to delete: nothing to confirm
-        confirm(terminal, f"Type the number of threads ({count}) to prune them", str(count))
 
 
 def _check_missing(req: PruneRequest, missing: list[str], store: Store) -> None:

@@ -11,14 +11,13 @@ from symfonic_cli.location import StoreLocation
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
-    from typing import TextIO
     from symfonic_cli.stores.protocol import Store
 
 
-def open_store(location: StoreLocation, *, writable: bool = False, stderr: TextIO | None = None, **options: Any) -> "Store":
+def open_store(location: StoreLocation, *, writable: bool = False, **options: Any) -> "Store":
     """Open a store read-only (the default) or, for erase and migrate targets, writable. What the
-    driver warned about while opening (a MongoDB URL option it ignores) goes to ``stderr``, one
-    line each. The backend gets the options its kind declares (kinds/); one no kind takes is a
+    driver warned about while opening (a MongoDB URL option it ignores) is the store's
+    ``open_warnings``, for the caller to show (cli/common.py). The backend gets the options its kind declares (kinds/); one no kind takes is a
     usage error (exit 2), an option of another kind (--pg-schema for a SQLite file) is not passed."""
     from symfonic_cli.errors import UsageError
 
@@ -31,9 +30,6 @@ def open_store(location: StoreLocation, *, writable: bool = False, stderr: TextI
         store = module.open_store(location, writable=writable, **taken)
     except ModuleNotFoundError as exc:
         raise missing_driver(location.kind, exc) from None
-    if stderr is not None:
-        for line in store.open_warnings:  # only MongoDB's driver warns
-            stderr.write(f"symfonic: warning: {line}\n")
     return store
 
 

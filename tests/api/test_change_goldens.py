@@ -44,6 +44,14 @@ for fmt in FORMATS:
     CASES[f"export-{fmt}"] = ("thread", "export", "-s", "{db}", "--tenant", "acme", "--all-sessions", "--output", "{dir}/bundle", "-f", fmt)
     CASES[f"migrate-plan-{fmt}"] = ("migrate", "--from", "{db}", "--to", "{dir}/copy.db", "--all", "--dry-run", "-f", fmt)
     CASES[f"migrate-{fmt}"] = ("migrate", "--from", "{db}", "--to", "{dir}/copy.db", "--all", "--init-target", "-f", fmt)
+# Added before the rendering moved out of the feature packages (issue #35 item 2): jsonl streams
+# (a sweep paged two threads at a time), the plans shown when no terminal can confirm them.
+for name in ("erase-plan", "erase", "sweep-plan", "sweep", "prune-plan", "prune"):
+    CASES[f"{name}-jsonl"] = (*CASES[f"{name}-json"][:-1], "jsonl")
+CASES["sweep-batched-jsonl"] = (*CASES["sweep-jsonl"][:-2], "--batch-size", "2", "-f", "jsonl")
+CASES["sweep-plan-batched-text"] = (*CASES["sweep-plan-text"][:-2], "--batch-size", "2", "-f", "text")
+CASES["erase-not-confirmed"] = ("thread", "erase", "-s", "{db}", "--tenant", "acme", "--all-sessions", "-f", "text")
+CASES["sweep-not-confirmed"] = ("thread", "erase", "-s", "{db}", "--inactive-since", "2026-09-01", "-f", "text")
 CASES["erase-not-found"] = ("thread", "erase", "-s", "{db}", "acme:eu:s-02", "--yes", "--operator", "ops@example.com", "-f", "text")
 CASES["prune-not-confirmed"] = ("thread", "prune", "-s", "{db}", "--all", "-f", "text")
 

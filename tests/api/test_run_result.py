@@ -28,7 +28,6 @@ def test_progress_is_a_callback_the_caller_supplies(sqlite_store, tmp_path):
     from symfonic_cli.environment import Environment
     from symfonic_cli.erase.run import EraseRequest
     from symfonic_cli.erase.run import run as erase_run
-    from symfonic_cli.erase.text import Collected
     from symfonic_cli.export.run import ExportRequest
     from symfonic_cli.export.run import run as export_run
     from symfonic_cli.location import resolve_store
@@ -37,13 +36,13 @@ def test_progress_is_a_callback_the_caller_supplies(sqlite_store, tmp_path):
     keys = [t["key"] for t in json.loads(run("threads", "list", "-s", str(sqlite_store), "-f", "json").out)][:2]
     loc = resolve_store(str(sqlite_store))
     told: list[tuple[str, int, int]] = []
-    env = Environment.library(Collected())
+    env = Environment.library()
     env.on_progress = lambda verb, done, total: told.append((verb, done, total))
     export_run(ExportRequest(location=loc, options={}, selection={}, output=str(tmp_path / "b"), keys=keys, prefix=None,
                              fmt="json"), env)
     assert told == [("exported", 1, 2), ("exported", 2, 2)]
     told.clear()
-    env = Environment.library(Collected())
+    env = Environment.library()
     env.on_progress = lambda verb, done, total: told.append((verb, done, total))
-    outcome = erase_run(EraseRequest(location=loc, options={}, selection=key_list(keys), yes=True, fmt="json"), env)
+    outcome = erase_run(EraseRequest(location=loc, options={}, selection=key_list(keys), yes=True), env)
     assert told == [("erased", 1, 2), ("erased", 2, 2)] and outcome is not None and outcome.document["summary"]["erased"] == 2

@@ -1,6 +1,6 @@
 """The typed confirmation is a step the caller supplies (issue #35 item 2): the command line asks
-on its terminal, the library on its own asks no one (``yes`` is the way), and any other caller (a
-dialog) answers through its own Terminal; the plan is shown where the answer is read."""
+on its terminal (cli/report.py), the library on its own asks no one (``yes`` is the way), and any
+other caller (a dialog) is its own Report's ``confirm``: it is handed the plan as data and asks."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import json
 import pytest
 
 from symfonic_cli.environment import Environment
-from symfonic_cli.erase.confirm import Terminal
+from symfonic_cli.erase.report import Confirmation, Report, RequestView
 from symfonic_cli.errors import NotConfirmedError
 from symfonic_cli.location import resolve_store
 from symfonic_cli.selection import key_list
@@ -38,19 +38,23 @@ def test_the_library_asks_no_one_unless_the_caller_supplies_the_step(sqlite_stor
     make, go = (EraseRequest, erase_run) if operation == "erase" else (PruneRequest, prune_run)
     before = run("threads", "list", "-s", str(sqlite_store), "-f", "json").out
     with pytest.raises(NotConfirmedError):
-        go(make(location=loc, options={}, selection=key_list(keys), fmt="json"), _env("2\n"))
+        go(make(location=loc, options={}, selection=key_list(keys)), _env("2\n"))
     assert run("threads", "list", "-s", str(sqlite_store), "-f", "json").out == before  # nothing changed
 
-    shown, asked = io.StringIO(), []
+    asked: list[Confirmation] = []
 
-    def dialog(env: Environment, *, from_stdin: bool = False) -> Terminal:
-        asked.append(from_stdin)
-        return Terminal(io.StringIO("2\n"), shown)
+    class Dialog(Report):
+        def confirm(self, step: Confirmation) -> None:
+            asked.append(step)  # a dialog would show step.view and read the count; this one says yes
 
     env = _env("")
-    go(make(location=loc, options={}, selection=key_list(keys), fmt="json", ask=dialog), env)
-    assert asked == [False] and "Type the number of threads (2)" in shown.getvalue()
-    assert all(k in shown.getvalue() for k in keys)  # the plan was shown where the answer was read
+    go(make(location=loc, options={}, selection=key_list(keys)), env, Dialog())
+    (step,) = asked
+    assert step.operation == operation and step.threads == 2 and step.key is None and not step.from_stdin
+    # The plan comes as data: the threads it holds, never text.
+    held = [p.key for p in step.view.plans] if isinstance(step.view, RequestView) else [r["key"] for r in step.view.sample]
+    assert held == keys
+    assert env.stdout.getvalue() == env.stderr.getvalue() == ""  # nothing printed, the terminal never read
     after = {t["key"]: t for t in json.loads(run("threads", "list", "-s", str(sqlite_store), "-f", "json").out)}
     if operation == "erase":
         assert not set(keys) & set(after)

@@ -75,7 +75,7 @@ class SqliteErase(PerThreadErase, SqliteSection):
             os.close(fd)
             return describe(record)
         os.ftruncate(fd, 0)
-        os.write(fd, json.dumps(holder_record(operation)).encode())
+        os.write(fd, json.dumps(holder_record(operation)).encode())  # data: the run lock file's holder
         self._run_lock_fd = fd
         return None
 

@@ -1,4 +1,6 @@
-"""What a store-changing run prints: plans, per-thread lines, the JSON documents on stdout.
+"""What a store-changing run (erase, a sweep, prune) prints: plans, per-thread lines, the JSON
+documents on stdout. The drivers write no text: they tell their events to the caller's Report
+(erase/report.py); cli/report.py's TextReport renders them with what is here.
 
 Every text taken from the store is escaped here (``esc`` is ``render.escape_inline``); times are
 shown in ``--tz``. On a terminal every line a reader gets wraps to its width (render/fit.py: keys,
@@ -10,15 +12,12 @@ ids, times and counts whole, text between words); off one, each stays one line. 
   (``idle for 30d``) and its cut-off, the threads no time window can judge, and the first keys;
   ``sweep_dry_run_head(out, ...)``: a dry run's; ``idle_words(selection, env)``: the window as typed
   (prune's plan says it the same way);
-- ``plan_document(...)``: a request's dry run as one JSON document;
 - ``suggestion_lines(err, misses)``: not-found keys' suggestions, on stderr only (``not_found_line``);
 - ``thread_line(outcome, width=None)``: ``<status> <key><detail>``, the line printed per thread as it is done;
 - ``write_json(out, fmt, doc)``: one document, indented for ``json``, one line for ``jsonl``;
 - ``print_receipt(out, receipt, line, kept_at)``: a reader's end: the summary and the receipt
   file's path, or the whole receipt when no file holds it;
-- ``JsonStream``: a document whose ``threads`` array is written element by element (or JSONL records);
-  ``Collected``: the same calls keeping the document as data (the Python API); ``document_stream(env,
-  fmt)`` gives the run's (``write_document(env, fmt, doc)`` for a whole one).
+- ``JsonStream``: a document whose ``threads`` array is written element by element (or JSONL records).
 """
 
 from __future__ import annotations
@@ -52,19 +51,6 @@ def write_json(out: TextIO, fmt: str, doc: dict) -> None:
     from symfonic_cli.render import json_dumps
 
     out.write(json_dumps(doc, indent=2 if fmt == "json" else None) + "\n")
-
-
-def write_document(env: Environment, fmt: str, doc: dict[str, Any]) -> None:
-    """A run's whole document: printed, or handed to the caller's ``Collected``."""
-    document_stream(env, fmt).whole(doc)
-
-
-def document_stream(env: Environment, fmt: str, record: str = "thread") -> JsonStream | Collected:
-    """Where a run's ``-f json``/``jsonl`` document goes: stdout, or the caller's ``Collected``."""
-    if env.document is not None:
-        assert isinstance(env.document, Collected)
-        return env.document
-    return JsonStream(env.stdout, fmt, record)
 
 
 def _fit(pieces, width: int | None, indent: str = "", hang: str = "    ") -> str:
@@ -114,23 +100,6 @@ def _retained_pieces(n: int) -> list[str]:
 
     return ["with", Whole(f"{n} message(s)"), "the conversation no longer shows (held by older checkpoints:",
             "transcript show --retained)"]
-
-
-def plan_document(*, store_name: str, kind: str, selection: dict, plans, misses, now: datetime, grace: timedelta) -> dict[str, Any]:
-    records = ep.plan_records(plans, now, grace, misses)
-    counts = {s: sum(1 for r in records if r["status"] == s) for s in ("erase", ep.NOT_FOUND, ep.ALREADY_ERASED, ep.NOTHING)}
-    return {
-        "dry_run": True,
-        "store": store_name,
-        "store_kind": kind,
-        "selection": selection,
-        "summary": {
-            "threads": len(records), "to_erase": counts["erase"], "not_found": counts[ep.NOT_FOUND],
-            "already_erased": counts[ep.ALREADY_ERASED], "nothing_to_erase": counts[ep.NOTHING],
-        },
-        "threads": records,
-        "not_erased": ep.NOT_ERASED,
-    }
 
 
 def print_plan(out: TextIO, *, store_name: str, plans, misses, now: datetime, grace: timedelta, fmt: str,
@@ -360,39 +329,24 @@ class JsonStream:
         self.out.flush()
 
 
-class Collected:
-    """A JsonStream's calls, keeping the document ``-f json`` prints as data (``value``, equal to
-    that JSON parsed): what the Python API returns, with no text made or parsed."""
-
-    def __init__(self) -> None:
-        self.value: dict[str, Any] | None = None
-        self.head: dict[str, Any] = {}
-        self.items: list[Any] = []
-        self.open = False
-
-    def begin(self, head: dict[str, Any]) -> None:
-        self.head, self.items, self.open = head, [], True
-
-    def item(self, entry: dict[str, Any], line_head: dict[str, Any] | None = None) -> None:
-        from symfonic_cli.render import json_value
-
-        self.items.append(json_value(entry))
-
-    def end(self, tail: dict[str, Any], line_head: dict[str, Any] | None = None) -> None:
-        from symfonic_cli.render import json_value
-
-        if not self.open:
-            return
-        self.open = False
-        self.value = {**json_value(self.head), "threads": self.items, **json_value(tail)}
-
-    def whole(self, doc: dict[str, Any]) -> None:
-        from symfonic_cli.render import json_value
-
-        self.value = json_value(doc)
-
-
 def _member(name: str, value: Any) -> str:
     from symfonic_cli.render import json_dumps
 
     return f"  {json_dumps(name)}: " + json_dumps(value, indent=2).replace("\n", "\n  ")
+
+
+def summary_line(receipt: dict[str, Any]) -> str:
+    """The command's last line: counts, and the warning when a thread had recent activity."""
+    s = receipt["summary"]
+    line = f"erased {s['erased']} thread(s), {s['nothing_to_erase']} with nothing to erase, {s['failed']} failed"
+    for name, label in (("not_found", "not found"), ("already_erased", "already erased"), ("not_attempted", "not attempted"), ("skipped_active", "skipped (active since the cut-off)"),
+                        ("busy", BUSY_LABEL)):
+        if s[name]:
+            line += f", {s[name]} {label}"
+    recent = [t["key"] for t in receipt["threads"] if "warning" in t]
+    if recent:
+        line += f"; warning: {len(recent)} thread(s) had recent activity, a running agent may write them again"
+    return line
+
+
+BUSY_LABEL = "busy (a lock not had within --lock-timeout; nothing changed, rerun to take them)"

@@ -1,19 +1,16 @@
-"""The typed confirmation of a store-changing run (erase requests, sweeps, prune).
+"""The typed confirmation of a store-changing run (erase requests, sweeps, prune) on the command
+line: the step cli/report.py's TextReport supplies (erase/report.py: a run asks its caller; the
+Python API asks no one, ``yes=True`` is the way; a dialog would be another Report's step).
 
 API:
-- The caller supplies how a run asks (a request's ``ask``): ``open_terminal`` for the command line,
-  ``no_terminal`` (the default: a library never opens a terminal; ``yes=True`` is the way) for the
-  Python API; a dialog would give its own ``Terminal``.
 - ``open_terminal(env, from_stdin=...)``: where the plan and the prompt are shown and the answer
   is read, a ``Terminal`` (``.writer``, ``.reader``, ``.close()``), or None when there is none:
   standard input and stderr on a terminal; ``/dev/tty`` when standard input held the keys.
 - ``confirm(terminal, question, expected)``: asks, reads one line, raises ``NotConfirmedError``
   (exit 6) unless the answer is ``expected`` exactly or as the plan shows it (escaped); Ctrl-C
   at the prompt is "not confirmed, nothing erased", exit 130. Without a
-  terminal it raises at once (``--yes`` is the way). A driver shows its plan on
+  terminal it raises at once (``--yes`` is the way). The report shows the plan on
   ``terminal.writer`` first, then calls this.
-- ``confirm_plans(terminal, plans)``: the thread key of one thread, else the number of threads.
-- ``confirm_count(terminal, total)``: the number of threads (a sweep counted in the database).
 """
 
 from __future__ import annotations
@@ -26,8 +23,6 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import TextIO
 
-    from symfonic_cli.model.erase import ThreadErasePlan
-
 
 class Terminal:
     """Where the plan and the prompt are shown and the answer is read."""
@@ -38,11 +33,6 @@ class Terminal:
     def close(self) -> None:
         for stream in self.owned or ():
             stream.close()
-
-
-def no_terminal(env: Environment, *, from_stdin: bool = False) -> Terminal | None:
-    """No one to ask: a run that needs a confirmation stops (NotConfirmedError, exit 6)."""
-    return None
 
 
 def open_terminal(env: Environment, *, from_stdin: bool = False) -> Terminal | None:
@@ -90,13 +80,3 @@ def _pending_signals() -> None:
     """Nothing: calling a Python function runs the signal handlers already due. A Ctrl-C typed
     before the read began returns the line after it (the terminal flushed the rest) and would
     raise KeyboardInterrupt only later, outside the prompt: it is raised here, inside it."""
-
-
-def confirm_plans(terminal: Terminal | None, plans: list[ThreadErasePlan]) -> None:
-    from symfonic_cli.erase import plan as ep
-
-    confirm(terminal, ep.confirmation_question(plans), ep.confirmation_answer(plans))
-
-
-def confirm_count(terminal: Terminal | None, total: int) -> None:
-    confirm(terminal, f"Type the number of threads ({total}) to erase them", str(total))
