@@ -7,13 +7,16 @@ API:
 - ``open_terminal(env, from_stdin=...)``: where the plan and the prompt are shown and the answer
   is read, a ``Terminal`` (``.writer``, ``.reader``, ``.close()``), or None when there is none:
   standard input and stderr on a terminal; ``/dev/tty`` when standard input held the keys.
-- ``confirm(terminal, question, expected)``: asks, reads one line, raises ``NotConfirmedError``
+- ``confirm(terminal, expected, action, one_thread=False)``: asks for the thread key
+  (``one_thread``) or the number of threads, reads one line, raises ``NotConfirmedError``
   (exit 6) unless the answer is ``expected`` exactly or as the plan shows it (escaped); Ctrl-C
-  at the prompt is "not confirmed, nothing erased", exit 130. Without a
+  at the prompt is "not confirmed (interrupted), nothing <done>", exit 130. Without a
   terminal it raises at once (``--yes`` is the way). A driver shows its plan on
-  ``terminal.writer`` first, then calls this.
+  ``terminal.writer`` first, then calls this. ``action`` is ``ERASE`` or ``PRUNE``: every
+  question and refusal names the run's own action (one wording, here).
 - ``confirm_plans(terminal, plans)``: the thread key of one thread, else the number of threads.
-- ``confirm_count(terminal, total)``: the number of threads (a sweep counted in the database).
+- ``confirm_count(terminal, total, action=ERASE)``: the number of threads (a sweep counted in the
+  database; prune's plan).
 """
 
 from __future__ import annotations
@@ -27,6 +30,17 @@ if TYPE_CHECKING:
     from typing import TextIO
 
     from symfonic_cli.model.erase import ThreadErasePlan
+
+
+class Action:
+    """What a confirmed run does, as its question and refusals say it."""
+
+    def __init__(self, verb: str, done: str) -> None:
+        self.verb, self.done = verb, done
+
+
+ERASE = Action("erase", "erased")
+PRUNE = Action("prune", "pruned")
 
 
 class Terminal:
@@ -63,11 +77,14 @@ def open_terminal(env: Environment, *, from_stdin: bool = False) -> Terminal | N
     return Terminal(env.stdin, env.stderr)
 
 
-def confirm(terminal: Terminal | None, question: str, expected: str) -> None:
+def confirm(terminal: Terminal | None, expected: str, action: Action, *, one_thread: bool = False) -> None:
     from symfonic_cli.render import escape_inline
 
     if terminal is None:
-        raise NotConfirmedError("not confirmed: no terminal to confirm on, nothing deleted", hint="pass --yes to erase without a prompt")
+        raise NotConfirmedError(f"not confirmed: no terminal to confirm on, nothing {action.done}",
+                                hint=f"pass --yes to {action.verb} without a prompt")
+    question = (f"Type the thread key to {action.verb} it" if one_thread
+                else f"Type the number of threads ({expected}) to {action.verb} them")
     try:
         terminal.writer.write(f"{question}: ")
         terminal.writer.flush()
@@ -76,14 +93,14 @@ def confirm(terminal: Terminal | None, question: str, expected: str) -> None:
     except KeyboardInterrupt:  # Ctrl-C at the prompt: a clear no
         terminal.writer.write("\n")
         terminal.writer.flush()
-        raise StoppedError("not confirmed (interrupted), nothing erased", EXIT_INTERRUPTED) from None
+        raise StoppedError(f"not confirmed (interrupted), nothing {action.done}", EXIT_INTERRUPTED) from None
     if answer.endswith("\n"):
         answer = answer[:-1]
     if answer.endswith("\r"):
         answer = answer[:-1]
     # The key exactly, or as the plan shows it (escaped): never a trimmed or folded look-alike.
-    if answer not in (expected, escape_inline(expected)):
-        raise NotConfirmedError(f"not confirmed: expected '{expected}', nothing deleted")
+    if answer not in (expected, escape_inline(expected)):  # the error line is escaped where it is written
+        raise NotConfirmedError(f"not confirmed: expected '{expected}', nothing {action.done}")
 
 
 def _pending_signals() -> None:
@@ -95,8 +112,12 @@ def _pending_signals() -> None:
 def confirm_plans(terminal: Terminal | None, plans: list[ThreadErasePlan]) -> None:
     from symfonic_cli.erase import plan as ep
 
-    confirm(terminal, ep.confirmation_question(plans), ep.confirmation_answer(plans))
+    nonempty = ep.to_erase(plans)
+    if len(nonempty) == 1:
+        confirm(terminal, nonempty[0].key, ERASE, one_thread=True)
+    else:
+        confirm(terminal, str(len(nonempty)), ERASE)
 
 
-def confirm_count(terminal: Terminal | None, total: int) -> None:
-    confirm(terminal, f"Type the number of threads ({total}) to erase them", str(total))
+def confirm_count(terminal: Terminal | None, total: int, action: Action = ERASE) -> None:
+    confirm(terminal, str(total), action)

@@ -122,19 +122,6 @@ def to_erase(plans: list[ThreadErasePlan]) -> list[ThreadErasePlan]:
     return [p for p in plans if p.total]
 
 
-def confirmation_answer(plans: list[ThreadErasePlan]) -> str:
-    """What the operator types: the thread key for one thread, the number of threads for a batch."""
-    nonempty = to_erase(plans)
-    return nonempty[0].key if len(nonempty) == 1 else str(len(nonempty))
-
-
-def confirmation_question(plans: list[ThreadErasePlan]) -> str:
-    nonempty = to_erase(plans)
-    if len(nonempty) == 1:
-        return "Type the thread key to erase it"
-    return f"Type the number of threads ({len(nonempty)}) to erase them"
-
-
 def _iso(dt: datetime | None) -> str | None:
     return iso_utc(dt)
 

@@ -20,7 +20,7 @@ from typing import Any
 from symfonic_cli import __version__
 from symfonic_cli.environment import Environment
 from symfonic_cli.erase import plan as ep
-from symfonic_cli.erase.confirm import Terminal, confirm, no_terminal
+from symfonic_cli.erase.confirm import PRUNE, Terminal, confirm_count, no_terminal
 from symfonic_cli.erase.faults import Faults
 from symfonic_cli.erase.records import RunRecord, default_operator, open_receipt, store_name
 from symfonic_cli.erase.steps import DEFAULT_BATCH, Pace, Stopped, busy_error, check_replicas, hold_run_lock, run_threads
@@ -399,7 +399,7 @@ def _compact(store: Store, req: PruneRequest, notes: list[str]) -> dict[str, Any
 
 def _confirm(terminal, count: int) -> None:
     if count:  # nothing to delete: nothing to confirm
-        confirm(terminal, f"Type the number of threads ({count}) to prune them", str(count))
+        confirm_count(terminal, count, PRUNE)
 
 
 def _check_missing(req: PruneRequest, missing: list[str], store: Store) -> None:
