@@ -13,7 +13,6 @@ import select
 import signal
 import struct
 import subprocess
-import sys
 import termios
 import threading
 import time
