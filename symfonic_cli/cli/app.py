@@ -84,6 +84,13 @@ def _interrupted(environment: Environment) -> NoReturn:
     if is_terminal(environment.stderr):
         # Output cut inside a styled cell would leave its style on: reset it (SGR 0).
         environment.stderr.write("\x1b[0m\n" if colour_on(environment, environment.stderr) else "\n")
+    # What stdout still holds goes nowhere (held output too): nothing after the line, and no wait
+    # at exit for a reader that does not read.
+    from symfonic_cli.pager import HeldOutput
+
+    if isinstance(environment.stdout, HeldOutput):
+        environment.stdout = environment.stdout.real
+    _silence(environment.stdout)
     _fail("interrupted", EXIT_INTERRUPTED, environment)
 
 
@@ -200,7 +207,12 @@ def _main(args: list[str], environment: Environment) -> None:
     try:
         try:
             rv = _run(args, environment)
-        finally:
+        except KeyboardInterrupt:
+            raise  # not written out: a reader that does not read would hold the interruption up
+        except BaseException:
+            environment.stdout.flush()
+            raise
+        else:
             # Written out here, so that a reader gone away (| head) is seen, not lost at exit.
             environment.stdout.flush()
     except SymfonicError as exc:
