@@ -104,6 +104,13 @@ def human_duration(d: timedelta) -> str:
     return f"{seconds}s"
 
 
+def duration_words(d: timedelta) -> str:
+    """``30 days``, ``1 hour``, ``90 minutes``: ``human_duration`` in words, for a sentence a person reads."""
+    short = human_duration(d)
+    n, unit = short[:-1], _UNIT_NAMES[short[-1]]
+    return f"{n} {unit[:-1] if n == '1' else unit}"
+
+
 def age(instant: datetime | None, now: datetime) -> str:
     """How long ago ``instant`` was, as kubectl's AGE column: ``45s``, ``12m``, ``3h``, ``12d``,
     ``2y`` (whole units, rounded down; up to 2 of a unit before the next: ``90s``, ``36h``); an

@@ -76,6 +76,24 @@ def _fail(line: str, code: int, environment: Environment, *, page: bool = False)
     raise SystemExit(code)
 
 
+def _interrupted(environment: Environment) -> NoReturn:
+    """Ctrl-C (or end of input at a prompt), on either route: one line, exit 130. On a terminal the
+    line starts a line of its own (the terminal echoed ^C where the output stopped), styles off."""
+    from symfonic_cli.render.terminal import colour_on, is_terminal
+
+    if is_terminal(environment.stderr):
+        # Output cut inside a styled cell would leave its style on: reset it (SGR 0).
+        environment.stderr.write("\x1b[0m\n" if colour_on(environment, environment.stderr) else "\n")
+    # What stdout still holds goes nowhere (held output too): nothing after the line, and no wait
+    # at exit for a reader that does not read.
+    from symfonic_cli.pager import HeldOutput
+
+    if isinstance(environment.stdout, HeldOutput):
+        environment.stdout = environment.stdout.real
+    _silence(environment.stdout)
+    _fail("interrupted", EXIT_INTERRUPTED, environment)
+
+
 # The click command trees built in this process, by (group, summaries only): main() runs once per
 # process from the shell but many times in one (tests, programs embedding the CLI), and a tree
 # holds no state of a run (that lives in click's context and the Environment).
@@ -113,13 +131,18 @@ def _run(args: list[str], environment: Environment):
 
     # click and typer write help and prompts to sys.stdout/sys.stderr: the Environment's here.
     with redirect_stdout(environment.stdout), redirect_stderr(environment.stderr):
-        try:
+        if os.environ.get("_SYMFONIC_COMPLETE"):  # a script request (not a TAB): typer's own answer
             return command.main(args=args, prog_name="symfonic", standalone_mode=False, obj=environment)
-        except SystemExit as exc:
-            # click ends a command whose reader went away with exit 1: end it as the quick route does.
-            if isinstance(exc.__context__, BrokenPipeError):
-                raise exc.__context__ from None
-            raise
+        import click
+
+        # click's main without typer's endings: typer makes Ctrl-C a silent exit 130, end of input
+        # "aborted" exit 1, a reader gone away exit 1; these reach _main, which ends them as it
+        # ends the quick route's.
+        try:
+            with command.make_context("symfonic", args, obj=environment) as ctx:
+                return command.invoke(ctx)
+        except click.exceptions.Exit as exc:  # --help, --version, typer.Exit
+            return exc.exit_code
 
 
 def main(argv: list[str] | None = None, environment: Environment | None = None) -> None:
@@ -148,8 +171,13 @@ def main(argv: list[str] | None = None, environment: Environment | None = None) 
         raise
     finally:
         if held is not None:
-            # Ctrl-C while the pager ran: 130 once the pager has ended (pager.py).
-            status = pager.release(held, environment, ok=code in (0, None))
+            # Ctrl-C while the pager ran: 130 once the pager has ended (pager.py); while the held
+            # output is written to the terminal (--no-pager, or shorter than the screen): the same
+            # ending as during the command.
+            try:
+                status = pager.release(held, environment, ok=code in (0, None))
+            except KeyboardInterrupt:
+                _interrupted(environment)
             if status:
                 raise SystemExit(status)
 
@@ -179,7 +207,12 @@ def _main(args: list[str], environment: Environment) -> None:
     try:
         try:
             rv = _run(args, environment)
-        finally:
+        except KeyboardInterrupt:
+            raise  # not written out: a reader that does not read would hold the interruption up
+        except BaseException:
+            environment.stdout.flush()
+            raise
+        else:
             # Written out here, so that a reader gone away (| head) is seen, not lost at exit.
             environment.stdout.flush()
     except SymfonicError as exc:
@@ -188,7 +221,7 @@ def _main(args: list[str], environment: Environment) -> None:
             raise SystemExit(exc.exit_code) from None
         _fail(exc.line(), exc.exit_code, environment, page=True)
     except (KeyboardInterrupt, EOFError):
-        _fail("interrupted", EXIT_INTERRUPTED, environment)
+        _interrupted(environment)
     except BrokenPipeError:
         # The reader went away (| head): no traceback, no message, 128 + SIGPIPE as git and a
         # shell report it; what is still buffered goes nowhere (no second error at exit).

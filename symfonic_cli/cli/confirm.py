@@ -6,17 +6,19 @@ API:
 - ``open_terminal(env, from_stdin=...)``: where the plan and the prompt are shown and the answer
   is read, a ``Terminal`` (``.writer``, ``.reader``, ``.close()``), or None when there is none:
   standard input and stderr on a terminal; ``/dev/tty`` when standard input held the keys.
-- ``confirm(terminal, question, expected)``: asks, reads one line, raises ``NotConfirmedError``
-  (exit 6) unless the answer is ``expected`` exactly or as the plan shows it (escaped); Ctrl-C
-  at the prompt is "not confirmed, nothing erased", exit 130. Without a
+- ``confirm(terminal, step)``: asks ``step.question``, reads one line, raises ``NotConfirmedError``
+  (exit 6) unless the answer is ``step.expected`` exactly or as the plan shows it (escaped); Ctrl-C
+  at the prompt is "not confirmed (interrupted), nothing <erased|pruned>", exit 130. Without a
   terminal it raises at once (``--yes`` is the way). The report shows the plan on
-  ``terminal.writer`` first, then calls this.
+  ``terminal.writer`` first, then calls this. The words are the step's (erase/report.py
+  ``Confirmation``: every question and refusal names the run's own action).
 """
 
 from __future__ import annotations
 
 from symfonic_cli.environment import Environment
 from symfonic_cli.errors import EXIT_INTERRUPTED, NotConfirmedError, StoppedError
+from symfonic_cli.erase.report import Confirmation
 
 # typing.TYPE_CHECKING without importing typing.
 TYPE_CHECKING = False
@@ -53,27 +55,28 @@ def open_terminal(env: Environment, *, from_stdin: bool = False) -> Terminal | N
     return Terminal(env.stdin, env.stderr)
 
 
-def confirm(terminal: Terminal | None, question: str, expected: str) -> None:
+def confirm(terminal: Terminal | None, step: Confirmation) -> None:
     from symfonic_cli.render import escape_inline
 
     if terminal is None:
-        raise NotConfirmedError("not confirmed: no terminal to confirm on, nothing deleted", hint="pass --yes to erase without a prompt")
+        raise step.no_terminal()
+    expected = step.expected
     try:
-        terminal.writer.write(f"{question}: ")
+        terminal.writer.write(f"{step.question}: ")
         terminal.writer.flush()
         answer = terminal.reader.readline()
         _pending_signals()
     except KeyboardInterrupt:  # Ctrl-C at the prompt: a clear no
         terminal.writer.write("\n")
         terminal.writer.flush()
-        raise StoppedError("not confirmed (interrupted), nothing erased", EXIT_INTERRUPTED) from None
+        raise StoppedError(step.refused(" (interrupted)"), EXIT_INTERRUPTED) from None
     if answer.endswith("\n"):
         answer = answer[:-1]
     if answer.endswith("\r"):
         answer = answer[:-1]
     # The key exactly, or as the plan shows it (escaped): never a trimmed or folded look-alike.
-    if answer not in (expected, escape_inline(expected)):
-        raise NotConfirmedError(f"not confirmed: expected '{expected}', nothing deleted")
+    if answer not in (expected, escape_inline(expected)):  # the error line is escaped where it is written
+        raise NotConfirmedError(step.refused(f": expected '{expected}'"))
 
 
 def _pending_signals() -> None:

@@ -186,6 +186,13 @@ def _write_pieces(e) -> list[str]:
 # gets a few lines. Columns are _GAP cells apart (a space each side of the rule, shared).
 _LEAST_WRITES = 15
 _GAP = 2
+_UNDER = "  "  # the writes under a checkpoint's id (fewer columns), indented
+
+
+def _lines(pieces: list[str], room: int) -> int:
+    from symfonic_cli.render.fit import fit
+
+    return fit(pieces, room, hang="").count("\n") + 1
 
 
 def _write_history_lines(entries, key: str, env: Environment, width: int) -> bool:
@@ -227,9 +234,22 @@ def _write_history_lines(entries, key: str, env: Environment, width: int) -> boo
         layouts.append((parent_column, merged, idw, room))
     fits = [x for x in layouts if x[3] >= (natural if x[0] else min(natural, widest))]
     fits = fits or [x for x in layouts if x[3] >= min(natural, _LEAST_WRITES)]
-    if not fits:
+    # Fewer columns: the writes on lines of their own under the id, as wide as the id column can
+    # be; taken where the writes column would break a name or take more lines (a narrow terminal).
+    apart = width - (times + msgs + steps + sources + _GAP * 4) >= max(ids, under, unlinked, min(natural, widest) + len(_UNDER))
+    rest = times + msgs + (steps + sources + _GAP if apart else both) + _GAP * 3
+    below = width - rest - len(_UNDER)
+    folded = None
+    if width - rest >= max(ids, under, unlinked) and below >= min(natural, widest):
+        id_lines = [1 + (not r[3]) + bool(e.checkpoint_ns) for r in rows for e in [r[0]]]
+        folded_lines = sum(n + _lines(p, below) * (p != ["-"]) for n, p in zip(id_lines, pieces))
+        if not fits or fits[0][3] < widest or folded_lines <= sum(
+                max(n if not fits[0][0] else 1 + bool(e.checkpoint_ns), _lines(p, fits[0][3]))
+                for n, p, e in zip(id_lines, pieces, entries)):
+            folded = width - rest
+    if folded is None and not fits:
         return False
-    with_parent, merged, idw, room = fits[0]
+    with_parent, merged, idw, room = (False, not apart, folded, below) if folded is not None else fits[0]
     from rich import box
     from rich.table import Table
     from rich.text import Text
@@ -242,12 +262,16 @@ def _write_history_lines(entries, key: str, env: Environment, width: int) -> boo
         if e.checkpoint_ns:
             first += "\nns " + render.escape_inline(e.checkpoint_ns)
         step = [f"{render.cell(e.step)} {render.cell(e.source)}"] if merged else [render.cell(e.step), render.cell(e.source)]
-        cells.append([first, *([parent] if with_parent else []), when, *step, render.cell(e.messages), fit(found, room, hang="")])
+        writes = fit(found, room, hang="")
+        if folded is not None:
+            first += "" if found == ["-"] else "\n" + fit(found, idw, indent=_UNDER, hang="")
+        cells.append([first, *([parent] if with_parent else []), when, *step, render.cell(e.messages),
+                      *([] if folded is not None else [writes])])
     # A rule between checkpoints once one takes more than a line (a narrow terminal): each stays one block.
     ruled = any("\n" in c for row in cells for c in row)
     table = Table(title=Text(render.escape_inline(key)), box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, collapse_padding=True,
                   show_lines=ruled)
-    table.add_column("checkpoint", no_wrap=True, min_width=idw)
+    table.add_column("checkpoint / writes / marks" if folded is not None else "checkpoint", no_wrap=True, min_width=idw)
     if with_parent:
         table.add_column("parent", no_wrap=True, min_width=parents)
     table.add_column("time", no_wrap=True, min_width=times)
@@ -257,7 +281,8 @@ def _write_history_lines(entries, key: str, env: Environment, width: int) -> boo
         table.add_column("step", justify="right", no_wrap=True)
         table.add_column("source", no_wrap=True)
     table.add_column("msgs", justify="right", no_wrap=True)
-    table.add_column("writes / marks", no_wrap=True, min_width=room, max_width=room)
+    if folded is None:
+        table.add_column("writes / marks", no_wrap=True, min_width=room, max_width=room)
     for row in cells:
         table.add_row(*(Text(c) for c in row))
     render.console(env).print(table)

@@ -161,10 +161,7 @@ def _say_empty(st: Store, environment: Environment, **filters) -> None:
         if value is None:
             continue
         if name == "window":
-            if value.inactive_before is not None:
-                given.append(f"last activity before {shown_time(value.inactive_before, env)}")
-            if value.active_from is not None:
-                given.append(f"active since {shown_time(value.active_from, env)}")
+            given += value.words(lambda instant: str(shown_time(instant, env)))
             continue
         if name == "status":
             value = ",".join(value)

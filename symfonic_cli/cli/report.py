@@ -70,10 +70,7 @@ class TextReport(Report):
                 self._show(out, step.view)
             if not step.threads:  # nothing to delete: nothing to confirm
                 return
-            if step.key is not None:
-                confirm(terminal, f"Type the thread key to {step.operation} it", step.key)
-            else:
-                confirm(terminal, f"Type the number of threads ({step.threads}) to {step.operation} them", str(step.threads))
+            confirm(terminal, step)
         finally:
             if terminal is not None:
                 terminal.close()

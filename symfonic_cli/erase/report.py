@@ -85,6 +85,28 @@ class Confirmation:
     key: str | None = None
     from_stdin: bool = False  # standard input held the keys: the answer comes from elsewhere
 
+    # The one wording of a confirmation: its question and refusals name the run's own action.
+    @property
+    def question(self) -> str:
+        if self.key is not None:
+            return f"Type the thread key to {self.operation} it"
+        return f"Type the number of threads ({self.threads}) to {self.operation} them"
+
+    @property
+    def expected(self) -> str:
+        return self.key if self.key is not None else str(self.threads)
+
+    def refused(self, why: str) -> str:
+        """The refusal line: ``not confirmed<why>, nothing erased`` (or pruned)."""
+        return f"not confirmed{why}, nothing {_DONE.get(self.operation, 'changed')}"
+
+    def no_terminal(self) -> NotConfirmedError:
+        return NotConfirmedError(self.refused(": no terminal to confirm on"),
+                                 hint=f"pass --yes to {self.operation} without a prompt")
+
+
+_DONE = {"erase": "erased", "prune": "pruned"}
+
 
 @dataclass(frozen=True)
 class ThreadDone:
@@ -121,8 +143,7 @@ class Report:
 
     def confirm(self, step: Confirmation) -> None:
         if step.threads:
-            raise NotConfirmedError("not confirmed: no terminal to confirm on, nothing deleted",
-                                    hint="pass --yes to erase without a prompt")
+            raise step.no_terminal()
 
     def dry_run_begin(self, view: Any, head: dict[str, Any]) -> None:
         pass

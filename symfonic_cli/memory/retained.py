@@ -112,7 +112,7 @@ def _retained(store: Store, key: str, views: Iterator[Any]) -> list[RetainedMess
     removes, adds = _writes(store, key)
     walked = []
     current: set | None = None
-    removed: dict[tuple[str | None, str], tuple[str, str | None, str]] = {}
+    removed: dict[tuple[str | None, str | bytes], tuple[str, str | None, str]] = {}
     children: dict[str, list[Any]] = {}  # root checkpoints waiting for their parent, by parent id
     parents: set[tuple[str, str | None]] = set()
     for view in views:  # newest first
@@ -129,8 +129,8 @@ def _retained(store: Store, key: str, views: Iterator[Any]) -> list[RetainedMess
         if view.parent is not None:
             children.setdefault(view.parent, []).append(view)
     current = current or set()
-    seen: dict[tuple[str | None, str], _Seen] = {}
-    untimed: set[tuple[str | None, str]] = set()
+    seen: dict[tuple[str | None, str | bytes], _Seen] = {}
+    untimed: set[tuple[str | None, str | bytes]] = set()
     for view in reversed(walked):  # oldest first: each version's first appearance
         a, ts = view.anchor, tx.parse_checkpoint_ts(view.ts)
         for i in range(a.done, view.length):

@@ -54,8 +54,13 @@ def _fields(item: Any) -> Any:
     return item.fields if isinstance(item, LeanObject) else item
 
 
-def version_key(message: Any) -> tuple[str | None, str]:
-    """A message version: its id and its stored content (and role), compared exactly."""
+def version_key(message: Any, raw: bytes | None = None) -> tuple[str | None, str | bytes]:
+    """A message version: its id and its stored content (and role), compared exactly. A stored
+    item that decodes to no message (a damaged or unknown ext, a bare value) has no id or content
+    to tell it apart: where its stored bytes ``raw`` are at hand, they are its version (two such
+    items were one key, so one kept hid every other that a prune deletes)."""
+    if raw is not None and not isinstance(message, dict):
+        return None, raw
     content = tx._field(message, "content", "")
     try:
         text = json.dumps([tx._field(message, "type"), content], sort_keys=True, ensure_ascii=False, default=repr)
@@ -141,8 +146,11 @@ class _Items:
             raw = bytes(blob[begin:r.p])
             hit = self.cache.get(raw)
             if hit is None:
-                m = _fields(ormsgpack.unpackb(raw, ext_hook=_lean_hook, option=ormsgpack.OPT_NON_STR_KEYS))
-                hit = self.cache[raw] = (version_key(m), m)
+                try:
+                    m = _fields(ormsgpack.unpackb(raw, ext_hook=_lean_hook, option=ormsgpack.OPT_NON_STR_KEYS))
+                except (ValueError, TypeError):  # a whole item that does not decode (e.g. a str not UTF-8)
+                    m = None
+                hit = self.cache[raw] = (version_key(m, raw), m)
             keys.append(hit[0])
             messages.append(hit[1])
             offsets.append(r.p - start)
@@ -184,15 +192,21 @@ def checkpoint_views(store: Store, key: str, *, decode: bool = True) -> Iterator
     items = _Items()
     waiting: dict[tuple[str, str], list[View]] = {}
     last: tuple[Any, View] | None = None  # a PostgreSQL blob version shared by consecutive checkpoints
+    from symfonic_cli.codec.cipher import decrypt
+
     for state in store.iter_message_states(key):
         where = (state.checkpoint_ns, state.checkpoint_id)
         children = waiting.pop(where, [])
         view = None
-        if last is not None and state.encoding == "channel" and last[0] == (state.checkpoint_ns, state.version):
+        # An encrypted value is read as its plaintext: its items split (and told apart) as a plain one's.
+        shared = last is not None and state.encoding == "channel" and last[0] == (state.checkpoint_ns, state.version)
+        payload_type, payload = (state.payload_type, state.payload) if shared or not state.payload else \
+            decrypt(state.payload_type, state.payload, what=f"checkpoint {state.checkpoint_id}")
+        if last is not None and shared:
             v = last[1]
             view = View(state.checkpoint_ns, state.checkpoint_id, state.parent_checkpoint_id, state.ts, v.anchor, v.length)
-        elif state.payload_type == "msgpack" and state.payload:
-            raw = bytes(state.payload)  # the driver's bytes as they are (a copy only of a memoryview)
+        elif payload_type == "msgpack" and payload:
+            raw = bytes(payload)  # the driver's bytes as they are (a copy only of a memoryview)
             blob = memoryview(raw)
             found = _region(blob, state.encoding)
             if found is not None:

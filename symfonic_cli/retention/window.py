@@ -11,7 +11,7 @@ a warning, never selected by a sweep.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 from symfonic_cli import clock
@@ -20,6 +20,7 @@ from symfonic_cli.errors import UsageError
 # typing.TYPE_CHECKING without importing typing.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from datetime import tzinfo
 
 MAX_AGE_DAYS = clock.MAX_DURATION_DAYS
@@ -53,6 +54,8 @@ class ActivityWindow:
 
     inactive_before: datetime | None = None  # last activity strictly before this
     active_from: datetime | None = None  # last activity at or after this
+    # The options as typed (name, text), for the words a person reads (``words``); never compared.
+    asked: tuple[tuple[str, str], ...] = field(default=(), compare=False)
 
     @property
     def last_before(self) -> str | None:
@@ -69,6 +72,29 @@ class ActivityWindow:
         if self.inactive_before is not None and not last < self.inactive_before:
             return False
         return not (self.active_from is not None and last < self.active_from)
+
+    def words(self, shown: Callable[[datetime], str]) -> list[str]:
+        """What the window asks, in words a person reads correctly, each cut-off instant as
+        ``shown`` writes it: ``idle for 30 days or more: last activity before <instant>``.
+        The one wording of a window (``threads list``'s empty note)."""
+        asked = dict(self.asked)
+        out = []
+        if self.inactive_before is not None:
+            cut_off = shown(self.inactive_before)
+            before = f"last activity before {cut_off}"
+            if "inactive_for" in asked:
+                out.append(f"idle for {clock.duration_words(parse_age('--inactive-for', asked['inactive_for']))} or more: {before}")
+            elif "until" in asked:  # the end of what --until names (a day, a minute) is included
+                out.append(f"last activity up to the end of --until '{asked['until']}', i.e. before {cut_off}")
+            else:
+                out.append(before)
+        if self.active_from is not None:
+            since = f"last activity at or after {shown(self.active_from)}"
+            if "active_within" in asked:
+                out.append(f"active within the last {clock.duration_words(parse_age('--active-within', asked['active_within']))}: {since}")
+            else:
+                out.append(since)
+        return out
 
     def describe(self) -> dict:
         """For receipts and manifests: the cut-off instants, UTC."""
@@ -119,4 +145,6 @@ def window(*, inactive_for: str | None, inactive_since: str | None, active_withi
             raise UsageError("--since is after --until: no thread is active in between")
     if before is not None and active is not None and active >= before:
         raise UsageError("--active-within and --inactive-for/--inactive-since select no thread together", hint="the active window must end before the idle cut-off")
-    return ActivityWindow(before, active)
+    typed = (("inactive_for", inactive_for), ("inactive_since", inactive_since), ("active_within", active_within),
+             ("since", since), ("until", until))
+    return ActivityWindow(before, active, tuple((k, v) for k, v in typed if isinstance(v, str)))

@@ -575,7 +575,7 @@ def test_confirmation_takes_the_key_exactly_or_as_shown(sqlite_store, monkeypatc
     monkeypatch.setattr(Environment, "stdin_isatty", lambda self: True)
     for look_alike in ("acme:_:bob", "acme:_:bob ", " acme:_:bob\xa0"):
         r = erase(url, "--thread", key, input=look_alike + "\n")
-        assert r.code == 6 and "nothing deleted" in r.err
+        assert r.code == 6 and "nothing erased" in r.err
         assert "acme:_:bob\\u00a0: " in r.err  # the plan, on the terminal, shows it escaped
     assert key in listed(url)
     r = erase(url, "--thread", key, input="acme:_:bob\\u00a0\n")  # as the plan shows it
