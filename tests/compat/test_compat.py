@@ -416,12 +416,13 @@ def test_report_and_show_never_write():
     assert digest() == before
 
 
-@pytest.mark.parametrize("form, interrupted", [("upper", False), ("iso", True), ("undatable", True)])
+@pytest.mark.parametrize("form, interrupted", [("upper", False), ("mixed", False), ("iso", False), ("undatable", True)])
 def test_the_grace_window_reads_each_id_by_its_time(any_kind, form, interrupted):
-    """Unfinalized checkpoints written just now are "in flight" inside the grace window. A UUIDv6
-    in upper case is still read by its time; an id that carries none (an ISO-named checkpoint of
-    very old LangGraph, another writer's ``step-0001``) cannot be in flight: once compared as a
-    string, ``2026-...`` sorted after every UUIDv6 bound and hid the crash forever."""
+    """Unfinalized checkpoints written just now are "in flight" inside the grace window: time is an
+    instant (clock.py), the UUIDv6's time in any letter case, else the checkpoint's ``ts`` (an
+    ISO-named checkpoint of very old LangGraph carries one). An id that carries neither (another
+    writer's ``step-0001`` without a ``ts``) cannot be in flight. Compared as strings, ``2026-...``
+    sorted after every UUIDv6 bound: the ISO-named checkpoints written now read as crashed."""
     from tests.support.rewritten_ids import rewrite_ids
 
     store = _write(any_kind, {"crash:_:ids": [migrated(finalized=False)]})

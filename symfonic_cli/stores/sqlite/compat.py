@@ -18,11 +18,12 @@ if TYPE_CHECKING:
     from typing import Any
 
 
-# Older than the grace window's bound (an id, ``clock.id_at``): a UUIDv6 (any case) by its time,
-# which its lowercase string order is; an id carrying no such time (an ISO-named checkpoint of
-# very old LangGraph, another writer's) is never "in flight", so an unfinalized one is reported.
-_OLDER = (f"CASE WHEN :older IS NULL THEN 0 WHEN lower(c.checkpoint_id) GLOB '{ORDERED_ID_GLOB}'"
-          " THEN lower(c.checkpoint_id) < :older ELSE 1 END")
+# Older than the grace window's bound (an id, ``clock.id_at``), read only for unfinalized
+# envelopes (the report reads ``older`` for nothing else): a UUIDv6 (any case) by its time, which
+# its lowercase string order is; NULL for an id in another form, which Python dates by the
+# instant rule (its ``ts``, ``_older_by_ts``): never a string comparison.
+_OLDER_BY_ID = (f"CASE WHEN :older IS NULL THEN 0 WHEN lower(cid) GLOB '{ORDERED_ID_GLOB}'"
+                " THEN lower(cid) < :older END")
 
 
 class SqliteCompat(SqliteSection):
@@ -33,78 +34,101 @@ class SqliteCompat(SqliteSection):
 
     @_translate_iter
     def envelope_shapes(self, envelope_key: str, *, older_than: str | None = None) -> Iterator[EnvelopeShape]:
+        from symfonic_cli.clock import bound_time
         from symfonic_cli.model.envelope import EnvelopeShape
 
-        # The big metadata text is parsed once per row to cut the envelope out (LIMIT -1 keeps
-        # SQLite from flattening the subquery, which would re-parse it for every field). The small
-        # envelope text is then parsed three times: one json_extract of five paths (a JSON array,
-        # so type and value travel together; absent reads as null there, which decodes alike for
-        # those four and package_version), the type of boundary_sequence, and the type of
-        # safe_boundary (absent and null differ for it). An envelope text starting with '{' is an
-        # object: no parse for that. Groups are per thread, in thread order (byte order, BINARY).
-        # Latest checkpoints are counted by a second query over the (thread, max id) index groups:
-        # a window over all rows would walk the table in index order, one random read per row.
+        # One pass over every row, in two levels (the inner a subquery SQLite does not flatten,
+        # LIMIT -1; each level costs a copy of every value it passes on). The inner level tests
+        # each row once (see _python_only) and cuts the envelope out of the big metadata text,
+        # parsed once: ``env`` is the envelope's JSON text, NULL when absent, and the BLOB x'00'
+        # (which -> never returns) for a row to decode in Python, whose rowid (``prid``) then
+        # makes a group of its own. The outer level parses the small envelope text three times:
+        # one json_extract of five paths (a JSON array, so type and value travel together; absent
+        # reads as null there, which decodes alike for those four and package_version), the type
+        # of boundary_sequence, and the type of safe_boundary (absent and null differ for it). An
+        # envelope text starting with '{' is an object (-> returns it minified): no parse for that.
+        # ``older`` is read for unfinalized envelopes only (the report reads it for nothing else);
+        # one whose id is in another form keeps its rowid (``orid``): its ``ts`` dates it.
+        # Groups are per thread, in thread order (byte order, BINARY). Latest checkpoints are
+        # counted by a second query over the (thread, max id) index groups: a window over all rows
+        # would walk the table in index order, one random read per row. The pass over every row
+        # also counts the census's values and the rows that could name another envelope key.
+        obj = "substr(env, 1, 1) = '{'"
+        kind = f"CASE WHEN typeof(env) = 'blob' THEN NULL WHEN {obj} THEN 'object' ELSE json_type(env) END"
         fields = [
-            "CASE WHEN kind = 'object' THEN json_extract(env, "
+            f"CASE WHEN {obj} THEN json_extract(env, "
             + ", ".join(f"'$.{f}'" for f in (*VALUE_GROUPED_FIELDS, "package_version"))
             + ") END",
-            "CASE WHEN kind = 'object' THEN json_type(env, '$.boundary_sequence') END",
-            "CASE WHEN kind = 'object' THEN json_type(env, '$.safe_boundary') END",
+            f"CASE WHEN {obj} THEN json_type(env, '$.boundary_sequence') END",
+            f"CASE WHEN {obj} THEN json_type(env, '$.safe_boundary') END",
         ]
-        keys = ", ".join(f"k{i}" for i in range(len(fields)))
+        older_sql = f"CASE WHEN {obj} AND json_type(env, '$.finalized') = 'false' THEN {_OLDER_BY_ID} ELSE 0 END"
+        prid = "CASE WHEN typeof(env) = 'blob' THEN rid END"
+        # The metadata column is read once per row (each read of a column on a row's overflow
+        # pages copies it out again): the innermost level passes it on as ``raw``.
+        inner = (
+            f"SELECT rid, cid, tid, type,"
+            f" CASE WHEN {_python_only('raw', envelope_key)} THEN x'00' ELSE CAST(raw AS TEXT) -> :path END AS env,"
+            " instr(CAST(raw AS TEXT), 'format_version') > 0 AS fv FROM (SELECT c.rowid AS rid, c.checkpoint_id AS cid,"
+            " c.thread_id AS tid, c.type AS type, c.metadata AS raw FROM {rows} LIMIT -1)"
+        )
 
-        def grouped(source: str, *, by_thread: bool) -> str:
-            tid = ", tid" if by_thread else ""
+        def grouped(rows: str, *, every: bool) -> str:
+            source = inner.replace("{rows}", rows)
+            if not every:
+                return (f"SELECT {kind}, {', '.join(fields)}, 0, {prid}, NULL, count(*)"
+                        f" FROM ({source} LIMIT -1) GROUP BY 1, 2, 3, 4, 5, 6")
             return (
-                f"SELECT kind, {keys}, older, rid, count(*){tid} FROM ("
-                f" SELECT kind, {', '.join(f'{e} AS k{i}' for i, e in enumerate(fields))}, older, rid{tid} FROM ("
-                f"  SELECT CASE WHEN substr(env, 1, 1) = '{{' THEN 'object' ELSE json_type(env) END AS kind,"
-                f"   env, older, rid{tid} FROM ({source} LIMIT -1) LIMIT -1))"
-                f" GROUP BY {'tid, ' if by_thread else ''}kind, {keys}, older, rid"
-                + (" ORDER BY tid" if by_thread else "")
+                f"SELECT {kind}, {', '.join(fields)}, {older_sql}, {prid}, CASE WHEN {older_sql} IS NULL THEN rid END,"
+                " count(*), sum(instr(type, '+') > 0), sum(instr(type, '+') = 0), sum(typeof(env) = 'blob' OR fv), tid"
+                f" FROM ({source} LIMIT -1) GROUP BY tid, 1, 2, 3, 4, 5, 6, 7 ORDER BY tid"
             )
 
-        # Rows whose metadata SQLite's JSON functions could read differently from the saver's
-        # Python json (see _python_only) keep their rowid as a group of their own, and are then
-        # decoded in Python; the test runs once per row, in the same pass.
-        def flagged(rows: str) -> str:
-            return (
-                "SELECT CASE WHEN py THEN NULL ELSE m -> :path END AS env, older, CASE WHEN py THEN rid END AS rid, tid"
-                f" FROM (SELECT rid, older, m, tid, {_python_only('metadata', envelope_key, text='m')} AS py"
-                f"  FROM (SELECT c.rowid AS rid, c.metadata AS metadata, CAST(c.metadata AS TEXT) AS m,"
-                f"   c.thread_id AS tid, {_OLDER} AS older FROM {rows} LIMIT -1) LIMIT -1)"
-            )
-
-        every = flagged("checkpoints AS c")
-        latest = flagged(
+        every = grouped("checkpoints AS c", every=True)
+        latest = grouped(
             "(SELECT thread_id, max(checkpoint_id) AS last FROM checkpoints WHERE checkpoint_ns = ''"
             "  GROUP BY thread_id) AS l"
-            " JOIN checkpoints AS c ON c.thread_id = l.thread_id AND c.checkpoint_ns = '' AND c.checkpoint_id = l.last"
+            " JOIN checkpoints AS c ON c.thread_id = l.thread_id AND c.checkpoint_ns = '' AND c.checkpoint_id = l.last",
+            every=False,
         )
         params = {"path": _json_path(envelope_key), "older": older_than, **_python_only_params(envelope_key)}
-        for row in self.conn.execute(grouped(every, by_thread=True), params):
+        bound = bound_time(older_than) if older_than is not None else None
+        encrypted = plain = candidates = 0
+        for row in self.conn.execute(every, params):
+            encrypted, plain, candidates = encrypted + row[8], plain + row[9], candidates + row[10]
             if row[5] is not None:
-                found = self._python_shape(envelope_key, row[5], older_than)
+                found = self._python_shape(envelope_key, row[5], older_than, bound)
                 if found is not None:
                     yield found
                 continue
+            older = bool(row[4]) if row[6] is None else self._older_by_ts(row[6], bound)
             kind, shape, release = _shape_fields(row)
-            yield EnvelopeShape(kind, **shape, older=bool(row[4]), checkpoints=row[6], package_version=release,
-                                thread_id=str(row[7]))
-        # The latest counts, in groups of their own (no thread, no checkpoints).
-        for row in self.conn.execute(grouped(latest, by_thread=False), params):
+            yield EnvelopeShape(kind, **shape, older=older, checkpoints=row[7], package_version=release,
+                                thread_id=str(row[11]))
+        self._pass_census, self._pass_candidates = (encrypted, plain), candidates
+        # The latest counts, in groups of their own (no thread, no checkpoints, ``older`` unread).
+        for row in self.conn.execute(latest, params):
             if row[5] is None:
                 kind, shape, release = _shape_fields(row)
-                yield EnvelopeShape(kind, **shape, older=bool(row[4]), latest=row[6], package_version=release)
+                yield EnvelopeShape(kind, **shape, latest=row[7], package_version=release)
 
-    def _python_shape(self, envelope_key: str, rowid: int, older_than: str | None) -> EnvelopeShape | None:
+    def _older_by_ts(self, rowid: int, bound: Any) -> bool:
+        """Whether a checkpoint whose id holds no UUIDv6 time is older than ``bound`` by its
+        ``ts`` (clock.checkpoint_time); one without a ``ts`` (undatable) is never in flight."""
+        from symfonic_cli.clock import ts_time
+
+        found = self.conn.execute("SELECT type, length(checkpoint) FROM checkpoints WHERE rowid = ?", (rowid,)).fetchone()
+        when = ts_time(self._blob_head(rowid, found[0], found[1])[0]) if found is not None else None
+        return when is None or bound is None or when < bound
+
+    def _python_shape(self, envelope_key: str, rowid: int, older_than: str | None, bound: Any) -> EnvelopeShape | None:
         from symfonic_cli.model.envelope import ABSENT, EnvelopeShape, row_from_metadata
 
         sql = (
-            f"SELECT c.thread_id, c.checkpoint_ns, c.checkpoint_id, c.metadata, {_OLDER},"
+            f"SELECT c.thread_id, c.checkpoint_ns, c.checkpoint_id, c.metadata, {_OLDER_BY_ID},"
             " c.checkpoint_ns = '' AND c.checkpoint_id = (SELECT max(m.checkpoint_id) FROM checkpoints AS m"
             "  WHERE m.thread_id = c.thread_id AND m.checkpoint_ns = '')"
-            " FROM checkpoints AS c WHERE c.rowid = :rid"
+            " FROM (SELECT *, checkpoint_id AS cid FROM checkpoints WHERE rowid = :rid) AS c"
         )
         found = self.conn.execute(sql, {"rid": rowid, "older": older_than}).fetchone()
         if found is None:  # deleted by a writer since the pass
@@ -113,7 +137,8 @@ class SqliteCompat(SqliteSection):
         row = row_from_metadata(str(tid), ns, cid, meta, envelope_key)
         return EnvelopeShape(
             "absent" if row.envelope is ABSENT else "object",
-            older=bool(older), checkpoints=1, latest=int(bool(latest)), thread_id=str(tid),
+            older=bool(older) if older is not None else self._older_by_ts(rowid, bound),
+            checkpoints=1, latest=int(bool(latest)), thread_id=str(tid),
             metadata={} if row.envelope is ABSENT else {envelope_key: row.envelope},
             anomalies=row.anomalies, error=row.error,
         )
@@ -133,6 +158,8 @@ class SqliteCompat(SqliteSection):
 
     @_translate_errors
     def envelope_key_candidates(self, envelope_key: str, *, limit: int = 5) -> list[tuple[str, int]]:
+        if self._take_pass("_pass_candidates") == 0:  # compat's pass found no row naming format_version
+            return []
         sql = (
             "SELECT j.key, count(*) FROM (SELECT CAST(metadata AS TEXT) AS m FROM checkpoints"
             "  WHERE json_valid(CAST(metadata AS TEXT)) LIMIT -1) AS c, json_each(c.m) AS j"
@@ -206,7 +233,8 @@ def _python_only(column: str, key: str, *, text: str | None = None) -> str:
         f"({column} IS NOT NULL AND (typeof({column}) NOT IN ('blob', 'text')"
         f" OR instr(CAST({column} AS BLOB), x'00') > 0 OR length(CAST({column} AS BLOB)) > 20000"
         f" OR NOT json_valid({m}) OR instr({m}, '\\') > 0 OR length({m}) != length(CAST({column} AS BLOB))"
-        f" OR {repeated}))"
+        # The fields' repeats matter only inside an envelope: a row without the key skips them.
+        f" OR CASE WHEN instr({m}, :q0) = 0 THEN 0 ELSE ({repeated}) END))"
     )
 
 
