@@ -1,10 +1,11 @@
-"""The quick route: ``threads list`` and ``store info`` without importing typer and click.
+"""The quick route: ``threads list``, ``threads search`` and ``store info`` without typer and click.
 
 These commands answer in tens of milliseconds, and typer with click costs about 50 ms more
 to import, which doubled ``threads list`` (and was a tenth of ``threads list --status`` on a
 large store). Only a plain command line takes this route: the two command words first, then
-known options, each given once (``--status`` may repeat) with a value that needs no
-conversion beyond what is checked here, and bare flags. Anything else (help, completion, root
+the command's argument (search's text: once, not dash-leading) anywhere among known options,
+each given once (``--status`` may repeat) with a value that needs no conversion beyond what is
+checked here, and bare flags. Anything else (help, completion, root
 options, an unknown, repeated or dash-leading option value, a flag with a value, a number typer
 would have to judge, a bad environment value) goes to typer, which then gives the same result
 or its own usage error.
@@ -45,7 +46,7 @@ if TYPE_CHECKING:
 
 def _spellings(keep: Callable[[dict[str, Any]], bool]) -> dict[tuple[str, str], dict[str, str]]:
     """Option spelling -> parameter name, per command, of the options ``keep(spec)`` chooses."""
-    return {words: {opt: name for name, spec in specs.items() if keep(spec) for opt in spec["opts"]}
+    return {words: {opt: name for name, spec in specs.items() if _kind(spec) != "argument" and keep(spec) for opt in spec["opts"]}
             for words, specs in QUICK.items()}
 
 
@@ -62,6 +63,9 @@ ROUTES: dict[tuple[str, str], dict[str, str]] = _spellings(lambda spec: _kind(sp
 ROOT_AFTER: dict[str, str] = {o: "tz" for o in opts("tz")}
 # Flags (no value; True when given once), per command: spelling -> parameter name.
 FLAGS: dict[tuple[str, str], dict[str, str]] = _spellings(lambda spec: _kind(spec) == "flag")
+# The positional argument, per command that takes one: its parameter name.
+ARGUMENTS: dict[tuple[str, str], str] = {words: name for words, specs in QUICK.items()
+                                         for name, spec in specs.items() if _kind(spec) == "argument"}
 # Options only typer handles: a command line using one of them goes through typer.
 # Spelling -> parameter name, as in ROUTES.
 TYPER_ONLY: dict[tuple[str, str], dict[str, str]] = {}
@@ -106,6 +110,12 @@ def parse(argv: list[str]) -> Optional[tuple[tuple[str, str], dict]]:
             params[flags[arg]] = True
             i += 1
             continue
+        if words in ARGUMENTS and not arg.startswith("-"):  # the argument, anywhere among the options
+            if ARGUMENTS[words] in params:
+                return None
+            params[ARGUMENTS[words]] = arg
+            i += 1
+            continue
         if arg.startswith("--") and "=" in arg:
             name, value = arg.split("=", 1)
             i += 1
@@ -128,6 +138,8 @@ def parse(argv: list[str]) -> Optional[tuple[tuple[str, str], dict]]:
             params[param] = int(value)
         else:
             params[param] = value
+    if words in ARGUMENTS and ARGUMENTS[words] not in params:  # typer names what is missing
+        return None
     for param in flags.values():
         params.setdefault(param, False)
     for param in set(spec.values()) - params.keys():
@@ -160,8 +172,10 @@ def root_options() -> Optional[dict]:
 
 def _commands() -> dict[tuple[str, str], Callable[..., None]]:
     from symfonic_cli.cli import listing
+    from symfonic_cli.cli.search import threads_search
 
-    return {("threads", "list"): listing.threads_list, ("store", "info"): listing.store_info}
+    return {("threads", "list"): listing.threads_list, ("store", "info"): listing.store_info,
+            ("threads", "search"): threads_search}
 
 
 def run(argv: list[str], environment: Environment) -> bool:

@@ -1,10 +1,10 @@
-"""The options of ``threads list`` and ``store info`` (and ``--store``/``--format`` everywhere), as
+"""The options of ``threads list``, ``threads search`` and ``store info`` (and ``--store``/``--format`` everywhere), as
 plain data: the typer commands build their options from these (``options.typer_option``), and the
 quick route (``fast.py``) its parser, so the two routes cannot drift apart.
 
 Each option: ``opts`` (its spellings), ``help``, and optionally ``kind`` (``text``, the default:
 one string; ``count``: an integer from 0 to MAX_COUNT; ``multi``: a string, repeatable; ``flag``:
-no value, False unless given) and ``env`` (the environment variable read when it is not given).
+no value, False unless given; ``argument``: the command's positional argument, no ``opts``) and ``env`` (the environment variable read when it is not given).
 The words an option takes are vocabulary.OPTION_WORDS' (``[a|b|c]`` in --help, offered on TAB).
 
 Free of typer, typing and dataclasses: the quick route loads it.
@@ -79,6 +79,23 @@ THREADS_LIST = {
     },
 }
 STORE_INFO = {"store": STORE, "fmt": FORMAT}
+THREADS_SEARCH: dict[str, dict[str, Any]] = {
+    # kind "argument": the one positional argument (the quick route takes it once, not dash-leading).
+    "text": {"kind": "argument", "help": "The text to find, case-insensitive by Unicode case folding (straße finds STRASSE)."},
+    "store": STORE,
+    "case_sensitive": {"opts": ("--case-sensitive",), "kind": "flag", "help": "Match the text exactly, case included."},
+    "tools": {"opts": ("--tools",), "kind": "flag", "help": "Also search tool calls (name, call id, arguments) and which tool answered."},
+    "tenant": TENANT,
+    "sub_tenant": SUB_TENANT,
+    "session": SESSION,
+    "inactive_for": INACTIVE_FOR,
+    "inactive_since": INACTIVE_SINCE,
+    "active_within": ACTIVE_WITHIN,
+    "limit": {"opts": ("--limit", "-n"), "kind": "count", "help": f"At most N threads, newest activity first (0 to {MAX_COUNT})."},
+    "fmt": RECORD_FORMAT,
+}
 
 # The commands the quick route takes, and their options.
-QUICK: dict[tuple[str, str], dict[str, dict[str, Any]]] = {("threads", "list"): THREADS_LIST, ("store", "info"): STORE_INFO}
+QUICK: dict[tuple[str, str], dict[str, dict[str, Any]]] = {
+    ("threads", "list"): THREADS_LIST, ("store", "info"): STORE_INFO, ("threads", "search"): THREADS_SEARCH,
+}
