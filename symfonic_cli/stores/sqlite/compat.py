@@ -39,7 +39,7 @@ class SqliteCompat(SqliteSection):
 
         # One pass over every row, in two levels (the inner a subquery SQLite does not flatten,
         # LIMIT -1; each level costs a copy of every value it passes on). The inner level tests
-        # each row once (see _python_only) and cuts the envelope out of the big metadata text,
+        # each row once (see _envelope) and cuts the envelope out of the big metadata text,
         # parsed once: ``env`` is the envelope's JSON text, NULL when absent, and the BLOB x'00'
         # (which -> never returns) for a row to decode in Python, whose rowid (``prid``) then
         # makes a group of its own. The outer level parses the small envelope text three times:
@@ -53,8 +53,10 @@ class SqliteCompat(SqliteSection):
         # counted by a second query over the (thread, max id) index groups: a window over all rows
         # would walk the table in index order, one random read per row. The pass over every row
         # also counts the census's values and the rows that could name another envelope key.
-        obj = "substr(env, 1, 1) = '{'"
-        kind = f"CASE WHEN typeof(env) = 'blob' THEN NULL WHEN {obj} THEN 'object' ELSE json_type(env) END"
+        # Comparisons, not function calls, where a row has no envelope (most rows of most stores):
+        # an object's text starts with '{' (which sorts before '|'); the Python rows' BLOB is x'00'.
+        obj = "env >= '{' AND env < '|'"
+        kind = f"CASE WHEN env IS NULL OR env = x'00' THEN NULL WHEN {obj} THEN 'object' ELSE json_type(env) END"
         fields = [
             f"CASE WHEN {obj} THEN json_extract(env, "
             + ", ".join(f"'$.{f}'" for f in (*VALUE_GROUPED_FIELDS, "package_version"))
@@ -63,25 +65,29 @@ class SqliteCompat(SqliteSection):
             f"CASE WHEN {obj} THEN json_type(env, '$.safe_boundary') END",
         ]
         older_sql = f"CASE WHEN {obj} AND json_type(env, '$.finalized') = 'false' THEN {_OLDER_BY_ID} ELSE 0 END"
-        prid = "CASE WHEN typeof(env) = 'blob' THEN rid END"
+        prid = "CASE WHEN env = x'00' THEN rid END"
         # The metadata column is read once per row (each read of a column on a row's overflow
         # pages copies it out again): the innermost level passes it on as ``raw``.
         inner = (
             f"SELECT rid, cid, tid, type,"
-            f" CASE WHEN {_python_only('raw', envelope_key)} THEN x'00' ELSE CAST(raw AS TEXT) -> :path END AS env,"
+            f" {_envelope('raw')} AS env,"
             " instr(CAST(raw AS TEXT), 'format_version') > 0 AS fv FROM (SELECT c.rowid AS rid, c.checkpoint_id AS cid,"
             " c.thread_id AS tid, c.type AS type, c.metadata AS raw FROM {rows} LIMIT -1)"
         )
 
         def grouped(rows: str, *, every: bool) -> str:
+            # A row's group is its thread and ONE key: NULL without an envelope (most rows of most
+            # stores: nothing more to compute or compare), else the JSON array of what decides its
+            # verdict (kind, the three field reads, older, prid, orid), unpacked per group below.
             source = inner.replace("{rows}", rows)
+            older = older_sql if every else "0"
+            orid = f"CASE WHEN {older_sql} IS NULL THEN rid END" if every else "NULL"
+            key = f"CASE WHEN env IS NOT NULL THEN json_array({kind}, {', '.join(fields)}, {older}, {prid}, {orid}) END"
             if not every:
-                return (f"SELECT {kind}, {', '.join(fields)}, 0, {prid}, NULL, count(*)"
-                        f" FROM ({source} LIMIT -1) GROUP BY 1, 2, 3, 4, 5, 6")
+                return f"SELECT {key}, count(*) FROM ({source} LIMIT -1) GROUP BY 1"
             return (
-                f"SELECT {kind}, {', '.join(fields)}, {older_sql}, {prid}, CASE WHEN {older_sql} IS NULL THEN rid END,"
-                " count(*), sum(instr(type, '+') > 0), sum(instr(type, '+') = 0), sum(typeof(env) = 'blob' OR fv), tid"
-                f" FROM ({source} LIMIT -1) GROUP BY tid, 1, 2, 3, 4, 5, 6, 7 ORDER BY tid"
+                f"SELECT {key}, count(*), sum(instr(type, '+') > 0), count(type), coalesce(sum(env = x'00' OR fv), 0), tid"
+                f" FROM ({source} LIMIT -1) GROUP BY tid, 1 ORDER BY tid"
             )
 
         every = grouped("checkpoints AS c", every=True)
@@ -94,8 +100,9 @@ class SqliteCompat(SqliteSection):
         params = {"path": _json_path(envelope_key), "older": older_than, **_python_only_params(envelope_key)}
         bound = bound_time(older_than) if older_than is not None else None
         encrypted = plain = candidates = 0
-        for row in self.conn.execute(every, params):
-            encrypted, plain, candidates = encrypted + row[8], plain + row[9], candidates + row[10]
+        for packed, n, enc, typed, cand, tid in self.conn.execute(every, params):
+            encrypted, plain, candidates = encrypted + enc, plain + typed - enc, candidates + cand
+            row = _unpacked(packed)
             if row[5] is not None:
                 found = self._python_shape(envelope_key, row[5], older_than, bound)
                 if found is not None:
@@ -103,14 +110,14 @@ class SqliteCompat(SqliteSection):
                 continue
             older = bool(row[4]) if row[6] is None else self._older_by_ts(row[6], bound)
             kind, shape, release = _shape_fields(row)
-            yield EnvelopeShape(kind, **shape, older=older, checkpoints=row[7], package_version=release,
-                                thread_id=str(row[11]))
+            yield EnvelopeShape(kind, **shape, older=older, checkpoints=n, package_version=release, thread_id=str(tid))
         self._pass_census, self._pass_candidates = (encrypted, plain), candidates
         # The latest counts, in groups of their own (no thread, no checkpoints, ``older`` unread).
-        for row in self.conn.execute(latest, params):
+        for packed, n in self.conn.execute(latest, params):
+            row = _unpacked(packed)
             if row[5] is None:
                 kind, shape, release = _shape_fields(row)
-                yield EnvelopeShape(kind, **shape, latest=row[7], package_version=release)
+                yield EnvelopeShape(kind, **shape, latest=n, package_version=release)
 
     def _older_by_ts(self, rowid: int, bound: Any) -> bool:
         """Whether a checkpoint whose id holds no UUIDv6 time is older than ``bound`` by its
@@ -172,6 +179,14 @@ class SqliteCompat(SqliteSection):
 
 
 
+_NO_ENVELOPE = (None, None, None, None, 0, None, None)
+
+
+def _unpacked(packed: str | None) -> tuple:
+    """A group's key (see envelope_shapes) as (kind, the three field reads, older, prid, orid)."""
+    return _NO_ENVELOPE if packed is None else tuple(json.loads(packed))
+
+
 def _shape_fields(row: tuple) -> tuple[str, dict, str | None]:
     """A grouped row's kind, EnvelopeShape fields and package_version (a string, else None)."""
     from symfonic_cli.model.envelope import ABSENT
@@ -180,7 +195,8 @@ def _shape_fields(row: tuple) -> tuple[str, dict, str | None]:
     shape: dict = {}
     release = None
     if kind == "object":
-        *values, release = json.loads(row[1])
+        # json_array keeps json_extract's result as JSON (its subtype); text where that is lost
+        *values, release = row[1] if isinstance(row[1], list) else json.loads(row[1])
         values = [v if not isinstance(v, (dict, list)) else type(v)() for v in values]
         shape = dict(zip(VALUE_GROUPED_FIELDS, values))
         if row[3] is None:
@@ -204,37 +220,42 @@ def _json_path(key: str) -> str:
     return f'$."{key}"'
 
 
-# Envelope fields whose repetition inside the metadata sends the row to Python (see _python_only).
+# Envelope fields whose repetition inside the metadata sends the row to Python (see _envelope).
 _READ_FIELDS = ("format_version", "writer_line", "safe_boundary", "finalized", "boundary_sequence",
                 "boundary_id", "package_version")
 
 
-def _python_only(column: str, key: str, *, text: str | None = None) -> str:
-    """SQL: true for rows whose metadata SQLite's JSON functions could read differently from the
-    saver's ``json.loads`` (these are decoded in Python, exactly as the saver does):
+def _envelope(raw: str) -> str:
+    """SQL: the envelope's JSON text cut out of the metadata ``raw`` (NULL when the key is absent),
+    or the BLOB x'00' for rows whose metadata SQLite's JSON functions could read differently from
+    the saver's ``json.loads`` (these are decoded in Python, exactly as the saver does):
 
     - not valid JSON to SQLite: NaN, Infinity, nesting deeper than SQLite reads, other encodings;
-    - not a BLOB or TEXT, or holding a NUL byte (Python detects UTF-16/32 by them);
+    - not a BLOB or TEXT, or holding a NUL byte (Python detects UTF-16/32 by them; length() of
+      text stops at a NUL, so the text's length then differs from the bytes');
     - longer than 20,000 bytes (it may hold an integer beyond metadata_json.MAX_INT_DIGITS);
     - any backslash escape (an escaped key is the same key to Python), any multi-byte UTF-8
       sequence (lone surrogates among them: SQLite counts fewer characters than bytes);
     - the envelope key, or a field the report reads, written twice: SQLite reads the FIRST of
       duplicate keys, Python the LAST.
-    Numbers need no test: json_extract of several paths returns each value's text verbatim, and
-    Python parses it. Not caught: bytes that are not UTF-8 inside a JSON string where SQLite's
-    character count still equals the byte count (stray continuation bytes); a GLOB over every
-    character would find them but costs several times the whole report.
+    One CASE, each test made only when the ones before it passed: a row without the key's quoted
+    name is valid JSON without an envelope, and neither its fields' repeats nor the envelope are
+    looked for. Numbers need no test: json_extract of several paths returns each value's text
+    verbatim, and Python parses it. Not caught: bytes that are not UTF-8 inside a JSON string
+    where SQLite's character count still equals the byte count (stray continuation bytes); a GLOB
+    over every character would find them but costs several times the whole report.
     """
-    m = text or f"CAST({column} AS TEXT)"
+    m = f"CAST({raw} AS TEXT)"
     repeated = " OR ".join(
         f"instr(substr({m}, instr({m}, :q{i}) + 1), :q{i}) > 0" for i in range(len(_READ_FIELDS) + 1)
     )
     return (
-        f"({column} IS NOT NULL AND (typeof({column}) NOT IN ('blob', 'text')"
-        f" OR instr(CAST({column} AS BLOB), x'00') > 0 OR length(CAST({column} AS BLOB)) > 20000"
-        f" OR NOT json_valid({m}) OR instr({m}, '\\') > 0 OR length({m}) != length(CAST({column} AS BLOB))"
-        # The fields' repeats matter only inside an envelope: a row without the key skips them.
-        f" OR CASE WHEN instr({m}, :q0) = 0 THEN 0 ELSE ({repeated}) END))"
+        f"CASE WHEN {raw} IS NULL THEN NULL"
+        f" WHEN typeof({raw}) NOT IN ('blob', 'text') OR length(CAST({raw} AS BLOB)) > 20000"
+        f" OR length({m}) != length(CAST({raw} AS BLOB)) OR instr({m}, '\\') > 0 OR NOT json_valid({m}) THEN x'00'"
+        f" WHEN instr({m}, :q0) = 0 THEN NULL"
+        f" WHEN {repeated} THEN x'00'"
+        f" ELSE {m} -> :path END"
     )
 
 
