@@ -1,4 +1,4 @@
-"""The quick route: ``threads list``, ``threads search`` and ``store info`` without typer and click.
+"""The quick route: ``threads list`` and ``search``, ``store info``, ``compat report``, without typer and click.
 
 These commands answer in tens of milliseconds, and typer with click costs about 50 ms more
 to import, which doubled ``threads list`` (and was a tenth of ``threads list --status`` on a
@@ -34,7 +34,7 @@ from symfonic_cli.cli.common import (
     connect_timeout_in_range,
     set_tz,
 )
-from symfonic_cli.cli.optionspec import QUICK
+from symfonic_cli.cli.optionspec import QUICK, TYPER_ONLY as OPTIONSPEC_TYPER_ONLY
 from symfonic_cli.cli.rootspec import opts
 
 # typing.TYPE_CHECKING without importing typing (quick commands load this module).
@@ -68,7 +68,7 @@ ARGUMENTS: dict[tuple[str, str], str] = {words: name for words, specs in QUICK.i
                                          for name, spec in specs.items() if _kind(spec) == "argument"}
 # Options only typer handles: a command line using one of them goes through typer.
 # Spelling -> parameter name, as in ROUTES.
-TYPER_ONLY: dict[tuple[str, str], dict[str, str]] = {}
+TYPER_ONLY: dict[tuple[str, str], dict[str, str]] = OPTIONSPEC_TYPER_ONLY
 _ALL_SPECS = [(name, spec) for specs in QUICK.values() for name, spec in specs.items()]
 # Parameters typer converts to int (0 to MAX_COUNT); only plain digits in range are taken here.
 INT_PARAMS = {name for name, spec in _ALL_SPECS if _kind(spec) == "count"}
@@ -170,12 +170,17 @@ def root_options() -> Optional[dict]:
     }
 
 
-def _commands() -> dict[tuple[str, str], Callable[..., None]]:
-    from symfonic_cli.cli import listing
-    from symfonic_cli.cli.search import threads_search
+# Each command's function, by module (imported only for the command run: compat report's
+# loads what threads list does without).
+_COMMANDS = {("threads", "list"): ("listing", "threads_list"), ("store", "info"): ("listing", "store_info"),
+             ("threads", "search"): ("search", "threads_search"), ("compat", "report"): ("compat_report", "compat_report")}
 
-    return {("threads", "list"): listing.threads_list, ("store", "info"): listing.store_info,
-            ("threads", "search"): threads_search}
+
+def _command(words: tuple[str, str]) -> Callable[..., None]:
+    from importlib import import_module
+
+    module, name = _COMMANDS[words]
+    return getattr(import_module(f"symfonic_cli.cli.{module}"), name)
 
 
 def run(argv: list[str], environment: Environment) -> bool:
@@ -194,5 +199,5 @@ def run(argv: list[str], environment: Environment) -> bool:
     if typed_tz is not None:
         set_tz(environment, typed_tz)
     apply_root_options(environment, **roots)
-    _commands()[words](**params, environment=environment)
+    _command(words)(**params, environment=environment)
     return True

@@ -1,4 +1,4 @@
-"""The options of ``threads list``, ``threads search`` and ``store info`` (and ``--store``/``--format`` everywhere), as
+"""The options of ``threads list``, ``threads search``, ``store info`` and ``compat report`` (and ``--store``/``--format`` everywhere), as
 plain data: the typer commands build their options from these (``options.typer_option``), and the
 quick route (``fast.py``) its parser, so the two routes cannot drift apart.
 
@@ -15,7 +15,17 @@ from __future__ import annotations
 from symfonic_cli.cli.columns import COLUMN_NAMES
 from symfonic_cli.cli.common import MAX_COUNT
 from symfonic_cli.location import STORE_ENV
-from symfonic_cli.vocabulary import DEFAULT_SORT, FORMATS, RECORD_FORMATS, SORTS, STATUSES, listed, one_of
+from symfonic_cli.vocabulary import (
+    DEFAULT_SORT,
+    ENVELOPE_KEY_ENV,
+    FINDINGS,
+    FORMATS,
+    RECORD_FORMATS,
+    SORTS,
+    STATUSES,
+    listed,
+    one_of,
+)
 
 # typing.TYPE_CHECKING without importing typing (the quick route loads this module).
 TYPE_CHECKING = False
@@ -95,7 +105,24 @@ THREADS_SEARCH: dict[str, dict[str, Any]] = {
     "fmt": RECORD_FORMAT,
 }
 
+COMPAT_REPORT = {
+    "store": STORE,
+    "by_thread": {"opts": ("--by-thread",), "kind": "flag",
+                  "help": "One report per thread, for every thread: all the threads of a finding (the store-wide report names the first 10)."},
+    "grace": {"opts": ("--grace",), "help": "Unfinalized writes younger than this are 'in flight', older ones 'interrupted by a crash' (default 15m, as thread erase; e.g. 90s, 2h)."},
+    "envelope_key": {"opts": ("--envelope-key",), "env": ENVELOPE_KEY_ENV, "help": "Metadata key holding the envelope."},
+    "fmt": FORMAT,
+    "fail_on": {"opts": ("--fail-on",), "help": f"Exit 5 when any of these findings is present: {','.join(FINDINGS)} ('' for never)."},
+}
+
 # The commands the quick route takes, and their options.
 QUICK: dict[tuple[str, str], dict[str, dict[str, Any]]] = {
     ("threads", "list"): THREADS_LIST, ("store", "info"): STORE_INFO, ("threads", "search"): THREADS_SEARCH,
+    ("compat", "report"): COMPAT_REPORT,
+}
+# Options of those commands that only typer handles (a list, an integer range of its own, the
+# KEY argument's alternatives): a command line using one goes through typer. Spelling -> parameter.
+TYPER_ONLY: dict[tuple[str, str], dict[str, str]] = {
+    ("compat", "report"): {"--thread": "thread", "-t": "thread", "--tenant": "tenant", "--sub-tenant": "sub_tenant",
+                           "--session": "session", "--current-format": "current_format"},
 }

@@ -242,6 +242,59 @@ def test_both_routes_agree_on_threads_search(sqlite_master, both_routes):
     assert found >= 5  # the lines above do find the text, on both routes
 
 
+def _compat_lines(store: str) -> list[tuple[list[str], dict | None, bool]]:
+    """compat report: (argv, env, whether the quick route should take it)."""
+    s = store
+    report = ["compat", "report"]
+    return [
+        ([*report, "--store", s], None, True),
+        ([*report, "-s", s, "-f", "json"], None, True),
+        ([*report, f"--store={s}", "--format=jsonl", "--fail-on="], None, True),
+        ([*report, "-s", s, "-f", "text", "--grace", "2h"], None, True),
+        ([*report, "-s", s, "--by-thread", "-f", "json"], None, True),
+        ([*report, "-s", s, "--by-thread", "--format", "text", "--fail-on", "legacy"], None, True),  # exit 5
+        ([*report, "-s", s, "--fail-on", "legacy,corrupt"], None, True),  # exit 5, naming where to look
+        ([*report, "-s", s, "--grace", "90", "-f", "json"], None, True),  # a bare number: minutes
+        ([*report, "-s", s, "--envelope-key", "provenance", "-f", "json"], None, True),
+        ([*report, "-s", s, "-f", "json"], {"SYMFONIC_ENVELOPE_KEY": "provenance"}, True),
+        ([*report, "-s", s, "-f", "json"], {"SYMFONIC_ENVELOPE_KEY": ""}, True),
+        ([*report, "-f", "json"], {"SYMFONIC_STORE": s}, True),
+        # Bad input: the same line and exit code on both routes.
+        ([*report, "-s", s, "--grace", "soon"], None, True),
+        ([*report, "-s", s, "--grace", ""], None, True),
+        ([*report, "-s", s, "--fail-on", "bogus"], None, True),
+        ([*report, "-s", s, "--envelope-key", ""], None, True),
+        ([*report, "-s", s, "--format", "csv"], None, True),
+        ([*report, "-s", s + ".missing"], None, True),
+        ([*report, "-s", "redis://u:hunter2@localhost/0"], None, True),
+        ([*report], {"SYMFONIC_STORE": ""}, True),
+        ([*report, "-s", s, "--tz", "Mars/Olympus"], None, True),
+        # Left to typer: help, the thread options and KEY, --current-format, odd or repeated options.
+        ([*report, "--help"], None, False),
+        ([*report, "-s", s, "--thread", "acme:_:s-001", "-f", "json"], None, False),
+        ([*report, "-s", s, "-t", "acme:_:s-001", "--by-thread"], None, False),
+        ([*report, "acme:_:s-001", "-s", s, "-f", "json"], None, False),
+        ([*report, "-s", s, "--tenant", "acme", "--session", "s-001", "-f", "json"], None, False),
+        ([*report, "-s", s, "--current-format", "2", "-f", "json"], None, False),
+        ([*report, "-s", s, "--by-thread", "--by-thread"], None, False),
+        ([*report, "-s", s, "--by-thread=1"], None, False),
+        ([*report, "-s", s, "--grace", "1h", "--grace", "2h"], None, False),
+        ([*report, "-s", s, "--grace", "-1h"], None, False),
+    ]
+
+
+def test_both_routes_agree_on_compat_report(sqlite_master, both_routes):
+    """compat report on the quick route: the same stdout, stderr and exit code as typer's (the
+    report, the exit-5 line naming the findings, usage errors), and typer's alone for the rest."""
+    codes = set()
+    for argv, env, quick_expected in _compat_lines(str(sqlite_master)):
+        res, quick = _same(both_routes, *argv, env=env)
+        assert quick is quick_expected, (argv, env)
+        assert "Traceback" not in res.err and "hunter2" not in res.out + res.err
+        codes.add(res.code)
+    assert codes == {0, 2, 4, 5}
+
+
 def test_quick_route_refuses_completion_requests(monkeypatch):
     monkeypatch.setenv("_SYMFONIC_COMPLETE", "bash_complete")
     assert fast.parse(["threads", "list", "--store", "x.db"]) is None
@@ -282,10 +335,14 @@ def test_option_tables_match_the_typer_commands():
     for words, table in fast.ROUTES.items():
         params = _typer_params(words)
         # The positional argument (threads search's text): one, required, a string, by the same name.
+        # Another argument (compat report's optional KEY) is typer's: the quick route takes no positional there.
         arguments = [p for p in params if isinstance(p, click.Argument)]
-        assert [p.name for p in arguments] == ([fast.ARGUMENTS[words]] if words in fast.ARGUMENTS else []), words
-        for p in arguments:
-            assert p.required and p.nargs == 1 and isinstance(p.type, click.types.StringParamType), words
+        if words in fast.ARGUMENTS:
+            assert [p.name for p in arguments] == [fast.ARGUMENTS[words]], words
+            assert arguments[0].required and arguments[0].nargs == 1 and isinstance(arguments[0].type, click.types.StringParamType)
+        else:
+            assert all(not p.required for p in arguments), words
+            assert fast.parse([*words, "a-key"]) is None
         params = [p for p in params if not isinstance(p, click.Argument)]
         spellings = {opt: p.name for p in params for opt in (*p.opts, *p.secondary_opts)}
         typer_only = fast.TYPER_ONLY.get(words, {})
