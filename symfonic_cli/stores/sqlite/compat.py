@@ -65,7 +65,7 @@ class SqliteCompat(SqliteSection):
             f"CASE WHEN {obj} THEN json_type(env, '$.safe_boundary') END",
         ]
         older_sql = f"CASE WHEN {obj} AND json_type(env, '$.finalized') = 'false' THEN {_OLDER_BY_ID} ELSE 0 END"
-        prid = "CASE WHEN env = x'00' THEN rid END"
+        prid = f"CASE WHEN env = x'00' OR ({obj} AND ({_fields_repeated('env')})) THEN rid END"
         # The metadata column is read once per row (each read of a column on a row's overflow
         # pages copies it out again): the innermost level passes it on as ``raw``.
         inner = (
@@ -236,27 +236,35 @@ def _envelope(raw: str) -> str:
     - longer than 20,000 bytes (it may hold an integer beyond metadata_json.MAX_INT_DIGITS);
     - any backslash escape (an escaped key is the same key to Python), any multi-byte UTF-8
       sequence (lone surrogates among them: SQLite counts fewer characters than bytes);
-    - the envelope key, or a field the report reads, written twice: SQLite reads the FIRST of
-      duplicate keys, Python the LAST.
+    - the envelope key written twice: SQLite reads the FIRST of duplicate keys, Python the LAST
+      (a field the report reads written twice inside the envelope: ``_fields_repeated``, on the
+      envelope's shorter text, sends its row to Python too).
     One CASE, each test made only when the ones before it passed: a row without the key's quoted
-    name is valid JSON without an envelope, and neither its fields' repeats nor the envelope are
-    looked for. Numbers need no test: json_extract of several paths returns each value's text
+    name is valid JSON without an envelope, and the envelope is not looked for. Numbers need no test: json_extract of several paths returns each value's text
     verbatim, and Python parses it. Not caught: bytes that are not UTF-8 inside a JSON string
     where SQLite's character count still equals the byte count (stray continuation bytes); a GLOB
     over every character would find them but costs several times the whole report.
     """
     m = f"CAST({raw} AS TEXT)"
-    repeated = " OR ".join(
-        f"instr(substr({m}, instr({m}, :q{i}) + 1), :q{i}) > 0" for i in range(len(_READ_FIELDS) + 1)
-    )
     return (
         f"CASE WHEN {raw} IS NULL THEN NULL"
         f" WHEN typeof({raw}) NOT IN ('blob', 'text') OR length(CAST({raw} AS BLOB)) > 20000"
         f" OR length({m}) != length(CAST({raw} AS BLOB)) OR instr({m}, '\\') > 0 OR NOT json_valid({m}) THEN x'00'"
         f" WHEN instr({m}, :q0) = 0 THEN NULL"
-        f" WHEN {repeated} THEN x'00'"
+        f" WHEN {_repeated(m, 0)} THEN x'00'"
         f" ELSE {m} -> :path END"
     )
+
+
+def _repeated(text: str, i: int) -> str:
+    """SQL: the quoted name ``:q{i}`` stands twice or more in ``text``."""
+    return f"instr(substr({text}, instr({text}, :q{i}) + 1), :q{i}) > 0"
+
+
+def _fields_repeated(env: str) -> str:
+    """SQL: a field the report reads stands twice in the envelope's own text (``env``, as -> cut
+    it out of metadata whose key stands once): SQLite would read the first, Python the last."""
+    return " OR ".join(_repeated(env, i) for i in range(1, len(_READ_FIELDS) + 1))
 
 
 def _python_only_params(key: str) -> dict[str, str]:
