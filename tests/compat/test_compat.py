@@ -431,3 +431,13 @@ def test_the_grace_window_reads_each_id_by_its_time(any_kind, form, interrupted)
     data, _ = report(store, "--grace", "1d", "--fail-on", "")
     expected = {"in_flight": 0, "interrupted": n} if interrupted else {"in_flight": n, "interrupted": 0}
     assert data["unfinalized"] == expected
+    # The thread's own report and the per-thread reports date them alike, and show when each was written.
+    one = thread(store, "crash:_:ids", "--grace", "1d")
+    state = "interrupted by a crash" if interrupted else "in flight"
+    assert [u["state"] for u in one["unfinalized"]] == [state] * n
+    assert all((u["ts"] is None) is (form == "undatable") for u in one["unfinalized"])
+    r = run("compat", "report", "--store", store.url, "--by-thread", "--grace", "1d", "--fail-on", "", "--format", "jsonl")
+    (row,) = [json.loads(line) for line in r.out.splitlines()]
+    assert row["findings"]["interrupted"] == (n if interrupted else 0)
+    shown = run("compat", "show", "--store", store.url, "--thread", "crash:_:ids", "--format", "json")
+    assert all((c["ts"] is None) is (form == "undatable") for c in json.loads(shown.out))
