@@ -441,3 +441,28 @@ def test_the_grace_window_reads_each_id_by_its_time(any_kind, form, interrupted)
     assert row["findings"]["interrupted"] == (n if interrupted else 0)
     shown = run("compat", "show", "--store", store.url, "--thread", "crash:_:ids", "--format", "json")
     assert all((c["ts"] is None) is (form == "undatable") for c in json.loads(shown.out))
+
+
+@pytest.mark.parametrize("stored", [7, 1.5, "not json", b"{\"a\": 1, \"a\": 2}", None])
+def test_sqlite_metadata_of_any_storage_class_reads_as_the_saver_reads_it(stored):
+    """Rows whose metadata is a number, not JSON, or NULL (another writer's; SQLite stores any
+    value in any column): the store-wide report, grouped in the database, counts each as the
+    per-thread report, which decodes every row as the saver does, so both name the same findings."""
+    import sqlite3
+
+    from tests.support.backends import get
+
+    store = _write(get("sqlite"), {"odd:_:meta": [migrated(finalized=True), migrated(finalized=True)]})
+    with sqlite3.connect(store.url) as conn:
+        conn.execute("UPDATE checkpoints SET metadata = ? WHERE checkpoint_id = ?", (stored, store.checkpoints["odd:_:meta"][0]))
+    whole, _ = report(store, "--fail-on", "", code=0)
+    r = run("compat", "report", "--store", store.url, "--by-thread", "--fail-on", "", "--format", "jsonl")
+    (row,) = [json.loads(line) for line in r.out.splitlines()]
+    assert whole["checkpoints"] == row["checkpoints"] == store.n("odd:_:meta")
+    assert whole["findings"] == row["findings"]
+    assert sum(row["by_status"].values()) == row["checkpoints"]
+    by_status = {s: 0 for s in ("legacy", "migrated", "corrupt", "newer")}
+    for line in whole["by_writer_line"]:
+        by_status[line["writer_line"]] += line["checkpoints"]
+    by_status["corrupt"] = sum(c["checkpoints"] for c in whole["corrupt"])
+    assert by_status == row["by_status"]

@@ -22,8 +22,11 @@ if TYPE_CHECKING:
 # envelopes (the report reads ``older`` for nothing else): a UUIDv6 (any case) by its time, which
 # its lowercase string order is; NULL for an id in another form, which Python dates by the
 # instant rule (its ``ts``, ``_older_by_ts``): never a string comparison.
-_OLDER_BY_ID = (f"CASE WHEN :older IS NULL THEN 0 WHEN lower(cid) GLOB '{ORDERED_ID_GLOB}'"
-                " THEN lower(cid) < :older END")
+def _older_by_id(cid: str) -> str:
+    return f"CASE WHEN :older IS NULL THEN 0 WHEN lower({cid}) GLOB '{ORDERED_ID_GLOB}' THEN lower({cid}) < :older END"
+
+
+_OLDER_BY_ID = _older_by_id("cid")
 
 
 class SqliteCompat(SqliteSection):
@@ -56,7 +59,7 @@ class SqliteCompat(SqliteSection):
         # Comparisons, not function calls, where a row has no envelope (most rows of most stores):
         # an object's text starts with '{' (which sorts before '|'); the Python rows' BLOB is x'00'.
         obj = "env >= '{' AND env < '|'"
-        kind = f"CASE WHEN env IS NULL OR env = x'00' THEN NULL WHEN {obj} THEN 'object' ELSE json_type(env) END"
+        kind = f"CASE WHEN env IS NULL OR env >= x'' THEN NULL WHEN {obj} THEN 'object' ELSE json_type(env) END"
         fields = [
             f"CASE WHEN {obj} THEN json_extract(env, "
             + ", ".join(f"'$.{f}'" for f in (*VALUE_GROUPED_FIELDS, "package_version"))
@@ -64,15 +67,16 @@ class SqliteCompat(SqliteSection):
             f"CASE WHEN {obj} THEN json_type(env, '$.boundary_sequence') END",
             f"CASE WHEN {obj} THEN json_type(env, '$.safe_boundary') END",
         ]
-        older_sql = f"CASE WHEN {obj} AND json_type(env, '$.finalized') = 'false' THEN {_OLDER_BY_ID} ELSE 0 END"
+        # The id is read (by rowid) for unfinalized envelopes only: no level passes it on.
+        older_sql = (f"CASE WHEN {obj} AND json_type(env, '$.finalized') = 'false'"
+                     f" THEN {_older_by_id('(SELECT checkpoint_id FROM checkpoints WHERE rowid = rid)')} ELSE 0 END")
         prid = f"CASE WHEN env = x'00' OR ({obj} AND ({_fields_repeated('env')})) THEN rid END"
         # The metadata column is read once per row (each read of a column on a row's overflow
         # pages copies it out again): the innermost level passes it on as ``raw``.
+        # Only numbers and the thread pass on besides: the census's two counts, not the type.
         inner = (
-            f"SELECT rid, cid, tid, type,"
-            f" {_envelope('raw')} AS env,"
-            " instr(CAST(raw AS TEXT), 'format_version') > 0 AS fv FROM (SELECT c.rowid AS rid, c.checkpoint_id AS cid,"
-            " c.thread_id AS tid, c.type AS type, c.metadata AS raw FROM {rows} LIMIT -1)"
+            f"SELECT rid, tid, enc, typed, {_envelope('raw')} AS env FROM (SELECT c.rowid AS rid, c.thread_id AS tid,"
+            " instr(c.type, '+') > 0 AS enc, c.type IS NOT NULL AS typed, c.metadata AS raw FROM {rows} LIMIT -1)"
         )
 
         def grouped(rows: str, *, every: bool) -> str:
@@ -82,11 +86,11 @@ class SqliteCompat(SqliteSection):
             source = inner.replace("{rows}", rows)
             older = older_sql if every else "0"
             orid = f"CASE WHEN {older_sql} IS NULL THEN rid END" if every else "NULL"
-            key = f"CASE WHEN env IS NOT NULL THEN json_array({kind}, {', '.join(fields)}, {older}, {prid}, {orid}) END"
+            key = f"CASE WHEN env IS NOT NULL AND env != x'01' THEN json_array({kind}, {', '.join(fields)}, {older}, {prid}, {orid}) END"
             if not every:
                 return f"SELECT {key}, count(*) FROM ({source} LIMIT -1) GROUP BY 1"
             return (
-                f"SELECT {key}, count(*), sum(instr(type, '+') > 0), count(type), coalesce(sum(env = x'00' OR fv), 0), tid"
+                f"SELECT {key}, count(*), coalesce(sum(enc), 0), sum(typed), coalesce(sum(env >= x''), 0), tid"
                 f" FROM ({source} LIMIT -1) GROUP BY tid, 1 ORDER BY tid"
             )
 
@@ -226,12 +230,13 @@ _READ_FIELDS = ("format_version", "writer_line", "safe_boundary", "finalized", "
 
 
 def _envelope(raw: str) -> str:
-    """SQL: the envelope's JSON text cut out of the metadata ``raw`` (NULL when the key is absent),
-    or the BLOB x'00' for rows whose metadata SQLite's JSON functions could read differently from
+    """SQL: the envelope's JSON text cut out of the metadata ``raw`` (NULL when the key is absent;
+    x'01' then when the text names a format_version: another key may hold an envelope), or the
+    BLOB x'00' for rows whose metadata SQLite's JSON functions could read differently from
     the saver's ``json.loads`` (these are decoded in Python, exactly as the saver does):
 
     - not valid JSON to SQLite: NaN, Infinity, nesting deeper than SQLite reads, other encodings;
-    - not a BLOB or TEXT, or holding a NUL byte (Python detects UTF-16/32 by them; length() of
+    - not a BLOB or TEXT (a number sorts before every text: ``raw < ''``), or holding a NUL byte (Python detects UTF-16/32 by them; length() of
       text stops at a NUL, so the text's length then differs from the bytes');
     - longer than 20,000 bytes (it may hold an integer beyond metadata_json.MAX_INT_DIGITS);
     - any backslash escape (an escaped key is the same key to Python), any multi-byte UTF-8
@@ -246,13 +251,15 @@ def _envelope(raw: str) -> str:
     over every character would find them but costs several times the whole report.
     """
     m = f"CAST({raw} AS TEXT)"
+    # No envelope, but perhaps one under another key (envelope_key_candidates): the BLOB x'01'.
+    _other = f"CASE WHEN instr({m}, 'format_version') > 0 THEN x'01' END"
     return (
         f"CASE WHEN {raw} IS NULL THEN NULL"
-        f" WHEN typeof({raw}) NOT IN ('blob', 'text') OR length(CAST({raw} AS BLOB)) > 20000"
+        f" WHEN {raw} < '' OR length(CAST({raw} AS BLOB)) > 20000"
         f" OR length({m}) != length(CAST({raw} AS BLOB)) OR instr({m}, '\\') > 0 OR NOT json_valid({m}) THEN x'00'"
-        f" WHEN instr({m}, :q0) = 0 THEN NULL"
+        f" WHEN instr({m}, :q0) = 0 THEN {_other}"
         f" WHEN {_repeated(m, 0)} THEN x'00'"
-        f" ELSE {m} -> :path END"
+        f" ELSE coalesce({m} -> :path, {_other}) END"
     )
 
 
