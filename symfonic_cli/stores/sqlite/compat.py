@@ -86,11 +86,13 @@ class SqliteCompat(SqliteSection):
             source = inner.replace("{rows}", rows)
             older = older_sql if every else "0"
             orid = f"CASE WHEN {older_sql} IS NULL THEN rid END" if every else "NULL"
-            key = f"CASE WHEN env IS NOT NULL AND env != x'01' THEN json_array({kind}, {', '.join(fields)}, {older}, {prid}, {orid}) END"
+            # (x'01' rows, no envelope but a format_version named: the key 'o', counted apart.)
+            key = (f"CASE WHEN env IS NULL THEN NULL WHEN env = x'01' THEN 'o'"
+                   f" ELSE json_array({kind}, {', '.join(fields)}, {older}, {prid}, {orid}) END")
             if not every:
                 return f"SELECT {key}, count(*) FROM ({source} LIMIT -1) GROUP BY 1"
             return (
-                f"SELECT {key}, count(*), coalesce(sum(enc), 0), sum(typed), coalesce(sum(env >= x''), 0), tid"
+                f"SELECT {key}, count(*), coalesce(sum(enc), 0), sum(typed), tid"
                 f" FROM ({source} LIMIT -1) GROUP BY tid, 1 ORDER BY tid"
             )
 
@@ -104,9 +106,11 @@ class SqliteCompat(SqliteSection):
         params = {"path": _json_path(envelope_key), "older": older_than, **_python_only_params(envelope_key)}
         bound = bound_time(older_than) if older_than is not None else None
         encrypted = plain = candidates = 0
-        for packed, n, enc, typed, cand, tid in self.conn.execute(every, params):
-            encrypted, plain, candidates = encrypted + enc, plain + typed - enc, candidates + cand
+        for packed, n, enc, typed, tid in self.conn.execute(every, params):
+            encrypted, plain = encrypted + enc, plain + typed - enc
             row = _unpacked(packed)
+            if packed == "o" or row[5] is not None:  # rows that may hold an envelope under another key
+                candidates += n
             if row[5] is not None:
                 found = self._python_shape(envelope_key, row[5], older_than, bound)
                 if found is not None:
@@ -188,7 +192,7 @@ _NO_ENVELOPE = (None, None, None, None, 0, None, None)
 
 def _unpacked(packed: str | None) -> tuple:
     """A group's key (see envelope_shapes) as (kind, the three field reads, older, prid, orid)."""
-    return _NO_ENVELOPE if packed is None else tuple(json.loads(packed))
+    return _NO_ENVELOPE if packed is None or packed == "o" else tuple(json.loads(packed))
 
 
 def _shape_fields(row: tuple) -> tuple[str, dict, str | None]:
