@@ -14,7 +14,8 @@ Stores: short chats (3 turns through the real agent graph, 10 to 11 checkpoints 
 threads written by the graph and its saver, grown N/BASE-fold with ``INSERT ... SELECT`` (the copies'
 thread ids get a suffix; every other byte is the real rows', checked), cached in benchmarks/out.
 Both arms then hold the same rows (checked). Medians of ``--repeat`` runs, the arms in turn.
-Run: ``python benchmarks/bench_live.py [--threads 20000] [--pg-threads 4000] [--repeat 3] [--no-postgres]``.
+Run: ``python benchmarks/bench_live.py [--threads 20000] [--pg-threads 4000] [--repeat 3] [--no-postgres] [--one-pass]``
+(``--one-pass``, for 200,000 threads: one run an arm, the safety run measured for peak RSS and lock waits too).
 """
 
 from __future__ import annotations
@@ -109,61 +110,86 @@ def _waits(take: Callable[[], float], done: threading.Event) -> list[float]:
     return out
 
 
-def _with_prober(args: list[str], take: Callable[[], float]) -> tuple[float, float, int]:
-    """The safety prune with another session probing its locks: (seconds, longest wait, probes)."""
+def _with_prober(args: list[str], take: Callable[[], float], *, peak: bool = False) -> tuple[float, float, int, int]:
+    """The safety prune with another session probing its locks: (seconds, longest wait, probes, peak RSS KiB)."""
     done = threading.Event()
     result: dict[str, Any] = {}
     t = threading.Thread(target=lambda: result.setdefault("w", _waits(take, done)))
     t.start()
     try:
-        took, _ = _run(args)
+        took, rss = _run(args, peak=peak)
     finally:
         done.set()
         t.join()
-    return took, max(result["w"], default=0.0), len(result["w"])
+    return took, max(result["w"], default=0.0), len(result["w"]), rss
 
 
-def bench_sqlite(threads: int, repeat: int, work: Path) -> None:
+def bench_sqlite(threads: int, repeat: int, work: Path, one_pass: bool = False) -> None:
     base = sqlite_base()
     grown = grow(base, stores.OUT / "sqlite" / f"live-grown-{threads}.db", threads)
     tenth = grow(base, stores.OUT / "sqlite" / f"live-grown-{threads // 10}.db", threads // 10) if threads // 10 >= 2 * BASE else base
     cps = sqlite3.connect(grown).execute("SELECT count(*), count(DISTINCT thread_id) FROM checkpoints").fetchone()
-    print(f"SQLite: {cps[1]:,} threads, {cps[0]:,} checkpoints ({grown.stat().st_size / 1e9:.2f} GB), grown from {BASE} written by the graph")
+    print(f"SQLite: {cps[1]:,} threads, {cps[0]:,} checkpoints ({grown.stat().st_size / 1e9:.2f} GB), grown from {BASE} written by the graph",
+          flush=True)
+    args = lambda path: ["thread", "prune", "-s", str(path), *PRUNE[2:]]  # noqa: E731
+
+    def copy(src: Path, dst: Path) -> None:
+        shutil.copyfile(src, dst)
+        with sqlite3.connect(dst) as conn:  # as SqliteSaver leaves a store (grow() keeps the copy in one file)
+            conn.execute("PRAGMA journal_mode = WAL")
+
+    def prober(path: Path) -> tuple[sqlite3.Connection, Callable[[], float]]:
+        probe = sqlite3.connect(path, timeout=60, isolation_level=None, check_same_thread=False)  # used by the prober thread
+
+        def take() -> float:
+            start = time.perf_counter()
+            probe.execute("BEGIN IMMEDIATE")  # the file's one write lock, as an agent's next write takes it
+            waited = time.perf_counter() - start
+            probe.execute("ROLLBACK")
+            return waited
+
+        return probe, take
+
     times: dict[str, list[float]] = {"safety": [], "bare": []}
-    for r in range(repeat):
+    peaks: dict[int, int] = {}
+    probed: tuple[float, float, int] | None = None
+    for r in range(1 if one_pass else repeat):
         digests = {}
-        for arm in (["safety", "bare"] if r % 2 == 0 else ["bare", "safety"]):
+        for arm in (["bare", "safety"] if one_pass or r % 2 else ["safety", "bare"]):
             a = work / f"{arm}.db"
-            shutil.copyfile(grown, a)
-            times[arm].append(_run(["thread", "prune", "-s", str(a), *PRUNE[2:]], bare=arm == "bare")[0])
+            copy(grown, a)
+            if one_pass and arm == "safety":  # at scale: the safety run also gives the peak and the lock waits
+                probe, take = prober(a)
+                took, longest, n, rss = _with_prober(args(a), take, peak=True)
+                probe.close()
+                times[arm].append(took)
+                peaks[threads], probed = rss, (took, longest, n)
+            else:
+                times[arm].append(_run(args(a), bare=arm == "bare")[0])
             digests[arm] = _digest(a)
             a.unlink()
+            print(f"  {arm}: {times[arm][-1]:.1f} s", flush=True)
         if digests["safety"] != digests["bare"]:
             raise SystemExit("the two arms left different rows")
     s, b = _median(times["safety"]), _median(times["bare"])
     print(f"  prune --all --keep 1: safety {s:.2f} s, bare {b:.2f} s, ratio {s / b:.2f} (target <= 1.5); runs {times}; same rows: yes")
-    peaks = {}
     for label, src in ((max(threads // 10, BASE), tenth), (threads, grown)):
+        if label in peaks:
+            continue
         a = work / "peak.db"
-        shutil.copyfile(src, a)
-        peaks[label] = _run(["thread", "prune", "-s", str(a), *PRUNE[2:]], peak=True)[1]
+        copy(src, a)
+        peaks[label] = _run(args(a), peak=True)[1]
         a.unlink()
-    (n1, p1), (n2, p2) = peaks.items()
+    (n1, p1), (n2, p2) = sorted(peaks.items())
     print(f"  peak RSS: {n1:,} threads {p1 / 1024:.0f} MiB, {n2:,} threads {p2 / 1024:.0f} MiB, ratio {p2 / p1:.2f} (flat: ~1)")
-    a = work / "probe.db"
-    shutil.copyfile(grown, a)
-    probe = sqlite3.connect(a, timeout=60, isolation_level=None, check_same_thread=False)  # used by the prober thread
-
-    def take() -> float:
-        start = time.perf_counter()
-        probe.execute("BEGIN IMMEDIATE")  # the file's one write lock, as an agent's next write takes it
-        waited = time.perf_counter() - start
-        probe.execute("ROLLBACK")
-        return waited
-
-    took, longest, n = _with_prober(["thread", "prune", "-s", str(a), *PRUNE[2:]], take)
-    probe.close()
-    a.unlink()
+    if probed is None:
+        a = work / "probe.db"
+        copy(grown, a)
+        probe, take = prober(a)
+        probed = _with_prober(args(a), take)[:3]
+        probe.close()
+        a.unlink()
+    took, longest, n = probed
     print(f"  lock wait: {n:,} writes by another connection during the prune ({took:.1f} s): the longest waited {longest * 1000:.0f} ms "
           "(--lock-timeout 5 s)")
 
@@ -214,7 +240,7 @@ def _pg_grown(server, src: str, threads: int) -> str:
     return db
 
 
-def bench_postgres(threads: int, repeat: int) -> None:
+def bench_postgres(threads: int, repeat: int, one_pass: bool = False) -> None:
     import psycopg
 
     from benchmarks import pg
@@ -235,39 +261,56 @@ def bench_postgres(threads: int, repeat: int) -> None:
 
         with psycopg.connect(server.url(grown)) as conn:
             n, keys = conn.execute("SELECT count(*), array_agg(DISTINCT thread_id) FROM checkpoints").fetchone()
-        print(f"PostgreSQL: {len(keys):,} threads, {n:,} checkpoints, grown from {BASE} written by the graph")
+        print(f"PostgreSQL: {len(keys):,} threads, {n:,} checkpoints, grown from {BASE} written by the graph", flush=True)
         safety = [*PRUNE[2:], "--max-replica-lag", "10s"]
+
+        def prober(url: str) -> tuple[Any, Callable[[], float]]:
+            probe = psycopg.connect(url, autocommit=True)
+
+            def take() -> float:
+                key = random.choice(keys)
+                start = time.perf_counter()
+                with probe.transaction():
+                    probe.execute("SELECT 1 FROM checkpoints WHERE thread_id = %s FOR UPDATE", (key,)).fetchall()
+                    waited = time.perf_counter() - start
+                return waited
+
+            return probe, take
+
         times: dict[str, list[float]] = {"safety": [], "bare": []}
-        for r in range(repeat):
+        peaks: dict[int, int] = {}
+        probed: tuple[float, float, int] | None = None
+        for r in range(1 if one_pass else repeat):
             digests = {}
-            for arm in (["safety", "bare"] if r % 2 == 0 else ["bare", "safety"]):
+            for arm in (["bare", "safety"] if one_pass or r % 2 else ["safety", "bare"]):
                 url = fresh(f"bench_live_{arm}", grown)
                 args = ["thread", "prune", "-s", url, *(safety if arm == "safety" else PRUNE[2:])]
-                times[arm].append(_run(args, bare=arm == "bare")[0])
+                if one_pass and arm == "safety":  # at scale: the safety run also gives the peak and the lock waits
+                    probe, take = prober(url)
+                    took, longest, count, rss = _with_prober(args, take, peak=True)
+                    probe.close()
+                    times[arm].append(took)
+                    peaks[threads], probed = rss, (took, longest, count)
+                else:
+                    times[arm].append(_run(args, bare=arm == "bare")[0])
                 digests[arm] = _pg_digest(url)
+                print(f"  {arm}: {times[arm][-1]:.1f} s", flush=True)
             if digests["safety"] != digests["bare"]:
                 raise SystemExit("the two arms left different rows")
         s, b = _median(times["safety"]), _median(times["bare"])
         print(f"  prune --all --keep 1: safety (with --max-replica-lag 10s) {s:.2f} s, bare {b:.2f} s, ratio {s / b:.2f} "
               f"(target <= 1.5); runs {times}; same rows: yes")
-        peaks = {}
         for label, src in ((max(threads // 10, BASE), tenth), (threads, grown)):
-            peaks[label] = _run(["thread", "prune", "-s", fresh("bench_live_peak", src), *safety], peak=True)[1]
-        (n1, p1), (n2, p2) = peaks.items()
+            if label not in peaks:
+                peaks[label] = _run(["thread", "prune", "-s", fresh("bench_live_peak", src), *safety], peak=True)[1]
+        (n1, p1), (n2, p2) = sorted(peaks.items())
         print(f"  peak RSS: {n1:,} threads {p1 / 1024:.0f} MiB, {n2:,} threads {p2 / 1024:.0f} MiB, ratio {p2 / p1:.2f} (flat: ~1)")
-        url = fresh("bench_live_probe", grown)
-        probe = psycopg.connect(url, autocommit=True)
-
-        def take() -> float:
-            key = random.choice(keys)
-            start = time.perf_counter()
-            with probe.transaction():
-                probe.execute("SELECT 1 FROM checkpoints WHERE thread_id = %s FOR UPDATE", (key,)).fetchall()
-                waited = time.perf_counter() - start
-            return waited
-
-        took, longest, count = _with_prober(["thread", "prune", "-s", url, *safety], take)
-        probe.close()
+        if probed is None:
+            url = fresh("bench_live_probe", grown)
+            probe, take = prober(url)
+            probed = _with_prober(["thread", "prune", "-s", url, *safety], take)[:3]
+            probe.close()
+        took, longest, count = probed
         print(f"  lock wait: {count:,} SELECT ... FOR UPDATE of a random thread's checkpoints by another session during the "
               f"prune ({took:.1f} s): the longest waited {longest * 1000:.0f} ms (--lock-timeout 5 s)")
     finally:
@@ -281,13 +324,15 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--no-postgres", action="store_true")
     ap.add_argument("--no-sqlite", action="store_true")
+    ap.add_argument("--one-pass", action="store_true",
+                    help="at scale: one bare run and one safety run that also gives the peak RSS and the lock waits")
     args = ap.parse_args()
     work = Path(tempfile.mkdtemp(prefix="symfonic-bench-live-", dir=str(stores.OUT)))
     try:
         if not args.no_sqlite:
-            bench_sqlite(args.threads, args.repeat, work)
+            bench_sqlite(args.threads, args.repeat, work, args.one_pass)
         if not args.no_postgres:
-            bench_postgres(args.pg_threads, args.repeat)
+            bench_postgres(args.pg_threads, args.repeat, args.one_pass)
     finally:
         shutil.rmtree(work, ignore_errors=True)
 

@@ -7,9 +7,11 @@ No ``from __future__ import annotations``: the SDK reads the tools' annotations 
 
 import hmac
 import socket
+import threading
 from collections.abc import Callable
 from typing import Annotated, Any, TypedDict
 
+import anyio.to_thread
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp_types import CallToolResult, TextContent, ToolAnnotations
@@ -68,11 +70,21 @@ class RefusedCalls:
 def build_server(reader: Reader) -> MCPServer:
     server = MCPServer("symfonic", instructions=INSTRUCTIONS, log_level="WARNING", middleware=[RefusedCalls(reader)])
 
-    def reply(tool: str, arguments: dict[str, Any]) -> CallToolResult:
+    # The reads run in a worker thread, off the event loop: a slow one (a long thread, a store
+    # busy with a writer's lock) leaves the other sessions answered. One store connection: the
+    # reads take turns on it.
+    turns = threading.Lock()
+
+    def call(tool: str, arguments: dict[str, Any]) -> Any:
+        with turns:
+            return reader.call(tool, arguments)
+
+    async def reply(tool: str, arguments: dict[str, Any]) -> CallToolResult:
         # Each tool passes its locals(): its parameters, and this function (a free variable).
         arguments = {k: v for k, v in arguments.items() if k != "reply"}
         try:
-            result = reader.call(tool, arguments)
+            # The call's context goes with it (the access-log records of CALL_RECORDS).
+            result = await anyio.to_thread.run_sync(call, tool, arguments)
         except ToolFailure as exc:
             raise ToolError(str(exc)) from None
         text = text_block(tool, result.result_json, result.answer.truncated)
@@ -99,7 +111,7 @@ def build_server(reader: Reader) -> MCPServer:
         with_size: Annotated[bool, Field(description="Add each thread's size in bytes.")] = False,
         limit: Limit = None,
     ) -> Reply:
-        return reply("list_threads", locals())
+        return await reply("list_threads", locals())
 
     @tool("Messages in scope whose text contains a string (case-insensitive by default), one row per message: "
           "key, index, role, timestamp and a snippet.")
@@ -113,7 +125,7 @@ def build_server(reader: Reader) -> MCPServer:
         active_within: ActiveWithin = None,
         limit: Limit = None,
     ) -> Reply:
-        return reply("search_messages", locals())
+        return await reply("search_messages", locals())
 
     @tool("A thread's conversation: one row per message (index, role, content, message id, timestamp), filtered by "
           "index, time range, speaker and limit; with tool calls and results when asked. With resume_window: what the "
@@ -131,11 +143,11 @@ def build_server(reader: Reader) -> MCPServer:
         max_entries: Annotated[int | None, Field(ge=0, description="With resume_window: the working memory's size "
                                                                    "(symfonic-core's max_entries; default 10).")] = None,
     ) -> Reply:
-        return reply("get_transcript", locals())
+        return await reply("get_transcript", locals())
 
     @tool("A thread's run state: status, the nodes to run next, pending interrupts and errors, step, checkpoint.")
     async def get_thread_state(key: Key) -> Reply:
-        return reply("get_thread_state", locals())
+        return await reply("get_thread_state", locals())
 
     @tool("A thread's checkpoints over time, newest first: id, parent, step, source, time, message count and the "
           "nodes that wrote.")
@@ -144,7 +156,7 @@ def build_server(reader: Reader) -> MCPServer:
         namespace: Annotated[str | None, Field(description="A subgraph's checkpoint namespace (default: the root).")] = None,
         limit: Limit = None,
     ) -> Reply:
-        return reply("get_history", locals())
+        return await reply("get_history", locals())
 
     @tool("What changed in a thread between two checkpoints: channels added, removed and changed, and messages.")
     async def diff_checkpoints(
@@ -153,17 +165,17 @@ def build_server(reader: Reader) -> MCPServer:
         b: Annotated[str, Field(description="The checkpoint to compare a with (same forms).")] = "-1",
         namespace: Annotated[str | None, Field(description="A subgraph's checkpoint namespace.")] = None,
     ) -> Reply:
-        return reply("diff_checkpoints", locals())
+        return await reply("diff_checkpoints", locals())
 
     @tool(f"Which releases wrote the threads in scope (compatibility envelopes) and the findings: {listed(FINDINGS)}. "
           "One thread's report with key.")
     async def compat_report(key: Annotated[str | None, Field(description="One thread's report.")] = None) -> Reply:
-        return reply("compat_report", locals())
+        return await reply("compat_report", locals())
 
     @tool("Where the bytes are: the largest threads in scope (and, when every tenant is granted, the store's tables, "
           "channels and what a prune would reclaim).")
     async def store_usage(top: Annotated[int, Field(ge=1, description="How many of the largest threads.")] = 10) -> Reply:
-        return reply("store_usage", locals())
+        return await reply("store_usage", locals())
 
     return server
 

@@ -10,17 +10,13 @@ import socket
 import stat
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
 
 from tests.support.cli import run, run_process
 from tests.support.hostile import fingerprint
-from tests.support.mcp_session import quoted
-
-TOKEN = "t0ken-for-the-loopback-test-5c1f"
-
+from tests.support.mcp_session import TOKEN, http_server, quoted
 
 def _env(tmp_path: Path, **extra: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("SYMFONIC_") or k.startswith("SYMFONIC_TEST_")}
@@ -62,33 +58,11 @@ def test_stdio_process_answers_and_records(sqlite_store, tmp_path):
     assert fingerprint("sqlite", path) == before
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def test_http_on_loopback_needs_the_bearer_token(sqlite_store, tmp_path):
     import anyio
     import httpx2
 
-    port = _free_port()
-    token_file = tmp_path / "token"
-    token_file.write_text(TOKEN + "\n")
-    token_file.chmod(0o600)
-    argv = [sys.executable, "-m", "symfonic_cli", "mcp", "-s", str(sqlite_store), "--tenant", "acme",
-            "--http", f"127.0.0.1:{port}", "--token-file", str(token_file), "--access-log", str(tmp_path / "log.jsonl")]
-    proc = subprocess.Popen(argv, env=_env(tmp_path), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    try:
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-                break
-            except OSError:
-                assert proc.poll() is None and time.monotonic() < deadline, proc.stderr.read() if proc.poll() is not None else "no port"
-                time.sleep(0.05)
-        url = f"http://127.0.0.1:{port}/mcp"
+    with http_server(sqlite_store, tmp_path, _env(tmp_path)) as (proc, url):
         body = {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}}
         for headers in ({}, {"Authorization": "Bearer wrong-token-of-some-length"}, {"Authorization": TOKEN},
                         {"Authorization": f"Bearer {TOKEN}x"}):
@@ -113,10 +87,7 @@ def test_http_on_loopback_needs_the_bearer_token(sqlite_store, tmp_path):
         result = anyio.run(session)
         assert not result.is_error
         assert {r["key"].split(":")[0] for r in result.structured_content["result"]} == {"acme"}
-    finally:
-        proc.terminate()
-        out, err = proc.communicate(timeout=20)
-    assert TOKEN.encode() not in out + err
+    assert TOKEN.encode() not in proc.out + proc.err
     records = [json.loads(line) for line in (tmp_path / "log.jsonl").read_text().splitlines()]
     assert [r["tool"] for r in records] == ["list_threads"]
 

@@ -77,3 +77,47 @@ def quoted(result: Any) -> Any:
 def error_line(result: Any) -> str:
     assert result.is_error and len(result.content) == 1
     return result.content[0].text
+
+
+TOKEN = "t0ken-for-the-loopback-test-5c1f"
+
+
+def free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@contextmanager
+def http_server(store: Path, tmp_path: Path, env: dict[str, str], *, port: int | None = None) -> Iterator[tuple[Any, str]]:
+    """The real ``symfonic mcp`` process on ``store`` (tenant acme) over streamable HTTP on
+    loopback, its token in a 0600 file, its access log in ``tmp_path/log.jsonl``: (the process,
+    its URL), once its port answers; terminated on the way out (its output then read)."""
+    import socket
+    import subprocess
+    import sys
+    import time
+
+    port = port or free_port()
+    token_file = tmp_path / "token"
+    token_file.write_text(TOKEN + "\n")
+    token_file.chmod(0o600)
+    argv = [sys.executable, "-m", "symfonic_cli", "mcp", "-s", str(store), "--tenant", "acme",
+            "--http", f"127.0.0.1:{port}", "--token-file", str(token_file), "--access-log", str(tmp_path / "log.jsonl")]
+    proc = subprocess.Popen(argv, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+                break
+            except OSError:
+                assert proc.poll() is None and time.monotonic() < deadline, proc.stderr.read() if proc.poll() is not None else "no port"
+                time.sleep(0.05)
+        yield proc, f"http://127.0.0.1:{port}/mcp"
+    finally:
+        if proc.poll() is None:
+            proc.terminate()
+        proc.out, proc.err = proc.communicate(timeout=20)  # type: ignore[attr-defined]

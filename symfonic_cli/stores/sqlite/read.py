@@ -199,8 +199,18 @@ class SqliteRead(SqliteSection):
     def iter_message_states(self, key: str) -> Iterator[MessageState]:
         from symfonic_cli.model.checkpoint import MessageState
 
-        # The order first (ids only: SQLite sorts them, not the blobs, which it would hold in memory
-        # to sort), then each blob by its rowid: memory is one checkpoint, not the thread.
+        # One namespace (most threads): the primary key's order is the order asked for, so one
+        # query streams the rows, a checkpoint in memory at a time, with no sort.
+        low, high = self.conn.execute(
+            "SELECT min(checkpoint_ns), max(checkpoint_ns) FROM checkpoints WHERE thread_id = ?", (key,)).fetchone()
+        if low is not None and low == high and type(low) is str:
+            for ns, cid, parent, type_, blob in self.conn.execute(
+                "SELECT checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, checkpoint FROM checkpoints "
+                "WHERE thread_id = ? AND checkpoint_ns = ? ORDER BY checkpoint_id DESC", (key, low)):
+                yield MessageState(ns, cid, None, cid, "checkpoint", type_, blob, parent)
+            return
+        # Several: the order first (ids only: SQLite sorts them, not the blobs, which it would hold
+        # in memory to sort), then each blob by its rowid: memory is one checkpoint, not the thread.
         order = self.conn.execute(
             "SELECT rowid, checkpoint_ns, checkpoint_id, parent_checkpoint_id FROM checkpoints "
             "WHERE thread_id = ? ORDER BY checkpoint_id DESC",
