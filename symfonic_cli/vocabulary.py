@@ -44,6 +44,7 @@ COLOR_MODES = ("auto", "always", "never")
 # compat report's findings (its JSON's "findings" and --fail-on's words).
 FINDINGS = ("corrupt", "newer", "interrupted", "legacy", "plaintext")
 DEFAULT_FAIL_ON = ("corrupt", "newer")
+ENVELOPE_KEY_ENV = "SYMFONIC_ENVELOPE_KEY"  # compat's --envelope-key when not given
 # symfonic completion install|show SHELL.
 SHELLS = ("bash", "zsh", "fish")
 

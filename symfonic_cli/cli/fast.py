@@ -1,10 +1,11 @@
-"""The quick route: ``threads list`` and ``store info`` without importing typer and click.
+"""The quick route: ``threads list`` and ``search``, ``store info``, ``compat report``, without typer and click.
 
 These commands answer in tens of milliseconds, and typer with click costs about 50 ms more
 to import, which doubled ``threads list`` (and was a tenth of ``threads list --status`` on a
 large store). Only a plain command line takes this route: the two command words first, then
-known options, each given once (``--status`` may repeat) with a value that needs no
-conversion beyond what is checked here, and bare flags. Anything else (help, completion, root
+the command's argument (search's text: once, not dash-leading) anywhere among known options,
+each given once (``--status`` may repeat) with a value that needs no conversion beyond what is
+checked here, and bare flags. Anything else (help, completion, root
 options, an unknown, repeated or dash-leading option value, a flag with a value, a number typer
 would have to judge, a bad environment value) goes to typer, which then gives the same result
 or its own usage error.
@@ -33,7 +34,7 @@ from symfonic_cli.cli.common import (
     connect_timeout_in_range,
     set_tz,
 )
-from symfonic_cli.cli.optionspec import QUICK
+from symfonic_cli.cli.optionspec import QUICK, TYPER_ONLY as OPTIONSPEC_TYPER_ONLY
 from symfonic_cli.cli.rootspec import opts
 
 # typing.TYPE_CHECKING without importing typing (quick commands load this module).
@@ -45,7 +46,7 @@ if TYPE_CHECKING:
 
 def _spellings(keep: Callable[[dict[str, Any]], bool]) -> dict[tuple[str, str], dict[str, str]]:
     """Option spelling -> parameter name, per command, of the options ``keep(spec)`` chooses."""
-    return {words: {opt: name for name, spec in specs.items() if keep(spec) for opt in spec["opts"]}
+    return {words: {opt: name for name, spec in specs.items() if _kind(spec) != "argument" and keep(spec) for opt in spec["opts"]}
             for words, specs in QUICK.items()}
 
 
@@ -62,9 +63,12 @@ ROUTES: dict[tuple[str, str], dict[str, str]] = _spellings(lambda spec: _kind(sp
 ROOT_AFTER: dict[str, str] = {o: "tz" for o in opts("tz")}
 # Flags (no value; True when given once), per command: spelling -> parameter name.
 FLAGS: dict[tuple[str, str], dict[str, str]] = _spellings(lambda spec: _kind(spec) == "flag")
+# The positional argument, per command that takes one: its parameter name.
+ARGUMENTS: dict[tuple[str, str], str] = {words: name for words, specs in QUICK.items()
+                                         for name, spec in specs.items() if _kind(spec) == "argument"}
 # Options only typer handles: a command line using one of them goes through typer.
 # Spelling -> parameter name, as in ROUTES.
-TYPER_ONLY: dict[tuple[str, str], dict[str, str]] = {}
+TYPER_ONLY: dict[tuple[str, str], dict[str, str]] = OPTIONSPEC_TYPER_ONLY
 _ALL_SPECS = [(name, spec) for specs in QUICK.values() for name, spec in specs.items()]
 # Parameters typer converts to int (0 to MAX_COUNT); only plain digits in range are taken here.
 INT_PARAMS = {name for name, spec in _ALL_SPECS if _kind(spec) == "count"}
@@ -106,6 +110,12 @@ def parse(argv: list[str]) -> Optional[tuple[tuple[str, str], dict]]:
             params[flags[arg]] = True
             i += 1
             continue
+        if words in ARGUMENTS and not arg.startswith("-"):  # the argument, anywhere among the options
+            if ARGUMENTS[words] in params:
+                return None
+            params[ARGUMENTS[words]] = arg
+            i += 1
+            continue
         if arg.startswith("--") and "=" in arg:
             name, value = arg.split("=", 1)
             i += 1
@@ -128,6 +138,8 @@ def parse(argv: list[str]) -> Optional[tuple[tuple[str, str], dict]]:
             params[param] = int(value)
         else:
             params[param] = value
+    if words in ARGUMENTS and ARGUMENTS[words] not in params:  # typer names what is missing
+        return None
     for param in flags.values():
         params.setdefault(param, False)
     for param in set(spec.values()) - params.keys():
@@ -158,10 +170,17 @@ def root_options() -> Optional[dict]:
     }
 
 
-def _commands() -> dict[tuple[str, str], Callable[..., None]]:
-    from symfonic_cli.cli import listing
+# Each command's function, by module (imported only for the command run: compat report's
+# loads what threads list does without).
+_COMMANDS = {("threads", "list"): ("listing", "threads_list"), ("store", "info"): ("listing", "store_info"),
+             ("threads", "search"): ("search", "threads_search"), ("compat", "report"): ("compat_report", "compat_report")}
 
-    return {("threads", "list"): listing.threads_list, ("store", "info"): listing.store_info}
+
+def _command(words: tuple[str, str]) -> Callable[..., None]:
+    from importlib import import_module
+
+    module, name = _COMMANDS[words]
+    return getattr(import_module(f"symfonic_cli.cli.{module}"), name)
 
 
 def run(argv: list[str], environment: Environment) -> bool:
@@ -180,5 +199,5 @@ def run(argv: list[str], environment: Environment) -> bool:
     if typed_tz is not None:
         set_tz(environment, typed_tz)
     apply_root_options(environment, **roots)
-    _commands()[words](**params, environment=environment)
+    _command(words)(**params, environment=environment)
     return True

@@ -1,10 +1,10 @@
-"""The options of ``threads list`` and ``store info`` (and ``--store``/``--format`` everywhere), as
+"""The options of ``threads list``, ``threads search``, ``store info`` and ``compat report`` (and ``--store``/``--format`` everywhere), as
 plain data: the typer commands build their options from these (``options.typer_option``), and the
 quick route (``fast.py``) its parser, so the two routes cannot drift apart.
 
 Each option: ``opts`` (its spellings), ``help``, and optionally ``kind`` (``text``, the default:
 one string; ``count``: an integer from 0 to MAX_COUNT; ``multi``: a string, repeatable; ``flag``:
-no value, False unless given) and ``env`` (the environment variable read when it is not given).
+no value, False unless given; ``argument``: the command's positional argument, no ``opts``) and ``env`` (the environment variable read when it is not given).
 The words an option takes are vocabulary.OPTION_WORDS' (``[a|b|c]`` in --help, offered on TAB).
 
 Free of typer, typing and dataclasses: the quick route loads it.
@@ -15,7 +15,17 @@ from __future__ import annotations
 from symfonic_cli.cli.columns import COLUMN_NAMES
 from symfonic_cli.cli.common import MAX_COUNT
 from symfonic_cli.location import STORE_ENV
-from symfonic_cli.vocabulary import DEFAULT_SORT, FORMATS, RECORD_FORMATS, SORTS, STATUSES, listed, one_of
+from symfonic_cli.vocabulary import (
+    DEFAULT_SORT,
+    ENVELOPE_KEY_ENV,
+    FINDINGS,
+    FORMATS,
+    RECORD_FORMATS,
+    SORTS,
+    STATUSES,
+    listed,
+    one_of,
+)
 
 # typing.TYPE_CHECKING without importing typing (the quick route loads this module).
 TYPE_CHECKING = False
@@ -79,6 +89,40 @@ THREADS_LIST = {
     },
 }
 STORE_INFO = {"store": STORE, "fmt": FORMAT}
+THREADS_SEARCH: dict[str, dict[str, Any]] = {
+    # kind "argument": the one positional argument (the quick route takes it once, not dash-leading).
+    "text": {"kind": "argument", "help": "The text to find, case-insensitive by Unicode case folding (straße finds STRASSE)."},
+    "store": STORE,
+    "case_sensitive": {"opts": ("--case-sensitive",), "kind": "flag", "help": "Match the text exactly, case included."},
+    "tools": {"opts": ("--tools",), "kind": "flag", "help": "Also search tool calls (name, call id, arguments) and which tool answered."},
+    "tenant": TENANT,
+    "sub_tenant": SUB_TENANT,
+    "session": SESSION,
+    "inactive_for": INACTIVE_FOR,
+    "inactive_since": INACTIVE_SINCE,
+    "active_within": ACTIVE_WITHIN,
+    "limit": {"opts": ("--limit", "-n"), "kind": "count", "help": f"At most N threads, newest activity first (0 to {MAX_COUNT})."},
+    "fmt": RECORD_FORMAT,
+}
+
+COMPAT_REPORT = {
+    "store": STORE,
+    "by_thread": {"opts": ("--by-thread",), "kind": "flag",
+                  "help": "One report per thread, for every thread: all the threads of a finding (the store-wide report names the first 10)."},
+    "grace": {"opts": ("--grace",), "help": "Unfinalized writes younger than this are 'in flight', older ones 'interrupted by a crash' (default 15m, as thread erase; e.g. 90s, 2h)."},
+    "envelope_key": {"opts": ("--envelope-key",), "env": ENVELOPE_KEY_ENV, "help": "Metadata key holding the envelope."},
+    "fmt": FORMAT,
+    "fail_on": {"opts": ("--fail-on",), "help": f"Exit 5 when any of these findings is present: {','.join(FINDINGS)} ('' for never)."},
+}
 
 # The commands the quick route takes, and their options.
-QUICK: dict[tuple[str, str], dict[str, dict[str, Any]]] = {("threads", "list"): THREADS_LIST, ("store", "info"): STORE_INFO}
+QUICK: dict[tuple[str, str], dict[str, dict[str, Any]]] = {
+    ("threads", "list"): THREADS_LIST, ("store", "info"): STORE_INFO, ("threads", "search"): THREADS_SEARCH,
+    ("compat", "report"): COMPAT_REPORT,
+}
+# Options of those commands that only typer handles (a list, an integer range of its own, the
+# KEY argument's alternatives): a command line using one goes through typer. Spelling -> parameter.
+TYPER_ONLY: dict[tuple[str, str], dict[str, str]] = {
+    ("compat", "report"): {"--thread": "thread", "-t": "thread", "--tenant": "tenant", "--sub-tenant": "sub_tenant",
+                           "--session": "session", "--current-format": "current_format"},
+}

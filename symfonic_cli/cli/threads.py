@@ -7,8 +7,7 @@ from typing import Annotated, List, Optional
 import typer
 
 from symfonic_cli.cli import listing, optionspec
-from symfonic_cli.cli.common import MAX_COUNT
-from symfonic_cli.cli.options import RecordFormatOpt, StoreOpt, typer_options
+from symfonic_cli.cli.options import typer_options
 from symfonic_cli.vocabulary import GROUP_HELP
 
 
@@ -19,10 +18,8 @@ def register(root: typer.Typer) -> None:
 app = typer.Typer(help=GROUP_HELP["threads"], no_args_is_help=True)
 # threads list's options, from the table the quick route (fast.py) parses too.
 LIST = typer_options(optionspec.THREADS_LIST)
-# threads search shares the listing's filters.
-SEARCH = typer_options({"tenant": optionspec.TENANT, "sub_tenant": optionspec.SUB_TENANT, "session": optionspec.SESSION,
-                        "inactive_for": optionspec.INACTIVE_FOR, "inactive_since": optionspec.INACTIVE_SINCE,
-                        "active_within": optionspec.ACTIVE_WITHIN})
+# threads search's options, from the table the quick route parses too (the filters are the listing's).
+SEARCH = typer_options({k: v for k, v in optionspec.THREADS_SEARCH.items() if k != "text"})
 
 
 @app.command("list")
@@ -56,18 +53,18 @@ def list_threads(
 
 @app.command("search")
 def search_threads(
-    text: Annotated[str, typer.Argument(help="The text to find, case-insensitive by Unicode case folding (straße finds STRASSE).")],
-    store: StoreOpt = None,
-    case_sensitive: Annotated[bool, typer.Option("--case-sensitive", help="Match the text exactly, case included.")] = False,
-    tools: Annotated[bool, typer.Option("--tools", help="Also search tool calls (name, call id, arguments) and which tool answered.")] = False,
+    text: Annotated[str, typer.Argument(help=optionspec.THREADS_SEARCH["text"]["help"])],
+    store: Annotated[Optional[str], SEARCH["store"]] = None,
+    case_sensitive: Annotated[bool, SEARCH["case_sensitive"]] = False,
+    tools: Annotated[bool, SEARCH["tools"]] = False,
     tenant: Annotated[Optional[str], SEARCH["tenant"]] = None,
     sub_tenant: Annotated[Optional[str], SEARCH["sub_tenant"]] = None,
     session: Annotated[Optional[str], SEARCH["session"]] = None,
     inactive_for: Annotated[Optional[str], SEARCH["inactive_for"]] = None,
     inactive_since: Annotated[Optional[str], SEARCH["inactive_since"]] = None,
     active_within: Annotated[Optional[str], SEARCH["active_within"]] = None,
-    limit: Annotated[Optional[int], typer.Option("--limit", "-n", min=0, max=MAX_COUNT, help="At most N threads, newest activity first (0 to 1000000000).")] = None,
-    fmt: RecordFormatOpt = None,
+    limit: Annotated[Optional[int], SEARCH["limit"]] = None,
+    fmt: Annotated[Optional[str], SEARCH["fmt"]] = None,
 ) -> None:
     """The messages holding TEXT: one row per message (key, index as transcript show counts, role, timestamp, snippet)."""
     from symfonic_cli.cli.common import environment

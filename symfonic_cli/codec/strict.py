@@ -9,7 +9,6 @@ by ``codec.exthook``, LangGraph's strict hook without its serializer's imports; 
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -35,6 +34,8 @@ def _serializer():
     if _serde is None:
         from langgraph.checkpoint.serde.event_hooks import register_serde_event_listener
         from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
+
+        import logging
 
         # LangGraph logs blocked types itself; we report them our own way.
         for name in ("langgraph.checkpoint.serde.jsonplus", "langgraph.checkpoint.serde"):

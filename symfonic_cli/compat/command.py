@@ -50,9 +50,28 @@ class CompatOutcome:
     findings: dict[str, int] = field(default_factory=dict)
 
 
+class StoredDates:
+    """A checkpoint's own ts (clock.ts_time), for ids that carry no UUIDv6 time: its thread's
+    checkpoint heads read once, when the first such id of the thread is met (one thread kept)."""
+
+    def __init__(self, st: Store) -> None:
+        self.st = st
+        self.thread: str | None = None
+        self.times: dict[tuple[str, str], datetime | None] = {}
+
+    def __call__(self, thread: str, ns: str, checkpoint_id: str) -> datetime | None:
+        from symfonic_cli.clock import ts_time
+
+        if thread != self.thread:
+            self.thread = thread
+            self.times = {(h.checkpoint_ns, h.checkpoint_id): ts_time(h.ts) for h in self.st.iter_checkpoint_heads(thread)}
+        return self.times.get((ns, checkpoint_id))
+
+
 def run_report(st: Store, req: CompatRequest) -> CompatOutcome:
     """The report a request asks for, from an open store."""
-    kwargs: dict[str, Any] = {"key": req.envelope_key, "current_format": req.current_format, "now": req.now, "grace": req.grace}
+    kwargs: dict[str, Any] = {"key": req.envelope_key, "current_format": req.current_format, "now": req.now, "grace": req.grace,
+                              "dates": StoredDates(st)}
     if req.mode == THREAD:  # the caller has checked that the thread exists
         assert req.thread is not None  # mode "thread" names its thread
         rep = cr.thread_report(req.thread, st.iter_envelopes(req.envelope_key, thread=req.thread), **kwargs)
@@ -84,7 +103,8 @@ def run_report(st: Store, req: CompatRequest) -> CompatOutcome:
 def checkpoint_verdicts(st: Store, thread: str, *, envelope_key: str, current_format: int, checkpoint: str | None = None):
     """``compat show``: every checkpoint's verdict, newest first, or the one named by ``checkpoint``
     (the caller has checked that the thread exists)."""
-    verdicts = cr.verdicts(st.iter_envelopes(envelope_key, thread=thread), key=envelope_key, current_format=current_format)
+    verdicts = cr.verdicts(st.iter_envelopes(envelope_key, thread=thread), key=envelope_key, current_format=current_format,
+                           dates=StoredDates(st))
     if checkpoint is None:
         return verdicts
     found = next((v for v in verdicts if v.row.checkpoint_id == checkpoint), None)

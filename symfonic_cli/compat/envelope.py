@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Any, TypeGuard
 
 DEFAULT_ENVELOPE_KEY = "symfonic_envelope"
-ENVELOPE_KEY_ENV = "SYMFONIC_ENVELOPE_KEY"
+from symfonic_cli.vocabulary import ENVELOPE_KEY_ENV  # noqa: E402,F401 - named once, in vocabulary (the quick route reads it)
 LEGACY_FORMAT = 0
 CURRENT_FORMAT = 1  # the newest format this tool understands (--current-format N)
 WRITER_LINES = ("legacy", "migrated")

@@ -9,7 +9,7 @@ from __future__ import annotations
 from symfonic_cli.clock import iso_utc
 
 from collections import Counter
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from itertools import groupby
@@ -228,10 +228,12 @@ def wants_key_suggestion(rep: StoreReport) -> bool:
 class CheckpointVerdict:
     row: EnvelopeRow
     c: Classified
+    stored_ts: datetime | None = None  # the checkpoint's own ts, read for an id without a UUIDv6 time
 
     @property
     def ts(self) -> datetime | None:
-        return checkpoint_id_time(self.row.checkpoint_id)
+        """When it was written (clock.py): the time in its id, else its own ``ts``."""
+        return checkpoint_id_time(self.row.checkpoint_id) or self.stored_ts
 
     def to_json(self, *, full: bool = False) -> dict[str, Any]:
         ts = self.ts
@@ -311,11 +313,19 @@ class ThreadReport:
         }
 
 
-def verdicts(rows: Iterable[EnvelopeRow], *, key: str, current_format: int) -> Iterator[CheckpointVerdict]:
+# A checkpoint's own ts by (thread, namespace, id), None when it has none (compat.command.StoredDates).
+Dates = Callable[[str, str, str], "datetime | None"]
+
+
+def verdicts(rows: Iterable[EnvelopeRow], *, key: str, current_format: int, dates: Dates | None = None) -> Iterator[CheckpointVerdict]:
+    """``dates``: where an id carries no UUIDv6 time, its checkpoint's ts is read from it."""
     for row in rows:
         metadata = {} if row.envelope is ABSENT else {key: row.envelope}
         c = classify(metadata, key=key, current_format=current_format, found=row.anomalies, error=row.error)
-        yield CheckpointVerdict(row, c)
+        stored = None
+        if dates is not None and checkpoint_id_time(row.checkpoint_id) is None:
+            stored = dates(row.thread_id, row.checkpoint_ns, row.checkpoint_id)
+        yield CheckpointVerdict(row, c, stored)
 
 
 def thread_report(
@@ -326,11 +336,13 @@ def thread_report(
     current_format: int,
     now: datetime,
     grace: timedelta,
+    dates: Dates | None = None,
 ) -> ThreadReport:
-    """``rows``: one thread's checkpoints, newest first (as Store.iter_envelopes gives them)."""
+    """``rows``: one thread's checkpoints, newest first (as Store.iter_envelopes gives them).
+    ``dates``: an id without a UUIDv6 time is dated by its checkpoint's ts (the instant rule)."""
     rep = ThreadReport(thread)
     first_any = None
-    for v in verdicts(rows, key=key, current_format=current_format):
+    for v in verdicts(rows, key=key, current_format=current_format, dates=dates):
         rep.checkpoints += 1
         rep.statuses[v.c.status] += 1
         rep.releases[release_of(v.row.envelope)] += 1

@@ -74,11 +74,12 @@ class Prefilter:
         runs = re.split("[^\x00-\x7f]|[" + re.escape(unsafe) + "]", folded)
         # Longest first: the first test that fails settles a blob.
         self.anchors: tuple[bytes, ...] = tuple(sorted({r.encode("ascii") for r in runs if r}, key=len, reverse=True))[:3]
-        # Characters no case changes (digits, punctuation, space): looked for first, unlowered.
+        # Runs of characters no case changes (digits, punctuation, space): looked for first,
+        # unlowered (no copy of the blob), longest first; most blobs fail one of them.
         self.plain: tuple[bytes, ...] = ()
         if self.folded:
-            bare = max(re.split("[^\x00-\x7f]|[A-Za-z" + re.escape(unsafe) + "]", folded), key=len)
-            self.plain = (bare.encode("ascii"),) if len(bare) >= 2 else ()
+            bare = re.split("[^\x00-\x7f]|[A-Za-z" + re.escape(unsafe) + "]", folded)
+            self.plain = tuple(sorted({b.encode("ascii") for b in bare if len(b) >= 2}, key=lambda b: (len(b), b), reverse=True))[:3]
         self.whole: bytes | None = None
         self.exotic: tuple[bytes, ...] = ()
         if self.folded and folded.isascii() and not FOLD_UNSAFE.isdisjoint(folded):
@@ -106,11 +107,14 @@ class Prefilter:
         return False
 
     def holds_anchors(self, blob: bytes) -> bool:
-        if not all(p in blob for p in self.plain):
-            return False
+        # Plain loops, not all() over a generator: this runs once per thread's latest checkpoint.
+        for p in self.plain:
+            if p not in blob:
+                return False
         data = blob.lower() if self.folded else blob  # bytes.lower(): ASCII letters only
-        if not all(a in data for a in self.anchors):
-            return False
+        for a in self.anchors:
+            if a not in data:
+                return False
         return self.whole is None or self.whole in data or any(e in blob for e in self.exotic)
 
     def may_match(self, payload_type: str | None, blob: bytes | None, *, whole_checkpoint: bool) -> bool:

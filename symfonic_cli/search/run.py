@@ -75,14 +75,16 @@ class Hit:
 
 
 def snippet(text: str, start: int, end: int, width: int, *, escaped: bool = True) -> str:
-    from rich.cells import cell_len
-
     from symfonic_cli.render import escape_inline
 
     esc = escape_inline if escaped else _as_is
     # A table's snippet is measured in cells; JSON's and text's in characters (controls are
     # zero cells but one character, and their escaped form is what a reader counts).
-    size = cell_len if escaped else len
+    size: Callable[[str], int] = len
+    if escaped:
+        from rich.cells import cell_len
+
+        size = cell_len
     width = max(width, 8)
     match = esc(text[start:end])
     if size(match) >= width:

@@ -181,6 +181,120 @@ def test_both_routes_agree_on_every_command_line(sqlite_master, both_routes):
         assert "hunter2" not in res.out + res.err
 
 
+def _search_lines(store: str) -> list[tuple[list[str], dict | None, bool]]:
+    """threads search: (argv, env, whether the quick route should take it)."""
+    s = store
+    search = ["threads", "search"]
+    return [
+        ([*search, "--store", s, "order 1042"], None, True),
+        ([*search, "order 1042", "--store", s, "--format", "json"], None, True),
+        ([*search, "-s", s, "ORDER", "-f", "jsonl", "-n", "1"], None, True),
+        ([*search, f"--store={s}", "--format=text", "--limit=0", "order"], None, True),
+        ([*search, "-s", s, "-f", "csv", "1042"], None, True),
+        ([*search, "-s", s, "Order 1042", "--case-sensitive", "-f", "json"], None, True),
+        ([*search, "-s", s, "order", "--tools", "-f", "json"], None, True),
+        ([*search, "-s", s, "order", "--tenant", "acme", "--sub-tenant", "_", "-f", "json"], None, True),
+        ([*search, "-s", s, "order", "--session", "s-001", "-f", "json"], None, True),
+        ([*search, "-s", s, "order", "--active-within", "3650d", "-f", "json"], None, True),
+        ([*search, "-s", s, "order", "--inactive-for", "1d", "-f", "json"], None, True),
+        ([*search, "-s", s, "order", "--inactive-since", "2000-01-01", "--tz", "Europe/Berlin"], None, True),
+        (["threads", "search", "order", "-f", "json"], {"SYMFONIC_STORE": s}, True),
+        ([*search, "-s", s, "zzz-not-there", "-f", "json"], None, True),
+        # Bad input: the same line and exit code on both routes.
+        ([*search, "-s", s, ""], None, True),  # the text is empty
+        ([*search, "-s", s, "order", "--sub-tenant", "eu"], None, True),  # needs --tenant
+        ([*search, "-s", s, "order", "--session", ""], None, True),
+        ([*search, "-s", s, "order", "--format", "yaml"], None, True),
+        ([*search, "-s", s, "order", "--inactive-for", "90"], None, True),
+        ([*search, "-s", s, "order", "--inactive-for", "1d", "--active-within", "2d"], None, True),
+        ([*search, "-s", s + ".missing", "order"], None, True),
+        ([*search, "-s", "redis://u:hunter2@localhost/0", "order"], None, True),
+        ([*search, "order"], {"SYMFONIC_STORE": ""}, True),
+        ([*search, "-s", s, "order", "--tz", "Mars/Olympus"], None, True),
+        # Left to typer: help, no text or two, a dash-leading text, odd or repeated options.
+        ([*search, "--help"], None, False),
+        ([*search, "-s", s], None, False),
+        ([*search, "-s", s, "order", "1042"], None, False),
+        ([*search, "-s", s, "-order"], None, False),
+        ([*search, "-s", s, "--", "-order"], None, False),
+        ([*search, "-s", s, "order", "--limit", "-1"], None, False),
+        ([*search, "-s", s, "order", "--limit", "x"], None, False),
+        ([*search, "-s", s, "order", "--limit", "1000000001"], None, False),
+        ([*search, "-s", s, "order", "--tools", "--tools"], None, False),
+        ([*search, "-s", s, "order", "--tools=1"], None, False),
+        ([*search, "-s", s, "order", "--status", "done"], None, False),
+        ([*search, "-s", s, "--store", s, "order"], None, False),
+        ([*search, "-s", s, "order", "--limit"], None, False),
+        (["--tz", "UTC", *search, "-s", s, "order"], None, False),
+    ]
+
+
+def test_both_routes_agree_on_threads_search(sqlite_master, both_routes):
+    """threads search on the quick route: the same stdout, stderr and exit code as typer's, for
+    its options and its bad input; what the quick route leaves to typer is typer's alone."""
+    found = 0
+    for argv, env, quick_expected in _search_lines(str(sqlite_master)):
+        res, quick = _same(both_routes, *argv, env=env)
+        assert quick is quick_expected, (argv, env)
+        assert "Traceback" not in res.err and "hunter2" not in res.out + res.err
+        assert res.code in (0, 2, 4), (argv, res.code, res.err)
+        found += res.code == 0 and "order 1042" in res.out
+    assert found >= 5  # the lines above do find the text, on both routes
+
+
+def _compat_lines(store: str) -> list[tuple[list[str], dict | None, bool]]:
+    """compat report: (argv, env, whether the quick route should take it)."""
+    s = store
+    report = ["compat", "report"]
+    return [
+        ([*report, "--store", s], None, True),
+        ([*report, "-s", s, "-f", "json"], None, True),
+        ([*report, f"--store={s}", "--format=jsonl", "--fail-on="], None, True),
+        ([*report, "-s", s, "-f", "text", "--grace", "2h"], None, True),
+        ([*report, "-s", s, "--by-thread", "-f", "json"], None, True),
+        ([*report, "-s", s, "--by-thread", "--format", "text", "--fail-on", "legacy"], None, True),  # exit 5
+        ([*report, "-s", s, "--fail-on", "legacy,corrupt"], None, True),  # exit 5, naming where to look
+        ([*report, "-s", s, "--grace", "90", "-f", "json"], None, True),  # a bare number: minutes
+        ([*report, "-s", s, "--envelope-key", "provenance", "-f", "json"], None, True),
+        ([*report, "-s", s, "-f", "json"], {"SYMFONIC_ENVELOPE_KEY": "provenance"}, True),
+        ([*report, "-s", s, "-f", "json"], {"SYMFONIC_ENVELOPE_KEY": ""}, True),
+        ([*report, "-f", "json"], {"SYMFONIC_STORE": s}, True),
+        # Bad input: the same line and exit code on both routes.
+        ([*report, "-s", s, "--grace", "soon"], None, True),
+        ([*report, "-s", s, "--grace", ""], None, True),
+        ([*report, "-s", s, "--fail-on", "bogus"], None, True),
+        ([*report, "-s", s, "--envelope-key", ""], None, True),
+        ([*report, "-s", s, "--format", "csv"], None, True),
+        ([*report, "-s", s + ".missing"], None, True),
+        ([*report, "-s", "redis://u:hunter2@localhost/0"], None, True),
+        ([*report], {"SYMFONIC_STORE": ""}, True),
+        ([*report, "-s", s, "--tz", "Mars/Olympus"], None, True),
+        # Left to typer: help, the thread options and KEY, --current-format, odd or repeated options.
+        ([*report, "--help"], None, False),
+        ([*report, "-s", s, "--thread", "acme:_:s-001", "-f", "json"], None, False),
+        ([*report, "-s", s, "-t", "acme:_:s-001", "--by-thread"], None, False),
+        ([*report, "acme:_:s-001", "-s", s, "-f", "json"], None, False),
+        ([*report, "-s", s, "--tenant", "acme", "--session", "s-001", "-f", "json"], None, False),
+        ([*report, "-s", s, "--current-format", "2", "-f", "json"], None, False),
+        ([*report, "-s", s, "--by-thread", "--by-thread"], None, False),
+        ([*report, "-s", s, "--by-thread=1"], None, False),
+        ([*report, "-s", s, "--grace", "1h", "--grace", "2h"], None, False),
+        ([*report, "-s", s, "--grace", "-1h"], None, False),
+    ]
+
+
+def test_both_routes_agree_on_compat_report(sqlite_master, both_routes):
+    """compat report on the quick route: the same stdout, stderr and exit code as typer's (the
+    report, the exit-5 line naming the findings, usage errors), and typer's alone for the rest."""
+    codes = set()
+    for argv, env, quick_expected in _compat_lines(str(sqlite_master)):
+        res, quick = _same(both_routes, *argv, env=env)
+        assert quick is quick_expected, (argv, env)
+        assert "Traceback" not in res.err and "hunter2" not in res.out + res.err
+        codes.add(res.code)
+    assert codes == {0, 2, 4, 5}
+
+
 def test_quick_route_refuses_completion_requests(monkeypatch):
     monkeypatch.setenv("_SYMFONIC_COMPLETE", "bash_complete")
     assert fast.parse(["threads", "list", "--store", "x.db"]) is None
@@ -220,6 +334,16 @@ def test_option_tables_match_the_typer_commands():
 
     for words, table in fast.ROUTES.items():
         params = _typer_params(words)
+        # The positional argument (threads search's text): one, required, a string, by the same name.
+        # Another argument (compat report's optional KEY) is typer's: the quick route takes no positional there.
+        arguments = [p for p in params if isinstance(p, click.Argument)]
+        if words in fast.ARGUMENTS:
+            assert [p.name for p in arguments] == [fast.ARGUMENTS[words]], words
+            assert arguments[0].required and arguments[0].nargs == 1 and isinstance(arguments[0].type, click.types.StringParamType)
+        else:
+            assert all(not p.required for p in arguments), words
+            assert fast.parse([*words, "a-key"]) is None
+        params = [p for p in params if not isinstance(p, click.Argument)]
         spellings = {opt: p.name for p in params for opt in (*p.opts, *p.secondary_opts)}
         typer_only = fast.TYPER_ONLY.get(words, {})
         flags = fast.FLAGS.get(words, {})
@@ -289,3 +413,16 @@ def test_run_state_listing_skips_typer_too(sqlite_master):
     assert out.strip().endswith("LOADED [] 0"), out[-300:]
     records = json.loads(out[: out.rindex("LOADED")])
     assert records and all(r["status"] in ("interrupted", "error", "pending", "done") and r["size_bytes"] > 0 for r in records)
+
+
+def test_search_on_the_quick_route_loads_neither_typer_nor_click(sqlite_master):
+    """threads search skips typer and click (about 50 ms of imports, more than its search costs)."""
+    code = (
+        "import sys\nfrom symfonic_cli.cli.app import main\n"
+        f"try:\n    main(['threads', 'search', '--store', {str(sqlite_master)!r}, 'order 1042', '--format', 'json'])\n"
+        "except SystemExit as e:\n    code = e.code\n"
+        "print('LOADED', sorted(m for m in ('typer', 'click', 'rich') if m in sys.modules), code)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip().endswith("LOADED [] 0"), out[-300:]
+    assert any(h["snippet"] == "What is the status of order 1042?" for h in json.loads(out[: out.rindex("LOADED")]))

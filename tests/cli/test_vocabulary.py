@@ -104,20 +104,26 @@ def test_completion_offers_the_vocabularys_words():
 
 
 def test_quick_route_is_built_from_the_typer_routes_table():
-    from symfonic_cli.cli import fast, optionspec, threads
+    from symfonic_cli.cli import compat, fast, optionspec, threads
 
     for words, specs in optionspec.QUICK.items():
-        spelled = {o: name for name, spec in specs.items() for o in spec["opts"]}
+        spelled = {o: name for name, spec in specs.items() for o in spec.get("opts", ())}
         assert {**fast.ROUTES[words], **fast.FLAGS.get(words, {})} == spelled
-        group = get_command(threads.app) if words[0] == "threads" else None
+        group = {"threads": threads.app, "compat": compat.app}.get(words[0])
         if group is None:
             continue
-        params = {p.name: p for p in group.commands[words[1]].params if p.name != "help"}
-        assert set(params) == set(specs), words
+        params = {p.name: p for p in get_command(group).commands[words[1]].params if p.name != "help"}
+        # compat report's KEY argument and thread options are typer's alone (optionspec.TYPER_ONLY).
+        typer_only = set(optionspec.TYPER_ONLY.get(words, {}).values()) | ({"key"} if words == ("compat", "report") else set())
+        assert set(params) == set(specs) | typer_only, words
         for name, spec in specs.items():
+            if spec.get("kind") == "argument":  # threads search's TEXT (its help: the --help page)
+                assert params[name].required, name
+                continue
             assert tuple(params[name].opts) == spec["opts"] and params[name].help == spec["help"], name
-    assert fast.ENV_PARAMS == {"store": optionspec.STORE["env"]}
+    assert fast.ENV_PARAMS == {"store": optionspec.STORE["env"], "envelope_key": "SYMFONIC_ENVELOPE_KEY"}
     assert fast.MULTI_PARAMS == {"status"} and fast.INT_PARAMS == {"limit"}
+    assert fast.ARGUMENTS == {("threads", "search"): "text"}
 
 
 def test_group_help_lives_once():

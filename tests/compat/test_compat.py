@@ -416,12 +416,13 @@ def test_report_and_show_never_write():
     assert digest() == before
 
 
-@pytest.mark.parametrize("form, interrupted", [("upper", False), ("iso", True), ("undatable", True)])
+@pytest.mark.parametrize("form, interrupted", [("upper", False), ("mixed", False), ("iso", False), ("undatable", True)])
 def test_the_grace_window_reads_each_id_by_its_time(any_kind, form, interrupted):
-    """Unfinalized checkpoints written just now are "in flight" inside the grace window. A UUIDv6
-    in upper case is still read by its time; an id that carries none (an ISO-named checkpoint of
-    very old LangGraph, another writer's ``step-0001``) cannot be in flight: once compared as a
-    string, ``2026-...`` sorted after every UUIDv6 bound and hid the crash forever."""
+    """Unfinalized checkpoints written just now are "in flight" inside the grace window: time is an
+    instant (clock.py), the UUIDv6's time in any letter case, else the checkpoint's ``ts`` (an
+    ISO-named checkpoint of very old LangGraph carries one). An id that carries neither (another
+    writer's ``step-0001`` without a ``ts``) cannot be in flight. Compared as strings, ``2026-...``
+    sorted after every UUIDv6 bound: the ISO-named checkpoints written now read as crashed."""
     from tests.support.rewritten_ids import rewrite_ids
 
     store = _write(any_kind, {"crash:_:ids": [migrated(finalized=False)]})
@@ -430,3 +431,38 @@ def test_the_grace_window_reads_each_id_by_its_time(any_kind, form, interrupted)
     data, _ = report(store, "--grace", "1d", "--fail-on", "")
     expected = {"in_flight": 0, "interrupted": n} if interrupted else {"in_flight": n, "interrupted": 0}
     assert data["unfinalized"] == expected
+    # The thread's own report and the per-thread reports date them alike, and show when each was written.
+    one = thread(store, "crash:_:ids", "--grace", "1d")
+    state = "interrupted by a crash" if interrupted else "in flight"
+    assert [u["state"] for u in one["unfinalized"]] == [state] * n
+    assert all((u["ts"] is None) is (form == "undatable") for u in one["unfinalized"])
+    r = run("compat", "report", "--store", store.url, "--by-thread", "--grace", "1d", "--fail-on", "", "--format", "jsonl")
+    (row,) = [json.loads(line) for line in r.out.splitlines()]
+    assert row["findings"]["interrupted"] == (n if interrupted else 0)
+    shown = run("compat", "show", "--store", store.url, "--thread", "crash:_:ids", "--format", "json")
+    assert all((c["ts"] is None) is (form == "undatable") for c in json.loads(shown.out))
+
+
+@pytest.mark.parametrize("stored", [7, 1.5, "not json", b"{\"a\": 1, \"a\": 2}", None])
+def test_sqlite_metadata_of_any_storage_class_reads_as_the_saver_reads_it(stored):
+    """Rows whose metadata is a number, not JSON, or NULL (another writer's; SQLite stores any
+    value in any column): the store-wide report, grouped in the database, counts each as the
+    per-thread report, which decodes every row as the saver does, so both name the same findings."""
+    import sqlite3
+
+    from tests.support.backends import get
+
+    store = _write(get("sqlite"), {"odd:_:meta": [migrated(finalized=True), migrated(finalized=True)]})
+    with sqlite3.connect(store.url) as conn:
+        conn.execute("UPDATE checkpoints SET metadata = ? WHERE checkpoint_id = ?", (stored, store.checkpoints["odd:_:meta"][0]))
+    whole, _ = report(store, "--fail-on", "", code=0)
+    r = run("compat", "report", "--store", store.url, "--by-thread", "--fail-on", "", "--format", "jsonl")
+    (row,) = [json.loads(line) for line in r.out.splitlines()]
+    assert whole["checkpoints"] == row["checkpoints"] == store.n("odd:_:meta")
+    assert whole["findings"] == row["findings"]
+    assert sum(row["by_status"].values()) == row["checkpoints"]
+    by_status = {s: 0 for s in ("legacy", "migrated", "corrupt", "newer")}
+    for line in whole["by_writer_line"]:
+        by_status[line["writer_line"]] += line["checkpoints"]
+    by_status["corrupt"] = sum(c["checkpoints"] for c in whole["corrupt"])
+    assert by_status == row["by_status"]

@@ -196,6 +196,8 @@ def test_plaintext_values_in_an_encrypted_store_are_a_finding(pair):
     assert res.code == 0, res.err
     enc_report = json.loads(res.out)["encryption"]
     assert enc_report["plaintext_values"] > 0 and enc_report["first_plaintext_checkpoints"]
+    # compat counts the checkpoints' values in its pass over every row: the same census as store info's
+    assert f": {enc_report['encrypted_values']} values" in text and f"{enc_report['plaintext_values']} plaintext values" in text
     assert set(enc_report["first_plaintext_checkpoints"]) <= set(ids)
     assert enc_report["first_plaintext_checkpoints"] == sorted(enc_report["first_plaintext_checkpoints"])[:5]
     assert run("compat", "report", "-s", url, "--fail-on", "plaintext", env={"LANGGRAPH_AES_KEY": KEY}).code == 5

@@ -33,14 +33,16 @@ class MongoCompat(MongoSection):
 
     @_driver_errors_iter
     def envelope_shapes(self, envelope_key: str, *, older_than: str | None = None) -> Iterator[EnvelopeShape]:
+        from symfonic_cli.clock import bound_time
         from symfonic_cli.model.envelope import EnvelopeShape
 
+        bound = bound_time(older_than) if older_than is not None else None
         env: dict[str, Any] = {"$getField": {"field": {"$literal": _string_literal(envelope_key, "envelope key")}, "input": "$metadata"}}
         # Metadata that is not a document holds no envelope (as iter_envelopes reads it): missing.
         env = {"$cond": [{"$eq": [{"$type": "$metadata"}, "object"]}, env, "$$REMOVE"]}
         is_obj = {"$eq": [{"$type": "$env"}, "object"]}
         project: dict[str, Any] = {"_id": 0, "kind": {"$type": "$env"}, "raw": {"$cond": [is_obj, None, "$env"]}, "older": 1, "latest": 1,
-                                   "t": 1, "pv": {"$cond": [is_obj, {"$getField": {"field": "package_version", "input": "$env"}}, None]}}
+                                   "t": 1, "odd": 1, "pv": {"$cond": [is_obj, {"$getField": {"field": "package_version", "input": "$env"}}, None]}}
         for f in VALUE_GROUPED_FIELDS:
             project[f] = {"$cond": [is_obj, {"$getField": {"field": f, "input": "$env"}}, None]}
         bs = {"$cond": [is_obj, {"$getField": {"field": "boundary_sequence", "input": "$env"}}, None]}
@@ -54,11 +56,16 @@ class MongoCompat(MongoSection):
                 "_id": 0,
                 "env": env,
                 "t": "$thread_id",
-                # A UUIDv6 (any case) by its time; an id carrying no such time is never "in flight".
+                # A UUIDv6 (any case) by its time, which its lowercase string order is; an id in
+                # another form keeps its document's _id (its group is its own), dated below by the
+                # ts in its checkpoint (the instant rule, clock.py): never a string comparison.
                 "older": {"$cond": [
                     {"$regexMatch": {"input": {"$toLower": "$checkpoint_id"}, "regex": ORDERED_ID_REGEX}},
-                    {"$lt": [{"$toLower": "$checkpoint_id"}, older_than]}, True,
+                    {"$lt": [{"$toLower": "$checkpoint_id"}, older_than]}, None,
                 ]} if older_than is not None else {"$literal": False},
+                "odd": {"$cond": [
+                    {"$regexMatch": {"input": {"$toLower": "$checkpoint_id"}, "regex": ORDERED_ID_REGEX}}, None, "$_id",
+                ]} if older_than is not None else {"$literal": None},
                 "latest": {"$cond": [{"$and": [{"$eq": ["$checkpoint_ns", ""]}, {"$eq": ["$_rank", 1]}]}, 1, 0]},
             }},
             {"$project": {**project, "bs": bs}},
@@ -69,7 +76,7 @@ class MongoCompat(MongoSection):
             }},
             {"$group": {
                 "_id": {
-                    "t": "$t", "kind": "$kind", "raw": "$raw", "older": "$older", "pv": "$pv", "bs_type": "$bs_type",
+                    "t": "$t", "kind": "$kind", "raw": "$raw", "older": "$older", "odd": "$odd", "pv": "$pv", "bs_type": "$bs_type",
                     "bs_size": {"$cond": [{"$eq": [{"$type": "$bs_bin"}, "binData"]}, {"$binarySize": "$bs_bin"}, None]},
                     **{f: f"${f}" for f in VALUE_GROUPED_FIELDS},
                 },
@@ -81,7 +88,8 @@ class MongoCompat(MongoSection):
         ]
         for doc in self.checkpoints.aggregate(pipeline, allowDiskUse=True, collation=self._collation(self.checkpoints)):
             g = doc["_id"]
-            counts: dict[str, Any] = {"older": bool(g.get("older")), "checkpoints": int(doc["n"]), "latest": int(doc["latest"]),
+            older = bool(g.get("older")) if g.get("odd") is None else self._older_by_ts(g["odd"], bound)
+            counts: dict[str, Any] = {"older": older, "checkpoints": int(doc["n"]), "latest": int(doc["latest"]),
                       "thread_id": g["t"] if isinstance(g.get("t"), str) else None}
             try:
                 kind, fields = _envelope_kind(g.get("kind"), g.get("raw")), {}
@@ -93,6 +101,25 @@ class MongoCompat(MongoSection):
                 yield EnvelopeShape("absent", error=exc.reason, **counts)
                 continue
             yield EnvelopeShape(kind, **fields, **counts, package_version=_release(g.get("pv")) if kind == "object" else None)
+
+    def _older_by_ts(self, doc_id: Any, bound: Any) -> bool:
+        """Whether a checkpoint whose id holds no UUIDv6 time is older than ``bound`` by the ``ts``
+        in its checkpoint (clock.checkpoint_time); one without a ``ts`` (undatable) is never in flight."""
+        from symfonic_cli.clock import ts_time
+        from symfonic_cli.codec.msgpack_head import NeedMore, checkpoint_blob_head, encrypted_blob_head
+
+        doc = self.checkpoints.find_one({"_id": doc_id}, {"_id": 0, "type": 1, "checkpoint": 1}) or {}
+        ts = None
+        if isinstance(doc.get("checkpoint"), bytes):
+            try:
+                if doc.get("type") == "msgpack+aes":
+                    ts = encrypted_blob_head(doc["type"], doc["checkpoint"])[0]
+                elif doc.get("type") == "msgpack":
+                    ts = checkpoint_blob_head(doc["checkpoint"])[0]
+            except (NeedMore, ValueError):
+                ts = None
+        when = ts_time(ts)
+        return when is None or bound is None or when < bound
 
     @_driver_errors_iter
     def iter_envelopes(self, envelope_key: str, *, thread: str | None = None) -> Iterator[EnvelopeRow]:

@@ -17,10 +17,11 @@ if TYPE_CHECKING:
 
 
 # Older than the grace window's bound: a UUIDv6 (any case) by its time, which its lowercase string
-# order is; an id carrying no such time is never "in flight" (see stores/sqlite/compat.py).
+# order is; NULL for an id in another form, dated in Python by its ``ts`` (the instant rule,
+# clock.py), which the row's group then carries (``odd_ts``): never a string comparison.
 _OLDER = ("CASE WHEN %(older)s::text IS NULL THEN false"
           f" WHEN lower(checkpoint_id) COLLATE \"C\" ~ '{ORDERED_ID_REGEX}' THEN lower(checkpoint_id) COLLATE \"C\" < %(older)s"
-          " ELSE true END")
+          " END")
 
 
 class PostgresCompat(PostgresSection):
@@ -30,6 +31,7 @@ class PostgresCompat(PostgresSection):
 
     @_translate_iter
     def envelope_shapes(self, envelope_key: str, *, older_than: str | None = None) -> Iterator[EnvelopeShape]:
+        from symfonic_cli.clock import bound_time, ts_time
         from symfonic_cli.model.envelope import EnvelopeShape
 
         # Values group by their JSON text, so 1 and 1.0 (equal as jsonb) stay apart.
@@ -50,25 +52,30 @@ class PostgresCompat(PostgresSection):
         # and come out one per group with their metadata text, to be decoded in Python.
         py = ["py_tid", "py_ns", "py_cid", "py_meta"]
         sql = (
-            f"SELECT kind, {', '.join(groups)}, older, count(*), sum(latest::int), {', '.join(py)}, pv, tid FROM ("
-            f" SELECT kind, {', '.join(inner)}, older, latest, {', '.join(py)}, tid FROM ("
+            f"SELECT kind, {', '.join(groups)}, older, count(*), sum(latest::int), {', '.join(py)}, pv, tid, odd_ts FROM ("
+            f" SELECT kind, {', '.join(inner)}, older, latest, {', '.join(py)}, tid, odd_ts FROM ("
             f"  SELECT CASE WHEN NOT python_only THEN {_kind_sql('metadata -> %(key)s')} END AS kind,"
             "   CASE WHEN NOT python_only THEN metadata -> %(key)s END AS env, older, latest,"
             '   thread_id COLLATE "C" AS tid,'
             "   CASE WHEN python_only THEN thread_id END AS py_tid, CASE WHEN python_only THEN checkpoint_ns END AS py_ns,"
             "   CASE WHEN python_only THEN checkpoint_id END AS py_cid,"
-            "   CASE WHEN python_only THEN metadata::text END AS py_meta FROM ("
-            "   SELECT thread_id, checkpoint_ns, checkpoint_id, metadata,"
+            "   CASE WHEN python_only THEN metadata::text END AS py_meta,"
+            "   CASE WHEN older IS NULL THEN coalesce(checkpoint ->> 'ts', '') END AS odd_ts FROM ("
+            "   SELECT thread_id, checkpoint_ns, checkpoint_id, metadata, checkpoint,"
             f"    {_OLDER} AS older,"
             "    (checkpoint_ns = '' AND row_number() OVER ("
             "      PARTITION BY thread_id, checkpoint_ns ORDER BY checkpoint_id DESC) = 1) AS latest,"
             f"    {_PYTHON_ONLY} AS python_only"
             "   FROM checkpoints) AS r) AS m) AS e"
-            f" GROUP BY tid, kind, {', '.join(groups)}, older, pv, {', '.join(py)}"
+            f" GROUP BY tid, kind, {', '.join(groups)}, older, pv, {', '.join(py)}, odd_ts"
             " ORDER BY tid"
         )
         params = {"key": envelope_key, "older": older_than}
+        bound = bound_time(older_than) if older_than is not None else None
         for row in self._stream(sql, params):
+            if row[10] is None:  # an id in another form: by its ts; without one (undatable) never in flight
+                when = ts_time(row[19] or None)
+                row = (*row[:10], when is None or bound is None or when < bound, *row[11:])
             if row[13] is not None:
                 yield self._python_shape(envelope_key, row)
                 continue

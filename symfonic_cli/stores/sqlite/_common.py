@@ -122,6 +122,14 @@ class SqliteSection:
     tables: list[str]  # every table of the file
     utf8: bool  # the file's text encoding is UTF-8 (a key range is then a byte range)
     _blob_keys: bool | None = None
+    # What compat's pass over every row (SqliteCompat.envelope_shapes) counted on the way, for the
+    # two reads compat report makes next: each row's page is read once, not three times. Taken
+    # (and cleared) by the first read that uses it; None: no such pass.
+    _pass_census: tuple[int, int] | None = None  # the checkpoints' values: (encrypted, plain)
+    _pass_candidates: int | None = None  # rows that could hold another envelope key
+
+    def _take_pass(self, name: str) -> Any:
+        return self.__dict__.pop(name, None)
 
     def _writes_columns(self) -> str:
         return "task_path, channel, type, value" if self.has_task_path else "'' AS task_path, channel, type, value"

@@ -18,11 +18,15 @@ if TYPE_CHECKING:
     from typing import Any
 
 
-# Older than the grace window's bound (an id, ``clock.id_at``): a UUIDv6 (any case) by its time,
-# which its lowercase string order is; an id carrying no such time (an ISO-named checkpoint of
-# very old LangGraph, another writer's) is never "in flight", so an unfinalized one is reported.
-_OLDER = (f"CASE WHEN :older IS NULL THEN 0 WHEN lower(c.checkpoint_id) GLOB '{ORDERED_ID_GLOB}'"
-          " THEN lower(c.checkpoint_id) < :older ELSE 1 END")
+# Older than the grace window's bound (an id, ``clock.id_at``), read only for unfinalized
+# envelopes (the report reads ``older`` for nothing else): a UUIDv6 (any case) by its time, which
+# its lowercase string order is; NULL for an id in another form, which Python dates by the
+# instant rule (its ``ts``, ``_older_by_ts``): never a string comparison.
+def _older_by_id(cid: str) -> str:
+    return f"CASE WHEN :older IS NULL THEN 0 WHEN lower({cid}) GLOB '{ORDERED_ID_GLOB}' THEN lower({cid}) < :older END"
+
+
+_OLDER_BY_ID = _older_by_id("cid")
 
 
 class SqliteCompat(SqliteSection):
@@ -33,78 +37,113 @@ class SqliteCompat(SqliteSection):
 
     @_translate_iter
     def envelope_shapes(self, envelope_key: str, *, older_than: str | None = None) -> Iterator[EnvelopeShape]:
+        from symfonic_cli.clock import bound_time
         from symfonic_cli.model.envelope import EnvelopeShape
 
-        # The big metadata text is parsed once per row to cut the envelope out (LIMIT -1 keeps
-        # SQLite from flattening the subquery, which would re-parse it for every field). The small
-        # envelope text is then parsed three times: one json_extract of five paths (a JSON array,
-        # so type and value travel together; absent reads as null there, which decodes alike for
-        # those four and package_version), the type of boundary_sequence, and the type of
-        # safe_boundary (absent and null differ for it). An envelope text starting with '{' is an
-        # object: no parse for that. Groups are per thread, in thread order (byte order, BINARY).
-        # Latest checkpoints are counted by a second query over the (thread, max id) index groups:
-        # a window over all rows would walk the table in index order, one random read per row.
+        # One pass over every row, in two levels (the inner a subquery SQLite does not flatten,
+        # LIMIT -1; a level costs a copy of every value it passes on). The inner level tests
+        # each row once (see _envelope) and cuts the envelope out of the metadata text, parsed
+        # once: ``env`` is the envelope's JSON text, NULL when absent, and the BLOB x'00'
+        # (which -> never returns) for a row to decode in Python, whose rowid (``prid``) then
+        # makes a group of its own. The outer level parses the small envelope text three times:
+        # one json_extract of five paths (a JSON array, so type and value travel together; absent
+        # reads as null there, which decodes alike for those four and package_version), the type
+        # of boundary_sequence, and the type of safe_boundary (absent and null differ for it). An
+        # envelope text starting with '{' is an object (-> returns it minified): no parse for that.
+        # ``older`` is read for unfinalized envelopes only (the report reads it for nothing else);
+        # one whose id is in another form keeps its rowid (``orid``): its ``ts`` dates it.
+        # Groups are per thread, in thread order (byte order, BINARY). Latest checkpoints are
+        # counted by a second query over the (thread, max id) index groups: a window over all rows
+        # would walk the table in index order, one random read per row. The pass over every row
+        # also counts the census's values and the rows that could name another envelope key.
+        # Comparisons, not function calls, where a row has no envelope (most rows of most stores):
+        # an object's text starts with '{' (which sorts before '|'); the Python rows' BLOB is x'00'.
+        obj = "env >= '{' AND env < '|'"
+        kind = f"CASE WHEN env IS NULL OR env >= x'' THEN NULL WHEN {obj} THEN 'object' ELSE json_type(env) END"
         fields = [
-            "CASE WHEN kind = 'object' THEN json_extract(env, "
+            f"CASE WHEN {obj} THEN json_extract(env, "
             + ", ".join(f"'$.{f}'" for f in (*VALUE_GROUPED_FIELDS, "package_version"))
             + ") END",
-            "CASE WHEN kind = 'object' THEN json_type(env, '$.boundary_sequence') END",
-            "CASE WHEN kind = 'object' THEN json_type(env, '$.safe_boundary') END",
+            f"CASE WHEN {obj} THEN json_type(env, '$.boundary_sequence') END",
+            f"CASE WHEN {obj} THEN json_type(env, '$.safe_boundary') END",
         ]
-        keys = ", ".join(f"k{i}" for i in range(len(fields)))
+        # The id is read (by rowid) for unfinalized envelopes only: no level passes it on.
+        older_sql = (f"CASE WHEN {obj} AND json_type(env, '$.finalized') = 'false'"
+                     f" THEN {_older_by_id('(SELECT checkpoint_id FROM checkpoints WHERE rowid = rid)')} ELSE 0 END")
+        prid = f"CASE WHEN env = x'00' OR ({obj} AND ({_fields_repeated('env')})) THEN rid END"
+        # The CASE reads the metadata column where it tests it (a level passing it on as a value
+        # cost more, measured, even with blobs of 140 KB: SQLite keeps the row's overflow pages'
+        # places). Only numbers and the thread pass on besides: the census's counts, not the type.
+        inner = (
+            "SELECT c.rowid AS rid, c.thread_id AS tid, instr(c.type, '+') > 0 AS enc, c.type IS NOT NULL AS typed,"
+            f" {_envelope('c.metadata')} AS env FROM {{rows}}"
+        )
 
-        def grouped(source: str, *, by_thread: bool) -> str:
-            tid = ", tid" if by_thread else ""
+        def grouped(rows: str, *, every: bool) -> str:
+            # A row's group is its thread and ONE key: NULL without an envelope (most rows of most
+            # stores: nothing more to compute or compare), else the JSON array of what decides its
+            # verdict (kind, the three field reads, older, prid, orid), unpacked per group below.
+            source = inner.replace("{rows}", rows)
+            older = older_sql if every else "0"
+            orid = f"CASE WHEN {older_sql} IS NULL THEN rid END" if every else "NULL"
+            # (x'01' rows, no envelope but a format_version named: the key 'o', counted apart.)
+            key = (f"CASE WHEN env IS NULL THEN NULL WHEN env = x'01' THEN 'o'"
+                   f" ELSE json_array({kind}, {', '.join(fields)}, {older}, {prid}, {orid}) END")
+            if not every:
+                return f"SELECT {key}, count(*) FROM ({source} LIMIT -1) GROUP BY 1"
             return (
-                f"SELECT kind, {keys}, older, rid, count(*){tid} FROM ("
-                f" SELECT kind, {', '.join(f'{e} AS k{i}' for i, e in enumerate(fields))}, older, rid{tid} FROM ("
-                f"  SELECT CASE WHEN substr(env, 1, 1) = '{{' THEN 'object' ELSE json_type(env) END AS kind,"
-                f"   env, older, rid{tid} FROM ({source} LIMIT -1) LIMIT -1))"
-                f" GROUP BY {'tid, ' if by_thread else ''}kind, {keys}, older, rid"
-                + (" ORDER BY tid" if by_thread else "")
+                f"SELECT {key}, count(*), coalesce(sum(enc), 0), sum(typed), tid"
+                f" FROM ({source} LIMIT -1) GROUP BY tid, 1 ORDER BY tid"
             )
 
-        # Rows whose metadata SQLite's JSON functions could read differently from the saver's
-        # Python json (see _python_only) keep their rowid as a group of their own, and are then
-        # decoded in Python; the test runs once per row, in the same pass.
-        def flagged(rows: str) -> str:
-            return (
-                "SELECT CASE WHEN py THEN NULL ELSE m -> :path END AS env, older, CASE WHEN py THEN rid END AS rid, tid"
-                f" FROM (SELECT rid, older, m, tid, {_python_only('metadata', envelope_key, text='m')} AS py"
-                f"  FROM (SELECT c.rowid AS rid, c.metadata AS metadata, CAST(c.metadata AS TEXT) AS m,"
-                f"   c.thread_id AS tid, {_OLDER} AS older FROM {rows} LIMIT -1) LIMIT -1)"
-            )
-
-        every = flagged("checkpoints AS c")
-        latest = flagged(
+        every = grouped("checkpoints AS c", every=True)
+        latest = grouped(
             "(SELECT thread_id, max(checkpoint_id) AS last FROM checkpoints WHERE checkpoint_ns = ''"
             "  GROUP BY thread_id) AS l"
-            " JOIN checkpoints AS c ON c.thread_id = l.thread_id AND c.checkpoint_ns = '' AND c.checkpoint_id = l.last"
+            " JOIN checkpoints AS c ON c.thread_id = l.thread_id AND c.checkpoint_ns = '' AND c.checkpoint_id = l.last",
+            every=False,
         )
         params = {"path": _json_path(envelope_key), "older": older_than, **_python_only_params(envelope_key)}
-        for row in self.conn.execute(grouped(every, by_thread=True), params):
+        bound = bound_time(older_than) if older_than is not None else None
+        encrypted = plain = candidates = 0
+        for packed, n, enc, typed, tid in self.conn.execute(every, params):
+            encrypted, plain = encrypted + enc, plain + typed - enc
+            row = _unpacked(packed)
+            if packed == "o" or row[5] is not None:  # rows that may hold an envelope under another key
+                candidates += n
             if row[5] is not None:
-                found = self._python_shape(envelope_key, row[5], older_than)
+                found = self._python_shape(envelope_key, row[5], older_than, bound)
                 if found is not None:
                     yield found
                 continue
+            older = bool(row[4]) if row[6] is None else self._older_by_ts(row[6], bound)
             kind, shape, release = _shape_fields(row)
-            yield EnvelopeShape(kind, **shape, older=bool(row[4]), checkpoints=row[6], package_version=release,
-                                thread_id=str(row[7]))
-        # The latest counts, in groups of their own (no thread, no checkpoints).
-        for row in self.conn.execute(grouped(latest, by_thread=False), params):
+            yield EnvelopeShape(kind, **shape, older=older, checkpoints=n, package_version=release, thread_id=str(tid))
+        self._pass_census, self._pass_candidates = (encrypted, plain), candidates
+        # The latest counts, in groups of their own (no thread, no checkpoints, ``older`` unread).
+        for packed, n in self.conn.execute(latest, params):
+            row = _unpacked(packed)
             if row[5] is None:
                 kind, shape, release = _shape_fields(row)
-                yield EnvelopeShape(kind, **shape, older=bool(row[4]), latest=row[6], package_version=release)
+                yield EnvelopeShape(kind, **shape, latest=n, package_version=release)
 
-    def _python_shape(self, envelope_key: str, rowid: int, older_than: str | None) -> EnvelopeShape | None:
+    def _older_by_ts(self, rowid: int, bound: Any) -> bool:
+        """Whether a checkpoint whose id holds no UUIDv6 time is older than ``bound`` by its
+        ``ts`` (clock.checkpoint_time); one without a ``ts`` (undatable) is never in flight."""
+        from symfonic_cli.clock import ts_time
+
+        found = self.conn.execute("SELECT type, length(checkpoint) FROM checkpoints WHERE rowid = ?", (rowid,)).fetchone()
+        when = ts_time(self._blob_head(rowid, found[0], found[1])[0]) if found is not None else None
+        return when is None or bound is None or when < bound
+
+    def _python_shape(self, envelope_key: str, rowid: int, older_than: str | None, bound: Any) -> EnvelopeShape | None:
         from symfonic_cli.model.envelope import ABSENT, EnvelopeShape, row_from_metadata
 
         sql = (
-            f"SELECT c.thread_id, c.checkpoint_ns, c.checkpoint_id, c.metadata, {_OLDER},"
+            f"SELECT c.thread_id, c.checkpoint_ns, c.checkpoint_id, c.metadata, {_OLDER_BY_ID},"
             " c.checkpoint_ns = '' AND c.checkpoint_id = (SELECT max(m.checkpoint_id) FROM checkpoints AS m"
             "  WHERE m.thread_id = c.thread_id AND m.checkpoint_ns = '')"
-            " FROM checkpoints AS c WHERE c.rowid = :rid"
+            " FROM (SELECT *, checkpoint_id AS cid FROM checkpoints WHERE rowid = :rid) AS c"
         )
         found = self.conn.execute(sql, {"rid": rowid, "older": older_than}).fetchone()
         if found is None:  # deleted by a writer since the pass
@@ -113,7 +152,8 @@ class SqliteCompat(SqliteSection):
         row = row_from_metadata(str(tid), ns, cid, meta, envelope_key)
         return EnvelopeShape(
             "absent" if row.envelope is ABSENT else "object",
-            older=bool(older), checkpoints=1, latest=int(bool(latest)), thread_id=str(tid),
+            older=bool(older) if older is not None else self._older_by_ts(rowid, bound),
+            checkpoints=1, latest=int(bool(latest)), thread_id=str(tid),
             metadata={} if row.envelope is ABSENT else {envelope_key: row.envelope},
             anomalies=row.anomalies, error=row.error,
         )
@@ -133,6 +173,8 @@ class SqliteCompat(SqliteSection):
 
     @_translate_errors
     def envelope_key_candidates(self, envelope_key: str, *, limit: int = 5) -> list[tuple[str, int]]:
+        if self._take_pass("_pass_candidates") == 0:  # compat's pass found no row naming format_version
+            return []
         sql = (
             "SELECT j.key, count(*) FROM (SELECT CAST(metadata AS TEXT) AS m FROM checkpoints"
             "  WHERE json_valid(CAST(metadata AS TEXT)) LIMIT -1) AS c, json_each(c.m) AS j"
@@ -145,6 +187,14 @@ class SqliteCompat(SqliteSection):
 
 
 
+_NO_ENVELOPE = (None, None, None, None, 0, None, None)
+
+
+def _unpacked(packed: str | None) -> tuple:
+    """A group's key (see envelope_shapes) as (kind, the three field reads, older, prid, orid)."""
+    return _NO_ENVELOPE if packed is None or packed == "o" else tuple(json.loads(packed))
+
+
 def _shape_fields(row: tuple) -> tuple[str, dict, str | None]:
     """A grouped row's kind, EnvelopeShape fields and package_version (a string, else None)."""
     from symfonic_cli.model.envelope import ABSENT
@@ -153,7 +203,8 @@ def _shape_fields(row: tuple) -> tuple[str, dict, str | None]:
     shape: dict = {}
     release = None
     if kind == "object":
-        *values, release = json.loads(row[1])
+        # json_array keeps json_extract's result as JSON (its subtype); text where that is lost
+        *values, release = row[1] if isinstance(row[1], list) else json.loads(row[1])
         values = [v if not isinstance(v, (dict, list)) else type(v)() for v in values]
         shape = dict(zip(VALUE_GROUPED_FIELDS, values))
         if row[3] is None:
@@ -177,37 +228,54 @@ def _json_path(key: str) -> str:
     return f'$."{key}"'
 
 
-# Envelope fields whose repetition inside the metadata sends the row to Python (see _python_only).
+# Envelope fields whose repetition inside the metadata sends the row to Python (see _envelope).
 _READ_FIELDS = ("format_version", "writer_line", "safe_boundary", "finalized", "boundary_sequence",
                 "boundary_id", "package_version")
 
 
-def _python_only(column: str, key: str, *, text: str | None = None) -> str:
-    """SQL: true for rows whose metadata SQLite's JSON functions could read differently from the
-    saver's ``json.loads`` (these are decoded in Python, exactly as the saver does):
+def _envelope(raw: str) -> str:
+    """SQL: the envelope's JSON text cut out of the metadata ``raw`` (NULL when the key is absent;
+    x'01' then when the text names a format_version: another key may hold an envelope), or the
+    BLOB x'00' for rows whose metadata SQLite's JSON functions could read differently from
+    the saver's ``json.loads`` (these are decoded in Python, exactly as the saver does):
 
     - not valid JSON to SQLite: NaN, Infinity, nesting deeper than SQLite reads, other encodings;
-    - not a BLOB or TEXT, or holding a NUL byte (Python detects UTF-16/32 by them);
+    - not a BLOB or TEXT (a number sorts before every text: ``raw < ''``), or holding a NUL byte (Python detects UTF-16/32 by them; length() of
+      text stops at a NUL, so the text's length then differs from the bytes');
     - longer than 20,000 bytes (it may hold an integer beyond metadata_json.MAX_INT_DIGITS);
     - any backslash escape (an escaped key is the same key to Python), any multi-byte UTF-8
       sequence (lone surrogates among them: SQLite counts fewer characters than bytes);
-    - the envelope key, or a field the report reads, written twice: SQLite reads the FIRST of
-      duplicate keys, Python the LAST.
-    Numbers need no test: json_extract of several paths returns each value's text verbatim, and
-    Python parses it. Not caught: bytes that are not UTF-8 inside a JSON string where SQLite's
-    character count still equals the byte count (stray continuation bytes); a GLOB over every
-    character would find them but costs several times the whole report.
+    - the envelope key written twice: SQLite reads the FIRST of duplicate keys, Python the LAST
+      (a field the report reads written twice inside the envelope: ``_fields_repeated``, on the
+      envelope's shorter text, sends its row to Python too).
+    One CASE, each test made only when the ones before it passed: a row without the key's quoted
+    name is valid JSON without an envelope, and the envelope is not looked for. Numbers need no test: json_extract of several paths returns each value's text
+    verbatim, and Python parses it. Not caught: bytes that are not UTF-8 inside a JSON string
+    where SQLite's character count still equals the byte count (stray continuation bytes); a GLOB
+    over every character would find them but costs several times the whole report.
     """
-    m = text or f"CAST({column} AS TEXT)"
-    repeated = " OR ".join(
-        f"instr(substr({m}, instr({m}, :q{i}) + 1), :q{i}) > 0" for i in range(len(_READ_FIELDS) + 1)
-    )
+    m = f"CAST({raw} AS TEXT)"
+    # No envelope, but perhaps one under another key (envelope_key_candidates): the BLOB x'01'.
+    _other = f"CASE WHEN instr({m}, 'format_version') > 0 THEN x'01' END"
     return (
-        f"({column} IS NOT NULL AND (typeof({column}) NOT IN ('blob', 'text')"
-        f" OR instr(CAST({column} AS BLOB), x'00') > 0 OR length(CAST({column} AS BLOB)) > 20000"
-        f" OR NOT json_valid({m}) OR instr({m}, '\\') > 0 OR length({m}) != length(CAST({column} AS BLOB))"
-        f" OR {repeated}))"
+        f"CASE WHEN {raw} IS NULL THEN NULL"
+        f" WHEN {raw} < '' OR length(CAST({raw} AS BLOB)) > 20000"
+        f" OR length({m}) != length(CAST({raw} AS BLOB)) OR instr({m}, '\\') > 0 OR NOT json_valid({m}) THEN x'00'"
+        f" WHEN instr({m}, :q0) = 0 THEN {_other}"
+        f" WHEN {_repeated(m, 0)} THEN x'00'"
+        f" ELSE coalesce({m} -> :path, {_other}) END"
     )
+
+
+def _repeated(text: str, i: int) -> str:
+    """SQL: the quoted name ``:q{i}`` stands twice or more in ``text``."""
+    return f"instr(substr({text}, instr({text}, :q{i}) + 1), :q{i}) > 0"
+
+
+def _fields_repeated(env: str) -> str:
+    """SQL: a field the report reads stands twice in the envelope's own text (``env``, as -> cut
+    it out of metadata whose key stands once): SQLite would read the first, Python the last."""
+    return " OR ".join(_repeated(env, i) for i in range(1, len(_READ_FIELDS) + 1))
 
 
 def _python_only_params(key: str) -> dict[str, str]:

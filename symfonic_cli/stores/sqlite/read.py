@@ -136,9 +136,13 @@ class SqliteRead(SqliteSection):
         from symfonic_cli.model.encryption import EncryptionCensus
 
         values = "SELECT checkpoint_id, type FROM checkpoints UNION ALL SELECT checkpoint_id, type FROM writes"
+        counted = self._take_pass("_pass_census")  # the checkpoints' counts, when compat's pass made them
         enc, plain = self.conn.execute(
-            f"SELECT coalesce(sum(instr(type, '+') > 0), 0), coalesce(sum(instr(type, '+') = 0), 0) FROM ({values})"
+            f"SELECT coalesce(sum(instr(type, '+') > 0), 0), coalesce(sum(instr(type, '+') = 0), 0) "
+            f"FROM ({values if counted is None else 'SELECT type FROM writes'})"
         ).fetchone()
+        if counted is not None:
+            enc, plain = enc + counted[0], plain + counted[1]
         first: tuple[str, ...] = ()
         if enc and plain:
             first = tuple(r[0] for r in self.conn.execute(

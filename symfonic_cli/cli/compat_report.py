@@ -1,0 +1,166 @@
+"""``symfonic compat report``'s body, free of typer: the typer command (cli/compat.py) and the quick
+route (cli/fast.py) both call ``compat_report`` with the options as typed (None: not given)."""
+
+from __future__ import annotations
+
+from symfonic_cli.cli.common import check_format, environment as run_environment, one_thread as single_thread_key, open_for_reading
+from symfonic_cli.compat.envelope import CURRENT_FORMAT, DEFAULT_ENVELOPE_KEY
+from symfonic_cli.errors import FindingsError, UsageError
+from symfonic_cli.suggestions import require_thread
+from symfonic_cli.vocabulary import DEFAULT_FAIL_ON, FINDINGS
+
+# typing.TYPE_CHECKING without importing typing (the quick route loads this module).
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from datetime import timedelta
+    from typing import Any
+
+    from symfonic_cli.environment import Environment
+
+DEFAULT_GRACE = "15m"  # as thread erase
+DEFAULT_FAIL_ON_TEXT = ",".join(DEFAULT_FAIL_ON)  # --fail-on as typed
+
+
+def compat_report(
+    store: str | None = None, thread: list[str] | None = None, tenant: str | None = None, sub_tenant: str | None = None,
+    session: str | None = None, by_thread: bool = False, grace: str | None = None, current_format: int | None = None,
+    envelope_key: str | None = None, fmt: str | None = None, fail_on: str | None = None,
+    environment: Environment | None = None,
+) -> None:
+    """Store-wide (default), one thread (--thread / --tenant --session) or every thread (--by-thread)."""
+    from datetime import datetime, timezone
+
+    env = environment or run_environment()
+    grace = DEFAULT_GRACE if grace is None else grace
+    current_format = CURRENT_FORMAT if current_format is None else current_format
+    envelope_key = DEFAULT_ENVELOPE_KEY if envelope_key is None else envelope_key
+    fail_on = DEFAULT_FAIL_ON_TEXT if fail_on is None else fail_on
+
+    from symfonic_cli import render
+    from symfonic_cli.compat import command as cc
+    from symfonic_cli.compat.report import failed
+
+    out_format = check_format(fmt, env=env)
+    window = _grace(grace)
+    gates = _fail_on(fail_on)
+    key = _envelope_key(envelope_key)
+    one_thread = thread is not None or tenant is not None or sub_tenant is not None or session is not None
+    if by_thread and one_thread:
+        raise UsageError("--by-thread reports every thread; leave out --thread/--tenant/--session")
+    request = cc.CompatRequest(
+        envelope_key=key, current_format=current_format, grace=window, now=datetime.now(timezone.utc),
+        mode=cc.THREAD if one_thread else cc.BY_THREAD if by_thread else cc.STORE,
+    )
+    with open_for_reading(store, environment=env) as st:
+        if one_thread:
+            request.thread = single_thread_key(thread, tenant, sub_tenant, session)
+            require_thread(st, request.thread)
+        outcome = cc.run_report(st, request)
+        if outcome.mode == cc.THREAD:
+            _write_report(outcome.report, cc.thread_pairs, out_format, outcome.report.key, env)
+        elif outcome.mode == cc.BY_THREAD:
+            records = (cc.thread_row(rep) if out_format in ("table", "text") else rep.to_json() for rep in outcome.reports or ())
+            render.write_records(records, fmt=out_format, columns=cc.BY_THREAD_COLUMNS, title=st.location.display, environment=env)
+        else:
+            rep = outcome.report
+            _write_report(rep, cc.store_pairs, out_format, st.location.display, env)
+            if rep.suggestion:
+                other, n = rep.suggestion
+                env.stderr.write(
+                    render.escape_inline(f"symfonic: hint: nothing under '{key}', but {n} checkpoints carry an envelope "
+                                         f"under '{other}'; pass --envelope-key {other}") + "\n"
+                )
+    findings = outcome.findings
+    hit = failed(findings, gates)
+    if hit:
+        raise FindingsError(f"compat report: findings named by --fail-on present ({_named(outcome, hit)})")
+
+
+def _fail_on(value: str) -> tuple[str, ...]:
+    names = tuple(n.strip().lower() for n in value.split(",") if n.strip())
+    unknown = [n for n in names if n not in FINDINGS]
+    if unknown:
+        raise UsageError(f"unknown --fail-on finding '{unknown[0]}'", hint=f"use any of: {','.join(FINDINGS)}")
+    return names
+
+
+def _envelope_key(value: str) -> str:
+    if not value:
+        raise UsageError("--envelope-key is empty")
+    return value
+
+
+
+def _named(outcome: Any, hit: list[str]) -> str:
+    """Each finding's checkpoints, and where the report knows them its threads (the first one)
+    and releases: the one line an alert shows should say where to look."""
+    from symfonic_cli import render
+    from symfonic_cli.compat import command as cc
+
+    findings = outcome.findings
+    if outcome.mode == cc.THREAD:
+        return render.escape_inline(", ".join(f"{f}: {findings[f]} checkpoint(s)" for f in hit) + f" in thread '{outcome.report.key}'")
+    if outcome.mode != cc.STORE:
+        return ", ".join(f"{f}: {findings[f]} checkpoint(s)" for f in hit)
+    from symfonic_cli.compat.releases import release_text
+
+    parts = []
+    for f in hit:
+        text = f"{f}: {findings[f]} checkpoint(s)"
+        found = outcome.report.releases.label_json((f, None))
+        if found["threads"]:
+            releases = [release_text(r["package_version"]) for r in found["package_versions"]]
+            text += f" in {found['threads']} thread(s), first '{found['first_threads'][0]}'"
+            if releases:
+                text += f", written by {', '.join(releases[:3])}{', ...' if len(releases) > 3 else ''}"
+        parts.append(text)
+    return render.escape_inline("; ".join(parts))
+
+
+def _write_report(rep: Any, pairs_of: Any, out_format: str, title: str, env: Environment) -> None:
+    """A store or thread report: its JSON document, or its pairs as a table."""
+    from symfonic_cli import render
+
+    if out_format in ("json", "jsonl"):
+        env.stdout.write(render.json_dumps(rep.to_json(), indent=2 if out_format == "json" else None) + "\n")
+        return
+    pairs = list(pairs_of(rep, env))
+    render.write_pairs(pairs, fmt=out_format, title=title, environment=env, styles=_finding_styles(rep, pairs))
+
+
+def _finding_styles(rep: Any, pairs: list[tuple[str, Any]]) -> list[str]:
+    """Colour for what needs a look (issue #37), where colour is on: red for what no release here
+    can read or what breaks a rollout (corrupt, newer, a plaintext value in an encrypted store,
+    migrated services that cannot read all), yellow for writes a crash interrupted, anomalies and
+    a rollback that could not read all."""
+    data = rep.to_json()
+    corrupt_ids = {c["checkpoint_id"] for c in data.get("corrupt") or () if isinstance(c, dict) and "checkpoint_id" in c}
+    red_counts = ("corrupt: ", "newer: ", "threads whose latest checkpoint is corrupt", "threads whose latest checkpoint is newer",
+                  "checkpoints corrupt", "checkpoints newer", "plaintext values in the encrypted store")
+    styles = []
+    for label, value in pairs:
+        style = ""
+        if label.startswith(red_counts) and not label.endswith((": releases", ": threads")) and value:
+            style = "red"
+        elif label in ("unfinalized interrupted by a crash",) and value:
+            style = "yellow"
+        elif label.startswith("anomaly") and value:
+            style = "yellow"
+        elif label.startswith("unfinalized ") and isinstance(value, str) and value.startswith("interrupted"):
+            style = "yellow"
+        elif label in ("migrated services can read all", "readable by migrated") and value is False:
+            style = "red"
+        elif label in ("rollback to legacy can read all", "readable by legacy") and value is False:
+            style = "yellow"
+        elif label == "latest status" and value in ("corrupt", "newer"):
+            style = "red"
+        elif label in corrupt_ids:
+            style = "red"
+        styles.append(style)
+    return styles
+
+
+def _grace(text: str) -> timedelta:
+    from symfonic_cli.clock import parse_duration
+
+    return parse_duration(text, option="--grace", bare_unit="m")
