@@ -108,7 +108,8 @@ class MongoCompat(MongoSection):
         from symfonic_cli.clock import ts_time
         from symfonic_cli.codec.msgpack_head import NeedMore, checkpoint_blob_head, encrypted_blob_head
 
-        doc = self.checkpoints.find_one({"_id": doc_id}, {"_id": 0, "type": 1, "checkpoint": 1}) or {}
+        doc = self.checkpoints.find_one({"_id": doc_id}, {"_id": 0, "type": 1, "checkpoint": 1},
+                                       collation=self._collation(self.checkpoints)) or {}
         ts = None
         if isinstance(doc.get("checkpoint"), bytes):
             try:
