@@ -8,13 +8,11 @@ stderr; the option tables of the quick route are checked against the typer comma
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 
 import pytest
 
 from symfonic_cli.cli import fast
-from tests.support.cli import run
+from tests.support.cli import imports_of, run
 
 
 @pytest.fixture
@@ -389,40 +387,25 @@ def test_root_environment_matches_the_typer_root():
 
 def test_quick_route_imports_neither_typer_nor_click(sqlite_master):
     """Nor typing, dataclasses or rich: each costs milliseconds on a command that takes tens."""
-    code = (
-        "import sys\nfrom symfonic_cli.cli.app import main\n"
-        f"try:\n    main(['threads', 'list', '--store', {str(sqlite_master)!r}, '--format', 'json'])\n"
-        "except SystemExit as e:\n    code = e.code\n"
-        "print('LOADED', sorted(m for m in ('typer', 'click', 'rich', 'typing', 'dataclasses', 'langgraph') if m in sys.modules), code)\n"
-    )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
-    assert out.strip().endswith("LOADED [] 0"), out[-300:]
+    out, loaded, code = imports_of(["threads", "list", "--store", str(sqlite_master), "--format", "json"],
+                                   ("typer", "click", "rich", "typing", "dataclasses", "langgraph"))
+    assert (loaded, code) == ([], 0), out[-300:]
 
 
 def test_run_state_listing_skips_typer_too(sqlite_master):
     """``--status``/``--with-size``/``--sort``/``--reverse`` and an activity window: neither typer,
     click nor langgraph is loaded (the statuses come from the stored bytes alone)."""
-    code = (
-        "import sys\nfrom symfonic_cli.cli.app import main\n"
-        f"try:\n    main(['threads', 'list', '--store', {str(sqlite_master)!r}, '--status', 'interrupted,error,pending,done',"
-        " '--with-size', '--sort', 'size', '--reverse', '--active-within', '36500d', '--format', 'json'])\n"
-        "except SystemExit as e:\n    code = e.code\n"
-        "print('LOADED', sorted(m for m in ('typer', 'click', 'rich', 'langgraph') if m in sys.modules), code)\n"
-    )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
-    assert out.strip().endswith("LOADED [] 0"), out[-300:]
-    records = json.loads(out[: out.rindex("LOADED")])
+    out, loaded, code = imports_of(["threads", "list", "--store", str(sqlite_master), "--status", "interrupted,error,pending,done",
+                                    "--with-size", "--sort", "size", "--reverse", "--active-within", "36500d", "--format", "json"],
+                                   ("typer", "click", "rich", "langgraph"))
+    assert (loaded, code) == ([], 0), out[-300:]
+    records = json.loads(out)
     assert records and all(r["status"] in ("interrupted", "error", "pending", "done") and r["size_bytes"] > 0 for r in records)
 
 
 def test_search_on_the_quick_route_loads_neither_typer_nor_click(sqlite_master):
     """threads search skips typer and click (about 50 ms of imports, more than its search costs)."""
-    code = (
-        "import sys\nfrom symfonic_cli.cli.app import main\n"
-        f"try:\n    main(['threads', 'search', '--store', {str(sqlite_master)!r}, 'order 1042', '--format', 'json'])\n"
-        "except SystemExit as e:\n    code = e.code\n"
-        "print('LOADED', sorted(m for m in ('typer', 'click', 'rich') if m in sys.modules), code)\n"
-    )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
-    assert out.strip().endswith("LOADED [] 0"), out[-300:]
-    assert any(h["snippet"] == "What is the status of order 1042?" for h in json.loads(out[: out.rindex("LOADED")]))
+    out, loaded, code = imports_of(["threads", "search", "--store", str(sqlite_master), "order 1042", "--format", "json"],
+                                   ("typer", "click", "rich"))
+    assert (loaded, code) == ([], 0), out[-300:]
+    assert any(h["snippet"] == "What is the status of order 1042?" for h in json.loads(out))

@@ -4,12 +4,10 @@ machinery or the renderer. Timings themselves are in benchmarks/bench_terminal.p
 
 from __future__ import annotations
 
-import subprocess
-import sys
 
 import pytest
 
-from tests.support.cli import run
+from tests.support.cli import imports_of, run
 
 
 def _help_of_full_tree(*args: str) -> str:
@@ -52,15 +50,9 @@ def test_summaries_name_every_command():
 
 @pytest.mark.parametrize("args", [("--help",), ("threads", "list", "--help"), ("transcript", "show", "--help"), ("browse", "--help"), ()])
 def test_help_imports_no_codec_selection_or_renderer(args):
-    code = (
-        "import sys\nfrom symfonic_cli.cli.app import main\n"
-        f"try:\n    main({list(args)!r})\nexcept SystemExit as e:\n    code = e.code\n"
-        "heavy = ('symfonic_cli.codec.metadata_json', 'symfonic_cli.selection', 'symfonic_cli.render',"
-        " 'symfonic_cli.compat.envelope', 'langgraph', 'rich', 'sqlite3', 'textual')\n"
-        "print('LOADED', sorted(m for m in heavy if m in sys.modules), code)\n"
-    )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
-    assert out.strip().endswith("LOADED [] 0"), out[-400:]
+    out, loaded, code = imports_of(list(args), ("symfonic_cli.codec.metadata_json", "symfonic_cli.selection", "symfonic_cli.render",
+                                                "symfonic_cli.compat.envelope", "langgraph", "rich", "sqlite3", "textual"))
+    assert (loaded, code) == ([], 0), out[-400:]
 
 
 def test_a_root_command_named_after_root_options_still_runs(sqlite_master):

@@ -19,8 +19,6 @@ import ipaddress
 import pathlib
 import re
 import sqlite3
-import subprocess
-import sys
 import uuid
 import zoneinfo
 from collections import deque
@@ -30,6 +28,7 @@ import ormsgpack
 import pytest
 
 from symfonic_cli.codec import exthook, strict
+from tests.support.cli import imports_of
 
 
 class Colour(enum.Enum):
@@ -298,12 +297,7 @@ def test_an_interrupted_thread_is_shown_without_langgraph_types(demo_store, args
 
 
 def _imports_nothing_heavy(store, args) -> str:
-    code = (
-        "import sys\nfrom symfonic_cli.cli.app import main\n"
-        f"try:\n    main({[*args, '-s', str(store)]!r})\nexcept SystemExit as e:\n    code = e.code\n"
-        "heavy = ('langchain_core', 'langsmith', 'langgraph.checkpoint.serde.jsonplus', 'langgraph.types', 'pydantic')\n"
-        "print('LOADED', sorted(m for m in heavy if m in sys.modules), code)\n"
-    )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
-    assert out.strip().splitlines()[-1] == "LOADED [] 0", out[-600:]
+    out, loaded, code = imports_of([*args, "-s", str(store)],
+                                   ("langchain_core", "langsmith", "langgraph.checkpoint.serde.jsonplus", "langgraph.types", "pydantic"))
+    assert (loaded, code) == ([], 0), out[-600:]
     return out

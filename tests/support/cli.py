@@ -52,3 +52,17 @@ def run_process(*args: str, env: dict[str, str] | None = None, input: str | None
         timeout=timeout,
     )
     return Result(proc.returncode, proc.stdout, proc.stderr)
+
+
+def imports_of(argv: list[str], watched: tuple[str, ...]) -> tuple[str, list[str], object]:
+    """``main(argv)`` in a fresh interpreter: what it printed, which of the ``watched`` modules
+    it had imported by its end, and its exit code."""
+    code = (
+        "import sys\nfrom symfonic_cli.cli.app import main\n"
+        f"try:\n    main({list(argv)!r})\nexcept SystemExit as e:\n    code = e.code\n"
+        f"print('LOADED', sorted(m for m in {tuple(watched)!r} if m in sys.modules), repr(code))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    printed, _, tail = out.rpartition("LOADED ")
+    loaded, _, exit_code = tail.strip().partition("] ")
+    return printed, eval(loaded + "]"), eval(exit_code)

@@ -5,8 +5,6 @@ pair of a thread's root checkpoints (forks, rewrites, an edit in place, DeltaCha
 from __future__ import annotations
 
 import itertools
-import subprocess
-import sys
 
 import pytest
 
@@ -14,6 +12,7 @@ from symfonic_cli.history.diff import diff_checkpoints
 from symfonic_cli.location import parse_location
 from symfonic_cli.stores import open_store
 from tests.thread.test_history import INPLACE, KEYS, _history, _store
+from tests.support.cli import imports_of
 
 
 def _seen(d) -> dict:
@@ -70,10 +69,6 @@ def test_an_edit_in_place_is_built_and_shown(any_kind):
 
 
 def test_diff_text_imports_no_langchain_core(sqlite_master):
-    code = (
-        "import sys\nfrom symfonic_cli.cli.app import main\n"
-        f"try:\n    main(['thread', 'diff', '-s', {str(sqlite_master)!r}, 'acme:_:s-001', '-3', '-1'])\nexcept SystemExit as e:\n    code = e.code\n"
-        "print('LOADED', sorted(m for m in ('langchain_core', 'langsmith', 'pydantic') if m in sys.modules), code)\n"
-    )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
-    assert "message added" in out and out.strip().splitlines()[-1] == "LOADED [] 0", out[-600:]
+    out, loaded, code = imports_of(["thread", "diff", "-s", str(sqlite_master), "acme:_:s-001", "-3", "-1"],
+                                   ("langchain_core", "langsmith", "pydantic"))
+    assert "message added" in out and (loaded, code) == ([], 0), out[-600:]
