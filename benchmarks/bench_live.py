@@ -124,6 +124,57 @@ def _with_prober(args: list[str], take: Callable[[], float], *, peak: bool = Fal
     return took, max(result["w"], default=0.0), len(result["w"]), rss
 
 
+def _measure(threads: int, repeat: int, one_pass: bool, *, grown: Any, tenth: Any, fresh: Callable[[Any, str], Any],
+             done: Callable[[Any], None], digest: Callable[[Any], Any], args: Callable[[Any, str], list[str]],
+             prober: Callable[[Any], tuple[Any, Callable[[], float]]], safety_words: str, probe_words: str) -> None:
+    """Both arms on fresh copies (``fresh(src, name)``; ``done`` when measured), in turn, their rows
+    compared; the safety run's peak RSS at a tenth and at all; another session's longest wait.
+    ``one_pass`` (at scale): one run an arm, the safety run giving the peak and the waits too."""
+    times: dict[str, list[float]] = {"safety": [], "bare": []}
+    peaks: dict[int, int] = {}
+    probed: tuple[float, float, int] | None = None
+
+    def probed_run(target: Any, peak: bool) -> tuple[float, float, int, int]:
+        probe, take = prober(target)
+        try:
+            return _with_prober(args(target, "safety"), take, peak=peak)
+        finally:
+            probe.close()
+
+    for r in range(1 if one_pass else repeat):
+        digests = {}
+        for arm in (["bare", "safety"] if one_pass or r % 2 else ["safety", "bare"]):
+            target = fresh(grown, arm)
+            if one_pass and arm == "safety":
+                took, longest, n, rss = probed_run(target, peak=True)
+                times[arm].append(took)
+                peaks[threads], probed = rss, (took, longest, n)
+            else:
+                times[arm].append(_run(args(target, arm), bare=arm == "bare")[0])
+            digests[arm] = digest(target)
+            done(target)
+            print(f"  {arm}: {times[arm][-1]:.1f} s", flush=True)
+        if digests["safety"] != digests["bare"]:
+            raise SystemExit("the two arms left different rows")
+    s, b = _median(times["safety"]), _median(times["bare"])
+    print(f"  prune --all --keep 1: safety{safety_words} {s:.2f} s, bare {b:.2f} s, ratio {s / b:.2f} (target <= 1.5); "
+          f"runs {times}; same rows: yes")
+    for label, src in ((max(threads // 10, BASE), tenth), (threads, grown)):
+        if label not in peaks:
+            target = fresh(src, "peak")
+            peaks[label] = _run(args(target, "safety"), peak=True)[1]
+            done(target)
+    (n1, p1), (n2, p2) = sorted(peaks.items())
+    print(f"  peak RSS: {n1:,} threads {p1 / 1024:.0f} MiB, {n2:,} threads {p2 / 1024:.0f} MiB, ratio {p2 / p1:.2f} (flat: ~1)")
+    if probed is None:
+        target = fresh(grown, "probe")
+        probed = probed_run(target, peak=False)[:3]
+        done(target)
+    took, longest, n = probed
+    print(f"  lock wait: {n:,} {probe_words} during the prune ({took:.1f} s): the longest waited {longest * 1000:.0f} ms "
+          "(--lock-timeout 5 s)")
+
+
 def bench_sqlite(threads: int, repeat: int, work: Path, one_pass: bool = False) -> None:
     base = sqlite_base()
     grown = grow(base, stores.OUT / "sqlite" / f"live-grown-{threads}.db", threads)
@@ -131,12 +182,17 @@ def bench_sqlite(threads: int, repeat: int, work: Path, one_pass: bool = False) 
     cps = sqlite3.connect(grown).execute("SELECT count(*), count(DISTINCT thread_id) FROM checkpoints").fetchone()
     print(f"SQLite: {cps[1]:,} threads, {cps[0]:,} checkpoints ({grown.stat().st_size / 1e9:.2f} GB), grown from {BASE} written by the graph",
           flush=True)
-    args = lambda path: ["thread", "prune", "-s", str(path), *PRUNE[2:]]  # noqa: E731
 
-    def copy(src: Path, dst: Path) -> None:
+    def fresh(src: Path, name: str) -> Path:
+        dst = work / f"{name}.db"
         shutil.copyfile(src, dst)
         with sqlite3.connect(dst) as conn:  # as SqliteSaver leaves a store (grow() keeps the copy in one file)
             conn.execute("PRAGMA journal_mode = WAL")
+        return dst
+
+    def done(path: Path) -> None:
+        for leftover in (path, Path(f"{path}-wal"), Path(f"{path}-shm")):
+            leftover.unlink(missing_ok=True)
 
     def prober(path: Path) -> tuple[sqlite3.Connection, Callable[[], float]]:
         probe = sqlite3.connect(path, timeout=60, isolation_level=None, check_same_thread=False)  # used by the prober thread
@@ -150,48 +206,9 @@ def bench_sqlite(threads: int, repeat: int, work: Path, one_pass: bool = False) 
 
         return probe, take
 
-    times: dict[str, list[float]] = {"safety": [], "bare": []}
-    peaks: dict[int, int] = {}
-    probed: tuple[float, float, int] | None = None
-    for r in range(1 if one_pass else repeat):
-        digests = {}
-        for arm in (["bare", "safety"] if one_pass or r % 2 else ["safety", "bare"]):
-            a = work / f"{arm}.db"
-            copy(grown, a)
-            if one_pass and arm == "safety":  # at scale: the safety run also gives the peak and the lock waits
-                probe, take = prober(a)
-                took, longest, n, rss = _with_prober(args(a), take, peak=True)
-                probe.close()
-                times[arm].append(took)
-                peaks[threads], probed = rss, (took, longest, n)
-            else:
-                times[arm].append(_run(args(a), bare=arm == "bare")[0])
-            digests[arm] = _digest(a)
-            a.unlink()
-            print(f"  {arm}: {times[arm][-1]:.1f} s", flush=True)
-        if digests["safety"] != digests["bare"]:
-            raise SystemExit("the two arms left different rows")
-    s, b = _median(times["safety"]), _median(times["bare"])
-    print(f"  prune --all --keep 1: safety {s:.2f} s, bare {b:.2f} s, ratio {s / b:.2f} (target <= 1.5); runs {times}; same rows: yes")
-    for label, src in ((max(threads // 10, BASE), tenth), (threads, grown)):
-        if label in peaks:
-            continue
-        a = work / "peak.db"
-        copy(src, a)
-        peaks[label] = _run(args(a), peak=True)[1]
-        a.unlink()
-    (n1, p1), (n2, p2) = sorted(peaks.items())
-    print(f"  peak RSS: {n1:,} threads {p1 / 1024:.0f} MiB, {n2:,} threads {p2 / 1024:.0f} MiB, ratio {p2 / p1:.2f} (flat: ~1)")
-    if probed is None:
-        a = work / "probe.db"
-        copy(grown, a)
-        probe, take = prober(a)
-        probed = _with_prober(args(a), take)[:3]
-        probe.close()
-        a.unlink()
-    took, longest, n = probed
-    print(f"  lock wait: {n:,} writes by another connection during the prune ({took:.1f} s): the longest waited {longest * 1000:.0f} ms "
-          "(--lock-timeout 5 s)")
+    _measure(threads, repeat, one_pass, grown=grown, tenth=tenth, fresh=fresh, done=done, digest=_digest,
+             args=lambda path, arm: ["thread", "prune", "-s", str(path), *PRUNE[2:]], prober=prober,
+             safety_words="", probe_words="writes by another connection")
 
 
 def _pg_base(server) -> str:
@@ -253,16 +270,16 @@ def bench_postgres(threads: int, repeat: int, one_pass: bool = False) -> None:
         base = _pg_base(server)
         grown, tenth = _pg_grown(server, base, threads), _pg_grown(server, base, threads // 10)
 
-        def fresh(name: str, template: str) -> str:
+        def fresh(template: str, name: str) -> str:
+            db = f"bench_live_{name}"
             with psycopg.connect(server.url("postgres"), autocommit=True) as conn:
-                conn.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
-                conn.execute(f"CREATE DATABASE {name} TEMPLATE {template}")
-            return server.url(name)
+                conn.execute(f"DROP DATABASE IF EXISTS {db} WITH (FORCE)")
+                conn.execute(f"CREATE DATABASE {db} TEMPLATE {template}")
+            return server.url(db)
 
         with psycopg.connect(server.url(grown)) as conn:
             n, keys = conn.execute("SELECT count(*), array_agg(DISTINCT thread_id) FROM checkpoints").fetchone()
         print(f"PostgreSQL: {len(keys):,} threads, {n:,} checkpoints, grown from {BASE} written by the graph", flush=True)
-        safety = [*PRUNE[2:], "--max-replica-lag", "10s"]
 
         def prober(url: str) -> tuple[Any, Callable[[], float]]:
             probe = psycopg.connect(url, autocommit=True)
@@ -277,42 +294,12 @@ def bench_postgres(threads: int, repeat: int, one_pass: bool = False) -> None:
 
             return probe, take
 
-        times: dict[str, list[float]] = {"safety": [], "bare": []}
-        peaks: dict[int, int] = {}
-        probed: tuple[float, float, int] | None = None
-        for r in range(1 if one_pass else repeat):
-            digests = {}
-            for arm in (["bare", "safety"] if one_pass or r % 2 else ["safety", "bare"]):
-                url = fresh(f"bench_live_{arm}", grown)
-                args = ["thread", "prune", "-s", url, *(safety if arm == "safety" else PRUNE[2:])]
-                if one_pass and arm == "safety":  # at scale: the safety run also gives the peak and the lock waits
-                    probe, take = prober(url)
-                    took, longest, count, rss = _with_prober(args, take, peak=True)
-                    probe.close()
-                    times[arm].append(took)
-                    peaks[threads], probed = rss, (took, longest, count)
-                else:
-                    times[arm].append(_run(args, bare=arm == "bare")[0])
-                digests[arm] = _pg_digest(url)
-                print(f"  {arm}: {times[arm][-1]:.1f} s", flush=True)
-            if digests["safety"] != digests["bare"]:
-                raise SystemExit("the two arms left different rows")
-        s, b = _median(times["safety"]), _median(times["bare"])
-        print(f"  prune --all --keep 1: safety (with --max-replica-lag 10s) {s:.2f} s, bare {b:.2f} s, ratio {s / b:.2f} "
-              f"(target <= 1.5); runs {times}; same rows: yes")
-        for label, src in ((max(threads // 10, BASE), tenth), (threads, grown)):
-            if label not in peaks:
-                peaks[label] = _run(["thread", "prune", "-s", fresh("bench_live_peak", src), *safety], peak=True)[1]
-        (n1, p1), (n2, p2) = sorted(peaks.items())
-        print(f"  peak RSS: {n1:,} threads {p1 / 1024:.0f} MiB, {n2:,} threads {p2 / 1024:.0f} MiB, ratio {p2 / p1:.2f} (flat: ~1)")
-        if probed is None:
-            url = fresh("bench_live_probe", grown)
-            probe, take = prober(url)
-            probed = _with_prober(["thread", "prune", "-s", url, *safety], take)[:3]
-            probe.close()
-        took, longest, count = probed
-        print(f"  lock wait: {count:,} SELECT ... FOR UPDATE of a random thread's checkpoints by another session during the "
-              f"prune ({took:.1f} s): the longest waited {longest * 1000:.0f} ms (--lock-timeout 5 s)")
+        def args(url: str, arm: str) -> list[str]:
+            return ["thread", "prune", "-s", url, *PRUNE[2:], *(["--max-replica-lag", "10s"] if arm == "safety" else [])]
+
+        _measure(threads, repeat, one_pass, grown=grown, tenth=tenth, fresh=fresh, done=lambda url: None, digest=_pg_digest,
+                 args=args, prober=prober, safety_words=" (with --max-replica-lag 10s)",
+                 probe_words="SELECT ... FOR UPDATE of a random thread's checkpoints by another session")
     finally:
         server.stop()
 
