@@ -39,7 +39,7 @@ if str(ROOT.parent) not in sys.path:
     sys.path.insert(0, str(ROOT.parent))
 
 from benchmarks import stores  # noqa: E402
-from benchmarks.bench_storage import PG_COLUMNS, _check_copy, _digest, _pg_digest, grow  # noqa: E402
+from benchmarks.bench_storage import _digest, _grow_pg, _pg_digest, cached_database, grow, written_by_saver  # noqa: E402
 
 BASE, TURNS = 1000, 3
 PRUNE = ["thread", "prune", "--all", "--keep", "1", "--yes", "-f", "jsonl"]
@@ -78,10 +78,6 @@ def _run(args: list[str], *, bare: bool = False, peak: bool = False) -> tuple[fl
     return took, rss
 
 
-def _write_chats(saver, threads: int) -> None:
-    stores._write_many(saver, threads=threads, turns=TURNS)
-
-
 def sqlite_base() -> Path:
     path = stores.OUT / "sqlite" / f"live-base-{BASE}.db"
     if path.exists():
@@ -95,7 +91,7 @@ def sqlite_base() -> Path:
     conn.execute("PRAGMA synchronous = OFF")
     saver = SqliteSaver(conn)
     saver.setup()
-    _write_chats(saver, BASE)
+    stores._write_many(saver, threads=BASE, turns=TURNS)
     conn.close()
     os.replace(tmp, path)
     return path
@@ -212,49 +208,15 @@ def bench_sqlite(threads: int, repeat: int, work: Path, one_pass: bool = False) 
 
 
 def _pg_base(server) -> str:
-    import psycopg
-
-    db, mark = f"bench_live_src_{BASE}", "symfonic live benchmark source, complete"
-    with psycopg.connect(server.url("postgres"), autocommit=True) as conn:
-        row = conn.execute("SELECT shobj_description(oid, 'pg_database') FROM pg_database WHERE datname = %s", (db,)).fetchone()
-        if row is not None and row[0] == mark:
-            return db
-        conn.execute(f"DROP DATABASE IF EXISTS {db} WITH (FORCE)")
-        conn.execute(f"CREATE DATABASE {db}")
-    from langgraph.checkpoint.postgres import PostgresSaver
-
-    with PostgresSaver.from_conn_string(server.url(db)) as saver:
-        saver.setup()
-        _write_chats(saver, BASE)
-    with psycopg.connect(server.url("postgres"), autocommit=True) as conn:
-        conn.execute(f"COMMENT ON DATABASE {db} IS '{mark}'")
-    return db
+    return cached_database(server, f"bench_live_src_{BASE}", "symfonic live benchmark source, complete", written_by_saver(BASE, TURNS))
 
 
 def _pg_grown(server, src: str, threads: int) -> str:
-    import psycopg
-
     factor = max(1, threads // BASE)
-    db = f"{src}_x{factor}" if factor > 1 else src
     if factor == 1:
-        return db
-    mark = "symfonic live benchmark grown store, complete"
-    with psycopg.connect(server.url("postgres"), autocommit=True) as conn:
-        row = conn.execute("SELECT shobj_description(oid, 'pg_database') FROM pg_database WHERE datname = %s", (db,)).fetchone()
-        if row is not None and row[0] == mark:
-            return db
-        conn.execute(f"DROP DATABASE IF EXISTS {db} WITH (FORCE)")
-        conn.execute(f"CREATE DATABASE {db} TEMPLATE {src}")
-    with psycopg.connect(server.url(db), autocommit=True) as conn:
-        for copy in range(1, factor):
-            for table, cols in PG_COLUMNS.items():
-                conn.execute(f"INSERT INTO {table} (thread_id, {cols}) SELECT thread_id || %s, {cols} FROM {table} "
-                             "WHERE strpos(thread_id, '-x') = 0", (f"-x{copy}",))
-        conn.execute("VACUUM ANALYZE")
-        _check_copy(conn, conn.execute("SELECT min(thread_id) FROM checkpoints").fetchone()[0], PG_COLUMNS, "%s")
-    with psycopg.connect(server.url("postgres"), autocommit=True) as conn:
-        conn.execute(f"COMMENT ON DATABASE {db} IS '{mark}'")
-    return db
+        return src
+    return cached_database(server, f"{src}_x{factor}", "symfonic live benchmark grown store, complete",
+                           lambda url: _grow_pg(url, factor), template=src)
 
 
 def bench_postgres(threads: int, repeat: int, one_pass: bool = False) -> None:

@@ -35,6 +35,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent
@@ -352,42 +353,44 @@ def bench_postgres(threads: int, repeat: int, work: Path) -> None:
         server.stop()
 
 
-def _pg_grown(server, src: str, factor: int) -> str:
-    """``src`` grown ``factor``-fold (cached as a template database, marked complete)."""
+def cached_database(server, db: str, mark: str, make: Callable[[str], None], template: str | None = None) -> str:
+    """``db`` made once by ``make(url)`` (on a copy of ``template`` when given) and marked complete
+    (a comment on the database): a run killed while making it starts it again."""
     import psycopg
 
-    db, mark = f"{src}_grown2_x{factor}", "symfonic prune benchmark grown store, complete"
     with psycopg.connect(server.url("postgres"), autocommit=True) as conn:
         row = conn.execute("SELECT shobj_description(oid, 'pg_database') FROM pg_database WHERE datname = %s", (db,)).fetchone()
         if row is not None and row[0] == mark:
             return db
         conn.execute(f"DROP DATABASE IF EXISTS {db} WITH (FORCE)")
-        conn.execute(f"CREATE DATABASE {db} TEMPLATE {src}")
-    _grow_pg(server.url(db), factor)
+        conn.execute(f"CREATE DATABASE {db}" + (f" TEMPLATE {template}" if template else ""))
+    make(server.url(db))
     with psycopg.connect(server.url("postgres"), autocommit=True) as conn:
         conn.execute(f"COMMENT ON DATABASE {db} IS '{mark}'")
     return db
+
+
+def written_by_saver(threads: int, turns: int = stores.MANY_TURNS) -> Callable[[str], None]:
+    """A ``make`` for ``cached_database``: ``threads`` chats written by the real graph through PostgresSaver."""
+
+    def make(url: str) -> None:
+        from langgraph.checkpoint.postgres import PostgresSaver
+
+        with PostgresSaver.from_conn_string(url) as saver:
+            saver.setup()
+            stores._write_many(saver, threads=threads, turns=turns)
+
+    return make
+
+
+def _pg_grown(server, src: str, factor: int) -> str:
+    """``src`` grown ``factor``-fold (cached as a template database, marked complete)."""
+    return cached_database(server, f"{src}_grown2_x{factor}", "symfonic prune benchmark grown store, complete",
+                           lambda url: _grow_pg(url, factor), template=src)
 
 
 def _pg_source(server, threads: int) -> str:
-    import psycopg
-
-    db = f"bench_prune_src_{threads}"
-    mark = "symfonic prune benchmark source, complete"
-    with psycopg.connect(server.url("postgres"), autocommit=True) as conn:
-        row = conn.execute("SELECT shobj_description(oid, 'pg_database') FROM pg_database WHERE datname = %s", (db,)).fetchone()
-        if row is not None and row[0] == mark:
-            return db
-        conn.execute(f"DROP DATABASE IF EXISTS {db} WITH (FORCE)")
-        conn.execute(f"CREATE DATABASE {db}")
-    from langgraph.checkpoint.postgres import PostgresSaver
-
-    with PostgresSaver.from_conn_string(server.url(db)) as saver:
-        saver.setup()
-        stores._write_many(saver, threads=threads)
-    with psycopg.connect(server.url("postgres"), autocommit=True) as conn:
-        conn.execute(f"COMMENT ON DATABASE {db} IS '{mark}'")
-    return db
+    return cached_database(server, f"bench_prune_src_{threads}", "symfonic prune benchmark source, complete", written_by_saver(threads))
 
 
 def _grow_pg(url: str, factor: int) -> None:
