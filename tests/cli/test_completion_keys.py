@@ -141,31 +141,7 @@ def test_a_real_bash_completes_a_key_at_the_terminal(sqlite_master, tmp_path):
     comp.write_text(script("bash"))
     rc = tmp_path / "rc"
     rc.write_text(f"PS1='$ '\n. {shlex.quote(str(comp))}\ncd {shlex.quote(str(tmp_path))}\n")
-    store = tmp_path / "demo.db"
-    shutil.copyfile(sqlite_master, store)
-    conn = sqlite3.connect(store)
-    keys = sorted(r[0] for r in conn.execute("SELECT DISTINCT thread_id FROM checkpoints"))
-    conn.close()
-    target = keys[0]
-    # the shortest prefix (past the tenant's ':') that names this one key
-    stem = next(target[:n] for n in range(target.index(":") + 2, len(target) + 1)
-                if [k for k in keys if k.startswith(target[:n])] == [target])
-    sock = f"symfonic-test-{uuid.uuid4().hex[:8]}"
-    tmux = ["tmux", "-L", sock]
-    subprocess.run([*tmux, "new-session", "-d", "-x", "120", "-y", "20", "bash", "--noprofile", "--rcfile", str(rc), "-i"],
-                   check=True, env=env)
-    try:
-        time.sleep(0.5)
-        subprocess.run([*tmux, "send-keys", f"symfonic transcript show -s demo.db -t {stem}", "Tab"], check=True)
-        screen = ""
-        for _ in range(100):
-            time.sleep(0.1)
-            screen = subprocess.run([*tmux, "capture-pane", "-p"], capture_output=True, text=True).stdout
-            if f"-t {target}" in screen:
-                break
-        assert f"$ symfonic transcript show -s demo.db -t {target}" in screen, screen
-    finally:
-        subprocess.run([*tmux, "kill-server"], capture_output=True)
+    _tab_in_bash(sqlite_master, tmp_path, env, rc, "symfonic transcript show -s demo.db -t")
 
 
 def test_the_key_argument_completes_from_the_store(sqlite_store, tmp_path):
@@ -217,6 +193,13 @@ def test_a_real_bash_completes_the_key_argument(sqlite_master, tmp_path):
     subprocess.run(["symfonic", "completion", "install", "bash"], check=True, capture_output=True, env=env)
     rc = tmp_path / "rc"
     rc.write_text(f". ~/.bashrc\nPS1='$ '\ncd {shlex.quote(str(tmp_path))}\n")
+    _tab_in_bash(sqlite_master, tmp_path, env, rc, "symfonic thread history -s demo.db")
+
+
+def _tab_in_bash(sqlite_master: Path, tmp_path: Path, env: dict[str, str], rc: Path, line: str) -> None:
+    """An interactive bash (``rc``) in tmux, in a folder holding demo.db: type ``line``, then the
+    shortest prefix (past the tenant's ':') that names one key, press TAB, and read the screen
+    until that key is completed."""
     store = tmp_path / "demo.db"
     shutil.copyfile(sqlite_master, store)
     conn = sqlite3.connect(store)
@@ -231,13 +214,13 @@ def test_a_real_bash_completes_the_key_argument(sqlite_master, tmp_path):
                    check=True, env=env)
     try:
         time.sleep(0.5)
-        subprocess.run([*tmux, "send-keys", f"symfonic thread history -s demo.db {stem}", "Tab"], check=True)
+        subprocess.run([*tmux, "send-keys", f"{line} {stem}", "Tab"], check=True)
         screen = ""
         for _ in range(100):
             time.sleep(0.1)
             screen = subprocess.run([*tmux, "capture-pane", "-p"], capture_output=True, text=True).stdout
-            if f"demo.db {target}" in screen:
+            if f"{line} {target}" in screen:
                 break
-        assert f"$ symfonic thread history -s demo.db {target}" in screen, screen
+        assert f"$ {line} {target}" in screen, screen
     finally:
         subprocess.run([*tmux, "kill-server"], capture_output=True)
