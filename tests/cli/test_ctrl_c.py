@@ -9,7 +9,6 @@ from __future__ import annotations
 import fcntl
 import os
 import pty
-import select
 import signal
 import struct
 import subprocess
@@ -20,7 +19,7 @@ import pytest
 
 from symfonic_cli import errors
 from tests.cli.test_terminal_defects import LONG, SYMFONIC, big_store  # noqa: F401  (a module-scoped fixture)
-from tests.support.terminal import Session
+from tests.support.terminal import Session, read_chunk
 
 LINE = "symfonic: error: interrupted"
 QUICK = ("threads", "list")
@@ -88,13 +87,7 @@ def _into_a_full_pipe(argv: list[str]) -> tuple[int, str]:
         # The pipe is never read again: the command ends without waiting for its reader.
         code = proc.wait(timeout=30)
         seen = b""
-        while select.select([master], [], [], 0.2)[0]:
-            try:
-                chunk = os.read(master, 65536)
-            except OSError:
-                break
-            if not chunk:
-                break
+        while chunk := read_chunk(master, 0.2):
             seen += chunk
         return code, seen.decode("utf-8", "replace").replace("\r\n", "\n")
     finally:

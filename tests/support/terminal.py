@@ -19,6 +19,18 @@ def on_terminal(*args: str, cols: int = 80, rows: int = 24, env: dict[str, str] 
     return screen_of([sys.executable, "-m", "symfonic_cli", *args], cols=cols, rows=rows, env=env, timeout=timeout)
 
 
+def read_chunk(master: int, wait: float) -> bytes:
+    """What arrives on a pseudo-terminal's master within ``wait`` seconds; b"" when nothing does
+    or the terminal is closed."""
+    ready, _, _ = select.select([master], [], [], wait)
+    if not ready:
+        return b""
+    try:
+        return os.read(master, 65536)
+    except OSError:
+        return b""
+
+
 def screen_of(argv: list[str], *, cols: int = 80, rows: int = 24, env: dict[str, str] | None = None,
               timeout: float = 60, cwd: str | None = None):
     """(exit code, screen text) of ``argv`` with its standard streams on a new pseudo-terminal of
@@ -94,13 +106,7 @@ class Session:
 
     def read_some(self, wait: float) -> bool:
         """Read what arrives within ``wait`` seconds; whether anything did."""
-        ready, _, _ = select.select([self.master], [], [], wait)
-        if not ready:
-            return False
-        try:
-            chunk = os.read(self.master, 65536)
-        except OSError:
-            return False
+        chunk = read_chunk(self.master, wait)
         self.seen += chunk
         return bool(chunk)
 
