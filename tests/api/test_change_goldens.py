@@ -101,10 +101,13 @@ def outputs(name: str, folder: Path) -> str:
 
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_outputs_and_receipts_are_the_recorded_ones(name, tmp_path):
-    got = outputs(name, tmp_path)
-    golden = HERE / f"{name}.txt"
+    matches_golden(HERE / f"{name}.txt", outputs(name, tmp_path))
+
+
+def matches_golden(golden: Path, got: str) -> None:
+    """``got`` is the recorded text (with SYMFONIC_RECORD_GOLDENS=1: becomes it)."""
     if RECORD:
         golden.write_text(got, encoding="utf-8")
         return
-    assert golden.exists(), f"no golden for {name}: record it (SYMFONIC_RECORD_GOLDENS=1) on the code before the change"
+    assert golden.exists(), f"no golden {golden.name}: record it (SYMFONIC_RECORD_GOLDENS=1) on the code before the change"
     assert got == golden.read_text(encoding="utf-8")

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.api.test_change_goldens import HERE, RECORD, ROOT, STORE, _normalised
+from tests.api.test_change_goldens import HERE, ROOT, STORE, _normalised, matches_golden
 from tests.support.terminal import Session
 
 CASES: dict[str, tuple[str, ...]] = {
@@ -47,9 +47,4 @@ def _compare(name: str, cols: int, tmp_path: Path) -> None:
         s.send(b"no\r")
         code = s.wait()
         got = _normalised(f"exit {code}\n{s.screen}", started, str(tmp_path))
-    golden = HERE / f"confirm-{name}-{cols}.txt"
-    if RECORD:
-        golden.write_text(got, encoding="utf-8")
-        return
-    assert golden.exists(), f"no golden for {name}: record it (SYMFONIC_RECORD_GOLDENS=1) on the code before the change"
-    assert got == golden.read_text(encoding="utf-8")
+    matches_golden(HERE / f"confirm-{name}-{cols}.txt", got)
