@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import io
 import os
 import subprocess
@@ -65,4 +66,4 @@ def imports_of(argv: list[str], watched: tuple[str, ...]) -> tuple[str, list[str
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     printed, _, tail = out.rpartition("LOADED ")
     loaded, _, exit_code = tail.strip().partition("] ")
-    return printed, eval(loaded + "]"), eval(exit_code)
+    return printed, ast.literal_eval(loaded + "]"), ast.literal_eval(exit_code)
