@@ -58,19 +58,8 @@ def test_plain_rows_carry_no_note(tmp_path):
 
 
 def test_encrypted_rows_carry_the_note(tmp_path, monkeypatch):
-    from langgraph.checkpoint.serde.encrypted import EncryptedSerializer
-
-    from tests.conftest import backend_for
-    from tests.support import backends
-
     key = "0123456789abcdef0123456789abcdef"
-    plain, enc = str(tmp_path / "plain.db"), str(tmp_path / "enc.db")
-    ag.write_agent_store(plain)
-    sqlite = backend_for("sqlite", None)
-    with sqlite.saver(plain) as src, sqlite.saver(enc) as dst:
-        dst.setup()
-        dst.serde = EncryptedSerializer.from_pycryptodome_aes(key=key.encode())
-        backends.copy_store(src, dst)
+    _, enc = ag.write_encrypted_agent_store(tmp_path, key)
     records, _ = _cli(enc, ag.SHORT, env={"LANGGRAPH_AES_KEY": key})
     monkeypatch.setenv("LANGGRAPH_AES_KEY", key)
     with open_store(enc) as store:

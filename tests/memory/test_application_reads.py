@@ -10,9 +10,7 @@ import json
 
 import pytest
 
-from tests.conftest import backend_for
 from tests.support import agent_stores as ag
-from tests.support import backends
 from tests.support.cli import run
 from tests.support.delta_scenarios import DELTA_KEYS
 
@@ -67,17 +65,10 @@ def test_encrypted_store_the_application_cannot_read(tmp_path):
     to read an EncryptedSerializer store, so get_transcript fails and a restart recalls nothing."""
     import asyncio
 
-    from langgraph.checkpoint.serde.encrypted import EncryptedSerializer
     from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
     from symfonic.agent.checkpointer.serde import make_safe_serde
 
-    plain, enc = str(tmp_path / "plain.db"), str(tmp_path / "enc.db")
-    ag.write_agent_store(plain)
-    sqlite = backend_for("sqlite", None)
-    with sqlite.saver(plain) as src, sqlite.saver(enc) as dst:
-        dst.setup()
-        dst.serde = EncryptedSerializer.from_pycryptodome_aes(key=KEY.encode())
-        backends.copy_store(src, dst)
+    plain, enc = ag.write_encrypted_agent_store(tmp_path, KEY)
 
     async def app_reads() -> None:
         async with AsyncSqliteSaver.from_conn_string(enc) as saver:

@@ -91,6 +91,24 @@ def write_agent_store(path: str) -> None:
         logging.disable(logging.NOTSET)
 
 
+def write_encrypted_agent_store(folder: Any, key: str) -> tuple[str, str]:
+    """``write_agent_store`` into ``folder/plain.db``, copied through SqliteSaver with LangGraph's
+    EncryptedSerializer (AES ``key``) into ``folder/enc.db``: both paths."""
+    from langgraph.checkpoint.serde.encrypted import EncryptedSerializer
+
+    from tests.conftest import backend_for
+    from tests.support import backends
+
+    plain, enc = str(folder / "plain.db"), str(folder / "enc.db")
+    write_agent_store(plain)
+    sqlite = backend_for("sqlite", None)
+    with sqlite.saver(plain) as src, sqlite.saver(enc) as dst:
+        dst.setup()
+        dst.serde = EncryptedSerializer.from_pycryptodome_aes(key=key.encode())
+        backends.copy_store(src, dst)
+    return plain, enc
+
+
 def rehydrated(saver: Any, key: str, max_entries: int) -> list[dict[str, Any]]:
     """What ``_maybe_rehydrate_working`` replays for ``key`` after a restart: the saver's latest
     checkpoint's ``channel_values["messages"]`` into a fresh ``WorkingLayer(max_entries)`` through
