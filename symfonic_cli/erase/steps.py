@@ -310,13 +310,37 @@ def busy_error(count: int, verb: str) -> BusyThreads:
                        f"the others {verb}", hint="run the same command again to take them, or raise --lock-timeout")
 
 
-def finish(store_finish: Callable[[], list[str]], location: StoreLocation, notes: list[str], stop: Stopped | None) -> Stopped | None:
+def finish(store_finish: Callable[[], list[str]], location: StoreLocation, notes: list[str], stop: Stopped | None, *,
+           wait: bool = False, told: Callable[[str], None] | None = None) -> Stopped | None:
     """After the last thread: the store's own finish (WAL truncation, ``--vacuum``). The changes are
-    committed: a failure here is a note and a stop, and the receipt is still printed and written."""
-    try:
-        notes += store_finish()
-    except SymfonicError as exc:
-        reason = f"finishing after the erase failed: {scrub(exc.line(), location)}"
-        notes.append(reason)
-        stop = stop or Stopped(reason, exc.exit_code)
-    return stop
+    committed: a failure here is a note and a stop, and the receipt is still printed and written.
+    A -wal a reader kept from being truncated (WalKept) is said as what is left; with ``wait`` the
+    finish is tried again every half second until it is truncated (said once to ``told``; Ctrl-C
+    stops waiting)."""
+    import time
+
+    from symfonic_cli.errors import WalKept
+
+    said = False
+    while True:
+        try:
+            notes += store_finish()
+        except WalKept as exc:
+            notes += exc.notes
+            if wait:
+                if not said and told is not None:
+                    told(f"the readers of {location.display}-wal (a snapshot held open)")
+                    said = True
+                try:
+                    time.sleep(WAIT_POLL_SECONDS)
+                    continue
+                except KeyboardInterrupt:
+                    pass
+            reason = scrub(exc.message, location)
+            notes.append(reason)
+            stop = stop or Stopped(reason, exc.exit_code)
+        except SymfonicError as exc:
+            reason = f"finishing after the erase failed: {scrub(exc.line(), location)}"
+            notes.append(reason)
+            stop = stop or Stopped(reason, exc.exit_code)
+        return stop

@@ -290,18 +290,27 @@ class SqliteErase(PerThreadErase, SqliteSection):
     def remaining_rows(self, key: str, extra: tuple[ExtraTable, ...]) -> dict[str, int]:
         return self._counts(key, extra)
 
+    _vacuumed = False
+
     @_translate_errors
     def erase_finish(self, *, vacuum: bool) -> list[str]:
+        """VACUUM (once, however often it is called) and the write-ahead log truncated; while a reader
+        holds a snapshot it cannot be, and the -wal keeps erased text: WalKept (exit 12)."""
+        from symfonic_cli.errors import WalKept
+
         notes = []
-        if vacuum:
+        if vacuum and not self._vacuumed:
             self.conn.execute("VACUUM")
+            self._vacuumed = True
             notes.append("VACUUM rewrote the database file")
         busy, log, done = self.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
         if busy:
-            notes.append(
-                "the write-ahead log could not be truncated (another connection was reading); "
-                "erased text may stay in the -wal file until the application's next checkpoint"
-            )
+            raise WalKept(f"the {os.path.basename(self.location.path)}-wal file still holds erased text: a reader holds a "
+                          "snapshot, so the write-ahead log could not be truncated; the text stays until it is (the same "
+                          "command again with --wait waits for the readers; the application's last connection closing "
+                          "truncates it too)", notes=notes)
+        if log >= 0:  # -1: not in WAL mode, no -wal file
+            notes.append("the write-ahead log was truncated: no erased text remains in the -wal file")
         return notes
 
 
