@@ -16,7 +16,6 @@ from __future__ import annotations
 import errno
 import json
 import os
-import stat
 
 from symfonic_cli.errors import ReceiptError, UsageError
 
