@@ -115,3 +115,14 @@ def test_demo_with_a_name_too_long_for_its_journal_leaves_nothing(tmp_path):
     # A name with room for "-journal" is created.
     fits = "a" * 244 + ".db"
     assert run("demo", str(tmp_path / fits)).code == 0 and (tmp_path / fits).stat().st_size > 0
+
+
+def test_a_fifo_where_the_run_lock_file_goes_is_refused(tmp_path, sqlite_store):
+    """The lock file beside the store opens through the same rule: a FIFO there was exit 1."""
+    os.mkfifo(f"{sqlite_store}.symfonic-lock")
+    try:
+        res = run_process("thread", "prune", "-s", str(sqlite_store), "--all", "--yes", timeout=30)
+    finally:
+        os.unlink(f"{sqlite_store}.symfonic-lock")
+    assert res.code == 4, res.err
+    assert "run lock file" in res.err and "not a regular file" in res.err and res.err.count("\n") == 1

@@ -72,9 +72,14 @@ class SqliteErase(PerThreadErase, SqliteSection):
 
         from symfonic_cli.stores.runlock import LOCK_SUFFIX, describe, holder_record
 
+        from symfonic_cli.output_paths import NotRegularFile, open_regular
+
         path = self.file + LOCK_SUFFIX
         try:
-            fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
+            fd = open_regular(path, os.O_RDWR | os.O_CREAT)
+        except NotRegularFile:
+            raise StoreError(f"the run lock file {self.location.path}{LOCK_SUFFIX} is not a regular file",
+                             hint="remove it: symfonic creates it") from None
         except OSError as exc:
             raise StoreError(f"cannot create the run lock file {self.location.path}{LOCK_SUFFIX}: {exc.strerror}",
                              hint="erase and prune need a writable folder beside the store") from None
