@@ -342,12 +342,12 @@ def busy_error(count: int, verb: str) -> BusyThreads:
 
 
 def finish(store_finish: Callable[[], list[str]], location: StoreLocation, notes: list[str], stop: Stopped | None, *,
-           wait: bool = False, told: Callable[[str], None] | None = None) -> Stopped | None:
+           wait: bool = False, told: Callable[[str], None] | None = None, erased: bool = True) -> Stopped | None:
     """After the last thread: the store's own finish (WAL truncation, ``--vacuum``). The changes are
     committed: a failure here is a note and a stop, and the receipt is still printed and written.
     A -wal a reader kept from being truncated (WalKept) is said as what is left; with ``wait`` the
     finish is tried again every half second until it is truncated (said once to ``told``; Ctrl-C
-    stops waiting)."""
+    stops waiting). A run that ``erased`` nothing left none of its text there: a note only."""
     import time
 
     from symfonic_cli.errors import WalKept
@@ -358,6 +358,9 @@ def finish(store_finish: Callable[[], list[str]], location: StoreLocation, notes
             notes += store_finish()
         except WalKept as exc:
             notes += exc.notes
+            if not erased:
+                notes.append("the write-ahead log could not be truncated (a reader holds a snapshot); this run erased nothing")
+                return stop
             if wait:
                 if not said and told is not None:
                     told(f"the readers of {location.display}-wal (a snapshot held open)")
