@@ -16,7 +16,7 @@ from collections.abc import Callable
 from datetime import datetime, timezone
 from typing import Any
 
-from symfonic_cli.erase.steps import Stopped
+from symfonic_cli.changes.steps import Stopped
 from symfonic_cli.errors import EXIT_INTERRUPTED, EXIT_UNEXPECTED, StoreError, SymfonicError, ThreadBusy
 from symfonic_cli.location import scrub
 from symfonic_cli.model.prune import BUSY, FAILED, NOTHING, PRUNED, SKIPPED

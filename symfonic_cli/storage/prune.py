@@ -18,12 +18,12 @@ from typing import Any
 
 from symfonic_cli import __version__
 from symfonic_cli.environment import Environment
-from symfonic_cli.erase import plan as ep
-from symfonic_cli.erase.faults import Faults
-from symfonic_cli.erase.records import RunRecord, default_operator, open_receipt, store_name
-from symfonic_cli.erase.steps import DEFAULT_BATCH, Pace, Stopped, busy_error, check_replicas, hold_run_lock, run_threads
-from symfonic_cli.erase.result import EraseOutcome, carry_outcome
-from symfonic_cli.erase.report import Confirmation, Report
+from symfonic_cli.changes import plan as ep
+from symfonic_cli.changes.faults import Faults
+from symfonic_cli.changes.records import RunRecord, default_operator, open_receipt, store_name
+from symfonic_cli.changes.steps import DEFAULT_BATCH, Pace, Stopped, busy_error, check_replicas, hold_run_lock, run_threads
+from symfonic_cli.changes.result import EraseOutcome, carry_outcome
+from symfonic_cli.changes.report import Confirmation, Report
 from symfonic_cli.errors import EXIT_INTERRUPTED, NotFoundError, StoppedError, StoreError, SymfonicError, WrittenAgainError
 from symfonic_cli.limits import DEFAULT_LOCK_TIMEOUT, DEFAULT_PIECE
 from symfonic_cli.location import StoreLocation, scrub
@@ -94,7 +94,7 @@ class _Keys:
 
 
 def run(req: PruneRequest, environment: Environment | None = None, report: Report | None = None) -> EraseOutcome | None:
-    """Prune what ``req`` selects, telling ``report`` (erase/report.py: the caller's; by default no
+    """Prune what ``req`` selects, telling ``report`` (changes/report.py: the caller's; by default no
     one, and a needed confirmation raises) the plan, the confirmation and each thread. The run's
     end, an EraseOutcome, is returned when the report does not stream it (a dry run: None); an
     error that ends the run carries it as ``.outcome``."""
@@ -292,8 +292,8 @@ class PruneRecorder(RunRecord):
         the next piece), the tests' fault hook, the pace's pause, the wait for lagging replicas."""
         import time
 
-        from symfonic_cli.erase.receipt_file import ReceiptWriteError
-        from symfonic_cli.erase.steps import wait_for_replicas
+        from symfonic_cli.changes.receipt_file import ReceiptWriteError
+        from symfonic_cli.changes.steps import wait_for_replicas
 
         limit = self.req.max_duration
         deadline = time.monotonic() + limit.total_seconds() if limit is not None else None

@@ -39,7 +39,7 @@ class PruneTotals:
 
 @dataclass(frozen=True)
 class PruneView:
-    """A prune's plan as its caller is told it (erase/report.py): what is kept, the selection, the
+    """A prune's plan as its caller is told it (changes/report.py): what is kept, the selection, the
     count, the notes; ``sample``, the first threads' plan records (a confirmation's); ``totals``
     once every thread is planned (None while a dry run streams them)."""
 

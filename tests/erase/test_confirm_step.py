@@ -10,7 +10,7 @@ import json
 import pytest
 
 from symfonic_cli.environment import Environment
-from symfonic_cli.erase.report import Confirmation, Report, RequestView
+from symfonic_cli.changes.report import Confirmation, Report, RequestView
 from symfonic_cli.errors import NotConfirmedError
 from symfonic_cli.location import resolve_store
 from symfonic_cli.selection import key_list

@@ -13,7 +13,7 @@ from datetime import timedelta
 
 from symfonic_cli.cli.report import TextReport
 from symfonic_cli.environment import Environment
-from symfonic_cli.erase.report import ThreadDone
+from symfonic_cli.changes.report import ThreadDone
 from symfonic_cli.location import resolve_store
 from tests.support.old_threads import write_aged
 

@@ -246,6 +246,7 @@ FLOORS: tuple[tuple[str, frozenset[str]], ...] = (
     ("model", frozenset({"model"})),
     ("stores", frozenset({"stores"})),
     ("lookups", frozenset({"suggestions", "selection"})),
+    ("changes", frozenset({"changes"})),  # what every changing run shares: outcomes, receipts, Report, loop, pace, locks
     ("features", frozenset({"delta", "transcript", "compat", "erase", "history", "threadstate", "search", "migrate",
                             "storage", "export", "listing", "demo", "memory"})),
     ("api", frozenset({"api"})),
@@ -257,10 +258,10 @@ FEATURE_USES: dict[str, frozenset[str]] = {
     "history": frozenset({"delta", "transcript"}),
     "threadstate": frozenset({"delta", "transcript", "memory"}),
     "search": frozenset({"transcript"}),
-    "migrate": frozenset({"delta", "transcript", "erase"}),  # erase: a changing run's parts (run lock, pace, time limit, busy)
-    "storage": frozenset({"erase", "memory"}),
+    "migrate": frozenset({"delta", "transcript"}),
+    "storage": frozenset({"memory"}),
     "erase": frozenset({"memory"}),  # the plan counts the retained messages an erase deletes
-    "export": frozenset({"erase", "history", "transcript", "memory"}),
+    "export": frozenset({"history", "transcript", "memory"}),
     "memory": frozenset({"delta", "transcript"}),
     "listing": frozenset({"threadstate"}),
     "demo": frozenset({"compat"}),

@@ -39,7 +39,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import TextIO
 
-    from symfonic_cli.erase.plan import Miss
+    from symfonic_cli.changes.plan import Miss
     from symfonic_cli.model.erase import ExtraTable, ThreadErasePlan
     from symfonic_cli.progress import Progress
     from symfonic_cli.stores.protocol import Store
@@ -111,7 +111,7 @@ _DONE = {"erase": "erased", "prune": "pruned"}
 @dataclass(frozen=True)
 class ThreadDone:
     """One thread done: its receipt entry (the ``thread`` record of ``-f jsonl`` without the head),
-    the outcome (erase/plan.ThreadOutcome or storage/records.PruneOutcome), the run's head, and how
+    the outcome (changes/plan.ThreadOutcome or storage/records.PruneOutcome), the run's head, and how
     many threads are done of how many."""
 
     entry: dict[str, Any]
