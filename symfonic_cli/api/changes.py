@@ -3,7 +3,7 @@ returns its result, a ``RunResult`` (changes/result.py: typed, and the mapping t
 ``-f json``; ``to_json()`` gives that document). api/plans.py makes a plan of each first (``plan_erase``
 ...) and runs it (``execute``), through the same functions.
 
-They run the command's own library function (``erase.run``, ``export.run``, ``storage.prune``,
+They run the command's own library function (``erase.run``, ``export.run``, ``prune.run``,
 ``migrate.command``) on a library Environment: nothing is read from or written to the process's
 streams, no terminal is ever asked, and the run's events are kept as data (api/report.Collected,
 the Report the drivers tell: changes/report.py), never rendered, printed or parsed. ``erase`` and
@@ -243,7 +243,7 @@ def _erase(request: Any, env: Any, report: Any) -> None:
 
 
 def _prune(request: Any, env: Any, report: Any) -> None:
-    from symfonic_cli.storage.prune import run
+    from symfonic_cli.prune.run import run
 
     run(request, env, report)  # streamed into the report (its record is never a reader's end)
 
@@ -300,7 +300,7 @@ def prune(
     ``on_thread``: called with each thread as it is done (or, in a plan, each thread's plan record)."""
     from symfonic_cli.limits import MAX_COUNT, MAX_PIECE
     from symfonic_cli.clock import parse_duration
-    from symfonic_cli.storage.prune import PruneRequest
+    from symfonic_cli.prune.run import PruneRequest
 
     chosen = _selection(
         "prune", store, options, thread=thread, tenant=tenant, sub_tenant=sub_tenant, session=session,

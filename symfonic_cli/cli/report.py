@@ -155,7 +155,7 @@ class TextReport(Report):
             self._stream().begin(head)
 
     def thread(self, done: ThreadDone) -> None:
-        from symfonic_cli.storage.records import PruneOutcome
+        from symfonic_cli.prune.records import PruneOutcome
 
         if isinstance(done.outcome, PruneOutcome):
             from symfonic_cli.cli.prune_text import thread_line as prune_line

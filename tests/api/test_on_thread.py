@@ -10,7 +10,7 @@ import json
 from symfonic_cli import api
 from symfonic_cli.changes.plan import ThreadOutcome
 from symfonic_cli.changes.report import ThreadDone
-from symfonic_cli.storage.records import PruneOutcome
+from symfonic_cli.prune.records import PruneOutcome
 from tests.support.cli import run
 
 # The run's own: its id, its times, who ran it.

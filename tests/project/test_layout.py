@@ -248,7 +248,7 @@ FLOORS: tuple[tuple[str, frozenset[str]], ...] = (
     ("lookups", frozenset({"suggestions", "selection"})),
     ("changes", frozenset({"changes"})),  # what every changing run shares: outcomes, receipts, Report, loop, pace, locks
     ("features", frozenset({"delta", "transcript", "compat", "erase", "history", "threadstate", "search", "migrate",
-                            "storage", "export", "listing", "demo", "memory"})),
+                            "storage", "prune", "export", "listing", "demo", "memory"})),
     ("api", frozenset({"api"})),
     ("front ends", frozenset({"cli", "complete", "completions", "__main__", "mcp", "browse"})),
 )
@@ -259,7 +259,7 @@ FEATURE_USES: dict[str, frozenset[str]] = {
     "threadstate": frozenset({"delta", "transcript", "memory"}),
     "search": frozenset({"transcript"}),
     "migrate": frozenset({"delta", "transcript"}),
-    "storage": frozenset({"memory"}),
+    "prune": frozenset({"memory"}),  # the plan counts the messages only the deleted checkpoints hold (lost.py)
     "erase": frozenset({"memory"}),  # the plan counts the retained messages an erase deletes
     "export": frozenset({"history", "transcript", "memory"}),
     "memory": frozenset({"delta", "transcript"}),

@@ -55,7 +55,7 @@ def _writes(path: Path, root: Path = PACKAGE.parent) -> list[str]:
 def test_the_floors_below_the_front_ends_are_checked():
     names = {p.relative_to(PACKAGE).parts[0].removesuffix(".py") for p in _modules()}
     # The feature packages of issue #35 item 2, and the floors under them, are all read.
-    assert {"changes", "erase", "export", "storage", "retention", "migrate", "memory", "search", "listing", "history", "compat",
+    assert {"changes", "erase", "export", "storage", "prune", "retention", "migrate", "memory", "search", "listing", "history", "compat",
             "stores", "model", "selection", "suggestions", "api"} <= names
     assert not names & {"cli", "render", "browse", "mcp"}
 

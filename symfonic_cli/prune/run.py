@@ -29,7 +29,7 @@ from symfonic_cli.limits import DEFAULT_LOCK_TIMEOUT, DEFAULT_PIECE
 from symfonic_cli.location import StoreLocation, scrub
 from symfonic_cli.model.prune import BUSY, FAILED, NOT_FOUND, NOTHING, SKIPPED
 from symfonic_cli.selection import Selection
-from symfonic_cli.storage import records as pr
+from symfonic_cli.prune import records as pr
 
 # typing.TYPE_CHECKING without importing typing.
 TYPE_CHECKING = False
@@ -243,7 +243,7 @@ class _Plan:
 
 def _step(store: Store, req: PruneRequest, newer_than, faults: Faults | None = None, between=None):
     """The per-thread step ``run_threads`` calls: classify the plan, prune (in pieces), verify."""
-    from symfonic_cli.storage.pieces import prune_one
+    from symfonic_cli.prune.pieces import prune_one
 
     def step(plan, n: int):
         now = datetime.now(timezone.utc)
@@ -368,7 +368,7 @@ def _raise_outcome(req: PruneRequest, rec: PruneRecorder, stop: Stopped | None, 
 
 
 def _count_lost(store, rec: dict[str, Any], req: PruneRequest, newer_than, decision=None) -> int:
-    from symfonic_cli.storage.pieces import lost_by
+    from symfonic_cli.prune.pieces import lost_by
 
     rec["messages_only_in_deleted"] = n = lost_by(store, rec["key"], req, newer_than, decision)
     return n

@@ -63,8 +63,8 @@ class PruneOutcome:
     remaining: int | None = None  # checkpoints a fresh plan would still delete; None: not verified
     reason: str | None = None
     time: datetime | None = None
-    messages_only_in_deleted: int | None = None  # counted before the deletes (storage/lost.py)
-    pieces: int = 0  # transactions the thread took (a huge thread: more than one, storage/pieces.py)
+    messages_only_in_deleted: int | None = None  # counted before the deletes (prune/lost.py)
+    pieces: int = 0  # transactions the thread took (a huge thread: more than one, prune/pieces.py)
 
 
 def plan_record(p: ThreadPrunePlan, *, found: bool = True) -> dict[str, Any]:
