@@ -18,6 +18,7 @@ from typing import Any
 from symfonic_cli.environment import Environment
 from symfonic_cli.changes import plan as ep
 from symfonic_cli.changes.faults import Faults
+from symfonic_cli.erase.extra import parse_extra
 from symfonic_cli.changes.report import Confirmation, Report, RequestView
 from symfonic_cli.changes.result import EraseOutcome, carry_outcome
 from symfonic_cli.changes.records import Recorder, default_operator, new_header, open_receipt, store_name
@@ -78,7 +79,7 @@ def run(req: EraseRequest, environment: Environment | None = None, report: Repor
         from symfonic_cli.erase.sweep import run_sweep
 
         return run_sweep(req, env, report)
-    extra = ep.parse_extra(req.location.options)
+    extra = parse_extra(req.location.options)
     now = datetime.now(timezone.utc)
     name = store_name(req.location)
     receipt_file = open_receipt(req.receipt_path, dry_run=req.dry_run, store=req.location)

@@ -21,6 +21,7 @@ from typing import Any
 from symfonic_cli.environment import Environment
 from symfonic_cli.changes import plan as ep
 from symfonic_cli.changes.faults import Faults
+from symfonic_cli.erase.extra import parse_extra
 from symfonic_cli.changes.report import Confirmation, Report, SweepView
 from symfonic_cli.changes.records import Recorder, new_header, open_receipt, store_name
 from symfonic_cli.changes.result import EraseOutcome, carry_outcome
@@ -42,7 +43,7 @@ def run_sweep(req, env: Environment, report: Report) -> EraseOutcome | None:
     for the caller to render (an error carries it as ``.outcome``)."""
     from symfonic_cli.stores import open_store
 
-    extra = ep.parse_extra(req.location.options)
+    extra = parse_extra(req.location.options)
     now = datetime.now(timezone.utc)
     name = store_name(req.location)
     sel = req.selection
