@@ -298,6 +298,14 @@ def test_nothing_imports_from_a_floor_above():
     assert floor_violations() == []
 
 
+def test_the_browser_and_the_mcp_server_import_nothing_of_the_command_line():
+    # Front ends side by side: cli/ routes to browse/ and mcp/; they read through api/ and render through render/.
+    modules = _modules()
+    found = sorted(f"{name} imports {used}" for name, path in modules.items() if _top(name) in {"browse", "mcp"}
+                   for used in _imports(name, path, modules) if _top(used) == "cli")
+    assert found == []
+
+
 def test_the_floor_check_sees_an_upward_import(tmp_path, monkeypatch):
     # The check itself must see a library module reaching up into the command line, lazily too.
     pkg = tmp_path / "symfonic_cli"
