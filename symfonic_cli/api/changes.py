@@ -39,21 +39,11 @@ def _environment() -> Any:
 
 
 def _location(name: str, value, options: dict[str, Any]):
-    import os
+    from symfonic_cli.api.store import store_argument
+    from symfonic_cli.stores import connection_options
 
-    from symfonic_cli.kinds import CONNECTION_OPTIONS
-    from symfonic_cli.limits import DEFAULT_CONNECT_TIMEOUT
-    from symfonic_cli.location import resolve_store
-
-    if isinstance(value, os.PathLike):
-        value = os.fspath(value)
-    if not isinstance(value, str) or not value:
-        raise UsageError(f"{name} needs a store: a URL, a file path or a configured name")
-    unknown = sorted(set(options) - set(CONNECTION_OPTIONS))
-    if unknown:
-        raise UsageError(f"unknown store option '{unknown[0]}'", hint=f"use any of: {', '.join(CONNECTION_OPTIONS)}")
-    loc = resolve_store(value)
-    return loc, {"connect_timeout": DEFAULT_CONNECT_TIMEOUT, **loc.options, **options}
+    loc = store_argument(name, value, options)
+    return loc, connection_options(loc, options)
 
 
 # Set by api/plans.py while it makes a plan: the dry run's request and runner are handed to it
