@@ -34,9 +34,26 @@ class Standby:
         return psycopg.connect(host="127.0.0.1", port=self.cluster.port, user=SUPERUSER, password=PASSWORD, dbname="postgres",
                                autocommit=True)
 
-    def pause_replay(self) -> None:
+    def pause_replay(self, timeout: float = 30) -> None:
+        """Pause replay and return once it is paused: pg_wal_replay_pause() only requests it, and
+        the standby pauses before the next WAL record it would replay (a write on the primary gives
+        it one), so WAL written after this returns is not replayed."""
         with self.connect() as conn:
             conn.execute("SELECT pg_wal_replay_pause()")
+            deadline = time.monotonic() + timeout
+            while True:
+                with self.primary.admin() as primary:
+                    primary.execute("CREATE TABLE IF NOT EXISTS symfonic_test_nudge (n int)")
+                    primary.execute("INSERT INTO symfonic_test_nudge VALUES (1)")
+                    written = primary.execute("SELECT pg_current_wal_lsn()").fetchone()[0]
+                time.sleep(0.3)
+                paused = conn.execute("SELECT pg_get_wal_replay_pause_state() = 'paused' AND "
+                                      "(pg_last_wal_replay_lsn() IS NULL OR pg_last_wal_replay_lsn() < %s::pg_lsn)",
+                                      (written,)).fetchone()[0]
+                if paused:  # and the write just made is not replayed
+                    return
+                if time.monotonic() > deadline:
+                    raise PostgresServerError("the standby's replay did not pause")
 
     def resume_replay(self) -> None:
         with self.connect() as conn:
