@@ -133,6 +133,11 @@ class PostgresSection:
     _cursors: int
     _erased: set[str]  # cascade tables an erase deleted from (for VACUUM)
 
+    def connection_lost(self) -> bool:
+        # psycopg marks the connection closed once the server has ended it (pg_terminate_backend,
+        # a restart); nothing is sent to find out.
+        return bool(self.conn.closed)
+
     def _roll_back_open(self) -> None:
         """After a failure inside a hand-run transaction (BEGIN sent in a pipeline): roll it back if
         it is still open; a lost connection is the server's to roll back."""
