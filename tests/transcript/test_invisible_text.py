@@ -43,7 +43,7 @@ def store(any_kind):
 
 
 def _shown_right(out: str) -> None:
-    for raw, shown in HIDDEN.items():
+    for shown in HIDDEN.values():
         assert shown in out, shown
     for text in SHAPED:
         assert text in out, text
