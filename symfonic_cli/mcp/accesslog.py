@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from symfonic_cli.errors import FileAccessError
+from symfonic_cli.output_paths import NotRegularFile, open_regular
 
 ENV_STATE_HOME = "XDG_STATE_HOME"
 FILE_NAME = "mcp-access.jsonl"
@@ -38,14 +39,13 @@ class AccessLog:
         try:
             if not path.parent.exists():
                 path.parent.mkdir(mode=0o700, parents=True)
-            # No symlink followed, created 0600; an existing file is narrowed to 0600 too.
-            fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+            # No symlink followed, no FIFO waited on, created 0600; an existing file is narrowed to 0600 too.
+            fd = open_regular(str(path), os.O_WRONLY | os.O_APPEND | os.O_CREAT)
+        except NotRegularFile:
+            raise FileAccessError(f"the access log {path} is not a regular file") from None
         except OSError as exc:
             raise FileAccessError(f"cannot open the access log {path}: {exc.strerror or exc}") from None
         info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            os.close(fd)
-            raise FileAccessError(f"the access log {path} is not a regular file")
         if stat.S_IMODE(info.st_mode) != 0o600:
             os.fchmod(fd, 0o600)
         self._fd = fd
