@@ -25,6 +25,11 @@ def default_path() -> Path:
     return root / "symfonic" / FILE_NAME
 
 
+class AccessLogFailed(Exception):
+    """A record could not be written (a full disk, a file-size limit, an I/O error): the call it
+    records gets no answer; the server says so on stderr, one line."""
+
+
 class AccessLog:
     """Opened once when the server starts (a path it cannot write stops the start, exit 4)."""
 
@@ -61,8 +66,18 @@ class AccessLog:
         }
         line = (json_dumps(record) + "\n").encode("utf-8", "surrogatepass")
         with self._lock:
-            os.write(self._fd, line)
-            os.fsync(self._fd)
+            start = os.fstat(self._fd).st_size
+            try:
+                written = os.write(self._fd, line)
+                if written != len(line):  # the rest will not fit either (a full disk, a size limit)
+                    raise OSError(0, "only part of the record was written")
+                os.fsync(self._fd)
+            except OSError as exc:
+                try:
+                    os.ftruncate(self._fd, start)  # no half line: the next record starts on a line of its own
+                except OSError:
+                    pass
+                raise AccessLogFailed(f"the access log {self.path} cannot be written ({exc.strerror or exc})") from None
 
     def close(self) -> None:
         if self._fd >= 0:

@@ -322,3 +322,6 @@ class SqliteStore(ExactActivity, SqliteRead, SqliteSearch, SqliteHistory, Sqlite
         self.tables = sorted(tables)
         # A key range compares stored bytes: in code point order only when the text is UTF-8.
         self.utf8 = self.conn.execute("PRAGMA encoding").fetchone()[0] == "UTF-8"
+        # Any declared collation (the saver declares none) takes the exact form of _key_is.
+        self.keys_folded = any("COLLATE" in (sql or "").upper() for (sql,) in self.conn.execute(
+            "SELECT sql FROM sqlite_master WHERE tbl_name IN ('checkpoints', 'writes')"))
