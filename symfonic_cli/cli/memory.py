@@ -32,7 +32,7 @@ def show_resume_window(store: str | None, thread: list[str] | None, tenant: str 
 def _write(rows: list[Any], out_format: str, key: str, *, truncate: int | None, env: Any) -> None:
     from symfonic_cli import render
 
-    if out_format in ("json", "jsonl"):
+    if render.is_data(out_format):
         render.write_records((r.to_json() for r in rows), fmt=out_format, columns=(), environment=env)
         return
 
@@ -60,7 +60,7 @@ def show_retained(store: str | None, thread: list[str] | None, tenant: str | Non
     env, out_format, key, messages = _read_one_thread(
         "--retained shows every message the store holds", others, store, thread, tenant, sub_tenant, session, fmt,
         read_retained)
-    if out_format in ("json", "jsonl"):
+    if render.is_data(out_format):
         render.write_records((m.to_json() for m in messages), fmt=out_format, columns=(), environment=env)
         return
 

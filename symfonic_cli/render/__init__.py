@@ -20,7 +20,7 @@ from symfonic_cli.render.escape import (  # noqa: F401 - the names every command
     json_dumps,
     json_value,
 )
-from symfonic_cli.render.writers import human_size, is_data, is_size
+from symfonic_cli.render.writers import human_size, is_data, is_size, write_document, write_result  # noqa: F401
 from symfonic_cli.render.tables import _text_width, is_identifier_column, write_record_layout, write_table  # noqa: F401
 from symfonic_cli.render.terminal import (  # noqa: F401
     COLOR_MODES,
