@@ -163,8 +163,8 @@ def write_pairs(
     """A key/value report (``store info``); times in --tz in tables and text, UTC in JSON.
     ``styles``: each pair's value style in a table (``red``: a finding), where colour is on."""
     out = stream if stream is not None else environment.stdout
-    if fmt in ("json", "jsonl"):
-        out.write(json_dumps({k: v for k, v in pairs}, indent=2 if fmt == "json" else None) + "\n")
+    if is_data(fmt):
+        write_document({k: v for k, v in pairs}, fmt, out)
         return
     # Labels may carry stored names (a subgraph's namespace): escaped as every value is.
     pairs = [(escape_inline(k), shown_time(v, environment) if is_time_column(k) else v) for k, v in pairs]
