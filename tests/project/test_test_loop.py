@@ -51,3 +51,15 @@ def test_the_clocks_tests_reach_no_server():
     ]
     source = inspect.getsource(test_clock)
     assert reaching == [] and "backend_for" not in source
+
+
+def test_a_quick_loop_test_that_starts_a_process_fails():
+    # Unmarked (nothing here is slow by the rules), so the process is refused before it starts: the
+    # quick loop starts no process, and a test that does is told to extend the rules.
+    import subprocess
+    import sys
+
+    import pytest
+
+    with pytest.raises(pytest.fail.Exception, match="'slow' marker"):
+        subprocess.run([sys.executable, "-c", "pass"], check=True)
