@@ -28,7 +28,7 @@ MARKERS = ("postgres", "mongodb", "pty", "slow", "corpus")
 KINDS = ("postgres", "mongodb")
 FIXTURES = {"postgres_backend": "postgres", "mongodb_backend": "mongodb", "pg_standby": "postgres"}
 # Called in a test (or a helper or fixture of its module): the mark it needs.
-CALLS = {"on_terminal": ("pty", "slow"), "Session": ("pty", "slow"), "lines_on_terminal": ("pty", "slow"), "run_on_pty": ("pty", "slow"), "screen_of": ("pty", "slow"), "openpty": ("pty", "slow"), "run_process": ("slow",), "imports_of": ("slow",), "Popen": ("slow",),
+CALLS = {"on_terminal": ("pty", "slow"), "Session": ("pty", "slow"), "lines_on_terminal": ("pty", "slow"), "run_on_pty": ("pty", "slow"), "screen_of": ("pty", "slow"), "openpty": ("pty", "slow"), "run_process": ("slow",), "imports_of": ("slow",), "http_server": ("slow",), "_pty_run": ("pty", "slow"), "Popen": ("slow",),
          "StdioServerParameters": ("slow",), **{f"subprocess.{f}": ("slow",) for f in ("run", "call", "check_call", "check_output")},
          "os.fork": ("slow",), "os.system": ("slow",)}
 # Fixtures that start processes of their own (the run-state stores SIGKILL writers mid-step).
