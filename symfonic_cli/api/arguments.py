@@ -12,26 +12,25 @@ from __future__ import annotations
 
 import functools
 import inspect
-import math
 from collections.abc import Callable
 from datetime import datetime, timedelta
 from typing import Any, TypeVar
 
 from symfonic_cli.errors import UsageError
+from symfonic_cli.limits import (MAX_BATCH, MAX_CONNECT_TIMEOUT, MAX_COUNT, MAX_FORMAT_VERSION, MAX_JOBS, MIN_CONNECT_TIMEOUT,
+                                 connect_timeout_in_range)
 
 F = TypeVar("F", bound=Callable[..., Any])
 
-# Whole numbers, by argument name: the ranges of the options they stand for.
-_MAX_COUNT, _MAX_JOBS, _MAX_BATCH, _MAX_FORMAT = 1_000_000_000, 64, 100_000, 1_000_000
+# Whole numbers, by argument name: the ranges of the options they stand for (limits.py, as the options).
 RANGES: dict[str, tuple[int, int]] = {
-    "limit": (0, _MAX_COUNT), "index": (-_MAX_COUNT, _MAX_COUNT), "keep": (1, _MAX_COUNT), "top": (1, _MAX_COUNT),
-    "jobs": (1, _MAX_JOBS), "batch_size": (1, _MAX_BATCH), "current_format": (1, _MAX_FORMAT),
-    "a": (-_MAX_COUNT, _MAX_COUNT), "b": (-_MAX_COUNT, _MAX_COUNT), "max_entries": (0, _MAX_COUNT),
+    "limit": (0, MAX_COUNT), "index": (-MAX_COUNT, MAX_COUNT), "keep": (1, MAX_COUNT), "top": (1, MAX_COUNT),
+    "jobs": (1, MAX_JOBS), "batch_size": (1, MAX_BATCH), "current_format": (1, MAX_FORMAT_VERSION),
+    "a": (-MAX_COUNT, MAX_COUNT), "b": (-MAX_COUNT, MAX_COUNT), "max_entries": (0, MAX_COUNT),
 }
 # The store options every function takes (``**options``, as open_store), and their types.
 STORE_OPTIONS: dict[str, str] = {"connect_timeout": "float", "pg_schema": "str", "checkpoint_collection": "str",
                                  "writes_collection": "str"}
-_TIMEOUT = (0.1, 3600.0)
 _WORDS = {"bool": "True or False", "int": "a whole number", "float": "a number", "str": "a string",
           "list[str]": "a list of strings", "timedelta": "a timedelta", "datetime": "a datetime",
           "dict[str, Any]": "a dict", "None": "None",
@@ -85,8 +84,8 @@ def _in_range(name: str, value: Any, kind: str) -> None:
         if not lo <= value <= hi:
             raise UsageError(f"{name} must be a whole number from {lo:,} to {hi:,}")
     elif kind == "float" and name == "connect_timeout":
-        if not (math.isfinite(value) and _TIMEOUT[0] <= value <= _TIMEOUT[1]):
-            raise UsageError(f"connect_timeout must be {_TIMEOUT[0]} to {_TIMEOUT[1]:g} seconds")
+        if not connect_timeout_in_range(value):
+            raise UsageError(f"connect_timeout must be {MIN_CONNECT_TIMEOUT} to {MAX_CONNECT_TIMEOUT:g} seconds")
     elif kind == "timedelta":
         from symfonic_cli.clock import MAX_DURATION_DAYS
 

@@ -14,10 +14,10 @@ ids, times and counts whole, text between words); off one, each stays one line. 
   (prune's plan says it the same way);
 - ``suggestion_lines(err, misses)``: not-found keys' suggestions, on stderr only (``not_found_line``);
 - ``thread_line(outcome, width=None)``: ``<status> <key><detail>``, the line printed per thread as it is done;
-- ``write_json(out, fmt, doc)``: one document, indented for ``json``, one line for ``jsonl``;
+- ``write_json(out, fmt, doc)``: one document in a format for a program (render/writers.py writes it);
 - ``print_receipt(out, receipt, line, kept_at)``: a reader's end: the summary and the receipt
-  file's path, or the whole receipt when no file holds it;
-- ``JsonStream``: a document whose ``threads`` array is written element by element (or JSONL records).
+  file's path, or the whole receipt when no file holds it.
+JSON and JSONL as a run goes are render/writers.py's ``document_stream``.
 """
 
 from __future__ import annotations
@@ -48,9 +48,9 @@ def _when(iso: str | None, env: Environment) -> str:
 
 
 def write_json(out: TextIO, fmt: str, doc: dict) -> None:
-    from symfonic_cli.render import json_dumps
+    from symfonic_cli.render.writers import write_document
 
-    out.write(json_dumps(doc, indent=2 if fmt == "json" else None) + "\n")
+    write_document(doc, fmt, out)
 
 
 def _fit(pieces, width: int | None, indent: str = "", hang: str = "    ") -> str:
@@ -276,63 +276,6 @@ def print_receipt(out: TextIO, receipt: dict[str, Any], line, kept_at: str | Non
     write_fitted(out, [line] if isinstance(line, str) else line)
     if kept_at is not None:
         write_fitted(out, ["receipt", Whole(_esc(str(receipt.get("receipt_id"))) + ":"), Whole(_esc(kept_at))])
-
-
-class JsonStream:
-    """stdout for ``-f json`` (one document, its ``threads`` array written element by element) or
-    ``-f jsonl`` (a ``start`` line, a line per thread, an ``end`` line: the receipt file's
-    records). ``end`` closes the document; a driver calls it on every error Python sees, so stdout
-    never holds half of one (a SIGKILL can cut it: the --receipt file is the durable record)."""
-
-    def __init__(self, out: TextIO, fmt: str, record: str = "thread") -> None:
-        self.out, self.fmt, self.record = out, fmt, record
-        self.head: dict[str, Any] = {}
-        self.n = 0
-        self.open = False
-
-    def begin(self, head: dict[str, Any]) -> None:
-        from symfonic_cli.render import json_dumps
-
-        self.head, self.open = head, True
-        if self.fmt == "jsonl":
-            self.out.write(json_dumps({"record": "start", **head}) + "\n")
-        else:
-            self.out.write("{\n" + "".join(_member(k, v) + ",\n" for k, v in head.items()) + '  "threads": [')
-        self.out.flush()
-
-    def item(self, entry: dict[str, Any], line_head: dict[str, Any] | None = None) -> None:
-        from symfonic_cli.render import json_dumps
-
-        if self.fmt == "jsonl":
-            self.out.write(json_dumps({"record": self.record, **(line_head or {}), **entry}) + "\n")
-        else:
-            text = json_dumps(entry, indent=2).replace("\n", "\n    ")
-            self.out.write(("," if self.n else "") + "\n    " + text)
-        self.n += 1
-
-    def whole(self, doc: dict[str, Any]) -> None:
-        """A document made at once (not streamed)."""
-        write_json(self.out, self.fmt, doc)
-        self.out.flush()
-
-    def end(self, tail: dict[str, Any], line_head: dict[str, Any] | None = None) -> None:
-        """``line_head``: fields of the ``end`` line (jsonl) over the head's (its end time)."""
-        from symfonic_cli.render import json_dumps
-
-        if not self.open:
-            return
-        self.open = False
-        if self.fmt == "jsonl":
-            self.out.write(json_dumps({"record": "end", **self.head, **(line_head or {}), **tail}) + "\n")
-        else:
-            self.out.write(("\n  ]" if self.n else "]") + "".join(",\n" + _member(k, v) for k, v in tail.items()) + "\n}\n")
-        self.out.flush()
-
-
-def _member(name: str, value: Any) -> str:
-    from symfonic_cli.render import json_dumps
-
-    return f"  {json_dumps(name)}: " + json_dumps(value, indent=2).replace("\n", "\n  ")
 
 
 def summary_line(receipt: dict[str, Any]) -> str:

@@ -45,7 +45,9 @@ def default_columns(out_format: str, *, wide: bool, with_size: bool) -> Optional
     size with --with-size) in table and text alike; None (every field) in JSON."""
     if wide:
         return COLUMN_NAMES
-    if out_format in ("table", "text"):
+    from symfonic_cli.render.writers import is_data  # here: --help loads no renderer
+
+    if not is_data(out_format):
         return TABLE_COLUMNS + (("size_bytes",) if with_size else ())
     return None
 

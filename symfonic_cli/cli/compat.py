@@ -97,10 +97,10 @@ def show(
         found = cc.checkpoint_verdicts(st, tkey, envelope_key=key, current_format=current_format, checkpoint=checkpoint)
         if checkpoint is not None:
             rec = found.to_json(full=True)
-            if out_format in ("table", "text"):
-                render.write_pairs([(k, _cell(v)) for k, v in rec.items()], fmt=out_format, title=tkey, environment=env)
+            if render.is_data(out_format):
+                render.write_document(rec, out_format, out)
             else:
-                out.write(render.json_dumps(rec, indent=2 if out_format == "json" else None) + "\n")
+                render.write_pairs([(k, _cell(v)) for k, v in rec.items()], fmt=out_format, title=tkey, environment=env)
             return
         render.write_records((v.to_json() for v in found), fmt=out_format, columns=cc.CHECKPOINT_COLUMNS, title=tkey, environment=env)
 

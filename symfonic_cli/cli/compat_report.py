@@ -59,7 +59,7 @@ def compat_report(
         if outcome.mode == cc.THREAD:
             _write_report(outcome.report, cc.thread_pairs, out_format, outcome.report.key, env)
         elif outcome.mode == cc.BY_THREAD:
-            records = (cc.thread_row(rep) if out_format in ("table", "text") else rep.to_json() for rep in outcome.reports or ())
+            records = (rep.to_json() if render.is_data(out_format) else cc.thread_row(rep) for rep in outcome.reports or ())
             render.write_records(records, fmt=out_format, columns=cc.BY_THREAD_COLUMNS, title=st.location.display, environment=env)
         else:
             rep = outcome.report
@@ -121,8 +121,8 @@ def _write_report(rep: Any, pairs_of: Any, out_format: str, title: str, env: Env
     """A store or thread report: its JSON document, or its pairs as a table."""
     from symfonic_cli import render
 
-    if out_format in ("json", "jsonl"):
-        env.stdout.write(render.json_dumps(rep.to_json(), indent=2 if out_format == "json" else None) + "\n")
+    if render.is_data(out_format):
+        render.write_document(rep.to_json(), out_format, env.stdout)
         return
     pairs = list(pairs_of(rep, env))
     render.write_pairs(pairs, fmt=out_format, title=title, environment=env, styles=_finding_styles(rep, pairs))

@@ -107,10 +107,10 @@ def _write(result: ExportResult, out_format: str, env: Environment) -> None:
     from symfonic_cli.render import escape_inline as esc
 
     out = env.stdout
-    if out_format in ("json", "jsonl"):
-        from symfonic_cli.cli.changes_text import write_json
+    from symfonic_cli.render.writers import is_data, write_document
 
-        write_json(out, out_format, result.document())
+    if is_data(out_format):
+        write_document(result.document(), out_format, out)
     else:
         from symfonic_cli.render.fit import Whole, fit, width_of
 

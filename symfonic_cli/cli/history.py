@@ -108,11 +108,12 @@ def diff(
     out_format = check_format(fmt, env=env)
     key = one_thread(thread, tenant, sub_tenant, session)
     from symfonic_cli.history.diff import diff_checkpoints
+    from symfonic_cli.render.writers import is_data
 
     with open_for_reading(store, environment=env) as st:
         require_thread(st, key)
         # The text and table show each message's role and content: read from its stored fields.
-        result = diff_checkpoints(st, key, a, b, namespace=namespace, lean=out_format not in ("json", "jsonl"))
+        result = diff_checkpoints(st, key, a, b, namespace=namespace, lean=not is_data(out_format))
     for w in result.warnings:
         _warn([w], env, raw=True)
     _write_diff(result, out_format, env)
@@ -332,11 +333,8 @@ def _short(text: str) -> str:
 def _write_diff(d, out_format: str, env: Environment) -> None:
     from symfonic_cli import render
 
-    if out_format == "json":
-        env.stdout.write(render.json_dumps(d.to_json(), indent=2) + "\n")
-        return
-    if out_format == "jsonl":
-        env.stdout.write(render.json_dumps(d.to_json()) + "\n")
+    if render.is_data(out_format):  # the diff as one document
+        render.write_document(d.to_json(), out_format, env.stdout)
         return
     rows: list[tuple[str, str, str, str]] = []  # change, channel or message id, role, detail
     for ch in d.added:

@@ -178,5 +178,5 @@ def store_info(store: Optional[str], fmt: Optional[str], environment: Environmen
 
     with open_for_reading(store, environment=environment) as st:
         i = st.info()
-    pairs = info_pairs(i, json=out_format in ("json", "jsonl"))
+    pairs = info_pairs(i, json=render.is_data(out_format))
     render.write_pairs(pairs, fmt=out_format, title="store info", environment=environment)

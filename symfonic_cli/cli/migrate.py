@@ -72,13 +72,10 @@ def _write(result: MigrateResult, out_format: str, env: Environment) -> None:
     from symfonic_cli import render
 
     out = env.stdout
-    if out_format == "json":
-        out.write(render.json_dumps(result.document(), indent=2) + "\n")
+    if render.is_data(out_format):  # the format's writer takes the document or its records
+        render.write_result(result.document(), result.records(), out_format, out)
         return
     records = result.records()
-    if out_format == "jsonl":
-        render.write_records(records, fmt="jsonl", columns=(), environment=env)
-        return
     render.write_records(records, fmt=out_format, columns=COLUMNS, title=f"{result.source} -> {result.target}", environment=env)
     line = ", ".join(f"{k} {v}" for k, v in result.totals.items())
     if result.serializer:

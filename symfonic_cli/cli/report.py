@@ -6,7 +6,7 @@ for erase and sweeps, cli/prune_text.py for prune), and the typed confirmation o
 Where each thing goes: the plan to stdout for a reader's formats (text, table); when a confirmation
 is asked, to the terminal where the answer is read (stdout may be a file); a line per thread to
 stdout for a reader, else to stderr beside the JSON; ``-f json``/``jsonl`` records on stdout as
-they come (``JsonStream``); suggestions, the ``--wait`` line and the progress line on stderr.
+they come (render/writers.py's ``document_stream``); suggestions, the ``--wait`` line and the progress line on stderr.
 """
 
 from __future__ import annotations
@@ -23,22 +23,23 @@ if TYPE_CHECKING:
     from collections.abc import Callable
     from typing import TextIO
 
-    from symfonic_cli.cli.changes_text import JsonStream
+    from symfonic_cli.render.writers import DocumentStream
     from symfonic_cli.progress import Progress
 
 
 class TextReport(Report):
     def __init__(self, env: Environment, fmt: str) -> None:
         from symfonic_cli.render.fit import width_of
+        from symfonic_cli.render.writers import is_data
 
         super().__init__()
         self.env, self.fmt = env, fmt
-        self.human = fmt not in ("json", "jsonl")
+        self.human = not is_data(fmt)
         self.shows_plan = self.human  # a reader's formats show the plan; JSON streams
         self.streams = not self.human
         self.lines = env.stdout if self.human else env.stderr  # a line per thread for a reader
         self.width = width_of(self.lines)
-        self.stream: JsonStream | None = None
+        self.stream: DocumentStream | None = None
         self._view: Any = None  # a dry run's plan (SweepView or PruneView) while its records stream
         self._plan_width: int | None = None
 
@@ -144,10 +145,10 @@ class TextReport(Report):
 
     # -- a real run
 
-    def _stream(self, record: str = "thread") -> JsonStream:
-        from symfonic_cli.cli.changes_text import JsonStream
+    def _stream(self, record: str = "thread") -> DocumentStream:
+        from symfonic_cli.render.writers import document_stream
 
-        self.stream = JsonStream(self.env.stdout, self.fmt, record)
+        self.stream = document_stream(self.env.stdout, self.fmt, record)
         return self.stream
 
     def begin(self, head: dict[str, Any]) -> None:

@@ -72,8 +72,8 @@ def _write(record: dict, namespaces: list[dict], out_format: str, env: Environme
     out = env.stdout
     full = {k: v for k, v in record.items() if k != "created"}
     full["namespaces"] = namespaces
-    if out_format in ("json", "jsonl"):
-        out.write(render.json_dumps(full, indent=2 if out_format == "json" else None) + "\n")
+    if render.is_data(out_format):
+        render.write_document(full, out_format, out)
         return
     pairs = [
         ("key", record["key"]),

@@ -20,7 +20,7 @@ from symfonic_cli.render.escape import (  # noqa: F401 - the names every command
     json_dumps,
     json_value,
 )
-from symfonic_cli.render.writers import human_size, is_data, is_size
+from symfonic_cli.render.writers import human_size, is_data, is_size, write_document, write_result  # noqa: F401
 from symfonic_cli.render.tables import _text_width, is_identifier_column, write_record_layout, write_table  # noqa: F401
 from symfonic_cli.render.terminal import (  # noqa: F401
     COLOR_MODES,
@@ -163,8 +163,8 @@ def write_pairs(
     """A key/value report (``store info``); times in --tz in tables and text, UTC in JSON.
     ``styles``: each pair's value style in a table (``red``: a finding), where colour is on."""
     out = stream if stream is not None else environment.stdout
-    if fmt in ("json", "jsonl"):
-        out.write(json_dumps({k: v for k, v in pairs}, indent=2 if fmt == "json" else None) + "\n")
+    if is_data(fmt):
+        write_document({k: v for k, v in pairs}, fmt, out)
         return
     # Labels may carry stored names (a subgraph's namespace): escaped as every value is.
     pairs = [(escape_inline(k), shown_time(v, environment) if is_time_column(k) else v) for k, v in pairs]

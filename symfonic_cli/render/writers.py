@@ -1,10 +1,18 @@
-"""One writer per ``--format``: a command hands its records (or its one JSON document) and the
-format here decides the syntax. Adding a format is a writer here and its word in vocabulary.py.
+"""One writer per ``--format``: a command hands its records (or its one document) and the
+format here decides the syntax. A format is either for a program (json, jsonl, csv: the JSON
+values, written here whatever the command) or for a reader (table, text: each command lays out its
+own). Adding a format for a program is a writer here (``RECORD_WRITERS`` and ``DOCUMENT_WRITERS``;
+``STREAM_WRITERS`` only to stream a document as it is made) and its word in vocabulary.py, nothing
+else: tests/cli/test_new_format.py adds one and runs every command with it.
 
 - ``write_records(records, fmt=...)`` (``render.write_records``): rows of the same fields;
 - ``write_document(doc, fmt, out)``: one whole document (a report of sections);
-- ``is_data(fmt)``: the format writes the JSON values for a program (json, jsonl, csv), not lines
-  laid out for a reader (table, text, each command's own).
+- ``write_result(doc, records, fmt, out)``: a result that is a document and its records (JSON
+  writes the document, the formats of lines the records);
+- ``document_stream(out, fmt)``: a changing run's document written as it goes (its head, an entry
+  per thread, its tail);
+- ``is_data(fmt)``: the format writes the JSON values for a program, not lines laid out for a
+  reader.
 
 CSV is RFC 4180: a header row of the JSON fields, CRLF line ends, a field quoted when it holds a
 comma, a quote or a line break; ``null`` is an empty field, true/false and numbers as in JSON, a
@@ -24,15 +32,13 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Sequence
     from typing import Any, TextIO
 
-DATA_FORMATS = ("json", "jsonl", "csv")
-
 # A spreadsheet may read a field starting with one of these as a formula (a Tab or CR before
 # "=HYPERLINK(...)" too): every CSV field of text starting so is guarded (csv_field).
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 
 
 def is_data(fmt: str) -> bool:
-    return fmt in DATA_FORMATS
+    return fmt in DOCUMENT_WRITERS
 
 
 def _jsonl(records: Iterable[dict[str, Any]], columns: Sequence[str], out: TextIO, **_layout: Any) -> int:
@@ -111,12 +117,123 @@ RECORD_WRITERS: dict[str, Callable[..., int]] = {"json": _json, "jsonl": _jsonl,
 
 
 def write_document(doc: dict[str, Any], fmt: str, out: TextIO) -> None:
-    """One whole document: JSON (indented), JSONL (one line), or CSV of its leaves, one a row
-    (``field``: the JSON path, ``a.b`` and ``list.0.name``; ``value``)."""
-    if fmt == "csv":
-        out.write(_csv_line(["field", "value"]) + "".join(_csv_line([csv_field(p), csv_field(v)]) for p, v in _leaves(doc, "")))
-        return
-    out.write(json_dumps(doc, indent=2 if fmt == "json" else None) + "\n")
+    """One whole document in a format for a program."""
+    DOCUMENT_WRITERS[fmt](doc, out)
+
+
+def _json_document(doc: dict[str, Any], out: TextIO) -> None:
+    out.write(json_dumps(doc, indent=2) + "\n")
+
+
+def _jsonl_document(doc: dict[str, Any], out: TextIO) -> None:
+    out.write(json_dumps(doc) + "\n")
+
+
+def _csv_document(doc: dict[str, Any], out: TextIO) -> None:
+    # Its leaves, one a row (``field``: the JSON path, ``a.b`` and ``list.0.name``; ``value``).
+    out.write(_csv_line(["field", "value"]) + "".join(_csv_line([csv_field(p), csv_field(v)]) for p, v in _leaves(doc, "")))
+
+
+DOCUMENT_WRITERS: dict[str, Callable[[dict[str, Any], TextIO], None]] = {
+    "json": _json_document, "jsonl": _jsonl_document, "csv": _csv_document}
+ONE_DOCUMENT = {"json"}  # a result that is also records is written as its document, not its records
+
+
+def write_result(doc: dict[str, Any], records: Iterable[dict[str, Any]], fmt: str, out: TextIO) -> None:
+    """A result that is both one document and its records (a migration's threads): JSON writes the
+    document; the formats of lines (JSONL, CSV) the records."""
+    if fmt in ONE_DOCUMENT:
+        write_document(doc, fmt, out)
+    else:
+        RECORD_WRITERS[fmt](records, (), out)
+
+
+class DocumentStream:
+    """A changing run's document, written as it is made: ``begin(head)``, ``item(entry)`` a thread,
+    ``end(tail)``; or ``whole(doc)``, made at once. ``end`` closes it; a driver calls it on every
+    error Python sees, so stdout never holds half of one (a SIGKILL can cut it: the --receipt file
+    is the durable record). This one writes the whole document at ``end`` (any format's
+    ``write_document``: ``{head, "threads": [...], tail}``); JSON and JSONL stream."""
+
+    def __init__(self, out: TextIO, fmt: str, record: str = "thread") -> None:
+        self.out, self.fmt, self.record = out, fmt, record
+        self.head: dict[str, Any] = {}
+        self.entries: list[dict[str, Any]] = []
+        self.n = 0
+        self.open = False
+
+    def begin(self, head: dict[str, Any]) -> None:
+        self.head, self.open = head, True
+
+    def item(self, entry: dict[str, Any], line_head: dict[str, Any] | None = None) -> None:
+        self.entries.append(entry)
+        self.n += 1
+
+    def whole(self, doc: dict[str, Any]) -> None:
+        """A document made at once (not streamed)."""
+        write_document(doc, self.fmt, self.out)
+        self.out.flush()
+
+    def end(self, tail: dict[str, Any], line_head: dict[str, Any] | None = None) -> None:
+        """``line_head``: fields of the ``end`` line (jsonl) over the head's (its end time)."""
+        if not self.open:
+            return
+        self.open = False
+        write_document({**self.head, "threads": self.entries, **tail}, self.fmt, self.out)
+        self.out.flush()
+
+
+class _JsonStream(DocumentStream):
+    """One document, its ``threads`` array written element by element."""
+
+    def begin(self, head: dict[str, Any]) -> None:
+        self.head, self.open = head, True
+        self.out.write("{\n" + "".join(_member(k, v) + ",\n" for k, v in head.items()) + '  "threads": [')
+        self.out.flush()
+
+    def item(self, entry: dict[str, Any], line_head: dict[str, Any] | None = None) -> None:
+        text = json_dumps(entry, indent=2).replace("\n", "\n    ")
+        self.out.write(("," if self.n else "") + "\n    " + text)
+        self.n += 1
+
+    def end(self, tail: dict[str, Any], line_head: dict[str, Any] | None = None) -> None:
+        if not self.open:
+            return
+        self.open = False
+        self.out.write(("\n  ]" if self.n else "]") + "".join(",\n" + _member(k, v) for k, v in tail.items()) + "\n}\n")
+        self.out.flush()
+
+
+class _JsonLinesStream(DocumentStream):
+    """A ``start`` line, a line per thread, an ``end`` line: the receipt file's records."""
+
+    def begin(self, head: dict[str, Any]) -> None:
+        self.head, self.open = head, True
+        self.out.write(json_dumps({"record": "start", **head}) + "\n")
+        self.out.flush()
+
+    def item(self, entry: dict[str, Any], line_head: dict[str, Any] | None = None) -> None:
+        self.out.write(json_dumps({"record": self.record, **(line_head or {}), **entry}) + "\n")
+        self.n += 1
+
+    def end(self, tail: dict[str, Any], line_head: dict[str, Any] | None = None) -> None:
+        if not self.open:
+            return
+        self.open = False
+        self.out.write(json_dumps({"record": "end", **self.head, **(line_head or {}), **tail}) + "\n")
+        self.out.flush()
+
+
+def _member(name: str, value: Any) -> str:
+    return f"  {json_dumps(name)}: " + json_dumps(value, indent=2).replace("\n", "\n  ")
+
+
+STREAM_WRITERS: dict[str, type[DocumentStream]] = {"json": _JsonStream, "jsonl": _JsonLinesStream}
+
+
+def document_stream(out: TextIO, fmt: str, record: str = "thread") -> DocumentStream:
+    """stdout for a changing run in ``fmt`` (``record``: what a JSONL line of an entry is)."""
+    return STREAM_WRITERS.get(fmt, DocumentStream)(out, fmt, record)
 
 
 def _leaves(value: Any, path: str) -> Iterable[tuple[str, Any]]:

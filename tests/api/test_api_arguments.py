@@ -160,3 +160,14 @@ def test_prune_all_threads_with_yes_no_prunes_nothing(store_file):
         assert info.value.exit_code == 2
     assert _bytes(store_file.parent) == before
     assert os.path.exists(store_file)
+
+
+def test_the_api_takes_its_ranges_from_limits():
+    # One rule: the API's numbers are the limits the command-line options use.
+    from symfonic_cli import limits
+    from symfonic_cli.api.arguments import RANGES
+
+    assert RANGES["limit"] == (0, limits.MAX_COUNT)
+    assert RANGES["jobs"] == (1, limits.MAX_JOBS)
+    assert RANGES["batch_size"] == (1, limits.MAX_BATCH)
+    assert RANGES["current_format"] == (1, limits.MAX_FORMAT_VERSION)

@@ -51,3 +51,16 @@ def test_the_clocks_tests_reach_no_server():
     ]
     source = inspect.getsource(test_clock)
     assert reaching == [] and "backend_for" not in source
+
+
+def test_a_quick_loop_test_that_starts_a_process_fails():
+    # A process started where the rules cannot see it (through a variable): the test is unmarked,
+    # so the run-time check refuses the process before it starts and names the rule to extend.
+    import subprocess
+    import sys
+
+    import pytest
+
+    start = subprocess.run
+    with pytest.raises(pytest.fail.Exception, match="'slow' marker"):
+        start([sys.executable, "-c", "pass"], check=True)

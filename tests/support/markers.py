@@ -6,9 +6,10 @@ without being told (``-m "not slow and not pty"`` is the edit-test loop; README 
   a ``backend_for("postgres", ...)`` written in the test or in a fixture or helper of its module.
 - ``pty``: the test runs the command on a pseudo-terminal (``on_terminal``, ``pty``).
 - ``corpus``: the test uses the hostile-store corpus (``tests/support/hostile.py``).
-- ``slow``: the test starts processes of its own (the command as a subprocess, a terminal, a
-  fixture in ``SLOW_FIXTURES``), is property-based (hypothesis), or its module or test is named
-  in ``SLOW`` (measured with ``--durations``).
+- ``slow``: the test starts processes of its own (the command as a subprocess, ``subprocess.run``
+  and its kin, a terminal, a fixture in ``SLOW_FIXTURES``), is property-based (hypothesis), or its
+  module or test is named in ``SLOW`` (measured with ``--durations``). A test of the quick loop
+  that starts a process anyway fails (``pytest_runtest_call``): the rules are extended, not a list.
 
 Rules look at names, never at file paths, so a test module moved to ``tests/<feature>/`` keeps
 its marks. A test that reaches a server or a terminal without its mark fails (``require``): the
@@ -27,8 +28,9 @@ MARKERS = ("postgres", "mongodb", "pty", "slow", "corpus")
 KINDS = ("postgres", "mongodb")
 FIXTURES = {"postgres_backend": "postgres", "mongodb_backend": "mongodb", "pg_standby": "postgres"}
 # Called in a test (or a helper or fixture of its module): the mark it needs.
-CALLS = {"on_terminal": ("pty", "slow"), "Session": ("pty", "slow"), "lines_on_terminal": ("pty", "slow"), "run_on_pty": ("pty", "slow"), "screen_of": ("pty", "slow"), "openpty": ("pty", "slow"), "run_process": ("slow",), "Popen": ("slow",),
-         "StdioServerParameters": ("slow",)}
+CALLS = {"on_terminal": ("pty", "slow"), "Session": ("pty", "slow"), "lines_on_terminal": ("pty", "slow"), "run_on_pty": ("pty", "slow"), "screen_of": ("pty", "slow"), "openpty": ("pty", "slow"), "run_process": ("slow",), "imports_of": ("slow",), "http_server": ("slow",), "_pty_run": ("pty", "slow"), "Popen": ("slow",),
+         "StdioServerParameters": ("slow",), **{f"subprocess.{f}": ("slow",) for f in ("run", "call", "check_call", "check_output")},
+         "os.fork": ("slow",), "os.system": ("slow",)}
 # Fixtures that start processes of their own (the run-state stores SIGKILL writers mid-step).
 SLOW_FIXTURES = {"run_state_stores", "state_stores", "pg_standby"}  # pg_standby: a second cluster
 # Measured slow (--durations; many store kinds, pairs or generated cases each): module names and
@@ -204,6 +206,8 @@ def _called_names(node: ast.AST) -> tuple[frozenset[str], frozenset[str]]:
             name = f.id if isinstance(f, ast.Name) else f.attr if isinstance(f, ast.Attribute) else None
             if name:
                 names.add(name)
+            if isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name):
+                names.add(f"{f.value.id}.{f.attr}")  # subprocess.run, not any run
             if name in ("backend_for", "get", "getfixturevalue") and sub.args and isinstance(sub.args[0], ast.Constant):
                 arg = sub.args[0].value
                 if isinstance(arg, str):
@@ -281,6 +285,37 @@ def pytest_runtest_protocol(item, nextitem):
         yield
     finally:
         _current.pop()
+
+
+QUICK_LOOP_OUT = ("slow", "pty", "postgres", "mongodb")  # what -m "not ..." leaves out of the quick loop
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_call(item):
+    """A test of the quick loop (none of QUICK_LOOP_OUT) that starts a process fails: what starts
+    one is ``slow`` by these rules, never by a list (the servers' own fixtures start theirs before
+    the call, outside this check)."""
+    if any(item.get_closest_marker(m) is not None for m in QUICK_LOOP_OUT):
+        yield
+        return
+    import os
+    import subprocess
+
+    def refused(real):
+        def start(*args, **kwargs):
+            require("slow")
+            return real(*args, **kwargs)
+        return start
+
+    saved = [(subprocess.Popen, "_execute_child"), (os, "fork"), (os, "forkpty"), (os, "posix_spawn"), (os, "posix_spawnp")]
+    saved = [(owner, name, getattr(owner, name)) for owner, name in saved if hasattr(owner, name)]
+    for owner, name, real in saved:
+        setattr(owner, name, refused(real))
+    try:
+        yield
+    finally:
+        for owner, name, real in saved:
+            setattr(owner, name, real)
 
 
 def require(mark: str) -> None:
