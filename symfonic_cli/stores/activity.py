@@ -35,6 +35,7 @@ if TYPE_CHECKING:
     from typing import Any
 
 _ODD_PAGE = 200
+_ODD_ROOM = 64
 
 
 def in_window(last, undatable: bool, last_before: str | None, last_from: str | None) -> bool:
@@ -132,7 +133,8 @@ class ExactActivity:
         if limit == 0:
             return
         bounded = last_before is not None or last_from is not None
-        asked = limit
+        # Room for a few odd rows (they come first) in the first ask, so that one query serves.
+        asked = None if limit is None else limit + _ODD_ROOM
         while True:  # the odd rows come first: ask for as many more as there were odd ones
             rows = self._thread_rows(tenant, sub_tenant, asked, last_before, last_from)
             odd, first_plain = [], None

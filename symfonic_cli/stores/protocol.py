@@ -220,8 +220,10 @@ class StateProtocol(Protocol):
         with_size: bool = False,
         with_status: bool = True,
         statuses: set[str] | None = None,
+        keys: list[str] | None = None,
     ) -> Iterator[ThreadRunState]:
-        """Every thread (keys starting with ``prefix``) with its status computed
+        """Every thread (keys starting with ``prefix``; with ``keys``, only the threads of those
+        keys, read by key: a listing's page, never a pass over every thread) with its status computed
         in the database from the latest root checkpoint's version maps and its pending writes'
         per-task flags (status None when ``with_status`` is False), and with ``with_size`` its
         stored size; any order. ``statuses``: the statuses the caller keeps (None: all); a store

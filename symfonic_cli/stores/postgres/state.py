@@ -142,14 +142,24 @@ class PostgresState(PostgresSection):
         with_size: bool = False,
         with_status: bool = True,
         statuses: "set[str] | None" = None,
+        keys: "list[str] | None" = None,
     ) -> Iterator["ThreadRunState"]:
         """Aggregates in the server, streamed and merged here; the version maps are read as JSONB,
         never a blob (``model.run_status``)."""
-        exact, ids_in_byte_order = self._run_state_collations()
-        if with_status and exact:
-            yield from self._indexed_run_states(prefix, with_size, statuses, ids_in_byte_order)
+        if keys is not None and not keys:
             return
-        yield from self._merged_run_states(prefix, with_size, with_status)
+        exact, ids_in_byte_order = self._run_state_collations()
+        if (with_status or keys is not None) and exact:
+            # A page of keys is read by key, its status with it (the status costs a probe a thread).
+            yield from self._indexed_run_states(prefix, with_size, statuses, ids_in_byte_order, keys)
+            return
+        rows = self._merged_run_states(prefix, with_size, with_status)
+        if keys is None:
+            yield from rows
+            return
+        # A nondeterministic collation: the keys are matched bytewise here, over every thread.
+        wanted = set(keys)
+        yield from (r for r in rows if r.key in wanted and (statuses is None or r.status in statuses))
 
     def _run_state_collations(self) -> tuple[bool, bool]:
         """Whether the key columns compare exactly (deterministic collations: "=" and GROUP BY
@@ -191,7 +201,7 @@ class PostgresState(PostgresSection):
     )
 
     def _indexed_run_states(self, prefix: str | None, with_size: bool, statuses: set[str] | None,
-                            ids_in_byte_order: bool) -> Iterator["ThreadRunState"]:
+                            ids_in_byte_order: bool, keys: list[str] | None = None) -> Iterator["ThreadRunState"]:
         import json
 
         from symfonic_cli.model.run_status import status_from_maps
@@ -203,6 +213,10 @@ class PostgresState(PostgresSection):
             where, params = self._prefix_where(prefix)
             cond = where.removeprefix("WHERE ")
         sql = self._LATEST_ROOT.format(cond=cond, collate="" if ids_in_byte_order else ' COLLATE "C"')
+        params = [*params, *params]
+        if keys is not None:  # a listing's page: those keys, in their order
+            sql = "WITH t(thread_id) AS (SELECT unnest(%s::text[]))" + sql[sql.index(" SELECT t.thread_id"):]
+            params = [list(keys)]
         with self.conn.transaction():
             # The estimated cost of the probes (one per thread) would compile them to machine
             # code, which takes longer than running them.
@@ -210,7 +224,7 @@ class PostgresState(PostgresSection):
             self._cursors += 1
             with self.conn.cursor(name=f"symfonic_{self._cursors}") as cur:
                 cur.itersize = ITERSIZE
-                cur.execute(sql, [*params, *params])
+                cur.execute(sql, params)
                 kept: list[tuple[str, str | None]] = []
                 # Threads whose version maps cannot decide (pending Sends): their root checkpoints
                 # are read a batch at a time (a fan-out store has thousands).

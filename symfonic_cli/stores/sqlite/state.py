@@ -88,10 +88,17 @@ class SqliteState(SqliteSection):
         with_size: bool = False,
         with_status: bool = True,
         statuses: "set[str] | None" = None,
+        keys: "list[str] | None" = None,
     ) -> Iterator["ThreadRunState"]:
         where = ""
         params: list[Any] = []
-        if prefix:
+        if keys is not None:
+            if not keys:
+                return
+            # A listing's page (at most a few hundred keys): only those threads are read.
+            cond, params = f"thread_id IN ({', '.join('?' * len(keys))})", list(keys)
+            where = f"AND {cond}"
+        elif prefix:
             cond, params = self._prefix_where(prefix)
             where = f"AND {cond}"
         if not with_status:
@@ -118,7 +125,9 @@ class SqliteState(SqliteSection):
             return
         from symfonic_cli.model.run_status import status_without_writes
 
-        if prefix:
+        if keys is not None:
+            threads = f"t(tid) AS (VALUES {', '.join(['(?)'] * len(keys))})"
+        elif prefix:
             # The key range (or the non-UTF-8 test) in one ordered pass over the index.
             threads = f"t(tid) AS (SELECT thread_id FROM checkpoints WHERE {cond} GROUP BY thread_id)"
         else:
