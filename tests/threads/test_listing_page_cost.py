@@ -146,7 +146,11 @@ def _both(store, tenant=None, limit=None, statuses=None, with_size=False, sessio
     return streamed, [run_state_record(r, r.status, r.size_bytes, statuses, with_size) for r in rows]
 
 
-@pytest.mark.parametrize("options", OPTIONS, ids=lambda o: ",".join(f"{k}={v}" for k, v in sorted(o.items())) or "plain")
+def _label(options: dict) -> str:
+    return ",".join(f"{k}={'+'.join(sorted(v)) if isinstance(v, set) else v}" for k, v in sorted(options.items())) or "plain"
+
+
+@pytest.mark.parametrize("options", OPTIONS, ids=_label)
 def test_the_streamed_listing_is_the_listing_sorted_whole(wide_store, options):
     from symfonic_cli.location import parse_location
     from symfonic_cli.stores import open_store

@@ -91,12 +91,17 @@ class MongoRead(MongoSection):
         if window:
             pipeline.append({"$match": {"last": {"$type": "string", **window}}})
         pipeline.append({"$sort": {"last": -1, "_id": 1}})
-        if limit is not None:  # the odd ones among them are skipped: room for them all
-            pipeline.append({"$limit": int(limit) + len(odd)})
+        if limit is not None:  # ``limit`` rows in all; the odd ones among these are skipped: room for them all
+            pipeline.append({"$limit": int(limit)})
         skip = {t.key for t in odd}
+        room = None if limit is None else limit - len(odd)
         for doc in self.checkpoints.aggregate(pipeline, allowDiskUse=True, collation=collation):
             if doc["_id"] not in skip and isinstance(doc["_id"], str):
                 yield _summary(doc, doc["_id"])._replace(odd=False)
+                if room is not None:
+                    room -= 1
+                    if room <= 0:
+                        return
 
     def _regex_rows(self, keys: dict, group: dict, limit: int | None, last_before: str | None, last_from: str | None) -> Iterator[ThreadSummary]:
         pipeline: list[dict] = [{"$match": {"thread_id": keys}}, {"$group": {**group, "odd": ODD_GROUP}}]
