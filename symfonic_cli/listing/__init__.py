@@ -224,7 +224,7 @@ def _with_run_states(st: Store, batch: list[ThreadSummary], statuses: Optional[s
     if not batch:
         return
     states = {r.key: r for r in st.iter_run_states(keys=[t.key for t in batch], with_size=with_size,
-                                                     with_status=statuses is not None, statuses=statuses)}
+                                                     with_status=statuses is not None, statuses=statuses, totals=False)}
     for t in batch:
         r = states.get(t.key)
         if r is None or (statuses is not None and r.status not in statuses):

@@ -99,6 +99,7 @@ class MongoState(MongoSection):
         with_status: bool = True,
         statuses: "set[str] | None" = None,
         keys: "list[str] | None" = None,
+        totals: bool = True,
     ) -> Iterator["ThreadRunState"]:
         """Counts, ids and sizes ($bsonSize) grouped by the server; the latest root documents and
         their writes fetched a batch of threads at a time; each blob's version maps read from its

@@ -143,6 +143,7 @@ class PostgresState(PostgresSection):
         with_status: bool = True,
         statuses: "set[str] | None" = None,
         keys: "list[str] | None" = None,
+        totals: bool = True,
     ) -> Iterator["ThreadRunState"]:
         """Aggregates in the server, streamed and merged here; the version maps are read as JSONB,
         never a blob (``model.run_status``)."""
@@ -151,7 +152,7 @@ class PostgresState(PostgresSection):
         exact, ids_in_byte_order = self._run_state_collations()
         if (with_status or keys is not None) and exact:
             # A page of keys is read by key, its status with it (the status costs a probe a thread).
-            yield from self._indexed_run_states(prefix, with_size, statuses, ids_in_byte_order, keys)
+            yield from self._indexed_run_states(prefix, with_size, statuses, ids_in_byte_order, keys, totals)
             return
         rows = self._merged_run_states(prefix, with_size, with_status)
         if keys is None:
@@ -201,7 +202,7 @@ class PostgresState(PostgresSection):
     )
 
     def _indexed_run_states(self, prefix: str | None, with_size: bool, statuses: set[str] | None,
-                            ids_in_byte_order: bool, keys: list[str] | None = None) -> Iterator["ThreadRunState"]:
+                            ids_in_byte_order: bool, keys: list[str] | None = None, totals: bool = True) -> Iterator["ThreadRunState"]:
         import json
 
         from symfonic_cli.model.run_status import status_from_maps
@@ -253,10 +254,10 @@ class PostgresState(PostgresSection):
                         continue
                     kept.append((key, status))
                     if len(kept) >= ITERSIZE:
-                        yield from self._with_totals(kept, with_size)
+                        yield from self._with_totals(kept, with_size, totals)
                         kept = []
                 kept.extend(self._decide(undecided, statuses))
-                yield from self._with_totals(kept, with_size)
+                yield from self._with_totals(kept, with_size, totals)
 
     def _decide(self, undecided: list[tuple[str, str, dict]], statuses: set[str] | None) -> list[tuple[str, str | None]]:
         from symfonic_cli.model.run_status import root_status
@@ -308,11 +309,15 @@ class PostgresState(PostgresSection):
             for k, cid, cp, meta in found
         }
 
-    def _with_totals(self, kept: list[tuple[str, str | None]], with_size: bool) -> Iterator["ThreadRunState"]:
-        """The kept threads with their counts, first and last ids (and sizes), a batch at a time."""
+    def _with_totals(self, kept: list[tuple[str, str | None]], with_size: bool, read_totals: bool = True) -> Iterator["ThreadRunState"]:
+        """The kept threads with their counts, first and last ids (and sizes), a batch at a time
+        (``read_totals`` False without sizes: a listing's page, whose counts and ids are the listing's)."""
         from symfonic_cli.model.thread_row import told_run_state
 
         if not kept:
+            return
+        if not (read_totals or with_size):
+            yield from (told_run_state(key, 0, None, None, True, status, None) for key, status in kept)
             return
         keys = [k for k, _ in kept]
         size_sql = "sum(pg_column_size(checkpoint) + coalesce(pg_column_size(metadata), 0))" if with_size else "0"

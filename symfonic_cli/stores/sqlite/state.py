@@ -89,6 +89,7 @@ class SqliteState(SqliteSection):
         with_status: bool = True,
         statuses: "set[str] | None" = None,
         keys: "list[str] | None" = None,
+        totals: bool = True,
     ) -> Iterator["ThreadRunState"]:
         where = ""
         params: list[Any] = []
@@ -148,7 +149,7 @@ class SqliteState(SqliteSection):
         )
         # A thread's totals, its ids joined (clock.joined_ordered: activity from its min and max ids
         # only when every id is in the ordered form; else None, decided checkpoint by checkpoint).
-        totals = (
+        totals_sql = (
             "SELECT count(*), min(checkpoint_id), max(checkpoint_id), group_concat(checkpoint_id, ',')"
             + (", sum(length(checkpoint) + coalesce(length(metadata), 0)), "
                "(SELECT coalesce(sum(length(value)), 0) FROM writes WHERE thread_id = ?1) " if with_size else " ")
@@ -162,7 +163,10 @@ class SqliteState(SqliteSection):
                     status = self._root_status(key, cid, rowid, type_, length, head, tail, n_writes)
             if statuses is not None and status not in statuses:
                 continue
-            n, first, last, joined, *size = self.conn.execute(totals, (key,)).fetchone()
+            if not (totals or with_size):  # a listing's page: its count and ids are the listing's
+                yield _run_state(key, 0, None, None, None, status, None)
+                continue
+            n, first, last, joined, *size = self.conn.execute(totals_sql, (key,)).fetchone()
             yield _run_state(key, n, first, last, joined, status, (size[0] or 0) + size[1] if with_size else None)
 
     def _root_status(self, key, cid, rowid, type_, length, head, tail, n_writes) -> str:
