@@ -59,7 +59,7 @@ LATEST_BYTES = _CONNECT + (
 )
 USAGE = "import sys\nfrom pathlib import Path\nfrom benchmarks.bench_storage import raw_usage\nraw_usage(Path(sys.argv[1]))\n"
 # The prune plan's counts, and the bytes its exact count of the messages only deleted checkpoints
-# hold reads: every checkpoint of every thread (storage/lost.py reads each once).
+# hold reads: every checkpoint of every thread (prune/lost.py reads each once).
 PRUNE_PLAN = _CONNECT + (
     "ranked = ('SELECT thread_id, checkpoint_ns, checkpoint_id, row_number() OVER (PARTITION BY thread_id, checkpoint_ns "
     "ORDER BY checkpoint_id DESC) AS rn FROM checkpoints')\n"
