@@ -134,6 +134,7 @@ class SqliteState(SqliteSection):
 
         if keys is not None:
             threads = f"t(tid) AS (VALUES {', '.join(['(?)'] * len(keys))})"
+            params = list(keys)  # each key once (the CTE's join compares them in bytes)
         elif prefix or self.keys_folded:
             # The key range (or the non-UTF-8 test) in one ordered pass over the index; every key of
             # a file whose collation folds keys (its index's order is not byte order).
