@@ -23,6 +23,8 @@ from symfonic_cli.cli.columns import CLIPPED, THREAD_COLUMNS, _headers, _shown_c
 # typing.TYPE_CHECKING without importing typing (quick commands load this module).
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Iterator
+
     from symfonic_cli.stores.protocol import Store
     from symfonic_cli.environment import Environment
     from typing import Optional
@@ -125,10 +127,15 @@ def list_run_states(
     from symfonic_cli import render
 
     with open_for_reading(store, environment=environment) as st:
+        counted = [0]  # undatable threads among the streamed rows
         try:
             every, records, undatable = run_state_records(
                 st, tenant, sub_tenant, limit, *checked, session=session, reverse=reverse, with_size=with_size, window=window,
+                undatable=counted,
             )
+            # The first row is read before anything is written: a store that cannot tell the
+            # status (an encrypted store without its key) says so here, where the plain listing can still serve.
+            records = _primed(records)
         except StoreError as exc:
             if not implied:
                 raise
@@ -136,16 +143,23 @@ def list_run_states(
             from symfonic_cli.render.terminal import warn
 
             warn(environment, f"status not shown: {escape_inline(exc.line())}")
-            undatable_count = [0]
-            every, records = THREAD_COLUMNS, list(plain_records(st, tenant, sub_tenant, limit, window, undatable_count))
-            undatable = undatable_count[0]
+            every, records, undatable = THREAD_COLUMNS, plain_records(st, tenant, sub_tenant, limit, window, counted), 0
         _warn_undatable(undatable, environment)
         shown = _shown_columns(columns, out_format, every)
-        render.write_records(_with_first(st, records, shown, out_format), fmt=out_format, columns=shown,
-                             headers=_headers(shown, out_format), title=st.location.display, environment=environment, clip=CLIPPED)
-        if not records and limit != 0:
+        n = render.write_records(_with_first(st, records, shown, out_format), fmt=out_format, columns=shown,
+                                 headers=_headers(shown, out_format), title=st.location.display, environment=environment, clip=CLIPPED)
+        _warn_undatable(counted[0], environment)
+        if not n and limit != 0:
             _say_empty(st, environment, tenant=tenant, sub_tenant=sub_tenant, window=window, status=None if implied else status,
                        session=session)
+
+
+def _primed(records: Iterator[dict]) -> Iterator[dict]:
+    """``records`` with its first item already read (its errors raised now, not mid-output)."""
+    import itertools
+
+    first = next(records, None)
+    return iter(()) if first is None else itertools.chain((first,), records)
 
 
 def _say_empty(st: Store, environment: Environment, **filters) -> None:

@@ -8,7 +8,7 @@ from symfonic_cli.render.terminal import console
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
-    from collections.abc import Sequence
+    from collections.abc import Iterable, Sequence
     from typing import TextIO
 
     from symfonic_cli.environment import Environment
@@ -62,16 +62,21 @@ def write_table(
     show_lines: bool = False,
     least: Sequence[int] | None = None,
     clip: Sequence[bool] | None = None,
+    widths: Sequence[int] | None = None,
+    first: int = 1,
 ) -> None:
     """A table of already-escaped cells. Identifier columns (``whole``) stay on one line; the
     others fold (never below their header's width, nor below ``least``: a caller's widest word,
     so that it wraps between words only); a ``clip`` column stays on one line, cut with ``…`` to
     the room the others leave (a thread's first message: as much as the terminal shows). When the
     identifiers and the other headers do not fit the terminal, each row is printed as a record
-    instead (psql's expanded mode)."""
+    instead (psql's expanded mode). ``widths``: a page of a longer table (write_table_pages): each
+    column at that width (an identifier at least), the header on the first page only (``first``:
+    the number of the page's first row, as the expanded layout counts them)."""
     out = stream if stream is not None else environment.stdout
     whole = list(whole) if whole is not None else [is_identifier_column(h) for h in headers]
     clipped = [bool(c) for c in clip] if clip is not None else [False] * len(headers)
+    fixed = widths
     widths = [max(_text_width(h), (least or ())[i] if i < len(least or ()) else 0) for i, h in enumerate(headers)]
     need = list(widths)
     for row in rows:
@@ -81,23 +86,31 @@ def write_table(
     con = console(environment, out)
     width = con.width
     narrowest = sum(need[i] if whole[i] else max(widths[i], 1) for i in range(len(headers))) + _table_frame(len(headers))
+    if fixed is not None:
+        need = [max(need[i], fixed[i]) for i in range(len(headers))]
+        narrowest = sum(need[i] if whole[i] else max(widths[i], 1) for i in range(len(headers))) + _table_frame(len(headers))
     if narrowest > width or not rows:
         write_record_layout(rows, headers, title=title, environment=environment, stream=out, width=width, con=con, whole=whole,
-                            clip=clipped)
+                            clip=clipped, first=first)
         return
+    # The first page's widths hold on every page where they fit the terminal together; else
+    # each page folds its own (as one table would).
+    settled = fixed is not None and sum(max(need[i], fixed[i]) for i in range(len(headers))) + _table_frame(len(headers)) <= width
     if any(clipped):
-        rows = _clipped_rows(rows, headers, clipped, widths, width)
+        rows = _clipped_rows(rows, headers, clipped, widths, width, natural=fixed)
     from rich.table import Table
     from rich.text import Text
 
     # A title (a store's path, a key) as wide as the screen allows, not folded to a narrow table.
     table = Table(title=Text(title) if title else None, show_lines=show_lines, show_edge=False, pad_edge=False,
-                  min_width=min(_text_width(title), width) if title else None)
+                  min_width=min(_text_width(title), width) if title else None, show_header=first == 1)
     for i, h in enumerate(headers):
         if clipped[i]:
             table.add_column(Text(h), no_wrap=True, overflow="ellipsis")
         elif whole[i]:
             table.add_column(Text(h), no_wrap=True, min_width=need[i], overflow="ignore")
+        elif fixed is not None and settled:  # a page of a longer table: the first page's width
+            table.add_column(Text(h), overflow="fold", min_width=max(fixed[i], widths[i], 1), max_width=max(fixed[i], widths[i], 1))
         else:
             table.add_column(Text(h), overflow="fold", min_width=max(widths[i], 1))
     for row in rows:
@@ -105,13 +118,40 @@ def write_table(
     con.print(table)
 
 
+# A table of more rows than this is written a page at a time, each page laid out with the
+# column widths of the first (a longer identifier later widens its own page only): memory holds
+# one page whatever the number of rows. Up to this many rows, one table as always.
+TABLE_PAGE = 1000
+
+
+def write_table_pages(rows: Iterable[list[str]], headers: Sequence[str], *, whole: Sequence[bool], title: str | None,
+                      environment: Environment, stream: TextIO, clip: Sequence[bool]) -> int:
+    """``write_table`` of rows that may not all fit in memory; returns how many were written."""
+    import itertools
+
+    it = iter(rows)
+    page = list(itertools.islice(it, TABLE_PAGE))
+    if len(page) < TABLE_PAGE:
+        write_table(page, headers, whole=whole, title=title, environment=environment, stream=stream, clip=clip)
+        return len(page)
+    widths = [max([_text_width(h), *(_text_width(row[i]) for row in page)]) for i, h in enumerate(headers)]
+    n = 0
+    while page:
+        write_table(page, headers, whole=whole, title=title if not n else None, environment=environment, stream=stream,
+                    clip=clip, widths=widths, first=n + 1)
+        n += len(page)
+        page = list(itertools.islice(it, TABLE_PAGE))
+    return n
+
+
 def _clipped_rows(rows: Sequence[Sequence[str]], headers: Sequence[str], clipped: list[bool], widths: list[int],
-                  width: int) -> list[list[str]]:
+                  width: int, natural: Sequence[int] | None = None) -> list[list[str]]:
     """The rows with each ``clipped`` column cut to its share of the room the other columns leave
-    at their natural width (never below its header's)."""
+    at their natural width (never below its header's; ``natural``: the widths a longer table's first page set)."""
     from symfonic_cli.render.clip import clip
 
-    natural = [max([widths[i], *(_text_width(row[i]) for row in rows)]) for i in range(len(headers))]
+    if natural is None:
+        natural = [max([widths[i], *(_text_width(row[i]) for row in rows)]) for i in range(len(headers))]
     others = sum(natural[i] for i in range(len(headers)) if not clipped[i])
     room = (width - _table_frame(len(headers)) - others) // sum(clipped)
     return [[clip(v, max(room, widths[i])) if clipped[i] else v for i, v in enumerate(row)] for row in rows]
@@ -119,7 +159,7 @@ def _clipped_rows(rows: Sequence[Sequence[str]], headers: Sequence[str], clipped
 
 def write_record_layout(rows: Sequence[Sequence[str]], headers: Sequence[str], *, title: str | None = None, environment: Environment,
                         stream: TextIO | None = None, width: int = 80, con: Any = None, whole: Sequence[bool] | None = None,
-                        clip: Sequence[bool] | None = None) -> None:
+                        clip: Sequence[bool] | None = None, first: int = 1) -> None:
     """One ``field: value`` line per column, a rule between rows. Values wrap under themselves
     past the terminal's width, between words (a word wider than the line is broken between
     characters); an identifier (``whole``, else by its header's name) longer than the line stays
@@ -135,7 +175,7 @@ def write_record_layout(rows: Sequence[Sequence[str]], headers: Sequence[str], *
     if title:
         lines.append(title)
     room = max(width - label - 2, 20)
-    for n, row in enumerate(rows, 1):
+    for n, row in enumerate(rows, first):
         head = f"-[ RECORD {n} ]"
         lines.append(head + "-" * max(width - len(head), 0))
         for i, (h, value) in enumerate(zip(headers, row)):
@@ -158,7 +198,7 @@ def write_record_layout(rows: Sequence[Sequence[str]], headers: Sequence[str], *
                 folded = [f"\x1b[{_SGR[style]}m{part}\x1b[0m" for part in folded]
             lines.append(f"{name} {folded[0]}".rstrip(" "))
             lines.extend(" " * (label + 2) + more for more in folded[1:])
-    if not rows:
+    if not rows and first == 1:
         lines.append("(0 rows)")  # as psql's expanded mode: never a title alone
     out.write("".join(line + "\n" for line in lines))
 

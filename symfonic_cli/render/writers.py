@@ -51,27 +51,92 @@ def _jsonl(records: Iterable[dict[str, Any]], columns: Sequence[str], out: TextI
 
 
 def _json(records: Iterable[dict[str, Any]], columns: Sequence[str], out: TextIO, **_layout: Any) -> int:
-    # One document, complete or absent: nothing is written before the last record is made.
+    # One document, complete or absent: nothing is written before the last record is made. The
+    # document waits in a spool (memory, then a temporary file), so a listing of any size takes
+    # a bounded amount of memory.
     dumps = _RecordEncoder(columns).dumps
-    parts = []
     n = 0
-    for rec in records:
-        parts.append(("," if n else "") + "\n  " + dumps(rec))
-        n += 1
-    out.write("[" + "".join(parts) + ("\n]\n" if n else "]\n"))
+    with _Spool() as spool:
+        for rec in records:
+            spool.add(("," if n else "") + "\n  " + dumps(rec))
+            n += 1
+        out.write("[")
+        spool.copy_to(out)
+        out.write("\n]\n" if n else "]\n")
     return n
 
 
 def _csv(records: Iterable[dict[str, Any]], columns: Sequence[str], out: TextIO, **_layout: Any) -> int:
-    # Complete or absent too. The header is the fields the records hold, in their order (what JSON
-    # writes); without a record, the columns.
-    rows = list(records)
-    fields = list(dict.fromkeys(name for rec in rows for name in rec)) if rows else list(columns)
-    if not fields:
-        return 0  # nothing to say, not even a header
-    lines = [_csv_line(fields)] + [_csv_line([csv_field(rec.get(f)) for f in fields]) for rec in rows]
-    out.write("".join(lines))
-    return len(rows)
+    # Complete or absent too, spooled as JSON is. The header is the fields the records hold, in
+    # their order (what JSON writes); without a record, the columns. A record bringing a field
+    # the ones before lacked starts a new part of the spool, whose rows get that field empty.
+    fields: dict[str, None] = {}
+    parts: list[tuple[int, _Spool]] = []  # (how many fields its rows have, its rows)
+    n = 0
+    try:
+        for rec in records:
+            if len(fields) != len(fields.keys() | rec.keys()) or not parts:
+                fields.update(dict.fromkeys(rec))
+                parts.append((len(fields), _Spool()))
+            parts[-1][1].add(_csv_line([csv_field(rec.get(f)) for f in fields]))
+            n += 1
+        names = list(fields) if n else list(columns)
+        if not names:
+            return 0  # nothing to say, not even a header
+        out.write(_csv_line(names))
+        for width, part in parts:
+            if width == len(names):
+                part.copy_to(out)
+            else:  # "\r\n" ends a row only: a field's own carriage return is escaped (csv_field)
+                out.write(part.text().replace("\r\n", "," * (len(names) - width) + "\r\n"))
+    finally:
+        for _, part in parts:
+            part.close()
+    return n
+
+
+class _Spool:
+    """Text held until it is complete: in memory up to a few MB, then in a temporary file."""
+
+    _MEMORY = 8 << 20
+    _BATCH = 512
+
+    def __init__(self) -> None:
+        import tempfile
+
+        self._file = tempfile.SpooledTemporaryFile(max_size=self._MEMORY, mode="w+", encoding="utf-8", newline="",
+                                                   errors="surrogatepass")
+        self._pending: list[str] = []
+
+    def __enter__(self) -> _Spool:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def add(self, text: str) -> None:
+        self._pending.append(text)
+        if len(self._pending) >= self._BATCH:
+            self._file.write("".join(self._pending))
+            self._pending = []
+
+    def _flushed(self) -> Any:
+        if self._pending:
+            self._file.write("".join(self._pending))
+            self._pending = []
+        self._file.seek(0)
+        return self._file
+
+    def copy_to(self, out: TextIO) -> None:
+        f = self._flushed()
+        while chunk := f.read(1 << 20):
+            out.write(chunk)
+
+    def text(self) -> str:
+        return str(self._flushed().read())
+
+    def close(self) -> None:
+        self._file.close()
 
 
 def _text(records: Iterable[dict[str, Any]], columns: Sequence[str], out: TextIO, *, headers: Sequence[str],
@@ -86,13 +151,13 @@ def _text(records: Iterable[dict[str, Any]], columns: Sequence[str], out: TextIO
 
 def _table(records: Iterable[dict[str, Any]], columns: Sequence[str], out: TextIO, *, headers: Sequence[str],
            title: str | None, environment: Any, clip: Sequence[str] = ()) -> int:
-    from symfonic_cli.render.tables import is_identifier_column, write_table
+    from symfonic_cli.render.tables import is_identifier_column, write_table_pages
 
     sizes = [is_size(c) for c in columns]
-    rows = [[cell(human_size(rec.get(c)) if sizes[i] else rec.get(c)) for i, c in enumerate(columns)] for rec in records]
-    write_table(rows, list(headers), whole=[is_identifier_column(c) for c in columns], title=escape_inline(title) if title else None,
-                environment=environment, stream=out, clip=[c in clip for c in columns])
-    return len(rows)
+    rows = ([cell(human_size(rec.get(c)) if sizes[i] else rec.get(c)) for i, c in enumerate(columns)] for rec in records)
+    return write_table_pages(rows, list(headers), whole=[is_identifier_column(c) for c in columns],
+                             title=escape_inline(title) if title else None, environment=environment, stream=out,
+                             clip=[c in clip for c in columns])
 
 
 def human_size(value: Any) -> Any:

@@ -10,7 +10,8 @@ with a checkpoint that carries neither is undatable: listed (``undatable``), nev
 A backend provides:
 
 - ``_thread_rows(tenant, sub_tenant, limit, last_before, last_from)``: ThreadSummary rows, the odd
-  ones first (whatever the bounds), then the others inside the bounds, newest ``max(id)`` first;
+  ones first (whatever the bounds), then the others inside the bounds, newest ``max(id)`` first
+  (then key), ordered and bounded by the database and streamed: only the odd rows are held;
 - ``_window_page(tenant, sub_tenant, last_before, last_from, after, limit, odd, upto=None)``: keys
   after ``after`` (and up to ``upto``) in byte order, of the non-odd threads inside the bounds
   (``odd=False``) or of every odd thread (``odd=True``);
@@ -23,18 +24,17 @@ A backend provides:
 
 from __future__ import annotations
 
-from operator import itemgetter
-
 from symfonic_cli import clock
 from symfonic_cli.model.listing import ThreadSummary
 
 # typing.TYPE_CHECKING without importing typing (quick commands load this module).
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterable, Iterator
+    from collections.abc import Callable, Iterator
     from typing import Any
 
 _ODD_PAGE = 200
+_ODD_ROOM = 64
 
 
 def in_window(last, undatable: bool, last_before: str | None, last_from: str | None) -> bool:
@@ -132,7 +132,8 @@ class ExactActivity:
         if limit == 0:
             return
         bounded = last_before is not None or last_from is not None
-        asked = limit
+        # Room for a few odd rows (they come first) in the first ask, so that one query serves.
+        asked = None if limit is None else limit + _ODD_ROOM
         while True:  # the odd rows come first: ask for as many more as there were odd ones
             rows = self._thread_rows(tenant, sub_tenant, asked, last_before, last_from)
             odd, first_plain = [], None
@@ -227,30 +228,6 @@ class ExactActivity:
 def every_form_heads(store: Any) -> Callable[[str], Iterator[Any]]:
     """The heads that date a thread: of every row its key matches in any stored form."""
     return getattr(store, "_every_form_heads", None) or store.iter_checkpoint_heads
-
-
-def sorted_rows(rows: Iterable[tuple], limit: int | None, last_before: str | None, last_from: str | None) -> list[ThreadSummary]:
-    """``_thread_rows``'s rows from ``(key, count, min id, max id, ids joined by ',')`` groups, as a
-    backend's one pass hands them over with no per-row test in the database (a GLOB or regex per
-    row cost more than the whole GROUP BY): each thread's ids tested by ``clock.joined_ordered``;
-    the odd threads first (key order), then the others inside the bounds (compared as ids: every
-    one is in the ordered form), newest max id first, then key; ``limit`` rows in all."""
-    odd, plain = [], []
-    for key, n, first, last, joined in rows:
-        if type(first) is str and type(last) is str and clock.joined_ordered(joined, n):
-            if (last_before is None or last < last_before) and (last_from is None or last >= last_from):
-                plain.append(ThreadSummary(str(key), n, first, last, False))
-        else:
-            odd.append(ThreadSummary(str(key), n, first, last, True))
-    odd.sort(key=_key_of)  # a backend's groups may come in any order (MongoDB's $group)
-    plain.sort(key=_key_of)
-    plain.sort(key=_last_of, reverse=True)
-    out = odd + plain
-    return out if limit is None else out[:limit]
-
-
-_key_of = itemgetter(0)
-_last_of = itemgetter(3)
 
 
 def _byte_order(key: str) -> bytes:

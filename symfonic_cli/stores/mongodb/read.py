@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from typing import Any
 
+from symfonic_cli.clock import joined_ordered
 from symfonic_cli.codec.msgpack_head import encrypted_blob_head
 from symfonic_cli.errors import StoreError
 from symfonic_cli.model.listing import StoreInfo, ThreadSummary
@@ -23,7 +24,6 @@ from symfonic_cli.stores.mongodb._common import (
     _prefix_range,
     _short,
 )
-from symfonic_cli.stores.activity import sorted_rows
 from symfonic_cli.threadkey import tenant_prefix
 
 # typing.TYPE_CHECKING without importing typing (quick commands load this module).
@@ -66,19 +66,42 @@ class MongoRead(MongoSection):
             return
         from pymongo.errors import OperationFailure
 
-        # Each thread's ids pushed and tested here (activity.sorted_rows: the same order and bounds
+        # Each thread's ids pushed and tested here (the same order and bounds
         # as SQLite's and PostgreSQL's); a regex per document in the $group cost half again the
         # raw $group (SecantusDB, 2,000 threads). A group too large to push (a thread of hundreds
         # of thousands of checkpoints: a document holds 16 MB) is listed by that regex instead.
         group = {"_id": "$thread_id", "n": {"$sum": 1}, "first": {"$min": "$checkpoint_id"}, "last": {"$max": "$checkpoint_id"}}
-        rows: Iterable[ThreadSummary]
+        collation = self._collation(self.checkpoints)
+        # Two streamed passes, as on PostgreSQL: the odd threads (only they are kept here), then
+        # the others newest first, sorted and bounded by the server, the odd ones skipped.
         try:
             docs = self.checkpoints.aggregate([{"$match": {"thread_id": keys}}, {"$group": {**group, "ids": {"$push": "$checkpoint_id"}}}],
-                                              allowDiskUse=True, collation=self._collation(self.checkpoints))
-            rows = sorted_rows(_joined_rows(docs), limit, last_before, last_from)
+                                              allowDiskUse=True, collation=collation)
+            odd = [ThreadSummary(k, n, first, last, True) for k, n, first, last, joined in _joined_rows(docs)
+                   if not (type(first) is str and type(last) is str and joined_ordered(joined, n))]
         except OperationFailure:
-            rows = self._regex_rows(keys, group, limit, last_before, last_from)
-        yield from rows
+            yield from self._regex_rows(keys, group, limit, last_before, last_from)
+            return
+        odd.sort(key=lambda t: t.key)
+        yield from odd if limit is None else odd[:limit]
+        if limit is not None and len(odd) >= limit:
+            return
+        pipeline: list[dict] = [{"$match": {"thread_id": keys}}, {"$group": group}]
+        window = _bounds(last_before, last_from)
+        if window:
+            pipeline.append({"$match": {"last": {"$type": "string", **window}}})
+        pipeline.append({"$sort": {"last": -1, "_id": 1}})
+        if limit is not None:  # ``limit`` rows in all; the odd ones among these are skipped: room for them all
+            pipeline.append({"$limit": int(limit)})
+        skip = {t.key for t in odd}
+        room = None if limit is None else limit - len(odd)
+        for doc in self.checkpoints.aggregate(pipeline, allowDiskUse=True, collation=collation):
+            if doc["_id"] not in skip and isinstance(doc["_id"], str):
+                yield _summary(doc, doc["_id"])._replace(odd=False)
+                if room is not None:
+                    room -= 1
+                    if room <= 0:
+                        return
 
     def _regex_rows(self, keys: dict, group: dict, limit: int | None, last_before: str | None, last_from: str | None) -> Iterator[ThreadSummary]:
         pipeline: list[dict] = [{"$match": {"thread_id": keys}}, {"$group": {**group, "odd": ODD_GROUP}}]
@@ -362,7 +385,7 @@ _CHECKPOINT_FIELDS = {"_id": 0, "checkpoint_id": 1, "parent_checkpoint_id": 1, "
 
 
 def _joined_rows(docs: Iterator[dict]) -> Iterator[tuple]:
-    """``(key, count, min id, max id, ids joined)`` of each $group document (sorted_rows' rows);
+    """``(key, count, min id, max id, ids joined)`` of each $group document;
     None for the joined ids when one is not a string."""
     for doc in docs:
         t = _summary(doc, doc["_id"])

@@ -98,6 +98,8 @@ class MongoState(MongoSection):
         with_size: bool = False,
         with_status: bool = True,
         statuses: "set[str] | None" = None,
+        keys: "list[str] | None" = None,
+        totals: bool = True,
     ) -> Iterator["ThreadRunState"]:
         """Counts, ids and sizes ($bsonSize) grouped by the server; the latest root documents and
         their writes fetched a batch of threads at a time; each blob's version maps read from its
@@ -105,7 +107,12 @@ class MongoState(MongoSection):
         from symfonic_cli.model.run_state import ThreadRunState
         from symfonic_cli.model.run_status import status_from_tail
 
-        match = {"thread_id": _prefix_range(_string_literal(prefix, "prefix")) if prefix else A_KEY}
+        if keys is not None and not keys:
+            return
+        if keys is not None:  # a listing's page: those keys only (the simple collation: exact)
+            match: dict = {"thread_id": {"$in": [_string_literal(k, "key") for k in keys]}}
+        else:
+            match = {"thread_id": _prefix_range(_string_literal(prefix, "prefix")) if prefix else A_KEY}
         # In byte order (a default collation would fold and reorder keys): the merges below
         # compare keys in Python, as the server sorted them.
         cp_exact, w_exact = self._collation(self.checkpoints), self._collation(self.writes)

@@ -142,14 +142,25 @@ class PostgresState(PostgresSection):
         with_size: bool = False,
         with_status: bool = True,
         statuses: "set[str] | None" = None,
+        keys: "list[str] | None" = None,
+        totals: bool = True,
     ) -> Iterator["ThreadRunState"]:
         """Aggregates in the server, streamed and merged here; the version maps are read as JSONB,
         never a blob (``model.run_status``)."""
-        exact, ids_in_byte_order = self._run_state_collations()
-        if with_status and exact:
-            yield from self._indexed_run_states(prefix, with_size, statuses, ids_in_byte_order)
+        if keys is not None and not keys:
             return
-        yield from self._merged_run_states(prefix, with_size, with_status)
+        exact, ids_in_byte_order = self._run_state_collations()
+        if (with_status or keys is not None) and exact:
+            # A page of keys is read by key, its status with it (the status costs a probe a thread).
+            yield from self._indexed_run_states(prefix, with_size, statuses, ids_in_byte_order, keys, totals)
+            return
+        rows = self._merged_run_states(prefix, with_size, with_status)
+        if keys is None:
+            yield from rows
+            return
+        # A nondeterministic collation: the keys are matched bytewise here, over every thread.
+        wanted = set(keys)
+        yield from (r for r in rows if r.key in wanted and (statuses is None or r.status in statuses))
 
     def _run_state_collations(self) -> tuple[bool, bool]:
         """Whether the key columns compare exactly (deterministic collations: "=" and GROUP BY
@@ -191,7 +202,7 @@ class PostgresState(PostgresSection):
     )
 
     def _indexed_run_states(self, prefix: str | None, with_size: bool, statuses: set[str] | None,
-                            ids_in_byte_order: bool) -> Iterator["ThreadRunState"]:
+                            ids_in_byte_order: bool, keys: list[str] | None = None, totals: bool = True) -> Iterator["ThreadRunState"]:
         import json
 
         from symfonic_cli.model.run_status import status_from_maps
@@ -203,6 +214,10 @@ class PostgresState(PostgresSection):
             where, params = self._prefix_where(prefix)
             cond = where.removeprefix("WHERE ")
         sql = self._LATEST_ROOT.format(cond=cond, collate="" if ids_in_byte_order else ' COLLATE "C"')
+        params = [*params, *params]
+        if keys is not None:  # a listing's page: those keys, in their order
+            sql = "WITH t(thread_id) AS (SELECT unnest(%s::text[]))" + sql[sql.index(" SELECT t.thread_id"):]
+            params = [list(keys)]
         with self.conn.transaction():
             # The estimated cost of the probes (one per thread) would compile them to machine
             # code, which takes longer than running them.
@@ -210,7 +225,7 @@ class PostgresState(PostgresSection):
             self._cursors += 1
             with self.conn.cursor(name=f"symfonic_{self._cursors}") as cur:
                 cur.itersize = ITERSIZE
-                cur.execute(sql, [*params, *params])
+                cur.execute(sql, params)
                 kept: list[tuple[str, str | None]] = []
                 # Threads whose version maps cannot decide (pending Sends): their root checkpoints
                 # are read a batch at a time (a fan-out store has thousands).
@@ -239,10 +254,10 @@ class PostgresState(PostgresSection):
                         continue
                     kept.append((key, status))
                     if len(kept) >= ITERSIZE:
-                        yield from self._with_totals(kept, with_size)
+                        yield from self._with_totals(kept, with_size, totals)
                         kept = []
                 kept.extend(self._decide(undecided, statuses))
-                yield from self._with_totals(kept, with_size)
+                yield from self._with_totals(kept, with_size, totals)
 
     def _decide(self, undecided: list[tuple[str, str, dict]], statuses: set[str] | None) -> list[tuple[str, str | None]]:
         from symfonic_cli.model.run_status import root_status
@@ -294,11 +309,15 @@ class PostgresState(PostgresSection):
             for k, cid, cp, meta in found
         }
 
-    def _with_totals(self, kept: list[tuple[str, str | None]], with_size: bool) -> Iterator["ThreadRunState"]:
-        """The kept threads with their counts, first and last ids (and sizes), a batch at a time."""
+    def _with_totals(self, kept: list[tuple[str, str | None]], with_size: bool, read_totals: bool = True) -> Iterator["ThreadRunState"]:
+        """The kept threads with their counts, first and last ids (and sizes), a batch at a time
+        (``read_totals`` False without sizes: a listing's page, whose counts and ids are the listing's)."""
         from symfonic_cli.model.thread_row import told_run_state
 
         if not kept:
+            return
+        if not (read_totals or with_size):
+            yield from (told_run_state(key, 0, None, None, True, status, None) for key, status in kept)
             return
         keys = [k for k, _ in kept]
         size_sql = "sum(pg_column_size(checkpoint) + coalesce(pg_column_size(metadata), 0))" if with_size else "0"

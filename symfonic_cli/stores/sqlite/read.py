@@ -9,7 +9,7 @@ from collections.abc import Iterable, Iterator
 from symfonic_cli.errors import StoreError
 from symfonic_cli.model.listing import StoreInfo, ThreadSummary
 from symfonic_cli.clock import NEVER, ORDERED_ID_GLOB, is_ordered_id, joined_ordered, ordered_id_time
-from symfonic_cli.stores.activity import in_window, odd_having, sorted_rows
+from symfonic_cli.stores.activity import in_window, odd_having
 from symfonic_cli.stores.sqlite._common import (
     SqliteSection,
     _journal_mode,
@@ -47,14 +47,34 @@ class SqliteRead(SqliteSection):
         if tenant is not None:
             cond, params = self._prefix_where(tenant_prefix(tenant, sub_tenant))
             where = "WHERE " + cond
-        sql = "SELECT thread_id, count(*), min(checkpoint_id), max(checkpoint_id), {} FROM checkpoints " + where + " GROUP BY thread_id COLLATE BINARY"
         if self._has_blob_keys():
             # A key's text and BLOB groups merge first; the window applies to the merged thread.
+            sql = "SELECT thread_id, count(*), min(checkpoint_id), max(checkpoint_id), {} FROM checkpoints " + where + " GROUP BY thread_id COLLATE BINARY"
             merged = _merged_by_key(self.conn.execute(sql.format(self._ODD), params), None)
             kept = [t for t in merged if t.odd or in_window(t.last_at, False, last_before, last_from)]
             yield from (kept if limit is None else kept[:limit])
             return
-        yield from sorted_rows(self.conn.execute(sql.format(_JOINED), params), limit, last_before, last_from)
+        # One pass, ordered and bounded by SQLite (a top-N sort with a limit; else its sorter,
+        # which spills to disk): the odd threads first, then the others newest max(id) first.
+        # Each group's ids are tested once, joined (clock.joined_ordered, a function of the
+        # connection; a one-checkpoint thread's id by GLOB): a GLOB per row cost more than the
+        # whole GROUP BY. Only text ids give a text min and max (SQLite orders NULL, numbers,
+        # text, BLOBs).
+        self.conn.create_function("symfonic_ordered", 2, _ordered, deterministic=True)
+        having, bounds = odd_having("odd", "last", "?", last_before, last_from, "rows")
+        sql = (
+            "SELECT thread_id, n, first, last, odd FROM (SELECT thread_id, count(*) AS n, min(checkpoint_id) AS first, "
+            "max(checkpoint_id) AS last, NOT (typeof(min(checkpoint_id)) = 'text' AND typeof(max(checkpoint_id)) = 'text' "
+            f"AND CASE WHEN count(*) = 1 THEN max(checkpoint_id) GLOB '{ORDERED_ID_GLOB}' "
+            f"ELSE symfonic_ordered({_JOINED}, count(*)) END) AS odd FROM checkpoints {where} GROUP BY thread_id COLLATE BINARY) "
+            f"{having.replace('HAVING', 'WHERE', 1)} ORDER BY odd DESC, last DESC, thread_id COLLATE BINARY"
+        )
+        params = [*params, *bounds]
+        if limit is not None:
+            sql += " LIMIT ?"
+            params.append(limit)
+        for key, n, first, last, odd in self.conn.execute(sql, params):
+            yield ThreadSummary(str(key), n, first, last, bool(odd))
 
     @_translate_errors
     def _window_page(self, tenant: str | None, sub_tenant: str | None, last_before: str | None, last_from: str | None, after: str | None, limit: int, odd: bool, upto: str | None = None) -> list[str]:
@@ -280,8 +300,12 @@ class SqliteRead(SqliteSection):
 
 
 
-# The listing's one pass: each thread's ids joined, tested by activity.sorted_rows.
+# The listing's one pass: each thread's ids joined, tested by ``symfonic_ordered`` (clock.joined_ordered).
 _JOINED = "group_concat(checkpoint_id, ',')"
+
+
+def _ordered(joined: Any, n: int) -> int:
+    return 1 if joined_ordered(joined, n) else 0
 
 
 def _key_text(value: Any) -> str:

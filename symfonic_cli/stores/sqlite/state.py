@@ -89,10 +89,22 @@ class SqliteState(SqliteSection):
         with_size: bool = False,
         with_status: bool = True,
         statuses: "set[str] | None" = None,
+        keys: "list[str] | None" = None,
+        totals: bool = True,
     ) -> Iterator["ThreadRunState"]:
         where = ""
         params: list[Any] = []
-        if prefix:
+        if keys is not None:
+            if not keys:
+                return
+            # A listing's page (at most a few hundred keys): only those threads are read.
+            # In bytes: the column's own "=" finds them, COLLATE BINARY keeps the exact keys (_key_is).
+            cond = f"thread_id IN ({', '.join('?' * len(keys))})"
+            if self.keys_folded:
+                cond = f"{cond} AND thread_id COLLATE BINARY IN ({', '.join('?' * len(keys))})"
+            params = list(keys) * (2 if self.keys_folded else 1)
+            where = f"AND {cond}"
+        elif prefix:
             cond, params = self._prefix_where(prefix)
             where = f"AND {cond}"
         if not with_status:
@@ -120,7 +132,10 @@ class SqliteState(SqliteSection):
             return
         from symfonic_cli.model.run_status import status_without_writes
 
-        if prefix or self.keys_folded:
+        if keys is not None:
+            threads = f"t(tid) AS (VALUES {', '.join(['(?)'] * len(keys))})"
+            params = list(keys)  # each key once (the CTE's join compares them in bytes)
+        elif prefix or self.keys_folded:
             # The key range (or the non-UTF-8 test) in one ordered pass over the index; every key of
             # a file whose collation folds keys (its index's order is not byte order).
             threads = (f"t(tid) AS (SELECT thread_id FROM checkpoints WHERE {cond if prefix else 1} "
@@ -143,7 +158,7 @@ class SqliteState(SqliteSection):
         )
         # A thread's totals, its ids joined (clock.joined_ordered: activity from its min and max ids
         # only when every id is in the ordered form; else None, decided checkpoint by checkpoint).
-        totals = (
+        totals_sql = (
             "SELECT count(*), min(checkpoint_id), max(checkpoint_id), group_concat(checkpoint_id, ',')"
             + (", sum(length(checkpoint) + coalesce(length(metadata), 0)), "
                f"(SELECT coalesce(sum(length(value)), 0) FROM writes WHERE {self._key_is(value='?1')}) " if with_size else " ")
@@ -157,7 +172,10 @@ class SqliteState(SqliteSection):
                     status = self._root_status(key, cid, rowid, type_, length, head, tail, n_writes)
             if statuses is not None and status not in statuses:
                 continue
-            n, first, last, joined, *size = self.conn.execute(totals, (key,)).fetchone()
+            if not (totals or with_size):  # a listing's page: its count and ids are the listing's
+                yield _run_state(key, 0, None, None, None, status, None)
+                continue
+            n, first, last, joined, *size = self.conn.execute(totals_sql, (key,)).fetchone()
             yield _run_state(key, n, first, last, joined, status, (size[0] or 0) + size[1] if with_size else None)
 
     def _root_status(self, key, cid, rowid, type_, length, head, tail, n_writes) -> str:

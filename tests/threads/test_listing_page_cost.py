@@ -1,0 +1,177 @@
+"""A page costs a page (issue #45): ``threads list --limit N`` reads the run state (status, size,
+first message) of the rows it prints only, and its order is the whole listing's.
+
+SQLite's statements are counted by a trace callback on the store's own connection: the old
+listing read every thread's totals by key (one statement a thread) to print twenty.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sqlite3
+
+import pytest
+
+from tests.support.environment import run_in
+
+COPIES = 40  # the scenario store's threads, copied under suffixed keys: a few hundred threads
+
+
+@pytest.fixture(scope="module")
+def wide_store(run_state_stores, tmp_path_factory):
+    """The run-state threads (every status; tests/support/run_state_scenarios.py) copied under
+    suffixed keys."""
+    _, url, _ = run_state_stores("sqlite")
+    path = tmp_path_factory.mktemp("wide") / "wide.db"
+    shutil.copyfile(url, path)
+    conn = sqlite3.connect(path)
+    cols = {t: ", ".join(r[1] for r in conn.execute(f"PRAGMA table_info({t})") if r[1] != "thread_id") for t in ("checkpoints", "writes")}
+    for i in range(1, COPIES):
+        for table, names in cols.items():
+            conn.execute(f"INSERT INTO {table} (thread_id, {names}) SELECT thread_id || ?, {names} FROM {table} "
+                         "WHERE instr(thread_id, '-copy') = 0", (f"-copy{i:02d}",))
+    conn.commit()
+    conn.close()
+    return path
+
+
+def _keys(path) -> set[str]:
+    conn = sqlite3.connect(path)
+    try:
+        return {k for (k,) in conn.execute("SELECT DISTINCT thread_id FROM checkpoints") if isinstance(k, str)}
+    finally:
+        conn.close()
+
+
+@pytest.fixture
+def traced(monkeypatch):
+    """Every statement SQLite runs for the command (bound values inlined), on its real connection."""
+    statements: list[str] = []
+    connect = sqlite3.connect
+
+    def tracing(*args, **kwargs):
+        conn = connect(*args, **kwargs)
+        conn.set_trace_callback(statements.append)
+        return conn
+
+    monkeypatch.setattr(sqlite3, "connect", tracing)
+    return statements
+
+
+def _named(statements: list[str], keys: set[str]) -> set[str]:
+    """The keys a statement names: a thread read by key (a bound key inlined as a literal)."""
+    return {k for k in keys if any(f"'{k}'" in s for s in statements)}
+
+
+def _whole(path, *args: str) -> list[dict]:
+    r = run_in("threads", "list", "-s", str(path), "-f", "json", *args)
+    assert r.code == 0, r.err
+    return json.loads(r.out)
+
+
+@pytest.mark.parametrize("args", [
+    ("-f", "table"),  # the default columns: status is one
+    ("-f", "json", "--columns", "key,status,checkpoints,size_bytes"),
+    ("-f", "text", "--with-size"),
+    ("-f", "csv", "--columns", "key,status,first"),
+])
+def test_a_page_reads_the_run_state_of_its_rows_only(wide_store, traced, args):
+    keys = _keys(wide_store)
+    every = _whole(wide_store, "--columns", "key,status")  # before tracing what the page does
+    odd = _odd(wide_store)
+    traced.clear()
+    r = run_in("threads", "list", "-s", str(wide_store), "--limit", "20", *args)
+    assert r.code == 0, r.err
+    assert len(keys) > 10 * 20
+    printed = [row["key"] for row in every[:20]]
+    for key in printed:
+        assert key in r.out
+    named = _named(traced, keys)
+    # Only the printed threads are read by key (and threads whose ids need the exact instant rule,
+    # dated checkpoint by checkpoint wherever they are in the listing).
+    assert named - odd <= set(printed), sorted(named - odd - set(printed))[:5]
+    assert len(traced) < 6 * 20 + 30, len(traced)
+
+
+def test_a_status_filter_reads_until_its_page_is_full(wide_store, traced):
+    every = _whole(wide_store, "--columns", "key,status")
+    wanted = [row["key"] for row in every if row["status"] == "interrupted"]
+    assert len(wanted) > 3
+    traced.clear()
+    got = _whole(wide_store, "--status", "interrupted", "--limit", "3")
+    assert [row["key"] for row in got] == wanted[:3]
+    assert all(row["status"] == "interrupted" for row in got)
+    # Read in the listing's order, a batch at a time, stopped once three are kept: never the
+    # threads after the last batch it needed.
+    from symfonic_cli.listing import STATE_BATCH
+
+    last = max(i for i, row in enumerate(every) if row["key"] == wanted[2])
+    read, size = 0, 3  # the batches: the page, then four times as many each, up to STATE_BATCH
+    while read <= last:
+        read, size = read + size, min(size * 4, STATE_BATCH)
+    assert read < len(every)
+    named = _named(traced, _keys(wide_store))
+    assert named - _odd(wide_store) <= {row["key"] for row in every[:read]}, sorted(named - {row["key"] for row in every[:read]})[:5]
+
+
+def _odd(path) -> set[str]:
+    """Threads with an id not in the ordered form (dated checkpoint by checkpoint, by key)."""
+    from symfonic_cli.clock import ORDERED_ID_GLOB
+
+    conn = sqlite3.connect(path)
+    try:
+        return {k for (k,) in conn.execute(f"SELECT DISTINCT thread_id FROM checkpoints WHERE NOT checkpoint_id GLOB '{ORDERED_ID_GLOB}'")}
+    finally:
+        conn.close()
+
+
+OPTIONS = [
+    {}, {"limit": 7}, {"statuses": {"done"}}, {"statuses": {"interrupted", "error"}, "limit": 4}, {"with_size": True},
+    {"statuses": {"done", "error", "interrupted", "pending"}, "with_size": True, "limit": 30}, {"tenant": "acme"},
+    {"session": "s1", "statuses": {"done"}},
+]
+
+
+def _both(store, tenant=None, limit=None, statuses=None, with_size=False, session=None):
+    """The streamed records and the records of the listing sorted whole (threadstate/listing.py,
+    the path every other --sort takes), through the library on one open store."""
+    from symfonic_cli.listing import paged_run_states, run_state_record
+    from symfonic_cli.threadkey import tenant_prefix
+    from symfonic_cli.threadstate.listing import run_state_rows
+
+    streamed = list(paged_run_states(store, tenant, None, limit, statuses, session=session, with_size=with_size, window=None))
+    rows = run_state_rows(store, prefix=tenant_prefix(tenant, None) if tenant else None, session=session, statuses=statuses,
+                          sort="last-activity", reverse=False, with_size=with_size, limit=limit)
+    return streamed, [run_state_record(r, r.status, r.size_bytes, statuses, with_size) for r in rows]
+
+
+def _label(options: dict) -> str:
+    return ",".join(f"{k}={'+'.join(sorted(v)) if isinstance(v, set) else v}" for k, v in sorted(options.items())) or "plain"
+
+
+@pytest.mark.parametrize("options", OPTIONS, ids=_label)
+def test_the_streamed_listing_is_the_listing_sorted_whole(wide_store, options):
+    from symfonic_cli.location import parse_location
+    from symfonic_cli.stores import open_store
+
+    with open_store(parse_location(str(wide_store))) as st:
+        streamed, whole = _both(st, **options)
+    assert streamed == whole
+    assert streamed or options.get("session")
+
+
+def test_every_kind_streams_the_mixed_id_listing_as_sorted_whole(any_kind):
+    """Threads whose ids need the exact instant rule (upper case, ISO 8601, undatable) merged
+    into the database's order exactly where the listing sorted whole puts them."""
+    from symfonic_cli.location import parse_location
+    from symfonic_cli.stores import open_store
+    from tests.threads.test_activity_instant import _store
+
+    url = _store(any_kind)
+    with open_store(parse_location(url)) as st:
+        for options in OPTIONS:
+            streamed, whole = _both(st, **options)
+            assert streamed == whole, options
+        streamed, _ = _both(st)
+    assert {r["key"] for r in streamed} >= {"acme:_:upper-now", "acme:_:iso-old", "acme:_:nodate"}
