@@ -76,6 +76,9 @@ def _commit() -> str:
         return "?"
 
 
+TIMEOUT = 1800.0  # seconds a process may take (--timeout): a job past it is recorded as failed
+
+
 def _run_once(cmd: list[str]) -> tuple[float, float, str]:
     """(wall seconds, peak RSS MB, stdout) of one whole process."""
     env = dict(os.environ, PYTHONPATH=str(ROOT), NO_COLOR="1")
@@ -84,8 +87,17 @@ def _run_once(cmd: list[str]) -> tuple[float, float, str]:
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err, tempfile.NamedTemporaryFile() as rss:
         timed = [TIME, "-f", "%M", "-o", rss.name, *cmd] if TIME else cmd
         start = time.perf_counter()
-        proc = subprocess.Popen(timed, stdout=out, stderr=err, env=env, cwd=ROOT)
-        _, status, usage = os.wait4(proc.pid, 0)
+        proc = subprocess.Popen(timed, stdout=out, stderr=err, env=env, cwd=ROOT, start_new_session=True)
+        while True:  # wait4: this child's own rusage; polled, so a job past TIMEOUT is stopped
+            pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
+            if pid:
+                break
+            if time.perf_counter() - start > TIMEOUT:
+                os.killpg(proc.pid, 9)
+                os.wait4(proc.pid, 0)
+                raise RuntimeError(f"timed out after {TIMEOUT:.0f} s")
+            time.sleep(0.002)
+        proc.returncode = os.waitstatus_to_exitcode(status)
         wall = time.perf_counter() - start
         peak_kb = usage.ru_maxrss
         if TIME:
@@ -93,7 +105,7 @@ def _run_once(cmd: list[str]) -> tuple[float, float, str]:
                 peak_kb = int(Path(rss.name).read_text().split()[-1])
             except (ValueError, IndexError):
                 pass
-        code = os.waitstatus_to_exitcode(status)
+        code = proc.returncode
         if code != 0:
             err.seek(0)
             raise RuntimeError(f"exit {code}: {' '.join(cmd[:8])} ...: {err.read().decode(errors='replace')[-600:]}")
@@ -153,20 +165,23 @@ def _fmt_s(s: float | None) -> str:
 
 
 def print_table(commit: str, kinds: list[str], sizes: list[int]) -> None:
-    rows = [r for r in _load() if r["commit"] == commit and r["kind"] in kinds and r["size"] in sizes]
+    rows = [r for r in _load() if r["kind"] in kinds and r["size"] in sizes]
+    rows.sort(key=lambda r: (r["commit"] == commit, r["when"]))  # this commit's last: it wins
     latest: dict[tuple, dict] = {}
     for r in rows:
         latest[(r["kind"], r["size"], r["job"])] = r
-    print(f"\nbench_scale at {commit} (wall: median of each job's reps; ratio: ours / raw)")
-    head = f"{'kind':9}{'threads':>10}  {'command':32}{'ours s':>9}{'page s':>8}{'raw s':>8}{'ratio':>7}{'ours MB':>9}{'raw MB':>8}  raw job"
+    print(f"\nbench_scale, checkout at {commit} (wall: median of each job's reps; ratio: ours / raw; "
+          "each row's latest measurement, this commit's first, the commit it measured shown)")
+    head = (f"{'kind':9}{'threads':>10}  {'command':32}{'ours s':>9}{'page s':>8}{'raw s':>8}{'ratio':>7}{'ours MB':>9}"
+            f"{'raw MB':>8}  {'commit':8} raw job")
     print(head)
     print("-" * len(head))
     for (kind, size, job), r in sorted(latest.items(), key=lambda kv: (kinds.index(kv[0][0]), kv[0][1], list(JOBS).index(kv[0][2]))):
         if "error" in r:
-            print(f"{kind:9}{size:>10,}  {JOBS[job][0]:32}  failed: {r['error'][:80]}")
+            print(f"{kind:9}{size:>10,}  {JOBS[job][0]:32}  failed at {r['commit']}: {r['error'][:80]}")
             continue
         print(f"{kind:9}{size:>10,}  {JOBS[job][0]:32}{r['ours_s']:>9.2f}{_fmt_s(r.get('inner_s')):>8}{r['raw_s']:>8.2f}"
-              f"{r['ours_s'] / r['raw_s']:>7.2f}{r['ours_mb']:>9.0f}{r['raw_mb']:>8.0f}  {RAW_TEXT[JOBS[job][2]]}")
+              f"{r['ours_s'] / r['raw_s']:>7.2f}{r['ours_mb']:>9.0f}{r['raw_mb']:>8.0f}  {r['commit']:8} {RAW_TEXT[JOBS[job][2]]}")
     print("\npeak RSS by store size (memory flat: the largest within 1.25x + 10 MB of the smallest):")
     for kind in kinds:
         for job in JOBS:
@@ -180,6 +195,7 @@ def print_table(commit: str, kinds: list[str], sizes: list[int]) -> None:
 
 
 def main() -> int:
+    global TIMEOUT
     ap = argparse.ArgumentParser(description="every command at scale beside the raw job")
     ap.add_argument("--kinds", default="sqlite")
     ap.add_argument("--sizes", default="20000")
@@ -187,6 +203,7 @@ def main() -> int:
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--fresh", action="store_true", help="measure again what this commit has measured")
     ap.add_argument("--table-only", action="store_true", help="print the table of what is measured and stop")
+    ap.add_argument("--timeout", type=float, default=TIMEOUT, help="seconds a process may take (then: failed)")
     args = ap.parse_args()
     kinds = args.kinds.split(",")
     sizes = [int(s) for s in args.sizes.split(",")]
@@ -194,6 +211,7 @@ def main() -> int:
     for name in jobs:
         if name not in JOBS:
             raise SystemExit(f"unknown job {name!r} ({', '.join(JOBS)})")
+    TIMEOUT = args.timeout
     commit = _commit()
     if args.table_only:
         print_table(commit, kinds, sizes)
