@@ -55,7 +55,9 @@ JOBS: dict[str, tuple[str, list[str], str]] = {
     "all": ("threads list -f json (all)", ["threads", "list", "-f", "json"], "all"),
     "compat": ("compat report -f json", ["compat", "report", "-f", "json"], "compat"),
     "usage": ("store usage -f json", ["store", "usage", "-f", "json"], "usage"),
-    "search": ("threads search PHRASE -f json", ["threads", "search", "{phrase}", "-f", "json"], "search"),
+    # JSON Lines: a JSON document is written whole or not at all, so -f json holds every hit (its
+    # memory follows the hits, not the store); a line a hit streams.
+    "search": ("threads search PHRASE -f jsonl", ["threads", "search", "{phrase}", "-f", "jsonl"], "search"),
     "browse": ("browse: first thread row", [], "page"),
     "mcp-list": ("mcp list_threads limit 20", [], "page"),
     "mcp-search": ("mcp search_messages limit 20", [], "search"),
