@@ -62,7 +62,10 @@ JOBS: dict[str, tuple[str, list[str], str]] = {
     "mcp-list": ("mcp list_threads limit 20", [], "page"),
     "mcp-search": ("mcp search_messages limit 20", [], "search"),
 }
+# A second raw job, measured beside the first: the same bytes read as ours reads.
+SAME_BYTES = {("sqlite", "usage"): "usage-marker"}
 RAW_TEXT = {
+    "usage-marker": "byte sums and every metadata read (the marker test)",
     "page": "GROUP BY thread ORDER BY max(id) DESC LIMIT 20",
     "all": "GROUP BY thread, a JSON row each",
     "compat": "envelope fields GROUP BY",
@@ -127,13 +130,17 @@ def _ours(job: str, url: str, phrase: str) -> list[str]:
     return [PY, "-m", "symfonic_cli", *args[:2], "-s", url, *args[2:]]
 
 
-def _measure(job: str, url: str, phrase: str, reps: int) -> dict:
+def _measure(job: str, url: str, phrase: str, reps: int, kind: str) -> dict:
     ours_cmd = _ours(job, url, phrase)
     raw_cmd = [PY, "-m", "benchmarks.scale_raw", JOBS[job][2], url, phrase]
     ours: dict = {"wall": [], "rss": 0.0, "inner": []}
     raw: dict = {"wall": [], "rss": 0.0}
+    same: dict = {"wall": [], "rss": 0.0}
+    sides = [(ours, ours_cmd), (raw, raw_cmd)]
+    if (kind, job) in SAME_BYTES:
+        sides.append((same, [PY, "-m", "benchmarks.scale_raw", SAME_BYTES[(kind, job)], url, phrase]))
     for _ in range(reps):
-        for side, cmd in ((ours, ours_cmd), (raw, raw_cmd)):
+        for side, cmd in sides:
             wall, rss, out = _run_once(cmd)
             side["wall"].append(wall)
             side["rss"] = max(side["rss"], rss)
@@ -143,6 +150,7 @@ def _measure(job: str, url: str, phrase: str, reps: int) -> dict:
         "ours_s": statistics.median(ours["wall"]), "ours_mb": ours["rss"],
         "inner_s": statistics.median(ours["inner"]) if ours["inner"] else None,
         "raw_s": statistics.median(raw["wall"]), "raw_mb": raw["rss"],
+        **({"same_s": statistics.median(same["wall"]), "same_mb": same["rss"]} if same["wall"] else {}),
     }
 
 
@@ -184,6 +192,9 @@ def print_table(commit: str, kinds: list[str], sizes: list[int]) -> None:
             continue
         print(f"{kind:9}{size:>10,}  {JOBS[job][0]:32}{r['ours_s']:>9.2f}{_fmt_s(r.get('inner_s')):>8}{r['raw_s']:>8.2f}"
               f"{r['ours_s'] / r['raw_s']:>7.2f}{r['ours_mb']:>9.0f}{r['raw_mb']:>8.0f}  {r['commit']:8} {RAW_TEXT[JOBS[job][2]]}")
+        if "same_s" in r:
+            print(f"{'':9}{'':>10}  {'':32}{'':>9}{'':>8}{r['same_s']:>8.2f}{r['ours_s'] / r['same_s']:>7.2f}{'':>9}"
+                  f"{r['same_mb']:>8.0f}  {'':8} {RAW_TEXT[SAME_BYTES[(kind, job)]]}")
     print("\npeak RSS by store size (memory flat: the largest within 1.25x + 10 MB of the smallest):")
     for kind in kinds:
         for job in JOBS:
@@ -255,7 +266,7 @@ def main() -> int:
                     record = {"commit": commit, "kind": kind, "size": size, "job": job, "reps": args.reps,
                               "when": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
                     try:
-                        record.update(_measure(job, url, scale_stores.PHRASE, args.reps))
+                        record.update(_measure(job, url, scale_stores.PHRASE, args.reps, kind))
                     except RuntimeError as exc:
                         record["error"] = str(exc)
                     with RESULTS.open("a") as f:

@@ -5,7 +5,8 @@
 Jobs: ``page`` (the 20 most recently active threads: GROUP BY thread, newest max id first),
 ``all`` (one JSON object a thread, written), ``compat`` (the envelope's writer line and format
 version of every checkpoint, grouped), ``usage`` (byte sums per thread over every table),
-``search`` (each thread's latest root checkpoint's bytes, read and tested for PHRASE).
+``search`` (each thread's latest root checkpoint's bytes, read and tested for PHRASE),
+``usage-marker`` (SQLite: the byte sums, and every row's metadata tested for a DeltaChannel marker).
 Standard library and the store's driver only: nothing of symfonic_cli is imported.
 """
 
@@ -34,6 +35,13 @@ SQLITE = {
     "search": (
         f"SELECT m.thread_id, c.checkpoint FROM {LATEST} "
         "JOIN checkpoints c ON c.thread_id = m.thread_id AND c.checkpoint_ns = '' AND c.checkpoint_id = m.cid"
+    ),
+    # The byte sums, and the test store usage makes of every row (a DeltaChannel marker in its
+    # metadata, which SQLite keeps after the checkpoint's bytes: reading it reads the whole row).
+    "usage-marker": (
+        "SELECT thread_id, sum(b), max(m) FROM (SELECT thread_id, sum(length(checkpoint) + coalesce(length(metadata), 0)) AS b,"
+        " max(instr(CAST(metadata AS TEXT), 'counters_since_delta_snapshot')) AS m FROM checkpoints GROUP BY thread_id"
+        " UNION ALL SELECT thread_id, sum(length(value)), 0 FROM writes GROUP BY thread_id) GROUP BY thread_id"
     ),
 }
 POSTGRES = {
