@@ -174,6 +174,20 @@ def _fmt_s(s: float | None) -> str:
     return "-" if s is None else f"{s:.2f}"
 
 
+def print_markdown(kinds: list[str], sizes: list[int]) -> None:
+    """The table for docs/benchmarks.md: each row's latest measurement (of any commit)."""
+    latest: dict[tuple, dict] = {}
+    for r in sorted(_load(), key=lambda r: r["when"]):
+        if r["kind"] in kinds and r["size"] in sizes and "error" not in r:
+            latest[(r["kind"], r["size"], r["job"])] = r
+    for (kind, size, job), r in sorted(latest.items(), key=lambda kv: (kinds.index(kv[0][0]), kv[0][1], list(JOBS).index(kv[0][2]))):
+        page = f" (page {r['inner_s']:.2f})" if r.get("inner_s") is not None else ""
+        print(f"| {kind} | {size:,} | `{JOBS[job][0]}` | {r['ours_s']:.2f}{page} | {r['raw_s']:.2f} | {r['ours_s'] / r['raw_s']:.2f}x "
+              f"| {r['ours_mb']:.0f} | {RAW_TEXT[JOBS[job][2]]} ({r['commit']}) |")
+        if "same_s" in r:
+            print(f"| | | | | {r['same_s']:.2f} | {r['ours_s'] / r['same_s']:.2f}x | | {RAW_TEXT[SAME_BYTES[(kind, job)]]} |")
+
+
 def print_table(commit: str, kinds: list[str], sizes: list[int]) -> None:
     rows = [r for r in _load() if r["kind"] in kinds and r["size"] in sizes]
     rows.sort(key=lambda r: (r["commit"] == commit, r["when"]))  # this commit's last: it wins
@@ -216,6 +230,7 @@ def main() -> int:
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--fresh", action="store_true", help="measure again what this commit has measured")
     ap.add_argument("--table-only", action="store_true", help="print the table of what is measured and stop")
+    ap.add_argument("--markdown", action="store_true", help="print the table for docs/benchmarks.md and stop")
     ap.add_argument("--timeout", type=float, default=TIMEOUT, help="seconds a process may take (then: failed)")
     args = ap.parse_args()
     kinds = args.kinds.split(",")
@@ -228,6 +243,9 @@ def main() -> int:
     commit = _commit()
     if args.table_only:
         print_table(commit, kinds, sizes)
+        return 0
+    if args.markdown:
+        print_markdown(kinds, sizes)
         return 0
     from benchmarks import byte_compile, scale_stores
 

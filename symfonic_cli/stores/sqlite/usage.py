@@ -15,11 +15,11 @@ TASKS = "__pregel_tasks"  # model/prune.py TASKS (not imported: the quick route 
 
 # Threads the plain rule (the latest N per namespace) does not describe exactly: a subgraph call's
 # namespace, DeltaChannel metadata, pending Sends. They are planned one by one with the full rules.
-_SPECIAL = (
-    "SELECT thread_id FROM checkpoints WHERE instr(checkpoint_ns, ':') > 0 "
-    "OR instr(CAST(metadata AS TEXT), 'counters_since_delta_snapshot') > 0 OR instr(CAST(metadata AS TEXT), 'delta_writes_versioned') > 0 "
-    f"UNION SELECT thread_id FROM writes WHERE channel = '{TASKS}'"
+_SPECIAL_ROW = (
+    "instr(checkpoint_ns, ':') > 0 "
+    "OR instr(CAST(metadata AS TEXT), 'counters_since_delta_snapshot') > 0 OR instr(CAST(metadata AS TEXT), 'delta_writes_versioned') > 0"
 )
+_SPECIAL = f"SELECT thread_id FROM checkpoints WHERE {_SPECIAL_ROW} UNION SELECT thread_id FROM writes WHERE channel = '{TASKS}'"
 _CP_BYTES = "length(checkpoint) + coalesce(length(metadata), 0)"
 
 
@@ -213,8 +213,7 @@ _CP_PER_NAMESPACE = (
     f"CASE WHEN g.b IS NOT NULL THEN (SELECT coalesce(sum({_CP_BYTES}), 0) FROM checkpoints WHERE {_IN_NS}) END, "
     f"CASE WHEN g.b IS NOT NULL THEN (SELECT count(*) {_WRITES_GONE}) END, "
     f"CASE WHEN g.b IS NOT NULL THEN (SELECT coalesce(sum(length(w.value)), 0) {_WRITES_GONE}) END "
-    f"FROM (SELECT thread_id AS t, checkpoint_ns AS ns, sum({_CP_BYTES}) AS cb, count(*) AS cn, coalesce(max(instr(checkpoint_ns, ':') > 0 "
-    "OR instr(CAST(metadata AS TEXT), 'counters_since_delta_snapshot') > 0 OR instr(CAST(metadata AS TEXT), 'delta_writes_versioned') > 0), 0) AS sp, "
+    f"FROM (SELECT thread_id AS t, checkpoint_ns AS ns, sum({_CP_BYTES}) AS cb, count(*) AS cn, coalesce(max({_SPECIAL_ROW}), 0) AS sp, "
     "CASE WHEN count(*) > :keep THEN (SELECT k.checkpoint_id FROM checkpoints AS k WHERE k.thread_id = c.thread_id "
     "AND k.checkpoint_ns IS c.checkpoint_ns ORDER BY k.checkpoint_id DESC LIMIT 1 OFFSET :keep - 1) END AS b "
     "FROM checkpoints AS c GROUP BY thread_id, checkpoint_ns ORDER BY thread_id, checkpoint_ns) AS g"
