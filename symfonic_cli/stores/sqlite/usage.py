@@ -210,7 +210,9 @@ _WRITES_GONE = (f"FROM writes AS w WHERE w.{_IN_NS.replace(' AND ', ' AND w.')} 
                 "WHERE k.thread_id = g.t AND k.checkpoint_ns IS g.ns AND k.checkpoint_id = w.checkpoint_id)")
 _CP_PER_NAMESPACE = (
     "SELECT CAST(g.t AS BLOB), typeof(g.t), g.cb, g.cn, g.sp, CASE WHEN g.b IS NOT NULL THEN g.cn - :keep END, "
-    f"CASE WHEN g.b IS NOT NULL THEN (SELECT coalesce(sum({_CP_BYTES}), 0) FROM checkpoints WHERE {_IN_NS}) END, "
+    # (their bytes: the namespace's less the kept ones', so only ``keep`` rows are read again)
+    f"CASE WHEN g.b IS NOT NULL THEN g.cb - (SELECT coalesce(sum({_CP_BYTES}), 0) FROM checkpoints "
+    "WHERE thread_id = g.t AND checkpoint_ns IS g.ns AND checkpoint_id >= g.b) END, "
     f"CASE WHEN g.b IS NOT NULL THEN (SELECT count(*) {_WRITES_GONE}) END, "
     f"CASE WHEN g.b IS NOT NULL THEN (SELECT coalesce(sum(length(w.value)), 0) {_WRITES_GONE}) END "
     f"FROM (SELECT thread_id AS t, checkpoint_ns AS ns, sum({_CP_BYTES}) AS cb, count(*) AS cn, coalesce(max({_SPECIAL_ROW}), 0) AS sp, "
