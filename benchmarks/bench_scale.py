@@ -182,7 +182,7 @@ def print_markdown(kinds: list[str], sizes: list[int]) -> None:
             latest[(r["kind"], r["size"], r["job"])] = r
     for (kind, size, job), r in sorted(latest.items(), key=lambda kv: (kinds.index(kv[0][0]), kv[0][1], list(JOBS).index(kv[0][2]))):
         page = f" (page {r['inner_s']:.2f})" if r.get("inner_s") is not None else ""
-        print(f"| {kind} | {size:,} | `{JOBS[job][0]}` | {r['ours_s']:.2f}{page} | {r['raw_s']:.2f} | {r['ours_s'] / r['raw_s']:.2f}x "
+        print(f"| {kind} | {size:,} | `{r.get('command', JOBS[job][0])}` | {r['ours_s']:.2f}{page} | {r['raw_s']:.2f} | {r['ours_s'] / r['raw_s']:.2f}x "
               f"| {r['ours_mb']:.0f} | {RAW_TEXT[JOBS[job][2]]} ({r['commit']}) |")
         if "same_s" in r:
             print(f"| | | | | {r['same_s']:.2f} | {r['ours_s'] / r['same_s']:.2f}x | | {RAW_TEXT[SAME_BYTES[(kind, job)]]} |")
@@ -204,7 +204,7 @@ def print_table(commit: str, kinds: list[str], sizes: list[int]) -> None:
         if "error" in r:
             print(f"{kind:9}{size:>10,}  {JOBS[job][0]:32}  failed at {r['commit']}: {r['error'][:80]}")
             continue
-        print(f"{kind:9}{size:>10,}  {JOBS[job][0]:32}{r['ours_s']:>9.2f}{_fmt_s(r.get('inner_s')):>8}{r['raw_s']:>8.2f}"
+        print(f"{kind:9}{size:>10,}  {r.get('command', JOBS[job][0]):32}{r['ours_s']:>9.2f}{_fmt_s(r.get('inner_s')):>8}{r['raw_s']:>8.2f}"
               f"{r['ours_s'] / r['raw_s']:>7.2f}{r['ours_mb']:>9.0f}{r['raw_mb']:>8.0f}  {r['commit']:8} {RAW_TEXT[JOBS[job][2]]}")
         if "same_s" in r:
             print(f"{'':9}{'':>10}  {'':32}{'':>9}{'':>8}{r['same_s']:>8.2f}{r['ours_s'] / r['same_s']:>7.2f}{'':>9}"
@@ -281,7 +281,7 @@ def main() -> int:
                 url = _store(kind, size, server)
                 for job in todo:
                     print(f"[bench_scale] {time.strftime('%H:%M:%S')} {kind} {size:,} {JOBS[job][0]} ...", file=sys.stderr, flush=True)
-                    record = {"commit": commit, "kind": kind, "size": size, "job": job, "reps": args.reps,
+                    record = {"commit": commit, "kind": kind, "size": size, "job": job, "command": JOBS[job][0], "reps": args.reps,
                               "when": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
                     try:
                         record.update(_measure(job, url, scale_stores.PHRASE, args.reps, kind))
