@@ -79,7 +79,7 @@ class SqliteCompat(SqliteSection):
         inner = (
             "SELECT c.rowid AS rid, c.thread_id AS tid, instr(c.type, '+') > 0 AS enc, c.type IS NOT NULL AS typed,"
             " c.checkpoint_ns = '' AND c.checkpoint_id = (SELECT max(m.checkpoint_id) FROM checkpoints AS m"
-            "  WHERE m.thread_id = c.thread_id AND m.checkpoint_ns = '') AS lat,"
+            f"  WHERE {self._key_is('m.thread_id', 'c.thread_id')} AND m.checkpoint_ns = '') AS lat,"
             f" {_envelope('c.metadata')} AS env FROM {{rows}}"
         )
 
@@ -93,7 +93,7 @@ class SqliteCompat(SqliteSection):
         # Ordered as grouped (thread, key): the group's sort is the only one.
         every = (
             f"SELECT {key}, count(*), coalesce(sum(enc), 0), sum(typed), tid, coalesce(sum(lat), 0)"
-            f" FROM ({inner.replace('{rows}', 'checkpoints AS c')} LIMIT -1) GROUP BY tid, 1 ORDER BY tid, 1"
+            f" FROM ({inner.replace('{rows}', 'checkpoints AS c')} LIMIT -1) GROUP BY tid COLLATE BINARY, 1 ORDER BY tid COLLATE BINARY, 1"
         )
         params = {"path": _json_path(envelope_key), "older": older_than, **_python_only_params(envelope_key)}
         bound = bound_time(older_than) if older_than is not None else None
@@ -138,7 +138,7 @@ class SqliteCompat(SqliteSection):
         sql = (
             f"SELECT c.thread_id, c.checkpoint_ns, c.checkpoint_id, c.metadata, {_OLDER_BY_ID},"
             " c.checkpoint_ns = '' AND c.checkpoint_id = (SELECT max(m.checkpoint_id) FROM checkpoints AS m"
-            "  WHERE m.thread_id = c.thread_id AND m.checkpoint_ns = '')"
+            f"  WHERE {self._key_is('m.thread_id', 'c.thread_id')} AND m.checkpoint_ns = '')"
             " FROM (SELECT *, checkpoint_id AS cid FROM checkpoints WHERE rowid = :rid) AS c"
         )
         found = self.conn.execute(sql, {"rid": rowid, "older": older_than}).fetchone()
@@ -159,10 +159,10 @@ class SqliteCompat(SqliteSection):
         from symfonic_cli.model.envelope import row_from_metadata
 
         # One thread (or one at a time): each row's metadata decoded as SqliteSaver decodes it.
-        where = "WHERE thread_id = :thread" if thread is not None else ""
+        where = f"WHERE {self._key_is(value=':thread')}" if thread is not None else ""
         sql = (
             "SELECT thread_id, checkpoint_ns, checkpoint_id, metadata FROM checkpoints "
-            f"{where} ORDER BY thread_id, checkpoint_id DESC, checkpoint_ns"
+            f"{where} ORDER BY thread_id COLLATE BINARY, checkpoint_id DESC, checkpoint_ns"
         )
         for tid, ns, cid, meta in self.conn.execute(sql, {"thread": thread}):
             yield row_from_metadata(str(tid), ns, cid, meta, envelope_key)

@@ -9,7 +9,7 @@ from symfonic_cli.stores.sqlite._common import SqliteSection, _translate_errors
 # typing.TYPE_CHECKING without importing typing (the quick route loads this module).
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Iterator
+    from collections.abc import Callable, Iterator
 
 TASKS = "__pregel_tasks"  # model/prune.py TASKS (not imported: the quick route loads this module)
 
@@ -19,7 +19,8 @@ _SPECIAL_ROW = (
     "instr(checkpoint_ns, ':') > 0 "
     "OR instr(CAST(metadata AS TEXT), 'counters_since_delta_snapshot') > 0 OR instr(CAST(metadata AS TEXT), 'delta_writes_versioned') > 0"
 )
-_SPECIAL = f"SELECT thread_id FROM checkpoints WHERE {_SPECIAL_ROW} UNION SELECT thread_id FROM writes WHERE channel = '{TASKS}'"
+_SPECIAL = (f"SELECT thread_id COLLATE BINARY FROM checkpoints WHERE {_SPECIAL_ROW} "
+            f"UNION SELECT thread_id COLLATE BINARY FROM writes WHERE channel = '{TASKS}'")
 _CP_BYTES = "length(checkpoint) + coalesce(length(metadata), 0)"
 
 
@@ -113,7 +114,7 @@ class SqliteUsage(SqliteSection):
         latest ``keep`` are read again only where there are any."""
         writes = _Stream(self.conn.execute(_WRITES_PER_THREAD))
         at = cur = None
-        for t, typ, cb, cn, csp, gone, gone_bytes, gone_writes, gone_write_bytes in self.conn.cursor().execute(_CP_PER_NAMESPACE, {"keep": keep}):
+        for t, typ, cb, cn, csp, gone, gone_bytes, gone_writes, gone_write_bytes in self.conn.cursor().execute(_cp_per_namespace(self._key_is), {"keep": keep}):
             if cur is not None and (cur[0] != t or cur[1] != typ):
                 yield from self._thread(cur, at, writes)
                 cur = None
@@ -205,25 +206,31 @@ def _decoded(raw: bytes) -> str | bytes:
 # pass), and where there are more than ``keep`` checkpoints, those a prune deletes (the saver's
 # ORDER BY checkpoint_id DESC: every id before the keep-th newest): their count, bytes, and their
 # writes' count and bytes, each an index range of its own.
-_IN_NS = "thread_id = g.t AND checkpoint_ns IS g.ns AND checkpoint_id < g.b"
-_WRITES_GONE = (f"FROM writes AS w WHERE w.{_IN_NS.replace(' AND ', ' AND w.')} AND EXISTS (SELECT 1 FROM checkpoints AS k "
-                "WHERE k.thread_id = g.t AND k.checkpoint_ns IS g.ns AND k.checkpoint_id = w.checkpoint_id)")
-_CP_PER_NAMESPACE = (
-    "SELECT CAST(g.t AS BLOB), typeof(g.t), g.cb, g.cn, g.sp, CASE WHEN g.b IS NOT NULL THEN g.cn - :keep END, "
-    # (their bytes: the namespace's less the kept ones', so only ``keep`` rows are read again)
-    f"CASE WHEN g.b IS NOT NULL THEN g.cb - (SELECT coalesce(sum({_CP_BYTES}), 0) FROM checkpoints "
-    "WHERE thread_id = g.t AND checkpoint_ns IS g.ns AND checkpoint_id >= g.b) END, "
-    f"CASE WHEN g.b IS NOT NULL THEN (SELECT count(*) {_WRITES_GONE}) END, "
-    f"CASE WHEN g.b IS NOT NULL THEN (SELECT coalesce(sum(length(w.value)), 0) {_WRITES_GONE}) END "
-    f"FROM (SELECT thread_id AS t, checkpoint_ns AS ns, sum({_CP_BYTES}) AS cb, count(*) AS cn, coalesce(max({_SPECIAL_ROW}), 0) AS sp, "
-    "CASE WHEN count(*) > :keep THEN (SELECT k.checkpoint_id FROM checkpoints AS k WHERE k.thread_id = c.thread_id "
-    "AND k.checkpoint_ns IS c.checkpoint_ns ORDER BY k.checkpoint_id DESC LIMIT 1 OFFSET :keep - 1) END AS b "
-    "FROM checkpoints AS c GROUP BY thread_id, checkpoint_ns ORDER BY thread_id, checkpoint_ns) AS g"
-)
+def _cp_per_namespace(key_is: Callable[[str, str], str]) -> str:
+    """The query; ``key_is``: SqliteSection._key_is (keys compared byte for byte, grouped with
+    COLLATE BINARY: a file declaring NOCASE must not merge two people)."""
+    in_ns = f"{key_is('thread_id', 'g.t')} AND checkpoint_ns IS g.ns"
+    writes_gone = (f"FROM writes AS w WHERE {key_is('w.thread_id', 'g.t')} AND w.checkpoint_ns IS g.ns AND w.checkpoint_id < g.b "
+                   f"AND EXISTS (SELECT 1 FROM checkpoints AS k WHERE {key_is('k.thread_id', 'g.t')} AND k.checkpoint_ns IS g.ns "
+                   "AND k.checkpoint_id = w.checkpoint_id)")
+    return (
+        "SELECT CAST(g.t AS BLOB), typeof(g.t), g.cb, g.cn, g.sp, CASE WHEN g.b IS NOT NULL THEN g.cn - :keep END, "
+        # (their bytes: the namespace's less the kept ones', so only ``keep`` rows are read again)
+        f"CASE WHEN g.b IS NOT NULL THEN g.cb - (SELECT coalesce(sum({_CP_BYTES}), 0) FROM checkpoints "
+        f"WHERE {in_ns} AND checkpoint_id >= g.b) END, "
+        f"CASE WHEN g.b IS NOT NULL THEN (SELECT count(*) {writes_gone}) END, "
+        f"CASE WHEN g.b IS NOT NULL THEN (SELECT coalesce(sum(length(w.value)), 0) {writes_gone}) END "
+        f"FROM (SELECT thread_id AS t, checkpoint_ns AS ns, sum({_CP_BYTES}) AS cb, count(*) AS cn, coalesce(max({_SPECIAL_ROW}), 0) AS sp, "
+        f"CASE WHEN count(*) > :keep THEN (SELECT k.checkpoint_id FROM checkpoints AS k WHERE {key_is('k.thread_id', 'c.thread_id')} "
+        "AND k.checkpoint_ns IS c.checkpoint_ns ORDER BY k.checkpoint_id DESC LIMIT 1 OFFSET :keep - 1) END AS b "
+        "FROM checkpoints AS c GROUP BY thread_id COLLATE BINARY, checkpoint_ns ORDER BY thread_id COLLATE BINARY, checkpoint_ns) AS g"
+    )
+
+
 # The writes per thread, in the same order: bytes, and whether one holds pending Sends (special).
 _WRITES_PER_THREAD = (
     f"SELECT CAST(thread_id AS BLOB), typeof(thread_id), coalesce(sum(length(value)), 0), coalesce(max(channel = '{TASKS}'), 0) "
-    "FROM writes GROUP BY thread_id ORDER BY thread_id"
+    "FROM writes GROUP BY thread_id COLLATE BINARY ORDER BY thread_id COLLATE BINARY"
 )
 
 
