@@ -175,38 +175,71 @@ def search(
     ActivityWindow (retention/window.py). A thread that cannot be read is left out and named in
     ``skipped`` (with why)."""
     from symfonic_cli.search.prefilter import Prefilter
-    from symfonic_cli.transcript.read import read_transcript
 
     needle = Needle(text, case_sensitive=case_sensitive)
     if sub_tenant is not None and tenant is None:
         raise UsageError("--sub-tenant needs --tenant")
     pre = Prefilter(text, case_sensitive=case_sensitive, tools=tools)
-    narrowed = store.search_candidates(pre, tenant=tenant, sub_tenant=sub_tenant)
-    candidates = set(narrowed) if narrowed is not None else None
     if limit == 0:
         return
-    threads = 0
-    for key in _threads(store, candidates, tenant=tenant, sub_tenant=sub_tenant, window=window):
-        if session is not None:
-            parts = parse_key(key)
-            if parts is None or parts.session != session:
-                continue
-        if candidates is None and not _may_match(store, key, pre):
-            continue
+    found = [0]  # threads with a hit so far
+    walked: set[str] = set()
+    if limit is not None and window is None:
+        # A page: the newest threads first, each tested as the listing gives it, so a page of
+        # hits among recent threads comes without reading the whole store. Past PAGE_WALK threads
+        # the store narrows instead (one pass), the threads walked left out.
+        listing = store.list_threads(tenant=tenant, sub_tenant=sub_tenant)
         try:
-            result = read_transcript(store, key, tools=tools, keep=lambda row: first_match(row, needle, tools) is not None)
-        except StoreError as exc:
-            if skipped is not None:
-                skipped.append(f"{key}: {exc}")
+            for summary in listing:
+                if len(walked) >= PAGE_WALK:
+                    break
+                walked.add(summary.key)
+                yield from _hits(store, summary.key, None, pre, needle, tools, session, skipped, found)
+                if found[0] >= limit:
+                    return
+            else:
+                return  # every thread walked
+        finally:
+            getattr(listing, "close", lambda: None)()
+    narrowed = store.search_candidates(pre, tenant=tenant, sub_tenant=sub_tenant)
+    candidates = set(narrowed) - walked if narrowed is not None else None
+    for key in _threads(store, candidates, tenant=tenant, sub_tenant=sub_tenant, window=window):
+        if key in walked:
             continue
-        if not result.rows:
-            continue
-        threads += 1
-        for row in result.rows:
-            field, found, start, end = first_match(row, needle, tools)  # type: ignore[misc]
-            yield Hit(key, row.index, row.role, row.timestamp, row.message_id, field, found, start, end, result.checkpoint_id)
-        if limit is not None and threads >= limit:
+        yield from _hits(store, key, candidates, pre, needle, tools, session, skipped, found)
+        if limit is not None and found[0] >= limit:
             return
+
+
+# Threads a page walks in the listing's order before the store narrows: a page of 21 threads (the
+# MCP tool's) holding a text one thread in 250 holds walks about 5,000.
+PAGE_WALK = 10_000
+
+
+def _hits(store: Store, key: str, candidates, pre, needle: Needle, tools: bool, session: str | None,
+          skipped: list[str] | None, found: list[int]) -> Iterator[Hit]:
+    """The hits of one thread (none when its session is not ``session``, or when its latest root
+    checkpoint cannot hold the text); ``found`` counts the threads with hits."""
+    from symfonic_cli.transcript.read import read_transcript
+
+    if session is not None:
+        parts = parse_key(key)
+        if parts is None or parts.session != session:
+            return
+    if candidates is None and not _may_match(store, key, pre):
+        return
+    try:
+        result = read_transcript(store, key, tools=tools, keep=lambda row: first_match(row, needle, tools) is not None)
+    except StoreError as exc:
+        if skipped is not None:
+            skipped.append(f"{key}: {exc}")
+        return
+    if not result.rows:
+        return
+    found[0] += 1
+    for row in result.rows:
+        field, text, start, end = first_match(row, needle, tools)  # type: ignore[misc]
+        yield Hit(key, row.index, row.role, row.timestamp, row.message_id, field, text, start, end, result.checkpoint_id)
 
 
 def _threads(store: Store, candidates, *, tenant: str | None, sub_tenant: str | None, window) -> Iterator[str]:

@@ -52,10 +52,46 @@ def test_postgres_table_sizes_are_pg_total_relation_size(request):
 @pytest.mark.parametrize("keep", [1, 2, 3])
 @pytest.mark.mongodb  # reached through _new_store("mongodb", ...), which the marker rules do not follow
 def test_mongodb_reclaimable_equals_the_plans_of_every_thread(request, keep):
+    _reclaimable_equals_the_plans("mongodb", request, keep, writes="checkpoint_writes")
+
+
+@pytest.mark.parametrize("keep", [1, 2, 3])
+def test_sqlite_reclaimable_and_largest_equal_the_plans_and_sizes_of_every_thread(request, keep):
+    # SQLite's usage is one pass per table grouped by thread (stores/sqlite/usage.py): the
+    # reclaimable figures equal every thread's plan (subgraphs, DeltaChannel, pending Sends and
+    # ids of every form among them), and the largest threads their own byte sums.
+    import sqlite3
+
+    from tests.support.delta_scenarios import write_delta_scenarios
+    from tests.support.rewritten_ids import FORMS, rewrite_ids
+
+    backend, url = _new_store("sqlite", request)
+    with backend.saver(url) as saver:
+        write_delta_scenarios(saver, 2)
+    path = url.removeprefix("sqlite:///")
+    conn = sqlite3.connect(path)
+    keys = [k for (k,) in conn.execute("SELECT DISTINCT thread_id FROM checkpoints ORDER BY 1")]
+    conn.close()
+    for key, form in zip(keys, FORMS):
+        rewrite_ids("sqlite", path, key, form)
+    conn = sqlite3.connect(path)
+    sizes = conn.execute(
+        "SELECT thread_id, sum(b), sum(n) FROM (SELECT thread_id, sum(length(checkpoint) + coalesce(length(metadata), 0)) AS b, "
+        "count(*) AS n FROM checkpoints GROUP BY thread_id UNION ALL SELECT thread_id, sum(length(value)), 0 FROM writes "
+        "GROUP BY thread_id) GROUP BY thread_id ORDER BY 2 DESC, 1 LIMIT 10").fetchall()
+    totals = conn.execute("SELECT count(*), sum(length(checkpoint) + coalesce(length(metadata), 0)) FROM checkpoints").fetchone()
+    conn.close()
+    report = _reclaimable_equals_the_plans("sqlite", request, keep, writes="writes", url=url)
+    assert report["largest_threads"] == [{"key": k, "bytes": b, "checkpoints": n} for k, b, n in sizes]
+    assert [report["checkpoints"]["count"], report["checkpoints"]["bytes"]] == list(totals)
+
+
+def _reclaimable_equals_the_plans(kind: str, request, keep: int, *, writes: str, url: str | None = None) -> dict:
     from symfonic_cli.location import resolve_store
     from symfonic_cli.stores import open_store
 
-    _, url = _new_store("mongodb", request)
+    if url is None:
+        _, url = _new_store(kind, request)
     want = {"keep": keep, "checkpoints": 0, "writes": 0, "blobs": 0, "bytes": 0, "threads": 0, "skipped_threads": 0}
     with open_store(resolve_store(url), writable=False) as st:
         for key in st.thread_keys_with_prefix(""):
@@ -64,10 +100,12 @@ def test_mongodb_reclaimable_equals_the_plans_of_every_thread(request, keep):
                 want["skipped_threads"] += 1
                 continue
             want["checkpoints"] += plan.rows["checkpoints"]
-            want["writes"] += plan.rows["checkpoint_writes"]
+            want["writes"] += plan.rows[writes]
             want["bytes"] += plan.bytes
             want["threads"] += bool(plan.rows["checkpoints"])
     assert want["checkpoints"] > 0 and want["writes"] > 0
-    assert _usage(url, "--keep", str(keep))["reclaimable"] == want
+    report = _usage(url, "--keep", str(keep))
+    assert report["reclaimable"] == want
     pruned = run("thread", "prune", "-s", url, "--all", "--keep", str(keep), "--yes", "-f", "json")
-    assert json.loads(pruned.out)["summary"]["rows_deleted"] == {"checkpoint_writes": want["writes"], "checkpoints": want["checkpoints"]}
+    assert json.loads(pruned.out)["summary"]["rows_deleted"] == {writes: want["writes"], "checkpoints": want["checkpoints"]}
+    return report

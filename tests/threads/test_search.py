@@ -168,6 +168,25 @@ def test_filters_limit_and_nothing_found(store):
     assert r.code == 2 and "empty" in r.err
 
 
+@pytest.mark.parametrize("walk", [1, 2, 1000])
+def test_a_page_is_the_first_threads_of_the_whole_search(store, monkeypatch, walk):
+    # A page (a limit: the MCP tool's rows, --limit) walks the listing's newest threads first and
+    # stops once full, the store narrowing past PAGE_WALK threads; its rows are the whole search's.
+    from symfonic_cli.search import run as search_run
+
+    monkeypatch.setattr(search_run, "PAGE_WALK", walk)
+    with open_store(parse_location(store)) as st:
+        for needle, tools in (("refund", True), ("1042", False), ("e", True), ("zzz-not-there", False)):
+            whole = list(search(st, needle, tools=tools))
+            order = list(dict.fromkeys(h.key for h in whole))
+            for limit in (1, 2, 3, 5):
+                page = list(search(st, needle, tools=tools, limit=limit))
+                assert page == [h for h in whole if h.key in order[:limit]], (needle, limit)
+            in_session = [h for h in whole if h.key.endswith(":s-1")]
+            first_two = list(dict.fromkeys(h.key for h in in_session))[:2]
+            assert list(search(st, needle, tools=tools, session="s-1", limit=2)) == [h for h in in_session if h.key in first_two]
+
+
 def test_a_snippet_is_escaped_and_cut_around_the_match(tmp_path):
     from tests.support.backends import get
 

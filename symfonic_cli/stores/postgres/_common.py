@@ -150,10 +150,14 @@ class PostgresSection:
             except Exception:
                 pass  # the connection is gone: the server rolls the transaction back
 
-    def _stream(self, sql: str, params: Any) -> Iterator[tuple]:
-        """Rows of a query through a server-side cursor: memory stays flat however many there are."""
+    def _stream(self, sql: str, params: Any, *, jit: bool = True) -> Iterator[tuple]:
+        """Rows of a query through a server-side cursor: memory stays flat however many there are.
+        ``jit`` False: without the server's JIT compilation for this query (compiling a query of
+        many expressions cost seconds more than it gave back, at every store size measured)."""
         self._cursors += 1
         with self.conn.transaction():
+            if not jit:
+                self.conn.execute("SET LOCAL jit = off")
             with self.conn.cursor(name=f"symfonic_{self._cursors}") as cur:
                 cur.itersize = ITERSIZE
                 cur.execute(sql, params)

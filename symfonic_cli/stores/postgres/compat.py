@@ -72,7 +72,7 @@ class PostgresCompat(PostgresSection):
         )
         params = {"key": envelope_key, "older": older_than}
         bound = bound_time(older_than) if older_than is not None else None
-        for row in self._stream(sql, params):
+        for row in self._stream(sql, params, jit=False):
             if row[10] is None:  # an id in another form: by its ts; without one (undatable) never in flight
                 when = ts_time(row[19] or None)
                 row = (*row[:10], when is None or bound is None or when < bound, *row[11:])

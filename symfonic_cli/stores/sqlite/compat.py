@@ -74,58 +74,54 @@ class SqliteCompat(SqliteSection):
         # The CASE reads the metadata column where it tests it (a level passing it on as a value
         # cost more, measured, even with blobs of 140 KB: SQLite keeps the row's overflow pages'
         # places). Only numbers and the thread pass on besides: the census's counts, not the type.
+        # ``lat``: the row is its thread's latest root checkpoint (an index seek: the latest counts
+        # come from this one pass, not from reading every thread's latest row again).
         inner = (
             "SELECT c.rowid AS rid, c.thread_id AS tid, instr(c.type, '+') > 0 AS enc, c.type IS NOT NULL AS typed,"
+            " c.checkpoint_ns = '' AND c.checkpoint_id = (SELECT max(m.checkpoint_id) FROM checkpoints AS m"
+            f"  WHERE {self._key_is('m.thread_id', 'c.thread_id')} AND m.checkpoint_ns = '') AS lat,"
             f" {_envelope('c.metadata')} AS env FROM {{rows}}"
         )
 
-        def grouped(rows: str, *, every: bool) -> str:
-            # A row's group is its thread and ONE key: NULL without an envelope (most rows of most
-            # stores: nothing more to compute or compare), else the JSON array of what decides its
-            # verdict (kind, the three field reads, older, prid, orid), unpacked per group below.
-            source = inner.replace("{rows}", rows)
-            older = older_sql if every else "0"
-            orid = f"CASE WHEN {older_sql} IS NULL THEN rid END" if every else "NULL"
-            # (x'01' rows, no envelope but a format_version named: the key 'o', counted apart.)
-            key = (f"CASE WHEN env IS NULL THEN NULL WHEN env = x'01' THEN 'o'"
-                   f" ELSE json_array({kind}, {', '.join(fields)}, {older}, {prid}, {orid}) END")
-            if not every:
-                return f"SELECT {key}, count(*) FROM ({source} LIMIT -1) GROUP BY 1"
-            return (
-                f"SELECT {key}, count(*), coalesce(sum(enc), 0), sum(typed), tid"
-                f" FROM ({source} LIMIT -1) GROUP BY tid COLLATE BINARY, 1 ORDER BY tid COLLATE BINARY"
-            )
-
-        every = grouped("checkpoints AS c", every=True)
-        latest = grouped(
-            "(SELECT thread_id, max(checkpoint_id) AS last FROM checkpoints WHERE checkpoint_ns = ''"
-            "  GROUP BY thread_id COLLATE BINARY) AS l"
-            f" JOIN checkpoints AS c ON {self._key_is('c.thread_id', 'l.thread_id')} AND c.checkpoint_ns = '' AND c.checkpoint_id = l.last",
-            every=False,
+        # A row's group is its thread and ONE key: NULL without an envelope (most rows of most
+        # stores: nothing more to compute or compare), else the JSON array of what decides its
+        # verdict (kind, the three field reads, older, prid, orid), unpacked per group below.
+        orid = f"CASE WHEN {older_sql} IS NULL THEN rid END"
+        # (x'01' rows, no envelope but a format_version named: the key 'o', counted apart.)
+        key = (f"CASE WHEN env IS NULL THEN NULL WHEN env = x'01' THEN 'o'"
+               f" ELSE json_array({kind}, {', '.join(fields)}, {older_sql}, {prid}, {orid}) END")
+        # Ordered as grouped (thread, key): the group's sort is the only one.
+        every = (
+            f"SELECT {key}, count(*), coalesce(sum(enc), 0), sum(typed), tid, coalesce(sum(lat), 0)"
+            f" FROM ({inner.replace('{rows}', 'checkpoints AS c')} LIMIT -1) GROUP BY tid COLLATE BINARY, 1 ORDER BY tid COLLATE BINARY, 1"
         )
         params = {"path": _json_path(envelope_key), "older": older_than, **_python_only_params(envelope_key)}
         bound = bound_time(older_than) if older_than is not None else None
         encrypted = plain = candidates = 0
-        for packed, n, enc, typed, tid in self.conn.execute(every, params):
+        known: dict[str | None, dict] = {}  # a key's fields, decoded once (most keys repeat thread after thread)
+        for packed, n, enc, typed, tid, lat in self.conn.execute(every, params):
             encrypted, plain = encrypted + enc, plain + typed - enc
-            row = _unpacked(packed)
-            if packed == "o" or row[5] is not None:  # rows that may hold an envelope under another key
-                candidates += n
-            if row[5] is not None:
-                found = self._python_shape(envelope_key, row[5], older_than, bound)
-                if found is not None:
-                    yield found
-                continue
-            older = bool(row[4]) if row[6] is None else self._older_by_ts(row[6], bound)
-            kind, shape, release = _shape_fields(row)
-            yield EnvelopeShape(kind, **shape, older=older, checkpoints=n, package_version=release, thread_id=str(tid))
-        self._pass_census, self._pass_candidates = (encrypted, plain), candidates
-        # The latest counts, in groups of their own (no thread, no checkpoints, ``older`` unread).
-        for packed, n in self.conn.execute(latest, params):
-            row = _unpacked(packed)
-            if row[5] is None:
+            fields_of = known.get(packed)
+            if fields_of is None:
+                row = _unpacked(packed)
+                if packed == "o" or row[5] is not None:  # rows that may hold an envelope under another key
+                    candidates += n
+                if row[5] is not None:
+                    found = self._python_shape(envelope_key, row[5], older_than, bound)
+                    if found is not None:
+                        yield found
+                    continue
+                if row[6] is not None:  # an id in another form: dated by its ts, row by row
+                    kind, shape, release = _shape_fields(row)
+                    yield EnvelopeShape(kind, **shape, older=self._older_by_ts(row[6], bound), checkpoints=n,
+                                        package_version=release, thread_id=str(tid), latest=lat)
+                    continue
                 kind, shape, release = _shape_fields(row)
-                yield EnvelopeShape(kind, **shape, latest=n, package_version=release)
+                fields_of = known[packed] = {"kind": kind, **shape, "older": bool(row[4]), "package_version": release}
+            elif packed == "o":
+                candidates += n
+            yield EnvelopeShape(**fields_of, checkpoints=n, thread_id=str(tid), latest=lat)
+        self._pass_census, self._pass_candidates = (encrypted, plain), candidates
 
     def _older_by_ts(self, rowid: int, bound: Any) -> bool:
         """Whether a checkpoint whose id holds no UUIDv6 time is older than ``bound`` by its

@@ -6,15 +6,21 @@ import os
 
 from symfonic_cli.stores.sqlite._common import SqliteSection, _translate_errors
 
+# typing.TYPE_CHECKING without importing typing (the quick route loads this module).
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterator
+
 TASKS = "__pregel_tasks"  # model/prune.py TASKS (not imported: the quick route loads this module)
 
 # Threads the plain rule (the latest N per namespace) does not describe exactly: a subgraph call's
 # namespace, DeltaChannel metadata, pending Sends. They are planned one by one with the full rules.
-_SPECIAL = (
-    "SELECT thread_id COLLATE BINARY FROM checkpoints WHERE instr(checkpoint_ns, ':') > 0 "
-    "OR instr(CAST(metadata AS TEXT), 'counters_since_delta_snapshot') > 0 OR instr(CAST(metadata AS TEXT), 'delta_writes_versioned') > 0 "
-    f"UNION SELECT thread_id COLLATE BINARY FROM writes WHERE channel = '{TASKS}'"
+_SPECIAL_ROW = (
+    "instr(checkpoint_ns, ':') > 0 "
+    "OR instr(CAST(metadata AS TEXT), 'counters_since_delta_snapshot') > 0 OR instr(CAST(metadata AS TEXT), 'delta_writes_versioned') > 0"
 )
+_SPECIAL = (f"SELECT thread_id COLLATE BINARY FROM checkpoints WHERE {_SPECIAL_ROW} "
+            f"UNION SELECT thread_id COLLATE BINARY FROM writes WHERE channel = '{TASKS}'")
 _CP_BYTES = "length(checkpoint) + coalesce(length(metadata), 0)"
 
 
@@ -37,22 +43,13 @@ class SqliteUsage(SqliteSection):
             "free_pages": free,
             "free_bytes": free * page_size,
         }
-        n, b = c.execute(f"SELECT count(*), coalesce(sum({_CP_BYTES}), 0) FROM checkpoints").fetchone()
         wn, wb = c.execute("SELECT count(*), coalesce(sum(length(value)), 0) FROM writes").fetchone()
         channels = [
             {"channel": ch, "table": "writes", "rows": rows, "bytes": size}
             for ch, rows, size in c.execute(
                 "SELECT channel, count(*), coalesce(sum(length(value)), 0) FROM writes GROUP BY channel ORDER BY 3 DESC, 1")
         ]
-        largest = [
-            {"key": _text(k), "bytes": size, "checkpoints": cps}
-            for k, size, cps in c.execute(
-                # Keys grouped in bytes: a column declared NOCASE (a crafted file) must not merge two people.
-                f"SELECT thread_id, sum(b), sum(n) FROM (SELECT thread_id, sum({_CP_BYTES}) AS b, count(*) AS n FROM checkpoints "
-                "GROUP BY thread_id COLLATE BINARY UNION ALL SELECT thread_id, sum(length(value)), 0 FROM writes "
-                "GROUP BY thread_id COLLATE BINARY) GROUP BY thread_id COLLATE BINARY "
-                "ORDER BY 2 DESC, 1 LIMIT ?", (top,))
-        ]
+        n, b, largest, reclaimable = self._per_thread(top, keep)
         return {
             "files": files,
             "checkpoints": {"count": n, "bytes": b},
@@ -60,37 +57,181 @@ class SqliteUsage(SqliteSection):
             "blobs": None,
             "channels": channels,
             "largest_threads": largest,
-            "reclaimable": self._reclaimable(keep),
+            "reclaimable": reclaimable,
             "notes": ["SQLite keeps every channel's value inside the checkpoint row: bytes per channel are the writes'"],
         }
 
-    def _reclaimable(self, keep: int) -> dict:
-        c = self.conn
-        ranked = (
-            f"SELECT thread_id, checkpoint_ns, checkpoint_id, {_CP_BYTES} AS b, "
-            "row_number() OVER (PARTITION BY thread_id COLLATE BINARY, checkpoint_ns ORDER BY checkpoint_id DESC) AS rn "
-            f"FROM checkpoints WHERE thread_id COLLATE BINARY NOT IN ({_SPECIAL})"
-        )
-        cps, size, threads = c.execute(
-            f"SELECT count(*), coalesce(sum(b), 0), count(DISTINCT thread_id COLLATE BINARY) FROM ({ranked}) WHERE rn > ?", (keep,)).fetchone()
-        writes, wsize = c.execute(
-            f"SELECT count(*), coalesce(sum(length(w.value)), 0) FROM ({ranked}) AS r JOIN writes AS w "
-            f"ON {self._key_is('w.thread_id', 'r.thread_id')} AND w.checkpoint_ns = r.checkpoint_ns AND w.checkpoint_id = r.checkpoint_id WHERE r.rn > ?",
-            (keep,)).fetchone()
-        out = {"keep": keep, "checkpoints": cps, "writes": writes, "blobs": 0, "bytes": size + wsize, "threads": threads, "skipped_threads": 0}
-        for (key,) in c.execute(_SPECIAL).fetchall():
+    def _per_thread(self, top: int, keep: int) -> tuple[int, int, list[dict], dict]:
+        """The checkpoints' count and bytes, the ``top`` largest threads and what a prune would
+        give back, from a row per thread (_threads) folded here: memory holds the ``top`` and the
+        special threads' keys, which are planned one by one with the full rules (_SPECIAL)."""
+        import heapq
+
+        rec = {"keep": keep, "checkpoints": 0, "writes": 0, "blobs": 0, "bytes": 0, "threads": 0, "skipped_threads": 0}
+        n = size = 0
+        heap: list[tuple] = []  # the ``top`` largest, smallest first: (bytes, _Desc(order), key, type, checkpoints)
+        special: list[object] = []
+        for tid, typ, cb, cn, wb, sp, pruned in self._threads(keep):
+            n += cn
+            size += cb
+            total = cb + wb
+            if top > 0 and (len(heap) < top or total >= heap[0][0]):
+                # SQLite's ORDER BY bytes DESC, thread_id: text before BLOB keys, each in byte order.
+                item = (total, _Desc((typ == "blob", tid)), tid, typ, cn)
+                if len(heap) < top:
+                    heapq.heappush(heap, item)
+                elif item > heap[0]:
+                    heapq.heapreplace(heap, item)
+            if sp:
+                special.append(tid if typ == "blob" else _decoded(tid))
+            elif pruned is not None:
+                rec["checkpoints"] += pruned[0]
+                rec["writes"] += pruned[2]
+                rec["bytes"] += pruned[1] + pruned[3]
+                rec["threads"] += 1
+        largest = [{"key": _text(tid if typ == "blob" else _decoded(tid)), "bytes": total, "checkpoints": cn}
+                   for total, _, tid, typ, cn in sorted(heap, reverse=True)]
+        for key in special:
             key = _text(key)
             if key is None:
                 continue
             plan = self.prune_plan(key, keep=keep)  # type: ignore[attr-defined]
             if plan.skipped:
-                out["skipped_threads"] += 1
+                rec["skipped_threads"] += 1
                 continue
-            out["checkpoints"] += plan.rows.get("checkpoints", 0)
-            out["writes"] += plan.rows.get("writes", 0)
-            out["bytes"] += plan.bytes
-            out["threads"] += bool(plan.rows.get("checkpoints"))
-        return out
+            rec["checkpoints"] += plan.rows.get("checkpoints", 0)
+            rec["writes"] += plan.rows.get("writes", 0)
+            rec["bytes"] += plan.bytes
+            rec["threads"] += bool(plan.rows.get("checkpoints"))
+        return n, size, largest, rec
+
+    def _threads(self, keep: int) -> Iterator[tuple]:
+        """(key as bytes, its type, checkpoint bytes, checkpoints, write bytes, special, pruned)
+        per thread, ``pruned`` None or what a prune of the plain rule deletes (checkpoints, bytes,
+        writes, bytes). Two streams in the primary keys' order (SQLite's: text keys before BLOB
+        keys, each in byte order; no sort), merged here: every checkpoint row read once (its
+        metadata looked into for _SPECIAL's markers), every write once; the rows beyond the
+        latest ``keep`` are read again only where there are any."""
+        writes = _Stream(self.conn.execute(_WRITES_PER_THREAD))
+        at = cur = None
+        for t, typ, cb, cn, csp, gone, gone_bytes, gone_writes, gone_write_bytes in self.conn.cursor().execute(_cp_per_namespace(self._key_is), {"keep": keep}):
+            if cur is not None and (cur[0] != t or cur[1] != typ):
+                yield from self._thread(cur, at, writes)
+                cur = None
+            if cur is None:
+                at = (typ == "blob", t)
+                cur = [t, typ, 0, 0, 0, None]
+            cur[2] += cb
+            cur[3] += cn
+            cur[4] = cur[4] or csp
+            if gone:
+                p = cur[5] or (0, 0, 0, 0)
+                cur[5] = (p[0] + gone, p[1] + gone_bytes, p[2] + gone_writes, p[3] + gone_write_bytes)
+        if cur is not None:
+            yield from self._thread(cur, at, writes)
+        for w in writes.before(_ALL):
+            yield w[0], w[1], 0, 0, w[2], w[3], None
+
+    @staticmethod
+    def _thread(cur: list, at: tuple | None, writes: _Stream) -> Iterator[tuple]:
+        assert at is not None
+        for w in writes.before(at):  # writes of no checkpoint
+            yield w[0], w[1], 0, 0, w[2], w[3], None
+        own = writes.take(at)
+        t, typ, cb, cn, csp, pruned = cur
+        yield t, typ, cb, cn, (0 if own is None else own[2]), csp or (own is not None and own[3]), pruned
+
+
+_END = (2,)  # after every key's place ((is BLOB, bytes)): a stream that is done
+_ALL = (3,)  # after _END: before(_ALL) gives every row left
+
+
+class _Stream:
+    """Rows (key bytes, key type, ...) in the primary key's order, taken by key's place."""
+
+    __slots__ = ("rows", "row", "at")
+
+    def __init__(self, rows: Iterator[tuple]) -> None:
+        self.rows = rows
+        self.row: tuple = ()
+        self.at: tuple = _END
+        self._next()
+
+    def _next(self) -> None:
+        row = next(self.rows, None)
+        self.row, self.at = ((), _END) if row is None else (row, (row[1] == "blob", row[0]))
+
+    def before(self, at: tuple) -> Iterator[tuple]:
+        """The rows before ``at``."""
+        while self.at < at and self.at != _END:
+            yield self.row
+            self._next()
+
+    def take(self, at: tuple) -> tuple | None:
+        """The row of ``at``, or None (rows before it are passed over)."""
+        while self.at < at:
+            self._next()
+        if self.at == at:
+            row = self.row
+            self._next()
+            return row
+        return None
+
+
+class _Desc:
+    """Reverses an order inside a heap item (the key's ascending order among equal sizes)."""
+
+    __slots__ = ("v",)
+
+    def __init__(self, v: tuple) -> None:
+        self.v = v
+
+    def __lt__(self, other: _Desc) -> bool:
+        return self.v > other.v
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _Desc) and self.v == other.v
+
+
+def _decoded(raw: bytes) -> str | bytes:
+    """A text key read as its bytes (CAST AS BLOB: a key that is not UTF-8 must not stop the pass)."""
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return raw
+
+
+# Per thread and namespace, in the primary key's order (no sort): the key (as bytes, and its type),
+# checkpoint bytes and count, whether a row is special (_SPECIAL's test, row by row in the same
+# pass), and where there are more than ``keep`` checkpoints, those a prune deletes (the saver's
+# ORDER BY checkpoint_id DESC: every id before the keep-th newest): their count, bytes, and their
+# writes' count and bytes, each an index range of its own.
+def _cp_per_namespace(key_is: Callable[[str, str], str]) -> str:
+    """The query; ``key_is``: SqliteSection._key_is (keys compared byte for byte, grouped with
+    COLLATE BINARY: a file declaring NOCASE must not merge two people)."""
+    in_ns = f"{key_is('thread_id', 'g.t')} AND checkpoint_ns IS g.ns"
+    writes_gone = (f"FROM writes AS w WHERE {key_is('w.thread_id', 'g.t')} AND w.checkpoint_ns IS g.ns AND w.checkpoint_id < g.b "
+                   f"AND EXISTS (SELECT 1 FROM checkpoints AS k WHERE {key_is('k.thread_id', 'g.t')} AND k.checkpoint_ns IS g.ns "
+                   "AND k.checkpoint_id = w.checkpoint_id)")
+    return (
+        "SELECT CAST(g.t AS BLOB), typeof(g.t), g.cb, g.cn, g.sp, CASE WHEN g.b IS NOT NULL THEN g.cn - :keep END, "
+        # (their bytes: the namespace's less the kept ones', so only ``keep`` rows are read again)
+        f"CASE WHEN g.b IS NOT NULL THEN g.cb - (SELECT coalesce(sum({_CP_BYTES}), 0) FROM checkpoints "
+        f"WHERE {in_ns} AND checkpoint_id >= g.b) END, "
+        f"CASE WHEN g.b IS NOT NULL THEN (SELECT count(*) {writes_gone}) END, "
+        f"CASE WHEN g.b IS NOT NULL THEN (SELECT coalesce(sum(length(w.value)), 0) {writes_gone}) END "
+        f"FROM (SELECT thread_id AS t, checkpoint_ns AS ns, sum({_CP_BYTES}) AS cb, count(*) AS cn, coalesce(max({_SPECIAL_ROW}), 0) AS sp, "
+        f"CASE WHEN count(*) > :keep THEN (SELECT k.checkpoint_id FROM checkpoints AS k WHERE {key_is('k.thread_id', 'c.thread_id')} "
+        "AND k.checkpoint_ns IS c.checkpoint_ns ORDER BY k.checkpoint_id DESC LIMIT 1 OFFSET :keep - 1) END AS b "
+        "FROM checkpoints AS c GROUP BY thread_id COLLATE BINARY, checkpoint_ns ORDER BY thread_id COLLATE BINARY, checkpoint_ns) AS g"
+    )
+
+
+# The writes per thread, in the same order: bytes, and whether one holds pending Sends (special).
+_WRITES_PER_THREAD = (
+    f"SELECT CAST(thread_id AS BLOB), typeof(thread_id), coalesce(sum(length(value)), 0), coalesce(max(channel = '{TASKS}'), 0) "
+    "FROM writes GROUP BY thread_id COLLATE BINARY ORDER BY thread_id COLLATE BINARY"
+)
 
 
 def _text(key: object) -> str | None:
