@@ -11,8 +11,8 @@ holds. The loop ``steps.run_threads`` runs in one session, this one in N:
 - the pace: ``--pause`` after each of a session's transactions, ``--max-rate`` for the run's
   threads together, ``--max-replica-lag`` read by each session before its transactions;
 - Ctrl-C, ``--max-duration``, an unexpected error or a failed receipt file stop the run: no session
-  starts another thread, the threads in flight finish (each is one transaction, bounded by
-  ``--lock-timeout``) and are recorded. A second Ctrl-C does not cut them short.
+  starts another thread, the threads in flight finish (each is one transaction, its statements
+  bounded by ``--lock-timeout``) and are recorded. A second Ctrl-C does not cut them short.
 
 Threads, not processes (migrate's workers are processes: it decodes and re-encodes every
 checkpoint): a change here waits on the database most of its time, and the record stays in one place.
@@ -144,7 +144,7 @@ def run_jobs(pages: Iterable[list], plan: Callable[[Store, list], list], make_st
     for lane in lanes:
         lane.progress = _Proxy(lane, recorder.progress)
     try:
-        with Interrupt() as interrupt:
+        with Interrupt(cut=False) as interrupt:
             workers = [threading.Thread(target=_work, name=f"symfonic-job-{i + 1}", daemon=True,
                                         args=(lane, run, plan, make_step(lane), faults, interrupt, started, deadline, pace, max_duration,
                                               location))
@@ -174,40 +174,37 @@ def _record(run: _Run, chunks: Iterator[list], workers: list[threading.Thread], 
     sessions hand over, until every session has ended."""
     pending: list | None = None
     while True:
-        try:
-            while not run.fed:
-                if run.stop is not None or interrupt.asked:
+        while not run.fed:
+            if run.stop is not None or interrupt.asked:
+                run.fed = True
+                break
+            if pending is None:
+                try:
+                    pending = next(chunks)
+                except StopIteration:
                     run.fed = True
                     break
-                if pending is None:
-                    try:
-                        pending = next(chunks)
-                    except StopIteration:
-                        run.fed = True
-                        break
-                    except SymfonicError as exc:  # selecting the next page failed
-                        run.stopped(Stopped(f"stopped: {scrub(exc.line(), location)}", exc.exit_code))
-                        run.fed = True
-                        break
-                try:
-                    run.work.put_nowait(pending)
-                except queue.Full:
+                except SymfonicError as exc:  # selecting the next page failed
+                    run.stopped(Stopped(f"stopped: {scrub(exc.line(), location)}", exc.exit_code))
+                    run.fed = True
                     break
-                pending = None
             try:
-                call, box, done = run.outbox.get(timeout=POLL)
-            except queue.Empty:
-                if not any(w.is_alive() for w in workers) and run.outbox.empty():
-                    return
-                continue
-            try:
-                box["value"] = call()
-            except BaseException as exc:  # handed back to the session that asked
-                box["error"] = exc
-            finally:
-                done.set()
-        except KeyboardInterrupt:  # a second Ctrl-C: the threads in flight still finish and are recorded
-            run.stopped(Stopped(INTERRUPTED, EXIT_INTERRUPTED))
+                run.work.put_nowait(pending)
+            except queue.Full:
+                break
+            pending = None
+        try:
+            call, box, done = run.outbox.get(timeout=POLL)
+        except queue.Empty:
+            if not any(w.is_alive() for w in workers) and run.outbox.empty():
+                return
+            continue
+        try:
+            box["value"] = call()
+        except BaseException as exc:  # handed back to the session that asked
+            box["error"] = exc
+        finally:
+            done.set()
 
 
 def _work(lane: Lane, run: _Run, plan: Callable[[Store, list], list], step: Step, faults: Faults, interrupt: Interrupt, started: float,
