@@ -105,7 +105,6 @@ class Lane:
 
 @dataclass
 class _Run:
-    jobs: int
     outbox: queue.Queue = field(default_factory=queue.Queue)
     work: queue.Queue = field(default_factory=queue.Queue)
     stop: Stopped | None = None
@@ -134,12 +133,16 @@ def run_jobs(pages: Iterable[list], plan: Callable[[Store, list], list], make_st
     connection; ``store``: the run's own, which reads the pages and holds the run lock). ``pages``
     lists keys (or plans, which ``plan(store, items)`` returns as they are); ``make_step(lane)``
     is the driver's step on a lane's store. Returns the ``Stopped`` that ended the run, or None."""
-    run = _Run(jobs, work=queue.Queue(maxsize=2 * jobs), recorder=recorder)
+    run = _Run(work=queue.Queue(maxsize=2 * jobs), recorder=recorder)
     started = time.monotonic()
     deadline = started + max_duration.total_seconds() if max_duration is not None else None
     lag = pace.max_replica_lag if pace is not None else None
     if lag is not None:
-        store.replica_lag()  # where the primary's WAL is as the run starts (and the role may read it: else exit 4)
+        try:
+            store.replica_lag()  # where the primary's WAL is as the run starts (and the role may read it: else exit 4)
+        except SymfonicError as exc:
+            recorder.progress.end(recorder.done)
+            return Stopped(f"stopped: {scrub(exc.line(), location)}", exc.exit_code)
     lanes = [Lane(s, run) for s in sessions]
     for lane in lanes:
         lane.progress = _Proxy(lane, recorder.progress)

@@ -359,3 +359,21 @@ def test_jobs_on_an_erase_of_given_threads_is_a_usage_error(request):
     assert res.code == 2, res.err
     assert res.err.count("\n") == 1 and "retention sweep" in res.err
     assert _rows(backend, url) == before
+
+
+@pytest.mark.postgres
+def test_pause_and_max_rate_with_3_jobs(request, tmp_path):
+    """--pause waits after each of a session's transactions (3 sessions, a chunk of 16 threads
+    each: at least 15 pauses end to end); --max-rate counts the run's threads together (thread k
+    no sooner than (k - 1) / N s after the first)."""
+    from tests.storage.test_pace import _gaps
+
+    backend, url = _grown_store("postgres", request)
+    rate = _copy(backend, url)
+    for target, pace, least in ((url, ("--pause", "300ms"), 15 * 0.3), (rate, ("--max-rate", "10"), 47 / 10)):
+        receipt = tmp_path / f"{pace[0]}.jsonl"
+        res = run("thread", "prune", "-s", target, "--all", "--yes", "-f", "json", "--jobs", "3", "--receipt", str(receipt), *pace)
+        assert res.code == 0, res.err
+        gaps = _gaps(receipt)
+        assert len(gaps) == 47 and sum(gaps) >= least - 0.2, (pace, sum(gaps))
+        assert sum(gaps) < 47 * 0.3  # three sessions: not one after the other
