@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any
 
-from symfonic_cli.erase.steps import (
+from symfonic_cli.changes.steps import (
     INTERRUPTED,
     LAG_READ_EVERY,
     Interrupt,
@@ -38,7 +38,7 @@ from symfonic_cli.erase.steps import (
     time_limit,
     wait_for_replicas,
 )
-from symfonic_cli.erase.faults import Faults
+from symfonic_cli.changes.faults import Faults
 from symfonic_cli.errors import EXIT_INTERRUPTED, EXIT_UNEXPECTED, SymfonicError, UsageError
 from symfonic_cli.location import StoreLocation, scrub
 
