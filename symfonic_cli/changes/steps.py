@@ -52,11 +52,12 @@ class Stopped(NamedTuple):
 
 class Interrupt:
     """Ctrl-C during a run: the first asks to stop between threads, a second one stops at once
-    (KeyboardInterrupt: the thread in flight is then reported failed, its commit unknown)."""
+    (KeyboardInterrupt: the thread in flight is then reported failed, its commit unknown), unless
+    ``cut`` is False (--jobs: the sessions' threads in flight finish and are recorded)."""
 
     def __init__(self, cut: bool = True) -> None:
         self.asked = False
-        self.cut = cut  # False (--jobs): a second Ctrl-C too lets the threads in flight finish
+        self.cut = cut
         self._old: Any = None  # the SIGINT handler to put back (signal.getsignal's types)
 
     def __enter__(self) -> Interrupt:

@@ -377,3 +377,35 @@ def test_pause_and_max_rate_with_3_jobs(request, tmp_path):
         gaps = _gaps(receipt)
         assert len(gaps) == 47 and sum(gaps) >= least - 0.2, (pace, sum(gaps))
         assert sum(gaps) < 47 * 0.3  # three sessions: not one after the other
+
+
+@pytest.mark.postgres
+def test_huge_threads_go_in_pieces_with_3_jobs_as_with_one(request, tmp_path):
+    """--piece-size with --jobs 3: each session prunes its huge thread in pieces, every piece's line
+    written by the recording thread, whole; the rows left are one job's."""
+    from tests.support.prune_graphs import write_huge_thread
+
+    backend = backend_for("postgres", request)
+    url = backend.new_store(scenarios=False)
+    with backend.saver(url) as saver:
+        for i in range(6):
+            write_huge_thread(saver, steps=12, key=f"acme:_:huge-{i}")
+    three = _copy(backend, url)
+    lines = {}
+    for jobs, target in (("1", url), ("3", three)):
+        res = run("thread", "prune", "-s", target, "--all", "--yes", "-f", "json", "--piece-size", "4", "--batch-size", "2",
+                  "--receipt", str(tmp_path / f"{jobs}.jsonl"), "--jobs", jobs)
+        assert res.code == 0, res.err
+        lines[jobs] = _receipt(tmp_path / f"{jobs}.jsonl")
+    assert _rows(backend, three) == _rows(backend, url)
+
+    def pieces(recs: list[dict]) -> dict[str, list[int]]:
+        out: dict[str, list[int]] = {}
+        for r in recs:
+            if r["record"] == "piece":
+                out.setdefault(r["key"], []).append(r["piece"])
+        return out
+
+    assert pieces(lines["3"]) == pieces(lines["1"]) and len(pieces(lines["3"])) == 6
+    assert all(p == list(range(1, len(p) + 1)) and len(p) >= 2 for p in pieces(lines["3"]).values())
+    assert _threads(lines["3"]) == _threads(lines["1"]) == {f"acme:_:huge-{i}": "pruned" for i in range(6)}
