@@ -31,10 +31,11 @@ from typing import Any
 from symfonic_cli.changes.steps import (
     INTERRUPTED,
     LAG_READ_EVERY,
+    NO_TRANSACTION,
     Interrupt,
     Pace,
     Stopped,
-    _at_most_every,
+    _LagReader,
     time_limit,
     wait_for_replicas,
 )
@@ -88,7 +89,7 @@ class Lane:
     store: Store
     run: _Run
     progress: Any = None
-    started: int = 0  # threads this session has started
+    changed: bool = False  # whether this session's last thread ran a transaction (the pause comes after one)
 
     def in_main(self, call: Callable[[], Any]) -> Any:
         """``call()`` run by the recording thread (the one writer of the record); its result, or its error raised here."""
@@ -112,7 +113,8 @@ class _Run:
     closed: bool = False
     fed: bool = False  # every chunk is in the queue (or none will be: the run stops)
     lock: threading.Lock = field(default_factory=threading.Lock)
-    n: int = 0
+    n: int = 0  # threads started
+    slots: int = 0  # --max-rate's slots taken: threads that changed the store, and those in flight
     recorder: Any = None
 
     def stopped(self, stop: Stopped) -> None:
@@ -120,7 +122,18 @@ class _Run:
             if self.stop is None:  # the first reason is the run's
                 self.stop = stop
 
-    def claim(self) -> int:
+    def slot(self) -> int:
+        with self.lock:
+            self.slots += 1
+            return self.slots
+
+    def unslot(self) -> None:
+        """A thread that ran no transaction gives its --max-rate slot back."""
+        with self.lock:
+            self.slots -= 1
+
+    def number(self) -> int:
+        """The next thread's number in the run (from 1; the fault hooks count by it)."""
         with self.lock:
             self.n += 1
             return self.n
@@ -214,7 +227,7 @@ def _work(lane: Lane, run: _Run, plan: Callable[[Store, list], list], step: Step
           deadline: float | None, pace: Pace | None, max_duration: timedelta | None, location: StoreLocation) -> None:
     """One session: chunks from the queue until it is empty for good or the run stops, a thread at a time."""
     lag = pace.max_replica_lag if pace is not None else None
-    replicas = _at_most_every(lane.store.replica_lag, min(LAG_READ_EVERY, lag / 4), lag) if lag is not None else None
+    replicas = _LagReader(lane.store.replica_lag, min(LAG_READ_EVERY, lag / 4), lag) if lag is not None else None
     try:
         while run.stop is None:
             try:
@@ -244,24 +257,27 @@ def _work(lane: Lane, run: _Run, plan: Callable[[Store, list], list], step: Step
 
 
 def _one(lane: Lane, run: _Run, plan: Any, step: Step, faults: Faults, interrupt: Interrupt, started: float, deadline: float | None,
-         pace: Pace | None, replicas: Callable[[], tuple[float, str] | None] | None, max_duration: timedelta | None) -> Stopped | None:
+         pace: Pace | None, replicas: _LagReader | None, max_duration: timedelta | None) -> Stopped | None:
     """One thread on this session, with the checks ``run_threads`` makes before each (the pace, the
     replicas, Ctrl-C, the time limit); recorded by the recording thread before the next."""
-    n = run.claim()  # the thread's number in the run (the rate counts it; a stop below leaves it unused)
     if pace is not None:
-        # --pause after this session's own last transaction; --max-rate over the run's threads together
-        (pace if lane.started else pace._replace(pause=0.0)).wait_before(n, started, interrupt)
-    if replicas is not None and pace is not None and pace.max_replica_lag is not None:
-        if not wait_for_replicas(replicas, pace.max_replica_lag, interrupt, deadline, lane.progress):
-            return time_limit(max_duration)
+        # --pause after this session's own last change; --max-rate over the run's changing threads together
+        # (a slot given back by a thread that changed nothing is not taken again: the rate is never passed)
+        pace.wait_before(run.slot(), started, interrupt, after_change=lane.changed)
+    if replicas is not None and not wait_for_replicas(replicas, replicas.limit, interrupt, deadline, lane.progress):
+        return time_limit(max_duration)
     if interrupt.asked:
         return Stopped(INTERRUPTED, EXIT_INTERRUPTED)
     if deadline is not None and time.monotonic() >= deadline:
         return time_limit(max_duration)
     if run.stop is not None:
         return None
-    lane.started += 1
-    result, stop = step(plan, n)
+    result, stop = step(plan, run.number())
+    lane.changed = result.status not in NO_TRANSACTION
+    if pace is not None and not lane.changed:
+        run.unslot()
+    if replicas is not None and lane.changed:
+        replicas.stamp()  # the WAL position the commit reached, timed now
     recorder = run.recorder
 
     def record() -> Stopped | None:
