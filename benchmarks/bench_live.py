@@ -14,8 +14,9 @@ Stores: short chats (3 turns through the real agent graph, 10 to 11 checkpoints 
 threads written by the graph and its saver, grown N/BASE-fold with ``INSERT ... SELECT`` (the copies'
 thread ids get a suffix; every other byte is the real rows', checked), cached in benchmarks/out.
 Both arms then hold the same rows (checked). Medians of ``--repeat`` runs, the arms in turn.
-Run: ``python benchmarks/bench_live.py [--threads 20000] [--pg-threads 4000] [--repeat 3] [--no-postgres] [--one-pass]``
-(``--one-pass``, for 200,000 threads: one run an arm, the safety run measured for peak RSS and lock waits too).
+Run: ``python benchmarks/bench_live.py [--threads 20000] [--pg-threads 4000] [--repeat 3] [--no-postgres] [--one-pass] [--jobs N]``
+(``--one-pass``, for 200,000 threads: one run an arm, the safety run measured for peak RSS and lock waits too;
+``--jobs N``: on PostgreSQL the safety run with one job against N, each probed and measured, instead of the bare arm).
 """
 
 from __future__ import annotations
@@ -171,6 +172,35 @@ def _measure(threads: int, repeat: int, one_pass: bool, *, grown: Any, tenth: An
           "(--lock-timeout 5 s)")
 
 
+def _measure_jobs(jobs: int, repeat: int, *, grown: Any, fresh: Callable[[Any, str], Any], done: Callable[[Any], None],
+                  digest: Callable[[Any], Any], args: Callable[[Any, str], list[str]],
+                  prober: Callable[[Any], tuple[Any, Callable[[], float]]], probe_words: str) -> None:
+    """``--jobs`` (issue #45): the safety run with one job and with ``jobs``, in turn on fresh
+    copies, each probed by another session and measured for peak RSS; the rows left compared."""
+    runs: dict[int, list[tuple[float, float, int, int]]] = {1: [], jobs: []}
+    for r in range(repeat):
+        digests = {}
+        for arm in ([1, jobs] if r % 2 == 0 else [jobs, 1]):
+            target = fresh(grown, f"jobs{arm}")
+            probe, take = prober(target)
+            try:
+                runs[arm].append(_with_prober([*args(target, "safety"), "--jobs", str(arm)], take, peak=True))
+            finally:
+                probe.close()
+            digests[arm] = digest(target)
+            done(target)
+            took, longest, n, rss = runs[arm][-1]
+            print(f"  --jobs {arm}: {took:.1f} s, peak RSS {rss / 1024:.0f} MiB, {n:,} {probe_words}, the longest waited "
+                  f"{longest * 1000:.0f} ms", flush=True)
+        if digests[1] != digests[jobs]:
+            raise SystemExit("--jobs 1 and --jobs N left different rows")
+    one, many = (_median([x[0] for x in runs[a]]) for a in (1, jobs))
+    print(f"  prune --all --keep 1 --jobs {jobs}: {many:.1f} s against --jobs 1 {one:.1f} s, {one / many:.2f}x faster; peak RSS "
+          f"{max(x[3] for x in runs[jobs]) / 1024:.0f} MiB against {max(x[3] for x in runs[1]) / 1024:.0f} MiB; the longest wait of "
+          f"another session {max(x[1] for x in runs[jobs]) * 1000:.0f} ms against {max(x[1] for x in runs[1]) * 1000:.0f} ms; "
+          "same rows: yes")
+
+
 def bench_sqlite(threads: int, repeat: int, work: Path, one_pass: bool = False) -> None:
     base = sqlite_base()
     grown = grow(base, stores.OUT / "sqlite" / f"live-grown-{threads}.db", threads)
@@ -219,7 +249,7 @@ def _pg_grown(server, src: str, threads: int) -> str:
                            lambda url: _grow_pg(url, factor), template=src)
 
 
-def bench_postgres(threads: int, repeat: int, one_pass: bool = False) -> None:
+def bench_postgres(threads: int, repeat: int, one_pass: bool = False, jobs: int = 1) -> None:
     import psycopg
 
     from benchmarks import pg
@@ -230,7 +260,8 @@ def bench_postgres(threads: int, repeat: int, one_pass: bool = False) -> None:
         return
     try:
         base = _pg_base(server)
-        grown, tenth = _pg_grown(server, base, threads), _pg_grown(server, base, threads // 10)
+        grown = _pg_grown(server, base, threads)
+        tenth = _pg_grown(server, base, threads // 10) if jobs == 1 else grown
 
         def fresh(template: str, name: str) -> str:
             db = f"bench_live_{name}"
@@ -259,9 +290,13 @@ def bench_postgres(threads: int, repeat: int, one_pass: bool = False) -> None:
         def args(url: str, arm: str) -> list[str]:
             return ["thread", "prune", "-s", url, *PRUNE[2:], *(["--max-replica-lag", "10s"] if arm == "safety" else [])]
 
+        probe_words = "SELECT ... FOR UPDATE of a random thread's checkpoints by another session"
+        if jobs > 1:
+            _measure_jobs(jobs, 1 if one_pass else repeat, grown=grown, fresh=fresh, done=lambda url: None, digest=_pg_digest,
+                          args=args, prober=prober, probe_words=probe_words)
+            return
         _measure(threads, repeat, one_pass, grown=grown, tenth=tenth, fresh=fresh, done=lambda url: None, digest=_pg_digest,
-                 args=args, prober=prober, safety_words=" (with --max-replica-lag 10s)",
-                 probe_words="SELECT ... FOR UPDATE of a random thread's checkpoints by another session")
+                 args=args, prober=prober, safety_words=" (with --max-replica-lag 10s)", probe_words=probe_words)
     finally:
         server.stop()
 
@@ -275,13 +310,15 @@ def main() -> None:
     ap.add_argument("--no-sqlite", action="store_true")
     ap.add_argument("--one-pass", action="store_true",
                     help="at scale: one bare run and one safety run that also gives the peak RSS and the lock waits")
+    ap.add_argument("--jobs", type=int, default=1,
+                    help="PostgreSQL: the safety run with --jobs 1 against --jobs N (time, peak RSS, another session's longest wait)")
     args = ap.parse_args()
     work = Path(tempfile.mkdtemp(prefix="symfonic-bench-live-", dir=str(stores.OUT)))
     try:
         if not args.no_sqlite:
             bench_sqlite(args.threads, args.repeat, work, args.one_pass)
         if not args.no_postgres:
-            bench_postgres(args.pg_threads, args.repeat, args.one_pass)
+            bench_postgres(args.pg_threads, args.repeat, args.one_pass, args.jobs)
     finally:
         shutil.rmtree(work, ignore_errors=True)
 

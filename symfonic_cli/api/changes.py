@@ -145,6 +145,7 @@ def erase(
     pause: str | None = None,
     max_rate: float | None = None,
     max_replica_lag: str | None = None,
+    jobs: int = 1,
     on_thread: Callable[[Any], None] | None = None,
     **options,
 ) -> RunResult:
@@ -166,7 +167,7 @@ def erase(
         grace=grace if isinstance(grace, timedelta) else parse_duration(grace, option="grace", bare_unit="m"), receipt_path=receipt,
         operator=operator, ticket=ticket, missing_ok=missing_ok, batch_size=batch_size, lock_timeout=float(lock_timeout),
         wait=_flag(wait, "wait"), max_duration=_max_duration(max_duration),
-        pace=pace_of(pause, max_rate, cli=False, max_replica_lag=max_replica_lag),
+        pace=pace_of(pause, max_rate, cli=False, max_replica_lag=max_replica_lag), jobs=jobs,
     )
     return _run("erase", request, _erase, on_thread=on_thread)
 
@@ -282,6 +283,7 @@ def prune(
     pause: str | None = None,
     max_rate: float | None = None,
     max_replica_lag: str | None = None,
+    jobs: int = 1,
     on_thread: Callable[[Any], None] | None = None,
     **options,
 ) -> RunResult:
@@ -310,7 +312,7 @@ def prune(
         compact=compact, receipt_path=receipt, operator=operator, ticket=ticket, missing_ok=missing_ok,
         batch_size=batch_size, lock_timeout=float(lock_timeout), wait=_flag(wait, "wait"),
         keep_branches=_flag(keep_branches, "keep_branches"), piece_size=piece_size, max_duration=_max_duration(max_duration),
-        pace=pace_of(pause, max_rate, cli=False, max_replica_lag=max_replica_lag),
+        pace=pace_of(pause, max_rate, cli=False, max_replica_lag=max_replica_lag), jobs=jobs,
     )
     return _run("prune", request, _prune, on_thread=on_thread)
 

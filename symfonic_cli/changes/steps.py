@@ -53,10 +53,12 @@ class Stopped(NamedTuple):
 
 class Interrupt:
     """Ctrl-C during a run: the first asks to stop between threads, a second one stops at once
-    (KeyboardInterrupt: the thread in flight is then reported failed, its commit unknown)."""
+    (KeyboardInterrupt: the thread in flight is then reported failed, its commit unknown), unless
+    ``cut`` is False (--jobs: the sessions' threads in flight finish and are recorded)."""
 
-    def __init__(self) -> None:
+    def __init__(self, cut: bool = True) -> None:
         self.asked = False
+        self.cut = cut
         self._old: Any = None  # the SIGINT handler to put back (signal.getsignal's types)
 
     def __enter__(self) -> Interrupt:
@@ -66,7 +68,7 @@ class Interrupt:
         return self
 
     def _handle(self, signum: int, frame: FrameType | None) -> None:
-        if self.asked:
+        if self.asked and self.cut:
             raise KeyboardInterrupt
         self.asked = True
 

@@ -15,6 +15,7 @@ from symfonic_cli.cli.options import (
     LockTimeoutOpt,
     MaxDurationOpt,
     MaxRateOpt,
+    JobsOpt,
     MaxReplicaLagOpt,
     PauseOpt,
     FormatOpt,
@@ -74,6 +75,7 @@ def erase(
     pause: PauseOpt = None,
     max_rate: MaxRateOpt = None,
     max_replica_lag: MaxReplicaLagOpt = None,
+    jobs: JobsOpt = 1,
 ) -> None:
     """Erase threads (every checkpoint, namespace and write, plus declared extra tables), one transaction per thread.
 
@@ -116,6 +118,7 @@ def erase(
         wait=wait,
         max_duration=max_duration_of(max_duration),
         pace=pace_of(pause, max_rate, max_replica_lag),
+        jobs=jobs,
     )
     # The plan, the typed confirmation on this terminal, each thread: rendered as the run tells them.
     rendered(lambda: run(request, env, TextReport(env, out_format)), out_format, env)

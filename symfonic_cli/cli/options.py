@@ -9,7 +9,7 @@ from typing import Annotated, Any, List, Optional
 import typer
 
 from symfonic_cli.cli import optionspec
-from symfonic_cli.cli.common import MAX_BATCH, MAX_COUNT
+from symfonic_cli.cli.common import MAX_BATCH, MAX_COUNT, MAX_JOBS
 from symfonic_cli.environment import Environment
 from symfonic_cli.limits import DEFAULT_LOCK_TIMEOUT, DEFAULT_PIECE, MAX_LOCK_TIMEOUT, MAX_PIECE, MAX_RATE, MIN_LOCK_TIMEOUT
 
@@ -128,6 +128,12 @@ def pace_of(pause: str | None, max_rate: float | None, max_replica_lag: str | No
     return library_pace(pause, max_rate, cli=True, max_replica_lag=max_replica_lag)
 
 
+JobsOpt = Annotated[
+    int,
+    typer.Option("--jobs", "-j", min=1, max=MAX_JOBS,
+                 help=f"PostgreSQL, MongoDB: N sessions take the threads, each thread still one transaction, under the one run lock "
+                      f"(1 to {MAX_JOBS}; default 1)."),
+]
 PieceSizeOpt = Annotated[
     int,
     typer.Option("--piece-size", min=1, max=MAX_PIECE,

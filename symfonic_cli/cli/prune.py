@@ -16,6 +16,7 @@ from symfonic_cli.cli.options import (
     LockTimeoutOpt,
     MaxDurationOpt,
     MaxRateOpt,
+    JobsOpt,
     MaxReplicaLagOpt,
     PauseOpt,
     PieceSizeOpt,
@@ -71,6 +72,7 @@ def prune(
     max_replica_lag: MaxReplicaLagOpt = None,
     keep_branches: Annotated[bool, typer.Option("--keep-branches", help="Also keep the head of every branch of a forked thread (LangGraph time travel): a checkpoint no other checkpoint names as parent.")] = False,
     piece_size: PieceSizeOpt = DEFAULT_PIECE,
+    jobs: JobsOpt = 1,
 ) -> None:
     """Delete old checkpoints (with their writes, and the blobs no kept checkpoint uses), keeping the
     latest N of every namespace: exactly what LangGraph's PostgresSaver.prune keeps with --keep 1.
@@ -108,5 +110,5 @@ def prune(
         receipt_path=receipt, operator=operator, ticket=ticket, missing_ok=missing_ok, batch_size=batch_size,
         lock_timeout=lock_timeout, wait=wait, keep_branches=keep_branches, piece_size=piece_size,
         max_duration=max_duration_of(max_duration),
-        pace=pace_of(pause, max_rate, max_replica_lag),
+        pace=pace_of(pause, max_rate, max_replica_lag), jobs=jobs,
     ), env, TextReport(env, out_format)), out_format, env)  # the plan, the typed confirmation on this terminal, each thread

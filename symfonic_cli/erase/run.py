@@ -18,6 +18,7 @@ from typing import Any
 from symfonic_cli.environment import Environment
 from symfonic_cli.changes import plan as ep
 from symfonic_cli.changes.faults import Faults
+from symfonic_cli.changes.jobs import check_jobs
 from symfonic_cli.erase.extra import parse_extra
 from symfonic_cli.changes.report import Confirmation, Report, RequestView
 from symfonic_cli.changes.result import EraseOutcome, carry_outcome
@@ -60,6 +61,7 @@ class EraseRequest:
     wait: bool = False  # another erase or prune runs on the store: wait for it (else StoreLocked, exit 10)
     max_duration: timedelta | None = None  # stop between two threads once this long has passed (exit 11)
     pace: Pace | None = None  # --pause, --max-rate: waits between the threads' transactions
+    jobs: int = 1  # a retention sweep's sessions (changes/jobs.py); more than one on a database server only
 
 
 def run(req: EraseRequest, environment: Environment | None = None, report: Report | None = None) -> EraseOutcome | None:
@@ -74,6 +76,7 @@ def run(req: EraseRequest, environment: Environment | None = None, report: Repor
     env = environment or Environment()
     report = report or Report()
     check_replicas(req.pace, req.location)
+    check_jobs(req.jobs, req.location, sweep=req.selection.window is not None)
     if req.selection.window is not None:
         # A retention sweep can select any number of threads: streamed, batch by batch.
         from symfonic_cli.erase.sweep import run_sweep

@@ -21,6 +21,7 @@ from typing import Any
 from symfonic_cli.environment import Environment
 from symfonic_cli.changes import plan as ep
 from symfonic_cli.changes.faults import Faults
+from symfonic_cli.changes.jobs import close_sessions, open_sessions, run_jobs
 from symfonic_cli.erase.extra import parse_extra
 from symfonic_cli.changes.report import Confirmation, Report, SweepView
 from symfonic_cli.changes.records import Recorder, new_header, open_receipt, store_name
@@ -52,6 +53,7 @@ def run_sweep(req, env: Environment, report: Report) -> EraseOutcome | None:
     batch = req.batch_size or DEFAULT_BATCH
     receipt_file = open_receipt(req.receipt_path, dry_run=req.dry_run, store=req.location)
     recorder = None
+    sessions: list = []
     try:
         store = open_store(req.location, writable=not req.dry_run, **req.options)
         report.opened(store)
@@ -61,6 +63,8 @@ def run_sweep(req, env: Environment, report: Report) -> EraseOutcome | None:
             notes = store.erase_prepare(extra, dry_run=req.dry_run)
             if not req.dry_run:  # one run per store, held until the store is closed
                 hold_run_lock(store, "erase", wait=req.wait, location=req.location, told=report.waiting)
+                if req.jobs > 1:
+                    sessions = open_sessions(req.jobs, req.location, req.options, req.lock_timeout, lambda s: s.erase_prepare(extra))
             total = store.window_count(**window)  # counted in the database
             # Threads no time window can judge: never selected, counted apart in the plan.
             undatable = store.window_undatable(tenant=sel.tenant, sub_tenant=sel.sub_tenant)
@@ -84,16 +88,25 @@ def run_sweep(req, env: Environment, report: Report) -> EraseOutcome | None:
             faults = Faults.from_env(report)
             idle_before = sel.window.last_before  # re-checked inside each thread's transaction
 
-            def step(plan: ep.ThreadErasePlan, n: int):
-                return erase_step(store, plan, extra, location=req.location, now=now, grace=req.grace,
-                                  between=faults.between(n, plan.rows), idle_before=idle_before)
+            def step_on(s: Store):
+                def step(plan: ep.ThreadErasePlan, n: int):
+                    return erase_step(s, plan, extra, location=req.location, now=now, grace=req.grace,
+                                      between=faults.between(n, plan.rows), idle_before=idle_before)
+                return step
 
-            stop = run_threads(_pages(store, window, extra, first, batch, total), step, recorder, faults, location=req.location,
-                               max_duration=req.max_duration, pace=req.pace,
-                               replicas=store.replica_lag)
+            if sessions:  # each session plans the keys it takes; the first page is planned already
+                stop = run_jobs(_pages(store, window, extra, first, batch, total, planned=False),
+                                lambda s, page: page if not isinstance(page[0], str) else s.erase_plans(page, extra),
+                                lambda lane: step_on(lane.store), recorder, faults, jobs=req.jobs, sessions=sessions, store=store,
+                                location=req.location, max_duration=req.max_duration, pace=req.pace)
+            else:
+                stop = run_threads(_pages(store, window, extra, first, batch, total), step_on(store), recorder, faults,
+                                   location=req.location, max_duration=req.max_duration, pace=req.pace,
+                                   replicas=store.replica_lag)
             stop = finish(lambda: store.erase_finish(vacuum=req.vacuum), req.location, notes, stop,
                           wait=req.wait, told=report.waiting, erased=recorder.counts[ep.ERASED] + recorder.counts[ep.FAILED] > 0)
         finally:
+            close_sessions(sessions)
             store.close()
         summary = {**_summary(recorder, stop), "undatable": undatable}
         tail: dict[str, Any] = {"summary": summary, "interrupted": bool(stop and stop.exit_code == EXIT_INTERRUPTED)}
@@ -130,18 +143,20 @@ def _check(stop, recorder: Recorder, summary: dict[str, int], total: int) -> Non
         raise busy_error(summary["busy"], "erased")
 
 
-def _pages(store: Store, window, extra, first: list, batch: int, total: int):
+def _pages(store: Store, window, extra, first: list, batch: int, total: int, planned: bool = True):
     """The first page, then the next ones by key (keyset pagination), never more than counted
     and confirmed (a thread cannot become idle after a cut-off fixed in the past, but a restored
-    backup could add old ones)."""
-    plans, done = first, 0
-    while plans:
-        yield plans
-        done += len(plans)
-        if done >= total or len(plans) < batch:
+    backup could add old ones). Not ``planned``: the next pages as keys, for the sessions to plan."""
+    page: list = first
+    done = 0
+    while page:
+        yield page
+        done += len(page)
+        if done >= total or len(page) < batch:
             return
-        keys = store.window_keys(**window, after=plans[-1].key, limit=min(batch, total - done))
-        plans = store.erase_plans(keys, extra)
+        last = page[-1] if isinstance(page[-1], str) else page[-1].key
+        keys = store.window_keys(**window, after=last, limit=min(batch, total - done))
+        page = store.erase_plans(keys, extra) if planned else keys
 
 
 def _summary(recorder: Recorder, stop) -> dict[str, int]:

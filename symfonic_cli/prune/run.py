@@ -20,6 +20,7 @@ from symfonic_cli import __version__
 from symfonic_cli.environment import Environment
 from symfonic_cli.changes import plan as ep
 from symfonic_cli.changes.faults import Faults
+from symfonic_cli.changes.jobs import check_jobs, close_sessions, open_sessions, run_jobs
 from symfonic_cli.changes.records import RunRecord, default_operator, open_receipt, store_name
 from symfonic_cli.changes.steps import DEFAULT_BATCH, Pace, Stopped, busy_error, check_replicas, hold_run_lock, run_threads
 from symfonic_cli.changes.result import EraseOutcome, carry_outcome
@@ -34,6 +35,7 @@ from symfonic_cli.prune import records as pr
 # typing.TYPE_CHECKING without importing typing.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from symfonic_cli.changes.jobs import Lane
     from symfonic_cli.stores.protocol import Store
 
 SAMPLE = 10  # threads a plan of many shows
@@ -60,6 +62,7 @@ class PruneRequest:
     pace: Pace | None = None  # --pause, --max-rate: waits between the threads' transactions
     keep_branches: bool = False  # also keep the head of every branch (a checkpoint no other names as parent)
     piece_size: int = DEFAULT_PIECE  # checkpoints one transaction deletes at most: a huge thread goes in pieces
+    jobs: int = 1  # sessions taking the threads (changes/jobs.py); more than one on a database server only
 
 
 class _Keys:
@@ -103,12 +106,14 @@ def run(req: PruneRequest, environment: Environment | None = None, report: Repor
     env = environment or Environment()
     report = report or Report()
     check_replicas(req.pace, req.location)
+    check_jobs(req.jobs, req.location)
     now = datetime.now(timezone.utc)
     newer_than = now - req.older_than if req.older_than is not None else None
     name = store_name(req.location)
     receipt_file = open_receipt(req.receipt_path, dry_run=req.dry_run, store=req.location)  # checked before anything is deleted
     rec = None
     stop: Stopped | None = None
+    sessions: list = []
     try:
         store = open_store(req.location, writable=not req.dry_run, **req.options)
         try:
@@ -117,6 +122,8 @@ def run(req: PruneRequest, environment: Environment | None = None, report: Repor
             notes = store.prune_prepare(dry_run=req.dry_run)  # exit 4 here, before any plan or delete
             if not req.dry_run:  # one run per store, held until the store is closed
                 hold_run_lock(store, "prune", wait=req.wait, location=req.location, told=report.waiting)
+            if req.jobs > 1 and not req.dry_run:  # a dry run reads in one session
+                sessions = open_sessions(req.jobs, req.location, req.options, req.lock_timeout, lambda s: s.prune_prepare())
             if req.compact:
                 notes += store.compact_check()
             keys = _Keys(store, req.selection, req.batch_size or DEFAULT_BATCH)
@@ -143,15 +150,24 @@ def run(req: PruneRequest, environment: Environment | None = None, report: Repor
             rec = PruneRecorder(env, report, req, header, receipt_file, keys.total, store)
             rec.start(threads_planned=keys.total)
             faults = Faults.from_env(report)
-            step = _step(store, req, newer_than, faults, rec.between(faults))
-            # The plans the deletes are compared with; the transcript times were the shown plan's.
-            pages = (store.prune_plans(p, keep=req.keep, newer_than=newer_than, keep_branches=req.keep_branches, times=False) for p in keys.pages())
-            stop = run_threads(pages, step, rec, faults, location=req.location, max_duration=req.max_duration, pace=req.pace,
-                               replicas=store.replica_lag)
+
+            def plans_of(s: Store, page: list[str]) -> list:
+                # The plans the deletes are compared with; the transcript times were the shown plan's.
+                return s.prune_plans(page, keep=req.keep, newer_than=newer_than, keep_branches=req.keep_branches, times=False)
+
+            if sessions:
+                stop = run_jobs(keys.pages(), plans_of, lambda lane: _step(lane.store, req, newer_than, faults, rec.between(faults, lane)),
+                                rec, faults, jobs=req.jobs, sessions=sessions, store=store, location=req.location,
+                                max_duration=req.max_duration, pace=req.pace)
+            else:
+                step = _step(store, req, newer_than, faults, rec.between(faults))
+                stop = run_threads((plans_of(store, p) for p in keys.pages()), step, rec, faults, location=req.location,
+                                   max_duration=req.max_duration, pace=req.pace, replicas=store.replica_lag)
             compact = None
             if req.compact and stop is None:
                 compact = _compact(store, req, notes)
         finally:
+            close_sessions(sessions)
             store.close()
         tail: dict[str, Any] = {"summary": rec.summary(stop), "interrupted": bool(stop and stop.exit_code == EXIT_INTERRUPTED)}
         if stop is not None:
@@ -287,9 +303,10 @@ class PruneRecorder(RunRecord):
                 self.missing_message = not_found_message(result.key, self.req.location.display, Suggester(self.store))
         return self._record(entry, result)
 
-    def between(self, faults: Faults):
+    def between(self, faults: Faults, lane: Lane | None = None):
         """What runs between two pieces of a huge thread: the piece's receipt line (on disk before
-        the next piece), the tests' fault hook, the pace's pause, the wait for lagging replicas."""
+        the next piece), the tests' fault hook, the pace's pause, the wait for lagging replicas.
+        With ``lane`` (--jobs): the session's own replicas' reads, the line written by the recording thread."""
         import time
 
         from symfonic_cli.changes.receipt_file import ReceiptWriteError
@@ -298,7 +315,7 @@ class PruneRecorder(RunRecord):
         limit = self.req.max_duration
         deadline = time.monotonic() + limit.total_seconds() if limit is not None else None
 
-        def between(key: str, n: int, deleted: dict[str, int], detached: int, left: int) -> None:
+        def piece_line(key: str, n: int, deleted: dict[str, int], detached: int, left: int) -> None:
             from symfonic_cli.clock import iso_utc
 
             if self.receipt_file is not None and self.file_ok:
@@ -309,11 +326,18 @@ class PruneRecorder(RunRecord):
                 except ReceiptWriteError as exc:
                     raise StoreError(f"{exc}; stopped between two pieces") from None
             faults.after_piece(n)
+
+        def between(key: str, n: int, deleted: dict[str, int], detached: int, left: int) -> None:
+            if lane is None:
+                piece_line(key, n, deleted, detached, left)
+            else:
+                lane.in_main(lambda: piece_line(key, n, deleted, detached, left))
             pace = self.req.pace
             if pace is not None and pace.pause:
                 time.sleep(pace.pause)
             if pace is not None and pace.max_replica_lag is not None:  # up to the time limit: the run stops between threads
-                wait_for_replicas(self.store.replica_lag, pace.max_replica_lag, None, deadline, self.progress)
+                store, progress = (self.store, self.progress) if lane is None else (lane.store, lane.progress)
+                wait_for_replicas(store.replica_lag, pace.max_replica_lag, None, deadline, progress)
 
         return between
 

@@ -36,7 +36,8 @@ def _records(receipt) -> list[dict[str, Any]]:
     return [json.loads(x) for x in receipt.read_text().splitlines()] if receipt.exists() else []
 
 
-def test_a_paused_standby_holds_the_prune_until_the_time_limit_and_the_same_command_then_finishes(pg_standby, request, tmp_path):
+@pytest.mark.parametrize("jobs", ["1", "3"])  # --jobs 3: each session waits before its transactions
+def test_a_paused_standby_holds_the_prune_until_the_time_limit_and_the_same_command_then_finishes(jobs, pg_standby, request, tmp_path):
     backend = backend_for("postgres", request)
     url = _store(backend)
     pg_standby.caught_up()
@@ -46,7 +47,7 @@ def test_a_paused_standby_holds_the_prune_until_the_time_limit_and_the_same_comm
     try:
         receipt = tmp_path / "r.jsonl"
         args = ("thread", "prune", "-s", url, "--all", "--yes", "-f", "json", "--receipt", str(receipt), "--pause", "300ms",
-                "--max-replica-lag", "1s")
+                "--max-replica-lag", "1s", "--jobs", jobs, "--batch-size", "4")
         started = time.monotonic()
         res = run(*args, "--max-duration", "6s")
         took = time.monotonic() - started
