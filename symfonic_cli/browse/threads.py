@@ -275,7 +275,9 @@ class FilterScreen(ModalScreen[Filters | None]):
     DEFAULT_CSS = """
     FilterScreen { align: center middle; }
     FilterScreen > Vertical { width: 64; height: auto; border: round $primary; background: $surface; padding: 0 1; }
-    FilterScreen Input { margin: 0 0 1 0; border: none; height: 1; padding: 0 1; }
+    /* :focus too: Input's own focus style (a tall border) is more specific and would leave a
+       one-row field only its borders, hiding what is typed. */
+    FilterScreen Input, FilterScreen Input:focus { margin: 0 0 1 0; border: none; height: 1; padding: 0 1; }
     """
     FIELDS = (("tenant", "tenant"), ("sub_tenant", "sub-tenant (needs a tenant)"),
               ("status", f"status: {listed(STATUSES)} (a comma list)"),
