@@ -13,7 +13,7 @@ from textual.screen import Screen
 from textual.widget import Widget
 from textual.widgets import Static
 
-from symfonic_cli.browse.text import inline, plain
+from symfonic_cli.browse.text import ERROR_STYLE, inline, plain
 from symfonic_cli.errors import SymfonicError
 
 if TYPE_CHECKING:
@@ -178,7 +178,7 @@ class BrowseScreen(Screen[None]):
             pass  # the app has ended meanwhile
 
     def _failed(self, line: str) -> None:
-        self.note(plain(("error: ", "bold red"), inline(line)))
+        self.note(plain(("error: ", ERROR_STYLE), inline(line)))
         self.app.notify(inline(line), severity="error", markup=False)
 
 

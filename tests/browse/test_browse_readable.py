@@ -74,11 +74,81 @@ def test_the_focused_filter_field_shows_what_is_typed(demo_master, size, mode, t
         store.close()
 
 
+# The screens these tests read, as snapshots: what is typed in the filter form, and the failed
+# thread (the listing's first row) in the listing and in its run state.
+SCREENS = {"filter-typed": TO_STATUS, "threads": (), "state-error": ("s",)}
+
+
 @pytest.mark.parametrize("size", SIZES, ids=list(SIZES))
 @pytest.mark.parametrize("mode", MODES)
-def test_the_filter_form_snapshot(snap_compare, demo_master, size, mode, tmp_path, monkeypatch):
+@pytest.mark.parametrize("screen", SCREENS)
+def test_snapshots(snap_compare, demo_master, screen, size, mode, tmp_path, monkeypatch):
     store, app = _app(demo_master, tmp_path, monkeypatch, mode)
     try:
-        assert snap_compare(app, terminal_size=SIZES[size], run_before=lambda pilot: _press(pilot, TO_STATUS))
+        assert snap_compare(app, terminal_size=SIZES[size], run_before=lambda pilot: _press(pilot, SCREENS[screen]))
     finally:
         store.close()
+
+
+def _luminance(rgb: tuple[int, int, int]) -> float:
+    """WCAG 2's relative luminance of an sRGB colour."""
+    def linear(c: int) -> float:
+        s = c / 255
+        return s / 12.92 if s <= 0.04045 else ((s + 0.055) / 1.055) ** 2.4
+
+    r, g, b = (linear(c) for c in rgb)
+    return 0.2126 * r + 0.7152 * g + 0.0722 * b
+
+
+def contrast(a: tuple[int, int, int], b: tuple[int, int, int]) -> float:
+    """WCAG 2's contrast ratio of two colours (1 to 21)."""
+    high, low = sorted((_luminance(a), _luminance(b)), reverse=True)
+    return (high + 0.05) / (low + 0.05)
+
+
+def _drawn_colours(app: Any, word: str, after: str = "") -> list[tuple[tuple[int, int, int], tuple[int, int, int]]]:
+    """(text colour, background) of the first cell of ``word`` on every line where it follows
+    ``after``, as drawn after Textual's filters (NO_COLOR's monochrome among them), reverse applied."""
+    out = []
+    for line in app.screen._compositor.render_full_update().strips:
+        segments = [segment for strip in line for segment in strip]
+        text = "".join(s.text for s in segments)
+        if after not in text or word not in text[text.find(after) + len(after):]:
+            continue
+        cell, at = text.find(word, text.find(after) + len(after)), 0
+        for segment in segments:
+            if at <= cell < at + len(segment.text):
+                style = segment.style
+                assert style is not None and style.color is not None and style.bgcolor is not None, segment
+                fg, bg = tuple(style.color.get_truecolor()), tuple(style.bgcolor.get_truecolor())
+                out.append((bg, fg) if style.reverse else (fg, bg))
+                break
+            at += len(segment.text)
+    return out  # type: ignore[return-value]
+
+
+@pytest.mark.parametrize("size", SIZES, ids=list(SIZES))
+@pytest.mark.parametrize("mode", MODES)
+def test_error_reads_at_4_5_to_1(demo_master, size, mode, tmp_path, monkeypatch):
+    store, app = _app(demo_master, tmp_path, monkeypatch, mode)
+    ratios: dict[str, list[float]] = {}
+
+    async def drive() -> None:
+        async with app.run_test(size=SIZES[size]) as pilot:
+            await _press(pilot, ())
+            # The demo's listing starts with the failed thread: its status cell off the cursor's row,
+            # then its run state (s): the status line and the "error in <node>" heading.
+            await pilot.press("down")
+            await settle(pilot)
+            ratios["listing"] = [contrast(*c) for c in _drawn_colours(app, "error ", after="globex:apac:s-102")]
+            await pilot.press("up", "s")
+            await settle(pilot)
+            ratios["heading"] = [contrast(*c) for c in _drawn_colours(app, "error in ")]
+            ratios["status"] = [contrast(*c) for c in _drawn_colours(app, "error", after="status ")]
+
+    try:
+        asyncio.run(drive())
+    finally:
+        store.close()
+    assert all(ratios.values()), ratios  # each place was found on the screen
+    assert all(r >= 4.5 for found in ratios.values() for r in found), ratios
