@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.docpages import GUIDES, README, ROOT, command_lines, interactive, prepare
+from tests.support.docpages import GUIDES, README, ROOT, command_lines, interactive, prepare, shown_text
 
 
 def _run_page(path: Path, tmp_path: Path) -> list[str]:
@@ -33,6 +33,9 @@ def _run_page(path: Path, tmp_path: Path) -> list[str]:
         )
         if done.returncode != expected or "Traceback" in done.stderr:
             failures.append(f"{line!r}: exit {done.returncode} (expected {expected}): {done.stderr.strip()[-400:]}")
+        promised = shown_text(line)
+        if promised is not None and promised not in done.stdout:
+            failures.append(f"{line!r}: does not show {promised!r}: {done.stdout.strip()[-400:]}")
     return failures
 
 
@@ -146,4 +149,21 @@ def test_command_lines_reader_reads_what_it_should():
         assert command_lines(tmp) == [("symfonic threads list    --store demo.db  # exit 3", 3)]
     finally:
         tmp.unlink()
+    assert shown_text('symfonic thread show --store demo.db K  # it shows "approve the refund"') == "approve the refund"
+    assert shown_text("symfonic thread show --store demo.db K  # exit 3") is None
     assert page.exists()
+
+
+def test_the_refund_story_reads_the_refund_thread(demo_store):
+    """The guides answering "the bot promised me a refund for order 1042" read the thread their
+    search finds first, and say what it shows (``# shows``, checked where the pages run)."""
+    import json
+
+    found = subprocess.run([sys.executable, "-m", "symfonic_cli", "threads", "search", "--store", str(demo_store),
+                            "order 1042", "-f", "json"], capture_output=True, text=True, check=True)
+    first = json.loads(found.stdout)[0]["key"]
+    for name in ("customer-says", "browse"):
+        lines = [line for line, _ in command_lines(ROOT / "docs" / "guide" / f"{name}.md")]
+        assert any(shown_text(line) == "I can refund 42 EUR" for line in lines), name
+        keys = {key for line in lines for key in re.findall(r"\b(?:acme|globex):[\w-]+:[\w-]+", line)}
+        assert keys == {first}, (name, first, keys)

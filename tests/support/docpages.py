@@ -17,6 +17,9 @@ EXPECT = re.compile(r"#\s*exit (\d+)\s*$")
 # A line for a command a person uses with the keyboard (a full-screen view): started on a terminal,
 # drawn, left with `q` (docs/testing.md).
 INTERACTIVE = re.compile(r"#\s*interactive\b")
+# A line whose comment quotes what it shows (`# shows "I can refund 42 EUR"`): the story the page
+# tells leads to the output that holds it (a guide that reads the wrong thread fails).
+SHOWS = re.compile(r'#.*\bshows "([^"]+)"')
 AES_KEY = b"guide-key-of-32-bytes-for-aes256"
 
 
@@ -39,6 +42,12 @@ def command_lines(path: Path) -> list[tuple[str, int]]:
 
 def interactive(line: str) -> bool:
     return bool(INTERACTIVE.search(line))
+
+
+def shown_text(line: str) -> str | None:
+    """The text a line's ``# shows "..."`` comment promises its output holds; None when it has none."""
+    match = SHOWS.search(line)
+    return match.group(1) if match else None
 
 
 def encrypted_demo(folder: Path) -> None:
