@@ -68,7 +68,9 @@ class RefusedCalls:
 
 
 def build_server(reader: Reader) -> MCPServer:
-    server = MCPServer("symfonic", instructions=INSTRUCTIONS, log_level="WARNING", middleware=[RefusedCalls(reader)])
+    from symfonic_cli import __version__
+
+    server = MCPServer("symfonic", version=__version__, instructions=INSTRUCTIONS, log_level="WARNING", middleware=[RefusedCalls(reader)])
 
     # The reads run in a worker thread, off the event loop: a slow one (a long thread, a store
     # busy with a writer's lock) leaves the other sessions answered. One store connection: the
@@ -97,7 +99,9 @@ def build_server(reader: Reader) -> MCPServer:
           f"checkpoints, first and last activity; with status ({listed(STATUSES)}) and size when asked.")
     async def list_threads(
         tenant: Tenant = None, sub_tenant: SubTenant = None, session: Session = None,
-        status: Annotated[list[str] | None, Field(description=f"Only threads in these run states: {listed(STATUSES)}.")] = None,
+        status: Annotated[list[str] | str | None, Field(description=f"Only threads in these run states: {listed(STATUSES)}; "
+                                                                    "a list, or a comma list as the CLI takes it "
+                                                                    "('interrupted,error').")] = None,
         inactive_for: InactiveFor = None,
         inactive_since: InactiveSince = None,
         active_within: ActiveWithin = None,
