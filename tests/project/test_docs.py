@@ -87,6 +87,23 @@ def test_readme_is_a_front_page():
         assert (ROOT / target).exists(), target
 
 
+def test_readme_says_how_long_the_suite_takes_and_where_the_quick_subset_is():
+    text = " ".join(README.read_text(encoding="utf-8").split())
+    assert "about 10 minutes" in text
+    quick = re.search(r"`(python -m pytest -m \"[^`]+\")`", text)
+    assert quick and "not slow" in quick.group(1) and "not pty" in quick.group(1), "README names the quick subset's command"
+    assert quick.group(1).split('"')[1] in " ".join((ROOT / "docs" / "testing.md").read_text(encoding="utf-8").split())
+
+
+def test_the_all_extra_installs_every_extra():
+    import tomllib
+
+    extras = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]["optional-dependencies"]
+    (spec,) = extras["all"]
+    named = set(re.fullmatch(r"symfonic\[(.+)\]", spec).group(1).split(","))  # type: ignore[union-attr]
+    assert named == set(extras) - {"all", "test"}, named
+
+
 def test_ci_runs_the_readme_test_command_verbatim():
     blocks = re.findall(r"```bash\n(.*?)\n```", README.read_text(encoding="utf-8"), re.S)
     setup, tests = blocks[0], blocks[1]  # the two commands for a fresh machine, in this order
