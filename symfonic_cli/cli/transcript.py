@@ -219,5 +219,5 @@ def _write(rows, out_format: str, key: str, tools: bool = False, *, truncate: Op
         ]
         for r in rows
     ]
-    render.write_table(rows_out, ("#", "role", "timestamp", "content"), whole=(True, False, True, False),
+    render.write_table(rows_out, ("#", "role", render.time_heading(env), "content"), whole=(True, False, True, False),
                        title=render.escape_inline(key), show_lines=True, environment=env)
