@@ -162,7 +162,7 @@ def main(argv: list[str] | None = None, environment: Environment | None = None) 
     if environment is None:
         _whole_writes()
         environment = Environment()
-    held = pager.hold(_command_words(args), environment)
+    held = pager.hold(_command_words(args), environment, help_asked="--help" in args)
     code: object = None
     try:
         _main(args, environment)
