@@ -90,6 +90,7 @@ class ThreadsScreen(BrowseScreen):
         self._key_width = max((len(inline(r.key)) for r in rows), default=10)
         self.refresh_bar()
         cursor = next((i for i, r in enumerate(rows) if r.key == was), 0) if was is not None else 0
+        self.new_ages()
         items.show(rows, self._draw_thread, cursor=cursor, empty=Text(self._empty_text(), end=""))
         self.note(self._summary() if listing.complete else f"the first {len(rows)} threads; reading the others ...")
         if not listing.complete:
@@ -147,7 +148,7 @@ class ThreadsScreen(BrowseScreen):
         key_width = min(self._key_width, max(12, width - 30))
         status = row.status or ""
         head = plain(inline(row.key).ljust(key_width), "  ", (status.ljust(STATUS_WIDTH), STATUS_STYLE.get(status, "")),
-                     shown_age(row.last_activity, self.source.now()).rjust(6), f"{row.checkpoints:>6}", "  ")
+                     shown_age(row.last_activity, self.ages_from()).rjust(6), f"{row.checkpoints:>6}", "  ")
         room = width - head.cell_len
         if room > 3 and row.first:
             head.append(first_line(row.first, room), style="dim" if row.first is None else "")
@@ -155,7 +156,7 @@ class ThreadsScreen(BrowseScreen):
 
     def _draw_hit(self, hit: Any, width: int) -> Text:
         return plain(inline(hit.key), "  ", (f"[{hit.index}] {inline(hit.role)}", "bold"), "  ",
-                     shown_age(hit.timestamp, self.source.now()), "  ", first_line(hit.snippet, width))
+                     shown_age(hit.timestamp, self.ages_from()), "  ", first_line(hit.snippet, width))
 
     # -- keys
 
@@ -216,6 +217,7 @@ class ThreadsScreen(BrowseScreen):
     def _found(self, hits: list[Any]) -> None:
         self.hits = hits
         self.refresh_bar()
+        self.new_ages()
         self.query_one(ItemList).show(hits, self._draw_hit, empty=Text(f"no message holds '{inline(self.query_text)}'", end=""))
         self.note(f"{len(hits)} matching messages; Enter opens the transcript there, Esc the threads")
 

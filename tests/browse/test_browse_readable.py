@@ -152,3 +152,46 @@ def test_error_reads_at_4_5_to_1(demo_master, size, mode, tmp_path, monkeypatch)
         store.close()
     assert all(ratios.values()), ratios  # each place was found on the screen
     assert all(r >= 4.5 for found in ratios.values() for r in found), ratios
+
+
+def test_ages_on_the_listing_move_on_together(demo_master, tmp_path, monkeypatch):
+    """The listing by activity, seconds after its newest thread: the ages down the screen never get
+    younger, when the cursor moves after the clock did (it redrew only the rows it left and
+    entered) and after the ages are refreshed (all of them at once)."""
+    import re
+    from datetime import timedelta
+
+    from symfonic_cli.browse.app import BrowseApp
+    from symfonic_cli.browse.base import AGE_TICK
+    from symfonic_cli.browse.source import Source
+
+    monkeypatch.delenv("NO_COLOR", raising=False)
+    shutil.copyfile(demo_master, tmp_path / "demo.db")
+    store = symfonic_cli.open_store(str(tmp_path / "demo.db"))
+    clock = {"now": newest_plus(store, hours=0) + timedelta(seconds=10)}
+    app = BrowseApp(Source(store, store_arg="demo.db", now=lambda: clock["now"]))
+
+    def ages() -> list[int]:
+        rows = [line for line in screen_text(app).splitlines() if re.match(r"(acme|globex):", line)]
+        seconds = [re.search(r"\s(\d+)s\s", row) for row in rows]
+        return [int(m.group(1)) for m in seconds if m]
+
+    async def drive() -> None:
+        async with app.run_test(size=(120, 40)) as pilot:
+            await settle(pilot)
+            first = ages()
+            assert len(first) >= 4 and first == sorted(first), first
+            clock["now"] += timedelta(seconds=3)
+            await pilot.press("down")
+            await settle(pilot)
+            moved = ages()
+            assert moved == sorted(moved), moved  # one instant for every row: none younger than the row above
+            await pilot.pause(AGE_TICK + 0.5)
+            await settle(pilot)
+            later = ages()
+            assert later == sorted(later) and later[0] == first[0] + 3, (first, later)
+
+    try:
+        asyncio.run(drive())
+    finally:
+        store.close()
