@@ -10,6 +10,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
 from textual.screen import ModalScreen
+from textual.widget import Widget
 from textual.widgets import Input, Label
 
 from symfonic_cli.browse.base import BrowseScreen
@@ -19,6 +20,16 @@ from symfonic_cli.browse.text import STATUS_STYLE, first_line, inline, plain, sh
 from symfonic_cli.vocabulary import STATUSES, listed
 
 STATUS_WIDTH = max(len(s) for s in STATUSES)
+
+
+class ColumnHeads(Widget):
+    """The line above the rows naming their columns, laid out as the rows are (ThreadsScreen.column_heads)."""
+
+    DEFAULT_CSS = "ColumnHeads { height: 1; color: $text-muted; text-style: bold; text-wrap: nowrap; }"
+
+    def render(self) -> Text:
+        screen = self.screen
+        return screen.column_heads() if isinstance(screen, ThreadsScreen) else Text("")
 
 
 class ThreadsScreen(BrowseScreen):
@@ -48,6 +59,7 @@ class ThreadsScreen(BrowseScreen):
 
     def compose(self) -> ComposeResult:
         yield from self.compose_bar()
+        yield ColumnHeads(id="columns")
         yield ItemList(id="rows")
         yield Input(placeholder="search message content (Enter; Esc cancels)", id="find")
         yield from self.compose_footer()
@@ -92,6 +104,7 @@ class ThreadsScreen(BrowseScreen):
         cursor = next((i for i, r in enumerate(rows) if r.key == was), 0) if was is not None else 0
         self.new_ages()
         items.show(rows, self._draw_thread, cursor=cursor, empty=Text(self._empty_text(), end=""))
+        self.query_one(ColumnHeads).refresh()
         self.note(self._summary() if listing.complete else f"the first {len(rows)} threads; reading the others ...")
         if not listing.complete:
             self._load_first()
@@ -144,8 +157,19 @@ class ThreadsScreen(BrowseScreen):
 
     # -- drawing
 
+    def _key_column(self, width: int) -> int:
+        return min(self._key_width, max(12, width - 30))
+
+    def column_heads(self) -> Text:
+        """What the rows' columns hold: the listing's (as ``_draw_thread`` lays them out) or a hit's."""
+        if self.hits is not None:
+            return plain("key  [index] role  age  the text around the match")
+        width = self.query_one(ItemList).width()
+        return plain("key".ljust(self._key_column(width)), "  ", "status".ljust(STATUS_WIDTH), "age".rjust(6),
+                     "ckpts".rjust(6), "  ", "first message")
+
     def _draw_thread(self, row: ThreadRow, width: int) -> Text:
-        key_width = min(self._key_width, max(12, width - 30))
+        key_width = self._key_column(width)
         status = row.status or ""
         head = plain(inline(row.key).ljust(key_width), "  ", (status.ljust(STATUS_WIDTH), STATUS_STYLE.get(status, "")),
                      shown_age(row.last_activity, self.ages_from()).rjust(6), f"{row.checkpoints:>6}", "  ")
@@ -219,6 +243,7 @@ class ThreadsScreen(BrowseScreen):
         self.refresh_bar()
         self.new_ages()
         self.query_one(ItemList).show(hits, self._draw_hit, empty=Text(f"no message holds '{inline(self.query_text)}'", end=""))
+        self.query_one(ColumnHeads).refresh()
         self.note(f"{len(hits)} matching messages; Enter opens the transcript there, Esc the threads")
 
     def go_back(self) -> bool:

@@ -195,3 +195,29 @@ def test_ages_on_the_listing_move_on_together(demo_master, tmp_path, monkeypatch
         asyncio.run(drive())
     finally:
         store.close()
+
+
+@pytest.mark.parametrize("size", SIZES, ids=list(SIZES))
+@pytest.mark.parametrize("mode", MODES)
+def test_the_thread_list_names_its_columns(demo_master, size, mode, tmp_path, monkeypatch):
+    """A line above the rows names each column where the rows have it (and the hits' parts)."""
+    store, app = _app(demo_master, tmp_path, monkeypatch, mode)
+    found: dict[str, list[str]] = {}
+
+    async def drive() -> None:
+        async with app.run_test(size=SIZES[size]) as pilot:
+            await _press(pilot, ())
+            found["threads"] = screen_text(app).splitlines()
+            await _press(pilot, ("slash", *"refund", "enter"))
+            found["hits"] = screen_text(app).splitlines()
+
+    try:
+        asyncio.run(drive())
+    finally:
+        store.close()
+    heads, first = found["threads"][1], found["threads"][2]
+    assert heads.split() == ["key", "status", "age", "ckpts", "first", "message"], heads
+    assert first.startswith("globex:apac:s-102") and first[heads.index("status"):].startswith("error")
+    assert first[: heads.index("age") + 3].endswith("2h")  # ages right-aligned under their heading
+    assert first[: heads.index("ckpts") + 5].rstrip().endswith(" 4")
+    assert found["hits"][1].startswith("key  [index] role  age"), found["hits"][1]
