@@ -15,7 +15,7 @@ import anyio.to_thread
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp_types import CallToolResult, TextContent, ToolAnnotations
-from pydantic import Field
+from pydantic import Field, ValidationError
 
 from symfonic_cli.mcp.answer import text_block
 from symfonic_cli.mcp.tools import CALL_RECORDS, Reader, ToolFailure
@@ -67,10 +67,27 @@ class RefusedCalls:
             CALL_RECORDS.reset(token)
 
 
+class Server(MCPServer):
+    """The SDK's server, with arguments its schema refuses answered in one line naming the argument
+    (the SDK's answer was pydantic's report: several lines and a URL per error)."""
+
+    async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
+        try:
+            return await super().call_tool(name, arguments, context)
+        except ToolError as exc:
+            cause = exc.__cause__
+            if not isinstance(cause, ValidationError):
+                raise
+            errors = cause.errors()
+            field = str(errors[0]["loc"][0]) if errors and errors[0]["loc"] else "?"
+            said = sorted({e["msg"] for e in errors if e["loc"] and str(e["loc"][0]) == field})
+            raise ToolError(f"{name}: argument '{field}': {'; or '.join(said)}") from cause
+
+
 def build_server(reader: Reader) -> MCPServer:
     from symfonic_cli import __version__
 
-    server = MCPServer("symfonic", version=__version__, instructions=INSTRUCTIONS, log_level="WARNING", middleware=[RefusedCalls(reader)])
+    server = Server("symfonic", version=__version__, instructions=INSTRUCTIONS, log_level="WARNING", middleware=[RefusedCalls(reader)])
 
     # The reads run in a worker thread, off the event loop: a slow one (a long thread, a store
     # busy with a writer's lock) leaves the other sessions answered. One store connection: the
