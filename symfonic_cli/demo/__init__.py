@@ -224,7 +224,7 @@ def write_key_file(path: Path, key: bytes) -> None:
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     try:
         os.fchmod(fd, 0o600)  # whatever the umask
-        os.write(fd, key)
+        os.write(fd, key)  # data: the key file's bytes
     finally:
         os.close(fd)
 
