@@ -53,16 +53,30 @@ def demo(
     if encrypted is not None:
         aes_key = _new_key_file(encrypted, path)
 
+    import sqlite3
+
+    from symfonic_cli.errors import StoreError
+    from symfonic_cli.stores.sqlite.connect import create_new_file, remove_new_file
+
     env = environment()
     from symfonic_cli.progress import Progress
 
+    try:
+        create_new_file(str(path), "the demo store")  # exit 2 or 4 here, before anything is written
+    except BaseException:
+        if encrypted is not None:
+            encrypted.unlink(missing_ok=True)  # the key of a store that cannot be made
+        raise
     bar = Progress(env.stderr, "wrote", n) if n > MIN_THREADS else None
     try:
         keys = create_demo_store(path, threads=n, turns=t, progress=None if bar is None else lambda done, _total: bar.step(done),
                                  aes_key=aes_key)
-    except BaseException:
+    except BaseException as exc:
+        remove_new_file(str(path))  # no half-written store that the next run calls "already exists"
         if encrypted is not None:
             encrypted.unlink(missing_ok=True)  # no key left behind for a store that was not written
+        if isinstance(exc, sqlite3.Error):
+            raise StoreError(f"cannot write the demo store {path}: {exc}; nothing was left behind") from None
         raise
     if bar is not None:
         bar.clear()
