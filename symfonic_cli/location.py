@@ -251,10 +251,15 @@ def resolve_store(value: str | None) -> StoreLocation:
 def _check_store_name(raw: str, stores) -> None:
     """A word that names no file and no configured store was meant as a store name: say which
     names there are, nearest first, rather than "no SQLite file at dem"."""
-    if not isinstance(stores, dict) or not stores or url_scheme(raw) is not None or bare_kind(raw) is not None:
+    if url_scheme(raw) is not None or bare_kind(raw) is not None:
         return
     if any(c in raw for c in "/\\.") or os.path.lexists(os.path.expanduser(raw)):
         return
+    if not isinstance(stores, dict) or not stores:
+        # The guides use names such as prod: say where a name comes from (exit 4, as a missing file).
+        where = "names no stores" if os.path.exists(config_path()) else "does not exist"
+        raise StoreError(f"no SQLite file at {raw}, and no store named '{raw}' ({config_path()} {where})",
+                         hint="store names come from the config file's [stores] table: docs/reference/configuration.md")
     import difflib
 
     names = sorted(k for k in stores if isinstance(k, str))

@@ -1,6 +1,6 @@
 """A pager for reading commands on a terminal, as git does.
 
-When stdout is a terminal and the command only reads, its output is held until it ends; taller
+When stdout is a terminal and the command only reads (or help is asked for), its output is held until it ends; taller
 than the screen, it goes to ``$SYMFONIC_PAGER``, else ``$PAGER``, else ``less -FRX``. Never off a
 terminal, never for a command that asks a question or reports progress (erase, migrate), and
 never with ``--no-pager`` (or an empty pager, or ``cat``).
@@ -53,11 +53,11 @@ def pager_command() -> str:
     return DEFAULT_PAGER
 
 
-def hold(words: list[str], environment: Environment) -> HeldOutput | None:
-    """A HeldOutput in place of the Environment's stdout when this command's output may be paged,
-    else None."""
+def hold(words: list[str], environment: Environment, *, help_asked: bool = False) -> HeldOutput | None:
+    """A HeldOutput in place of the Environment's stdout when this command's output may be paged
+    (any command's ``--help`` too: ``thread prune --help`` is 100 lines), else None."""
     real = environment.stdout
-    if not pageable(words) or not environment.pager:
+    if not (help_asked or pageable(words)) or not environment.pager:
         return None
     try:
         if not real.isatty():

@@ -2,7 +2,8 @@
 
 Up to five keys, near misses first: the same key once trimmed, case folded, NFKC normalised and
 without invisible characters; then the same tenant and session under another sub-tenant (or none);
-then the newest threads of the same tenant. Only printed, never used in place of the key asked for.
+then the newest threads of the same tenant; a bare session id (``s-001``), the threads of that
+session in every tenant. Only printed, never used in place of the key asked for.
 """
 
 from __future__ import annotations
@@ -47,6 +48,7 @@ class Suggester:
         self._loose: dict[str, list[str]] | None = None
         self._by_tenant: dict[str, list[str]] = {}
         self._by_tenant_session: dict[tuple[str, str], list[str]] = {}
+        self._by_session: dict[str, list[str]] = {}
 
     def _index(self) -> dict[str, list[str]]:
         if self._loose is None:
@@ -58,6 +60,7 @@ class Suggester:
                 if parts is not None:
                     self._by_tenant.setdefault(parts.tenant, []).append(k)
                     self._by_tenant_session.setdefault((parts.tenant, parts.session), []).append(k)
+                    self._by_session.setdefault(parts.session, []).append(k)
         return self._loose
 
     def suggest(self, key: str, limit: int = LIMIT) -> list[str]:
@@ -72,6 +75,8 @@ class Suggester:
                     out.append(k)
 
         add(loose.get(loose_form(key), ()))
+        if ":" not in key:  # a session id alone: the threads holding it (acme:_:s-001 for s-001)
+            add(self._by_session.get(key, ()))
         ts = _tenant_session(key)
         if ts is not None:
             add(self._by_tenant_session.get(ts, ()))

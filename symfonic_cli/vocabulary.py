@@ -73,15 +73,15 @@ GROUP_HELP = {
     "threads": "List a store's threads.",
     "store": "Describe a store.",
     "compat": "Report on the compatibility envelopes of a store (read-only).",
-    "thread": "Work on threads: one thread's run state, its checkpoints over time and what changed between two; "
-    "exporting, erasing and pruning threads (every command is listed below).",
-    "migrate": "Copy threads from --from to --to: never overwriting, one target transaction per thread, then verified.",
-    "browse": "Browse a store in the terminal (read-only): threads, transcripts, run state, history, diffs, "
+    "thread": "Work on threads: show (run state), history (checkpoints over time), diff (what changed between two), "
+    "export, erase and prune.",
+    "migrate": "Copy threads from --from to --to, verified. Never overwriting, one target transaction per thread.",
+    "browse": "Browse a store in the terminal, read-only. Threads, transcripts, run state, history, diffs, "
     "compat and usage, a key each.",
-    "mcp": "Serve a store read-only to AI assistants over the Model Context Protocol, within the tenants granted, "
+    "mcp": "Serve a store read-only to AI assistants (Model Context Protocol). Only the tenants granted, "
     "every call on record.",
-    "demo": "Create a small real demo store by running a LangGraph agent graph with a scripted model.",
-    "completion": f"Install TAB completion for {one_of(SHELLS)} "
-    "(commands, options, --format/--speaker/--status values, store names).",
+    "demo": "Create a small real demo store to try. It runs a LangGraph agent graph with a scripted model.",
+    "completion": f"Install TAB completion for {one_of(SHELLS)}. It completes commands, options, "
+    "--format/--speaker/--status values and store names.",
 }
 

@@ -67,6 +67,33 @@ class Record:
         return f"Record({self._values!r})"
 
 
+class ThreadRow(Record):
+    """A ``Store.threads()`` row. ``.status`` is there without ``status=``/``with_size``-style
+    asking: when the listing did not read it, it is read for this thread when first asked for (as
+    ``thread_state(key).status``, on the same open store), so a caller printing a few rows pays
+    for those only. ``to_json()`` stays the command's record (status only when asked for)."""
+
+    __slots__ = ("_read_status",)
+
+    def __init__(self, json: dict[str, Any], values: dict[str, Any], read_status: Any) -> None:
+        super().__init__(json, values)
+        self._read_status = read_status
+
+    def _status(self) -> None:
+        if "status" not in self._values:
+            self._values["status"] = self._read_status(self._values["key"])
+
+    def __getattr__(self, name: str) -> Any:
+        if name == "status":
+            self._status()
+        return super().__getattr__(name)
+
+    def __getitem__(self, name: str) -> Any:
+        if name == "status":
+            self._status()
+        return super().__getitem__(name)
+
+
 def _instant(text: str | None) -> datetime | None:
     if text is None:
         return None
@@ -148,7 +175,8 @@ class Store:
         until: datetime | str | None = None,
     ) -> list[Record]:
         """``threads list``: one row per thread (``.key``, ``.tenant``, ..., ``.first_activity`` and
-        ``.last_activity`` as datetimes; ``.status``/``.size_bytes`` when asked for). ``since``/``until``:
+        ``.last_activity`` as datetimes; ``.status`` always, read for the row when first used unless
+        ``status=`` was given; ``.size_bytes`` when asked for). ``since``/``until``:
         last activity inside that window, both ends included (aware datetimes, or the text ``--since``/
         ``--until`` take), decided by instant."""
         from symfonic_cli.listing import thread_records
@@ -161,9 +189,13 @@ class Store:
             since=since, until=until,
         )
         return [
-            Record(r, {"first_activity": _instant(r["first_activity"]), "last_activity": _instant(r["last_activity"])})
+            ThreadRow(r, {"first_activity": _instant(r["first_activity"]), "last_activity": _instant(r["last_activity"])},
+                      self._status_of)
             for r in records
         ]
+
+    def _status_of(self, key: str) -> str:
+        return str(self.thread_state(key).status)
 
     @checked
     def transcript(

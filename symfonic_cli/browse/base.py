@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from datetime import datetime
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from rich.text import Text
@@ -13,7 +14,7 @@ from textual.screen import Screen
 from textual.widget import Widget
 from textual.widgets import Static
 
-from symfonic_cli.browse.text import inline, plain
+from symfonic_cli.browse.text import ERROR_STYLE, inline, plain
 from symfonic_cli.errors import SymfonicError
 
 if TYPE_CHECKING:
@@ -100,6 +101,10 @@ class KeyLine(Widget):
         return out
 
 
+# Seconds between two refreshes of the ages on a screen (all rows at once).
+AGE_TICK = 10.0
+
+
 class BrowseScreen(Screen[None]):
     """A screen of the browser: ``title()`` for the bar, ``thread_key()`` for ``y``, ``cli_words()``
     for ``x`` (the command printing this view)."""
@@ -107,6 +112,28 @@ class BrowseScreen(Screen[None]):
     def __init__(self) -> None:
         super().__init__()
         self._generation: dict[str, int] = {}
+        self._ages_from: datetime | None = None
+
+    def ages_from(self) -> datetime:
+        """The instant every age on this screen is measured from (on the app's thread): one for all
+        rows, moved on for all of them at once every AGE_TICK seconds. Each row's own clock made a
+        row drawn later (the cursor's) younger than the rows above it in a list by activity."""
+        if self._ages_from is None:
+            self._ages_from = self.source.now()
+            self.set_interval(AGE_TICK, self._tick_ages)
+        return self._ages_from
+
+    def _tick_ages(self) -> None:
+        from symfonic_cli.browse.itemlist import ItemList
+
+        self.new_ages()
+        for items in self.query(ItemList):
+            items.redraw()
+
+    def new_ages(self) -> None:
+        """Ages from now on (new rows are drawn whole: all of them from the same instant)."""
+        if self._ages_from is not None:
+            self._ages_from = self.source.now()
 
     @property
     def browse(self) -> Any:
@@ -178,7 +205,7 @@ class BrowseScreen(Screen[None]):
             pass  # the app has ended meanwhile
 
     def _failed(self, line: str) -> None:
-        self.note(plain(("error: ", "bold red"), inline(line)))
+        self.note(plain(("error: ", ERROR_STYLE), inline(line)))
         self.app.notify(inline(line), severity="error", markup=False)
 
 

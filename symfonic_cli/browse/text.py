@@ -16,7 +16,11 @@ from rich.text import Text
 from symfonic_cli.clock import age
 from symfonic_cli.render.escape import escape_controls, escape_inline, json_dumps
 
-STATUS_STYLE = {"error": "bold red", "interrupted": "bold yellow", "pending": "cyan", "done": "green"}
+# A light red: 4.5:1 or more on the browser's dark backgrounds in colour and as the grey NO_COLOR
+# draws it (Textual's monochrome filter keeps only a colour's luminance; plain red gave 1.7:1).
+ERROR_COLOUR = "#ff8080"
+ERROR_STYLE = f"bold {ERROR_COLOUR}"
+STATUS_STYLE = {"error": ERROR_STYLE, "interrupted": "bold yellow", "pending": "cyan", "done": "green"}
 ROLE_STYLE = {"user": "bold cyan", "assistant": "bold green", "tool": "magenta", "system": "dim"}
 
 

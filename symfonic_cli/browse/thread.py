@@ -12,7 +12,7 @@ from textual.widgets import Input
 
 from symfonic_cli.browse.base import BrowseScreen, TextScreen
 from symfonic_cli.browse.itemlist import ItemList, Wrapped, wrap
-from symfonic_cli.browse.text import ROLE_STYLE, STATUS_STYLE, block, inline, pairs, plain, shown_age
+from symfonic_cli.browse.text import ERROR_COLOUR, ERROR_STYLE, ROLE_STYLE, STATUS_STYLE, block, inline, pairs, plain, shown_age
 
 
 class ThreadScreen(BrowseScreen):
@@ -222,7 +222,7 @@ class StateScreen(ThreadScreen, TextScreen):
             out.append("\n  ")
             out.append(inline(question))
         for e in state.errors:
-            out.append("\n\nerror in ", style="bold red")
+            out.append("\n\nerror in ", style=ERROR_STYLE)
             out.append(inline(e.get("node") or "-"))
             out.append("\n  ")
             out.append(block(str(e.get("error"))))
@@ -327,7 +327,7 @@ class DiffScreen(ThreadScreen, TextScreen):
             names = doc["channels"][what]
             out.append(f"\nchannels {what:<8}", style="bold")
             out.append(", ".join(map(inline, names)) or "-")
-        for what, style in (("added", "green"), ("removed", "red"), ("edited", "yellow")):
+        for what, style in (("added", "green"), ("removed", ERROR_COLOUR), ("edited", "yellow")):
             for m in doc["messages"][what]:
                 out.append(f"\n\n{what} ", style=f"bold {style}")
                 out.append(f"{inline(m.get('role') or '-')}  ")

@@ -10,6 +10,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
 from textual.screen import ModalScreen
+from textual.widget import Widget
 from textual.widgets import Input, Label
 
 from symfonic_cli.browse.base import BrowseScreen
@@ -19,6 +20,16 @@ from symfonic_cli.browse.text import STATUS_STYLE, first_line, inline, plain, sh
 from symfonic_cli.vocabulary import STATUSES, listed
 
 STATUS_WIDTH = max(len(s) for s in STATUSES)
+
+
+class ColumnHeads(Widget):
+    """The line above the rows naming their columns, laid out as the rows are (ThreadsScreen.column_heads)."""
+
+    DEFAULT_CSS = "ColumnHeads { height: 1; color: $text-muted; text-style: bold; text-wrap: nowrap; }"
+
+    def render(self) -> Text:
+        screen = self.screen
+        return screen.column_heads() if isinstance(screen, ThreadsScreen) else Text("")
 
 
 class ThreadsScreen(BrowseScreen):
@@ -48,6 +59,7 @@ class ThreadsScreen(BrowseScreen):
 
     def compose(self) -> ComposeResult:
         yield from self.compose_bar()
+        yield ColumnHeads(id="columns")
         yield ItemList(id="rows")
         yield Input(placeholder="search message content (Enter; Esc cancels)", id="find")
         yield from self.compose_footer()
@@ -90,7 +102,9 @@ class ThreadsScreen(BrowseScreen):
         self._key_width = max((len(inline(r.key)) for r in rows), default=10)
         self.refresh_bar()
         cursor = next((i for i, r in enumerate(rows) if r.key == was), 0) if was is not None else 0
+        self.new_ages()
         items.show(rows, self._draw_thread, cursor=cursor, empty=Text(self._empty_text(), end=""))
+        self.query_one(ColumnHeads).refresh()
         self.note(self._summary() if listing.complete else f"the first {len(rows)} threads; reading the others ...")
         if not listing.complete:
             self._load_first()
@@ -143,11 +157,22 @@ class ThreadsScreen(BrowseScreen):
 
     # -- drawing
 
+    def _key_column(self, width: int) -> int:
+        return min(self._key_width, max(12, width - 30))
+
+    def column_heads(self) -> Text:
+        """What the rows' columns hold: the listing's (as ``_draw_thread`` lays them out) or a hit's."""
+        if self.hits is not None:
+            return plain("key  [index] role  age  the text around the match")
+        width = self.query_one(ItemList).width()
+        return plain("key".ljust(self._key_column(width)), "  ", "status".ljust(STATUS_WIDTH), "age".rjust(6),
+                     "ckpts".rjust(6), "  ", "first message")
+
     def _draw_thread(self, row: ThreadRow, width: int) -> Text:
-        key_width = min(self._key_width, max(12, width - 30))
+        key_width = self._key_column(width)
         status = row.status or ""
         head = plain(inline(row.key).ljust(key_width), "  ", (status.ljust(STATUS_WIDTH), STATUS_STYLE.get(status, "")),
-                     shown_age(row.last_activity, self.source.now()).rjust(6), f"{row.checkpoints:>6}", "  ")
+                     shown_age(row.last_activity, self.ages_from()).rjust(6), f"{row.checkpoints:>6}", "  ")
         room = width - head.cell_len
         if room > 3 and row.first:
             head.append(first_line(row.first, room), style="dim" if row.first is None else "")
@@ -155,7 +180,7 @@ class ThreadsScreen(BrowseScreen):
 
     def _draw_hit(self, hit: Any, width: int) -> Text:
         return plain(inline(hit.key), "  ", (f"[{hit.index}] {inline(hit.role)}", "bold"), "  ",
-                     shown_age(hit.timestamp, self.source.now()), "  ", first_line(hit.snippet, width))
+                     shown_age(hit.timestamp, self.ages_from()), "  ", first_line(hit.snippet, width))
 
     # -- keys
 
@@ -216,7 +241,9 @@ class ThreadsScreen(BrowseScreen):
     def _found(self, hits: list[Any]) -> None:
         self.hits = hits
         self.refresh_bar()
+        self.new_ages()
         self.query_one(ItemList).show(hits, self._draw_hit, empty=Text(f"no message holds '{inline(self.query_text)}'", end=""))
+        self.query_one(ColumnHeads).refresh()
         self.note(f"{len(hits)} matching messages; Enter opens the transcript there, Esc the threads")
 
     def go_back(self) -> bool:
@@ -275,7 +302,9 @@ class FilterScreen(ModalScreen[Filters | None]):
     DEFAULT_CSS = """
     FilterScreen { align: center middle; }
     FilterScreen > Vertical { width: 64; height: auto; border: round $primary; background: $surface; padding: 0 1; }
-    FilterScreen Input { margin: 0 0 1 0; border: none; height: 1; padding: 0 1; }
+    /* :focus too: Input's own focus style (a tall border) is more specific and would leave a
+       one-row field only its borders, hiding what is typed. */
+    FilterScreen Input, FilterScreen Input:focus { margin: 0 0 1 0; border: none; height: 1; padding: 0 1; }
     """
     FIELDS = (("tenant", "tenant"), ("sub_tenant", "sub-tenant (needs a tenant)"),
               ("status", f"status: {listed(STATUSES)} (a comma list)"),

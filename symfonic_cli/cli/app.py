@@ -162,7 +162,7 @@ def main(argv: list[str] | None = None, environment: Environment | None = None) 
     if environment is None:
         _whole_writes()
         environment = Environment()
-    held = pager.hold(_command_words(args), environment)
+    held = pager.hold(_command_words(args), environment, help_asked="--help" in args)
     code: object = None
     try:
         _main(args, environment)
@@ -277,6 +277,9 @@ def _click_exception(exc: Exception, environment: Environment):
     if isinstance(exc, click.UsageError):
         hint = ""
         meant = _meant(exc)
+        first = _command_first(exc)
+        if first is not None:
+            return EXIT_USAGE, first
         if meant is not None:
             hint = f" (did you mean '{meant}'?)"
         elif exc.ctx is not None:
@@ -289,6 +292,24 @@ def _click_exception(exc: Exception, environment: Environment):
     if isinstance(exc, click.exceptions.Exit):
         return exc.exit_code, None
     return None
+
+
+def _command_first(exc: Exception) -> str | None:
+    """For ``symfonic transcript --store demo.db KEY``: the group's commands that take the option,
+    so the line names the missing word (``show``) rather than "No such option"."""
+    import click
+
+    ctx = getattr(exc, "ctx", None)
+    if not isinstance(exc, click.NoSuchOption) or ctx is None or not isinstance(ctx.command, click.Group):
+        return None
+    takers = [name for name, cmd in ctx.command.commands.items()
+              if not cmd.hidden and any(exc.option_name in p.opts for p in cmd.params)]
+    if not takers:
+        return None
+    path, option = ctx.command_path, exc.option_name
+    if len(takers) == 1:
+        return f"'{path}' needs a command before {option}: did you mean '{path} {takers[0]} {option} ...'?"
+    return f"'{path}' needs a command before {option}: one of {', '.join(takers)} (see '{path} --help')"
 
 
 def _meant(exc: Exception) -> str | None:

@@ -266,16 +266,41 @@ def thread_line(result: ep.ThreadOutcome, width: int | None = None) -> str:
 
 def print_receipt(out: TextIO, receipt: dict[str, Any], line, kept_at: str | None = None) -> None:
     """The end for a reader: the summary line (a string, or pieces to wrap: render/fit.py) and
-    where the receipt is kept (``kept_at``, the --receipt file holding every line of it), else the
-    whole receipt (then the only record, JSON as it is kept)."""
+    where the receipt is kept (``kept_at``, the --receipt file holding every line of it). Without
+    a receipt file: on a terminal, a line saying how to keep one (a person reads the summary, not
+    50 lines of JSON); into a pipe or a file, the whole receipt as before (the only record)."""
     from symfonic_cli.render import json_dumps
     from symfonic_cli.render.fit import Whole
+    from symfonic_cli.render.terminal import is_terminal
 
-    if kept_at is None:
+    person = is_terminal(out)
+    if kept_at is None and not person:
         out.write("receipt:\n" + json_dumps(receipt, indent=2, visible=True) + "\n")
     write_fitted(out, [line] if isinstance(line, str) else line)
+    if person:
+        compacted = compact_line(receipt)
+        if compacted:
+            write_fitted(out, [compacted])
     if kept_at is not None:
         write_fitted(out, ["receipt", Whole(_esc(str(receipt.get("receipt_id"))) + ":"), Whole(_esc(kept_at))])
+    elif person:
+        write_fitted(out, ["receipt", Whole(_esc(str(receipt.get("receipt_id"))) + ":"), "not kept;",
+                           Whole("--receipt FILE"), "appends it to an audit file,", Whole("-f json"), "prints it"])
+
+
+_MEASURES = {"file_wal": "WAL"}
+
+
+def compact_line(receipt: dict[str, Any]) -> str | None:
+    """``--compact``'s outcome in bytes: ``compacted: file 143,360 -> 53,248 bytes`` (each measure
+    the receipt holds, the WAL too), or None when no compaction ran."""
+    compact = receipt.get("compact")
+    if not isinstance(compact, dict) or not compact.get("done"):
+        return None
+    before, after = compact.get("bytes_before") or {}, compact.get("bytes_after") or {}
+    sizes = [f"{_MEASURES.get(name) or _esc(str(name)).replace('_', ' ')} {before[name]:,} \u2192 {after.get(name, 0):,} bytes"
+             for name in before if isinstance(before[name], int) and isinstance(after.get(name, 0), int)]
+    return "compacted: " + ", ".join(sizes) if sizes else "compacted"
 
 
 def summary_line(receipt: dict[str, Any]) -> str:

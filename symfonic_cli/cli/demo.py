@@ -23,6 +23,11 @@ def demo(
     turns: Annotated[Optional[int], typer.Option(
         "--turns", min=MIN_TURNS, max=MAX_TURNS,
         help=f"Turns of each added conversation ({MIN_TURNS} to {MAX_TURNS}; default 3); added threads times turns at most {MAX_TOTAL_TURNS:,}.")] = None,
+    encrypted: Annotated[Optional[Path], typer.Option(
+        "--encrypted", metavar="KEY_FILE",
+        help="Encrypt the store at rest, as LangGraph's EncryptedSerializer does, with a new random AES key "
+             "written to KEY_FILE (mode 0600, must not exist yet; never printed). Read it back with "
+             "--aes-key-file KEY_FILE. Needs the encrypted extra.")] = None,
 ) -> None:
     # The help: vocabulary.GROUP_HELP["demo"] (the root's help says the same).
     from symfonic_cli.cli.common import environment
@@ -37,12 +42,16 @@ def demo(
         raise UsageError(f"--threads {n} --turns {t} is {(n - MIN_THREADS) * t:,} turns; at most {MAX_TOTAL_TURNS:,}",
                          hint="fewer threads or fewer turns")
     if path.exists():
-        if path.is_file() and not sized and is_demo_store(path):
+        # Run again (a guide followed twice): kept, with its key file when it was made encrypted.
+        if path.is_file() and not sized and is_demo_store(path) and (encrypted is None or encrypted.exists()):
             typer.echo(f"{escape_inline(str(path))} is the demo store already: kept as it is")
             return
         raise UsageError(f"{path} already exists; the demo never overwrites a file", hint="choose a new path")
     if not path.parent.exists():
         raise UsageError(f"folder {path.parent} does not exist")
+    aes_key = None
+    if encrypted is not None:
+        aes_key = _new_key_file(encrypted, path)
 
     import sqlite3
 
@@ -52,12 +61,20 @@ def demo(
     env = environment()
     from symfonic_cli.progress import Progress
 
-    create_new_file(str(path), "the demo store")  # exit 2 or 4 here, before anything is written
+    try:
+        create_new_file(str(path), "the demo store")  # exit 2 or 4 here, before anything is written
+    except BaseException:
+        if encrypted is not None:
+            encrypted.unlink(missing_ok=True)  # the key of a store that cannot be made
+        raise
     bar = Progress(env.stderr, "wrote", n) if n > MIN_THREADS else None
     try:
-        keys = create_demo_store(path, threads=n, turns=t, progress=None if bar is None else lambda done, _total: bar.step(done))
+        keys = create_demo_store(path, threads=n, turns=t, progress=None if bar is None else lambda done, _total: bar.step(done),
+                                 aes_key=aes_key)
     except BaseException as exc:
         remove_new_file(str(path))  # no half-written store that the next run calls "already exists"
+        if encrypted is not None:
+            encrypted.unlink(missing_ok=True)  # no key left behind for a store that was not written
         if isinstance(exc, sqlite3.Error):
             raise StoreError(f"cannot write the demo store {path}: {exc}; nothing was left behind") from None
         raise
@@ -68,6 +85,32 @@ def demo(
                    f"({', '.join(keys[:6] + keys[-2:])}) and {len(keys) - MIN_THREADS:,} more of {t} turns each")
     else:
         typer.echo(f"created {escape_inline(str(path))} with {len(keys)} threads: {', '.join(keys)}")
+    if encrypted is not None:
+        typer.echo(f"encrypted with LangGraph's EncryptedSerializer (AES); the key is in {escape_inline(str(encrypted))} "
+                   f"(mode 0600): symfonic --aes-key-file {escape_inline(str(encrypted))} ...")
+
+
+def _new_key_file(key_file: Path, store: Path) -> bytes:
+    """A new random key written to ``key_file`` (0600) before the store, after every check."""
+    from symfonic_cli.codec.cipher import EXTRA_HINT
+    from symfonic_cli.demo import new_aes_key, write_key_file
+
+    if key_file.exists() or key_file.is_symlink():
+        raise UsageError(f"--encrypted {key_file} already exists; the demo never overwrites a file", hint="choose a new path")
+    if key_file.resolve() == store.resolve():
+        raise UsageError("--encrypted names the store's own file", hint="give the key its own file, e.g. aes.key")
+    if not key_file.parent.exists():
+        raise UsageError(f"folder {key_file.parent} does not exist")
+    try:
+        import Crypto.Cipher.AES  # noqa: F401  (LangGraph's EncryptedSerializer encrypts with it)
+    except ImportError:
+        raise UsageError("--encrypted needs pycryptodome", hint=EXTRA_HINT) from None
+    key = new_aes_key()
+    try:
+        write_key_file(key_file, key)
+    except OSError as exc:
+        raise UsageError(f"--encrypted {key_file}: {exc.strerror or 'cannot be written'}") from None
+    return key
 
 
 def register(root: typer.Typer) -> None:

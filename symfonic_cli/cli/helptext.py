@@ -113,7 +113,41 @@ def summary(text: str) -> str:
     return first
 
 
+# The root's help, before its commands: three lines that work in an empty folder.
+QUICK_START = [
+    "symfonic demo demo.db",
+    "symfonic threads list --store demo.db",
+    "symfonic transcript show --store demo.db acme:eu:s-003",
+]
+
+
+def _commands_first(root: click.Command) -> None:
+    """``symfonic --help``: the quick start and the commands first (they fit a 24-row screen), the
+    global options once, at the end, as gh and kubectl list theirs."""
+    if not isinstance(root, click.Group):
+        return
+    group = root
+    commands = group.format_commands
+
+    def format_options(ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        with formatter.section("Quick start"):
+            for line in QUICK_START:
+                formatter.write(" " * formatter.current_indent + line + "\n")
+        commands(ctx, formatter)
+        records = [r for p in group.get_params(ctx) if (r := p.get_help_record(ctx)) is not None]
+        with formatter.section("Global options (before or after the command)"):
+            formatter.write_dl(records)
+
+    def no_commands(ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        pass  # listed by format_options, before the options
+
+    group.format_options = format_options  # type: ignore[method-assign]  # the root's help only
+    group.format_commands = no_commands  # type: ignore[method-assign]
+
+
 def describe(root: click.Command) -> None:
+    _commands_first(root)
+
     def visit(cmd: click.Command, path: tuple[str, ...]) -> None:
         if path and cmd.help and not cmd.short_help:
             cmd.short_help = summary(cmd.help)

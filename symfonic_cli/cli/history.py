@@ -95,6 +95,10 @@ def diff(
     """
     if len(refs) not in (2, 3):
         raise UsageError(f"expected [KEY] A B, got {len(refs)} argument(s)", hint="see 'symfonic thread diff --help'")
+    if len(refs) == 2 and ":" in refs[0] and thread is None and tenant is None and session is None:
+        # thread diff KEY -2: a key, then one checkpoint; not a thread left out.
+        raise UsageError("thread diff: the second checkpoint is missing (KEY A B)",
+                         hint="the last two checkpoints: symfonic thread diff KEY -2 -1")
     *given, a, b = refs
     if given and given[0].startswith("-"):  # unknown options reach here (ignore_unknown_options)
         raise UsageError(f"no such option: {given[0]}", hint="see 'symfonic thread diff --help'")

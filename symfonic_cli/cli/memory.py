@@ -48,7 +48,7 @@ def _write(rows: list[Any], out_format: str, key: str, *, truncate: int | None, 
     # --absolute-time's instants), as every table shows times: the content keeps the width.
     table = [[r.speaker, render.cell(render.shown_age(r.timestamp, env)), render.escape_controls(render.cut(r.content, truncate))]
              for r in rows]
-    render.write_table(table, ("speaker", "timestamp", "content"), whole=(True, True, False),
+    render.write_table(table, ("speaker", render.time_heading(env), "content"), whole=(True, True, False),
                        title=render.escape_inline(key) + " - a restart recalls", show_lines=True, environment=env)
 
 

@@ -77,7 +77,13 @@ def _write(result: MigrateResult, out_format: str, env: Environment) -> None:
         return
     records = result.records()
     render.write_records(records, fmt=out_format, columns=COLUMNS, title=f"{result.source} -> {result.target}", environment=env)
-    line = ", ".join(f"{k} {v}" for k, v in result.totals.items())
+    t = result.totals
+    if result.mode == "dry-run":  # what a copy would do, in the rows' own words (copy, skip), never "copied"
+        line = (f"dry run, nothing written: threads {t['threads']}, would copy {t['copied']}, skip {t['skipped']}, "
+                f"conflict {t['conflict']}, fail {t['failed']}; checkpoints to copy {t['checkpoints_copied']}, "
+                f"writes to copy {t['writes_copied']}")
+    else:
+        line = ", ".join(f"{k} {v}" for k, v in t.items())
     if result.serializer:
         line += f"; target: {result.serializer}"
     if out_format == "table":

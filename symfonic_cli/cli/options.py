@@ -11,7 +11,8 @@ import typer
 from symfonic_cli.cli import optionspec
 from symfonic_cli.cli.common import MAX_BATCH, MAX_COUNT, MAX_JOBS
 from symfonic_cli.environment import Environment
-from symfonic_cli.limits import DEFAULT_LOCK_TIMEOUT, DEFAULT_PIECE, MAX_LOCK_TIMEOUT, MAX_PIECE, MAX_RATE, MIN_LOCK_TIMEOUT
+from symfonic_cli.errors import UsageError
+from symfonic_cli.limits import DEFAULT_LOCK_TIMEOUT, DEFAULT_PIECE, MAX_PIECE, MAX_RATE
 
 # typing.TYPE_CHECKING without importing typing.
 TYPE_CHECKING = False
@@ -70,24 +71,37 @@ BatchSizeOpt = Annotated[
 ]
 
 
-def _check_lock_timeout(value: float) -> float:
+def _lock_timeout_seconds(value: object) -> float:
+    """--lock-timeout: a duration as every other takes one (500ms, 5s, 2m) or bare seconds (5, 0.5)."""
+    from symfonic_cli.clock import parse_pause
     from symfonic_cli.limits import lock_timeout_in_range, lock_timeout_range
 
-    if not lock_timeout_in_range(value):  # nan and inf too, which click's FloatRange lets through
-        raise typer.BadParameter(f"{value} is not in the range {lock_timeout_range()}.")
-    return value
+    if isinstance(value, (int, float)):  # the default
+        seconds = float(value)
+    else:
+        text = str(value).strip()
+        try:
+            seconds = float(text)  # bare seconds, as before units were taken
+        except ValueError:
+            try:
+                seconds = parse_pause(text, option="--lock-timeout").total_seconds()
+            except UsageError as exc:
+                what = "is out of range" if "out of range" in exc.message else "is not a duration"
+                raise typer.BadParameter(f"'{value}' {what} (500ms, 5s, 2m; a bare number is seconds; 10ms to 1h).") from None
+    if not lock_timeout_in_range(seconds):  # nan and inf too
+        raise typer.BadParameter(f"'{value}' is out of range (10ms to 1h; {lock_timeout_range()} seconds).")
+    return seconds
 
 
 LockTimeoutOpt = Annotated[
     float,
     typer.Option(
         "--lock-timeout",
-        min=MIN_LOCK_TIMEOUT,
-        max=MAX_LOCK_TIMEOUT,
-        callback=_check_lock_timeout,
-        help=f"Seconds one statement waits for a lock held by the application ({MIN_LOCK_TIMEOUT} to {MAX_LOCK_TIMEOUT:g}; "
-             f"default {DEFAULT_LOCK_TIMEOUT:g}); a thread whose locks are not had in time is left as it was and reported "
-             "busy (exit 9), a rerun takes it.",
+        parser=_lock_timeout_seconds,
+        metavar="DURATION",
+        help=f"How long one statement waits for a lock held by the application (500ms, 5s, 2m; a bare number is "
+             f"seconds; 10ms to 1h; default {DEFAULT_LOCK_TIMEOUT:g}s); a thread whose locks are not had in time is "
+             "left as it was and reported busy (exit 9), a rerun takes it.",
     ),
 ]
 MaxDurationOpt = Annotated[

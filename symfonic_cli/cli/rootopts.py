@@ -69,23 +69,61 @@ _STORE_ONLY = STORE_ONLY
 _NO_STORE = {"demo", "completion"}
 
 
+# A long command's own options in sections, by what a person decides with them (the rest under
+# "Options"); keyed by the command's words. Names are the parameters' names.
+_WHICH = ("store", "thread", "tenant", "sub_tenant", "session", "all_sessions", "from_file", "--all", "inactive_for",
+          "inactive_since", "missing_ok")
+_LIVE = ("lock_timeout", "wait", "max_duration", "pause", "max_rate", "max_replica_lag", "batch_size", "piece_size")
+_OUTPUT = ("dry_run", "yes", "receipt", "operator", "ticket", "fmt", "format")
+SECTIONS: dict[tuple[str, ...], tuple[tuple[str, tuple[str, ...]], ...]] = {
+    ("thread", "prune"): (("Which threads", _WHICH), ("What to keep", ("keep", "older_than", "keep_branches", "compact")),
+                          ("Live-database safety", _LIVE), ("Run and output", _OUTPUT)),
+    ("thread", "erase"): (("Which threads", _WHICH), ("What to erase", ("grace", "vacuum")),
+                          ("Live-database safety", _LIVE), ("Run and output", _OUTPUT)),
+}
+
+
 def _format_options(cmd: click.Command, ctx: click.Context, formatter: click.HelpFormatter) -> None:
-    """Arguments once, the command's own options, then the root's copies under their own heading."""
-    sections: dict[str, list[tuple[str, str]]] = {"Arguments": [], "Options": [], "Global options": []}
+    """Arguments once, the command's own options (in sections for a long command), then the root's
+    copies by name only, once: 'symfonic --help' describes them."""
+    arguments: list[tuple[str, str]] = []
+    own: list[tuple[click.Parameter, tuple[str, str]]] = []
+    shared: list[str] = []
     for param in cmd.get_params(ctx):
         record = param.get_help_record(ctx)
         if record is None:
             continue
         if isinstance(param, click.Argument):
-            sections["Arguments"].append(record)
+            arguments.append(record)
         elif param in _GLOBAL_COPIES:
-            sections["Global options"].append(record)
+            shared.append(param.opts[-1] if isinstance(param, click.Option) else record[0])
         else:
-            sections["Options"].append(record)
-    for title, records in sections.items():
+            own.append((param, record))
+    sections: list[tuple[str, list[tuple[str, str]]]] = [("Arguments", arguments)]
+    placed: set[int] = set()
+    for title, names in SECTIONS.get(tuple(ctx.command_path.split()[1:]), ()):
+        chosen = [(p, r) for p, r in own if p.name in names or not set(p.opts).isdisjoint(names)]
+        placed.update(id(p) for p, _ in chosen)
+        sections.append((title, [r for _, r in chosen]))
+    sections.append(("Options", [r for p, r in own if id(p) not in placed]))
+    for title, records in sections:
         if records:
             with formatter.section(title):
                 formatter.write_dl(records)
+    if shared:
+        with formatter.section("Global options"):
+            # Whole option names a line (a wrap at a hyphen would split --writes-collection).
+            words = [f"{o}," for o in shared[:-1]] + [shared[-1], "(before", "or", "after", "the", "command;",
+                                                       "'symfonic", "--help'", "describes", "them)"]
+            width = max(40, (formatter.width or 80) - formatter.current_indent)
+            line = ""
+            for word in words:
+                if line and len(line) + 1 + len(word) > width:
+                    formatter.write(" " * formatter.current_indent + line + "\n")
+                    line = word
+                else:
+                    line = f"{line} {word}" if line else word
+            formatter.write(" " * formatter.current_indent + line + "\n")
 
 
 def everywhere(root: click.Command) -> None:

@@ -118,7 +118,11 @@ def show(
             from dataclasses import replace
 
             result = replace(result, rows=_window(result.rows, tail=tail, around=around, context=context, limit=limit))
-        empty_note = _empty_note(st, key, checkpoint, env) if not result.rows and is_terminal(env.stderr) else None
+        # An index past the end says so wherever stderr goes (the answer stays empty, exit 0, as
+        # symfonic-core's get_transcript gives []); any other empty answer on a terminal only.
+        past_end = index is not None and not result.rows and speaker == "all" and not tools
+        empty_note = _empty_note(st, key, checkpoint, env, index=index if past_end else None) \
+            if not result.rows and (past_end or is_terminal(env.stderr)) else None
         result = with_application_note(st, key, result, checkpoint_id=checkpoint)  # each row's not_read_by_application
         unread = result.rows[0].not_read_by_application if result.rows else None
     from symfonic_cli.render import escape_inline, warn
@@ -145,8 +149,8 @@ def _window(rows: list, *, tail: Optional[int], around: Optional[int], context: 
 
 
 
-def _empty_note(st: Store, key: str, checkpoint: Optional[str], env: Environment) -> str:
-    """On a terminal, an empty answer says so, and what the thread does hold."""
+def _empty_note(st: Store, key: str, checkpoint: Optional[str], env: Environment, *, index: Optional[int] = None) -> str:
+    """An empty answer says so, and what the thread does hold (``index``: the one asked for, past the end)."""
     from symfonic_cli.render import escape_inline, shown_time
     from symfonic_cli.transcript.read import read_transcript
 
@@ -154,6 +158,9 @@ def _empty_note(st: Store, key: str, checkpoint: Optional[str], env: Environment
     stamps = [r.timestamp for r in every if r.timestamp is not None]
     if not every:
         return f"symfonic: no rows: thread '{escape_inline(key)}' holds no messages"
+    if index is not None:
+        n = len(every)
+        return f"symfonic: no message at index {index}: the thread has {n} messages (--index 0 to {n - 1}, or -{n} to -1)"
     span = f" between {shown_time(min(stamps), env)} and {shown_time(max(stamps), env)}" if stamps else ""
     return f"symfonic: no rows match; the thread has {len(every)} rows{span}"
 
@@ -201,5 +208,5 @@ def _write(rows, out_format: str, key: str, tools: bool = False, *, truncate: Op
         ]
         for r in rows
     ]
-    render.write_table(rows_out, ("#", "role", "timestamp", "content"), whole=(True, False, True, False),
+    render.write_table(rows_out, ("#", "role", render.time_heading(env), "content"), whole=(True, False, True, False),
                        title=render.escape_inline(key), show_lines=True, environment=env)

@@ -138,10 +138,11 @@ def added_conversations(threads: int, turns: int) -> list[tuple[str, str | None,
 
 
 def create_demo_store(path: Path, *, threads: int = MIN_THREADS, turns: int = DEFAULT_TURNS,
-                      progress: Callable[[int, int], None] | None = None) -> list[str]:
+                      progress: Callable[[int, int], None] | None = None, aes_key: bytes | None = None) -> list[str]:
     """Write the demo conversations to a new SQLite file; returns the thread keys. ``threads``:
     how many in all (the tour's own first); the added ones hold ``turns`` turns each.
-    ``progress(done, total)`` is told after each thread."""
+    ``progress(done, total)`` is told after each thread. ``aes_key``: written through LangGraph's
+    ``EncryptedSerializer.from_pycryptodome_aes`` with that key, as an application encrypting at rest."""
     from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
     from langgraph.types import Command
 
@@ -164,7 +165,13 @@ def create_demo_store(path: Path, *, threads: int = MIN_THREADS, turns: int = DE
             format_version=1, writer_line="migrated", package_version=release).to_metadata()
 
     try:
-        saver = EnvelopeSaver(SqliteSaver(conn), ts_too=True)
+        if aes_key is None:
+            inner = SqliteSaver(conn)
+        else:
+            from langgraph.checkpoint.serde.encrypted import EncryptedSerializer
+
+            inner = SqliteSaver(conn, serde=EncryptedSerializer.from_pycryptodome_aes(key=aes_key))
+        saver = EnvelopeSaver(inner, ts_too=True)
         graph = agent_graph(model=_scripted_model(script), tool_result=lambda query: f"back-office record for {query!r}").compile(checkpointer=saver)
         for (tenant, sub, session, age, release, said) in conversations:
             key = derive_key(tenant, sub, session)
@@ -200,6 +207,26 @@ def create_demo_store(path: Path, *, threads: int = MIN_THREADS, turns: int = DE
     finally:
         conn.close()
     return keys
+
+
+def new_aes_key() -> bytes:
+    """A random AES-256 key: 32 URL-safe characters (192 random bits), so the same bytes serve as a
+    key file and as ``LANGGRAPH_AES_KEY`` (which LangGraph reads as text)."""
+    import secrets
+
+    return secrets.token_urlsafe(24).encode("ascii")
+
+
+def write_key_file(path: Path, key: bytes) -> None:
+    """``key`` into a new file readable by its owner only (0600 from the start; never an existing file)."""
+    import os
+
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    try:
+        os.fchmod(fd, 0o600)  # whatever the umask
+        os.write(fd, key)  # data: the key file's bytes
+    finally:
+        os.close(fd)
 
 
 # The demo store's mark (SQLite's user_version): ``symfonic demo`` run again on it keeps it.

@@ -215,10 +215,10 @@ def _select(store: Store, req: ExportRequest, report: Report) -> tuple[Any, list
         from symfonic_cli.changes.plan import NOT_FOUND, Miss
 
         suggester = Suggester(store)
+        if not req.missing_ok and len(missing) == 1:  # one line: the error names the key and its near misses
+            raise NotFoundError(not_found_message(missing[0], where, suggester) + "; nothing exported", hint="--missing-ok to export the others")
         report.misses({key: Miss(NOT_FOUND, suggestions=suggester.suggest(key)) for key in missing})
         if not req.missing_ok:
-            if len(missing) == 1:
-                raise NotFoundError(not_found_message(missing[0], where, suggester) + "; nothing exported", hint="--missing-ok to export the others")
             raise NotFoundError(f"{len(missing)} requested threads not found in {where}; nothing exported", hint="--missing-ok to export the others")
     if req.keys is None and req.window is None and not found and not req.missing_ok:
         raise NotFoundError(f"no thread matches the prefix '{req.prefix}' in {where}; nothing exported", hint="--missing-ok to accept")

@@ -16,7 +16,7 @@ import anyio.to_thread
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp_types import CallToolResult, TextContent, ToolAnnotations
-from pydantic import Field
+from pydantic import Field, ValidationError
 
 from symfonic_cli.mcp.accesslog import AccessLogFailed
 from symfonic_cli.mcp.answer import text_block
@@ -81,8 +81,27 @@ class RefusedCalls:
             CALL_RECORDS.reset(token)
 
 
+class Server(MCPServer):
+    """The SDK's server, with arguments its schema refuses answered in one line naming the argument
+    (the SDK's answer was pydantic's report: several lines and a URL per error)."""
+
+    async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
+        try:
+            return await super().call_tool(name, arguments, context)
+        except ToolError as exc:
+            cause = exc.__cause__
+            if not isinstance(cause, ValidationError):
+                raise
+            errors = cause.errors()
+            field = str(errors[0]["loc"][0]) if errors and errors[0]["loc"] else "?"
+            said = sorted({e["msg"] for e in errors if e["loc"] and str(e["loc"][0]) == field})
+            raise ToolError(f"{name}: argument '{field}': {'; or '.join(said)}") from cause
+
+
 def build_server(reader: Reader) -> MCPServer:
-    server = MCPServer("symfonic", instructions=INSTRUCTIONS, log_level="WARNING", middleware=[RefusedCalls(reader)])
+    from symfonic_cli import __version__
+
+    server = Server("symfonic", version=__version__, instructions=INSTRUCTIONS, log_level="WARNING", middleware=[RefusedCalls(reader)])
 
     # The reads run in a worker thread, off the event loop: a slow one (a long thread, a store
     # busy with a writer's lock) leaves the other sessions answered. One store connection: the
@@ -114,7 +133,9 @@ def build_server(reader: Reader) -> MCPServer:
           f"checkpoints, first and last activity; with status ({listed(STATUSES)}) and size when asked.")
     async def list_threads(
         tenant: Tenant = None, sub_tenant: SubTenant = None, session: Session = None,
-        status: Annotated[list[str] | None, Field(description=f"Only threads in these run states: {listed(STATUSES)}.")] = None,
+        status: Annotated[list[str] | str | None, Field(description=f"Only threads in these run states: {listed(STATUSES)}; "
+                                                                    "a list, or a comma list as the CLI takes it "
+                                                                    "('interrupted,error').")] = None,
         inactive_for: InactiveFor = None,
         inactive_since: InactiveSince = None,
         active_within: ActiveWithin = None,

@@ -169,7 +169,7 @@ class Reader:
 
     # -- the tools --------------------------------------------------------------------------
     def list_threads(self, tenant: str | None = None, sub_tenant: str | None = None, session: str | None = None,
-                     status: list[str] | None = None, inactive_for: str | None = None, inactive_since: str | None = None,
+                     status: list[str] | str | None = None, inactive_for: str | None = None, inactive_since: str | None = None,
                      active_within: str | None = None, since: str | None = None, until: str | None = None,
                      sort: str | None = None, reverse: bool = False, with_size: bool = False,
                      limit: int | None = None) -> Answer:

@@ -86,6 +86,11 @@ def shown_time(value: Any, environment: Environment) -> Any:
         return cell(dt)
 
 
+def time_heading(environment: Environment) -> str:
+    """The heading of a table's column of ``shown_age`` cells: named for what they show."""
+    return "time" if environment.absolute_time else "age"
+
+
 def shown_age(value: Any, environment: Environment) -> Any:
     """A time in a table: its age (``45s``, ``3h``, ``12d``: clock.age) unless --absolute-time,
     then as ``shown_time``. Anything that is not a time is returned as is. Text and JSON keep the

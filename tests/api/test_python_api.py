@@ -61,6 +61,20 @@ def test_threads_equal_the_listing(store_url):
         assert [t.to_json() for t in st.threads(active_within="1d")] == _json("threads", "list", "-s", store_url, "--active-within", "1d")
 
 
+def test_every_listed_row_has_its_status(store_url):
+    """``store.threads()[0].status`` without ``status=``: read for that row when first used, equal to
+    the status listing's; the row's JSON stays the plain listing's record."""
+    from symfonic_cli.vocabulary import STATUSES
+
+    with symfonic_cli.open_store(store_url) as st:
+        plain = st.threads()
+        listed = {t.key: t.status for t in st.threads(status=list(STATUSES))}
+        before = [t.to_json() for t in plain]
+        assert plain and {t.key: t.status for t in plain} == listed
+        assert {t.key: t["status"] for t in plain} == listed
+        assert [t.to_json() for t in plain] == before and all("status" not in d for d in before)
+
+
 def test_transcript_equals_transcript_show(store_url):
     with symfonic_cli.open_store(store_url) as st:
         for key in KEYS:

@@ -26,6 +26,9 @@ SCREENS: dict[str, tuple[str, ...]] = {
     "search": ("slash", *"refund", "enter"),
     "filter": ("f",),
     "transcript": (*TO_S001, "enter"),
+    # docs/guide/browse.md's story: the search for the complaint, Enter on its first hit (the refund).
+    "refund": ("slash", *"order", "space", *"1042", "enter", "enter"),
+    "refund-state": ("slash", *"order", "space", *"1042", "enter", "enter", "s"),
     "transcript-tools": (*TO_S001, "enter", "t"),
     "resume": (*TO_S001, "enter", "r"),
     "state-interrupted": ("down", "s"),
@@ -106,6 +109,6 @@ def test_the_guide_shows_screens_the_snapshots_hold():
     here = Path(__file__).parent / "__snapshots__" / Path(__file__).stem
     guide = Path(__file__).resolve().parents[2] / "docs" / "guide"
     text = (guide / "browse.md").read_text(encoding="utf-8")
-    for image, snapshot in (("browse-threads.svg", "threads-80x24"), ("browse-transcript.svg", "transcript-tools-80x24")):
+    for image, snapshot in (("browse-threads.svg", "threads-80x24"), ("browse-transcript.svg", "refund-80x24")):
         assert f"img/{image}" in text
         assert (guide / "img" / image).read_bytes() == (here / f"test_demo_screens[{snapshot}].svg").read_bytes()

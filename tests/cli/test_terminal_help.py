@@ -112,7 +112,7 @@ def test_every_command_has_examples_and_described_options():
         assert 2 <= len(runnable) <= 4, (path, text)
         assert all(line.startswith("symfonic " + " ".join(path)) or line.startswith("symfonic demo") for line in runnable), path
         if "arguments:" in text.lower():
-            args = text.lower().split("arguments:", 1)[1].split("options:", 1)[0]
+            args = text.lower().split("arguments:", 1)[1].split("\n\n", 1)[0]
             heads = [line for line in args.splitlines() if line.startswith("  ") and not line.startswith("   ")]
             assert heads and all(len(re.split(r"\s{2,}", line.strip())) >= 2 for line in heads), (path, args)
         if "--format" in text:
@@ -131,7 +131,7 @@ def test_thread_group_describes_every_command():
 
 def test_commands_are_listed_in_the_order_people_work():
     def listed(*argv):
-        text = run(*argv, "--help", env={"COLUMNS": "200"}).out.split("Commands:", 1)[1]
+        text = run(*argv, "--help", env={"COLUMNS": "200"}).out.split("Commands:", 1)[1].split("\n\n", 1)[0]
         return [line.split()[0] for line in text.splitlines() if line.startswith("  ") and not line.startswith("   ") and line.strip()]
 
     assert listed() == ["transcript", "threads", "thread", "browse", "store", "compat", "migrate", "mcp", "demo", "completion"]
@@ -147,7 +147,7 @@ def _listing(screen: str) -> dict[str, str]:
     """A help screen's Commands section: each command's summary, its wrapped lines joined."""
     found: dict[str, str] = {}
     name = None
-    for line in re.sub(r"\x1b\[[0-9;]*m", "", screen).split("Commands:", 1)[1].splitlines():
+    for line in re.sub(r"\x1b\[[0-9;]*m", "", screen).split("Commands:", 1)[1].split("\n\n", 1)[0].splitlines():
         if line.startswith("  ") and not line.startswith("   "):
             name, _, text = line.strip().partition(" ")
             found[name] = text.strip()
@@ -164,7 +164,7 @@ def test_group_summaries_are_whole_sentences(cols):
     from symfonic_cli.cli.helptext import summary
 
     for argv in GROUPS:
-        code, screen = on_terminal(*argv, "--help", cols=cols)
+        code, screen = on_terminal(*argv, "--help", cols=cols, rows=100)  # one screen: not paged
         assert code == 0, screen
         listing = _listing(screen)
         assert listing and "..." not in screen.split("Commands:", 1)[1], (argv, screen)
@@ -175,7 +175,7 @@ def test_group_summaries_are_whole_sentences(cols):
             assert text.endswith((".", ")")), (argv, name, text)
         assert max(len(line) for line in screen.splitlines()) <= cols
     piped = run_process("thread", "--help")
-    assert _listing(piped.out) == _listing(on_terminal("thread", "--help", cols=80)[1])
+    assert _listing(piped.out) == _listing(on_terminal("thread", "--help", cols=80, rows=100)[1])
 
 
 def test_summary_is_the_first_sentence():

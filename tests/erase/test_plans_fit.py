@@ -248,7 +248,9 @@ def test_an_undatable_line_and_a_key_wider_than_the_terminal(undatable_store, co
 
 @pytest.mark.parametrize("cols", COLS)
 def test_not_found_suggestions_fit(demo, tmp_path, cols):
-    code, screen = _screen("thread", "export", "-s", str(demo), "--tenant", "acme", "--session", "s-00",
+    # Two missing keys: a line of suggestions each, then the error (one missing key is the error
+    # line alone, its suggestions in it).
+    code, screen = _screen("thread", "export", "-s", str(demo), "-t", "acme:_:s-00", "-t", "acme:eu:s-00",
                            "-o", str(tmp_path / "x.zip"), cols=cols)
     assert code == 3, screen
     lines = [line for line in _lines(screen) if not line.startswith("symfonic: error:")]  # errors stay one line

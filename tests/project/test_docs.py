@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.docpages import GUIDES, README, ROOT, command_lines, interactive, prepare
+from tests.support.docpages import GUIDES, README, ROOT, command_lines, interactive, prepare, shown_text
 
 
 def _run_page(path: Path, tmp_path: Path) -> list[str]:
@@ -33,6 +33,9 @@ def _run_page(path: Path, tmp_path: Path) -> list[str]:
         )
         if done.returncode != expected or "Traceback" in done.stderr:
             failures.append(f"{line!r}: exit {done.returncode} (expected {expected}): {done.stderr.strip()[-400:]}")
+        promised = shown_text(line)
+        if promised is not None and promised not in done.stdout:
+            failures.append(f"{line!r}: does not show {promised!r}: {done.stdout.strip()[-400:]}")
     return failures
 
 
@@ -82,6 +85,23 @@ def test_readme_is_a_front_page():
     # its links into docs/ resolve
     for target in re.findall(r"\]\((docs/[^)#]+)", text):
         assert (ROOT / target).exists(), target
+
+
+def test_readme_says_how_long_the_suite_takes_and_where_the_quick_subset_is():
+    text = " ".join(README.read_text(encoding="utf-8").split())
+    assert "about 10 minutes" in text
+    quick = re.search(r"`(python -m pytest -m \"[^`]+\")`", text)
+    assert quick and "not slow" in quick.group(1) and "not pty" in quick.group(1), "README names the quick subset's command"
+    assert quick.group(1).split('"')[1] in " ".join((ROOT / "docs" / "testing.md").read_text(encoding="utf-8").split())
+
+
+def test_the_all_extra_installs_every_extra():
+    import tomllib
+
+    extras = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]["optional-dependencies"]
+    (spec,) = extras["all"]
+    named = set(re.fullmatch(r"symfonic\[(.+)\]", spec).group(1).split(","))  # type: ignore[union-attr]
+    assert named == set(extras) - {"all", "test"}, named
 
 
 def test_ci_runs_the_readme_test_command_verbatim():
@@ -146,4 +166,21 @@ def test_command_lines_reader_reads_what_it_should():
         assert command_lines(tmp) == [("symfonic threads list    --store demo.db  # exit 3", 3)]
     finally:
         tmp.unlink()
+    assert shown_text('symfonic thread show --store demo.db K  # it shows "approve the refund"') == "approve the refund"
+    assert shown_text("symfonic thread show --store demo.db K  # exit 3") is None
     assert page.exists()
+
+
+def test_the_refund_story_reads_the_refund_thread(demo_store):
+    """The guides answering "the bot promised me a refund for order 1042" read the thread their
+    search finds first, and say what it shows (``# shows``, checked where the pages run)."""
+    import json
+
+    found = subprocess.run([sys.executable, "-m", "symfonic_cli", "threads", "search", "--store", str(demo_store),
+                            "order 1042", "-f", "json"], capture_output=True, text=True, check=True)
+    first = json.loads(found.stdout)[0]["key"]
+    for name in ("customer-says", "browse"):
+        lines = [line for line, _ in command_lines(ROOT / "docs" / "guide" / f"{name}.md")]
+        assert any(shown_text(line) == "I can refund 42 EUR" for line in lines), name
+        keys = {key for line in lines for key in re.findall(r"\b(?:acme|globex):[\w-]+:[\w-]+", line)}
+        assert keys == {first}, (name, first, keys)

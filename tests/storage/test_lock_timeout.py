@@ -141,7 +141,7 @@ def test_a_retention_sweep_reports_busy_threads(request, tmp_path):
     assert _statuses(doc)[HELD] == "busy"
 
 
-@pytest.mark.parametrize("value", ["0", "-1", "nan", "inf", "3601", "abc"])
+@pytest.mark.parametrize("value", ["0", "-1", "nan", "inf", "3601", "abc", "2h", "5ms", "5 parsecs"])
 def test_bad_lock_timeout_is_a_usage_error(value, tmp_path):
     for command in ("erase", "prune"):
         res = run("thread", command, "-s", str(tmp_path / "none.db"), "-t", HELD, "--yes", "--lock-timeout", value)
@@ -171,3 +171,17 @@ def test_api_prune_reports_busy(request):
     assert caught.value.exit_code == EXIT_BUSY
     result = caught.value.result  # type: ignore[attr-defined]
     assert result.summary["busy"] == 1 and result.summary["pruned"] == 1
+
+
+@pytest.mark.parametrize("value", ["300ms", "0.3", "1s"])
+def test_lock_timeout_takes_a_unit_as_every_duration_does(value, request):
+    """``--lock-timeout 300ms`` (as ``--pause 200ms``, ``--max-duration 30m``) or bare seconds: the
+    held thread is busy within that bound, not the 5 s default."""
+    backend = backend_for("sqlite", request)
+    url = backend.new_store()
+    with holding("sqlite", backend, url, HELD):
+        started = time.monotonic()
+        res = run("thread", "prune", "-s", url, "-t", HELD, "--yes", "-f", "json", "--lock-timeout", value)
+        took = time.monotonic() - started
+    assert res.code == 9 and _statuses(json.loads(res.out)) == {HELD: "busy"}, res.err
+    assert took < 4.5, took

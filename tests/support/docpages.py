@@ -1,6 +1,6 @@
 """The documentation's command lines, read at test time: README's tour and every guide page, each
 ``symfonic`` line of their bash blocks with the exit code its comment documents, and the folder a
-page's lines run in (a fresh demo store, and the encrypted one the encrypted-stores guide uses).
+page's lines run in (a fresh demo store unless the page makes its own).
 ``tests/project/test_docs.py`` runs them on pipes, ``tests/cli/test_terminal_docs.py`` on a real
 pseudo-terminal."""
 
@@ -17,7 +17,9 @@ EXPECT = re.compile(r"#\s*exit (\d+)\s*$")
 # A line for a command a person uses with the keyboard (a full-screen view): started on a terminal,
 # drawn, left with `q` (docs/testing.md).
 INTERACTIVE = re.compile(r"#\s*interactive\b")
-AES_KEY = b"guide-key-of-32-bytes-for-aes256"
+# A line whose comment quotes what it shows (`# shows "I can refund 42 EUR"`): the story the page
+# tells leads to the output that holds it (a guide that reads the wrong thread fails).
+SHOWS = re.compile(r'#.*\bshows "([^"]+)"')
 
 
 def command_lines(path: Path) -> list[tuple[str, int]]:
@@ -41,33 +43,15 @@ def interactive(line: str) -> bool:
     return bool(INTERACTIVE.search(line))
 
 
-def encrypted_demo(folder: Path) -> None:
-    """encrypted.db: the demo conversations put through an encrypting SqliteSaver (LangGraph's own
-    EncryptedSerializer); aes.key: its raw key, 0600."""
-    import sqlite3
-
-    from langgraph.checkpoint.serde.encrypted import EncryptedSerializer
-    from langgraph.checkpoint.sqlite import SqliteSaver
-
-    from tests.support.backends import copy_store
-
-    src = sqlite3.connect(folder / "demo.db", check_same_thread=False)
-    dst = sqlite3.connect(folder / "encrypted.db", check_same_thread=False)
-    target = SqliteSaver(dst, serde=EncryptedSerializer.from_pycryptodome_aes(key=AES_KEY))
-    target.setup()
-    copy_store(SqliteSaver(src), target)
-    src.close()
-    dst.close()
-    key = folder / "aes.key"
-    key.write_bytes(AES_KEY)
-    key.chmod(0o600)
+def shown_text(line: str) -> str | None:
+    """The text a line's ``# shows "..."`` comment promises its output holds; None when it has none."""
+    match = SHOWS.search(line)
+    return match.group(1) if match else None
 
 
 def prepare(page: Path, folder: Path, demo_store: Path) -> None:
-    """The folder a page's lines run in: a copy of the demo store unless the page makes its own,
-    and the encrypted store when the page uses it."""
+    """The folder a page's lines run in: a copy of the demo store unless the page makes its own
+    (the encrypted-stores guide makes its store and key with ``symfonic demo --encrypted``)."""
     lines = command_lines(page)
     if not any("symfonic demo" in line for line, _ in lines):
         shutil.copyfile(demo_store, folder / "demo.db")
-    if "encrypted.db" in page.read_text(encoding="utf-8"):
-        encrypted_demo(folder)
