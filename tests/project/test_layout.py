@@ -247,7 +247,7 @@ FLOORS: tuple[tuple[str, frozenset[str]], ...] = (
     ("stores", frozenset({"stores"})),
     ("lookups", frozenset({"suggestions", "selection"})),
     ("features", frozenset({"delta", "transcript", "compat", "erase", "history", "threadstate", "search", "migrate",
-                            "storage", "export", "listing", "demo", "memory"})),
+                            "storage", "export", "listing", "demo", "memory", "rewind"})),
     ("api", frozenset({"api"})),
     ("front ends", frozenset({"cli", "complete", "completions", "__main__", "mcp", "browse"})),
 )
@@ -264,6 +264,7 @@ FEATURE_USES: dict[str, frozenset[str]] = {
     "memory": frozenset({"delta", "transcript"}),
     "listing": frozenset({"threadstate"}),
     "demo": frozenset({"compat"}),
+    "rewind": frozenset({"erase", "history", "transcript", "threadstate"}),  # erase: a changing run's parts
 }
 
 
