@@ -40,6 +40,7 @@ class RewindRequest:
     lock_timeout: float = DEFAULT_LOCK_TIMEOUT
     wait: bool = False
     selection: dict[str, Any] = field(default_factory=dict)  # what was asked, as the receipt records it
+    expected_head: str | None = None  # an API plan's head: a thread written since is refused (HeadMoved)
 
 
 @dataclass(frozen=True)
@@ -95,6 +96,10 @@ def run(req: RewindRequest, environment: Environment | None = None, report: Repo
                 hold_run_lock(store, "rewind", wait=req.wait, location=req.location, told=report.waiting)
             view = rp.build_view(store, req.key, store_name=name, to=req.to, before_message=req.before_message,
                                  now=now, idle_for=req.idle_for)
+            if req.expected_head is not None and view.head.checkpoint_id != req.expected_head:
+                from symfonic_cli.stores._rewind import moved
+
+                raise HeadMoved(moved(req.key, req.expected_head, view.head.checkpoint_id))
             planned = EraseOutcome(rp.plan_document(view, kind=req.location.kind, selection=req.selection), True, "rewind")
             if req.dry_run or view.recent or req.yes:
                 report.plan(view)
