@@ -37,7 +37,9 @@ def write_plan(out: TextIO, view: RewindView, env: Environment) -> None:
     width = width_of(out)
 
     def line(label: str, pieces: list[str]) -> None:
-        out.write(fit([Whole(paint(f"{label:<8}", "bold", env, out)), *pieces], width, indent="  ", hang="          ") + "\n")
+        # Fitted as plain text, then the label styled: escapes take no room on the screen.
+        text = fit([Whole(f"{label:<8}"), *pieces], width, indent="  ", hang="          ")
+        out.write("  " + paint(label, "bold", env, out) + text[2 + len(label):] + "\n")
 
     out.write(fit(["rewind plan for", Whole(esc(view.store_name) + ":"), "thread", Whole(esc(view.key))], width) + "\n")
     waits = f", next {', '.join(esc(n) for n in view.head_waits)}" if view.head_waits else ""
@@ -55,10 +57,15 @@ def write_plan(out: TextIO, view: RewindView, env: Environment) -> None:
         line("next:", ["nothing is due: the next user message starts a turn from here"])
     line("branch:", [Whole(f"{view.branch} checkpoint(s)"), "up to", Whole(view.head.checkpoint_id),
                      "stay in the history (thread history shows the branch)"])
-    line("undo:", [Whole(paint(esc(view.undo), "cyan", env, out))])
+    undo = esc(view.undo)
+    if width is not None and 12 + len(undo) > width:  # on a line of its own rather than split or pushed
+        out.write(f"  {paint('undo:', 'bold', env, out)}\n" + paint(fit([Whole(undo)], width, indent="    "), "cyan", env, out) + "\n")
+    else:
+        out.write("  " + paint("undo:", "bold", env, out) + " " * 4 + paint(undo, "cyan", env, out) + "\n")
     if view.recent:
-        out.write(fit([paint("refused:", "red", env, out), "written", Whole(f"{age(view.last_write, view.now)} ago,"),
-                       "within --idle-for", Whole(human_duration(view.idle_for))], width, indent="  ") + "\n")
+        text = fit(["refused:", "written", Whole(f"{age(view.last_write, view.now)} ago,"), "within --idle-for",
+                    Whole(human_duration(view.idle_for))], width, indent="  ")
+        out.write("  " + paint("refused:", "red", env, out) + text[len("  refused:"):] + "\n")
     out.flush()
 
 
