@@ -366,7 +366,8 @@ def rewind(
 
     if key is not None and thread is not None:
         raise UsageError("the thread key is given twice (as key and as thread)", hint="give one of them")
-    chosen = one_thread([key if key is not None else thread] if (key or thread) is not None else None, tenant, sub_tenant, session)
+    given = key if key is not None else thread
+    chosen = one_thread([given] if given is not None else None, tenant, sub_tenant, session)
     _check_receipt_names(operator, ticket)
     _check_lock_timeout(lock_timeout)
     loc, opts = _location("rewind", store, options)
