@@ -27,6 +27,7 @@ RANGES: dict[str, tuple[int, int]] = {
     "limit": (0, _MAX_COUNT), "index": (-_MAX_COUNT, _MAX_COUNT), "keep": (1, _MAX_COUNT), "top": (1, _MAX_COUNT),
     "jobs": (1, _MAX_JOBS), "batch_size": (1, _MAX_BATCH), "current_format": (1, _MAX_FORMAT),
     "a": (-_MAX_COUNT, _MAX_COUNT), "b": (-_MAX_COUNT, _MAX_COUNT), "max_entries": (0, _MAX_COUNT),
+    "before_message": (-_MAX_COUNT, _MAX_COUNT),
 }
 # The store options every function takes (``**options``, as open_store), and their types.
 STORE_OPTIONS: dict[str, str] = {"connect_timeout": "float", "pg_schema": "str", "checkpoint_collection": "str",
