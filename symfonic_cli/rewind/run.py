@@ -105,9 +105,9 @@ def run(req: RewindRequest, environment: Environment | None = None, report: Repo
                 report.plan(view)
             else:  # the caller's step: shows the plan where the answer is read, and asks for the key
                 report.confirm(Confirmation(view, "rewind", 1, req.key))
-            if view.recent:  # a dry run exits as the real run would
+            if view.recent:  # a dry run exits as the real run would (its plan the end it renders)
                 report.flush()
-                carry_outcome(planned, lambda: _refuse_recent(view))
+                carry_outcome(planned if req.dry_run else None, lambda: _refuse_recent(view))
             if req.dry_run:
                 report.flush()
                 return planned
