@@ -15,10 +15,8 @@ noted):
   a step that did not finish). LangGraph before 0.3 kept ``{node: values}`` in
   ``metadata["writes"]``; that is used when no write row is stored;
 - forked: the checkpoint is the parent of several checkpoints of its namespace;
-- copy: a checkpoint LangGraph's ``update_state(..., as_node="__copy__")`` wrote (``thread rewind``
-  does the same): ``source`` "fork", a copy of one of its siblings, made by no write of its parent;
-  branch end: a checkpoint no other continues that is not its namespace's newest (the head of a
-  branch a rewind or a run from an older checkpoint left behind);
+- copy: ``source`` "fork" (LangGraph's ``__copy__`` update, ``thread rewind``): no parent write made it;
+  branch end: nothing continues it and it is not its namespace's newest (a branch left behind);
 - rewrote: the messages of the checkpoint are not its parent's messages plus new ones: some
   were removed, reordered or edited in place (same id, other content). Message ids come from
   ``symfonic_cli.transcript.timestamps``'s anchors (proven appends need no decoding); only a transition
@@ -86,9 +84,7 @@ class HistoryEntry:
     def forked(self) -> bool:
         return len(self.children) > 1
 
-    @property
-    def copy(self) -> bool:
-        return self.source == "fork"
+    copy = property(lambda self: self.source == "fork")  # LangGraph's __copy__ update (thread rewind)
 
     @property
     def marks(self) -> list[str]:
@@ -180,9 +176,7 @@ def build_history(store: Store, key: str, *, namespace: str | None = None, limit
         if h.parent_checkpoint_id and parent_where in by_where:
             groups = written.get(parent_where, [])
             siblings = len(children.get(parent_where, ()))
-            for i, g in enumerate(groups):
-                if e.copy:  # a copy of a sibling: no write of the parent made it
-                    break
+            for i, g in enumerate(groups if not e.copy else ()):  # a copy: no write of the parent made it
                 if siblings == 1 or g.task_path.startswith(_UPDATE) == (e.source == "update"):
                     e.writes.append(g)
                     taken.setdefault(parent_where, set()).add(i)
@@ -199,8 +193,7 @@ def build_history(store: Store, key: str, *, namespace: str | None = None, limit
     newest: dict[str, str] = {}
     for ns, cid in sorted(entries, key=lambda w: (w[1], w[0]), reverse=True):  # the list's order, as below
         newest.setdefault(ns, cid)
-    for (ns, cid), e in entries.items():
-        e.branch_end = not e.children and cid != newest[ns]
+        entries[(ns, cid)].branch_end = not entries[(ns, cid)].children and cid != newest[ns]
 
     chosen = [e for e in entries.values() if namespace is None or e.checkpoint_ns == namespace]
     chosen.sort(key=lambda e: (e.checkpoint_id, e.checkpoint_ns), reverse=True)
