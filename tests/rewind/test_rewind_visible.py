@@ -47,3 +47,17 @@ def test_show_says_the_thread_was_rewound(request):
     assert doc["rewound"]["at"] is not None
     text = run("thread", "show", "-s", url, KEY, "-f", "text").out
     assert "rewound" in text and receipt["copy_of"] in text
+
+
+def test_prune_plan_says_it_deletes_the_branch_and_keep_branches_keeps_its_head(request):
+    url, receipt, before = _rewound(request)
+    plan = json.loads(run("thread", "prune", "-s", url, "-t", KEY, "--dry-run", "-f", "json").out)
+    [t] = plan["threads"]
+    assert t["branches"]["heads_deleted"] >= 1
+    text = run("thread", "prune", "-s", url, "-t", KEY, "--dry-run", "-f", "text").out
+    assert "forked:" in text and "branch head(s)" in text and "--keep-branches" in text
+    res = run("thread", "prune", "-s", url, "-t", KEY, "--keep-branches", "--yes", "-f", "json")
+    assert res.code == 0, res.err
+    got = {e["checkpoint_id"] for e in json.loads(run("thread", "history", "-s", url, KEY, "-f", "json").out)}
+    assert {before[0], receipt["new_checkpoint_id"]} <= got  # the old branch's head and the copy stay
+    assert len(got) < len(before) + 1  # and the prune did delete the rest
