@@ -31,10 +31,8 @@ class Point:
     writers: tuple[str, ...]  # the nodes whose writes made it (the tasks run on its parent)
     messages: int  # transcript messages it holds
 
-    def to_json(self, now: datetime) -> dict[str, Any]:
-        return {"checkpoint_id": self.checkpoint_id, "written": iso_utc(self.written),
-                "age_seconds": None if self.written is None else max(0, int((now - self.written).total_seconds())),
-                "step": self.step, "source": self.source, "written_by": list(self.writers), "messages": self.messages}
+    def to_json(self) -> dict[str, Any]:
+        return {"checkpoint_id": self.checkpoint_id, "written": iso_utc(self.written), "step": self.step, "source": self.source, "written_by": list(self.writers), "messages": self.messages}
 
 
 @dataclass(frozen=True)
@@ -65,8 +63,8 @@ class RewindView:
     def to_json(self) -> dict[str, Any]:
         return {
             "key": self.key,
-            "target": self.target.to_json(self.now),
-            "head": self.head.to_json(self.now),
+            "target": self.target.to_json(),
+            "head": self.head.to_json(),
             "after": {"messages": self.target.messages, "last_messages": list(self.last_messages),
                       "messages_set_aside": self.set_aside, "next": list(self.next_tasks)},
             "now": {"status": self.head_status, "next": list(self.head_waits)},
