@@ -153,8 +153,8 @@ def _point(store: Store, key: str, checkpoint_id: str, messages: int) -> Point:
     meta = record.metadata
     step = meta.get("step") if isinstance(meta.get("step"), int) else None
     source = meta.get("source") if isinstance(meta.get("source"), str) else None
-    return Point(checkpoint_id, checkpoint_time(checkpoint_id, record.ts), step, source,
-                 _writers(store, key, record.parent_checkpoint_id), messages)
+    writers = () if source == "fork" else _writers(store, key, record.parent_checkpoint_id)  # a copy: no node wrote it
+    return Point(checkpoint_id, checkpoint_time(checkpoint_id, record.ts), step, source, writers, messages)
 
 
 def _writers(store: Store, key: str, parent: str | None) -> tuple[str, ...]:
