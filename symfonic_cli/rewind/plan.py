@@ -215,7 +215,7 @@ def plan_document(view: RewindView, *, kind: str, selection: dict[str, Any]) -> 
             "threads": [{"key": view.key, "status": "rewind", **view.to_json()}]}
 
 
-REWOUND, WRITTEN_AGAIN, NOT_WRITTEN = "rewound", "written-again", "not-written"
+REWOUND, WRITTEN_AGAIN, NOT_WRITTEN, BUSY = "rewound", "written-again", "not-written", "busy"
 
 
 def receipt(header: dict[str, Any], view: RewindView, *, status: str, new_id: str | None,

@@ -16,7 +16,7 @@ from symfonic_cli.erase.records import RunRecord, new_header, open_receipt, stor
 from symfonic_cli.erase.report import Confirmation, Report
 from symfonic_cli.erase.result import EraseOutcome, carry_outcome
 from symfonic_cli.erase.steps import hold_run_lock
-from symfonic_cli.errors import HeadMoved, RecentlyWritten, WrittenAgainError
+from symfonic_cli.errors import BusyThreads, HeadMoved, RecentlyWritten, ThreadBusy, WrittenAgainError
 from symfonic_cli.limits import DEFAULT_LOCK_TIMEOUT
 from symfonic_cli.location import StoreLocation
 from symfonic_cli.rewind import plan as rp
@@ -161,6 +161,10 @@ def _change(store: Any, view: rp.RewindView) -> tuple[RewindOutcome, Exception |
         new_id = store.rewind_thread(key, target, head)
     except HeadMoved as exc:
         return RewindOutcome(key, rp.NOT_WRITTEN, target, head, None, exc.message), exc
+    except ThreadBusy as exc:  # a lock the application held past --lock-timeout: rolled back
+        busy = BusyThreads(f"thread '{key}' is busy: a lock was not had within --lock-timeout; nothing written",
+                           hint="run the same command again, or raise --lock-timeout")
+        return RewindOutcome(key, rp.BUSY, target, head, None, exc.message), busy
     newest = resolve_ref(store, key, "-1", namespace="")[1]
     if newest != new_id:
         reason = (f"the copy {new_id} was written, then an application wrote the thread again (its newest "

@@ -176,3 +176,18 @@ def test_a_rewind_only_inserts(request, tmp_path):
     assert len(written) == 1 and written[0].upper().startswith("INSERT INTO CHECKPOINTS"), written
     rows = sqlite3.connect(url).execute("SELECT count(*) FROM checkpoints WHERE thread_id = ?", (KEY,)).fetchone()[0]
     assert rows == len(before) + 1
+
+
+def test_a_lock_held_past_lock_timeout_is_busy_and_nothing_is_written(request):
+    backend, url = _store(request)
+    before = _ids(backend, url)
+    holder = sqlite3.connect(url, isolation_level=None)
+    holder.execute("BEGIN IMMEDIATE")  # the application in the middle of a write
+    try:
+        res = run("thread", "rewind", "-s", url, KEY, "--to", "-3", "--idle-for", "0", "--yes", "--lock-timeout", "0.2", "-f", "json")
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+    assert res.code == 9, res.err
+    assert json.loads(res.out)["threads"][0]["status"] == "busy"
+    assert _ids(backend, url) == before
