@@ -7,7 +7,10 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from tests.conftest import backend_for
+from tests.support import backends
 from tests.support import run_state_scenarios as rs
 from tests.support.cli import run
 from tests.support.rewind_scenarios import cfg, write
@@ -15,8 +18,8 @@ from tests.support.rewind_scenarios import cfg, write
 KEY = "acme:_:react-sy"
 
 
-def _rewound(request) -> tuple[str, dict, list[str]]:
-    backend = backend_for("sqlite", request)
+def _rewound(request, kind: str = "sqlite") -> tuple[str, dict, list[str]]:
+    backend = backend_for(kind, request)
     url = backend.new_store(scenarios=False)
     with backend.saver(url) as saver:
         write(saver, "plain")
@@ -40,8 +43,9 @@ def test_history_marks_the_copy_and_the_branch_left(request):
     assert f"{before[0]}\t" in text and "branch-end" in text and "\tcopy\t" in text
 
 
-def test_show_says_the_thread_was_rewound(request):
-    url, receipt, _ = _rewound(request)
+@pytest.mark.parametrize("kind", backends.KINDS)
+def test_show_says_the_thread_was_rewound(request, kind):
+    url, receipt, _ = _rewound(request, kind)
     doc = json.loads(run("thread", "show", "-s", url, KEY, "-f", "json").out)
     assert doc["source"] == "fork" and doc["rewound"]["copy_of"] == receipt["copy_of"]
     assert doc["rewound"]["at"] is not None
