@@ -7,8 +7,9 @@ Each run is a whole process (start-up included), on a private copy of the cached
 - baseline: the same job as an application does it: ``graph.update_state(config_of_X, None,
   as_node="__copy__")`` with the demo agent's graph on ``SqliteSaver``.
 Two targets: near the head (``-5``: the copied checkpoint holds the whole conversation) and early
-(``--before-message 3``: the walk back over the head's branch). Medians of ``--reps``; peak RSS is
-the process's own (``wait4``), so what grows with the thread shows between the two lengths.
+(``--before-message 3``: the walk back over the head's branch); each rewind is undone (unmeasured)
+before the next. Medians of ``--reps``; peak RSS is the process's own (``wait4``), so what grows with
+the thread shows between the two lengths.
 
 Run: ``python benchmarks/bench_rewind.py [--sizes 250,2000] [--reps 3]``
 """
@@ -45,15 +46,23 @@ graph.update_state({"configurable": {"thread_id": key, "checkpoint_ns": "", "che
 """
 
 
-def _measured(argv: list[str]) -> tuple[float, float]:
-    """(seconds, peak RSS in MB) of one process."""
+def _measured(argv: list[str], path: str | None = None) -> tuple[float, float]:
+    """(seconds, peak RSS in MB) of one process; a rewind (``path``: its store) is then undone,
+    unmeasured, so each run starts from the same conversation."""
+    import json
+
     start = time.perf_counter()
-    proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    out = proc.stdout.read() if proc.stdout else b""
     _, status, usage = os.wait4(proc.pid, 0)
     took = time.perf_counter() - start
     err = proc.stderr.read().decode() if proc.stderr else ""
     if os.waitstatus_to_exitcode(status) != 0:
         sys.exit(f"failed: {' '.join(argv)}: {err}")
+    if path is not None:
+        undo = json.loads(out)["threads"][0]["undo"].split()
+        subprocess.run([sys.executable, "-m", "symfonic_cli", *undo[1:], "-s", path, "--idle-for", "0", "--yes"],
+                       check=True, capture_output=True)
     return took, usage.ru_maxrss / 1024
 
 
@@ -81,9 +90,9 @@ def main() -> None:
             base = [_measured([sys.executable, "-c", BASELINE, path, key, "5"]) for _ in range(args.reps)]
             print(_row("baseline: update_state __copy__", base))
             cli = [sys.executable, "-m", "symfonic_cli", "thread", "rewind", "-s", path, key, "--idle-for", "0", "--yes", "-f", "json"]
-            near = [_measured([*cli, "--to", "-5"]) for _ in range(args.reps)]
+            near = [_measured([*cli, "--to", "-5"], path) for _ in range(args.reps)]
             print(_row("thread rewind --to -5", near, base))
-            early = [_measured([*cli, "--before-message", "3"]) for _ in range(args.reps)]
+            early = [_measured([*cli, "--before-message", "3"], path) for _ in range(args.reps)]
             print(_row("thread rewind --before-message 3", early))
             figures[turns] = {"near": statistics.median(r[1] for r in near), "early": statistics.median(r[1] for r in early),
                               "base": statistics.median(r[1] for r in base)}
