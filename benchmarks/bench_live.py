@@ -46,7 +46,7 @@ PRUNE = ["thread", "prune", "--all", "--keep", "1", "--yes", "-f", "jsonl"]
 # The bare arm: the same entry point with the run lock, the lock timeout and the lag checks off.
 _BARE = (
     "import sys\n"
-    "from symfonic_cli.storage import prune\n"
+    "from symfonic_cli.prune import run as prune\n"
     "from symfonic_cli.stores.sqlite.erase import SqliteErase\n"
     "from symfonic_cli.stores.postgres.erase import PostgresErase\n"
     "prune.hold_run_lock = lambda *a, **k: None\n"

@@ -10,7 +10,7 @@
 from symfonic_cli.api.changes import erase, export, migrate, prune, rewind
 from symfonic_cli.api.plans import Plan, execute, plan_erase, plan_export, plan_migrate, plan_prune, plan_rewind
 from symfonic_cli.api.store import Record, Store, open_store
-from symfonic_cli.erase.result import RunResult
+from symfonic_cli.changes.result import RunResult
 
 __all__ = ["Plan", "Record", "RunResult", "Store", "erase", "execute", "export", "migrate", "open_store", "plan_erase",
            "plan_export", "plan_migrate", "plan_prune", "plan_rewind", "prune", "rewind"]

@@ -1,12 +1,12 @@
 """The changing operations as functions: ``erase``, ``export``, ``prune``, ``migrate``. Each takes the explicit choices its command asks for and
-returns its result, a ``RunResult`` (erase/result.py: typed, and the mapping the command prints with
+returns its result, a ``RunResult`` (changes/result.py: typed, and the mapping the command prints with
 ``-f json``; ``to_json()`` gives that document). api/plans.py makes a plan of each first (``plan_erase``
 ...) and runs it (``execute``), through the same functions.
 
-They run the command's own library function (``erase.run``, ``export.run``, ``storage.prune``,
+They run the command's own library function (``erase.run``, ``export.run``, ``prune.run``,
 ``migrate.command``) on a library Environment: nothing is read from or written to the process's
 streams, no terminal is ever asked, and the run's events are kept as data (api/report.Collected,
-the Report the drivers tell: erase/report.py), never rendered, printed or parsed. ``erase`` and
+the Report the drivers tell: changes/report.py), never rendered, printed or parsed. ``erase`` and
 ``prune`` take ``on_thread``: called with each thread as it is done (a ``ThreadDone``: its
 ``entry`` is the thread's record, as ``-f jsonl`` prints it after the run's head). A real erase needs ``yes=True`` (without it: ``NotConfirmedError``, exit 6,
 nothing deleted), as the command without a terminal; so does a real prune. A run that ends in an error raises it (a
@@ -21,8 +21,8 @@ from datetime import timedelta
 from typing import Any
 
 from symfonic_cli.api.arguments import checked
-from symfonic_cli.erase.result import RunResult  # at run time: annotations are read (api/arguments.py)
-from symfonic_cli.erase.steps import pace_of
+from symfonic_cli.changes.result import RunResult  # at run time: annotations are read (api/arguments.py)
+from symfonic_cli.changes.steps import pace_of
 from symfonic_cli.errors import SymfonicError, UsageError
 from symfonic_cli.limits import DEFAULT_LOCK_TIMEOUT, DEFAULT_PIECE
 
@@ -39,21 +39,11 @@ def _environment() -> Any:
 
 
 def _location(name: str, value, options: dict[str, Any]):
-    import os
+    from symfonic_cli.api.store import store_argument
+    from symfonic_cli.stores import connection_options
 
-    from symfonic_cli.kinds import CONNECTION_OPTIONS
-    from symfonic_cli.limits import DEFAULT_CONNECT_TIMEOUT
-    from symfonic_cli.location import resolve_store
-
-    if isinstance(value, os.PathLike):
-        value = os.fspath(value)
-    if not isinstance(value, str) or not value:
-        raise UsageError(f"{name} needs a store: a URL, a file path or a configured name")
-    unknown = sorted(set(options) - set(CONNECTION_OPTIONS))
-    if unknown:
-        raise UsageError(f"unknown store option '{unknown[0]}'", hint=f"use any of: {', '.join(CONNECTION_OPTIONS)}")
-    loc = resolve_store(value)
-    return loc, {"connect_timeout": DEFAULT_CONNECT_TIMEOUT, **loc.options, **options}
+    loc = store_argument(name, value, options)
+    return loc, connection_options(loc, options)
 
 
 # Set by api/plans.py while it makes a plan: the dry run's request and runner are handed to it
@@ -63,11 +53,11 @@ PLANNING: ContextVar[list[tuple[Any, Callable[..., Any]]] | None] = ContextVar("
 
 def _run(operation: str, request: Any, runner: Callable[..., Any], planner: Runner | None = None,
          on_thread: Callable[[Any], None] | None = None) -> Any:
-    """The run's RunResult (erase/result.py: its document, typed); an error that ends the run
+    """The run's RunResult (changes/result.py: its document, typed); an error that ends the run
     carries it, when one was made, as ``.result``. While a plan is made, the request and its
     runner are handed to it and ``planner`` runs instead (an operation without a dry run)."""
     from symfonic_cli.api.report import Collected
-    from symfonic_cli.erase.result import result_of
+    from symfonic_cli.changes.result import result_of
 
     planning = PLANNING.get()
     if planning is not None:
@@ -159,7 +149,7 @@ def erase(
     **options,
 ) -> RunResult:
     """``thread erase -f json``: the receipt (or, with ``dry_run``, the plan), as a RunResult;
-    ``on_thread``: called with each thread as it is done (erase/report.ThreadDone)."""
+    ``on_thread``: called with each thread as it is done (changes/report.ThreadDone)."""
     from symfonic_cli.erase.run import EraseRequest
     from symfonic_cli.clock import parse_duration
 
@@ -254,7 +244,7 @@ def _outcome(run: Callable[..., Any], request: Any, env: Any, report: Any) -> No
 
 
 def _prune(request: Any, env: Any, report: Any) -> None:
-    from symfonic_cli.storage.prune import run
+    from symfonic_cli.prune.run import run
 
     run(request, env, report)  # streamed into the report (its record is never a reader's end)
 
@@ -311,7 +301,7 @@ def prune(
     ``on_thread``: called with each thread as it is done (or, in a plan, each thread's plan record)."""
     from symfonic_cli.limits import MAX_COUNT, MAX_PIECE
     from symfonic_cli.clock import parse_duration
-    from symfonic_cli.storage.prune import PruneRequest
+    from symfonic_cli.prune.run import PruneRequest
 
     chosen = _selection(
         "prune", store, options, thread=thread, tenant=tenant, sub_tenant=sub_tenant, session=session,

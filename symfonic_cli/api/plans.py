@@ -1,5 +1,5 @@
 """Plan first, then execute: ``plan_erase``, ``plan_prune``, ``plan_export``, ``plan_migrate`` and ``plan_rewind``
-return a ``Plan`` (erase/result.py: typed, inspectable, the dry run's document) and change nothing;
+return a ``Plan`` (changes/result.py: typed, inspectable, the dry run's document) and change nothing;
 ``execute(plan, yes=...)`` runs it and returns the operation's ``RunResult``.
 
 A plan function takes what its operation takes (``erase``'s arguments but ``dry_run`` and ``yes``,
@@ -19,7 +19,7 @@ from dataclasses import replace
 from typing import Any
 
 from symfonic_cli.api.arguments import checked
-from symfonic_cli.erase.result import Plan, RunResult  # at run time: annotations are read (api/arguments.py)
+from symfonic_cli.changes.result import Plan, RunResult  # at run time: annotations are read (api/arguments.py)
 from symfonic_cli.errors import UsageError
 
 __all__ = ["Plan", "execute", "plan_erase", "plan_export", "plan_migrate", "plan_prune", "plan_rewind"]
@@ -112,7 +112,7 @@ def plan_rewind(store: Any, /, *args: Any, **choices: Any) -> Plan:
 def execute(plan: Plan, *, yes: bool = False, on_thread: Callable[[Any], None] | None = None) -> RunResult:
     """Run ``plan`` on its threads; the operation's RunResult (an error that ends the run raises,
     carrying it as ``.result``, as the operation does). ``on_thread`` (an erase or a prune): called
-    with each thread as it is done (erase/report.ThreadDone)."""
+    with each thread as it is done (changes/report.ThreadDone)."""
     from symfonic_cli.api.changes import _environment, _run
 
     if not isinstance(plan, Plan) or plan.request is None:

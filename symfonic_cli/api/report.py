@@ -1,4 +1,4 @@
-"""The Python API's Report (erase/report.py): a store-changing run's events kept as data, never
+"""The Python API's Report (changes/report.py): a store-changing run's events kept as data, never
 text. The document ``-f json`` prints is kept (``value``: that JSON parsed, with no text made or
 parsed) and each thread is handed, as it is done, to the caller's ``on_thread``: a ``ThreadDone``
 whose ``entry`` is the thread's record as the JSON holds it (``-f jsonl``'s ``thread`` line is
@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
-from symfonic_cli.erase.report import Report, ThreadDone
+from symfonic_cli.changes.report import Report, ThreadDone
 
 
 class Collected(Report):

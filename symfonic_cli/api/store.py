@@ -344,22 +344,24 @@ def open_store(location, **options) -> Store:
 
     ``options`` are the root options: ``connect_timeout`` (seconds, default 10), ``pg_schema``,
     ``checkpoint_collection``, ``writes_collection``; a config entry's options apply under them."""
+    from symfonic_cli.stores import open_read_only
+
+    return Store(open_read_only(store_argument("open_store", location, options), **options))
+
+
+def store_argument(name: str, value, options: dict[str, Any]):
+    """A store the Python API is given (a URL, a SQLite file path, str or Path, or a config name)
+    and its options, checked: the StoreLocation, or a UsageError naming ``name``."""
     import os
 
-    from symfonic_cli.limits import DEFAULT_CONNECT_TIMEOUT
-    from symfonic_cli.location import resolve_store
-    from symfonic_cli.stores import open_store as open_backend
-
-    if isinstance(location, os.PathLike):
-        location = os.fspath(location)
-    if not isinstance(location, str) or not location:
-        raise UsageError("open_store needs a store: a URL, a file path or a configured name")
     from symfonic_cli.kinds import CONNECTION_OPTIONS
+    from symfonic_cli.location import resolve_store
 
-    known = set(CONNECTION_OPTIONS)
-    unknown = sorted(set(options) - known)
+    if isinstance(value, os.PathLike):
+        value = os.fspath(value)
+    if not isinstance(value, str) or not value:
+        raise UsageError(f"{name} needs a store: a URL, a file path or a configured name")
+    unknown = sorted(set(options) - set(CONNECTION_OPTIONS))
     if unknown:
-        raise UsageError(f"unknown store option '{unknown[0]}'", hint=f"use any of: {', '.join(sorted(known))}")
-    loc = resolve_store(location)
-    merged = {"connect_timeout": DEFAULT_CONNECT_TIMEOUT, **loc.options, **options}
-    return Store(open_backend(loc, writable=False, **merged))
+        raise UsageError(f"unknown store option '{unknown[0]}'", hint=f"use any of: {', '.join(CONNECTION_OPTIONS)}")
+    return resolve_store(value)

@@ -106,9 +106,9 @@ class TranscriptScreen(ThreadScreen):
         body.expand_tabs(4)
         lines.extend(body.wrap(self.app.console, max(1, width - 2)) if row.content else [])
         if tools:
-            from symfonic_cli.cli.transcript import _tool_lines
+            from symfonic_cli.render import tool_lines
 
-            for tool_line in _tool_lines(row):
+            for tool_line in tool_lines(row):
                 lines.extend(Text(block(tool_line), style="magenta", end="").wrap(self.app.console, max(1, width - 2)))
         out = [lines[0]]
         for line in lines[1:]:

@@ -1,6 +1,6 @@
 """What a store-changing run (erase, a sweep, prune) prints: plans, per-thread lines, the JSON
 documents on stdout. The drivers write no text: they tell their events to the caller's Report
-(erase/report.py); cli/report.py's TextReport renders them with what is here.
+(changes/report.py); cli/report.py's TextReport renders them with what is here.
 
 Every text taken from the store is escaped here (``esc`` is ``render.escape_inline``); times are
 shown in ``--tz``. On a terminal every line a reader gets wraps to its width (render/fit.py: keys,
@@ -25,7 +25,7 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 from typing import Any, TextIO
 
-from symfonic_cli.erase import plan as ep
+from symfonic_cli.changes import plan as ep
 from symfonic_cli.environment import Environment
 
 ALL_SUBS = " (all sub-tenants of this tenant and session)"

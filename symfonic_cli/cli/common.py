@@ -118,18 +118,18 @@ def apply_root_options(
 
 def store_options(location: StoreLocation, env: Environment | None = None) -> dict:
     """Connection options for a store: the config file's entry first, the command line over it."""
-    merged = dict(location.options)
-    merged.update((env or environment()).connection)
-    return merged
+    from symfonic_cli.stores import connection_options
+
+    return connection_options(location, (env or environment()).connection)
 
 
 def open_for_reading(store_opt: Optional[str], *, environment: Environment | None = None, **options: Any) -> "Store":
-    """The store, opened read-only; use it in a ``with`` block, which closes it."""
-    from symfonic_cli.stores import open_store
+    """The store, opened read-only (the one opener of every front end); use it in a ``with`` block, which closes it."""
+    from symfonic_cli.stores import open_read_only
 
     location = resolve_store(store_opt)
     env = environment or _this_run()
-    store = open_store(location, writable=False, **{**store_options(location, env), **options})
+    store = open_read_only(location, **{**env.connection, **options})
     write_open_warnings(store, env.stderr)
     return store
 

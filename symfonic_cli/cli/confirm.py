@@ -1,5 +1,5 @@
 """The typed confirmation of a store-changing run (erase requests, sweeps, prune) on the command
-line: the step cli/report.py's TextReport supplies (erase/report.py: a run asks its caller; the
+line: the step cli/report.py's TextReport supplies (changes/report.py: a run asks its caller; the
 Python API asks no one, ``yes=True`` is the way; a dialog would be another Report's step).
 
 API:
@@ -10,7 +10,7 @@ API:
   (exit 6) unless the answer is ``step.expected`` exactly or as the plan shows it (escaped); Ctrl-C
   at the prompt is "not confirmed (interrupted), nothing <erased|pruned>", exit 130. Without a
   terminal it raises at once (``--yes`` is the way). The report shows the plan on
-  ``terminal.writer`` first, then calls this. The words are the step's (erase/report.py
+  ``terminal.writer`` first, then calls this. The words are the step's (changes/report.py
   ``Confirmation``: every question and refusal names the run's own action).
 """
 
@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from symfonic_cli.environment import Environment
 from symfonic_cli.errors import EXIT_INTERRUPTED, NotConfirmedError, StoppedError
-from symfonic_cli.erase.report import Confirmation
+from symfonic_cli.changes.report import Confirmation
 
 # typing.TYPE_CHECKING without importing typing.
 TYPE_CHECKING = False

@@ -43,7 +43,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
     from symfonic_cli.environment import Environment
-    from symfonic_cli.erase.result import EraseOutcome
+    from symfonic_cli.changes.result import EraseOutcome
 
 
 @app.command("erase")
@@ -122,7 +122,7 @@ def erase(
 
 
 def rendered(call: Callable[[], EraseOutcome | None], out_format: str, env: Environment) -> None:
-    """Run an erase or a prune and render how it ended (erase/result.EraseOutcome), also when it
+    """Run an erase or a prune and render how it ended (changes/result.EraseOutcome), also when it
     ends in an error (rendered first, then raised); a run that streamed its record (JSON of a sweep
     or a prune, any dry run but an erase request's) returns None."""
     from symfonic_cli.errors import SymfonicError

@@ -16,7 +16,7 @@ from symfonic_cli.limits import DEFAULT_LOCK_TIMEOUT, DEFAULT_PIECE, MAX_LOCK_TI
 # typing.TYPE_CHECKING without importing typing.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from symfonic_cli.erase.steps import Pace
+    from symfonic_cli.changes.steps import Pace
     from symfonic_cli.selection import Selection
 
 _TYPES = {"text": Optional[str], "count": Optional[int], "multi": Optional[List[str]], "flag": bool}
@@ -123,7 +123,7 @@ MaxReplicaLagOpt = Annotated[
 
 def pace_of(pause: str | None, max_rate: float | None, max_replica_lag: str | None = None) -> Pace | None:
     """--pause, --max-rate and --max-replica-lag as the run's Pace (None: full speed), else exit 2 naming the option."""
-    from symfonic_cli.erase.steps import pace_of as library_pace
+    from symfonic_cli.changes.steps import pace_of as library_pace
 
     return library_pace(pause, max_rate, cli=True, max_replica_lag=max_replica_lag)
 

@@ -84,7 +84,7 @@ def prune(
     from symfonic_cli.location import resolve_store
     from symfonic_cli.retention.window import parse_age
     from symfonic_cli.selection import PRUNE
-    from symfonic_cli.storage.prune import PruneRequest, run
+    from symfonic_cli.prune.run import PruneRequest, run
 
     env = environment()
     chosen = erase_selection(

@@ -1,6 +1,6 @@
 """What ``thread prune`` prints for a reader: the plan (its head, a line per thread, the totals and
-notes), the line per thread as it is done. The driver (storage/prune.py) hands the plan over as a
-``PruneView`` (storage/records.py) and each thread's outcome as a ``PruneOutcome``; every text taken
+notes), the line per thread as it is done. The driver (prune/run.py) hands the plan over as a
+``PruneView`` (prune/records.py) and each thread's outcome as a ``PruneOutcome``; every text taken
 from the store is escaped here (``esc``: render.escape_inline) and wraps to a terminal's width."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from typing import Any, TextIO
 
 from symfonic_cli.environment import Environment
 from symfonic_cli.model.prune import NOT_FOUND, NOTHING, PRUNED, SKIPPED
-from symfonic_cli.storage.records import TIMESTAMPS, PruneOutcome, PruneTotals, PruneView
+from symfonic_cli.prune.records import TIMESTAMPS, PruneOutcome, PruneTotals, PruneView
 
 
 def plan_head(view: PruneView, esc: Callable[[str], str], width: int | None, env: Environment) -> str:

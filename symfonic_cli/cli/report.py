@@ -1,4 +1,4 @@
-"""The command line's Report (erase/report.py): a store-changing run's events rendered on the
+"""The command line's Report (changes/report.py): a store-changing run's events rendered on the
 Environment's streams, as ``thread erase`` and ``thread prune`` print them (cli/changes_text.py
 for erase and sweeps, cli/prune_text.py for prune), and the typed confirmation on this terminal
 (cli/confirm.py).
@@ -14,8 +14,8 @@ from __future__ import annotations
 from typing import Any
 
 from symfonic_cli.environment import Environment
-from symfonic_cli.erase.report import Confirmation, Report, RequestView, SweepView, ThreadDone
-from symfonic_cli.erase.result import EraseOutcome
+from symfonic_cli.changes.report import Confirmation, Report, RequestView, SweepView, ThreadDone
+from symfonic_cli.changes.result import EraseOutcome
 
 # typing.TYPE_CHECKING without importing typing.
 TYPE_CHECKING = False
@@ -131,7 +131,7 @@ class TextReport(Report):
 
     def dry_run_end(self, view: Any, tail: dict[str, Any]) -> None:
         from symfonic_cli.cli import changes_text as text
-        from symfonic_cli.erase.plan import NOT_ERASED
+        from symfonic_cli.changes.plan import NOT_ERASED
         from symfonic_cli.render import escape_inline as esc
 
         out = self.env.stdout
@@ -160,8 +160,8 @@ class TextReport(Report):
             self._stream().begin(head)
 
     def thread(self, done: ThreadDone) -> None:
+        from symfonic_cli.prune.records import PruneOutcome
         from symfonic_cli.rewind.run import RewindOutcome
-        from symfonic_cli.storage.records import PruneOutcome
 
         if isinstance(done.outcome, RewindOutcome):
             from symfonic_cli.cli.rewind_text import thread_line as rewind_line

@@ -158,17 +158,6 @@ def _empty_note(st: Store, key: str, checkpoint: Optional[str], env: Environment
     return f"symfonic: no rows match; the thread has {len(every)} rows{span}"
 
 
-def _tool_lines(r) -> list[str]:
-    from symfonic_cli import render
-
-    lines = []
-    for call in r.tool_calls or ():
-        lines.append(f"-> call {call.get('name')} id={call.get('id')} args={render.json_dumps(call.get('args'))}")
-    if r.role == "tool" and (r.name is not None or r.tool_call_id is not None):
-        lines.append(f"<- tool {r.name} answers {r.tool_call_id}")
-    return lines
-
-
 def _bound(flag: str, value: Optional[str], zone, *, until: bool):
     if value is None:
         return None
@@ -200,7 +189,7 @@ def _write(rows, out_format: str, key: str, tools: bool = False, *, truncate: Op
         return
     if out_format == "text":
         for r in rows:
-            extra = "".join(render.escape_controls(line) + "\n" for line in _tool_lines(r)) if tools else ""
+            extra = "".join(render.escape_controls(line) + "\n" for line in render.tool_lines(r)) if tools else ""
             out.write(f"[{r.index}] {render.escape_inline(r.role)} {_shown_time(r.timestamp, env)}\n{render.escape_controls(render.cut(_shown_content(r), truncate))}\n{extra}\n")
         return
     rows_out = [
@@ -208,7 +197,7 @@ def _write(rows, out_format: str, key: str, tools: bool = False, *, truncate: Op
             str(r.index),
             render.escape_inline(r.role),
             render.cell(render.shown_age(r.timestamp, env)),  # an age (or --absolute-time): room for the text
-            render.escape_controls("\n".join([render.cut(_shown_content(r), truncate), *(_tool_lines(r) if tools else [])]).strip("\n") if tools else render.cut(_shown_content(r), truncate)),
+            render.escape_controls("\n".join([render.cut(_shown_content(r), truncate), *(render.tool_lines(r) if tools else [])]).strip("\n") if tools else render.cut(_shown_content(r), truncate)),
         ]
         for r in rows
     ]

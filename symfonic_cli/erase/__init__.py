@@ -1,1 +1,1 @@
-"""thread erase: the plan, the receipt (plan.py) and the run (run.py)."""
+"""thread erase: the request driver (run.py) and the retention sweep (sweep.py), over changes/."""

@@ -1,5 +1,5 @@
-"""``thread erase`` for requested keys or a tenant prefix: the request driver over the erase
-parts (plan.py: plans and the receipt; steps.py: the per-thread step and the loop; records.py:
+"""``thread erase`` for requested keys or a tenant prefix: the request driver over a changing
+run's parts (changes/: plan.py: plans and the receipt; steps.py: the per-thread step and the loop; records.py:
 the receipt file; report.py: what the caller is told, its typed events; faults.py). A retention
 sweep (a selection with a window) is handed to sweep.py, the other driver. It writes no text:
 the caller's Report renders (the command line: cli/report.py) or keeps (the Python API) it.
@@ -16,12 +16,13 @@ from datetime import datetime, timedelta, timezone
 from typing import Any
 
 from symfonic_cli.environment import Environment
-from symfonic_cli.erase import plan as ep
-from symfonic_cli.erase.faults import Faults
-from symfonic_cli.erase.report import Confirmation, Report, RequestView
-from symfonic_cli.erase.result import EraseOutcome, carry_outcome
-from symfonic_cli.erase.records import Recorder, default_operator, new_header, open_receipt, store_name
-from symfonic_cli.erase.steps import Pace, Stopped, busy_error, check_replicas, erase_step, finish, hold_run_lock, run_threads
+from symfonic_cli.changes import plan as ep
+from symfonic_cli.changes.faults import Faults
+from symfonic_cli.erase.extra import parse_extra
+from symfonic_cli.changes.report import Confirmation, Report, RequestView
+from symfonic_cli.changes.result import EraseOutcome, carry_outcome
+from symfonic_cli.changes.records import Recorder, default_operator, new_header, open_receipt, store_name
+from symfonic_cli.changes.steps import Pace, Stopped, busy_error, check_replicas, erase_step, finish, hold_run_lock, run_threads
 from symfonic_cli.errors import (
     EXIT_STORE,
     EXIT_WRITTEN_AGAIN,
@@ -62,7 +63,7 @@ class EraseRequest:
 
 
 def run(req: EraseRequest, environment: Environment | None = None, report: Report | None = None) -> EraseOutcome | None:
-    """Erase what ``req`` selects, telling ``report`` (erase/report.py: the caller's; by default no
+    """Erase what ``req`` selects, telling ``report`` (changes/report.py: the caller's; by default no
     one, and a needed confirmation raises) the plan, the confirmation and each thread. A request's
     run returns its EraseOutcome, which the caller renders; one that does not end cleanly raises (a
     SymfonicError with its exit code) carrying it as ``.outcome`` when it was made. A retention
@@ -78,7 +79,7 @@ def run(req: EraseRequest, environment: Environment | None = None, report: Repor
         from symfonic_cli.erase.sweep import run_sweep
 
         return run_sweep(req, env, report)
-    extra = ep.parse_extra(req.location.options)
+    extra = parse_extra(req.location.options)
     now = datetime.now(timezone.utc)
     name = store_name(req.location)
     receipt_file = open_receipt(req.receipt_path, dry_run=req.dry_run, store=req.location)

@@ -4,12 +4,12 @@ Memory does not grow with the number of threads: the database counts the idle th
 hands them out a page at a time (keyset pagination by key, ``window_keys``) with the cut-off
 fixed once; each page is planned, erased thread by thread (one transaction each, the last
 activity re-checked inside it) and recorded before the next page is read. Nothing per thread is
-kept: the receipt file, the caller's Report (erase/report.py) and the progress line get each
+kept: the receipt file, the caller's Report (changes/report.py) and the progress line get each
 thread as it happens, the counts are the only state. Ctrl-C stops after the thread in flight (its transaction ends normally), the
 ``end`` record says so, exit 130; the same command run again erases the rest, because erased
 threads are no longer selected.
 
-The sweep driver over the erase parts (steps.py, records.py, report.py, faults.py): it supplies
+The sweep driver over a changing run's parts (changes/: steps.py, records.py, report.py, faults.py): it supplies
 the pages of plans and the erase step with the in-transaction activity re-check; it writes no text.
 """
 
@@ -19,12 +19,13 @@ from datetime import datetime, timezone
 from typing import Any
 
 from symfonic_cli.environment import Environment
-from symfonic_cli.erase import plan as ep
-from symfonic_cli.erase.faults import Faults
-from symfonic_cli.erase.report import Confirmation, Report, SweepView
-from symfonic_cli.erase.records import Recorder, new_header, open_receipt, store_name
-from symfonic_cli.erase.result import EraseOutcome, carry_outcome
-from symfonic_cli.erase.steps import DEFAULT_BATCH, busy_error, erase_step, finish, hold_run_lock, run_threads
+from symfonic_cli.changes import plan as ep
+from symfonic_cli.changes.faults import Faults
+from symfonic_cli.erase.extra import parse_extra
+from symfonic_cli.changes.report import Confirmation, Report, SweepView
+from symfonic_cli.changes.records import Recorder, new_header, open_receipt, store_name
+from symfonic_cli.changes.result import EraseOutcome, carry_outcome
+from symfonic_cli.changes.steps import DEFAULT_BATCH, busy_error, erase_step, finish, hold_run_lock, run_threads
 from symfonic_cli.errors import EXIT_INTERRUPTED, EXIT_STORE, EXIT_WRITTEN_AGAIN, EraseIncomplete, StoppedError
 
 # typing.TYPE_CHECKING without importing typing.
@@ -42,7 +43,7 @@ def run_sweep(req, env: Environment, report: Report) -> EraseOutcome | None:
     for the caller to render (an error carries it as ``.outcome``)."""
     from symfonic_cli.stores import open_store
 
-    extra = ep.parse_extra(req.location.options)
+    extra = parse_extra(req.location.options)
     now = datetime.now(timezone.utc)
     name = store_name(req.location)
     sel = req.selection

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from symfonic_cli import __version__
 from symfonic_cli.environment import Environment
-from symfonic_cli.erase.report import Report
+from symfonic_cli.changes.report import Report
 from symfonic_cli.errors import NotFoundError
 from symfonic_cli.location import StoreLocation
 
@@ -97,10 +97,10 @@ class ExportResult:
 def run(req: ExportRequest, environment: Environment | None = None, report: Report | None = None) -> ExportResult:
     """Write the bundle and say what was written; raises the error that ends the run (usage, not
     found, store). Writes no text: what a reader is told as it goes (a removed partial bundle,
-    not-found keys, a transcript's warnings, progress) goes to ``report`` (erase/report.py: the
+    not-found keys, a transcript's warnings, progress) goes to ``report`` (changes/report.py: the
     caller's, by default no one)."""
-    from symfonic_cli.erase.faults import Faults
-    from symfonic_cli.erase.records import store_name
+    from symfonic_cli.changes.faults import Faults
+    from symfonic_cli.changes.records import store_name
     from symfonic_cli.export.bundle import MANIFEST, Bundle, check_target, output_error, partial_leftovers, remove_leftover
     from symfonic_cli.export.names import UniqueNames
     from symfonic_cli.stores import open_store
@@ -212,7 +212,7 @@ def _select(store: Store, req: ExportRequest, report: Report) -> tuple[Any, list
         # Keys holding only pending writes (no checkpoint) have no transcript: not listed.
         found = [(k, s) for k in store.thread_keys_with_prefix(req.prefix or "") if (s := store.thread_summary(k)) is not None]
     if missing:
-        from symfonic_cli.erase.plan import NOT_FOUND, Miss
+        from symfonic_cli.changes.plan import NOT_FOUND, Miss
 
         suggester = Suggester(store)
         report.misses({key: Miss(NOT_FOUND, suggestions=suggester.suggest(key)) for key in missing})
@@ -228,7 +228,7 @@ def _select(store: Store, req: ExportRequest, report: Report) -> tuple[Any, list
 def plan(req: ExportRequest, environment: Environment) -> dict[str, Any]:
     """What ``run`` would write, with its checks made (the output, the selection), writing nothing:
     the threads with their checkpoints and activity, as one document (the Python API's plan)."""
-    from symfonic_cli.erase.records import store_name
+    from symfonic_cli.changes.records import store_name
     from symfonic_cli.export.bundle import check_target
     from symfonic_cli.output_paths import refuse_store_path
     from symfonic_cli.stores import open_store
@@ -253,7 +253,7 @@ class _IdleThreads:
     time (``window_keys``); ``len`` is the count the database gives."""
 
     def __init__(self, store: Store, req: ExportRequest) -> None:
-        from symfonic_cli.erase.steps import DEFAULT_BATCH
+        from symfonic_cli.changes.steps import DEFAULT_BATCH
 
         w = req.window
         self.store, self.batch = store, req.batch_size or DEFAULT_BATCH

@@ -14,13 +14,13 @@ from symfonic_cli.kinds import KINDS
 from symfonic_cli.location import StoreLocation
 from symfonic_cli.selection import MIGRATE, choose
 from symfonic_cli.environment import Environment
-from symfonic_cli.erase.report import Report
+from symfonic_cli.changes.report import Report
 from symfonic_cli.limits import DEFAULT_LOCK_TIMEOUT
 
 # typing.TYPE_CHECKING without importing typing.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from symfonic_cli.erase.steps import Pace
+    from symfonic_cli.changes.steps import Pace
 
 
 @dataclass
@@ -77,7 +77,7 @@ class MigrateResult:
 
         bad = [o for o in self.outcomes if not o.ok]
         if bad and all(o.status == BUSY for o in bad) and not self.stopped:
-            from symfonic_cli.erase.steps import busy_error
+            from symfonic_cli.changes.steps import busy_error
 
             raise busy_error(len(bad), "copied")
         if self.stopped and not [o for o in bad if o.status != BUSY]:
@@ -124,7 +124,7 @@ def default_jobs(target_kind: str, threads: int) -> int:
 def run_migrate(req: MigrateRequest, environment: Environment, report: MigrateReport | None = None) -> MigrateResult:
     """Copy (or dry-run, or verify) the selected threads; the outcomes, whatever they are. What a
     reader is told as it goes goes to ``report`` (the caller's; by default no one)."""
-    from symfonic_cli.erase.steps import hold_run_lock
+    from symfonic_cli.changes.steps import hold_run_lock
     from symfonic_cli.migrate import copy as migration
     from symfonic_cli.migrate.workers import run_parallel
     from symfonic_cli.stores import open_store
@@ -195,7 +195,7 @@ def _paced(outcomes, max_duration: timedelta | None, pace: Pace | None) -> tuple
     run stops before the next thread (the reason, else None). A rerun skips what was copied."""
     import time
 
-    from symfonic_cli.erase.steps import time_limit
+    from symfonic_cli.changes.steps import time_limit
 
     started = time.monotonic()
     deadline = started + max_duration.total_seconds() if max_duration is not None else None
@@ -276,7 +276,7 @@ def _open_target(dst_loc, dst_options, *, writable: bool, extra: dict, init_dry_
 
 
 class MigrateReport(Report):
-    """What a migration tells its caller (erase/report.py: ``opened``, ``waiting``) and its own
+    """What a migration tells its caller (changes/report.py: ``opened``, ``waiting``) and its own
     events: ``init_target_planned(path)`` (a dry run's ``--init-target``: the file it would create,
     or None: setup() on the existing store) and ``copying(total)``, the copy's progress. It writes
     no text; the command line's (cli/migrate.py) draws the bar and says the lines."""

@@ -118,6 +118,16 @@ def cut(text: str, limit: int | None) -> str:
     return f"{text[:limit]}… [{len(text) - limit} more characters]"
 
 
+def tool_lines(row: Any) -> list[str]:
+    """A transcript row's tool calls and tool answer, a line each (the CLI's transcript and the browser show the same)."""
+    lines = []
+    for call in row.tool_calls or ():
+        lines.append(f"-> call {call.get('name')} id={call.get('id')} args={json_dumps(call.get('args'))}")
+    if row.role == "tool" and (row.name is not None or row.tool_call_id is not None):
+        lines.append(f"<- tool {row.name} answers {row.tool_call_id}")
+    return lines
+
+
 def write_records(
     records: Iterable[dict[str, Any]],
     *,

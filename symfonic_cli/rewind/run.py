@@ -1,5 +1,5 @@
 """``thread rewind``'s driver: plan (rewind/plan.py), confirmation, one transaction, verification and
-receipt, on the changing runs' parts (erase/: the run lock, the Report's events, the receipt file,
+receipt, on the changing runs' parts (changes/: the run lock, the Report's events, the receipt file,
 the fault hooks). It writes no text: the caller's Report is told the plan (a RewindView), the
 confirmation and the thread (a ThreadDone holding a RewindOutcome); the run returns its
 EraseOutcome (the receipt, or the dry run's plan), and an error that ends it carries that outcome."""
@@ -11,11 +11,11 @@ from datetime import datetime, timedelta, timezone
 from typing import Any
 
 from symfonic_cli.environment import Environment
-from symfonic_cli.erase.faults import Faults
-from symfonic_cli.erase.records import RunRecord, new_header, open_receipt, store_name
-from symfonic_cli.erase.report import Confirmation, Report
-from symfonic_cli.erase.result import EraseOutcome, carry_outcome
-from symfonic_cli.erase.steps import hold_run_lock
+from symfonic_cli.changes.faults import Faults
+from symfonic_cli.changes.records import RunRecord, new_header, open_receipt, store_name
+from symfonic_cli.changes.report import Confirmation, Report
+from symfonic_cli.changes.result import EraseOutcome, carry_outcome
+from symfonic_cli.changes.steps import hold_run_lock
 from symfonic_cli.errors import BusyThreads, HeadMoved, RecentlyWritten, ThreadBusy, WrittenAgainError
 from symfonic_cli.limits import DEFAULT_LOCK_TIMEOUT
 from symfonic_cli.location import StoreLocation

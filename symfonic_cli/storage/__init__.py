@@ -1,1 +1,1 @@
-"""Store growth: ``store usage`` (where the bytes are) and ``thread prune`` (old checkpoints removed safely)."""
+"""Store growth: ``store usage`` (where the bytes are; ``thread prune`` is prune/)."""

@@ -33,6 +33,20 @@ def open_store(location: StoreLocation, *, writable: bool = False, **options: An
     return store
 
 
+def connection_options(location: StoreLocation, options: dict[str, Any]) -> dict[str, Any]:
+    """What every front end opens ``location`` with: the default connect timeout, the config
+    entry's options over it, the caller's (the root options, the API's keywords) over those."""
+    from symfonic_cli.limits import DEFAULT_CONNECT_TIMEOUT
+
+    return {"connect_timeout": DEFAULT_CONNECT_TIMEOUT, **location.options, **options}
+
+
+def open_read_only(location: StoreLocation, **options: Any) -> "Store":
+    """The one read-only opener of every front end (the CLI, the browser, the MCP server and the
+    Python API's ``open_store``): ``location`` opened strictly read-only with ``connection_options``."""
+    return open_store(location, writable=False, **connection_options(location, options))
+
+
 def missing_driver(kind: str, exc: ModuleNotFoundError) -> Exception:
     """Exit 4 with the install command when ``exc`` is a missing driver of ``kind``; else ``exc``."""
     from symfonic_cli.errors import StoreError

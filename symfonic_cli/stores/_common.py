@@ -27,7 +27,7 @@ PLACEHOLDER_OF_KIND: dict[str, Any] = {"null": None, "boolean": False, "integer"
 
 def quoted_identifier(name: str) -> str:
     """A table or column name, "schema.table" allowed, as an SQL-quoted identifier (SQLite and
-    PostgreSQL). Names are validated identifiers already (erase/plan.py); this is the second fence."""
+    PostgreSQL). Names are validated identifiers already (erase/extra.py); this is the second fence."""
     return ".".join('"' + part.replace('"', '""') + '"' for part in name.split("."))
 
 

@@ -1,16 +1,16 @@
 """The Python API hands each thread to the caller as it is done (``on_thread``, issue #35 item 2),
 the same data the command's ``-f jsonl`` prints: a prune's plan record per thread, a prune's and an
 erase's receipt entry per thread, on every kind. The library renders nothing: the events are typed
-(erase/report.ThreadDone), the command line renders them (cli/report.py)."""
+(changes/report.ThreadDone), the command line renders them (cli/report.py)."""
 
 from __future__ import annotations
 
 import json
 
 from symfonic_cli import api
-from symfonic_cli.erase.plan import ThreadOutcome
-from symfonic_cli.erase.report import ThreadDone
-from symfonic_cli.storage.records import PruneOutcome
+from symfonic_cli.changes.plan import ThreadOutcome
+from symfonic_cli.changes.report import ThreadDone
+from symfonic_cli.prune.records import PruneOutcome
 from tests.support.cli import run
 
 # The run's own: its id, its times, who ran it.

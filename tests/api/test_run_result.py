@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 
 from symfonic_cli import api
-from symfonic_cli.erase.result import RunResult
+from symfonic_cli.changes.result import RunResult
 from tests.support.cli import run
 
 

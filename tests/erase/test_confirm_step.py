@@ -10,7 +10,7 @@ import json
 import pytest
 
 from symfonic_cli.environment import Environment
-from symfonic_cli.erase.report import Confirmation, Report, RequestView
+from symfonic_cli.changes.report import Confirmation, Report, RequestView
 from symfonic_cli.errors import NotConfirmedError
 from symfonic_cli.location import resolve_store
 from symfonic_cli.selection import key_list
@@ -30,8 +30,8 @@ def _env(typed: str) -> Environment:
 def test_the_library_asks_no_one_unless_the_caller_supplies_the_step(sqlite_store, operation):
     from symfonic_cli.erase.run import EraseRequest
     from symfonic_cli.erase.run import run as erase_run
-    from symfonic_cli.storage.prune import PruneRequest
-    from symfonic_cli.storage.prune import run as prune_run
+    from symfonic_cli.prune.run import PruneRequest
+    from symfonic_cli.prune.run import run as prune_run
 
     keys = _keys(sqlite_store)
     loc = resolve_store(str(sqlite_store))

@@ -12,7 +12,7 @@ import psycopg
 import pytest
 
 from symfonic_cli.errors import StoreError, ThreadActiveError
-from symfonic_cli.erase.plan import parse_extra
+from symfonic_cli.erase.extra import parse_extra
 from symfonic_cli.location import parse_location
 from symfonic_cli.stores import open_store
 from tests.conftest import backend_for

@@ -13,7 +13,7 @@ from datetime import timedelta
 
 from symfonic_cli.cli.report import TextReport
 from symfonic_cli.environment import Environment
-from symfonic_cli.erase.report import ThreadDone
+from symfonic_cli.changes.report import ThreadDone
 from symfonic_cli.location import resolve_store
 from tests.support.old_threads import write_aged
 
@@ -44,8 +44,8 @@ def test_a_sweep_and_a_prune_keep_no_thread_once_told(any_kind):
     from symfonic_cli.erase.run import EraseRequest
     from symfonic_cli.erase.run import run as erase_run
     from symfonic_cli.selection import ERASE, PRUNE, choose
-    from symfonic_cli.storage.prune import PruneRequest
-    from symfonic_cli.storage.prune import run as prune_run
+    from symfonic_cli.prune.run import PruneRequest
+    from symfonic_cli.prune.run import run as prune_run
 
     url = any_kind.new_store(scenarios=False)
     write_aged(any_kind, url, IDLE, turns=2)

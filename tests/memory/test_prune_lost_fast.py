@@ -1,4 +1,4 @@
-"""The prune plan's count of messages held only in deleted checkpoints (storage/lost.py) takes a
+"""The prune plan's count of messages held only in deleted checkpoints (prune/lost.py) takes a
 quick pass that decodes nothing and stops when every deleted checkpoint's list is a prefix of a
 kept one's. Side by side, it equals the count of every checkpoint decoded on its own, message by
 message, over the scenario stores, a SymfonicAgent's store (compaction fired), DeltaChannel
@@ -11,7 +11,7 @@ import pytest
 from symfonic_cli.errors import SymfonicError
 from symfonic_cli.memory.views import Delta, _delta_checkpoints, _plain_checkpoints, version_key
 from symfonic_cli.location import parse_location
-from symfonic_cli.storage.lost import messages_only_in_deleted
+from symfonic_cli.prune.lost import messages_only_in_deleted
 from symfonic_cli.stores import open_store
 from tests.conftest import backend_for
 from tests.support import agent_stores as ag

@@ -13,7 +13,7 @@ import json
 import pytest
 
 from symfonic_cli.location import parse_location
-from symfonic_cli.storage.lost import messages_only_in_deleted
+from symfonic_cli.prune.lost import messages_only_in_deleted
 from symfonic_cli.stores import open_store
 from tests.conftest import backend_for
 from tests.support import backends

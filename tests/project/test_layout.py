@@ -246,8 +246,9 @@ FLOORS: tuple[tuple[str, frozenset[str]], ...] = (
     ("model", frozenset({"model"})),
     ("stores", frozenset({"stores"})),
     ("lookups", frozenset({"suggestions", "selection"})),
+    ("changes", frozenset({"changes"})),  # what every changing run shares: outcomes, receipts, Report, loop, pace, locks
     ("features", frozenset({"delta", "transcript", "compat", "erase", "history", "threadstate", "search", "migrate",
-                            "storage", "export", "listing", "demo", "memory", "rewind"})),
+                            "storage", "prune", "export", "listing", "demo", "memory", "rewind"})),
     ("api", frozenset({"api"})),
     ("front ends", frozenset({"cli", "complete", "completions", "__main__", "mcp", "browse"})),
 )
@@ -257,14 +258,14 @@ FEATURE_USES: dict[str, frozenset[str]] = {
     "history": frozenset({"delta", "transcript"}),
     "threadstate": frozenset({"delta", "transcript", "memory"}),
     "search": frozenset({"transcript"}),
-    "migrate": frozenset({"delta", "transcript", "erase"}),  # erase: a changing run's parts (run lock, pace, time limit, busy)
-    "storage": frozenset({"erase", "memory"}),
+    "migrate": frozenset({"delta", "transcript"}),
+    "prune": frozenset({"memory"}),  # the plan counts the messages only the deleted checkpoints hold (lost.py)
     "erase": frozenset({"memory"}),  # the plan counts the retained messages an erase deletes
-    "export": frozenset({"erase", "history", "transcript", "memory"}),
+    "export": frozenset({"history", "transcript", "memory"}),
     "memory": frozenset({"delta", "transcript"}),
     "listing": frozenset({"threadstate"}),
     "demo": frozenset({"compat"}),
-    "rewind": frozenset({"erase", "history", "transcript", "threadstate"}),  # erase: a changing run's parts
+    "rewind": frozenset({"history", "transcript", "threadstate"}),
 }
 
 
@@ -296,6 +297,14 @@ def floor_violations() -> list[str]:
 
 def test_nothing_imports_from_a_floor_above():
     assert floor_violations() == []
+
+
+def test_the_browser_and_the_mcp_server_import_nothing_of_the_command_line():
+    # Front ends side by side: cli/ routes to browse/ and mcp/; they read through api/ and render through render/.
+    modules = _modules()
+    found = sorted(f"{name} imports {used}" for name, path in modules.items() if _top(name) in {"browse", "mcp"}
+                   for used in _imports(name, path, modules) if _top(used) == "cli")
+    assert found == []
 
 
 def test_the_floor_check_sees_an_upward_import(tmp_path, monkeypatch):

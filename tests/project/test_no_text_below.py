@@ -1,7 +1,7 @@
 """The library below the front ends writes no text for a person (issue #35 item 2): no module under
 api/ and cli/ but the output floor (render/, pager.py, progress.py: how text is written) and the
 Environment (which holds the streams) touches ``stdout``/``stderr``, prints, writes to a stream or
-calls a writer of render/; a changing run tells its caller typed events (erase/report.py) and the
+calls a writer of render/; a changing run tells its caller typed events (changes/report.py) and the
 front end renders them. A write that is data, not text for a person (a receipt, a bundle, a lock
 file), says so on its line: ``# data: <why>``. The api/ package renders nothing at all."""
 
@@ -55,7 +55,7 @@ def _writes(path: Path, root: Path = PACKAGE.parent) -> list[str]:
 def test_the_floors_below_the_front_ends_are_checked():
     names = {p.relative_to(PACKAGE).parts[0].removesuffix(".py") for p in _modules()}
     # The feature packages of issue #35 item 2, and the floors under them, are all read.
-    assert {"erase", "export", "storage", "retention", "migrate", "memory", "search", "listing", "history", "compat",
+    assert {"changes", "erase", "export", "storage", "prune", "retention", "migrate", "memory", "search", "listing", "history", "compat",
             "stores", "model", "selection", "suggestions", "api"} <= names
     assert not names & {"cli", "render", "browse", "mcp"}
 

@@ -51,7 +51,7 @@ def test_plan_and_confirmation_on_a_terminal(request, cols, colour):
     plain = ANSI.sub("", shown)
     lines = plain.splitlines()
     assert all(len(line) <= cols for line in lines), [line for line in lines if len(line) > cols]
-    assert lines[0].startswith("rewind plan for ") and any(line.strip().startswith("back to:") for line in lines)
+    assert plain.startswith("rewind plan for") and any(line.strip().startswith("back to:") for line in lines)
     assert f"symfonic thread rewind {KEY} --to {before[0]}" in plain  # the undo command, whole
     assert before[4] in plain and before[0] in plain
     assert "\x1b[31m" not in plain and "follow-up \\x1b[31m" in plain  # the tool's hostile text, escaped

@@ -1,6 +1,6 @@
 """A prune that committed is never reported as left as it was (issue 33 item 4), on SQLite and
 MongoDB, which verify after the commit: the run stops itself right after the thread's commit
-(``SYMFONIC_FAULT_STOP_AFTER_COMMIT``, erase/faults.py), the real graph writes the thread as the
+(``SYMFONIC_FAULT_STOP_AFTER_COMMIT``, changes/faults.py), the real graph writes the thread as the
 application would, and the run continues. The thread is recorded ``failed``: committed, its rows
 deleted, then written again, exit 8 as erase's. (PostgreSQL verifies inside the transaction.)"""
 

@@ -23,8 +23,8 @@ def test_every_backend_takes_exactly_the_options_its_kind_declares():
 
 
 def test_every_scheme_names_its_kind_and_the_notes_come_from_the_table():
-    from symfonic_cli.erase import plan
-    from symfonic_cli.storage import records
+    from symfonic_cli.changes import plan
+    from symfonic_cli.prune import records
 
     for name, kind in kinds.KINDS.items():
         for scheme in kind.schemes:

@@ -1,6 +1,6 @@
 """What a store-changing run (an erase request, a retention sweep, a prune, an export) tells its
 caller as it goes: typed events, never text. The drivers (erase/run.py, erase/sweep.py,
-storage/prune.py, export/run.py) call a
+prune/run.py, export/run.py) call a
 ``Report`` the caller supplies; the caller renders the events (the command line: cli/report.py's
 ``TextReport``) or keeps them (the Python API: api/report.py). Nothing per thread is kept here: a
 sweep of any size streams through ``thread`` and ``planned`` one record at a time.
@@ -39,7 +39,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import TextIO
 
-    from symfonic_cli.erase.plan import Miss
+    from symfonic_cli.changes.plan import Miss
     from symfonic_cli.model.erase import ExtraTable, ThreadErasePlan
     from symfonic_cli.progress import Progress
     from symfonic_cli.stores.protocol import Store
@@ -79,7 +79,7 @@ class Confirmation:
     number of threads, or the key of the only one (``key``); ``threads`` 0: nothing to confirm,
     the plan is shown where the answer would be read."""
 
-    view: Any  # RequestView, SweepView, storage/records.PruneView
+    view: Any  # RequestView, SweepView, prune/records.PruneView
     operation: str  # "erase" or "prune"
     threads: int
     key: str | None = None
@@ -111,7 +111,7 @@ _DONE = {"erase": "erased", "prune": "pruned", "rewind": "written"}
 @dataclass(frozen=True)
 class ThreadDone:
     """One thread done: its receipt entry (the ``thread`` record of ``-f jsonl`` without the head),
-    the outcome (erase/plan.ThreadOutcome or storage/records.PruneOutcome), the run's head, and how
+    the outcome (changes/plan.ThreadOutcome or prune/records.PruneOutcome), the run's head, and how
     many threads are done of how many."""
 
     entry: dict[str, Any]

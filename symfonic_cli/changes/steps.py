@@ -2,7 +2,7 @@
 prune). A driver supplies its plans and one function that changes one thread; these parts do the
 rest in the same way for every driver:
 
-    plans -> report.confirm (the caller's step: erase/report.py) -> run_threads(pages, step, recorder, faults)
+    plans -> report.confirm (the caller's step: changes/report.py) -> run_threads(pages, step, recorder, faults)
           -> finish(...) -> recorder.end(...)
 
 - ``thread_step(plan, change, location=..., now=..., grace=...)``: runs ``change()`` (one
@@ -27,7 +27,7 @@ import threading
 from datetime import datetime, timedelta, timezone
 from typing import Any, Callable, Iterable, NamedTuple
 
-from symfonic_cli.erase import plan as ep
+from symfonic_cli.changes import plan as ep
 from symfonic_cli.errors import EXIT_INTERRUPTED, EXIT_TIME_LIMIT, EXIT_UNEXPECTED, BusyThreads, SymfonicError, ThreadActiveError, ThreadBusy
 from symfonic_cli.location import StoreLocation, scrub
 
@@ -115,7 +115,7 @@ def time_limit(max_duration: timedelta | None) -> Stopped | None:
     """The stop a run's --max-duration ends it with (None: no limit)."""
     if max_duration is None:
         return None
-    from symfonic_cli.erase.plan import human_duration
+    from symfonic_cli.changes.plan import human_duration
 
     return Stopped(f"time limit: --max-duration {human_duration(max_duration)} reached, stopped between two threads; "
                    "run the same command again to continue", EXIT_TIME_LIMIT)

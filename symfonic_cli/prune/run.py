@@ -18,18 +18,18 @@ from typing import Any
 
 from symfonic_cli import __version__
 from symfonic_cli.environment import Environment
-from symfonic_cli.erase import plan as ep
-from symfonic_cli.erase.faults import Faults
-from symfonic_cli.erase.records import RunRecord, default_operator, open_receipt, store_name
-from symfonic_cli.erase.steps import DEFAULT_BATCH, Pace, Stopped, busy_error, check_replicas, hold_run_lock, run_threads
-from symfonic_cli.erase.result import EraseOutcome, carry_outcome
-from symfonic_cli.erase.report import Confirmation, Report
+from symfonic_cli.changes import plan as ep
+from symfonic_cli.changes.faults import Faults
+from symfonic_cli.changes.records import RunRecord, default_operator, open_receipt, store_name
+from symfonic_cli.changes.steps import DEFAULT_BATCH, Pace, Stopped, busy_error, check_replicas, hold_run_lock, run_threads
+from symfonic_cli.changes.result import EraseOutcome, carry_outcome
+from symfonic_cli.changes.report import Confirmation, Report
 from symfonic_cli.errors import EXIT_INTERRUPTED, NotFoundError, StoppedError, StoreError, SymfonicError, WrittenAgainError
 from symfonic_cli.limits import DEFAULT_LOCK_TIMEOUT, DEFAULT_PIECE
 from symfonic_cli.location import StoreLocation, scrub
 from symfonic_cli.model.prune import BUSY, FAILED, NOT_FOUND, NOTHING, SKIPPED
 from symfonic_cli.selection import Selection
-from symfonic_cli.storage import records as pr
+from symfonic_cli.prune import records as pr
 
 # typing.TYPE_CHECKING without importing typing.
 TYPE_CHECKING = False
@@ -94,7 +94,7 @@ class _Keys:
 
 
 def run(req: PruneRequest, environment: Environment | None = None, report: Report | None = None) -> EraseOutcome | None:
-    """Prune what ``req`` selects, telling ``report`` (erase/report.py: the caller's; by default no
+    """Prune what ``req`` selects, telling ``report`` (changes/report.py: the caller's; by default no
     one, and a needed confirmation raises) the plan, the confirmation and each thread. The run's
     end, an EraseOutcome, is returned when the report does not stream it (a dry run: None); an
     error that ends the run carries it as ``.outcome``."""
@@ -243,7 +243,7 @@ class _Plan:
 
 def _step(store: Store, req: PruneRequest, newer_than, faults: Faults | None = None, between=None):
     """The per-thread step ``run_threads`` calls: classify the plan, prune (in pieces), verify."""
-    from symfonic_cli.storage.pieces import prune_one
+    from symfonic_cli.prune.pieces import prune_one
 
     def step(plan, n: int):
         now = datetime.now(timezone.utc)
@@ -292,8 +292,8 @@ class PruneRecorder(RunRecord):
         the next piece), the tests' fault hook, the pace's pause, the wait for lagging replicas."""
         import time
 
-        from symfonic_cli.erase.receipt_file import ReceiptWriteError
-        from symfonic_cli.erase.steps import wait_for_replicas
+        from symfonic_cli.changes.receipt_file import ReceiptWriteError
+        from symfonic_cli.changes.steps import wait_for_replicas
 
         limit = self.req.max_duration
         deadline = time.monotonic() + limit.total_seconds() if limit is not None else None
@@ -368,7 +368,7 @@ def _raise_outcome(req: PruneRequest, rec: PruneRecorder, stop: Stopped | None, 
 
 
 def _count_lost(store, rec: dict[str, Any], req: PruneRequest, newer_than, decision=None) -> int:
-    from symfonic_cli.storage.pieces import lost_by
+    from symfonic_cli.prune.pieces import lost_by
 
     rec["messages_only_in_deleted"] = n = lost_by(store, rec["key"], req, newer_than, decision)
     return n

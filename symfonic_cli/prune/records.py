@@ -39,7 +39,7 @@ class PruneTotals:
 
 @dataclass(frozen=True)
 class PruneView:
-    """A prune's plan as its caller is told it (erase/report.py): what is kept, the selection, the
+    """A prune's plan as its caller is told it (changes/report.py): what is kept, the selection, the
     count, the notes; ``sample``, the first threads' plan records (a confirmation's); ``totals``
     once every thread is planned (None while a dry run streams them)."""
 
@@ -63,8 +63,8 @@ class PruneOutcome:
     remaining: int | None = None  # checkpoints a fresh plan would still delete; None: not verified
     reason: str | None = None
     time: datetime | None = None
-    messages_only_in_deleted: int | None = None  # counted before the deletes (storage/lost.py)
-    pieces: int = 0  # transactions the thread took (a huge thread: more than one, storage/pieces.py)
+    messages_only_in_deleted: int | None = None  # counted before the deletes (prune/lost.py)
+    pieces: int = 0  # transactions the thread took (a huge thread: more than one, prune/pieces.py)
 
 
 def plan_record(p: ThreadPrunePlan, *, found: bool = True) -> dict[str, Any]:

@@ -16,11 +16,11 @@ from collections.abc import Callable
 from datetime import datetime, timezone
 from typing import Any
 
-from symfonic_cli.erase.steps import Stopped
+from symfonic_cli.changes.steps import Stopped
 from symfonic_cli.errors import EXIT_INTERRUPTED, EXIT_UNEXPECTED, StoreError, SymfonicError, ThreadBusy
 from symfonic_cli.location import scrub
 from symfonic_cli.model.prune import BUSY, FAILED, NOTHING, PRUNED, SKIPPED
-from symfonic_cli.storage import records as pr
+from symfonic_cli.prune import records as pr
 
 # typing.TYPE_CHECKING without importing typing.
 TYPE_CHECKING = False
@@ -33,11 +33,11 @@ if TYPE_CHECKING:
 Between = Callable[[str, int, dict[str, int], int, int], None]
 
 
-# req: storage/prune.py's PruneRequest (not imported: prune imports this module)
+# req: prune/run.py's PruneRequest (not imported: prune imports this module)
 def lost_by(store: Store, key: str, req: Any, newer_than: datetime | None, decision: PruneDecision | None = None) -> int:
-    """The messages only the checkpoints this prune deletes hold (storage/lost.py); ``decision``:
+    """The messages only the checkpoints this prune deletes hold (prune/lost.py); ``decision``:
     the plan's, when the caller has it."""
-    from symfonic_cli.storage.lost import messages_only_in_deleted
+    from symfonic_cli.prune.lost import messages_only_in_deleted
 
     return messages_only_in_deleted(store, key, keep=req.keep, newer_than=newer_than, keep_branches=req.keep_branches,
                                     decision=decision)

@@ -1,5 +1,5 @@
 """The record of a store-changing run: the ``--receipt`` file's lines, and each thread told to the
-caller's Report (erase/report.py: the line a reader sees, the JSON record, the progress step: the
+caller's Report (changes/report.py: the line a reader sees, the JSON record, the progress step: the
 caller renders them). Shared by erase requests, sweeps and prune.
 
 API:
@@ -27,10 +27,10 @@ from typing import Any
 
 from symfonic_cli import __version__
 from symfonic_cli.environment import Environment
-from symfonic_cli.erase import plan as ep
-from symfonic_cli.erase.receipt_file import ReceiptFile, ReceiptWriteError
-from symfonic_cli.erase.report import Report, ThreadDone
-from symfonic_cli.erase.steps import Stopped
+from symfonic_cli.changes import plan as ep
+from symfonic_cli.changes.receipt_file import ReceiptFile, ReceiptWriteError
+from symfonic_cli.changes.report import Report, ThreadDone
+from symfonic_cli.changes.steps import Stopped
 from symfonic_cli.errors import EXIT_STORE, ReceiptError
 from symfonic_cli.location import StoreLocation
 

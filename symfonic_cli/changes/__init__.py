@@ -1,0 +1,1 @@
+"""What every store-changing run shares (erase, prune, export, migrate): the thread outcomes and the receipt (plan.py), the Report and its typed events (report.py), the per-thread step, the loop, pace and run lock (steps.py), the receipt file (receipt_file.py, records.py), what a run returns (result.py), fault hooks (faults.py)."""

@@ -1,0 +1,1 @@
+"""thread prune: the driver (run.py), its records and the PruneView it tells (records.py), a huge thread in pieces (pieces.py), the messages a prune loses for good (lost.py); the keep rules are model/prune.py."""
