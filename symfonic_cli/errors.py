@@ -14,8 +14,9 @@ EXIT_WRITTEN_AGAIN = 8  # erase: committed, but rows of the thread were found af
 EXIT_BUSY = 9  # erase, prune, migrate: some threads were busy (locks not had within --lock-timeout), skipped
 EXIT_LOCKED = 10  # erase, prune, migrate: another erase, prune or migrate changes the same store (--wait waits for it)
 EXIT_TIME_LIMIT = 11  # erase, prune, migrate: --max-duration reached, stopped between two threads; a rerun continues
-EXIT_HEAD_MOVED = 12  # rewind: the thread was written after the plan; nothing written
-EXIT_RECENTLY_WRITTEN = 13  # rewind: the thread was written within --idle-for; nothing written
+EXIT_WAL_KEPT = 12  # erase (SQLite): erased and verified, but a reader's snapshot kept the -wal from being truncated
+EXIT_HEAD_MOVED = 13  # rewind: the thread was written after the plan; nothing written
+EXIT_RECENTLY_WRITTEN = 14  # rewind: the thread was written within --idle-for; nothing written
 EXIT_INTERRUPTED = 130  # Ctrl-C (128 + SIGINT), or end of input at a prompt
 EXIT_BROKEN_PIPE = 141  # the reader went away (| head): silent, 128 + SIGPIPE, as git and a shell report it
 
@@ -108,6 +109,17 @@ class StoreLocked(SymfonicError):
     """erase, prune: another run holds the store's run lock; nothing was done."""
 
     exit_code = EXIT_LOCKED
+
+
+class WalKept(SymfonicError):
+    """erase (SQLite): the erasure committed and verified, but the write-ahead log could not be
+    truncated (a reader holds a snapshot), so the -wal file still holds erased text."""
+
+    exit_code = EXIT_WAL_KEPT
+
+    def __init__(self, message: str, *, hint: str | None = None, notes: list[str] | None = None) -> None:
+        super().__init__(message, hint=hint)
+        self.notes = notes or []  # what the finish did before it (VACUUM)
 
 
 class WrittenAgainError(SymfonicError):

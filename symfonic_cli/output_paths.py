@@ -4,11 +4,17 @@ reads or changes: a file store's file or the files its engine keeps beside it (S
 ``w.db-wal`` left neither symfonic nor LangGraph able to open the store until it was removed.
 
 Paths are compared resolved (symbolic links, ``..``, relative names; letter case where the file
-system folds it), and existing files also by identity (a hard link)."""
+system folds it), and existing files also by identity (a hard link).
+
+``open_regular`` opens such a file (the receipt, the MCP access log) the one way: never through a
+symbolic link, and never waiting on a FIFO (opened non-blocking, then anything but a regular file
+is refused)."""
 
 from __future__ import annotations
 
+import errno
 import os
+import stat
 
 from symfonic_cli.errors import UsageError
 from symfonic_cli.kinds import KINDS
@@ -38,3 +44,25 @@ def _same_file(a: str, b: str) -> bool:
         return os.path.samefile(a, b)
     except (OSError, ValueError):
         return False
+
+
+class NotRegularFile(Exception):
+    """The path is a FIFO, a device, a socket or a folder: not a file a command writes its records to."""
+
+
+def open_regular(path: str, flags: int, mode: int = 0o600) -> int:
+    """``os.open(path, flags | O_NOFOLLOW, mode)`` of a regular file. Opened with O_NONBLOCK, so a
+    FIFO is never waited on (opened to read it blocks until a writer comes; to write, until a
+    reader does), then refused with anything else that is not a regular file (NotRegularFile).
+    Other failures are the OSError of the open (ELOOP: a symbolic link)."""
+    try:
+        fd = os.open(path, flags | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0), mode)
+    except OSError as exc:
+        if exc.errno == errno.ENXIO:  # a FIFO no one reads, opened to write it
+            raise NotRegularFile(path) from None
+        raise
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise NotRegularFile(path)
+    os.set_blocking(fd, True)
+    return fd

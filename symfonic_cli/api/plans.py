@@ -102,7 +102,7 @@ def plan_rewind(store: Any, /, *args: Any, **choices: Any) -> Plan:
     """``rewind``'s plan (``thread rewind --dry-run -f json``): the target checkpoint (id, age, step,
     writer), the conversation after it, what runs next, the branch left behind and the undo
     command. ``execute`` writes a copy of exactly that checkpoint, and only while the thread's
-    newest checkpoint is still the one planned (else HeadMoved, exit 12, nothing written)."""
+    newest checkpoint is still the one planned (else HeadMoved, exit 13, nothing written)."""
     from symfonic_cli.api.changes import rewind
 
     return _planned("rewind", rewind, store, *args, **choices)

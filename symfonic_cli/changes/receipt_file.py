@@ -16,7 +16,6 @@ from __future__ import annotations
 import errno
 import json
 import os
-import stat
 
 from symfonic_cli.errors import ReceiptError, UsageError
 
@@ -35,14 +34,15 @@ class ReceiptFile:
         self.path = path
         self.fd: int | None = None
         self._needs_newline = False
-        flags = os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
+        from symfonic_cli.output_paths import NotRegularFile, open_regular
+
         try:
             if writable:
-                self.fd = os.open(path, flags | os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o600)
+                self.fd = open_regular(path, os.O_RDWR | os.O_APPEND | os.O_CREAT)
             else:
                 # A dry run opens it only to read, and checks what the real run's open would meet.
                 try:
-                    self.fd = os.open(path, flags | os.O_RDONLY)
+                    self.fd = open_regular(path, os.O_RDONLY)
                 except FileNotFoundError:
                     parent = os.path.dirname(os.path.abspath(path))
                     if not os.path.isdir(parent):
@@ -51,8 +51,11 @@ class ReceiptFile:
                         raise PermissionError(errno.EACCES, f"the directory {parent} is not writable") from None
                     return
             info = os.fstat(self.fd)
-            if not writable and stat.S_ISREG(info.st_mode) and not os.access(path, os.W_OK):
+            if not writable and not os.access(path, os.W_OK):
                 raise PermissionError(errno.EACCES, os.strerror(errno.EACCES))
+        except NotRegularFile:
+            self.close()
+            raise UsageError(f"receipt file {path} is not a regular file") from None
         except OSError as exc:
             self.close()
             if exc.errno == errno.ELOOP:
@@ -60,9 +63,6 @@ class ReceiptFile:
             if exc.errno == errno.ENOENT and writable:
                 exc.strerror = f"the directory {os.path.dirname(os.path.abspath(path))} does not exist"
             raise ReceiptError(f"cannot append to receipt file {path}: {exc.strerror}; nothing erased") from None
-        if not stat.S_ISREG(info.st_mode):
-            self.close()
-            raise UsageError(f"receipt file {path} is not a regular file")
         if info.st_size:
             # A line cut short (a crash mid-write) must not swallow the next one.
             self._needs_newline = os.pread(self.fd, 1, info.st_size - 1) != b"\n"

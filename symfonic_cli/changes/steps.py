@@ -30,6 +30,7 @@ from typing import Any, Callable, Iterable, NamedTuple
 from symfonic_cli.changes import plan as ep
 from symfonic_cli.errors import EXIT_INTERRUPTED, EXIT_TIME_LIMIT, EXIT_UNEXPECTED, BusyThreads, SymfonicError, ThreadActiveError, ThreadBusy
 from symfonic_cli.location import StoreLocation, scrub
+from symfonic_cli.model import prune as prune_status
 
 # typing.TYPE_CHECKING without importing typing.
 TYPE_CHECKING = False
@@ -130,12 +131,14 @@ class Pace(NamedTuple):
     max_rate: float | None = None
     max_replica_lag: float | None = None
 
-    def wait_before(self, n: int, started: float, interrupt: Interrupt) -> None:
+    def wait_before(self, n: int, started: float, interrupt: Interrupt, *, after_change: bool = True) -> None:
+        """Before thread ``n`` (counting the threads that changed the store): the pause when the one
+        before changed it (``after_change``), and the rate's slot."""
         import time
 
         if n == 1:
             return
-        until = time.monotonic() + self.pause
+        until = time.monotonic() + (self.pause if after_change else 0.0)
         if self.max_rate is not None:
             until = max(until, started + (n - 1) / self.max_rate)
         while not interrupt.asked:  # in short sleeps: Ctrl-C during a pause stops at once
@@ -184,31 +187,55 @@ def check_replicas(pace: Pace | None, location: StoreLocation) -> None:
         raise UsageError(f"--max-replica-lag applies to database servers (PostgreSQL, MongoDB): a {kind.label} file has no replicas")
 
 
+# A thread whose outcome was decided from its plan, without a transaction (nothing to prune, skipped,
+# not found, already erased): no pause after it, and it does not count towards --max-rate, so a rerun
+# of a window that stopped passes the threads the last run did quickly and reaches the rest.
+NO_TRANSACTION = frozenset({prune_status.NOTHING, prune_status.SKIPPED, ep.NOT_FOUND, ep.ALREADY_ERASED})
+
 LAG_READ_EVERY = 0.2  # seconds: a lag under the bound is read again no sooner (a query a thread costs)
 
 
-def _at_most_every(read: Callable[[], tuple[float, str] | None], seconds: float, limit: float) -> Callable[[], tuple[float, str] | None]:
-    """``read`` (the store's replica_lag), its last answer reused for ``seconds`` while it was within ``limit``."""
-    import time
+class _LagReader:
+    """``read`` (the store's replica_lag), its last answer reused for ``seconds`` while it was within
+    ``limit``; ``stamp()`` reads at once (right after a commit: the primary's WAL position is then
+    timed as the commit's, not as of the next read)."""
 
-    last: list[Any] = [None, -1e9]
+    def __init__(self, read: Callable[[], tuple[float, str] | None], seconds: float, limit: float) -> None:
+        self.read, self.seconds, self.limit = read, seconds, limit
+        self.last: tuple[float, str] | None = None
+        self.at = -1e9
 
-    def cached() -> tuple[float, str] | None:
-        now = time.monotonic()
-        if now - last[1] >= seconds or (last[0] is not None and last[0][0] > limit):
-            last[0], last[1] = read(), now
-        return last[0]
+    def stamp(self) -> tuple[float, str] | None:
+        import time
 
-    return cached
+        self.last, self.at = self.read(), time.monotonic()
+        return self.last
+
+    def __call__(self) -> tuple[float, str] | None:
+        import time
+
+        if time.monotonic() - self.at >= self.seconds or (self.last is not None and self.last[0] > self.limit):
+            return self.stamp()
+        return self.last
+
+
+def lag_text(got: tuple[float, str], limit: float) -> str:
+    """The progress line of a wait for a standby: its lag, or why it has none to read (gone, not reported)."""
+    import math
+
+    from symfonic_cli.render import escape_inline as esc
+
+    if math.isinf(got[0]):
+        return f"waiting: standby {esc(got[1])}; --max-replica-lag {limit:g} s"
+    return f"waiting: replica lag {got[0]:.1f} s ({esc(got[1])}) is above --max-replica-lag {limit:g} s"
 
 
 def wait_for_replicas(replicas: Callable[[], tuple[float, str] | None], limit: float, interrupt: Interrupt | None,
                       deadline: float | None, progress: Any) -> bool:
-    """Before a transaction: while the most lagging standby is more than ``limit`` s behind, wait
-    (said once on stderr and on the progress line). False when ``deadline`` passed while waiting."""
+    """Before a transaction: while the most lagging standby is more than ``limit`` s behind, or a
+    standby of the run's start is gone or its position unreported (lag ``inf``), wait (said once on
+    stderr and on the progress line). False when ``deadline`` passed while waiting."""
     import time
-
-    from symfonic_cli.render import escape_inline as esc
 
     told = False
     while interrupt is None or not interrupt.asked:
@@ -217,7 +244,7 @@ def wait_for_replicas(replicas: Callable[[], tuple[float, str] | None], limit: f
             if told:
                 progress.waiting(None)
             return True
-        text = f"waiting: replica lag {got[0]:.1f} s ({esc(got[1])}) is above --max-replica-lag {limit:g} s"
+        text = lag_text(got, limit)
         if not told:
             progress.say(text)
             told = True
@@ -236,22 +263,22 @@ def run_threads(pages: Iterable[list], step, recorder, faults, *, location: Stor
     and with its ``max_replica_lag`` while ``replicas()`` (the store's replica_lag) says more."""
     import time
 
-    n = 0
+    n = changed = 0
+    last_changed = False  # whether the last thread ran a transaction (the pause comes after one)
     stop: Stopped | None = None
     started = time.monotonic()
     deadline = started + max_duration.total_seconds() if max_duration is not None else None
     lag = pace.max_replica_lag if pace is not None and replicas is not None else None
-    if lag is not None and replicas is not None:
-        replicas = _at_most_every(replicas, min(LAG_READ_EVERY, lag / 4), lag)
+    reader = _LagReader(replicas, min(LAG_READ_EVERY, lag / 4), lag) if lag is not None and replicas is not None else None
     try:
-        if lag is not None and replicas is not None:
-            replicas()  # where the primary's WAL is as the run starts (and the role may read it: else exit 4)
+        if reader is not None:
+            reader()  # the standbys and the primary's WAL position as the run starts (and the role may read them: else exit 4)
         with Interrupt() as interrupt:
             for page in pages:
                 for plan in page:
                     if pace is not None:
-                        pace.wait_before(n + 1, started, interrupt)
-                    if lag is not None and replicas is not None and not wait_for_replicas(replicas, lag, interrupt, deadline, recorder.progress):
+                        pace.wait_before(changed + 1, started, interrupt, after_change=last_changed)
+                    if reader is not None and not wait_for_replicas(reader, reader.limit, interrupt, deadline, recorder.progress):
                         return time_limit(max_duration)
                     if interrupt.asked:
                         return Stopped(INTERRUPTED, EXIT_INTERRUPTED)
@@ -259,6 +286,10 @@ def run_threads(pages: Iterable[list], step, recorder, faults, *, location: Stor
                         return time_limit(max_duration)
                     n += 1
                     result, stop = step(plan, n)
+                    last_changed = result.status not in NO_TRANSACTION
+                    changed += last_changed
+                    if reader is not None and last_changed:
+                        reader.stamp()  # the WAL position the commit reached, timed now
                     file_stop = recorder.thread(result)  # recorded even when the step stops the run
                     stop = stop or file_stop
                     if stop is not None:
@@ -310,13 +341,40 @@ def busy_error(count: int, verb: str) -> BusyThreads:
                        f"the others {verb}", hint="run the same command again to take them, or raise --lock-timeout")
 
 
-def finish(store_finish: Callable[[], list[str]], location: StoreLocation, notes: list[str], stop: Stopped | None) -> Stopped | None:
+def finish(store_finish: Callable[[], list[str]], location: StoreLocation, notes: list[str], stop: Stopped | None, *,
+           wait: bool = False, told: Callable[[str], None] | None = None, erased: bool = True) -> Stopped | None:
     """After the last thread: the store's own finish (WAL truncation, ``--vacuum``). The changes are
-    committed: a failure here is a note and a stop, and the receipt is still printed and written."""
-    try:
-        notes += store_finish()
-    except SymfonicError as exc:
-        reason = f"finishing after the erase failed: {scrub(exc.line(), location)}"
-        notes.append(reason)
-        stop = stop or Stopped(reason, exc.exit_code)
-    return stop
+    committed: a failure here is a note and a stop, and the receipt is still printed and written.
+    A -wal a reader kept from being truncated (WalKept) is said as what is left; with ``wait`` the
+    finish is tried again every half second until it is truncated (said once to ``told``; Ctrl-C
+    stops waiting). A run that ``erased`` nothing left none of its text there: a note only."""
+    import time
+
+    from symfonic_cli.errors import WalKept
+
+    said = False
+    while True:
+        try:
+            notes += store_finish()
+        except WalKept as exc:
+            notes += exc.notes
+            if not erased:
+                notes.append("the write-ahead log could not be truncated (a reader holds a snapshot); this run erased nothing")
+                return stop
+            if wait:
+                if not said and told is not None:
+                    told(f"the readers of {location.display}-wal (a snapshot held open)")
+                    said = True
+                try:
+                    time.sleep(WAIT_POLL_SECONDS)
+                    continue
+                except KeyboardInterrupt:
+                    pass
+            reason = scrub(exc.message, location)
+            notes.append(reason)
+            stop = stop or Stopped(reason, exc.exit_code)
+        except SymfonicError as exc:
+            reason = f"finishing after the erase failed: {scrub(exc.line(), location)}"
+            notes.append(reason)
+            stop = stop or Stopped(reason, exc.exit_code)
+        return stop

@@ -44,11 +44,23 @@ def demo(
     if not path.parent.exists():
         raise UsageError(f"folder {path.parent} does not exist")
 
+    import sqlite3
+
+    from symfonic_cli.errors import StoreError
+    from symfonic_cli.stores.sqlite.connect import create_new_file, remove_new_file
+
     env = environment()
     from symfonic_cli.progress import Progress
 
+    create_new_file(str(path), "the demo store")  # exit 2 or 4 here, before anything is written
     bar = Progress(env.stderr, "wrote", n) if n > MIN_THREADS else None
-    keys = create_demo_store(path, threads=n, turns=t, progress=None if bar is None else lambda done, _total: bar.step(done))
+    try:
+        keys = create_demo_store(path, threads=n, turns=t, progress=None if bar is None else lambda done, _total: bar.step(done))
+    except BaseException as exc:
+        remove_new_file(str(path))  # no half-written store that the next run calls "already exists"
+        if isinstance(exc, sqlite3.Error):
+            raise StoreError(f"cannot write the demo store {path}: {exc}; nothing was left behind") from None
+        raise
     if bar is not None:
         bar.clear()
     if len(keys) > MIN_THREADS:

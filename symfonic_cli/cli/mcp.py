@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Annotated, List, Optional
 import typer
 
 from symfonic_cli.cli.options import StoreOpt
-from symfonic_cli.errors import StoreError, UsageError
+from symfonic_cli.errors import StoreError, SymfonicError, UsageError
 from symfonic_cli.vocabulary import GROUP_HELP
 
 if TYPE_CHECKING:
@@ -54,6 +54,8 @@ def mcp(
 
 def _serve(store_opt: Optional[str], scope: Scope, max_rows: int, max_chars: int, access_log: Optional[Path],
            address: Optional[tuple[str, int]], token: Optional[str], check: bool) -> None:
+    from contextlib import ExitStack
+
     from symfonic_cli.api.store import Store
     from symfonic_cli.cli.common import environment, open_for_reading
     from symfonic_cli.mcp.accesslog import AccessLog, default_path
@@ -64,10 +66,26 @@ def _serve(store_opt: Optional[str], scope: Scope, max_rows: int, max_chars: int
     env = environment()
     log = AccessLog(access_log or default_path())
     try:
-        with open_for_reading(store_opt, environment=env) as backend:
+        with open_for_reading(store_opt, environment=env) as backend, ExitStack() as reopened:
             from symfonic_cli.mcp import server as mcp_server
 
-            reader = Reader(Store(backend), scope, Caps(rows=max_rows, chars=max_chars), log)
+            def reconnect() -> Store | None:
+                """After a failed call: the store opened again when its connection was lost (one line
+                on stderr), else None."""
+                nonlocal backend
+                if not backend.connection_lost():
+                    return None
+                env.stderr.write("symfonic mcp: the connection to the store was lost; connecting again\n")
+                env.stderr.flush()
+                backend.close()  # the lost connection (closed again on the way out: a no-op)
+                try:
+                    fresh = reopened.enter_context(open_for_reading(store_opt, environment=env))
+                except SymfonicError:
+                    return None  # still unreachable: this call fails, the next tries again
+                backend = fresh
+                return Store(fresh)
+
+            reader = Reader(Store(backend), scope, Caps(rows=max_rows, chars=max_chars), log, reconnect)
             app = mcp_server.build_server(reader)
             sock = None
             if address is not None:

@@ -32,7 +32,7 @@ def show_resume_window(store: str | None, thread: list[str] | None, tenant: str 
 def _write(rows: list[Any], out_format: str, key: str, *, truncate: int | None, env: Any) -> None:
     from symfonic_cli import render
 
-    if out_format in ("json", "jsonl"):
+    if render.is_data(out_format):  # json, jsonl, csv: the records' fields
         render.write_records((r.to_json() for r in rows), fmt=out_format, columns=(), environment=env)
         return
 
@@ -60,7 +60,7 @@ def show_retained(store: str | None, thread: list[str] | None, tenant: str | Non
     env, out_format, key, messages = _read_one_thread(
         "--retained shows every message the store holds", others, store, thread, tenant, sub_tenant, session, fmt,
         read_retained)
-    if out_format in ("json", "jsonl"):
+    if render.is_data(out_format):
         render.write_records((m.to_json() for m in messages), fmt=out_format, columns=(), environment=env)
         return
 
@@ -97,11 +97,12 @@ def _read_one_thread(view: str, others: list[str], store: str | None, thread: li
     thread, open the store read-only and require the thread; then ``read(store, key)``."""
     from symfonic_cli.cli.common import check_format, environment, one_thread, open_for_reading
     from symfonic_cli.suggestions import require_thread
+    from symfonic_cli.vocabulary import RECORD_FORMATS
 
     if others:
         raise UsageError(f"{view}; it does not take {', '.join(others)}")
     env = environment()
-    out_format = check_format(fmt, env=env)
+    out_format = check_format(fmt, env=env, formats=RECORD_FORMATS)  # what transcript show's --help lists
     key = one_thread(thread, tenant, sub_tenant, session)
     with open_for_reading(store, environment=env) as st:
         require_thread(st, key)

@@ -138,6 +138,11 @@ WaitOpt = Annotated[
     bool,
     typer.Option("--wait", help="Another erase or prune runs on the same store: wait for it to finish (default: exit 10, naming it)."),
 ]
+EraseWaitOpt = Annotated[
+    bool,
+    typer.Option("--wait", help="Another erase or prune runs on the same store: wait for it to finish (default: exit 10, naming it). "
+                                "SQLite: at the end, also wait for readers that keep the -wal from being truncated (default: exit 12)."),
+]
 # The selections thread erase and thread export share (selection.py, ERASE rules).
 AllSessionsOpt = Annotated[bool, typer.Option("--all-sessions", help="Every thread of --tenant (or of --tenant --sub-tenant).")]
 KeyFileOpt = Annotated[

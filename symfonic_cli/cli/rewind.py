@@ -36,7 +36,7 @@ def rewind(
     session: SessionOpt = None,
     to: Annotated[Optional[str], typer.Option("--to", help="The checkpoint to go back to: its id, or -N (N checkpoints back on the root namespace, -1 the newest, as thread diff counts).")] = None,
     before_message: Annotated[Optional[int], typer.Option("--before-message", help="Go back to before transcript message INDEX (as transcript show numbers them): the newest checkpoint that does not hold it yet.")] = None,
-    idle_for: Annotated[str, typer.Option("--idle-for", help="Refuse a thread written within this time (exit 13): the agent may be mid-run (default 5m; 0 allows it).")] = "5m",
+    idle_for: Annotated[str, typer.Option("--idle-for", help="Refuse a thread written within this time (exit 14): the agent may be mid-run (default 5m; 0 allows it).")] = "5m",
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Show the plan and stop; nothing is written.")] = False,
     yes: Annotated[bool, typer.Option("--yes", "-y", help="Rewind without a typed confirmation (required without a terminal).")] = False,
     receipt: Annotated[Optional[str], typer.Option("--receipt", help="Also append the receipt to this JSONL audit file (0600, fsync'd).")] = None,

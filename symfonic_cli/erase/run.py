@@ -136,7 +136,8 @@ def run(req: EraseRequest, environment: Environment | None = None, report: Repor
                                replicas=store.replica_lag)
             if stop is not None:
                 recorder.not_attempted(plans[recorder.done:], stop.reason)
-            stop = finish(lambda: store.erase_finish(vacuum=req.vacuum), req.location, notes, stop)
+            stop = finish(lambda: store.erase_finish(vacuum=req.vacuum), req.location, notes, stop,
+                          wait=req.wait, told=report.waiting, erased=recorder.counts[ep.ERASED] + recorder.counts[ep.FAILED] > 0)
         finally:
             store.close()
         outcomes = recorder.outcomes

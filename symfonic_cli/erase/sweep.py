@@ -91,7 +91,8 @@ def run_sweep(req, env: Environment, report: Report) -> EraseOutcome | None:
             stop = run_threads(_pages(store, window, extra, first, batch, total), step, recorder, faults, location=req.location,
                                max_duration=req.max_duration, pace=req.pace,
                                replicas=store.replica_lag)
-            stop = finish(lambda: store.erase_finish(vacuum=req.vacuum), req.location, notes, stop)
+            stop = finish(lambda: store.erase_finish(vacuum=req.vacuum), req.location, notes, stop,
+                          wait=req.wait, told=report.waiting, erased=recorder.counts[ep.ERASED] + recorder.counts[ep.FAILED] > 0)
         finally:
             store.close()
         summary = {**_summary(recorder, stop), "undatable": undatable}

@@ -42,8 +42,9 @@ KINDS = {
         name="sqlite", label="SQLite", schemes=("sqlite",), backend="symfonic_cli.stores.sqlite", drivers=(), extra=None,
         options=("init_target",), server=False, jsonb=False,
         erase_residual=(
-            "Deleted with secure_delete on and the write-ahead log truncated: no erased text remains in the "
-            "database file or its -wal. Backups and copies of the file keep it until they rotate."
+            "Deleted with secure_delete on: no erased text remains in the database file's pages. The -wal file "
+            "keeps copies until the write-ahead log is truncated at the end of the run: the run's notes say whether "
+            "it was. Backups and copies of the file keep it until they rotate."
         ),
         prune_residual="Deleted pages are free space inside the file until --compact (VACUUM) rewrites it; backups keep old copies.",
         url_path=_sqlite.url_path, bare_path=_sqlite.bare_path,  # a path no other kind claims: PATH_KIND

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from symfonic_cli.errors import FileAccessError
+from symfonic_cli.output_paths import NotRegularFile, open_regular
 
 ENV_STATE_HOME = "XDG_STATE_HOME"
 FILE_NAME = "mcp-access.jsonl"
@@ -24,6 +25,11 @@ def default_path() -> Path:
     return root / "symfonic" / FILE_NAME
 
 
+class AccessLogFailed(Exception):
+    """A record could not be written (a full disk, a file-size limit, an I/O error): the call it
+    records gets no answer; the server says so on stderr, one line."""
+
+
 class AccessLog:
     """Opened once when the server starts (a path it cannot write stops the start, exit 4)."""
 
@@ -33,14 +39,13 @@ class AccessLog:
         try:
             if not path.parent.exists():
                 path.parent.mkdir(mode=0o700, parents=True)
-            # No symlink followed, created 0600; an existing file is narrowed to 0600 too.
-            fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+            # No symlink followed, no FIFO waited on, created 0600; an existing file is narrowed to 0600 too.
+            fd = open_regular(str(path), os.O_WRONLY | os.O_APPEND | os.O_CREAT)
+        except NotRegularFile:
+            raise FileAccessError(f"the access log {path} is not a regular file") from None
         except OSError as exc:
             raise FileAccessError(f"cannot open the access log {path}: {exc.strerror or exc}") from None
         info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            os.close(fd)
-            raise FileAccessError(f"the access log {path} is not a regular file")
         if stat.S_IMODE(info.st_mode) != 0o600:
             os.fchmod(fd, 0o600)
         self._fd = fd
@@ -61,8 +66,18 @@ class AccessLog:
         }
         line = (json_dumps(record) + "\n").encode("utf-8", "surrogatepass")
         with self._lock:
-            os.write(self._fd, line)
-            os.fsync(self._fd)
+            start = os.fstat(self._fd).st_size
+            try:
+                written = os.write(self._fd, line)
+                if written != len(line):  # the rest will not fit either (a full disk, a size limit)
+                    raise OSError(0, "only part of the record was written")
+                os.fsync(self._fd)
+            except OSError as exc:
+                try:
+                    os.ftruncate(self._fd, start)  # no half line: the next record starts on a line of its own
+                except OSError:
+                    pass
+                raise AccessLogFailed(f"the access log {self.path} cannot be written ({exc.strerror or exc})") from None
 
     def close(self) -> None:
         if self._fd >= 0:

@@ -10,7 +10,7 @@ import secrets
 from dataclasses import dataclass, field
 from typing import Any
 
-from symfonic_cli.render.escape import escape_controls, json_dumps, visible_json
+from symfonic_cli.render.escape import escape_controls, json_dumps, shows_as_is, visible_json
 
 DEFAULT_MAX_ROWS = 200
 DEFAULT_MAX_CHARS = 100_000
@@ -35,9 +35,10 @@ class Answer:
 
 
 def escaped(value: Any) -> Any:
-    """Every string (keys of objects too) with control, bidi and separator characters and lone
-    surrogates shown as ``\\xNN``/``\\uNNNN``, as the CLI's text and tables show them: a stored
-    escape sequence or Trojan-Source reordering reaches the client as visible text."""
+    """Every string (keys of objects too) with control, format (bidi, zero-width, tag), invisible
+    and separator characters and lone surrogates shown as ``\\xNN``/``\\uNNNN``/``\\UNNNNNNNN``,
+    as the CLI's text and tables show them (``escape_controls``): a stored escape sequence,
+    Trojan-Source reordering or text hidden in tag characters reaches the client as visible text."""
     if isinstance(value, str):
         return escape_controls(value)
     if isinstance(value, dict):
@@ -128,7 +129,8 @@ _ESCAPE_MARK = re.compile(r"\\[urbf]")
 
 
 def _needs_escaping(text: str) -> bool:
-    return ("\\" in text and _ESCAPE_MARK.search(text) is not None) or "NaN" in text or "Infinity" in text
+    # (JSON writes format and invisible characters as they are: escape_controls' own test finds them.)
+    return ("\\" in text and _ESCAPE_MARK.search(text) is not None) or "NaN" in text or "Infinity" in text or not shows_as_is(text)
 
 
 def prepare(value: Any, caps: Caps) -> tuple[Any, bool, str]:

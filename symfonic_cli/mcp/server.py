@@ -7,6 +7,7 @@ No ``from __future__ import annotations``: the SDK reads the tools' annotations 
 
 import hmac
 import socket
+import sys
 import threading
 from collections.abc import Callable
 from typing import Annotated, Any, TypedDict
@@ -17,6 +18,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp_types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import Field
 
+from symfonic_cli.mcp.accesslog import AccessLogFailed
 from symfonic_cli.mcp.answer import text_block
 from symfonic_cli.mcp.tools import CALL_RECORDS, Reader, ToolFailure
 from symfonic_cli.vocabulary import DEFAULT_SORT, FINDINGS, SORTS, SPEAKERS, STATUSES, listed, one_of
@@ -47,6 +49,15 @@ InactiveSince = Annotated[str | None, Field(description="Only threads idle since
 ActiveWithin = Annotated[str | None, Field(description="Only threads active within this duration (e.g. 24h).")]
 
 
+def _unrecorded(exc: AccessLogFailed) -> None:
+    """A call that could not be put on record: one line on stderr, no traceback (the SDK would log
+    one per call); the call itself gets no answer."""
+    from symfonic_cli.render.escape import escape_inline
+
+    sys.stderr.write(f"symfonic mcp: {escape_inline(str(exc))}; the call got no answer\n")
+    sys.stderr.flush()
+
+
 class RefusedCalls:
     """Middleware: a tools/call the SDK answers without running a tool (an unknown tool, arguments
     its schema rejects) still leaves its access-log record."""
@@ -63,7 +74,10 @@ class RefusedCalls:
         finally:
             if not CALL_RECORDS.get():
                 params = ctx.params or {}
-                self.reader.refused(params.get("name"), params.get("arguments") or {})
+                try:
+                    self.reader.refused(params.get("name"), params.get("arguments") or {})
+                except AccessLogFailed as exc:
+                    _unrecorded(exc)
             CALL_RECORDS.reset(token)
 
 
@@ -87,6 +101,9 @@ def build_server(reader: Reader) -> MCPServer:
             result = await anyio.to_thread.run_sync(call, tool, arguments)
         except ToolFailure as exc:
             raise ToolError(str(exc)) from None
+        except AccessLogFailed as exc:
+            _unrecorded(exc)
+            raise ToolError("this call could not be put on record: no answer") from None
         text = text_block(tool, result.result_json, result.answer.truncated)
         return CallToolResult(content=[TextContent(text=text)], structured_content=result.structured)
 
@@ -211,12 +228,14 @@ class BearerToken:
 
     def __init__(self, app: Any, token: str) -> None:
         self.app = app
-        self.expected = f"Bearer {token}".encode()
+        self.expected = token.encode()
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
         if scope["type"] == "http":
             given = dict(scope.get("headers") or []).get(b"authorization", b"")
-            if not hmac.compare_digest(given, self.expected):
+            # The scheme is case-insensitive (RFC 7235: "bearer" too), the token exact.
+            scheme, _, credentials = given.partition(b" ")
+            if scheme.lower() != b"bearer" or not hmac.compare_digest(credentials.lstrip(b" "), self.expected):
                 await send({"type": "http.response.start", "status": 401,
                             "headers": [(b"content-type", b"text/plain"), (b"www-authenticate", b"Bearer")]})
                 await send({"type": "http.response.body", "body": b"a bearer token is required\n"})

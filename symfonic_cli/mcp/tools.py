@@ -88,11 +88,27 @@ def _public(doc: Any) -> Any:
 class Reader:
     """One store (opened read-only when the server starts), one scope, the caps and the log."""
 
-    def __init__(self, store: Any, scope: Scope, caps: Caps, log: AccessLog | None) -> None:
+    def __init__(self, store: Any, scope: Scope, caps: Caps, log: AccessLog | None,
+                 reconnect: Callable[[], Any] | None = None) -> None:
         self.store = store  # symfonic_cli.api.Store
         self.scope = scope
         self.caps = caps
         self.log = log
+        # After a store error: a new Store when the connection was lost (a server restarted, its
+        # backend terminated), else None. The call is then tried once more on it.
+        self.reconnect = reconnect
+
+    def _run(self, method: Callable[..., Answer], given: dict[str, Any]) -> Answer:
+        try:
+            return method(**given)
+        except (NotFoundError, UsageError):
+            raise
+        except SymfonicError:
+            store = self.reconnect() if self.reconnect is not None else None
+            if store is None:
+                raise
+            self.store = store
+        return method(**given)
 
     # -- the frame every call goes through -------------------------------------------------
     def call(self, tool: str, arguments: dict[str, Any]) -> Result:
@@ -101,7 +117,7 @@ class Reader:
         method: Callable[..., Answer] = getattr(self, tool)
         given = {k: v for k, v in arguments.items() if v is not None}
         try:
-            answer = method(**given)
+            answer = self._run(method, given)
         except NotFoundError as exc:
             # The same words for a missing key and one outside the scope (never the store's
             # suggestions, which would name other tenants' keys, nor its location).

@@ -20,9 +20,30 @@ if TYPE_CHECKING:
 
 # Bidirectional formatting characters reorder what a reader sees ("Trojan Source").
 _BIDI = "\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069"
-# C0 controls except tab and newline, DEL, C1 controls, the bidi characters, line and paragraph
-# separators, and lone surrogates (UTF-8 cannot write them).
-_CONTROL = f"[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029{_BIDI}\ud800-\udfff]"
+# Format characters (Unicode category Cf, bidi ones among them) draw nothing: zero-width space and
+# joiners, word joiner, the byte order mark U+FEFF, soft hyphen, and the tag characters U+E0000 to
+# U+E007F that spell hidden ASCII text an assistant reads and a person does not see.
+_FORMAT = ("\u00ad\u0600-\u0605\u061c\u06dd\u070f\u0890\u0891\u08e2\u180e\u200b-\u200f\u202a-\u202e"
+           "\u2060-\u2064\u2066-\u206f\ufeff\ufff9-\ufffb\U000110bd\U000110cd\U00013430-\U0001343f"
+           "\U0001bca0-\U0001bca3\U0001d173-\U0001d17a\U000e0000-\U000e007f")
+# Printable to str.isprintable() yet blank or invisible: combining grapheme joiner, Hangul
+# fillers, Khmer inherent vowels, Mongolian and other variation selectors, braille blank.
+_INVISIBLE = frozenset(
+    "\u034f\u115f\u1160\u17b4\u17b5\u180b\u180c\u180d\u180f\u2800\u3164\uffa0"
+    + "".join(map(chr, range(0xFE00, 0xFE10)))
+    + "".join(map(chr, range(0xE0100, 0xE01F0)))
+)
+# What a message's text shows escaped (escape_controls), one rule for the terminal, the browser,
+# CSV and the MCP server: C0 controls except tab and newline, DEL, C1 controls, the format
+# characters, the invisible ones above, line and paragraph separators, and lone surrogates (UTF-8
+# cannot write them).
+_CONTROL = ("[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029" + _FORMAT + "".join(sorted(_INVISIBLE))
+            + "\ud800-\udfff]")
+# Kept where they join two visible characters, which they shape: a zero-width (non-)joiner inside
+# a word (Persian, Indic scripts) or an emoji sequence, an emoji or text presentation selector
+# right after its character. Anywhere else they hide something, and are escaped.
+_JOINERS = frozenset("\u200c\u200d")
+_PRESENTATION = frozenset("\ufe0e\ufe0f")
 # Kept exact in JSON, but as escapes: line and paragraph separators, C1 and bidi characters, and
 # lone surrogates (a stored "\ud800" decodes to one; UTF-8 cannot encode it, JSON can escape it).
 _JSON_UNSAFE = f"[\x7f-\x9f\u2028\u2029{_BIDI}\ud800-\udfff]"
@@ -34,24 +55,45 @@ def _regex(pattern: str) -> re.Pattern:
     return re.compile(pattern)
 
 
+def shows_as_is(text: str) -> bool:
+    """Whether ``escape_controls`` leaves ``text`` as it is, for certain (checked in C); False:
+    it may escape something."""
+    return text.isprintable() and (text.isascii() or _INVISIBLE.isdisjoint(text))
+
+
 def escape_controls(text: str) -> str:
-    if text.isprintable():  # holds none of them (each is a Cc or Cf character): checked in C
+    """A message's text as shown: every character of ``_CONTROL`` as ``\\xNN``, ``\\uNNNN`` or
+    ``\\UNNNNNNNN``, but for the joiners and presentation selectors that shape visible text;
+    newlines and tabs kept."""
+    if shows_as_is(text):
         return text
     return _regex(_CONTROL).sub(_escape_control, text)
 
 
+def _visible(char: str) -> bool:
+    return char.isprintable() and not char.isspace() and char not in _INVISIBLE
+
+
+def _shapes(text: str, at: int) -> bool:
+    """Whether the joiner or presentation selector at ``at`` shapes visible text (see _JOINERS)."""
+    before = text[at - 1] if at else ""
+    if before in _PRESENTATION:  # an emoji with its selector, then a joiner (U+2764 U+FE0F U+200D ...)
+        before = text[at - 2] if at > 1 and text[at] in _JOINERS else ""
+    if not (before and _visible(before)):
+        return False
+    return text[at] in _PRESENTATION or (at + 1 < len(text) and _visible(text[at + 1]))
+
+
 def _escape_control(match: re.Match) -> str:
-    code = ord(match.group())
-    return f"\\x{code:02x}" if code <= 0xFF else f"\\u{code:04x}"
+    char = match.group()
+    if (char in _JOINERS or char in _PRESENTATION) and _shapes(match.string, match.start()):
+        return char
+    code = ord(char)
+    if code <= 0xFF:
+        return f"\\x{code:02x}"
+    return f"\\u{code:04x}" if code <= 0xFFFF else f"\\U{code:08x}"
 
 
-# Printable to str.isprintable() yet blank or invisible: combining grapheme joiner, Hangul
-# fillers, Khmer inherent vowels, Mongolian and other variation selectors, braille blank.
-_INVISIBLE = frozenset(
-    "\u034f\u115f\u1160\u17b4\u17b5\u180b\u180c\u180d\u180f\u2800\u3164\uffa0"
-    + "".join(map(chr, range(0xFE00, 0xFE10)))
-    + "".join(map(chr, range(0xE0100, 0xE01F0)))
-)
 _INLINE_SHORT = {"\n": "\\n", "\t": "\\t", "\\": "\\\\"}
 
 

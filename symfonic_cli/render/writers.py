@@ -9,8 +9,9 @@ format here decides the syntax. Adding a format is a writer here and its word in
 CSV is RFC 4180: a header row of the JSON fields, CRLF line ends, a field quoted when it holds a
 comma, a quote or a line break; ``null`` is an empty field, true/false and numbers as in JSON, a
 nested value as its compact JSON. Text from a store is hostile there too: its controls (but tab
-and newline) are escaped as everywhere, and a field starting with ``=``, ``+``, ``-`` or ``@``
-gets a leading ``'`` so a spreadsheet never runs it as a formula.
+and newline) are escaped as everywhere, and a field starting with one of ``FORMULA_STARTS``
+(``=``, ``+``, ``-``, ``@``, Tab, CR: OWASP's list) gets a leading ``'`` so a spreadsheet never
+runs it as a formula.
 """
 
 from __future__ import annotations
@@ -24,6 +25,10 @@ if TYPE_CHECKING:
     from typing import Any, TextIO
 
 DATA_FORMATS = ("json", "jsonl", "csv")
+
+# A spreadsheet may read a field starting with one of these as a formula (a Tab or CR before
+# "=HYPERLINK(...)" too): every CSV field of text starting so is guarded (csv_field).
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 
 
 def is_data(fmt: str) -> bool:
@@ -134,7 +139,7 @@ def csv_field(value: Any) -> str:
         if type(value) is not str:
             return json_dumps(value)  # a number, true/false, or a nested value's compact JSON
     text = escape_controls(value)
-    return "'" + text if text[:1] in ("=", "+", "-", "@") else text
+    return "'" + text if text[:1] in FORMULA_STARTS or value[:1] in FORMULA_STARTS else text
 
 
 def _csv_line(fields: Sequence[str]) -> str:

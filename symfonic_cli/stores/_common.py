@@ -102,3 +102,6 @@ class SupportsWith:
 
     def close(self) -> None:
         raise NotImplementedError  # each store class closes its own connection
+
+    def connection_lost(self) -> bool:
+        return False  # ReadProtocol.connection_lost; PostgreSQL's says

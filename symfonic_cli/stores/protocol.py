@@ -40,6 +40,12 @@ class ReadProtocol(Protocol):
 
     def close(self) -> None: ...
 
+    def connection_lost(self) -> bool:
+        """Whether the connection to a database server is gone (the server restarted, or an
+        administrator terminated its backend): every later read fails, a new store opened works
+        (``symfonic mcp`` reconnects). SQLite and MongoDB (whose driver reconnects) never lose it."""
+        ...
+
     # -- what is in the store (aggregated in the database, no blob decoding)
     def list_threads(
         self,

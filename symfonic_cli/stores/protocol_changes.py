@@ -281,7 +281,7 @@ class RewindProtocol(Protocol):
     def rewind_thread(self, key: str, target_id: str, head_id: str, *,
                       before_commit: Callable[[], None] | None = None) -> str:
         """In ONE transaction: check that the root namespace's newest checkpoint (as the saver orders
-        them) is still ``head_id`` (else HeadMoved, exit 12, nothing written), then put a copy of root
+        them) is still ``head_id`` (else HeadMoved, exit 13, nothing written), then put a copy of root
         checkpoint ``target_id`` exactly as LangGraph's ``update_state(config, None, as_node="__copy__")``
         does, through the kind's own saver (stores/_rewind.copy_as_langgraph): one inserted checkpoint,
         no row deleted or updated. Encrypted with this run's key when the target is (no key:

@@ -13,7 +13,8 @@ import pytest
 from symfonic_cli import vocabulary
 from tests.support.cli import run
 
-HOSTILE = ['a, "quoted"\nsecond line', "=HYPERLINK(\"http://x\")", "\x1b[31mred\x1b[0m\rback", "-1+1", "@sum"]
+HOSTILE = ['a, "quoted"\nsecond line', "=HYPERLINK(\"http://x\")", "\x1b[31mred\x1b[0m\rback", "-1+1", "@sum",
+           "\t=HYPERLINK(\"http://tab\")", "\r=1+2", "+cmd"]
 KEY = "acme:_:csv-1"
 
 
@@ -23,7 +24,7 @@ def _csv(text: str) -> list[list[str]]:
 
 def _hostile(value: object) -> bool:
     """Text the CSV writer changes on purpose: controls, or a formula's first character."""
-    return isinstance(value, str) and (value[:1] in ("=", "+", "-", "@") or not value.replace("\n", "").replace("\t", "").isprintable())
+    return isinstance(value, str) and (value[:1] in ("=", "+", "-", "@", "\t", "\r") or not value.replace("\n", "").replace("\t", "").isprintable())
 
 
 def _command(url: str, key: str) -> dict[str, list[str]]:
@@ -97,8 +98,31 @@ def test_a_stores_hostile_text_is_inert_in_csv(store):
     assert users[1] == "'" + HOSTILE[1]  # a formula is text to a spreadsheet
     assert users[2] == "\\x1b[31mred\\x1b[0m\\x0dback"  # controls shown, never sent
     assert users[3] == "'-1+1" and users[4] == "'@sum"
+    assert users[5] == "'\t=HYPERLINK(\"http://tab\")"  # a Tab or CR before the formula is guarded too
+    assert users[6] == "'\\x0d=1+2" and users[7] == "'+cmd"
     assert contents[1] == 'the answer, in "quotes"'
     assert '"a, ""quoted""\nsecond line"' in r.out  # quoted as RFC 4180 says
+
+
+def test_no_csv_field_of_store_text_starts_a_formula(store):
+    """Every -f csv output (the records and store usage's document): no field of text begins with
+    =, +, -, @, Tab or CR (OWASP's CSV injection list) unguarded; numbers are numbers."""
+    argvs = [*_command(store, KEY).values(), ["threads", "search", "-s", store, "HYPERLINK", "--tools"],
+             ["store", "usage", "-s", store]]
+    for argv in argvs:
+        r = run(*argv, "-f", "csv")
+        assert r.code == 0, (argv, r.err)
+        for row in _csv(r.out):
+            for field in row:
+                if field[:1] in ("=", "+", "-", "@", "\t", "\r"):
+                    assert _number(field), (argv, field)
+
+
+def _number(field: str) -> bool:
+    try:
+        return isinstance(json.loads(field), (int, float))
+    except ValueError:
+        return False
 
 
 def test_store_usage_csv_is_the_json_document_field_by_field(store):

@@ -30,3 +30,29 @@ def test_an_erase_found_written_again_is_not_exit_1():
     # Data (an application writing the thread after the erase committed) never ends with exit 1.
     assert errors.EXIT_WRITTEN_AGAIN not in (errors.EXIT_UNEXPECTED, errors.EXIT_STORE)
     assert "thread erase" in _documented()[errors.EXIT_WRITTEN_AGAIN]
+
+
+def _paragraphs() -> list[tuple[str, str]]:
+    """Every "Exit codes:" paragraph of a command's reference page, joined into one line."""
+    found = []
+    for page in sorted(README.parent.glob("*.md")):
+        for block in page.read_text(encoding="utf-8").split("\n\n"):
+            if block.startswith("Exit codes:"):
+                found.append((page.name, " ".join(block.split())))
+    return found
+
+
+def test_every_commands_page_names_the_codes_the_table_gives():
+    """A page's own list of exit codes agrees with the table: no code the table lacks, never 1
+    (unexpected), and an erase whose verification found rows is the table's written-again code."""
+    documented = _documented()
+    paragraphs = _paragraphs()
+    assert {name for name, _ in paragraphs} >= {"erase.md", "storage.md"}
+    for name, text in paragraphs:
+        for clause in re.split(r"; (?=\d+ (?:when|for|if)\b)", text.removeprefix("Exit codes: ")):
+            code = int(re.match(r"(\d+)", clause).group(1))
+            assert code in documented and code != errors.EXIT_UNEXPECTED, (name, clause)
+            if "verification found" in clause:
+                assert code == errors.EXIT_WRITTEN_AGAIN, (name, clause)
+    erase = dict(paragraphs)["erase.md"]
+    assert f"{errors.EXIT_WRITTEN_AGAIN} when verification found rows" in erase

@@ -141,7 +141,7 @@ def test_the_escape_check_misses_no_character_the_cli_escapes():
     infinities, its answer is the escaped one."""
     from symfonic_cli.mcp.answer import Caps, escaped, prepare
 
-    chars = [chr(c) for c in range(0x10000)] + ["\U0001f600", "\U000e0001", "\U0010ffff"]
+    chars = [chr(c) for c in range(0x10000)] + ["\U0001f600", "\U000e0001", "\U000e0041", "\U000e0101", "\U0010ffff"]
     for ch in chars:
         value = [{"content": f"a{ch}b", "key": ch, "n": 1}]
         assert prepare(value, Caps())[0] == escaped(value), repr(ch)

@@ -78,7 +78,8 @@ def test_a_scoped_session_sees_exactly_its_grant(kind, request):
     calls = [(tool, {"key": key}) for tool in SINGLE_KEY_TOOLS for key in OUTSIDE + missing]
     answers = in_memory(url, calls, **grant)
     for (tool, args), result in zip(calls, answers):
-        assert error_line(result) == f"Error executing tool {tool}: no thread '{args['key']}' in this store", (tool, args)
+        shown = args["key"].replace("\u200b", "\\u200b")  # an invisible character is shown escaped
+        assert error_line(result) == f"Error executing tool {tool}: no thread '{shown}' in this store", (tool, args)
     inside = in_memory(url, [(tool, {"key": key}) for tool in SINGLE_KEY_TOOLS for key in INSIDE], **grant)
     assert [r.is_error for r in inside] == [False] * len(inside)
     # Without a sub-tenant grant, acme's every sub-tenant and still no other tenant.

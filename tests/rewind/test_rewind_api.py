@@ -1,6 +1,6 @@
 """``api.rewind`` and ``api.plan_rewind`` + ``execute`` (issue 48 item 6): a plan changes nothing and
 equals the dry run; execute needs ``yes=True``, writes a copy of exactly the planned checkpoint, and
-nothing when the thread was written after the plan (HeadMoved, exit 12); the thread chosen by key or
+nothing when the thread was written after the plan (HeadMoved, exit 13); the thread chosen by key or
 by tenant and session, as every one-thread command."""
 
 from __future__ import annotations
@@ -53,7 +53,7 @@ def test_execute_writes_nothing_when_the_thread_was_written_after_the_plan(reque
     written = _ids(backend, url)
     with pytest.raises(HeadMoved) as info:
         api.execute(plan, yes=True)
-    assert info.value.exit_code == 12
+    assert info.value.exit_code == 13
     assert _ids(backend, url) == written
 
 

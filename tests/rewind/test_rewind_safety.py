@@ -1,6 +1,6 @@
 """thread rewind on a live store (issue 48 item 3) and its targets (item 1): a writer racing the
-rewind makes it write nothing (exit 12, the receipt says so); a thread written within --idle-for is
-refused (exit 13), a dry run exits as the run would; without a terminal and --yes nothing is
+rewind makes it write nothing (exit 13, the receipt says so); a thread written within --idle-for is
+refused (exit 14), a dry run exits as the run would; without a terminal and --yes nothing is
 written (exit 6); another changing run holds the store: exit 10; --to -N and --before-message pick
 the checkpoints ``thread diff`` and ``transcript show`` name; never an UPDATE or DELETE."""
 
@@ -61,7 +61,7 @@ def test_a_writer_racing_the_rewind_makes_it_write_nothing(kind, request, tmp_pa
             os.kill(proc.pid, signal.SIGCONT)
             proc.kill()
             proc.wait()
-    assert proc.returncode == 12, err
+    assert proc.returncode == 13, err
     assert "Traceback" not in err and "was written after the plan" in err.splitlines()[-1]
     assert _ids(backend, url) == written and written[len(written) - len(before):] == before  # nothing of the rewind's
     [t] = json.loads(out)["threads"]
@@ -76,11 +76,11 @@ def test_a_thread_written_within_idle_for_is_refused(request):
     before = _ids(backend, url)
     for extra in ((), ("--dry-run",)):
         res = run("thread", "rewind", "-s", url, KEY, "--to", "-3", "--yes", *extra)
-        assert res.code == 13, res.err
+        assert res.code == 14, res.err
         assert "within --idle-for 5m" in res.err and "--idle-for 0" in res.err
         assert "refused:" in res.out  # the plan says so
     res = run("thread", "rewind", "-s", url, KEY, "--to", "-3", "--yes", "--idle-for", "1h", "-f", "json")
-    assert res.code == 13
+    assert res.code == 14
     assert _ids(backend, url) == before
 
 

@@ -84,6 +84,63 @@ def test_a_paused_standby_holds_the_prune_until_the_time_limit_and_the_same_comm
     assert again["summary"]["pruned"] == 0
 
 
+def test_the_lag_is_timed_from_the_commit_the_standby_did_not_replay(pg_standby, request, tmp_path):
+    """Right after replay is paused, replay_lag still holds its last (small) value; the lag is read
+    from WAL positions instead, the primary's taken right after each commit. With a 2 s pause and a
+    1 s bound, the second thread would go if the position were first seen after the pause (the
+    standby then looks 0 s behind): only the first does (issue #44 item 9)."""
+    backend = backend_for("postgres", request)
+    url = _store(backend)
+    pg_standby.caught_up()
+    pg_standby.pause_replay()
+    try:
+        receipt = tmp_path / "r.jsonl"
+        res = run("thread", "prune", "-s", url, "--all", "--yes", "-f", "json", "--receipt", str(receipt), "--pause", "2s",
+                  "--max-replica-lag", "1s", "--max-duration", "5s")
+    finally:
+        pg_standby.resume_replay()
+    assert res.code == 11, res.err
+    assert "waiting: replica lag" in res.err
+    assert len([r for r in _records(receipt) if r["record"] == "thread"]) == 1
+
+
+def test_a_standby_that_goes_away_is_waited_for_until_it_is_back(pg_standby, request, tmp_path):
+    """A standby streaming when the run started and then gone (stopped): no lag can be read, so the
+    run waits, says so on stderr, and goes on once the standby streams again (issue #44 item 9)."""
+    backend = backend_for("postgres", request)
+    url = _store(backend)
+    pg_standby.caught_up()
+    receipt = tmp_path / "r.jsonl"
+    proc = subprocess.Popen([sys.executable, "-m", "symfonic_cli", "thread", "prune", "-s", url, "--all", "--yes", "-f", "json",
+                             "--receipt", str(receipt), "--pause", "500ms", "--max-replica-lag", "60s"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    stopped = False
+    try:
+        deadline = time.monotonic() + 60
+        while not [r for r in _records(receipt) if r["record"] == "thread"]:
+            assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()
+            time.sleep(0.05)
+        pg_standby.disconnect()
+        stopped = True
+        assert proc.stderr is not None
+        said = next((line for line in proc.stderr if "waiting" in line), None)
+        assert said is not None and "is not connected" in said and "--max-replica-lag 60 s" in said, said
+        waited_at = len([r for r in _records(receipt) if r["record"] == "thread"])
+        assert waited_at < len(THREADS)
+        time.sleep(2)  # still waiting: no thread done meanwhile
+        assert len([r for r in _records(receipt) if r["record"] == "thread"]) == waited_at and proc.poll() is None
+        pg_standby.reconnect()
+        stopped = False
+        out, err = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        if stopped:
+            pg_standby.reconnect()
+    assert proc.returncode == 0, err
+    assert json.loads(out)["summary"]["pruned"] == len(THREADS)
+
+
 def test_without_a_lagging_standby_the_run_does_not_wait(pg_standby, request):
     backend = backend_for("postgres", request)
     url = _store(backend)

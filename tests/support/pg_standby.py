@@ -34,13 +34,39 @@ class Standby:
         return psycopg.connect(host="127.0.0.1", port=self.cluster.port, user=SUPERUSER, password=PASSWORD, dbname="postgres",
                                autocommit=True)
 
-    def pause_replay(self) -> None:
+    def pause_replay(self, timeout: float = 30) -> None:
+        """Pause replay and return once it is paused: pg_wal_replay_pause() only requests it, and
+        the standby pauses before the next WAL record it would replay (a write on the primary gives
+        it one), so WAL written after this returns is not replayed."""
         with self.connect() as conn:
             conn.execute("SELECT pg_wal_replay_pause()")
+            deadline = time.monotonic() + timeout
+            while True:
+                with self.primary.admin() as primary:
+                    primary.execute("CREATE TABLE IF NOT EXISTS symfonic_test_nudge (n int)")
+                    primary.execute("INSERT INTO symfonic_test_nudge VALUES (1)")
+                    written = primary.execute("SELECT pg_current_wal_lsn()").fetchone()[0]
+                time.sleep(0.3)
+                paused = conn.execute("SELECT pg_get_wal_replay_pause_state() = 'paused' AND "
+                                      "(pg_last_wal_replay_lsn() IS NULL OR pg_last_wal_replay_lsn() < %s::pg_lsn)",
+                                      (written,)).fetchone()[0]
+                if paused:  # and the write just made is not replayed
+                    return
+                if time.monotonic() > deadline:
+                    raise PostgresServerError("the standby's replay did not pause")
 
     def resume_replay(self) -> None:
         with self.connect() as conn:
             conn.execute("SELECT pg_wal_replay_resume()")
+
+    def disconnect(self) -> None:
+        """Stop the standby (its data kept): the primary's pg_stat_replication loses it."""
+        self.cluster.shutdown()
+
+    def reconnect(self, timeout: float = 60) -> None:
+        """Start it again and wait until the primary sees it streaming."""
+        self.cluster._pg_ctl("start", STANDBY_OPTIONS)
+        _wait_streaming(self.primary, self.cluster, timeout)
 
     def caught_up(self, timeout: float = 60) -> None:
         """Wait until the standby has replayed everything the primary has written so far."""
@@ -72,15 +98,22 @@ def start_standby(primary_cluster: LocalCluster, primary: Any) -> Standby:
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=300, env=env)
     if proc.returncode != 0:
         raise PostgresServerError(f"pg_basebackup failed: {proc.stderr.strip() or proc.stdout.strip()}")
-    sb._pg_ctl("start", "-c hot_standby=on -c fsync=off")
+    sb._pg_ctl("start", STANDBY_OPTIONS)
     standby = Standby(sb, primary)
-    deadline = time.monotonic() + 60
+    _wait_streaming(primary, sb, 60)
+    return standby
+
+
+STANDBY_OPTIONS = "-c hot_standby=on -c fsync=off"
+
+
+def _wait_streaming(primary: Any, sb: LocalCluster, timeout: float) -> None:
+    deadline = time.monotonic() + timeout
     with primary.admin() as conn:
         while not conn.execute("SELECT count(*) FROM pg_stat_replication WHERE state = 'streaming'").fetchone()[0]:
             if time.monotonic() > deadline:
                 raise PostgresServerError("the standby started but does not stream: " + sb.log.read_text(errors="replace")[-1500:])
             time.sleep(0.2)
-    return standby
 
 
 @pytest.fixture(scope="session")

@@ -191,13 +191,22 @@ class MongoSection:
             status = self.client.admin.command("replSetGetStatus")
         except PyMongoError:
             return None
+        import math
+
         members = [m for m in status.get("members") or [] if isinstance(m, dict)]
         primary = next((m.get("optimeDate") for m in members if m.get("stateStr") == "PRIMARY"), None)
         if primary is None:
             return None
-        lags = [((primary - m["optimeDate"]).total_seconds(), str(m.get("name") or "secondary"))
-                for m in members if m.get("stateStr") == "SECONDARY" and m.get("optimeDate") is not None]
+        secondaries = {str(m.get("name") or "secondary"): m for m in members if m.get("stateStr") == "SECONDARY"}
+        if self._secondaries is None:  # the run's first look: the secondaries it waits for if they go
+            self._secondaries = set(secondaries)
+        gone = sorted(self._secondaries - set(secondaries))
+        lags = [(math.inf, f"{gone[0]} is not a reachable secondary (it was when the run started)")] if gone else []
+        lags += [((primary - m["optimeDate"]).total_seconds(), name) if m.get("optimeDate") is not None
+                 else (math.inf, f"{name} does not report its position") for name, m in secondaries.items()]
         return max(lags, default=None)
+
+    _secondaries: set[str] | None = None  # the secondaries replica_lag first saw (None: not asked yet)
 
     @contextmanager
     def _bounded(self) -> Iterator[None]:

@@ -129,8 +129,14 @@ class PostgresSection:
     connect_timeout: float
     _c_collation: bool  # thread_id's collation sorts in byte order (a key range is a prefix)
     _key_equals: str  # the key condition: bytewise under a nondeterministic collation
+    _keys_exact: bool = True  # every thread_id column's collation is deterministic: "=" is byte equality
     _cursors: int
     _erased: set[str]  # cascade tables an erase deleted from (for VACUUM)
+
+    def connection_lost(self) -> bool:
+        # psycopg marks the connection closed once the server has ended it (pg_terminate_backend,
+        # a restart); nothing is sent to find out.
+        return bool(self.conn.closed)
 
     def _roll_back_open(self) -> None:
         """After a failure inside a hand-run transaction (BEGIN sent in a pipeline): roll it back if
@@ -152,6 +158,25 @@ class PostgresSection:
                 cur.itersize = ITERSIZE
                 cur.execute(sql, params)
                 yield from cur
+
+    def _key_is(self, column: str = "thread_id", value: str = "%s") -> str:
+        """The one comparison of a key column with a key, byte for byte, that every read of a
+        thread uses; its parameters are ``_key_args(key)`` (none when ``value`` is another key
+        column, a join). Under a deterministic collation (C, libc, deterministic ICU) "=" is byte
+        equality. Under a nondeterministic one (case-insensitive ICU) "=" folds ``acme:_:bob`` into
+        ``ACME:_:BOB``: the column's own "=" lets its index find the candidates and COLLATE "C"
+        keeps the exact key (COLLATE "C" alone cannot use the column's index: a scan)."""
+        if self._keys_exact:
+            return f"{column} = {value}"
+        return f'({column} = {value} AND {column} COLLATE "C" = {value})'
+
+    def _key_args(self, key: str) -> tuple[str, ...]:
+        return (key,) if self._keys_exact else (key, key)
+
+    def _key_grouped(self, column: str = "thread_id") -> str:
+        """A key column as GROUP BY, DISTINCT and PARTITION BY take it (and as selected beside
+        them): in bytes under a nondeterministic collation, whose groups would merge two people."""
+        return column if self._keys_exact else f'{column} COLLATE "C"'
 
     def _prefix_where(self, prefix: str) -> tuple[str, list[Any]]:
         """Exactly the keys starting with ``prefix``. Under a collation in byte order (C, POSIX) the

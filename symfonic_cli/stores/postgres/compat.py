@@ -57,14 +57,14 @@ class PostgresCompat(PostgresSection):
             f"  SELECT CASE WHEN NOT python_only THEN {_kind_sql('metadata -> %(key)s')} END AS kind,"
             "   CASE WHEN NOT python_only THEN metadata -> %(key)s END AS env, older, latest,"
             '   thread_id COLLATE "C" AS tid,'
-            "   CASE WHEN python_only THEN thread_id END AS py_tid, CASE WHEN python_only THEN checkpoint_ns END AS py_ns,"
+            f"   CASE WHEN python_only THEN {self._key_grouped()} END AS py_tid, CASE WHEN python_only THEN checkpoint_ns END AS py_ns,"
             "   CASE WHEN python_only THEN checkpoint_id END AS py_cid,"
             "   CASE WHEN python_only THEN metadata::text END AS py_meta,"
             "   CASE WHEN older IS NULL THEN coalesce(checkpoint ->> 'ts', '') END AS odd_ts FROM ("
             "   SELECT thread_id, checkpoint_ns, checkpoint_id, metadata, checkpoint,"
             f"    {_OLDER} AS older,"
             "    (checkpoint_ns = '' AND row_number() OVER ("
-            "      PARTITION BY thread_id, checkpoint_ns ORDER BY checkpoint_id DESC) = 1) AS latest,"
+            f"      PARTITION BY {self._key_grouped()}, checkpoint_ns ORDER BY checkpoint_id DESC) = 1) AS latest,"
             f"    {_PYTHON_ONLY} AS python_only"
             "   FROM checkpoints) AS r) AS m) AS e"
             f" GROUP BY tid, kind, {', '.join(groups)}, older, pv, {', '.join(py)}, odd_ts"
@@ -107,7 +107,7 @@ class PostgresCompat(PostgresSection):
         from symfonic_cli.model.envelope import row_from_metadata
 
         # Each row's metadata decoded as PostgresSaver's driver decodes it (Python json), limits applied.
-        where = "WHERE thread_id = %(thread)s" if thread is not None else ""
+        where = f"WHERE {self._key_is(value='%(thread)s')}" if thread is not None else ""
         sql = (
             "SELECT thread_id, checkpoint_ns, checkpoint_id, metadata::text "
             f'FROM checkpoints {where} ORDER BY thread_id COLLATE "C", checkpoint_id DESC, checkpoint_ns COLLATE "C"'

@@ -174,6 +174,7 @@ class PostgresStore(ExactActivity, PostgresRead, PostgresSearch, PostgresHistory
             "WHERE a.attrelid IN ('checkpoints'::regclass, 'checkpoint_blobs'::regclass, 'checkpoint_writes'::regclass) "
             "AND a.attname = 'thread_id'"
         ).fetchone()[0]
+        self._keys_exact = bool(exact)
         self._key_equals = "thread_id = %s" if exact else 'thread_id COLLATE "C" = %s'
         self.has_task_path = bool(
             c.execute(

@@ -29,25 +29,25 @@ class PostgresCopy(PostgresSection):
             RawRow("checkpoints", (ns, cid), (parent, type_, checkpoint, metadata))
             for ns, cid, parent, type_, checkpoint, metadata in c.execute(
                 "SELECT checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, checkpoint, metadata "
-                'FROM checkpoints WHERE thread_id = %s ORDER BY checkpoint_id COLLATE "C", checkpoint_ns COLLATE "C"',
-                (key,),
+                f'FROM checkpoints WHERE {self._key_is()} ORDER BY checkpoint_id COLLATE "C", checkpoint_ns COLLATE "C"',
+                self._key_args(key),
             )
         ]
         rows += [
             RawRow("checkpoint_blobs", (ns, channel, version), (type_, _bytes(blob)))
             for ns, channel, version, type_, blob in c.execute(
-                "SELECT checkpoint_ns, channel, version, type, blob FROM checkpoint_blobs WHERE thread_id = %s "
+                f"SELECT checkpoint_ns, channel, version, type, blob FROM checkpoint_blobs WHERE {self._key_is()} "
                 'ORDER BY checkpoint_ns COLLATE "C", channel COLLATE "C", version COLLATE "C"',
-                (key,),
+                self._key_args(key),
             )
         ]
         rows += [
             RawRow("checkpoint_writes", (ns, cid, task_id, idx), (task_path, channel, type_, _bytes(blob)))
             for ns, cid, task_id, idx, task_path, channel, type_, blob in c.execute(
                 "SELECT checkpoint_ns, checkpoint_id, task_id, idx, task_path, channel, type, blob "
-                "FROM checkpoint_writes WHERE thread_id = %s "
+                f"FROM checkpoint_writes WHERE {self._key_is()} "
                 'ORDER BY checkpoint_ns COLLATE "C", checkpoint_id COLLATE "C", task_id COLLATE "C", idx',
-                (key,),
+                self._key_args(key),
             )
         ]
         return ThreadExport("postgres", key, rows)
@@ -110,13 +110,13 @@ class PostgresCopy(PostgresSection):
         raw = {
             (ns, ch, ver): (type_, blob)
             for ns, ch, ver, type_, blob in c.execute(
-                "SELECT checkpoint_ns, channel, version, type, blob FROM checkpoint_blobs WHERE thread_id = %s", (key,)
+                f"SELECT checkpoint_ns, channel, version, type, blob FROM checkpoint_blobs WHERE {self._key_is()}", self._key_args(key)
             )
         }
         decoded: dict[tuple, tuple[Any, set[str]]] = {}
         rows = c.execute(
-            "SELECT checkpoint_ns, checkpoint_id, parent_checkpoint_id, checkpoint, metadata FROM checkpoints WHERE thread_id = %s",
-            (key,),
+            f"SELECT checkpoint_ns, checkpoint_id, parent_checkpoint_id, checkpoint, metadata FROM checkpoints WHERE {self._key_is()}",
+            self._key_args(key),
         ).fetchall()
         for ns, cid, parent, checkpoint, metadata in sorted(rows, key=lambda r: (r[1], r[0])):
             if not isinstance(checkpoint, dict):
@@ -145,8 +145,8 @@ class PostgresCopy(PostgresSection):
             )
         writes = c.execute(
             "SELECT checkpoint_ns, checkpoint_id, task_id, idx, task_path, channel, type, blob "
-            "FROM checkpoint_writes WHERE thread_id = %s",
-            (key,),
+            f"FROM checkpoint_writes WHERE {self._key_is()}",
+            self._key_args(key),
         ).fetchall()
         for ns, cid, task_id, idx, task_path, channel, type_, blob in sorted(writes, key=lambda r: (r[0], r[1], r[4], r[2], r[3])):
             what = f"write {cid}/{task_id}/{idx} channel '{channel}'"

@@ -158,12 +158,18 @@ class PostgresErase(PostgresSection):
 
     _wal_seen: list[tuple[float, float]] | None = None  # (monotonic time, WAL position) as replica_lag saw them
 
+    _standbys: set[str] | None = None  # the standbys streaming when the run first asked (None: not asked yet)
+
     @_translate_errors
     def replica_lag(self) -> tuple[float, str] | None:
         """The most lagging standby's replay lag in seconds, and its name; None without standbys.
         Measured from the primary: ``pg_stat_replication.replay_lag``, and since that stays at its
-        last value while a standby's replay is paused or stuck, also the time since this run first
-        saw the primary at a WAL position the standby has not replayed (each call samples it)."""
+        last value while a standby's replay is paused or stuck, also from WAL positions: the time
+        since this run first saw the primary at a position (``pg_current_wal_lsn``, sampled at each
+        call, right after each commit) the standby has not replayed (``replay_lsn``). A standby that
+        was streaming at the first call and is gone, or whose replay position is not reported, has
+        no lag to read: ``inf``, with what is wrong (the run waits for it)."""
+        import math
         import time
 
         from symfonic_cli.errors import StoreError
@@ -176,18 +182,26 @@ class PostgresErase(PostgresSection):
         seen = self._wal_seen = self._wal_seen or []
         if not seen or rows[0][0] > seen[-1][1]:
             seen.append((now, rows[0][0]))
-        if rows[0][5]:
-            return None  # no standby
+        standbys = {} if rows[0][5] else {f"{r[1] or 'standby'} at {r[2] or 'a local socket'}": r for r in rows}
+        if self._standbys is None:
+            self._standbys = set(standbys)
         worst: tuple[float, str] | None = None
-        for _, name, addr, replayed, lag, _, hidden in rows:
+        gone = sorted(self._standbys - set(standbys))
+        if gone:
+            worst = (math.inf, f"{gone[0]} is not connected (it was streaming when the run started)")
+        for name, (_, _, _, replayed, lag, _, hidden) in standbys.items():
             if hidden:
                 raise StoreError(f"{self.location.display}: the role cannot read its standbys' positions in pg_stat_replication",
                                  hint="grant it pg_monitor, or run without --max-replica-lag")
-            behind = next((now - t for t, lsn in seen if replayed is None or lsn > replayed), 0.0)
-            lag = max(lag or 0.0, behind)
+            if replayed is None:
+                lag = math.inf
+                name = f"{name} does not report its replay position"
+            else:
+                behind = next((now - t for t, lsn in seen if lsn > replayed), 0.0)
+                lag = max(lag or 0.0, behind)
             if worst is None or lag > worst[0]:
-                worst = (lag, f"{name or 'standby'} at {addr or 'a local socket'}")
-        oldest = min((r[3] for r in rows if r[3] is not None), default=None)
+                worst = (lag, name)
+        oldest = min((r[3] for r in standbys.values() if r[3] is not None), default=None)
         if oldest is not None:  # positions every standby replayed are no longer needed
             self._wal_seen = [s for s in seen[:-1] if s[1] > oldest] + seen[-1:]
         return worst

@@ -24,9 +24,9 @@ class PostgresHistory(PostgresSection):
 
         sql = (
             "SELECT checkpoint_ns, checkpoint_id, metadata -> 'source', metadata -> 'step', metadata -> 'writes' "
-            "FROM checkpoints WHERE thread_id = %s ORDER BY checkpoint_id, checkpoint_ns"
+            f"FROM checkpoints WHERE {self._key_is()} ORDER BY checkpoint_id, checkpoint_ns"
         )
-        for ns, cid, source, step, writes in self._stream(sql, (key,)):
+        for ns, cid, source, step, writes in self._stream(sql, self._key_args(key)):
             yield CheckpointFacts(
                 ns, cid, source if isinstance(source, str) else None,
                 step if isinstance(step, int) and not isinstance(step, bool) else None, writes,
@@ -37,13 +37,13 @@ class PostgresHistory(PostgresSection):
         from symfonic_cli.model.history import WriteChannel
 
         path = "task_path" if self.has_task_path else "''"
-        sql = f"SELECT checkpoint_ns, checkpoint_id, task_id, {path}, idx, channel FROM checkpoint_writes WHERE thread_id = %s"
-        for ns, cid, task_id, task_path, idx, channel in self._stream(sql, (key,)):
+        sql = f"SELECT checkpoint_ns, checkpoint_id, task_id, {path}, idx, channel FROM checkpoint_writes WHERE {self._key_is()}"
+        for ns, cid, task_id, task_path, idx, channel in self._stream(sql, self._key_args(key)):
             yield WriteChannel(ns, cid, task_id, task_path or "", idx, channel)
 
     @_translate_errors
     def checkpoint_ids(self, key: str) -> list[tuple[str, str]]:
-        rows = self.conn.execute("SELECT checkpoint_ns, checkpoint_id FROM checkpoints WHERE thread_id = %s", (key,)).fetchall()
+        rows = self.conn.execute(f"SELECT checkpoint_ns, checkpoint_id FROM checkpoints WHERE {self._key_is()}", self._key_args(key)).fetchall()
         return [(ns, cid) for ns, cid in rows]
 
     @_translate_errors
@@ -53,11 +53,11 @@ class PostgresHistory(PostgresSection):
         row = self.conn.execute(
             "SELECT c.checkpoint ->> 'ts', c.checkpoint -> 'channel_versions' ->> 'messages', "
             "c.checkpoint -> 'channel_values' ? 'messages', b.type, b.blob "
-            "FROM checkpoints c LEFT JOIN checkpoint_blobs b ON b.thread_id = c.thread_id "
+            f"FROM checkpoints c LEFT JOIN checkpoint_blobs b ON {self._key_is('b.thread_id', 'c.thread_id')} "
             "AND b.checkpoint_ns = c.checkpoint_ns AND b.channel = 'messages' "
             "AND b.version = c.checkpoint -> 'channel_versions' ->> 'messages' "
-            "WHERE c.thread_id = %s AND c.checkpoint_ns = %s AND c.checkpoint_id = %s",
-            (key, checkpoint_ns, checkpoint_id),
+            f"WHERE {self._key_is('c.thread_id')} AND c.checkpoint_ns = %s AND c.checkpoint_id = %s",
+            (*self._key_args(key), checkpoint_ns, checkpoint_id),
         ).fetchone()
         if row is None:
             return None

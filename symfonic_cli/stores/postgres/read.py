@@ -48,9 +48,10 @@ class PostgresRead(PostgresSection):
         # whole GROUP BY: 2,000 threads, 68,000 checkpoints, 0.79 s against 0.15 s): each thread's
         # ids joined and tested here (clock.joined_ordered), keeping only the odd threads; then
         # the others newest first, sorted and bounded by the server, the odd ones skipped.
+        key = self._key_grouped()
         joined = (
-            'SELECT thread_id, count(*), min(checkpoint_id COLLATE "C"), max(checkpoint_id COLLATE "C"), '
-            f"string_agg(checkpoint_id, ',') FROM checkpoints {where} GROUP BY thread_id"
+            f'SELECT {key}, count(*), min(checkpoint_id COLLATE "C"), max(checkpoint_id COLLATE "C"), '
+            f"string_agg(checkpoint_id, ',') FROM checkpoints {where} GROUP BY {key}"
         )
         odd = [ThreadSummary(str(k), n, first, last, True) for k, n, first, last, ids in self._stream(joined, params)
                if not (type(first) is str and type(last) is str and joined_ordered(ids, n))]
@@ -60,8 +61,8 @@ class PostgresRead(PostgresSection):
             return
         having, bounds = odd_having("false", self._LATEST, "%s", last_before, last_from, "plain")
         sql = (
-            'SELECT thread_id, count(*), min(checkpoint_id COLLATE "C"), max(checkpoint_id COLLATE "C") '
-            f"FROM checkpoints {where} GROUP BY thread_id {having} "
+            f'SELECT {key}, count(*), min(checkpoint_id COLLATE "C"), max(checkpoint_id COLLATE "C") '
+            f"FROM checkpoints {where} GROUP BY {key} {having} "
             f'ORDER BY {self._LATEST} DESC, thread_id COLLATE "C"'
         )
         params = [*params, *bounds]
@@ -81,7 +82,8 @@ class PostgresRead(PostgresSection):
         # Under a byte-order collation the primary key's order is the key order: the index serves
         # the GROUP BY and the LIMIT ends the scan. Under any other, byte order is asked for.
         order = "thread_id" if self._c_collation else 'thread_id COLLATE "C"'
-        sql = f"SELECT thread_id FROM checkpoints {where} GROUP BY thread_id {having} ORDER BY {order} LIMIT %s"
+        key = self._key_grouped()
+        sql = f"SELECT {key} FROM checkpoints {where} GROUP BY {key} {having} ORDER BY {order} LIMIT %s"
         if not self._c_collation:
             return [str(k) for (k,) in self.conn.execute(sql, [*params, *bounds, limit]).fetchall()]
         with self.conn.transaction():
@@ -94,7 +96,7 @@ class PostgresRead(PostgresSection):
     def _window_tally(self, tenant: str | None, sub_tenant: str | None, last_before: str | None, last_from: str | None) -> int:
         where, params = self._window_where(tenant, sub_tenant, None)
         having, bounds = odd_having(self._ODD, self._LATEST, "%s", last_before, last_from, "plain")
-        sql = f"SELECT count(*) FROM (SELECT 1 FROM checkpoints {where} GROUP BY thread_id {having}) AS idle"
+        sql = f"SELECT count(*) FROM (SELECT 1 FROM checkpoints {where} GROUP BY {self._key_grouped()} {having}) AS idle"
         return int(self.conn.execute(sql, [*params, *bounds]).fetchone()[0])
 
     def _window_where(self, tenant: str | None, sub_tenant: str | None, after: str | None, upto: str | None = None) -> tuple[str, list]:
@@ -114,8 +116,8 @@ class PostgresRead(PostgresSection):
     @_translate_errors
     def thread_summary(self, key: str) -> ThreadSummary | None:
         row = self.conn.execute(
-            "SELECT count(*), min(checkpoint_id), max(checkpoint_id), string_agg(checkpoint_id, ',') FROM checkpoints WHERE thread_id = %s",
-            (key,),
+            "SELECT count(*), min(checkpoint_id), max(checkpoint_id), string_agg(checkpoint_id, ',') FROM checkpoints WHERE " + self._key_is(),
+            self._key_args(key),
         ).fetchone()
         if not row or not row[0]:
             return None
@@ -124,7 +126,7 @@ class PostgresRead(PostgresSection):
     @_translate_errors
     def info(self) -> StoreInfo:
         row = self.conn.execute(
-            "SELECT (SELECT count(DISTINCT thread_id) FROM checkpoints), "
+            f"SELECT (SELECT count(DISTINCT {self._key_grouped()}) FROM checkpoints), "
             "(SELECT count(*) FROM checkpoints), "
             "(SELECT count(*) FROM checkpoint_writes), "
             "(SELECT count(*) FROM checkpoint_blobs), "
@@ -162,7 +164,7 @@ class PostgresRead(PostgresSection):
         marker is not serialized) and writes; the checkpoint JSONB is never encrypted."""
         from symfonic_cli.model.encryption import EncryptionCensus
 
-        values = ("SELECT b.type, (SELECT min(c.checkpoint_id COLLATE \"C\") FROM checkpoints c WHERE c.thread_id = b.thread_id "
+        values = ("SELECT b.type, (SELECT min(c.checkpoint_id COLLATE \"C\") FROM checkpoints c WHERE " + self._key_is("c.thread_id", "b.thread_id") + " "
                   "AND c.checkpoint_ns = b.checkpoint_ns AND c.checkpoint -> 'channel_versions' ->> b.channel = b.version) AS cid "
                   "FROM checkpoint_blobs b WHERE b.type <> 'empty' "
                   "UNION ALL SELECT type, checkpoint_id FROM checkpoint_writes")
@@ -193,16 +195,16 @@ class PostgresRead(PostgresSection):
 
         select = (
             "SELECT checkpoint_id, parent_checkpoint_id, checkpoint ->> 'ts', checkpoint -> 'channel_values', "
-            "checkpoint -> 'channel_versions', metadata FROM checkpoints WHERE thread_id = %s AND checkpoint_ns = %s "
+            f"checkpoint -> 'channel_versions', metadata FROM checkpoints WHERE {self._key_is()} AND checkpoint_ns = %s "
         )
-        where, params = ("ORDER BY checkpoint_id DESC LIMIT 1", (key, checkpoint_ns)) if checkpoint_id is None else (
-            "AND checkpoint_id = %s", (key, checkpoint_ns, checkpoint_id))
+        where, params = ("ORDER BY checkpoint_id DESC LIMIT 1", (*self._key_args(key), checkpoint_ns)) if checkpoint_id is None else (
+            "AND checkpoint_id = %s", (*self._key_args(key), checkpoint_ns, checkpoint_id))
         try:
             row = self.conn.execute(select.replace(", metadata FROM", ", metadata::text FROM") + where, params).fetchone()
         except (ValueError, RecursionError) as exc:
             # psycopg decodes the JSONB with Python's json: a long integer, deep nesting.
             found = self.conn.execute(
-                "SELECT checkpoint_id FROM checkpoints WHERE thread_id = %s AND checkpoint_ns = %s " + where, params
+                f"SELECT checkpoint_id FROM checkpoints WHERE {self._key_is()} AND checkpoint_ns = %s " + where, params
             ).fetchone()
             raise StoreError(
                 f"checkpoint {found[0] if found else '?'} cannot be decoded ({type(exc).__name__}: {str(exc)[:120]})"
@@ -227,8 +229,8 @@ class PostgresRead(PostgresSection):
                 "SELECT b.channel, b.type, b.blob FROM checkpoint_blobs b "
                 "JOIN unnest(%s::text[], %s::text[]) AS w(channel, version) "
                 "ON b.channel = w.channel AND b.version = w.version "
-                "WHERE b.thread_id = %s AND b.checkpoint_ns = %s",
-                ([str(ch) for ch in wanted], [str(versions[ch]) for ch in wanted], key, checkpoint_ns),
+                f"WHERE {self._key_is('b.thread_id')} AND b.checkpoint_ns = %s",
+                ([str(ch) for ch in wanted], [str(versions[ch]) for ch in wanted], *self._key_args(key), checkpoint_ns),
             ).fetchall()
             with collect_blocked() as blocked:
                 for ch, type_, blob in blobs:
@@ -263,12 +265,12 @@ class PostgresRead(PostgresSection):
             "checkpoint -> 'channel_versions' ->> 'messages' AS ver, "
             "row_number() OVER (PARTITION BY checkpoint_ns, checkpoint -> 'channel_versions' ->> 'messages' "
             "ORDER BY checkpoint_id DESC) AS rn "
-            "FROM checkpoints WHERE thread_id = %s) AS c "
-            "LEFT JOIN checkpoint_blobs b ON c.rn = 1 AND b.thread_id = %s AND b.checkpoint_ns = c.checkpoint_ns "
+            f"FROM checkpoints WHERE {self._key_is()}) AS c "
+            f"LEFT JOIN checkpoint_blobs b ON c.rn = 1 AND {self._key_is('b.thread_id')} AND b.checkpoint_ns = c.checkpoint_ns "
             "AND b.channel = 'messages' AND b.version = c.ver "
             "ORDER BY c.checkpoint_id DESC"
         )
-        for ns, cid, ts, ver, parent, type_, blob in self._stream(sql, (key, key)):
+        for ns, cid, ts, ver, parent, type_, blob in self._stream(sql, self._key_args(key) * 2):
             yield MessageState(ns, cid, ts, ver, "channel", type_, bytes(blob) if blob is not None else None, parent)
 
     # -- timestamps (protocol docstrings in stores/protocol.py): no message decoded
@@ -282,15 +284,15 @@ class PostgresRead(PostgresSection):
         sql = (
             "SELECT c.checkpoint_id, c.checkpoint ->> 'ts', c.checkpoint -> 'channel_versions' ->> 'messages', "
             "c.checkpoint -> 'channel_values' ? 'messages', b.type, b.blob "
-            "FROM checkpoints c LEFT JOIN checkpoint_blobs b ON b.thread_id = c.thread_id "
+            f"FROM checkpoints c LEFT JOIN checkpoint_blobs b ON {self._key_is('b.thread_id', 'c.thread_id')} "
             "AND b.checkpoint_ns = c.checkpoint_ns AND b.channel = 'messages' "
             "AND b.version = c.checkpoint -> 'channel_versions' ->> 'messages' "
-            "WHERE c.thread_id = %s AND c.checkpoint_ns = ''"
+            f"WHERE {self._key_is('c.thread_id')} AND c.checkpoint_ns = ''"
         )
         if checkpoint_id is None:
-            row = self.conn.execute(sql + " ORDER BY c.checkpoint_id DESC LIMIT 1", (key,)).fetchone()
+            row = self.conn.execute(sql + " ORDER BY c.checkpoint_id DESC LIMIT 1", self._key_args(key)).fetchone()
         else:
-            row = self.conn.execute(sql + " AND c.checkpoint_id = %s", (key, checkpoint_id)).fetchone()
+            row = self.conn.execute(sql + " AND c.checkpoint_id = %s", (*self._key_args(key), checkpoint_id)).fetchone()
         if row is None:
             return None
         cid, ts, version, inline, type_, blob = row
@@ -308,12 +310,12 @@ class PostgresRead(PostgresSection):
             "CASE WHEN jsonb_typeof(c.metadata -> 'source') = 'string' THEN c.metadata ->> 'source' END, "
             "jsonb_typeof(c.checkpoint -> 'channel_values' -> 'messages'), "
             "b.type, substring(b.blob from 1 for 9) "
-            "FROM checkpoints c LEFT JOIN checkpoint_blobs b ON b.thread_id = c.thread_id "
+            f"FROM checkpoints c LEFT JOIN checkpoint_blobs b ON {self._key_is('b.thread_id', 'c.thread_id')} "
             "AND b.checkpoint_ns = c.checkpoint_ns AND b.channel = 'messages' "
             "AND b.version = c.checkpoint -> 'channel_versions' ->> 'messages' "
-            "WHERE c.thread_id = %s ORDER BY c.checkpoint_id, c.checkpoint_ns"
+            f"WHERE {self._key_is('c.thread_id')} ORDER BY c.checkpoint_id, c.checkpoint_ns"
         )
-        for ns, cid, parent, ts, source, inline, type_, head in self._stream(sql, (key,)):
+        for ns, cid, parent, ts, source, inline, type_, head in self._stream(sql, self._key_args(key)):
             count: int | None
             if type_ == "msgpack" and head is not None:
                 try:
@@ -334,7 +336,7 @@ class PostgresRead(PostgresSection):
 
         sql = (
             "SELECT checkpoint_ns, checkpoint_id, task_id, idx, type, blob, task_path FROM checkpoint_writes "
-            "WHERE thread_id = %s AND channel = 'messages'"
+            f"WHERE {self._key_is()} AND channel = 'messages'"
         )
-        for ns, cid, task_id, idx, type_, blob, task_path in self._stream(sql, (key,)):
+        for ns, cid, task_id, idx, type_, blob, task_path in self._stream(sql, self._key_args(key)):
             yield MessageWrite(ns, cid, task_id, idx, type_, bytes(blob) if blob is not None else None, task_path or "")

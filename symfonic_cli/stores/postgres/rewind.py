@@ -21,8 +21,8 @@ class PostgresRewind(PostgresSection):
         from symfonic_cli.model.run_state import lean_from_mapping
 
         c = self.conn
-        row = c.execute(f"SELECT checkpoint, metadata FROM checkpoints WHERE {self._key_equals} AND checkpoint_ns = '' "
-                        "AND checkpoint_id = %s", (key, checkpoint_id)).fetchone()
+        row = c.execute(f"SELECT checkpoint, metadata FROM checkpoints WHERE {self._key_is()} AND checkpoint_ns = '' "
+                        "AND checkpoint_id = %s", (*self._key_args(key), checkpoint_id)).fetchone()
         if row is None:
             return None
         cp, meta = row
@@ -33,7 +33,7 @@ class PostgresRewind(PostgresSection):
             for ch, type_, blob in c.execute(
                 "SELECT b.channel, b.type, CASE WHEN b.channel = '__pregel_tasks' OR b.channel LIKE 'join:%%' THEN b.blob END "
                 "FROM checkpoint_blobs b JOIN unnest(%s::text[], %s::text[]) AS w(ch, ver) ON b.channel = w.ch AND b.version = w.ver "
-                f"WHERE b.{self._key_equals} AND b.checkpoint_ns = ''", (chans, vers, key)):
+                f"WHERE {self._key_is('b.thread_id')} AND b.checkpoint_ns = ''", (chans, vers, *self._key_args(key))):
                 if type_ != "empty":
                     extra[ch] = lean_loads(type_, bytes(blob)) if blob is not None else None
         return lean_from_mapping("", checkpoint_id, cp, meta, extra_values=extra)
@@ -53,8 +53,8 @@ class PostgresRewind(PostgresSection):
             # a wait for the lock is bounded by --lock-timeout): the check holds at the commit.
             c.execute("LOCK TABLE checkpoints IN SHARE ROW EXCLUSIVE MODE")
             row = c.execute(
-                f"SELECT checkpoint_id FROM checkpoints WHERE {self._key_equals} AND checkpoint_ns = '' "
-                'ORDER BY checkpoint_id COLLATE "C" DESC LIMIT 1', (key,)).fetchone()
+                f"SELECT checkpoint_id FROM checkpoints WHERE {self._key_is()} AND checkpoint_ns = '' "
+                'ORDER BY checkpoint_id COLLATE "C" DESC LIMIT 1', self._key_args(key)).fetchone()
             if row is None or row[0] != head_id:
                 raise HeadMoved(moved(key, head_id, row[0] if row else None))
             found = c.execute(
@@ -62,8 +62,8 @@ class PostgresRewind(PostgresSection):
                 "LEFT JOIN LATERAL jsonb_each_text(c.checkpoint -> 'channel_versions') v ON true "
                 "LEFT JOIN checkpoint_blobs b ON b.thread_id = c.thread_id AND b.checkpoint_ns = c.checkpoint_ns "
                 "AND b.channel = v.key AND b.version = v.value "
-                f"WHERE c.{self._key_equals} AND c.checkpoint_ns = '' AND c.checkpoint_id = %s GROUP BY c.checkpoint_id",
-                ("%+%", key, target_id)).fetchone()
+                f"WHERE {self._key_is('c.thread_id')} AND c.checkpoint_ns = '' AND c.checkpoint_id = %s GROUP BY c.checkpoint_id",
+                ("%+%", *self._key_args(key), target_id)).fetchone()
             if found is None:
                 raise NotFoundError(f"thread '{key}' has no checkpoint '{target_id}' in the root namespace")
             # put writes the checkpoint row alone (no channel moved: no blob), with the saver's SQL.

@@ -48,11 +48,13 @@ class PostgresSearch(PostgresSection):
         params.append(markers)
         # The latest root checkpoint of each thread, its messages blob as channel_versions names it.
         # An inline value, no blob or another type: decoded to decide.
+        # (Keys grouped and joined in bytes under a nondeterministic collation: PostgresSection._key_grouped.)
+        key = self._key_grouped()
         sql = (
-            "SELECT m.thread_id FROM (SELECT thread_id, max(checkpoint_id) AS cid FROM checkpoints "
-            f"WHERE checkpoint_ns = '' {where} GROUP BY thread_id) m "
-            "JOIN checkpoints c ON c.thread_id = m.thread_id AND c.checkpoint_ns = '' AND c.checkpoint_id = m.cid "
-            "LEFT JOIN checkpoint_blobs b ON b.thread_id = c.thread_id AND b.checkpoint_ns = '' AND b.channel = 'messages' "
+            f"SELECT m.thread_id FROM (SELECT {key} AS thread_id, max(checkpoint_id) AS cid FROM checkpoints "
+            f"WHERE checkpoint_ns = '' {where} GROUP BY {key}) m "
+            f"JOIN checkpoints c ON {self._key_grouped('c.thread_id')} = m.thread_id AND c.checkpoint_ns = '' AND c.checkpoint_id = m.cid "
+            f"LEFT JOIN checkpoint_blobs b ON {self._key_is('b.thread_id', 'c.thread_id')} AND b.checkpoint_ns = '' AND b.channel = 'messages' "
             "AND b.version = c.checkpoint -> 'channel_versions' ->> 'messages' "
             "CROSS JOIN LATERAL (SELECT encode(b.blob, 'escape') AS e) x "
             "WHERE c.checkpoint -> 'channel_values' ? 'messages' OR b.blob IS NULL OR b.type IS DISTINCT FROM 'msgpack' "

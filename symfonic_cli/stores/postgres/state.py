@@ -57,26 +57,26 @@ class PostgresState(PostgresSection):
         c = self.conn
         n, namespaces, first, last, size = c.execute(
             "SELECT count(*), count(DISTINCT checkpoint_ns), min(checkpoint_id COLLATE \"C\"), max(checkpoint_id COLLATE \"C\"), "
-            "coalesce(sum(pg_column_size(checkpoint) + coalesce(pg_column_size(metadata), 0)), 0) FROM checkpoints WHERE " + self._key_equals,
-            (key,),
+            "coalesce(sum(pg_column_size(checkpoint) + coalesce(pg_column_size(metadata), 0)), 0) FROM checkpoints WHERE " + self._key_is(),
+            self._key_args(key),
         ).fetchone()
         if not n:
             return None
         size += c.execute(
-            "SELECT coalesce(sum(octet_length(blob)), 0) FROM checkpoint_blobs WHERE " + self._key_equals, (key,)
+            "SELECT coalesce(sum(octet_length(blob)), 0) FROM checkpoint_blobs WHERE " + self._key_is(), self._key_args(key)
         ).fetchone()[0]
         size += c.execute(
-            "SELECT coalesce(sum(octet_length(blob)), 0) FROM checkpoint_writes WHERE " + self._key_equals, (key,)
+            "SELECT coalesce(sum(octet_length(blob)), 0) FROM checkpoint_writes WHERE " + self._key_is(), self._key_args(key)
         ).fetchone()[0]
         latest_sql = (
             'SELECT DISTINCT ON (checkpoint_ns COLLATE "C") checkpoint_ns, checkpoint_id, checkpoint, metadata '
-            f'FROM checkpoints WHERE {self._key_equals} ORDER BY checkpoint_ns COLLATE "C", checkpoint_id COLLATE "C" DESC'
+            f'FROM checkpoints WHERE {self._key_is()} ORDER BY checkpoint_ns COLLATE "C", checkpoint_id COLLATE "C" DESC'
         )
         try:
-            latest_rows = c.execute(latest_sql, (key,)).fetchall()
+            latest_rows = c.execute(latest_sql, self._key_args(key)).fetchall()
         except (ValueError, RecursionError) as exc:
             # psycopg decodes JSONB with Python's json: an integer too long, nesting too deep.
-            ids = [r[0] for r in c.execute(latest_sql.replace("checkpoint_ns, checkpoint_id, checkpoint, metadata", "checkpoint_id"), (key,))]
+            ids = [r[0] for r in c.execute(latest_sql.replace("checkpoint_ns, checkpoint_id, checkpoint, metadata", "checkpoint_id"), self._key_args(key))]
             raise StoreError(
                 f"checkpoint {' or '.join(ids)} of thread '{key}' cannot be decoded ({type(exc).__name__}: {str(exc)[:100]})"
             ) from None
@@ -94,8 +94,8 @@ class PostgresState(PostgresSection):
                 "CASE WHEN b.channel = 'messages' THEN CASE WHEN b.type LIKE '%%+%%' THEN b.blob "
                 "ELSE substring(b.blob from 1 for 9) END END "
                 "FROM checkpoint_blobs b JOIN unnest(%s::text[], %s::text[], %s::text[]) AS w(ns, ch, ver) "
-                "ON b.checkpoint_ns = w.ns AND b.channel = w.ch AND b.version = w.ver WHERE b." + self._key_equals,
-                ([w[0] for w in wanted], [w[1] for w in wanted], [w[2] for w in wanted], key),
+                "ON b.checkpoint_ns = w.ns AND b.channel = w.ch AND b.version = w.ver WHERE " + self._key_is("b.thread_id"),
+                ([w[0] for w in wanted], [w[1] for w in wanted], [w[2] for w in wanted], *self._key_args(key)),
             ):
                 if type_ == "empty":
                     continue
@@ -127,8 +127,8 @@ class PostgresState(PostgresSection):
             for ns, cid, task_id, idx, task_path, channel, type_, blob in c.execute(
                 "SELECT checkpoint_ns, checkpoint_id, task_id, idx, task_path, channel, type, "
                 "CASE WHEN channel IN ('__interrupt__', '__error__') THEN blob END FROM checkpoint_writes "
-                f'WHERE {self._key_equals} ORDER BY checkpoint_ns COLLATE "C", checkpoint_id COLLATE "C", task_id COLLATE "C", idx',
-                (key,),
+                f'WHERE {self._key_is()} ORDER BY checkpoint_ns COLLATE "C", checkpoint_id COLLATE "C", task_id COLLATE "C", idx',
+                self._key_args(key),
             )
             if (ns, cid) in keep
         ]

@@ -10,10 +10,11 @@ _TABLES = ("checkpoints", "checkpoint_blobs", "checkpoint_writes")
 _CP_BYTES = "pg_column_size(checkpoint) + coalesce(pg_column_size(metadata), 0)"
 # Threads the plain rule (the latest N per namespace) does not describe exactly: a subgraph call's
 # namespace, DeltaChannel metadata, pending Sends. They are planned one by one with the full rules.
+# ({key}: the key column as PostgresSection._key_grouped gives it.)
 _SPECIAL = (
-    "SELECT thread_id FROM checkpoints WHERE strpos(checkpoint_ns, ':') > 0 "
+    "SELECT {key} FROM checkpoints WHERE strpos(checkpoint_ns, ':') > 0 "
     "OR metadata ? 'counters_since_delta_snapshot' OR metadata ? 'delta_writes_versioned' "
-    f"UNION SELECT thread_id FROM checkpoint_writes WHERE channel = '{TASKS}'"
+    f"UNION SELECT {{key}} FROM checkpoint_writes WHERE channel = '{TASKS}'"
 )
 _VERSIONS = ("jsonb_each_text(CASE WHEN jsonb_typeof(r.checkpoint -> 'channel_versions') = 'object' "
              "THEN r.checkpoint -> 'channel_versions' ELSE '{}'::jsonb END)")
@@ -45,12 +46,13 @@ class PostgresUsage(PostgresSection):
                 "UNION ALL SELECT 'checkpoint_writes', channel, count(*), coalesce(sum(octet_length(blob)), 0) FROM checkpoint_writes GROUP BY channel "
                 "ORDER BY 4 DESC, 2, 1")
         ]
+        key = self._key_grouped()  # two people never merge into one row
         largest = [
             {"key": k, "bytes": int(size), "checkpoints": int(cps)}
             for k, size, cps in c.execute(
-                f"SELECT thread_id, sum(b), sum(n) FROM (SELECT thread_id, sum({_CP_BYTES}) AS b, count(*) AS n FROM checkpoints GROUP BY thread_id "
-                "UNION ALL SELECT thread_id, sum(octet_length(blob)), 0 FROM checkpoint_blobs GROUP BY thread_id "
-                "UNION ALL SELECT thread_id, sum(octet_length(blob)), 0 FROM checkpoint_writes GROUP BY thread_id) AS u "
+                f"SELECT thread_id, sum(b), sum(n) FROM (SELECT {key} AS thread_id, sum({_CP_BYTES}) AS b, count(*) AS n FROM checkpoints GROUP BY {key} "
+                f"UNION ALL SELECT {key}, sum(octet_length(blob)), 0 FROM checkpoint_blobs GROUP BY {key} "
+                f"UNION ALL SELECT {key}, sum(octet_length(blob)), 0 FROM checkpoint_writes GROUP BY {key}) AS u "
                 'GROUP BY thread_id ORDER BY 2 DESC, thread_id COLLATE "C" LIMIT %s', (top,))
         ]
         return {
@@ -66,16 +68,18 @@ class PostgresUsage(PostgresSection):
 
     def _reclaimable(self, keep: int) -> dict:
         c = self.conn
+        key = self._key_grouped()
+        special = _SPECIAL.format(key=key)
         ranked = (
-            f"SELECT thread_id, checkpoint_ns, checkpoint_id, checkpoint, {_CP_BYTES} AS b, "
-            "row_number() OVER (PARTITION BY thread_id, checkpoint_ns ORDER BY checkpoint_id DESC) AS rn "
-            f"FROM checkpoints WHERE thread_id NOT IN ({_SPECIAL})"
+            f"SELECT {key} AS thread_id, checkpoint_ns, checkpoint_id, checkpoint, {_CP_BYTES} AS b, "
+            f"row_number() OVER (PARTITION BY {key}, checkpoint_ns ORDER BY checkpoint_id DESC) AS rn "
+            f"FROM checkpoints WHERE {key} NOT IN ({special})"
         )
         cps, size, threads = c.execute(
             f"WITH r AS ({ranked}) SELECT count(*), coalesce(sum(b), 0), count(DISTINCT thread_id) FROM r WHERE rn > %s", (keep,)).fetchone()
         writes, wsize = c.execute(
             f"WITH r AS ({ranked}) SELECT count(*), coalesce(sum(octet_length(w.blob)), 0) FROM r JOIN checkpoint_writes w "
-            "ON w.thread_id = r.thread_id AND w.checkpoint_ns = r.checkpoint_ns AND w.checkpoint_id = r.checkpoint_id WHERE r.rn > %s",
+            f"ON {self._key_grouped('w.thread_id')} = r.thread_id AND w.checkpoint_ns = r.checkpoint_ns AND w.checkpoint_id = r.checkpoint_id WHERE r.rn > %s",
             (keep,)).fetchone()
         # Blobs a deleted checkpoint references and no kept one of its namespace does (PostgresSaver.prune's rule).
         blobs, bsize = c.execute(
@@ -83,12 +87,13 @@ class PostgresUsage(PostgresSection):
             f"freed AS (SELECT DISTINCT r.thread_id, r.checkpoint_ns, v.key, v.value FROM r, {_VERSIONS} v WHERE r.rn > %s), "
             f"held AS (SELECT DISTINCT r.thread_id, r.checkpoint_ns, v.key, v.value FROM r, {_VERSIONS} v WHERE r.rn <= %s), "
             "gone AS (SELECT * FROM freed EXCEPT SELECT * FROM held) "
-            "SELECT count(*), coalesce(sum(octet_length(b.blob)), 0) FROM gone g JOIN checkpoint_blobs b ON b.thread_id = g.thread_id "
+            "SELECT count(*), coalesce(sum(octet_length(b.blob)), 0) FROM gone g JOIN checkpoint_blobs b ON "
+            f"{self._key_grouped('b.thread_id')} = g.thread_id "
             "AND b.checkpoint_ns = g.checkpoint_ns AND b.channel = g.key AND b.version = g.value", (keep, keep)).fetchone()
         out = {"keep": keep, "checkpoints": int(cps), "writes": int(writes), "blobs": int(blobs),
                "bytes": int(size) + int(wsize) + int(bsize), "threads": int(threads), "skipped_threads": 0}
-        for (key,) in c.execute(_SPECIAL).fetchall():
-            plan = self.prune_plan(key, keep=keep)  # type: ignore[attr-defined]
+        for (thread,) in c.execute(special).fetchall():
+            plan = self.prune_plan(thread, keep=keep)  # type: ignore[attr-defined]
             if plan.skipped:
                 out["skipped_threads"] += 1
                 continue

@@ -121,6 +121,7 @@ class SqliteSection:
     has_task_path: bool  # writes.task_path exists (langgraph-checkpoint-sqlite 2.0.11+)
     tables: list[str]  # every table of the file
     utf8: bool  # the file's text encoding is UTF-8 (a key range is then a byte range)
+    keys_folded: bool = False  # a checkpoint table declares a collation (NOCASE, say): "=" may fold keys
     _blob_keys: bool | None = None
     # What compat's pass over every row (SqliteCompat.envelope_shapes) counted on the way, for the
     # two reads compat report makes next: each row's page is read once, not three times. Taken
@@ -133,6 +134,20 @@ class SqliteSection:
 
     def _writes_columns(self) -> str:
         return "task_path, channel, type, value" if self.has_task_path else "'' AS task_path, channel, type, value"
+
+    def _key_is(self, column: str = "thread_id", value: str = "?") -> str:
+        """The one comparison of a key column with a key, byte for byte, that every read of one
+        thread uses; its parameters are ``_key_args(key)``. The saver's columns compare in bytes
+        (BINARY): ``column = ?``. A file declaring another collation (NOCASE folds ``acme:_:bob``
+        into ``ACME:_:BOB``): the column's own "=" lets its index find the candidates and COLLATE
+        BINARY keeps the exact key (COLLATE BINARY alone would scan the table). ``value``: another
+        key column (a join), which takes no parameters."""
+        if self.keys_folded:
+            return f"({column} = {value} AND {column} = {value} COLLATE BINARY)"
+        return f"{column} = {value}"
+
+    def _key_args(self, key: str) -> tuple[str, ...]:
+        return (key, key) if self.keys_folded else (key,)
 
     def _prefix_where(self, prefix: str) -> tuple[str, list[Any]]:
         """A WHERE condition selecting exactly the rows whose key starts with ``prefix``: text keys,

@@ -93,14 +93,14 @@ class SqliteCompat(SqliteSection):
                 return f"SELECT {key}, count(*) FROM ({source} LIMIT -1) GROUP BY 1"
             return (
                 f"SELECT {key}, count(*), coalesce(sum(enc), 0), sum(typed), tid"
-                f" FROM ({source} LIMIT -1) GROUP BY tid, 1 ORDER BY tid"
+                f" FROM ({source} LIMIT -1) GROUP BY tid COLLATE BINARY, 1 ORDER BY tid COLLATE BINARY"
             )
 
         every = grouped("checkpoints AS c", every=True)
         latest = grouped(
             "(SELECT thread_id, max(checkpoint_id) AS last FROM checkpoints WHERE checkpoint_ns = ''"
-            "  GROUP BY thread_id) AS l"
-            " JOIN checkpoints AS c ON c.thread_id = l.thread_id AND c.checkpoint_ns = '' AND c.checkpoint_id = l.last",
+            "  GROUP BY thread_id COLLATE BINARY) AS l"
+            f" JOIN checkpoints AS c ON {self._key_is('c.thread_id', 'l.thread_id')} AND c.checkpoint_ns = '' AND c.checkpoint_id = l.last",
             every=False,
         )
         params = {"path": _json_path(envelope_key), "older": older_than, **_python_only_params(envelope_key)}
@@ -142,7 +142,7 @@ class SqliteCompat(SqliteSection):
         sql = (
             f"SELECT c.thread_id, c.checkpoint_ns, c.checkpoint_id, c.metadata, {_OLDER_BY_ID},"
             " c.checkpoint_ns = '' AND c.checkpoint_id = (SELECT max(m.checkpoint_id) FROM checkpoints AS m"
-            "  WHERE m.thread_id = c.thread_id AND m.checkpoint_ns = '')"
+            f"  WHERE {self._key_is('m.thread_id', 'c.thread_id')} AND m.checkpoint_ns = '')"
             " FROM (SELECT *, checkpoint_id AS cid FROM checkpoints WHERE rowid = :rid) AS c"
         )
         found = self.conn.execute(sql, {"rid": rowid, "older": older_than}).fetchone()
@@ -163,10 +163,10 @@ class SqliteCompat(SqliteSection):
         from symfonic_cli.model.envelope import row_from_metadata
 
         # One thread (or one at a time): each row's metadata decoded as SqliteSaver decodes it.
-        where = "WHERE thread_id = :thread" if thread is not None else ""
+        where = f"WHERE {self._key_is(value=':thread')}" if thread is not None else ""
         sql = (
             "SELECT thread_id, checkpoint_ns, checkpoint_id, metadata FROM checkpoints "
-            f"{where} ORDER BY thread_id, checkpoint_id DESC, checkpoint_ns"
+            f"{where} ORDER BY thread_id COLLATE BINARY, checkpoint_id DESC, checkpoint_ns"
         )
         for tid, ns, cid, meta in self.conn.execute(sql, {"thread": thread}):
             yield row_from_metadata(str(tid), ns, cid, meta, envelope_key)

@@ -5,11 +5,12 @@ no write, no file is ever created, and the saver's ``setup()`` is never run."""
 
 from __future__ import annotations
 
+import errno
 import os
 import sqlite3
 import stat
 
-from symfonic_cli.errors import StoreError
+from symfonic_cli.errors import StoreError, UsageError
 from symfonic_cli.location import StoreLocation
 from symfonic_cli.stores._common import SupportsWith
 from symfonic_cli.stores.activity import ExactActivity
@@ -40,6 +41,8 @@ def open_store(location: StoreLocation, *, writable: bool = False, init_target: 
     if writable and init_target:
         if os.path.lexists(path):
             _require_regular_files(os.path.realpath(path))
+        if not _has_data(path):
+            refuse_strangers(path, "--to")
         init_sqlite_target(path)  # migrate --init-target: the saver's own setup()
     # Everything below looks at the file the data is in: its -wal and -shm sit beside the target
     # of a symlink, not beside the link.
@@ -213,6 +216,59 @@ def _read_only_params(location: StoreLocation, real: str) -> str:
     return "mode=ro&immutable=1"
 
 
+SIDE_FILES = ("-wal", "-shm", "-journal")  # what SQLite keeps beside a database file
+
+
+def _has_data(path: str) -> bool:
+    try:
+        return os.stat(path).st_size > 0
+    except OSError:
+        return False
+
+
+def refuse_strangers(path: str, what: str) -> None:
+    """Before a command creates an SQLite file at ``path`` (``symfonic demo``, ``migrate
+    --init-target``): SQLite takes a -wal or -journal it finds beside a new, empty database for its
+    own and deletes it, and uses a -shm it finds. One there that the command did not write is
+    refused (exit 2, naming it), as is a name too long for the files SQLite writes beside it."""
+    folder = os.path.dirname(os.path.abspath(path))
+    for suffix in SIDE_FILES:
+        if os.path.lexists(path + suffix):
+            raise UsageError(f"{path}{suffix} already exists beside {what} {path}: SQLite would take it for the new store's "
+                             "and delete it; nothing was written", hint="move it away, or choose another path")
+    try:
+        longest = os.pathconf(folder, "PC_NAME_MAX")
+    except (OSError, ValueError):
+        longest = 255
+    name = os.fsencode(os.path.basename(path))
+    if len(name) + max(len(s) for s in SIDE_FILES) > longest:
+        raise UsageError(f"{what} {path}: the name is {len(name)} bytes, too long for the -journal file SQLite writes "
+                         f"beside it (names here take at most {longest} bytes)", hint="choose a shorter name")
+
+
+def create_new_file(path: str, what: str) -> None:
+    """The empty file a new SQLite store is written into, created here (O_EXCL: never one that
+    exists) so that a folder it cannot be created in is one line (exit 4) before SQLite is asked."""
+    refuse_strangers(path, what)
+    try:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0), 0o644)
+    except OSError as exc:
+        if exc.errno == errno.EEXIST:
+            raise UsageError(f"{path} already exists; nothing was written", hint="choose a new path") from None
+        raise StoreError(f"cannot create {what} {path}: {exc.strerror}; nothing was written") from None
+    os.close(fd)
+
+
+def remove_new_file(path: str) -> None:
+    """Undo ``create_new_file`` after a failed write: the file and what SQLite wrote beside it
+    (refuse_strangers made sure none of those was there before)."""
+    for suffix in ("", *SIDE_FILES):
+        try:
+            os.unlink(path + suffix)
+        except OSError:
+            pass
+
+
 def init_sqlite_target(path: str) -> None:
     """``--init-target``: the SqliteSaver's own setup() (creates the file and its tables)."""
     from langgraph.checkpoint.sqlite import SqliteSaver
@@ -249,6 +305,7 @@ class SqliteStore(ExactActivity, SqliteRead, SqliteSearch, SqliteHistory, Sqlite
             self.release_run_lock()
             self.conn.close()
         finally:
+            self.close_file_lock()
             _remove_private(self.private_copy)
             self.private_copy = None
 
@@ -266,3 +323,6 @@ class SqliteStore(ExactActivity, SqliteRead, SqliteSearch, SqliteHistory, Sqlite
         self.tables = sorted(tables)
         # A key range compares stored bytes: in code point order only when the text is UTF-8.
         self.utf8 = self.conn.execute("PRAGMA encoding").fetchone()[0] == "UTF-8"
+        # Any declared collation (the saver declares none) takes the exact form of _key_is.
+        self.keys_folded = any("COLLATE" in (sql or "").upper() for (sql,) in self.conn.execute(
+            "SELECT sql FROM sqlite_master WHERE tbl_name IN ('checkpoints', 'writes')"))

@@ -22,16 +22,16 @@ class SqliteCopy(SqliteSection):
             RawRow("checkpoints", (ns, cid), (parent, type_, _plain(blob), _plain(meta)))
             for ns, cid, parent, type_, blob, meta in self.conn.execute(
                 "SELECT checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, checkpoint, metadata "
-                "FROM checkpoints WHERE thread_id = ? ORDER BY checkpoint_id, checkpoint_ns",
-                (key,),
+                f"FROM checkpoints WHERE {self._key_is()} ORDER BY checkpoint_id, checkpoint_ns",
+                self._key_args(key),
             )
         ]
         rows += [
             RawRow("writes", (ns, cid, task_id, idx), (task_path, channel, type_, _plain(value)))
             for ns, cid, task_id, idx, task_path, channel, type_, value in self.conn.execute(
                 f"SELECT checkpoint_ns, checkpoint_id, task_id, idx, {self._writes_columns()} "
-                "FROM writes WHERE thread_id = ? ORDER BY checkpoint_ns, checkpoint_id, task_id, idx",
-                (key,),
+                f"FROM writes WHERE {self._key_is()} ORDER BY checkpoint_ns, checkpoint_id, task_id, idx",
+                self._key_args(key),
             )
         ]
         return ThreadExport("sqlite", key, rows)
@@ -81,8 +81,8 @@ class SqliteCopy(SqliteSection):
         thread = DecodedThread(key, [], [])
         for ns, cid, parent, type_, blob, meta in self.conn.execute(
             "SELECT checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, checkpoint, metadata "
-            "FROM checkpoints WHERE thread_id = ? ORDER BY checkpoint_id, checkpoint_ns",
-            (key,),
+            f"FROM checkpoints WHERE {self._key_is()} ORDER BY checkpoint_id, checkpoint_ns",
+            self._key_args(key),
         ):
             what = f"checkpoint {cid} (ns '{ns}')"
             with collect_blocked() as blocked:
@@ -94,8 +94,8 @@ class SqliteCopy(SqliteSection):
             thread.checkpoints.append(DecodedCheckpoint(ns, cid, parent, checkpoint, _json_metadata(meta, cid)))
         for ns, cid, task_id, idx, task_path, channel, type_, value in self.conn.execute(
             f"SELECT checkpoint_ns, checkpoint_id, task_id, idx, {self._writes_columns()} FROM writes "
-            "WHERE thread_id = ? ORDER BY checkpoint_ns, checkpoint_id, task_path, task_id, idx",
-            (key,),
+            f"WHERE {self._key_is()} ORDER BY checkpoint_ns, checkpoint_id, task_path, task_id, idx",
+            self._key_args(key),
         ):
             what = f"write {cid}/{task_id}/{idx} channel '{channel}'"
             with collect_blocked() as blocked:
@@ -120,14 +120,14 @@ class SqliteCopy(SqliteSection):
         with self._migrate_transaction():
             for cp in checkpoints:
                 if self.conn.execute(
-                    "SELECT 1 FROM checkpoints WHERE thread_id = ? AND checkpoint_ns = ? AND checkpoint_id = ?",
-                    (key, cp.checkpoint_ns, cp.checkpoint_id),
+                    f"SELECT 1 FROM checkpoints WHERE {self._key_is()} AND checkpoint_ns = ? AND checkpoint_id = ?",
+                    (*self._key_args(key), cp.checkpoint_ns, cp.checkpoint_id),
                 ).fetchone():
                     raise MigrationConflict(f"checkpoint {cp.checkpoint_id} appeared in the target")
             for w in writes:
                 if self.conn.execute(
-                    "SELECT 1 FROM writes WHERE thread_id = ? AND checkpoint_ns = ? AND checkpoint_id = ? AND task_id = ? AND idx = ?",
-                    (key, *w.key),
+                    f"SELECT 1 FROM writes WHERE {self._key_is()} AND checkpoint_ns = ? AND checkpoint_id = ? AND task_id = ? AND idx = ?",
+                    (*self._key_args(key), *w.key),
                 ).fetchone():
                     raise MigrationConflict(f"write {w.checkpoint_id}/{w.task_id}/{w.idx} appeared in the target")
             try:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import os
 
 from symfonic_cli.clock import joined_ordered
@@ -16,6 +17,16 @@ if TYPE_CHECKING:
     from typing import Any
 
     from symfonic_cli.model.erase import ExtraTable, ThreadErasePlan
+
+
+IDENTITY_LOCK_BYTE = 1 << 62  # one byte far beyond every byte SQLite locks (its lock bytes start at 0x40000000)
+
+
+def _identity_lock(kind: int) -> bytes:
+    """A ``struct flock`` for F_OFD_SETLK: ``kind`` (F_WRLCK, F_UNLCK) of IDENTITY_LOCK_BYTE, l_pid 0."""
+    import struct
+
+    return struct.pack("hhqqii", kind, os.SEEK_SET, IDENTITY_LOCK_BYTE, 1, 0, 0)
 
 
 class SqliteErase(PerThreadErase, SqliteSection):
@@ -49,18 +60,26 @@ class SqliteErase(PerThreadErase, SqliteSection):
         return out
 
     _run_lock_fd: int | None = None
+    _file_lock_fd: int | None = None  # the database file itself, for the lock on its identity
 
     def take_run_lock(self, operation: str) -> str | None:
         """A lock file beside the store (``<file>.symfonic-lock``), locked with flock for the run: SQLite's
-        own locks last a transaction, not a run of many. It stays after the run, empty."""
+        own locks last a transaction, not a run of many. It stays after the run, empty. And, as SQLite's
+        own locks are, a lock on the file's identity (device and inode): a hard link is another name of
+        the same store, whose lock file sits beside that name (``_lock_file_identity``)."""
         import fcntl
         import json
 
         from symfonic_cli.stores.runlock import LOCK_SUFFIX, describe, holder_record
 
+        from symfonic_cli.output_paths import NotRegularFile, open_regular
+
         path = self.file + LOCK_SUFFIX
         try:
-            fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
+            fd = open_regular(path, os.O_RDWR | os.O_CREAT)
+        except NotRegularFile:
+            raise StoreError(f"the run lock file {self.location.path}{LOCK_SUFFIX} is not a regular file",
+                             hint="remove it: symfonic creates it") from None
         except OSError as exc:
             raise StoreError(f"cannot create the run lock file {self.location.path}{LOCK_SUFFIX}: {exc.strerror}",
                              hint="erase and prune need a writable folder beside the store") from None
@@ -74,16 +93,62 @@ class SqliteErase(PerThreadErase, SqliteSection):
                 record = None
             os.close(fd)
             return describe(record)
+        if not self._lock_file_identity():
+            os.close(fd)
+            return "another symfonic run changing the same file through another of its names (a hard link)"
         os.ftruncate(fd, 0)
         os.write(fd, json.dumps(holder_record(operation)).encode())  # data: the run lock file's holder
         self._run_lock_fd = fd
+        self._refuse_other_names()  # a name made since the checks (the store's close lets go of the locks)
         return None
+
+    def _refuse_other_names(self) -> None:
+        """A store with more than one name (hard links) is not changed: SQLite keeps a -wal and a -shm
+        beside each name, so two connections through two names do not see each other's log, and a
+        writer through one (the application) can write back what was erased or pruned through the
+        other. Exit 4, before anything is changed (also on a dry run: the real run's checks)."""
+        links = os.stat(self.file).st_nlink
+        if links > 1:
+            raise StoreError(f"{self.location.path} has {links} names (hard links): SQLite keeps a -wal beside each name, so a "
+                             "change made through one name can be undone by a writer through another; nothing was changed",
+                             hint="remove the other names (find / -xdev -samefile FILE lists them) and use the one the application uses")
+
+    def _lock_file_identity(self) -> bool:
+        """An open-file-description lock (Linux) on one byte of the database file: held per open file,
+        keyed by the file's device and inode whatever name it was opened by, and apart from SQLite's
+        own (process-wide) locks. The descriptor stays open until the store's connection is closed
+        (``close_file_lock``): closing a descriptor of the file would drop the locks SQLite holds on it
+        in this process. False when another run holds it; True where the system has no such lock."""
+        import fcntl
+
+        setlk = getattr(fcntl, "F_OFD_SETLK", None)
+        if setlk is None:
+            return True
+        if self._file_lock_fd is None:
+            self._file_lock_fd = os.open(self.file, os.O_RDWR | getattr(os, "O_CLOEXEC", 0))
+        try:
+            fcntl.fcntl(self._file_lock_fd, setlk, _identity_lock(fcntl.F_WRLCK))
+        except OSError as exc:
+            if exc.errno in (errno.EAGAIN, errno.EACCES):
+                return False
+            raise
+        return True
 
     def release_run_lock(self) -> None:
         fd, self._run_lock_fd = self._run_lock_fd, None
         if fd is not None:
             os.ftruncate(fd, 0)
             os.close(fd)  # closing the descriptor lets go of the flock
+        if self._file_lock_fd is not None:
+            import fcntl
+
+            fcntl.fcntl(self._file_lock_fd, fcntl.F_OFD_SETLK, _identity_lock(fcntl.F_UNLCK))
+
+    def close_file_lock(self) -> None:
+        """After the connection is closed: the identity lock's descriptor (see ``_lock_file_identity``)."""
+        fd, self._file_lock_fd = self._file_lock_fd, None
+        if fd is not None:
+            os.close(fd)
 
     def set_lock_timeout(self, seconds: float) -> None:
         # SQLite has one write lock for the file: a thread's BEGIN IMMEDIATE waits this long for it.
@@ -105,6 +170,7 @@ class SqliteErase(PerThreadErase, SqliteSection):
             raise StoreError(f"{shown} was opened read-only; erasing needs a writable store")
         if not os.access(path, os.W_OK):
             raise StoreError(f"{shown} is read-only for this user: nothing was deleted")
+        self._refuse_other_names()
         # SQLite creates its -wal (WAL mode) or -journal (rollback modes) beside the file.
         folder = os.path.dirname(path)
         mode = _journal_mode(path, self.conn)
@@ -229,18 +295,27 @@ class SqliteErase(PerThreadErase, SqliteSection):
     def remaining_rows(self, key: str, extra: tuple[ExtraTable, ...]) -> dict[str, int]:
         return self._counts(key, extra)
 
+    _vacuumed = False
+
     @_translate_errors
     def erase_finish(self, *, vacuum: bool) -> list[str]:
+        """VACUUM (once, however often it is called) and the write-ahead log truncated; while a reader
+        holds a snapshot it cannot be, and the -wal keeps erased text: WalKept (exit 12)."""
+        from symfonic_cli.errors import WalKept
+
         notes = []
-        if vacuum:
+        if vacuum and not self._vacuumed:
             self.conn.execute("VACUUM")
+            self._vacuumed = True
             notes.append("VACUUM rewrote the database file")
         busy, log, done = self.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
         if busy:
-            notes.append(
-                "the write-ahead log could not be truncated (another connection was reading); "
-                "erased text may stay in the -wal file until the application's next checkpoint"
-            )
+            raise WalKept(f"the {os.path.basename(self.location.path)}-wal file still holds erased text: a reader holds a "
+                          "snapshot, so the write-ahead log could not be truncated; the text stays until it is (the same "
+                          "command again with --wait waits for the readers; the application's last connection closing "
+                          "truncates it too)", notes=notes)
+        if log >= 0:  # -1: not in WAL mode, no -wal file
+            notes.append("the write-ahead log was truncated: no erased text remains in the -wal file")
         return notes
 
 

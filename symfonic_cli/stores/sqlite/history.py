@@ -31,8 +31,8 @@ class SqliteHistory(SqliteSection):
         from symfonic_cli.model.history import CheckpointFacts
 
         cur = self.conn.execute(
-            "SELECT checkpoint_ns, checkpoint_id, metadata FROM checkpoints WHERE thread_id = ? ORDER BY checkpoint_id",
-            (key,),
+            f"SELECT checkpoint_ns, checkpoint_id, metadata FROM checkpoints WHERE {self._key_is()} ORDER BY checkpoint_id",
+            self._key_args(key),
         )
         for ns, cid, raw in cur:
             try:
@@ -51,8 +51,8 @@ class SqliteHistory(SqliteSection):
 
         path = "task_path" if self.has_task_path else "''"
         cur = self.conn.execute(
-            f"SELECT checkpoint_ns, checkpoint_id, task_id, {path}, idx, channel FROM writes WHERE thread_id = ?",
-            (key,),
+            f"SELECT checkpoint_ns, checkpoint_id, task_id, {path}, idx, channel FROM writes WHERE {self._key_is()}",
+            self._key_args(key),
         )
         for ns, cid, task_id, task_path, idx, channel in cur:
             yield WriteChannel(ns, cid, task_id, task_path or "", idx, channel)
@@ -60,7 +60,7 @@ class SqliteHistory(SqliteSection):
     @_translate_errors
     def checkpoint_ids(self, key: str) -> list[tuple[str, str]]:
         return [tuple(r) for r in self.conn.execute(
-            "SELECT checkpoint_ns, checkpoint_id FROM checkpoints WHERE thread_id = ?", (key,)
+            f"SELECT checkpoint_ns, checkpoint_id FROM checkpoints WHERE {self._key_is()}", self._key_args(key)
         )]
 
     @_translate_errors
@@ -68,8 +68,8 @@ class SqliteHistory(SqliteSection):
         from symfonic_cli.model.checkpoint import MessageState
 
         row = self.conn.execute(
-            "SELECT type, checkpoint FROM checkpoints WHERE thread_id = ? AND checkpoint_ns = ? AND checkpoint_id = ?",
-            (key, checkpoint_ns, checkpoint_id),
+            f"SELECT type, checkpoint FROM checkpoints WHERE {self._key_is()} AND checkpoint_ns = ? AND checkpoint_id = ?",
+            (*self._key_args(key), checkpoint_ns, checkpoint_id),
         ).fetchone()
         if row is None:
             return None

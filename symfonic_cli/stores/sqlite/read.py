@@ -47,7 +47,7 @@ class SqliteRead(SqliteSection):
         if tenant is not None:
             cond, params = self._prefix_where(tenant_prefix(tenant, sub_tenant))
             where = "WHERE " + cond
-        sql = "SELECT thread_id, count(*), min(checkpoint_id), max(checkpoint_id), {} FROM checkpoints " + where + " GROUP BY thread_id"
+        sql = "SELECT thread_id, count(*), min(checkpoint_id), max(checkpoint_id), {} FROM checkpoints " + where + " GROUP BY thread_id COLLATE BINARY"
         if self._has_blob_keys():
             # A key's text and BLOB groups merge first; the window applies to the merged thread.
             merged = _merged_by_key(self.conn.execute(sql.format(self._ODD), params), None)
@@ -96,8 +96,8 @@ class SqliteRead(SqliteSection):
     @_translate_errors
     def thread_summary(self, key: str) -> ThreadSummary | None:
         row = self.conn.execute(
-            f"SELECT count(*), min(checkpoint_id), max(checkpoint_id), {_JOINED} FROM checkpoints WHERE thread_id = ?",
-            (key,),
+            f"SELECT count(*), min(checkpoint_id), max(checkpoint_id), {_JOINED} FROM checkpoints WHERE {self._key_is()}",
+            self._key_args(key),
         ).fetchone()
         if not row or not row[0]:
             return None
@@ -106,7 +106,7 @@ class SqliteRead(SqliteSection):
     @_translate_errors
     def info(self) -> StoreInfo:
         c = self.conn
-        threads = c.execute("SELECT count(*) FROM (SELECT DISTINCT thread_id FROM checkpoints)").fetchone()[0]
+        threads = c.execute("SELECT count(*) FROM (SELECT DISTINCT thread_id COLLATE BINARY FROM checkpoints)").fetchone()[0]
         checkpoints = c.execute("SELECT count(*) FROM checkpoints").fetchone()[0]
         writes = c.execute("SELECT count(*) FROM writes").fetchone()[0]
         namespaces = c.execute(
@@ -166,14 +166,14 @@ class SqliteRead(SqliteSection):
         if checkpoint_id is None:
             row = self.conn.execute(
                 "SELECT checkpoint_id, parent_checkpoint_id, type, checkpoint, metadata FROM checkpoints "
-                "WHERE thread_id = ? AND checkpoint_ns = ? ORDER BY checkpoint_id DESC LIMIT 1",
-                (key, checkpoint_ns),
+                f"WHERE {self._key_is()} AND checkpoint_ns = ? ORDER BY checkpoint_id DESC LIMIT 1",
+                (*self._key_args(key), checkpoint_ns),
             ).fetchone()
         else:
             row = self.conn.execute(
                 "SELECT checkpoint_id, parent_checkpoint_id, type, checkpoint, metadata FROM checkpoints "
-                "WHERE thread_id = ? AND checkpoint_ns = ? AND checkpoint_id = ?",
-                (key, checkpoint_ns, checkpoint_id),
+                f"WHERE {self._key_is()} AND checkpoint_ns = ? AND checkpoint_id = ?",
+                (*self._key_args(key), checkpoint_ns, checkpoint_id),
             ).fetchone()
         if row is None:
             return None
@@ -202,19 +202,19 @@ class SqliteRead(SqliteSection):
         # One namespace (most threads): the primary key's order is the order asked for, so one
         # query streams the rows, a checkpoint in memory at a time, with no sort.
         low, high = self.conn.execute(
-            "SELECT min(checkpoint_ns), max(checkpoint_ns) FROM checkpoints WHERE thread_id = ?", (key,)).fetchone()
+            f"SELECT min(checkpoint_ns), max(checkpoint_ns) FROM checkpoints WHERE {self._key_is()}", self._key_args(key)).fetchone()
         if low is not None and low == high and type(low) is str:
             for ns, cid, parent, type_, blob in self.conn.execute(
                 "SELECT checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, checkpoint FROM checkpoints "
-                "WHERE thread_id = ? AND checkpoint_ns = ? ORDER BY checkpoint_id DESC", (key, low)):
+                f"WHERE {self._key_is()} AND checkpoint_ns = ? ORDER BY checkpoint_id DESC", (*self._key_args(key), low)):
                 yield MessageState(ns, cid, None, cid, "checkpoint", type_, blob, parent)
             return
         # Several: the order first (ids only: SQLite sorts them, not the blobs, which it would hold
         # in memory to sort), then each blob by its rowid: memory is one checkpoint, not the thread.
         order = self.conn.execute(
             "SELECT rowid, checkpoint_ns, checkpoint_id, parent_checkpoint_id FROM checkpoints "
-            "WHERE thread_id = ? ORDER BY checkpoint_id DESC",
-            (key,),
+            f"WHERE {self._key_is()} ORDER BY checkpoint_id DESC",
+            self._key_args(key),
         ).fetchall()
         for rowid, ns, cid, parent in order:
             row = self.conn.execute("SELECT type, checkpoint FROM checkpoints WHERE rowid = ?", (rowid,)).fetchone()
@@ -225,14 +225,14 @@ class SqliteRead(SqliteSection):
 
     @_translate_iter
     def iter_checkpoint_heads(self, key: str) -> Iterator["CheckpointHead"]:
-        return self._heads("thread_id = ?", (key,))
+        return self._heads(self._key_is(), self._key_args(key))
 
     @_translate_iter
     def _every_form_heads(self, key: str) -> Iterator["CheckpointHead"]:
         """The heads that date a thread (stores/activity.py): of its rows with the key stored as
         text and as a BLOB of its bytes, the rows an erase or prune of it touches (``_key_match``)."""
         if not self._has_blob_keys():
-            return self._heads("thread_id = ?", (key,))
+            return self._heads(self._key_is(), self._key_args(key))
         from symfonic_cli.stores.sqlite.erase import _key_match
 
         where, params = _key_match(key)
@@ -255,11 +255,11 @@ class SqliteRead(SqliteSection):
     def read_message_state(self, key: str, *, checkpoint_id: str | None = None) -> MessageState | None:
         from symfonic_cli.model.checkpoint import MessageState
 
-        sql = "SELECT checkpoint_id, type, checkpoint FROM checkpoints WHERE thread_id = ? AND checkpoint_ns = ''"
+        sql = f"SELECT checkpoint_id, type, checkpoint FROM checkpoints WHERE {self._key_is()} AND checkpoint_ns = ''"
         if checkpoint_id is None:
-            row = self.conn.execute(sql + " ORDER BY checkpoint_id DESC LIMIT 1", (key,)).fetchone()
+            row = self.conn.execute(sql + " ORDER BY checkpoint_id DESC LIMIT 1", self._key_args(key)).fetchone()
         else:
-            row = self.conn.execute(sql + " AND checkpoint_id = ?", (key, checkpoint_id)).fetchone()
+            row = self.conn.execute(sql + " AND checkpoint_id = ?", (*self._key_args(key), checkpoint_id)).fetchone()
         if row is None:
             return None
         cid, type_, blob = row
@@ -272,8 +272,8 @@ class SqliteRead(SqliteSection):
         path = "task_path" if self.has_task_path else "''"
         cur = self.conn.execute(
             f"SELECT checkpoint_ns, checkpoint_id, task_id, idx, type, value, {path} FROM writes "
-            "WHERE thread_id = ? AND channel = 'messages'",
-            (key,),
+            f"WHERE {self._key_is()} AND channel = 'messages'",
+            self._key_args(key),
         )
         for ns, cid, task_id, idx, type_, value, task_path in cur:
             yield MessageWrite(ns, cid, task_id, idx, type_, value, task_path or "")

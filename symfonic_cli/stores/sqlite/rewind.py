@@ -20,8 +20,8 @@ class SqliteRewind(SqliteSection):
         from symfonic_cli.model.run_state import lean_from_blob
 
         row = self.conn.execute(
-            "SELECT type, checkpoint, metadata FROM checkpoints WHERE thread_id = ? AND checkpoint_ns = '' AND checkpoint_id = ?",
-            (key, checkpoint_id)).fetchone()
+            f"SELECT type, checkpoint, metadata FROM checkpoints WHERE {self._key_is()} AND checkpoint_ns = '' AND checkpoint_id = ?",
+            (*self._key_args(key), checkpoint_id)).fetchone()
         return None if row is None else lean_from_blob("", checkpoint_id, row[0], row[1], _json_metadata(row[2], checkpoint_id))
 
     @_translate_errors
@@ -40,13 +40,13 @@ class SqliteRewind(SqliteSection):
         self.conn.execute("BEGIN IMMEDIATE")
         try:
             row = self.conn.execute(
-                "SELECT checkpoint_id FROM checkpoints WHERE thread_id = ? AND checkpoint_ns = '' "
-                "ORDER BY checkpoint_id DESC LIMIT 1", (key,)).fetchone()
+                f"SELECT checkpoint_id FROM checkpoints WHERE {self._key_is()} AND checkpoint_ns = '' "
+                "ORDER BY checkpoint_id DESC LIMIT 1", self._key_args(key)).fetchone()
             if row is None or row[0] != head_id:
                 raise HeadMoved(moved(key, head_id, row[0] if row else None))
             target = self.conn.execute(
-                "SELECT type FROM checkpoints WHERE thread_id = ? AND checkpoint_ns = '' AND checkpoint_id = ?",
-                (key, target_id)).fetchone()
+                f"SELECT type FROM checkpoints WHERE {self._key_is()} AND checkpoint_ns = '' AND checkpoint_id = ?",
+                (*self._key_args(key), target_id)).fetchone()
             if target is None:
                 raise NotFoundError(f"thread '{key}' has no checkpoint '{target_id}' in the root namespace")
             # The saver commits after every put; held, its insert joins our one transaction.

@@ -44,8 +44,8 @@ class SqliteSearch(SqliteSection):
         # The latest root checkpoint of each thread by the primary key; its blob tested only there.
         sql = (
             "SELECT m.thread_id FROM (SELECT thread_id, max(checkpoint_id) AS cid FROM checkpoints "
-            f"WHERE checkpoint_ns = '' {where} GROUP BY thread_id) m "
-            "JOIN checkpoints c ON c.thread_id = m.thread_id AND c.checkpoint_ns = '' AND c.checkpoint_id = m.cid "
+            f"WHERE checkpoint_ns = '' {where} GROUP BY thread_id COLLATE BINARY) m "
+            f"JOIN checkpoints c ON {self._key_is('c.thread_id', 'm.thread_id')} AND c.checkpoint_ns = '' AND c.checkpoint_id = m.cid "
             "WHERE c.type IS NOT 'msgpack' OR symfonic_may_match(c.checkpoint)"
         )
         try:

@@ -30,8 +30,8 @@ class SqliteState(SqliteSection):
 
     _RUN_LATEST = (
         "SELECT c.checkpoint_ns, c.checkpoint_id, c.type, c.checkpoint, c.metadata FROM checkpoints c "
-        "WHERE c.thread_id = ? AND c.checkpoint_id = (SELECT max(checkpoint_id) FROM checkpoints "
-        "WHERE thread_id = c.thread_id AND checkpoint_ns = c.checkpoint_ns) ORDER BY c.checkpoint_ns"
+        "WHERE {key} AND c.checkpoint_id = (SELECT max(checkpoint_id) FROM checkpoints "
+        "WHERE {same} AND checkpoint_ns = c.checkpoint_ns) ORDER BY c.checkpoint_ns"
     )
 
     @_translate_errors
@@ -44,17 +44,18 @@ class SqliteState(SqliteSection):
 
         n, namespaces, first, last, size = self.conn.execute(
             "SELECT count(*), count(DISTINCT checkpoint_ns), min(checkpoint_id), max(checkpoint_id), "
-            "coalesce(sum(length(checkpoint) + coalesce(length(metadata), 0)), 0) FROM checkpoints WHERE thread_id = ?",
-            (key,),
+            f"coalesce(sum(length(checkpoint) + coalesce(length(metadata), 0)), 0) FROM checkpoints WHERE {self._key_is()}",
+            self._key_args(key),
         ).fetchone()
         if not n:
             return None
         size += self.conn.execute(
-            "SELECT coalesce(sum(length(value)), 0) FROM writes WHERE thread_id = ?", (key,)
+            f"SELECT coalesce(sum(length(value)), 0) FROM writes WHERE {self._key_is()}", self._key_args(key)
         ).fetchone()[0]
         latest = [
             lean_from_blob(ns, cid, type_, blob, _json_metadata(meta, cid))
-            for ns, cid, type_, blob, meta in self.conn.execute(self._RUN_LATEST, (key,))
+            for ns, cid, type_, blob, meta in self.conn.execute(
+                self._RUN_LATEST.format(key=self._key_is("c.thread_id"), same=self._key_is("thread_id", "c.thread_id")), self._key_args(key))
         ]
         latest.sort(key=lambda c: (c.checkpoint_ns != "", c.checkpoint_ns))
         wanted = {(c.checkpoint_ns, c.checkpoint_id) for c in latest}
@@ -62,8 +63,8 @@ class SqliteState(SqliteSection):
             RawWrite(ns, cid, task_id, task_path, idx, channel, type_, _plain(value))
             for ns, cid, task_id, idx, task_path, channel, type_, value in self.conn.execute(
                 f"SELECT checkpoint_ns, checkpoint_id, task_id, idx, {self._writes_columns()} FROM writes "
-                "WHERE thread_id = ? ORDER BY checkpoint_ns, checkpoint_id, task_id, idx",
-                (key,),
+                f"WHERE {self._key_is()} ORDER BY checkpoint_ns, checkpoint_id, task_id, idx",
+                self._key_args(key),
             )
             if (ns, cid) in wanted
         ]
@@ -77,7 +78,7 @@ class SqliteState(SqliteSection):
     _FLAGS = (
         "SELECT task_id, {path}, max(channel = '__interrupt__'), max(channel = '__error__'), "
         "max(channel NOT IN ('__interrupt__', '__error__', '__resume__', '__error_source_node__')) "
-        "FROM writes WHERE thread_id = ? AND checkpoint_ns = '' AND checkpoint_id = ? GROUP BY task_id"
+        "FROM writes WHERE {key} AND checkpoint_ns = '' AND checkpoint_id = ? GROUP BY task_id"
     )
 
     @_translate_iter
@@ -98,13 +99,14 @@ class SqliteState(SqliteSection):
             summary = self.conn.execute(
                 "SELECT thread_id, count(*), min(checkpoint_id), max(checkpoint_id), group_concat(checkpoint_id, ','), "
                 + ("sum(length(checkpoint) + coalesce(length(metadata), 0)) " if with_size else "0 ")
-                + f"FROM checkpoints WHERE 1 {where} GROUP BY thread_id ORDER BY thread_id",
+                + f"FROM checkpoints WHERE 1 {where} GROUP BY thread_id COLLATE BINARY ORDER BY thread_id COLLATE BINARY",
                 params,
             )
             write_sizes = None
             if with_size:
                 write_sizes = self.conn.cursor().execute(
-                    f"SELECT thread_id, sum(length(value)) FROM writes WHERE 1 {where} GROUP BY thread_id ORDER BY thread_id", params
+                    f"SELECT thread_id, sum(length(value)) FROM writes WHERE 1 {where} GROUP BY thread_id COLLATE BINARY "
+                    "ORDER BY thread_id COLLATE BINARY", params
                 )
             nxt_size = next(write_sizes, None) if write_sizes is not None else None
             for key, n, first, last, joined, size in summary:
@@ -118,9 +120,11 @@ class SqliteState(SqliteSection):
             return
         from symfonic_cli.model.run_status import status_without_writes
 
-        if prefix:
-            # The key range (or the non-UTF-8 test) in one ordered pass over the index.
-            threads = f"t(tid) AS (SELECT thread_id FROM checkpoints WHERE {cond} GROUP BY thread_id)"
+        if prefix or self.keys_folded:
+            # The key range (or the non-UTF-8 test) in one ordered pass over the index; every key of
+            # a file whose collation folds keys (its index's order is not byte order).
+            threads = (f"t(tid) AS (SELECT thread_id FROM checkpoints WHERE {cond if prefix else 1} "
+                       "GROUP BY thread_id COLLATE BINARY ORDER BY thread_id COLLATE BINARY)")
         else:
             # Every key, each found by one seek past the previous one.
             threads = (
@@ -130,10 +134,10 @@ class SqliteState(SqliteSection):
         rows = self.conn.cursor().execute(
             f"WITH RECURSIVE {threads} "
             "SELECT t.tid, c.checkpoint_id, c.rowid, c.type, length(c.checkpoint), substr(c.checkpoint, 1, 4), "
-            "substr(c.checkpoint, -?), (SELECT count(*) FROM writes w WHERE w.thread_id = t.tid "
+            f"substr(c.checkpoint, -?), (SELECT count(*) FROM writes w WHERE {self._key_is('w.thread_id', 't.tid')} "
             "AND w.checkpoint_ns = '' AND w.checkpoint_id = c.checkpoint_id) "
             "FROM t LEFT JOIN checkpoints c ON c.rowid = (SELECT rowid FROM checkpoints x "
-            "WHERE x.thread_id = t.tid AND x.checkpoint_ns = '' ORDER BY x.checkpoint_id DESC LIMIT 1) "
+            f"WHERE {self._key_is('x.thread_id', 't.tid')} AND x.checkpoint_ns = '' ORDER BY x.checkpoint_id DESC LIMIT 1) "
             "WHERE t.tid IS NOT NULL",
             [*params, self._TAIL_BYTES],
         )
@@ -142,8 +146,8 @@ class SqliteState(SqliteSection):
         totals = (
             "SELECT count(*), min(checkpoint_id), max(checkpoint_id), group_concat(checkpoint_id, ',')"
             + (", sum(length(checkpoint) + coalesce(length(metadata), 0)), "
-               "(SELECT coalesce(sum(length(value)), 0) FROM writes WHERE thread_id = ?1) " if with_size else " ")
-            + "FROM checkpoints WHERE thread_id = ?1"
+               f"(SELECT coalesce(sum(length(value)), 0) FROM writes WHERE {self._key_is(value='?1')}) " if with_size else " ")
+            + f"FROM checkpoints WHERE {self._key_is(value='?1')}"
         )
         for key, cid, rowid, type_, length, head, tail, n_writes in rows:
             status = None
@@ -161,8 +165,8 @@ class SqliteState(SqliteSection):
 
         task_flags = {}
         if n_writes:
-            flags_sql = self._FLAGS.format(path="max(task_path)" if self.has_task_path else "NULL")
-            for tid, path, itr, err, out in self.conn.execute(flags_sql, (key, cid)):
+            flags_sql = self._FLAGS.format(path="max(task_path)" if self.has_task_path else "NULL", key=self._key_is())
+            for tid, path, itr, err, out in self.conn.execute(flags_sql, (*self._key_args(key), cid)):
                 task_flags[tid] = (path, bool(itr), bool(err), bool(out))
         return status_from_tail(
             cid,

@@ -11,9 +11,9 @@ TASKS = "__pregel_tasks"  # model/prune.py TASKS (not imported: the quick route 
 # Threads the plain rule (the latest N per namespace) does not describe exactly: a subgraph call's
 # namespace, DeltaChannel metadata, pending Sends. They are planned one by one with the full rules.
 _SPECIAL = (
-    "SELECT thread_id FROM checkpoints WHERE instr(checkpoint_ns, ':') > 0 "
+    "SELECT thread_id COLLATE BINARY FROM checkpoints WHERE instr(checkpoint_ns, ':') > 0 "
     "OR instr(CAST(metadata AS TEXT), 'counters_since_delta_snapshot') > 0 OR instr(CAST(metadata AS TEXT), 'delta_writes_versioned') > 0 "
-    f"UNION SELECT thread_id FROM writes WHERE channel = '{TASKS}'"
+    f"UNION SELECT thread_id COLLATE BINARY FROM writes WHERE channel = '{TASKS}'"
 )
 _CP_BYTES = "length(checkpoint) + coalesce(length(metadata), 0)"
 
@@ -47,8 +47,10 @@ class SqliteUsage(SqliteSection):
         largest = [
             {"key": _text(k), "bytes": size, "checkpoints": cps}
             for k, size, cps in c.execute(
-                f"SELECT thread_id, sum(b), sum(n) FROM (SELECT thread_id, sum({_CP_BYTES}) AS b, count(*) AS n FROM checkpoints GROUP BY thread_id "
-                "UNION ALL SELECT thread_id, sum(length(value)), 0 FROM writes GROUP BY thread_id) GROUP BY thread_id "
+                # Keys grouped in bytes: a column declared NOCASE (a crafted file) must not merge two people.
+                f"SELECT thread_id, sum(b), sum(n) FROM (SELECT thread_id, sum({_CP_BYTES}) AS b, count(*) AS n FROM checkpoints "
+                "GROUP BY thread_id COLLATE BINARY UNION ALL SELECT thread_id, sum(length(value)), 0 FROM writes "
+                "GROUP BY thread_id COLLATE BINARY) GROUP BY thread_id COLLATE BINARY "
                 "ORDER BY 2 DESC, 1 LIMIT ?", (top,))
         ]
         return {
@@ -66,14 +68,14 @@ class SqliteUsage(SqliteSection):
         c = self.conn
         ranked = (
             f"SELECT thread_id, checkpoint_ns, checkpoint_id, {_CP_BYTES} AS b, "
-            "row_number() OVER (PARTITION BY thread_id, checkpoint_ns ORDER BY checkpoint_id DESC) AS rn "
-            f"FROM checkpoints WHERE thread_id NOT IN ({_SPECIAL})"
+            "row_number() OVER (PARTITION BY thread_id COLLATE BINARY, checkpoint_ns ORDER BY checkpoint_id DESC) AS rn "
+            f"FROM checkpoints WHERE thread_id COLLATE BINARY NOT IN ({_SPECIAL})"
         )
         cps, size, threads = c.execute(
-            f"SELECT count(*), coalesce(sum(b), 0), count(DISTINCT thread_id) FROM ({ranked}) WHERE rn > ?", (keep,)).fetchone()
+            f"SELECT count(*), coalesce(sum(b), 0), count(DISTINCT thread_id COLLATE BINARY) FROM ({ranked}) WHERE rn > ?", (keep,)).fetchone()
         writes, wsize = c.execute(
             f"SELECT count(*), coalesce(sum(length(w.value)), 0) FROM ({ranked}) AS r JOIN writes AS w "
-            "ON w.thread_id = r.thread_id AND w.checkpoint_ns = r.checkpoint_ns AND w.checkpoint_id = r.checkpoint_id WHERE r.rn > ?",
+            f"ON {self._key_is('w.thread_id', 'r.thread_id')} AND w.checkpoint_ns = r.checkpoint_ns AND w.checkpoint_id = r.checkpoint_id WHERE r.rn > ?",
             (keep,)).fetchone()
         out = {"keep": keep, "checkpoints": cps, "writes": writes, "blobs": 0, "bytes": size + wsize, "threads": threads, "skipped_threads": 0}
         for (key,) in c.execute(_SPECIAL).fetchall():
