@@ -15,6 +15,8 @@ EXIT_BUSY = 9  # erase, prune, migrate: some threads were busy (locks not had wi
 EXIT_LOCKED = 10  # erase, prune, migrate: another erase, prune or migrate changes the same store (--wait waits for it)
 EXIT_TIME_LIMIT = 11  # erase, prune, migrate: --max-duration reached, stopped between two threads; a rerun continues
 EXIT_WAL_KEPT = 12  # erase (SQLite): erased and verified, but a reader's snapshot kept the -wal from being truncated
+EXIT_HEAD_MOVED = 13  # rewind: the thread was written after the plan; nothing written
+EXIT_RECENTLY_WRITTEN = 14  # rewind: the thread was written within --idle-for; nothing written
 EXIT_INTERRUPTED = 130  # Ctrl-C (128 + SIGINT), or end of input at a prompt
 EXIT_BROKEN_PIPE = 141  # the reader went away (| head): silent, 128 + SIGPIPE, as git and a shell report it
 
@@ -130,3 +132,16 @@ class ThreadActiveError(SymfonicError):
     """A retention sweep's thread was written after the cut-off: rolled back, reported skipped-active."""
 
     exit_code = EXIT_OK
+
+
+class HeadMoved(SymfonicError):
+    """rewind: inside its transaction the thread's newest checkpoint is no longer the plan's (an
+    application wrote it meanwhile); rolled back, nothing written."""
+
+    exit_code = EXIT_HEAD_MOVED
+
+
+class RecentlyWritten(SymfonicError):
+    """rewind: the thread was written within --idle-for (the agent may be mid-run); nothing written."""
+
+    exit_code = EXIT_RECENTLY_WRITTEN

@@ -27,6 +27,7 @@ RANGES: dict[str, tuple[int, int]] = {
     "limit": (0, MAX_COUNT), "index": (-MAX_COUNT, MAX_COUNT), "keep": (1, MAX_COUNT), "top": (1, MAX_COUNT),
     "jobs": (1, MAX_JOBS), "batch_size": (1, MAX_BATCH), "current_format": (1, MAX_FORMAT_VERSION),
     "a": (-MAX_COUNT, MAX_COUNT), "b": (-MAX_COUNT, MAX_COUNT), "max_entries": (0, MAX_COUNT),
+    "before_message": (-MAX_COUNT, MAX_COUNT),
 }
 # The store options every function takes (``**options``, as open_store), and their types.
 STORE_OPTIONS: dict[str, str] = {"connect_timeout": "float", "pg_schema": "str", "checkpoint_collection": "str",

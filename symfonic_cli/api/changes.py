@@ -223,6 +223,17 @@ def _erase(request: Any, env: Any, report: Any) -> None:
     report itself); an error carrying one hands it over first."""
     from symfonic_cli.erase.run import run
 
+    _outcome(run, request, env, report)
+
+
+def _rewind(request: Any, env: Any, report: Any) -> None:
+    from symfonic_cli.rewind.run import run
+
+    _outcome(run, request, env, report)
+
+
+def _outcome(run: Callable[..., Any], request: Any, env: Any, report: Any) -> None:
+    """A driver's EraseOutcome as its document; an error carrying one hands it over first."""
     try:
         outcome = run(request, env, report)
     except SymfonicError as exc:
@@ -315,6 +326,49 @@ def prune(
         pace=pace_of(pause, max_rate, cli=False, max_replica_lag=max_replica_lag), jobs=jobs,
     )
     return _run("prune", request, _prune, on_thread=on_thread)
+
+
+@checked
+def rewind(
+    store,
+    key: str | None = None,
+    *,
+    to: str | None = None,
+    before_message: int | None = None,
+    thread: str | None = None,
+    tenant: str | None = None,
+    sub_tenant: str | None = None,
+    session: str | None = None,
+    idle_for: str | timedelta = "5m",
+    dry_run: bool = False,
+    yes: bool = False,
+    receipt: str | None = None,
+    operator: str | None = None,
+    ticket: str | None = None,
+    lock_timeout: float = DEFAULT_LOCK_TIMEOUT,
+    wait: bool = False,
+    **options,
+) -> RunResult:
+    """``thread rewind -f json``: a copy of an earlier root checkpoint (``to``: its id or ``"-N"``;
+    or ``before_message``: the newest one without that transcript message) written as the thread's
+    newest, as LangGraph's ``update_state(config, None, as_node="__copy__")`` does; the receipt (or,
+    with ``dry_run``, the plan) as a RunResult. A real rewind needs ``yes=True``."""
+    from symfonic_cli.rewind.run import RewindRequest, idle_window
+    from symfonic_cli.selection import one_thread
+
+    if key is not None and thread is not None:
+        raise UsageError("the thread key is given twice (as key and as thread)", hint="give one of them")
+    given = key if key is not None else thread
+    chosen = one_thread([given] if given is not None else None, tenant, sub_tenant, session)
+    _check_receipt_names(operator, ticket)
+    _check_lock_timeout(lock_timeout)
+    loc, opts = _location("rewind", store, options)
+    request = RewindRequest(
+        location=loc, options=opts, key=chosen, to=to, before_message=before_message, idle_for=idle_window(idle_for),
+        dry_run=dry_run, yes=yes, receipt_path=receipt, operator=operator, ticket=ticket, lock_timeout=float(lock_timeout),
+        wait=_flag(wait, "wait"), selection={"thread": chosen},
+    )
+    return _run("rewind", request, _rewind)
 
 
 @checked

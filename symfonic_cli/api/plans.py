@@ -1,4 +1,4 @@
-"""Plan first, then execute: ``plan_erase``, ``plan_prune``, ``plan_export`` and ``plan_migrate``
+"""Plan first, then execute: ``plan_erase``, ``plan_prune``, ``plan_export``, ``plan_migrate`` and ``plan_rewind``
 return a ``Plan`` (changes/result.py: typed, inspectable, the dry run's document) and change nothing;
 ``execute(plan, yes=...)`` runs it and returns the operation's ``RunResult``.
 
@@ -22,7 +22,7 @@ from symfonic_cli.api.arguments import checked
 from symfonic_cli.changes.result import Plan, RunResult  # at run time: annotations are read (api/arguments.py)
 from symfonic_cli.errors import UsageError
 
-__all__ = ["Plan", "execute", "plan_erase", "plan_export", "plan_migrate", "plan_prune"]
+__all__ = ["Plan", "execute", "plan_erase", "plan_export", "plan_migrate", "plan_prune", "plan_rewind"]
 
 
 def _planned(operation: str, call: Callable[..., RunResult], *args: Any, **choices: Any) -> Plan:
@@ -34,7 +34,7 @@ def _planned(operation: str, call: Callable[..., RunResult], *args: Any, **choic
     captured: list[tuple[Any, Callable[..., Any]]] = []
     token = changes.PLANNING.set(captured)
     try:
-        if operation in ("erase", "prune", "migrate"):
+        if operation in ("erase", "prune", "migrate", "rewind"):
             choices["dry_run"] = True
         result = call(*args, **choices)
     finally:
@@ -97,6 +97,17 @@ def plan_migrate(source: Any, target: Any, /, **choices: Any) -> Plan:
     return _planned("migrate", migrate, source, target, **choices)
 
 
+@_bound
+def plan_rewind(store: Any, /, *args: Any, **choices: Any) -> Plan:
+    """``rewind``'s plan (``thread rewind --dry-run -f json``): the target checkpoint (id, age, step,
+    writer), the conversation after it, what runs next, the branch left behind and the undo
+    command. ``execute`` writes a copy of exactly that checkpoint, and only while the thread's
+    newest checkpoint is still the one planned (else HeadMoved, exit 13, nothing written)."""
+    from symfonic_cli.api.changes import rewind
+
+    return _planned("rewind", rewind, store, *args, **choices)
+
+
 @checked
 def execute(plan: Plan, *, yes: bool = False, on_thread: Callable[[Any], None] | None = None) -> RunResult:
     """Run ``plan`` on its threads; the operation's RunResult (an error that ends the run raises,
@@ -105,7 +116,7 @@ def execute(plan: Plan, *, yes: bool = False, on_thread: Callable[[Any], None] |
     from symfonic_cli.api.changes import _environment, _run
 
     if not isinstance(plan, Plan) or plan.request is None:
-        raise UsageError("execute takes a plan from plan_erase, plan_prune, plan_export or plan_migrate")
+        raise UsageError("execute takes a plan from plan_erase, plan_prune, plan_export, plan_migrate or plan_rewind")
     request = _pinned(plan, yes)
     if plan.operation == "migrate":
         return plan.runner(request, _environment())
@@ -119,6 +130,10 @@ def _pinned(plan: Plan, yes: bool) -> Any:
         return replace(req, dry_run=False, selection_options={"threads": keys} if keys else req.selection_options)
     if plan.operation == "export":
         return replace(req, keys=keys, prefix=None, window=None)
+    if plan.operation == "rewind":  # the planned checkpoint, on the planned head only
+        planned = plan.document["threads"][0]
+        return replace(req, to=planned["target"]["checkpoint_id"], before_message=None, expected_head=planned["head"]["checkpoint_id"],
+                       dry_run=False, yes=yes)
     sel = req.selection
     if plan.operation == "erase" and sel.window is not None:
         return replace(req, dry_run=False, yes=yes)  # a sweep: its cut-off fixed, re-checked per thread

@@ -11,6 +11,9 @@ interrupted part-way. Read from the environment once per run; unset means no fau
 - ``SYMFONIC_FAULT_STOP_AFTER_COMMIT=N``: the process stops itself (SIGSTOP) right after the N-th
   thread's commit, before its after-commit verification: a test writes the thread meanwhile, as
   an application racing the run would, then continues it (SIGCONT). Deterministic, unlike a race.
+- ``SYMFONIC_FAULT_STOP_BEFORE_CHANGE=1``: the process stops itself (SIGSTOP) after the plan and its
+  confirmation, before the change's transaction begins (thread rewind): a test writes the thread
+  meanwhile, as an application racing the run would, then continues it (SIGCONT).
 
 API: ``Faults.from_env()``; ``faults.between(n, tables)`` (a hook or None), ``faults.after(n)``,
 ``faults.pause()``, ``faults.after_piece(n)``, ``faults.after_commit(n)`` (a hook or None). ``env_int`` and ``env_float`` read one such variable.
@@ -40,6 +43,7 @@ FAULT_IN_THREAD = "SYMFONIC_FAULT_IN_THREAD"
 FAULT_SLOW_THREAD = "SYMFONIC_FAULT_SLOW_THREAD"
 FAULT_AFTER_PIECES = "SYMFONIC_FAULT_AFTER_PIECES"
 FAULT_STOP_AFTER_COMMIT = "SYMFONIC_FAULT_STOP_AFTER_COMMIT"
+FAULT_STOP_BEFORE_CHANGE = "SYMFONIC_FAULT_STOP_BEFORE_CHANGE"
 
 
 def env_int(name: str) -> int | None:
@@ -68,15 +72,16 @@ def kill(out: "Flushes | None" = None) -> None:
 
 class Faults:
     def __init__(self, after_threads: int | None = None, in_thread: int | None = None, slow: float = 0.0, out: "Flushes | None" = None,
-                 stop_after_commit: int | None = None, after_pieces: int | None = None) -> None:
+                 stop_after_commit: int | None = None, after_pieces: int | None = None, stop_before_change: bool = False) -> None:
         self.after_threads, self.in_thread, self.slow, self.out = after_threads, in_thread, slow, out
         self.stop_after_commit, self.after_pieces = stop_after_commit, after_pieces
+        self.stop_before_change = stop_before_change
 
     @classmethod
     def from_env(cls, out: "Flushes | None" = None) -> Faults:
         """The faults the environment asks for; ``out`` is flushed before a kill."""
         return cls(env_int(FAULT_AFTER_THREADS), env_int(FAULT_IN_THREAD), env_float(FAULT_SLOW_THREAD), out,
-                   env_int(FAULT_STOP_AFTER_COMMIT), env_int(FAULT_AFTER_PIECES))
+                   env_int(FAULT_STOP_AFTER_COMMIT), env_int(FAULT_AFTER_PIECES), bool(env_int(FAULT_STOP_BEFORE_CHANGE)))
 
     def between(self, n: int, tables: Iterable[str]) -> Callable[[str], None] | None:
         """For the n-th thread (from 1): a hook the store calls after each table's delete, which
@@ -103,6 +108,13 @@ class Faults:
             os.kill(os.getpid(), signal.SIGSTOP)
 
         return hook
+
+    def before_change(self) -> None:
+        """After the plan and its confirmation, before the change's transaction: stopped until continued."""
+        if self.stop_before_change:
+            if self.out is not None:
+                self.out.flush()
+            os.kill(os.getpid(), signal.SIGSTOP)
 
     def after(self, n: int) -> None:
         """After the n-th thread is committed and its receipt line written."""

@@ -105,7 +105,7 @@ class Confirmation:
                                  hint=f"pass --yes to {self.operation} without a prompt")
 
 
-_DONE = {"erase": "erased", "prune": "pruned"}
+_DONE = {"erase": "erased", "prune": "pruned", "rewind": "written"}
 
 
 @dataclass(frozen=True)

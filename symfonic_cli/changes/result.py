@@ -13,7 +13,7 @@ from typing import Any
 
 @dataclass(frozen=True, eq=False)
 class RunResult(Mapping[str, Any]):
-    operation: str  # "erase", "export", "prune", "migrate"
+    operation: str  # "erase", "export", "prune", "migrate", "rewind"
     document: dict[str, Any]  # what the command prints with -f json
 
     def to_json(self) -> dict[str, Any]:
@@ -78,7 +78,7 @@ class Plan(RunResult):
             return ()
         if self.operation == "export":
             return self.thread_keys
-        going = {"erase": ("erase",), "prune": ("prune",), "migrate": ("copy",)}[self.operation]
+        going = {"erase": ("erase",), "prune": ("prune",), "migrate": ("copy",), "rewind": ("rewind",)}[self.operation]
         return tuple(_key(t) for t in threads if t.get("status") in going)
 
 

@@ -150,7 +150,7 @@ def _write(outcome: EraseOutcome, out_format: str, env: Environment) -> None:
     if out_format in ("json", "jsonl"):
         write_json(out, out_format, outcome.document)
     elif outcome.dry_run:
-        out.write("dry run: nothing deleted\n")
+        out.write(f"dry run: nothing {'written' if outcome.run == 'rewind' else 'deleted'}\n")
     else:
         print_receipt(out, outcome.document, outcome_line(outcome), outcome.kept_at)
     out.flush()

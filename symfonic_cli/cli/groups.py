@@ -19,7 +19,8 @@ GROUPS = {
 }
 # Modules that add commands to a group another module owns (its ``app``): importing them is all.
 GROUP_EXTENSIONS = {
-    "thread": ("symfonic_cli.cli.history", "symfonic_cli.cli.export", "symfonic_cli.cli.erase", "symfonic_cli.cli.prune"),
+    "thread": ("symfonic_cli.cli.history", "symfonic_cli.cli.export", "symfonic_cli.cli.erase", "symfonic_cli.cli.prune",
+               "symfonic_cli.cli.rewind"),
 }
 # What the root's help says of each command and group (vocabulary.py: the groups' own help too):
 # ``symfonic --help`` builds the root from these alone instead of importing and converting every

@@ -68,6 +68,11 @@ EXAMPLES = {
         "symfonic thread prune -s prod --all --keep 1 --receipt prune-receipts.jsonl",
         "symfonic thread prune -s prod --tenant acme --all-sessions --older-than 30d --compact",
     ],
+    ("thread", "rewind"): [
+        "symfonic thread rewind -s demo.db acme:eu:s-003 --to -2 --dry-run",
+        "symfonic thread rewind -s prod acme:_:s-001 --to CHECKPOINT_ID --ticket SUP-1 --receipt rewinds.jsonl",
+        "symfonic thread rewind -s prod --tenant acme --session s-001 --before-message 4",
+    ],
     ("migrate",): [
         "symfonic migrate --from demo.db --to copy.db --init-target --all --dry-run",
         "symfonic migrate --from demo.db --to copy.db --init-target --all",
@@ -94,7 +99,7 @@ def epilog(lines: list[str]) -> str:
 # change), not the order the modules register them.
 ORDER = {
     (): ("transcript", "threads", "thread", "browse", "store", "compat", "migrate", "mcp", "demo", "completion"),
-    ("thread",): ("show", "history", "diff", "export", "erase", "prune"),
+    ("thread",): ("show", "history", "diff", "rewind", "export", "erase", "prune"),
     ("threads",): ("list", "search"),
     ("store",): ("info", "usage", "list"),
     ("compat",): ("report", "show"),

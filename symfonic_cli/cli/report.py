@@ -78,12 +78,17 @@ class TextReport(Report):
 
     def _show(self, out: TextIO, view: Any) -> None:
         from symfonic_cli.cli import changes_text as text
+        from symfonic_cli.rewind.plan import RewindView
 
         if isinstance(view, RequestView):
             text.print_plan(out, store_name=view.store_name, plans=view.plans, misses=view.misses, now=view.now,
                             grace=view.grace, fmt=self.fmt, by_prefix=view.by_prefix, env=self.env, extra=view.extra)
             for note in view.notes:
                 out.write(f"  note: {note}\n")
+        elif isinstance(view, RewindView):
+            from symfonic_cli.cli.rewind_text import write_plan
+
+            write_plan(out, view, self.env)
         elif isinstance(view, SweepView):
             text.print_sweep_plan(out, store_name=view.store_name, selection=view.selection, total=view.total,
                                   batch=view.batch, sample=view.sample, now=view.now, grace=view.grace, env=self.env,
@@ -157,8 +162,13 @@ class TextReport(Report):
 
     def thread(self, done: ThreadDone) -> None:
         from symfonic_cli.prune.records import PruneOutcome
+        from symfonic_cli.rewind.run import RewindOutcome
 
-        if isinstance(done.outcome, PruneOutcome):
+        if isinstance(done.outcome, RewindOutcome):
+            from symfonic_cli.cli.rewind_text import thread_line as rewind_line
+
+            line = rewind_line(done.outcome, self.width)
+        elif isinstance(done.outcome, PruneOutcome):
             from symfonic_cli.cli.prune_text import thread_line as prune_line
             from symfonic_cli.render import escape_inline as esc
 
@@ -218,6 +228,10 @@ def outcome_line(outcome: EraseOutcome) -> str:
         from symfonic_cli.cli.prune_text import summary_line as prune_line
 
         return prune_line(outcome.document["summary"])
+    if outcome.run == "rewind":
+        from symfonic_cli.cli.rewind_text import summary_line as rewind_line
+
+        return rewind_line(outcome.document)
     from symfonic_cli.cli.changes_text import summary_line
 
     if outcome.run == "erase":

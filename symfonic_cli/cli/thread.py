@@ -88,6 +88,8 @@ def _write(record: dict, namespaces: list[dict], out_format: str, env: Environme
         ("checkpoint id", record["checkpoint_id"]),
         ("step", record["step"]),
         ("source", record["source"]),
+        *([("rewound", f"at {record['rewound']['at']}, to a copy of {record['rewound']['copy_of'] or 'an unknown checkpoint'}")]
+          if record.get("rewound") else []),
         ("created", record.get("created")),
         ("checkpoints", record["checkpoints"]),
         ("namespaces", len(namespaces)),

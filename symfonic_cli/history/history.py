@@ -15,6 +15,8 @@ noted):
   a step that did not finish). LangGraph before 0.3 kept ``{node: values}`` in
   ``metadata["writes"]``; that is used when no write row is stored;
 - forked: the checkpoint is the parent of several checkpoints of its namespace;
+- copy: ``source`` "fork" (LangGraph's ``__copy__`` update, ``thread rewind``): no parent write made it;
+  branch end: nothing continues it and it is not its namespace's newest (a branch left behind);
 - rewrote: the messages of the checkpoint are not its parent's messages plus new ones: some
   were removed, reordered or edited in place (same id, other content). Message ids come from
   ``symfonic_cli.transcript.timestamps``'s anchors (proven appends need no decoding); only a transition
@@ -76,16 +78,23 @@ class HistoryEntry:
     rewrote: bool = False
     removed_messages: list[str] = field(default_factory=list)
     edited_messages: list[str] = field(default_factory=list)
+    branch_end: bool = False
 
     @property
     def forked(self) -> bool:
         return len(self.children) > 1
+
+    copy = property(lambda self: self.source == "fork")  # LangGraph's __copy__ update (thread rewind)
 
     @property
     def marks(self) -> list[str]:
         out = []
         if self.forked:
             out.append(f"fork({len(self.children)})")
+        if self.copy:
+            out.append("copy")
+        if self.branch_end:
+            out.append("branch-end")
         if self.rewrote:
             out.append("rewrite")
         return out
@@ -103,6 +112,8 @@ class HistoryEntry:
             "pending_writes": [w.to_json() for w in self.pending_writes],
             "children": list(self.children),
             "forked": self.forked,
+            "copy": self.copy,
+            "branch_end": self.branch_end,
             "rewrote": self.rewrote,
             "removed_messages": list(self.removed_messages),
             "edited_messages": list(self.edited_messages),
@@ -165,7 +176,7 @@ def build_history(store: Store, key: str, *, namespace: str | None = None, limit
         if h.parent_checkpoint_id and parent_where in by_where:
             groups = written.get(parent_where, [])
             siblings = len(children.get(parent_where, ()))
-            for i, g in enumerate(groups):
+            for i, g in enumerate(groups if not e.copy else ()):  # a copy: no write of the parent made it
                 if siblings == 1 or g.task_path.startswith(_UPDATE) == (e.source == "update"):
                     e.writes.append(g)
                     taken.setdefault(parent_where, set()).add(i)
@@ -179,6 +190,10 @@ def build_history(store: Store, key: str, *, namespace: str | None = None, limit
     for where, groups in written.items():
         if where in entries:
             entries[where].pending_writes = [g for i, g in enumerate(groups) if i not in taken.get(where, set())]
+    newest: dict[str, str] = {}
+    for ns, cid in sorted(entries, key=lambda w: (w[1], w[0]), reverse=True):  # the list's order, as below
+        newest.setdefault(ns, cid)
+        entries[(ns, cid)].branch_end = not entries[(ns, cid)].children and cid != newest[ns]
 
     chosen = [e for e in entries.values() if namespace is None or e.checkpoint_ns == namespace]
     chosen.sort(key=lambda e: (e.checkpoint_id, e.checkpoint_ns), reverse=True)

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any, Protocol
 
-from symfonic_cli.stores.protocol_changes import CopyProtocol, EraseProtocol, PruneProtocol
+from symfonic_cli.stores.protocol_changes import CopyProtocol, EraseProtocol, PruneProtocol, RewindProtocol
 
 if TYPE_CHECKING:
     from symfonic_cli.location import StoreLocation
@@ -265,7 +265,7 @@ class SearchProtocol(Protocol):
         ...
 
 
-class Store(ReadProtocol, HistoryProtocol, CompatProtocol, StateProtocol, EraseProtocol, CopyProtocol, PruneProtocol, UsageProtocol,
+class Store(ReadProtocol, HistoryProtocol, CompatProtocol, StateProtocol, EraseProtocol, CopyProtocol, PruneProtocol, RewindProtocol, UsageProtocol,
             SearchProtocol, Protocol):
     """A store of any kind: every section above."""
 

@@ -14,6 +14,7 @@ if TYPE_CHECKING:
     from symfonic_cli.model.copy import DecodedCheckpoint, DecodedThread, DecodedWrite, RawRow, ThreadExport
     from symfonic_cli.model.erase import ExtraTable, ThreadErasePlan
     from symfonic_cli.model.prune import PruneDecision, ThreadPrunePlan
+    from symfonic_cli.model.run_state import LeanCheckpoint
 
 
 class EraseProtocol(Protocol):
@@ -265,4 +266,27 @@ class PruneProtocol(Protocol):
         """After the last thread: SQLite ``wal_checkpoint(TRUNCATE)`` and ``VACUUM``; PostgreSQL
         ``VACUUM (ANALYZE)`` of the three tables; MongoDB ``compact`` where the server allows it.
         (bytes before, bytes after, notes)."""
+        ...
+
+
+class RewindProtocol(Protocol):
+    """thread rewind (stores/<kind>/rewind.py, on stores/_rewind.py)."""
+
+    def rewind_target(self, key: str, checkpoint_id: str) -> LeanCheckpoint | None:
+        """Root checkpoint ``checkpoint_id`` as a LeanCheckpoint (version maps, the channels holding a
+        value, pending Sends; no stored class built): what a copy of it runs next. None: no such
+        root checkpoint. Read-only."""
+        ...
+
+    def rewind_thread(self, key: str, target_id: str, head_id: str, *,
+                      before_commit: Callable[[], None] | None = None) -> str:
+        """In ONE transaction: check that the root namespace's newest checkpoint (as the saver orders
+        them) is still ``head_id`` (else HeadMoved, exit 13, nothing written), then put a copy of root
+        checkpoint ``target_id`` exactly as LangGraph's ``update_state(config, None, as_node="__copy__")``
+        does, through the kind's own saver (stores/_rewind.copy_as_langgraph): one inserted checkpoint,
+        no row deleted or updated. Encrypted with this run's key when the target is (no key:
+        StoreError, nothing written). SQLite holds the file's write lock from the check to the commit;
+        PostgreSQL locks the checkpoints table against writes for the transaction; MongoDB uses a
+        multi-document transaction where the server has them (else: checked, then one insert).
+        ``before_commit`` (a test's fault hook) runs before the commit. Returns the copy's id."""
         ...

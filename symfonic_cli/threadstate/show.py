@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from symfonic_cli.stores.protocol import Store
 
 # The JSON keys of ``thread show``, in order.
-KEYS = ("key", "status", "next", "interrupts", "errors", "checkpoint_id", "step", "source",
+KEYS = ("key", "status", "next", "interrupts", "errors", "checkpoint_id", "step", "source", "rewound",
         "checkpoints", "namespaces", "messages", "restart_recalls", "size_bytes", "first_activity", "last_activity")
 
 
@@ -109,7 +109,8 @@ def thread_state(store: Store, key: str) -> tuple[dict[str, Any], list[dict[str,
     record: dict[str, Any] = {"key": key}
     created = None
     if root is None:  # only subgraph checkpoints: nothing to run at the root
-        record.update(status="done", next=[], interrupts=[], errors=[], checkpoint_id=None, step=None, source=None, messages=None)
+        record.update(status="done", next=[], interrupts=[], errors=[], checkpoint_id=None, step=None, source=None, messages=None,
+                      rewound=None)
     else:
         cp, state = root
         if "messages" in cp.channel_versions and not cp.messages:
@@ -117,6 +118,7 @@ def thread_state(store: Store, key: str) -> tuple[dict[str, Any], list[dict[str,
         record.update(
             status=state.status, next=state.next, interrupts=state.interrupts, errors=state.errors,
             checkpoint_id=cp.checkpoint_id, step=cp.step, source=cp.source, messages=cp.messages,
+            rewound=_rewound(store, key, cp) if cp.source == "fork" else None,
         )
         created = cp.ts
     record.update(
@@ -131,6 +133,25 @@ def thread_state(store: Store, key: str) -> tuple[dict[str, Any], list[dict[str,
     out = {k: record[k] for k in KEYS}
     out["created"] = created  # text and table only: the JSON keys are KEYS
     return out, namespaces, warnings
+
+
+def _rewound(store: Store, key: str, head: LeanCheckpoint) -> dict[str, Any]:
+    """When the thread was rewound (its newest checkpoint is a copy LangGraph's ``update_state(...,
+    as_node="__copy__")`` or ``thread rewind`` wrote) and to which checkpoint: the sibling whose
+    channel versions and versions seen the copy has (none found: null)."""
+    from symfonic_cli.clock import checkpoint_time
+
+    heads = [h for h in store.iter_checkpoint_heads(key) if h.checkpoint_ns == ""]
+    parent = next((h.parent_checkpoint_id for h in heads if h.checkpoint_id == head.checkpoint_id), None)
+    siblings = [h.checkpoint_id for h in heads if h.parent_checkpoint_id == parent and h.checkpoint_id != head.checkpoint_id]
+    copy_of = None
+    for cid in sorted(siblings, reverse=True):
+        lean = store.rewind_target(key, cid)
+        if lean is not None and lean.channel_versions == head.channel_versions and lean.versions_seen == head.versions_seen:
+            copy_of = cid
+            if lean.source != "fork":  # the original rather than an earlier copy of it
+                break
+    return {"at": iso_utc(checkpoint_time(head.checkpoint_id, head.ts)), "copy_of": copy_of}
 
 
 def _recalls(store: Store, key: str) -> dict[str, Any]:

@@ -98,6 +98,7 @@ def _call(name: str, store: Path, param: str, value: object):
     base: dict[str, dict] = {
         "erase": {"thread": KEY, "yes": True}, "prune": {"thread": KEY, "yes": True},
         "export": {"thread": KEY}, "migrate": {"thread": KEY, "init_target": True},
+        "rewind": {"thread": KEY, "to": "-2", "idle_for": "0", "dry_run": True},
     }
     if name.startswith("Store."):
         method = name.split(".", 1)[1]

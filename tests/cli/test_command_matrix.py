@@ -45,6 +45,7 @@ ARGS: dict[tuple[str, ...], list[str]] = {
     ("thread", "erase"): ["--store", "demo.db", "--thread", KEY, "--dry-run"],
     ("thread", "export"): ["--store", "demo.db", "--thread", KEY, "--output", "export-{n}.zip"],
     ("thread", "prune"): ["--store", "demo.db", "--all", "--keep", "1", "--dry-run"],
+    ("thread", "rewind"): ["--store", "demo.db", "--thread", "acme:eu:s-003", "--to", "-2", "--idle-for", "0", "--dry-run"],
     ("threads", "search"): ["--store", "demo.db", "order 1042"],
 }
 

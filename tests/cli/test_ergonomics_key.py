@@ -23,6 +23,7 @@ ONE_THREAD = [
     (("compat", "report"), ()),
     (("thread", "erase"), ("--dry-run",)),
     (("thread", "prune"), ("--dry-run",)),
+    (("thread", "rewind"), ("--to", "-2", "--idle-for", "0", "--dry-run")),
 ]
 
 

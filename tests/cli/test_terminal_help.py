@@ -135,7 +135,7 @@ def test_commands_are_listed_in_the_order_people_work():
         return [line.split()[0] for line in text.splitlines() if line.startswith("  ") and not line.startswith("   ") and line.strip()]
 
     assert listed() == ["transcript", "threads", "thread", "browse", "store", "compat", "migrate", "mcp", "demo", "completion"]
-    assert listed("thread") == ["show", "history", "diff", "export", "erase", "prune"]
+    assert listed("thread") == ["show", "history", "diff", "rewind", "export", "erase", "prune"]
     assert listed("store") == ["info", "usage", "list"]
     assert listed("compat") == ["report", "show"]
 

@@ -138,14 +138,14 @@ def test_group_help_lives_once():
 
 
 def test_thread_group_is_owned_by_thread_py():
-    from symfonic_cli.cli import erase, export, groups, history, prune, thread
+    from symfonic_cli.cli import erase, export, groups, history, prune, rewind, thread
 
-    for module in (erase, export, history, prune):
+    for module in (erase, export, history, prune, rewind):
         assert module.app is thread.app, module.__name__
         assert not hasattr(module, "register"), module.__name__  # no no-op register any more
     assert set(groups.GROUP_EXTENSIONS) == {"thread"}
     commands = get_command(_tree_app()).commands["thread"].commands
-    assert set(commands) == {"show", "history", "diff", "export", "erase", "prune"}
+    assert set(commands) == {"show", "history", "diff", "rewind", "export", "erase", "prune"}
 
 
 def _tree_app():

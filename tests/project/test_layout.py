@@ -248,7 +248,7 @@ FLOORS: tuple[tuple[str, frozenset[str]], ...] = (
     ("lookups", frozenset({"suggestions", "selection"})),
     ("changes", frozenset({"changes"})),  # what every changing run shares: outcomes, receipts, Report, loop, pace, locks
     ("features", frozenset({"delta", "transcript", "compat", "erase", "history", "threadstate", "search", "migrate",
-                            "storage", "prune", "export", "listing", "demo", "memory"})),
+                            "storage", "prune", "export", "listing", "demo", "memory", "rewind"})),
     ("api", frozenset({"api"})),
     ("front ends", frozenset({"cli", "complete", "completions", "__main__", "mcp", "browse"})),
 )
@@ -265,6 +265,7 @@ FEATURE_USES: dict[str, frozenset[str]] = {
     "memory": frozenset({"delta", "transcript"}),
     "listing": frozenset({"threadstate"}),
     "demo": frozenset({"compat"}),
+    "rewind": frozenset({"history", "transcript", "threadstate"}),
 }
 
 

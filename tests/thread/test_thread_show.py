@@ -48,7 +48,7 @@ def test_show_matches_get_state(kind, state_stores):
     for key, graph in graphs.items():
         state, deep = _oracle(backend, url, graph, key)
         got = _show(url, key)
-        assert list(got) == ["key", "status", "next", "interrupts", "errors", "checkpoint_id", "step", "source",
+        assert list(got) == ["key", "status", "next", "interrupts", "errors", "checkpoint_id", "step", "source", "rewound",
                              "checkpoints", "namespaces", "messages", "restart_recalls", "size_bytes", "first_activity", "last_activity"]
         assert Counter(got["next"]) == Counter(state.next), key
         want_interrupts = [(i.id, i.value) for i in state.interrupts]
@@ -57,6 +57,7 @@ def test_show_matches_get_state(kind, state_stores):
         assert got["checkpoint_id"] == state.config["configurable"]["checkpoint_id"]
         assert got["step"] == state.metadata["step"]
         assert got["source"] == state.metadata["source"]
+        assert got["rewound"] is None  # none of these threads' newest checkpoint is a copy
         errors = [t.error for t in state.tasks if t.error is not None]
         assert len(got["errors"]) == len(errors), key
         for e in got["errors"]:

@@ -20,6 +20,7 @@ from symfonic_cli.stores.activity import ExactActivity
 from symfonic_cli.stores.mongodb._common import PASSWORD_ENV, MongoSection, _driver_errors, _error
 from symfonic_cli.stores.mongodb.compat import MongoCompat
 from symfonic_cli.stores.mongodb.copy import MongoCopy
+from symfonic_cli.stores.mongodb.rewind import MongoRewind
 from symfonic_cli.stores.mongodb.erase import MongoErase
 from symfonic_cli.stores.mongodb.history import MongoHistory
 from symfonic_cli.stores.mongodb.prune import MongoPrune
@@ -167,7 +168,7 @@ def _no_wait_at_exit() -> None:
         pass
 
 
-class MongoStore(ExactActivity, MongoRead, MongoSearch, MongoHistory, MongoCompat, MongoState, MongoErase, MongoCopy, MongoPrune, MongoUsage, MongoSection, SupportsWith):
+class MongoStore(ExactActivity, MongoRead, MongoSearch, MongoHistory, MongoCompat, MongoState, MongoErase, MongoRewind, MongoCopy, MongoPrune, MongoUsage, MongoSection, SupportsWith):
     kind = "mongodb"
 
     def __init__(self, location: StoreLocation, client: Any, db_name: str | None, checkpoints: str, writes: str, *, writable: bool,

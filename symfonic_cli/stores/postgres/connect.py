@@ -25,6 +25,7 @@ from symfonic_cli.stores.postgres._common import (
 )
 from symfonic_cli.stores.postgres.compat import PostgresCompat
 from symfonic_cli.stores.postgres.copy import PostgresCopy
+from symfonic_cli.stores.postgres.rewind import PostgresRewind
 from symfonic_cli.stores.postgres.erase import PostgresErase
 from symfonic_cli.stores.postgres.history import PostgresHistory
 from symfonic_cli.stores.postgres.prune import PostgresPrune
@@ -90,7 +91,7 @@ def _init_target(location: StoreLocation, conninfo: str, pg_schema: str | None, 
         raise _store_error(location, exc) from None
 
 
-class PostgresStore(ExactActivity, PostgresRead, PostgresSearch, PostgresHistory, PostgresCompat, PostgresState, PostgresErase, PostgresCopy, PostgresPrune, PostgresUsage, SupportsWith):
+class PostgresStore(ExactActivity, PostgresRead, PostgresSearch, PostgresHistory, PostgresCompat, PostgresState, PostgresErase, PostgresRewind, PostgresCopy, PostgresPrune, PostgresUsage, SupportsWith):
     kind = "postgres"
 
     def __init__(self, location: StoreLocation, conn: Any, *, writable: bool) -> None:

@@ -17,6 +17,7 @@ from symfonic_cli.stores.activity import ExactActivity
 from symfonic_cli.stores.sqlite._common import REQUIRED_TABLES, _store_error, _translate_errors
 from symfonic_cli.stores.sqlite.compat import SqliteCompat
 from symfonic_cli.stores.sqlite.copy import SqliteCopy
+from symfonic_cli.stores.sqlite.rewind import SqliteRewind
 from symfonic_cli.stores.sqlite.erase import SqliteErase
 from symfonic_cli.stores.sqlite.history import SqliteHistory
 from symfonic_cli.stores.sqlite.prune import SqlitePrune
@@ -283,7 +284,7 @@ def init_sqlite_target(path: str) -> None:
         raise _store_error(StoreLocation("sqlite", path, path, None, {}), exc) from None
 
 
-class SqliteStore(ExactActivity, SqliteRead, SqliteSearch, SqliteHistory, SqliteCompat, SqliteState, SqliteErase, SqliteCopy, SqlitePrune, SqliteUsage, SupportsWith):
+class SqliteStore(ExactActivity, SqliteRead, SqliteSearch, SqliteHistory, SqliteCompat, SqliteState, SqliteErase, SqliteRewind, SqliteCopy, SqlitePrune, SqliteUsage, SupportsWith):
     kind = "sqlite"
 
     def __init__(self, location: StoreLocation, conn: sqlite3.Connection, *, writable: bool) -> None:

@@ -197,6 +197,9 @@ class _InsertOnlyCursor:
     def executemany(self, sql: str, *args):
         return self._cur.executemany(_insert_only(sql), *args)
 
+    def __iter__(self):  # the saver's reads (get_tuple) iterate their cursor
+        return iter(self._cur)
+
     def __getattr__(self, name: str):
         return getattr(self._cur, name)
 

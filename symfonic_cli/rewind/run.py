@@ -1,0 +1,173 @@
+"""``thread rewind``'s driver: plan (rewind/plan.py), confirmation, one transaction, verification and
+receipt, on the changing runs' parts (changes/: the run lock, the Report's events, the receipt file,
+the fault hooks). It writes no text: the caller's Report is told the plan (a RewindView), the
+confirmation and the thread (a ThreadDone holding a RewindOutcome); the run returns its
+EraseOutcome (the receipt, or the dry run's plan), and an error that ends it carries that outcome."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta, timezone
+from typing import Any
+
+from symfonic_cli.environment import Environment
+from symfonic_cli.changes.faults import Faults
+from symfonic_cli.changes.records import RunRecord, new_header, open_receipt, store_name
+from symfonic_cli.changes.report import Confirmation, Report
+from symfonic_cli.changes.result import EraseOutcome, carry_outcome
+from symfonic_cli.changes.steps import hold_run_lock
+from symfonic_cli.errors import BusyThreads, HeadMoved, RecentlyWritten, ThreadBusy, WrittenAgainError
+from symfonic_cli.limits import DEFAULT_LOCK_TIMEOUT
+from symfonic_cli.location import StoreLocation
+from symfonic_cli.rewind import plan as rp
+
+DEFAULT_IDLE_FOR = timedelta(minutes=5)
+
+
+@dataclass(frozen=True)
+class RewindRequest:
+    location: StoreLocation
+    options: dict[str, Any]
+    key: str
+    to: str | None = None  # a checkpoint id, or -N
+    before_message: int | None = None  # or: the newest checkpoint without this transcript message
+    idle_for: timedelta = DEFAULT_IDLE_FOR  # refuse a thread written this recently (0: allow)
+    dry_run: bool = False
+    yes: bool = False
+    receipt_path: str | None = None
+    operator: str | None = None
+    ticket: str | None = None
+    lock_timeout: float = DEFAULT_LOCK_TIMEOUT
+    wait: bool = False
+    selection: dict[str, Any] = field(default_factory=dict)  # what was asked, as the receipt records it
+    expected_head: str | None = None  # an API plan's head: a thread written since is refused (HeadMoved)
+
+
+@dataclass(frozen=True)
+class RewindOutcome:
+    """The thread's end, as its line says it."""
+
+    key: str
+    status: str  # plan.REWOUND, WRITTEN_AGAIN, NOT_WRITTEN
+    target: str
+    head: str
+    new_id: str | None
+    reason: str | None = None
+
+
+def idle_window(value: object) -> timedelta:
+    """--idle-for: a duration (5m, 90s, 2h; a bare number is minutes), or 0: no refusal."""
+    from symfonic_cli.clock import parse_duration
+
+    if isinstance(value, timedelta):
+        if value < timedelta(0):
+            from symfonic_cli.errors import UsageError
+
+            raise UsageError("idle_for must not be negative")
+        return value
+    if not isinstance(value, str):
+        from symfonic_cli.errors import UsageError
+
+        raise UsageError("idle_for must be a duration (e.g. '5m'), 0, or a timedelta")
+    return parse_duration(value, option="--idle-for", bare_unit="m")
+
+
+class _Record(RunRecord):
+    verb = "rewound"
+
+    def rewound(self, entry: dict[str, Any], outcome: RewindOutcome) -> None:
+        self._record(entry, outcome)
+
+
+def run(req: RewindRequest, environment: Environment | None = None, report: Report | None = None) -> EraseOutcome:
+    from symfonic_cli.stores import open_store
+
+    env = environment or Environment()
+    report = report or Report()
+    now = datetime.now(timezone.utc)
+    name = store_name(req.location)
+    receipt_file = open_receipt(req.receipt_path, dry_run=req.dry_run, store=req.location)
+    try:
+        store = open_store(req.location, writable=not req.dry_run, **req.options)
+        report.opened(store)
+        try:
+            if not req.dry_run:
+                store.set_lock_timeout(req.lock_timeout)
+                hold_run_lock(store, "rewind", wait=req.wait, location=req.location, told=report.waiting)
+            view = rp.build_view(store, req.key, store_name=name, to=req.to, before_message=req.before_message,
+                                 now=now, idle_for=req.idle_for)
+            if req.expected_head is not None and view.head.checkpoint_id != req.expected_head:
+                from symfonic_cli.stores._rewind import moved
+
+                raise HeadMoved(moved(req.key, req.expected_head, view.head.checkpoint_id))
+            planned = EraseOutcome(rp.plan_document(view, kind=req.location.kind, selection=req.selection), True, "rewind")
+            if req.dry_run or view.recent or req.yes:
+                report.plan(view)
+            else:  # the caller's step: shows the plan where the answer is read, and asks for the key
+                report.confirm(Confirmation(view, "rewind", 1, req.key))
+            if view.recent:  # a dry run exits as the real run would (its plan the end it renders)
+                report.flush()
+                carry_outcome(planned if req.dry_run else None, lambda: _refuse_recent(view))
+            if req.dry_run:
+                report.flush()
+                return planned
+            header = {k: v for k, v in new_header(req.location, store, now, operator=req.operator, ticket=req.ticket,
+                                                  selection=req.selection).items() if k != "vacuum"}
+            record = _Record(env, report, header=header, receipt_file=receipt_file, total=1, stream=False, progress=False)
+            record.start(threads_planned=1)
+            faults = Faults.from_env(report)
+            faults.before_change()
+            outcome, error = _change(store, view)
+            entry = rp.receipt(header, view, status=outcome.status, new_id=outcome.new_id, reason=outcome.reason)["threads"][0]
+            record.rewound(entry, outcome)
+            stop = record.end({"status": outcome.status}, None)
+            document = {**header, "threads": [entry]}
+            if stop is not None:
+                document["stopped"] = stop.reason
+            done = EraseOutcome(document, False, "rewind", record.kept_at(stop))
+            report.flush()
+        finally:
+            store.close()
+    finally:
+        if receipt_file is not None:
+            receipt_file.close()
+
+    def check() -> None:
+        if error is not None:
+            raise error
+        if stop is not None:
+            from symfonic_cli.errors import StoppedError
+
+            raise StoppedError(stop.reason, stop.exit_code)
+
+    carry_outcome(done, check)
+    return done
+
+
+def _refuse_recent(view: rp.RewindView) -> None:
+    from symfonic_cli.clock import human_duration, iso_utc
+
+    raise RecentlyWritten(f"thread '{view.key}' was written at {iso_utc(view.last_write)}, within --idle-for "
+                          f"{human_duration(view.idle_for)}: the agent may be mid-run; nothing written",
+                          hint="wait, or pass --idle-for 0 when no agent runs it")
+
+
+def _change(store: Any, view: rp.RewindView) -> tuple[RewindOutcome, Exception | None]:
+    """The one transaction, then its verification: the thread's newest root checkpoint is the copy."""
+    from symfonic_cli.history.diff import resolve_ref
+
+    key, target, head = view.key, view.target.checkpoint_id, view.head.checkpoint_id
+    try:
+        new_id = store.rewind_thread(key, target, head)
+    except HeadMoved as exc:
+        return RewindOutcome(key, rp.NOT_WRITTEN, target, head, None, exc.message), exc
+    except ThreadBusy as exc:  # a lock the application held past --lock-timeout: rolled back
+        busy = BusyThreads(f"thread '{key}' is busy: a lock was not had within --lock-timeout; nothing written",
+                           hint="run the same command again, or raise --lock-timeout")
+        return RewindOutcome(key, rp.BUSY, target, head, None, exc.message), busy
+    newest = resolve_ref(store, key, "-1", namespace="")[1]
+    if newest != new_id:
+        reason = (f"the copy {new_id} was written, then an application wrote the thread again (its newest "
+                  f"checkpoint is {newest}): the application's run continues from there")
+        return RewindOutcome(key, rp.WRITTEN_AGAIN, target, head, new_id, reason), WrittenAgainError(reason)
+    return RewindOutcome(key, rp.REWOUND, target, head, new_id), None
