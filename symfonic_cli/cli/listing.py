@@ -142,8 +142,9 @@ def list_run_states(
             from symfonic_cli.render import escape_inline
             from symfonic_cli.render.terminal import warn
 
+            # The plain listing's first row read first: a store it cannot list either gives one error, no warning.
+            every, records, undatable = THREAD_COLUMNS, _primed(plain_records(st, tenant, sub_tenant, limit, window, counted)), 0
             warn(environment, f"status not shown: {escape_inline(exc.line())}")
-            every, records, undatable = THREAD_COLUMNS, plain_records(st, tenant, sub_tenant, limit, window, counted), 0
         _warn_undatable(undatable, environment)
         shown = _shown_columns(columns, out_format, every)
         n = render.write_records(_with_first(st, records, shown, out_format), fmt=out_format, columns=shown,

@@ -86,7 +86,7 @@ def _serve(store_opt: Optional[str], scope: Scope, max_rows: int, max_chars: int
                 return Store(fresh)
 
             reader = Reader(Store(backend), scope, Caps(rows=max_rows, chars=max_chars), log, reconnect)
-            app = mcp_server.build_server(reader)
+            app = mcp_server.build_server(reader, env.stderr)
             sock = None
             if address is not None:
                 try:

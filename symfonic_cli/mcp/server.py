@@ -7,10 +7,9 @@ No ``from __future__ import annotations``: the SDK reads the tools' annotations 
 
 import hmac
 import socket
-import sys
 import threading
 from collections.abc import Callable
-from typing import Annotated, Any, TypedDict
+from typing import Annotated, Any, TextIO, TypedDict
 
 import anyio.to_thread
 from mcp.server.mcpserver import MCPServer
@@ -49,21 +48,22 @@ InactiveSince = Annotated[str | None, Field(description="Only threads idle since
 ActiveWithin = Annotated[str | None, Field(description="Only threads active within this duration (e.g. 24h).")]
 
 
-def _unrecorded(exc: AccessLogFailed) -> None:
-    """A call that could not be put on record: one line on stderr, no traceback (the SDK would log
-    one per call); the call itself gets no answer."""
+def _unrecorded(exc: AccessLogFailed, stderr: TextIO) -> None:
+    """A call that could not be put on record: one line on the operator's stderr, no traceback (the
+    SDK would log one per call); the call itself gets no answer."""
     from symfonic_cli.render.escape import escape_inline
 
-    sys.stderr.write(f"symfonic mcp: {escape_inline(str(exc))}; the call got no answer\n")
-    sys.stderr.flush()
+    stderr.write(f"symfonic mcp: {escape_inline(str(exc))}; the call got no answer\n")
+    stderr.flush()
 
 
 class RefusedCalls:
     """Middleware: a tools/call the SDK answers without running a tool (an unknown tool, arguments
     its schema rejects) still leaves its access-log record."""
 
-    def __init__(self, reader: Reader) -> None:
+    def __init__(self, reader: Reader, stderr: TextIO) -> None:
         self.reader = reader
+        self.stderr = stderr
 
     async def __call__(self, ctx: Any, call_next: Any) -> Any:
         if ctx.method != "tools/call" or ctx.request_id is None:
@@ -77,7 +77,7 @@ class RefusedCalls:
                 try:
                     self.reader.refused(params.get("name"), params.get("arguments") or {})
                 except AccessLogFailed as exc:
-                    _unrecorded(exc)
+                    _unrecorded(exc, self.stderr)
             CALL_RECORDS.reset(token)
 
 
@@ -98,10 +98,15 @@ class Server(MCPServer):
             raise ToolError(f"{name}: argument '{field}': {'; or '.join(said)}") from cause
 
 
-def build_server(reader: Reader) -> MCPServer:
+def build_server(reader: Reader, stderr: TextIO | None = None) -> MCPServer:
+    """``stderr``: where a call that could not be put on record is said (the Environment's; by
+    default the process's, through Environment)."""
     from symfonic_cli import __version__
+    from symfonic_cli.environment import Environment
 
-    server = Server("symfonic", version=__version__, instructions=INSTRUCTIONS, log_level="WARNING", middleware=[RefusedCalls(reader)])
+    err = stderr if stderr is not None else Environment().stderr
+    server = Server("symfonic", version=__version__, instructions=INSTRUCTIONS, log_level="WARNING",
+                    middleware=[RefusedCalls(reader, err)])
 
     # The reads run in a worker thread, off the event loop: a slow one (a long thread, a store
     # busy with a writer's lock) leaves the other sessions answered. One store connection: the
@@ -121,7 +126,7 @@ def build_server(reader: Reader) -> MCPServer:
         except ToolFailure as exc:
             raise ToolError(str(exc)) from None
         except AccessLogFailed as exc:
-            _unrecorded(exc)
+            _unrecorded(exc, err)
             raise ToolError("this call could not be put on record: no answer") from None
         text = text_block(tool, result.result_json, result.answer.truncated)
         return CallToolResult(content=[TextContent(text=text)], structured_content=result.structured)

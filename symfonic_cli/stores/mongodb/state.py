@@ -110,7 +110,8 @@ class MongoState(MongoSection):
         if keys is not None and not keys:
             return
         if keys is not None:  # a listing's page: those keys only (the simple collation: exact)
-            match: dict = {"thread_id": {"$in": [_string_literal(k, "key") for k in keys]}}
+            # (a string key only: $in matches an array holding the key too)
+            match: dict = {"thread_id": {"$in": [_string_literal(k, "key") for k in keys], **A_KEY}}
         else:
             match = {"thread_id": _prefix_range(_string_literal(prefix, "prefix")) if prefix else A_KEY}
         # In byte order (a default collation would fold and reorder keys): the merges below
