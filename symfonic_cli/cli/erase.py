@@ -142,12 +142,13 @@ def rendered(call: Callable[[], EraseOutcome | None], out_format: str, env: Envi
 
 def _write(outcome: EraseOutcome, out_format: str, env: Environment) -> None:
     """A dry run's end (its plan is already shown) or the receipt: a reader's summary and where the
-    receipt is kept, else the whole document (json, jsonl: one line)."""
+    receipt is kept, else the whole document in a format for a program (render/writers.py)."""
     from symfonic_cli.cli.changes_text import print_receipt, write_json
     from symfonic_cli.cli.report import outcome_line
+    from symfonic_cli.render.writers import is_data
 
     out = env.stdout
-    if out_format in ("json", "jsonl"):
+    if is_data(out_format):
         write_json(out, out_format, outcome.document)
     elif outcome.dry_run:
         out.write(f"dry run: nothing {'written' if outcome.run == 'rewind' else 'deleted'}\n")
