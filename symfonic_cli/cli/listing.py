@@ -128,6 +128,7 @@ def list_run_states(
 
     with open_for_reading(store, environment=environment) as st:
         counted = [0]  # undatable threads among the streamed rows
+        unknown = None  # why the status cannot be told
         try:
             every, records, undatable = run_state_records(
                 st, tenant, sub_tenant, limit, *checked, session=session, reverse=reverse, with_size=with_size, window=window,
@@ -139,12 +140,15 @@ def list_run_states(
         except StoreError as exc:
             if not implied:
                 raise
+            unknown = exc.line()
+        if unknown is not None:
+            # Out of the except: its traceback held the status read's statement open. The plain
+            # listing's first row is read before the warning: a store it cannot list either gives one error.
             from symfonic_cli.render import escape_inline
             from symfonic_cli.render.terminal import warn
 
-            # The plain listing's first row read first: a store it cannot list either gives one error, no warning.
             every, records, undatable = THREAD_COLUMNS, _primed(plain_records(st, tenant, sub_tenant, limit, window, counted)), 0
-            warn(environment, f"status not shown: {escape_inline(exc.line())}")
+            warn(environment, f"status not shown: {escape_inline(unknown)}")
         _warn_undatable(undatable, environment)
         shown = _shown_columns(columns, out_format, every)
         n = render.write_records(_with_first(st, records, shown, out_format), fmt=out_format, columns=shown,
