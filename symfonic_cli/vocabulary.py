@@ -73,8 +73,8 @@ GROUP_HELP = {
     "threads": "List a store's threads.",
     "store": "Describe a store.",
     "compat": "Report on the compatibility envelopes of a store (read-only).",
-    "thread": "Work on threads: show (run state), history (checkpoints over time), diff (what changed between two), "
-    "export, erase and prune.",
+    "thread": "Work on threads: show (run state), history (checkpoints over time), diff, export, erase, prune "
+    "and rewind.",
     "migrate": "Copy threads from --from to --to, verified. Never overwriting, one target transaction per thread.",
     "browse": "Browse a store in the terminal, read-only. Threads, transcripts, run state, history, diffs, "
     "compat and usage, a key each.",
