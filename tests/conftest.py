@@ -65,6 +65,13 @@ def any_kind(request) -> backends.TestBackend:
     return backend_for(request.param, request)
 
 
+@pytest.fixture(scope="module", params=backends.KINDS)
+def shared_kind(request) -> backends.TestBackend:
+    """``any_kind`` for a module-scoped fixture: a store written once per kind for the module's
+    tests, which only read it (tests/support/markers.py: not each test's cost, so not ``slow``)."""
+    return backend_for(request.param, request)
+
+
 @pytest.fixture(scope="session")
 def run_state_stores(request):
     """kind -> (backend, url, oracle graphs by key): the run-state threads of
