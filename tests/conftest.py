@@ -73,6 +73,27 @@ def shared_kind(request) -> backends.TestBackend:
 
 
 @pytest.fixture(scope="session")
+def delta_stores():
+    """(kind, snapshot frequency, request) -> (backend, url): a store holding the DeltaChannel
+    scenarios (tests/support/delta_scenarios.py), written by real graphs once per session (per
+    xdist worker) when first asked for. Only read: a test that changes one makes its own."""
+    from tests.support.delta_scenarios import write_delta_scenarios
+
+    made: dict[tuple[str, int], str] = {}
+
+    def get(kind: str, frequency: int, request) -> tuple[backends.TestBackend, str]:
+        backend = backend_for(kind, request)
+        if (kind, frequency) not in made:
+            url = backend.new_store(scenarios=False)
+            with backend.saver(url) as saver:
+                write_delta_scenarios(saver, frequency)
+            made[(kind, frequency)] = url
+        return backend, made[(kind, frequency)]
+
+    return get
+
+
+@pytest.fixture(scope="session")
 def run_state_stores(request):
     """kind -> (backend, url, oracle graphs by key): the run-state threads of
     tests/support/run_state_scenarios.py, written by real graphs once per kind (per xdist worker)
