@@ -73,6 +73,29 @@ def shared_kind(request) -> backends.TestBackend:
 
 
 @pytest.fixture(scope="session")
+def demo_master(tmp_path_factory) -> Path:
+    """``symfonic demo``'s store (real graphs), written once per session (per xdist worker); a
+    module or a test that changes it works on a copy."""
+    from symfonic_cli.demo import create_demo_store
+
+    path = tmp_path_factory.mktemp("demo-master") / "demo.db"
+    create_demo_store(path)
+    return path
+
+
+@pytest.fixture(scope="session")
+def fixed_demo_master(tmp_path_factory) -> Path:
+    """The demo store written with LangGraph's checkpoint clock and message ids fixed
+    (tests/support/browser.py): the same ids and times in every run, for screen snapshots."""
+    from symfonic_cli.demo import create_demo_store
+    from tests.support.browser import fixed_time_store
+
+    path = tmp_path_factory.mktemp("fixed-demo-master") / "demo.db"
+    fixed_time_store(create_demo_store, path)
+    return path
+
+
+@pytest.fixture(scope="session")
 def delta_stores():
     """(kind, snapshot frequency, request) -> (backend, url): a store holding the DeltaChannel
     scenarios (tests/support/delta_scenarios.py), written by real graphs once per session (per

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 import symfonic_cli
-from tests.support.browser import browser, fixed_time_store, newest_plus, screen_text, settle
+from tests.support.browser import browser, newest_plus, screen_text, settle
 
 SIZES = {"80x24": (80, 24), "120x40": (120, 40)}
 MODES = ("colour", "NO_COLOR")
@@ -22,12 +22,8 @@ TO_STATUS = ("f", "tab", "tab", *TYPED)
 
 
 @pytest.fixture(scope="module")
-def demo_master(tmp_path_factory) -> Path:
-    from symfonic_cli.demo import create_demo_store
-
-    path = tmp_path_factory.mktemp("browse-readable") / "demo.db"
-    fixed_time_store(create_demo_store, path)
-    return path
+def demo_master(fixed_demo_master) -> Path:  # each test copies it
+    return fixed_demo_master
 
 
 def _app(master: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, mode: str) -> tuple[Any, Any]:
