@@ -65,6 +65,57 @@ def any_kind(request) -> backends.TestBackend:
     return backend_for(request.param, request)
 
 
+@pytest.fixture(scope="module", params=backends.KINDS)
+def shared_kind(request) -> backends.TestBackend:
+    """``any_kind`` for a module-scoped fixture: a store written once per kind for the module's
+    tests, which only read it (tests/support/markers.py: not each test's cost, so not ``slow``)."""
+    return backend_for(request.param, request)
+
+
+@pytest.fixture(scope="session")
+def demo_master(tmp_path_factory) -> Path:
+    """``symfonic demo``'s store (real graphs), written once per session (per xdist worker); a
+    module or a test that changes it works on a copy."""
+    from symfonic_cli.demo import create_demo_store
+
+    path = tmp_path_factory.mktemp("demo-master") / "demo.db"
+    create_demo_store(path)
+    return path
+
+
+@pytest.fixture(scope="session")
+def fixed_demo_master(tmp_path_factory) -> Path:
+    """The demo store written with LangGraph's checkpoint clock and message ids fixed
+    (tests/support/browser.py): the same ids and times in every run, for screen snapshots."""
+    from symfonic_cli.demo import create_demo_store
+    from tests.support.browser import fixed_time_store
+
+    path = tmp_path_factory.mktemp("fixed-demo-master") / "demo.db"
+    fixed_time_store(create_demo_store, path)
+    return path
+
+
+@pytest.fixture(scope="session")
+def delta_stores():
+    """(kind, snapshot frequency, request) -> (backend, url): a store holding the DeltaChannel
+    scenarios (tests/support/delta_scenarios.py), written by real graphs once per session (per
+    xdist worker) when first asked for. Only read: a test that changes one makes its own."""
+    from tests.support.delta_scenarios import write_delta_scenarios
+
+    made: dict[tuple[str, int], str] = {}
+
+    def get(kind: str, frequency: int, request) -> tuple[backends.TestBackend, str]:
+        backend = backend_for(kind, request)
+        if (kind, frequency) not in made:
+            url = backend.new_store(scenarios=False)
+            with backend.saver(url) as saver:
+                write_delta_scenarios(saver, frequency)
+            made[(kind, frequency)] = url
+        return backend, made[(kind, frequency)]
+
+    return get
+
+
 @pytest.fixture(scope="session")
 def run_state_stores(request):
     """kind -> (backend, url, oracle graphs by key): the run-state threads of

@@ -5,6 +5,7 @@ the screen read, ``q`` quits and the terminal is left as it was found), without 
 from __future__ import annotations
 
 import re
+import shutil
 import sys
 import time
 
@@ -18,11 +19,9 @@ CSI = re.compile(r"\x1b\[[0-9;?<>=$]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(\x07|\x1b\\)
 
 
 @pytest.fixture(scope="module")
-def demo(tmp_path_factory):
-    from symfonic_cli.demo import create_demo_store
-
+def demo(demo_master, tmp_path_factory):  # the module's own copy
     path = tmp_path_factory.mktemp("browse-cli") / "demo.db"
-    create_demo_store(path)
+    shutil.copyfile(demo_master, path)
     return path
 
 

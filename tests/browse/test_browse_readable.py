@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 import symfonic_cli
-from tests.support.browser import browser, fixed_time_store, newest_plus, screen_text, settle
+from tests.support.browser import browser, newest_plus, screen_text, settle
 
 SIZES = {"80x24": (80, 24), "120x40": (120, 40)}
 MODES = ("colour", "NO_COLOR")
@@ -22,12 +22,8 @@ TO_STATUS = ("f", "tab", "tab", *TYPED)
 
 
 @pytest.fixture(scope="module")
-def demo_master(tmp_path_factory) -> Path:
-    from symfonic_cli.demo import create_demo_store
-
-    path = tmp_path_factory.mktemp("browse-readable") / "demo.db"
-    fixed_time_store(create_demo_store, path)
-    return path
+def demo_master(fixed_demo_master) -> Path:  # each test copies it
+    return fixed_demo_master
 
 
 def _app(master: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, mode: str) -> tuple[Any, Any]:
@@ -161,11 +157,12 @@ def test_ages_on_the_listing_move_on_together(demo_master, tmp_path, monkeypatch
     import re
     from datetime import timedelta
 
+    from symfonic_cli.browse import base
     from symfonic_cli.browse.app import BrowseApp
-    from symfonic_cli.browse.base import AGE_TICK
     from symfonic_cli.browse.source import Source
 
     monkeypatch.delenv("NO_COLOR", raising=False)
+    monkeypatch.setattr(base, "AGE_TICK", 0.5)  # the tick's length is not what is tested: no 10 s wait
     shutil.copyfile(demo_master, tmp_path / "demo.db")
     store = symfonic_cli.open_store(str(tmp_path / "demo.db"))
     clock = {"now": newest_plus(store, hours=0) + timedelta(seconds=10)}
@@ -186,7 +183,7 @@ def test_ages_on_the_listing_move_on_together(demo_master, tmp_path, monkeypatch
             await settle(pilot)
             moved = ages()
             assert moved == sorted(moved), moved  # one instant for every row: none younger than the row above
-            await pilot.pause(AGE_TICK + 0.5)
+            await pilot.pause(base.AGE_TICK + 0.5)
             await settle(pilot)
             later = ages()
             assert later == sorted(later) and later[0] == first[0] + 3, (first, later)

@@ -46,12 +46,8 @@ HOSTILE_SCREENS = ("threads", "transcript", "state", "history", "diff")
 
 
 @pytest.fixture(scope="module")
-def demo_master(tmp_path_factory) -> Path:
-    from symfonic_cli.demo import create_demo_store
-
-    path = tmp_path_factory.mktemp("browse-demo") / "demo.db"
-    fixed_time_store(create_demo_store, path)
-    return path
+def demo_master(fixed_demo_master) -> Path:  # each test copies it
+    return fixed_demo_master
 
 
 @pytest.fixture(scope="module")

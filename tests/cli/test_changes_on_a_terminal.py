@@ -20,11 +20,9 @@ SGR = re.compile(r"\x1b\[[0-9;]*m")
 
 
 @pytest.fixture(scope="module")
-def demo(tmp_path_factory):
-    from symfonic_cli.demo import create_demo_store
-
+def demo(demo_master, tmp_path_factory):  # the module's own copy
     path = tmp_path_factory.mktemp("changes-demo") / "demo.db"
-    create_demo_store(path)
+    shutil.copyfile(demo_master, path)
     return path
 
 

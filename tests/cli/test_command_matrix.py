@@ -15,8 +15,6 @@ import io
 import json
 import re
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import click
@@ -123,10 +121,8 @@ def _format_of(words: list[str]) -> str | None:
 
 
 @pytest.fixture(scope="module")
-def demo_store(tmp_path_factory) -> Path:
-    path = tmp_path_factory.mktemp("matrix-demo") / "demo.db"
-    subprocess.run([sys.executable, "-m", "symfonic_cli", "demo", str(path)], check=True, capture_output=True, timeout=600)
-    return path
+def demo_store(demo_master) -> Path:  # each test copies it
+    return demo_master
 
 
 def _folder(tmp_path: Path, demo_store: Path) -> Path:

@@ -45,16 +45,16 @@ def _expected_field(value) -> str:
     return json.dumps(value, ensure_ascii=False)
 
 
-@pytest.fixture
-def store(any_kind):
+@pytest.fixture(scope="module")
+def store(shared_kind):  # only read by the tests
     from langchain_core.messages import AIMessage, HumanMessage
     from langgraph.graph import START, MessagesState, StateGraph
 
     b = StateGraph(MessagesState)
     b.add_node("answer", lambda state: {"messages": [AIMessage(content="the answer, in \"quotes\"")]})
     b.add_edge(START, "answer")
-    url = any_kind.new_store()  # the scenarios, and a thread of hostile text
-    with any_kind.saver(url) as saver:
+    url = shared_kind.new_store()  # the scenarios, and a thread of hostile text
+    with shared_kind.saver(url) as saver:
         graph = b.compile(checkpointer=saver)
         for text in HOSTILE:
             graph.invoke({"messages": [HumanMessage(content=text)]}, {"configurable": {"thread_id": KEY}})

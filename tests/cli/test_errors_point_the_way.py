@@ -6,6 +6,7 @@ an empty answer and exit 0), a session id for its full key, and one line for a m
 from __future__ import annotations
 
 import json
+import shutil
 
 import pytest
 
@@ -15,11 +16,9 @@ from tests.support.terminal import on_terminal
 SETTINGS = {"80-colour": (80, {}), "120-no-colour": (120, {"NO_COLOR": "1"})}
 
 @pytest.fixture(scope="module")
-def demo(tmp_path_factory):
-    from symfonic_cli.demo import create_demo_store
-
+def demo(demo_master, tmp_path_factory):  # the module's own copy
     path = tmp_path_factory.mktemp("errors-demo") / "demo.db"
-    create_demo_store(path)
+    shutil.copyfile(demo_master, path)
     return str(path)
 
 def _on_terminal(setting: str, *args: str, env: dict[str, str] | None = None) -> tuple[int, str]:

@@ -11,8 +11,6 @@ commands' own; the pages are separate tests, parallel-safe."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -27,10 +25,8 @@ PAGER = "cat -"
 
 
 @pytest.fixture(scope="module")
-def demo_store(tmp_path_factory) -> Path:
-    path = tmp_path_factory.mktemp("terminal-docs-demo") / "demo.db"
-    subprocess.run([sys.executable, "-m", "symfonic_cli", "demo", str(path)], check=True, capture_output=True, timeout=600)
-    return path
+def demo_store(demo_master) -> Path:  # each test copies it
+    return demo_master
 
 
 def _failures(page: Path, folder: Path, cols: int, env: dict[str, str]) -> list[str]:

@@ -6,6 +6,7 @@ up what a copy would do, not "copied"."""
 from __future__ import annotations
 
 import re
+import shutil
 
 import pytest
 
@@ -16,11 +17,9 @@ SGR = re.compile(r"\x1b\[[0-9;]*m")
 
 
 @pytest.fixture(scope="module")
-def demo(tmp_path_factory):
-    from symfonic_cli.demo import create_demo_store
-
+def demo(demo_master, tmp_path_factory):  # the module's own copy
     path = tmp_path_factory.mktemp("words-demo") / "demo.db"
-    create_demo_store(path)
+    shutil.copyfile(demo_master, path)
     return str(path)
 
 

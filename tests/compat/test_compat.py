@@ -80,9 +80,6 @@ class CompatStore:
         return sum(len(self.checkpoints[t]) for t in threads)
 
 
-_stores: dict[str, CompatStore] = {}
-
-
 def _write(backend, threads, *, key="symfonic_envelope") -> CompatStore:
     from langchain_core.messages import HumanMessage
 
@@ -103,11 +100,9 @@ def _write(backend, threads, *, key="symfonic_envelope") -> CompatStore:
     return store
 
 
-@pytest.fixture
-def cs(any_kind) -> CompatStore:
-    if any_kind.kind not in _stores:
-        _stores[any_kind.kind] = _write(any_kind, THREADS)
-    return _stores[any_kind.kind]
+@pytest.fixture(scope="module")
+def cs(shared_kind) -> CompatStore:
+    return _write(shared_kind, THREADS)
 
 
 def report(cs: CompatStore, *args: str, code: int | None = None, env=None):

@@ -38,8 +38,6 @@ THREADS = {
 }
 OLD = {"crash:_:old": timedelta(hours=-2)}
 
-_stores: dict[str, str] = {}
-
 
 def _write(backend, threads) -> str:
     from langchain_core.messages import HumanMessage
@@ -58,11 +56,9 @@ def _write(backend, threads) -> str:
     return url
 
 
-@pytest.fixture
-def store(any_kind):
-    if any_kind.kind not in _stores:
-        _stores[any_kind.kind] = _write(any_kind, THREADS)
-    return any_kind, _stores[any_kind.kind]
+@pytest.fixture(scope="module")
+def store(shared_kind):
+    return shared_kind, _write(shared_kind, THREADS)
 
 
 def _rows(backend, url) -> list[tuple[str, object]]:

@@ -11,6 +11,7 @@ import json
 import pytest
 
 from tests.support.cli import run
+from tests.support.scenarios import write_greetings
 
 KEYS = ["acme:eu:p-7", "acme:us:p-7", "acme:_:p-7", "globex:_:p-7", "acme:eu:p-77", "acme2:_:p-7", "acme:eu:q-7", "legacy-p-7"]
 ACME = ["acme:_:p-7", "acme:eu:p-7", "acme:eu:p-77", "acme:eu:q-7", "acme:us:p-7"]
@@ -36,18 +37,7 @@ PRUNE_ONLY = [("every thread", ["--all"], {"all_threads": True}, KEYS)]
 
 @pytest.fixture
 def store(any_kind):
-    from langchain_core.messages import HumanMessage
-    from langgraph.graph import START, MessagesState, StateGraph
-
-    b = StateGraph(MessagesState)
-    b.add_node("noop", lambda state: {})
-    b.add_edge(START, "noop")
-    url = any_kind.new_store(scenarios=False)
-    with any_kind.saver(url) as saver:
-        graph = b.compile(checkpointer=saver)
-        for key in KEYS:
-            graph.invoke({"messages": [HumanMessage(content=f"hello from {key}")]}, {"configurable": {"thread_id": key}})
-    return url
+    return write_greetings(any_kind, KEYS)
 
 
 def _forms(tmp_path, forms):

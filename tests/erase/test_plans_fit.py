@@ -24,13 +24,6 @@ from tests.threads.test_listing_fit import ANSI
 COLS = [80, 120]
 
 
-@pytest.fixture(scope="module")
-def demo_master(tmp_path_factory):
-    path = tmp_path_factory.mktemp("demo") / "d.db"
-    assert run("demo", str(path)).code == 0
-    return path
-
-
 @pytest.fixture
 def demo(demo_master, tmp_path):
     path = tmp_path / "d.db"

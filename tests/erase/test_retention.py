@@ -26,17 +26,13 @@ AGES = {
 }
 IDLE_90 = {"acme:_:ancient", "acme:eu:old", "globex:_:old"}
 
-_stores: dict[str, str] = {}
 
-
-@pytest.fixture
-def aged(any_kind):
+@pytest.fixture(scope="module")
+def aged(shared_kind):
     """A store holding AGES (written once per kind; only read by the listing tests)."""
-    if any_kind.kind not in _stores:
-        url = any_kind.new_store(scenarios=False)
-        write_aged(any_kind, url, AGES)
-        _stores[any_kind.kind] = url
-    return any_kind, _stores[any_kind.kind]
+    url = shared_kind.new_store(scenarios=False)
+    write_aged(shared_kind, url, AGES)
+    return shared_kind, url
 
 
 def listed(url: str, *args: str) -> list[dict]:

@@ -9,6 +9,7 @@ import json
 import pytest
 
 from tests.support.cli import run
+from tests.support.scenarios import write_greetings
 
 KEYS = ["acme:eu:p-7", "acme:us:p-7", "acme:_:p-7", "globex:_:p-7", "acme:eu:p-77", "acme2:_:p-7", "acme:eu:q-7", "legacy-p-7"]
 ACME_P7 = ["acme:_:p-7", "acme:eu:p-7", "acme:us:p-7"]
@@ -17,18 +18,7 @@ EVERY_P7 = ["acme2:_:p-7", "acme:_:p-7", "acme:eu:p-7", "acme:us:p-7", "globex:_
 
 @pytest.fixture
 def store(any_kind):
-    from langchain_core.messages import HumanMessage
-    from langgraph.graph import START, MessagesState, StateGraph
-
-    b = StateGraph(MessagesState)
-    b.add_node("noop", lambda state: {})
-    b.add_edge(START, "noop")
-    url = any_kind.new_store(scenarios=False)
-    with any_kind.saver(url) as saver:
-        graph = b.compile(checkpointer=saver)
-        for key in KEYS:
-            graph.invoke({"messages": [HumanMessage(content=f"hello from {key}")]}, {"configurable": {"thread_id": key}})
-    return url
+    return write_greetings(any_kind, KEYS)
 
 
 def _plan(url, *selection):

@@ -98,12 +98,12 @@ def agree(results, *, metadata_only: bool = True) -> None:
 _bases: dict[str, str] = {}
 
 
-@pytest.fixture
-def hb(any_kind):
+@pytest.fixture(scope="module")
+def hb(shared_kind):
     """(backend, base store URL): the base written once per kind by the real graph."""
-    if any_kind.kind not in _bases:
-        _bases[any_kind.kind] = hostile.write_base(any_kind)
-    return any_kind, _bases[any_kind.kind]
+    if shared_kind.kind not in _bases:
+        _bases[shared_kind.kind] = hostile.write_base(shared_kind)
+    return shared_kind, _bases[shared_kind.kind]
 
 
 def _sqlite(request):

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import os
 import re
-import subprocess
+import shutil
 import sys
 from pathlib import Path
 from typing import Any
@@ -37,7 +37,7 @@ async def _session(params: Any, errlog: Any) -> tuple[Any, list[Any]]:
         return client.server_info, calls
 
 
-def test_the_guides_json_block_starts_as_written(tmp_path, monkeypatch):
+def test_the_guides_json_block_starts_as_written(tmp_path, monkeypatch, demo_master):
     import anyio
     from mcp.client.stdio import StdioServerParameters
 
@@ -45,8 +45,7 @@ def test_the_guides_json_block_starts_as_written(tmp_path, monkeypatch):
 
     folder = tmp_path / "support"
     folder.mkdir()
-    subprocess.run([sys.executable, "-m", "symfonic_cli", "demo", str(folder / "demo.db")], check=True,
-                   capture_output=True, timeout=300)
+    shutil.copyfile(demo_master, folder / "demo.db")  # what `symfonic demo` writes there
     entry = _client_block()["mcpServers"]["support-store"]
     assert set(entry) <= {"command", "args", "env"}
     written = json.loads(json.dumps(entry).replace(NAMED_FOLDER, str(folder)))

@@ -9,7 +9,6 @@ from tests.conftest import backend_for
 from tests.support import agent_stores as ag
 from tests.support import backends
 from tests.support.backends import copy_store
-from tests.support.delta_scenarios import write_delta_scenarios
 
 
 @pytest.fixture(scope="session")
@@ -39,11 +38,7 @@ def agent_stores(request, agent_sqlite):
 
 
 @pytest.fixture(scope="module", params=[(k, f) for k in backends.KINDS for f in (1, 100)], ids=lambda p: f"{p[0]}-{p[1]}")
-def delta_store(request):
+def delta_store(request, delta_stores):
     """Frequency 1: every latest checkpoint holds a snapshot; 100: none does."""
     kind, freq = request.param
-    backend = backend_for(kind, request)
-    url = backend.new_store(scenarios=False)
-    with backend.saver(url) as saver:
-        write_delta_scenarios(saver, freq)
-    return backend, url, freq
+    return (*delta_stores(kind, freq, request), freq)

@@ -47,11 +47,9 @@ def test_readme_tour_runs_as_written(tmp_path):
 
 
 @pytest.fixture(scope="session")
-def demo_store(tmp_path_factory) -> Path:
+def demo_store(demo_master) -> Path:
     """``symfonic demo``'s store, made once; each page gets a fresh copy."""
-    path = tmp_path_factory.mktemp("docs-demo") / "demo.db"
-    subprocess.run([sys.executable, "-m", "symfonic_cli", "demo", str(path)], check=True, capture_output=True, timeout=600)
-    return path
+    return demo_master
 
 
 @pytest.mark.parametrize("page", GUIDES, ids=[p.stem for p in GUIDES])

@@ -12,13 +12,12 @@ import os
 import sqlite3
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
 
 from tests.conftest import backend_for
-from tests.support.cli import run
+from tests.support.cli import run, wait_for_receipt_record
 
 KEY = "globex:_:s-100"
 
@@ -32,23 +31,13 @@ def _start_prune(url: str, receipt: Path) -> subprocess.Popen:
                              "--pause", "2s", "--receipt", str(receipt)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
-def _wait_for_thread_record(proc: subprocess.Popen, receipt: Path) -> None:
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        if receipt.exists() and '"record": "thread"' in receipt.read_text():
-            return
-        assert proc.poll() is None, proc.communicate()
-        time.sleep(0.05)
-    raise AssertionError("the prune never recorded a thread")
-
-
 def test_an_erase_through_a_link_made_while_a_prune_runs_is_refused_and_the_store_stays_whole(request, tmp_path):
     url = backend_for("sqlite", request).new_store()
     before = _thread(url)
     assert json.loads(before)  # the thread is there
     prune = _start_prune(url, tmp_path / "r.jsonl")
     try:
-        _wait_for_thread_record(prune, tmp_path / "r.jsonl")
+        wait_for_receipt_record(prune, tmp_path / "r.jsonl")
         link = str(tmp_path / "link.db")
         os.link(url, link)
         for args in (("thread", "erase", "-s", link, "-t", KEY, "--yes"), ("thread", "prune", "-s", link, "--all", "--yes"),

@@ -10,14 +10,13 @@ import json
 import os
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
 
 from tests.conftest import backend_for
 from tests.support.backends import KINDS
-from tests.support.cli import run
+from tests.support.cli import run, wait_for_receipt_record
 
 FREE = "globex:_:s-101"
 
@@ -28,16 +27,6 @@ def _start_prune(url: str, receipt: Path) -> subprocess.Popen:
                              "--receipt", str(receipt)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
 
 
-def _wait_for_thread_record(proc: subprocess.Popen, receipt: Path) -> None:
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        if receipt.exists() and '"record": "thread"' in receipt.read_text():
-            return
-        assert proc.poll() is None, proc.communicate()
-        time.sleep(0.05)
-    raise AssertionError("the first prune never recorded a thread")
-
-
 @pytest.mark.parametrize("kind", KINDS)
 def test_a_second_run_refuses_naming_the_holder_and_wait_waits(kind, request, tmp_path):
     backend = backend_for(kind, request)
@@ -45,7 +34,7 @@ def test_a_second_run_refuses_naming_the_holder_and_wait_waits(kind, request, tm
     before = run("transcript", "show", "-s", url, "-t", FREE, "-f", "json").out
     first = _start_prune(url, tmp_path / "first.jsonl")
     try:
-        _wait_for_thread_record(first, tmp_path / "first.jsonl")
+        wait_for_receipt_record(first, tmp_path / "first.jsonl")
         for args in (("thread", "prune", "-s", url, "--all", "--yes"), ("thread", "erase", "-s", url, "-t", FREE, "--yes")):
             res = run(*args)
             assert res.code == 10, (args, res.err)

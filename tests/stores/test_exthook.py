@@ -280,13 +280,9 @@ def test_inspecting_a_plain_store_imports_no_langchain_core_or_langsmith(sqlite_
 
 
 @pytest.fixture(scope="module")
-def demo_store(tmp_path_factory):
-    """``symfonic demo``'s store: real graphs, ``acme:eu:s-003`` waits at an interrupt."""
-    from tests.support.cli import run
-
-    path = tmp_path_factory.mktemp("demo") / "demo.db"
-    assert run("demo", str(path)).code == 0
-    return path
+def demo_store(demo_master):
+    """``symfonic demo``'s store: real graphs, ``acme:eu:s-003`` waits at an interrupt (only read)."""
+    return demo_master
 
 
 @pytest.mark.parametrize("args", [("thread", "show", "acme:eu:s-003"), ("thread", "history", "acme:eu:s-003")])

@@ -55,6 +55,23 @@ def run_process(*args: str, env: dict[str, str] | None = None, input: str | None
     return Result(proc.returncode, proc.stdout, proc.stderr)
 
 
+def wait_for_receipt_record(proc: subprocess.Popen, receipt: os.PathLike | str, record: str = "thread", timeout: float = 60) -> None:
+    """Until the receipt file of ``proc`` (a changing command started with ``--receipt``) holds a
+    ``record`` line: the run is past its plan and inside its first thread. AssertionError if the
+    process ends first or nothing comes in ``timeout`` seconds."""
+    import time
+    from pathlib import Path
+
+    path = Path(receipt)
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if path.exists() and f'"record": "{record}"' in path.read_text():
+            return
+        assert proc.poll() is None, proc.communicate()
+        time.sleep(0.05)
+    raise AssertionError(f"{proc.args!r} never recorded a {record}")
+
+
 def imports_of(argv: list[str], watched: tuple[str, ...]) -> tuple[str, list[str], object]:
     """``main(argv)`` in a fresh interpreter: what it printed, which of the ``watched`` modules
     it had imported by its end, and its exit code."""

@@ -13,7 +13,7 @@ from typing import Any
 # The graph builders the demo and the benchmarks share live in the library (symfonic_cli/demo/graphs.py).
 from symfonic_cli.demo.graphs import agent_graph, long_thread
 
-__all__ = ["ANSI", "BIG", "MULTIMODAL", "SECRET_SENTENCE", "UNICODE", "Scenario", "agent_graph", "long_thread", "scenarios", "write_scenarios"]
+__all__ = ["ANSI", "BIG", "MULTIMODAL", "SECRET_SENTENCE", "UNICODE", "Scenario", "agent_graph", "long_thread", "scenarios", "write_greetings", "write_scenarios"]
 
 ANSI = "\x1b[31mRED\x1b[0m \x1b]0;pwned-title\x07 bell\x07 [bold red]markup[/bold red] \x9b31m c1 \u202eexe.txt\u202c"
 BIG = ("fifty kilobytes of text " * 2200)[:50_000]
@@ -86,3 +86,20 @@ def write_scenarios(checkpointer, only: list[str] | None = None) -> list[Scenari
                 graph.invoke({"messages": turn}, config)
         written.append(sc)
     return written
+
+
+def write_greetings(backend: Any, keys: list[str]) -> str:
+    """A new store of ``backend`` holding one thread per key, each a greeting ("hello from <key>")
+    written by a real graph that only records it."""
+    from langchain_core.messages import HumanMessage
+    from langgraph.graph import START, MessagesState, StateGraph
+
+    b = StateGraph(MessagesState)
+    b.add_node("noop", lambda state: {})
+    b.add_edge(START, "noop")
+    url = backend.new_store(scenarios=False)
+    with backend.saver(url) as saver:
+        graph = b.compile(checkpointer=saver)
+        for key in keys:
+            graph.invoke({"messages": [HumanMessage(content=f"hello from {key}")]}, {"configurable": {"thread_id": key}})
+    return url

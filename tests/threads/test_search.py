@@ -67,10 +67,10 @@ def _write(saver) -> None:
             graph.invoke({"messages": msgs}, config)
 
 
-@pytest.fixture
-def store(any_kind):
-    url = any_kind.new_store(scenarios=False)
-    with any_kind.saver(url) as saver:
+@pytest.fixture(scope="module")
+def store(shared_kind):  # only read by the tests
+    url = shared_kind.new_store(scenarios=False)
+    with shared_kind.saver(url) as saver:
         _write(saver)
     return url
 

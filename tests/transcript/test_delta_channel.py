@@ -9,23 +9,18 @@ import json
 
 import pytest
 
-from tests.conftest import backend_for
 from tests.support import backends
 from tests.support.cli import run
-from tests.support.delta_scenarios import DELTA_KEYS, delta_graph, write_delta_scenarios
+from tests.support.delta_scenarios import DELTA_KEYS, delta_graph
 
 FREQUENCIES = (1, 3, 100)
 
 
 @pytest.fixture(scope="module", params=[(k, f) for k in backends.KINDS for f in FREQUENCIES], ids=lambda p: f"{p[0]}-{p[1]}")
-def delta_store(request):
-    """``(url, saver context, frequency)``: a store the delta scenarios were written into by real graphs."""
+def delta_store(request, delta_stores):
+    """``(backend, url, frequency)``: a store the delta scenarios were written into by real graphs."""
     kind, freq = request.param
-    backend = backend_for(kind, request)
-    url = backend.new_store(scenarios=False)
-    with backend.saver(url) as saver:
-        write_delta_scenarios(saver, freq)
-    return backend, url, freq
+    return (*delta_stores(kind, freq, request), freq)
 
 
 def _reference(backend, url, freq, key):
