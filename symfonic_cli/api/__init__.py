@@ -15,7 +15,7 @@ _HOME = {
     "erase": "changes", "export": "changes", "migrate": "changes", "prune": "changes", "rewind": "changes",
     "Plan": "plans", "execute": "plans", "plan_erase": "plans", "plan_export": "plans", "plan_migrate": "plans",
     "plan_prune": "plans", "plan_rewind": "plans",
-    "Record": "store", "Store": "store", "open_store": "store", "RunResult": "symfonic_cli.changes.result",
+    "Record": "store", "Store": "store", "open_store": "opening", "RunResult": "symfonic_cli.changes.result",
 }
 
 __all__ = ["Plan", "Record", "RunResult", "Store", "erase", "execute", "export", "migrate", "open_store", "plan_erase",
@@ -28,7 +28,8 @@ if TYPE_CHECKING:
     from symfonic_cli.api.plans import (
         Plan, execute, plan_erase, plan_export, plan_migrate, plan_prune, plan_rewind,
     )
-    from symfonic_cli.api.store import Record, Store, open_store
+    from symfonic_cli.api.opening import open_store
+    from symfonic_cli.api.store import Record, Store
     from symfonic_cli.changes.result import RunResult
 
 

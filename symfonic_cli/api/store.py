@@ -8,96 +8,11 @@ carrying the command's exit code (an unknown thread: ``NotFoundError``, 3).
 from __future__ import annotations
 
 from datetime import datetime, timedelta
-from typing import Any
 
 from symfonic_cli.api.arguments import checked
+from symfonic_cli.api.records import Record, ThreadRow, TranscriptRows, _instant
 from symfonic_cli.errors import UsageError
 from symfonic_cli.vocabulary import SPEAKERS, one_of
-
-
-class TranscriptRows(list):
-    """``Store.transcript``'s rows (a list), with what ``transcript show`` prints beside them on
-    stderr as data: ``.warnings`` (messages shown from their raw fields: a class not on the safe
-    list, an odd field) and ``.not_read_by_application`` (why symfonic-core's own get_transcript
-    and restart-resume read none of these messages; None: they read them), which every row carries too."""
-
-    def __init__(self, rows: list[Any], *, warnings: list[str], not_read_by_application: str | None) -> None:
-        super().__init__(rows)
-        self.warnings = list(warnings)
-        self.not_read_by_application = not_read_by_application
-
-
-class Record:
-    """One row of an answer: its fields as attributes (``.key``, ``.status``, ...) and, with
-    ``to_json()``, the record the command prints with ``-f json``. Time fields are
-    timezone-aware datetimes (or None); in ``to_json()`` they are ISO 8601 text in UTC."""
-
-    __slots__ = ("_json", "_values")
-
-    def __init__(self, json: dict[str, Any], values: dict[str, Any] | None = None) -> None:
-        self._json = json
-        self._values = {**json, **(values or {})}
-
-    def __getattr__(self, name: str) -> Any:
-        try:
-            return self._values[name]
-        except KeyError:
-            raise AttributeError(name) from None
-
-    def __getitem__(self, name: str) -> Any:
-        return self._values[name]
-
-    def keys(self):
-        return self._values.keys()
-
-    def to_json(self) -> dict[str, Any]:
-        import copy
-
-        return copy.deepcopy(self._json)
-
-    def json_view(self) -> dict[str, Any]:
-        """``to_json()`` without the copy, for a caller inside symfonic that only reads it (the MCP
-        server's answers, where the deep copy was an eighth of a listing's time)."""
-        return self._json
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, Record) and other._values == self._values
-
-    def __repr__(self) -> str:
-        return f"Record({self._values!r})"
-
-
-class ThreadRow(Record):
-    """A ``Store.threads()`` row. ``.status`` is there without ``status=``/``with_size``-style
-    asking: when the listing did not read it, it is read for this thread when first asked for (as
-    ``thread_state(key).status``, on the same open store), so a caller printing a few rows pays
-    for those only. ``to_json()`` stays the command's record (status only when asked for)."""
-
-    __slots__ = ("_read_status",)
-
-    def __init__(self, json: dict[str, Any], values: dict[str, Any], read_status: Any) -> None:
-        super().__init__(json, values)
-        self._read_status = read_status
-
-    def _status(self) -> None:
-        if "status" not in self._values:
-            self._values["status"] = self._read_status(self._values["key"])
-
-    def __getattr__(self, name: str) -> Any:
-        if name == "status":
-            self._status()
-        return super().__getattr__(name)
-
-    def __getitem__(self, name: str) -> Any:
-        if name == "status":
-            self._status()
-        return super().__getitem__(name)
-
-
-def _instant(text: str | None) -> datetime | None:
-    if text is None:
-        return None
-    return datetime.fromisoformat(text[:-1] + "+00:00" if text.endswith("Z") else text)
 
 
 def _bound(name: str, value, *, until: bool) -> datetime | None:
@@ -129,8 +44,9 @@ def _duration(name: str, value) -> timedelta:
 class Store:
     """A store opened read-only (``open_store``); use it in a ``with`` block, or call ``close()``."""
 
-    def __init__(self, backend) -> None:
+    def __init__(self, backend, *, zone=None) -> None:
         self._store = backend
+        self._zone = zone  # where a time typed without an offset is (None: UTC); a front end's --tz
         self.location = backend.location.display  # passwords masked
         self.kind = backend.location.kind
 
@@ -142,6 +58,11 @@ class Store:
 
     def close(self) -> None:
         self._store.close()
+
+    def connection_lost(self) -> bool:
+        """After a StoreError: whether the connection itself was lost (a server restarted, a network
+        dropped), so that opening the store again may answer."""
+        return bool(self._store.connection_lost())
 
     def _thread(self, key: str) -> None:
         from symfonic_cli.suggestions import require_thread
@@ -368,32 +289,3 @@ class Store:
         hits = search(self._store, text, case_sensitive=case_sensitive, tools=tools, tenant=tenant, sub_tenant=sub_tenant,
                       session=session, window=window, limit=limit)
         return [Record(h.to_json(JSON_SNIPPET), {"timestamp": h.timestamp}) for h in hits]
-
-
-@checked
-def open_store(location, **options) -> Store:
-    """Open a store strictly read-only: a URL, a SQLite file path (str or Path) or a config name.
-
-    ``options`` are the root options: ``connect_timeout`` (seconds, default 10), ``pg_schema``,
-    ``checkpoint_collection``, ``writes_collection``; a config entry's options apply under them."""
-    from symfonic_cli.stores import open_read_only
-
-    return Store(open_read_only(store_argument("open_store", location, options), **options))
-
-
-def store_argument(name: str, value, options: dict[str, Any]):
-    """A store the Python API is given (a URL, a SQLite file path, str or Path, or a config name)
-    and its options, checked: the StoreLocation, or a UsageError naming ``name``."""
-    import os
-
-    from symfonic_cli.kinds import CONNECTION_OPTIONS
-    from symfonic_cli.location import resolve_store
-
-    if isinstance(value, os.PathLike):
-        value = os.fspath(value)
-    if not isinstance(value, str) or not value:
-        raise UsageError(f"{name} needs a store: a URL, a file path or a configured name")
-    unknown = sorted(set(options) - set(CONNECTION_OPTIONS))
-    if unknown:
-        raise UsageError(f"unknown store option '{unknown[0]}'", hint=f"use any of: {', '.join(CONNECTION_OPTIONS)}")
-    return resolve_store(value)

@@ -124,20 +124,19 @@ def store_options(location: StoreLocation, env: Environment | None = None) -> di
 
 
 def open_for_reading(store_opt: Optional[str], *, environment: Environment | None = None, **options: Any) -> "Store":
-    """The store, opened read-only (the one opener of every front end); use it in a ``with`` block, which closes it."""
-    from symfonic_cli.stores import open_read_only
+    """The store's own object, opened read-only by the one opener (api/opening.py), for the changing
+    commands' selection; a reading command opens the API's Store (``api.opening.open_reading``)."""
+    from symfonic_cli.api.opening import open_backend
 
-    location = resolve_store(store_opt)
     env = environment or _this_run()
-    store = open_read_only(location, **{**env.connection, **options})
-    write_open_warnings(store, env.stderr)
-    return store
+    return open_backend(resolve_store(store_opt), {**env.connection, **options}, warnings=env.stderr)
 
 
 def write_open_warnings(store: Store, stderr: TextIO) -> None:
-    """What the driver warned about while opening (only MongoDB's driver warns), a line each."""
-    for line in store.open_warnings:
-        stderr.write(f"symfonic: warning: {line}\n")
+    """``api.opening.write_open_warnings`` (the changing runs' report writes them as it opens)."""
+    from symfonic_cli.api.opening import write_open_warnings as write
+
+    write(store, stderr)
 
 
 def one_thread(thread: list[str] | None, tenant: str | None, sub_tenant: str | None, session: str | None) -> str:

@@ -1,0 +1,72 @@
+"""Opening a store to read: the one opener of every front end (the command line, the browser, the
+MCP server) and of ``open_store``. A store is opened strictly read-only; the root options apply
+over its config entry's; what the driver warned about while opening is written where asked."""
+
+from __future__ import annotations
+
+from typing import Any, TextIO
+
+from symfonic_cli.api.arguments import checked
+from symfonic_cli.api.store import Store
+from symfonic_cli.errors import UsageError
+
+# typing.TYPE_CHECKING without importing typing's names at run time.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from symfonic_cli.environment import Environment
+    from symfonic_cli.location import StoreLocation
+
+
+def open_backend(location: StoreLocation, options: dict[str, Any], *, warnings: TextIO | None = None) -> Any:
+    """The store at ``location`` opened read-only (the stores' own object: what the API's ``Store``
+    reads through); the driver's opening warnings (only MongoDB's warns) written to ``warnings``."""
+    from symfonic_cli.stores import open_read_only
+
+    backend = open_read_only(location, **options)
+    if warnings is not None:
+        write_open_warnings(backend, warnings)
+    return backend
+
+
+def write_open_warnings(backend: Any, stderr: TextIO) -> None:
+    """What the driver warned about while opening (only MongoDB's driver warns), a line each."""
+    for line in backend.open_warnings:
+        stderr.write(f"symfonic: warning: {line}\n")
+
+
+def open_reading(store: str | None, environment: Environment, *, zone: Any = None, **options: Any) -> Store:
+    """``--store`` (None: $SYMFONIC_STORE, a config's default) opened read-only for a front end: the
+    run's root options (``environment.connection``) over the config entry's, the opening warnings on
+    its stderr. ``zone``: where a time typed without an offset is (a command's ``--tz``; None: UTC)."""
+    from symfonic_cli.location import resolve_store
+
+    location = resolve_store(store)
+    backend = open_backend(location, {**environment.connection, **options}, warnings=environment.stderr)
+    return Store(backend, zone=zone)
+
+
+@checked
+def open_store(location: Any, **options: Any) -> Store:
+    """Open a store strictly read-only: a URL, a SQLite file path (str or Path) or a config name.
+
+    ``options`` are the root options: ``connect_timeout`` (seconds, default 10), ``pg_schema``,
+    ``checkpoint_collection``, ``writes_collection``; a config entry's options apply under them."""
+    return Store(open_backend(store_argument("open_store", location, options), options))
+
+
+def store_argument(name: str, value: Any, options: dict[str, Any]) -> StoreLocation:
+    """A store the Python API is given (a URL, a SQLite file path, str or Path, or a config name)
+    and its options, checked: the StoreLocation, or a UsageError naming ``name``."""
+    import os
+
+    from symfonic_cli.kinds import CONNECTION_OPTIONS
+    from symfonic_cli.location import resolve_store
+
+    if isinstance(value, os.PathLike):
+        value = os.fspath(value)
+    if not isinstance(value, str) or not value:
+        raise UsageError(f"{name} needs a store: a URL, a file path or a configured name")
+    unknown = sorted(set(options) - set(CONNECTION_OPTIONS))
+    if unknown:
+        raise UsageError(f"unknown store option '{unknown[0]}'", hint=f"use any of: {', '.join(CONNECTION_OPTIONS)}")
+    return resolve_store(value)
