@@ -4,15 +4,15 @@ over its config entry's; what the driver warned about while opening is written w
 
 from __future__ import annotations
 
-from typing import Any, TextIO
-
-from symfonic_cli.api.arguments import checked
+from symfonic_cli.api.checks import checked
 from symfonic_cli.api.store import Store
 from symfonic_cli.errors import UsageError
 
 # typing.TYPE_CHECKING without importing typing's names at run time.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any, TextIO
+
     from symfonic_cli.environment import Environment
     from symfonic_cli.location import StoreLocation
 
@@ -34,15 +34,18 @@ def write_open_warnings(backend: Any, stderr: TextIO) -> None:
         stderr.write(f"symfonic: warning: {line}\n")
 
 
-def open_reading(store: str | None, environment: Environment, *, zone: Any = None, **options: Any) -> Store:
+def open_reading(store: str | None, environment: Environment, *, zone: Any = None, parsed: bool = True,
+                 **options: Any) -> Store:
     """``--store`` (None: $SYMFONIC_STORE, a config's default) opened read-only for a front end: the
     run's root options (``environment.connection``) over the config entry's, the opening warnings on
-    its stderr. ``zone``: where a time typed without an offset is (a command's ``--tz``; None: UTC)."""
+    its stderr. ``zone``: where a time typed without an offset is (a command's ``--tz``; None: UTC).
+    ``parsed``: the command line's parser checked the arguments (the browser's and the MCP server's
+    calls are checked by the API, as any caller's: False)."""
     from symfonic_cli.location import resolve_store
 
     location = resolve_store(store)
     backend = open_backend(location, {**environment.connection, **options}, warnings=environment.stderr)
-    return Store(backend, zone=zone)
+    return Store(backend, zone=zone, parsed=parsed)
 
 
 @checked

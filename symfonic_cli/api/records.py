@@ -4,9 +4,13 @@ the command says beside its rows (warnings, threads it could not read) as data."
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from datetime import datetime
-from typing import Any
+
+# typing.TYPE_CHECKING without importing typing (the quick route loads this module).
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+    from typing import Any
 
 
 class TranscriptRows(list):
@@ -100,6 +104,16 @@ class Rows(list):
 
     def __init__(self, rows: Any = (), *, warnings: list[str] | None = None) -> None:
         super().__init__(rows)
+        self.warnings = list(warnings or ())
+
+
+class Noted(Record):
+    """A record with what the command says on stderr beside it: ``.warnings``, a line each."""
+
+    __slots__ = ("warnings",)
+
+    def __init__(self, json: dict[str, Any], values: dict[str, Any] | None = None, *, warnings: list[str] | None = None) -> None:
+        super().__init__(json, values)
         self.warnings = list(warnings or ())
 
 

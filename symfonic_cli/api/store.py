@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta
 
-from symfonic_cli.api.arguments import checked
-from symfonic_cli.api.records import Record, ThreadRow, TranscriptRows, _instant
+from symfonic_cli.api.checks import checked
+from symfonic_cli.api.records import InfoRecord, Noted, Record, Rows, ThreadRow, TranscriptRows, _instant
 from symfonic_cli.errors import UsageError
 from symfonic_cli.vocabulary import SPEAKERS, one_of
 
@@ -44,8 +44,9 @@ def _duration(name: str, value) -> timedelta:
 class Store:
     """A store opened read-only (``open_store``); use it in a ``with`` block, or call ``close()``."""
 
-    def __init__(self, backend, *, zone=None) -> None:
+    def __init__(self, backend, *, zone=None, parsed: bool = False) -> None:
         self._store = backend
+        self._parsed = parsed  # a command line's parser checked the arguments (api/checks.py)
         self._zone = zone  # where a time typed without an offset is (None: UTC); a front end's --tz
         self.location = backend.location.display  # passwords masked
         self.kind = backend.location.kind
@@ -71,11 +72,12 @@ class Store:
             raise UsageError("a thread key is a non-empty string")
         require_thread(self._store, key)
 
-    def info(self) -> Record:
-        """``store info``."""
+    def info(self) -> InfoRecord:
+        """``store info``: ``to_json()`` its JSON record, ``pairs()`` what its table shows."""
         from symfonic_cli.listing import info_pairs
 
-        return Record(dict(info_pairs(self._store.info(), json=True)))
+        i = self._store.info()
+        return InfoRecord(dict(info_pairs(i, json=True)), info_pairs(i, json=False))
 
     @checked
     def threads(
@@ -179,37 +181,42 @@ class Store:
         return read_retained(self._store, key)
 
     @checked
-    def thread_state(self, key: str) -> Record:
+    def thread_state(self, key: str) -> Noted:
         """``thread show``: ``.status``, ``.next``, ``.interrupts``, ``.errors``, ... and ``.namespaces_state``
-        (each namespace's run state, the JSON's ``namespaces`` list)."""
+        (each namespace's run state, the JSON's ``namespaces`` list); ``.warnings``: what the
+        command says on stderr (values shown from their raw fields)."""
         from symfonic_cli.threadstate.show import thread_state
 
         self._thread(key)
-        record, namespaces, _warnings = thread_state(self._store, key)
+        record, namespaces, warnings = thread_state(self._store, key)
         doc = {k: v for k, v in record.items() if k != "created"}
         doc["namespaces"] = namespaces
-        return Record(doc, {"created": record.get("created"), "namespace_count": record["namespaces"]})
+        return Noted(doc, {"created": record.get("created"), "namespace_count": record["namespaces"]}, warnings=warnings)
 
     @checked
-    def history(self, key: str, *, namespace: str | None = None, limit: int | None = None) -> list:
+    def history(self, key: str, *, namespace: str | None = None, limit: int | None = None) -> Rows:
         """``thread history``: every checkpoint, newest first (``HistoryEntry``: ``.checkpoint_id``,
-        ``.step``, ``.writes``, ``.marks``, ...; ``to_json()`` is the command's record)."""
+        ``.step``, ``.writes``, ``.marks``, ...; ``to_json()`` is the command's record); the list's
+        ``.warnings``: the classes shown from their raw fields, as the command says them."""
         from symfonic_cli.history.history import build_history
 
         self._thread(key)
-        return build_history(self._store, key, namespace=namespace, limit=limit).entries
+        result = build_history(self._store, key, namespace=namespace, limit=limit)
+        return Rows(result.entries, warnings=result.warnings)
 
     @checked
-    def diff(self, key: str, a: str | int, b: str | int, *, namespace: str | None = None):
+    def diff(self, key: str, a: str | int, b: str | int, *, namespace: str | None = None, lean: bool = False):
         """``thread diff``: what changed from checkpoint ``a`` to ``b`` (ids, or -1 for the latest,
-        -2 for the one before, ...); ``to_json()`` is the command's document."""
+        -2 for the one before, ...); ``to_json()`` is the command's document, ``.warnings`` what it
+        says on stderr. ``lean``: messages read from their stored fields (role and content, what
+        the command's text and table show), quicker; the JSON document is the one without it."""
         from symfonic_cli.history.diff import diff_checkpoints
 
         refs = [str(r) for r in (a, b)]
         if any(not r for r in refs):
             raise UsageError("a checkpoint id is empty")
         self._thread(key)
-        return diff_checkpoints(self._store, key, refs[0], refs[1], namespace=namespace)
+        return diff_checkpoints(self._store, key, refs[0], refs[1], namespace=namespace, lean=lean)
 
     @checked
     def compat_report(

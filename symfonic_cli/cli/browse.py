@@ -37,7 +37,7 @@ def browse(store: StoreOpt = None) -> None:
     from symfonic_cli.api.opening import open_reading
     from symfonic_cli.browse.source import FIRST_PAGE, Filters, Source
 
-    source = Source(open_reading(store, env), store_arg=store)
+    source = Source(open_reading(store, env, parsed=False), store_arg=store)
     source.read_early(Filters(), FIRST_PAGE)  # while Textual is imported and started
     from symfonic_cli.browse.app import BrowseApp, keymap_from_config
 

@@ -11,7 +11,6 @@ from symfonic_cli.listing import (
     activity_window,
     check_run_state_options,
     check_tenant,
-    info_pairs,
     is_plain,
     plain_records,
     run_state_records,
@@ -195,7 +194,9 @@ def store_info(store: Optional[str], fmt: Optional[str], environment: Environmen
     out_format = check_format(fmt, env=environment)
     from symfonic_cli import render
 
-    with open_for_reading(store, environment=environment) as st:
-        i = st.info()
-    pairs = info_pairs(i, json=render.is_data(out_format))
+    from symfonic_cli.api.opening import open_reading
+
+    with open_reading(store, environment) as st:
+        info = st.info()
+    pairs = list(info.json_view().items()) if render.is_data(out_format) else info.pairs()
     render.write_pairs(pairs, fmt=out_format, title="store info", environment=environment)

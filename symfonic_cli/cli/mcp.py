@@ -67,7 +67,7 @@ def _serve(store_opt: Optional[str], scope: Scope, max_rows: int, max_chars: int
     env = environment()
     log = AccessLog(access_log or default_path())
     try:
-        with open_reading(store_opt, env) as opened, ExitStack() as reopened:
+        with open_reading(store_opt, env, parsed=False) as opened, ExitStack() as reopened:
             from symfonic_cli.mcp import server as mcp_server
 
             current = opened  # the Store calls go to: a new one after a lost connection
@@ -82,7 +82,7 @@ def _serve(store_opt: Optional[str], scope: Scope, max_rows: int, max_chars: int
                 env.stderr.flush()
                 current.close()  # the lost connection (closed again on the way out: a no-op)
                 try:
-                    fresh = reopened.enter_context(open_reading(store_opt, env))
+                    fresh = reopened.enter_context(open_reading(store_opt, env, parsed=False))
                 except SymfonicError:
                     return None  # still unreachable: this call fails, the next tries again
                 current = fresh
