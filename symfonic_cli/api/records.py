@@ -107,6 +107,14 @@ class Rows(list):
         self.warnings = list(warnings or ())
 
 
+class Recalled(Rows):
+    """``Store.resume_window``'s rows, and ``.reason``: why a restart recalls nothing (None: it recalls them)."""
+
+    def __init__(self, rows: Any = (), *, warnings: list[str] | None = None, reason: str | None = None) -> None:
+        super().__init__(rows, warnings=warnings)
+        self.reason = reason
+
+
 class Noted(Record):
     """A record with what the command says on stderr beside it: ``.warnings``, a line each."""
 

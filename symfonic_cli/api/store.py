@@ -10,9 +10,20 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 
 from symfonic_cli.api.checks import checked
-from symfonic_cli.api.records import InfoRecord, Noted, Record, Rows, ThreadRow, TranscriptRows, _instant
+from symfonic_cli.api.records import InfoRecord, Noted, Recalled, Record, Rows, ThreadRow, TranscriptRows, _instant
 from symfonic_cli.errors import UsageError
 from symfonic_cli.vocabulary import SPEAKERS, one_of
+
+
+def parse_speakers(text: str, *, option: str) -> set[str] | None:
+    """``speaker`` (``--speaker``): one role, a comma list of roles or ``all`` (None: every row);
+    a UsageError naming ``option`` for another word."""
+    from symfonic_cli.transcript.rows import parse_speakers as parse
+
+    try:
+        return parse(text)
+    except ValueError as exc:
+        raise UsageError(f"unknown {option} '{exc.args[0]}'", hint=f"use {one_of(SPEAKERS)}, or a comma list") from None
 
 
 def _bound(name: str, value, *, until: bool) -> datetime | None:
@@ -132,19 +143,15 @@ class Store:
         limit: int | None = None,
         tools: bool = False,
         checkpoint: str | None = None,
-    ) -> list:
+    ) -> TranscriptRows:
         """``transcript show``: rows with ``.index .role .content .message_id .timestamp`` (an aware
         datetime or None) and ``.not_read_by_application``; ``to_json(tools)`` is the command's JSON
         record. The list (``TranscriptRows``) also holds what the command says on stderr:
         ``.warnings`` and ``.not_read_by_application``."""
         from symfonic_cli.memory.latest import with_application_note
-        from symfonic_cli.transcript import rows as tx
         from symfonic_cli.transcript.read import read_transcript
 
-        try:
-            speakers = tx.parse_speakers(speaker)
-        except ValueError as exc:
-            raise UsageError(f"unknown speaker '{exc.args[0]}'", hint=f"use {one_of(SPEAKERS)}, or a comma list") from None
+        speakers = parse_speakers(speaker, option="speaker")
         if index is not None and (since is not None or until is not None):
             raise UsageError("index and since/until are mutually exclusive, as in get_transcript")
         lo, hi = _bound("since", since, until=False), _bound("until", until, until=True)
@@ -157,17 +164,18 @@ class Store:
         return TranscriptRows(result.rows, warnings=result.warnings, not_read_by_application=unread)
 
     @checked
-    def resume_window(self, key: str, *, max_entries: int = 10) -> list:
+    def resume_window(self, key: str, *, max_entries: int = 10) -> Recalled:
         """``transcript show --resume-window``: the rows symfonic-core's restart-resume replays into a
         fresh working deque of ``max_entries``, oldest first: ``ResumeRow`` with ``.speaker .turn_id
         .content .timestamp``; ``to_json()`` is the command's JSON record. Empty when a restart
-        recalls nothing (``transcript show --resume-window`` says why)."""
+        recalls nothing: the list's ``.reason`` says why (None when there are rows); ``.warnings``."""
         from symfonic_cli.memory.resume import read_resume_window
 
         if not isinstance(max_entries, int) or isinstance(max_entries, bool) or max_entries < 0:
             raise UsageError(f"max_entries must be a whole number >= 0, not {max_entries!r}")
         self._thread(key)
-        return read_resume_window(self._store, key, max_entries=max_entries).rows
+        window = read_resume_window(self._store, key, max_entries=max_entries)
+        return Recalled(window.rows, warnings=window.warnings, reason=window.reason)
 
     @checked
     def retained(self, key: str) -> list:
