@@ -10,7 +10,7 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 
 from symfonic_cli.api.checks import checked
-from symfonic_cli.api.records import InfoRecord, Noted, Recalled, Record, Rows, ThreadRow, TranscriptRows, _instant
+from symfonic_cli.api.records import InfoRecord, Noted, Recalled, Record, Rows, Stream, ThreadRow, TranscriptRows, _instant
 from symfonic_cli.errors import UsageError
 from symfonic_cli.vocabulary import SPEAKERS, one_of
 
@@ -24,6 +24,16 @@ def parse_speakers(text: str, *, option: str) -> set[str] | None:
         return parse(text)
     except ValueError as exc:
         raise UsageError(f"unknown {option} '{exc.args[0]}'", hint=f"use {one_of(SPEAKERS)}, or a comma list") from None
+
+
+def activity_window(inactive_for: str | None = None, inactive_since: str | None = None, active_within: str | None = None,
+                    since: str | datetime | None = None, until: str | datetime | None = None, *, zone=None):
+    """The window of last activity the options ask for (retention/window.py; None without any),
+    times typed without an offset in ``zone`` (UTC by default). A front end calls it to judge the
+    options before it opens a store; the Store's methods read them with it."""
+    from symfonic_cli.listing import activity_window as window
+
+    return window(inactive_for, inactive_since, active_within, since, until, tz=zone)
 
 
 def _bound(name: str, value, *, until: bool) -> datetime | None:
@@ -290,17 +300,43 @@ class Store:
         """``threads search``: one row per matching message (``.key .index .role .timestamp`` (an
         aware datetime or None) ``.snippet .message_id .field .checkpoint_id``), in the command's order."""
         from symfonic_cli.limits import JSON_SNIPPET
-        from symfonic_cli.search.run import search
 
         if not isinstance(text, str) or not text:
             raise UsageError("search needs a text")
-        if session is not None and not session:
-            raise UsageError("session is empty")
-        window = None
-        if inactive_for is not None or inactive_since is not None or active_within is not None:
-            from symfonic_cli.retention.window import window as activity_window
-
-            window = activity_window(inactive_for=inactive_for, inactive_since=inactive_since, active_within=active_within)
-        hits = search(self._store, text, case_sensitive=case_sensitive, tools=tools, tenant=tenant, sub_tenant=sub_tenant,
-                      session=session, window=window, limit=limit)
+        hits = self.matches(text, case_sensitive=case_sensitive, tools=tools, tenant=tenant, sub_tenant=sub_tenant,
+                            session=session, inactive_for=inactive_for, inactive_since=inactive_since,
+                            active_within=active_within, limit=limit)
         return [Record(h.to_json(JSON_SNIPPET), {"timestamp": h.timestamp}) for h in hits]
+
+    @checked
+    def matches(
+        self,
+        text: str,
+        *,
+        case_sensitive: bool = False,
+        tools: bool = False,
+        tenant: str | None = None,
+        sub_tenant: str | None = None,
+        session: str | None = None,
+        inactive_for: str | None = None,
+        inactive_since: str | None = None,
+        active_within: str | None = None,
+        limit: int | None = None,
+    ) -> Stream:
+        """``threads search``'s hits as they are found, thread by thread (a page of hits reads the
+        threads it needs, not the store): ``Hit`` with ``.key .index .role .timestamp``, the message's
+        ``.text`` and ``.snippet(width)``; ``to_json(width)`` is the command's record. The stream's
+        ``.skipped``: the threads that could not be read, a line each with why (filled as it goes)."""
+        from symfonic_cli.search.run import search
+
+        if session is not None and not session:
+            raise UsageError(f"{self._option('session')} is empty")
+        window = activity_window(inactive_for, inactive_since, active_within, zone=self._zone)
+        skipped: list[str] = []
+        hits = search(self._store, text, case_sensitive=case_sensitive, tools=tools, tenant=tenant, sub_tenant=sub_tenant,
+                      session=session, window=window, limit=limit, skipped=skipped)
+        return Stream(hits, skipped=skipped, location=self.location)
+
+    def _option(self, name: str) -> str:
+        """An argument as its caller spells it: ``--sub-tenant`` on a command line, ``sub_tenant`` here."""
+        return "--" + name.replace("_", "-") if self._parsed else name
