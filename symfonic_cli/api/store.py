@@ -14,6 +14,11 @@ from symfonic_cli.api.records import InfoRecord, Noted, Recalled, Record, Rows, 
 from symfonic_cli.errors import UsageError
 from symfonic_cli.vocabulary import SPEAKERS, one_of
 
+# typing.TYPE_CHECKING without importing typing (the quick route loads this module).
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from symfonic_cli.api.compat import CompatAnswer
+
 
 def parse_speakers(text: str, *, option: str) -> set[str] | None:
     """``speaker`` (``--speaker``): one role, a comma list of roles or ``all`` (None: every row);
@@ -249,8 +254,27 @@ class Store:
     ):
         """``compat report``: the store's report (default), one thread's (``thread=KEY``) or a list of
         every thread's (``by_thread=True``); each has ``.findings()`` and ``to_json()``."""
+        answer = self.compat(thread=thread, by_thread=by_thread, grace=grace, current_format=current_format,
+                             envelope_key=envelope_key, now=now)
+        return list(answer.reports) if answer.mode == "by-thread" else answer.report
+
+    @checked
+    def compat(
+        self,
+        *,
+        thread: str | None = None,
+        by_thread: bool = False,
+        grace: str | timedelta = "15m",
+        current_format: int | None = None,
+        envelope_key: str | None = None,
+        now: datetime | None = None,
+    ) -> CompatAnswer:
+        """``compat report`` as its command renders it: a ``CompatAnswer`` (api/compat.py) with the
+        report (``.report``, or ``.reports`` by thread, streamed), its ``.findings``, the table's
+        ``.pairs(environment)`` and ``.failed(fail_on)``."""
         from datetime import timezone
 
+        from symfonic_cli.api.compat import CompatAnswer
         from symfonic_cli.compat import command as cc
         from symfonic_cli.compat.envelope import CURRENT_FORMAT, DEFAULT_ENVELOPE_KEY
 
@@ -267,8 +291,23 @@ class Store:
         if thread is not None:
             self._thread(thread)
             request.thread = thread
-        outcome = cc.run_report(self._store, request)
-        return list(outcome.reports or ()) if outcome.mode == cc.BY_THREAD else outcome.report
+        return CompatAnswer(cc.run_report(self._store, request))
+
+    @checked
+    def compat_checkpoints(self, key: str, *, envelope_key: str | None = None, current_format: int | None = None,
+                           checkpoint: str | None = None):
+        """``compat show``: every checkpoint of the thread with its envelope verdict, newest first
+        (``to_json()``: the command's record), or the one ``checkpoint`` names (``to_json(full=True)``)."""
+        from symfonic_cli.compat import command as cc
+        from symfonic_cli.compat.envelope import CURRENT_FORMAT, DEFAULT_ENVELOPE_KEY
+
+        found = DEFAULT_ENVELOPE_KEY if envelope_key is None else envelope_key
+        if not found:
+            raise UsageError(f"{self._option('envelope_key')} is empty")
+        self._thread(key)
+        return cc.checkpoint_verdicts(self._store, key, envelope_key=found,
+                                      current_format=CURRENT_FORMAT if current_format is None else current_format,
+                                      checkpoint=checkpoint)
 
     @checked
     def usage(self, *, top: int = 10, keep: int = 1) -> Record:
