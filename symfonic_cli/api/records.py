@@ -142,14 +142,17 @@ class InfoRecord(Record):
 class Stream:
     """Records read as they are iterated (a listing or a search streams: a page costs a page), and
     what the reading found on the way: ``.columns`` (the records' fields, in order), ``.undatable``
-    (threads whose activity has no time, counted as they stream), ``.skipped`` (threads that could
-    not be read, a line each with why)."""
+    (threads whose activity has no time, counted as they stream; ``.undatable_first``: those
+    counted before the first record), ``.status_unknown`` (why a status asked for only if the store
+    can tell it is not there), ``.skipped`` (threads that could not be read, a line each with why)."""
 
     def __init__(self, records: Iterator[Any], *, columns: tuple[str, ...] = (), undatable: list[int] | None = None,
                  skipped: list[str] | None = None, location: str = "") -> None:
         self._records = records
         self.columns = columns
         self._undatable = undatable if undatable is not None else [0]
+        self.undatable_first = 0  # counted before the first record (a listing in another order reads every row first)
+        self.status_unknown: str | None = None  # a listing asked for the status only if told: why it is not
         self.skipped = skipped if skipped is not None else []
         self.location = location
 

@@ -143,6 +143,44 @@ class Store:
             for r in records
         ]
 
+    @checked
+    def listing(
+        self,
+        *,
+        tenant: str | None = None,
+        sub_tenant: str | None = None,
+        session: str | None = None,
+        status: str | list[str] | None = None,
+        sort: str | None = None,
+        reverse: bool = False,
+        with_size: bool = False,
+        limit: int | None = None,
+        inactive_for: str | None = None,
+        inactive_since: str | None = None,
+        active_within: str | None = None,
+        since: datetime | str | None = None,
+        until: datetime | str | None = None,
+        first_message: bool = False,
+        status_if_told: bool = False,
+    ) -> Stream:
+        """``threads list``'s records (each the command's ``-f json`` record, a dict), streamed in
+        its order: a page costs a page. The arguments are ``threads``'s; ``first_message``: each
+        record also holds the thread's first user message (as stored); ``status_if_told``: a store
+        that cannot tell the status (an encrypted store without its key) lists without it, the
+        stream's ``.status_unknown`` saying why. ``.columns``, ``.undatable``: see ``Stream``."""
+        from symfonic_cli.api.listing import listing
+
+        if isinstance(status, str):
+            status = [status]
+        window = activity_window(inactive_for, inactive_since, active_within, since, until, zone=self._zone)
+        return listing(self._store, self.location, tenant=tenant, sub_tenant=sub_tenant, limit=limit, status=status,
+                       session=session, sort=sort, reverse=reverse, with_size=with_size, window=window,
+                       first_message=first_message, status_if_told=status_if_told)
+
+    def thread_count(self) -> int:
+        """How many threads the store holds (every one the listing lists)."""
+        return sum(1 for _ in self._store.list_threads())
+
     def _status_of(self, key: str) -> str:
         return str(self.thread_state(key).status)
 
