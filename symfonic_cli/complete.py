@@ -216,17 +216,17 @@ def thread_keys(args: list[str], incomplete: str) -> list[str]:
     if not store:
         return []
     try:
+        from symfonic_cli.api.opening import open_backend
         from symfonic_cli.location import resolve_store
-        from symfonic_cli.stores import open_store
 
         location = resolve_store(store)
-        options = dict(location.options)
+        options: dict[str, object] = {}  # over the config entry's (open_backend merges them)
         for opt, name in _CONNECTION.items():
             value = _option_value(args, (opt,))
             if value is not None:
                 options[name] = value
         options["connect_timeout"] = _TAB_CONNECT_TIMEOUT
-        with open_store(location, writable=False, **options) as opened:
+        with open_backend(location, options) as opened:
             keys = opened.thread_keys_with_prefix(incomplete, limit=MAX_KEYS)
     except Exception:
         return []

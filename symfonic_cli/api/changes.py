@@ -39,7 +39,7 @@ def _environment() -> Any:
 
 
 def _location(name: str, value, options: dict[str, Any]):
-    from symfonic_cli.api.store import store_argument
+    from symfonic_cli.api.opening import store_argument
     from symfonic_cli.stores import connection_options
 
     loc = store_argument(name, value, options)

@@ -8,96 +8,37 @@ carrying the command's exit code (an unknown thread: ``NotFoundError``, 3).
 from __future__ import annotations
 
 from datetime import datetime, timedelta
-from typing import Any
 
-from symfonic_cli.api.arguments import checked
+from symfonic_cli.api.checks import checked
+from symfonic_cli.api.records import InfoRecord, Noted, Recalled, Record, Rows, Stream, ThreadRow, TranscriptRows, _instant
 from symfonic_cli.errors import UsageError
 from symfonic_cli.vocabulary import SPEAKERS, one_of
 
-
-class TranscriptRows(list):
-    """``Store.transcript``'s rows (a list), with what ``transcript show`` prints beside them on
-    stderr as data: ``.warnings`` (messages shown from their raw fields: a class not on the safe
-    list, an odd field) and ``.not_read_by_application`` (why symfonic-core's own get_transcript
-    and restart-resume read none of these messages; None: they read them), which every row carries too."""
-
-    def __init__(self, rows: list[Any], *, warnings: list[str], not_read_by_application: str | None) -> None:
-        super().__init__(rows)
-        self.warnings = list(warnings)
-        self.not_read_by_application = not_read_by_application
+# typing.TYPE_CHECKING without importing typing (the quick route loads this module).
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from symfonic_cli.api.compat import CompatAnswer
 
 
-class Record:
-    """One row of an answer: its fields as attributes (``.key``, ``.status``, ...) and, with
-    ``to_json()``, the record the command prints with ``-f json``. Time fields are
-    timezone-aware datetimes (or None); in ``to_json()`` they are ISO 8601 text in UTC."""
+def parse_speakers(text: str, *, option: str) -> set[str] | None:
+    """``speaker`` (``--speaker``): one role, a comma list of roles or ``all`` (None: every row);
+    a UsageError naming ``option`` for another word."""
+    from symfonic_cli.transcript.rows import parse_speakers as parse
 
-    __slots__ = ("_json", "_values")
-
-    def __init__(self, json: dict[str, Any], values: dict[str, Any] | None = None) -> None:
-        self._json = json
-        self._values = {**json, **(values or {})}
-
-    def __getattr__(self, name: str) -> Any:
-        try:
-            return self._values[name]
-        except KeyError:
-            raise AttributeError(name) from None
-
-    def __getitem__(self, name: str) -> Any:
-        return self._values[name]
-
-    def keys(self):
-        return self._values.keys()
-
-    def to_json(self) -> dict[str, Any]:
-        import copy
-
-        return copy.deepcopy(self._json)
-
-    def json_view(self) -> dict[str, Any]:
-        """``to_json()`` without the copy, for a caller inside symfonic that only reads it (the MCP
-        server's answers, where the deep copy was an eighth of a listing's time)."""
-        return self._json
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, Record) and other._values == self._values
-
-    def __repr__(self) -> str:
-        return f"Record({self._values!r})"
+    try:
+        return parse(text)
+    except ValueError as exc:
+        raise UsageError(f"unknown {option} '{exc.args[0]}'", hint=f"use {one_of(SPEAKERS)}, or a comma list") from None
 
 
-class ThreadRow(Record):
-    """A ``Store.threads()`` row. ``.status`` is there without ``status=``/``with_size``-style
-    asking: when the listing did not read it, it is read for this thread when first asked for (as
-    ``thread_state(key).status``, on the same open store), so a caller printing a few rows pays
-    for those only. ``to_json()`` stays the command's record (status only when asked for)."""
+def activity_window(inactive_for: str | None = None, inactive_since: str | None = None, active_within: str | None = None,
+                    since: str | datetime | None = None, until: str | datetime | None = None, *, zone=None):
+    """The window of last activity the options ask for (retention/window.py; None without any),
+    times typed without an offset in ``zone`` (UTC by default). A front end calls it to judge the
+    options before it opens a store; the Store's methods read them with it."""
+    from symfonic_cli.listing import activity_window as window
 
-    __slots__ = ("_read_status",)
-
-    def __init__(self, json: dict[str, Any], values: dict[str, Any], read_status: Any) -> None:
-        super().__init__(json, values)
-        self._read_status = read_status
-
-    def _status(self) -> None:
-        if "status" not in self._values:
-            self._values["status"] = self._read_status(self._values["key"])
-
-    def __getattr__(self, name: str) -> Any:
-        if name == "status":
-            self._status()
-        return super().__getattr__(name)
-
-    def __getitem__(self, name: str) -> Any:
-        if name == "status":
-            self._status()
-        return super().__getitem__(name)
-
-
-def _instant(text: str | None) -> datetime | None:
-    if text is None:
-        return None
-    return datetime.fromisoformat(text[:-1] + "+00:00" if text.endswith("Z") else text)
+    return window(inactive_for, inactive_since, active_within, since, until, tz=zone)
 
 
 def _bound(name: str, value, *, until: bool) -> datetime | None:
@@ -129,8 +70,10 @@ def _duration(name: str, value) -> timedelta:
 class Store:
     """A store opened read-only (``open_store``); use it in a ``with`` block, or call ``close()``."""
 
-    def __init__(self, backend) -> None:
+    def __init__(self, backend, *, zone=None, parsed: bool = False) -> None:
         self._store = backend
+        self._parsed = parsed  # a command line's parser checked the arguments (api/checks.py)
+        self._zone = zone  # where a time typed without an offset is (None: UTC); a front end's --tz
         self.location = backend.location.display  # passwords masked
         self.kind = backend.location.kind
 
@@ -143,6 +86,11 @@ class Store:
     def close(self) -> None:
         self._store.close()
 
+    def connection_lost(self) -> bool:
+        """After a StoreError: whether the connection itself was lost (a server restarted, a network
+        dropped), so that opening the store again may answer."""
+        return bool(self._store.connection_lost())
+
     def _thread(self, key: str) -> None:
         from symfonic_cli.suggestions import require_thread
 
@@ -150,11 +98,12 @@ class Store:
             raise UsageError("a thread key is a non-empty string")
         require_thread(self._store, key)
 
-    def info(self) -> Record:
-        """``store info``."""
+    def info(self) -> InfoRecord:
+        """``store info``: ``to_json()`` its JSON record, ``pairs()`` what its table shows."""
         from symfonic_cli.listing import info_pairs
 
-        return Record(dict(info_pairs(self._store.info(), json=True)))
+        i = self._store.info()
+        return InfoRecord(dict(info_pairs(i, json=True)), info_pairs(i, json=False))
 
     @checked
     def threads(
@@ -194,6 +143,44 @@ class Store:
             for r in records
         ]
 
+    @checked
+    def listing(
+        self,
+        *,
+        tenant: str | None = None,
+        sub_tenant: str | None = None,
+        session: str | None = None,
+        status: str | list[str] | None = None,
+        sort: str | None = None,
+        reverse: bool = False,
+        with_size: bool = False,
+        limit: int | None = None,
+        inactive_for: str | None = None,
+        inactive_since: str | None = None,
+        active_within: str | None = None,
+        since: datetime | str | None = None,
+        until: datetime | str | None = None,
+        first_message: bool = False,
+        status_if_told: bool = False,
+    ) -> Stream:
+        """``threads list``'s records (each the command's ``-f json`` record, a dict), streamed in
+        its order: a page costs a page. The arguments are ``threads``'s; ``first_message``: each
+        record also holds the thread's first user message (as stored); ``status_if_told``: a store
+        that cannot tell the status (an encrypted store without its key) lists without it, the
+        stream's ``.status_unknown`` saying why. ``.columns``, ``.undatable``: see ``Stream``."""
+        from symfonic_cli.api.listing import listing
+
+        if isinstance(status, str):
+            status = [status]
+        window = activity_window(inactive_for, inactive_since, active_within, since, until, zone=self._zone)
+        return listing(self._store, self.location, tenant=tenant, sub_tenant=sub_tenant, limit=limit, status=status,
+                       session=session, sort=sort, reverse=reverse, with_size=with_size, window=window,
+                       first_message=first_message, status_if_told=status_if_told)
+
+    def thread_count(self) -> int:
+        """How many threads the store holds (every one the listing lists)."""
+        return sum(1 for _ in self._store.list_threads())
+
     def _status_of(self, key: str) -> str:
         return str(self.thread_state(key).status)
 
@@ -209,19 +196,15 @@ class Store:
         limit: int | None = None,
         tools: bool = False,
         checkpoint: str | None = None,
-    ) -> list:
+    ) -> TranscriptRows:
         """``transcript show``: rows with ``.index .role .content .message_id .timestamp`` (an aware
         datetime or None) and ``.not_read_by_application``; ``to_json(tools)`` is the command's JSON
         record. The list (``TranscriptRows``) also holds what the command says on stderr:
         ``.warnings`` and ``.not_read_by_application``."""
         from symfonic_cli.memory.latest import with_application_note
-        from symfonic_cli.transcript import rows as tx
         from symfonic_cli.transcript.read import read_transcript
 
-        try:
-            speakers = tx.parse_speakers(speaker)
-        except ValueError as exc:
-            raise UsageError(f"unknown speaker '{exc.args[0]}'", hint=f"use {one_of(SPEAKERS)}, or a comma list") from None
+        speakers = parse_speakers(speaker, option="speaker")
         if index is not None and (since is not None or until is not None):
             raise UsageError("index and since/until are mutually exclusive, as in get_transcript")
         lo, hi = _bound("since", since, until=False), _bound("until", until, until=True)
@@ -234,17 +217,18 @@ class Store:
         return TranscriptRows(result.rows, warnings=result.warnings, not_read_by_application=unread)
 
     @checked
-    def resume_window(self, key: str, *, max_entries: int = 10) -> list:
+    def resume_window(self, key: str, *, max_entries: int = 10) -> Recalled:
         """``transcript show --resume-window``: the rows symfonic-core's restart-resume replays into a
         fresh working deque of ``max_entries``, oldest first: ``ResumeRow`` with ``.speaker .turn_id
         .content .timestamp``; ``to_json()`` is the command's JSON record. Empty when a restart
-        recalls nothing (``transcript show --resume-window`` says why)."""
+        recalls nothing: the list's ``.reason`` says why (None when there are rows); ``.warnings``."""
         from symfonic_cli.memory.resume import read_resume_window
 
         if not isinstance(max_entries, int) or isinstance(max_entries, bool) or max_entries < 0:
             raise UsageError(f"max_entries must be a whole number >= 0, not {max_entries!r}")
         self._thread(key)
-        return read_resume_window(self._store, key, max_entries=max_entries).rows
+        window = read_resume_window(self._store, key, max_entries=max_entries)
+        return Recalled(window.rows, warnings=window.warnings, reason=window.reason)
 
     @checked
     def retained(self, key: str) -> list:
@@ -258,37 +242,42 @@ class Store:
         return read_retained(self._store, key)
 
     @checked
-    def thread_state(self, key: str) -> Record:
+    def thread_state(self, key: str) -> Noted:
         """``thread show``: ``.status``, ``.next``, ``.interrupts``, ``.errors``, ... and ``.namespaces_state``
-        (each namespace's run state, the JSON's ``namespaces`` list)."""
+        (each namespace's run state, the JSON's ``namespaces`` list); ``.warnings``: what the
+        command says on stderr (values shown from their raw fields)."""
         from symfonic_cli.threadstate.show import thread_state
 
         self._thread(key)
-        record, namespaces, _warnings = thread_state(self._store, key)
+        record, namespaces, warnings = thread_state(self._store, key)
         doc = {k: v for k, v in record.items() if k != "created"}
         doc["namespaces"] = namespaces
-        return Record(doc, {"created": record.get("created"), "namespace_count": record["namespaces"]})
+        return Noted(doc, {"created": record.get("created"), "namespace_count": record["namespaces"]}, warnings=warnings)
 
     @checked
-    def history(self, key: str, *, namespace: str | None = None, limit: int | None = None) -> list:
+    def history(self, key: str, *, namespace: str | None = None, limit: int | None = None) -> Rows:
         """``thread history``: every checkpoint, newest first (``HistoryEntry``: ``.checkpoint_id``,
-        ``.step``, ``.writes``, ``.marks``, ...; ``to_json()`` is the command's record)."""
+        ``.step``, ``.writes``, ``.marks``, ...; ``to_json()`` is the command's record); the list's
+        ``.warnings``: the classes shown from their raw fields, as the command says them."""
         from symfonic_cli.history.history import build_history
 
         self._thread(key)
-        return build_history(self._store, key, namespace=namespace, limit=limit).entries
+        result = build_history(self._store, key, namespace=namespace, limit=limit)
+        return Rows(result.entries, warnings=result.warnings)
 
     @checked
-    def diff(self, key: str, a: str | int, b: str | int, *, namespace: str | None = None):
+    def diff(self, key: str, a: str | int, b: str | int, *, namespace: str | None = None, lean: bool = False):
         """``thread diff``: what changed from checkpoint ``a`` to ``b`` (ids, or -1 for the latest,
-        -2 for the one before, ...); ``to_json()`` is the command's document."""
+        -2 for the one before, ...); ``to_json()`` is the command's document, ``.warnings`` what it
+        says on stderr. ``lean``: messages read from their stored fields (role and content, what
+        the command's text and table show), quicker; the JSON document is the one without it."""
         from symfonic_cli.history.diff import diff_checkpoints
 
         refs = [str(r) for r in (a, b)]
         if any(not r for r in refs):
             raise UsageError("a checkpoint id is empty")
         self._thread(key)
-        return diff_checkpoints(self._store, key, refs[0], refs[1], namespace=namespace)
+        return diff_checkpoints(self._store, key, refs[0], refs[1], namespace=namespace, lean=lean)
 
     @checked
     def compat_report(
@@ -303,8 +292,27 @@ class Store:
     ):
         """``compat report``: the store's report (default), one thread's (``thread=KEY``) or a list of
         every thread's (``by_thread=True``); each has ``.findings()`` and ``to_json()``."""
+        answer = self.compat(thread=thread, by_thread=by_thread, grace=grace, current_format=current_format,
+                             envelope_key=envelope_key, now=now)
+        return list(answer.reports) if answer.mode == "by-thread" else answer.report
+
+    @checked
+    def compat(
+        self,
+        *,
+        thread: str | None = None,
+        by_thread: bool = False,
+        grace: str | timedelta = "15m",
+        current_format: int | None = None,
+        envelope_key: str | None = None,
+        now: datetime | None = None,
+    ) -> CompatAnswer:
+        """``compat report`` as its command renders it: a ``CompatAnswer`` (api/compat.py) with the
+        report (``.report``, or ``.reports`` by thread, streamed), its ``.findings``, the table's
+        ``.pairs(environment)`` and ``.failed(fail_on)``."""
         from datetime import timezone
 
+        from symfonic_cli.api.compat import CompatAnswer
         from symfonic_cli.compat import command as cc
         from symfonic_cli.compat.envelope import CURRENT_FORMAT, DEFAULT_ENVELOPE_KEY
 
@@ -321,8 +329,23 @@ class Store:
         if thread is not None:
             self._thread(thread)
             request.thread = thread
-        outcome = cc.run_report(self._store, request)
-        return list(outcome.reports or ()) if outcome.mode == cc.BY_THREAD else outcome.report
+        return CompatAnswer(cc.run_report(self._store, request))
+
+    @checked
+    def compat_checkpoints(self, key: str, *, envelope_key: str | None = None, current_format: int | None = None,
+                           checkpoint: str | None = None):
+        """``compat show``: every checkpoint of the thread with its envelope verdict, newest first
+        (``to_json()``: the command's record), or the one ``checkpoint`` names (``to_json(full=True)``)."""
+        from symfonic_cli.compat import command as cc
+        from symfonic_cli.compat.envelope import CURRENT_FORMAT, DEFAULT_ENVELOPE_KEY
+
+        found = DEFAULT_ENVELOPE_KEY if envelope_key is None else envelope_key
+        if not found:
+            raise UsageError(f"{self._option('envelope_key')} is empty")
+        self._thread(key)
+        return cc.checkpoint_verdicts(self._store, key, envelope_key=found,
+                                      current_format=CURRENT_FORMAT if current_format is None else current_format,
+                                      checkpoint=checkpoint)
 
     @checked
     def usage(self, *, top: int = 10, keep: int = 1) -> Record:
@@ -354,46 +377,43 @@ class Store:
         """``threads search``: one row per matching message (``.key .index .role .timestamp`` (an
         aware datetime or None) ``.snippet .message_id .field .checkpoint_id``), in the command's order."""
         from symfonic_cli.limits import JSON_SNIPPET
-        from symfonic_cli.search.run import search
 
         if not isinstance(text, str) or not text:
             raise UsageError("search needs a text")
-        if session is not None and not session:
-            raise UsageError("session is empty")
-        window = None
-        if inactive_for is not None or inactive_since is not None or active_within is not None:
-            from symfonic_cli.retention.window import window as activity_window
-
-            window = activity_window(inactive_for=inactive_for, inactive_since=inactive_since, active_within=active_within)
-        hits = search(self._store, text, case_sensitive=case_sensitive, tools=tools, tenant=tenant, sub_tenant=sub_tenant,
-                      session=session, window=window, limit=limit)
+        hits = self.matches(text, case_sensitive=case_sensitive, tools=tools, tenant=tenant, sub_tenant=sub_tenant,
+                            session=session, inactive_for=inactive_for, inactive_since=inactive_since,
+                            active_within=active_within, limit=limit)
         return [Record(h.to_json(JSON_SNIPPET), {"timestamp": h.timestamp}) for h in hits]
 
+    @checked
+    def matches(
+        self,
+        text: str,
+        *,
+        case_sensitive: bool = False,
+        tools: bool = False,
+        tenant: str | None = None,
+        sub_tenant: str | None = None,
+        session: str | None = None,
+        inactive_for: str | None = None,
+        inactive_since: str | None = None,
+        active_within: str | None = None,
+        limit: int | None = None,
+    ) -> Stream:
+        """``threads search``'s hits as they are found, thread by thread (a page of hits reads the
+        threads it needs, not the store): ``Hit`` with ``.key .index .role .timestamp``, the message's
+        ``.text`` and ``.snippet(width)``; ``to_json(width)`` is the command's record. The stream's
+        ``.skipped``: the threads that could not be read, a line each with why (filled as it goes)."""
+        from symfonic_cli.search.run import search
 
-@checked
-def open_store(location, **options) -> Store:
-    """Open a store strictly read-only: a URL, a SQLite file path (str or Path) or a config name.
+        if session is not None and not session:
+            raise UsageError(f"{self._option('session')} is empty")
+        window = activity_window(inactive_for, inactive_since, active_within, zone=self._zone)
+        skipped: list[str] = []
+        hits = search(self._store, text, case_sensitive=case_sensitive, tools=tools, tenant=tenant, sub_tenant=sub_tenant,
+                      session=session, window=window, limit=limit, skipped=skipped)
+        return Stream(hits, skipped=skipped, location=self.location)
 
-    ``options`` are the root options: ``connect_timeout`` (seconds, default 10), ``pg_schema``,
-    ``checkpoint_collection``, ``writes_collection``; a config entry's options apply under them."""
-    from symfonic_cli.stores import open_read_only
-
-    return Store(open_read_only(store_argument("open_store", location, options), **options))
-
-
-def store_argument(name: str, value, options: dict[str, Any]):
-    """A store the Python API is given (a URL, a SQLite file path, str or Path, or a config name)
-    and its options, checked: the StoreLocation, or a UsageError naming ``name``."""
-    import os
-
-    from symfonic_cli.kinds import CONNECTION_OPTIONS
-    from symfonic_cli.location import resolve_store
-
-    if isinstance(value, os.PathLike):
-        value = os.fspath(value)
-    if not isinstance(value, str) or not value:
-        raise UsageError(f"{name} needs a store: a URL, a file path or a configured name")
-    unknown = sorted(set(options) - set(CONNECTION_OPTIONS))
-    if unknown:
-        raise UsageError(f"unknown store option '{unknown[0]}'", hint=f"use any of: {', '.join(CONNECTION_OPTIONS)}")
-    return resolve_store(value)
+    def _option(self, name: str) -> str:
+        """An argument as its caller spells it: ``--sub-tenant`` on a command line, ``sub_tenant`` here."""
+        return "--" + name.replace("_", "-") if self._parsed else name

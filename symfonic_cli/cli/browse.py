@@ -22,7 +22,7 @@ t tool calls, r what a restart recalls, y copies the key, x shows the command fo
 
 def browse(store: StoreOpt = None) -> None:
     # The help: vocabulary.GROUP_HELP["browse"] (the root's help says the same).
-    from symfonic_cli.cli.common import environment, open_for_reading
+    from symfonic_cli.cli.common import environment
     from symfonic_cli.errors import StoreError, UsageError
     from symfonic_cli.location import load_config
 
@@ -34,11 +34,10 @@ def browse(store: StoreOpt = None) -> None:
         import textual  # noqa: F401 - a dependency; an environment without it is told how to add it
     except ImportError:
         raise StoreError("browse needs Textual, which is not installed", hint='pip install "textual>=8.2,<9"') from None
-    from symfonic_cli.api.store import Store
+    from symfonic_cli.api.opening import open_reading
     from symfonic_cli.browse.source import FIRST_PAGE, Filters, Source
 
-    backend = open_for_reading(store, environment=env)
-    source = Source(Store(backend), store_arg=store)
+    source = Source(open_reading(store, env, parsed=False), store_arg=store)
     source.read_early(Filters(), FIRST_PAGE)  # while Textual is imported and started
     from symfonic_cli.browse.app import BrowseApp, keymap_from_config
 

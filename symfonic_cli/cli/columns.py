@@ -3,13 +3,12 @@
 
 from __future__ import annotations
 
+from symfonic_cli.api.listing import THREAD_COLUMNS
 from symfonic_cli.errors import UsageError
-from symfonic_cli.listing import THREAD_COLUMNS
 
 # typing.TYPE_CHECKING without importing typing (quick commands load this module).
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from symfonic_cli.stores.protocol import Store
     from typing import Optional
 
 # What --columns may name; a table shows TABLE_COLUMNS unless told (tenant, sub-tenant and session
@@ -60,21 +59,13 @@ def _headers(columns: tuple, out_format: str) -> tuple:
     return tuple(TABLE_HEADERS.get(c, c) for c in columns) if out_format == "table" else columns
 
 
-def _with_first(st: Store, records, columns, out_format: str):
-    """Records holding only ``columns``; ``first_message``: the thread's first user message (on one
-    line in tables and text; as stored in JSON and CSV)."""
-    for rec in records:
-        if "first_message" in columns:
-            from symfonic_cli.errors import StoreError
-            from symfonic_cli.render.writers import is_data  # here: --help loads no renderer
-            from symfonic_cli.transcript.read import read_transcript
+def _projected(records, columns, out_format: str):
+    """Records holding only ``columns``; ``first_message`` (``Store.listing``'s, as stored) on one
+    line in tables and text, as stored in JSON and CSV."""
+    from symfonic_cli.render.writers import is_data  # here: --help loads no renderer
 
-            try:
-                rows = read_transcript(st, rec["key"], speaker={"user"}, index=0).rows
-                text = rows[0].content if rows else None
-            except StoreError:
-                text = None  # a thread the transcript cannot read shows none here
-            if text is not None and not is_data(out_format):
-                text = " ".join(text.split())
-            rec["first_message"] = text
+    one_line = "first_message" in columns and not is_data(out_format)
+    for rec in records:
+        if one_line and rec.get("first_message") is not None:
+            rec["first_message"] = " ".join(rec["first_message"].split())
         yield {c: rec.get(c) for c in columns}

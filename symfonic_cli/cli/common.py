@@ -39,7 +39,7 @@ if TYPE_CHECKING:
 
     from typing import TextIO
 
-    from symfonic_cli.stores.protocol import Store
+    Store = Any  # the stores' own object (api.opening.open_backend)
 
 
 def check_format(fmt: Optional[str], *, env: Environment | None = None, formats: tuple[str, ...] = FORMATS) -> str:
@@ -101,9 +101,9 @@ def apply_root_options(
     aes_key_file: Optional[str] = None,
 ) -> None:
     """What the options before the command name mean for this run."""
-    from symfonic_cli.codec import cipher
+    from symfonic_cli.api.opening import use_key_file
 
-    cipher.configure(aes_key_file)  # read and checked now (exit 2); never printed
+    use_key_file(aes_key_file)  # read and checked now (exit 2); never printed
     environment.debug = debug
     connection: dict[str, Any] = {"connect_timeout": connect_timeout}
     for name, value in (
@@ -118,30 +118,29 @@ def apply_root_options(
 
 def store_options(location: StoreLocation, env: Environment | None = None) -> dict:
     """Connection options for a store: the config file's entry first, the command line over it."""
-    from symfonic_cli.stores import connection_options
+    from symfonic_cli.api.opening import store_options as options
 
-    return connection_options(location, (env or environment()).connection)
+    return options(location, (env or environment()).connection)
 
 
 def open_for_reading(store_opt: Optional[str], *, environment: Environment | None = None, **options: Any) -> "Store":
-    """The store, opened read-only (the one opener of every front end); use it in a ``with`` block, which closes it."""
-    from symfonic_cli.stores import open_read_only
+    """The store's own object, opened read-only by the one opener (api/opening.py), for the changing
+    commands' selection; a reading command opens the API's Store (``api.opening.open_reading``)."""
+    from symfonic_cli.api.opening import open_backend
 
-    location = resolve_store(store_opt)
     env = environment or _this_run()
-    store = open_read_only(location, **{**env.connection, **options})
-    write_open_warnings(store, env.stderr)
-    return store
+    return open_backend(resolve_store(store_opt), {**env.connection, **options}, warnings=env.stderr)
 
 
 def write_open_warnings(store: Store, stderr: TextIO) -> None:
-    """What the driver warned about while opening (only MongoDB's driver warns), a line each."""
-    for line in store.open_warnings:
-        stderr.write(f"symfonic: warning: {line}\n")
+    """``api.opening.write_open_warnings`` (the changing runs' report writes them as it opens)."""
+    from symfonic_cli.api.opening import write_open_warnings as write
+
+    write(store, stderr)
 
 
 def one_thread(thread: list[str] | None, tenant: str | None, sub_tenant: str | None, session: str | None) -> str:
-    """``selection.one_thread``, imported when a command runs (not for its ``--help``)."""
-    from symfonic_cli.selection import one_thread as chosen
+    """``api.opening.one_thread``, imported when a command runs (not for its ``--help``)."""
+    from symfonic_cli.api.opening import one_thread as chosen
 
     return chosen(thread, tenant, sub_tenant, session)

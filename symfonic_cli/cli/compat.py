@@ -9,13 +9,7 @@ from typing import Annotated, Any, Optional
 
 import typer
 
-from symfonic_cli.cli.common import (
-    MAX_FORMAT_VERSION,
-    check_format,
-    environment,
-    open_for_reading,
-)
-from symfonic_cli.suggestions import require_thread
+from symfonic_cli.cli.common import MAX_FORMAT_VERSION, check_format, environment
 from symfonic_cli.cli.options import (
     KeyArg,
     FormatOpt,
@@ -29,7 +23,7 @@ from symfonic_cli.cli.options import (
 from symfonic_cli.cli import optionspec
 from symfonic_cli.cli.compat_report import DEFAULT_FAIL_ON_TEXT, DEFAULT_GRACE, _envelope_key
 from symfonic_cli.cli.options import option_info, typer_options
-from symfonic_cli.compat.envelope import CURRENT_FORMAT, DEFAULT_ENVELOPE_KEY
+from symfonic_cli.api.compat import CHECKPOINT_COLUMNS, CURRENT_FORMAT, DEFAULT_ENVELOPE_KEY
 from symfonic_cli.vocabulary import GROUP_HELP
 from symfonic_cli.cli.common import one_thread as single_thread_key
 
@@ -85,16 +79,15 @@ def show(
     """Every checkpoint of a thread, newest first, with its envelope verdict (or one in full)."""
     thread = with_key(key, thread)
     from symfonic_cli import render
-    from symfonic_cli.compat import command as cc
+    from symfonic_cli.api.opening import open_reading
 
     out_format = check_format(fmt, env=environment())
     key = _envelope_key(envelope_key)
     tkey = single_thread_key(thread, tenant, sub_tenant, session)
     env = environment()
     out = env.stdout
-    with open_for_reading(store, environment=env) as st:
-        require_thread(st, tkey)
-        found = cc.checkpoint_verdicts(st, tkey, envelope_key=key, current_format=current_format, checkpoint=checkpoint)
+    with open_reading(store, env) as st:
+        found = st.compat_checkpoints(tkey, envelope_key=key, current_format=current_format, checkpoint=checkpoint)
         if checkpoint is not None:
             rec = found.to_json(full=True)
             if render.is_data(out_format):
@@ -102,7 +95,7 @@ def show(
             else:
                 render.write_pairs([(k, _cell(v)) for k, v in rec.items()], fmt=out_format, title=tkey, environment=env)
             return
-        render.write_records((v.to_json() for v in found), fmt=out_format, columns=cc.CHECKPOINT_COLUMNS, title=tkey, environment=env)
+        render.write_records((v.to_json() for v in found), fmt=out_format, columns=CHECKPOINT_COLUMNS, title=tkey, environment=env)
 
 
 def _cell(value: Any) -> Any:

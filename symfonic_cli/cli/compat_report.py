@@ -3,10 +3,9 @@ route (cli/fast.py) both call ``compat_report`` with the options as typed (None:
 
 from __future__ import annotations
 
-from symfonic_cli.cli.common import check_format, environment as run_environment, one_thread as single_thread_key, open_for_reading
-from symfonic_cli.compat.envelope import CURRENT_FORMAT, DEFAULT_ENVELOPE_KEY
+from symfonic_cli.api.compat import BY_THREAD_COLUMNS, CURRENT_FORMAT, DEFAULT_ENVELOPE_KEY, STORE, THREAD
+from symfonic_cli.cli.common import check_format, environment as run_environment, one_thread as single_thread_key
 from symfonic_cli.errors import FindingsError, UsageError
-from symfonic_cli.suggestions import require_thread
 from symfonic_cli.vocabulary import DEFAULT_FAIL_ON, FINDINGS
 
 # typing.TYPE_CHECKING without importing typing (the quick route loads this module).
@@ -28,8 +27,6 @@ def compat_report(
     environment: Environment | None = None,
 ) -> None:
     """Store-wide (default), one thread (--thread / --tenant --session) or every thread (--by-thread)."""
-    from datetime import datetime, timezone
-
     env = environment or run_environment()
     grace = DEFAULT_GRACE if grace is None else grace
     current_format = CURRENT_FORMAT if current_format is None else current_format
@@ -37,8 +34,7 @@ def compat_report(
     fail_on = DEFAULT_FAIL_ON_TEXT if fail_on is None else fail_on
 
     from symfonic_cli import render
-    from symfonic_cli.compat import command as cc
-    from symfonic_cli.compat.report import failed
+    from symfonic_cli.api.opening import open_reading
 
     out_format = check_format(fmt, env=env)
     window = _grace(grace)
@@ -47,33 +43,26 @@ def compat_report(
     one_thread = thread is not None or tenant is not None or sub_tenant is not None or session is not None
     if by_thread and one_thread:
         raise UsageError("--by-thread reports every thread; leave out --thread/--tenant/--session")
-    request = cc.CompatRequest(
-        envelope_key=key, current_format=current_format, grace=window, now=datetime.now(timezone.utc),
-        mode=cc.THREAD if one_thread else cc.BY_THREAD if by_thread else cc.STORE,
-    )
-    with open_for_reading(store, environment=env) as st:
-        if one_thread:
-            request.thread = single_thread_key(thread, tenant, sub_tenant, session)
-            require_thread(st, request.thread)
-        outcome = cc.run_report(st, request)
-        if outcome.mode == cc.THREAD:
-            _write_report(outcome.report, cc.thread_pairs, out_format, outcome.report.key, env)
-        elif outcome.mode == cc.BY_THREAD:
-            records = (rep.to_json() if render.is_data(out_format) else cc.thread_row(rep) for rep in outcome.reports or ())
-            render.write_records(records, fmt=out_format, columns=cc.BY_THREAD_COLUMNS, title=st.location.display, environment=env)
-        else:
+    with open_reading(store, env) as st:
+        chosen = single_thread_key(thread, tenant, sub_tenant, session) if one_thread else None
+        outcome = st.compat(thread=chosen, by_thread=by_thread, grace=window, current_format=current_format, envelope_key=key)
+        if outcome.mode == THREAD:
+            _write_report(outcome, out_format, outcome.report.key, env)
+        elif outcome.mode == STORE:
             rep = outcome.report
-            _write_report(rep, cc.store_pairs, out_format, st.location.display, env)
+            _write_report(outcome, out_format, st.location, env)
             if rep.suggestion:
                 other, n = rep.suggestion
                 env.stderr.write(
                     render.escape_inline(f"symfonic: hint: nothing under '{key}', but {n} checkpoints carry an envelope "
                                          f"under '{other}'; pass --envelope-key {other}") + "\n"
                 )
-    findings = outcome.findings
-    hit = failed(findings, gates)
+        else:
+            records = outcome.rows(data=render.is_data(out_format))
+            render.write_records(records, fmt=out_format, columns=BY_THREAD_COLUMNS, title=st.location, environment=env)
+    hit = outcome.failed(gates)
     if hit:
-        raise FindingsError(f"compat report: findings named by --fail-on present ({_named(outcome, hit)})")
+        raise FindingsError(f"compat report: findings named by --fail-on present ({outcome.named(hit)})")
 
 
 def _fail_on(value: str) -> tuple[str, ...]:
@@ -91,41 +80,15 @@ def _envelope_key(value: str) -> str:
 
 
 
-def _named(outcome: Any, hit: list[str]) -> str:
-    """Each finding's checkpoints, and where the report knows them its threads (the first one)
-    and releases: the one line an alert shows should say where to look."""
-    from symfonic_cli import render
-    from symfonic_cli.compat import command as cc
-
-    findings = outcome.findings
-    if outcome.mode == cc.THREAD:
-        return render.escape_inline(", ".join(f"{f}: {findings[f]} checkpoint(s)" for f in hit) + f" in thread '{outcome.report.key}'")
-    if outcome.mode != cc.STORE:
-        return ", ".join(f"{f}: {findings[f]} checkpoint(s)" for f in hit)
-    from symfonic_cli.compat.releases import release_text
-
-    parts = []
-    for f in hit:
-        text = f"{f}: {findings[f]} checkpoint(s)"
-        found = outcome.report.releases.label_json((f, None))
-        if found["threads"]:
-            releases = [release_text(r["package_version"]) for r in found["package_versions"]]
-            text += f" in {found['threads']} thread(s), first '{found['first_threads'][0]}'"
-            if releases:
-                text += f", written by {', '.join(releases[:3])}{', ...' if len(releases) > 3 else ''}"
-        parts.append(text)
-    return render.escape_inline("; ".join(parts))
-
-
-def _write_report(rep: Any, pairs_of: Any, out_format: str, title: str, env: Environment) -> None:
+def _write_report(outcome: Any, out_format: str, title: str, env: Environment) -> None:
     """A store or thread report: its JSON document, or its pairs as a table."""
     from symfonic_cli import render
 
     if render.is_data(out_format):
-        render.write_document(rep.to_json(), out_format, env.stdout)
+        render.write_document(outcome.report.to_json(), out_format, env.stdout)
         return
-    pairs = list(pairs_of(rep, env))
-    render.write_pairs(pairs, fmt=out_format, title=title, environment=env, styles=_finding_styles(rep, pairs))
+    pairs = list(outcome.pairs(env))
+    render.write_pairs(pairs, fmt=out_format, title=title, environment=env, styles=_finding_styles(outcome.report, pairs))
 
 
 def _finding_styles(rep: Any, pairs: list[tuple[str, Any]]) -> list[str]:

@@ -7,12 +7,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from symfonic_cli.cli.common import (
-    check_format,
-    environment,
-    open_for_reading,
-)
-from symfonic_cli.suggestions import require_thread
+from symfonic_cli.cli.common import MAX_COUNT, check_format, environment
 from symfonic_cli.vocabulary import RECORD_FORMATS
 from symfonic_cli.cli.thread import app
 from symfonic_cli.cli.options import (
@@ -61,16 +56,16 @@ def history(
     its message count, and marks for a fork (a parent of several checkpoints) and a rewritten
     history (messages removed, reordered or edited)."""
     thread = with_key(key, thread)
-    from symfonic_cli.history.history import build_history
+    from symfonic_cli.api.opening import open_reading
 
     env = environment()
     out_format = check_format(fmt, env=env, formats=RECORD_FORMATS)
     key = one_thread(thread, tenant, sub_tenant, session)
-    with open_for_reading(store, environment=env) as st:
-        require_thread(st, key)
-        result = build_history(st, key, namespace=namespace, limit=limit)
-    _warn(result.warnings, env)
-    _write_history(result.entries, out_format, key, env)
+    with open_reading(store, env) as st:
+        # --limit has no upper bound here; the API's is more checkpoints than a thread holds.
+        entries = st.history(key, namespace=namespace, limit=None if limit is None else min(limit, MAX_COUNT))
+    _warn(entries.warnings, env)
+    _write_history(entries, out_format, key, env)
 
 
 @app.command("diff", context_settings={"ignore_unknown_options": True})
@@ -111,13 +106,12 @@ def diff(
     env = environment()
     out_format = check_format(fmt, env=env)
     key = one_thread(thread, tenant, sub_tenant, session)
-    from symfonic_cli.history.diff import diff_checkpoints
+    from symfonic_cli.api.opening import open_reading
     from symfonic_cli.render.writers import is_data
 
-    with open_for_reading(store, environment=env) as st:
-        require_thread(st, key)
+    with open_reading(store, env) as st:
         # The text and table show each message's role and content: read from its stored fields.
-        result = diff_checkpoints(st, key, a, b, namespace=namespace, lean=not is_data(out_format))
+        result = st.diff(key, a, b, namespace=namespace, lean=not is_data(out_format))
     for w in result.warnings:
         _warn([w], env, raw=True)
     _write_diff(result, out_format, env)

@@ -56,8 +56,9 @@ def _serve(store_opt: Optional[str], scope: Scope, max_rows: int, max_chars: int
            address: Optional[tuple[str, int]], token: Optional[str], check: bool) -> None:
     from contextlib import ExitStack
 
+    from symfonic_cli.api.opening import open_reading
     from symfonic_cli.api.store import Store
-    from symfonic_cli.cli.common import environment, open_for_reading
+    from symfonic_cli.cli.common import environment
     from symfonic_cli.mcp.accesslog import AccessLog, default_path
     from symfonic_cli.mcp.answer import Caps
     from symfonic_cli.mcp.tools import Reader
@@ -66,26 +67,28 @@ def _serve(store_opt: Optional[str], scope: Scope, max_rows: int, max_chars: int
     env = environment()
     log = AccessLog(access_log or default_path())
     try:
-        with open_for_reading(store_opt, environment=env) as backend, ExitStack() as reopened:
+        with open_reading(store_opt, env, parsed=False) as opened, ExitStack() as reopened:
             from symfonic_cli.mcp import server as mcp_server
+
+            current = opened  # the Store calls go to: a new one after a lost connection
 
             def reconnect() -> Store | None:
                 """After a failed call: the store opened again when its connection was lost (one line
                 on stderr), else None."""
-                nonlocal backend
-                if not backend.connection_lost():
+                nonlocal current
+                if not current.connection_lost():
                     return None
                 env.stderr.write("symfonic mcp: the connection to the store was lost; connecting again\n")
                 env.stderr.flush()
-                backend.close()  # the lost connection (closed again on the way out: a no-op)
+                current.close()  # the lost connection (closed again on the way out: a no-op)
                 try:
-                    fresh = reopened.enter_context(open_for_reading(store_opt, environment=env))
+                    fresh = reopened.enter_context(open_reading(store_opt, env, parsed=False))
                 except SymfonicError:
                     return None  # still unreachable: this call fails, the next tries again
-                backend = fresh
-                return Store(fresh)
+                current = fresh
+                return fresh
 
-            reader = Reader(Store(backend), scope, Caps(rows=max_rows, chars=max_chars), log, reconnect)
+            reader = Reader(opened, scope, Caps(rows=max_rows, chars=max_chars), log, reconnect)
             app = mcp_server.build_server(reader, env.stderr)
             sock = None
             if address is not None:

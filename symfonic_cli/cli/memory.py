@@ -13,18 +13,17 @@ T = TypeVar("T")
 def show_resume_window(store: str | None, thread: list[str] | None, tenant: str | None, sub_tenant: str | None,
                        session: str | None, *, resume_window: bool, max_entries: int | None, fmt: str | None,
                        truncate: int | None, others: list[str]) -> None:
-    from symfonic_cli.memory.resume import DEFAULT_MAX_ENTRIES, read_resume_window
     from symfonic_cli.render import escape_inline, warn
 
     if not resume_window:
         raise UsageError("--max-entries needs --resume-window")
-    entries = DEFAULT_MAX_ENTRIES if max_entries is None else max_entries
+    sized = {} if max_entries is None else {"max_entries": max_entries}  # the API's default: symfonic-core's
     env, out_format, key, window = _read_one_thread(
         "--resume-window shows what a restart recalls", others, store, thread, tenant, sub_tenant, session, fmt,
-        lambda st, key: read_resume_window(st, key, max_entries=entries))
+        lambda st, key: st.resume_window(key, **sized))
     for warning in window.warnings:
         warn(env, escape_inline(warning))
-    _write(window.rows, out_format, key, truncate=truncate, env=env)
+    _write(window, out_format, key, truncate=truncate, env=env)
     if window.reason:
         env.stderr.write(f"symfonic: a restart recalls nothing for thread '{escape_inline(key)}': {escape_inline(window.reason)}\n")
 
@@ -55,11 +54,10 @@ def _write(rows: list[Any], out_format: str, key: str, *, truncate: int | None, 
 def show_retained(store: str | None, thread: list[str] | None, tenant: str | None, sub_tenant: str | None,
                   session: str | None, *, fmt: str | None, truncate: int | None, others: list[str]) -> None:
     from symfonic_cli import render
-    from symfonic_cli.memory.retained import read_retained
 
     env, out_format, key, messages = _read_one_thread(
         "--retained shows every message the store holds", others, store, thread, tenant, sub_tenant, session, fmt,
-        read_retained)
+        lambda st, key: st.retained(key))
     if render.is_data(out_format):
         render.write_records((m.to_json() for m in messages), fmt=out_format, columns=(), environment=env)
         return
@@ -94,9 +92,9 @@ def _read_one_thread(view: str, others: list[str], store: str | None, thread: li
                      sub_tenant: str | None, session: str | None, fmt: str | None,
                      read: Callable[[Any, str], T]) -> tuple[Any, str, str, T]:
     """What both views do first: refuse the other view options, check the format, resolve the one
-    thread, open the store read-only and require the thread; then ``read(store, key)``."""
-    from symfonic_cli.cli.common import check_format, environment, one_thread, open_for_reading
-    from symfonic_cli.suggestions import require_thread
+    thread and open the store read-only; then ``read(store, key)`` (the API's Store, which requires the thread)."""
+    from symfonic_cli.api.opening import open_reading
+    from symfonic_cli.cli.common import check_format, environment, one_thread
     from symfonic_cli.vocabulary import RECORD_FORMATS
 
     if others:
@@ -104,6 +102,5 @@ def _read_one_thread(view: str, others: list[str], store: str | None, thread: li
     env = environment()
     out_format = check_format(fmt, env=env, formats=RECORD_FORMATS)  # what transcript show's --help lists
     key = one_thread(thread, tenant, sub_tenant, session)
-    with open_for_reading(store, environment=env) as st:
-        require_thread(st, key)
+    with open_reading(store, env) as st:
         return env, out_format, key, read(st, key)

@@ -35,9 +35,9 @@ def _apply(name: str, value: Any) -> None:
     elif name in ("connect_timeout", "pg_schema", "checkpoint_collection", "writes_collection"):
         environment().connection[name] = value
     elif name == "aes_key_file":
-        from symfonic_cli.codec import cipher
+        from symfonic_cli.api.opening import use_key_file
 
-        cipher.configure(value)
+        use_key_file(value)
     # color, tz: their own callbacks set them
 
 

@@ -56,12 +56,12 @@ def usage(
 ) -> None:
     """Where the bytes are (file, tables or collections; checkpoints, writes, blobs; bytes per channel),
     the largest threads, and what thread prune --keep N would remove. Read-only, aggregated in the database."""
-    from symfonic_cli.cli.common import check_format, environment, open_for_reading
+    from symfonic_cli.api.opening import open_reading
+    from symfonic_cli.cli.common import check_format, environment
     from symfonic_cli.cli.usage_text import write_report
-    from symfonic_cli.storage.usage import usage_report
 
     env = environment()
     out_format = check_format(fmt, env=env, formats=RECORD_FORMATS)
-    with open_for_reading(store, environment=env) as st:
-        report = usage_report(st, top=top, keep=keep)
-    write_report(report, out_format, env.stdout, environment=env)
+    with open_reading(store, env) as st:
+        report = st.usage(top=top, keep=keep)
+    write_report(report.json_view(), out_format, env.stdout, environment=env)

@@ -9,12 +9,7 @@ from __future__ import annotations
 
 import typer
 
-from symfonic_cli.cli.common import (
-    check_format,
-    environment,
-    open_for_reading,
-)
-from symfonic_cli.suggestions import require_thread
+from symfonic_cli.cli.common import check_format, environment
 from symfonic_cli.cli.options import (
     KeyArg,
     FormatOpt,
@@ -52,26 +47,26 @@ def show(
     fmt: FormatOpt = None,
 ) -> None:
     thread = with_key(key, thread)
+    from symfonic_cli.api.opening import open_reading
     from symfonic_cli.render import escape_inline, warn
-    from symfonic_cli.threadstate.show import thread_state
 
     env = environment()
     out_format = check_format(fmt, env=env)
     key = one_thread(thread, tenant, sub_tenant, session)
-    with open_for_reading(store, environment=env) as st:
-        require_thread(st, key)
-        record, namespaces, warnings = thread_state(st, key)
-    for warning in warnings:
+    with open_reading(store, env) as st:
+        state = st.thread_state(key)
+    for warning in state.warnings:
         warn(env, escape_inline(warning))
-    _write(record, namespaces, out_format, env)
+    _write(state.json_view(), state.created, out_format, env)
 
 
-def _write(record: dict, namespaces: list[dict], out_format: str, env: Environment) -> None:
+def _write(full: dict, created: Any, out_format: str, env: Environment) -> None:
+    """``full``: the command's JSON document (``namespaces``: each namespace's run state);
+    ``created``: the text's (the document has none)."""
     from symfonic_cli import render
 
     out = env.stdout
-    full = {k: v for k, v in record.items() if k != "created"}
-    full["namespaces"] = namespaces
+    record, namespaces = full, full["namespaces"]
     if render.is_data(out_format):
         render.write_document(full, out_format, out)
         return
@@ -90,7 +85,7 @@ def _write(record: dict, namespaces: list[dict], out_format: str, env: Environme
         ("source", record["source"]),
         *([("rewound", f"at {record['rewound']['at']}, to a copy of {record['rewound']['copy_of'] or 'an unknown checkpoint'}")]
           if record.get("rewound") else []),
-        ("created", record.get("created")),
+        ("created", created),
         ("checkpoints", record["checkpoints"]),
         ("namespaces", len(namespaces)),
     ]

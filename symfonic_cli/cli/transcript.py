@@ -6,13 +6,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from symfonic_cli.cli.common import (
-    MAX_COUNT,
-    check_format,
-    environment,
-    open_for_reading,
-)
-from symfonic_cli.suggestions import require_thread
+from symfonic_cli.cli.common import MAX_COUNT, check_format, environment
 from symfonic_cli.vocabulary import RECORD_FORMATS
 from symfonic_cli.cli.options import (
     KeyArg,
@@ -32,7 +26,7 @@ from symfonic_cli.environment import Environment
 # typing.TYPE_CHECKING without importing typing.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from symfonic_cli.stores.protocol import Store
+    from symfonic_cli.api.store import Store
 
 
 def register(root: typer.Typer) -> None:
@@ -68,7 +62,7 @@ def show(
 ) -> None:
     """Print a thread's transcript by ordinal (--index) or time range (--since/--until)."""
     thread = with_key(key, thread)
-    from symfonic_cli.transcript import rows as tx
+    from symfonic_cli.api.store import parse_speakers
 
     # The memory views are whole: the transcript's view options are refused with them, not ignored.
     view_options = {"--speaker": speaker != "all", "--index": index is not None, "--since": since is not None,
@@ -87,10 +81,7 @@ def show(
                            fmt=fmt, truncate=truncate, others=[flag for flag, on in view_options.items() if on])
         return
 
-    try:
-        speakers = tx.parse_speakers(speaker)
-    except ValueError as exc:
-        raise UsageError(f"unknown --speaker '{exc.args[0]}'", hint=f"use {one_of(SPEAKERS)}, or a comma list") from None
+    parse_speakers(speaker, option="--speaker")
     if index is not None and (since is not None or until is not None):
         raise UsageError("--index and --since/--until are mutually exclusive, as in get_transcript")
     picked = [name for name, value in (("--index", index), ("--tail", tail), ("--around", around)) if value is not None]
@@ -103,35 +94,28 @@ def show(
     out_format = check_format(fmt, env=env, formats=RECORD_FORMATS)
     key = one_thread(thread, tenant, sub_tenant, session)
 
-    from symfonic_cli.memory.latest import with_application_note
+    from symfonic_cli.api.opening import open_reading
     from symfonic_cli.render import is_terminal
-    from symfonic_cli.transcript.read import read_transcript
 
-    with open_for_reading(store, environment=env) as st:
-        require_thread(st, key)
+    with open_reading(store, env) as st:
         windowed = tail is not None or around is not None
-        result = read_transcript(
-            st, key, checkpoint_id=checkpoint, speaker=speakers, index=index, since=lo, until=hi,
-            limit=None if windowed else limit, tools=tools,
-        )
-        if windowed:
-            from dataclasses import replace
-
-            result = replace(result, rows=_window(result.rows, tail=tail, around=around, context=context, limit=limit))
+        # Each row carries not_read_by_application (the application reads none of them: why).
+        result = st.transcript(key, checkpoint=checkpoint, speaker=speaker, index=index, since=lo, until=hi,
+                               limit=None if windowed else limit, tools=tools)
+        rows = _window(result, tail=tail, around=around, context=context, limit=limit) if windowed else list(result)
         # An index past the end says so wherever stderr goes (the answer stays empty, exit 0, as
         # symfonic-core's get_transcript gives []); any other empty answer on a terminal only.
-        past_end = index is not None and not result.rows and speaker == "all" and not tools
+        past_end = index is not None and not rows and speaker == "all" and not tools
         empty_note = _empty_note(st, key, checkpoint, env, index=index if past_end else None) \
-            if not result.rows and (past_end or is_terminal(env.stderr)) else None
-        result = with_application_note(st, key, result, checkpoint_id=checkpoint)  # each row's not_read_by_application
-        unread = result.rows[0].not_read_by_application if result.rows else None
+            if not rows and (past_end or is_terminal(env.stderr)) else None
+        unread = rows[0].not_read_by_application if rows else None
     from symfonic_cli.render import escape_inline, warn
 
     for warning in result.warnings:
         warn(env, escape_inline(warning))
     if unread and out_format not in ("json", "jsonl"):
         env.stderr.write(f"symfonic: note: the application itself reads none of these messages: {escape_inline(unread)}\n")
-    _write(result.rows, out_format, key, tools, truncate=truncate, env=env)
+    _write(rows, out_format, key, tools, truncate=truncate, env=env)
     if empty_note:
         env.stderr.write(empty_note + "\n")
 
@@ -152,9 +136,8 @@ def _window(rows: list, *, tail: Optional[int], around: Optional[int], context: 
 def _empty_note(st: Store, key: str, checkpoint: Optional[str], env: Environment, *, index: Optional[int] = None) -> str:
     """An empty answer says so, and what the thread does hold (``index``: the one asked for, past the end)."""
     from symfonic_cli.render import escape_inline, shown_time
-    from symfonic_cli.transcript.read import read_transcript
 
-    every = read_transcript(st, key, checkpoint_id=checkpoint).rows
+    every = st.transcript(key, checkpoint=checkpoint)
     stamps = [r.timestamp for r in every if r.timestamp is not None]
     if not every:
         return f"symfonic: no rows: thread '{escape_inline(key)}' holds no messages"

@@ -23,11 +23,6 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from symfonic_cli.stores.protocol import Store
 
-BY_THREAD_COLUMNS = ("thread", "checkpoints", "latest_status", "writer_line", "format_version",
-                     "safe_boundary", "in_flight", "interrupted", "corrupt", "newer", "releases")
-CHECKPOINT_COLUMNS = ("checkpoint_id", "checkpoint_ns", "step", "source", "ts", "status", "writer_line",
-                      "format_version", "safe_boundary", "finalized", "note")
-
 STORE, THREAD, BY_THREAD = "store", "thread", "by-thread"
 
 
