@@ -24,7 +24,7 @@ from symfonic_cli.api.arguments import checked
 from symfonic_cli.changes.result import RunResult  # at run time: annotations are read (api/arguments.py)
 from symfonic_cli.changes.steps import pace_of
 from symfonic_cli.errors import SymfonicError, UsageError
-from symfonic_cli.limits import DEFAULT_LOCK_TIMEOUT, DEFAULT_PIECE
+from symfonic_cli.limits import DEFAULT_LOCK_TIMEOUT
 
 # The root options a store takes (as open_store): kinds.CONNECTION_OPTIONS.
 
@@ -244,12 +244,6 @@ def _outcome(run: Callable[..., Any], request: Any, env: Any, report: Any) -> No
         report.whole(outcome.document)
 
 
-def _prune(request: Any, env: Any, report: Any) -> None:
-    from symfonic_cli.prune.run import run
-
-    run(request, env, report)  # streamed into the report (its record is never a reader's end)
-
-
 def _export(request: Any, env: Any, report: Any) -> None:
     """export/run.run's result, as its document (what ``-f json`` prints)."""
     from symfonic_cli.export.run import run
@@ -263,69 +257,99 @@ def _export_plan(request: Any, env: Any, report: Any) -> None:
     report.whole(plan(request, env))
 
 
-@checked
-def prune(
-    store,
-    *,
-    thread: str | list[str] | None = None,
-    tenant: str | None = None,
-    sub_tenant: str | None = None,
-    session: str | None = None,
-    all_sessions: bool = False,
-    from_file: str | None = None,
-    all_threads: bool = False,
-    inactive_for: str | None = None,
-    inactive_since: str | None = None,
-    batch_size: int | None = None,
-    keep: int = 1,
-    older_than: str | timedelta | None = None,
-    dry_run: bool = False,
-    yes: bool = False,
-    compact: bool = False,
-    receipt: str | None = None,
-    operator: str | None = None,
-    ticket: str | None = None,
-    missing_ok: bool = False,
-    lock_timeout: float = DEFAULT_LOCK_TIMEOUT,
-    wait: bool = False,
-    keep_branches: bool = False,
-    piece_size: int = DEFAULT_PIECE,
-    max_duration: str | timedelta | None = None,
-    pause: str | None = None,
-    max_rate: float | None = None,
-    max_replica_lag: str | None = None,
-    jobs: int = 1,
-    on_thread: Callable[[Any], None] | None = None,
-    **options,
-) -> RunResult:
-    """``thread prune -f json``: the receipt (or, with ``dry_run``, the plan). ``all_threads`` is
-    the command's ``--all``; ``older_than`` also keeps every checkpoint newer than that;
-    ``on_thread``: called with each thread as it is done (or, in a plan, each thread's plan record)."""
-    from symfonic_cli.limits import MAX_COUNT, MAX_PIECE
-    from symfonic_cli.clock import parse_duration
-    from symfonic_cli.prune.run import PruneRequest
+def _api_front(name: str, store: Any, options: dict[str, Any], on_thread: Callable[[Any], None] | None = None) -> Any:
+    """The Python API's Front (api/front.py): a library Environment, the events kept as data, the
+    store as given (its options as open_store's), errors naming the keywords."""
+    from symfonic_cli.api.front import Front
+    from symfonic_cli.api.report import Collected
 
-    chosen = _selection(
-        "prune", store, options, thread=thread, tenant=tenant, sub_tenant=sub_tenant, session=session,
-        all_sessions=all_sessions, from_file=from_file, all_threads=all_threads, inactive_for=inactive_for,
-        inactive_since=inactive_since, batch_size=batch_size, missing_ok=missing_ok, listed_only=True,
-    )
-    if type(keep) is not int or not 1 <= keep <= MAX_COUNT:
-        raise UsageError(f"keep must be a whole number from 1 to {MAX_COUNT}")
-    if type(piece_size) is not int or not 1 <= piece_size <= MAX_PIECE:
-        raise UsageError(f"piece_size must be a whole number from 1 to {MAX_PIECE:,}")
-    _check_receipt_names(operator, ticket)
-    _check_lock_timeout(lock_timeout)
-    age = older_than if isinstance(older_than, timedelta) or older_than is None else parse_duration(older_than, option="older_than")
-    loc, opts = _location("prune", store, options)
-    request = PruneRequest(
-        location=loc, options=opts, selection=chosen, keep=keep, older_than=age, dry_run=dry_run, yes=yes,
-        compact=compact, receipt_path=receipt, operator=operator, ticket=ticket, missing_ok=missing_ok,
-        batch_size=batch_size, lock_timeout=float(lock_timeout), wait=_flag(wait, "wait"),
-        keep_branches=_flag(keep_branches, "keep_branches"), piece_size=piece_size, max_duration=_max_duration(max_duration),
-        pace=pace_of(pause, max_rate, cli=False, max_replica_lag=max_replica_lag), jobs=jobs,
-    )
-    return _run("prune", request, _prune, on_thread=on_thread)
+    def opener() -> Any:
+        from symfonic_cli.stores import open_store
+
+        loc, opts = _location(name, store, options)
+        return open_store(loc, writable=False, **opts)  # its warnings are no one's: nothing is printed
+
+    return Front(_environment(), Collected(on_thread), False, lambda: _location(name, store, options), opener)
+
+
+def collected(operation: str, front: Any, call: Callable[[], Any]) -> RunResult:
+    """The run's RunResult from the Front's kept events (or the outcome it returned); an error
+    that ends the run carries it, when one was made, as ``.result``."""
+    from symfonic_cli.changes.result import result_of
+
+    report = front.report
+    try:
+        outcome = call()
+    except SymfonicError as exc:
+        if getattr(exc, "outcome", None) is not None:
+            report.whole(exc.outcome.document)  # type: ignore[attr-defined]
+        exc.result = result_of(operation, report.value)  # type: ignore[attr-defined]
+        raise
+    if outcome is not None:
+        report.whole(outcome.document)
+    return result_of(operation, report.value)  # type: ignore[return-value]
+
+
+def _prune(store: Any, options: dict[str, Any], given: dict[str, Any]) -> RunResult:
+    from symfonic_cli.api import front as fronts
+
+    front = _api_front("prune", store, options, given.get("on_thread"))
+    return collected("prune", front, lambda: fronts.prune(front, given))
+
+
+def _plan_prune(store: Any, options: dict[str, Any], given: dict[str, Any]) -> Any:
+    """prune's plan: the request made once, its plan streamed into the kept events (the run's
+    planning: a dry run of it); ``execute`` runs that request."""
+    from symfonic_cli.api import front as fronts
+    from symfonic_cli.changes.result import Plan
+
+    front = _api_front("prune", store, options, given.get("on_thread"))
+    request = fronts.prune_request(front, {**given, "dry_run": True})
+    result = collected("prune", front, lambda: fronts.run_prune(request, front.environment, front.report))
+    return Plan("prune", result.to_json(), request=request, runner=fronts.run_prune)
+
+
+def keywords(name: str, params: tuple[Any, ...], call: Callable[..., RunResult], doc: str,
+             positional: tuple[str, ...] = ("store",)) -> Callable[..., RunResult]:
+    """The API function of a changing operation, its keywords its declared parameters
+    (changes/params.py) with their defaults and annotations; every argument checked (api/arguments.py)."""
+    import inspect
+
+    kind = inspect.Parameter
+    signature = inspect.Signature(
+        [kind(n, kind.POSITIONAL_OR_KEYWORD) for n in positional]
+        + [kind(p.name, kind.KEYWORD_ONLY, default=p.default, annotation=p.annotation) for p in params if p.api]
+        + [kind("options", kind.VAR_KEYWORD)], return_annotation="RunResult")
+
+    def function(*args: Any, **kwargs: Any) -> RunResult:
+        bound = signature.bind(*args, **kwargs)
+        bound.apply_defaults()
+        given = dict(bound.arguments)
+        options = given.pop("options", {})
+        return call(*(given.pop(n) for n in positional), options, given)
+
+    function.__signature__ = signature  # type: ignore[attr-defined]
+    function.__name__ = function.__qualname__ = name
+    function.__doc__ = doc
+    return checked(function)
+
+
+def _prune_keywords() -> Callable[..., RunResult]:
+    from symfonic_cli.prune.params import PARAMS
+
+    return keywords("prune", PARAMS, _prune, """``thread prune -f json``: the receipt (or, with ``dry_run``, the plan). ``all_threads`` is
+    the command's ``--all``; ``older_than`` also keeps every checkpoint newer than that;
+    ``on_thread``: called with each thread as it is done (or, in a plan, each thread's plan record).""")
+
+
+prune = _prune_keywords()
+
+
+def planner(operation: str) -> Callable[..., Any]:
+    """The plan function of an operation, its arguments checked as the operation's (api/plans.py)."""
+    from symfonic_cli.prune.params import PARAMS
+
+    return keywords(f"plan_{operation}", PARAMS, _plan_prune, "")
 
 
 @checked

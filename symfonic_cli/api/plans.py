@@ -25,12 +25,16 @@ from symfonic_cli.errors import UsageError
 __all__ = ["Plan", "execute", "plan_erase", "plan_export", "plan_migrate", "plan_prune", "plan_rewind"]
 
 
-def _planned(operation: str, call: Callable[..., RunResult], *args: Any, **choices: Any) -> Plan:
-    from symfonic_cli.api import changes
-
+def _no_run(choices: dict[str, Any], operation: str) -> None:
     for name in ("dry_run", "yes"):
         if name in choices:
             raise UsageError(f"plan_{operation} takes no {name}: a plan changes nothing; execute(plan, yes=True) runs it")
+
+
+def _planned(operation: str, call: Callable[..., RunResult], *args: Any, **choices: Any) -> Plan:
+    from symfonic_cli.api import changes
+
+    _no_run(choices, operation)
     captured: list[tuple[Any, Callable[..., Any]]] = []
     token = changes.PLANNING.set(captured)
     try:
@@ -75,9 +79,10 @@ def plan_erase(store: Any, /, **choices: Any) -> Plan:
 def plan_prune(store: Any, /, **choices: Any) -> Plan:
     """``prune``'s plan (``thread prune --dry-run -f json``): per thread the checkpoints and bytes
     that go, the messages whose time moves and those held only in what goes; ``summary`` totals them."""
-    from symfonic_cli.api.changes import prune
+    from symfonic_cli.api.changes import planner
 
-    return _planned("prune", prune, store, **choices)
+    _no_run(choices, "prune")
+    return planner("prune")(store, **choices)
 
 
 @_bound
@@ -113,13 +118,16 @@ def execute(plan: Plan, *, yes: bool = False, on_thread: Callable[[Any], None] |
     """Run ``plan`` on its threads; the operation's RunResult (an error that ends the run raises,
     carrying it as ``.result``, as the operation does). ``on_thread`` (an erase or a prune): called
     with each thread as it is done (changes/report.ThreadDone)."""
-    from symfonic_cli.api.changes import _environment, _run
+    from symfonic_cli.api.changes import _api_front, _environment, _run, collected
 
     if not isinstance(plan, Plan) or plan.request is None:
         raise UsageError("execute takes a plan from plan_erase, plan_prune, plan_export, plan_migrate or plan_rewind")
     request = _pinned(plan, yes)
     if plan.operation == "migrate":
         return plan.runner(request, _environment())
+    if plan.operation == "prune":
+        front = _api_front("prune", None, {}, on_thread)
+        return collected("prune", front, lambda: plan.runner(request, front.environment, front.report))
     return _run(plan.operation, request, plan.runner, on_thread=on_thread)
 
 
@@ -138,5 +146,7 @@ def _pinned(plan: Plan, yes: bool) -> Any:
     if plan.operation == "erase" and sel.window is not None:
         return replace(req, dry_run=False, yes=yes)  # a sweep: its cut-off fixed, re-checked per thread
     pinned = replace(sel, keys=tuple(keys), prefix=None, session=None, window=None, every_thread=False)
+    if plan.operation == "prune":
+        return req.replace(selection=pinned, dry_run=False, yes=yes)
     return replace(req, selection=pinned, dry_run=False, yes=yes)
 

@@ -41,10 +41,8 @@ from symfonic_cli.limits import DEFAULT_LOCK_TIMEOUT
 # typing.TYPE_CHECKING without importing typing.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Callable
 
-    from symfonic_cli.environment import Environment
-    from symfonic_cli.changes.result import EraseOutcome
+    pass
 
 
 @app.command("erase")
@@ -84,7 +82,7 @@ def erase(
     A requested key that names no thread is not-found (exit 3, with suggestions).
     """
     thread = with_key(key, thread)
-    from symfonic_cli.cli.report import TextReport
+    from symfonic_cli.cli.report import TextReport, rendered
     from symfonic_cli.erase.run import EraseRequest, run
     from symfonic_cli.location import resolve_store
 
@@ -122,39 +120,6 @@ def erase(
     )
     # The plan, the typed confirmation on this terminal, each thread: rendered as the run tells them.
     rendered(lambda: run(request, env, TextReport(env, out_format)), out_format, env)
-
-
-def rendered(call: Callable[[], EraseOutcome | None], out_format: str, env: Environment) -> None:
-    """Run an erase or a prune and render how it ended (changes/result.EraseOutcome), also when it
-    ends in an error (rendered first, then raised); a run that streamed its record (JSON of a sweep
-    or a prune, any dry run but an erase request's) returns None."""
-    from symfonic_cli.errors import SymfonicError
-
-    try:
-        outcome = call()
-    except SymfonicError as exc:
-        if getattr(exc, "outcome", None) is not None:
-            _write(exc.outcome, out_format, env)  # type: ignore[attr-defined]
-        raise
-    if outcome is not None:
-        _write(outcome, out_format, env)
-
-
-def _write(outcome: EraseOutcome, out_format: str, env: Environment) -> None:
-    """A dry run's end (its plan is already shown) or the receipt: a reader's summary and where the
-    receipt is kept, else the whole document in a format for a program (render/writers.py)."""
-    from symfonic_cli.cli.changes_text import print_receipt, write_json
-    from symfonic_cli.cli.report import outcome_line
-    from symfonic_cli.render.writers import is_data
-
-    out = env.stdout
-    if is_data(out_format):
-        write_json(out, out_format, outcome.document)
-    elif outcome.dry_run:
-        out.write(f"dry run: nothing {'written' if outcome.run == 'rewind' else 'deleted'}\n")
-    else:
-        print_receipt(out, outcome.document, outcome_line(outcome), outcome.kept_at)
-    out.flush()
 
 
 def _grace(text):

@@ -205,3 +205,24 @@ def erase_selection(
 
     return choose(command, opener=lambda: open_for_reading(store, environment=environment), environment=environment,
                   missing_ok=missing_ok, listed_only=listed_only, **given)
+
+
+def changing(run: Any, given: dict[str, Any]) -> None:
+    """A changing command's run through the API (api/front.py): this command line's Front (its
+    Environment, --store and config, the typed confirmation on this terminal: cli/report.py's
+    TextReport), then how it ended rendered (cli/report.rendered)."""
+    from symfonic_cli.api.front import Front
+    from symfonic_cli.cli.common import check_format, environment, open_for_reading, store_options
+    from symfonic_cli.cli.report import TextReport, rendered
+    from symfonic_cli.location import resolve_store
+
+    env = environment()
+    store, fmt = given.pop("store"), given.pop("fmt")
+    out_format = check_format(fmt)
+
+    def place() -> tuple[Any, dict[str, Any]]:
+        location = resolve_store(store)
+        return location, {k: v for k, v in store_options(location, env).items() if k != "erase_extra"}
+
+    front = Front(env, TextReport(env, out_format), True, place, lambda: open_for_reading(store, environment=env))
+    rendered(lambda: run(front, given), out_format, env)

@@ -243,3 +243,35 @@ def outcome_line(outcome: EraseOutcome) -> str:
     if outcome.recent:
         line += f"; warning: {outcome.recent} thread(s) had recent activity, a running agent may write them again"
     return line
+
+
+def rendered(call: Callable[[], EraseOutcome | None], out_format: str, env: Environment) -> None:
+    """Run a change through the API and render how it ended (its EraseOutcome, as data), also when
+    it ends in an error (rendered first, then raised); a run that streamed its record (JSON of a
+    sweep or a prune, any dry run but an erase request's) returns None."""
+    from symfonic_cli.errors import SymfonicError
+
+    try:
+        outcome = call()
+    except SymfonicError as exc:
+        if getattr(exc, "outcome", None) is not None:
+            _write(exc.outcome, out_format, env)  # type: ignore[attr-defined]
+        raise
+    if outcome is not None:
+        _write(outcome, out_format, env)
+
+
+def _write(outcome: EraseOutcome, out_format: str, env: Environment) -> None:
+    """A dry run's end (its plan is already shown) or the receipt: a reader's summary and where the
+    receipt is kept, else the whole document in a format for a program (render/writers.py)."""
+    from symfonic_cli.cli.changes_text import print_receipt, write_json
+    from symfonic_cli.render.writers import is_data
+
+    out = env.stdout
+    if is_data(out_format):
+        write_json(out, out_format, outcome.document)
+    elif outcome.dry_run:
+        out.write(f"dry run: nothing {'written' if outcome.run == 'rewind' else 'deleted'}\n")
+    else:
+        print_receipt(out, outcome.document, outcome_line(outcome), outcome.kept_at)
+    out.flush()

@@ -56,7 +56,7 @@ def rewind(
     """
     thread = with_key(key, thread)
     from symfonic_cli.cli.common import one_thread
-    from symfonic_cli.cli.erase import rendered
+    from symfonic_cli.cli.report import rendered
     from symfonic_cli.cli.report import TextReport
     from symfonic_cli.location import resolve_store
     from symfonic_cli.rewind.run import RewindRequest, idle_window, run

@@ -1,0 +1,6 @@
+"""The changing operations' declared parameters (changes/params.py), for the command line's
+options (cli/declared.py): the same declarations the API's keywords are built from."""
+
+from symfonic_cli.prune.params import PARAMS as PRUNE
+
+__all__ = ["PRUNE"]
