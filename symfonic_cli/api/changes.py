@@ -119,60 +119,6 @@ def _check_receipt_names(operator: str | None, ticket: str | None) -> None:
 
 
 @checked
-def erase(
-    store,
-    *,
-    thread: str | list[str] | None = None,
-    tenant: str | None = None,
-    sub_tenant: str | None = None,
-    session: str | None = None,
-    all_sessions: bool = False,
-    from_file: str | None = None,
-    inactive_for: str | None = None,
-    inactive_since: str | None = None,
-    batch_size: int | None = None,
-    dry_run: bool = False,
-    yes: bool = False,
-    receipt: str | None = None,
-    operator: str | None = None,
-    ticket: str | None = None,
-    missing_ok: bool = False,
-    vacuum: bool = False,
-    grace: str | timedelta = "15m",
-    lock_timeout: float = DEFAULT_LOCK_TIMEOUT,
-    wait: bool = False,
-    max_duration: str | timedelta | None = None,
-    pause: str | None = None,
-    max_rate: float | None = None,
-    max_replica_lag: str | None = None,
-    jobs: int = 1,
-    on_thread: Callable[[Any], None] | None = None,
-    **options,
-) -> RunResult:
-    """``thread erase -f json``: the receipt (or, with ``dry_run``, the plan), as a RunResult;
-    ``on_thread``: called with each thread as it is done (changes/report.ThreadDone)."""
-    from symfonic_cli.erase.run import EraseRequest
-    from symfonic_cli.clock import parse_duration
-
-    chosen = _selection(
-        "erase", store, options, thread=thread, tenant=tenant, sub_tenant=sub_tenant, session=session,
-        all_sessions=all_sessions, from_file=from_file, inactive_for=inactive_for, inactive_since=inactive_since,
-        batch_size=batch_size, missing_ok=missing_ok,
-    )
-    _check_receipt_names(operator, ticket)
-    _check_lock_timeout(lock_timeout)
-    loc, opts = _location("erase", store, options)
-    request = EraseRequest(
-        location=loc, options=opts, selection=chosen, dry_run=dry_run, yes=yes, vacuum=vacuum,
-        grace=grace if isinstance(grace, timedelta) else parse_duration(grace, option="grace", bare_unit="m"), receipt_path=receipt,
-        operator=operator, ticket=ticket, missing_ok=missing_ok, batch_size=batch_size, lock_timeout=float(lock_timeout),
-        wait=_flag(wait, "wait"), max_duration=_max_duration(max_duration),
-        pace=pace_of(pause, max_rate, cli=False, max_replica_lag=max_replica_lag), jobs=jobs,
-    )
-    return _run("erase", request, _erase, on_thread=on_thread)
-
-
-@checked
 def export(
     store,
     output: str,
@@ -216,14 +162,6 @@ def export(
         batch_size=batch_size,
     )
     return _run("export", request, _export, planner=_export_plan)
-
-
-def _erase(request: Any, env: Any, report: Any) -> None:
-    """erase/run.run: a request's EraseOutcome as its document (a sweep streams it into the
-    report itself); an error carrying one hands it over first."""
-    from symfonic_cli.erase.run import run
-
-    _outcome(run, request, env, report)
 
 
 def _rewind(request: Any, env: Any, report: Any) -> None:
@@ -290,23 +228,41 @@ def collected(operation: str, front: Any, call: Callable[[], Any]) -> RunResult:
     return result_of(operation, report.value)  # type: ignore[return-value]
 
 
-def _prune(store: Any, options: dict[str, Any], given: dict[str, Any]) -> RunResult:
+def _parts(operation: str) -> tuple[Any, Any, Any]:
+    """An operation's declared parameters, its planning (the request made: api/front.py) and its run."""
     from symfonic_cli.api import front as fronts
 
-    front = _api_front("prune", store, options, given.get("on_thread"))
-    return collected("prune", front, lambda: fronts.prune(front, given))
+    if operation == "prune":
+        from symfonic_cli.prune.params import PARAMS as PRUNE
+
+        return PRUNE, fronts.prune_request, fronts.run_prune
+    from symfonic_cli.erase.params import PARAMS as ERASE
+
+    return ERASE, fronts.erase_request, fronts.run_erase
 
 
-def _plan_prune(store: Any, options: dict[str, Any], given: dict[str, Any]) -> Any:
-    """prune's plan: the request made once, its plan streamed into the kept events (the run's
-    planning: a dry run of it); ``execute`` runs that request."""
-    from symfonic_cli.api import front as fronts
-    from symfonic_cli.changes.result import Plan
+def _done(operation: str) -> Callable[..., RunResult]:
+    def run(store: Any, options: dict[str, Any], given: dict[str, Any]) -> RunResult:
+        _, request_of, run_it = _parts(operation)
+        front = _api_front(operation, store, options, given.get("on_thread"))
+        return collected(operation, front, lambda: run_it(request_of(front, given), front.environment, front.report))
 
-    front = _api_front("prune", store, options, given.get("on_thread"))
-    request = fronts.prune_request(front, {**given, "dry_run": True})
-    result = collected("prune", front, lambda: fronts.run_prune(request, front.environment, front.report))
-    return Plan("prune", result.to_json(), request=request, runner=fronts.run_prune)
+    return run
+
+
+def _planned(operation: str) -> Callable[..., Any]:
+    def plan(store: Any, options: dict[str, Any], given: dict[str, Any]) -> Any:
+        """The plan: the request made once and planned (its dry run streamed into the kept events);
+        ``execute`` runs that request."""
+        from symfonic_cli.changes.result import Plan
+
+        _, request_of, run_it = _parts(operation)
+        front = _api_front(operation, store, options, given.get("on_thread"))
+        request = request_of(front, {**given, "dry_run": True})
+        result = collected(operation, front, lambda: run_it(request, front.environment, front.report))
+        return Plan(operation, result.to_json(), request=request, runner=run_it)
+
+    return plan
 
 
 def keywords(name: str, params: tuple[Any, ...], call: Callable[..., RunResult], doc: str,
@@ -334,22 +290,21 @@ def keywords(name: str, params: tuple[Any, ...], call: Callable[..., RunResult],
     return checked(function)
 
 
-def _prune_keywords() -> Callable[..., RunResult]:
-    from symfonic_cli.prune.params import PARAMS
-
-    return keywords("prune", PARAMS, _prune, """``thread prune -f json``: the receipt (or, with ``dry_run``, the plan). ``all_threads`` is
+_DOCS = {
+    "prune": """``thread prune -f json``: the receipt (or, with ``dry_run``, the plan). ``all_threads`` is
     the command's ``--all``; ``older_than`` also keeps every checkpoint newer than that;
-    ``on_thread``: called with each thread as it is done (or, in a plan, each thread's plan record).""")
+    ``on_thread``: called with each thread as it is done (or, in a plan, each thread's plan record).""",
+    "erase": """``thread erase -f json``: the receipt (or, with ``dry_run``, the plan), as a RunResult;
+    ``on_thread``: called with each thread as it is done (changes/report.ThreadDone).""",
+}
 
-
-prune = _prune_keywords()
+prune = keywords("prune", _parts("prune")[0], _done("prune"), _DOCS["prune"])
+erase = keywords("erase", _parts("erase")[0], _done("erase"), _DOCS["erase"])
 
 
 def planner(operation: str) -> Callable[..., Any]:
     """The plan function of an operation, its arguments checked as the operation's (api/plans.py)."""
-    from symfonic_cli.prune.params import PARAMS
-
-    return keywords(f"plan_{operation}", PARAMS, _plan_prune, "")
+    return keywords(f"plan_{operation}", _parts(operation)[0], _planned(operation), "")
 
 
 @checked

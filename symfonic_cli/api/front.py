@@ -58,3 +58,29 @@ def run_prune(request: Any, environment: Any, report: Any) -> Any:
 def prune(front: Front, given: dict[str, Any]) -> Any:
     """Prune what ``given`` selects."""
     return run_prune(prune_request(front, given), front.environment, front.report)
+
+
+def erase_request(front: Front, given: dict[str, Any]) -> Any:
+    """An erase's request (erase/params.py): its threads chosen (a retention sweep's cut-off fixed
+    here, once; each thread re-checked against it), every value checked."""
+    from symfonic_cli.changes.params import declared, pace
+    from symfonic_cli.erase.params import PARAMS, EraseRequest
+    from symfonic_cli.selection import ERASE
+
+    chosen = _selection(front, ERASE, given)
+    values = declared(PARAMS, given, cli=front.cli)
+    location, options = front.place()
+    return EraseRequest(location=location, options=options, selection=chosen, pace=pace(values, cli=front.cli), **values)
+
+
+def run_erase(request: Any, environment: Any, report: Any) -> Any:
+    """erase/run.py (a sweep: erase/sweep.py): the plan, the report's confirmation, each thread;
+    the EraseOutcome (None when the report streamed it)."""
+    from symfonic_cli.erase.run import run
+
+    return run(request, environment, report)
+
+
+def erase(front: Front, given: dict[str, Any]) -> Any:
+    """Erase what ``given`` selects."""
+    return run_erase(erase_request(front, given), front.environment, front.report)

@@ -1,6 +1,7 @@
 """The changing operations' declared parameters (changes/params.py), for the command line's
 options (cli/declared.py): the same declarations the API's keywords are built from."""
 
+from symfonic_cli.erase.params import PARAMS as ERASE
 from symfonic_cli.prune.params import PARAMS as PRUNE
 
-__all__ = ["PRUNE"]
+__all__ = ["ERASE", "PRUNE"]

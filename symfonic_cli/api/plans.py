@@ -70,9 +70,10 @@ def _bound(fn: Callable[..., Plan]) -> Callable[..., Plan]:
 def plan_erase(store: Any, /, **choices: Any) -> Plan:
     """``erase``'s plan (``thread erase --dry-run -f json``): each thread's rows, first and last
     activity, whether it is recent, the not-found keys; ``summary`` counts them."""
-    from symfonic_cli.api.changes import erase
+    from symfonic_cli.api.changes import planner
 
-    return _planned("erase", erase, store, **choices)
+    _no_run(choices, "erase")
+    return planner("erase")(store, **choices)
 
 
 @_bound
@@ -125,9 +126,9 @@ def execute(plan: Plan, *, yes: bool = False, on_thread: Callable[[Any], None] |
     request = _pinned(plan, yes)
     if plan.operation == "migrate":
         return plan.runner(request, _environment())
-    if plan.operation == "prune":
-        front = _api_front("prune", None, {}, on_thread)
-        return collected("prune", front, lambda: plan.runner(request, front.environment, front.report))
+    if plan.operation in ("prune", "erase"):
+        front = _api_front(plan.operation, None, {}, on_thread)
+        return collected(plan.operation, front, lambda: plan.runner(request, front.environment, front.report))
     return _run(plan.operation, request, plan.runner, on_thread=on_thread)
 
 
@@ -144,9 +145,7 @@ def _pinned(plan: Plan, yes: bool) -> Any:
                        dry_run=False, yes=yes)
     sel = req.selection
     if plan.operation == "erase" and sel.window is not None:
-        return replace(req, dry_run=False, yes=yes)  # a sweep: its cut-off fixed, re-checked per thread
+        return req.replace(dry_run=False, yes=yes)  # a sweep: its cut-off fixed, re-checked per thread
     pinned = replace(sel, keys=tuple(keys), prefix=None, session=None, window=None, every_thread=False)
-    if plan.operation == "prune":
-        return req.replace(selection=pinned, dry_run=False, yes=yes)
-    return replace(req, selection=pinned, dry_run=False, yes=yes)
+    return req.replace(selection=pinned, dry_run=False, yes=yes)
 

@@ -87,13 +87,15 @@ class Request:
         for name in self.FIXED:
             if name not in values:
                 raise TypeError(f"{type(self).__name__}: {name} is required")
-        converted = {p.name: p.default for p in self.PARAMS}
+        converted = {p.name: p.value(p.default, False) for p in self.PARAMS if p.name not in values}  # "15m": a timedelta
         converted.update(self.EXTRA)
         converted.update(values)
         self.__dict__.update(converted)
 
     def replace(self, **changes: Any) -> Request:
-        return type(self)(**{**self.__dict__, **changes})
+        new = type(self).__new__(type(self))
+        new.__dict__.update({**self.__dict__, **changes})
+        return new
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({', '.join(f'{k}={v!r}' for k, v in self.__dict__.items() if k != 'options')})"
