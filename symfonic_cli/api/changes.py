@@ -164,12 +164,6 @@ def export(
     return _run("export", request, _export, planner=_export_plan)
 
 
-def _rewind(request: Any, env: Any, report: Any) -> None:
-    from symfonic_cli.rewind.run import run
-
-    _outcome(run, request, env, report)
-
-
 def _outcome(run: Callable[..., Any], request: Any, env: Any, report: Any) -> None:
     """A driver's EraseOutcome as its document; an error carrying one hands it over first."""
     try:
@@ -236,9 +230,24 @@ def _parts(operation: str) -> tuple[Any, Any, Any]:
         from symfonic_cli.prune.params import PARAMS as PRUNE
 
         return PRUNE, fronts.prune_request, fronts.run_prune
+    if operation == "rewind":
+        from symfonic_cli.rewind.params import PARAMS as REWIND
+
+        return REWIND, _rewind_request, fronts.run_rewind
     from symfonic_cli.erase.params import PARAMS as ERASE
 
     return ERASE, fronts.erase_request, fronts.run_erase
+
+
+def _rewind_request(front: Any, given: dict[str, Any]) -> Any:
+    """rewind's ``key`` (positional) or ``thread``: one of them, as the command's KEY or --thread."""
+    from symfonic_cli.api.front import rewind_request
+
+    key, thread = given.pop("key", None), given.get("thread")
+    if key is not None and thread is not None:
+        raise UsageError("the thread key is given twice (as key and as thread)", hint="give one of them")
+    chosen = key if key is not None else thread
+    return rewind_request(front, {**given, "thread": [chosen] if chosen is not None else None})
 
 
 def _done(operation: str) -> Callable[..., RunResult]:
@@ -266,7 +275,7 @@ def _planned(operation: str) -> Callable[..., Any]:
 
 
 def keywords(name: str, params: tuple[Any, ...], call: Callable[..., RunResult], doc: str,
-             positional: tuple[str, ...] = ("store",)) -> Callable[..., RunResult]:
+             positional: tuple[str, ...] = ("store",), optional: tuple[tuple[str, str], ...] = ()) -> Callable[..., RunResult]:
     """The API function of a changing operation, its keywords its declared parameters
     (changes/params.py) with their defaults and annotations; every argument checked (api/arguments.py)."""
     import inspect
@@ -274,6 +283,7 @@ def keywords(name: str, params: tuple[Any, ...], call: Callable[..., RunResult],
     kind = inspect.Parameter
     signature = inspect.Signature(
         [kind(n, kind.POSITIONAL_OR_KEYWORD) for n in positional]
+        + [kind(n, kind.POSITIONAL_OR_KEYWORD, default=None, annotation=a) for n, a in optional]  # given as keywords
         + [kind(p.name, kind.KEYWORD_ONLY, default=p.default, annotation=p.annotation) for p in params if p.api]
         + [kind("options", kind.VAR_KEYWORD)], return_annotation="RunResult")
 
@@ -296,58 +306,21 @@ _DOCS = {
     ``on_thread``: called with each thread as it is done (or, in a plan, each thread's plan record).""",
     "erase": """``thread erase -f json``: the receipt (or, with ``dry_run``, the plan), as a RunResult;
     ``on_thread``: called with each thread as it is done (changes/report.ThreadDone).""",
+    "rewind": """``thread rewind -f json``: a copy of an earlier root checkpoint (``to``: its id or ``"-N"``;
+    or ``before_message``: the newest one without that transcript message) written as the thread's
+    newest, as LangGraph's ``update_state(config, None, as_node="__copy__")`` does; the receipt (or,
+    with ``dry_run``, the plan) as a RunResult. A real rewind needs ``yes=True``.""",
 }
+_OPTIONAL = {"rewind": (("key", "str | None"),)}
 
 prune = keywords("prune", _parts("prune")[0], _done("prune"), _DOCS["prune"])
 erase = keywords("erase", _parts("erase")[0], _done("erase"), _DOCS["erase"])
+rewind = keywords("rewind", _parts("rewind")[0], _done("rewind"), _DOCS["rewind"], optional=_OPTIONAL["rewind"])
 
 
 def planner(operation: str) -> Callable[..., Any]:
     """The plan function of an operation, its arguments checked as the operation's (api/plans.py)."""
-    return keywords(f"plan_{operation}", _parts(operation)[0], _planned(operation), "")
-
-
-@checked
-def rewind(
-    store,
-    key: str | None = None,
-    *,
-    to: str | None = None,
-    before_message: int | None = None,
-    thread: str | None = None,
-    tenant: str | None = None,
-    sub_tenant: str | None = None,
-    session: str | None = None,
-    idle_for: str | timedelta = "5m",
-    dry_run: bool = False,
-    yes: bool = False,
-    receipt: str | None = None,
-    operator: str | None = None,
-    ticket: str | None = None,
-    lock_timeout: float = DEFAULT_LOCK_TIMEOUT,
-    wait: bool = False,
-    **options,
-) -> RunResult:
-    """``thread rewind -f json``: a copy of an earlier root checkpoint (``to``: its id or ``"-N"``;
-    or ``before_message``: the newest one without that transcript message) written as the thread's
-    newest, as LangGraph's ``update_state(config, None, as_node="__copy__")`` does; the receipt (or,
-    with ``dry_run``, the plan) as a RunResult. A real rewind needs ``yes=True``."""
-    from symfonic_cli.rewind.run import RewindRequest, idle_window
-    from symfonic_cli.selection import one_thread
-
-    if key is not None and thread is not None:
-        raise UsageError("the thread key is given twice (as key and as thread)", hint="give one of them")
-    given = key if key is not None else thread
-    chosen = one_thread([given] if given is not None else None, tenant, sub_tenant, session)
-    _check_receipt_names(operator, ticket)
-    _check_lock_timeout(lock_timeout)
-    loc, opts = _location("rewind", store, options)
-    request = RewindRequest(
-        location=loc, options=opts, key=chosen, to=to, before_message=before_message, idle_for=idle_window(idle_for),
-        dry_run=dry_run, yes=yes, receipt_path=receipt, operator=operator, ticket=ticket, lock_timeout=float(lock_timeout),
-        wait=_flag(wait, "wait"), selection={"thread": chosen},
-    )
-    return _run("rewind", request, _rewind)
+    return keywords(f"plan_{operation}", _parts(operation)[0], _planned(operation), "", optional=_OPTIONAL.get(operation, ()))
 
 
 @checked

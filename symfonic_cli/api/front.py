@@ -84,3 +84,28 @@ def run_erase(request: Any, environment: Any, report: Any) -> Any:
 def erase(front: Front, given: dict[str, Any]) -> Any:
     """Erase what ``given`` selects."""
     return run_erase(erase_request(front, given), front.environment, front.report)
+
+
+def rewind_request(front: Front, given: dict[str, Any]) -> Any:
+    """A rewind's request (rewind/params.py): its one thread (``thread``: a list, as --thread, a
+    second refused), every value checked."""
+    from symfonic_cli.changes.params import declared
+    from symfonic_cli.rewind.params import PARAMS, RewindRequest
+    from symfonic_cli.selection import one_thread
+
+    chosen = one_thread(given.get("thread"), given.get("tenant"), given.get("sub_tenant"), given.get("session"))
+    values = declared(PARAMS, given, cli=front.cli)
+    location, options = front.place()
+    return RewindRequest(location=location, options=options, key=chosen, selection={"thread": chosen}, **values)
+
+
+def run_rewind(request: Any, environment: Any, report: Any) -> Any:
+    """rewind/run.py: the plan, the report's confirmation, the copy written; its EraseOutcome."""
+    from symfonic_cli.rewind.run import run
+
+    return run(request, environment, report)
+
+
+def rewind(front: Front, given: dict[str, Any]) -> Any:
+    """Rewind the thread ``given`` names."""
+    return run_rewind(rewind_request(front, given), front.environment, front.report)

@@ -3,5 +3,6 @@ options (cli/declared.py): the same declarations the API's keywords are built fr
 
 from symfonic_cli.erase.params import PARAMS as ERASE
 from symfonic_cli.prune.params import PARAMS as PRUNE
+from symfonic_cli.rewind.params import PARAMS as REWIND
 
-__all__ = ["ERASE", "PRUNE"]
+__all__ = ["ERASE", "PRUNE", "REWIND"]

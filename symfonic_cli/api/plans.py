@@ -109,9 +109,10 @@ def plan_rewind(store: Any, /, *args: Any, **choices: Any) -> Plan:
     writer), the conversation after it, what runs next, the branch left behind and the undo
     command. ``execute`` writes a copy of exactly that checkpoint, and only while the thread's
     newest checkpoint is still the one planned (else HeadMoved, exit 13, nothing written)."""
-    from symfonic_cli.api.changes import rewind
+    from symfonic_cli.api.changes import planner
 
-    return _planned("rewind", rewind, store, *args, **choices)
+    _no_run(choices, "rewind")
+    return planner("rewind")(store, *args, **choices)
 
 
 @checked
@@ -126,7 +127,7 @@ def execute(plan: Plan, *, yes: bool = False, on_thread: Callable[[Any], None] |
     request = _pinned(plan, yes)
     if plan.operation == "migrate":
         return plan.runner(request, _environment())
-    if plan.operation in ("prune", "erase"):
+    if plan.operation in ("prune", "erase", "rewind"):
         front = _api_front(plan.operation, None, {}, on_thread)
         return collected(plan.operation, front, lambda: plan.runner(request, front.environment, front.report))
     return _run(plan.operation, request, plan.runner, on_thread=on_thread)
@@ -141,8 +142,8 @@ def _pinned(plan: Plan, yes: bool) -> Any:
         return replace(req, keys=keys, prefix=None, window=None)
     if plan.operation == "rewind":  # the planned checkpoint, on the planned head only
         planned = plan.document["threads"][0]
-        return replace(req, to=planned["target"]["checkpoint_id"], before_message=None, expected_head=planned["head"]["checkpoint_id"],
-                       dry_run=False, yes=yes)
+        return req.replace(to=planned["target"]["checkpoint_id"], before_message=None, expected_head=planned["head"]["checkpoint_id"],
+                           dry_run=False, yes=yes)
     sel = req.selection
     if plan.operation == "erase" and sel.window is not None:
         return req.replace(dry_run=False, yes=yes)  # a sweep: its cut-off fixed, re-checked per thread

@@ -26,26 +26,28 @@ if TYPE_CHECKING:
 # The API annotation of each kind (with " | None" when the default is None); the command line's
 # type is click's (cli/declared.py).
 _ANNOTATIONS = {"flag": "bool", "int": "int", "float": "float", "text": "str", "keys": "str | list[str]",
-                "duration": "str | timedelta", "path": "str", "callback": "Callable[[Any], None]"}
+                "duration": "str | timedelta", "path": "str", "key": "str", "callback": "Callable[[Any], None]"}
 
 
 class Param:
-    """One parameter of a changing run. ``kind``: flag, int, float, text, keys (thread keys),
+    """One parameter of a changing run. ``kind``: flag, int, float, text, keys (thread keys), key (one:
+    the command line takes --thread as a list, refusing a second),
     duration (a text or a timedelta), path. ``flags``: the option's spellings (none: the API's
     alone); ``cli``: False for a keyword the command line spells otherwise. ``convert(value,
     spelled)``: the checked value the run takes (a UsageError naming ``spelled`` else);
     ``parser``: the command line parses the text with it (a ValueError's text is the message).
     ``api``: False for an option the API takes otherwise (``--format``: a RunResult is data)."""
 
-    __slots__ = ("name", "kind", "default", "help", "flags", "low", "high", "convert", "parser", "metavar", "cli", "api")
+    __slots__ = ("name", "kind", "default", "help", "flags", "low", "high", "convert", "parser", "metavar", "cli", "api",
+                 "cli_range")
 
     def __init__(self, name: str, kind: str, default: Any = None, help: str = "", flags: tuple[str, ...] = (), *,
                  low: int | None = None, high: int | None = None, convert: Callable[[Any, str], Any] | None = None,
                  parser: Callable[[Any], Any] | None = None, metavar: str | None = None, cli: bool = True,
-                 api: bool = True) -> None:
+                 api: bool = True, cli_range: bool = True) -> None:
         self.name, self.kind, self.default, self.help, self.flags = name, kind, default, help, flags
         self.low, self.high, self.convert, self.parser, self.metavar = low, high, convert, parser, metavar
-        self.cli, self.api = cli and bool(flags), api
+        self.cli, self.api, self.cli_range = cli and bool(flags), api, cli_range
 
     @property
     def annotation(self) -> str:

@@ -33,13 +33,13 @@ def _parser(parse: Callable[[Any], Any]) -> Callable[[Any], Any]:
 def option(param: Any) -> Any:
     """The typer option type (``Annotated[type, typer.Option]``) of one declared parameter."""
     extra: dict[str, Any] = {}
-    if param.low is not None:
+    if param.low is not None and param.cli_range:
         extra.update(min=param.low, max=param.high)
     if param.parser is not None:
         extra["parser"] = _parser(param.parser)
     if param.metavar is not None:
         extra["metavar"] = param.metavar
-    if param.kind == "keys":
+    if param.kind in ("keys", "key"):
         kind: Any = Optional[List[str]]
     else:
         kind = _TYPES[param.kind]

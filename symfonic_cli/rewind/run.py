@@ -6,7 +6,7 @@ EraseOutcome (the receipt, or the dry run's plan), and an error that ends it car
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
@@ -17,30 +17,8 @@ from symfonic_cli.changes.report import Confirmation, Report
 from symfonic_cli.changes.result import EraseOutcome, carry_outcome
 from symfonic_cli.changes.steps import hold_run_lock
 from symfonic_cli.errors import BusyThreads, HeadMoved, RecentlyWritten, ThreadBusy, WrittenAgainError
-from symfonic_cli.limits import DEFAULT_LOCK_TIMEOUT
-from symfonic_cli.location import StoreLocation
 from symfonic_cli.rewind import plan as rp
-
-DEFAULT_IDLE_FOR = timedelta(minutes=5)
-
-
-@dataclass(frozen=True)
-class RewindRequest:
-    location: StoreLocation
-    options: dict[str, Any]
-    key: str
-    to: str | None = None  # a checkpoint id, or -N
-    before_message: int | None = None  # or: the newest checkpoint without this transcript message
-    idle_for: timedelta = DEFAULT_IDLE_FOR  # refuse a thread written this recently (0: allow)
-    dry_run: bool = False
-    yes: bool = False
-    receipt_path: str | None = None
-    operator: str | None = None
-    ticket: str | None = None
-    lock_timeout: float = DEFAULT_LOCK_TIMEOUT
-    wait: bool = False
-    selection: dict[str, Any] = field(default_factory=dict)  # what was asked, as the receipt records it
-    expected_head: str | None = None  # an API plan's head: a thread written since is refused (HeadMoved)
+from symfonic_cli.rewind.params import RewindRequest
 
 
 @dataclass(frozen=True)
@@ -86,7 +64,7 @@ def run(req: RewindRequest, environment: Environment | None = None, report: Repo
     report = report or Report()
     now = datetime.now(timezone.utc)
     name = store_name(req.location)
-    receipt_file = open_receipt(req.receipt_path, dry_run=req.dry_run, store=req.location)
+    receipt_file = open_receipt(req.receipt, dry_run=req.dry_run, store=req.location)
     try:
         store = open_store(req.location, writable=not req.dry_run, **req.options)
         report.opened(store)
