@@ -3,8 +3,8 @@ return a ``Plan`` (changes/result.py: typed, inspectable, the dry run's document
 ``execute(plan, yes=...)`` runs it and returns the operation's ``RunResult``.
 
 A plan function takes what its operation takes (``erase``'s arguments but ``dry_run`` and ``yes``,
-and so on) and checks them as it does, through the operation itself (api/changes.py): the same
-request is built once and the plan keeps it. ``execute`` runs that request on exactly the planned
+and so on: the same declared parameters) and checks them as it does; the request is made once, by
+the operation's own planning (api/front.py), planned, and kept by the plan. ``execute`` runs that request on exactly the planned
 threads: a thread that appeared under the selection after the plan is not touched (a retention
 sweep keeps its cut-off, fixed when planned, and re-checks each thread's activity). Each thread is
 planned again inside its own transaction, as the commands do, so what changed meanwhile is judged
@@ -29,22 +29,6 @@ def _no_run(choices: dict[str, Any], operation: str) -> None:
     for name in ("dry_run", "yes"):
         if name in choices:
             raise UsageError(f"plan_{operation} takes no {name}: a plan changes nothing; execute(plan, yes=True) runs it")
-
-
-def _planned(operation: str, call: Callable[..., RunResult], *args: Any, **choices: Any) -> Plan:
-    from symfonic_cli.api import changes
-
-    _no_run(choices, operation)
-    captured: list[tuple[Any, Callable[..., Any]]] = []
-    token = changes.PLANNING.set(captured)
-    try:
-        if operation in ("erase", "prune", "migrate", "rewind"):
-            choices["dry_run"] = True
-        result = call(*args, **choices)
-    finally:
-        changes.PLANNING.reset(token)
-    request, runner = captured[-1]
-    return Plan(operation, result.to_json(), request=request, runner=runner)
 
 
 def _bound(fn: Callable[..., Plan]) -> Callable[..., Plan]:
@@ -90,17 +74,19 @@ def plan_prune(store: Any, /, **choices: Any) -> Plan:
 def plan_export(store: Any, output: Any, /, **choices: Any) -> Plan:
     """``export``'s plan: the output checked (it exists and ``force`` is not given: exit 2), the
     threads it would write with their checkpoints and activity, the requested keys not found."""
-    from symfonic_cli.api.changes import export
+    from symfonic_cli.api.changes import planner
 
-    return _planned("export", export, store, output, **choices)
+    _no_run(choices, "export")
+    return planner("export")(store, output, **choices)
 
 
 @_bound
 def plan_migrate(source: Any, target: Any, /, **choices: Any) -> Plan:
     """``migrate``'s plan (``migrate --dry-run -f json``): per thread copy, skip or conflict."""
-    from symfonic_cli.api.changes import migrate
+    from symfonic_cli.api.changes import planner
 
-    return _planned("migrate", migrate, source, target, **choices)
+    _no_run(choices, "migrate")
+    return planner("migrate")(source, target, **choices)
 
 
 @_bound
@@ -120,26 +106,24 @@ def execute(plan: Plan, *, yes: bool = False, on_thread: Callable[[Any], None] |
     """Run ``plan`` on its threads; the operation's RunResult (an error that ends the run raises,
     carrying it as ``.result``, as the operation does). ``on_thread`` (an erase or a prune): called
     with each thread as it is done (changes/report.ThreadDone)."""
-    from symfonic_cli.api.changes import _api_front, _environment, _run, collected
+    from symfonic_cli.api.changes import _api_front, _environment, collected
 
     if not isinstance(plan, Plan) or plan.request is None:
         raise UsageError("execute takes a plan from plan_erase, plan_prune, plan_export, plan_migrate or plan_rewind")
     request = _pinned(plan, yes)
     if plan.operation == "migrate":
         return plan.runner(request, _environment())
-    if plan.operation in ("prune", "erase", "rewind"):
-        front = _api_front(plan.operation, None, {}, on_thread)
-        return collected(plan.operation, front, lambda: plan.runner(request, front.environment, front.report))
-    return _run(plan.operation, request, plan.runner, on_thread=on_thread)
+    front = _api_front(plan.operation, None, {}, on_thread)
+    return collected(plan.operation, front, lambda: plan.runner(request, front.environment, front.report))
 
 
 def _pinned(plan: Plan, yes: bool) -> Any:
     """The plan's request for the real run, on the planned threads only."""
     req, keys = plan.request, list(plan.thread_keys)
     if plan.operation == "migrate":
-        return replace(req, dry_run=False, selection_options={"threads": keys} if keys else req.selection_options)
+        return req.replace(dry_run=False, selection_options={"threads": keys} if keys else req.selection_options)
     if plan.operation == "export":
-        return replace(req, keys=keys, prefix=None, window=None)
+        return req.replace(keys=keys, prefix=None, window=None)
     if plan.operation == "rewind":  # the planned checkpoint, on the planned head only
         planned = plan.document["threads"][0]
         return req.replace(to=planned["target"]["checkpoint_id"], before_message=None, expected_head=planned["head"]["checkpoint_id"],

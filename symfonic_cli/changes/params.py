@@ -26,7 +26,8 @@ if TYPE_CHECKING:
 # The API annotation of each kind (with " | None" when the default is None); the command line's
 # type is click's (cli/declared.py).
 _ANNOTATIONS = {"flag": "bool", "int": "int", "float": "float", "text": "str", "keys": "str | list[str]",
-                "duration": "str | timedelta", "path": "str", "key": "str", "callback": "Callable[[Any], None]"}
+                "duration": "str | timedelta", "path": "str", "key": "str", "callback": "Callable[[Any], None]",
+                "options": "dict[str, Any]"}
 
 
 class Param:

@@ -61,14 +61,14 @@ def parameters(parts: list[Any]) -> list[inspect.Parameter]:
     return out
 
 
-def command(group: typer.Typer, name: str, parts: list[Any]) -> Callable[[Callable[..., None]], Callable[..., None]]:
-    """Register ``fn`` as ``group``'s command ``name`` with ``parts`` as its parameters."""
+def command(group: typer.Typer, name: str, parts: list[Any], **settings: Any) -> Callable[[Callable[..., None]], Callable[..., None]]:
+    """Register ``fn`` as ``group``'s command ``name`` with ``parts`` as its parameters (``settings``: typer's)."""
 
     def register(fn: Callable[..., None]) -> Callable[..., None]:
         params = parameters(parts)
         fn.__signature__ = inspect.Signature(params, return_annotation=None)  # type: ignore[attr-defined]
         fn.__annotations__ = {p.name: p.annotation for p in params}
-        group.command(name)(fn)
+        group.command(name, **settings)(fn)
         return fn
 
     return register

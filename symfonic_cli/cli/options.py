@@ -207,22 +207,26 @@ def erase_selection(
                   missing_ok=missing_ok, listed_only=listed_only, **given)
 
 
-def changing(run: Any, given: dict[str, Any]) -> None:
+def changing(run: Any, given: dict[str, Any], *, report: Any = None, render: Any = None) -> None:
     """A changing command's run through the API (api/front.py): this command line's Front (its
-    Environment, --store and config, the typed confirmation on this terminal: cli/report.py's
-    TextReport), then how it ended rendered (cli/report.rendered)."""
-    from symfonic_cli.api.front import Front
+    Environment, --store and config, the typed confirmation on this terminal: ``report``, by
+    default cli/report.py's TextReport), then how it ended rendered (``render(call, format, env)``,
+    by default cli/report.rendered)."""
+    from symfonic_cli.api.front import Front, named_store
     from symfonic_cli.cli.common import check_format, environment, open_for_reading, store_options
     from symfonic_cli.cli.report import TextReport, rendered
     from symfonic_cli.location import resolve_store
 
     env = environment()
-    store, fmt = given.pop("store"), given.pop("fmt")
+    store, fmt = given.pop("store", None), given.pop("fmt")
     out_format = check_format(fmt)
 
-    def place() -> tuple[Any, dict[str, Any]]:
+    def place(role: str = "store") -> tuple[Any, dict[str, Any]]:
+        if role != "store":  # migrate's --from and --to: errors name the option
+            location = named_store("--from" if role == "source" else "--to", resolve_store, given[role])
+            return location, store_options(location, env)
         location = resolve_store(store)
         return location, {k: v for k, v in store_options(location, env).items() if k != "erase_extra"}
 
-    front = Front(env, TextReport(env, out_format), True, place, lambda: open_for_reading(store, environment=env))
-    rendered(lambda: run(front, given), out_format, env)
+    front = Front(env, (report or TextReport)(env, out_format), True, place, lambda: open_for_reading(store, environment=env))
+    (render or rendered)(lambda: run(front, given), out_format, env)
