@@ -43,8 +43,8 @@ def prune_request(front: Front, given: dict[str, Any]) -> Any:
     from symfonic_cli.prune.params import PARAMS, PruneRequest
     from symfonic_cli.selection import PRUNE
 
+    values = declared(PARAMS, given, cli=front.cli)  # checked before a store is opened (a selection may open it)
     chosen = _selection(front, PRUNE, given, all_threads=given.get("all_threads", False), listed_only=True)
-    values = declared(PARAMS, given, cli=front.cli)
     location, options = front.place()
     return PruneRequest(location=location, options=options, selection=chosen, pace=pace(values, cli=front.cli), **values)
 
@@ -68,8 +68,8 @@ def erase_request(front: Front, given: dict[str, Any]) -> Any:
     from symfonic_cli.erase.params import PARAMS, EraseRequest
     from symfonic_cli.selection import ERASE
 
-    chosen = _selection(front, ERASE, given)
     values = declared(PARAMS, given, cli=front.cli)
+    chosen = _selection(front, ERASE, given)
     location, options = front.place()
     return EraseRequest(location=location, options=options, selection=chosen, pace=pace(values, cli=front.cli), **values)
 
@@ -129,8 +129,9 @@ def export_request(front: Front, given: dict[str, Any]) -> Any:
         raise UsageError(f"where to? pass {'--output' if front.cli else 'output'} PATH (a directory, or a .zip / .tar.gz file)")
     if front.cli:
         _refuse_file_name(output)
+    values = declared(PARAMS, given, cli=front.cli)
     chosen = _selection(front, ERASE, given, listed_only=True)
-    values = {**declared(PARAMS, given, cli=front.cli), "output": output, "tenant": chosen.tenant, "sub_tenant": chosen.sub_tenant}
+    values.update(output=output, tenant=chosen.tenant, sub_tenant=chosen.sub_tenant)
     location, options = front.place()
     return ExportRequest(location=location, options=options, selection=chosen.receipt,
                          keys=list(chosen.keys) if chosen.keys is not None else None,

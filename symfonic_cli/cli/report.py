@@ -14,8 +14,8 @@ from __future__ import annotations
 from typing import Any
 
 from symfonic_cli.environment import Environment
-from symfonic_cli.changes.report import Confirmation, Report, RequestView, SweepView, ThreadDone
-from symfonic_cli.changes.result import EraseOutcome
+from symfonic_cli.api.runs import Confirmation, Report, RequestView, SweepView, ThreadDone
+from symfonic_cli.api.runs import EraseOutcome
 
 # typing.TYPE_CHECKING without importing typing.
 TYPE_CHECKING = False
@@ -78,7 +78,7 @@ class TextReport(Report):
 
     def _show(self, out: TextIO, view: Any) -> None:
         from symfonic_cli.cli import changes_text as text
-        from symfonic_cli.rewind.plan import RewindView
+        from symfonic_cli.api.runs import RewindView
 
         if isinstance(view, RequestView):
             text.print_plan(out, store_name=view.store_name, plans=view.plans, misses=view.misses, now=view.now,
@@ -132,7 +132,7 @@ class TextReport(Report):
 
     def dry_run_end(self, view: Any, tail: dict[str, Any]) -> None:
         from symfonic_cli.cli import changes_text as text
-        from symfonic_cli.changes.plan import NOT_ERASED
+        from symfonic_cli.api.runs import NOT_ERASED
         from symfonic_cli.render import escape_inline as esc
 
         out = self.env.stdout
@@ -161,8 +161,8 @@ class TextReport(Report):
             self._stream().begin(head)
 
     def thread(self, done: ThreadDone) -> None:
-        from symfonic_cli.prune.records import PruneOutcome
-        from symfonic_cli.rewind.run import RewindOutcome
+        from symfonic_cli.api.runs import PruneOutcome
+        from symfonic_cli.api.runs import RewindOutcome
 
         if isinstance(done.outcome, RewindOutcome):
             from symfonic_cli.cli.rewind_text import thread_line as rewind_line
