@@ -4,14 +4,27 @@
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 from symfonic_cli.changes import params as p
 from symfonic_cli.limits import MAX_COUNT
 
 
-def _idle(value: object, spelled: str) -> object:
-    from symfonic_cli.rewind.run import idle_window
+def idle_window(value: object, spelled: str = "--idle-for") -> timedelta:
+    """--idle-for: a duration (5m, 90s, 2h; a bare number is minutes), or 0: no refusal."""
+    from symfonic_cli.clock import parse_duration
 
-    return idle_window(value)
+    if isinstance(value, timedelta):
+        if value < timedelta(0):
+            from symfonic_cli.errors import UsageError
+
+            raise UsageError("idle_for must not be negative")
+        return value
+    if not isinstance(value, str):
+        from symfonic_cli.errors import UsageError
+
+        raise UsageError("idle_for must be a duration (e.g. '5m'), 0, or a timedelta")
+    return parse_duration(value, option="--idle-for", bare_unit="m")
 
 
 PARAMS: tuple[p.Param, ...] = (
@@ -23,7 +36,7 @@ PARAMS: tuple[p.Param, ...] = (
                                            "newest checkpoint that does not hold it yet.", ("--before-message",),
             low=-MAX_COUNT, high=MAX_COUNT, cli_range=False),
     p.Param("idle_for", "duration", "5m", "Refuse a thread written within this time (exit 14): the agent may be mid-run (default "
-                                          "5m; 0 allows it).", ("--idle-for",), convert=_idle),
+                                          "5m; 0 allows it).", ("--idle-for",), convert=idle_window),
     p.Param("dry_run", "flag", False, "Show the plan and stop; nothing is written.", ("--dry-run",)),
     p.yes("Rewind"),
     p.Param("receipt", "path", None, "Also append the receipt to this JSONL audit file (0600, fsync'd).", ("--receipt",)),

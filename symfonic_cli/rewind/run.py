@@ -7,7 +7,7 @@ EraseOutcome (the receipt, or the dry run's plan), and an error that ends it car
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timezone
 from typing import Any
 
 from symfonic_cli.environment import Environment
@@ -31,23 +31,6 @@ class RewindOutcome:
     head: str
     new_id: str | None
     reason: str | None = None
-
-
-def idle_window(value: object) -> timedelta:
-    """--idle-for: a duration (5m, 90s, 2h; a bare number is minutes), or 0: no refusal."""
-    from symfonic_cli.clock import parse_duration
-
-    if isinstance(value, timedelta):
-        if value < timedelta(0):
-            from symfonic_cli.errors import UsageError
-
-            raise UsageError("idle_for must not be negative")
-        return value
-    if not isinstance(value, str):
-        from symfonic_cli.errors import UsageError
-
-        raise UsageError("idle_for must be a duration (e.g. '5m'), 0, or a timedelta")
-    return parse_duration(value, option="--idle-for", bare_unit="m")
 
 
 class _Record(RunRecord):
