@@ -17,17 +17,17 @@ from datetime import datetime, timedelta
 from typing import Any, TypeVar
 
 from symfonic_cli.errors import UsageError
-from symfonic_cli.limits import (MAX_BATCH, MAX_CONNECT_TIMEOUT, MAX_COUNT, MAX_FORMAT_VERSION, MAX_JOBS, MIN_CONNECT_TIMEOUT,
-                                 connect_timeout_in_range)
+from symfonic_cli.limits import MAX_CONNECT_TIMEOUT, MAX_COUNT, MAX_FORMAT_VERSION, MIN_CONNECT_TIMEOUT, connect_timeout_in_range
 
 F = TypeVar("F", bound=Callable[..., Any])
 
-# Whole numbers, by argument name: the ranges of the options they stand for (limits.py, as the options).
+# Whole numbers, by argument name: the ranges of the options they stand for (limits.py, as the
+# options). A changing operation's own are declared with its parameters (changes/params.py: the
+# option's range and the keyword's, one declaration).
 RANGES: dict[str, tuple[int, int]] = {
     "limit": (0, MAX_COUNT), "index": (-MAX_COUNT, MAX_COUNT), "keep": (1, MAX_COUNT), "top": (1, MAX_COUNT),
-    "jobs": (1, MAX_JOBS), "batch_size": (1, MAX_BATCH), "current_format": (1, MAX_FORMAT_VERSION),
-    "a": (-MAX_COUNT, MAX_COUNT), "b": (-MAX_COUNT, MAX_COUNT), "max_entries": (0, MAX_COUNT),
-    "before_message": (-MAX_COUNT, MAX_COUNT),
+    "current_format": (1, MAX_FORMAT_VERSION), "a": (-MAX_COUNT, MAX_COUNT), "b": (-MAX_COUNT, MAX_COUNT),
+    "max_entries": (0, MAX_COUNT),
 }
 # The store options every function takes (``**options``, as open_store), and their types.
 STORE_OPTIONS: dict[str, str] = {"connect_timeout": "float", "pg_schema": "str", "checkpoint_collection": "str",

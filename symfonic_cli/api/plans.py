@@ -3,8 +3,8 @@ return a ``Plan`` (changes/result.py: typed, inspectable, the dry run's document
 ``execute(plan, yes=...)`` runs it and returns the operation's ``RunResult``.
 
 A plan function takes what its operation takes (``erase``'s arguments but ``dry_run`` and ``yes``,
-and so on) and checks them as it does, through the operation itself (api/changes.py): the same
-request is built once and the plan keeps it. ``execute`` runs that request on exactly the planned
+and so on: the same declared parameters) and checks them as it does; the request is made once, by
+the operation's own planning (api/front.py), planned, and kept by the plan. ``execute`` runs that request on exactly the planned
 threads: a thread that appeared under the selection after the plan is not touched (a retention
 sweep keeps its cut-off, fixed when planned, and re-checks each thread's activity). Each thread is
 planned again inside its own transaction, as the commands do, so what changed meanwhile is judged
@@ -25,22 +25,10 @@ from symfonic_cli.errors import UsageError
 __all__ = ["Plan", "execute", "plan_erase", "plan_export", "plan_migrate", "plan_prune", "plan_rewind"]
 
 
-def _planned(operation: str, call: Callable[..., RunResult], *args: Any, **choices: Any) -> Plan:
-    from symfonic_cli.api import changes
-
+def _no_run(choices: dict[str, Any], operation: str) -> None:
     for name in ("dry_run", "yes"):
         if name in choices:
             raise UsageError(f"plan_{operation} takes no {name}: a plan changes nothing; execute(plan, yes=True) runs it")
-    captured: list[tuple[Any, Callable[..., Any]]] = []
-    token = changes.PLANNING.set(captured)
-    try:
-        if operation in ("erase", "prune", "migrate", "rewind"):
-            choices["dry_run"] = True
-        result = call(*args, **choices)
-    finally:
-        changes.PLANNING.reset(token)
-    request, runner = captured[-1]
-    return Plan(operation, result.to_json(), request=request, runner=runner)
 
 
 def _bound(fn: Callable[..., Plan]) -> Callable[..., Plan]:
@@ -66,35 +54,39 @@ def _bound(fn: Callable[..., Plan]) -> Callable[..., Plan]:
 def plan_erase(store: Any, /, **choices: Any) -> Plan:
     """``erase``'s plan (``thread erase --dry-run -f json``): each thread's rows, first and last
     activity, whether it is recent, the not-found keys; ``summary`` counts them."""
-    from symfonic_cli.api.changes import erase
+    from symfonic_cli.api.changes import planner
 
-    return _planned("erase", erase, store, **choices)
+    _no_run(choices, "erase")
+    return planner("erase")(store, **choices)
 
 
 @_bound
 def plan_prune(store: Any, /, **choices: Any) -> Plan:
     """``prune``'s plan (``thread prune --dry-run -f json``): per thread the checkpoints and bytes
     that go, the messages whose time moves and those held only in what goes; ``summary`` totals them."""
-    from symfonic_cli.api.changes import prune
+    from symfonic_cli.api.changes import planner
 
-    return _planned("prune", prune, store, **choices)
+    _no_run(choices, "prune")
+    return planner("prune")(store, **choices)
 
 
 @_bound
 def plan_export(store: Any, output: Any, /, **choices: Any) -> Plan:
     """``export``'s plan: the output checked (it exists and ``force`` is not given: exit 2), the
     threads it would write with their checkpoints and activity, the requested keys not found."""
-    from symfonic_cli.api.changes import export
+    from symfonic_cli.api.changes import planner
 
-    return _planned("export", export, store, output, **choices)
+    _no_run(choices, "export")
+    return planner("export")(store, output, **choices)
 
 
 @_bound
 def plan_migrate(source: Any, target: Any, /, **choices: Any) -> Plan:
     """``migrate``'s plan (``migrate --dry-run -f json``): per thread copy, skip or conflict."""
-    from symfonic_cli.api.changes import migrate
+    from symfonic_cli.api.changes import planner
 
-    return _planned("migrate", migrate, source, target, **choices)
+    _no_run(choices, "migrate")
+    return planner("migrate")(source, target, **choices)
 
 
 @_bound
@@ -103,9 +95,10 @@ def plan_rewind(store: Any, /, *args: Any, **choices: Any) -> Plan:
     writer), the conversation after it, what runs next, the branch left behind and the undo
     command. ``execute`` writes a copy of exactly that checkpoint, and only while the thread's
     newest checkpoint is still the one planned (else HeadMoved, exit 13, nothing written)."""
-    from symfonic_cli.api.changes import rewind
+    from symfonic_cli.api.changes import planner
 
-    return _planned("rewind", rewind, store, *args, **choices)
+    _no_run(choices, "rewind")
+    return planner("rewind")(store, *args, **choices)
 
 
 @checked
@@ -113,30 +106,31 @@ def execute(plan: Plan, *, yes: bool = False, on_thread: Callable[[Any], None] |
     """Run ``plan`` on its threads; the operation's RunResult (an error that ends the run raises,
     carrying it as ``.result``, as the operation does). ``on_thread`` (an erase or a prune): called
     with each thread as it is done (changes/report.ThreadDone)."""
-    from symfonic_cli.api.changes import _environment, _run
+    from symfonic_cli.api.changes import _api_front, _environment, collected
 
     if not isinstance(plan, Plan) or plan.request is None:
         raise UsageError("execute takes a plan from plan_erase, plan_prune, plan_export, plan_migrate or plan_rewind")
     request = _pinned(plan, yes)
     if plan.operation == "migrate":
         return plan.runner(request, _environment())
-    return _run(plan.operation, request, plan.runner, on_thread=on_thread)
+    front = _api_front(plan.operation, None, {}, on_thread)
+    return collected(plan.operation, front, lambda: plan.runner(request, front.environment, front.report))
 
 
 def _pinned(plan: Plan, yes: bool) -> Any:
     """The plan's request for the real run, on the planned threads only."""
     req, keys = plan.request, list(plan.thread_keys)
     if plan.operation == "migrate":
-        return replace(req, dry_run=False, selection_options={"threads": keys} if keys else req.selection_options)
+        return req.replace(dry_run=False, selection_options={"threads": keys} if keys else req.selection_options)
     if plan.operation == "export":
-        return replace(req, keys=keys, prefix=None, window=None)
+        return req.replace(keys=keys, prefix=None, window=None)
     if plan.operation == "rewind":  # the planned checkpoint, on the planned head only
         planned = plan.document["threads"][0]
-        return replace(req, to=planned["target"]["checkpoint_id"], before_message=None, expected_head=planned["head"]["checkpoint_id"],
-                       dry_run=False, yes=yes)
+        return req.replace(to=planned["target"]["checkpoint_id"], before_message=None, expected_head=planned["head"]["checkpoint_id"],
+                           dry_run=False, yes=yes)
     sel = req.selection
     if plan.operation == "erase" and sel.window is not None:
-        return replace(req, dry_run=False, yes=yes)  # a sweep: its cut-off fixed, re-checked per thread
+        return req.replace(dry_run=False, yes=yes)  # a sweep: its cut-off fixed, re-checked per thread
     pinned = replace(sel, keys=tuple(keys), prefix=None, session=None, window=None, every_thread=False)
-    return replace(req, selection=pinned, dry_run=False, yes=yes)
+    return req.replace(selection=pinned, dry_run=False, yes=yes)
 

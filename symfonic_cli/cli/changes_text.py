@@ -25,7 +25,7 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 from typing import Any, TextIO
 
-from symfonic_cli.changes import plan as ep
+from symfonic_cli.api.runs import erase_plan as ep
 from symfonic_cli.environment import Environment
 
 ALL_SUBS = " (all sub-tenants of this tenant and session)"

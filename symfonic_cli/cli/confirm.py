@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from symfonic_cli.environment import Environment
 from symfonic_cli.errors import EXIT_INTERRUPTED, NotConfirmedError, StoppedError
-from symfonic_cli.changes.report import Confirmation
+from symfonic_cli.api.runs import Confirmation
 
 # typing.TYPE_CHECKING without importing typing.
 TYPE_CHECKING = False

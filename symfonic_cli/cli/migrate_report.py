@@ -8,7 +8,7 @@ from typing import Any
 
 from symfonic_cli.cli.report import TextReport
 from symfonic_cli.environment import Environment
-from symfonic_cli.migrate.command import Copying, MigrateReport
+from symfonic_cli.api.runs import Copying, MigrateReport
 
 
 class MigrateTextReport(TextReport, MigrateReport):

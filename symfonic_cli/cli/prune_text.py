@@ -10,7 +10,7 @@ from typing import Any, TextIO
 
 from symfonic_cli.environment import Environment
 from symfonic_cli.model.prune import NOT_FOUND, NOTHING, PRUNED, SKIPPED
-from symfonic_cli.prune.records import TIMESTAMPS, PruneOutcome, PruneTotals, PruneView
+from symfonic_cli.api.runs import TIMESTAMPS, PruneOutcome, PruneTotals, PruneView
 
 
 def plan_head(view: PruneView, esc: Callable[[str], str], width: int | None, env: Environment) -> str:

@@ -14,8 +14,8 @@ from __future__ import annotations
 from typing import Any
 
 from symfonic_cli.environment import Environment
-from symfonic_cli.changes.report import Confirmation, Report, RequestView, SweepView, ThreadDone
-from symfonic_cli.changes.result import EraseOutcome
+from symfonic_cli.api.runs import Confirmation, Report, RequestView, SweepView, ThreadDone
+from symfonic_cli.api.runs import EraseOutcome
 
 # typing.TYPE_CHECKING without importing typing.
 TYPE_CHECKING = False
@@ -78,7 +78,7 @@ class TextReport(Report):
 
     def _show(self, out: TextIO, view: Any) -> None:
         from symfonic_cli.cli import changes_text as text
-        from symfonic_cli.rewind.plan import RewindView
+        from symfonic_cli.api.runs import RewindView
 
         if isinstance(view, RequestView):
             text.print_plan(out, store_name=view.store_name, plans=view.plans, misses=view.misses, now=view.now,
@@ -132,7 +132,7 @@ class TextReport(Report):
 
     def dry_run_end(self, view: Any, tail: dict[str, Any]) -> None:
         from symfonic_cli.cli import changes_text as text
-        from symfonic_cli.changes.plan import NOT_ERASED
+        from symfonic_cli.api.runs import NOT_ERASED
         from symfonic_cli.render import escape_inline as esc
 
         out = self.env.stdout
@@ -161,8 +161,8 @@ class TextReport(Report):
             self._stream().begin(head)
 
     def thread(self, done: ThreadDone) -> None:
-        from symfonic_cli.prune.records import PruneOutcome
-        from symfonic_cli.rewind.run import RewindOutcome
+        from symfonic_cli.api.runs import PruneOutcome
+        from symfonic_cli.api.runs import RewindOutcome
 
         if isinstance(done.outcome, RewindOutcome):
             from symfonic_cli.cli.rewind_text import thread_line as rewind_line
@@ -243,3 +243,35 @@ def outcome_line(outcome: EraseOutcome) -> str:
     if outcome.recent:
         line += f"; warning: {outcome.recent} thread(s) had recent activity, a running agent may write them again"
     return line
+
+
+def rendered(call: Callable[[], EraseOutcome | None], out_format: str, env: Environment) -> None:
+    """Run a change through the API and render how it ended (its EraseOutcome, as data), also when
+    it ends in an error (rendered first, then raised); a run that streamed its record (JSON of a
+    sweep or a prune, any dry run but an erase request's) returns None."""
+    from symfonic_cli.errors import SymfonicError
+
+    try:
+        outcome = call()
+    except SymfonicError as exc:
+        if getattr(exc, "outcome", None) is not None:
+            _write(exc.outcome, out_format, env)  # type: ignore[attr-defined]
+        raise
+    if outcome is not None:
+        _write(outcome, out_format, env)
+
+
+def _write(outcome: EraseOutcome, out_format: str, env: Environment) -> None:
+    """A dry run's end (its plan is already shown) or the receipt: a reader's summary and where the
+    receipt is kept, else the whole document in a format for a program (render/writers.py)."""
+    from symfonic_cli.cli.changes_text import print_receipt, write_json
+    from symfonic_cli.render.writers import is_data
+
+    out = env.stdout
+    if is_data(out_format):
+        write_json(out, out_format, outcome.document)
+    elif outcome.dry_run:
+        out.write(f"dry run: nothing {'written' if outcome.run == 'rewind' else 'deleted'}\n")
+    else:
+        print_receipt(out, outcome.document, outcome_line(outcome), outcome.kept_at)
+    out.flush()

@@ -5,14 +5,14 @@ the terminal (render/fit.py), ids and the undo command kept whole."""
 from __future__ import annotations
 
 from symfonic_cli.environment import Environment
-from symfonic_cli.rewind.plan import Point, RewindView
+from symfonic_cli.api.runs import Point, RewindView
 
 # typing.TYPE_CHECKING without importing typing.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import TextIO
 
-    from symfonic_cli.rewind.run import RewindOutcome
+    from symfonic_cli.api.runs import RewindOutcome
 
 SNIPPET = 60  # characters of a message shown in the plan
 

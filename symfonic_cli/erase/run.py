@@ -11,8 +11,7 @@ confirmation each thread is erased in its own transaction and recorded before th
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timezone
 from typing import Any
 
 from symfonic_cli.environment import Environment
@@ -20,10 +19,11 @@ from symfonic_cli.changes import plan as ep
 from symfonic_cli.changes.faults import Faults
 from symfonic_cli.changes.jobs import check_jobs
 from symfonic_cli.erase.extra import parse_extra
+from symfonic_cli.erase.params import EraseRequest
 from symfonic_cli.changes.report import Confirmation, Report, RequestView
 from symfonic_cli.changes.result import EraseOutcome, carry_outcome
 from symfonic_cli.changes.records import Recorder, default_operator, new_header, open_receipt, store_name
-from symfonic_cli.changes.steps import Pace, Stopped, busy_error, check_replicas, erase_step, finish, hold_run_lock, run_threads
+from symfonic_cli.changes.steps import Stopped, busy_error, check_replicas, erase_step, finish, hold_run_lock, run_threads
 from symfonic_cli.errors import (
     EXIT_STORE,
     EXIT_WRITTEN_AGAIN,
@@ -31,9 +31,6 @@ from symfonic_cli.errors import (
     NotFoundError,
     StoppedError,
 )
-from symfonic_cli.limits import DEFAULT_LOCK_TIMEOUT
-from symfonic_cli.location import StoreLocation
-from symfonic_cli.selection import Selection
 
 # typing.TYPE_CHECKING without importing typing.
 TYPE_CHECKING = False
@@ -41,27 +38,6 @@ if TYPE_CHECKING:
     from symfonic_cli.stores.protocol import Store
 
 __all__ = ["EraseOutcome", "EraseRequest", "run", "default_operator", "store_name"]
-
-
-@dataclass
-class EraseRequest:
-    location: StoreLocation
-    options: dict[str, Any]
-    selection: Selection  # requested keys, or a tenant prefix to list; .receipt is what receipts record
-    dry_run: bool = False
-    yes: bool = False
-    vacuum: bool = False
-    grace: timedelta = field(default_factory=lambda: timedelta(minutes=15))
-    receipt_path: str | None = None
-    operator: str | None = None  # None: the login name, else uid:N
-    ticket: str | None = None
-    missing_ok: bool = False
-    batch_size: int | None = None  # a retention sweep's page size (erase/sweep.py); None: its default
-    lock_timeout: float = DEFAULT_LOCK_TIMEOUT  # seconds a statement waits for a lock; then the thread is busy
-    wait: bool = False  # another erase or prune runs on the store: wait for it (else StoreLocked, exit 10)
-    max_duration: timedelta | None = None  # stop between two threads once this long has passed (exit 11)
-    pace: Pace | None = None  # --pause, --max-rate: waits between the threads' transactions
-    jobs: int = 1  # a retention sweep's sessions (changes/jobs.py); more than one on a database server only
 
 
 def run(req: EraseRequest, environment: Environment | None = None, report: Report | None = None) -> EraseOutcome | None:
@@ -85,7 +61,7 @@ def run(req: EraseRequest, environment: Environment | None = None, report: Repor
     extra = parse_extra(req.location.options)
     now = datetime.now(timezone.utc)
     name = store_name(req.location)
-    receipt_file = open_receipt(req.receipt_path, dry_run=req.dry_run, store=req.location)
+    receipt_file = open_receipt(req.receipt, dry_run=req.dry_run, store=req.location)
     stop: Stopped | None = None
     try:
         store = open_store(req.location, writable=not req.dry_run, **req.options)

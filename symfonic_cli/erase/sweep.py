@@ -51,7 +51,7 @@ def run_sweep(req, env: Environment, report: Report) -> EraseOutcome | None:
     outcome = None
     window = {"tenant": sel.tenant, "sub_tenant": sel.sub_tenant, "last_before": sel.window.last_before, "last_from": sel.window.last_from}
     batch = req.batch_size or DEFAULT_BATCH
-    receipt_file = open_receipt(req.receipt_path, dry_run=req.dry_run, store=req.location)
+    receipt_file = open_receipt(req.receipt, dry_run=req.dry_run, store=req.location)
     recorder = None
     sessions: list = []
     try:

@@ -13,33 +13,13 @@ from symfonic_cli import __version__
 from symfonic_cli.environment import Environment
 from symfonic_cli.changes.report import Report
 from symfonic_cli.errors import NotFoundError
-from symfonic_cli.location import StoreLocation
+from symfonic_cli.export.params import ExportRequest
 
 if TYPE_CHECKING:
     from symfonic_cli.transcript.rows import Row
     from typing import BinaryIO
     from symfonic_cli.stores.protocol import Store
     from symfonic_cli.model.listing import ThreadSummary
-
-
-@dataclass
-class ExportRequest:
-    location: StoreLocation
-    options: dict[str, Any]
-    selection: dict[str, Any]  # as recorded in the manifest (the same forms as erase's receipt)
-    output: str
-    keys: list[str] | None = None  # requested keys, or None to list them by prefix
-    prefix: str | None = None
-    force: bool = False
-    tools: bool = False
-    with_state: bool = False
-    current_only: bool = False  # leave out the messages only older checkpoints hold (export/retained.py)
-    missing_ok: bool = False
-    fmt: str = "text"  # unused: the caller renders the ExportResult (kept for callers that pass it)
-    window: Any = None  # retention.window.ActivityWindow: threads idle since its cut-off
-    tenant: str | None = None
-    sub_tenant: str | None = None
-    batch_size: int | None = None  # a retention selection's page size (keyset pagination by key)
 
 
 def transcript_bytes(rows: list[Row], tools: bool) -> bytes:

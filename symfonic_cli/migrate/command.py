@@ -5,7 +5,7 @@ CLI to render (it draws the progress bar: cli/migrate.py)."""
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
@@ -15,36 +15,12 @@ from symfonic_cli.location import StoreLocation
 from symfonic_cli.selection import MIGRATE, choose
 from symfonic_cli.environment import Environment
 from symfonic_cli.changes.report import Report
-from symfonic_cli.limits import DEFAULT_LOCK_TIMEOUT
+from symfonic_cli.migrate.params import MigrateRequest
 
 # typing.TYPE_CHECKING without importing typing.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from symfonic_cli.changes.steps import Pace
-
-
-@dataclass
-class MigrateRequest:
-    source: StoreLocation
-    target: StoreLocation
-    source_options: dict[str, Any]
-    target_options: dict[str, Any]
-    # The selection options as given; checked once both stores opened (a store error comes first).
-    selection_options: dict[str, Any] = field(default_factory=dict)
-    dry_run: bool = False
-    verify_only: bool = False
-    init_target: bool = False
-    jobs: int | None = None
-    to_plaintext: bool = False  # an encrypted source is written to the target decrypted
-    # On a live target (issue #38): each write's lock wait, one changing run per target, a time window, a pace.
-    lock_timeout: float = DEFAULT_LOCK_TIMEOUT
-    wait: bool = False
-    max_duration: timedelta | None = None
-    pace: Pace | None = None
-
-    @property
-    def mode(self) -> str:
-        return "dry-run" if self.dry_run else "verify-only" if self.verify_only else "copy"
 
 
 @dataclass

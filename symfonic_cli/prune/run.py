@@ -12,7 +12,6 @@ receipt line is on disk before the next starts; threads are read page by page; C
 from __future__ import annotations
 
 import uuid
-from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
@@ -22,15 +21,15 @@ from symfonic_cli.changes import plan as ep
 from symfonic_cli.changes.faults import Faults
 from symfonic_cli.changes.jobs import check_jobs, close_sessions, open_sessions, run_jobs
 from symfonic_cli.changes.records import RunRecord, default_operator, open_receipt, store_name
-from symfonic_cli.changes.steps import DEFAULT_BATCH, Pace, Stopped, busy_error, check_replicas, hold_run_lock, run_threads
+from symfonic_cli.changes.steps import DEFAULT_BATCH, Stopped, busy_error, check_replicas, hold_run_lock, run_threads
 from symfonic_cli.changes.result import EraseOutcome, carry_outcome
 from symfonic_cli.changes.report import Confirmation, Report
 from symfonic_cli.errors import EXIT_INTERRUPTED, NotFoundError, StoppedError, StoreError, SymfonicError, WrittenAgainError
-from symfonic_cli.limits import DEFAULT_LOCK_TIMEOUT, DEFAULT_PIECE
-from symfonic_cli.location import StoreLocation, scrub
+from symfonic_cli.location import scrub
 from symfonic_cli.model.prune import BUSY, FAILED, NOT_FOUND, NOTHING, SKIPPED
 from symfonic_cli.selection import Selection
 from symfonic_cli.prune import records as pr
+from symfonic_cli.prune.params import PruneRequest
 
 # typing.TYPE_CHECKING without importing typing.
 TYPE_CHECKING = False
@@ -39,30 +38,6 @@ if TYPE_CHECKING:
     from symfonic_cli.stores.protocol import Store
 
 SAMPLE = 10  # threads a plan of many shows
-
-
-@dataclass
-class PruneRequest:
-    location: StoreLocation
-    options: dict[str, Any]
-    selection: Selection  # keys, a tenant prefix, every thread (every_thread) or a retention window
-    keep: int = 1
-    older_than: timedelta | None = None
-    dry_run: bool = False
-    yes: bool = False
-    compact: bool = False
-    receipt_path: str | None = None
-    operator: str | None = None
-    ticket: str | None = None
-    missing_ok: bool = False
-    batch_size: int | None = None
-    lock_timeout: float = DEFAULT_LOCK_TIMEOUT  # seconds a statement waits for a lock; then the thread is busy
-    wait: bool = False  # another erase or prune runs on the store: wait for it (else StoreLocked, exit 10)
-    max_duration: timedelta | None = None  # stop between two threads once this long has passed (exit 11)
-    pace: Pace | None = None  # --pause, --max-rate: waits between the threads' transactions
-    keep_branches: bool = False  # also keep the head of every branch (a checkpoint no other names as parent)
-    piece_size: int = DEFAULT_PIECE  # checkpoints one transaction deletes at most: a huge thread goes in pieces
-    jobs: int = 1  # sessions taking the threads (changes/jobs.py); more than one on a database server only
 
 
 class _Keys:
@@ -110,7 +85,7 @@ def run(req: PruneRequest, environment: Environment | None = None, report: Repor
     now = datetime.now(timezone.utc)
     newer_than = now - req.older_than if req.older_than is not None else None
     name = store_name(req.location)
-    receipt_file = open_receipt(req.receipt_path, dry_run=req.dry_run, store=req.location)  # checked before anything is deleted
+    receipt_file = open_receipt(req.receipt, dry_run=req.dry_run, store=req.location)  # checked before anything is deleted
     rec = None
     stop: Stopped | None = None
     sessions: list = []

@@ -6,8 +6,8 @@ EraseOutcome (the receipt, or the dry run's plan), and an error that ends it car
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from datetime import datetime, timedelta, timezone
+from dataclasses import dataclass
+from datetime import datetime, timezone
 from typing import Any
 
 from symfonic_cli.environment import Environment
@@ -17,30 +17,8 @@ from symfonic_cli.changes.report import Confirmation, Report
 from symfonic_cli.changes.result import EraseOutcome, carry_outcome
 from symfonic_cli.changes.steps import hold_run_lock
 from symfonic_cli.errors import BusyThreads, HeadMoved, RecentlyWritten, ThreadBusy, WrittenAgainError
-from symfonic_cli.limits import DEFAULT_LOCK_TIMEOUT
-from symfonic_cli.location import StoreLocation
 from symfonic_cli.rewind import plan as rp
-
-DEFAULT_IDLE_FOR = timedelta(minutes=5)
-
-
-@dataclass(frozen=True)
-class RewindRequest:
-    location: StoreLocation
-    options: dict[str, Any]
-    key: str
-    to: str | None = None  # a checkpoint id, or -N
-    before_message: int | None = None  # or: the newest checkpoint without this transcript message
-    idle_for: timedelta = DEFAULT_IDLE_FOR  # refuse a thread written this recently (0: allow)
-    dry_run: bool = False
-    yes: bool = False
-    receipt_path: str | None = None
-    operator: str | None = None
-    ticket: str | None = None
-    lock_timeout: float = DEFAULT_LOCK_TIMEOUT
-    wait: bool = False
-    selection: dict[str, Any] = field(default_factory=dict)  # what was asked, as the receipt records it
-    expected_head: str | None = None  # an API plan's head: a thread written since is refused (HeadMoved)
+from symfonic_cli.rewind.params import RewindRequest
 
 
 @dataclass(frozen=True)
@@ -53,23 +31,6 @@ class RewindOutcome:
     head: str
     new_id: str | None
     reason: str | None = None
-
-
-def idle_window(value: object) -> timedelta:
-    """--idle-for: a duration (5m, 90s, 2h; a bare number is minutes), or 0: no refusal."""
-    from symfonic_cli.clock import parse_duration
-
-    if isinstance(value, timedelta):
-        if value < timedelta(0):
-            from symfonic_cli.errors import UsageError
-
-            raise UsageError("idle_for must not be negative")
-        return value
-    if not isinstance(value, str):
-        from symfonic_cli.errors import UsageError
-
-        raise UsageError("idle_for must be a duration (e.g. '5m'), 0, or a timedelta")
-    return parse_duration(value, option="--idle-for", bare_unit="m")
 
 
 class _Record(RunRecord):
@@ -86,7 +47,7 @@ def run(req: RewindRequest, environment: Environment | None = None, report: Repo
     report = report or Report()
     now = datetime.now(timezone.utc)
     name = store_name(req.location)
-    receipt_file = open_receipt(req.receipt_path, dry_run=req.dry_run, store=req.location)
+    receipt_file = open_receipt(req.receipt, dry_run=req.dry_run, store=req.location)
     try:
         store = open_store(req.location, writable=not req.dry_run, **req.options)
         report.opened(store)

@@ -169,6 +169,16 @@ def test_the_api_takes_its_ranges_from_limits():
     from symfonic_cli.api.arguments import RANGES
 
     assert RANGES["limit"] == (0, limits.MAX_COUNT)
-    assert RANGES["jobs"] == (1, limits.MAX_JOBS)
-    assert RANGES["batch_size"] == (1, limits.MAX_BATCH)
     assert RANGES["current_format"] == (1, limits.MAX_FORMAT_VERSION)
+    # A changing operation's ranges are declared once, for its option and its keyword alike.
+    from typing import get_args
+
+    from symfonic_cli.api.params import PRUNE
+    from symfonic_cli.cli.declared import option
+
+    declared = {p.name: p for p in PRUNE}
+    assert (declared["jobs"].low, declared["jobs"].high) == (1, limits.MAX_JOBS)
+    assert (declared["batch_size"].low, declared["batch_size"].high) == (1, limits.MAX_BATCH)
+    assert (declared["piece_size"].low, declared["piece_size"].high) == (1, limits.MAX_PIECE)
+    info = get_args(option(declared["jobs"]))[1]
+    assert (info.min, info.max) == (1, limits.MAX_JOBS)

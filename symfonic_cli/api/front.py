@@ -1,0 +1,219 @@
+"""The one way a changing run is started, by either front end: the command line (cli/prune.py,
+cli/erase.py, ...) and the Python API's functions (api/changes.py) hand their declared values
+(changes/params.py, each operation's params.py) and a ``Front`` to ``prune``, ``erase``, ...
+here, which choose the threads, check the values, build the request and run the operation's
+driver: the plan, the confirmation the front's Report asks (a terminal's typed answer, or
+``yes``), each thread, and the outcome as data (an EraseOutcome, or the Report's record).
+
+A ``Front`` is what differs: the Environment, the Report, how the store is found (a command
+line's ``--store`` and config, or the API's argument) and the spelling of what it names in an
+error (``--older-than`` or ``older_than``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass
+class Front:
+    environment: Any  # symfonic_cli.environment.Environment
+    report: Any  # changes/report.Report: cli/report.TextReport or api/report.Collected
+    cli: bool  # errors name the options (--keep), else the API's keywords (keep)
+    place: Callable[..., tuple[Any, dict[str, Any]]]  # a store's StoreLocation and connection options (its role:
+    # "store", or migrate's "source" and "target")
+    opener: Callable[[], Any]  # the store read-only, for a selection that lists threads
+
+
+def _selection(front: Front, command: str, values: dict[str, Any], **extra: Any) -> Any:
+    """The threads: selection.choose, every selection rule in one place (a sweep's cut-off fixed once)."""
+    from symfonic_cli.selection import choose
+
+    names = ("thread", "tenant", "sub_tenant", "session", "all_sessions", "from_file", "inactive_for", "inactive_since",
+             "batch_size", "missing_ok")
+    given = {n: values[n] for n in names if n in values}
+    return choose(command, opener=front.opener, api=not front.cli, environment=front.environment, **given, **extra)
+
+
+def prune_request(front: Front, given: dict[str, Any]) -> Any:
+    """A prune's request (prune/params.py): its threads chosen, every value checked."""
+    from symfonic_cli.changes.params import declared, pace
+    from symfonic_cli.prune.params import PARAMS, PruneRequest
+    from symfonic_cli.selection import PRUNE
+
+    values = declared(PARAMS, given, cli=front.cli)  # checked before a store is opened (a selection may open it)
+    chosen = _selection(front, PRUNE, given, all_threads=given.get("all_threads", False), listed_only=True)
+    location, options = front.place()
+    return PruneRequest(location=location, options=options, selection=chosen, pace=pace(values, cli=front.cli), **values)
+
+
+def run_prune(request: Any, environment: Any, report: Any) -> Any:
+    """prune/run.py: the plan, the report's confirmation, each thread; its EraseOutcome, or None when the report streamed it."""
+    from symfonic_cli.prune.run import run
+
+    return run(request, environment, report)
+
+
+def prune(front: Front, given: dict[str, Any]) -> Any:
+    """Prune what ``given`` selects."""
+    return run_prune(prune_request(front, given), front.environment, front.report)
+
+
+def erase_request(front: Front, given: dict[str, Any]) -> Any:
+    """An erase's request (erase/params.py): its threads chosen (a retention sweep's cut-off fixed
+    here, once; each thread re-checked against it), every value checked."""
+    from symfonic_cli.changes.params import declared, pace
+    from symfonic_cli.erase.params import PARAMS, EraseRequest
+    from symfonic_cli.selection import ERASE
+
+    values = declared(PARAMS, given, cli=front.cli)
+    chosen = _selection(front, ERASE, given)
+    location, options = front.place()
+    return EraseRequest(location=location, options=options, selection=chosen, pace=pace(values, cli=front.cli), **values)
+
+
+def run_erase(request: Any, environment: Any, report: Any) -> Any:
+    """erase/run.py (a sweep: erase/sweep.py): the plan, the report's confirmation, each thread;
+    the EraseOutcome (None when the report streamed it)."""
+    from symfonic_cli.erase.run import run
+
+    return run(request, environment, report)
+
+
+def erase(front: Front, given: dict[str, Any]) -> Any:
+    """Erase what ``given`` selects."""
+    return run_erase(erase_request(front, given), front.environment, front.report)
+
+
+def rewind_request(front: Front, given: dict[str, Any]) -> Any:
+    """A rewind's request (rewind/params.py): its one thread (``thread``: a list, as --thread, a
+    second refused), every value checked."""
+    from symfonic_cli.changes.params import declared
+    from symfonic_cli.rewind.params import PARAMS, RewindRequest
+    from symfonic_cli.selection import one_thread
+
+    chosen = one_thread(given.get("thread"), given.get("tenant"), given.get("sub_tenant"), given.get("session"))
+    values = declared(PARAMS, given, cli=front.cli)
+    location, options = front.place()
+    return RewindRequest(location=location, options=options, key=chosen, selection={"thread": chosen}, **values)
+
+
+def run_rewind(request: Any, environment: Any, report: Any) -> Any:
+    """rewind/run.py: the plan, the report's confirmation, the copy written; its EraseOutcome."""
+    from symfonic_cli.rewind.run import run
+
+    return run(request, environment, report)
+
+
+def rewind(front: Front, given: dict[str, Any]) -> Any:
+    """Rewind the thread ``given`` names."""
+    return run_rewind(rewind_request(front, given), front.environment, front.report)
+
+
+def export_request(front: Front, given: dict[str, Any]) -> Any:
+    """An export's request (export/params.py): the bundle's path given, its threads chosen (the
+    same selections as erase: selection.py's ERASE rules), every value checked."""
+    import os
+
+    from symfonic_cli.changes.params import declared
+    from symfonic_cli.errors import UsageError
+    from symfonic_cli.export.params import PARAMS, ExportRequest
+    from symfonic_cli.selection import ERASE
+
+    output = given.get("output")
+    if isinstance(output, os.PathLike):
+        output = os.fspath(output)
+    if not isinstance(output, str) or not output:
+        raise UsageError(f"where to? pass {'--output' if front.cli else 'output'} PATH (a directory, or a .zip / .tar.gz file)")
+    if front.cli:
+        _refuse_file_name(output)
+    values = declared(PARAMS, given, cli=front.cli)
+    chosen = _selection(front, ERASE, given, listed_only=True)
+    values.update(output=output, tenant=chosen.tenant, sub_tenant=chosen.sub_tenant)
+    location, options = front.place()
+    return ExportRequest(location=location, options=options, selection=chosen.receipt,
+                         keys=list(chosen.keys) if chosen.keys is not None else None,
+                         prefix=chosen.prefix if chosen.window is None else None, window=chosen.window, **values)
+
+
+def run_export(request: Any, environment: Any, report: Any) -> Any:
+    """export/run.py: the bundle written; its ExportResult."""
+    from symfonic_cli.export.run import run
+
+    return run(request, environment, report)
+
+
+def plan_export(request: Any, environment: Any, report: Any) -> None:
+    """export/run.py's plan: the output checked, the threads it would write (kept by the report)."""
+    from symfonic_cli.export.run import plan
+
+    report.whole(plan(request, environment))
+
+
+def export(front: Front, given: dict[str, Any]) -> Any:
+    """Export what ``given`` selects to ``given["output"]``."""
+    return run_export(export_request(front, given), front.environment, front.report)
+
+
+# Names that say "a file of another kind": a bundle there would be a directory named out.json.
+_FILE_SUFFIXES = (".json", ".jsonl", ".ndjson", ".txt", ".csv", ".md", ".html", ".log", ".pdf",
+                  ".gz", ".tar", ".tgz", ".bz2", ".xz", ".zst", ".7z", ".rar")
+
+
+def _refuse_file_name(output: str) -> None:
+    """--output naming a file of another kind (the command line's: the API writes where it is told)."""
+    from symfonic_cli.errors import UsageError
+
+    name = output.rstrip("/").rsplit("/", 1)[-1].lower()
+    if name.endswith((".zip", ".tar.gz")) or output.endswith("/"):
+        return
+    if name.endswith(_FILE_SUFFIXES):
+        raise UsageError(
+            f"--output '{output}' names a file, but a bundle is a directory or a .zip / .tar.gz archive",
+            hint="end the name in .zip or .tar.gz, or name a directory; a trailing '/' keeps any name",
+        )
+
+
+def named_store(option: str, resolve: Callable[..., Any], value: Any) -> Any:
+    """A store resolved, its errors naming the option typed (migrate's --from, --to)."""
+    from symfonic_cli.migrate.command import as_option
+
+    return as_option(option, resolve, value)
+
+
+def migrate_request(front: Front, given: dict[str, Any]) -> Any:
+    """A migrate's request (migrate/params.py): the usage errors that need no store first, then
+    each value checked and both stores found; the selection is checked once both are open."""
+    from symfonic_cli.changes.params import declared, pace
+    from symfonic_cli.errors import UsageError
+    from symfonic_cli.migrate.command import check_request
+    from symfonic_cli.migrate.params import PARAMS, MigrateRequest
+
+    thread = given.get("thread")
+    if isinstance(thread, str):
+        thread = [thread]
+    if not front.cli and given.get("from_file") == "-":
+        raise UsageError("from_file '-' reads standard input; pass the keys as thread=[...]")
+    source, target = given.get("source"), given.get("target")
+    check_request(str(source) if source else None, str(target) if target else None, dry_run=given.get("dry_run", False),
+                  verify_only=given.get("verify_only", False), init_target=given.get("init_target", False))
+    values = declared(PARAMS, given, cli=front.cli)
+    src, src_options = front.place("source")
+    dst, dst_options = front.place("target")
+    selection = {"threads": list(thread or []), **{n: values[n] for n in ("tenant", "sub_tenant", "session", "from_file", "all_threads")}}
+    values.update(source=src, target=dst, source_options=src_options, target_options=dst_options)
+    return MigrateRequest(selection_options=selection, pace=pace(values, cli=front.cli), **values)
+
+
+def run_migrate(request: Any, environment: Any, report: Any) -> Any:
+    """migrate/command.py: every selected thread copied (or planned, or compared); its MigrateResult."""
+    from symfonic_cli.migrate.command import run_migrate as run
+
+    return run(request, environment, report)
+
+
+def migrate(front: Front, given: dict[str, Any]) -> Any:
+    """Copy what ``given`` selects from ``given["source"]`` to ``given["target"]``."""
+    return run_migrate(migrate_request(front, given), front.environment, front.report)
