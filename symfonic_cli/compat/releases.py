@@ -69,11 +69,23 @@ class ReleaseTally:
         carrying latest counts only (no checkpoints)."""
         if not checkpoints:
             return
+        self.add_checkpoints(release, checkpoints, labels)
+        if thread is not None:
+            self.add_thread(thread, release, labels)
+
+    def add_checkpoints(self, release: str | None, checkpoints: int, labels: tuple[tuple, ...]) -> None:
+        """Checkpoints counted by release and label: a sum, in any order (threads apart: add_thread)."""
+        if not checkpoints:
+            return
         self.checkpoints[release] += checkpoints
         for label in labels:
-            self.label_releases.setdefault(label, Counter())[release] += checkpoints
-        if thread is None:
-            return
+            found = self.label_releases.get(label)
+            if found is None:
+                found = self.label_releases[label] = Counter()
+            found[release] += checkpoints
+
+    def add_thread(self, thread: str, release: str | None, labels: tuple[tuple, ...]) -> None:
+        """A group of checkpoints of ``thread`` (a thread's groups one after another)."""
         if thread != self._thread:
             self._flush()
             self._thread = thread
@@ -83,11 +95,17 @@ class ReleaseTally:
     def _flush(self) -> None:
         if self._thread is None:
             return
+        threads = self.threads
         for release in self._seen_releases:
-            self.threads[release] += 1
+            threads[release] += 1
         for label in self._seen_labels:
-            self.labels.setdefault(label, ThreadList()).add(self._thread)
-        self._thread, self._seen_releases, self._seen_labels = None, set(), set()
+            found = self.labels.get(label)
+            if found is None:
+                found = self.labels[label] = ThreadList()
+            found.add(self._thread)
+        self._thread = None
+        self._seen_releases.clear()
+        self._seen_labels.clear()
 
     def done(self) -> None:
         self._flush()

@@ -164,47 +164,83 @@ def store_report(shapes: Iterable[EnvelopeShape], *, key: str, current_format: i
     rep = StoreReport(key, current_format)
     tally = rep.releases
     known: dict[tuple, Classified] = {}  # one verdict per shape: groups come per thread now
+    # Every count but the threads' is a sum over shapes: summed per (verdict, older, release)
+    # here and added to the report once each at the end; a shape costs a few operations (a
+    # million threads are a million shapes). The verdict is held by the group, so its id stays its own.
+    groups: dict[tuple, list] = {}
+    last: EnvelopeShape | None = None
+    last_c: Classified | None = None
     for shape in shapes:
         if shape.metadata is None and shape.error is None and not shape.anomalies:
-            skey = _shape_key(shape)
-            c = known.get(skey)
-            if c is None:
-                c = known[skey] = classify(shape_metadata(shape, key), key=key, current_format=current_format)
+            if last is not None and _same_fields(shape, last):
+                c = last_c
+            else:
+                skey = _shape_key(shape)
+                c = known.get(skey)
+                if c is None:
+                    c = known[skey] = classify(shape_metadata(shape, key), key=key, current_format=current_format)
+                last, last_c = shape, c
             release = shape.package_version
         else:
             metadata = shape.metadata if shape.metadata is not None else shape_metadata(shape, key)
             c = classify(metadata, key=key, current_format=current_format, found=shape.anomalies, error=shape.error)
             release = release_of(metadata.get(key)) if shape.metadata is not None else shape.package_version
+        assert c is not None
+        older = bool(shape.older)
+        gkey = (id(c), older, release)
+        group = groups.get(gkey)
+        if group is None:
+            group = groups[gkey] = [c, older, release, _labels(c, older), 0, 0]
         n = shape.checkpoints
-        rep.checkpoints += n
-        rep.threads += shape.latest
-        rep.latest[c.status] += shape.latest
-        labels: list[tuple] = []
-        if c.envelope is not None:
-            rep.by_line[(c.envelope.writer_line, c.envelope.format_version)] += n
-            if c.envelope.writer_line == "legacy":
-                labels.append(("legacy", None))
-            if c.envelope.finalized is False:
-                if shape.older:
-                    rep.interrupted += n
-                    labels.append(("interrupted", None))
-                else:
-                    rep.in_flight += n
-        elif c.status == "newer":
-            rep.newer[c.report.format_version] += n
-            labels += [("newer", None), ("newer", c.report.format_version)]
-        else:
-            rep.corrupt[c.error] += n
-            labels += [("corrupt", None), ("corrupt", c.error)]
-        for a in c.anomalies:
-            rep.anomalies[a] += n
-        if not c.report.readable_by_migrated:
-            rep.unreadable_by_migrated += n
-        if not c.report.readable_by_legacy:
-            rep.unreadable_by_legacy += n
-        tally.add(shape.thread_id, release, n, tuple(labels))
+        group[4] += n
+        group[5] += shape.latest
+        if n and shape.thread_id is not None:
+            tally.add_thread(shape.thread_id, release, group[3])
     tally.done()
+    for c, older, release, labels, n, latest in groups.values():
+        _add_group(rep, c, older, release, labels, n, latest)
     return rep
+
+
+def _same_fields(a: EnvelopeShape, b: EnvelopeShape) -> bool:
+    """The fields that decide a verdict are the very same objects (a backend's repeated group)."""
+    return (a.kind is b.kind and a.older is b.older and a.format_version is b.format_version and a.writer_line is b.writer_line
+            and a.safe_boundary is b.safe_boundary and a.finalized is b.finalized and a.boundary_sequence is b.boundary_sequence)
+
+
+def _labels(c: Classified, older: bool) -> tuple[tuple, ...]:
+    """The findings (finding_threads' labels) a group's checkpoints are counted under."""
+    if c.envelope is not None:
+        return ((("legacy", None),) if c.envelope.writer_line == "legacy" else ()) + (
+            (("interrupted", None),) if c.envelope.finalized is False and older else ())
+    if c.status == "newer":
+        return (("newer", None), ("newer", c.report.format_version))
+    return (("corrupt", None), ("corrupt", c.error))
+
+
+def _add_group(rep: StoreReport, c: Classified, older: bool, release: str | None, labels: tuple, n: int, latest: int) -> None:
+    """A group's checkpoints (``n``) and latest checkpoints of threads, added to the report."""
+    rep.checkpoints += n
+    rep.threads += latest
+    rep.latest[c.status] += latest
+    if c.envelope is not None:
+        rep.by_line[(c.envelope.writer_line, c.envelope.format_version)] += n
+        if c.envelope.finalized is False:
+            if older:
+                rep.interrupted += n
+            else:
+                rep.in_flight += n
+    elif c.status == "newer":
+        rep.newer[c.report.format_version] += n
+    else:
+        rep.corrupt[c.error] += n
+    for a in c.anomalies:
+        rep.anomalies[a] += n
+    if not c.report.readable_by_migrated:
+        rep.unreadable_by_migrated += n
+    if not c.report.readable_by_legacy:
+        rep.unreadable_by_legacy += n
+    rep.releases.add_checkpoints(release, n, labels)
 
 
 def _shape_key(shape: EnvelopeShape) -> tuple:

@@ -32,7 +32,7 @@ ABSENT: Any = _Absent()
 ENVELOPE_KINDS = ("absent", "null", "boolean", "integer", "number", "string", "array", "object")
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)  # not frozen: a store hands back one a thread, and a frozen one costs 3x to make
 class EnvelopeShape:
     """One group of checkpoints whose envelopes look alike in everything that decides a verdict.
 

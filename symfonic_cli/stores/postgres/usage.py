@@ -70,26 +70,32 @@ class PostgresUsage(PostgresSection):
         c = self.conn
         key = self._key_grouped()
         special = _SPECIAL.format(key=key)
+        # Every checkpoint ranked in its namespace, narrow (no column read but the sizes), and
+        # only the namespaces holding more than ``keep`` kept: the rows a prune deletes and the
+        # ones it keeps beside them, ranked once (MATERIALIZED) for the three sums of one statement.
         ranked = (
-            f"SELECT {key} AS thread_id, checkpoint_ns, checkpoint_id, checkpoint, {_CP_BYTES} AS b, "
-            f"row_number() OVER (PARTITION BY {key}, checkpoint_ns ORDER BY checkpoint_id DESC) AS rn "
-            f"FROM checkpoints WHERE {key} NOT IN ({special})"
+            f"SELECT thread_id, checkpoint_ns, checkpoint_id, b, rn FROM (SELECT {key} AS thread_id, checkpoint_ns, checkpoint_id, "
+            f"{_CP_BYTES} AS b, row_number() OVER w AS rn, count(*) OVER w AS n FROM checkpoints WHERE {key} NOT IN ({special}) "
+            f"WINDOW w AS (PARTITION BY {key}, checkpoint_ns ORDER BY checkpoint_id DESC ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING)) AS w "
+            "WHERE n > %(keep)s"
         )
-        cps, size, threads = c.execute(
-            f"WITH r AS ({ranked}) SELECT count(*), coalesce(sum(b), 0), count(DISTINCT thread_id) FROM r WHERE rn > %s", (keep,)).fetchone()
-        writes, wsize = c.execute(
-            f"WITH r AS ({ranked}) SELECT count(*), coalesce(sum(octet_length(w.blob)), 0) FROM r JOIN checkpoint_writes w "
-            f"ON {self._key_grouped('w.thread_id')} = r.thread_id AND w.checkpoint_ns = r.checkpoint_ns AND w.checkpoint_id = r.checkpoint_id WHERE r.rn > %s",
-            (keep,)).fetchone()
-        # Blobs a deleted checkpoint references and no kept one of its namespace does (PostgresSaver.prune's rule).
-        blobs, bsize = c.execute(
-            f"WITH r AS ({ranked}), "
-            f"freed AS (SELECT DISTINCT r.thread_id, r.checkpoint_ns, v.key, v.value FROM r, {_VERSIONS} v WHERE r.rn > %s), "
-            f"held AS (SELECT DISTINCT r.thread_id, r.checkpoint_ns, v.key, v.value FROM r, {_VERSIONS} v WHERE r.rn <= %s), "
-            "gone AS (SELECT * FROM freed EXCEPT SELECT * FROM held) "
-            "SELECT count(*), coalesce(sum(octet_length(b.blob)), 0) FROM gone g JOIN checkpoint_blobs b ON "
+        # A ranked row's channel versions, read from its checkpoint by the primary key.
+        versions = (f"FROM r JOIN checkpoints k ON {self._key_grouped('k.thread_id')} = r.thread_id AND k.checkpoint_ns = r.checkpoint_ns "
+                    f"AND k.checkpoint_id = r.checkpoint_id, {_VERSIONS.replace('r.checkpoint', 'k.checkpoint')} v")
+        cps, size, threads, writes, wsize, blobs, bsize = c.execute(
+            f"WITH r AS MATERIALIZED ({ranked}), "
+            "w AS (SELECT count(*) AS n, coalesce(sum(octet_length(w.blob)), 0) AS b FROM r JOIN checkpoint_writes w "
+            f"ON {self._key_grouped('w.thread_id')} = r.thread_id AND w.checkpoint_ns = r.checkpoint_ns AND w.checkpoint_id = r.checkpoint_id "
+            "WHERE r.rn > %(keep)s), "
+            # Blobs a deleted checkpoint references and no kept one of its namespace does (PostgresSaver.prune's rule).
+            f"freed AS (SELECT DISTINCT r.thread_id, r.checkpoint_ns, v.key, v.value {versions} WHERE r.rn > %(keep)s), "
+            f"held AS (SELECT DISTINCT r.thread_id, r.checkpoint_ns, v.key, v.value {versions} WHERE r.rn <= %(keep)s), "
+            "gone AS (SELECT * FROM freed EXCEPT SELECT * FROM held), "
+            "bl AS (SELECT count(*) AS n, coalesce(sum(octet_length(b.blob)), 0) AS b FROM gone g JOIN checkpoint_blobs b ON "
             f"{self._key_grouped('b.thread_id')} = g.thread_id "
-            "AND b.checkpoint_ns = g.checkpoint_ns AND b.channel = g.key AND b.version = g.value", (keep, keep)).fetchone()
+            "AND b.checkpoint_ns = g.checkpoint_ns AND b.channel = g.key AND b.version = g.value) "
+            "SELECT count(*), coalesce(sum(r.b), 0), count(DISTINCT r.thread_id), (SELECT n FROM w), (SELECT b FROM w), "
+            "(SELECT n FROM bl), (SELECT b FROM bl) FROM r WHERE r.rn > %(keep)s", {"keep": keep}).fetchone()
         out = {"keep": keep, "checkpoints": int(cps), "writes": int(writes), "blobs": int(blobs),
                "bytes": int(size) + int(wsize) + int(bsize), "threads": int(threads), "skipped_threads": 0}
         for (thread,) in c.execute(special).fetchall():
