@@ -64,9 +64,9 @@ class PostgresRead(PostgresSection):
             elif top is not None and (last_before is None or last < last_before) and (last_from is None or last >= last_from):
                 top.offer(ThreadSummary(str(k), n, first, last, False))
         odd.sort(key=lambda t: t.key.encode("utf-8", "surrogateescape"))
-        yield from odd if limit is None else odd[:limit]
+        yield from odd
         if top is not None and limit is not None:
-            yield from top.rows()[: max(limit - len(odd), 0)]
+            yield from top.rows()[:limit]
             return
         having, bounds = odd_having("false", self._LATEST, "%s", last_before, last_from, "plain")
         sql = (

@@ -8,7 +8,7 @@ from collections.abc import Iterable, Iterator
 
 from symfonic_cli.errors import StoreError
 from symfonic_cli.model.listing import StoreInfo, ThreadSummary
-from symfonic_cli.clock import NEVER, ORDERED_ID_GLOB, is_ordered_id, joined_ordered, ordered_id_time
+from symfonic_cli.clock import NEVER, ORDERED_ID_GLOB, checkpoint_id_time, is_ordered_id, joined_ordered, ordered_id_time
 from symfonic_cli.stores.activity import in_window, odd_having
 from symfonic_cli.stores.sqlite._common import (
     SqliteSection,
@@ -52,7 +52,8 @@ class SqliteRead(SqliteSection):
             sql = "SELECT thread_id, count(*), min(checkpoint_id), max(checkpoint_id), {} FROM checkpoints " + where + " GROUP BY thread_id COLLATE BINARY"
             merged = _merged_by_key(self.conn.execute(sql.format(self._ODD), params), None)
             kept = [t for t in merged if t.odd or in_window(t.last_at, False, last_before, last_from)]
-            yield from (kept if limit is None else kept[:limit])
+            odd = sum(t.odd for t in kept)
+            yield from (kept if limit is None else kept[:odd + limit])
             return
         # One pass, ordered and bounded by SQLite (a top-N sort with a limit; else its sorter,
         # which spills to disk): the odd threads first, then the others newest max(id) first.
@@ -71,9 +72,20 @@ class SqliteRead(SqliteSection):
         )
         params = [*params, *bounds]
         if limit is not None:
-            sql += " LIMIT ?"
-            params.append(limit)
+            # A bounded sort (SQLite's top-N) with room for a few odd threads; more of them than
+            # that, and the whole listing is sorted instead, read up to the page's plain rows.
+            rows = self.conn.execute(sql + " LIMIT ?", [*params, limit + _ODD_ROOM]).fetchall()
+            n_odd = sum(1 for r in rows if r[4])
+            if n_odd < _ODD_ROOM or len(rows) < limit + _ODD_ROOM:
+                for key, n, first, last, odd in rows[:n_odd + limit]:
+                    yield ThreadSummary(str(key), n, first, last, bool(odd))
+                return
+        plain = 0
         for key, n, first, last, odd in self.conn.execute(sql, params):
+            if not odd:
+                if limit is not None and plain >= limit:
+                    return
+                plain += 1
             yield ThreadSummary(str(key), n, first, last, bool(odd))
 
     @_translate_errors
@@ -258,6 +270,23 @@ class SqliteRead(SqliteSection):
         where, params = _key_match(key)
         return self._heads(where, params)
 
+    def _keys_heads(self, keys: list[str]) -> list[tuple] | None:
+        """(key, id, ts) of every checkpoint of ``keys`` in one query (stores/activity.py); a
+        checkpoint's blob is read only when its id holds no time. None with keys not compared
+        as plain text (BLOB keys, a folding collation): each thread is read alone then."""
+        if self._has_blob_keys() or self.keys_folded:
+            return None
+        marks = ", ".join("?" * len(keys))
+        try:  # any error: thread by thread, where thread_activity tells it as it does
+            rows = self.conn.execute(
+                f"SELECT thread_id, rowid, checkpoint_id, type, length(checkpoint) FROM checkpoints WHERE thread_id IN ({marks})",
+                keys,
+            ).fetchall()
+            return [(key, cid, None if checkpoint_id_time(cid) is not None else self._blob_head(rowid, type_, size)[0])
+                    for key, rowid, cid, type_, size in rows]
+        except sqlite3.Error:
+            return None
+
     def _heads(self, where: str, params: tuple[Any, ...]) -> Iterator["CheckpointHead"]:
         from symfonic_cli.model.checkpoint import CheckpointHead
 
@@ -299,6 +328,9 @@ class SqliteRead(SqliteSection):
             yield MessageWrite(ns, cid, task_id, idx, type_, value, task_path or "")
 
 
+
+# Room for odd threads in a page's bounded sort (_thread_rows).
+_ODD_ROOM = 64
 
 # The listing's one pass: each thread's ids joined, tested by ``symfonic_ordered`` (clock.joined_ordered).
 _JOINED = "group_concat(checkpoint_id, ',')"
