@@ -40,13 +40,16 @@ NEEDLE = "question 6 of thread 1999"
 
 
 async def _settled(app: Any, pilot: Any) -> None:
-    """Until the listing is whole with its run states and no read is left (a read's result may
-    start the next one after a refresh: the rest of the listing, the statuses)."""
+    """Until the listing is whole with the run states of the rows on the screen and no read is
+    left (a read's result may start the next one after a refresh: the rest of the listing, the statuses)."""
+    from symfonic_cli.browse.itemlist import ItemList
+
     while True:
         await app.workers.wait_for_complete()
         await pilot.pause()
         listing = app.screen.listing
-        if listing is not None and listing.complete and (listing.statuses_known or not listing.rows) \
+        shown = app.screen.query_one(ItemList).on_screen() if listing is not None else range(0)
+        if listing is not None and listing.complete and (listing.statuses_known or all(listing.rows[i].status for i in shown)) \
                 and not any(w.is_running for w in app.workers):
             return
         await asyncio.sleep(0.01)

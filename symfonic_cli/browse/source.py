@@ -15,11 +15,13 @@ from typing import Any
 
 from symfonic_cli.api.store import Record, Store
 from symfonic_cli.errors import StoreError
-from symfonic_cli.vocabulary import STATUSES
 
 # The listing's orders: by last activity (newest first, as threads list), by size, by key.
 BROWSE_SORTS = ("activity", "size", "key")
 FIRST_PAGE = 200  # rows read first: more than a tall terminal shows
+# Then the listing a page at a time, each four times the last, up to the rows the cursor nears:
+# memory follows what was scrolled to, never the store (a million threads).
+NEXT_PAGE = 5_000
 
 
 @dataclass(frozen=True)
@@ -72,6 +74,7 @@ class Source:
         self._now = now or (lambda: datetime.now(timezone.utc))
         self._lock = threading.Lock()
         self._first: dict[str, str | None] = {}
+        self._status: dict[str, str | None] = {}
         self._early: tuple[Filters, threading.Thread, list[Any]] | None = None
 
     def now(self) -> datetime:
@@ -122,11 +125,22 @@ class Source:
             raise box[0]
         return box[0]
 
-    def statuses(self, filters: Filters) -> dict[str, str]:
-        """Every listed thread's run state (what ``threads list --status`` computes)."""
-        with self._lock:
-            records = self.store.threads(status=list(STATUSES), **filters.api_options())
-        return {r.key: r.status for r in records}
+    def statuses(self, keys: list[str]) -> dict[str, str | None]:
+        """The run state of each thread (``thread show``'s, as ``threads list --status`` tells it),
+        cached: read for the rows on the screen only."""
+        out: dict[str, str | None] = {}
+        for key in keys:
+            if key not in self._status:
+                with self._lock:
+                    try:
+                        self._status[key] = str(self.store.thread_state(key).status)
+                    except StoreError:
+                        self._status[key] = None  # erased meanwhile, or unreadable: shown without one
+            out[key] = self._status[key]
+        return out
+
+    def known_status(self, key: str) -> str | None:
+        return self._status.get(key)
 
     def first_messages(self, keys: list[str]) -> dict[str, str | None]:
         """The first user message of each thread (``threads list --columns first``), cached."""

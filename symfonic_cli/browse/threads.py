@@ -15,7 +15,7 @@ from textual.widgets import Input, Label
 
 from symfonic_cli.browse.base import BrowseScreen
 from symfonic_cli.browse.itemlist import ItemList
-from symfonic_cli.browse.source import BROWSE_SORTS, FIRST_PAGE, Filters, Listing, ThreadRow
+from symfonic_cli.browse.source import BROWSE_SORTS, FIRST_PAGE, NEXT_PAGE, Filters, Listing, ThreadRow
 from symfonic_cli.browse.text import STATUS_STYLE, first_line, inline, plain, shown_age
 from symfonic_cli.vocabulary import STATUSES, listed
 
@@ -51,6 +51,7 @@ class ThreadsScreen(BrowseScreen):
         self.hits: list[Any] | None = None  # search hits shown instead of the listing
         self.query_text = ""
         self._key_width = 20
+        self._reading = 0  # the rows a background read of the listing asks for (0: none)
 
     def heading(self) -> str:
         if self.hits is not None:
@@ -84,12 +85,28 @@ class ThreadsScreen(BrowseScreen):
     def _first_page(self, listing: Listing) -> None:
         self._listed(listing)
         if not listing.complete:
-            # The rest once the first screen is drawn: its read would compete with the drawing.
-            self.call_after_refresh(self._rest, listing.filters)
+            # The next page once the first screen is drawn: its read would compete with the drawing.
+            self.call_after_refresh(self._rest, listing.filters, NEXT_PAGE)
 
-    def _rest(self, filters: Filters) -> None:
+    def _rest(self, filters: Filters, limit: int) -> None:
+        """The listing's first ``limit`` rows (a page more than shown), read in the background."""
         if self.filters == filters and self.listing is not None and self.listing.filters == filters and not self.listing.complete:
-            self.read(lambda: self.source.threads(filters), self._listed, busy="")
+            self._reading = limit
+            self.read(lambda: self.source.threads(filters, limit=limit), self._more, busy="")
+
+    def _more(self, listing: Listing) -> None:
+        self._reading = 0
+        self._listed(listing)
+
+    def _near_end(self) -> None:
+        """The last row read on the screen: the next page (four times as many rows in all)."""
+        listing = self.listing
+        if listing is None or listing.complete or self._reading or self.hits is not None:
+            return
+        items = self.query_one(ItemList)
+        shown = items.on_screen()
+        if max(items.cursor + 1, shown.stop) >= len(listing.rows):
+            self._rest(listing.filters, len(listing.rows) * 4)
 
     def _listed(self, listing: Listing) -> None:
         items = self.query_one(ItemList)
@@ -105,22 +122,39 @@ class ThreadsScreen(BrowseScreen):
         self.new_ages()
         items.show(rows, self._draw_thread, cursor=cursor, empty=Text(self._empty_text(), end=""))
         self.query_one(ColumnHeads).refresh()
-        self.note(self._summary() if listing.complete else f"the first {len(rows)} threads; reading the others ...")
-        if not listing.complete:
-            self._load_first()
-            return
-        self.browse.keep_listing()
-        if rows and not listing.statuses_known:
-            filters = listing.filters
-            self.read(lambda: self.source.statuses(filters), self._statuses, group="status", busy="")
-        self._load_first()
+        if listing.complete:
+            self.note(self._summary())
+            self.browse.keep_listing()
+        elif len(rows) <= FIRST_PAGE:
+            self.note(f"the first {len(rows)} threads; reading the others ...")
+        else:  # the total is not counted: that would read every thread
+            self.note(f"the first {len(rows):,} threads (more as you scroll)")
+        self._load_on_screen()
+        self.call_after_refresh(self._load_on_screen)  # the rows the laid-out list shows
 
-    def _statuses(self, statuses: dict[str, str]) -> None:
+    def _load_on_screen(self) -> None:
+        self._load_statuses()
+        self._load_first()
+        self._near_end()
+
+    def _load_statuses(self) -> None:
+        """The run state of the rows on the screen (only those: the list may be a million)."""
+        if self.listing is None or self.hits is not None or self.listing.statuses_known:
+            return
+        items = self.query_one(ItemList)
+        rows = self.listing.rows
+        for i in items.on_screen():
+            rows[i].status = rows[i].status or self.source.known_status(rows[i].key)
+        wanted = [rows[i].key for i in items.on_screen() if rows[i].status is None]
+        if wanted:
+            self.read(lambda: self.source.statuses(wanted), self._statuses, group="status", busy="")
+
+    def _statuses(self, statuses: dict[str, str | None]) -> None:
         if self.listing is None:
             return
         for row in self.listing.rows:
-            row.status = statuses.get(row.key, row.status)
-        self.listing.statuses_known = True
+            if row.key in statuses:
+                row.status = statuses[row.key]
         self.query_one(ItemList).redraw()
 
     def _load_first(self) -> None:
@@ -142,7 +176,7 @@ class ThreadsScreen(BrowseScreen):
         self.query_one(ItemList).redraw()
 
     def on_item_list_moved(self, _message: ItemList.Moved) -> None:
-        self._load_first()
+        self._load_on_screen()
 
     def _summary(self) -> str:
         n = len(self.listing.rows) if self.listing else 0

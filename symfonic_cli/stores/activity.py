@@ -9,14 +9,18 @@ with a checkpoint that carries neither is undatable: listed (``undatable``), nev
 
 A backend provides:
 
-- ``_thread_rows(tenant, sub_tenant, limit, last_before, last_from)``: ThreadSummary rows, the odd
-  ones first (whatever the bounds), then the others inside the bounds, newest ``max(id)`` first
-  (then key), ordered and bounded by the database and streamed: only the odd rows are held;
+- ``_thread_rows(tenant, sub_tenant, limit, last_before, last_from)``: ThreadSummary rows, every
+  odd one first (whatever the bounds and the limit), then at most ``limit`` of the others inside
+  the bounds, newest ``max(id)`` first (then key), ordered and bounded by the database and
+  streamed: only the odd rows are held;
 - ``_window_page(tenant, sub_tenant, last_before, last_from, after, limit, odd, upto=None)``: keys
   after ``after`` (and up to ``upto``) in byte order, of the non-odd threads inside the bounds
   (``odd=False``) or of every odd thread (``odd=True``);
 - ``_window_tally(tenant, sub_tenant, last_before, last_from)``: how many non-odd threads are
   inside the bounds;
+- optionally ``_keys_heads(keys)``: ``(key, checkpoint_id, ts)`` of every checkpoint of those
+  threads in one read (``ts`` may be left None where the id holds a time), or None where it cannot
+  (then each thread is read alone);
 - ``iter_checkpoint_heads(key)`` (the protocol's), for each checkpoint's id and ``ts``; a backend
   whose keys can be stored in more than one form (SQLite: text or a BLOB of the key's bytes) also
   gives ``_every_form_heads(key)``, the heads of every row an erase or prune of the key touches.
@@ -34,7 +38,7 @@ if TYPE_CHECKING:
     from typing import Any
 
 _ODD_PAGE = 200
-_ODD_ROOM = 64
+_BATCH = 500  # odd threads whose checkpoints are read in one query
 
 
 def in_window(last, undatable: bool, last_before: str | None, last_from: str | None) -> bool:
@@ -81,10 +85,48 @@ class ExactActivity:
             undatable = True
         return first, last, undatable
 
+    def _dated_odd(self, rows: list[ThreadSummary]) -> list[ThreadSummary]:
+        """The odd rows with their exact activity: from the id where it decides it, the others'
+        checkpoints read a batch of threads at a time where the backend can (``_keys_heads``)."""
+        out: list[ThreadSummary] = []
+        need: list[ThreadSummary] = []
+        for t in rows:
+            d = self._from_id(t)
+            (need if d is None else out).append(t if d is None else d)
+        batch = getattr(self, "_keys_heads", None)
+        for i in range(0, len(need), _BATCH):
+            chunk = need[i:i + _BATCH]
+            heads = batch([t.key for t in chunk]) if batch is not None else None
+            if heads is None:  # no batch read here: thread by thread
+                out += [t._replace(**dict(zip(("first_at", "last_at", "undatable"), self.thread_activity(t.key)))) for t in chunk]
+                continue
+            times: dict[str, list[Any]] = {t.key: [] for t in chunk}
+            for key, cid, ts in heads:
+                if key in times:  # the rule of thread_activity, checkpoint by checkpoint
+                    times[key].append(clock.checkpoint_time(cid, ts))
+            for t in chunk:
+                dated = [at for at in times[t.key] if at is not None]
+                out.append(t._replace(first_at=min(dated, default=None), last_at=max(dated, default=None),
+                                      undatable=len(dated) < len(times[t.key])))
+        return out
+
+    @staticmethod
+    def _from_id(t: ThreadSummary) -> ThreadSummary | None:
+        """One checkpoint whose id holds a time (a UUIDv6 in any letter case): that time is its
+        activity, as thread_activity would read it, without reading the checkpoint."""
+        if t.checkpoints == 1 and t.first_checkpoint_id == t.last_checkpoint_id:
+            at = clock.checkpoint_id_time(t.last_checkpoint_id)
+            if at is not None:
+                return t._replace(first_at=at, last_at=at, undatable=False)
+        return None
+
     def _exact_summary(self, t: ThreadSummary) -> ThreadSummary:
         if not t.odd:  # every id in the ordered form: built whole (a listing runs this per thread)
             key, n, first_id, last_id = t[:4]
             return ThreadSummary(key, n, first_id, last_id, False, clock.ordered_id_time(first_id), clock.ordered_id_time(last_id), False)
+        d = self._from_id(t)
+        if d is not None:
+            return d
         first, last, undatable = self.thread_activity(t.key)
         return t._replace(first_at=first, last_at=last, undatable=undatable)
 
@@ -132,22 +174,15 @@ class ExactActivity:
         if limit == 0:
             return
         bounded = last_before is not None or last_from is not None
-        # Room for a few odd rows (they come first) in the first ask, so that one query serves.
-        asked = None if limit is None else limit + _ODD_ROOM
-        while True:  # the odd rows come first: ask for as many more as there were odd ones
-            rows = self._thread_rows(tenant, sub_tenant, asked, last_before, last_from)
-            odd, first_plain = [], None
-            n = 0
-            for t in rows:
-                n += 1
-                if not t.odd:
-                    first_plain = t
-                    break
-                odd.append(self._exact_summary(t))
-            if limit is None or asked is None or (first_plain is None and n < asked) or len(odd) + limit <= asked:
+        # One pass: every odd row first (whatever the limit), then the page's plain rows.
+        rows = self._thread_rows(tenant, sub_tenant, limit, last_before, last_from)
+        odd_rows, first_plain = [], None
+        for t in rows:
+            if not t.odd:
+                first_plain = t
                 break
-            getattr(rows, "close", lambda: None)()
-            asked = len(odd) + limit
+            odd_rows.append(t)
+        odd = self._dated_odd(odd_rows)
         if bounded:
             odd = [t for t in odd if t.undatable or in_window(t.last_at, False, last_before, last_from)]
         dated = sorted((t for t in odd if t.last_at is not None), key=lambda t: t.key)

@@ -299,3 +299,40 @@ async def _collector(url: str, before: tuple[int, int, int]) -> None:
             assert gc.get_threshold()[2] >= 100 and gc.get_freeze_count() > 0
             await pilot.press("q")
             await pilot.pause()
+
+
+def test_the_listing_grows_as_the_cursor_nears_its_end(sqlite_store, monkeypatch):
+    """After the first screen the listing is read a page at a time as the cursor nears the last
+    row read (memory follows what was scrolled to, not the store), and the run state is read for
+    the rows on the screen only."""
+    from symfonic_cli.browse import threads as screen_module
+
+    monkeypatch.setattr(screen_module, "FIRST_PAGE", 1)
+    monkeypatch.setattr(screen_module, "NEXT_PAGE", 1)  # then 4, 16, ...
+    asyncio.run(_grows(str(sqlite_store)))
+
+
+async def _grows(url: str) -> None:
+    with symfonic_cli.open_store(url) as store:
+        every = [t.key for t in store.threads()]
+        status = {t.key: t.status for t in store.threads(status=list(STATUSES))}
+        app = browser(store, now=newest_plus(store), store_arg=url)
+        async with app.run_test(size=(80, 7)) as pilot:
+            await settle(pilot)
+            listing = app.screen.listing
+            shown = set(_rows(app).on_screen())
+            assert 1 < len(listing.rows) < len(every), (len(listing.rows), len(every), shown)
+            assert [r.key for r in listing.rows] == every[: len(listing.rows)] and not listing.complete
+            assert len(shown) < len(listing.rows)
+            for i, row in enumerate(listing.rows):  # the screen's rows have their run state, the others none yet
+                assert row.status == (status[row.key] if i in shown else None), (i, row.key)
+            for _ in range(len(every)):
+                if app.screen.listing.complete:
+                    break
+                await pilot.press("end")
+                await settle(pilot)
+            assert [r.key for r in _rows(app).items] == every and app.screen.listing.complete
+            await pilot.press("end")  # the last rows on the screen: their run state read then
+            await settle(pilot)
+            last = len(every) - 1
+            assert app.screen.listing.rows[last].status == status[every[last]]

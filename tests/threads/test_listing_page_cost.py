@@ -72,6 +72,7 @@ def _whole(path, *args: str) -> list[dict]:
 
 @pytest.mark.parametrize("args", [
     ("-f", "table"),  # the default columns: status is one
+    ("-f", "json"),  # every field but no run state: no thread read by key but the odd ones
     ("-f", "json", "--columns", "key,status,checkpoints,size_bytes"),
     ("-f", "text", "--with-size"),
     ("-f", "csv", "--columns", "key,status,first"),
@@ -175,3 +176,22 @@ def test_every_kind_streams_the_mixed_id_listing_as_sorted_whole(any_kind):
             assert streamed == whole, options
         streamed, _ = _both(st)
     assert {r["key"] for r in streamed} >= {"acme:_:upper-now", "acme:_:iso-old", "acme:_:nodate"}
+
+
+@pytest.mark.parametrize("room", [1, 64])
+def test_a_page_with_more_odd_threads_than_its_room_is_the_listing_sorted_whole(any_kind, monkeypatch, room):
+    """SQLite sorts a page with room for a few odd threads (they come first); with more of them it
+    sorts the whole listing instead. Every kind: each page is the start of the whole listing."""
+    from symfonic_cli.location import parse_location
+    from symfonic_cli.stores import open_store
+    from symfonic_cli.stores.sqlite import read
+    from tests.threads.test_activity_instant import FORMS, _store
+
+    monkeypatch.setattr(read, "_ODD_ROOM", room)
+    url = _store(any_kind)
+    with open_store(parse_location(url)) as st:
+        whole = [(t.key, t.first_at, t.last_at, t.checkpoints, t.undatable) for t in st.list_threads()]
+        assert len(whole) > len(FORMS)  # plain threads after the odd ones
+        for limit in (1, 2, len(FORMS), len(FORMS) + 1, len(whole)):
+            page = [(t.key, t.first_at, t.last_at, t.checkpoints, t.undatable) for t in st.list_threads(limit=limit)]
+            assert page == whole[:limit], limit

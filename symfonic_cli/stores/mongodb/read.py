@@ -83,18 +83,16 @@ class MongoRead(MongoSection):
             yield from self._regex_rows(keys, group, limit, last_before, last_from)
             return
         odd.sort(key=lambda t: t.key)
-        yield from odd if limit is None else odd[:limit]
-        if limit is not None and len(odd) >= limit:
-            return
+        yield from odd
         pipeline: list[dict] = [{"$match": {"thread_id": keys}}, {"$group": group}]
         window = _bounds(last_before, last_from)
         if window:
             pipeline.append({"$match": {"last": {"$type": "string", **window}}})
         pipeline.append({"$sort": {"last": -1, "_id": 1}})
-        if limit is not None:  # ``limit`` rows in all; the odd ones among these are skipped: room for them all
-            pipeline.append({"$limit": int(limit)})
+        if limit is not None:  # the odd ones among these are skipped: room for them all
+            pipeline.append({"$limit": int(limit) + len(odd)})
         skip = {t.key for t in odd}
-        room = None if limit is None else limit - len(odd)
+        room = limit
         for doc in self.checkpoints.aggregate(pipeline, allowDiskUse=True, collation=collation):
             if doc["_id"] not in skip and isinstance(doc["_id"], str):
                 yield _summary(doc, doc["_id"])._replace(odd=False)
@@ -109,9 +107,12 @@ class MongoRead(MongoSection):
         if window:
             pipeline.append({"$match": {"$or": [{"odd": True}, {"last": {"$type": "string", **window}}]}})
         pipeline.append({"$sort": {"odd": -1, "last": -1, "_id": 1}})
-        if limit is not None:
-            pipeline.append({"$limit": int(limit)})
+        plain = 0  # every odd thread, then ``limit`` others
         for doc in self.checkpoints.aggregate(pipeline, allowDiskUse=True, collation=self._collation(self.checkpoints)):
+            if not doc.get("odd"):
+                if limit is not None and plain >= limit:
+                    return
+                plain += 1
             yield _summary(doc, doc["_id"])._replace(odd=bool(doc.get("odd")))
 
     @_driver_errors

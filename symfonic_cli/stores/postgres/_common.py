@@ -150,16 +150,17 @@ class PostgresSection:
             except Exception:
                 pass  # the connection is gone: the server rolls the transaction back
 
-    def _stream(self, sql: str, params: Any, *, jit: bool = True) -> Iterator[tuple]:
+    def _stream(self, sql: str, params: Any, *, jit: bool = True, itersize: int = ITERSIZE) -> Iterator[tuple]:
         """Rows of a query through a server-side cursor: memory stays flat however many there are.
         ``jit`` False: without the server's JIT compilation for this query (compiling a query of
-        many expressions cost seconds more than it gave back, at every store size measured)."""
+        many expressions cost seconds more than it gave back, at every store size measured).
+        ``itersize``: rows a round trip (small rows of a whole-table pass take more)."""
         self._cursors += 1
         with self.conn.transaction():
             if not jit:
                 self.conn.execute("SET LOCAL jit = off")
             with self.conn.cursor(name=f"symfonic_{self._cursors}") as cur:
-                cur.itersize = ITERSIZE
+                cur.itersize = itersize
                 cur.execute(sql, params)
                 yield from cur
 

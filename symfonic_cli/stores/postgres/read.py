@@ -58,15 +58,15 @@ class PostgresRead(PostgresSection):
         # bounds, kept by a bounded heap of their greatest ids (no second pass over the table).
         top = None if limit is None else _Newest(limit)
         odd = []
-        for k, n, first, last, ids in self._stream(joined, params):
+        for k, n, first, last, ids in self._stream(joined, params, itersize=LISTING_ITERSIZE):
             if not (type(first) is str and type(last) is str and joined_ordered(ids, n)):
                 odd.append(ThreadSummary(str(k), n, first, last, True))
             elif top is not None and (last_before is None or last < last_before) and (last_from is None or last >= last_from):
                 top.offer(ThreadSummary(str(k), n, first, last, False))
         odd.sort(key=lambda t: t.key.encode("utf-8", "surrogateescape"))
-        yield from odd if limit is None else odd[:limit]
+        yield from odd
         if top is not None and limit is not None:
-            yield from top.rows()[: max(limit - len(odd), 0)]
+            yield from top.rows()[:limit]
             return
         having, bounds = odd_having("false", self._LATEST, "%s", last_before, last_from, "plain")
         sql = (
@@ -310,6 +310,19 @@ class PostgresRead(PostgresSection):
         return MessageState("", cid, ts, version, "channel", type_, bytes(blob))
 
     @_translate_iter
+    def _keys_heads(self, keys: list[str]) -> list[tuple] | None:
+        """(key, id, ts) of every checkpoint of ``keys`` in one query (stores/activity.py), the
+        ``ts`` as iter_checkpoint_heads reads it; None under a collation that folds keys."""
+        if not self._keys_exact:
+            return None
+        from symfonic_cli.stores.postgres._common import _psycopg_errors
+
+        sql = "SELECT thread_id, checkpoint_id, checkpoint ->> 'ts' FROM checkpoints WHERE thread_id = ANY(%s)"
+        try:  # any error: thread by thread, where thread_activity tells it as it does
+            return [(str(k), cid, ts) for k, cid, ts in self.conn.execute(sql, (list(keys),)).fetchall()]
+        except _psycopg_errors():
+            return None
+
     def iter_checkpoint_heads(self, key: str) -> Iterator["CheckpointHead"]:
         from symfonic_cli.codec.msgpack_head import NeedMore, channel_blob_count
         from symfonic_cli.model.checkpoint import CheckpointHead
@@ -349,6 +362,10 @@ class PostgresRead(PostgresSection):
         )
         for ns, cid, task_id, idx, type_, blob, task_path in self._stream(sql, self._key_args(key)):
             yield MessageWrite(ns, cid, task_id, idx, type_, bytes(blob) if blob is not None else None, task_path or "")
+
+
+# Rows a round trip of the listing's pass over every thread (a key, a count and its ids: small).
+LISTING_ITERSIZE = 5000
 
 
 class _Newest:

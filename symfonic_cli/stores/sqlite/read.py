@@ -8,7 +8,7 @@ from collections.abc import Iterable, Iterator
 
 from symfonic_cli.errors import StoreError
 from symfonic_cli.model.listing import StoreInfo, ThreadSummary
-from symfonic_cli.clock import NEVER, ORDERED_ID_GLOB, is_ordered_id, joined_ordered, ordered_id_time
+from symfonic_cli.clock import NEVER, ORDERED_ID_GLOB, checkpoint_id_time, is_ordered_id, joined_ordered, ordered_id_time
 from symfonic_cli.stores.activity import in_window, odd_having
 from symfonic_cli.stores.sqlite._common import (
     SqliteSection,
@@ -52,7 +52,8 @@ class SqliteRead(SqliteSection):
             sql = "SELECT thread_id, count(*), min(checkpoint_id), max(checkpoint_id), {} FROM checkpoints " + where + " GROUP BY thread_id COLLATE BINARY"
             merged = _merged_by_key(self.conn.execute(sql.format(self._ODD), params), None)
             kept = [t for t in merged if t.odd or in_window(t.last_at, False, last_before, last_from)]
-            yield from (kept if limit is None else kept[:limit])
+            odd = sum(t.odd for t in kept)
+            yield from (kept if limit is None else kept[:odd + limit])
             return
         # One pass, ordered and bounded by SQLite (a top-N sort with a limit; else its sorter,
         # which spills to disk): the odd threads first, then the others newest max(id) first.
@@ -62,19 +63,43 @@ class SqliteRead(SqliteSection):
         # text, BLOBs).
         self.conn.create_function("symfonic_ordered", 2, _ordered, deterministic=True)
         having, bounds = odd_having("odd", "last", "?", last_before, last_from, "rows")
+        if limit is None:
+            first, text_ids = "min(checkpoint_id)", "typeof(min(checkpoint_id)) = 'text' AND typeof(max(checkpoint_id)) = 'text'"
+        else:
+            # A page reads no min() (a fifth of the pass): its rows' least ids are read after, by
+            # key. Text ids only: a BLOB sorts after text (the max), a number or NULL fails the
+            # GLOB or the joined ids' length and shape (clock.joined_ordered), NULL the coalesce.
+            first, text_ids = "NULL", "max(checkpoint_id) < x''"
         sql = (
-            "SELECT thread_id, n, first, last, odd FROM (SELECT thread_id, count(*) AS n, min(checkpoint_id) AS first, "
-            "max(checkpoint_id) AS last, NOT (typeof(min(checkpoint_id)) = 'text' AND typeof(max(checkpoint_id)) = 'text' "
+            f"SELECT thread_id, n, first, last, odd FROM (SELECT thread_id, count(*) AS n, {first} AS first, "
+            f"max(checkpoint_id) AS last, NOT coalesce({text_ids} "
             f"AND CASE WHEN count(*) = 1 THEN max(checkpoint_id) GLOB '{ORDERED_ID_GLOB}' "
-            f"ELSE symfonic_ordered({_JOINED}, count(*)) END) AS odd FROM checkpoints {where} GROUP BY thread_id COLLATE BINARY) "
+            f"ELSE symfonic_ordered({_JOINED}, count(*)) END, 0) AS odd FROM checkpoints {where} GROUP BY thread_id COLLATE BINARY) "
             f"{having.replace('HAVING', 'WHERE', 1)} ORDER BY odd DESC, last DESC, thread_id COLLATE BINARY"
         )
         params = [*params, *bounds]
-        if limit is not None:
-            sql += " LIMIT ?"
-            params.append(limit)
-        for key, n, first, last, odd in self.conn.execute(sql, params):
-            yield ThreadSummary(str(key), n, first, last, bool(odd))
+        if limit is None:
+            for key, n, first, last, odd in self.conn.execute(sql, params):
+                yield ThreadSummary(str(key), n, first, last, bool(odd))
+            return
+        # A bounded sort (SQLite's top-N) with room for a few odd threads; more of them than
+        # that, and the whole listing is sorted instead, read up to the page's plain rows.
+        bounded = self.conn.execute(sql + " LIMIT ?", [*params, limit + _ODD_ROOM]).fetchall()
+        rows: Iterable[tuple] = bounded
+        if sum(1 for r in bounded if r[4]) >= _ODD_ROOM and len(bounded) == limit + _ODD_ROOM:
+            rows = self.conn.execute(sql, params)
+        plain = 0
+        for key, n, _, last, odd in rows:
+            if not odd:
+                if plain >= limit:
+                    break
+                plain += 1
+            yield ThreadSummary(str(key), n, last if n == 1 else self._least_id(key), last, bool(odd))
+        getattr(rows, "close", lambda: None)()
+
+    def _least_id(self, key: str) -> Any:
+        row = self.conn.execute(f"SELECT min(checkpoint_id) FROM checkpoints WHERE {self._key_is()}", self._key_args(key)).fetchone()
+        return row[0] if row is not None else None
 
     @_translate_errors
     def _window_page(self, tenant: str | None, sub_tenant: str | None, last_before: str | None, last_from: str | None, after: str | None, limit: int, odd: bool, upto: str | None = None) -> list[str]:
@@ -258,6 +283,23 @@ class SqliteRead(SqliteSection):
         where, params = _key_match(key)
         return self._heads(where, params)
 
+    def _keys_heads(self, keys: list[str]) -> list[tuple] | None:
+        """(key, id, ts) of every checkpoint of ``keys`` in one query (stores/activity.py); a
+        checkpoint's blob is read only when its id holds no time. None with keys not compared
+        as plain text (BLOB keys, a folding collation): each thread is read alone then."""
+        if self._has_blob_keys() or self.keys_folded:
+            return None
+        marks = ", ".join("?" * len(keys))
+        try:  # any error: thread by thread, where thread_activity tells it as it does
+            rows = self.conn.execute(
+                f"SELECT thread_id, rowid, checkpoint_id, type, length(checkpoint) FROM checkpoints WHERE thread_id IN ({marks})",
+                keys,
+            ).fetchall()
+            return [(key, cid, None if checkpoint_id_time(cid) is not None else self._blob_head(rowid, type_, size)[0])
+                    for key, rowid, cid, type_, size in rows]
+        except sqlite3.Error:
+            return None
+
     def _heads(self, where: str, params: tuple[Any, ...]) -> Iterator["CheckpointHead"]:
         from symfonic_cli.model.checkpoint import CheckpointHead
 
@@ -299,6 +341,9 @@ class SqliteRead(SqliteSection):
             yield MessageWrite(ns, cid, task_id, idx, type_, value, task_path or "")
 
 
+
+# Room for odd threads in a page's bounded sort (_thread_rows).
+_ODD_ROOM = 64
 
 # The listing's one pass: each thread's ids joined, tested by ``symfonic_ordered`` (clock.joined_ordered).
 _JOINED = "group_concat(checkpoint_id, ',')"
