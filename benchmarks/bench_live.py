@@ -15,6 +15,8 @@ threads written by the graph and its saver, grown N/BASE-fold with ``INSERT ... 
 thread ids get a suffix; every other byte is the real rows', checked), cached in benchmarks/out.
 Both arms then hold the same rows (checked). Medians of ``--repeat`` runs, the arms in turn.
 Run: ``python benchmarks/bench_live.py [--threads 20000] [--pg-threads 4000] [--repeat 3] [--no-postgres] [--one-pass] [--jobs N]``
+or, at a million threads, ``python benchmarks/bench_live.py --jobs 3 --scale-store scale_1000000 [--tenants T1,T2,...|all]``
+(benchmarks/jobs_scale.py: tenants' shares or the whole store, each arm on its own copy)
 (``--one-pass``, for 200,000 threads: one run an arm, the safety run measured for peak RSS and lock waits too;
 ``--jobs N``: on PostgreSQL the safety run with one job against N, each probed and measured, instead of the bare arm).
 """
@@ -312,7 +314,24 @@ def main() -> None:
                     help="at scale: one bare run and one safety run that also gives the peak RSS and the lock waits")
     ap.add_argument("--jobs", type=int, default=1,
                     help="PostgreSQL: the safety run with --jobs 1 against --jobs N (time, peak RSS, another session's longest wait)")
+    ap.add_argument("--scale-store", help="with --jobs N: a database of benchmarks/scale_stores.py (scale_1000000), copied per arm")
+    ap.add_argument("--tenants", default="tenant-00,tenant-01,tenant-05,tenant-02,tenant-10,tenant-03",
+                    help="with --scale-store: the tenants pruned, one run an arm each ('all': the whole store)")
+    ap.add_argument("--reuse-copies", action="store_true", help="with --scale-store: keep existing copies (tenants not yet pruned)")
     args = ap.parse_args()
+    if args.scale_store:
+        from benchmarks import pg
+        from benchmarks.jobs_scale import bench_scale_jobs
+
+        server, why = pg.available(stores.OUT / "pg")
+        if server is None:
+            raise SystemExit(f"PostgreSQL: {why}")
+        try:
+            print(f"PostgreSQL {args.scale_store}: thread prune --jobs {args.jobs} beside --jobs 1", flush=True)
+            bench_scale_jobs(server, args.scale_store, args.tenants.split(","), args.jobs, run=_run, reuse=args.reuse_copies)
+        finally:
+            server.stop()
+        return
     work = Path(tempfile.mkdtemp(prefix="symfonic-bench-live-", dir=str(stores.OUT)))
     try:
         if not args.no_sqlite:

@@ -43,8 +43,11 @@ class Progress:
             return
         self._drawn = now
         # Rewritten in place with \r and spaces over the rest of the last line: no escape sequence
-        # at all, so NO_COLOR and TERM=dumb terminals get the same clean line.
-        line = f"{self.verb} {done:,}/{self.total:,} threads, {now - self.start:.0f} s"
+        # at all, so NO_COLOR and TERM=dumb terminals get the same clean line. Narrower than the
+        # terminal: a line that wraps is rewritten from its last screen row only, and the rows
+        # above stay (at a million threads "... 0 s" was left with the next drawing's "pruned").
+        count = f"{done:,}/{self.total:,}"
+        line = _fitted(self.err, [f"{self.verb} {count} threads, {now - self.start:.0f} s", f"{self.verb} {count}", count])
         self.err.write("\r" + line + " " * max(0, self._width - len(line)))
         self.err.flush()
         self._width = len(line)
@@ -60,10 +63,8 @@ class Progress:
         """On a terminal, the progress line says why the run waits (None: it goes on)."""
         if not self.on:
             return
-        import shutil
-
         line = f"{self.verb} {self._done:,}/{self.total:,} threads; {text}" if text else ""
-        line = line[:max(20, shutil.get_terminal_size().columns - 1)]  # one screen line: \r redraws it
+        line = _fitted(self.err, [line])  # one screen line: \r redraws it
         self.err.write("\r" + line + " " * max(0, self._width - len(line)))
         self.err.flush()
         self._width, self._shown = len(line), bool(line)
@@ -84,3 +85,20 @@ class Progress:
             self.err.write("\n")
             self.err.flush()
             self._shown = False
+
+
+def _fitted(err: TextIO, lines: list[str]) -> str:
+    """The first of ``lines`` (longest first) narrower than the terminal ``err`` writes to, else
+    the last one cut: one screen row, which \r goes back to the start of."""
+    import os
+    import shutil
+
+    columns = 0
+    try:
+        columns = os.get_terminal_size(err.fileno()).columns
+    except (AttributeError, ValueError, OSError):
+        pass
+    if columns <= 0:  # not a terminal, or one that gives no size: COLUMNS, else 80
+        columns = shutil.get_terminal_size().columns
+    room = max(1, columns - 1)
+    return next((line for line in lines if len(line) <= room), lines[-1][:room])

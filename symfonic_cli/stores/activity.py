@@ -225,10 +225,13 @@ class ExactActivity:
         cursor = after
         while len(odd) < limit:
             page = self._window_page(tenant, sub_tenant, None, None, cursor, _ODD_PAGE, True, upto=ceiling)
-            for key in page:
-                first, last, undatable = self.thread_activity(key)
-                if in_window(last, undatable, last_before, last_from):
-                    odd.append(key)
+            if last_before is None and last_from is None:
+                odd += page  # no bounds: every thread is in, dated or not (no read per thread)
+            else:
+                for key in page:
+                    first, last, undatable = self.thread_activity(key)
+                    if in_window(last, undatable, last_before, last_from):
+                        odd.append(key)
             if len(page) < _ODD_PAGE:
                 break
             cursor = page[-1]
@@ -239,6 +242,8 @@ class ExactActivity:
         """How many threads ``window_keys`` pages through: counted in the database, plus the odd
         threads decided one by one."""
         n = self._window_tally(tenant, sub_tenant, last_before, last_from)
+        if last_before is None and last_from is None:  # every odd thread is in: counted, not dated
+            return n + sum(len(page) for page in self._odd_pages(tenant, sub_tenant))
         return n + sum(in_window(last, undatable, last_before, last_from) for last, undatable in self._odd_activity(tenant, sub_tenant))
 
     def window_undatable(self, *, tenant: str | None = None, sub_tenant: str | None = None) -> int:
@@ -249,12 +254,17 @@ class ExactActivity:
     def _odd_activity(self, tenant: str | None, sub_tenant: str | None) -> Iterator[tuple]:
         """``(last, undatable)`` of every thread under the prefix whose ids the database cannot
         compare as times (decided here one by one), a page of keys at a time."""
-        cursor = None
-        while True:
-            page = self._window_page(tenant, sub_tenant, None, None, cursor, _ODD_PAGE, True)
+        for page in self._odd_pages(tenant, sub_tenant):
             for key in page:
                 _, last, undatable = self.thread_activity(key)
                 yield last, undatable
+
+    def _odd_pages(self, tenant: str | None, sub_tenant: str | None) -> Iterator[list[str]]:
+        """The keys of every odd thread under the prefix, a page at a time."""
+        cursor = None
+        while True:
+            page = self._window_page(tenant, sub_tenant, None, None, cursor, _ODD_PAGE, True)
+            yield page
             if len(page) < _ODD_PAGE:
                 return
             cursor = page[-1]

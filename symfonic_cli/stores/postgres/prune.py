@@ -49,15 +49,18 @@ class PostgresPrune(RulePrune, PostgresSection):
         # Every checkpoint of the keys (what the rules need of it), then the (ns, id) holding a
         # __pregel_tasks write: one statement, one round trip, for a page of keys or for one. With
         # ``kept``, one more row (NULL where the others say checkpoint or write) carries the kept
-        # state of %(key)s (_kept_sql) read in the same statement.
+        # state of %(key)s (_kept_sql) read in the same statement. The writes are looked up key by
+        # key (LATERAL): no row holds the channel asked for in most stores, so the planner, told it
+        # matches one row, would scan every write of the table for a page of keys.
         versions = "jsonb_typeof(c.metadata -> 'counters_since_delta_snapshot') = 'object'"
         tail = f" UNION ALL SELECT NULL, NULL, NULL, NULL, NULL, ({self._kept_sql()}), NULL::text[], NULL::boolean, NULL" if kept else ""
         return (
             "SELECT k.key, true, c.checkpoint_ns, c.checkpoint_id, c.parent_checkpoint_id, c.metadata -> 'parents' ->> '', "
             f"CASE WHEN {versions} THEN ARRAY(SELECT jsonb_object_keys(c.metadata -> 'counters_since_delta_snapshot')) END, "
             f"c.metadata ? 'delta_writes_versioned', c.checkpoint ->> 'ts' FROM unnest(%(keys)b::text[]) AS k(key) JOIN checkpoints c ON {self._eq('c', 'k.key')} "
-            "UNION ALL SELECT DISTINCT k.key, false, w.checkpoint_ns, w.checkpoint_id, NULL, NULL, NULL::text[], NULL::boolean, NULL "
-            f"FROM unnest(%(keys)b::text[]) AS k(key) JOIN checkpoint_writes w ON {self._eq('w', 'k.key')} AND w.channel = %(tasks)s" + tail)
+            "UNION ALL SELECT k.key, false, w.checkpoint_ns, w.checkpoint_id, NULL, NULL, NULL::text[], NULL::boolean, NULL "
+            "FROM unnest(%(keys)b::text[]) AS k(key) CROSS JOIN LATERAL (SELECT DISTINCT w.checkpoint_ns, w.checkpoint_id "
+            f"FROM checkpoint_writes w WHERE {self._eq('w', 'k.key')} AND w.channel = %(tasks)s) AS w" + tail)
 
     @staticmethod
     def _facts_of(rows, keys: list[str]) -> dict[str, tuple[list, set]]:
@@ -204,12 +207,16 @@ class PostgresPrune(RulePrune, PostgresSection):
         parts = [
             f"d AS (SELECT * FROM {src('d', ('ns', 'id'), 'd')})",
             "n AS (SELECT DISTINCT k, ns FROM d)",
-            "v AS (SELECT n.k, n.ns, dd.id IS NOT NULL AS gone, "
-            f"e.key AS channel, e.value AS version FROM n JOIN checkpoints c ON {self._eq('c', 'n.k')} AND c.checkpoint_ns = n.ns "
-            f"AND {self._eq('c', keys)} "
-            "LEFT JOIN d AS dd ON dd.k = n.k AND dd.ns = n.ns AND dd.id = c.checkpoint_id "
+            # Each (channel, version) a checkpoint of a namespace with deletes names: +1 for every
+            # checkpoint of the namespace naming it, -1 for every deleted one: a sum of 0 is a
+            # version no kept checkpoint names. One aggregate, no join of the deleted ids with
+            # every checkpoint (planned as a nested loop, it grew with the square of a page's).
+            f"v AS (SELECT n.k, n.ns, e.key AS channel, e.value AS version, 1 AS x FROM n JOIN checkpoints c ON {self._eq('c', 'n.k')} "
+            f"AND c.checkpoint_ns = n.ns AND {self._eq('c', keys)} CROSS JOIN LATERAL jsonb_each_text({versions}) AS e "
+            f"UNION ALL SELECT dd.k, dd.ns, e.key, e.value, -1 FROM (SELECT DISTINCT k, ns, id FROM d) AS dd JOIN checkpoints c "
+            f"ON {self._eq('c', 'dd.k')} AND c.checkpoint_ns = dd.ns AND c.checkpoint_id = dd.id AND {self._eq('c', keys)} "
             f"CROSS JOIN LATERAL jsonb_each_text({versions}) AS e)",
-            "g AS (SELECT k, ns, channel, version FROM v WHERE gone EXCEPT SELECT k, ns, channel, version FROM v WHERE NOT gone)",
+            "g AS (SELECT k, ns, channel, version FROM v GROUP BY k, ns, channel, version HAVING sum(x) = 0)",
             rows("w1", "checkpoint_writes", "d s", f"{eq} AND y.checkpoint_ns = s.ns AND y.checkpoint_id = s.id", "octet_length(y.blob)"),
             rows("b1", "checkpoint_blobs", "g s", f"{eq} AND y.checkpoint_ns = s.ns AND y.channel = s.channel AND y.version = s.version",
                  "octet_length(y.blob)"),
