@@ -37,12 +37,14 @@ def test_key_parts(sqlite_master):
 
 
 def test_activity_is_close_to_checkpoint_ts(sqlite_master):
-    """Activity comes from the UUIDv6 checkpoint ids; it agrees with the stored ts to the millisecond."""
+    """Activity comes from the UUIDv6 checkpoint ids; it agrees with the stored ts. LangGraph makes
+    the id and the ts in two calls, so on a loaded machine they lie tens of milliseconds apart; a
+    wrong unit or zone would be seconds to hours off."""
     out = {t["key"]: t for t in listed(sqlite_master)}
     rows = json.loads(run("transcript", "show", "--store", str(sqlite_master), "--thread", "globex:_:s-101", "--format", "json").out)
     first_ts = datetime.fromisoformat(rows[0]["timestamp"])
     first = datetime.fromisoformat(out["globex:_:s-101"]["first_activity"])
-    assert abs((first_ts - first).total_seconds()) < 0.05
+    assert abs((first_ts - first).total_seconds()) < 1.0
 
 
 def test_filters_and_limit(sqlite_master):
