@@ -522,16 +522,9 @@ def test_postgres_case_insensitive_column_collation_does_not_fold_keys(request):
     saver wrote the threads: erasing acme:_:bob never reaches ACME:_:BOB."""
     import psycopg
 
-    backend = backend_for("postgres", request)
-    url = backend.new_store(scenarios=False)
-    with backend.saver(url) as saver:
-        for key in ("acme:_:bob", "ACME:_:BOB"):
-            long_thread(saver, key, 1)
-    with psycopg.connect(url, autocommit=True) as conn:
-        conn.execute("CREATE COLLATION ci (provider = icu, locale = 'und-u-ks-level2', deterministic = false)")
-        for table in ("checkpoints", "checkpoint_blobs", "checkpoint_writes"):
-            conn.execute(f"ALTER TABLE {table} ALTER COLUMN thread_id TYPE text COLLATE ci")
-        assert conn.execute("SELECT count(DISTINCT thread_id) FROM checkpoints").fetchone()[0] == 1  # "=" folds now
+    from tests.support.pg_server import case_twins_under_a_folding_collation
+
+    url = case_twins_under_a_folding_collation(backend_for("postgres", request))
 
     assert _listed(url, "--tenant", "acme") == ["acme:_:bob"]
     plan = run("thread", "erase", "-s", url, "--thread", "acme:_:bob", "--dry-run")

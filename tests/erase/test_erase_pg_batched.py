@@ -17,6 +17,7 @@ from symfonic_cli.location import parse_location
 from symfonic_cli.stores import open_store
 from tests.conftest import backend_for
 from tests.support.cli import run
+from tests.support.pg_server import case_twins_under_a_folding_collation
 from tests.support.scenarios import long_thread
 from tests.erase.test_erase import saved
 
@@ -139,14 +140,7 @@ def test_a_failing_statement_rolls_the_thread_back_and_the_next_thread_is_erased
 
 def test_sweep_under_a_case_insensitive_collation_erases_exact_keys(pg):
     """The batch plan and the one-statement erase compare keys in bytes where "=" folds case."""
-    url = pg.new_store(scenarios=False)
-    with pg.saver(url) as saver:
-        for key in ("acme:_:bob", "ACME:_:BOB"):
-            long_thread(saver, key, 1)
-    with psycopg.connect(url, autocommit=True) as conn:
-        conn.execute("CREATE COLLATION ci (provider = icu, locale = 'und-u-ks-level2', deterministic = false)")
-        for table in ("checkpoints", "checkpoint_blobs", "checkpoint_writes"):
-            conn.execute(f"ALTER TABLE {table} ALTER COLUMN thread_id TYPE text COLLATE ci")
+    url = case_twins_under_a_folding_collation(pg)
     def exact(key: str) -> list[int]:  # the saver's own "=" folds case here: count in bytes
         with psycopg.connect(url) as conn:
             return [conn.execute(f'SELECT count(*) FROM {t} WHERE thread_id COLLATE "C" = %s', (key,)).fetchone()[0]

@@ -50,6 +50,12 @@ def test_a_store_shared_by_the_module_does_not(store_shared_by_the_module, reque
     assert request.node.get_closest_marker("slow") is None
 
 
+def test_a_fixture_elsewhere_that_starts_processes_marks_the_test(run_state_stores, request):
+    # run_state_stores (tests/conftest.py) is only asked for here, never called: what its getter
+    # would do, followed into tests/support/run_state_scenarios.py (SIGKILLed writers), marks it.
+    assert request.node.get_closest_marker("slow") is not None
+
+
 def test_the_clocks_tests_reach_no_server():
     from tests.cli import test_clock
 

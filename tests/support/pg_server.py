@@ -204,6 +204,26 @@ def _url(user: str, password: str | None, host: str, port: int | str, db: str, q
     return f"postgresql://{auth}@{host}:{port}/{quote(db, safe='')}" + (f"?{query}" if query else "")
 
 
+def case_twins_under_a_folding_collation(backend) -> str:
+    """A new store of ``backend`` (PostgreSQL) holding ``acme:_:bob`` and ``ACME:_:BOB``, written by
+    the real graph, whose thread_id columns were then altered to a nondeterministic
+    (case-insensitive) ICU collation: "=" folds case there, as on a database set up that way."""
+    import psycopg
+
+    from tests.support.scenarios import long_thread
+
+    url = backend.new_store(scenarios=False)
+    with backend.saver(url) as saver:
+        for key in ("acme:_:bob", "ACME:_:BOB"):
+            long_thread(saver, key, 1)
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute("CREATE COLLATION ci (provider = icu, locale = 'und-u-ks-level2', deterministic = false)")
+        for table in ("checkpoints", "checkpoint_blobs", "checkpoint_writes"):
+            conn.execute(f"ALTER TABLE {table} ALTER COLUMN thread_id TYPE text COLLATE ci")
+        assert conn.execute("SELECT count(DISTINCT thread_id) FROM checkpoints").fetchone()[0] == 1  # "=" folds now
+    return url
+
+
 class PostgresBackend:
     """Makes new databases on the test server (copies of a master written by the real PostgresSaver)."""
 

@@ -28,14 +28,14 @@ def _key(form: str) -> str:
     return f"acme:_:{form}"
 
 
-@pytest.fixture
-def forms(any_kind):
-    url = any_kind.new_store(scenarios=False)
-    write_aged(any_kind, url, {_key(f): 30 * DAY for f in FORMS})
+@pytest.fixture(scope="module")
+def forms(shared_kind):  # only read (plans are dry runs)
+    url = shared_kind.new_store(scenarios=False)
+    write_aged(shared_kind, url, {_key(f): 30 * DAY for f in FORMS})
     for form in FORMS:
         if form != "plain":
-            rewrite_ids(any_kind.kind, url, _key(form), form)
-    return any_kind, url
+            rewrite_ids(shared_kind.kind, url, _key(form), form)
+    return shared_kind, url
 
 
 def _json(*args: str):

@@ -28,14 +28,14 @@ SHAPED = ["fire heart \u2764\ufe0f\u200d\U0001f525", "family \U0001f468\u200d\U0
           "\u0645\u06cc\u200c\u062e\u0648\u0627\u0647\u0645"]
 
 
-@pytest.fixture
-def store(any_kind):
+@pytest.fixture(scope="module")
+def store(shared_kind):  # only read by the tests
     from langchain_core.messages import HumanMessage
 
     from tests.support.scenarios import agent_graph
 
-    url = any_kind.new_store(scenarios=False)
-    with any_kind.saver(url) as saver:
+    url = shared_kind.new_store(scenarios=False)
+    with shared_kind.saver(url) as saver:
         graph = agent_graph().compile(checkpointer=saver)
         for text in [*HIDDEN, *SHAPED]:
             graph.invoke({"messages": [HumanMessage(content=text)]}, {"configurable": {"thread_id": KEY}})
