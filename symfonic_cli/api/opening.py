@@ -1,6 +1,7 @@
 """Opening a store to read: the one opener of every front end (the command line, the browser, the
 MCP server) and of ``open_store``. A store is opened strictly read-only; the root options apply
-over its config entry's; what the driver warned about while opening is written where asked.
+over its config entry's; what the driver warned about while opening is data (``open_warnings``),
+which the front end writes (cli/common.py).
 Beside it, what a front end settles before it opens one: the key file (``--aes-key-file``), a
 store's connection options, and which one thread the thread options name."""
 
@@ -12,23 +13,19 @@ from symfonic_cli.errors import UsageError
 # typing.TYPE_CHECKING without importing typing's names at run time.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any, TextIO
+    from typing import Any
 
     from symfonic_cli.api.store import Store
 
-    from symfonic_cli.environment import Environment
     from symfonic_cli.location import StoreLocation
 
 
-def open_backend(location: StoreLocation, options: dict[str, Any], *, warnings: TextIO | None = None) -> Any:
+def open_backend(location: StoreLocation, options: dict[str, Any]) -> Any:
     """The store at ``location`` opened read-only (the stores' own object: what the API's ``Store``
-    reads through); the driver's opening warnings (only MongoDB's warns) written to ``warnings``."""
+    reads through); ``.open_warnings``: what the driver warned about while opening (only MongoDB's)."""
     from symfonic_cli.stores import open_read_only
 
-    backend = open_read_only(location, **options)
-    if warnings is not None:
-        write_open_warnings(backend, warnings)
-    return backend
+    return open_read_only(location, **options)
 
 
 def use_key_file(path: str | None) -> None:
@@ -54,17 +51,10 @@ def one_thread(thread: list[str] | None, tenant: str | None, sub_tenant: str | N
     return chosen(thread, tenant, sub_tenant, session)
 
 
-def write_open_warnings(backend: Any, stderr: TextIO) -> None:
-    """What the driver warned about while opening (only MongoDB's driver warns), a line each."""
-    for line in backend.open_warnings:
-        stderr.write(f"symfonic: warning: {line}\n")
-
-
-def open_reading(store: str | None, environment: Environment, *, zone: Any = None, parsed: bool = True,
-                 **options: Any) -> Store:
+def open_reading(store: str | None, connection: dict[str, Any], *, zone: Any = None, parsed: bool = True) -> Store:
     """``--store`` (None: $SYMFONIC_STORE, a config's default) opened read-only for a front end: the
-    run's root options (``environment.connection``) over the config entry's, the opening warnings on
-    its stderr. ``zone``: where a time typed without an offset is (a command's ``--tz``; None: UTC).
+    run's root options (``connection``) over the config entry's; the Store's ``open_warnings`` are
+    the front end's to write. ``zone``: where a time typed without an offset is (a command's ``--tz``; None: UTC).
     ``parsed``: the command line's parser checked the arguments (the browser's and the MCP server's
     calls are checked by the API, as any caller's: False)."""
     from symfonic_cli.location import resolve_store
@@ -72,8 +62,7 @@ def open_reading(store: str | None, environment: Environment, *, zone: Any = Non
     from symfonic_cli.api.store import Store
 
     location = resolve_store(store)
-    backend = open_backend(location, {**environment.connection, **options}, warnings=environment.stderr)
-    return Store(backend, zone=zone, parsed=parsed)
+    return Store(open_backend(location, connection), zone=zone, parsed=parsed)
 
 
 @checked

@@ -86,6 +86,11 @@ class Store:
     def close(self) -> None:
         self._store.close()
 
+    @property
+    def open_warnings(self) -> list[str]:
+        """What the driver warned about while opening the store (only MongoDB's driver warns), a line each."""
+        return list(self._store.open_warnings)
+
     def connection_lost(self) -> bool:
         """After a StoreError: whether the connection itself was lost (a server restarted, a network
         dropped), so that opening the store again may answer."""

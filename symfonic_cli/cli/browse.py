@@ -34,7 +34,7 @@ def browse(store: StoreOpt = None) -> None:
         import textual  # noqa: F401 - a dependency; an environment without it is told how to add it
     except ImportError:
         raise StoreError("browse needs Textual, which is not installed", hint='pip install "textual>=8.2,<9"') from None
-    from symfonic_cli.api.opening import open_reading
+    from symfonic_cli.cli.common import open_reading
     from symfonic_cli.browse.source import FIRST_PAGE, Filters, Source
 
     source = Source(open_reading(store, env, parsed=False), store_arg=store)

@@ -40,6 +40,7 @@ if TYPE_CHECKING:
     from typing import TextIO
 
     Store = Any  # the stores' own object (api.opening.open_backend)
+    from symfonic_cli.api.store import Store as ApiStore
 
 
 def check_format(fmt: Optional[str], *, env: Environment | None = None, formats: tuple[str, ...] = FORMATS) -> str:
@@ -123,20 +124,33 @@ def store_options(location: StoreLocation, env: Environment | None = None) -> di
     return options(location, (env or environment()).connection)
 
 
+def open_reading(store_opt: Optional[str], environment: Environment, *, zone: Any = None, parsed: bool = True) -> ApiStore:
+    """The store, opened read-only by the one opener (api/opening.py) as the API's Store, what the
+    driver warned about while opening written to stderr; use it in a ``with`` block, which closes
+    it. ``zone``: a command's --tz, for the times its options give; ``parsed``: the command line's
+    parser checked the arguments (the browser and the MCP server: False, the API checks them)."""
+    from symfonic_cli.api.opening import open_reading as opened
+
+    store = opened(store_opt, environment.connection, zone=zone, parsed=parsed)
+    write_open_warnings(store, environment.stderr)
+    return store
+
+
 def open_for_reading(store_opt: Optional[str], *, environment: Environment | None = None, **options: Any) -> "Store":
     """The store's own object, opened read-only by the one opener (api/opening.py), for the changing
-    commands' selection; a reading command opens the API's Store (``api.opening.open_reading``)."""
+    commands' selection (a reading command opens the API's Store: ``open_reading``)."""
     from symfonic_cli.api.opening import open_backend
 
     env = environment or _this_run()
-    return open_backend(resolve_store(store_opt), {**env.connection, **options}, warnings=env.stderr)
+    store = open_backend(resolve_store(store_opt), {**env.connection, **options})
+    write_open_warnings(store, env.stderr)
+    return store
 
 
-def write_open_warnings(store: Store, stderr: TextIO) -> None:
-    """``api.opening.write_open_warnings`` (the changing runs' report writes them as it opens)."""
-    from symfonic_cli.api.opening import write_open_warnings as write
-
-    write(store, stderr)
+def write_open_warnings(store: Any, stderr: TextIO) -> None:
+    """What the driver warned about while opening (only MongoDB's driver warns), a line each."""
+    for line in store.open_warnings:
+        stderr.write(f"symfonic: warning: {line}\n")
 
 
 def one_thread(thread: list[str] | None, tenant: str | None, sub_tenant: str | None, session: str | None) -> str:

@@ -79,7 +79,7 @@ def show(
     """Every checkpoint of a thread, newest first, with its envelope verdict (or one in full)."""
     thread = with_key(key, thread)
     from symfonic_cli import render
-    from symfonic_cli.api.opening import open_reading
+    from symfonic_cli.cli.common import open_reading
 
     out_format = check_format(fmt, env=environment())
     key = _envelope_key(envelope_key)

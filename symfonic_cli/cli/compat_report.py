@@ -34,7 +34,7 @@ def compat_report(
     fail_on = DEFAULT_FAIL_ON_TEXT if fail_on is None else fail_on
 
     from symfonic_cli import render
-    from symfonic_cli.api.opening import open_reading
+    from symfonic_cli.cli.common import open_reading
 
     out_format = check_format(fmt, env=env)
     window = _grace(grace)

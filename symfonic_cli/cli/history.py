@@ -56,7 +56,7 @@ def history(
     its message count, and marks for a fork (a parent of several checkpoints) and a rewritten
     history (messages removed, reordered or edited)."""
     thread = with_key(key, thread)
-    from symfonic_cli.api.opening import open_reading
+    from symfonic_cli.cli.common import open_reading
 
     env = environment()
     out_format = check_format(fmt, env=env, formats=RECORD_FORMATS)
@@ -106,7 +106,7 @@ def diff(
     env = environment()
     out_format = check_format(fmt, env=env)
     key = one_thread(thread, tenant, sub_tenant, session)
-    from symfonic_cli.api.opening import open_reading
+    from symfonic_cli.cli.common import open_reading
     from symfonic_cli.render.writers import is_data
 
     with open_reading(store, env) as st:

@@ -65,7 +65,7 @@ def threads_list(
     plain = status is None and session is None and sort is None and not reverse and not with_size
     out_format = check_format(fmt, env=environment, formats=RECORD_FORMATS)
     from symfonic_cli import render
-    from symfonic_cli.api.opening import open_reading
+    from symfonic_cli.cli.common import open_reading
 
     with open_reading(store, environment, zone=zone) as st:
         records = st.listing(tenant=tenant, sub_tenant=sub_tenant, limit=limit, status=status, session=session, sort=sort,
@@ -128,7 +128,7 @@ def store_info(store: Optional[str], fmt: Optional[str], environment: Environmen
     out_format = check_format(fmt, env=environment)
     from symfonic_cli import render
 
-    from symfonic_cli.api.opening import open_reading
+    from symfonic_cli.cli.common import open_reading
 
     with open_reading(store, environment) as st:
         info = st.info()

@@ -56,7 +56,7 @@ def _serve(store_opt: Optional[str], scope: Scope, max_rows: int, max_chars: int
            address: Optional[tuple[str, int]], token: Optional[str], check: bool) -> None:
     from contextlib import ExitStack
 
-    from symfonic_cli.api.opening import open_reading
+    from symfonic_cli.cli.common import open_reading
     from symfonic_cli.api.store import Store
     from symfonic_cli.cli.common import environment
     from symfonic_cli.mcp.accesslog import AccessLog, default_path

@@ -93,7 +93,7 @@ def _read_one_thread(view: str, others: list[str], store: str | None, thread: li
                      read: Callable[[Any, str], T]) -> tuple[Any, str, str, T]:
     """What both views do first: refuse the other view options, check the format, resolve the one
     thread and open the store read-only; then ``read(store, key)`` (the API's Store, which requires the thread)."""
-    from symfonic_cli.api.opening import open_reading
+    from symfonic_cli.cli.common import open_reading
     from symfonic_cli.cli.common import check_format, environment, one_thread
     from symfonic_cli.vocabulary import RECORD_FORMATS
 

@@ -24,7 +24,7 @@ def threads_search(
     active_within: str | None = None, limit: int | None = None, fmt: str | None = None, environment: Environment | None = None,
 ) -> None:
     from symfonic_cli import render
-    from symfonic_cli.api.opening import open_reading
+    from symfonic_cli.cli.common import open_reading
     from symfonic_cli.api.store import activity_window
 
     env = environment or run_environment()

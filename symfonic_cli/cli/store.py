@@ -56,7 +56,7 @@ def usage(
 ) -> None:
     """Where the bytes are (file, tables or collections; checkpoints, writes, blobs; bytes per channel),
     the largest threads, and what thread prune --keep N would remove. Read-only, aggregated in the database."""
-    from symfonic_cli.api.opening import open_reading
+    from symfonic_cli.cli.common import open_reading
     from symfonic_cli.cli.common import check_format, environment
     from symfonic_cli.cli.usage_text import write_report
 

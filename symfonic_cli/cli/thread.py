@@ -47,7 +47,7 @@ def show(
     fmt: FormatOpt = None,
 ) -> None:
     thread = with_key(key, thread)
-    from symfonic_cli.api.opening import open_reading
+    from symfonic_cli.cli.common import open_reading
     from symfonic_cli.render import escape_inline, warn
 
     env = environment()

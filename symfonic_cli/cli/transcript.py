@@ -94,7 +94,7 @@ def show(
     out_format = check_format(fmt, env=env, formats=RECORD_FORMATS)
     key = one_thread(thread, tenant, sub_tenant, session)
 
-    from symfonic_cli.api.opening import open_reading
+    from symfonic_cli.cli.common import open_reading
     from symfonic_cli.render import is_terminal
 
     with open_reading(store, env) as st:
