@@ -78,8 +78,6 @@ class TextReport(Report):
 
     def _show(self, out: TextIO, view: Any) -> None:
         # Each run's own renderer alone (a prune's plan loads no erase or rewind text).
-        from symfonic_cli.api.runs import PruneView
-
         if isinstance(view, RequestView):
             from symfonic_cli.cli import changes_text as text
 
@@ -93,7 +91,7 @@ class TextReport(Report):
             text.print_sweep_plan(out, store_name=view.store_name, selection=view.selection, total=view.total,
                                   batch=view.batch, sample=view.sample, now=view.now, grace=view.grace, env=self.env,
                                   undatable=view.undatable)
-        elif isinstance(view, PruneView):
+        elif view.__class__.__name__ == "PruneView":  # read by name: a rewind loads no prune, an erase none
             from symfonic_cli.cli.prune_text import write_summary
 
             write_summary(out, view, self.env)
@@ -168,17 +166,17 @@ class TextReport(Report):
             self._stream().begin(head)
 
     def thread(self, done: ThreadDone) -> None:
-        from symfonic_cli.api.runs import PruneOutcome, erase_plan
+        from symfonic_cli.api.runs import erase_plan
 
-        if isinstance(done.outcome, PruneOutcome):
+        if isinstance(done.outcome, erase_plan.ThreadOutcome):
+            from symfonic_cli.cli.changes_text import thread_line
+
+            line = thread_line(done.outcome, self.width)
+        elif done.outcome.__class__.__name__ == "PruneOutcome":  # by name: an erase loads no prune
             from symfonic_cli.cli.prune_text import thread_line as prune_line
             from symfonic_cli.render import escape_inline as esc
 
             line = prune_line(done.outcome, esc, self.width) + "\n"
-        elif isinstance(done.outcome, erase_plan.ThreadOutcome):
-            from symfonic_cli.cli.changes_text import thread_line
-
-            line = thread_line(done.outcome, self.width)
         else:  # a rewind's RewindOutcome
             from symfonic_cli.cli.rewind_text import thread_line as rewind_line
 
