@@ -77,38 +77,42 @@ class TextReport(Report):
                 terminal.close()
 
     def _show(self, out: TextIO, view: Any) -> None:
-        from symfonic_cli.cli import changes_text as text
-        from symfonic_cli.api.runs import RewindView
-
+        # Each run's own renderer alone (a prune's plan loads no erase or rewind text).
         if isinstance(view, RequestView):
+            from symfonic_cli.cli import changes_text as text
+
             text.print_plan(out, store_name=view.store_name, plans=view.plans, misses=view.misses, now=view.now,
                             grace=view.grace, fmt=self.fmt, by_prefix=view.by_prefix, env=self.env, extra=view.extra)
             for note in view.notes:
                 out.write(f"  note: {note}\n")
-        elif isinstance(view, RewindView):
-            from symfonic_cli.cli.rewind_text import write_plan
-
-            write_plan(out, view, self.env)
         elif isinstance(view, SweepView):
+            from symfonic_cli.cli import changes_text as text
+
             text.print_sweep_plan(out, store_name=view.store_name, selection=view.selection, total=view.total,
                                   batch=view.batch, sample=view.sample, now=view.now, grace=view.grace, env=self.env,
                                   undatable=view.undatable)
-        else:
+        elif view.__class__.__name__ == "PruneView":  # read by name: a rewind loads no prune, an erase none
             from symfonic_cli.cli.prune_text import write_summary
 
             write_summary(out, view, self.env)
+        else:  # a rewind's RewindView
+            from symfonic_cli.cli.rewind_text import write_plan
+
+            write_plan(out, view, self.env)
 
     # -- a dry run, streamed
 
     def dry_run_begin(self, view: Any, head: dict[str, Any]) -> None:
-        from symfonic_cli.cli import changes_text as text
         from symfonic_cli.render import escape_inline as esc
+        from symfonic_cli.render.fit import width_of
 
         out = self.env.stdout
-        self._plan_width = text.width_of(out) if self.human else None
+        self._plan_width = width_of(out) if self.human else None
         if not self.human:
             self._stream(record="plan").begin(head)
         elif isinstance(view, SweepView):
+            from symfonic_cli.cli import changes_text as text
+
             text.sweep_dry_run_head(out, view.store_name, view.selection, view.total, view.batch, self.env, view.undatable)
         else:
             from symfonic_cli.cli.prune_text import plan_head
@@ -131,8 +135,6 @@ class TextReport(Report):
             self.env.stdout.write(prune_line(record, esc, self._plan_width) + "\n")
 
     def dry_run_end(self, view: Any, tail: dict[str, Any]) -> None:
-        from symfonic_cli.cli import changes_text as text
-        from symfonic_cli.api.runs import NOT_ERASED
         from symfonic_cli.render import escape_inline as esc
 
         out = self.env.stdout
@@ -140,6 +142,9 @@ class TextReport(Report):
             self.stream.end(tail)
             return
         if isinstance(view, SweepView):
+            from symfonic_cli.api.runs import NOT_ERASED
+            from symfonic_cli.cli import changes_text as text
+
             text.write_fitted(out, [NOT_ERASED], hang="  ")
         else:
             from symfonic_cli.cli.prune_text import plan_notes, plan_totals
@@ -161,22 +166,21 @@ class TextReport(Report):
             self._stream().begin(head)
 
     def thread(self, done: ThreadDone) -> None:
-        from symfonic_cli.api.runs import PruneOutcome
-        from symfonic_cli.api.runs import RewindOutcome
+        from symfonic_cli.api.runs import erase_plan
 
-        if isinstance(done.outcome, RewindOutcome):
-            from symfonic_cli.cli.rewind_text import thread_line as rewind_line
+        if isinstance(done.outcome, erase_plan.ThreadOutcome):
+            from symfonic_cli.cli.changes_text import thread_line
 
-            line = rewind_line(done.outcome, self.width)
-        elif isinstance(done.outcome, PruneOutcome):
+            line = thread_line(done.outcome, self.width)
+        elif done.outcome.__class__.__name__ == "PruneOutcome":  # by name: an erase loads no prune
             from symfonic_cli.cli.prune_text import thread_line as prune_line
             from symfonic_cli.render import escape_inline as esc
 
             line = prune_line(done.outcome, esc, self.width) + "\n"
-        else:
-            from symfonic_cli.cli.changes_text import thread_line
+        else:  # a rewind's RewindOutcome
+            from symfonic_cli.cli.rewind_text import thread_line as rewind_line
 
-            line = thread_line(done.outcome, self.width)
+            line = rewind_line(done.outcome, self.width)
         self.lines.write(line)
         self.lines.flush()
         if self.stream is not None:
@@ -264,14 +268,15 @@ def rendered(call: Callable[[], EraseOutcome | None], out_format: str, env: Envi
 def _write(outcome: EraseOutcome, out_format: str, env: Environment) -> None:
     """A dry run's end (its plan is already shown) or the receipt: a reader's summary and where the
     receipt is kept, else the whole document in a format for a program (render/writers.py)."""
-    from symfonic_cli.cli.changes_text import print_receipt, write_json
-    from symfonic_cli.render.writers import is_data
+    from symfonic_cli.render.writers import is_data, write_document
 
     out = env.stdout
     if is_data(out_format):
-        write_json(out, out_format, outcome.document)
+        write_document(outcome.document, out_format, out)
     elif outcome.dry_run:
         out.write(f"dry run: nothing {'written' if outcome.run == 'rewind' else 'deleted'}\n")
     else:
+        from symfonic_cli.cli.changes_text import print_receipt
+
         print_receipt(out, outcome.document, outcome_line(outcome), outcome.kept_at)
     out.flush()
