@@ -16,8 +16,8 @@ _SPECIAL = (
     "OR metadata ? 'counters_since_delta_snapshot' OR metadata ? 'delta_writes_versioned' "
     f"UNION SELECT {{key}} FROM checkpoint_writes WHERE channel = '{TASKS}'"
 )
-_VERSIONS = ("jsonb_each_text(CASE WHEN jsonb_typeof(r.checkpoint -> 'channel_versions') = 'object' "
-             "THEN r.checkpoint -> 'channel_versions' ELSE '{}'::jsonb END)")
+_VERSIONS_OF = ("CASE WHEN jsonb_typeof(checkpoint -> 'channel_versions') = 'object' "
+                "THEN checkpoint -> 'channel_versions' ELSE '{}'::jsonb END")
 
 
 class PostgresUsage(PostgresSection):
@@ -70,30 +70,30 @@ class PostgresUsage(PostgresSection):
         c = self.conn
         key = self._key_grouped()
         special = _SPECIAL.format(key=key)
-        # Every checkpoint ranked in its namespace, narrow (no column read but the sizes), and
-        # only the namespaces holding more than ``keep`` kept: the rows a prune deletes and the
-        # ones it keeps beside them, ranked once (MATERIALIZED) for the three sums of one statement.
+        # Every checkpoint ranked in its namespace (sizes and channel versions only), and only the
+        # namespaces holding more than ``keep``: the rows a prune deletes and the ones it keeps
+        # beside them, ranked once (MATERIALIZED) for the three sums of one statement.
         ranked = (
-            f"SELECT thread_id, checkpoint_ns, checkpoint_id, b, rn FROM (SELECT {key} AS thread_id, checkpoint_ns, checkpoint_id, "
-            f"{_CP_BYTES} AS b, row_number() OVER w AS rn, count(*) OVER w AS n FROM checkpoints WHERE {key} NOT IN ({special}) "
+            f"SELECT thread_id, checkpoint_ns, checkpoint_id, b, rn, cv FROM (SELECT {key} AS thread_id, checkpoint_ns, checkpoint_id, "
+            f"{_CP_BYTES} AS b, row_number() OVER w AS rn, count(*) OVER w AS n, {_VERSIONS_OF} AS cv FROM checkpoints "
+            f"WHERE {key} NOT IN ({special}) "
             f"WINDOW w AS (PARTITION BY {key}, checkpoint_ns ORDER BY checkpoint_id DESC ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING)) AS w "
             "WHERE n > %(keep)s"
         )
-        # A ranked row's channel versions, read from its checkpoint by the primary key.
-        versions = (f"FROM r JOIN checkpoints k ON {self._key_grouped('k.thread_id')} = r.thread_id AND k.checkpoint_ns = r.checkpoint_ns "
-                    f"AND k.checkpoint_id = r.checkpoint_id, {_VERSIONS.replace('r.checkpoint', 'k.checkpoint')} v")
+        # A blob is freed when a deleted checkpoint of its namespace names it and no kept one does
+        # (PostgresSaver.prune's rule): one pass over the blobs, semi- and anti-joined with the
+        # ranked rows' versions (no DISTINCT of every version, no index read per version).
+        named = ("SELECT 1 FROM fv WHERE {gone} fv.gone AND fv.thread_id = {b} AND fv.checkpoint_ns = b.checkpoint_ns "
+                 "AND fv.key = b.channel AND fv.value = b.version")
+        b_key = self._key_grouped("b.thread_id")
         cps, size, threads, writes, wsize, blobs, bsize = c.execute(
             f"WITH r AS MATERIALIZED ({ranked}), "
+            "fv AS MATERIALIZED (SELECT r.thread_id, r.checkpoint_ns, v.key, v.value, r.rn > %(keep)s AS gone FROM r, jsonb_each_text(r.cv) v), "
             "w AS (SELECT count(*) AS n, coalesce(sum(octet_length(w.blob)), 0) AS b FROM r JOIN checkpoint_writes w "
             f"ON {self._key_grouped('w.thread_id')} = r.thread_id AND w.checkpoint_ns = r.checkpoint_ns AND w.checkpoint_id = r.checkpoint_id "
             "WHERE r.rn > %(keep)s), "
-            # Blobs a deleted checkpoint references and no kept one of its namespace does (PostgresSaver.prune's rule).
-            f"freed AS (SELECT DISTINCT r.thread_id, r.checkpoint_ns, v.key, v.value {versions} WHERE r.rn > %(keep)s), "
-            f"held AS (SELECT DISTINCT r.thread_id, r.checkpoint_ns, v.key, v.value {versions} WHERE r.rn <= %(keep)s), "
-            "gone AS (SELECT * FROM freed EXCEPT SELECT * FROM held), "
-            "bl AS (SELECT count(*) AS n, coalesce(sum(octet_length(b.blob)), 0) AS b FROM gone g JOIN checkpoint_blobs b ON "
-            f"{self._key_grouped('b.thread_id')} = g.thread_id "
-            "AND b.checkpoint_ns = g.checkpoint_ns AND b.channel = g.key AND b.version = g.value) "
+            "bl AS (SELECT count(*) AS n, coalesce(sum(octet_length(b.blob)), 0) AS b FROM checkpoint_blobs b "
+            f"WHERE EXISTS ({named.format(gone='', b=b_key)}) AND NOT EXISTS ({named.format(gone='NOT', b=b_key)})) "
             "SELECT count(*), coalesce(sum(r.b), 0), count(DISTINCT r.thread_id), (SELECT n FROM w), (SELECT b FROM w), "
             "(SELECT n FROM bl), (SELECT b FROM bl) FROM r WHERE r.rn > %(keep)s", {"keep": keep}).fetchone()
         out = {"keep": keep, "checkpoints": int(cps), "writes": int(writes), "blobs": int(blobs),
