@@ -129,8 +129,8 @@ class ThreadsScreen(BrowseScreen):
             self.note(f"the first {len(rows)} threads; reading the others ...")
         else:  # the total is not counted: that would read every thread
             self.note(f"the first {len(rows):,} threads (more as you scroll)")
-        self._load_on_screen()
-        self.call_after_refresh(self._load_on_screen)  # the rows the laid-out list shows
+        # Once the rows are drawn (the reads would compete with the drawing), for the rows shown.
+        self.call_after_refresh(self._load_on_screen)
 
     def _load_on_screen(self) -> None:
         self._load_statuses()
