@@ -143,8 +143,9 @@ def keywords(name: str, params: tuple[Any, ...], call: Callable[..., Any], doc: 
     import inspect
 
     kind = inspect.Parameter
+    paths = {p.name: "str" for p in params if p.kind == "path"}  # a path given first (export's output): a str, or a path object
     signature = inspect.Signature(
-        [kind(n, kind.POSITIONAL_OR_KEYWORD) for n in positional]
+        [kind(n, kind.POSITIONAL_OR_KEYWORD, annotation=paths.get(n, kind.empty)) for n in positional]
         + [kind(n, kind.POSITIONAL_OR_KEYWORD, default=None, annotation=a) for n, a in optional]
         + [kind(p.name, kind.KEYWORD_ONLY, default=p.default, annotation=p.annotation) for p in params
            if p.api and p.name not in positional]
