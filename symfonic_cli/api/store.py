@@ -1,4 +1,5 @@
-"""``symfonic_cli.open_store``: a store opened read-only, answering what the inspecting commands answer.
+"""``Store``: a store opened read-only (``symfonic_cli.open_store``, api/opening.py), answering what
+the reading commands answer; the commands, the browser and the MCP server render what it returns.
 
 Each method runs the library function its command runs and returns objects whose ``to_json()`` is
 that command's ``-f json`` record (README "Python API"); errors are ``SymfonicError`` subclasses
