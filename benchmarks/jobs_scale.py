@@ -38,6 +38,22 @@ def _classes(conn: Any) -> dict[str, bool]:
     return {t: bool(more) for t, more in rows}
 
 
+def _copy(admin: Any, db: str, store: str) -> None:
+    """``CREATE DATABASE db TEMPLATE store``, which needs a moment with no one else connected to the
+    store (other benchmarks read it): tried again every second, for up to 15 minutes."""
+    import psycopg
+
+    deadline = time.monotonic() + 900
+    while True:
+        try:
+            admin.execute(f"CREATE DATABASE {db} TEMPLATE {store}")
+            return
+        except psycopg.errors.ObjectInUse:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(1)
+
+
 def _load() -> str:
     return "/".join(f"{x:.1f}" for x in os.getloadavg())
 
@@ -55,7 +71,7 @@ def bench_scale_jobs(server: Any, store: str, tenants: list[str], jobs: int, *, 
                 continue
             admin.execute(f"DROP DATABASE IF EXISTS {db} WITH (FORCE)")
             start = time.perf_counter()
-            admin.execute(f"CREATE DATABASE {db} TEMPLATE {store}")
+            _copy(admin, db, store)
             print(f"  copy {db} of {store}: {time.perf_counter() - start:.0f} s", flush=True)
     try:
         with psycopg.connect(server.url(store)) as conn:  # the store itself, read only: a reused copy may be pruned in part
