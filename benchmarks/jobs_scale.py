@@ -38,6 +38,32 @@ def _classes(conn: Any) -> dict[str, bool]:
     return {t: bool(more) for t, more in rows}
 
 
+def _copy(admin: Any, db: str, store: str) -> None:
+    """``CREATE DATABASE db TEMPLATE store``, which needs a moment with no one else connected to the
+    store (other benchmarks read it): tried again every second, for up to 15 minutes."""
+    import psycopg
+
+    deadline = time.monotonic() + 60
+    while True:
+        try:
+            admin.execute(f"CREATE DATABASE {db} TEMPLATE {store}")
+            return
+        except psycopg.errors.ObjectInUse:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(1)
+
+
+def _private_source(server: Any, store: str) -> str:
+    """The store generated again under another name by benchmarks/scale_stores.py (the same rows:
+    the same template, the same keys), for copies while others keep ``store`` busy."""
+    from benchmarks import scale_stores
+
+    name = f"bench_jobs_src_{store}"
+    scale_stores.postgres_store(int(store.rsplit("_", 1)[1]), server, db=name)
+    return name
+
+
 def _load() -> str:
     return "/".join(f"{x:.1f}" for x in os.getloadavg())
 
@@ -48,17 +74,24 @@ def bench_scale_jobs(server: Any, store: str, tenants: list[str], jobs: int, *, 
     import psycopg
 
     copies = {1: f"bench_jobs_{store}_1", jobs: f"bench_jobs_{store}_{jobs}"}
+    source = store
     with psycopg.connect(server.url("postgres"), autocommit=True) as admin:
-        for db in copies.values():
+        for db in [copies[1], copies[jobs]]:
             exists = admin.execute("SELECT 1 FROM pg_database WHERE datname = %s", (db,)).fetchone()
             if exists and reuse:
                 continue
             admin.execute(f"DROP DATABASE IF EXISTS {db} WITH (FORCE)")
             start = time.perf_counter()
-            admin.execute(f"CREATE DATABASE {db} TEMPLATE {store}")
-            print(f"  copy {db} of {store}: {time.perf_counter() - start:.0f} s", flush=True)
+            try:
+                _copy(admin, db, source)
+            except psycopg.errors.ObjectInUse:  # others read it for minutes: generated again privately
+                print(f"  {store} is in use: generating it again as bench_jobs_src_{store}", flush=True)
+                source = _private_source(server, store)
+                copies[0] = source  # dropped at the end with the copies
+                _copy(admin, db, source)
+            print(f"  copy {db} of {source}: {time.perf_counter() - start:.0f} s", flush=True)
     try:
-        with psycopg.connect(server.url(copies[1])) as conn:
+        with psycopg.connect(server.url(store)) as conn:  # the store itself, read only: a reused copy may be pruned in part
             classes = _classes(conn) if tenants != ["all"] else {}
         runs: dict[tuple[str, int], tuple[float, float, int, int, str]] = {}
         for r, tenant in enumerate(tenants):

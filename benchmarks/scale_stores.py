@@ -219,12 +219,12 @@ def postgres_template(server) -> str:
 PG_TABLES = ("checkpoints", "checkpoint_blobs", "checkpoint_writes")
 
 
-def postgres_store(n_threads: int, server) -> str:
-    """The database ``scale_N`` on the benchmark cluster (generated, or resumed, when missing)."""
+def postgres_store(n_threads: int, server, db: str | None = None) -> str:
+    """The database ``scale_N`` (or ``db``) on the benchmark cluster (generated, or resumed, when missing)."""
     import psycopg
     from psycopg import sql
 
-    db = f"scale_{n_threads}"
+    db = db or f"scale_{n_threads}"
     url = server.url(db)
     with psycopg.connect(server.url("postgres"), autocommit=True) as conn:
         state = _pg_done(conn, db)
