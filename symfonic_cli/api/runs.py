@@ -15,6 +15,7 @@ if TYPE_CHECKING:
     from symfonic_cli.changes.report import Confirmation, Report, RequestView, SweepView, ThreadDone
     from symfonic_cli.changes.result import EraseOutcome
     from symfonic_cli.migrate.command import Copying, MigrateReport, MigrateResult
+    from symfonic_cli.model.prune import NOT_FOUND, NOTHING, PRUNED, SKIPPED
     from symfonic_cli.prune.records import TIMESTAMPS, PruneOutcome, PruneTotals, PruneView
     from symfonic_cli.rewind.plan import Point, RewindView
     from symfonic_cli.rewind.run import RewindOutcome
@@ -26,13 +27,15 @@ _HOMES = {
     "ThreadDone": ("symfonic_cli.changes.report", "ThreadDone"), "EraseOutcome": ("symfonic_cli.changes.result", "EraseOutcome"),
     "Copying": ("symfonic_cli.migrate.command", "Copying"), "MigrateReport": ("symfonic_cli.migrate.command", "MigrateReport"),
     "MigrateResult": ("symfonic_cli.migrate.command", "MigrateResult"),
+    "NOT_FOUND": ("symfonic_cli.model.prune", "NOT_FOUND"), "NOTHING": ("symfonic_cli.model.prune", "NOTHING"),
+    "PRUNED": ("symfonic_cli.model.prune", "PRUNED"), "SKIPPED": ("symfonic_cli.model.prune", "SKIPPED"),
     "TIMESTAMPS": ("symfonic_cli.prune.records", "TIMESTAMPS"), "PruneOutcome": ("symfonic_cli.prune.records", "PruneOutcome"),
     "PruneTotals": ("symfonic_cli.prune.records", "PruneTotals"), "PruneView": ("symfonic_cli.prune.records", "PruneView"),
     "Point": ("symfonic_cli.rewind.plan", "Point"), "RewindView": ("symfonic_cli.rewind.plan", "RewindView"),
     "RewindOutcome": ("symfonic_cli.rewind.run", "RewindOutcome"),
 }
 
-__all__ = ["NOT_ERASED", "TIMESTAMPS", "Confirmation", "Copying", "EraseOutcome", "MigrateReport", "MigrateResult", "Point",
+__all__ = ["NOT_ERASED", "NOT_FOUND", "NOTHING", "PRUNED", "SKIPPED", "TIMESTAMPS", "Confirmation", "Copying", "EraseOutcome", "MigrateReport", "MigrateResult", "Point",
            "PruneOutcome", "PruneTotals", "PruneView", "Report", "RequestView", "RewindOutcome", "RewindView", "SweepView",
            "ThreadDone", "erase_plan"]
 

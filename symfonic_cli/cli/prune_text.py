@@ -9,8 +9,7 @@ from collections.abc import Callable
 from typing import Any, TextIO
 
 from symfonic_cli.environment import Environment
-from symfonic_cli.model.prune import NOT_FOUND, NOTHING, PRUNED, SKIPPED
-from symfonic_cli.api.runs import TIMESTAMPS, PruneOutcome, PruneTotals, PruneView
+from symfonic_cli.api.runs import NOT_FOUND, NOTHING, PRUNED, SKIPPED, TIMESTAMPS, PruneOutcome, PruneTotals, PruneView
 
 
 def plan_head(view: PruneView, esc: Callable[[str], str], width: int | None, env: Environment) -> str:
