@@ -160,9 +160,9 @@ def test_offset_zone_and_environment_variable(sqlite_master):
 def test_compat_thread_report_shows_boundary_and_unfinalized_times_in_the_zone(_sqlite_backend):
     """The per-thread report's pairs embed times in sentences: those read in the zone too (the
     envelope store of tests/compat/test_compat.py, written by the real graph through the envelope saver)."""
-    from tests.compat.test_compat import THREADS, _stores, _write
+    from tests.compat.test_compat import THREADS, _write
 
-    store = _stores.get("sqlite") or _write(_sqlite_backend, THREADS)
+    store = _write(_sqlite_backend, THREADS)
     for key, field in (("acme:_:boundaries", "safe_boundary"), ("crash:_:old", "unfinalized")):
         args = ("compat", "report", "-s", store.url, "-t", key, "--fail-on", "", "--tz", ZONE)
         data = json.loads(run(*args, "-f", "json").out)
