@@ -7,6 +7,7 @@ leaf. It runs the copy in a Python process of its own (a fresh import of the edi
 
 from __future__ import annotations
 
+import ast
 import json
 import os
 import shutil
@@ -138,6 +139,50 @@ def _run_copy(root: Path, folder: Path) -> dict:
     out, err = proc.communicate(timeout=300)
     assert proc.returncode == 0, err
     return json.loads(out)
+
+
+def test_every_format_word_has_its_writers():
+    """A word of --format is a reader's (table, text: a command may lay it out) or a program's,
+    and a program's has both writers, so any command can hand it records or a document."""
+    from symfonic_cli import vocabulary as v
+    from symfonic_cli.render import writers
+
+    assert set(v.READER_FORMATS) <= set(v.FORMATS) <= set(v.RECORD_FORMATS)
+    for word in v.RECORD_FORMATS:
+        assert word in writers.RECORD_WRITERS, word
+        assert writers.is_data(word) == (word not in v.READER_FORMATS), word
+        if writers.is_data(word):
+            assert word in writers.DOCUMENT_WRITERS, word
+    assert set(writers.STREAM_WRITERS) <= set(writers.DOCUMENT_WRITERS)
+
+
+def _names_format(node: ast.AST) -> bool:
+    name = node.id if isinstance(node, ast.Name) else node.attr if isinstance(node, ast.Attribute) else ""
+    return "fmt" in name or "format" in name
+
+
+def _words(node: ast.AST) -> set[str]:
+    items = node.elts if isinstance(node, (ast.Tuple, ast.List, ast.Set)) else [node]
+    return {i.value for i in items if isinstance(i, ast.Constant) and isinstance(i.value, str)}
+
+
+def test_no_command_branches_on_a_programs_format():
+    """Outside render/, a comparison of a format names only the reader's words (which view a
+    command lays out); a program's format is its writer's alone (render/writers.py)."""
+    from symfonic_cli import vocabulary as v
+
+    programs = set(v.RECORD_FORMATS) - set(v.READER_FORMATS)
+    package = Path(symfonic_cli.__file__).parent
+    found = []
+    for path in sorted(package.rglob("*.py")):
+        if path.parent.name == "render" or path.name == "vocabulary.py":
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Compare):
+                sides = [node.left, *node.comparators]
+                if any(_names_format(n) for n in sides) and set().union(*map(_words, sides)) & programs:
+                    found.append(f"{path.relative_to(package)}:{node.lineno}")
+    assert found == []
 
 
 def _pairs(text: str) -> list[str]:
