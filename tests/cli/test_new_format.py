@@ -2,7 +2,11 @@
 else (issue #46 item 4): this test copies the package, adds a toy format ``toy`` there and only
 there, and shows that every command offers it (the typer route's --help and choices, the quick
 route's, TAB) and writes with it: records as ``field=value`` pairs (tab apart) a line, a document as one pair a
-leaf. It runs the copy in a Python process of its own (a fresh import of the edited package).
+leaf. It runs the copy in a Python process of its own (a fresh import of the edited package), and
+once through the real entry point (``python -m symfonic_cli``), whose ``--help`` docs/generate.py
+turns into the CLI reference and the man page. The quick tests below hold the rule in place: every
+word has its writers, and no module outside render/ compares a format with a program's word (the
+commands choose only between their views for a reader, vocabulary.READER_FORMATS).
 """
 
 from __future__ import annotations
@@ -139,6 +143,35 @@ def _run_copy(root: Path, folder: Path) -> dict:
     out, err = proc.communicate(timeout=300)
     assert proc.returncode == 0, err
     return json.loads(out)
+
+
+def test_the_installed_command_and_its_reference_offer_the_added_format(tmp_path):
+    """The same toy format through the real entry point (``python -m symfonic_cli``, a process of
+    its own) and in the CLI reference and man page, which docs/generate.py makes from that very
+    ``--help``."""
+    import importlib.util
+
+    root = _with_toy(tmp_path)
+    (root / "docs").mkdir()
+    shutil.copyfile(REPO / "docs" / "generate.py", root / "docs" / "generate.py")
+    spec = importlib.util.spec_from_file_location("toy_generate", root / "docs" / "generate.py")
+    assert spec is not None and spec.loader is not None
+    generate = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(generate)
+    assert generate.ROOT == root  # its --help runs are the copy's
+    pages = [(["thread", "history"], generate._help(["thread", "history"])), (["store", "info"], generate._help(["store", "info"]))]
+    for words, text in pages:
+        assert "--format [table|text|json|jsonl|toy" in text, words
+    assert generate.cli_markdown(pages).count("|toy") == generate.man_page(pages, "0").count("|toy") == 2
+    db = tmp_path / "store.db"
+    shutil.copyfile(STORE, db)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SYMFONIC_")}
+    done = subprocess.run([sys.executable, "-m", "symfonic_cli", "--tz", "UTC", "thread", "history", "-s", str(db), KEY,
+                           "-f", "toy"], cwd=root, env={**env, "XDG_CONFIG_HOME": str(tmp_path), "XDG_CACHE_HOME": str(tmp_path), "NO_COLOR": "1"},
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert _wrong("thread history", {"help": pages[0][1], "code": 0, "out": done.stdout, "err": done.stderr}) is None
+    assert len(_pairs(done.stdout)) > 1 and all(line.startswith("checkpoint_id=") for line in _pairs(done.stdout))
 
 
 def test_every_format_word_has_its_writers():
