@@ -73,7 +73,6 @@ def _duration(name: str, value) -> timedelta:
     return parse_duration(value, option=name)
 
 
-
 def _as_rows(listing: Callable[Concatenate[Store, P], Stream]) -> Callable[Concatenate[Store, P], list[Record]]:
     """``Store.threads`` made from ``Store.listing``: the same keywords but the stream's own
     (``first_message``, ``status_if_told``), the records as rows."""
@@ -99,6 +98,7 @@ def _as_rows(listing: Callable[Concatenate[Store, P], Stream]) -> Callable[Conca
 
 
 _STREAM_ONLY = ("first_message", "status_if_told")  # listing's keywords threads does not take
+
 
 class Store:
     """A store opened read-only (``open_store``); use it in a ``with`` block, or call ``close()``."""
@@ -164,10 +164,11 @@ class Store:
         status_if_told: bool = False,
     ) -> Stream:
         """``threads list``'s records (each the command's ``-f json`` record, a dict), streamed in
-        its order: a page costs a page. The arguments are ``threads``'s; ``first_message``: each
-        record also holds the thread's first user message (as stored); ``status_if_told``: a store
-        that cannot tell the status (an encrypted store without its key) lists without it, the
-        stream's ``.status_unknown`` saying why. ``.columns``, ``.undatable``: see ``Stream``."""
+        its order: a page costs a page. Its keywords are ``threads``'s too (declared here, once) but
+        the last two, the stream's own: ``first_message``: each record also holds the thread's
+        first user message (as stored); ``status_if_told``: a store that cannot tell the status (an
+        encrypted store without its key) lists without it, the stream's ``.status_unknown`` saying
+        why. ``.columns``, ``.undatable``: see ``Stream``."""
         from symfonic_cli.api.listing import listing
 
         if isinstance(status, str):
