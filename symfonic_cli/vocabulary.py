@@ -26,8 +26,11 @@ def listed(words: tuple) -> str:
 
 
 # --format: what every command prints; the commands that print records (RECORD_COMMANDS) take
-# RECORD_FORMATS, CSV too (render/writers.py writes each).
+# RECORD_FORMATS, CSV too. Two are for a reader (READER_FORMATS): a command may lay its answer out
+# for a person there (a transcript's turns, a history's lanes). Every other word is for a program:
+# its writer in render/writers.py writes every command's records and documents, whatever the command.
 FORMATS = ("table", "text", "json", "jsonl")
+READER_FORMATS = ("table", "text")
 RECORD_FORMATS = (*FORMATS, "csv")
 RECORD_COMMANDS = (("threads", "list"), ("threads", "search"), ("transcript", "show"), ("thread", "history"), ("store", "usage"))
 # threads list --status (and thread show): a thread's run state.

@@ -18,7 +18,12 @@ from symfonic_cli.vocabulary import SPEAKERS, one_of
 # typing.TYPE_CHECKING without importing typing (the quick route loads this module).
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import Concatenate, ParamSpec
+
     from symfonic_cli.api.compat import CompatAnswer
+
+    P = ParamSpec("P")
 
 
 def parse_speakers(text: str, *, option: str) -> set[str] | None:
@@ -68,6 +73,33 @@ def _duration(name: str, value) -> timedelta:
     return parse_duration(value, option=name)
 
 
+def _as_rows(listing: Callable[Concatenate[Store, P], Stream]) -> Callable[Concatenate[Store, P], list[Record]]:
+    """``Store.threads`` made from ``Store.listing``: the same keywords but the stream's own
+    (``first_message``, ``status_if_told``), the records as rows."""
+    stream_of = getattr(listing, "__wrapped__", listing)  # the unchecked function: threads checks once
+
+    def threads(self: Store, /, *args: P.args, **filters: P.kwargs) -> list[Record]:
+        """``threads list``: one row per thread (``.key``, ``.tenant``, ..., ``.first_activity`` and
+        ``.last_activity`` as datetimes; ``.status`` always, read for the row when first used unless
+        ``status=`` was given; ``.size_bytes`` when asked for). ``since``/``until``:
+        last activity inside that window, both ends included (aware datetimes, or the text ``--since``/
+        ``--until`` take), decided by instant. The keywords are ``listing``'s but its last two."""
+        for name in _STREAM_ONLY:
+            if name in filters:
+                raise UsageError(f"threads: got an unexpected keyword argument '{name}'")
+        return [
+            ThreadRow(r, {"first_activity": _instant(r["first_activity"]), "last_activity": _instant(r["last_activity"])},
+                      self._status_of)
+            for r in stream_of(self, *args, **filters)
+        ]
+
+    threads.__wrapped__ = stream_of  # type: ignore[attr-defined]  # inspect.signature, help() and checked read its keywords
+    return threads
+
+
+_STREAM_ONLY = ("first_message", "status_if_told")  # listing's keywords threads does not take
+
+
 class Store:
     """A store opened read-only (``open_store``); use it in a ``with`` block, or call ``close()``."""
 
@@ -112,44 +144,6 @@ class Store:
         return InfoRecord(dict(info_pairs(i, json=True)), info_pairs(i, json=False))
 
     @checked
-    def threads(
-        self,
-        *,
-        tenant: str | None = None,
-        sub_tenant: str | None = None,
-        session: str | None = None,
-        status: str | list[str] | None = None,
-        sort: str | None = None,
-        reverse: bool = False,
-        with_size: bool = False,
-        limit: int | None = None,
-        inactive_for: str | None = None,
-        inactive_since: str | None = None,
-        active_within: str | None = None,
-        since: datetime | str | None = None,
-        until: datetime | str | None = None,
-    ) -> list[Record]:
-        """``threads list``: one row per thread (``.key``, ``.tenant``, ..., ``.first_activity`` and
-        ``.last_activity`` as datetimes; ``.status`` always, read for the row when first used unless
-        ``status=`` was given; ``.size_bytes`` when asked for). ``since``/``until``:
-        last activity inside that window, both ends included (aware datetimes, or the text ``--since``/
-        ``--until`` take), decided by instant."""
-        from symfonic_cli.listing import thread_records
-
-        if isinstance(status, str):
-            status = [status]
-        _columns, records = thread_records(
-            self._store, tenant, sub_tenant, limit, status=status, session=session, sort=sort, reverse=reverse,
-            with_size=with_size, inactive_for=inactive_for, inactive_since=inactive_since, active_within=active_within,
-            since=since, until=until,
-        )
-        return [
-            ThreadRow(r, {"first_activity": _instant(r["first_activity"]), "last_activity": _instant(r["last_activity"])},
-                      self._status_of)
-            for r in records
-        ]
-
-    @checked
     def listing(
         self,
         *,
@@ -170,10 +164,11 @@ class Store:
         status_if_told: bool = False,
     ) -> Stream:
         """``threads list``'s records (each the command's ``-f json`` record, a dict), streamed in
-        its order: a page costs a page. The arguments are ``threads``'s; ``first_message``: each
-        record also holds the thread's first user message (as stored); ``status_if_told``: a store
-        that cannot tell the status (an encrypted store without its key) lists without it, the
-        stream's ``.status_unknown`` saying why. ``.columns``, ``.undatable``: see ``Stream``."""
+        its order: a page costs a page. Its keywords are ``threads``'s too (declared here, once) but
+        the last two, the stream's own: ``first_message``: each record also holds the thread's
+        first user message (as stored); ``status_if_told``: a store that cannot tell the status (an
+        encrypted store without its key) lists without it, the stream's ``.status_unknown`` saying
+        why. ``.columns``, ``.undatable``: see ``Stream``."""
         from symfonic_cli.api.listing import listing
 
         if isinstance(status, str):
@@ -182,6 +177,9 @@ class Store:
         return listing(self._store, self.location, tenant=tenant, sub_tenant=sub_tenant, limit=limit, status=status,
                        session=session, sort=sort, reverse=reverse, with_size=with_size, window=window,
                        first_message=first_message, status_if_told=status_if_told)
+
+    # threads list's rows as a list: listing's keywords (declared once, there), its stream's records.
+    threads = checked(_as_rows(listing))
 
     def thread_count(self) -> int:
         """How many threads the store holds (every one the listing lists)."""

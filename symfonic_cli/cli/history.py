@@ -132,6 +132,10 @@ def _writes_cell(groups) -> str:
     return "; ".join(f"{escape_inline(g.label)}: {','.join(escape_inline(c) for c in g.channels)}" for g in groups)
 
 
+TEXT_COLUMNS = ("checkpoint_id", "parent_checkpoint_id", "namespace", "step", "source", "ts", "messages", "marks", "writes",
+                "pending_writes")
+
+
 def _write_history(entries, out_format: str, key: str, env: Environment) -> None:
     from symfonic_cli import render
 
@@ -139,14 +143,12 @@ def _write_history(entries, out_format: str, key: str, env: Environment) -> None
         render.write_records((e.to_json() for e in entries), fmt=out_format, columns=(), environment=env)
         return
     out = env.stdout
-    if out_format == "text":
-        out.write("checkpoint_id\tparent_checkpoint_id\tnamespace\tstep\tsource\tts\tmessages\tmarks\twrites\tpending_writes\n")
-        for e in entries:
-            cells = [
-                e.checkpoint_id, e.parent_checkpoint_id, e.checkpoint_ns, e.step, e.source, render.shown_time(e.ts, env), e.messages,
-                ",".join(e.marks) or None, _writes_cell(e.writes) or None, _writes_cell(e.pending_writes) or None,
-            ]
-            out.write("\t".join(render.cell(c) for c in cells) + "\n")
+    if out_format == "text":  # a row a checkpoint: the text writer's (its writes as one cell each)
+        rows = ({"checkpoint_id": e.checkpoint_id, "parent_checkpoint_id": e.parent_checkpoint_id, "namespace": e.checkpoint_ns,
+                 "step": e.step, "source": e.source, "ts": render.shown_time(e.ts, env), "messages": e.messages,
+                 "marks": ",".join(e.marks) or None, "writes": _writes_cell(e.writes) or None,
+                 "pending_writes": _writes_cell(e.pending_writes) or None} for e in entries)
+        render.write_records(rows, fmt=out_format, columns=TEXT_COLUMNS, environment=env)
         return
     from symfonic_cli.render.fit import width_of
 

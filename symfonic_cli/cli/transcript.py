@@ -109,11 +109,11 @@ def show(
         empty_note = _empty_note(st, key, checkpoint, env, index=index if past_end else None) \
             if not rows and (past_end or is_terminal(env.stderr)) else None
         unread = rows[0].not_read_by_application if rows else None
-    from symfonic_cli.render import escape_inline, warn
+    from symfonic_cli.render import escape_inline, is_data, warn
 
     for warning in result.warnings:
         warn(env, escape_inline(warning))
-    if unread and out_format not in ("json", "jsonl"):
+    if unread and not is_data(out_format):  # a program's format: each record says it (not_read_by_application)
         env.stderr.write(f"symfonic: note: the application itself reads none of these messages: {escape_inline(unread)}\n")
     _write(rows, out_format, key, tools, truncate=truncate, env=env)
     if empty_note:

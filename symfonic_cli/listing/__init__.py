@@ -50,24 +50,6 @@ def is_plain(status: Optional[list[str]], session: Optional[str], sort: Optional
     return status is None and session is None and sort is None and not reverse and not with_size
 
 
-def thread_records(
-    st: Store, tenant: Optional[str], sub_tenant: Optional[str], limit: Optional[int], *,
-    status: Optional[list[str]] = None, session: Optional[str] = None, sort: Optional[str] = None,
-    reverse: bool = False, with_size: bool = False, inactive_for: Optional[str] = None,
-    inactive_since: Optional[str] = None, active_within: Optional[str] = None, since: Optional[str | datetime] = None,
-    until: Optional[str | datetime] = None, tz: Optional[tzinfo] = None,
-) -> tuple[tuple[str, ...], list[dict[str, Any]]]:
-    """(columns, records) of ``threads list`` on an open store: what ``-f json`` prints (the Python API)."""
-    window = activity_window(inactive_for, inactive_since, active_within, since, until, tz=tz)
-    if is_plain(status, session, sort, reverse, with_size):
-        check_tenant(tenant, sub_tenant)
-        return THREAD_COLUMNS, list(plain_records(st, tenant, sub_tenant, limit, window))
-    statuses, chosen = check_run_state_options(tenant, sub_tenant, status, sort, session)
-    columns, records, _undatable = run_state_records(st, tenant, sub_tenant, limit, statuses, chosen, session=session,
-                                                     reverse=reverse, with_size=with_size, window=window)
-    return columns, list(records)
-
-
 def plain_records(
     st: Store, tenant: Optional[str], sub_tenant: Optional[str], limit: Optional[int],
     window: Optional[ActivityWindow], undatable: Optional[list[int]] = None,

@@ -1,8 +1,9 @@
-"""Output rendering: table, text, json and jsonl, safe for untrusted content.
+"""Output rendering in every --format, safe for untrusted content.
 
 Escaping and JSON are in ``escape.py``, tables in ``tables.py``, the terminal (size, colour,
-console) in ``terminal.py``; this module writes records and reports in a chosen format. Every
-writer takes the run's Environment, and writes to its stdout unless given another stream.
+console) in ``terminal.py``, one writer per format in ``writers.py``; this module writes records
+and reports in a chosen format (times in --tz for a reader's formats). Every writer takes the
+run's Environment, and writes to its stdout unless given another stream.
 """
 
 from __future__ import annotations

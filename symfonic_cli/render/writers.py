@@ -1,9 +1,14 @@
 """One writer per ``--format``: a command hands its records (or its one document) and the
-format here decides the syntax. A format is either for a program (json, jsonl, csv: the JSON
-values, written here whatever the command) or for a reader (table, text: each command lays out its
-own). Adding a format for a program is a writer here (``RECORD_WRITERS`` and ``DOCUMENT_WRITERS``;
-``STREAM_WRITERS`` only to stream a document as it is made) and its word in vocabulary.py, nothing
-else: tests/cli/test_new_format.py adds one and runs every command with it.
+format here decides the syntax. A format is for a program (json, jsonl, csv: every word but
+``vocabulary.READER_FORMATS``) or for a reader (table, text). A program's format is its writers
+here alone, whatever the command: adding one is a writer here (``RECORD_WRITERS`` and
+``DOCUMENT_WRITERS``; ``STREAM_WRITERS`` only to stream a document as it is made) and its word in
+vocabulary.py, nothing else: tests/cli/test_new_format.py adds one and runs every command with it.
+A reader's format has its record writer here too (``_table``, ``_text``: rows of the command's
+columns); a command whose answer a person reads in another shape (a transcript's turns, a
+history's lanes, a diff, a report's sections, a changing run's plan) lays out its own view for
+table and text: those are views, and choosing between the two is the only branch on a format's
+word outside render/.
 
 - ``write_records(records, fmt=...)`` (``render.write_records``): rows of the same fields;
 - ``write_document(doc, fmt, out)``: one whole document (a report of sections);
@@ -25,6 +30,7 @@ runs it as a formula.
 from __future__ import annotations
 
 from symfonic_cli.render.escape import _RecordEncoder, cell, escape_controls, escape_inline, json_dumps, json_value
+from symfonic_cli.vocabulary import READER_FORMATS
 
 # typing.TYPE_CHECKING without importing typing (quick commands load this module).
 TYPE_CHECKING = False
@@ -38,7 +44,9 @@ FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 
 
 def is_data(fmt: str) -> bool:
-    return fmt in DOCUMENT_WRITERS
+    """The format is for a program: its writer here writes the command's JSON values (every word
+    but vocabulary.READER_FORMATS, which a command may lay out for a reader)."""
+    return fmt not in READER_FORMATS
 
 
 def _jsonl(records: Iterable[dict[str, Any]], columns: Sequence[str], out: TextIO, **_layout: Any) -> int:

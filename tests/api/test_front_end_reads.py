@@ -4,9 +4,12 @@ carries what the command says beside its rows as data."""
 
 from __future__ import annotations
 
+import inspect
 import json
 import subprocess
 import sys
+
+import pytest
 
 import symfonic_cli
 from symfonic_cli.environment import Environment
@@ -38,6 +41,25 @@ def test_listing_streams_the_commands_records(sqlite_master):
         assert firsts == shown and set(firsts) == set(KEYS) and any(firsts.values())
         assert st.thread_count() == len(KEYS)
 
+
+
+def test_threads_is_the_listing_as_rows(sqlite_master):
+    """``Store.threads`` is ``Store.listing``'s stream as a list of rows: the same keywords (declared
+    once, on listing), checked under its own name, without the stream's own two."""
+    url = str(sqlite_master)
+    with symfonic_cli.open_store(url) as st:
+        for filters in ({}, {"tenant": "acme"}, {"status": "done,interrupted", "limit": 3, "with_size": True},
+                        {"sort": "checkpoints", "reverse": True}):
+            assert [t.to_json() for t in st.threads(**filters)] == list(st.listing(**filters)), filters
+        for extra in ("first_message", "status_if_told"):
+            with pytest.raises(symfonic_cli.UsageError, match=f"threads: got an unexpected keyword argument '{extra}'"):
+                st.threads(**{extra: True})
+        with pytest.raises(symfonic_cli.UsageError, match="threads: got an unexpected keyword argument 'tenants'"):
+            st.threads(tenants="acme")
+        with pytest.raises(symfonic_cli.UsageError, match="limit must be a whole number"):
+            st.threads(limit=-1)
+    params = list(inspect.signature(symfonic_cli.Store.threads).parameters)
+    assert params[1:14] == list(inspect.signature(symfonic_cli.Store.listing).parameters)[1:14]
 
 def test_matches_stream_the_search_hits(sqlite_master):
     url = str(sqlite_master)

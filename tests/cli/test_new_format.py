@@ -2,11 +2,16 @@
 else (issue #46 item 4): this test copies the package, adds a toy format ``toy`` there and only
 there, and shows that every command offers it (the typer route's --help and choices, the quick
 route's, TAB) and writes with it: records as ``field=value`` pairs (tab apart) a line, a document as one pair a
-leaf. It runs the copy in a Python process of its own (a fresh import of the edited package).
+leaf. It runs the copy in a Python process of its own (a fresh import of the edited package), and
+once through the real entry point (``python -m symfonic_cli``), whose ``--help`` docs/generate.py
+turns into the CLI reference and the man page. The quick tests below hold the rule in place: every
+word has its writers, and no module outside render/ compares a format with a program's word (the
+commands choose only between their views for a reader, vocabulary.READER_FORMATS).
 """
 
 from __future__ import annotations
 
+import ast
 import json
 import os
 import shutil
@@ -138,6 +143,79 @@ def _run_copy(root: Path, folder: Path) -> dict:
     out, err = proc.communicate(timeout=300)
     assert proc.returncode == 0, err
     return json.loads(out)
+
+
+def test_the_installed_command_and_its_reference_offer_the_added_format(tmp_path):
+    """The same toy format through the real entry point (``python -m symfonic_cli``, a process of
+    its own) and in the CLI reference and man page, which docs/generate.py makes from that very
+    ``--help``."""
+    import importlib.util
+
+    root = _with_toy(tmp_path)
+    (root / "docs").mkdir()
+    shutil.copyfile(REPO / "docs" / "generate.py", root / "docs" / "generate.py")
+    spec = importlib.util.spec_from_file_location("toy_generate", root / "docs" / "generate.py")
+    assert spec is not None and spec.loader is not None
+    generate = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(generate)
+    assert generate.ROOT == root  # its --help runs are the copy's
+    pages = [(["thread", "history"], generate._help(["thread", "history"])), (["store", "info"], generate._help(["store", "info"]))]
+    for words, text in pages:
+        assert "--format [table|text|json|jsonl|toy" in text, words
+    assert generate.cli_markdown(pages).count("|toy") == generate.man_page(pages, "0").count("|toy") == 2
+    db = tmp_path / "store.db"
+    shutil.copyfile(STORE, db)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SYMFONIC_")}
+    done = subprocess.run([sys.executable, "-m", "symfonic_cli", "--tz", "UTC", "thread", "history", "-s", str(db), KEY,
+                           "-f", "toy"], cwd=root, env={**env, "XDG_CONFIG_HOME": str(tmp_path), "XDG_CACHE_HOME": str(tmp_path), "NO_COLOR": "1"},
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert _wrong("thread history", {"help": pages[0][1], "code": 0, "out": done.stdout, "err": done.stderr}) is None
+    assert len(_pairs(done.stdout)) > 1 and all(line.startswith("checkpoint_id=") for line in _pairs(done.stdout))
+
+
+def test_every_format_word_has_its_writers():
+    """A word of --format is a reader's (table, text: a command may lay it out) or a program's,
+    and a program's has both writers, so any command can hand it records or a document."""
+    from symfonic_cli import vocabulary as v
+    from symfonic_cli.render import writers
+
+    assert set(v.READER_FORMATS) <= set(v.FORMATS) <= set(v.RECORD_FORMATS)
+    for word in v.RECORD_FORMATS:
+        assert word in writers.RECORD_WRITERS, word
+        assert writers.is_data(word) == (word not in v.READER_FORMATS), word
+        if writers.is_data(word):
+            assert word in writers.DOCUMENT_WRITERS, word
+    assert set(writers.STREAM_WRITERS) <= set(writers.DOCUMENT_WRITERS)
+
+
+def _names_format(node: ast.AST) -> bool:
+    name = node.id if isinstance(node, ast.Name) else node.attr if isinstance(node, ast.Attribute) else ""
+    return "fmt" in name or "format" in name
+
+
+def _words(node: ast.AST) -> set[str]:
+    items = node.elts if isinstance(node, (ast.Tuple, ast.List, ast.Set)) else [node]
+    return {i.value for i in items if isinstance(i, ast.Constant) and isinstance(i.value, str)}
+
+
+def test_no_command_branches_on_a_programs_format():
+    """Outside render/, a comparison of a format names only the reader's words (which view a
+    command lays out); a program's format is its writer's alone (render/writers.py)."""
+    from symfonic_cli import vocabulary as v
+
+    programs = set(v.RECORD_FORMATS) - set(v.READER_FORMATS)
+    package = Path(symfonic_cli.__file__).parent
+    found = []
+    for path in sorted(package.rglob("*.py")):
+        if path.parent.name == "render" or path.name == "vocabulary.py":
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Compare):
+                sides = [node.left, *node.comparators]
+                if any(_names_format(n) for n in sides) and set().union(*map(_words, sides)) & programs:
+                    found.append(f"{path.relative_to(package)}:{node.lineno}")
+    assert found == []
 
 
 def _pairs(text: str) -> list[str]:

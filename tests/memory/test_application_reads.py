@@ -45,6 +45,8 @@ def test_delta_thread_shows_rows_and_says_the_application_reads_none(delta_store
     assert "DeltaChannel" not in text.out
     table = run("transcript", "show", "-s", url, "-t", key, "-f", "table")
     assert "reads none of these messages" in table.err
+    csv = run("transcript", "show", "-s", url, "-t", key, "-f", "csv")  # a program's format: the records say it, as JSON's
+    assert csv.code == 0 and "reads none" not in csv.err and "not_read_by_application" in csv.out.splitlines()[0]
     window = run("transcript", "show", "-s", url, "-t", key, "--resume-window", "-f", "json")
     assert (window.code, json.loads(window.out)) == (0, []) and "DeltaChannel" in window.err
     shown = json.loads(run("thread", "show", "-s", url, "-t", key, "-f", "json").out)["restart_recalls"]

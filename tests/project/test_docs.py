@@ -131,6 +131,48 @@ def test_cli_reference_and_man_page_are_current():
     assert done.returncode == 0, done.stderr
 
 
+def _defined_names() -> set[str]:
+    """Every function, class and module-level name the package and the suite define."""
+    import ast
+
+    names: set[str] = set()
+    for path in [*(ROOT / "symfonic_cli").rglob("*.py"), *(ROOT / "tests").rglob("*.py")]:
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                names.add(node.name)
+        for node in tree.body:
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(node, ast.AnnAssign) else []
+            names.update(t.id for t in targets if isinstance(t, ast.Name))
+    return names
+
+
+def test_the_recipes_name_what_exists():
+    # docs/contributing.md's recipes (issue #46 item 5): each ends with the test or check proving
+    # it, and every file, test and name they mention is in the tree.
+    text = (ROOT / "docs" / "contributing.md").read_text(encoding="utf-8")
+    recipes = text[text.index("## Recipes"):]
+    recipes = recipes[:recipes.find("\n## ", 5)] if "\n## " in recipes[5:] else recipes
+    paragraphs = [p for p in recipes.split("\n\n") if p.startswith("**Add ")]
+    assert len(paragraphs) == 3 and all("Proved by:" in p for p in paragraphs)
+    package = ROOT / "symfonic_cli"
+    names = _defined_names()
+    missing = []
+    for token in re.findall(r"`([^`]+)`", recipes):
+        if " " in token or "<" in token or token.startswith("-") or token in ("mypy",):
+            continue
+        path, _, test = token.partition("::")
+        if path.startswith("tests/"):
+            found = (ROOT / path).exists() and (not test or f"def {test}(" in (ROOT / path).read_text(encoding="utf-8"))
+        elif path.endswith((".py", "/")):
+            found = (package / path).exists() if "/" in path.rstrip("/") or path.endswith("/") else any(package.rglob(path))
+        else:
+            found = token.rpartition(".")[2] in names
+        if not found:
+            missing.append(token)
+    assert missing == []
+
+
 def test_man_page_is_shipped_in_the_package():
     from importlib.resources import files
 

@@ -98,3 +98,12 @@ def test_no_module_outside_the_kinds_and_their_backends_switches_on_a_kind():
             if isinstance(node, ast.Constant) and node.value in kinds.KINDS:
                 found.append(f"{path.relative_to(root)}:{node.lineno}: {node.value!r}")
     assert found == []
+
+
+def test_every_kind_has_a_test_backend():
+    # tests/support/backends.py: the fixtures any_kind and shared_kind run every test on each of
+    # these, so a kind added to symfonic_cli/kinds/ without one would go untested.
+    # A server's kind registers its backend from its plugin's "<kind>_backend" fixture (markers.FIXTURES).
+    from tests.support import backends, markers
+
+    assert set(backends.KINDS) == set(kinds.KINDS) == {"sqlite", *markers.FIXTURES.values()}
