@@ -25,12 +25,14 @@ SQL = {
 }
 SQLITE = {
     **SQL,
-    # (thread, [line, version, release], checkpoints, newest root id), in thread order: one
-    # json_extract of three paths a row, the grouping's sort the only one.
+    # (thread, line, version, release, checkpoints, newest root id), in thread order: the
+    # grouping's sort the only one.
     "compat": (
-        "SELECT thread_id, json_extract(metadata, '$.symfonic_envelope.writer_line', '$.symfonic_envelope.format_version',"
-        " '$.symfonic_envelope.package_version') AS env, count(*), max(CASE WHEN checkpoint_ns = '' THEN checkpoint_id END)"
-        " FROM checkpoints GROUP BY thread_id, env ORDER BY thread_id"
+        "SELECT thread_id, json_extract(metadata, '$.symfonic_envelope.writer_line') AS line,"
+        " json_extract(metadata, '$.symfonic_envelope.format_version') AS version,"
+        " json_extract(metadata, '$.symfonic_envelope.package_version') AS release,"
+        " count(*), max(CASE WHEN checkpoint_ns = '' THEN checkpoint_id END)"
+        " FROM checkpoints GROUP BY thread_id, line, version, release ORDER BY thread_id"
     ),
     "usage": (
         "SELECT thread_id, sum(b) FROM (SELECT thread_id, sum(length(checkpoint) + coalesce(length(metadata), 0)) AS b"
@@ -52,10 +54,10 @@ SQLITE = {
 POSTGRES = {
     **SQL,
     "compat": (
-        "SELECT thread_id, jsonb_build_array(e ->> 'writer_line', e ->> 'format_version', e ->> 'package_version')::text,"
+        "SELECT thread_id, e ->> 'writer_line', e ->> 'format_version', e ->> 'package_version',"
         " count(*), max(checkpoint_id) FILTER (WHERE checkpoint_ns = '')"
         " FROM (SELECT thread_id, checkpoint_ns, checkpoint_id, metadata -> 'symfonic_envelope' AS e FROM checkpoints) c"
-        " GROUP BY 1, 2 ORDER BY 1"
+        " GROUP BY 1, 2, 3, 4 ORDER BY 1"
     ),
     "usage": (
         "SELECT thread_id, sum(b) FROM ("
@@ -114,12 +116,11 @@ def _compat(rows) -> None:
         seen_lines.clear()
         seen_releases.clear()
 
-    for tid, env, n, root in rows:
+    for tid, line, version, release, n, root in rows:
         if tid != thread:
             if thread is not None:
                 flush()
             thread, newest = tid, None
-        line, version, release = json.loads(env) if env is not None else (None, None, None)
         k = (line or "legacy", version or 0)
         lines.setdefault(k, [0, 0, []])[0] += n
         releases.setdefault(release, [0, 0])[0] += n
@@ -149,7 +150,7 @@ def _mongo(job: str, url: str, phrase: bytes) -> None:
         key = {"t": "$thread_id", "e": [f"{env}.writer_line", f"{env}.format_version", f"{env}.package_version"]}
         root = {"$cond": [{"$eq": ["$checkpoint_ns", ""]}, "$checkpoint_id", None]}
         pipeline = [{"$group": {"_id": key, "n": {"$sum": 1}, "last": {"$max": root}}}, {"$sort": {"_id.t": 1}}]
-        _emit(job, ((d["_id"]["t"], json.dumps(d["_id"]["e"]), d["n"], d["last"])
+        _emit(job, ((d["_id"]["t"], *(d["_id"]["e"] + [None] * 3)[:3], d["n"], d["last"])
                     for d in cps.aggregate(pipeline, allowDiskUse=True)), phrase)
     elif job == "usage":
         sums: dict[str, int] = {}
