@@ -47,12 +47,14 @@ class PostgresUsage(PostgresSection):
                 "ORDER BY 4 DESC, 2, 1")
         ]
         key = self._key_grouped()  # two people never merge into one row
+        # One grouping over the three tables' narrow rows (a size and a count each): a group per
+        # table first had the planner sort every whole row (blobs, checkpoints) by thread, on disk.
         largest = [
             {"key": k, "bytes": int(size), "checkpoints": int(cps)}
             for k, size, cps in c.execute(
-                f"SELECT thread_id, sum(b), sum(n) FROM (SELECT {key} AS thread_id, sum({_CP_BYTES}) AS b, count(*) AS n FROM checkpoints GROUP BY {key} "
-                f"UNION ALL SELECT {key}, sum(octet_length(blob)), 0 FROM checkpoint_blobs GROUP BY {key} "
-                f"UNION ALL SELECT {key}, sum(octet_length(blob)), 0 FROM checkpoint_writes GROUP BY {key}) AS u "
+                f"SELECT thread_id, sum(b), sum(n) FROM (SELECT {key} AS thread_id, {_CP_BYTES} AS b, 1 AS n FROM checkpoints "
+                f"UNION ALL SELECT {key}, octet_length(blob), 0 FROM checkpoint_blobs "
+                f"UNION ALL SELECT {key}, octet_length(blob), 0 FROM checkpoint_writes) AS u "
                 'GROUP BY thread_id ORDER BY 2 DESC, thread_id COLLATE "C" LIMIT %s', (top,))
         ]
         return {
