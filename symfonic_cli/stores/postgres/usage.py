@@ -27,14 +27,11 @@ class PostgresUsage(PostgresSection):
     def store_usage(self, *, top: int = 10, keep: int = 1) -> dict:
         # No JIT for these statements: their estimates (jsonb_each_text's 100 rows a call) pass
         # the JIT thresholds and compiling them cost more than running them (4 of 7 s at 20,000
-        # threads). Session-wide while usage runs, then back to the session's own setting.
-        jit = self.conn.execute("SELECT set_config('jit', 'off', false) FROM (SELECT current_setting('jit', true) AS v) s "
-                                "WHERE v IS NOT NULL").fetchone()
-        try:
+        # threads). SET LOCAL in one read-only transaction (as _stream does): the session's own
+        # setting is untouched, and a transaction-mode pooler keeps it on one server session.
+        with self.conn.transaction():
+            self.conn.execute("SET LOCAL jit = off")
             return self._store_usage(top, keep)
-        finally:
-            if jit is not None and not self.conn.closed and not self.conn.broken:
-                self.conn.execute("RESET jit")
 
     def _store_usage(self, top: int, keep: int) -> dict:
         c = self.conn
