@@ -68,9 +68,9 @@ RAW_TEXT = {
     "usage-marker": "byte sums and every metadata read (the marker test)",
     "page": "GROUP BY thread ORDER BY max(id) DESC LIMIT 20",
     "all": "GROUP BY thread, a JSON row each",
-    "compat": "envelope fields GROUP BY",
+    "compat": "envelope fields GROUP BY thread, tallied",
     "usage": "byte sums per thread",
-    "search": "latest checkpoint's bytes of every thread",
+    "search": "latest checkpoint's bytes of every thread, case folded",
 }
 
 

@@ -3,9 +3,12 @@
     python -m benchmarks.scale_raw JOB URL [PHRASE]
 
 Jobs: ``page`` (the 20 most recently active threads: GROUP BY thread, newest max id first),
-``all`` (one JSON object a thread, written), ``compat`` (the envelope's writer line and format
-version of every checkpoint, grouped), ``usage`` (byte sums per thread over every table),
-``search`` (each thread's latest root checkpoint's bytes, read and tested for PHRASE),
+``all`` (one JSON object a thread, written), ``compat`` (the envelope's writer line, format
+version and release of every checkpoint, grouped by thread: checkpoints and threads per line and
+release, each line's first threads, the line of each thread's latest root checkpoint, as the
+report gives them), ``usage`` (byte sums per thread over every table), ``search`` (each thread's
+latest root checkpoint's bytes, read and tested for PHRASE without regard to case, as the
+command's default),
 ``usage-marker`` (SQLite: the byte sums, and every row's metadata tested for a DeltaChannel marker).
 Standard library and the store's driver only: nothing of symfonic_cli is imported.
 """
@@ -22,10 +25,14 @@ SQL = {
 }
 SQLITE = {
     **SQL,
+    # (thread, line, version, release, checkpoints, newest root id), in thread order: the
+    # grouping's sort the only one.
     "compat": (
-        "SELECT json_extract(metadata, '$.symfonic_envelope.writer_line') AS line,"
-        " json_extract(metadata, '$.symfonic_envelope.format_version') AS version, count(*)"
-        " FROM checkpoints GROUP BY line, version"
+        "SELECT thread_id, json_extract(metadata, '$.symfonic_envelope.writer_line') AS line,"
+        " json_extract(metadata, '$.symfonic_envelope.format_version') AS version,"
+        " json_extract(metadata, '$.symfonic_envelope.package_version') AS release,"
+        " count(*), max(CASE WHEN checkpoint_ns = '' THEN checkpoint_id END)"
+        " FROM checkpoints GROUP BY thread_id, line, version, release ORDER BY thread_id"
     ),
     "usage": (
         "SELECT thread_id, sum(b) FROM (SELECT thread_id, sum(length(checkpoint) + coalesce(length(metadata), 0)) AS b"
@@ -47,8 +54,10 @@ SQLITE = {
 POSTGRES = {
     **SQL,
     "compat": (
-        "SELECT metadata -> 'symfonic_envelope' ->> 'writer_line', metadata -> 'symfonic_envelope' ->> 'format_version', count(*)"
-        " FROM checkpoints GROUP BY 1, 2"
+        "SELECT thread_id, e ->> 'writer_line', e ->> 'format_version', e ->> 'package_version',"
+        " count(*), max(checkpoint_id) FILTER (WHERE checkpoint_ns = '')"
+        " FROM (SELECT thread_id, checkpoint_ns, checkpoint_id, metadata -> 'symfonic_envelope' AS e FROM checkpoints) c"
+        " GROUP BY 1, 2, 3, 4 ORDER BY 1"
     ),
     "usage": (
         "SELECT thread_id, sum(b) FROM ("
@@ -69,15 +78,61 @@ def _emit(job: str, rows, phrase: bytes) -> None:
     out = sys.stdout
     n = 0
     if job == "search":
+        needle = phrase.lower()  # the command's default: case does not matter
         for _key, blob in rows:
-            n += bool(blob) and phrase in bytes(blob)
+            n += bool(blob) and needle in bytes(blob).lower()
         out.write(f"{n}\n")
+        return
+    if job == "compat":
+        _compat(rows)
         return
     for row in rows:
         n += 1
         if job in ("page", "all"):
             out.write(json.dumps({"key": row[0], "checkpoints": row[1], "last_checkpoint_id": row[-1]}) + "\n")
     out.write(f"{n}\n")
+
+
+def _compat(rows) -> None:
+    """What compat report tallies: checkpoints and threads per (line, version) and per release,
+    each line's first 10 threads, each thread's latest root checkpoint's line; one thread held."""
+    lines: dict = {}  # (line, version) -> [checkpoints, threads, first threads]
+    releases: dict = {}  # release -> [checkpoints, threads]
+    latest: dict = {}  # (line, version) -> threads whose latest root checkpoint it is
+    thread = newest = None
+    seen_lines: set = set()
+    seen_releases: set = set()
+
+    def flush() -> None:
+        for k in seen_lines:
+            found = lines.setdefault(k, [0, 0, []])
+            found[1] += 1
+            if len(found[2]) < 10:
+                found[2].append(thread)
+        for r in seen_releases:
+            releases.setdefault(r, [0, 0])[1] += 1
+        if newest is not None:
+            latest[newest[1]] = latest.get(newest[1], 0) + 1
+        seen_lines.clear()
+        seen_releases.clear()
+
+    for tid, line, version, release, n, root in rows:
+        if tid != thread:
+            if thread is not None:
+                flush()
+            thread, newest = tid, None
+        k = (line or "legacy", version or 0)
+        lines.setdefault(k, [0, 0, []])[0] += n
+        releases.setdefault(release, [0, 0])[0] += n
+        seen_lines.add(k)
+        seen_releases.add(release)
+        if root is not None and (newest is None or root > newest[0]):
+            newest = (root, k)
+    if thread is not None:
+        flush()
+    sys.stdout.write(json.dumps({"lines": [[*k, *v] for k, v in sorted(lines.items(), key=str)],
+                                 "releases": [[r, *v] for r, v in sorted(releases.items(), key=str)],
+                                 "latest": [[*k, v] for k, v in sorted(latest.items(), key=str)]}) + "\n")
 
 
 def _mongo(job: str, url: str, phrase: bytes) -> None:
@@ -91,8 +146,12 @@ def _mongo(job: str, url: str, phrase: bytes) -> None:
         pipeline = [group, {"$sort": {"last": -1, "_id": 1}}] + ([{"$limit": 20}] if job == "page" else [])
         _emit(job, ((d["_id"], d["n"], d["last"]) for d in cps.aggregate(pipeline, allowDiskUse=True)), phrase)
     elif job == "compat":
-        pipeline = [{"$group": {"_id": "$metadata.symfonic_envelope", "n": {"$sum": 1}}}]
-        _emit(job, ((d["_id"], d["n"]) for d in cps.aggregate(pipeline, allowDiskUse=True)), phrase)
+        env = "$metadata.symfonic_envelope"
+        key = {"t": "$thread_id", "e": [f"{env}.writer_line", f"{env}.format_version", f"{env}.package_version"]}
+        root = {"$cond": [{"$eq": ["$checkpoint_ns", ""]}, "$checkpoint_id", None]}
+        pipeline = [{"$group": {"_id": key, "n": {"$sum": 1}, "last": {"$max": root}}}, {"$sort": {"_id.t": 1}}]
+        _emit(job, ((d["_id"]["t"], *(d["_id"]["e"] + [None] * 3)[:3], d["n"], d["last"])
+                    for d in cps.aggregate(pipeline, allowDiskUse=True)), phrase)
     elif job == "usage":
         sums: dict[str, int] = {}
         for coll, field in ((cps, "checkpoint"), (client[db_name].checkpoint_writes, "value")):
