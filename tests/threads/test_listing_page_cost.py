@@ -178,16 +178,13 @@ def test_every_kind_streams_the_mixed_id_listing_as_sorted_whole(any_kind):
     assert {r["key"] for r in streamed} >= {"acme:_:upper-now", "acme:_:iso-old", "acme:_:nodate"}
 
 
-@pytest.mark.parametrize("room", [1, 64])
-def test_a_page_with_more_odd_threads_than_its_room_is_the_listing_sorted_whole(any_kind, monkeypatch, room):
-    """SQLite sorts a page with room for a few odd threads (they come first); with more of them it
-    sorts the whole listing instead. Every kind: each page is the start of the whole listing."""
+def test_a_page_with_odd_threads_is_the_start_of_the_listing_sorted_whole(any_kind):
+    """A page's odd threads are met in the same pass as its plain ones (SQLite hands them over as
+    it meets them, whatever their number): every kind, each page is the start of the whole listing."""
     from symfonic_cli.location import parse_location
     from symfonic_cli.stores import open_store
-    from symfonic_cli.stores.sqlite import read
     from tests.threads.test_activity_instant import FORMS, _store
 
-    monkeypatch.setattr(read, "_ODD_ROOM", room)
     url = _store(any_kind)
     with open_store(parse_location(url)) as st:
         whole = [(t.key, t.first_at, t.last_at, t.checkpoints, t.undatable) for t in st.list_threads()]
