@@ -253,3 +253,27 @@ def test_a_page_flags_odd_exactly_the_threads_with_an_id_not_in_the_ordered_form
         whole = [(t.key, t.last_at, t.undatable) for t in st.list_threads()]
         for limit in (1, 3, len(whole)):
             assert [(t.key, t.last_at, t.undatable) for t in st.list_threads(limit=limit)] == whole[:limit]
+
+
+@pytest.mark.postgres
+@pytest.mark.parametrize("collation", ["c", "ci"])
+def test_a_page_of_odd_threads_under_a_case_insensitive_key_collation(request, collation):
+    """PostgreSQL with thread_id under a nondeterministic (case-insensitive) collation: odd
+    threads (upper-case and ISO 8601 ids) are dated thread by thread (no batch read by key
+    there), each page is the start of the whole listing, and each odd thread's activity is its
+    own (its case twin's checkpoints are not read with it)."""
+    from symfonic_cli.location import parse_location
+    from symfonic_cli.stores import open_store
+    from tests.stores.test_postgres_status_collations import _store
+    from tests.support.rewritten_ids import rewrite_ids
+
+    url = _store(request, collation)
+    rewrite_ids("postgres", url, "acme:_:f", "upper")
+    rewrite_ids("postgres", url, "acme:_:Z", "iso")
+    with open_store(parse_location(url)) as st:
+        whole = [(t.key, t.last_at, t.undatable) for t in st.list_threads()]
+        assert {"acme:_:f", "acme:_:Z", "ACME:_:BOB", "acme:_:bob"} <= {k for k, _, _ in whole}
+        for key in ("acme:_:f", "acme:_:Z"):
+            assert [at for k, at, _ in whole if k == key] == [st.thread_activity(key)[1]]
+        for limit in (1, 2, 5, len(whole)):
+            assert [(t.key, t.last_at, t.undatable) for t in st.list_threads(limit=limit)] == whole[:limit], limit

@@ -7,7 +7,7 @@ from typing import Any
 
 from symfonic_cli.errors import StoreError
 from symfonic_cli.model.listing import StoreInfo, ThreadSummary
-from symfonic_cli.clock import ORDERED_ID_REGEX, joined_ordered
+from symfonic_cli.clock import ORDERED_ID_REGEX, checkpoint_id_time, joined_ordered, ts_time
 from symfonic_cli.stores.activity import odd_having
 from symfonic_cli.stores.postgres._common import (
     PostgresSection,
@@ -89,14 +89,30 @@ class PostgresRead(PostgresSection):
             f'AND string_agg(checkpoint_id, \',\') COLLATE "C" ~ \'{_JOINED_IDS}\' END, false) AS odd '
             f"FROM checkpoints {where} GROUP BY {key}"
         )
+        # A one-checkpoint odd thread whose id holds no time comes with its checkpoint's ts (what
+        # _keys_heads reads; '' for none), so it is dated here by the rule of thread_activity.
+        ts = "NULL"
+        if self._keys_exact:
+            ts = (f"CASE WHEN n = 1 AND last !~ '{_TIMED_ID}' THEN coalesce((SELECT c.checkpoint ->> 'ts' FROM checkpoints c "
+                  "WHERE c.thread_id = k AND c.checkpoint_id = last LIMIT 1), '') END")
         sql = (
-            f"WITH g AS MATERIALIZED ({groups}) SELECT k, n, first, last, true FROM g WHERE odd UNION ALL "
-            f'(SELECT k, n, first, last, false FROM g WHERE NOT odd{inside} ORDER BY last DESC, k COLLATE "C" LIMIT %s)'
+            f"WITH g AS MATERIALIZED ({groups}) SELECT k, n, first, last, true, {ts} FROM g WHERE odd UNION ALL "
+            f'(SELECT k, n, first, last, false, NULL FROM g WHERE NOT odd{inside} ORDER BY last DESC, k COLLATE "C" LIMIT %s)'
         )
         odd: list[ThreadSummary] = []
         page: list[ThreadSummary] = []
-        for k, n, first, last, is_odd in self._stream(sql, [*params, *bounds, limit], itersize=LISTING_ITERSIZE):
-            (odd if is_odd else page).append(ThreadSummary(str(k), n, first, last, is_odd))
+        for k, n, first, last, is_odd, head_ts in self._stream(sql, [*params, *bounds, limit], itersize=LISTING_ITERSIZE):
+            if not is_odd:
+                page.append(ThreadSummary(str(k), n, first, last, False))
+                continue
+            at = checkpoint_id_time(last) if n == 1 and self._keys_exact else None
+            if at is None and head_ts is not None:
+                at = ts_time(head_ts) if head_ts else None
+                odd.append(ThreadSummary(str(k), n, first, last, True, at, at, at is None))
+            elif at is not None:
+                odd.append(ThreadSummary(str(k), n, first, last, True, at, at, False))
+            else:  # several checkpoints: dated after (stores/activity.py)
+                odd.append(ThreadSummary(str(k), n, first, last, True))
         odd.sort(key=lambda t: t.key.encode("utf-8", "surrogateescape"))
         page.sort(key=lambda t: t.key.encode("utf-8", "surrogateescape"))
         page.sort(key=lambda t: t.last_checkpoint_id, reverse=True)
@@ -329,7 +345,7 @@ class PostgresRead(PostgresSection):
             return MessageState("", cid, ts, version, "channel", None, None)
         return MessageState("", cid, ts, version, "channel", type_, bytes(blob))
 
-    @_translate_iter
+    @_translate_errors  # a list or None, not a generator (activity.py tests for None)
     def _keys_heads(self, keys: list[str]) -> list[tuple] | None:
         """(key, id, ts) of every checkpoint of ``keys`` in one query (stores/activity.py), the
         ``ts`` as iter_checkpoint_heads reads it; None under a collation that folds keys."""
@@ -388,6 +404,8 @@ class PostgresRead(PostgresSection):
 # at each of the four places, the version 6) and nothing but lowercase hex digits and four dashes.
 _ID_SHAPE = "________-____-6___-____-____________"
 _ID_CHARS = "^[0-9a-f]*-[0-9a-f]*-[0-9a-f]*-[0-9a-f]*-[0-9a-f]*$"
+# An id in which clock.checkpoint_id_time finds a time (a UUIDv6 in any letter case).
+_TIMED_ID = "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-6[0-9a-fA-F]{3}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"
 # Several ids joined by "," (their count checked by the length): each in the ordered form.
 _JOINED_IDS = "^({0},)*{0}$".format(ORDERED_ID_REGEX[1:-1])
 
