@@ -86,11 +86,15 @@ class ExactActivity:
         return first, last, undatable
 
     def _dated_odd(self, rows: list[ThreadSummary]) -> list[ThreadSummary]:
-        """The odd rows with their exact activity: from the id where it decides it, the others'
-        checkpoints read a batch of threads at a time where the backend can (``_keys_heads``)."""
+        """The odd rows with their exact activity: as the backend dated them (``_thread_rows`` may,
+        by the same rule), else from the id where it decides it, else their checkpoints read a
+        batch of threads at a time where the backend can (``_keys_heads``)."""
         out: list[ThreadSummary] = []
         need: list[ThreadSummary] = []
         for t in rows:
+            if t.last_at is not None or t.undatable:  # dated by the backend in its listing's pass
+                out.append(t)
+                continue
             d = self._from_id(t)
             (need if d is None else out).append(t if d is None else d)
         batch = getattr(self, "_keys_heads", None)

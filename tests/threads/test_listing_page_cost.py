@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import shutil
 import sqlite3
+from datetime import timedelta
 
 import pytest
 
@@ -178,16 +179,13 @@ def test_every_kind_streams_the_mixed_id_listing_as_sorted_whole(any_kind):
     assert {r["key"] for r in streamed} >= {"acme:_:upper-now", "acme:_:iso-old", "acme:_:nodate"}
 
 
-@pytest.mark.parametrize("room", [1, 64])
-def test_a_page_with_more_odd_threads_than_its_room_is_the_listing_sorted_whole(any_kind, monkeypatch, room):
-    """SQLite sorts a page with room for a few odd threads (they come first); with more of them it
-    sorts the whole listing instead. Every kind: each page is the start of the whole listing."""
+def test_a_page_with_odd_threads_is_the_start_of_the_listing_sorted_whole(any_kind):
+    """A page's odd threads are met in the same pass as its plain ones (SQLite hands them over as
+    it meets them, whatever their number): every kind, each page is the start of the whole listing."""
     from symfonic_cli.location import parse_location
     from symfonic_cli.stores import open_store
-    from symfonic_cli.stores.sqlite import read
     from tests.threads.test_activity_instant import FORMS, _store
 
-    monkeypatch.setattr(read, "_ODD_ROOM", room)
     url = _store(any_kind)
     with open_store(parse_location(url)) as st:
         whole = [(t.key, t.first_at, t.last_at, t.checkpoints, t.undatable) for t in st.list_threads()]
@@ -195,3 +193,87 @@ def test_a_page_with_more_odd_threads_than_its_room_is_the_listing_sorted_whole(
         for limit in (1, 2, len(FORMS), len(FORMS) + 1, len(whole)):
             page = [(t.key, t.first_at, t.last_at, t.checkpoints, t.undatable) for t in st.list_threads(limit=limit)]
             assert page == whole[:limit], limit
+
+
+_ID = "1f1f2384-ab91-66cb-bfff-139f4ec94f5a"
+_LATER = "1f1f2384-ab94-6624-8000-2804cee6b04b"
+# Each thread's ids: a page flags it odd exactly when one of them is not in the ordered form.
+_CRAFTED = {
+    "c:_:plain": [_ID],
+    "c:_:plain-two": [_ID, _LATER],
+    "c:_:upper": [_ID.upper()],
+    "c:_:mixed": [_ID, _LATER.upper()],
+    "c:_:non-hex": [_ID[:20] + "g" + _ID[21:]],
+    "c:_:dash-for-hex": [_ID[:10] + "-" + _ID[11:]],
+    "c:_:non-ascii": [_ID[:30] + "é" + _ID[31:]],
+    "c:_:version-1": [_ID[:14] + "1" + _ID[15:]],
+    "c:_:two-in-one": [_ID, f"{_ID[:-1]}0,{_LATER}"],
+    "c:_:long": [_ID + "0"],
+    "c:_:short-and-plain": [_ID[:35], _LATER],
+    "c:_:empty-and-plain": ["", _LATER],
+}
+
+
+@pytest.mark.parametrize("kind", ["sqlite", "postgres"])
+def test_a_page_flags_odd_exactly_the_threads_with_an_id_not_in_the_ordered_form(kind, request):
+    """The page's test of each thread's ids in the database (SQLite: a GLOB or the ids joined;
+    PostgreSQL: a LIKE and a regex, or the ids joined) says what clock.is_ordered_id says of
+    every id: near misses of every kind are odd, whatever the page's size."""
+    from symfonic_cli.clock import is_ordered_id
+    from symfonic_cli.location import parse_location
+    from symfonic_cli.stores import open_store
+    from tests.conftest import backend_for
+    from tests.support.old_threads import write_aged
+
+    backend = backend_for(kind, request)
+    url = backend.new_store(scenarios=False)
+    write_aged(backend, url, {"c:_:seed": timedelta(days=1)})
+    cols = "checkpoint_ns, parent_checkpoint_id, type, checkpoint, metadata"
+    if kind == "sqlite":
+        conn = sqlite3.connect(url.removeprefix("sqlite:///"))
+        mark = "?"
+    else:
+        import psycopg
+
+        conn = psycopg.connect(url)
+        mark = "%s"
+    with conn:
+        for key, ids in _CRAFTED.items():
+            for cid in ids:
+                conn.execute(f"INSERT INTO checkpoints (thread_id, checkpoint_id, {cols}) SELECT {mark}, {mark}, {cols} "
+                             f"FROM checkpoints WHERE thread_id = 'c:_:seed' LIMIT 1", (key, cid))
+    conn.close()
+    odd = {k for k, ids in _CRAFTED.items() if not all(is_ordered_id(i) for i in ids)}
+    assert odd and odd < set(_CRAFTED)
+    with open_store(parse_location(url)) as st:
+        for limit in (1, 20):
+            rows = list(st._thread_rows(None, None, limit, None, None))
+            assert {t.key for t in rows if t.odd} == odd, limit
+            assert [t.key for t in rows if not t.odd][:1] in (["c:_:plain-two"], ["c:_:seed"])
+        whole = [(t.key, t.last_at, t.undatable) for t in st.list_threads()]
+        for limit in (1, 3, len(whole)):
+            assert [(t.key, t.last_at, t.undatable) for t in st.list_threads(limit=limit)] == whole[:limit]
+
+
+@pytest.mark.postgres
+@pytest.mark.parametrize("collation", ["c", "ci"])
+def test_a_page_of_odd_threads_under_a_case_insensitive_key_collation(request, collation):
+    """PostgreSQL with thread_id under a nondeterministic (case-insensitive) collation: odd
+    threads (upper-case and ISO 8601 ids) are dated thread by thread (no batch read by key
+    there), each page is the start of the whole listing, and each odd thread's activity is its
+    own (its case twin's checkpoints are not read with it)."""
+    from symfonic_cli.location import parse_location
+    from symfonic_cli.stores import open_store
+    from tests.stores.test_postgres_status_collations import _store
+    from tests.support.rewritten_ids import rewrite_ids
+
+    url = _store(request, collation)
+    rewrite_ids("postgres", url, "acme:_:f", "upper")
+    rewrite_ids("postgres", url, "acme:_:Z", "iso")
+    with open_store(parse_location(url)) as st:
+        whole = [(t.key, t.last_at, t.undatable) for t in st.list_threads()]
+        assert {"acme:_:f", "acme:_:Z", "ACME:_:BOB", "acme:_:bob"} <= {k for k, _, _ in whole}
+        for key in ("acme:_:f", "acme:_:Z"):
+            assert [at for k, at, _ in whole if k == key] == [st.thread_activity(key)[1]]
+        for limit in (1, 2, 5, len(whole)):
+            assert [(t.key, t.last_at, t.undatable) for t in st.list_threads(limit=limit)] == whole[:limit], limit

@@ -62,7 +62,6 @@ class SqliteRead(SqliteSection):
         # whole GROUP BY. Only text ids give a text min and max (SQLite orders NULL, numbers,
         # text, BLOBs).
         self.conn.create_function("symfonic_ordered", 2, _ordered, deterministic=True)
-        having, bounds = odd_having("odd", "last", "?", last_before, last_from, "rows")
         if limit is None:
             first, text_ids = "min(checkpoint_id)", "typeof(min(checkpoint_id)) = 'text' AND typeof(max(checkpoint_id)) = 'text'"
         else:
@@ -70,32 +69,36 @@ class SqliteRead(SqliteSection):
             # key. Text ids only: a BLOB sorts after text (the max), a number or NULL fails the
             # GLOB or the joined ids' length and shape (clock.joined_ordered), NULL the coalesce.
             first, text_ids = "NULL", "max(checkpoint_id) < x''"
-        sql = (
-            f"SELECT thread_id, n, first, last, odd FROM (SELECT thread_id, count(*) AS n, {first} AS first, "
-            f"max(checkpoint_id) AS last, NOT coalesce({text_ids} "
+        groups = (
+            f"(SELECT thread_id, count(*) AS n, {first} AS first, max(checkpoint_id) AS last, NOT coalesce({text_ids} "
             f"AND CASE WHEN count(*) = 1 THEN max(checkpoint_id) GLOB '{ORDERED_ID_GLOB}' "
-            f"ELSE symfonic_ordered({_JOINED}, count(*)) END, 0) AS odd FROM checkpoints {where} GROUP BY thread_id COLLATE BINARY) "
-            f"{having.replace('HAVING', 'WHERE', 1)} ORDER BY odd DESC, last DESC, thread_id COLLATE BINARY"
+            f"ELSE symfonic_ordered({_JOINED}, count(*)) END, 0) AS odd FROM checkpoints {where} GROUP BY thread_id COLLATE BINARY)"
         )
-        params = [*params, *bounds]
+        having, bounds = odd_having("odd", "last", "?", last_before, last_from, "rows")
         if limit is None:
-            for key, n, first, last, odd in self.conn.execute(sql, params):
+            sql = f"SELECT thread_id, n, first, last, odd FROM {groups} {having.replace('HAVING', 'WHERE', 1)} ORDER BY odd DESC, last DESC, thread_id COLLATE BINARY"
+            for key, n, first, last, odd in self.conn.execute(sql, [*params, *bounds]):
                 yield ThreadSummary(str(key), n, first, last, bool(odd))
             return
-        # A bounded sort (SQLite's top-N) with room for a few odd threads; more of them than
-        # that, and the whole listing is sorted instead, read up to the page's plain rows.
-        bounded = self.conn.execute(sql + " LIMIT ?", [*params, limit + _ODD_ROOM]).fetchall()
-        rows: Iterable[tuple] = bounded
-        if sum(1 for r in bounded if r[4]) >= _ODD_ROOM and len(bounded) == limit + _ODD_ROOM:
-            rows = self.conn.execute(sql, params)
-        plain = 0
-        for key, n, _, last, odd in rows:
-            if not odd:
-                if plain >= limit:
-                    break
-                plain += 1
-            yield ThreadSummary(str(key), n, last if n == 1 else self._least_id(key), last, bool(odd))
-        getattr(rows, "close", lambda: None)()
+        # A page: one pass. The odd threads are handed over as the pass meets them (a function
+        # called for them only) and the plain ones inside the bounds go to SQLite's top-N sort:
+        # no second pass and no sort of every thread, however many threads are odd.
+        seen: dict[Any, tuple] = {}
+
+        def odd_seen(key: Any, n: int, last: Any) -> int:
+            seen.setdefault(key, (n, last))
+            return 0
+
+        self.conn.create_function("symfonic_odd_seen", 3, odd_seen)
+        inside = "".join(f" AND last {op} ?" for op, bound in (("<", last_before), (">=", last_from)) if bound is not None)
+        sql = (f"SELECT thread_id, n, last FROM {groups} WHERE CASE WHEN odd THEN symfonic_odd_seen(thread_id, n, last) "
+               f"ELSE 1{inside} END ORDER BY last DESC, thread_id COLLATE BINARY LIMIT ?")
+        page = self.conn.execute(sql, [*params, *bounds, limit]).fetchall()
+        for key in sorted(seen, key=_key_bytes):
+            n, last = seen[key]
+            yield ThreadSummary(str(key), n, last if n == 1 else self._least_id(key), last, True)
+        for key, n, last in page:
+            yield ThreadSummary(str(key), n, last if n == 1 else self._least_id(key), last, False)
 
     def _least_id(self, key: str) -> Any:
         row = self.conn.execute(f"SELECT min(checkpoint_id) FROM checkpoints WHERE {self._key_is()}", self._key_args(key)).fetchone()
@@ -291,13 +294,41 @@ class SqliteRead(SqliteSection):
             return None
         marks = ", ".join("?" * len(keys))
         try:  # any error: thread by thread, where thread_activity tells it as it does
+            # The heads of plain msgpack blobs come with the ids, in the one query (an id of 36
+            # characters with a 6 where a UUIDv6 has its version may hold a time: no head read);
+            # x'' for a blob without the bytes "ts" anywhere: no key "ts", so no time.
             rows = self.conn.execute(
-                f"SELECT thread_id, rowid, checkpoint_id, type, length(checkpoint) FROM checkpoints WHERE thread_id IN ({marks})",
+                "SELECT thread_id, rowid, checkpoint_id, type, length(checkpoint), CASE WHEN type = 'msgpack' AND NOT "
+                "(length(checkpoint_id) = 36 AND substr(checkpoint_id, 15, 1) = '6') THEN CASE WHEN instr(checkpoint, x'7473') = 0 "
+                f"THEN x'' ELSE substr(checkpoint, 1, {_HEAD}) END END FROM checkpoints WHERE thread_id IN ({marks})",
                 keys,
             ).fetchall()
-            return [(key, cid, None if checkpoint_id_time(cid) is not None else self._blob_head(rowid, type_, size)[0])
-                    for key, rowid, cid, type_, size in rows]
+            return [(key, cid, None if checkpoint_id_time(cid) is not None else self._head_ts(rowid, type_, size, head))
+                    for key, rowid, cid, type_, size, head in rows]
         except sqlite3.Error:
+            return None
+
+    def _head_ts(self, rowid: int, type_: str | None, size: int | None, head: bytes | None) -> str | None:
+        """A checkpoint's ts as ``_blob_head`` reads it, from the head read with its id
+        (``_keys_heads``: the bytes it reads first), else from the whole blob read once."""
+        from symfonic_cli.codec.msgpack_head import NeedMore, checkpoint_blob_head
+
+        if head is None or not size:
+            return self._blob_head(rowid, type_, size)[0]
+        if not head:  # no key "ts" in any encoding: what a parse to the end finds (undatable ids)
+            return None
+        try:
+            return checkpoint_blob_head(bytes(head))[0]
+        except NeedMore:
+            if len(head) >= size:
+                return None
+        except ValueError:
+            return None
+        row = self.conn.execute("SELECT checkpoint FROM checkpoints WHERE rowid = ?", (rowid,)).fetchone()
+        blob = bytes(row[0]) if row is not None and isinstance(row[0], bytes) else b""
+        try:
+            return checkpoint_blob_head(blob)[0]
+        except (NeedMore, ValueError):
             return None
 
     def _heads(self, where: str, params: tuple[Any, ...]) -> Iterator["CheckpointHead"]:
@@ -342,8 +373,8 @@ class SqliteRead(SqliteSection):
 
 
 
-# Room for odd threads in a page's bounded sort (_thread_rows).
-_ODD_ROOM = 64
+# Bytes of a blob read with its id when the id holds no time (``_keys_heads``): _blob_head's first read.
+_HEAD = 512
 
 # The listing's one pass: each thread's ids joined, tested by ``symfonic_ordered`` (clock.joined_ordered).
 _JOINED = "group_concat(checkpoint_id, ',')"
@@ -363,6 +394,10 @@ def _key_text(value: Any) -> str:
         except UnicodeDecodeError:
             return value.decode("utf-8", "backslashreplace")
     return str(value)
+
+
+def _key_bytes(key: Any) -> bytes:
+    return _utf8(key) if type(key) is str else bytes(key) if isinstance(key, bytes) else str(key).encode()
 
 
 def _utf8(key: str) -> bytes:
