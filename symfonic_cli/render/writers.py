@@ -154,7 +154,6 @@ class _Spool:
             self._file.close()
 
 
-
 def _text(records: Iterable[dict[str, Any]], columns: Sequence[str], out: TextIO, *, headers: Sequence[str],
           **_layout: Any) -> int:
     out.write("\t".join(headers) + "\n")
