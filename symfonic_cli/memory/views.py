@@ -16,6 +16,7 @@ import json
 from collections.abc import Iterator
 from typing import Any, NamedTuple
 
+from symfonic_cli.codec.msgpack_head import _STANDARD_HEAD, NeedMore, _Reader
 from symfonic_cli.stores.protocol import Store
 from symfonic_cli.transcript import rows as tx
 
@@ -157,16 +158,29 @@ class _Items:
         return Anchor(keys, messages, bytes(blob[start:start + (offsets[-1] if offsets else 0)]), offsets)
 
 
+_MESSAGES_KEY: Any = b"\xa8messages"  # compared with a memoryview's slice (equal by content)
+
+
 def _region(blob: memoryview, encoding: str) -> tuple[int, int] | None:
     """``(start of the first item, item count)`` of the stored messages array; None: not a plain array."""
-    from symfonic_cli.codec.msgpack_head import _STANDARD_HEAD, NeedMore, _Reader
-
+    fast = None
+    if encoding == "checkpoint":
+        fast = _STANDARD_HEAD.match(blob)
+        if fast is None:
+            return None
+        # LangGraph's layout, read inline (a prune's quick pass runs this per checkpoint): a small
+        # channel map whose first key is "messages", then the array's head; anything else, the loop.
+        p = fast.end()
+        if len(blob) > p + 10 and 0x81 <= blob[p] <= 0x8F and blob[p + 1:p + 10] == _MESSAGES_KEY:
+            c = blob[p + 10]
+            if 0x90 <= c <= 0x9F:
+                return p + 11, c & 0x0F
+            width = 2 if c == 0xDC else 4 if c == 0xDD else 0
+            if width and p + 11 + width <= len(blob):
+                return p + 11 + width, int.from_bytes(blob[p + 11:p + 11 + width], "big")
     r = _Reader(blob)  # type: ignore[arg-type]
     try:
-        if encoding == "checkpoint":
-            fast = _STANDARD_HEAD.match(blob)
-            if fast is None:
-                return None
+        if fast is not None:
             r.p = fast.end()
             kind, m = r.head()
             if kind != "map":
@@ -192,7 +206,7 @@ def checkpoint_views(store: Store, key: str, *, decode: bool = True) -> Iterator
     items = _Items()
     waiting: dict[tuple[str, str], list[View]] = {}
     last: tuple[Any, View] | None = None  # a PostgreSQL blob version shared by consecutive checkpoints
-    from symfonic_cli.codec.cipher import decrypt
+    from symfonic_cli.codec.cipher import decrypt, is_encrypted
 
     for state in store.iter_message_states(key):
         where = (state.checkpoint_ns, state.checkpoint_id)
@@ -200,7 +214,8 @@ def checkpoint_views(store: Store, key: str, *, decode: bool = True) -> Iterator
         view = None
         # An encrypted value is read as its plaintext: its items split (and told apart) as a plain one's.
         shared = last is not None and state.encoding == "channel" and last[0] == (state.checkpoint_ns, state.version)
-        payload_type, payload = (state.payload_type, state.payload) if shared or not state.payload else \
+        payload_type, payload = (state.payload_type, state.payload) if shared or not state.payload or \
+            not is_encrypted(state.payload_type) else \
             decrypt(state.payload_type, state.payload, what=f"checkpoint {state.checkpoint_id}")
         if last is not None and shared:
             v = last[1]

@@ -34,10 +34,13 @@ def messages_only_in_deleted(store: Store, key: str, *, keep: int = 1, newer_tha
         # Per shared list, the longest prefix a kept (a deleted) checkpoint holds.
         kept: dict[int, tuple[Any, int]] = {}
         gone: dict[int, tuple[Any, int]] = {}
-        for v in views:
-            side = gone if v.ns in d.drop or v.cid in deleted_ids.get(v.ns, ()) else kept
-            _, n = side.get(id(v.anchor), (v.anchor, 0))
-            side[id(v.anchor)] = (v.anchor, max(n, v.length))
+        drop, no_ids = d.drop, ()
+        for v in views:  # once per checkpoint: plain lookups
+            side = gone if v.ns in drop or v.cid in deleted_ids.get(v.ns, no_ids) else kept
+            anchor = v.anchor
+            had = side.get(id(anchor))
+            if had is None or had[1] < v.length:
+                side[id(anchor)] = (anchor, v.length)
         return kept, gone
 
     def count(kept: dict[int, tuple[Any, int]], gone: dict[int, tuple[Any, int]]) -> int:

@@ -104,16 +104,16 @@ def _csv(records: Iterable[dict[str, Any]], columns: Sequence[str], out: TextIO,
 
 
 class _Spool:
-    """Text held until it is complete: in memory up to a few MB, then in a temporary file."""
+    """Text held until it is complete: in memory up to a few MB, then in a temporary file (made,
+    and ``tempfile`` imported, only then: most listings never need one)."""
 
     _MEMORY = 8 << 20
     _BATCH = 512
 
     def __init__(self) -> None:
-        import tempfile
-
-        self._file = tempfile.SpooledTemporaryFile(max_size=self._MEMORY, mode="w+", encoding="utf-8", newline="",
-                                                   errors="surrogatepass")
+        self._file: Any = None
+        self._held: list[str] = []  # joined batches, in memory while the file is not made
+        self._size = 0
         self._pending: list[str] = []
 
     def __enter__(self) -> _Spool:
@@ -125,26 +125,41 @@ class _Spool:
     def add(self, text: str) -> None:
         self._pending.append(text)
         if len(self._pending) >= self._BATCH:
-            self._file.write("".join(self._pending))
-            self._pending = []
+            self._move()
 
-    def _flushed(self) -> Any:
+    def _move(self) -> None:
+        chunk = "".join(self._pending)
+        self._pending = []
+        if self._file is None:
+            self._held.append(chunk)
+            self._size += len(chunk)
+            if self._size <= self._MEMORY:
+                return
+            import tempfile
+
+            self._file = tempfile.TemporaryFile(mode="w+", encoding="utf-8", newline="", errors="surrogatepass")
+            chunk, self._held = "".join(self._held), []
+        self._file.write(chunk)
+
+    def _chunks(self) -> Any:
         if self._pending:
-            self._file.write("".join(self._pending))
-            self._pending = []
+            self._move()
+        if self._file is None:
+            return iter(self._held)
         self._file.seek(0)
-        return self._file
+        return iter(lambda: self._file.read(1 << 20), "")
 
     def copy_to(self, out: TextIO) -> None:
-        f = self._flushed()
-        while chunk := f.read(1 << 20):
+        for chunk in self._chunks():
             out.write(chunk)
 
     def text(self) -> str:
-        return str(self._flushed().read())
+        return "".join(self._chunks())
 
     def close(self) -> None:
-        self._file.close()
+        self._held = []
+        if self._file is not None:
+            self._file.close()
 
 
 def _text(records: Iterable[dict[str, Any]], columns: Sequence[str], out: TextIO, *, headers: Sequence[str],

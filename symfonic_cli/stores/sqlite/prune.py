@@ -17,8 +17,10 @@ if TYPE_CHECKING:
     from symfonic_cli.model.prune import PruneDecision
 
 # Metadata is JSON text (a BLOB of it, as SqliteSaver writes it); read in SQL, nothing decoded.
+# The root a call started from is read for a subgraph's namespace only (model/prune.py reads no other).
 _FACTS = (
-    "SELECT checkpoint_ns, checkpoint_id, parent_checkpoint_id, json_extract(m, '$.parents.\"\"'), "
+    "SELECT checkpoint_ns, checkpoint_id, parent_checkpoint_id, "
+    "CASE WHEN checkpoint_ns != '' THEN json_extract(m, '$.parents.\"\"') END, "
     "CASE WHEN instr(m, 'counters_since_delta_snapshot') THEN json_extract(m, '$.counters_since_delta_snapshot') END, "
     "CASE WHEN instr(m, 'delta_writes_versioned') THEN json_type(m, '$.delta_writes_versioned') END "
     "FROM (SELECT checkpoint_ns, checkpoint_id, parent_checkpoint_id, CAST(metadata AS TEXT) AS m "

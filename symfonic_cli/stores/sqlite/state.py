@@ -164,6 +164,9 @@ class SqliteState(SqliteSection):
                f"(SELECT coalesce(sum(length(value)), 0) FROM writes WHERE {self._key_is(value='?1')}) " if with_size else " ")
             + f"FROM checkpoints WHERE {self._key_is(value='?1')}"
         )
+        from symfonic_cli.model.thread_row import ThreadRunState
+
+        page = not (totals or with_size)  # a listing's page: its count and ids are the listing's
         for key, cid, rowid, type_, length, head, tail, n_writes in rows:
             status = None
             if rowid is not None:
@@ -172,8 +175,8 @@ class SqliteState(SqliteSection):
                     status = self._root_status(key, cid, rowid, type_, length, head, tail, n_writes)
             if statuses is not None and status not in statuses:
                 continue
-            if not (totals or with_size):  # a listing's page: its count and ids are the listing's
-                yield _run_state(key, 0, None, None, None, status, None)
+            if page:  # _run_state's row of no ids (one per listed thread: built here)
+                yield ThreadRunState(str(key), 0, None, None, status, None, None, None, False, True)
                 continue
             n, first, last, joined, *size = self.conn.execute(totals_sql, (key,)).fetchone()
             yield _run_state(key, n, first, last, joined, status, (size[0] or 0) + size[1] if with_size else None)
