@@ -41,19 +41,25 @@ def prune_request(front: Front, given: dict[str, Any]) -> Any:
     """A prune's request (prune/params.py): its threads chosen, every value checked."""
     from symfonic_cli.changes.params import declared, pace
     from symfonic_cli.prune.params import PARAMS, PruneRequest
+    from symfonic_cli.prune.run import check
     from symfonic_cli.selection import PRUNE
 
     values = declared(PARAMS, given, cli=front.cli)  # checked before a store is opened (a selection may open it)
     chosen = _selection(front, PRUNE, given, all_threads=given.get("all_threads", False), listed_only=True)
     location, options = front.place()
-    return PruneRequest(location=location, options=options, selection=chosen, pace=pace(values, cli=front.cli), **values)
+    request = PruneRequest(location=location, options=options, selection=chosen, pace=pace(values, cli=front.cli), **values)
+    check(request)
+    return request
 
 
 def run_prune(request: Any, environment: Any, report: Any) -> Any:
-    """prune/run.py: the plan, the report's confirmation, each thread; its EraseOutcome, or None when the report streamed it."""
-    from symfonic_cli.prune.run import run
+    """prune/run.py on the store opened here: the plan, the report's confirmation, each thread;
+    its EraseOutcome, or None when the report streamed it."""
+    from symfonic_cli.api.opening import open_changing
+    from symfonic_cli.prune.run import prune_threads
 
-    return run(request, environment, report)
+    store = open_changing(request.location, request.options, writable=not request.dry_run)
+    return prune_threads(store, request, environment, report)
 
 
 def prune(front: Front, given: dict[str, Any]) -> Any:
@@ -66,20 +72,25 @@ def erase_request(front: Front, given: dict[str, Any]) -> Any:
     here, once; each thread re-checked against it), every value checked."""
     from symfonic_cli.changes.params import declared, pace
     from symfonic_cli.erase.params import PARAMS, EraseRequest
+    from symfonic_cli.erase.run import check
     from symfonic_cli.selection import ERASE
 
     values = declared(PARAMS, given, cli=front.cli)
     chosen = _selection(front, ERASE, given)
     location, options = front.place()
-    return EraseRequest(location=location, options=options, selection=chosen, pace=pace(values, cli=front.cli), **values)
+    request = EraseRequest(location=location, options=options, selection=chosen, pace=pace(values, cli=front.cli), **values)
+    check(request)
+    return request
 
 
 def run_erase(request: Any, environment: Any, report: Any) -> Any:
-    """erase/run.py (a sweep: erase/sweep.py): the plan, the report's confirmation, each thread;
-    the EraseOutcome (None when the report streamed it)."""
-    from symfonic_cli.erase.run import run
+    """erase/run.py (a sweep: erase/sweep.py) on the store opened here: the plan, the report's
+    confirmation, each thread; the EraseOutcome (None when the report streamed it)."""
+    from symfonic_cli.api.opening import open_changing
+    from symfonic_cli.erase.run import erase_threads
 
-    return run(request, environment, report)
+    store = open_changing(request.location, request.options, writable=not request.dry_run)
+    return erase_threads(store, request, environment, report)
 
 
 def erase(front: Front, given: dict[str, Any]) -> Any:

@@ -40,33 +40,47 @@ if TYPE_CHECKING:
 __all__ = ["EraseOutcome", "EraseRequest", "run", "default_operator", "store_name"]
 
 
-def run(req: EraseRequest, environment: Environment | None = None, report: Report | None = None) -> EraseOutcome | None:
-    """Erase what ``req`` selects, telling ``report`` (changes/report.py: the caller's; by default no
-    one, and a needed confirmation raises) the plan, the confirmation and each thread. A request's
-    run returns its EraseOutcome, which the caller renders; one that does not end cleanly raises (a
-    SymfonicError with its exit code) carrying it as ``.outcome`` when it was made. A retention
-    sweep (erase/sweep.py) tells its threads as it goes: its outcome is returned when the report
-    does not stream it."""
-    from symfonic_cli.stores import open_store
-
-    env = environment or Environment()
-    report = report or Report()
+def check(req: EraseRequest) -> None:
+    """What a request needs of its store's kind and config entry, checked before the store is opened (exit 2)."""
     check_replicas(req.pace, req.location)
     check_jobs(req.jobs, req.location, sweep=req.selection.window is not None)
+    parse_extra(req.location.options)
+
+
+def run(req: EraseRequest, environment: Environment | None = None, report: Report | None = None) -> EraseOutcome | None:
+    """Deprecated: ``erase_threads`` on the store the API opens (api/front.py). Opens the store
+    (writable unless a dry run) and erases as ``erase_threads``."""
+    from symfonic_cli.stores import open_store
+
+    check(req)
+    return erase_threads(open_store(req.location, writable=not req.dry_run, **req.options), req, environment, report)
+
+
+def erase_threads(store: Store, req: EraseRequest, environment: Environment | None = None,
+                  report: Report | None = None) -> EraseOutcome | None:
+    """Erase what ``req`` selects in ``store`` (opened writable unless a dry run; closed here),
+    telling ``report`` (changes/report.py: the caller's; by default no one, and a needed
+    confirmation raises) the plan, the confirmation and each thread. A request's run returns its
+    EraseOutcome, which the caller renders; one that does not end cleanly raises (a SymfonicError
+    with its exit code) carrying it as ``.outcome`` when it was made. A retention sweep
+    (erase/sweep.py) tells its threads as it goes: its outcome is returned when the report does
+    not stream it."""
+    env = environment or Environment()
+    report = report or Report()
     if req.selection.window is not None:
         # A retention sweep can select any number of threads: streamed, batch by batch.
         from symfonic_cli.erase.sweep import run_sweep
 
-        return run_sweep(req, env, report)
+        return run_sweep(store, req, env, report)
     extra = parse_extra(req.location.options)
     now = datetime.now(timezone.utc)
     name = store_name(req.location)
-    receipt_file = open_receipt(req.receipt, dry_run=req.dry_run, store=req.location)
+    receipt_file = None
     stop: Stopped | None = None
     try:
-        store = open_store(req.location, writable=not req.dry_run, **req.options)
         report.opened(store)
         try:
+            receipt_file = open_receipt(req.receipt, dry_run=req.dry_run, store=req.location)
             # A dry run makes the real run's checks too (and exits as it would), changing nothing.
             if not req.dry_run:  # first: the checks below take the write lock too
                 store.set_lock_timeout(req.lock_timeout)
