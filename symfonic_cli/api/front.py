@@ -90,6 +90,7 @@ def run_erase(request: Any, environment: Any, report: Any) -> Any:
     from symfonic_cli.erase.run import erase_threads
 
     store = open_changing(request.location, request.options, writable=not request.dry_run)
+    report.opened(store)  # what the driver warned about while opening (MongoDB's)
     return erase_threads(store, request, environment, report)
 
 

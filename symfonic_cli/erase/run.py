@@ -53,18 +53,21 @@ def run(req: EraseRequest, environment: Environment | None = None, report: Repor
     from symfonic_cli.stores import open_store
 
     check(req)
-    return erase_threads(open_store(req.location, writable=not req.dry_run, **req.options), req, environment, report)
+    report = report or Report()
+    store = open_store(req.location, writable=not req.dry_run, **req.options)
+    report.opened(store)
+    return erase_threads(store, req, environment, report)
 
 
 def erase_threads(store: Store, req: EraseRequest, environment: Environment | None = None,
                   report: Report | None = None) -> EraseOutcome | None:
-    """Erase what ``req`` selects in ``store`` (opened writable unless a dry run; closed here),
-    telling ``report`` (changes/report.py: the caller's; by default no one, and a needed
-    confirmation raises) the plan, the confirmation and each thread. A request's run returns its
-    EraseOutcome, which the caller renders; one that does not end cleanly raises (a SymfonicError
-    with its exit code) carrying it as ``.outcome`` when it was made. A retention sweep
-    (erase/sweep.py) tells its threads as it goes: its outcome is returned when the report does
-    not stream it."""
+    """Erase what ``req`` selects in ``store`` (opened writable unless a dry run, its warnings
+    told by the opener; closed here), telling ``report`` (changes/report.py: the caller's; by
+    default no one, and a needed confirmation raises) the plan, the confirmation and each thread.
+    A request's run returns its EraseOutcome, which the caller renders; one that does not end
+    cleanly raises (a SymfonicError with its exit code) carrying it as ``.outcome`` when it was
+    made. A retention sweep (erase/sweep.py) tells its threads as it goes: its outcome is
+    returned when the report does not stream it."""
     env = environment or Environment()
     report = report or Report()
     if req.selection.window is not None:
@@ -78,7 +81,6 @@ def erase_threads(store: Store, req: EraseRequest, environment: Environment | No
     receipt_file = None
     stop: Stopped | None = None
     try:
-        report.opened(store)
         try:
             receipt_file = open_receipt(req.receipt, dry_run=req.dry_run, store=req.location)
             # A dry run makes the real run's checks too (and exits as it would), changing nothing.

@@ -53,7 +53,6 @@ def run_sweep(store: Store, req, env: Environment, report: Report) -> EraseOutco
     receipt_file = recorder = None
     sessions: list = []
     try:
-        report.opened(store)
         try:
             receipt_file = open_receipt(req.receipt, dry_run=req.dry_run, store=req.location)
             if not req.dry_run:  # first: the checks below take the write lock too
