@@ -91,6 +91,10 @@ def run_erase(request: Any, environment: Any, report: Any) -> Any:
 
     store = open_changing(request.location, request.options, writable=not request.dry_run)
     report.opened(store)  # what the driver warned about while opening (MongoDB's)
+    if request.selection.window is not None:  # a retention sweep: any number of threads, batch by batch
+        from symfonic_cli.erase.sweep import run_sweep
+
+        return run_sweep(store, request, environment, report)
     return erase_threads(store, request, environment, report)
 
 

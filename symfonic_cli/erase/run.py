@@ -1,7 +1,7 @@
 """``thread erase`` for requested keys or a tenant prefix: the request driver over a changing
 run's parts (changes/: plan.py: plans and the receipt; steps.py: the per-thread step and the loop; records.py:
 the receipt file; report.py: what the caller is told, its typed events; faults.py). A retention
-sweep (a selection with a window) is handed to sweep.py, the other driver. It writes no text:
+sweep (a selection with a window) is sweep.py's, the other driver (api/front.py picks it). It writes no text:
 the caller's Report renders (the command line: cli/report.py) or keeps (the Python API) it.
 
 The plans are made, and told to the caller (shown, or confirmed by its step), first; every requested key with nothing to erase is classified
@@ -20,7 +20,7 @@ from symfonic_cli.changes.faults import Faults
 from symfonic_cli.changes.jobs import check_jobs
 from symfonic_cli.erase.extra import parse_extra
 from symfonic_cli.erase.params import EraseRequest
-from symfonic_cli.changes.report import Confirmation, Report, RequestView
+from symfonic_cli.changes.report import Report, RequestView
 from symfonic_cli.changes.result import EraseOutcome, carry_outcome
 from symfonic_cli.changes.records import Recorder, default_operator, new_header, open_receipt, store_name
 from symfonic_cli.changes.steps import Stopped, busy_error, check_replicas, erase_step, finish, hold_run_lock, run_threads
@@ -56,6 +56,10 @@ def run(req: EraseRequest, environment: Environment | None = None, report: Repor
     report = report or Report()
     store = open_store(req.location, writable=not req.dry_run, **req.options)
     report.opened(store)
+    if req.selection.window is not None:
+        from symfonic_cli.erase.sweep import run_sweep
+
+        return run_sweep(store, req, environment or Environment(), report)
     return erase_threads(store, req, environment, report)
 
 
@@ -66,15 +70,12 @@ def erase_threads(store: Store, req: EraseRequest, environment: Environment | No
     default no one, and a needed confirmation raises) the plan, the confirmation and each thread.
     A request's run returns its EraseOutcome, which the caller renders; one that does not end
     cleanly raises (a SymfonicError with its exit code) carrying it as ``.outcome`` when it was
-    made. A retention sweep (erase/sweep.py) tells its threads as it goes: its outcome is
-    returned when the report does not stream it."""
+    made. A retention sweep (a selection with a time window) is the other driver's:
+    erase/sweep.run_sweep."""
+    if req.selection.window is not None:
+        raise ValueError("a selection with a time window is a retention sweep: erase/sweep.run_sweep")
     env = environment or Environment()
     report = report or Report()
-    if req.selection.window is not None:
-        # A retention sweep can select any number of threads: streamed, batch by batch.
-        from symfonic_cli.erase.sweep import run_sweep
-
-        return run_sweep(store, req, env, report)
     extra = parse_extra(req.location.options)
     now = datetime.now(timezone.utc)
     name = store_name(req.location)
@@ -102,9 +103,7 @@ def erase_threads(store: Store, req: EraseRequest, environment: Environment | No
             notes += huge
             view = RequestView(name, plans, misses, now, req.grace, by_prefix=sel.keys is None, extra=extra, notes=huge)
             if needs_confirm:  # the caller's step: shows the plan where the answer is read, and asks
-                todo = ep.to_erase(plans)
-                report.confirm(Confirmation(view, "erase", len(todo), todo[0].key if len(todo) == 1 else None,
-                                            from_stdin=sel.from_stdin))
+                report.confirm(view.confirmation(from_stdin=sel.from_stdin))
             else:
                 report.plan(view)
             if req.dry_run:
