@@ -17,10 +17,9 @@ from typing import Any
 
 from symfonic_cli import __version__
 from symfonic_cli.environment import Environment
-from symfonic_cli.changes import plan as ep
 from symfonic_cli.changes.faults import Faults
 from symfonic_cli.changes.jobs import check_jobs, close_sessions, open_sessions, run_jobs
-from symfonic_cli.changes.records import RunRecord, default_operator, open_receipt, store_name
+from symfonic_cli.changes.records import RunRecord, default_operator, open_receipt, receipt_header, store_name
 from symfonic_cli.changes.steps import DEFAULT_BATCH, Stopped, busy_error, check_replicas, hold_run_lock, run_threads
 from symfonic_cli.changes.result import EraseOutcome, carry_outcome
 from symfonic_cli.changes.report import Confirmation, Report
@@ -128,7 +127,7 @@ def prune_threads(store: Store, req: PruneRequest, environment: Environment | No
                 else:
                     report.plan(view)
             header = {
-                **ep.receipt_header(receipt_id=str(uuid.uuid4()), now=now, version=__version__, store=name,
+                **receipt_header(receipt_id=str(uuid.uuid4()), now=now, version=__version__, store=name,
                                     kind=req.location.kind, operator=req.operator or default_operator(), ticket=req.ticket,
                                     selection=req.selection.receipt, vacuum=req.compact),
                 "operation": "prune", "keep": req.keep, "older_than": _seconds(req.older_than),
