@@ -117,10 +117,14 @@ def rewind_request(front: Front, given: dict[str, Any]) -> Any:
 
 
 def run_rewind(request: Any, environment: Any, report: Any) -> Any:
-    """rewind/run.py: the plan, the report's confirmation, the copy written; its EraseOutcome."""
-    from symfonic_cli.rewind.run import run
+    """rewind/run.py on the store opened here: the plan, the report's confirmation, the copy
+    written; its EraseOutcome."""
+    from symfonic_cli.api.opening import open_changing
+    from symfonic_cli.rewind.run import rewind_thread
 
-    return run(request, environment, report)
+    store = open_changing(request.location, request.options, writable=not request.dry_run)
+    report.opened(store)  # what the driver warned about while opening (MongoDB's)
+    return rewind_thread(store, request, environment, report)
 
 
 def rewind(front: Front, given: dict[str, Any]) -> Any:
