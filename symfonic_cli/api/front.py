@@ -159,17 +159,25 @@ def export_request(front: Front, given: dict[str, Any]) -> Any:
 
 
 def run_export(request: Any, environment: Any, report: Any) -> Any:
-    """export/run.py: the bundle written; its ExportResult."""
-    from symfonic_cli.export.run import run
+    """export/run.py on the store opened here (read-only), once the output is checked: the bundle
+    written; its ExportResult."""
+    from symfonic_cli.api.opening import open_changing
+    from symfonic_cli.export.run import check_output, export_threads
 
-    return run(request, environment, report)
+    kind = check_output(request)  # a refused --output costs no connection
+    store = open_changing(request.location, request.options, writable=False)
+    report.opened(store)  # what the driver warned about while opening (MongoDB's)
+    return export_threads(store, request, environment, report, kind=kind)
 
 
 def plan_export(request: Any, environment: Any, report: Any) -> None:
-    """export/run.py's plan: the output checked, the threads it would write (kept by the report)."""
-    from symfonic_cli.export.run import plan
+    """export/run.py's plan on the store opened here: the output checked, the threads it would
+    write (kept by the report; the store's open warnings are no one's)."""
+    from symfonic_cli.api.opening import open_changing
+    from symfonic_cli.export.run import check_output, plan_threads
 
-    report.whole(plan(request, environment))
+    kind = check_output(request)
+    report.whole(plan_threads(open_changing(request.location, request.options, writable=False), request, kind=kind))
 
 
 def export(front: Front, given: dict[str, Any]) -> Any:
