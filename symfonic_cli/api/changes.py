@@ -240,7 +240,7 @@ migrate = keywords("migrate", _parts("migrate")[0], _migrate, """``migrate -f js
 
 
 def run_migration(request: Any, env: Any) -> RunResult:
-    """migrate/command.run_migrate's typed result (its document); not all copied and verified:
+    """migrate/command.migrate_stores' typed result (its document); not all copied and verified:
     ``MigrateIncomplete`` carrying it as ``.result``."""
     from symfonic_cli.api.front import run_migrate
 

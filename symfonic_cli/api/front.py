@@ -236,10 +236,14 @@ def migrate_request(front: Front, given: dict[str, Any]) -> Any:
 
 
 def run_migrate(request: Any, environment: Any, report: Any) -> Any:
-    """migrate/command.py: every selected thread copied (or planned, or compared); its MigrateResult."""
-    from symfonic_cli.migrate.command import run_migrate as run
+    """migrate/command.py on the two stores opened here (the source read-only, then the target):
+    every selected thread copied (or planned, or compared); its MigrateResult."""
+    from symfonic_cli.api.opening import open_changing
+    from symfonic_cli.migrate.command import MigrateReport, migrate_stores, open_stores
 
-    return run(request, environment, report)
+    report = report or MigrateReport()
+    source, target, scratch = open_stores(request, report, open_changing)
+    return migrate_stores(source, target, request, environment, report, scratch=scratch)
 
 
 def migrate(front: Front, given: dict[str, Any]) -> Any:
