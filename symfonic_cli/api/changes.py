@@ -109,13 +109,12 @@ def _rewind_request(front: Any, given: dict[str, Any]) -> Any:
     return rewind_request(front, {**given, "thread": [chosen] if chosen is not None else None})
 
 
-def _done(operation: str) -> Callable[..., RunResult]:
-    def run(store: Any, options: dict[str, Any], given: dict[str, Any]) -> RunResult:
-        _, request_of, run_it, _ = _parts(operation)
-        front = _api_front(operation, store, options, given.get("on_thread"))
-        return collected(operation, front, lambda: run_it(request_of(front, given), front.environment, front.report))
-
-    return run
+def _run(operation: str, store: Any, options: dict[str, Any], given: dict[str, Any]) -> RunResult:
+    """An operation's run on ``store`` as given: the API's Front (the store found when the request
+    is made, then opened once for the operation's driver: api/front.py), the request, the run."""
+    _, request_of, run_it, _ = _parts(operation)
+    front = _api_front(operation, store, options, given.get("on_thread"))
+    return collected(operation, front, lambda: run_it(request_of(front, given), front.environment, front.report))
 
 
 def _planned(operation: str) -> Callable[..., Any]:
@@ -185,10 +184,29 @@ def _function(operation: str, name: str, call: Callable[..., Any]) -> Callable[.
                     positional=_POSITIONAL.get(operation, ("store",)), optional=_OPTIONAL.get(operation, ()))
 
 
-erase = _function("erase", "erase", _done("erase"))
-export = _function("export", "export", _done("export"))
-prune = _function("prune", "prune", _done("prune"))
-rewind = _function("rewind", "rewind", _done("rewind"))
+def _declared(operation: str) -> Callable[[Callable[..., RunResult]], Callable[..., Any]]:
+    """The API function of ``operation``: its declared keywords (``keywords``) over the run."""
+    return lambda run: _function(operation, operation, run)
+
+
+@_declared("erase")
+def erase(store: Any, options: dict[str, Any], given: dict[str, Any]) -> RunResult:
+    return _run("erase", store, options, given)
+
+
+@_declared("export")
+def export(store: Any, options: dict[str, Any], given: dict[str, Any]) -> RunResult:
+    return _run("export", store, options, given)
+
+
+@_declared("prune")
+def prune(store: Any, options: dict[str, Any], given: dict[str, Any]) -> RunResult:
+    return _run("prune", store, options, given)
+
+
+@_declared("rewind")
+def rewind(store: Any, options: dict[str, Any], given: dict[str, Any]) -> RunResult:
+    return _run("rewind", store, options, given)
 
 
 def planner(operation: str) -> Callable[..., Any]:
@@ -222,7 +240,7 @@ migrate = keywords("migrate", _parts("migrate")[0], _migrate, """``migrate -f js
 
 
 def run_migration(request: Any, env: Any) -> RunResult:
-    """migrate/command.run_migrate's typed result (its document); not all copied and verified:
+    """migrate/command.migrate_stores' typed result (its document); not all copied and verified:
     ``MigrateIncomplete`` carrying it as ``.result``."""
     from symfonic_cli.api.front import run_migrate
 

@@ -41,19 +41,25 @@ def prune_request(front: Front, given: dict[str, Any]) -> Any:
     """A prune's request (prune/params.py): its threads chosen, every value checked."""
     from symfonic_cli.changes.params import declared, pace
     from symfonic_cli.prune.params import PARAMS, PruneRequest
+    from symfonic_cli.prune.run import check
     from symfonic_cli.selection import PRUNE
 
     values = declared(PARAMS, given, cli=front.cli)  # checked before a store is opened (a selection may open it)
     chosen = _selection(front, PRUNE, given, all_threads=given.get("all_threads", False), listed_only=True)
     location, options = front.place()
-    return PruneRequest(location=location, options=options, selection=chosen, pace=pace(values, cli=front.cli), **values)
+    request = PruneRequest(location=location, options=options, selection=chosen, pace=pace(values, cli=front.cli), **values)
+    check(request)
+    return request
 
 
 def run_prune(request: Any, environment: Any, report: Any) -> Any:
-    """prune/run.py: the plan, the report's confirmation, each thread; its EraseOutcome, or None when the report streamed it."""
-    from symfonic_cli.prune.run import run
+    """prune/run.py on the store opened here: the plan, the report's confirmation, each thread;
+    its EraseOutcome, or None when the report streamed it."""
+    from symfonic_cli.api.opening import open_changing
+    from symfonic_cli.prune.run import prune_threads
 
-    return run(request, environment, report)
+    store = open_changing(request.location, request.options, writable=not request.dry_run)
+    return prune_threads(store, request, environment, report)
 
 
 def prune(front: Front, given: dict[str, Any]) -> Any:
@@ -66,20 +72,30 @@ def erase_request(front: Front, given: dict[str, Any]) -> Any:
     here, once; each thread re-checked against it), every value checked."""
     from symfonic_cli.changes.params import declared, pace
     from symfonic_cli.erase.params import PARAMS, EraseRequest
+    from symfonic_cli.erase.run import check
     from symfonic_cli.selection import ERASE
 
     values = declared(PARAMS, given, cli=front.cli)
     chosen = _selection(front, ERASE, given)
     location, options = front.place()
-    return EraseRequest(location=location, options=options, selection=chosen, pace=pace(values, cli=front.cli), **values)
+    request = EraseRequest(location=location, options=options, selection=chosen, pace=pace(values, cli=front.cli), **values)
+    check(request)
+    return request
 
 
 def run_erase(request: Any, environment: Any, report: Any) -> Any:
-    """erase/run.py (a sweep: erase/sweep.py): the plan, the report's confirmation, each thread;
-    the EraseOutcome (None when the report streamed it)."""
-    from symfonic_cli.erase.run import run
+    """erase/run.py (a sweep: erase/sweep.py) on the store opened here: the plan, the report's
+    confirmation, each thread; the EraseOutcome (None when the report streamed it)."""
+    from symfonic_cli.api.opening import open_changing
+    from symfonic_cli.erase.run import erase_threads
 
-    return run(request, environment, report)
+    store = open_changing(request.location, request.options, writable=not request.dry_run)
+    report.opened(store)  # what the driver warned about while opening (MongoDB's)
+    if request.selection.window is not None:  # a retention sweep: any number of threads, batch by batch
+        from symfonic_cli.erase.sweep import run_sweep
+
+        return run_sweep(store, request, environment, report)
+    return erase_threads(store, request, environment, report)
 
 
 def erase(front: Front, given: dict[str, Any]) -> Any:
@@ -101,10 +117,14 @@ def rewind_request(front: Front, given: dict[str, Any]) -> Any:
 
 
 def run_rewind(request: Any, environment: Any, report: Any) -> Any:
-    """rewind/run.py: the plan, the report's confirmation, the copy written; its EraseOutcome."""
-    from symfonic_cli.rewind.run import run
+    """rewind/run.py on the store opened here: the plan, the report's confirmation, the copy
+    written; its EraseOutcome."""
+    from symfonic_cli.api.opening import open_changing
+    from symfonic_cli.rewind.run import rewind_thread
 
-    return run(request, environment, report)
+    store = open_changing(request.location, request.options, writable=not request.dry_run)
+    report.opened(store)  # what the driver warned about while opening (MongoDB's)
+    return rewind_thread(store, request, environment, report)
 
 
 def rewind(front: Front, given: dict[str, Any]) -> Any:
@@ -139,17 +159,25 @@ def export_request(front: Front, given: dict[str, Any]) -> Any:
 
 
 def run_export(request: Any, environment: Any, report: Any) -> Any:
-    """export/run.py: the bundle written; its ExportResult."""
-    from symfonic_cli.export.run import run
+    """export/run.py on the store opened here (read-only), once the output is checked: the bundle
+    written; its ExportResult."""
+    from symfonic_cli.api.opening import open_changing
+    from symfonic_cli.export.run import check_output, export_threads
 
-    return run(request, environment, report)
+    kind = check_output(request)  # a refused --output costs no connection
+    store = open_changing(request.location, request.options, writable=False)
+    report.opened(store)  # what the driver warned about while opening (MongoDB's)
+    return export_threads(store, request, environment, report, kind=kind)
 
 
 def plan_export(request: Any, environment: Any, report: Any) -> None:
-    """export/run.py's plan: the output checked, the threads it would write (kept by the report)."""
-    from symfonic_cli.export.run import plan
+    """export/run.py's plan on the store opened here: the output checked, the threads it would
+    write (kept by the report; the store's open warnings are no one's)."""
+    from symfonic_cli.api.opening import open_changing
+    from symfonic_cli.export.run import check_output, plan_threads
 
-    report.whole(plan(request, environment))
+    kind = check_output(request)
+    report.whole(plan_threads(open_changing(request.location, request.options, writable=False), request, kind=kind))
 
 
 def export(front: Front, given: dict[str, Any]) -> Any:
@@ -208,10 +236,14 @@ def migrate_request(front: Front, given: dict[str, Any]) -> Any:
 
 
 def run_migrate(request: Any, environment: Any, report: Any) -> Any:
-    """migrate/command.py: every selected thread copied (or planned, or compared); its MigrateResult."""
-    from symfonic_cli.migrate.command import run_migrate as run
+    """migrate/command.py on the two stores opened here (the source read-only, then the target):
+    every selected thread copied (or planned, or compared); its MigrateResult."""
+    from symfonic_cli.api.opening import open_changing
+    from symfonic_cli.migrate.command import MigrateReport, migrate_stores, open_stores
 
-    return run(request, environment, report)
+    report = report or MigrateReport()
+    source, target, scratch = open_stores(request, report, open_changing)
+    return migrate_stores(source, target, request, environment, report, scratch=scratch)
 
 
 def migrate(front: Front, given: dict[str, Any]) -> Any:

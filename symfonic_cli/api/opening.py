@@ -1,5 +1,5 @@
-"""Opening a store to read: the one opener of every front end (the command line, the browser, the
-MCP server) and of ``open_store``. A store is opened strictly read-only; the root options apply
+"""Opening a store: the one opener of every front end (the command line, the browser, the
+MCP server) and of ``open_store``; a changing run's store (``open_changing``) too. A store is opened strictly read-only; the root options apply
 over its config entry's; what the driver warned about while opening is data (``open_warnings``),
 which the front end writes (cli/common.py).
 Beside it, what a front end settles before it opens one: the key file (``--aes-key-file``), a
@@ -26,6 +26,14 @@ def open_backend(location: StoreLocation, options: dict[str, Any]) -> Any:
     from symfonic_cli.stores import open_read_only
 
     return open_read_only(location, **options)
+
+
+def open_changing(location: StoreLocation, options: dict[str, Any], *, writable: bool) -> Any:
+    """The store a changing run works on (the stores' own object), opened once for the run's
+    driver: writable (a dry run: read-only); the run closes it."""
+    from symfonic_cli.stores import open_store
+
+    return open_store(location, writable=writable, **options)
 
 
 def use_key_file(path: str | None) -> None:

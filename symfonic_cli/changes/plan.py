@@ -152,25 +152,6 @@ def thread_entry(o: ThreadOutcome, kind: str, grace: timedelta) -> dict[str, Any
     return entry
 
 
-def receipt_header(*, receipt_id: str, now: datetime, version: str, store: str, kind: str, operator: str, ticket: str | None,
-                   selection: dict[str, Any], vacuum: bool, identity: dict[str, Any] | None = None) -> dict[str, Any]:
-    """Who, when, where and what was asked: the start of the receipt and of each receipt-file line.
-    ``identity`` (the store's ``store_identity()``) names the tables: what "the same store" means."""
-    return {
-        "receipt_id": receipt_id,
-        "time": _iso(now),
-        "tool": "symfonic",
-        "tool_version": version,
-        "store": store,
-        "store_kind": kind,
-        "store_identity": identity,
-        "operator": operator,
-        "ticket": ticket,
-        "selection": selection,
-        "vacuum": vacuum,
-    }
-
-
 def summary(outcomes: list[ThreadOutcome]) -> dict[str, int]:
     counts = {s: sum(1 for o in outcomes if o.status == s) for s in STATUSES}
     return {

@@ -5,8 +5,9 @@ caller renders them). Shared by erase requests, sweeps and prune.
 API:
 - ``store_name(location)``: the store as a receipt names it (an absolute path, else the masked URL);
 - ``default_operator()``: who runs it when ``--operator`` is not given;
-- ``new_header(location, store, now, operator=..., ticket=..., selection=..., vacuum=...)``: the
-  receipt's head (each receipt-file line carries it), with the store identity;
+- ``receipt_header(...)``: who, when, where and what was asked: a receipt's head (each
+  receipt-file line carries it); ``new_header(location, store, now, operator=..., ticket=...,
+  selection=..., vacuum=...)``: a new run's, with the store identity;
 - ``open_receipt(path, dry_run=...)``: the ``ReceiptFile`` (opened, and checked, before anything
   is deleted), or None without ``--receipt``;
 - ``Recorder(env, report, header=..., kind=..., grace=..., receipt_file=..., total=...,
@@ -31,6 +32,7 @@ from symfonic_cli.changes import plan as ep
 from symfonic_cli.changes.receipt_file import ReceiptFile, ReceiptWriteError
 from symfonic_cli.changes.report import Report, ThreadDone
 from symfonic_cli.changes.steps import Stopped
+from symfonic_cli.clock import iso_utc
 from symfonic_cli.errors import EXIT_STORE, ReceiptError
 from symfonic_cli.location import StoreLocation
 
@@ -59,11 +61,30 @@ def store_name(location: StoreLocation) -> str:
     return location.display
 
 
+def receipt_header(*, receipt_id: str, now: datetime, version: str, store: str, kind: str, operator: str, ticket: str | None,
+                   selection: dict[str, Any], vacuum: bool, identity: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Who, when, where and what was asked: the start of the receipt and of each receipt-file line.
+    ``identity`` (the store's ``store_identity()``) names the tables: what "the same store" means."""
+    return {
+        "receipt_id": receipt_id,
+        "time": iso_utc(now),
+        "tool": "symfonic",
+        "tool_version": version,
+        "store": store,
+        "store_kind": kind,
+        "store_identity": identity,
+        "operator": operator,
+        "ticket": ticket,
+        "selection": selection,
+        "vacuum": vacuum,
+    }
+
+
 def new_header(location: StoreLocation, store: Store, now: datetime, *, operator: str | None, ticket: str | None,
                selection: dict[str, Any], vacuum: bool = False) -> dict[str, Any]:
-    """A new run's receipt head (plan.receipt_header): a fresh receipt id, this version, the
+    """A new run's receipt head (receipt_header): a fresh receipt id, this version, the
     store's name and identity (the opened ``store``'s ``store_identity()``)."""
-    return ep.receipt_header(
+    return receipt_header(
         receipt_id=str(uuid.uuid4()), now=now, version=__version__, store=store_name(location), kind=location.kind,
         operator=operator or default_operator(), ticket=ticket, selection=selection, vacuum=vacuum,
         identity=store.store_identity(),
@@ -131,8 +152,6 @@ class RunRecord:
 
     def end_times(self) -> dict[str, Any]:
         """The ``end`` record's times: when the run ended (taken once), when it began."""
-        from symfonic_cli.clock import iso_utc
-
         if self._ended is None:
             self._ended = iso_utc(datetime.now(timezone.utc))
         return {"time": self._ended, "started": self.header["time"]}

@@ -58,6 +58,11 @@ class RequestView:
     extra: tuple[ExtraTable, ...] = ()
     notes: list[str] = field(default_factory=list)  # said under the plan (threads erased in one huge transaction)
 
+    def confirmation(self, from_stdin: bool) -> Confirmation:
+        """What the operator confirms: the threads this plan erases (plan.to_erase), or the key of the only one."""
+        todo = [p for p in self.plans if p.total]
+        return Confirmation(self, "erase", len(todo), todo[0].key if len(todo) == 1 else None, from_stdin=from_stdin)
+
 
 @dataclass(frozen=True)
 class SweepView:

@@ -10,8 +10,7 @@ import typer
 from symfonic_cli.errors import UsageError
 from symfonic_cli.vocabulary import GROUP_HELP
 
-
-from symfonic_cli.demo import MAX_THREADS, MAX_TOTAL_TURNS, MAX_TURNS, MIN_THREADS, MIN_TURNS  # langgraph only when run
+from symfonic_cli.api.demo import MAX_THREADS, MAX_TOTAL_TURNS, MAX_TURNS, MIN_THREADS, MIN_TURNS  # langgraph only when run
 
 
 def demo(
@@ -31,7 +30,7 @@ def demo(
 ) -> None:
     # The help: vocabulary.GROUP_HELP["demo"] (the root's help says the same).
     from symfonic_cli.cli.common import environment
-    from symfonic_cli.demo import DEFAULT_TURNS, create_demo_store, is_demo_store
+    from symfonic_cli.api.demo import DEFAULT_TURNS, is_demo_store, write_demo_store
     from symfonic_cli.render import escape_inline
 
     sized = threads is not None or turns is not None
@@ -53,30 +52,16 @@ def demo(
     if encrypted is not None:
         aes_key = _new_key_file(encrypted, path)
 
-    import sqlite3
-
-    from symfonic_cli.errors import StoreError
-    from symfonic_cli.stores.sqlite.connect import create_new_file, remove_new_file
-
     env = environment()
     from symfonic_cli.progress import Progress
 
-    try:
-        create_new_file(str(path), "the demo store")  # exit 2 or 4 here, before anything is written
-    except BaseException:
-        if encrypted is not None:
-            encrypted.unlink(missing_ok=True)  # the key of a store that cannot be made
-        raise
     bar = Progress(env.stderr, "wrote", n) if n > MIN_THREADS else None
     try:
-        keys = create_demo_store(path, threads=n, turns=t, progress=None if bar is None else lambda done, _total: bar.step(done),
-                                 aes_key=aes_key)
-    except BaseException as exc:
-        remove_new_file(str(path))  # no half-written store that the next run calls "already exists"
+        keys = write_demo_store(path, threads=n, turns=t, progress=None if bar is None else lambda done, _total: bar.step(done),
+                                aes_key=aes_key)
+    except BaseException:
         if encrypted is not None:
             encrypted.unlink(missing_ok=True)  # no key left behind for a store that was not written
-        if isinstance(exc, sqlite3.Error):
-            raise StoreError(f"cannot write the demo store {path}: {exc}; nothing was left behind") from None
         raise
     if bar is not None:
         bar.clear()
@@ -92,8 +77,7 @@ def demo(
 
 def _new_key_file(key_file: Path, store: Path) -> bytes:
     """A new random key written to ``key_file`` (0600) before the store, after every check."""
-    from symfonic_cli.codec.cipher import EXTRA_HINT
-    from symfonic_cli.demo import new_aes_key, write_key_file
+    from symfonic_cli.api.demo import encryption_missing, new_aes_key, write_key_file
 
     if key_file.exists() or key_file.is_symlink():
         raise UsageError(f"--encrypted {key_file} already exists; the demo never overwrites a file", hint="choose a new path")
@@ -101,10 +85,9 @@ def _new_key_file(key_file: Path, store: Path) -> bytes:
         raise UsageError("--encrypted names the store's own file", hint="give the key its own file, e.g. aes.key")
     if not key_file.parent.exists():
         raise UsageError(f"folder {key_file.parent} does not exist")
-    try:
-        import Crypto.Cipher.AES  # noqa: F401  (LangGraph's EncryptedSerializer encrypts with it)
-    except ImportError:
-        raise UsageError("--encrypted needs pycryptodome", hint=EXTRA_HINT) from None
+    hint = encryption_missing()
+    if hint is not None:
+        raise UsageError("--encrypted needs pycryptodome", hint=hint)
     key = new_aes_key()
     try:
         write_key_file(key_file, key)

@@ -1,7 +1,7 @@
 """``thread erase`` for requested keys or a tenant prefix: the request driver over a changing
 run's parts (changes/: plan.py: plans and the receipt; steps.py: the per-thread step and the loop; records.py:
 the receipt file; report.py: what the caller is told, its typed events; faults.py). A retention
-sweep (a selection with a window) is handed to sweep.py, the other driver. It writes no text:
+sweep (a selection with a window) is sweep.py's, the other driver (api/front.py picks it). It writes no text:
 the caller's Report renders (the command line: cli/report.py) or keeps (the Python API) it.
 
 The plans are made, and told to the caller (shown, or confirmed by its step), first; every requested key with nothing to erase is classified
@@ -20,7 +20,7 @@ from symfonic_cli.changes.faults import Faults
 from symfonic_cli.changes.jobs import check_jobs
 from symfonic_cli.erase.extra import parse_extra
 from symfonic_cli.erase.params import EraseRequest
-from symfonic_cli.changes.report import Confirmation, Report, RequestView
+from symfonic_cli.changes.report import Report, RequestView
 from symfonic_cli.changes.result import EraseOutcome, carry_outcome
 from symfonic_cli.changes.records import Recorder, default_operator, new_header, open_receipt, store_name
 from symfonic_cli.changes.steps import Stopped, busy_error, check_replicas, erase_step, finish, hold_run_lock, run_threads
@@ -40,33 +40,50 @@ if TYPE_CHECKING:
 __all__ = ["EraseOutcome", "EraseRequest", "run", "default_operator", "store_name"]
 
 
-def run(req: EraseRequest, environment: Environment | None = None, report: Report | None = None) -> EraseOutcome | None:
-    """Erase what ``req`` selects, telling ``report`` (changes/report.py: the caller's; by default no
-    one, and a needed confirmation raises) the plan, the confirmation and each thread. A request's
-    run returns its EraseOutcome, which the caller renders; one that does not end cleanly raises (a
-    SymfonicError with its exit code) carrying it as ``.outcome`` when it was made. A retention
-    sweep (erase/sweep.py) tells its threads as it goes: its outcome is returned when the report
-    does not stream it."""
-    from symfonic_cli.stores import open_store
-
-    env = environment or Environment()
-    report = report or Report()
+def check(req: EraseRequest) -> None:
+    """What a request needs of its store's kind and config entry, checked before the store is opened (exit 2)."""
     check_replicas(req.pace, req.location)
     check_jobs(req.jobs, req.location, sweep=req.selection.window is not None)
+    parse_extra(req.location.options)
+
+
+def run(req: EraseRequest, environment: Environment | None = None, report: Report | None = None) -> EraseOutcome | None:
+    """Deprecated: ``erase_threads`` on the store the API opens (api/front.py). Opens the store
+    (writable unless a dry run) and erases as ``erase_threads``."""
+    from symfonic_cli.stores import open_store
+
+    check(req)
+    report = report or Report()
+    store = open_store(req.location, writable=not req.dry_run, **req.options)
+    report.opened(store)
     if req.selection.window is not None:
-        # A retention sweep can select any number of threads: streamed, batch by batch.
         from symfonic_cli.erase.sweep import run_sweep
 
-        return run_sweep(req, env, report)
+        return run_sweep(store, req, environment or Environment(), report)
+    return erase_threads(store, req, environment, report)
+
+
+def erase_threads(store: Store, req: EraseRequest, environment: Environment | None = None,
+                  report: Report | None = None) -> EraseOutcome | None:
+    """Erase what ``req`` selects in ``store`` (opened writable unless a dry run, its warnings
+    told by the opener; closed here), telling ``report`` (changes/report.py: the caller's; by
+    default no one, and a needed confirmation raises) the plan, the confirmation and each thread.
+    A request's run returns its EraseOutcome, which the caller renders; one that does not end
+    cleanly raises (a SymfonicError with its exit code) carrying it as ``.outcome`` when it was
+    made. A retention sweep (a selection with a time window) is the other driver's:
+    erase/sweep.run_sweep."""
+    if req.selection.window is not None:
+        raise ValueError("a selection with a time window is a retention sweep: erase/sweep.run_sweep")
+    env = environment or Environment()
+    report = report or Report()
     extra = parse_extra(req.location.options)
     now = datetime.now(timezone.utc)
     name = store_name(req.location)
-    receipt_file = open_receipt(req.receipt, dry_run=req.dry_run, store=req.location)
+    receipt_file = None
     stop: Stopped | None = None
     try:
-        store = open_store(req.location, writable=not req.dry_run, **req.options)
-        report.opened(store)
         try:
+            receipt_file = open_receipt(req.receipt, dry_run=req.dry_run, store=req.location)
             # A dry run makes the real run's checks too (and exits as it would), changing nothing.
             if not req.dry_run:  # first: the checks below take the write lock too
                 store.set_lock_timeout(req.lock_timeout)
@@ -86,9 +103,7 @@ def run(req: EraseRequest, environment: Environment | None = None, report: Repor
             notes += huge
             view = RequestView(name, plans, misses, now, req.grace, by_prefix=sel.keys is None, extra=extra, notes=huge)
             if needs_confirm:  # the caller's step: shows the plan where the answer is read, and asks
-                todo = ep.to_erase(plans)
-                report.confirm(Confirmation(view, "erase", len(todo), todo[0].key if len(todo) == 1 else None,
-                                            from_stdin=sel.from_stdin))
+                report.confirm(view.confirmation(from_stdin=sel.from_stdin))
             else:
                 report.plan(view)
             if req.dry_run:

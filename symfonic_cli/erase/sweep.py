@@ -37,13 +37,12 @@ if TYPE_CHECKING:
 SAMPLE = 10  # keys the confirmation shows
 
 
-def run_sweep(req, env: Environment, report: Report) -> EraseOutcome | None:
+def run_sweep(store: Store, req, env: Environment, report: Report) -> EraseOutcome | None:
     """Erase the threads idle since the selection's cut-off, batch by batch; raises the error that
     ends the run (stopped, a thread failed, not confirmed) after the receipt is written. A dry run,
     and a run whose report streams, are told as they go (None); else the run's end is returned,
-    for the caller to render (an error carries it as ``.outcome``)."""
-    from symfonic_cli.stores import open_store
-
+    for the caller to render (an error carries it as ``.outcome``). ``store``: opened writable
+    unless a dry run; closed here."""
     extra = parse_extra(req.location.options)
     now = datetime.now(timezone.utc)
     name = store_name(req.location)
@@ -51,13 +50,11 @@ def run_sweep(req, env: Environment, report: Report) -> EraseOutcome | None:
     outcome = None
     window = {"tenant": sel.tenant, "sub_tenant": sel.sub_tenant, "last_before": sel.window.last_before, "last_from": sel.window.last_from}
     batch = req.batch_size or DEFAULT_BATCH
-    receipt_file = open_receipt(req.receipt, dry_run=req.dry_run, store=req.location)
-    recorder = None
+    receipt_file = recorder = None
     sessions: list = []
     try:
-        store = open_store(req.location, writable=not req.dry_run, **req.options)
-        report.opened(store)
         try:
+            receipt_file = open_receipt(req.receipt, dry_run=req.dry_run, store=req.location)
             if not req.dry_run:  # first: the checks below take the write lock too
                 store.set_lock_timeout(req.lock_timeout)
             notes = store.erase_prepare(extra, dry_run=req.dry_run)

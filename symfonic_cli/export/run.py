@@ -1,5 +1,5 @@
 """``thread export``, the orchestration: select threads, read each transcript, write the bundle
-and its manifest. Opens the store read-only; one thread is held in memory at a time."""
+and its manifest, from the store the API opened read-only; one thread is held in memory at a time."""
 
 from __future__ import annotations
 
@@ -75,28 +75,48 @@ class ExportResult:
 
 
 def run(req: ExportRequest, environment: Environment | None = None, report: Report | None = None) -> ExportResult:
-    """Write the bundle and say what was written; raises the error that ends the run (usage, not
-    found, store). Writes no text: what a reader is told as it goes (a removed partial bundle,
-    not-found keys, a transcript's warnings, progress) goes to ``report`` (changes/report.py: the
-    caller's, by default no one)."""
+    """Deprecated: ``export_threads`` on the store the API opens (api/front.py). Checks the
+    output, opens the store read-only and exports as ``export_threads``."""
+    from symfonic_cli.stores import open_store
+
+    report = report or Report()
+    kind = check_output(req)
+    store = open_store(req.location, writable=False, **req.options)
+    report.opened(store)
+    return export_threads(store, req, environment, report, kind=kind)
+
+
+def check_output(req: ExportRequest) -> str:
+    """The bundle's kind, once ``req.output`` is checked (never the store's own file, never an
+    existing bundle without ``force``): exit 2, before the store is opened."""
+    from symfonic_cli.export.bundle import check_target
+    from symfonic_cli.output_paths import refuse_store_path
+
+    refuse_store_path(req.output, req.location, "--output")
+    return check_target(req.output, req.force)
+
+
+def export_threads(store: Store, req: ExportRequest, environment: Environment | None = None, report: Report | None = None,
+                   *, kind: str | None = None) -> ExportResult:
+    """Write the bundle of what ``req`` selects in ``store`` (opened read-only, its warnings told
+    by the opener; closed here) and say what was written; raises the error that ends the run
+    (usage, not found, store). ``kind``: the bundle's, when the caller checked the output
+    (``check_output``); else it is checked here. Writes no text: what a reader is told as it
+    goes (a removed partial bundle, not-found keys, a transcript's warnings, progress) goes to
+    ``report`` (changes/report.py: the caller's, by default no one)."""
     from symfonic_cli.changes.faults import Faults
     from symfonic_cli.changes.records import store_name
-    from symfonic_cli.export.bundle import MANIFEST, Bundle, check_target, output_error, partial_leftovers, remove_leftover
+    from symfonic_cli.export.bundle import MANIFEST, Bundle, output_error, partial_leftovers, remove_leftover
     from symfonic_cli.export.names import UniqueNames
-    from symfonic_cli.stores import open_store
     from symfonic_cli.transcript.read import read_transcript
 
     env = environment or Environment()
     report = report or Report()
-    from symfonic_cli.output_paths import refuse_store_path
-
-    refuse_store_path(req.output, req.location, "--output")
-    kind = check_target(req.output, req.force)
     faults = Faults.from_env()
     created = datetime.now(timezone.utc)
-    store = open_store(req.location, writable=False, **req.options)
-    report.opened(store)
     try:
+        if kind is None:
+            kind = check_output(req)
         found, missing = _select(store, req, report)
         for leftover in partial_leftovers(req.output):
             # A killed export's half-written bundle: named, then removed (it is never a bundle).
@@ -206,17 +226,22 @@ def _select(store: Store, req: ExportRequest, report: Report) -> tuple[Any, list
 
 
 def plan(req: ExportRequest, environment: Environment) -> dict[str, Any]:
-    """What ``run`` would write, with its checks made (the output, the selection), writing nothing:
-    the threads with their checkpoints and activity, as one document (the Python API's plan)."""
-    from symfonic_cli.changes.records import store_name
-    from symfonic_cli.export.bundle import check_target
-    from symfonic_cli.output_paths import refuse_store_path
+    """Deprecated: ``plan_threads`` on the store the API opens (api/front.py)."""
     from symfonic_cli.stores import open_store
 
-    refuse_store_path(req.output, req.location, "--output")
-    kind = check_target(req.output, req.force)
-    store = open_store(req.location, writable=False, **req.options)  # its warnings are no one's (the API's plan)
+    kind = check_output(req)
+    return plan_threads(open_store(req.location, writable=False, **req.options), req, kind=kind)
+
+
+def plan_threads(store: Store, req: ExportRequest, *, kind: str | None = None) -> dict[str, Any]:
+    """What ``export_threads`` would write from ``store`` (opened read-only; closed here), with its
+    checks made (the output, the selection), writing nothing: the threads with their checkpoints
+    and activity, as one document (the Python API's plan). ``kind``: as ``export_threads``'s."""
+    from symfonic_cli.changes.records import store_name
+
     try:
+        if kind is None:
+            kind = check_output(req)
         found, missing = _select(store, req, Report())
         threads = [{"key": key, "checkpoints": s.checkpoints, "first_activity": _iso(s.first_at), "last_activity": _iso(s.last_at)}
                    for key, s in found]

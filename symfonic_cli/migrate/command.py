@@ -1,4 +1,4 @@
-"""``symfonic migrate``, the orchestration: open both stores, select the threads, copy (in-process
+"""``symfonic migrate``, the orchestration: both stores opened (by the API's opener), select the threads, copy (in-process
 or with workers), telling the caller's MigrateReport the progress, and return the outcomes for the
 CLI to render (it draws the progress bar: cli/migrate.py)."""
 
@@ -20,6 +20,8 @@ from symfonic_cli.migrate.params import MigrateRequest
 # typing.TYPE_CHECKING without importing typing.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from symfonic_cli.changes.steps import Pace
 
 
@@ -98,13 +100,24 @@ def default_jobs(target_kind: str, threads: int) -> int:
 
 
 def run_migrate(req: MigrateRequest, environment: Environment, report: MigrateReport | None = None) -> MigrateResult:
-    """Copy (or dry-run, or verify) the selected threads; the outcomes, whatever they are. What a
-    reader is told as it goes goes to ``report`` (the caller's; by default no one)."""
-    from symfonic_cli.changes.steps import hold_run_lock
-    from symfonic_cli.migrate import copy as migration
-    from symfonic_cli.migrate.workers import run_parallel
+    """Deprecated: ``migrate_stores`` on the stores the API opens (api/front.py). Opens both (as
+    ``open_stores``) and migrates as ``migrate_stores``."""
+    report = report or MigrateReport()
+    src, dst, scratch = open_stores(req, report, _open)
+    return migrate_stores(src, dst, req, environment, report, scratch=scratch)
+
+
+def _open(location: StoreLocation, options: dict[str, Any], *, writable: bool) -> Any:
     from symfonic_cli.stores import open_store
 
+    return open_store(location, writable=writable, **options)
+
+
+def open_stores(req: MigrateRequest, report: MigrateReport, opener: Callable[..., Any]) -> tuple[Any, Any, str | None]:
+    """The source (read-only) and the target, opened in that order by ``opener(location, options,
+    writable=...)`` (the API's: api/opening.open_changing) once the two places are checked, and
+    the scratch folder of a dry run's ``--init-target`` stand-in (else None). Errors name the
+    option typed (--from, --to); the source is closed when the target cannot be opened."""
     if same_place(req.source, req.target):
         raise UsageError("--from and --to are the same store")
     if req.target.path:  # a file store
@@ -114,17 +127,33 @@ def run_migrate(req: MigrateRequest, environment: Environment, report: MigrateRe
         refuse_store_path(req.target.path, req.source, "--to")
         if req.source.path:
             refuse_store_path(req.source.path, req.target, "--from", why="the target writes there")
-    report = report or MigrateReport()
-    src = as_option("--from", open_store, req.source, writable=False, **req.source_options)
+    src = as_option("--from", opener, req.source, req.source_options, writable=False)
     report.opened(src)
-    scratch = None
     try:
         writable = not (req.dry_run or req.verify_only)
         extra = {"init_target": True} if req.init_target and not req.dry_run else {}
         dst, scratch = _open_target(
             req.target, req.target_options, writable=writable, extra=extra,
-            init_dry_run=req.init_target and req.dry_run, report=report,
+            init_dry_run=req.init_target and req.dry_run, report=report, opener=opener,
         )
+    except BaseException:
+        src.close()
+        raise
+    return src, dst, scratch
+
+
+def migrate_stores(src: Any, dst: Any, req: MigrateRequest, environment: Environment, report: MigrateReport | None = None,
+                   *, scratch: str | None = None) -> MigrateResult:
+    """Copy (or dry-run, or verify) the selected threads from ``src`` to ``dst`` (``open_stores``'s;
+    both closed here, and ``scratch`` removed); the outcomes, whatever they are. What a reader is
+    told as it goes goes to ``report`` (the caller's; by default no one)."""
+    from symfonic_cli.changes.steps import hold_run_lock
+    from symfonic_cli.migrate import copy as migration
+    from symfonic_cli.migrate.workers import run_parallel
+
+    report = report or MigrateReport()
+    try:
+        writable = not (req.dry_run or req.verify_only)
         try:
             if writable:  # a live target: bounded lock waits, and one changing run at a time (exit 10, --wait)
                 dst.set_lock_timeout(req.lock_timeout)
@@ -133,7 +162,6 @@ def run_migrate(req: MigrateRequest, environment: Environment, report: MigrateRe
             given = dict(req.selection_options)
             selection = choose(MIGRATE, environment=environment, thread=given.pop("threads", None), **given)
             keys = selection.keys_in(src)
-            # The stand-in lives in one process's scratch folder: no workers for it.
             # The stand-in lives in one process's scratch folder: no workers for it; a time window or a
             # pace is kept between one process's transactions.
             paced = req.max_duration is not None or req.pace is not None
@@ -226,14 +254,13 @@ def as_option(option: str, fn, *args, **kwargs):
         raise
 
 
-def _open_target(dst_loc, dst_options, *, writable: bool, extra: dict, init_dry_run: bool, report: MigrateReport):
+def _open_target(dst_loc, dst_options, *, writable: bool, extra: dict, init_dry_run: bool, report: MigrateReport,
+                 opener: Callable[..., Any]):
     """The target, and a scratch folder to remove when the plan ran against an empty stand-in.
 
     ``--init-target --dry-run`` towards a SQLite file that does not exist yet: nothing is created;
     the plan runs against an empty store of the saver's own tables in a scratch folder (every
     thread "would copy"), and ``report`` is told what the real run would create."""
-    from symfonic_cli.stores import open_store
-
     if init_dry_run and dst_loc.path is not None and not os.path.lexists(dst_loc.path):
         import tempfile
 
@@ -241,10 +268,10 @@ def _open_target(dst_loc, dst_options, *, writable: bool, extra: dict, init_dry_
 
         scratch = tempfile.mkdtemp(prefix="symfonic-plan-")
         stand_in = parse_location(os.path.join(scratch, "target.db"))
-        dst = open_store(stand_in, writable=True, init_target=True)
+        dst = opener(stand_in, {"init_target": True}, writable=True)
         report.init_target_planned(dst_loc.path)
         return dst, scratch
-    dst = as_option("--to", open_store, dst_loc, writable=writable, **{**dst_options, **extra})
+    dst = as_option("--to", opener, dst_loc, {**dst_options, **extra}, writable=writable)
     report.opened(dst)
     if init_dry_run:
         report.init_target_planned(None)

@@ -17,10 +17,9 @@ from typing import Any
 
 from symfonic_cli import __version__
 from symfonic_cli.environment import Environment
-from symfonic_cli.changes import plan as ep
 from symfonic_cli.changes.faults import Faults
 from symfonic_cli.changes.jobs import check_jobs, close_sessions, open_sessions, run_jobs
-from symfonic_cli.changes.records import RunRecord, default_operator, open_receipt, store_name
+from symfonic_cli.changes.records import RunRecord, default_operator, open_receipt, receipt_header, store_name
 from symfonic_cli.changes.steps import DEFAULT_BATCH, Stopped, busy_error, check_replicas, hold_run_lock, run_threads
 from symfonic_cli.changes.result import EraseOutcome, carry_outcome
 from symfonic_cli.changes.report import Confirmation, Report
@@ -71,27 +70,39 @@ class _Keys:
             yield page
 
 
-def run(req: PruneRequest, environment: Environment | None = None, report: Report | None = None) -> EraseOutcome | None:
-    """Prune what ``req`` selects, telling ``report`` (changes/report.py: the caller's; by default no
-    one, and a needed confirmation raises) the plan, the confirmation and each thread. The run's
-    end, an EraseOutcome, is returned when the report does not stream it (a dry run: None); an
-    error that ends the run carries it as ``.outcome``."""
-    from symfonic_cli.stores import open_store
-
-    env = environment or Environment()
-    report = report or Report()
+def check(req: PruneRequest) -> None:
+    """What a request needs of its store's kind, checked before the store is opened (exit 2)."""
     check_replicas(req.pace, req.location)
     check_jobs(req.jobs, req.location)
+
+
+def run(req: PruneRequest, environment: Environment | None = None, report: Report | None = None) -> EraseOutcome | None:
+    """Deprecated: ``prune_threads`` on the store the API opens (api/front.py). Opens the store
+    (writable unless a dry run) and prunes as ``prune_threads``."""
+    from symfonic_cli.stores import open_store
+
+    check(req)
+    return prune_threads(open_store(req.location, writable=not req.dry_run, **req.options), req, environment, report)
+
+
+def prune_threads(store: Store, req: PruneRequest, environment: Environment | None = None,
+                  report: Report | None = None) -> EraseOutcome | None:
+    """Prune what ``req`` selects in ``store`` (opened writable unless a dry run; closed here),
+    telling ``report`` (changes/report.py: the caller's; by default no one, and a needed
+    confirmation raises) the plan, the confirmation and each thread. The run's end, an
+    EraseOutcome, is returned when the report does not stream it (a dry run: None); an error that
+    ends the run carries it as ``.outcome``."""
+    env = environment or Environment()
+    report = report or Report()
     now = datetime.now(timezone.utc)
     newer_than = now - req.older_than if req.older_than is not None else None
     name = store_name(req.location)
-    receipt_file = open_receipt(req.receipt, dry_run=req.dry_run, store=req.location)  # checked before anything is deleted
-    rec = None
+    rec = receipt_file = None
     stop: Stopped | None = None
     sessions: list = []
     try:
-        store = open_store(req.location, writable=not req.dry_run, **req.options)
         try:
+            receipt_file = open_receipt(req.receipt, dry_run=req.dry_run, store=req.location)  # checked before anything is deleted
             if not req.dry_run:  # first: the checks below take the write lock too
                 store.set_lock_timeout(req.lock_timeout)
             notes = store.prune_prepare(dry_run=req.dry_run)  # exit 4 here, before any plan or delete
@@ -116,7 +127,7 @@ def run(req: PruneRequest, environment: Environment | None = None, report: Repor
                 else:
                     report.plan(view)
             header = {
-                **ep.receipt_header(receipt_id=str(uuid.uuid4()), now=now, version=__version__, store=name,
+                **receipt_header(receipt_id=str(uuid.uuid4()), now=now, version=__version__, store=name,
                                     kind=req.location.kind, operator=req.operator or default_operator(), ticket=req.ticket,
                                     selection=req.selection.receipt, vacuum=req.compact),
                 "operation": "prune", "keep": req.keep, "older_than": _seconds(req.older_than),

@@ -20,6 +20,11 @@ from symfonic_cli.errors import BusyThreads, HeadMoved, RecentlyWritten, ThreadB
 from symfonic_cli.rewind import plan as rp
 from symfonic_cli.rewind.params import RewindRequest
 
+# typing.TYPE_CHECKING without importing typing's names at run time.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from symfonic_cli.stores.protocol import Store
+
 
 @dataclass(frozen=True)
 class RewindOutcome:
@@ -41,17 +46,29 @@ class _Record(RunRecord):
 
 
 def run(req: RewindRequest, environment: Environment | None = None, report: Report | None = None) -> EraseOutcome:
+    """Deprecated: ``rewind_thread`` on the store the API opens (api/front.py). Opens the store
+    (writable unless a dry run) and rewinds as ``rewind_thread``."""
     from symfonic_cli.stores import open_store
 
+    report = report or Report()
+    store = open_store(req.location, writable=not req.dry_run, **req.options)
+    report.opened(store)
+    return rewind_thread(store, req, environment, report)
+
+
+def rewind_thread(store: Store, req: RewindRequest, environment: Environment | None = None,
+                  report: Report | None = None) -> EraseOutcome:
+    """Rewind the one thread ``req`` names in ``store`` (opened writable unless a dry run, its
+    warnings told by the opener; closed here), telling ``report`` the plan and the confirmation;
+    its EraseOutcome (an error that ends the run carries it as ``.outcome``)."""
     env = environment or Environment()
     report = report or Report()
     now = datetime.now(timezone.utc)
     name = store_name(req.location)
-    receipt_file = open_receipt(req.receipt, dry_run=req.dry_run, store=req.location)
+    receipt_file = None
     try:
-        store = open_store(req.location, writable=not req.dry_run, **req.options)
-        report.opened(store)
         try:
+            receipt_file = open_receipt(req.receipt, dry_run=req.dry_run, store=req.location)
             if not req.dry_run:
                 store.set_lock_timeout(req.lock_timeout)
                 hold_run_lock(store, "rewind", wait=req.wait, location=req.location, told=report.waiting)
