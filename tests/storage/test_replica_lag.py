@@ -38,7 +38,8 @@ def _records(receipt) -> list[dict[str, Any]]:
 
 @pytest.mark.parametrize("jobs", ["1", "3"])  # --jobs 3: each session waits before its transactions
 def test_a_paused_standby_holds_the_prune_until_the_time_limit_and_the_same_command_then_finishes(jobs, pg_standby, request, tmp_path):
-    backend = backend_for("postgres", request)
+    backend_for("postgres", request)  # the marker check
+    backend = pg_standby.primary  # the standby streams from it
     url = _store(backend)
     pg_standby.caught_up()
     with backend.admin() as conn:  # the primary sees its standby streaming
@@ -90,7 +91,8 @@ def test_the_lag_is_timed_from_the_commit_the_standby_did_not_replay(pg_standby,
     from WAL positions instead, the primary's taken right after each commit. With a 2 s pause and a
     1 s bound, the second thread would go if the position were first seen after the pause (the
     standby then looks 0 s behind): only the first does (issue #44 item 9)."""
-    backend = backend_for("postgres", request)
+    backend_for("postgres", request)  # the marker check
+    backend = pg_standby.primary  # the standby streams from it
     url = _store(backend)
     pg_standby.caught_up()
     pg_standby.pause_replay()
@@ -108,7 +110,8 @@ def test_the_lag_is_timed_from_the_commit_the_standby_did_not_replay(pg_standby,
 def test_a_standby_that_goes_away_is_waited_for_until_it_is_back(pg_standby, request, tmp_path):
     """A standby streaming when the run started and then gone (stopped): no lag can be read, so the
     run waits, says so on stderr, and goes on once the standby streams again (issue #44 item 9)."""
-    backend = backend_for("postgres", request)
+    backend_for("postgres", request)  # the marker check
+    backend = pg_standby.primary  # the standby streams from it
     url = _store(backend)
     pg_standby.caught_up()
     receipt = tmp_path / "r.jsonl"
@@ -143,7 +146,8 @@ def test_a_standby_that_goes_away_is_waited_for_until_it_is_back(pg_standby, req
 
 
 def test_without_a_lagging_standby_the_run_does_not_wait(pg_standby, request):
-    backend = backend_for("postgres", request)
+    backend_for("postgres", request)  # the marker check
+    backend = pg_standby.primary  # the standby streams from it
     url = _store(backend)
     pg_standby.caught_up()
     res = run("thread", "erase", "-s", url, "--tenant", "acme", "--all-sessions", "--yes", "-f", "json", "--max-replica-lag", "10s")

@@ -1,7 +1,8 @@
 """pytest plugin: a real streaming standby of the suite's PostgreSQL cluster (issue #38 item 6).
 
-``pg_standby`` (session scope, started on first use): ``pg_basebackup -R -X stream`` from the
-suite's own primary (tests/support/pg_server.py) into a second data directory, started as a
+``pg_standby`` (session scope, started on first use): ``pg_basebackup -R -X stream`` from a
+primary cluster of its own (tests/support/pg_server.py's ``LocalCluster``; ``Standby.primary`` is
+its backend: a test makes its stores there) into a second data directory, started as a
 second cluster on a port of its own, run as the same unprivileged OS user; the fixture waits until
 the primary's ``pg_stat_replication`` shows it streaming. Under ``SYMFONIC_REQUIRE_POSTGRES`` a
 standby that cannot be had fails its tests (as CI runs them); otherwise they skip, saying why.
@@ -118,14 +119,23 @@ def _wait_streaming(primary: Any, sb: LocalCluster, timeout: float) -> None:
 
 @pytest.fixture(scope="session")
 def pg_standby(postgres_backend) -> Iterator[Standby]:
-    cluster = getattr(postgres_backend, "cluster", None)
+    """A primary of its own with its standby: a base backup of the suite's primary copied every
+    database the worker had made by then (gigabytes late in a session: minutes of the run)."""
+    if getattr(postgres_backend, "cluster", None) is None:
+        message = ("no PostgreSQL standby: the PostgreSQL server is not the suite's own cluster (SYMFONIC_TEST_POSTGRES_DSN): "
+                   "no standby can be made from it")
+        if os.environ.get(REQUIRE_ENV):
+            pytest.fail(f"{message} ({REQUIRE_ENV} is set)")
+        pytest.skip(message)
+    primary: LocalCluster | None = None
     standby = None
     try:
-        if cluster is None:
-            raise PostgresServerError("the PostgreSQL server is not the suite's own cluster (SYMFONIC_TEST_POSTGRES_DSN): "
-                                      "no standby can be made from it")
-        standby = start_standby(cluster, postgres_backend)
+        primary = LocalCluster()
+        primary.start()
+        standby = start_standby(primary, primary.backend())
     except Exception as exc:  # binaries, permissions, replication refused: say why
+        if primary is not None:
+            primary.stop()
         message = f"no PostgreSQL standby: {type(exc).__name__}: {exc}"
         if os.environ.get(REQUIRE_ENV):
             pytest.fail(f"{message} ({REQUIRE_ENV} is set)")
@@ -138,3 +148,4 @@ def pg_standby(postgres_backend) -> Iterator[Standby]:
         except Exception:
             pass
         standby.cluster.stop()
+        primary.stop()

@@ -277,6 +277,10 @@ def lines_on_terminal(lines: list[str], *, cwd: str, cols: int = 80, rows: int =
     return runs
 
 
+# Written to each terminal after the command: what comes before it on the master is all it wrote.
+_END = b"\x00\x00run-on-pty-end\x00\x00"
+
+
 def run_on_pty(*args: str, cols: int = 100, rows: int = 24, env: dict[str, str] | None = None,
                idle_q: float = 5.0, timeout: float = 120) -> tuple[int, str, str, bool]:
     """``symfonic ARGS`` through its real entry point in this process, with stdin and stdout on one
@@ -310,7 +314,10 @@ def run_on_pty(*args: str, cols: int = 100, rows: int = 24, env: dict[str, str] 
                     except OSError:
                         pass
                     quiet_since = time.monotonic()
-            if done.is_set() and not ready:
+            # Both ends marked: all that was written is read (no quiet wait after each command).
+            if done.is_set() and all(_END in bytes(s) for s in seen):
+                return
+            if done.is_set() and not ready and time.monotonic() - quiet_since > 2:
                 return
             if not done.is_set() and not sent_q and time.monotonic() - quiet_since > idle_q:
                 os.write(pairs[0][0], b"q")
@@ -336,6 +343,8 @@ def run_on_pty(*args: str, cols: int = 100, rows: int = 24, env: dict[str, str] 
         for stream in (out, err):
             stream.flush()
     finally:
+        for _, slave in pairs:
+            os.write(slave, _END)
         done.set()
         reader.join(timeout)
         for stream in (out, err, stdin):
@@ -343,5 +352,5 @@ def run_on_pty(*args: str, cols: int = 100, rows: int = 24, env: dict[str, str] 
         for master, slave in pairs:
             os.close(master)
             os.close(slave)
-    screens = [bytes(b).decode("utf-8", "replace").replace("\r\n", "\n") for b in seen]
+    screens = [bytes(b).replace(_END, b"").decode("utf-8", "replace").replace("\r\n", "\n") for b in seen]
     return code, screens[0], screens[1], bool(sent_q)
