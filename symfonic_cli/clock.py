@@ -286,7 +286,13 @@ def joined_ordered(joined, n: int) -> bool:
     or a separator's place, so the count cannot be met by other splits."""
     if type(joined) is not str or len(joined) != 37 * n - 1 or not joined.isascii():
         return False
-    raw = joined.encode("ascii")
+    return joined_ordered_bytes(joined.encode("ascii"), n)
+
+
+def joined_ordered_bytes(raw, n: int) -> bool:
+    """``joined_ordered`` over the joined ids' UTF-8 bytes (no text decoded)."""
+    if type(raw) is not bytes or type(n) is not int or len(raw) != 37 * n - 1:
+        return False
     return raw[14::37] == b"6" * n and raw.translate(_HEX_AS_ZERO) == (_SHAPE * n)[:-1]
 
 

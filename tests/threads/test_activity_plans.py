@@ -119,7 +119,7 @@ def _blob_copy(path: str, key: str, as_key: str) -> None:
 
 def test_a_key_stored_as_a_blob_is_dated_by_instant(_sqlite_backend):
     """SQLite only (a thread_id of another type is no key on PostgreSQL or MongoDB): the listing
-    merges a key's text and BLOB rows (stores/sqlite/read.py ``_merged_by_key``); its activity is
+    merges a key's text and BLOB rows (stores/sqlite/blobkeys.py ``_merged_by_key``); its activity is
     read from the checkpoints of both forms, by instant, in the listing, its windows, a sweep and
     the plans, never from the string order of the ids or from the text rows alone."""
     backend = _sqlite_backend

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import os
 import sqlite3
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 
 from symfonic_cli.errors import StoreError
 from symfonic_cli.model.listing import StoreInfo, ThreadSummary
-from symfonic_cli.clock import NEVER, ORDERED_ID_GLOB, checkpoint_id_time, is_ordered_id, joined_ordered, ordered_id_time
+from symfonic_cli.clock import ORDERED_ID_GLOB, checkpoint_id_time, joined_ordered, joined_ordered_bytes
 from symfonic_cli.stores.activity import in_window, odd_having
 from symfonic_cli.stores.sqlite._common import (
     SqliteSection,
@@ -17,6 +17,7 @@ from symfonic_cli.stores.sqlite._common import (
     _translate_errors,
     _translate_iter,
 )
+from symfonic_cli.stores.sqlite.blobkeys import _key_bytes, _merged_by_key, _utf8
 from symfonic_cli.threadkey import tenant_prefix
 
 # typing.TYPE_CHECKING without importing typing (quick commands load this module).
@@ -395,70 +396,5 @@ def _ordered(joined: Any, n: int) -> int:
     return 1 if joined_ordered(joined, n) else 0
 
 
-# clock.joined_ordered over the joined ids' UTF-8 bytes (no text decoded).
-_HEX_AS_ZERO = bytes.maketrans(b"123456789abcdef", b"0" * 15)
-_SHAPE = b"00000000-0000-0000-0000-000000000000,"
-
-
 def _ordered_bytes(joined: Any, n: int) -> int:
-    if type(joined) is not bytes or type(n) is not int or len(joined) != 37 * n - 1:
-        return 0
-    return 1 if joined[14::37] == b"6" * n and joined.translate(_HEX_AS_ZERO) == (_SHAPE * n)[:-1] else 0
-
-
-def _key_text(value: Any) -> str:
-    # A thread_id stored as a BLOB of the key's UTF-8 bytes is that key (see _key_match).
-    if type(value) is str:
-        return value
-    if isinstance(value, bytes):
-        try:
-            return value.decode("utf-8")
-        except UnicodeDecodeError:
-            return value.decode("utf-8", "backslashreplace")
-    return str(value)
-
-
-def _key_bytes(key: Any) -> bytes:
-    return _utf8(key) if type(key) is str else bytes(key) if isinstance(key, bytes) else str(key).encode()
-
-
-def _utf8(key: str) -> bytes:
-    return key.encode("utf-8", "surrogateescape")
-
-
-def _merged_by_key(rows: Iterable[tuple[Any, ...]], limit: int | None) -> list[ThreadSummary]:
-    """Listing rows of a store holding BLOB keys: a key's text and BLOB groups as one thread,
-    odd ones first, then newest activity first, then key (the order of the SQL listing).
-
-    Activity is an instant (clock.py), never a string: a group whose ids are all ordered is dated
-    by them; a thread with any other id is ``odd``, dated checkpoint by checkpoint over both
-    forms of its key (stores/activity.py, ``_every_form_heads``). ``first_checkpoint_id`` and
-    ``last_checkpoint_id`` stay the least and greatest ids as stored, as SQL's min and max give them."""
-    merged: dict[str, list] = {}
-    for raw, n, first, last, odd in rows:
-        key = _key_text(raw)
-        odd = bool(odd) or not (is_ordered_id(first) and is_ordered_id(last))
-        m = merged.get(key)
-        if m is None:
-            merged[key] = [n, first, last, odd]
-            continue
-        m[0] += n
-        m[3] = m[3] or odd
-        if m[3]:  # the ids' own min and max, for the record; the times come from the checkpoints
-            m[1] = min(m[1], first, key=_id_order)
-            m[2] = max(m[2], last, key=_id_order)
-        else:
-            m[1] = min(m[1], first, key=ordered_id_time)
-            m[2] = max(m[2], last, key=ordered_id_time)
-    out = []
-    for k, (n, first, last, odd) in merged.items():
-        at = (None, None) if odd else (ordered_id_time(first), ordered_id_time(last))
-        out.append(ThreadSummary(k, n, first, last, odd, *at))
-    out.sort(key=lambda t: t.key)
-    out.sort(key=lambda t: t.last_at or NEVER, reverse=True)
-    out.sort(key=lambda t: t.odd, reverse=True)
-    return out if limit is None else out[:limit]
-
-
-def _id_order(cid: Any) -> str:
-    return cid if type(cid) is str else ""  # an id of another type (a crafted file) never raises
+    return 1 if joined_ordered_bytes(joined, n) else 0

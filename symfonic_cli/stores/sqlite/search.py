@@ -22,7 +22,7 @@ class SqliteSearch(SqliteSection):
 
     @_translate_iter
     def search_candidates(self, prefilter: Any, *, tenant: str | None = None, sub_tenant: str | None = None) -> Iterator[str]:
-        from symfonic_cli.stores.sqlite.read import _key_text
+        from symfonic_cli.stores.sqlite.blobkeys import _key_text
 
         where = ""
         params: list[Any] = []
