@@ -197,6 +197,12 @@ class ThreadsScreen(BrowseScreen):
     def on_item_list_moved(self, _message: ItemList.Moved) -> None:
         self._load_on_screen()
 
+    def _failed(self, line: str) -> None:
+        super()._failed(line)
+        # A read of the screen's columns that failed holds the listing's next page back no more.
+        self._screen_reads.clear()
+        self._screen_read("")
+
     def _summary(self) -> str:
         n = len(self.listing.rows) if self.listing else 0
         f = self.filters
