@@ -107,7 +107,7 @@ class ThreadsScreen(BrowseScreen):
         if self.filters == filters and self.listing is not None and self.listing.filters == filters and not self.listing.complete:
             self._reading = limit
             self._next_after_screen = None  # read now (the cursor neared the end): not again
-            self.read(lambda: self.source.threads(filters, limit=limit), self._more, busy="")
+            self.read(lambda: self.source.threads(filters, limit=limit, background=True), self._more, busy="")
 
     def _more(self, listing: Listing) -> None:
         self._reading = 0

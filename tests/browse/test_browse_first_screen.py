@@ -5,10 +5,12 @@ the store's turn for as long as the page query itself; what is not read yet is s
 from __future__ import annotations
 
 import asyncio
+import threading
 from typing import Any
 
 import symfonic_cli
 from symfonic_cli.browse import threads as screen_module
+from symfonic_cli.browse.source import Filters, Source
 from symfonic_cli.vocabulary import STATUSES
 from tests.support.browser import browser, newest_plus, settle
 
@@ -56,3 +58,21 @@ async def _order(url: str) -> None:
         assert shown == {k: status[k] for k in every[:3]}
         # Meanwhile the note said the screen holds the first rows only, the others being read.
         assert notes and notes[0] == "the first 3 threads; reading the others ...", notes
+
+
+def test_the_later_pages_are_read_on_a_second_connection(sqlite_store):
+    """A later page of the listing (at a million threads as long as the page query) does not wait
+    for the first connection, nor holds it: the screen's run state, a thread opened, go on."""
+    url = str(sqlite_store)
+    with symfonic_cli.open_store(url) as store:
+        every = [t.key for t in store.threads()]
+        source = Source(store, reopen=lambda: symfonic_cli.open_store(url))
+        pages: list[Any] = []
+        with source._lock:  # the first connection busy (a status read, a transcript)
+            reader = threading.Thread(target=lambda: pages.append(source.threads(Filters(), limit=3, background=True)))
+            reader.start()
+            reader.join(timeout=60)
+            assert pages, "the later page waited for the first connection"
+        assert [r.key for r in pages[0].rows] == every[:3] and not pages[0].complete
+        assert source._background is not None and source._background is not store
+        source.close()
