@@ -60,10 +60,10 @@ async def _order(url: str) -> None:
         assert notes and notes[0] == "the first 3 threads; reading the others ...", notes
 
 
-def test_the_later_pages_are_read_on_a_second_connection(sqlite_store):
+def test_the_later_pages_are_read_on_a_second_connection(any_kind):
     """A later page of the listing (at a million threads as long as the page query) does not wait
     for the first connection, nor holds it: the screen's run state, a thread opened, go on."""
-    url = str(sqlite_store)
+    url = any_kind.new_store()
     with symfonic_cli.open_store(url) as store:
         every = [t.key for t in store.threads()]
         source = Source(store, reopen=lambda: symfonic_cli.open_store(url))
