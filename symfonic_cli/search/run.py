@@ -206,7 +206,10 @@ def search(
                     elif spent >= budget or len(walked) >= PAGE_WALK:
                         break
                 walked.add(summary.key)
-                yield from _hits(store, summary.key, None, pre, needle, tools, session, skipped, found)
+                for hit in _hits(store, summary.key, None, pre, needle, tools, session, skipped, found):
+                    paused = time.monotonic()
+                    yield hit
+                    started += time.monotonic() - paused  # the caller's time is not the walk's
                 if found[0] >= limit:
                     return
             else:

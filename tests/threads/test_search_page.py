@@ -73,3 +73,28 @@ def test_a_common_texts_page_comes_from_the_newest_threads_alone(store, monkeypa
     page, expected, reads = _page_reads(store, "hello", 2)
     assert page == expected and [h.key for h in page] == [f"acme:_:s-{THREADS - 1}", f"acme:_:s-{THREADS - 2}"]
     assert set(reads) == {h.key for h in page}
+
+
+def test_the_callers_time_between_hits_is_not_the_walks(store, monkeypatch):
+    # A reader that takes its time over each hit (a terminal, an MCP client) does not cut the walk
+    # short: the page still comes from the newest threads, the store never narrowing.
+    import time
+
+    # A budget of 0.3 s: three threads' reads fit in it, the caller's 0.9 s would not.
+    monkeypatch.setattr(search_run, "WALK_FLOOR", 0.2)
+    narrowed: list[bool] = []
+    with open_store(parse_location(store)) as st:
+        own = st.search_candidates
+
+        def counted(pre, **kw):
+            def scan():
+                narrowed.append(True)
+                yield from own(pre, **kw)
+            return scan()
+
+        st.search_candidates = counted  # the real narrowing, its pass noted
+        keys = []
+        for hit in search(st, "hello", limit=3):
+            keys.append(hit.key)
+            time.sleep(0.3)
+    assert keys == [f"acme:_:s-{THREADS - n}" for n in (1, 2, 3)] and narrowed == []
