@@ -14,7 +14,7 @@ from datetime import datetime, timezone
 from typing import Any
 
 from symfonic_cli.api.store import Record, Store
-from symfonic_cli.errors import StoreError
+from symfonic_cli.errors import StoreError, SymfonicError
 
 # The listing's orders: by last activity (newest first, as threads list), by size, by key.
 BROWSE_SORTS = ("activity", "size", "key")
@@ -66,8 +66,15 @@ class Listing:
 class Source:
     """The open store, the clock ages are measured from, and the location shown."""
 
-    def __init__(self, store: Store, *, store_arg: str | None = None, now: Callable[[], datetime] | None = None) -> None:
+    def __init__(self, store: Store, *, store_arg: str | None = None, now: Callable[[], datetime] | None = None,
+                 reopen: Callable[[], Store] | None = None) -> None:
         self.store = store
+        # The listing's later pages are read on a second connection (``reopen``, opened when first
+        # needed): at a million threads such a read takes as long as the page query (tens of
+        # seconds), and the screen's run state, a thread opened meanwhile, would wait behind it.
+        self._reopen = reopen
+        self._background: Store | None = None
+        self._background_lock = threading.Lock()
         self.location: str = store.location  # passwords masked
         self.kind: str = store.kind
         self.store_arg = store_arg  # what the person typed (--store), for the commands ``x`` shows
@@ -83,21 +90,40 @@ class Source:
     def close(self) -> None:
         with self._lock:
             self.store.close()
+        with self._background_lock:
+            if self._background is not None:
+                self._background.close()
+            self._reopen = None
 
     # -- the listing
 
-    def threads(self, filters: Filters, *, limit: int | None = None) -> Listing:
+    def threads(self, filters: Filters, *, limit: int | None = None, background: bool = False) -> Listing:
         """The listing for ``filters``, sorted; statuses included when the filter asks for them.
-        ``limit``: its first rows only (the first screen, while the whole listing is read)."""
+        ``limit``: its first rows only (the first screen, while the whole listing is read).
+        ``background``: on the second connection when there is one (a later page)."""
         options: dict[str, Any] = {**filters.api_options(), "limit": limit}
-        with self._lock:
+        store, lock = self._background_store() if background else (self.store, self._lock)
+        with lock:
             by_size = filters.sort == "size"  # threads list --sort size (largest first)
-            records = self.store.threads(status=list(filters.status) or None, with_size=by_size,
-                                         sort="size" if by_size else None, **options)
+            records = store.threads(status=list(filters.status) or None, with_size=by_size,
+                                    sort="size" if by_size else None, **options)
         rows = [_row(r) for r in records]
         if filters.sort == "key":
             rows.sort(key=lambda r: r.key)  # the exact string, code point by code point
         return Listing(rows, filters, statuses_known=bool(filters.status), complete=limit is None or len(rows) < limit)
+
+    def _background_store(self) -> tuple[Store, threading.Lock]:
+        """The second connection and its lock; the first connection's when it cannot be opened."""
+        with self._background_lock:
+            if self._background is None and self._reopen is not None:
+                reopen, self._reopen = self._reopen, None  # tried once
+                try:
+                    self._background = reopen()
+                except SymfonicError:
+                    pass  # e.g. a server at its connection limit: the one connection serves
+        if self._background is None:
+            return self.store, self._lock
+        return self._background, self._background_lock
 
     def read_early(self, filters: Filters, limit: int) -> None:
         """Start reading the first screen now, in a thread, before Textual is even imported: the

@@ -52,6 +52,11 @@ class ThreadsScreen(BrowseScreen):
         self.query_text = ""
         self._key_width = 20
         self._reading = 0  # the rows a background read of the listing asks for (0: none)
+        # The listing's next page waits for the run state and first messages of the rows on the
+        # screen: its read takes the store's turn for as long as the page query (seconds at a
+        # million threads), and those columns would wait behind it.
+        self._next_after_screen: Filters | None = None
+        self._screen_reads: set[str] = set()  # the groups of the screen's reads not yet back
 
     def heading(self) -> str:
         if self.hits is not None:
@@ -83,16 +88,26 @@ class ThreadsScreen(BrowseScreen):
                   busy="reading the threads ...")
 
     def _first_page(self, listing: Listing) -> None:
+        # The next page once the first screen is drawn and its columns read (_screen_read).
+        self._next_after_screen = None if listing.complete else listing.filters
         self._listed(listing)
-        if not listing.complete:
-            # The next page once the first screen is drawn: its read would compete with the drawing.
-            self.call_after_refresh(self._rest, listing.filters, NEXT_PAGE)
+
+    def _screen_read(self, group: str) -> None:
+        """A read for the rows on the screen is back: the listing's next page when none is left."""
+        self._screen_reads.discard(group)
+        if self._screen_reads:
+            return
+        if self._next_after_screen is not None:
+            filters, self._next_after_screen = self._next_after_screen, None
+            self._rest(filters, NEXT_PAGE)
+        self._near_end()
 
     def _rest(self, filters: Filters, limit: int) -> None:
         """The listing's first ``limit`` rows (a page more than shown), read in the background."""
         if self.filters == filters and self.listing is not None and self.listing.filters == filters and not self.listing.complete:
             self._reading = limit
-            self.read(lambda: self.source.threads(filters, limit=limit), self._more, busy="")
+            self._next_after_screen = None  # read now (the cursor neared the end): not again
+            self.read(lambda: self.source.threads(filters, limit=limit, background=True), self._more, busy="")
 
     def _more(self, listing: Listing) -> None:
         self._reading = 0
@@ -133,14 +148,15 @@ class ThreadsScreen(BrowseScreen):
         self.call_after_refresh(self._load_on_screen)
 
     def _load_on_screen(self) -> None:
-        self._load_statuses()
-        self._load_first()
-        self._near_end()
+        started = {"status": self._load_statuses(), "first": self._load_first()}
+        self._screen_reads = {group for group, read in started.items() if read}
+        self._screen_read("")  # none started: the next page now
 
-    def _load_statuses(self) -> None:
-        """The run state of the rows on the screen (only those: the list may be a million)."""
+    def _load_statuses(self) -> bool:
+        """The run state of the rows on the screen (only those: the list may be a million);
+        whether a read was started."""
         if self.listing is None or self.hits is not None or self.listing.statuses_known:
-            return
+            return False
         items = self.query_one(ItemList)
         rows = self.listing.rows
         for i in items.on_screen():
@@ -148,35 +164,44 @@ class ThreadsScreen(BrowseScreen):
         wanted = [rows[i].key for i in items.on_screen() if rows[i].status is None]
         if wanted:
             self.read(lambda: self.source.statuses(wanted), self._statuses, group="status", busy="")
+        return bool(wanted)
 
     def _statuses(self, statuses: dict[str, str | None]) -> None:
-        if self.listing is None:
-            return
-        for row in self.listing.rows:
-            if row.key in statuses:
-                row.status = statuses[row.key]
-        self.query_one(ItemList).redraw()
+        if self.listing is not None:
+            for row in self.listing.rows:
+                if row.key in statuses:
+                    row.status = statuses[row.key]
+            self.query_one(ItemList).redraw()
+        self._screen_read("status")
 
-    def _load_first(self) -> None:
-        """The first user message of the rows on the screen (only those: the list may be 20,000)."""
+    def _load_first(self) -> bool:
+        """The first user message of the rows on the screen (only those: the list may be 20,000);
+        whether a read was started."""
         if self.listing is None or self.hits is not None:
-            return
+            return False
         items = self.query_one(ItemList)
         rows = self.listing.rows
         wanted = [rows[i].key for i in items.on_screen() if rows[i].first is None]
         if wanted:
             self.read(lambda: self.source.first_messages(wanted), self._firsts, group="first", busy="")
+        return bool(wanted)
 
     def _firsts(self, firsts: dict[str, str | None]) -> None:
-        if self.listing is None:
-            return
-        for row in self.listing.rows:
-            if row.key in firsts:
-                row.first = firsts[row.key] or ""
-        self.query_one(ItemList).redraw()
+        if self.listing is not None:
+            for row in self.listing.rows:
+                if row.key in firsts:
+                    row.first = firsts[row.key] or ""
+            self.query_one(ItemList).redraw()
+        self._screen_read("first")
 
     def on_item_list_moved(self, _message: ItemList.Moved) -> None:
         self._load_on_screen()
+
+    def _failed(self, line: str) -> None:
+        super()._failed(line)
+        # A read of the screen's columns that failed holds the listing's next page back no more.
+        self._screen_reads.clear()
+        self._screen_read("")
 
     def _summary(self) -> str:
         n = len(self.listing.rows) if self.listing else 0

@@ -34,10 +34,13 @@ def browse(store: StoreOpt = None) -> None:
         import textual  # noqa: F401 - a dependency; an environment without it is told how to add it
     except ImportError:
         raise StoreError("browse needs Textual, which is not installed", hint='pip install "textual>=8.2,<9"') from None
-    from symfonic_cli.cli.common import open_reading
+    from symfonic_cli.api.opening import open_reading as open_again
     from symfonic_cli.browse.source import FIRST_PAGE, Filters, Source
+    from symfonic_cli.cli.common import open_reading
 
-    source = Source(open_reading(store, env, parsed=False), store_arg=store)
+    # The second connection (the listing's later pages) says nothing on stderr: the first said it.
+    source = Source(open_reading(store, env, parsed=False), store_arg=store,
+                    reopen=lambda: open_again(store, env.connection, parsed=False))
     source.read_early(Filters(), FIRST_PAGE)  # while Textual is imported and started
     from symfonic_cli.browse.app import BrowseApp, keymap_from_config
 

@@ -7,7 +7,8 @@ Records are read with ``json_view()``, not ``to_json()``: nothing here changes a
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import heapq
+from collections.abc import Callable, Iterator
 from contextvars import ContextVar
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -254,16 +255,23 @@ class Reader:
         _positive("top", top)
         if self.scope.everything:
             return Answer(self.store.usage(top=min(top, self.caps.rows + 1)).json_view(), [], 1)
-        # Scoped: the granted threads' own sizes only (the store's totals are every tenant's).
-        rows: list[Any] = []
-        for t, s in self.scope.narrow(None, None):
-            rows += self.store.threads(tenant=t, sub_tenant=s, with_size=True)
-        rows.sort(key=lambda r: r.size_bytes or 0, reverse=True)
+        # Scoped: the granted threads' own sizes only (the store's totals are every tenant's),
+        # summed as the listing streams: memory follows the rows shown, not the threads granted.
         shown = min(top, self.caps.rows)  # the rows cap here, so that the log names what was shown
-        largest = [{"key": r.key, "checkpoints": r.checkpoints, "size_bytes": r.size_bytes} for r in rows[:shown]]
-        doc = {"scope": self.scope.describe(), "threads": len(rows), "size_bytes": sum(r.size_bytes or 0 for r in rows),
-               "largest_threads": largest}
-        return Answer(doc, [r["key"] for r in largest], len(largest), truncated=shown < top and len(rows) > shown)
+        seen = [0, 0]  # threads, bytes
+
+        def sized() -> Iterator[dict[str, Any]]:
+            for t, s in self.scope.narrow(None, None):
+                for rec in self.store.listing(tenant=t, sub_tenant=s, with_size=True):
+                    seen[0] += 1
+                    seen[1] += rec["size_bytes"] or 0
+                    yield rec
+
+        # nlargest is sorted(..., reverse=True)[:n]: ties keep the listing's order, as the sort did.
+        rows = heapq.nlargest(shown, sized(), key=lambda r: r["size_bytes"] or 0)
+        largest = [{"key": r["key"], "checkpoints": r["checkpoints"], "size_bytes": r["size_bytes"]} for r in rows]
+        doc = {"scope": self.scope.describe(), "threads": seen[0], "size_bytes": seen[1], "largest_threads": largest}
+        return Answer(doc, [r["key"] for r in largest], len(largest), truncated=shown < top and seen[0] > shown)
 
     def _scoped_keys(self) -> list[str]:
         keys: list[str] = []

@@ -184,24 +184,38 @@ def search(
         return
     found = [0]  # threads with a hit so far
     walked: set[str] = set()
+    # Lazy: nothing is read until it is iterated. None: the store cannot narrow (MongoDB).
+    narrowed = store.search_candidates(pre, tenant=tenant, sub_tenant=sub_tenant)
     if limit is not None and window is None:
         # A page: the newest threads first, each tested as the listing gives it, so a page of
-        # hits among recent threads comes without reading the whole store. Past PAGE_WALK threads
-        # the store narrows instead (one pass), the threads walked left out.
+        # hits among recent threads comes without reading the whole store. A store that narrows
+        # does so once the walk has cost half the listing's wait for its first row (one pass
+        # over the store, a fraction of the narrowing's): a rare text's page then costs about
+        # the whole search, not the whole search after thousands of threads read one by one.
+        import time
+
         listing = store.list_threads(tenant=tenant, sub_tenant=sub_tenant)
+        started = time.monotonic()
+        budget = None
         try:
             for summary in listing:
-                if len(walked) >= PAGE_WALK:
-                    break
+                if narrowed is not None:
+                    spent = time.monotonic() - started
+                    if budget is None:
+                        budget = 1.5 * max(spent, WALK_FLOOR)  # the first row's wait, then half as long
+                    elif spent >= budget or len(walked) >= PAGE_WALK:
+                        break
                 walked.add(summary.key)
-                yield from _hits(store, summary.key, None, pre, needle, tools, session, skipped, found)
+                for hit in _hits(store, summary.key, None, pre, needle, tools, session, skipped, found):
+                    paused = time.monotonic()
+                    yield hit
+                    started += time.monotonic() - paused  # the caller's time is not the walk's
                 if found[0] >= limit:
                     return
             else:
                 return  # every thread walked
         finally:
             getattr(listing, "close", lambda: None)()
-    narrowed = store.search_candidates(pre, tenant=tenant, sub_tenant=sub_tenant)
     candidates = set(narrowed) - walked if narrowed is not None else None
     for key in _threads(store, candidates, tenant=tenant, sub_tenant=sub_tenant, window=window):
         if key in walked:
@@ -211,9 +225,10 @@ def search(
             return
 
 
-# Threads a page walks in the listing's order before the store narrows: a page of 21 threads (the
-# MCP tool's) holding a text one thread in 250 holds walks about 5,000.
+# The most threads a page walks in the listing's order before the store narrows, and the least
+# time it may spend on them (seconds; a small store's first row comes at once).
 PAGE_WALK = 10_000
+WALK_FLOOR = 0.05
 
 
 def _hits(store: Store, key: str, candidates, pre, needle: Needle, tools: bool, session: str | None,
