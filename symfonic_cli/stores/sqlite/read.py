@@ -100,7 +100,8 @@ class SqliteRead(SqliteSection):
         seen: dict[Any, tuple] = {}
 
         def odd_seen(key: Any, n: int, last: Any, head: Any) -> int:
-            seen.setdefault(key, (n, last, head))
+            if key not in seen:  # the head read at once: its ts kept, not its bytes
+                seen[key] = (n, last, _pass_ts(head) if n == 1 and type(head) is bytes else _UNDECIDED)
             return 0
 
         self.conn.create_function("symfonic_odd_seen", 4, odd_seen)
@@ -114,9 +115,8 @@ class SqliteRead(SqliteSection):
                "ORDER BY 3 DESC, thread_id COLLATE BINARY LIMIT ?")
         page = self.conn.execute(sql, [*params, *bounds, limit]).fetchall()
         for key in sorted(seen, key=_key_bytes):
-            n, last, blob_head = seen[key]
+            n, last, ts = seen[key]
             t = ThreadSummary(str(key), n, last if n == 1 else self._least_id(key), last, True)
-            ts = _pass_ts(blob_head) if n == 1 and type(blob_head) is bytes else _UNDECIDED
             if ts is not _UNDECIDED:  # thread_activity's rule for its one checkpoint
                 at = checkpoint_time(last, ts)
                 t = t._replace(first_at=at, last_at=at, undatable=at is None)
