@@ -95,8 +95,8 @@ class SqliteRead(SqliteSection):
         # called for them only) and the plain ones inside the bounds go to SQLite's top-N sort:
         # no second pass and no sort of every thread, however many threads are odd. The tests
         # sit in HAVING: a subquery handing each group on to a WHERE cost a tenth of the pass.
-        # A one-checkpoint odd thread whose id holds no time comes with its blob's head, read by
-        # key in the pass (where "=" compares keys as the column does), and is dated here.
+        # A one-checkpoint odd thread whose id holds no time comes with its blob's head, read in
+        # the pass, and is dated here.
         seen: dict[Any, tuple] = {}
 
         def odd_seen(key: Any, n: int, last: Any, head: Any) -> int:
@@ -106,9 +106,9 @@ class SqliteRead(SqliteSection):
 
         self.conn.create_function("symfonic_odd_seen", 4, odd_seen)
         latest = "max(checkpoint_id)"
-        head = "NULL" if self.keys_folded else (
-            f"CASE WHEN count(*) = 1 AND NOT (length({latest}) = 36 AND substr({latest}, 15, 1) = '6') THEN (SELECT {_PASS_HEAD} "
-            "FROM checkpoints AS h WHERE h.thread_id = c.thread_id) END")
+        # A one-row group's rowid is its row's (from the index the pass scans): read by it.
+        head = (f"CASE WHEN count(*) = 1 AND NOT (length({latest}) = 36 AND substr({latest}, 15, 1) = '6') THEN (SELECT {_PASS_HEAD} "
+                "FROM checkpoints AS h WHERE h.rowid = c.rowid) END")
         inside = "".join(f" AND {latest} {op} ?" for op, bound in (("<", last_before), (">=", last_from)) if bound is not None)
         sql = (f"SELECT thread_id, count(*), {latest} FROM checkpoints AS c {where} GROUP BY thread_id COLLATE BINARY "
                f"HAVING CASE WHEN {odd} THEN symfonic_odd_seen(thread_id, count(*), {latest}, {head}) ELSE 1{inside} END "
