@@ -116,11 +116,11 @@ class SqliteRead(SqliteSection):
         page = self.conn.execute(sql, [*params, *bounds, limit]).fetchall()
         for key in sorted(seen, key=_key_bytes):
             n, last, ts = seen[key]
-            t = ThreadSummary(str(key), n, last if n == 1 else self._least_id(key), last, True)
-            if ts is not _UNDECIDED:  # thread_activity's rule for its one checkpoint
-                at = checkpoint_time(last, ts)
-                t = t._replace(first_at=at, last_at=at, undatable=at is None)
-            yield t
+            if ts is _UNDECIDED:
+                yield ThreadSummary(str(key), n, last if n == 1 else self._least_id(key), last, True)
+                continue
+            at = checkpoint_time(last, ts)  # thread_activity's rule for its one checkpoint
+            yield ThreadSummary(str(key), n, last, last, True, at, at, at is None)
         for key, n, last in page:
             yield ThreadSummary(str(key), n, last if n == 1 else self._least_id(key), last, False)
 
