@@ -116,10 +116,12 @@ class SqliteRead(SqliteSection):
         page = self.conn.execute(sql, [*params, *bounds, limit]).fetchall()
         for key in sorted(seen, key=_key_bytes):
             n, last, ts = seen[key]
-            if ts is _UNDECIDED:
+            # thread_activity's rule for its one checkpoint: the id's time, else its ts
+            at = checkpoint_id_time(last) if n == 1 else None
+            if at is None and ts is _UNDECIDED:
                 yield ThreadSummary(str(key), n, last if n == 1 else self._least_id(key), last, True)
                 continue
-            at = checkpoint_time(last, ts)  # thread_activity's rule for its one checkpoint
+            at = at or checkpoint_time(last, ts)
             yield ThreadSummary(str(key), n, last, last, True, at, at, at is None)
         for key, n, last in page:
             yield ThreadSummary(str(key), n, last if n == 1 else self._least_id(key), last, False)
