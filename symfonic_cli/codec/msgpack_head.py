@@ -66,7 +66,8 @@ def encrypted_blob_head(type_: str, data: bytes | None) -> tuple[str | None, int
         return None, None
 
 
-_STANDARD_HEAD = re.compile(rb"[\x84-\x8f]\xa1v[\x00-\x7f]\xa2ts\xd9\x20([\x20-\x7e]{32})\xa2id\xd9\x24[\x20-\x7e]{36}\xaechannel_values")
+# The id: a UUID (36 characters) or, as old LangGraph wrote it, the ts itself (32).
+_STANDARD_HEAD = re.compile(rb"[\x84-\x8f]\xa1v[\x00-\x7f]\xa2ts\xd9\x20([\x20-\x7e]{32})\xa2id\xd9(?:\x24[\x20-\x7e]{36}|\x20[\x20-\x7e]{32})\xaechannel_values")
 
 
 def _messages_count(r: "_Reader") -> int | None:

@@ -277,3 +277,62 @@ def test_a_page_of_odd_threads_under_a_case_insensitive_key_collation(request, c
             assert [at for k, at, _ in whole if k == key] == [st.thread_activity(key)[1]]
         for limit in (1, 2, 5, len(whole)):
             assert [(t.key, t.last_at, t.undatable) for t in st.list_threads(limit=limit)] == whole[:limit], limit
+
+
+@pytest.mark.parametrize("collation", ["", " COLLATE NOCASE"])
+def test_a_page_dates_one_checkpoint_odd_threads_in_its_pass_as_the_whole_listing_does(request, tmp_path, collation):
+    """SQLite's page reads the head of a one-checkpoint odd thread's blob in its pass: a ts past
+    the head's bytes, no ts, a ts not a string, an empty or text blob, another type, case twins
+    under a folding key collation: each thread dated (or undatable) as the whole listing dates it
+    checkpoint by checkpoint."""
+    import ormsgpack
+
+    from symfonic_cli.location import parse_location
+    from symfonic_cli.stores import open_store
+    from tests.conftest import backend_for
+    from tests.support.old_threads import write_aged
+
+    backend = backend_for("sqlite", request)
+    url = backend.new_store(scenarios=False)
+    write_aged(backend, url, {"c:_:seed": timedelta(days=1)})
+    ts = "2026-11-30T08:24:52.123456+00:00"
+    blobs = {
+        "c:_:ts-late": ("msgpack", ormsgpack.packb({"pad": "x" * 2000, "ts": ts, "channel_values": {}})),
+        "c:_:ts-first": ("msgpack", ormsgpack.packb({"v": 4, "ts": ts, "id": ts, "channel_values": {"messages": []}})),
+        "c:_:no-ts": ("msgpack", ormsgpack.packb({"v": 4, "id": "step-1", "channel_values": {}})),
+        "c:_:ts-number": ("msgpack", ormsgpack.packb({"v": 4, "ts": 12, "channel_values": {}})),
+        "c:_:empty": ("msgpack", b""),
+        "c:_:text": ("msgpack", ormsgpack.packb({"ts": ts}).decode("latin-1")),
+        "c:_:json": ("json", json.dumps({"ts": ts}).encode()),
+        "c:_:cut": ("msgpack", ormsgpack.packb({"pad": "x" * 600})[:520]),
+        "c:_:twin": ("msgpack", ormsgpack.packb({"v": 4, "ts": ts.replace("11-30", "11-20"), "channel_values": {}})),
+        "c:_:TWIN": ("msgpack", ormsgpack.packb({"v": 4, "ts": ts.replace("11-30", "11-10"), "channel_values": {}})),
+    }
+    path = url.removeprefix("sqlite:///")
+    conn = sqlite3.connect(path)
+    with conn:
+        for key, (type_, blob) in blobs.items():
+            conn.execute("INSERT INTO checkpoints (thread_id, checkpoint_ns, checkpoint_id, type, checkpoint, metadata) "
+                         "VALUES (?, '', ?, ?, ?, '{}')", (key, ts if key != "c:_:TWIN" else ts[:-6] + "Z", type_, blob))
+    conn.close()
+    if collation:  # the same rows in tables whose thread_id folds case
+        url = f"sqlite:///{tmp_path / 'folded.db'}"
+        conn = sqlite3.connect(url.removeprefix("sqlite:///"))
+        with conn:
+            conn.execute("ATTACH DATABASE ? AS src", (path,))
+            for (sql,) in conn.execute("SELECT sql FROM src.sqlite_master WHERE type = 'table'").fetchall():
+                conn.execute(sql.replace("thread_id TEXT NOT NULL", f"thread_id TEXT{collation} NOT NULL"))
+            for table in ("checkpoints", "writes"):
+                conn.execute(f"INSERT INTO {table} SELECT * FROM src.{table}")
+        conn.close()
+    with open_store(parse_location(url)) as st:
+        whole = [(t.key, t.first_at, t.last_at, t.undatable) for t in st.list_threads()]
+        by_key = {w[0]: w for w in whole}
+        assert by_key["c:_:ts-late"][2] == by_key["c:_:ts-first"][2] is not None
+        assert by_key["c:_:no-ts"][3] and by_key["c:_:empty"][3]
+        assert by_key["c:_:twin"][2].day == 20 and by_key["c:_:TWIN"][2].day == 10
+        in_pass = {t.key: t for t in st._thread_rows(None, None, 1, None, None) if t.odd}
+        assert in_pass["c:_:ts-first"].last_at == by_key["c:_:ts-first"][2] and in_pass["c:_:no-ts"].undatable
+        assert in_pass["c:_:ts-late"].last_at is None and not in_pass["c:_:ts-late"].undatable  # read after
+        for limit in (1, 2, 5, len(whole)):
+            assert [(t.key, t.first_at, t.last_at, t.undatable) for t in st.list_threads(limit=limit)] == whole[:limit], limit

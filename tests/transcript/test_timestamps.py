@@ -351,6 +351,23 @@ def test_heads_of_other_layouts():
         checkpoint_blob_head(b"\xc1")
 
 
+def test_heads_with_an_iso_id_take_the_fast_reader_and_agree_with_the_general_one():
+    # Old LangGraph wrote the ts as the id (32 characters): LangGraph's layout otherwise.
+    import ormsgpack
+
+    from symfonic_cli.codec.msgpack_head import _STANDARD_HEAD, NeedMore, checkpoint_blob_head
+
+    ts = "2026-12-07T12:18:21.228848+00:00"
+    for messages in ([], [1, 2, 3], {"a": 1}):
+        values = {"messages": messages, "other": 1}
+        blob = ormsgpack.packb({"v": 4, "ts": ts, "id": ts, "channel_values": values, "z": 1})
+        general = ormsgpack.packb({"id": ts, "v": 4, "ts": ts, "channel_values": values, "z": 1})
+        assert _STANDARD_HEAD.match(blob) and not _STANDARD_HEAD.match(general)
+        assert checkpoint_blob_head(blob) == checkpoint_blob_head(general) == (ts, None if isinstance(messages, dict) else len(messages))
+        with pytest.raises(NeedMore):
+            checkpoint_blob_head(blob[: blob.index(b"channel_values") + 16])
+
+
 class _NoPlainState:
     """The real store whose plain-message read finds nothing, so rows come from strictly built messages."""
 
