@@ -96,3 +96,28 @@ def test_a_hostile_sqlite_lock_file_is_shown_escaped(tmp_path, request):
         assert "\x1b" not in res.err and "\x07" not in res.err and "pid 7" in res.err
     finally:
         os.close(fd)
+
+
+@pytest.mark.postgres
+def test_a_closed_postgres_run_has_let_go_of_its_lock_when_close_returns(request):
+    """A script's second prune right after the first is not refused: the run lock is unlocked in
+    the session before it ends (the server ends a closed session's locks after close() returns)."""
+    import psycopg
+
+    from symfonic_cli.location import parse_location
+    from symfonic_cli.stores import open_store
+
+    url = backend_for("postgres", request).new_store()
+    for _ in range(5):
+        store = open_store(parse_location(url), writable=True)
+        assert store.take_run_lock("prune") is None
+        pid = store.conn.info.backend_pid
+        store.close()
+        with psycopg.connect(url, autocommit=True) as conn:
+            held = conn.execute("SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND pid = %s", (pid,)).fetchone()[0]
+        assert held == 0
+        again = open_store(parse_location(url), writable=True)
+        try:
+            assert again.take_run_lock("prune") is None
+        finally:
+            again.close()

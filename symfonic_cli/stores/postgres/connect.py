@@ -108,7 +108,17 @@ class PostgresStore(ExactActivity, PostgresRead, PostgresSearch, PostgresHistory
         self._erased: set[str] = set()  # cascade tables an erase deleted from (for VACUUM)
 
     def close(self) -> None:
-        self.conn.close()  # a session advisory lock (the run lock) ends with the session
+        # The run lock is let go before the session ends: the server ends a closed session's locks
+        # after close() returns, and a run started right after (a script's next prune) would be refused.
+        try:
+            if self._run_locked and not self.conn.closed:
+                if self.conn.info.transaction_status:  # not idle: a run stopped mid-transaction
+                    self.conn.rollback()
+                self.release_run_lock()
+        except Exception:  # a broken session: it is going anyway, and its lock with it
+            pass
+        finally:
+            self.conn.close()
 
     # -- opening
 
