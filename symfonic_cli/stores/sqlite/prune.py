@@ -46,6 +46,9 @@ _WRITES_BY_CHECKPOINT = (
 )
 
 
+_NO_DELTA: frozenset[str] = frozenset()
+
+
 def _fact(ns, cid, parent, root, counters, js):
     from symfonic_cli.model.prune import PruneCheckpoint
 
@@ -58,6 +61,10 @@ def _fact(ns, cid, parent, root, counters, js):
 
 class SqlitePrune(RulePrune, SqliteSection):
     """Thread prune: facts, outline, measure, kept state, apply; compact."""
+
+    # While a plan's one read is made: the newest root checkpoints' rows, whose heads the plan's
+    # transcript times read (``_pr_head``) without reading them again.
+    _pr_held: dict | None = None
 
     def _pr_tables(self) -> tuple[str, ...]:
         return ("writes", "checkpoints")
@@ -112,16 +119,23 @@ class SqlitePrune(RulePrune, SqliteSection):
     @_translate_errors
     def _pr_plan_read(self, key: str, keep: int, newer_than, keep_branches: bool, times: bool, reader):
         from symfonic_cli.model.checkpoint import MessageState
-        from symfonic_cli.model.prune import TASKS
+        from symfonic_cli.model.prune import TASKS, PruneCheckpoint
 
         where, params = self._key_is(), self._key_args(key)
         cps: list = []
         sizes: dict[tuple[str, str], int] = {}
+        held: dict[str, tuple] = {}
+        hold = min(keep, 6) + 2  # the newest kept and deleted roots, as a plain keep-latest decides them
 
         def states():
             for ns, cid, parent, root, counters, js, type_, blob, size in self.conn.execute(_FACTS_AND_BYTES.format(key=where), params):
-                cps.append(_fact(ns, cid, parent, root, counters, js))
+                if counters is None and js is None:  # most rows: no DeltaChannel (as _fact reads it)
+                    cps.append(PruneCheckpoint(ns, cid, parent, root if isinstance(root, str) else None, _NO_DELTA, False))
+                else:
+                    cps.append(_fact(ns, cid, parent, root, counters, js))
                 sizes[(ns, cid)] = size or 0
+                if ns == "" and len(held) < hold:  # the root namespace's rows come last, newest first
+                    held[cid] = (type_, blob)
                 yield MessageState(ns, cid, None, cid, "checkpoint", type_, blob, parent)
 
         rows = states()
@@ -135,7 +149,11 @@ class SqlitePrune(RulePrune, SqliteSection):
             if send == 1:
                 sends.add((ns, cid))
         d = self._pr_decide_on(key, cps, sends, keep, newer_than, keep_branches)
-        plan = self._pr_plan(key, d, ({}, 0) if d.skipped else _measured(d, sizes, writes), times)
+        self._pr_held = held
+        try:
+            plan = self._pr_plan(key, d, ({}, 0) if d.skipped else _measured(d, sizes, writes), times)
+        finally:
+            self._pr_held = None
         plan.read = read
         return plan
 
@@ -151,20 +169,14 @@ class SqlitePrune(RulePrune, SqliteSection):
 
     @_translate_errors
     def _pr_head(self, key: str, cid: str):
-        from symfonic_cli.codec.msgpack_head import checkpoint_blob_head, encrypted_blob_head
-
+        held = self._pr_held
+        if held is not None and cid in held:
+            return _head_of(held[cid])
         where, params = _key_match(key)
-        row = self.conn.execute(
+        return _head_of(self.conn.execute(
             f"SELECT type, checkpoint FROM checkpoints WHERE {where} AND checkpoint_ns = '' AND checkpoint_id = ?", (*params, cid)
-        ).fetchone()
-        if row and row[0] == "msgpack+aes":
-            return encrypted_blob_head(row[0], bytes(row[1]))
-        if not row or row[0] != "msgpack":
-            return None, None
-        try:
-            return checkpoint_blob_head(bytes(row[1]))
-        except Exception:  # not a plain checkpoint map: no count to report
-            return None, None
+        ).fetchone())
+
 
     def _pr_groups(self, d: PruneDecision):
         """(WHERE clause over one namespace's ids or a whole namespace, params), per group."""
@@ -276,3 +288,17 @@ def _measured(d: PruneDecision, sizes: dict[tuple[str, str], int], writes: dict[
         if where[0] in drop or where in gone:
             n_cps, size = n_cps + 1, size + b
     return {"writes": n_writes, "checkpoints": n_cps}, size
+
+
+def _head_of(row):
+    """A root checkpoint's ``(ts, message count)`` from its ``(type, bytes)`` row (None: no such row)."""
+    from symfonic_cli.codec.msgpack_head import checkpoint_blob_head, encrypted_blob_head
+
+    if row and row[0] == "msgpack+aes":
+        return encrypted_blob_head(row[0], bytes(row[1]))
+    if not row or row[0] != "msgpack":
+        return None, None
+    try:
+        return checkpoint_blob_head(bytes(row[1]))
+    except Exception:  # not a plain checkpoint map: no count to report
+        return None, None
