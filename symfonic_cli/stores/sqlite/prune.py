@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from collections import namedtuple
 from contextlib import contextmanager
 
 from symfonic_cli.errors import StoreError
@@ -47,6 +48,8 @@ _WRITES_BY_CHECKPOINT = (
 
 
 _NO_DELTA: frozenset[str] = frozenset()
+# A row's model.checkpoint.MessageState, as a tuple with the same fields (a dry run makes one a checkpoint).
+_RowState = namedtuple("_RowState", "checkpoint_ns checkpoint_id ts version encoding payload_type payload parent_checkpoint_id")
 
 
 def _fact(ns, cid, parent, root, counters, js):
@@ -118,7 +121,6 @@ class SqlitePrune(RulePrune, SqliteSection):
 
     @_translate_errors
     def _pr_plan_read(self, key: str, keep: int, newer_than, keep_branches: bool, times: bool, reader):
-        from symfonic_cli.model.checkpoint import MessageState
         from symfonic_cli.model.prune import TASKS, PruneCheckpoint
 
         where, params = self._key_is(), self._key_args(key)
@@ -136,7 +138,7 @@ class SqlitePrune(RulePrune, SqliteSection):
                 sizes[(ns, cid)] = size or 0
                 if ns == "" and len(held) < hold:  # the root namespace's rows come last, newest first
                     held[cid] = (type_, blob)
-                yield MessageState(ns, cid, None, cid, "checkpoint", type_, blob, parent)
+                yield _RowState(ns, cid, None, cid, "checkpoint", type_, blob, parent)
 
         rows = states()
         read = reader(key, rows)
