@@ -128,22 +128,29 @@ class SqlitePrune(RulePrune, SqliteSection):
         sizes: dict[tuple[str, str], int] = {}
         held: dict[str, tuple] = {}
         hold = min(keep, 6) + 2  # the newest kept and deleted roots, as a plain keep-latest decides them
+        failed: list[Exception] = []
 
         def states():
-            for ns, cid, parent, root, counters, js, type_, blob, size in self.conn.execute(_FACTS_AND_BYTES.format(key=where), params):
-                if counters is None and js is None:  # most rows: no DeltaChannel (as _fact reads it)
-                    cps.append(PruneCheckpoint(ns, cid, parent, root if isinstance(root, str) else None, _NO_DELTA, False))
-                else:
-                    cps.append(_fact(ns, cid, parent, root, counters, js))
-                sizes[(ns, cid)] = size or 0
-                if ns == "" and len(held) < hold:  # the root namespace's rows come last, newest first
-                    held[cid] = (type_, blob)
-                yield _RowState(ns, cid, None, cid, "checkpoint", type_, blob, parent)
+            try:
+                for ns, cid, parent, root, counters, js, type_, blob, size in self.conn.execute(_FACTS_AND_BYTES.format(key=where), params):
+                    if counters is None and js is None:  # most rows: no DeltaChannel (as _fact reads it)
+                        cps.append(PruneCheckpoint(ns, cid, parent, root if isinstance(root, str) else None, _NO_DELTA, False))
+                    else:
+                        cps.append(_fact(ns, cid, parent, root, counters, js))
+                    sizes[(ns, cid)] = size or 0
+                    if ns == "" and len(held) < hold:  # the root namespace's rows come last, newest first
+                        held[cid] = (type_, blob)
+                    yield _RowState(ns, cid, None, cid, "checkpoint", type_, blob, parent)
+            except Exception as exc:  # the read's own error: raised below, even where the reader swallowed it
+                failed.append(exc)
+                raise
 
         rows = states()
         read = reader(key, rows)
         for _ in rows:  # what the reader left: the facts still need every row
             pass
+        if failed:
+            raise failed[0]
         writes: dict[tuple[str, str], tuple[int, int]] = {}
         sends = set()
         for ns, cid, n, b, send in self.conn.execute(_WRITES_BY_CHECKPOINT.format(key=where), (TASKS, *params)):
