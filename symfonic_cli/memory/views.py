@@ -199,16 +199,17 @@ def _region(blob: memoryview, encoding: str) -> tuple[int, int] | None:
         return None
 
 
-def checkpoint_views(store: Store, key: str, *, decode: bool = True) -> Iterator[View]:
+def checkpoint_views(store: Store, key: str, *, decode: bool = True, states: Iterator[Any] | None = None) -> Iterator[View]:
     """Every checkpoint of ``key`` (every namespace, the store's order: newest first) as a View.
     ``decode=False``: the same views (anchors and lengths), but an anchor read from plain bytes has
-    no keys or messages and a view no ``ts`` read from its head: the shape alone, for a quick pass."""
+    no keys or messages and a view no ``ts`` read from its head: the shape alone, for a quick pass.
+    ``states``: the thread's message states as another read gives them (each namespace newest first)."""
     items = _Items()
     waiting: dict[tuple[str, str], list[View]] = {}
     last: tuple[Any, View] | None = None  # a PostgreSQL blob version shared by consecutive checkpoints
     from symfonic_cli.codec.cipher import decrypt, is_encrypted
 
-    for state in store.iter_message_states(key):
+    for state in states if states is not None else store.iter_message_states(key):
         where = (state.checkpoint_ns, state.checkpoint_id)
         children = waiting.pop(where, [])
         view = None

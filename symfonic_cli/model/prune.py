@@ -270,6 +270,8 @@ class ThreadPrunePlan:
     branch_heads_deleted: int = 0  # of them, the ones the prune deletes (--keep-branches keeps them)
     # The decision this plan was made from (not shown): what the plan counts next reuses it.
     decision: PruneDecision | None = field(default=None, repr=False, compare=False)
+    # What prune_plans' ``reader`` made of the thread's message states in the plan's own read (None: not made).
+    read: object = field(default=None, repr=False, compare=False)
 
     @property
     def total(self) -> int:

@@ -34,13 +34,14 @@ Between = Callable[[str, int, dict[str, int], int, int], None]
 
 
 # req: prune/run.py's PruneRequest (not imported: prune imports this module)
-def lost_by(store: Store, key: str, req: Any, newer_than: datetime | None, decision: PruneDecision | None = None) -> int:
-    """The messages only the checkpoints this prune deletes hold (prune/lost.py); ``decision``:
-    the plan's, when the caller has it."""
+def lost_by(store: Store, key: str, req: Any, newer_than: datetime | None, decision: PruneDecision | None = None,
+            views: Any = None) -> int:
+    """The messages only the checkpoints this prune deletes hold (prune/lost.py); ``decision`` and
+    ``views``: the plan's, when the caller has them."""
     from symfonic_cli.prune.lost import messages_only_in_deleted
 
     return messages_only_in_deleted(store, key, keep=req.keep, newer_than=newer_than, keep_branches=req.keep_branches,
-                                    decision=decision)
+                                    decision=decision, views=views)
 
 
 def prune_one(store: Store, plan: Any, req: Any, newer_than: datetime | None,

@@ -194,12 +194,17 @@ class _Plan:
         self.missing: list[str] = []
 
     def records(self):
+        from symfonic_cli.prune.lost import quick_reader
+
+        # The plan's read of each thread also makes the lost-message count's quick pass (one read of the bytes).
+        reader = quick_reader(self.store)
         for page in self.keys.pages():
-            for p in self.store.prune_plans(page, keep=self.req.keep, newer_than=self.newer_than, keep_branches=self.req.keep_branches):
+            for p in self.store.prune_plans(page, keep=self.req.keep, newer_than=self.newer_than, keep_branches=self.req.keep_branches,
+                                            reader=reader):
                 found = p.checkpoints_before > 0 or self.req.selection.keys is None
                 rec = pr.plan_record(p, found=found)
                 if rec["status"] == "prune":
-                    self.lost += _count_lost(self.store, rec, self.req, self.newer_than, p.decision)
+                    self.lost += _count_lost(self.store, rec, self.req, self.newer_than, p.decision, p.read)
                 if not found:
                     self.missing.append(p.key)
                 elif rec["status"] == "prune":
@@ -377,8 +382,8 @@ def _raise_outcome(req: PruneRequest, rec: PruneRecorder, stop: Stopped | None, 
         raise NotFoundError(f"no thread matches the selection in {req.location.display}", hint="--missing-ok to accept")
 
 
-def _count_lost(store, rec: dict[str, Any], req: PruneRequest, newer_than, decision=None) -> int:
+def _count_lost(store, rec: dict[str, Any], req: PruneRequest, newer_than, decision=None, views=None) -> int:
     from symfonic_cli.prune.pieces import lost_by
 
-    rec["messages_only_in_deleted"] = n = lost_by(store, rec["key"], req, newer_than, decision)
+    rec["messages_only_in_deleted"] = n = lost_by(store, rec["key"], req, newer_than, decision, views)
     return n

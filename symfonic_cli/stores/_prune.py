@@ -59,9 +59,14 @@ class RulePrune:
     _pr_apply: Callable[[str, "PruneDecision"], dict]  # delete, rows per table
 
     def _pr_decide(self, key: str, keep: int, newer_than: datetime | None, keep_branches: bool = False) -> PruneDecision:
+        checkpoints, sends_at = self._pr_facts(key)
+        return self._pr_decide_on(key, checkpoints, sends_at, keep, newer_than, keep_branches)
+
+    def _pr_decide_on(self, key: str, checkpoints: list, sends_at: set, keep: int, newer_than: datetime | None,
+                      keep_branches: bool = False) -> PruneDecision:
+        """The decision on facts already read (``_pr_facts``' two values)."""
         from symfonic_cli.model.prune import decide
 
-        checkpoints, sends_at = self._pr_facts(key)
         checkpoints = self._pr_dated(key, checkpoints)  # --older-than and the plan's last activity
         outlines: dict = {}
 
@@ -122,7 +127,10 @@ class RulePrune:
             plan.redated, plan.redated_to = count or 0, _iso(ts)
         return plan
 
-    def prune_plans(self, keys: list[str], *, keep: int = 1, newer_than: datetime | None = None, keep_branches: bool = False, times: bool = True) -> list[ThreadPrunePlan]:
+    def prune_plans(self, keys: list[str], *, keep: int = 1, newer_than: datetime | None = None, keep_branches: bool = False, times: bool = True,
+                    reader: Callable[[str, Any], object] | None = None) -> list[ThreadPrunePlan]:
+        """``reader``: given each thread's message states where the plan's own read has them (a
+        plan's ``read``; here none: the caller reads them itself)."""
         return [self.prune_plan(k, keep=keep, newer_than=newer_than, keep_branches=keep_branches, times=times) for k in keys]
 
     def prune_thread(self, key: str, *, keep: int = 1, newer_than: datetime | None = None, keep_branches: bool = False,

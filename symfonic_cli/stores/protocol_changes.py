@@ -221,7 +221,11 @@ class PruneProtocol(Protocol):
         ancestors kept, a skip reason, with ``times`` the messages whose transcript time moves). Read-only."""
         ...
 
-    def prune_plans(self, keys: list[str], *, keep: int = 1, newer_than: datetime | None = None, keep_branches: bool = False, times: bool = True) -> list[ThreadPrunePlan]: ...
+    def prune_plans(self, keys: list[str], *, keep: int = 1, newer_than: datetime | None = None, keep_branches: bool = False, times: bool = True,
+                    reader: Callable[[str, Any], object] | None = None) -> list[ThreadPrunePlan]:
+        """``prune_plan`` of each key; ``reader(key, message states)`` is called with a thread's
+        message states where the plan reads them anyway (its result the plan's ``read``), else not."""
+        ...
 
     def prune_decision(self, key: str, *, keep: int = 1, newer_than: datetime | None = None, keep_branches: bool = False) -> PruneDecision:
         """The keep rules' decision for ``key`` now: the checkpoints kept and deleted per namespace. Read-only."""

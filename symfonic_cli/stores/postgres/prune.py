@@ -134,7 +134,7 @@ class PostgresPrune(RulePrune, PostgresSection):
                 count = None
         return row[0], count
 
-    def prune_plans(self, keys: list[str], *, keep: int = 1, newer_than=None, keep_branches: bool = False, times: bool = True):
+    def prune_plans(self, keys: list[str], *, keep: int = 1, newer_than=None, keep_branches: bool = False, times: bool = True, reader=None):
         """The plans of a page of keys: their facts read in one statement and the deletes of all
         their decisions measured in another (the statement the prune deletes with, as a SELECT)."""
         facts = self._pr_facts_many(keys)
