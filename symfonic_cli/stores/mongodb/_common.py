@@ -291,6 +291,13 @@ def _key_eq(value: Any, what: str = "thread key") -> dict:
     return {"$eq": _string_literal(value, what), **NOT_ARRAY}
 
 
+def keys_match(keys: list[str]) -> list[dict]:
+    """$match stages for exactly the documents whose key is one of ``keys`` (strings): the plain
+    $in first, alone, so that a server whose planner gives up on an index for a field with more
+    operators (SecantusDB scans the collection for $in beside $type) finds them by the index."""
+    return [{"$match": {"thread_id": {"$in": [_string_literal(k, "key") for k in keys]}}}, {"$match": {"thread_id": A_KEY}}]
+
+
 def _prefix_range(prefix: str) -> dict:
     """Exactly the string keys starting with ``prefix``, under the simple collation (byte order).
     A string bound keeps the comparison to strings (BSON compares within a type bracket)."""
