@@ -344,3 +344,23 @@ ODD_GROUP = {"$max": {"$cond": [
     {"$and": [{"$eq": [{"$type": "$checkpoint_id"}, "string"]}, {"$regexMatch": {"input": "$checkpoint_id", "regex": ORDERED_ID_REGEX}}]},
     False, True,
 ]}}
+
+
+class _Reversed:
+    """A key that sorts backwards: in the page's heap the worst row is the oldest, then the greatest key."""
+
+    __slots__ = ("key",)
+
+    def __init__(self, key: str) -> None:
+        self.key = key
+
+    def __lt__(self, other: _Reversed) -> bool:
+        return other.key < self.key
+
+
+def _keep(heap: list[tuple], limit: int, row: tuple) -> None:
+    """``row`` into a min-heap of the ``limit`` greatest rows seen."""
+    if len(heap) < limit:
+        heapq.heappush(heap, row)
+    elif heap[0] < row:
+        heapq.heapreplace(heap, row)
