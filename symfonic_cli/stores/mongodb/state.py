@@ -186,15 +186,19 @@ class MongoState(MongoSection):
 
         docs: dict[str, dict] = {}
         flags: dict[str, dict] = {}
-        pairs = [{"thread_id": _key_eq(d["_id"]), "checkpoint_ns": "", "checkpoint_id": cid} for d, cid in batch if cid is not None]
+        pairs = {d["_id"]: cid for d, cid in batch if cid is not None}
         if with_status and pairs:
             fields = {"_id": 0, "thread_id": 1, "checkpoint_id": 1, "type": 1, "checkpoint": 1, "metadata.step": 1}
-            # The batch's keys found by the index first (keys_match), then the pairs tested.
-            stages = keys_match([d["_id"] for d, cid in batch if cid is not None])[:1] + [{"$match": {"$or": pairs}}]
+            # The batch's keys found by the index first (keys_match), then each key's latest id
+            # tested here: a $or of the pairs cost SecantusDB seconds a batch.
+            stages = keys_match(list(pairs))[:1] + [{"$match": {"checkpoint_ns": "", "checkpoint_id": {"$in": list(set(pairs.values()))}}}]
             for doc in self.checkpoints.aggregate([*stages, {"$project": fields}], collation=self._collation(self.checkpoints)):
-                docs[doc.get("thread_id")] = doc
-            wfields = {"_id": 0, "thread_id": 1, "task_id": 1, "task_path": 1, "channel": 1}
+                if _latest(pairs, doc):
+                    docs[doc["thread_id"]] = doc
+            wfields = {"_id": 0, "thread_id": 1, "checkpoint_id": 1, "task_id": 1, "task_path": 1, "channel": 1}
             for w in self.writes.aggregate([*stages, {"$project": wfields}], collation=self._collation(self.writes)):
+                if not _latest(pairs, w):
+                    continue
                 f = flags.setdefault(w.get("thread_id"), {}).setdefault(str(w.get("task_id")), [None, False, False, False])
                 if isinstance(w.get("task_path"), str):
                     f[0] = w["task_path"]
@@ -226,3 +230,9 @@ class MongoState(MongoSection):
                 )
             yield told_run_state(key, int(d["n"]), d.get("first"), d.get("last"), bool(d.get("odd", True)), status,
                                  d["size"] if with_size else None)
+
+
+def _latest(pairs: dict, doc: dict) -> bool:
+    """Whether ``doc`` is of a batch thread's latest root checkpoint (a string key: exactly)."""
+    key = doc.get("thread_id")
+    return isinstance(key, str) and key in pairs and doc.get("checkpoint_id") == pairs[key]
