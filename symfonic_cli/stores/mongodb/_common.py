@@ -291,6 +291,13 @@ def _key_eq(value: Any, what: str = "thread key") -> dict:
     return {"$eq": _string_literal(value, what), **NOT_ARRAY}
 
 
+def keys_match(keys: list[str]) -> list[dict]:
+    """$match stages for exactly the documents whose key is one of ``keys`` (strings): the plain
+    $in first, alone, so that a server whose planner gives up on an index for a field with more
+    operators (SecantusDB scans the collection for $in beside $type) finds them by the index."""
+    return [{"$match": {"thread_id": {"$in": [_string_literal(k, "key") for k in keys]}}}, {"$match": {"thread_id": A_KEY}}]
+
+
 def _prefix_range(prefix: str) -> dict:
     """Exactly the string keys starting with ``prefix``, under the simple collation (byte order).
     A string bound keeps the comparison to strings (BSON compares within a type bracket)."""
@@ -337,3 +344,23 @@ ODD_GROUP = {"$max": {"$cond": [
     {"$and": [{"$eq": [{"$type": "$checkpoint_id"}, "string"]}, {"$regexMatch": {"input": "$checkpoint_id", "regex": ORDERED_ID_REGEX}}]},
     False, True,
 ]}}
+
+
+class _Reversed:
+    """A key that sorts backwards: in the page's heap the worst row is the oldest, then the greatest key."""
+
+    __slots__ = ("key",)
+
+    def __init__(self, key: str) -> None:
+        self.key = key
+
+    def __lt__(self, other: _Reversed) -> bool:
+        return other.key < self.key
+
+
+def _keep(heap: list[tuple], limit: int, row: tuple) -> None:
+    """``row`` into a min-heap of the ``limit`` greatest rows seen."""
+    if len(heap) < limit:
+        heapq.heappush(heap, row)
+    elif heap[0] < row:
+        heapq.heapreplace(heap, row)

@@ -17,6 +17,7 @@ from symfonic_cli.stores.mongodb._common import (
     _leaf,
     _string_literal,
     _prefix_range,
+    keys_match,
 )
 
 # typing.TYPE_CHECKING without importing typing (quick commands load this module).
@@ -109,27 +110,26 @@ class MongoState(MongoSection):
 
         if keys is not None and not keys:
             return
-        if keys is not None:  # a listing's page: those keys only (the simple collation: exact)
-            # (a string key only: $in matches an array holding the key too)
-            match: dict = {"thread_id": {"$in": [_string_literal(k, "key") for k in keys], **A_KEY}}
-        else:
-            match = {"thread_id": _prefix_range(_string_literal(prefix, "prefix")) if prefix else A_KEY}
+        # A listing's page: those keys only (the simple collation: exact), by the index (keys_match).
+        first = keys_match(keys)[:1] if keys is not None else []
+        match: dict = ({"thread_id": A_KEY} if keys is not None else
+                       {"thread_id": _prefix_range(_string_literal(prefix, "prefix")) if prefix else A_KEY})
         # In byte order (a default collation would fold and reorder keys): the merges below
         # compare keys in Python, as the server sorted them.
         cp_exact, w_exact = self._collation(self.checkpoints), self._collation(self.writes)
         group: dict = {"_id": "$thread_id", "n": {"$sum": 1}, "first": {"$min": "$checkpoint_id"}, "last": {"$max": "$checkpoint_id"}}
         if with_size:
             group["size"] = {"$sum": {"$bsonSize": "$$ROOT"}}
-        summary = self._summaries(match, group, cp_exact)
+        summary = self._summaries(match, group, cp_exact, first=first)
         write_sizes = None
         if with_size:
             write_sizes = self.writes.aggregate([
-                {"$match": match}, {"$group": {"_id": "$thread_id", "size": {"$sum": {"$bsonSize": "$$ROOT"}}}}, {"$sort": {"_id": 1}},
+                *first, {"$match": match}, {"$group": {"_id": "$thread_id", "size": {"$sum": {"$bsonSize": "$$ROOT"}}}}, {"$sort": {"_id": 1}},
             ], allowDiskUse=True, collation=w_exact)
         latest = None
         if with_status:
             latest = self.checkpoints.aggregate([
-                {"$match": {**match, "checkpoint_ns": ""}}, {"$group": {"_id": "$thread_id", "cid": {"$max": "$checkpoint_id"}}},
+                *first, {"$match": {**match, "checkpoint_ns": ""}}, {"$group": {"_id": "$thread_id", "cid": {"$max": "$checkpoint_id"}}},
                 {"$sort": {"_id": 1}},
             ], allowDiskUse=True, collation=cp_exact)
         nxt_size = next(write_sizes, None) if write_sizes is not None else None
@@ -159,7 +159,7 @@ class MongoState(MongoSection):
         if batch:
             yield from self._run_batch(batch, with_size, with_status, ThreadRunState, status_from_tail)
 
-    def _summaries(self, match: dict, group: dict, collation: Any, *, pushed: bool = True) -> Iterator[dict]:
+    def _summaries(self, match: dict, group: dict, collation: Any, *, pushed: bool = True, first: list[dict] | None = None) -> Iterator[dict]:
         """The threads' $group documents in key order, ``odd`` set: each thread's ids pushed and
         tested here (clock.joined_ordered, as the listing: no regex per document); from a group
         too large to push on (a document holds 16 MB), the rest tested by the server's regex."""
@@ -168,7 +168,7 @@ class MongoState(MongoSection):
         last = None
         if pushed:
             try:
-                for doc in self.checkpoints.aggregate([{"$match": match}, {"$group": {**group, "ids": {"$push": "$checkpoint_id"}}},
+                for doc in self.checkpoints.aggregate([*(first or []), {"$match": match}, {"$group": {**group, "ids": {"$push": "$checkpoint_id"}}},
                                                        {"$sort": {"_id": 1}}], allowDiskUse=True, collation=collation):
                     ids = doc.pop("ids")
                     doc["odd"] = not (all(type(i) is str for i in ids) and joined_ordered(",".join(ids), int(doc["n"])))
@@ -178,7 +178,7 @@ class MongoState(MongoSection):
             except OperationFailure:
                 pass
         rest = match if last is None else {"$and": [match, {"thread_id": {"$gt": last}}]}
-        yield from self.checkpoints.aggregate([{"$match": rest}, {"$group": {**group, "odd": ODD_GROUP}}, {"$sort": {"_id": 1}}],
+        yield from self.checkpoints.aggregate([*(first or []), {"$match": rest}, {"$group": {**group, "odd": ODD_GROUP}}, {"$sort": {"_id": 1}}],
                                               allowDiskUse=True, collation=collation)
 
     def _run_batch(self, batch, with_size, with_status, ThreadRunState, status_from_tail):
@@ -186,12 +186,19 @@ class MongoState(MongoSection):
 
         docs: dict[str, dict] = {}
         flags: dict[str, dict] = {}
-        pairs = [{"thread_id": _key_eq(d["_id"]), "checkpoint_ns": "", "checkpoint_id": cid} for d, cid in batch if cid is not None]
+        pairs = {d["_id"]: cid for d, cid in batch if cid is not None}
         if with_status and pairs:
             fields = {"_id": 0, "thread_id": 1, "checkpoint_id": 1, "type": 1, "checkpoint": 1, "metadata.step": 1}
-            for doc in self.checkpoints.find({"$or": pairs}, fields, collation=self._collation(self.checkpoints)):
-                docs[doc.get("thread_id")] = doc
-            for w in self.writes.find({"$or": pairs}, {"_id": 0, "thread_id": 1, "task_id": 1, "task_path": 1, "channel": 1}, collation=self._collation(self.writes)):
+            # The batch's keys found by the index first (keys_match), then each key's latest id
+            # tested here: a $or of the pairs cost SecantusDB seconds a batch.
+            stages = keys_match(list(pairs))[:1] + [{"$match": {"checkpoint_ns": "", "checkpoint_id": {"$in": list(set(pairs.values()))}}}]
+            for doc in self.checkpoints.aggregate([*stages, {"$project": fields}], collation=self._collation(self.checkpoints)):
+                if _latest(pairs, doc):
+                    docs[doc["thread_id"]] = doc
+            wfields = {"_id": 0, "thread_id": 1, "checkpoint_id": 1, "task_id": 1, "task_path": 1, "channel": 1}
+            for w in self.writes.aggregate([*stages, {"$project": wfields}], collation=self._collation(self.writes)):
+                if not _latest(pairs, w):
+                    continue
                 f = flags.setdefault(w.get("thread_id"), {}).setdefault(str(w.get("task_id")), [None, False, False, False])
                 if isinstance(w.get("task_path"), str):
                     f[0] = w["task_path"]
@@ -223,3 +230,9 @@ class MongoState(MongoSection):
                 )
             yield told_run_state(key, int(d["n"]), d.get("first"), d.get("last"), bool(d.get("odd", True)), status,
                                  d["size"] if with_size else None)
+
+
+def _latest(pairs: dict, doc: dict) -> bool:
+    """Whether ``doc`` is of a batch thread's latest root checkpoint (a string key: exactly)."""
+    key = doc.get("thread_id")
+    return isinstance(key, str) and key in pairs and doc.get("checkpoint_id") == pairs[key]
