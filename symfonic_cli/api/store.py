@@ -100,6 +100,25 @@ def _as_rows(listing: Callable[Concatenate[Store, P], Stream]) -> Callable[Conca
 _STREAM_ONLY = ("first_message", "status_if_told")  # listing's keywords threads does not take
 
 
+def _as_hit_rows(matches: Callable[Concatenate[Store, P], Stream]) -> Callable[Concatenate[Store, P], list[Record]]:
+    """``Store.search`` made from ``Store.matches``: the same arguments, the hits as rows."""
+    stream_of = getattr(matches, "__wrapped__", matches)  # the unchecked function: search checks once
+
+    def search(self: Store, /, *args: P.args, **filters: P.kwargs) -> list[Record]:
+        """``threads search``: one row per matching message (``.key .index .role .timestamp`` (an
+        aware datetime or None) ``.snippet .message_id .field .checkpoint_id``), in the command's order.
+        The arguments are ``matches``'s."""
+        from symfonic_cli.limits import JSON_SNIPPET
+
+        text = args[0] if args else filters.get("text")
+        if not isinstance(text, str) or not text:
+            raise UsageError("search needs a text")
+        return [Record(h.to_json(JSON_SNIPPET), {"timestamp": h.timestamp}) for h in stream_of(self, *args, **filters)]
+
+    search.__wrapped__ = stream_of  # type: ignore[attr-defined]  # inspect.signature, help() and checked read its arguments
+    return search
+
+
 class Store:
     """A store opened read-only (``open_store``); use it in a ``with`` block, or call ``close()``."""
 
@@ -364,32 +383,6 @@ class Store:
         return Record(usage_report(self._store, top=top, keep=keep))
 
     @checked
-    def search(
-        self,
-        text: str,
-        *,
-        case_sensitive: bool = False,
-        tools: bool = False,
-        tenant: str | None = None,
-        sub_tenant: str | None = None,
-        session: str | None = None,
-        inactive_for: str | None = None,
-        inactive_since: str | None = None,
-        active_within: str | None = None,
-        limit: int | None = None,
-    ) -> list[Record]:
-        """``threads search``: one row per matching message (``.key .index .role .timestamp`` (an
-        aware datetime or None) ``.snippet .message_id .field .checkpoint_id``), in the command's order."""
-        from symfonic_cli.limits import JSON_SNIPPET
-
-        if not isinstance(text, str) or not text:
-            raise UsageError("search needs a text")
-        hits = self.matches(text, case_sensitive=case_sensitive, tools=tools, tenant=tenant, sub_tenant=sub_tenant,
-                            session=session, inactive_for=inactive_for, inactive_since=inactive_since,
-                            active_within=active_within, limit=limit)
-        return [Record(h.to_json(JSON_SNIPPET), {"timestamp": h.timestamp}) for h in hits]
-
-    @checked
     def matches(
         self,
         text: str,
@@ -417,6 +410,8 @@ class Store:
         hits = search(self._store, text, case_sensitive=case_sensitive, tools=tools, tenant=tenant, sub_tenant=sub_tenant,
                       session=session, window=window, limit=limit, skipped=skipped)
         return Stream(hits, skipped=skipped, location=self.location)
+
+    search = checked(_as_hit_rows(matches))
 
     def _option(self, name: str) -> str:
         """An argument as its caller spells it: ``--sub-tenant`` on a command line, ``sub_tenant`` here."""
