@@ -1,5 +1,5 @@
 """PostgreSQL's listing page sends only the threads that can be on it (stores/postgres/page.py):
-odd threads ranked below the page's last plain row by a bound of their instant are left in the
+odd threads ranked (by a bound of their instant) below the rows it asks for are left in the
 server, those that may be above it are sent and dated exactly, and each page is the start of the
 whole listing, by instant, whatever the ids' forms: the microsecond an upper-case id shares with
 the last plain row, a ``ts`` in the same second, no ``ts``, a ``ts`` in another form."""
@@ -8,12 +8,7 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta, timezone
 
-import pytest
-
-pytestmark = pytest.mark.postgres
-
 PLAIN = 100  # more than any page below asks for (2 * limit + 64 rows)
-COLS = "checkpoint_ns, type, checkpoint, metadata"
 
 
 def _id(at: datetime, extra_ticks: int = 0, upper: bool = False) -> str:
