@@ -10,9 +10,10 @@ with a checkpoint that carries neither is undatable: listed (``undatable``), nev
 A backend provides:
 
 - ``_thread_rows(tenant, sub_tenant, limit, last_before, last_from)``: ThreadSummary rows, every
-  odd one first (whatever the bounds and the limit), then at most ``limit`` of the others inside
-  the bounds, newest ``max(id)`` first (then key), ordered and bounded by the database and
-  streamed: only the odd rows are held;
+  odd one first (whatever the bounds; with a limit, at least every one whose exact activity can
+  put it among the first ``limit`` rows), then at most ``limit`` of the others inside the bounds,
+  newest ``max(id)`` first (then key), ordered and bounded by the database and streamed: only the
+  odd rows are held;
 - ``_window_page(tenant, sub_tenant, last_before, last_from, after, limit, odd, upto=None)``: keys
   after ``after`` (and up to ``upto``) in byte order, of the non-odd threads inside the bounds
   (``odd=False``) or of every odd thread (``odd=True``);

@@ -7,8 +7,9 @@ from typing import Any
 
 from symfonic_cli.errors import StoreError
 from symfonic_cli.model.listing import StoreInfo, ThreadSummary
-from symfonic_cli.clock import ORDERED_ID_REGEX, checkpoint_id_time, joined_ordered, ts_time
+from symfonic_cli.clock import ORDERED_ID_REGEX, joined_ordered
 from symfonic_cli.stores.activity import odd_having
+from symfonic_cli.stores.postgres.page import page_sql
 from symfonic_cli.stores.postgres._common import (
     PostgresSection,
     TABLES,
@@ -75,45 +76,23 @@ class PostgresRead(PostgresSection):
                 yield ThreadSummary(str(key), n, first, last, False)
 
     def _page_rows(self, key: str, where: str, params: list, limit: int, last_before: str | None, last_from: str | None) -> Iterator[ThreadSummary]:
-        """A page, decided in the server in one pass over the table: every odd thread, and the
-        ``limit`` newest plain ones inside the bounds (a top-N sort); no id crosses the wire.
-        A thread's ids are tested once: the one id of a one-checkpoint thread by a LIKE and a
-        regex with no counted repeat (a counted one cost four times as much), several joined."""
+        """A page, decided in the server in one pass and one top-N sort (stores/postgres/page.py):
+        the ``limit`` newest plain threads inside the bounds, and the odd ones ranked where they
+        could be among them; no id crosses the wire but theirs. Ranks above the page taken by
+        more odd threads than the rows asked for beyond it: asked again for more rows."""
         bounds = [b for b in (last_before, last_from) if b is not None]
-        inside = "".join(f" AND last {op} %s" for op, b in (("<", last_before), (">=", last_from)) if b is not None)
-        groups = (
-            f'SELECT {key} AS k, count(*) AS n, min(checkpoint_id COLLATE "C") AS first, max(checkpoint_id COLLATE "C") AS last, '
-            f'NOT coalesce(CASE WHEN count(*) = 1 THEN max(checkpoint_id COLLATE "C") LIKE \'{_ID_SHAPE}\' '
-            f'AND max(checkpoint_id COLLATE "C") ~ \'{_ID_CHARS}\' '
-            f"ELSE length(string_agg(checkpoint_id, ',')) = 37 * count(*) - 1 "
-            f'AND string_agg(checkpoint_id, \',\') COLLATE "C" ~ \'{_JOINED_IDS}\' END, false) AS odd '
-            f"FROM checkpoints {where} GROUP BY {key}"
-        )
-        # A one-checkpoint odd thread whose id holds no time comes with its checkpoint's ts (what
-        # _keys_heads reads; '' for none), so it is dated here by the rule of thread_activity.
-        ts = "NULL"
-        if self._keys_exact:
-            ts = (f"CASE WHEN n = 1 AND last !~ '{_TIMED_ID}' THEN coalesce((SELECT c.checkpoint ->> 'ts' FROM checkpoints c "
-                  "WHERE c.thread_id = k AND c.checkpoint_id = last LIMIT 1), '') END")
-        sql = (
-            f"WITH g AS MATERIALIZED ({groups}) SELECT k, n, first, last, true, {ts} FROM g WHERE odd UNION ALL "
-            f'(SELECT k, n, first, last, false, NULL FROM g WHERE NOT odd{inside} ORDER BY last DESC, k COLLATE "C" LIMIT %s)'
-        )
-        odd: list[ThreadSummary] = []
-        page: list[ThreadSummary] = []
-        for k, n, first, last, is_odd, head_ts in self._stream(sql, [*params, *bounds, limit], itersize=LISTING_ITERSIZE):
-            if not is_odd:
-                page.append(ThreadSummary(str(k), n, first, last, False))
-                continue
-            at = checkpoint_id_time(last) if n == 1 and self._keys_exact else None
-            if at is None and head_ts is not None:
-                at = ts_time(head_ts) if head_ts else None
-                odd.append(ThreadSummary(str(k), n, first, last, True, at, at, at is None))
-            elif at is not None:
-                odd.append(ThreadSummary(str(k), n, first, last, True, at, at, False))
-            else:  # several checkpoints: dated after (stores/activity.py)
-                odd.append(ThreadSummary(str(k), n, first, last, True))
-        odd.sort(key=lambda t: t.key.encode("utf-8", "surrogateescape"))
+        inside = "".join(f" AND max(checkpoint_id COLLATE \"C\") {op} %s" for op, b in (("<", last_before), (">=", last_from)) if b is not None)
+        sql = page_sql(key, where, inside, self._keys_exact)
+        asked = 2 * limit + 64
+        while True:
+            # jit off: compiling this statement's expressions cost more than the whole scan.
+            rows = list(self._stream(sql, [*params, *bounds, asked], jit=False, itersize=asked))
+            if len(rows) < asked or sum(not odd for *_, odd in rows) >= limit:
+                break
+            asked *= 16
+        odd = sorted((ThreadSummary(str(k), n, first, last, True) for k, n, first, last, is_odd in rows if is_odd),
+                     key=lambda t: t.key.encode("utf-8", "surrogateescape"))
+        page = [ThreadSummary(str(k), n, first, last, False) for k, n, first, last, is_odd in rows if not is_odd][:limit]
         page.sort(key=lambda t: t.key.encode("utf-8", "surrogateescape"))
         page.sort(key=lambda t: t.last_checkpoint_id, reverse=True)
         yield from odd
@@ -399,15 +378,6 @@ class PostgresRead(PostgresSection):
         for ns, cid, task_id, idx, type_, blob, task_path in self._stream(sql, self._key_args(key)):
             yield MessageWrite(ns, cid, task_id, idx, type_, bytes(blob) if blob is not None else None, task_path or "")
 
-
-# The ordered form (clock.ORDERED_ID_REGEX) in two cheap tests: the shape (36 characters, a dash
-# at each of the four places, the version 6) and nothing but lowercase hex digits and four dashes.
-_ID_SHAPE = "________-____-6___-____-____________"
-_ID_CHARS = "^[0-9a-f]*-[0-9a-f]*-[0-9a-f]*-[0-9a-f]*-[0-9a-f]*$"
-# An id in which clock.checkpoint_id_time finds a time (a UUIDv6 in any letter case).
-_TIMED_ID = "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-6[0-9a-fA-F]{3}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"
-# Several ids joined by "," (their count checked by the length): each in the ordered form.
-_JOINED_IDS = "^({0},)*{0}$".format(ORDERED_ID_REGEX[1:-1])
 
 # Rows a round trip of the listing's pass over every thread (a key, a count and its ids: small).
 LISTING_ITERSIZE = 5000
