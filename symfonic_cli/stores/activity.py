@@ -19,6 +19,8 @@ A backend provides:
   (``odd=False``) or of every odd thread (``odd=True``);
 - ``_window_tally(tenant, sub_tenant, last_before, last_from)``: how many non-odd threads are
   inside the bounds;
+- optionally ``_shown_rows``: ``_thread_rows`` for a page as ``list_threads`` shows it, which may
+  leave out an odd thread it proves undatable or dated before the page's last plain row;
 - optionally ``_keys_heads(keys)``: ``(key, checkpoint_id, ts)`` of every checkpoint of those
   threads in one read (``ts`` may be left None where the id holds a time), or None where it cannot
   (then each thread is read alone);
@@ -180,7 +182,8 @@ class ExactActivity:
             return
         bounded = last_before is not None or last_from is not None
         # One pass: every odd row first (whatever the limit), then the page's plain rows.
-        rows = self._thread_rows(tenant, sub_tenant, limit, last_before, last_from)
+        # A backend's _shown_rows may leave out the odd threads it proves come after the page.
+        rows = getattr(self, "_shown_rows", self._thread_rows)(tenant, sub_tenant, limit, last_before, last_from)
         odd_rows, first_plain = [], None
         for t in rows:
             if not t.odd:
