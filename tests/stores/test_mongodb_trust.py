@@ -247,6 +247,34 @@ def test_an_array_thread_id_belongs_to_no_thread(mongo):
     assert plan.code == 0, plan.err
 
 
+def test_one_thread_is_read_by_its_key_alone_and_exactly(mongo):
+    """A thread's reads filter on the key's equality alone, which the index answers (SecantusDB
+    scans the whole collection for a key field holding more operators), and still leave out every
+    document whose key is not that string: arrays holding it, other types, case twins."""
+    from symfonic_cli.stores.mongodb._common import _key_is
+
+    query = _key_is(KEY)
+    assert query["thread_id"] == KEY  # the equality alone on the indexed field
+    db = mongo.client[mongo.new_database()]
+    db.c.create_index([("thread_id", 1), ("checkpoint_ns", 1)])
+    shapes = [KEY, [KEY], [KEY, "x"], ["x", KEY], [[KEY]], {"0": KEY}, [], TWIN, KEY + " ", 5, None, {"thread_id": KEY}]
+    db.c.insert_many([{"thread_id": v, "checkpoint_ns": "", "n": i} for i, v in enumerate(shapes)])
+    assert [d["n"] for d in db.c.find(query)] == [0]
+    assert [d["n"] for d in db.c.find({**query, "checkpoint_ns": ""})] == [0]
+    assert [d["n"] for d in db.c.aggregate([{"$match": query}])] == [0]
+    assert db.c.count_documents(query) == 1
+
+    # A newer checkpoint under an array holding the key changes nothing a thread's command shows.
+    url = mongo.new_store()
+    shown = [("thread", "show", "-s", url, "acme:_:s-001", "-f", "json"), ("transcript", "show", "-s", url, "acme:_:s-001", "-f", "json")]
+    before = [run(*args) for args in shown]
+    assert all(r.code == 0 for r in before), [r.err for r in before]
+    _copy_of(mongo, url, "acme:_:s-001", thread_id=["acme:_:s-001"], checkpoint_id="ffffffff-0000-0000-0000-000000000000")
+    _copy_of(mongo, url, "acme:_:s-001", thread_id=["acme:_:s-001"], checkpoint_id="ffffffff-0000-0000-0000-000000000000",
+             task_id="array-task", write=True)
+    assert [(r.code, r.out) for r in (run(*args) for args in shown)] == [(r.code, r.out) for r in before]
+
+
 def test_migrate_fails_the_threads_whose_documents_have_odd_keys_and_prints_the_summary(mongo, request):
     url = mongo.new_store()
     _copy_of(mongo, url, "acme:_:s-001", checkpoint_ns=["", "x"], checkpoint_id="ffffffff-0000-0000-0000-000000000000")

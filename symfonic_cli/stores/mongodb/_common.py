@@ -147,7 +147,7 @@ class MongoSection:
     def _thread_docs(self, key: str, fields: dict, *, descending: bool) -> Iterator[dict]:
         """A thread's checkpoint documents ordered by checkpoint_id over every namespace: one
         index-ordered cursor per namespace, merged here (no server-side sort of whole blobs)."""
-        match = {"thread_id": _key_eq(key)}
+        match = _key_is(key)
         exact = self._collation(self.checkpoints)
         namespaces = sorted(
             _key_field({"checkpoint_ns": d["_id"]}, "checkpoint_ns")
@@ -286,9 +286,12 @@ NOT_ARRAY = {"$not": {"$type": "array"}}
 A_KEY = {"$type": "string", **NOT_ARRAY}
 
 
-def _key_eq(value: Any, what: str = "thread key") -> dict:
-    """Exactly the documents whose key field is the string ``value``."""
-    return {"$eq": _string_literal(value, what), **NOT_ARRAY}
+def _key_is(value: Any, what: str = "thread key") -> dict:
+    """The query fields of exactly the documents whose key is the string ``value``: the key's
+    equality alone on its field, so that the index finds them (SecantusDB's planner scans the
+    collection for a field holding more operators, such as NOT_ARRAY's), and no element 0 on
+    its path (an array holding ``value`` meets the equality; a string has no elements)."""
+    return {"thread_id": _string_literal(value, what), "thread_id.0": {"$exists": False}}
 
 
 def keys_match(keys: list[str]) -> list[dict]:

@@ -13,7 +13,7 @@ from symfonic_cli.stores.mongodb._common import (
     _decode_stored,
     _driver_errors,
     _driver_errors_iter,
-    _key_eq,
+    _key_is,
     _key_field,
     _string_literal,
 )
@@ -126,7 +126,7 @@ class MongoCompat(MongoSection):
     def iter_envelopes(self, envelope_key: str, *, thread: str | None = None) -> Iterator[EnvelopeRow]:
         from symfonic_cli.model.envelope import ABSENT, EnvelopeRow
 
-        query = {} if thread is None else {"thread_id": _key_eq(thread)}
+        query = {} if thread is None else _key_is(thread)
         fields = {"_id": 0, "thread_id": 1, "checkpoint_ns": 1, "checkpoint_id": 1, "metadata": 1}
         cursor = self.checkpoints.find(query, fields, collation=self._collation(self.checkpoints)).sort([("thread_id", 1), ("checkpoint_id", -1), ("checkpoint_ns", 1)])
         for doc in cursor.allow_disk_use(True):

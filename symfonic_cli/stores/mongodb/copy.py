@@ -10,7 +10,7 @@ from symfonic_cli.stores.mongodb._common import (
     MongoSection,
     _driver_errors,
     _field,
-    _key_eq,
+    _key_is,
     _key_field,
     _loads_metadata,
     _short,
@@ -39,7 +39,7 @@ class MongoCopy(MongoSection):
             ("checkpoints", self.checkpoints, self._CHECKPOINT_KEY, [("checkpoint_id", 1), ("checkpoint_ns", 1)]),
             ("writes", self.writes, self._WRITE_KEY, [("checkpoint_ns", 1), ("checkpoint_id", 1), ("task_id", 1), ("idx", 1)]),
         ):
-            for doc in coll.find({"thread_id": _key_eq(key)}, collation=self._collation(coll)).sort(sort):
+            for doc in coll.find(_key_is(key), collation=self._collation(coll)).sort(sort):
                 data = {k: _bson_value(v) for k, v in doc.items() if k not in ("_id", "thread_id", "created_at", *key_fields)}
                 rows.append(RawRow(table, _stored_key(doc, key_fields, f"a {table[:-1]} document of thread '{key}'"), data))
         return ThreadExport("mongodb", key, rows)
@@ -82,7 +82,7 @@ class MongoCopy(MongoSection):
         loads = ThreadDecoder().loads  # as SQLite and PostgreSQL: each stored message decoded once
         thread = DecodedThread(key, [], [])
         key = _string_literal(key, "thread key")
-        found = self.checkpoints.find({"thread_id": _key_eq(key)}, {"_id": 0}, collation=self._collation(self.checkpoints))
+        found = self.checkpoints.find(_key_is(key), {"_id": 0}, collation=self._collation(self.checkpoints))
         for doc in found.sort([("checkpoint_id", 1), ("checkpoint_ns", 1)]):
             ns, cid = _stored_key(doc, self._CHECKPOINT_KEY, f"a checkpoint document of thread '{key}'")
             what = f"checkpoint {cid} (ns '{ns}')"
@@ -95,7 +95,7 @@ class MongoCopy(MongoSection):
                 raise StoreError(f"{what} does not decode to a checkpoint mapping")
             thread.checkpoints.append(DecodedCheckpoint(ns, cid, doc.get("parent_checkpoint_id") or None, checkpoint, metadata if isinstance(metadata, dict) else {}))
         sort = [("checkpoint_ns", 1), ("checkpoint_id", 1), ("task_path", 1), ("task_id", 1), ("idx", 1)]
-        for doc in self.writes.find({"thread_id": _key_eq(key)}, {"_id": 0}, collation=self._collation(self.writes)).sort(sort):
+        for doc in self.writes.find(_key_is(key), {"_id": 0}, collation=self._collation(self.writes)).sort(sort):
             ns, cid, task_id, idx = _stored_key(doc, self._WRITE_KEY, f"a write document of thread '{key}'")
             channel = doc.get("channel")
             what = f"write {cid}/{task_id}/{idx} channel '{channel}'"

@@ -10,7 +10,7 @@ from symfonic_cli.stores.mongodb._common import (
     A_KEY,
     MongoSection,
     _driver_errors,
-    _key_eq,
+    _key_is,
     _string_literal,
     _prefix_range,
 )
@@ -41,8 +41,8 @@ class MongoErase(PerThreadErase, MongoSection):
             # None: a null or absent field (how the deployment stores a missing sub-tenant)
             flt = None if pairs is None else {_string_literal(col, "field"): (None if val is None else _string_literal(val, "value")) for col, val in pairs}
             out.append((table.name, self.db[table.name], flt))
-        out.append((self.writes_name, self.writes, {"thread_id": _key_eq(key)}))
-        out.append((self.checkpoints_name, self.checkpoints, {"thread_id": _key_eq(key)}))
+        out.append((self.writes_name, self.writes, _key_is(key)))
+        out.append((self.checkpoints_name, self.checkpoints, _key_is(key)))
         return out
 
     def store_identity(self) -> dict[str, Any]:
@@ -185,12 +185,12 @@ class MongoErase(PerThreadErase, MongoSection):
         from symfonic_cli.codec.msgpack_head import NeedMore, checkpoint_blob_head
 
         ordered = re.compile(ORDERED_ID_REGEX)
-        newest = self.checkpoints.find({"thread_id": _key_eq(key), "checkpoint_id": {"$regex": ordered}}, {"checkpoint_id": 1},
+        newest = self.checkpoints.find({**_key_is(key), "checkpoint_id": {"$regex": ordered}}, {"checkpoint_id": 1},
                                        session=session, collation=self._collation(self.checkpoints))
         newest_doc: dict[str, Any] = next(iter(newest.sort("checkpoint_id", -1).limit(1)), {})
         last = newest_doc.get("checkpoint_id")
         odd = []
-        for doc in self.checkpoints.find({"thread_id": _key_eq(key), "checkpoint_id": {"$not": ordered}}, {"checkpoint_id": 1, "type": 1, "checkpoint": 1},
+        for doc in self.checkpoints.find({**_key_is(key), "checkpoint_id": {"$not": ordered}}, {"checkpoint_id": 1, "type": 1, "checkpoint": 1},
                                          session=session, collation=self._collation(self.checkpoints)):
             ts = None
             if doc.get("type") == "msgpack" and isinstance(doc.get("checkpoint"), bytes):

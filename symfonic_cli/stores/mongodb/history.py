@@ -10,7 +10,7 @@ from symfonic_cli.stores.mongodb._common import (
     _driver_errors,
     _driver_errors_iter,
     _field,
-    _key_eq,
+    _key_is,
     _key_field,
     _leaf,
     _short,
@@ -51,7 +51,7 @@ class MongoHistory(MongoSection):
         from symfonic_cli.model.history import WriteChannel
 
         fields = {"_id": 0, "checkpoint_ns": 1, "checkpoint_id": 1, "task_id": 1, "task_path": 1, "idx": 1, "channel": 1}
-        for doc in self.writes.find({"thread_id": _key_eq(key)}, fields, collation=self._collation(self.writes)):
+        for doc in self.writes.find(_key_is(key), fields, collation=self._collation(self.writes)):
             path, idx = doc.get("task_path"), doc.get("idx")
             what = f"a write document of thread '{key}'"
             if not isinstance(idx, int) or isinstance(idx, bool):
@@ -66,7 +66,7 @@ class MongoHistory(MongoSection):
         fields = {"_id": 0, "checkpoint_ns": 1, "checkpoint_id": 1}
         return [
             (_key_field(doc, "checkpoint_ns"), doc.get("checkpoint_id"))
-            for doc in self.checkpoints.find({"thread_id": _key_eq(key)}, fields, collation=self._collation(self.checkpoints))
+            for doc in self.checkpoints.find(_key_is(key), fields, collation=self._collation(self.checkpoints))
             if isinstance(doc.get("checkpoint_id"), str)
         ]
 
@@ -75,7 +75,7 @@ class MongoHistory(MongoSection):
         from symfonic_cli.model.checkpoint import MessageState
 
         query = {
-            "thread_id": _key_eq(key),
+            **_key_is(key),
             "checkpoint_ns": _string_literal(checkpoint_ns, "namespace"),
             "checkpoint_id": _string_literal(checkpoint_id, "checkpoint id"),
         }

@@ -16,7 +16,7 @@ from symfonic_cli.stores.mongodb._common import (
     _driver_errors,
     _driver_errors_iter,
     _field,
-    _key_eq,
+    _key_is,
     _key_field,
     _keep,
     _Reversed,
@@ -187,7 +187,7 @@ class MongoRead(MongoSection):
     @_driver_errors
     def thread_summary(self, key: str) -> ThreadSummary | None:
         pipeline = [
-            {"$match": {"thread_id": _key_eq(key)}},
+            {"$match": _key_is(key)},
             {"$group": {"_id": None, "n": {"$sum": 1}, "first": {"$min": "$checkpoint_id"}, "last": {"$max": "$checkpoint_id"},
                         "odd": ODD_GROUP}},
         ]
@@ -298,7 +298,7 @@ class MongoRead(MongoSection):
         from symfonic_cli.codec.strict import collect_blocked, loads
         from symfonic_cli.model.checkpoint import CheckpointRecord
 
-        query = {"thread_id": _key_eq(key), "checkpoint_ns": _string_literal(checkpoint_ns, "namespace")}
+        query = {**_key_is(key), "checkpoint_ns": _string_literal(checkpoint_ns, "namespace")}
         if checkpoint_id is not None:
             query["checkpoint_id"] = _string_literal(checkpoint_id, "checkpoint id")
         doc = self.checkpoints.find_one(query, _CHECKPOINT_FIELDS, sort=[("checkpoint_id", -1)], collation=self._collation(self.checkpoints))
@@ -342,7 +342,7 @@ class MongoRead(MongoSection):
     def read_message_state(self, key: str, *, checkpoint_id: str | None = None) -> MessageState | None:
         from symfonic_cli.model.checkpoint import MessageState
 
-        query = {"thread_id": _key_eq(key), "checkpoint_ns": ""}
+        query = {**_key_is(key), "checkpoint_ns": ""}
         if checkpoint_id is not None:
             query["checkpoint_id"] = _string_literal(checkpoint_id, "checkpoint id")
         fields = {"_id": 0, "checkpoint_id": 1, "type": 1, "checkpoint": 1}

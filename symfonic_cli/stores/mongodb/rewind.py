@@ -6,7 +6,7 @@ from collections.abc import Callable
 from typing import Any
 
 from symfonic_cli.errors import HeadMoved, NotFoundError, StoreError
-from symfonic_cli.stores.mongodb._common import _driver_errors, _field, _key_eq
+from symfonic_cli.stores.mongodb._common import _driver_errors, _field, _key_is
 from symfonic_cli.stores.mongodb.copy import MongoCopy
 
 TYPE_CHECKING = False
@@ -22,7 +22,7 @@ class MongoRewind(MongoCopy):
     def rewind_target(self, key: str, checkpoint_id: str) -> LeanCheckpoint | None:
         from symfonic_cli.model.run_state import lean_from_blob
 
-        doc = self.checkpoints.find_one({"thread_id": _key_eq(key), "checkpoint_ns": "", "checkpoint_id": checkpoint_id},
+        doc = self.checkpoints.find_one({**_key_is(key), "checkpoint_ns": "", "checkpoint_id": checkpoint_id},
                                         {"_id": 0, "type": 1, "checkpoint": 1, "metadata": 1}, collation=self._collation(self.checkpoints))
         if doc is None:
             return None
@@ -44,12 +44,12 @@ class MongoRewind(MongoCopy):
         exact = self._collation(self.checkpoints)
 
         def work(session: Any) -> str:
-            head = list(self.checkpoints.find({"thread_id": _key_eq(key), "checkpoint_ns": ""}, {"checkpoint_id": 1, "_id": 0},
+            head = list(self.checkpoints.find({**_key_is(key), "checkpoint_ns": ""}, {"checkpoint_id": 1, "_id": 0},
                                               session=session, collation=exact).sort("checkpoint_id", -1).limit(1))
             now = head[0].get("checkpoint_id") if head else None
             if now != head_id:
                 raise HeadMoved(moved(key, head_id, now if isinstance(now, str) else None))
-            target = self.checkpoints.find_one({"thread_id": _key_eq(key), "checkpoint_ns": "", "checkpoint_id": target_id},
+            target = self.checkpoints.find_one({**_key_is(key), "checkpoint_ns": "", "checkpoint_id": target_id},
                                                {"type": 1, "_id": 0}, session=session, collation=exact)
             if target is None:
                 raise NotFoundError(f"thread '{key}' has no checkpoint '{target_id}' in the root namespace")

@@ -13,7 +13,7 @@ from symfonic_cli.stores.mongodb._common import (
     _driver_errors,
     _driver_errors_iter,
     _field,
-    _key_eq,
+    _key_is,
     _leaf,
     _string_literal,
     _prefix_range,
@@ -46,7 +46,7 @@ class MongoState(MongoSection):
         key = _string_literal(key, "thread key")
         exact = self._collation(self.checkpoints)
         totals = list(self.checkpoints.aggregate([
-            {"$match": {"thread_id": _key_eq(key)}},
+            {"$match": _key_is(key)},
             {"$group": {"_id": None, "n": {"$sum": 1}, "ns": {"$addToSet": "$checkpoint_ns"}, "first": {"$min": "$checkpoint_id"},
                         "last": {"$max": "$checkpoint_id"}, "size": {"$sum": {"$bsonSize": "$$ROOT"}}}},
         ], collation=exact))
@@ -55,14 +55,14 @@ class MongoState(MongoSection):
         t = totals[0]
         size = int(t.get("size") or 0)
         wsize = list(self.writes.aggregate([
-            {"$match": {"thread_id": _key_eq(key)}}, {"$group": {"_id": None, "size": {"$sum": {"$bsonSize": "$$ROOT"}}}},
+            {"$match": _key_is(key)}, {"$group": {"_id": None, "size": {"$sum": {"$bsonSize": "$$ROOT"}}}},
         ], collation=self._collation(self.writes)))
         if wsize:
             size += int(wsize[0].get("size") or 0)
         latest = []
         fields = {"_id": 0, "checkpoint_ns": 1, "checkpoint_id": 1, "type": 1, "checkpoint": 1, "metadata": 1}
         for ns in sorted(n for n in t.get("ns") or [] if isinstance(n, str)):
-            doc = self.checkpoints.find_one({"thread_id": _key_eq(key), "checkpoint_ns": ns}, fields, sort=[("checkpoint_id", -1)], collation=exact)
+            doc = self.checkpoints.find_one({**_key_is(key), "checkpoint_ns": ns}, fields, sort=[("checkpoint_id", -1)], collation=exact)
             if doc is None:
                 continue
             cid = _field(doc, "checkpoint_id", str, None)
@@ -76,7 +76,7 @@ class MongoState(MongoSection):
         writes = []
         for lean in latest:
             for doc in self.writes.find(
-                {"thread_id": _key_eq(key), "checkpoint_ns": _string_literal(lean.checkpoint_ns, "namespace"), "checkpoint_id": _string_literal(lean.checkpoint_id, "checkpoint id")},
+                {**_key_is(key), "checkpoint_ns": _string_literal(lean.checkpoint_ns, "namespace"), "checkpoint_id": _string_literal(lean.checkpoint_id, "checkpoint id")},
                 {"_id": 0, "task_id": 1, "task_path": 1, "idx": 1, "channel": 1, "type": 1, "value": 1}, collation=self._collation(self.writes),
             ).sort([("task_id", 1), ("idx", 1)]):
                 value = doc.get("value")

@@ -46,8 +46,6 @@ class PostgresUsage(PostgresSection):
             tables.append({"name": name, "heap_bytes": int(heap), "toast_bytes": int(toast), "index_bytes": int(index),
                            "dead_tuples": int(dead), "live_tuples": int(live)})
         n, b = c.execute(f"SELECT count(*), coalesce(sum({_CP_BYTES}), 0) FROM checkpoints").fetchone()
-        wn, wb = c.execute("SELECT count(*), coalesce(sum(octet_length(blob)), 0) FROM checkpoint_writes").fetchone()
-        bn, bb = c.execute("SELECT count(*), coalesce(sum(octet_length(blob)), 0) FROM checkpoint_blobs").fetchone()
         channels = [
             {"channel": ch, "table": table, "rows": int(rows), "bytes": int(size)}
             for table, ch, rows, size in c.execute(
@@ -55,6 +53,9 @@ class PostgresUsage(PostgresSection):
                 "UNION ALL SELECT 'checkpoint_writes', channel, count(*), coalesce(sum(octet_length(blob)), 0) FROM checkpoint_writes GROUP BY channel "
                 "ORDER BY 4 DESC, 2, 1")
         ]
+        # Each table's totals are its channels' (every row is in one group): no second pass over it.
+        wn, wb = (sum(ch[f] for ch in channels if ch["table"] == "checkpoint_writes") for f in ("rows", "bytes"))
+        bn, bb = (sum(ch[f] for ch in channels if ch["table"] == "checkpoint_blobs") for f in ("rows", "bytes"))
         key = self._key_grouped()  # two people never merge into one row
         # One grouping over the three tables' narrow rows (a size and a count each): a group per
         # table first had the planner sort every whole row (blobs, checkpoints) by thread, on disk.

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from itertools import chain
 
 from symfonic_cli.stores.sqlite._common import SqliteSection, _translate_errors
 
@@ -43,12 +44,12 @@ class SqliteUsage(SqliteSection):
             "free_pages": free,
             "free_bytes": free * page_size,
         }
-        wn, wb = c.execute("SELECT count(*), coalesce(sum(length(value)), 0) FROM writes").fetchone()
         channels = [
             {"channel": ch, "table": "writes", "rows": rows, "bytes": size}
-            for ch, rows, size in c.execute(
-                "SELECT channel, count(*), coalesce(sum(length(value)), 0) FROM writes GROUP BY channel ORDER BY 3 DESC, 1")
+            for ch, rows, size in c.execute(_CHANNELS)
         ]
+        # The table's totals are its channels' (every row is in one group): no second pass over it.
+        wn, wb = sum(ch["rows"] for ch in channels), sum(ch["bytes"] for ch in channels)
         n, b, largest, reclaimable = self._per_thread(top, keep)
         return {
             "files": files,
@@ -113,33 +114,41 @@ class SqliteUsage(SqliteSection):
         metadata looked into for _SPECIAL's markers), every write once; the rows beyond the
         latest ``keep`` are read again only where there are any."""
         writes = _Stream(self.conn.execute(_WRITES_PER_THREAD))
-        at = cur = None
-        for t, typ, cb, cn, csp, gone, gone_bytes, gone_writes, gone_write_bytes in self.conn.cursor().execute(_cp_per_namespace(self._key_is), {"keep": keep}):
-            if cur is not None and (cur[0] != t or cur[1] != typ):
-                yield from self._thread(cur, at, writes)
-                cur = None
-            if cur is None:
-                at = (typ == "blob", t)
-                cur = [t, typ, 0, 0, 0, None]
-            cur[2] += cb
-            cur[3] += cn
-            cur[4] = cur[4] or csp
-            if gone:
-                p = cur[5] or (0, 0, 0, 0)
-                cur[5] = (p[0] + gone, p[1] + gone_bytes, p[2] + gone_writes, p[3] + gone_write_bytes)
-        if cur is not None:
-            yield from self._thread(cur, at, writes)
+        rows = self.conn.cursor().execute(_cp_per_namespace(self._key_is), {"keep": keep})
+        cur: list | None = None  # the thread being summed: [key, type, bytes, checkpoints, special, pruned]
+        for t, typ, cb, cn, sp, gone, gone_bytes, gone_writes in chain(rows, (_LAST,)):
+            if cur is not None:
+                if cur[0] == t and cur[1] == typ:  # another namespace of the same thread
+                    cur[2] += cb
+                    cur[3] += cn
+                    cur[4] = cur[4] or sp
+                    if gone:
+                        cur[5] = _plus(cur[5], gone, gone_bytes, gone_writes)
+                    continue
+                key, kind, size, count, special, pruned = cur
+                at = (kind == "blob", key)
+                if writes.at < at:
+                    for w in writes.before(at):  # writes of no checkpoint
+                        yield w[0], w[1], 0, 0, w[2], w[3], None
+                own = writes.take(at)
+                if own is None:
+                    yield key, kind, size, count, 0, special, pruned
+                else:
+                    yield key, kind, size, count, own[2], special or own[3], pruned
+            cur = [t, typ, cb, cn, sp, _plus(None, gone, gone_bytes, gone_writes) if gone else None]
         for w in writes.before(_ALL):
             yield w[0], w[1], 0, 0, w[2], w[3], None
 
-    @staticmethod
-    def _thread(cur: list, at: tuple | None, writes: _Stream) -> Iterator[tuple]:
-        assert at is not None
-        for w in writes.before(at):  # writes of no checkpoint
-            yield w[0], w[1], 0, 0, w[2], w[3], None
-        own = writes.take(at)
-        t, typ, cb, cn, csp, pruned = cur
-        yield t, typ, cb, cn, (0 if own is None else own[2]), csp or (own is not None and own[3]), pruned
+
+_LAST = (None,) * 8  # after the last row: no key is None
+
+
+def _plus(pruned: tuple | None, gone: int, gone_bytes: int, gone_writes: str) -> tuple:
+    """``pruned`` with a namespace's (``gone_writes``: "count bytes", one subquery's two sums)."""
+    n, b = gone_writes.split()
+    if pruned is None:
+        return gone, gone_bytes, int(n), int(b)
+    return pruned[0] + gone, pruned[1] + gone_bytes, pruned[2] + int(n), pruned[3] + int(b)
 
 
 _END = (2,)  # after every key's place ((is BLOB, bytes)): a stream that is done
@@ -205,27 +214,33 @@ def _decoded(raw: bytes) -> str | bytes:
 # checkpoint bytes and count, whether a row is special (_SPECIAL's test, row by row in the same
 # pass), and where there are more than ``keep`` checkpoints, those a prune deletes (the saver's
 # ORDER BY checkpoint_id DESC: every id before the keep-th newest): their count, bytes, and their
-# writes' count and bytes, each an index range of its own.
+# writes' count and bytes, each an index range of its own (the writes' one subquery).
 def _cp_per_namespace(key_is: Callable[[str, str], str]) -> str:
     """The query; ``key_is``: SqliteSection._key_is (keys compared byte for byte, grouped with
     COLLATE BINARY: a file declaring NOCASE must not merge two people)."""
     in_ns = f"{key_is('thread_id', 'g.t')} AND checkpoint_ns IS g.ns"
-    writes_gone = (f"FROM writes AS w WHERE {key_is('w.thread_id', 'g.t')} AND w.checkpoint_ns IS g.ns AND w.checkpoint_id < g.b "
+    # Their writes' count and bytes in one read of them: one value, "count bytes".
+    writes_gone = (f"(SELECT count(*) || ' ' || coalesce(sum(length(w.value)), 0) FROM writes AS w "
+                   f"WHERE {key_is('w.thread_id', 'g.t')} AND w.checkpoint_ns IS g.ns AND w.checkpoint_id < g.b "
                    f"AND EXISTS (SELECT 1 FROM checkpoints AS k WHERE {key_is('k.thread_id', 'g.t')} AND k.checkpoint_ns IS g.ns "
-                   "AND k.checkpoint_id = w.checkpoint_id)")
+                   "AND k.checkpoint_id = w.checkpoint_id))")
     return (
         "SELECT CAST(g.t AS BLOB), typeof(g.t), g.cb, g.cn, g.sp, CASE WHEN g.b IS NOT NULL THEN g.cn - :keep END, "
         # (their bytes: the namespace's less the kept ones', so only ``keep`` rows are read again)
         f"CASE WHEN g.b IS NOT NULL THEN g.cb - (SELECT coalesce(sum({_CP_BYTES}), 0) FROM checkpoints "
         f"WHERE {in_ns} AND checkpoint_id >= g.b) END, "
-        f"CASE WHEN g.b IS NOT NULL THEN (SELECT count(*) {writes_gone}) END, "
-        f"CASE WHEN g.b IS NOT NULL THEN (SELECT coalesce(sum(length(w.value)), 0) {writes_gone}) END "
+        f"CASE WHEN g.b IS NOT NULL THEN {writes_gone} END "
         f"FROM (SELECT thread_id AS t, checkpoint_ns AS ns, sum({_CP_BYTES}) AS cb, count(*) AS cn, coalesce(max({_SPECIAL_ROW}), 0) AS sp, "
         f"CASE WHEN count(*) > :keep THEN (SELECT k.checkpoint_id FROM checkpoints AS k WHERE {key_is('k.thread_id', 'c.thread_id')} "
         "AND k.checkpoint_ns IS c.checkpoint_ns ORDER BY k.checkpoint_id DESC LIMIT 1 OFFSET :keep - 1) END AS b "
         "FROM checkpoints AS c GROUP BY thread_id COLLATE BINARY, checkpoint_ns ORDER BY thread_id COLLATE BINARY, checkpoint_ns) AS g"
     )
 
+
+# Rows and bytes per channel. The lengths are taken before the grouping (LIMIT -1 keeps the
+# subquery whole): else the grouping's sort carries every value, not its length.
+_CHANNELS = ("SELECT channel, count(*), coalesce(sum(n), 0) FROM (SELECT channel, length(value) AS n FROM writes LIMIT -1) "
+             "GROUP BY channel ORDER BY 3 DESC, 1")
 
 # The writes per thread, in the same order: bytes, and whether one holds pending Sends (special).
 _WRITES_PER_THREAD = (
