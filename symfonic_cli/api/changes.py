@@ -31,27 +31,14 @@ def _environment() -> Any:
     return Environment.library()
 
 
-def _location(name: str, value: Any, options: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
-    from symfonic_cli.api.opening import store_argument
-    from symfonic_cli.stores import connection_options
-
-    loc = store_argument(name, value, options)
-    return loc, connection_options(loc, options)
-
-
-def _api_front(name: str, store: Any, options: dict[str, Any], on_thread: Callable[[Any], None] | None = None) -> Any:
-    """The Python API's Front (api/front.py): a library Environment, the events kept as data, the
-    store as given (its options as open_store's), errors naming the keywords."""
+def _api_front(name: str, options: dict[str, Any], on_thread: Callable[[Any], None] | None = None) -> Any:
+    """The Python API's Front (api/front.py): a library Environment, the events kept as data (a
+    store's open warnings are no one's: nothing is printed), the store's options as open_store's,
+    errors naming the keywords and, about the store argument, the function ``name``."""
     from symfonic_cli.api.front import Front
     from symfonic_cli.api.report import Collected
 
-    def opener() -> Any:
-        from symfonic_cli.stores import open_store
-
-        loc, opts = _location(name, store, options)
-        return open_store(loc, writable=False, **opts)  # its warnings are no one's: nothing is printed
-
-    return Front(_environment(), Collected(on_thread), False, lambda: _location(name, store, options), opener)
+    return Front(_environment(), Collected(on_thread), False, options, name)
 
 
 def collected(operation: str, front: Any, call: Callable[[], Any]) -> RunResult:
@@ -98,7 +85,7 @@ def _parts(operation: str) -> tuple[Any, Any, Any, Any]:
     return ERASE, fronts.erase_request, fronts.run_erase, fronts.run_erase
 
 
-def _rewind_request(front: Any, given: dict[str, Any]) -> Any:
+def _rewind_request(front: Any, store: Any, given: dict[str, Any]) -> Any:
     """rewind's ``key`` (positional) or ``thread``: one of them, as the command's KEY or --thread."""
     from symfonic_cli.api.front import rewind_request
 
@@ -106,15 +93,15 @@ def _rewind_request(front: Any, given: dict[str, Any]) -> Any:
     if key is not None and thread is not None:
         raise UsageError("the thread key is given twice (as key and as thread)", hint="give one of them")
     chosen = key if key is not None else thread
-    return rewind_request(front, {**given, "thread": [chosen] if chosen is not None else None})
+    return rewind_request(front, store, {**given, "thread": [chosen] if chosen is not None else None})
 
 
 def _run(operation: str, store: Any, options: dict[str, Any], given: dict[str, Any]) -> RunResult:
     """An operation's run on ``store`` as given: the API's Front (the store found when the request
     is made, then opened once for the operation's driver: api/front.py), the request, the run."""
     _, request_of, run_it, _ = _parts(operation)
-    front = _api_front(operation, store, options, given.get("on_thread"))
-    return collected(operation, front, lambda: run_it(request_of(front, given), front.environment, front.report))
+    front = _api_front(operation, options, given.get("on_thread"))
+    return collected(operation, front, lambda: run_it(request_of(front, store, given), front.environment, front.report))
 
 
 def _planned(operation: str) -> Callable[..., Any]:
@@ -124,8 +111,8 @@ def _planned(operation: str) -> Callable[..., Any]:
         from symfonic_cli.changes.result import Plan
 
         _, request_of, run_it, plan_it = _parts(operation)
-        front = _api_front(operation, store, options, given.get("on_thread"))
-        request = request_of(front, {**given, "dry_run": True} if operation != "export" else given)
+        front = _api_front(operation, options, given.get("on_thread"))
+        request = request_of(front, store, {**given, "dry_run": True} if operation != "export" else given)
         result = collected(operation, front, lambda: plan_it(request, front.environment, front.report))
         return Plan(operation, result.to_json(), request=request, runner=run_it)
 
@@ -224,11 +211,7 @@ def _migrate(source: Any, options: dict[str, Any], given: dict[str, Any], plan: 
     from symfonic_cli.changes.result import Plan
 
     given = {**given, "source": source, **({"dry_run": True} if plan else {})}
-
-    def place(role: str) -> tuple[Any, dict[str, Any]]:
-        return _location("migrate", given[role], given.get(f"{role}_options") or {})
-
-    front = Front(_environment(), None, False, place, lambda: None)
+    front = Front(_environment(), None, False, {}, "migrate")  # each store's options: source_options, target_options
     request = migrate_request(front, given)
     result = run_migration(request, front.environment)
     return Plan("migrate", result.to_json(), request=request, runner=run_migration) if plan else result

@@ -1,18 +1,18 @@
 """The one way a changing run is started, by either front end: the command line (cli/prune.py,
-cli/erase.py, ...) and the Python API's functions (api/changes.py) hand their declared values
-(changes/params.py, each operation's params.py) and a ``Front`` to ``prune``, ``erase``, ...
-here, which choose the threads, check the values, build the request and run the operation's
-driver: the plan, the confirmation the front's Report asks (a terminal's typed answer, or
-``yes``), each thread, and the outcome as data (an EraseOutcome, or the Report's record).
+cli/erase.py, ...) and the Python API's functions (api/changes.py) hand a ``Front``, the store
+they name and their declared values (changes/params.py, each operation's params.py) to
+``prune``, ``erase``, ... here, which choose the threads, find the store (``find_store``), check
+the values, build the request and run the operation's driver on the store opened once: the plan,
+the confirmation the front's Report asks (a terminal's typed answer, or ``yes``), each thread,
+and the outcome as data (an EraseOutcome, or the Report's record).
 
-A ``Front`` is what differs: the Environment, the Report, how the store is found (a command
-line's ``--store`` and config, or the API's argument) and the spelling of what it names in an
-error (``--older-than`` or ``older_than``).
+A ``Front`` is what differs between front ends, never the store itself: the Environment, the
+Report, the connection options (the command line's root options, or the API's keywords) and the
+spelling of what it names in an error (``--older-than`` or ``older_than``; the API function's name).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -22,22 +22,51 @@ class Front:
     environment: Any  # symfonic_cli.environment.Environment
     report: Any  # changes/report.Report: cli/report.TextReport or api/report.Collected
     cli: bool  # errors name the options (--keep), else the API's keywords (keep)
-    place: Callable[..., tuple[Any, dict[str, Any]]]  # a store's StoreLocation and connection options (its role:
-    # "store", or migrate's "source" and "target")
-    opener: Callable[[], Any]  # the store read-only, for a selection that lists threads
+    connection: dict[str, Any]  # the store options: the command line's root options, or the API's keywords
+    name: str = ""  # the API function, named in its errors about the store argument
 
 
-def _selection(front: Front, command: str, values: dict[str, Any], **extra: Any) -> Any:
-    """The threads: selection.choose, every selection rule in one place (a sweep's cut-off fixed once)."""
+def find_store(front: Front, value: Any, *, options: dict[str, Any] | None = None) -> tuple[Any, dict[str, Any]]:
+    """The store a front end names, found (not opened): its StoreLocation and connection options.
+    The command line's ``--store`` (None: $SYMFONIC_STORE), the config entry's options under the
+    root options; the Python API's argument checked (errors name the function), ``options``
+    (migrate's, per store; else the front's) over the entry's."""
+    from symfonic_cli.api.opening import store_argument, store_options
+    from symfonic_cli.location import resolve_store
+
+    if not front.cli:
+        connection = front.connection if options is None else options
+        location = store_argument(front.name, value, connection)
+        return location, store_options(location, connection)
+    location = resolve_store(value)
+    return location, {k: v for k, v in store_options(location, front.connection).items() if k != "erase_extra"}
+
+
+def read_only(front: Front, value: Any) -> Any:
+    """The store ``value`` names opened read-only, for a selection that lists threads; what the
+    driver warned about while opening told to the front's Report (a command line writes it)."""
+    from symfonic_cli.api.opening import open_backend, store_argument
+    from symfonic_cli.location import resolve_store
+
+    location = resolve_store(value) if front.cli else store_argument(front.name, value, front.connection)
+    store = open_backend(location, front.connection)
+    front.report.opened(store)
+    return store
+
+
+def _selection(front: Front, store: Any, command: str, values: dict[str, Any], **extra: Any) -> Any:
+    """The threads: selection.choose, every selection rule in one place (a sweep's cut-off fixed once);
+    ``store`` opened read-only only when a selection lists threads."""
     from symfonic_cli.selection import choose
 
     names = ("thread", "tenant", "sub_tenant", "session", "all_sessions", "from_file", "inactive_for", "inactive_since",
              "batch_size", "missing_ok")
     given = {n: values[n] for n in names if n in values}
-    return choose(command, opener=front.opener, api=not front.cli, environment=front.environment, **given, **extra)
+    return choose(command, opener=lambda: read_only(front, store), api=not front.cli, environment=front.environment,
+                  **given, **extra)
 
 
-def prune_request(front: Front, given: dict[str, Any]) -> Any:
+def prune_request(front: Front, store: Any, given: dict[str, Any]) -> Any:
     """A prune's request (prune/params.py): its threads chosen, every value checked."""
     from symfonic_cli.changes.params import declared, pace
     from symfonic_cli.prune.params import PARAMS, PruneRequest
@@ -45,8 +74,8 @@ def prune_request(front: Front, given: dict[str, Any]) -> Any:
     from symfonic_cli.selection import PRUNE
 
     values = declared(PARAMS, given, cli=front.cli)  # checked before a store is opened (a selection may open it)
-    chosen = _selection(front, PRUNE, given, all_threads=given.get("all_threads", False), listed_only=True)
-    location, options = front.place()
+    chosen = _selection(front, store, PRUNE, given, all_threads=given.get("all_threads", False), listed_only=True)
+    location, options = find_store(front, store)
     request = PruneRequest(location=location, options=options, selection=chosen, pace=pace(values, cli=front.cli), **values)
     check(request)
     return request
@@ -62,12 +91,12 @@ def run_prune(request: Any, environment: Any, report: Any) -> Any:
     return prune_threads(store, request, environment, report)
 
 
-def prune(front: Front, given: dict[str, Any]) -> Any:
-    """Prune what ``given`` selects."""
-    return run_prune(prune_request(front, given), front.environment, front.report)
+def prune(front: Front, store: Any, given: dict[str, Any]) -> Any:
+    """Prune what ``given`` selects in ``store``."""
+    return run_prune(prune_request(front, store, given), front.environment, front.report)
 
 
-def erase_request(front: Front, given: dict[str, Any]) -> Any:
+def erase_request(front: Front, store: Any, given: dict[str, Any]) -> Any:
     """An erase's request (erase/params.py): its threads chosen (a retention sweep's cut-off fixed
     here, once; each thread re-checked against it), every value checked."""
     from symfonic_cli.changes.params import declared, pace
@@ -76,8 +105,8 @@ def erase_request(front: Front, given: dict[str, Any]) -> Any:
     from symfonic_cli.selection import ERASE
 
     values = declared(PARAMS, given, cli=front.cli)
-    chosen = _selection(front, ERASE, given)
-    location, options = front.place()
+    chosen = _selection(front, store, ERASE, given)
+    location, options = find_store(front, store)
     request = EraseRequest(location=location, options=options, selection=chosen, pace=pace(values, cli=front.cli), **values)
     check(request)
     return request
@@ -98,12 +127,12 @@ def run_erase(request: Any, environment: Any, report: Any) -> Any:
     return erase_threads(store, request, environment, report)
 
 
-def erase(front: Front, given: dict[str, Any]) -> Any:
-    """Erase what ``given`` selects."""
-    return run_erase(erase_request(front, given), front.environment, front.report)
+def erase(front: Front, store: Any, given: dict[str, Any]) -> Any:
+    """Erase what ``given`` selects in ``store``."""
+    return run_erase(erase_request(front, store, given), front.environment, front.report)
 
 
-def rewind_request(front: Front, given: dict[str, Any]) -> Any:
+def rewind_request(front: Front, store: Any, given: dict[str, Any]) -> Any:
     """A rewind's request (rewind/params.py): its one thread (``thread``: a list, as --thread, a
     second refused), every value checked."""
     from symfonic_cli.changes.params import declared
@@ -112,7 +141,7 @@ def rewind_request(front: Front, given: dict[str, Any]) -> Any:
 
     chosen = one_thread(given.get("thread"), given.get("tenant"), given.get("sub_tenant"), given.get("session"))
     values = declared(PARAMS, given, cli=front.cli)
-    location, options = front.place()
+    location, options = find_store(front, store)
     return RewindRequest(location=location, options=options, key=chosen, selection={"thread": chosen}, **values)
 
 
@@ -127,12 +156,12 @@ def run_rewind(request: Any, environment: Any, report: Any) -> Any:
     return rewind_thread(store, request, environment, report)
 
 
-def rewind(front: Front, given: dict[str, Any]) -> Any:
-    """Rewind the thread ``given`` names."""
-    return run_rewind(rewind_request(front, given), front.environment, front.report)
+def rewind(front: Front, store: Any, given: dict[str, Any]) -> Any:
+    """Rewind the thread ``given`` names in ``store``."""
+    return run_rewind(rewind_request(front, store, given), front.environment, front.report)
 
 
-def export_request(front: Front, given: dict[str, Any]) -> Any:
+def export_request(front: Front, store: Any, given: dict[str, Any]) -> Any:
     """An export's request (export/params.py): the bundle's path given, its threads chosen (the
     same selections as erase: selection.py's ERASE rules), every value checked."""
     import os
@@ -150,9 +179,9 @@ def export_request(front: Front, given: dict[str, Any]) -> Any:
     if front.cli:
         _refuse_file_name(output)
     values = declared(PARAMS, given, cli=front.cli)
-    chosen = _selection(front, ERASE, given, listed_only=True)
+    chosen = _selection(front, store, ERASE, given, listed_only=True)
     values.update(output=output, tenant=chosen.tenant, sub_tenant=chosen.sub_tenant)
-    location, options = front.place()
+    location, options = find_store(front, store)
     return ExportRequest(location=location, options=options, selection=chosen.receipt,
                          keys=list(chosen.keys) if chosen.keys is not None else None,
                          prefix=chosen.prefix if chosen.window is None else None, window=chosen.window, **values)
@@ -180,9 +209,9 @@ def plan_export(request: Any, environment: Any, report: Any) -> None:
     report.whole(plan_threads(open_changing(request.location, request.options, writable=False), request, kind=kind))
 
 
-def export(front: Front, given: dict[str, Any]) -> Any:
-    """Export what ``given`` selects to ``given["output"]``."""
-    return run_export(export_request(front, given), front.environment, front.report)
+def export(front: Front, store: Any, given: dict[str, Any]) -> Any:
+    """Export what ``given`` selects in ``store`` to ``given["output"]``."""
+    return run_export(export_request(front, store, given), front.environment, front.report)
 
 
 # Names that say "a file of another kind": a bundle there would be a directory named out.json.
@@ -204,11 +233,17 @@ def _refuse_file_name(output: str) -> None:
         )
 
 
-def named_store(option: str, resolve: Callable[..., Any], value: Any) -> Any:
-    """A store resolved, its errors naming the option typed (migrate's --from, --to)."""
+def _migrate_store(front: Front, given: dict[str, Any], role: str) -> tuple[Any, dict[str, Any]]:
+    """migrate's source or target found: on the command line its errors name the option typed
+    (``--from``, ``--to``), the root options over the config entry's; else ``find_store`` with its own options."""
+    if not front.cli:
+        return find_store(front, given[role], options=given.get(f"{role}_options") or {})
+    from symfonic_cli.api.opening import store_options
+    from symfonic_cli.location import resolve_store
     from symfonic_cli.migrate.command import as_option
 
-    return as_option(option, resolve, value)
+    location = as_option("--from" if role == "source" else "--to", resolve_store, given[role])
+    return location, store_options(location, front.connection)
 
 
 def migrate_request(front: Front, given: dict[str, Any]) -> Any:
@@ -228,8 +263,8 @@ def migrate_request(front: Front, given: dict[str, Any]) -> Any:
     check_request(str(source) if source else None, str(target) if target else None, dry_run=given.get("dry_run", False),
                   verify_only=given.get("verify_only", False), init_target=given.get("init_target", False))
     values = declared(PARAMS, given, cli=front.cli)
-    src, src_options = front.place("source")
-    dst, dst_options = front.place("target")
+    src, src_options = _migrate_store(front, given, "source")
+    dst, dst_options = _migrate_store(front, given, "target")
     selection = {"threads": list(thread or []), **{n: values[n] for n in ("tenant", "sub_tenant", "session", "from_file", "all_threads")}}
     values.update(source=src, target=dst, source_options=src_options, target_options=dst_options)
     return MigrateRequest(selection_options=selection, pace=pace(values, cli=front.cli), **values)

@@ -31,9 +31,9 @@ def open_backend(location: StoreLocation, options: dict[str, Any]) -> Any:
 def open_changing(location: StoreLocation, options: dict[str, Any], *, writable: bool) -> Any:
     """The store a changing run works on (the stores' own object), opened once for the run's
     driver: writable (a dry run: read-only); the run closes it."""
-    from symfonic_cli.stores import open_store
+    from symfonic_cli import stores
 
-    return open_store(location, writable=writable, **options)
+    return stores.open_store(location, writable=writable, **options)
 
 
 def use_key_file(path: str | None) -> None:

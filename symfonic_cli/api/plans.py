@@ -113,7 +113,7 @@ def execute(plan: Plan, *, yes: bool = False, on_thread: Callable[[Any], None] |
     request = _pinned(plan, yes)
     if plan.operation == "migrate":
         return plan.runner(request, _environment())
-    front = _api_front(plan.operation, None, {}, on_thread)
+    front = _api_front(plan.operation, {}, on_thread)
     return collected(plan.operation, front, lambda: plan.runner(request, front.environment, front.report))
 
 

@@ -27,13 +27,11 @@ from symfonic_cli.limits import (  # noqa: F401 - the commands' options read the
     connect_timeout_in_range,
     connect_timeout_range,
 )
-from symfonic_cli.location import resolve_store
 from symfonic_cli.vocabulary import FORMATS, listed
 
 # typing.TYPE_CHECKING without importing typing (quick commands load this module).
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from symfonic_cli.location import StoreLocation
     from symfonic_cli.environment import Environment
     from typing import Any, Optional
 
@@ -88,9 +86,6 @@ def environment():
     return env if env is not None else Environment()
 
 
-_this_run = environment  # for functions whose parameter is named ``environment``
-
-
 def apply_root_options(
     environment: Environment,
     *,
@@ -117,13 +112,6 @@ def apply_root_options(
     environment.connection = connection
 
 
-def store_options(location: StoreLocation, env: Environment | None = None) -> dict:
-    """Connection options for a store: the config file's entry first, the command line over it."""
-    from symfonic_cli.api.opening import store_options as options
-
-    return options(location, (env or environment()).connection)
-
-
 def open_reading(store_opt: Optional[str], environment: Environment, *, zone: Any = None, parsed: bool = True) -> ApiStore:
     """The store, opened read-only by the one opener (api/opening.py) as the API's Store, what the
     driver warned about while opening written to stderr; use it in a ``with`` block, which closes
@@ -133,17 +121,6 @@ def open_reading(store_opt: Optional[str], environment: Environment, *, zone: An
 
     store = opened(store_opt, environment.connection, zone=zone, parsed=parsed)
     write_open_warnings(store, environment.stderr)
-    return store
-
-
-def open_for_reading(store_opt: Optional[str], *, environment: Environment | None = None, **options: Any) -> "Store":
-    """The store's own object, opened read-only by the one opener (api/opening.py), for the changing
-    commands' selection (a reading command opens the API's Store: ``open_reading``)."""
-    from symfonic_cli.api.opening import open_backend
-
-    env = environment or _this_run()
-    store = open_backend(resolve_store(store_opt), {**env.connection, **options})
-    write_open_warnings(store, env.stderr)
     return store
 
 

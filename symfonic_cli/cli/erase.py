@@ -8,20 +8,23 @@ from typing import Any
 
 from symfonic_cli.api.params import ERASE
 from symfonic_cli.cli.declared import command, spliced
-from symfonic_cli.cli.options import FormatOpt, KeyArg, StoreOpt, changing, with_key
+from symfonic_cli.cli.options import FormatOpt, KeyArg, StoreOpt, command_front, with_key
 from symfonic_cli.cli.thread import app
 
 
 @command(app, "erase", [("key", KeyArg, None), ("store", StoreOpt, None),
                         *spliced(ERASE, "missing_ok", ("fmt", FormatOpt, None))])
-def erase(**given: Any) -> None:
+def erase(key: str | None, store: str | None, fmt: str | None, **given: Any) -> None:
     """Erase threads (every checkpoint, namespace and write, plus declared extra tables), one transaction per thread.
 
     The plan comes first; on a terminal you confirm by typing the thread key (or the number of
     threads of a batch); without a terminal --yes is required (else exit 6, nothing deleted).
     A requested key that names no thread is not-found (exit 3, with suggestions).
     """
-    from symfonic_cli.api.front import erase as run
+    from symfonic_cli.api import front as api
+    from symfonic_cli.cli.report import ended, ending
 
-    given["thread"] = with_key(given.pop("key"), given["thread"])
-    changing(run, given)  # the plan, the typed confirmation on this terminal, each thread
+    given["thread"] = with_key(key, given["thread"])
+    front = command_front(fmt)
+    with ending(front):
+        ended(front, api.erase(front, store, given))  # the plan, the typed confirmation on this terminal, each thread

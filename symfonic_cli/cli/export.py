@@ -9,20 +9,18 @@ from typing import Any
 
 from symfonic_cli.api.params import EXPORT
 from symfonic_cli.cli.declared import command, spliced
-from symfonic_cli.cli.options import FormatOpt, KeyArg, StoreOpt, changing, with_key
+from symfonic_cli.cli.options import FormatOpt, KeyArg, StoreOpt, command_front, with_key
 from symfonic_cli.cli.thread import app
 
 # typing.TYPE_CHECKING without importing typing.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Callable
-
-    from symfonic_cli.environment import Environment
+    from symfonic_cli.api.front import Front
 
 
 @command(app, "export", [("key", KeyArg, None), ("store", StoreOpt, None),
                          *spliced(EXPORT, "missing_ok", ("fmt", FormatOpt, None))])
-def export(**given: Any) -> None:
+def export(key: str | None, store: str | None, fmt: str | None, **given: Any) -> None:
     """Export threads' transcripts to a bundle with a manifest (read-only; never overwrites without --force).
 
     Each thread becomes transcript/<safe name>.json, exactly what transcript show --format json
@@ -30,19 +28,19 @@ def export(**given: Any) -> None:
     state does not (compaction removed them; --current-only leaves them out); manifest.json maps the
     file names back to the keys, with row and retained-message counts, activity and SHA-256 of each file. A requested key that names no thread is not-found (exit 3, nothing written).
     """
-    from symfonic_cli.api.front import export as run
+    from symfonic_cli.api import front as api
 
-    given["thread"] = with_key(given.pop("key"), given["thread"])
-    changing(run, given, render=_written)  # warnings, not-found keys, progress: on stderr
+    given["thread"] = with_key(key, given["thread"])
+    front = command_front(fmt)
+    _written(front, api.export(front, store, given))  # warnings, not-found keys, progress: on stderr
 
 
-def _written(call: Callable[[], Any], out_format: str, env: Environment) -> None:
+def _written(front: Front, result: Any) -> None:
     """What was written (an ExportResult): one line for a reader, the document for json and jsonl."""
     from symfonic_cli.render import escape_inline as esc
     from symfonic_cli.render.writers import is_data, write_document
 
-    result = call()
-    out = env.stdout
+    out, out_format = front.environment.stdout, front.report.fmt
     if is_data(out_format):
         write_document(result.document(), out_format, out)
     else:

@@ -8,31 +8,26 @@ import typer
 
 from symfonic_cli.api.params import MIGRATE
 from symfonic_cli.cli.declared import command, spliced
-from symfonic_cli.cli.options import FormatOpt, changing
+from symfonic_cli.cli.options import FormatOpt, command_front
 from symfonic_cli.vocabulary import GROUP_HELP
 from symfonic_cli.environment import Environment
 
 # typing.TYPE_CHECKING without importing typing.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Callable
-
     from symfonic_cli.api.runs import MigrateResult
 
 COLUMNS = ("thread", "status", "checkpoints_copied", "checkpoints_skipped", "writes_copied", "writes_skipped", "verified", "message")
 
 
-def _command(**given: Any) -> None:
+def _command(fmt: str | None, **given: Any) -> None:
     # The help: vocabulary.GROUP_HELP["migrate"] (the root's help says the same).
-    from symfonic_cli.api.front import migrate as run
+    from symfonic_cli.api import front as api
     from symfonic_cli.cli.migrate_report import MigrateTextReport
 
-    changing(run, given, report=MigrateTextReport, render=_written)  # on stderr as it goes: warnings, the progress bar
-
-
-def _written(call: Callable[[], Any], out_format: str, env: Environment) -> None:
-    result = call()
-    _write(result, out_format, env)
+    front = command_front(fmt, report=MigrateTextReport)  # on stderr as it goes: warnings, the progress bar
+    result = api.migrate(front, given)
+    _write(result, front.report.fmt, front.environment)
     result.check()
 
 

@@ -1,6 +1,6 @@
 """The typer option types shared by the command groups (``--store`` and ``--format`` built from
-``optionspec.py``, as the quick route's are), and how a changing command runs through the API
-(``changing``; its options: cli/declared.py, from the operation's declared parameters)."""
+``optionspec.py``, as the quick route's are), and a changing command's Front for the API
+(``command_front``; its options: cli/declared.py, from the operation's declared parameters)."""
 
 from __future__ import annotations
 
@@ -63,26 +63,13 @@ def with_key(key: str | None, thread: list[str] | None) -> list[str] | None:
     return [key]
 
 
-def changing(run: Any, given: dict[str, Any], *, report: Any = None, render: Any = None) -> None:
-    """A changing command's run through the API (api/front.py): this command line's Front (its
-    Environment, --store and config, the typed confirmation on this terminal: ``report``, by
-    default cli/report.py's TextReport), then how it ended rendered (``render(call, format, env)``,
-    by default cli/report.rendered)."""
-    from symfonic_cli.api.front import Front, named_store
-    from symfonic_cli.cli.common import check_format, environment, open_for_reading, store_options
-    from symfonic_cli.cli.report import TextReport, rendered
-    from symfonic_cli.location import resolve_store
+def command_front(fmt: str | None, *, report: Any = None) -> Any:
+    """This command line's Front (api/front.py) for a changing command: its Environment and root
+    options, the Report that renders the run's events in ``--format`` and asks the typed
+    confirmation on this terminal (``report``: by default cli/report.py's TextReport)."""
+    from symfonic_cli.api.front import Front
+    from symfonic_cli.cli.common import check_format, environment
+    from symfonic_cli.cli.report import TextReport
 
     env = environment()
-    store, fmt = given.pop("store", None), given.pop("fmt")
-    out_format = check_format(fmt)
-
-    def place(role: str = "store") -> tuple[Any, dict[str, Any]]:
-        if role != "store":  # migrate's --from and --to: errors name the option
-            location = named_store("--from" if role == "source" else "--to", resolve_store, given[role])
-            return location, store_options(location, env)
-        location = resolve_store(store)
-        return location, {k: v for k, v in store_options(location, env).items() if k != "erase_extra"}
-
-    front = Front(env, (report or TextReport)(env, out_format), True, place, lambda: open_for_reading(store, environment=env))
-    (render or rendered)(lambda: run(front, given), out_format, env)
+    return Front(env, (report or TextReport)(env, check_format(fmt)), True, env.connection)

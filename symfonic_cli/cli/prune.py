@@ -8,13 +8,13 @@ from typing import Any
 
 from symfonic_cli.api.params import PRUNE
 from symfonic_cli.cli.declared import command, spliced
-from symfonic_cli.cli.options import FormatOpt, KeyArg, StoreOpt, changing, with_key
+from symfonic_cli.cli.options import FormatOpt, KeyArg, StoreOpt, command_front, with_key
 from symfonic_cli.cli.thread import app
 
 
 @command(app, "prune", [("key", KeyArg, None), ("store", StoreOpt, None),
                         *spliced(PRUNE, "missing_ok", ("fmt", FormatOpt, None))])
-def prune(**given: Any) -> None:
+def prune(key: str | None, store: str | None, fmt: str | None, **given: Any) -> None:
     """Delete old checkpoints (with their writes, and the blobs no kept checkpoint uses), keeping the
     latest N of every namespace: exactly what LangGraph's PostgresSaver.prune keeps with --keep 1.
 
@@ -22,7 +22,10 @@ def prune(**given: Any) -> None:
     terminal --yes is required (else exit 6, nothing deleted). One transaction per thread, verified;
     a thread with more than --piece-size checkpoints to delete in several, oldest first.
     """
-    from symfonic_cli.api.front import prune as run
+    from symfonic_cli.api import front as api
+    from symfonic_cli.cli.report import ended, ending
 
-    given["thread"] = with_key(given.pop("key"), given["thread"])
-    changing(run, given)  # the plan, the typed confirmation on this terminal, each thread
+    given["thread"] = with_key(key, given["thread"])
+    front = command_front(fmt)
+    with ending(front):
+        ended(front, api.prune(front, store, given))  # the plan, the typed confirmation on this terminal, each thread

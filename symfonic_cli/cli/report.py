@@ -11,6 +11,8 @@ they come (render/writers.py's ``document_stream``); suggestions, the ``--wait``
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from symfonic_cli.environment import Environment
@@ -249,20 +251,26 @@ def outcome_line(outcome: EraseOutcome) -> str:
     return line
 
 
-def rendered(call: Callable[[], EraseOutcome | None], out_format: str, env: Environment) -> None:
-    """Run a change through the API and render how it ended (its EraseOutcome, as data), also when
-    it ends in an error (rendered first, then raised); a run that streamed its record (JSON of a
-    sweep or a prune, any dry run but an erase request's) returns None."""
+def ended(front: Any, outcome: EraseOutcome | None) -> None:
+    """How a change run through the API ended (its EraseOutcome, as data), rendered in this command's
+    format; a run that streamed its record (JSON of a sweep or a prune, any dry run but an erase
+    request's) returns None: nothing is left to write."""
+    if outcome is not None:
+        _write(outcome, front.report.fmt, front.environment)
+
+
+@contextmanager
+def ending(front: Any) -> Iterator[None]:
+    """A change that ends in an error: how it ended (the error's ``.outcome``) rendered first, then
+    the error raised."""
     from symfonic_cli.errors import SymfonicError
 
     try:
-        outcome = call()
+        yield
     except SymfonicError as exc:
         if getattr(exc, "outcome", None) is not None:
-            _write(exc.outcome, out_format, env)  # type: ignore[attr-defined]
+            _write(exc.outcome, front.report.fmt, front.environment)  # type: ignore[attr-defined]
         raise
-    if outcome is not None:
-        _write(outcome, out_format, env)
 
 
 def _write(outcome: EraseOutcome, out_format: str, env: Environment) -> None:

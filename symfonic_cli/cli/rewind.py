@@ -10,13 +10,13 @@ from typing import Any
 
 from symfonic_cli.api.params import REWIND
 from symfonic_cli.cli.declared import command, spliced
-from symfonic_cli.cli.options import FormatOpt, KeyArg, StoreOpt, changing, with_key
+from symfonic_cli.cli.options import FormatOpt, KeyArg, StoreOpt, command_front, with_key
 from symfonic_cli.cli.thread import app
 
 
 @command(app, "rewind", [("key", KeyArg, None), ("store", StoreOpt, None),
                          *spliced(REWIND, "ticket", ("fmt", FormatOpt, None))])
-def rewind(**given: Any) -> None:
+def rewind(key: str | None, store: str | None, fmt: str | None, **given: Any) -> None:
     """Continue a conversation from an earlier checkpoint, as LangGraph's time travel does.
 
     Writes a copy of the checkpoint as the thread's newest (LangGraph's update_state with
@@ -25,7 +25,10 @@ def rewind(**given: Any) -> None:
     old head (the plan prints the command) undoes it. On a terminal you confirm by typing the
     thread key; without one --yes is required (else exit 6, nothing written).
     """
-    from symfonic_cli.api.front import rewind as run
+    from symfonic_cli.api import front as api
+    from symfonic_cli.cli.report import ended, ending
 
-    given["thread"] = with_key(given.pop("key"), given["thread"])
-    changing(run, given)  # the plan, the typed confirmation on this terminal, the copy written
+    given["thread"] = with_key(key, given["thread"])
+    front = command_front(fmt)
+    with ending(front):
+        ended(front, api.rewind(front, store, given))  # the plan, the typed confirmation on this terminal, the copy written
