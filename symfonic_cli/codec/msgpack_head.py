@@ -166,15 +166,58 @@ class _Reader:
                 raise NeedMore
             self.p += n
         elif kind == "array":
-            for _ in range(n):
-                self.skip()
+            self.p = item_ends(self.b, self.p, n)[-1] if n else self.p
         elif kind == "map":
-            for _ in range(2 * n):
-                self.skip()
+            self.p = item_ends(self.b, self.p, 2 * n)[-1] if n else self.p
 
     def skip(self) -> None:
-        kind, n = self.head()
-        self.skip_body(kind, n)
+        self.p = item_ends(self.b, self.p, 1)[0]
+
+
+def item_ends(b: Any, p: int, count: int) -> list[int]:
+    """Where each of ``count`` msgpack items starting at ``p`` ends: one loop counting the items
+    still to skip (no call per nested item: a prune's quick pass skips every latest message).
+    NeedMore when the bytes end first, ValueError at a byte that starts no msgpack item."""
+    end = len(b)
+    ends = []
+    for _ in range(count):
+        todo = 1
+        while todo:
+            if p >= end:
+                raise NeedMore
+            c = b[p]
+            p += 1
+            todo -= 1
+            if c <= 0x7F or c >= 0xE0 or c == 0xC0 or c == 0xC2 or c == 0xC3:
+                continue
+            if 0xA0 <= c <= 0xBF:
+                p += c & 0x1F
+            elif c <= 0x8F:
+                todo += 2 * (c & 0x0F)
+            elif c <= 0x9F:
+                todo += c & 0x0F
+            elif c in _FIXED:
+                p += _FIXED[c]
+            else:
+                sized = _SIZED.get(c)
+                if sized is None:
+                    raise ValueError(f"not msgpack (byte 0x{c:02x})")
+                kind, width = sized
+                q = p + width
+                if q > end:
+                    raise NeedMore
+                size = int.from_bytes(b[p:q], "big")
+                p = q
+                if kind == "array":
+                    todo += size
+                elif kind == "map":
+                    todo += 2 * size
+                else:
+                    p += size + 1 if kind == "ext" else size
+            if p > end:
+                raise NeedMore
+        ends.append(p)
+    return ends
 
 
 # The checkpoint's last fields, read for `threads list --status` (see model/run_status.py).

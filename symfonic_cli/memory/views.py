@@ -16,7 +16,7 @@ import json
 from collections.abc import Iterator
 from typing import Any, NamedTuple
 
-from symfonic_cli.codec.msgpack_head import _STANDARD_HEAD, NeedMore, _Reader
+from symfonic_cli.codec.msgpack_head import _STANDARD_HEAD, NeedMore, _Reader, item_ends
 from symfonic_cli.stores.protocol import Store
 from symfonic_cli.transcript import rows as tx
 
@@ -125,43 +125,38 @@ class _Items:
     def __init__(self) -> None:
         self.cache: dict[bytes, tuple[Any, Any]] = {}
 
-    def anchor(self, blob: memoryview, start: int, n: int, decode: bool = True) -> Anchor:
+    def anchor(self, blob: bytes, start: int, n: int, decode: bool = True) -> Anchor:
         """The list of ``n`` stored items at ``start``; ``decode=False``: their ends only (no keys,
         no messages), enough to tell which checkpoints are its prefixes."""
-        import ormsgpack
-
-        from symfonic_cli.codec.msgpack_head import _Reader
-        from symfonic_cli.codec.strict import _lean_hook
-
-        r = _Reader(blob)  # type: ignore[arg-type]
-        r.p = start
-        offsets: list[int] = []
+        ends = item_ends(blob, start, n)
+        offsets = [e - start for e in ends]
         keys: list = []
         messages: list = []
-        for _ in range(n):
-            begin = r.p
-            r.skip()
-            if not decode:
-                offsets.append(r.p - start)
-                continue
-            raw = bytes(blob[begin:r.p])
-            hit = self.cache.get(raw)
-            if hit is None:
-                try:
-                    m = _fields(ormsgpack.unpackb(raw, ext_hook=_lean_hook, option=ormsgpack.OPT_NON_STR_KEYS))
-                except (ValueError, TypeError):  # a whole item that does not decode (e.g. a str not UTF-8)
-                    m = None
-                hit = self.cache[raw] = (version_key(m, raw), m)
-            keys.append(hit[0])
-            messages.append(hit[1])
-            offsets.append(r.p - start)
+        if decode:
+            import ormsgpack
+
+            from symfonic_cli.codec.strict import _lean_hook
+
+            begin = start
+            for end in ends:
+                raw = bytes(blob[begin:end])
+                begin = end
+                hit = self.cache.get(raw)
+                if hit is None:
+                    try:
+                        m = _fields(ormsgpack.unpackb(raw, ext_hook=_lean_hook, option=ormsgpack.OPT_NON_STR_KEYS))
+                    except (ValueError, TypeError):  # a whole item that does not decode (e.g. a str not UTF-8)
+                        m = None
+                    hit = self.cache[raw] = (version_key(m, raw), m)
+                keys.append(hit[0])
+                messages.append(hit[1])
         return Anchor(keys, messages, bytes(blob[start:start + (offsets[-1] if offsets else 0)]), offsets)
 
 
-_MESSAGES_KEY: Any = b"\xa8messages"  # compared with a memoryview's slice (equal by content)
+_MESSAGES_KEY = b"\xa8messages"
 
 
-def _region(blob: memoryview, encoding: str) -> tuple[int, int] | None:
+def _region(blob: bytes, encoding: str) -> tuple[int, int] | None:
     """``(start of the first item, item count)`` of the stored messages array; None: not a plain array."""
     fast = None
     if encoding == "checkpoint":
@@ -171,14 +166,14 @@ def _region(blob: memoryview, encoding: str) -> tuple[int, int] | None:
         # LangGraph's layout, read inline (a prune's quick pass runs this per checkpoint): a small
         # channel map whose first key is "messages", then the array's head; anything else, the loop.
         p = fast.end()
-        if len(blob) > p + 10 and 0x81 <= blob[p] <= 0x8F and blob[p + 1:p + 10] == _MESSAGES_KEY:
+        if len(blob) > p + 10 and 0x81 <= blob[p] <= 0x8F and blob.startswith(_MESSAGES_KEY, p + 1):
             c = blob[p + 10]
             if 0x90 <= c <= 0x9F:
                 return p + 11, c & 0x0F
             width = 2 if c == 0xDC else 4 if c == 0xDD else 0
             if width and p + 11 + width <= len(blob):
                 return p + 11 + width, int.from_bytes(blob[p + 11:p + 11 + width], "big")
-    r = _Reader(blob)  # type: ignore[arg-type]
+    r = _Reader(blob)
     try:
         if fast is not None:
             r.p = fast.end()
@@ -186,7 +181,7 @@ def _region(blob: memoryview, encoding: str) -> tuple[int, int] | None:
             if kind != "map":
                 return None
             for _ in range(m):
-                if bytes(blob[r.p:r.p + 9]) == b"\xa8messages":
+                if blob.startswith(_MESSAGES_KEY, r.p):
                     r.p += 9
                     break
                 r.skip()
@@ -207,54 +202,61 @@ def checkpoint_views(store: Store, key: str, *, decode: bool = True, states: Ite
     items = _Items()
     waiting: dict[tuple[str, str], list[View]] = {}
     last: tuple[Any, View] | None = None  # a PostgreSQL blob version shared by consecutive checkpoints
-    from symfonic_cli.codec.cipher import decrypt, is_encrypted
+    from symfonic_cli.codec.cipher import decrypt
 
+    # A prune's quick pass runs this loop per checkpoint: a MessageState is a tuple (unpacked once),
+    # a View made by tuple.__new__ (NamedTuple's own __new__ is a Python call).
+    new = tuple.__new__
     for state in states if states is not None else store.iter_message_states(key):
-        where = (state.checkpoint_ns, state.checkpoint_id)
-        children = waiting.pop(where, [])
+        ns, cid, ts, version, encoding, payload_type, payload, parent = state
+        children = waiting.pop((ns, cid), None)
         view = None
-        # An encrypted value is read as its plaintext: its items split (and told apart) as a plain one's.
-        shared = last is not None and state.encoding == "channel" and last[0] == (state.checkpoint_ns, state.version)
-        payload_type, payload = (state.payload_type, state.payload) if shared or not state.payload or \
-            not is_encrypted(state.payload_type) else \
-            decrypt(state.payload_type, state.payload, what=f"checkpoint {state.checkpoint_id}")
+        shared = last is not None and encoding == "channel" and last[0] == (ns, version)
+        if payload and not shared and isinstance(payload_type, str) and "+" in payload_type:
+            # An encrypted value is read as its plaintext: its items split (and told apart) as a plain one's.
+            payload_type, payload = decrypt(payload_type, payload, what=f"checkpoint {cid}")
         if last is not None and shared:
             v = last[1]
-            view = View(state.checkpoint_ns, state.checkpoint_id, state.parent_checkpoint_id, state.ts, v.anchor, v.length)
+            view = new(View, (ns, cid, parent, ts, v.anchor, v.length))
         elif payload_type == "msgpack" and payload:
-            raw = bytes(payload)  # the driver's bytes as they are (a copy only of a memoryview)
-            blob = memoryview(raw)
-            found = _region(blob, state.encoding)
+            raw = payload if type(payload) is bytes else bytes(payload)  # a copy only of a memoryview
+            found = _region(raw, encoding)
             if found is not None:
                 start, n = found
-                ts = state.ts if state.ts is not None or state.encoding != "checkpoint" or not decode else _head_ts(blob)
-                for child in children:
+                if ts is None and encoding == "checkpoint" and decode:
+                    ts = _head_ts(raw)
+                for child in children or ():
                     a = child.anchor
                     if a.region is not None and a.offsets is not None and n <= child.length:
                         length = a.offsets[n - 1] if n else 0
                         if raw.startswith(memoryview(a.region)[:length], start):  # one memcmp, no copy
-                            view = View(state.checkpoint_ns, state.checkpoint_id, state.parent_checkpoint_id, ts, a, n)
+                            view = new(View, (ns, cid, parent, ts, a, n))
                             break
                 if view is None:
-                    anchor = items.anchor(blob, start, n, decode)
-                    view = View(state.checkpoint_ns, state.checkpoint_id, state.parent_checkpoint_id, ts, anchor, n)
+                    view = new(View, (ns, cid, parent, ts, items.anchor(raw, start, n, decode), n))
         if view is None:  # no plain array here: read it as the slow path does (a DeltaChannel raises Delta)
             cp = next(_plain_checkpoints(store, key, states=iter([state])))
             anchor = Anchor([version_key(m) for m in cp.messages], list(cp.messages))
             view = View(cp.ns, cp.cid, cp.parent, cp.ts, anchor, len(cp.messages))
-        if state.encoding == "channel":
-            last = ((state.checkpoint_ns, state.version), view)
-        if view.parent is not None and view.anchor.region is not None:
-            view.anchor.refs += 1
-            waiting.setdefault((view.ns, view.parent), []).append(view)
-        for child in children:  # their bytes are needed only while a parent may be their prefix
-            child.anchor.refs -= 1
-            if not child.anchor.refs:
-                child.anchor.region = child.anchor.offsets = None
+        if encoding == "channel":
+            last = ((ns, version), view)
+        anchor = view.anchor
+        if parent is not None and anchor.region is not None:
+            anchor.refs += 1
+            got = waiting.get((ns, parent))
+            if got is None:
+                waiting[(ns, parent)] = [view]
+            else:
+                got.append(view)
+        for child in children or ():  # their bytes are needed only while a parent may be their prefix
+            a = child.anchor
+            a.refs -= 1
+            if not a.refs:
+                a.region = a.offsets = None
         yield view
 
 
-def _head_ts(blob: memoryview) -> str | None:
+def _head_ts(blob: bytes) -> str | None:
     from symfonic_cli.codec.msgpack_head import _STANDARD_HEAD
 
     fast = _STANDARD_HEAD.match(blob)

@@ -21,8 +21,7 @@ class CheckpointRecord:
     blocked: frozenset[str] = frozenset()  # classes the strict decoder refused to build
 
 
-@dataclass(frozen=True)
-class MessageState:
+class MessageState(NamedTuple):  # a tuple: one is made per checkpoint a prune's dry run reads
     """A thread checkpoint's ``messages`` list, in the form the backend stores it.
 
     ``encoding`` says how ``payload`` is to be read:

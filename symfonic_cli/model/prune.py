@@ -23,6 +23,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import NamedTuple
 
 from symfonic_cli.clock import checkpoint_time, joined_ordered, last_activity, ordered_id_time
 
@@ -35,8 +36,7 @@ BUSY = "busy"  # a lock not had within --lock-timeout: rolled back, nothing chan
 STATUSES = (PRUNED, NOTHING, SKIPPED, FAILED, NOT_FOUND, NOT_ATTEMPTED, BUSY)
 
 
-@dataclass(frozen=True)
-class PruneCheckpoint:
+class PruneCheckpoint(NamedTuple):  # a tuple: one is made per checkpoint a plan reads
     """What the rules need of one stored checkpoint (metadata only, nothing decoded)."""
 
     ns: str
@@ -92,13 +92,15 @@ class PruneDecision:
 
 
 def decide(key: str, checkpoints: list[PruneCheckpoint], sends_at: set[tuple[str, str]], outline: Outline, *,
-           keep: int = 1, newer_than: datetime | None = None, keep_branches: bool = False) -> PruneDecision:
+           keep: int = 1, newer_than: datetime | None = None, keep_branches: bool = False,
+           ordered: bool | None = None) -> PruneDecision:
     """What pruning ``key`` deletes, keeps and detaches; ``sends_at`` holds the (ns, id) of the
     checkpoints with a ``__pregel_tasks`` write; ``outline`` is asked only where a rule needs it.
     Keep-latest keeps the newest branch only, as PostgresSaver.prune does; ``keep_branches`` also
-    keeps the head of every branch (a checkpoint no other checkpoint of its namespace names as parent)."""
+    keeps the head of every branch (a checkpoint no other checkpoint of its namespace names as parent).
+    ``ordered``: ``all_ordered(checkpoints)`` when the caller has tested it (else tested here)."""
     d = PruneDecision(key, total=len(checkpoints))
-    d.last_at, d.undatable = _last_activity(checkpoints)
+    d.last_at, d.undatable = _last_activity(checkpoints, all_ordered(checkpoints) if ordered is None else ordered)
     by_ns: dict[str, list[PruneCheckpoint]] = {}
     for c in checkpoints:
         by_ns.setdefault(c.ns, []).append(c)
@@ -185,11 +187,10 @@ def piece_of(d: PruneDecision, limit: int) -> PruneDecision:
     return p
 
 
-def _last_activity(checkpoints: list[PruneCheckpoint]) -> tuple[datetime | None, bool]:
+def _last_activity(checkpoints: list[PruneCheckpoint], ordered: bool) -> tuple[datetime | None, bool]:
     """The thread's last activity by instant and whether a checkpoint is undatable: from the
-    greatest id when every id is in the ordered form (tested in one pass over the joined ids, as
-    the listing does), else checkpoint by checkpoint."""
-    if all_ordered(checkpoints):
+    greatest id when every id is in the ordered form (``all_ordered``), else checkpoint by checkpoint."""
+    if ordered:
         return (ordered_id_time(max(c.id for c in checkpoints)) if checkpoints else None), False
     return last_activity((c.id, c.ts) for c in checkpoints)
 

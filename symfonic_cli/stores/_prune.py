@@ -65,9 +65,11 @@ class RulePrune:
     def _pr_decide_on(self, key: str, checkpoints: list, sends_at: set, keep: int, newer_than: datetime | None,
                       keep_branches: bool = False) -> PruneDecision:
         """The decision on facts already read (``_pr_facts``' two values)."""
-        from symfonic_cli.model.prune import decide
+        from symfonic_cli.model.prune import all_ordered, decide
 
-        checkpoints = self._pr_dated(key, checkpoints)  # --older-than and the plan's last activity
+        ordered = all_ordered(checkpoints)  # tested once: here and for the last activity
+        if not ordered:
+            checkpoints = self._pr_dated(key, checkpoints)  # --older-than and the plan's last activity
         outlines: dict = {}
 
         def outline(ns: str, cid: str) -> Any:
@@ -75,17 +77,15 @@ class RulePrune:
                 outlines[(ns, cid)] = self._pr_outline(key, ns, cid)
             return outlines[(ns, cid)]
 
-        return decide(key, checkpoints, sends_at, outline, keep=keep, newer_than=newer_than, keep_branches=keep_branches)
+        return decide(key, checkpoints, sends_at, outline, keep=keep, newer_than=newer_than, keep_branches=keep_branches,
+                      ordered=ordered)
 
     def _pr_dated(self, key: str, checkpoints: list) -> list:
         """The checkpoints with the ``ts`` of those whose id carries no time (read from their heads,
         as listing dates them); a head that cannot be read leaves its checkpoint undatable."""
-        import dataclasses
-
         from symfonic_cli.clock import checkpoint_id_time
-        from symfonic_cli.model.prune import all_ordered
 
-        if all_ordered(checkpoints) or all(checkpoint_id_time(c.id) is not None or c.ts is not None for c in checkpoints):
+        if all(checkpoint_id_time(c.id) is not None or c.ts is not None for c in checkpoints):
             return checkpoints
         from symfonic_cli.stores.activity import every_form_heads
 
@@ -97,7 +97,7 @@ class RulePrune:
         except SymfonicError:
             pass
         return [c if c.ts is not None or checkpoint_id_time(c.id) is not None
-                else dataclasses.replace(c, ts=ts.get((c.ns, c.id))) for c in checkpoints]
+                else c._replace(ts=ts.get((c.ns, c.id))) for c in checkpoints]
 
     def _pr_atomic(self) -> bool:
         """Whether the thread's transaction can roll back (MongoDB without transactions cannot)."""

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections import namedtuple
 from contextlib import contextmanager
 
 from symfonic_cli.errors import StoreError
@@ -48,8 +47,6 @@ _WRITES_BY_CHECKPOINT = (
 
 
 _NO_DELTA: frozenset[str] = frozenset()
-# A row's model.checkpoint.MessageState, as a tuple with the same fields (a dry run makes one a checkpoint).
-_RowState = namedtuple("_RowState", "checkpoint_ns checkpoint_id ts version encoding payload_type payload parent_checkpoint_id")
 
 
 def _fact(ns, cid, parent, root, counters, js):
@@ -121,6 +118,7 @@ class SqlitePrune(RulePrune, SqliteSection):
 
     @_translate_errors
     def _pr_plan_read(self, key: str, keep: int, newer_than, keep_branches: bool, times: bool, reader):
+        from symfonic_cli.model.checkpoint import MessageState
         from symfonic_cli.model.prune import TASKS, PruneCheckpoint
 
         where, params = self._key_is(), self._key_args(key)
@@ -130,17 +128,19 @@ class SqlitePrune(RulePrune, SqliteSection):
         hold = min(keep, 6) + 2  # the newest kept and deleted roots, as a plain keep-latest decides them
         failed: list[Exception] = []
 
+        new = tuple.__new__  # the row's tuples without NamedTuple's own __new__ (a Python call a row)
+
         def states():
             try:
                 for ns, cid, parent, root, counters, js, type_, blob, size in self.conn.execute(_FACTS_AND_BYTES.format(key=where), params):
                     if counters is None and js is None:  # most rows: no DeltaChannel (as _fact reads it)
-                        cps.append(PruneCheckpoint(ns, cid, parent, root if isinstance(root, str) else None, _NO_DELTA, False))
+                        cps.append(new(PruneCheckpoint, (ns, cid, parent, root if isinstance(root, str) else None, _NO_DELTA, False, None)))
                     else:
                         cps.append(_fact(ns, cid, parent, root, counters, js))
                     sizes[(ns, cid)] = size or 0
                     if ns == "" and len(held) < hold:  # the root namespace's rows come last, newest first
                         held[cid] = (type_, blob)
-                    yield _RowState(ns, cid, None, cid, "checkpoint", type_, blob, parent)
+                    yield new(MessageState, (ns, cid, None, cid, "checkpoint", type_, blob, parent))
             except Exception as exc:  # the read's own error: raised below, even where the reader swallowed it
                 failed.append(exc)
                 raise
