@@ -343,11 +343,27 @@ def iso_utc(dt: datetime | None) -> str | None:
     return None if dt is None else iso_z(dt)
 
 
+# The text of a whole UTC second (``2026-12-01T08:24:52``), by its fields: isoformat() formats
+# and reads the offset on every call, twice the cost of this lookup (a listing prints two times a
+# thread). Emptied when full, so a listing of any size holds a bounded number.
+_SECONDS: dict[tuple, str] = {}
+_SECONDS_HELD = 4096
+
+
 def iso_z(dt: datetime) -> str:
     """ISO 8601 in UTC with ``Z`` (``2026-12-01T08:24:52.123456Z``), text and JSON alike; a time
     without an offset is taken as UTC."""
     if dt.tzinfo is UTC:  # the common case (every time clock.py makes): "+00:00" becomes "Z"
-        return dt.isoformat()[:-6] + "Z"
+        if type(dt) is not datetime:  # a subclass may format itself
+            return dt.isoformat()[:-6] + "Z"
+        second = (dt.year, dt.month, dt.day, dt.hour, dt.minute, dt.second)
+        text = _SECONDS.get(second)
+        if text is None:
+            if len(_SECONDS) >= _SECONDS_HELD:
+                _SECONDS.clear()
+            text = _SECONDS[second] = dt.replace(microsecond=0).isoformat()[:-6]
+        us = dt.microsecond
+        return f"{text}.{us:06d}Z" if us else text + "Z"  # isoformat()'s fraction: six digits, none at 0
     if dt.tzinfo is None:
         dt = dt.replace(tzinfo=UTC)
     elif dt.utcoffset():

@@ -81,7 +81,9 @@ def threads_list(
         _warn_undatable(records.undatable_first, environment)
         every = records.columns[:-1] if records.columns[-1:] == ("first_message",) else records.columns
         shown = _shown_columns(chosen, out_format, every)
-        rows = records if plain and shown == every else _projected(records, shown, out_format)
+        # The records hold exactly their columns, in order (run state and size included): copied
+        # into the shown ones only when those differ (--columns) or first_message is laid out.
+        rows = records if shown == every == records.columns else _projected(records, shown, out_format)
         n = render.write_records(rows, fmt=out_format, columns=shown, headers=_headers(shown, out_format),
                                  title=st.location, environment=environment, clip=CLIPPED)
         _warn_undatable(records.undatable, environment)

@@ -6,7 +6,7 @@ Lean on purpose: the quick route (cli/fast.py) loads it, so no typing or datacla
 
 from __future__ import annotations
 
-from symfonic_cli.clock import iso_utc
+from symfonic_cli.clock import iso_z
 from symfonic_cli.errors import UsageError
 from symfonic_cli.threadkey import parse_key
 from symfonic_cli.vocabulary import DEFAULT_SORT, SORTS, STATUSES, listed
@@ -64,17 +64,22 @@ def plain_records(
 
 def thread_record(t: ThreadSummary | ThreadRunState) -> dict[str, Any]:
     # Runs once per thread: plain calls, no properties (a listing may hold many thousands).
-    parts = parse_key(t.key)
+    key = t.key
+    parts = parse_key(key)
+    tenant, sub_tenant, session = _NO_PARTS if parts is None else parts
     first, last = t.first_at, t.last_at  # by instant (stores/activity.py, threadstate/listing.py)
     return {
-        "key": t.key,
-        "tenant": parts.tenant if parts else None,
-        "sub_tenant": parts.sub_tenant if parts else None,
-        "session": parts.session if parts else None,
+        "key": key,
+        "tenant": tenant,
+        "sub_tenant": sub_tenant,
+        "session": session,
         "checkpoints": t.checkpoints,
-        "first_activity": iso_utc(first),
-        "last_activity": iso_utc(last),
+        "first_activity": None if first is None else iso_z(first),
+        "last_activity": None if last is None else iso_z(last),
     }
+
+
+_NO_PARTS = (None, None, None)  # a key not of three parts
 
 
 def check_run_state_options(

@@ -63,10 +63,13 @@ def _json(records: Iterable[dict[str, Any]], columns: Sequence[str], out: TextIO
     # document waits in a spool (memory, then a temporary file), so a listing of any size takes
     # a bounded amount of memory.
     dumps = _RecordEncoder(columns).dumps
+    add = (spool := _Spool()).add
     n = 0
-    with _Spool() as spool:
+    with spool:
+        sep = "\n  "
         for rec in records:
-            spool.add(("," if n else "") + "\n  " + dumps(rec))
+            add(sep + dumps(rec))
+            sep = ",\n  "
             n += 1
         out.write("[")
         spool.copy_to(out)
