@@ -24,7 +24,18 @@ async def settle(pilot: Any) -> None:
         await pilot.pause()
         if not any(worker.is_running for worker in pilot.app.workers):
             break
+    _steady_cursors(pilot.app)
     await pilot.pause()
+
+
+def _steady_cursors(app: Any) -> None:
+    """A text field's cursor shown steadily: it blinks every 0.5 s, so on a slow run a snapshot
+    could catch it hidden; what is on the screen must not depend on when it is read."""
+    from textual.widgets import Input
+
+    for screen in app.screen_stack:
+        for field in screen.query(Input):
+            field.cursor_blink = False
 
 
 def browser(store: Any, *, now: datetime | None = None, store_arg: str | None = None, keymap: dict[str, str] | None = None) -> BrowseApp:
