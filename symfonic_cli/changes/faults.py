@@ -8,6 +8,8 @@ interrupted part-way. Read from the environment once per run; unset means no fau
 - ``SYMFONIC_FAULT_AFTER_PIECES=N``: SIGKILL right after the N-th piece of a thread pruned in pieces
   is committed and recorded (the thread half pruned, between two transactions);
 - ``SYMFONIC_FAULT_SLOW_THREAD=SECONDS``: sleep after each thread;
+- ``SYMFONIC_FAULT_LATE_FIRST_PAGE=SECONDS``: the run's first page of threads arrives that much
+  later (as a sweep's first page does on a very large store);
 - ``SYMFONIC_FAULT_STOP_AFTER_COMMIT=N``: the process stops itself (SIGSTOP) right after the N-th
   thread's commit, before its after-commit verification: a test writes the thread meanwhile, as
   an application racing the run would, then continues it (SIGCONT). Deterministic, unlike a race.
@@ -16,7 +18,7 @@ interrupted part-way. Read from the environment once per run; unset means no fau
   meanwhile, as an application racing the run would, then continues it (SIGCONT).
 
 API: ``Faults.from_env()``; ``faults.between(n, tables)`` (a hook or None), ``faults.after(n)``,
-``faults.pause()``, ``faults.after_piece(n)``, ``faults.after_commit(n)`` (a hook or None). ``env_int`` and ``env_float`` read one such variable.
+``faults.pause()``, ``faults.late(pages)``, ``faults.after_piece(n)``, ``faults.after_commit(n)`` (a hook or None). ``env_int`` and ``env_float`` read one such variable.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ from __future__ import annotations
 import os
 import signal
 import time
-from typing import Callable, Iterable
+from typing import Callable, Iterable, Iterator
 
 from symfonic_cli.errors import UsageError
 
@@ -41,6 +43,7 @@ if TYPE_CHECKING:
 FAULT_AFTER_THREADS = "SYMFONIC_FAULT_AFTER_THREADS"
 FAULT_IN_THREAD = "SYMFONIC_FAULT_IN_THREAD"
 FAULT_SLOW_THREAD = "SYMFONIC_FAULT_SLOW_THREAD"
+FAULT_LATE_FIRST_PAGE = "SYMFONIC_FAULT_LATE_FIRST_PAGE"
 FAULT_AFTER_PIECES = "SYMFONIC_FAULT_AFTER_PIECES"
 FAULT_STOP_AFTER_COMMIT = "SYMFONIC_FAULT_STOP_AFTER_COMMIT"
 FAULT_STOP_BEFORE_CHANGE = "SYMFONIC_FAULT_STOP_BEFORE_CHANGE"
@@ -72,16 +75,18 @@ def kill(out: "Flushes | None" = None) -> None:
 
 class Faults:
     def __init__(self, after_threads: int | None = None, in_thread: int | None = None, slow: float = 0.0, out: "Flushes | None" = None,
-                 stop_after_commit: int | None = None, after_pieces: int | None = None, stop_before_change: bool = False) -> None:
+                 stop_after_commit: int | None = None, after_pieces: int | None = None, stop_before_change: bool = False,
+                 late_first_page: float = 0.0) -> None:
         self.after_threads, self.in_thread, self.slow, self.out = after_threads, in_thread, slow, out
         self.stop_after_commit, self.after_pieces = stop_after_commit, after_pieces
-        self.stop_before_change = stop_before_change
+        self.stop_before_change, self.late_first_page = stop_before_change, late_first_page
 
     @classmethod
     def from_env(cls, out: "Flushes | None" = None) -> Faults:
         """The faults the environment asks for; ``out`` is flushed before a kill."""
         return cls(env_int(FAULT_AFTER_THREADS), env_int(FAULT_IN_THREAD), env_float(FAULT_SLOW_THREAD), out,
-                   env_int(FAULT_STOP_AFTER_COMMIT), env_int(FAULT_AFTER_PIECES), bool(env_int(FAULT_STOP_BEFORE_CHANGE)))
+                   env_int(FAULT_STOP_AFTER_COMMIT), env_int(FAULT_AFTER_PIECES), bool(env_int(FAULT_STOP_BEFORE_CHANGE)),
+                   env_float(FAULT_LATE_FIRST_PAGE))
 
     def between(self, n: int, tables: Iterable[str]) -> Callable[[str], None] | None:
         """For the n-th thread (from 1): a hook the store calls after each table's delete, which
@@ -129,3 +134,13 @@ class Faults:
     def pause(self) -> None:
         if self.slow:
             time.sleep(self.slow)
+
+    def late(self, pages: Iterable[list]) -> Iterable[list]:
+        """``pages``, the first of them read ``late_first_page`` seconds later."""
+        if not self.late_first_page:
+            return pages
+        return self._late(pages)
+
+    def _late(self, pages: Iterable[list]) -> Iterator[list]:
+        time.sleep(self.late_first_page)
+        yield from pages

@@ -116,6 +116,16 @@ class _Run:
     n: int = 0  # threads started
     slots: int = 0  # --max-rate's slots taken: threads that changed the store, and those in flight
     recorder: Any = None
+    max_duration: timedelta | None = None
+    started: float | None = None  # when the run's first thread began: --max-duration and --max-rate count from it
+
+    def clock(self) -> tuple[float, float | None]:
+        """When the run's first thread began (now, for the first to ask) and the run's deadline."""
+        with self.lock:
+            if self.started is None:
+                self.started = time.monotonic()
+            started = self.started
+        return started, started + self.max_duration.total_seconds() if self.max_duration is not None else None
 
     def stopped(self, stop: Stopped) -> None:
         with self.lock:
@@ -146,9 +156,7 @@ def run_jobs(pages: Iterable[list], plan: Callable[[Store, list], list], make_st
     connection; ``store``: the run's own, which reads the pages and holds the run lock). ``pages``
     lists keys (or plans, which ``plan(store, items)`` returns as they are); ``make_step(lane)``
     is the driver's step on a lane's store. Returns the ``Stopped`` that ended the run, or None."""
-    run = _Run(work=queue.Queue(maxsize=2 * jobs), recorder=recorder)
-    started = time.monotonic()
-    deadline = started + max_duration.total_seconds() if max_duration is not None else None
+    run = _Run(work=queue.Queue(maxsize=2 * jobs), recorder=recorder, max_duration=max_duration)
     lag = pace.max_replica_lag if pace is not None else None
     if lag is not None:
         try:
@@ -162,12 +170,11 @@ def run_jobs(pages: Iterable[list], plan: Callable[[Store, list], list], make_st
     try:
         with Interrupt(cut=False) as interrupt:
             workers = [threading.Thread(target=_work, name=f"symfonic-job-{i + 1}", daemon=True,
-                                        args=(lane, run, plan, make_step(lane), faults, interrupt, started, deadline, pace, max_duration,
-                                              location))
+                                        args=(lane, run, plan, make_step(lane), faults, interrupt, pace, location))
                        for i, lane in enumerate(lanes)]
             for w in workers:
                 w.start()
-            _record(run, _chunks(pages), workers, interrupt, location)
+            _record(run, _chunks(faults.late(pages)), workers, interrupt, location)
             if run.crash is not None:
                 raise run.crash
             if run.stop is None and interrupt.asked and recorder.done < recorder.total:
@@ -223,8 +230,8 @@ def _record(run: _Run, chunks: Iterator[list], workers: list[threading.Thread], 
             done.set()
 
 
-def _work(lane: Lane, run: _Run, plan: Callable[[Store, list], list], step: Step, faults: Faults, interrupt: Interrupt, started: float,
-          deadline: float | None, pace: Pace | None, max_duration: timedelta | None, location: StoreLocation) -> None:
+def _work(lane: Lane, run: _Run, plan: Callable[[Store, list], list], step: Step, faults: Faults, interrupt: Interrupt,
+          pace: Pace | None, location: StoreLocation) -> None:
     """One session: chunks from the queue until it is empty for good or the run stops, a thread at a time."""
     lag = pace.max_replica_lag if pace is not None else None
     replicas = _LagReader(lane.store.replica_lag, min(LAG_READ_EVERY, lag / 4), lag) if lag is not None else None
@@ -245,7 +252,7 @@ def _work(lane: Lane, run: _Run, plan: Callable[[Store, list], list], step: Step
                 run.stopped(Stopped(f"stopped: {scrub(exc.line(), location)}", exc.exit_code))
                 return
             for p in plans:
-                stop = _one(lane, run, p, step, faults, interrupt, started, deadline, pace, replicas, max_duration)
+                stop = _one(lane, run, p, step, faults, interrupt, pace, replicas)
                 if stop is not None:
                     run.stopped(stop)
                 if run.stop is not None:
@@ -256,20 +263,21 @@ def _work(lane: Lane, run: _Run, plan: Callable[[Store, list], list], step: Step
         run.stopped(Stopped(f"unexpected {type(exc).__name__}", EXIT_UNEXPECTED))
 
 
-def _one(lane: Lane, run: _Run, plan: Any, step: Step, faults: Faults, interrupt: Interrupt, started: float, deadline: float | None,
-         pace: Pace | None, replicas: _LagReader | None, max_duration: timedelta | None) -> Stopped | None:
+def _one(lane: Lane, run: _Run, plan: Any, step: Step, faults: Faults, interrupt: Interrupt,
+         pace: Pace | None, replicas: _LagReader | None) -> Stopped | None:
     """One thread on this session, with the checks ``run_threads`` makes before each (the pace, the
     replicas, Ctrl-C, the time limit); recorded by the recording thread before the next."""
+    started, deadline = run.clock()
     if pace is not None:
         # --pause after this session's own last change; --max-rate over the run's changing threads together
         # (a slot given back by a thread that changed nothing is not taken again: the rate is never passed)
         pace.wait_before(run.slot(), started, interrupt, after_change=lane.changed)
     if replicas is not None and not wait_for_replicas(replicas, replicas.limit, interrupt, deadline, lane.progress):
-        return time_limit(max_duration)
+        return time_limit(run.max_duration)
     if interrupt.asked:
         return Stopped(INTERRUPTED, EXIT_INTERRUPTED)
     if deadline is not None and time.monotonic() >= deadline:
-        return time_limit(max_duration)
+        return time_limit(run.max_duration)
     if run.stop is not None:
         return None
     result, stop = step(plan, run.number())

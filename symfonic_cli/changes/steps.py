@@ -261,23 +261,27 @@ def run_threads(pages: Iterable[list], step, recorder, faults, *, location: Stor
                 max_duration: timedelta | None = None, pace: Pace | None = None,
                 replicas: Callable[[], tuple[float, str] | None] | None = None) -> Stopped | None:
     """The loop over the threads; with ``max_duration`` it stops cleanly before the next thread
-    once that much time has passed since the first one started; ``pace`` waits between threads,
-    and with its ``max_replica_lag`` while ``replicas()`` (the store's replica_lag) says more."""
+    once that much time has passed since the first one started (not since the first page was asked
+    for); ``pace`` waits between threads, and with its ``max_replica_lag`` while ``replicas()``
+    (the store's replica_lag) says more."""
     import time
 
     n = changed = 0
     last_changed = False  # whether the last thread ran a transaction (the pause comes after one)
     stop: Stopped | None = None
-    started = time.monotonic()
-    deadline = started + max_duration.total_seconds() if max_duration is not None else None
+    started = time.monotonic()  # again as the first thread begins: reading the first page is not counted
+    deadline: float | None = None
     lag = pace.max_replica_lag if pace is not None and replicas is not None else None
     reader = _LagReader(replicas, min(LAG_READ_EVERY, lag / 4), lag) if lag is not None and replicas is not None else None
     try:
         if reader is not None:
             reader()  # the standbys and the primary's WAL position as the run starts (and the role may read them: else exit 4)
         with Interrupt() as interrupt:
-            for page in pages:
+            for page in faults.late(pages):
                 for plan in page:
+                    if n == 0:
+                        started = time.monotonic()
+                        deadline = started + max_duration.total_seconds() if max_duration is not None else None
                     if pace is not None:
                         pace.wait_before(changed + 1, started, interrupt, after_change=last_changed)
                     if reader is not None and not wait_for_replicas(reader, reader.limit, interrupt, deadline, recorder.progress):

@@ -1,7 +1,9 @@
 """--max-duration (issue #38 item 2): a night job's window. The run stops cleanly between two threads
 once the time is up (each thread made slow by the suite's fault hook), exit 11; the receipt's end
 record says `time limit` and what is left (not_attempted); the same command run again continues,
-and no thread is counted twice (the second run's pruned/erased plus the first's are the whole)."""
+and no thread is counted twice (the second run's pruned/erased plus the first's are the whole). The
+window counts from the first thread: a first page that is slow to read (a sweep on a very large
+store) does not use it up."""
 
 from __future__ import annotations
 
@@ -61,6 +63,19 @@ def test_an_erase_sweep_stops_at_the_time_limit_and_a_rerun_continues(kind, requ
     assert second.code == 0, second.err
     s2 = json.loads(second.out)["summary"]
     assert s["erased"] + s2["erased"] == s["planned"]  # the rest, each thread once
+
+
+@pytest.mark.parametrize(("kind", "jobs"), [("sqlite", 1), ("postgres", 2)])
+def test_the_window_counts_from_the_first_thread_not_the_first_page(kind, jobs, request, tmp_path):
+    # The first page arrives 1.5 s late, the window is 1 s: each thread still runs inside its window.
+    backend = backend_for(kind, request)
+    url = backend.new_store()
+    jobs_args = ("--jobs", str(jobs)) if jobs > 1 else ()
+    args = ("thread", "prune", "-s", url, "--all", "--yes", "-f", "json", *jobs_args, "--max-duration", "1s")
+    res = run(*args, env={**SLOW, "SYMFONIC_FAULT_LATE_FIRST_PAGE": "1.5"})
+    assert res.code == 11, res.err
+    s = json.loads(res.out)["summary"]
+    assert s["threads"] >= 1 and s["not_attempted"] == s["planned"] - s["threads"]
 
 
 def test_an_erase_request_stops_at_the_time_limit(request, tmp_path):
