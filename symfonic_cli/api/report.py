@@ -64,6 +64,10 @@ class Collected(Report):
     def open(self) -> bool:
         return self._open
 
+    def ended(self, outcome: Any) -> None:
+        """How the run ended: an EraseOutcome's document, an export's ExportResult's ``document()``."""
+        self.whole(outcome.document() if callable(outcome.document) else outcome.document)
+
     def whole(self, doc: dict[str, Any]) -> None:
         """A document made at once (an erase request's receipt or plan, an export's record)."""
         from symfonic_cli.render import json_value
