@@ -60,13 +60,12 @@ def find_store(front: Front, value: Any, *, options: dict[str, Any] | None = Non
 
 
 def read_only(front: Front, value: Any) -> Any:
-    """The store ``value`` names opened read-only, for a selection that lists threads; what the
-    driver warned about while opening told to the front's Report (a command line writes it)."""
-    from symfonic_cli.api.opening import open_backend, store_argument
-    from symfonic_cli.location import resolve_store
+    """The store ``value`` names (``find_store``) opened read-only, for a selection that lists
+    threads; what the driver warned about while opening told to the front's Report (a command
+    line writes it)."""
+    from symfonic_cli.api.opening import open_backend
 
-    location = resolve_store(value) if front.cli else store_argument(front.name, value, front.connection)
-    store = open_backend(location, front.connection)
+    store = open_backend(*find_store(front, value))
     front.report.opened(store)
     return store
 
