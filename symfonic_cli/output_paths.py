@@ -6,9 +6,9 @@ reads or changes: a file store's file or the files its engine keeps beside it (S
 Paths are compared resolved (symbolic links, ``..``, relative names; letter case where the file
 system folds it), and existing files also by identity (a hard link).
 
-``open_regular`` opens such a file (the receipt, the MCP access log) the one way: never through a
-symbolic link, and never waiting on a FIFO (opened non-blocking, then anything but a regular file
-is refused)."""
+``open_regular`` opens such a file (the receipt, the MCP access log) the one way: never the store
+it is given, never through a symbolic link, and never waiting on a FIFO (opened non-blocking, then
+anything but a regular file is refused)."""
 
 from __future__ import annotations
 
@@ -50,11 +50,14 @@ class NotRegularFile(Exception):
     """The path is a FIFO, a device, a socket or a folder: not a file a command writes its records to."""
 
 
-def open_regular(path: str, flags: int, mode: int = 0o600) -> int:
+def open_regular(path: str, flags: int, mode: int = 0o600, *, store: StoreLocation | None = None, option: str = "") -> int:
     """``os.open(path, flags | O_NOFOLLOW, mode)`` of a regular file. Opened with O_NONBLOCK, so a
     FIFO is never waited on (opened to read it blocks until a writer comes; to write, until a
     reader does), then refused with anything else that is not a regular file (NotRegularFile).
-    Other failures are the OSError of the open (ELOOP: a symbolic link)."""
+    Other failures are the OSError of the open (ELOOP: a symbolic link). ``store``: the store the
+    command works on; its file, or one beside it, is refused first (``refuse_store_path``, the
+    error naming ``option``)."""
+    refuse_store_path(path, store, option)
     try:
         fd = os.open(path, flags | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0), mode)
     except OSError as exc:

@@ -44,19 +44,15 @@ def _api_front(name: str, options: dict[str, Any], on_thread: Callable[[Any], No
 def collected(operation: str, front: Any, call: Callable[[], Any]) -> RunResult:
     """The run's RunResult from the Front's kept events (or the outcome it returned); an error
     that ends the run carries it, when one was made, as ``.result``."""
+    from symfonic_cli.api.front import told
     from symfonic_cli.changes.result import result_of
 
-    report = front.report
     try:
-        outcome = call()
+        told(front.report, call)
     except SymfonicError as exc:
-        if getattr(exc, "outcome", None) is not None:
-            report.whole(exc.outcome.document)  # type: ignore[attr-defined]
-        exc.result = result_of(operation, report.value)  # type: ignore[attr-defined]
+        exc.result = result_of(operation, front.report.value)  # type: ignore[attr-defined]
         raise
-    if outcome is not None:  # an EraseOutcome's document, an ExportResult's document()
-        report.whole(outcome.document() if callable(outcome.document) else outcome.document)
-    return result_of(operation, report.value)  # type: ignore[return-value]
+    return result_of(operation, front.report.value)  # type: ignore[return-value]
 
 
 def _parts(operation: str) -> tuple[Any, Any, Any, Any]:

@@ -13,6 +13,7 @@ spelling of what it names in an error (``--older-than`` or ``older_than``; the A
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -24,6 +25,22 @@ class Front:
     cli: bool  # errors name the options (--keep), else the API's keywords (keep)
     connection: dict[str, Any]  # the store options: the command line's root options, or the API's keywords
     name: str = ""  # the API function, named in its errors about the store argument
+
+
+def told(report: Any, run: Callable[[], Any]) -> None:
+    """A run, how it ended told to ``report`` (``ended``): the outcome ``run`` returns (None: the
+    report took the record as it streamed), or the one the error that ends it carries, told before
+    the error is raised."""
+    from symfonic_cli.errors import SymfonicError
+
+    try:
+        outcome = run()
+    except SymfonicError as exc:
+        if getattr(exc, "outcome", None) is not None:
+            report.ended(exc.outcome)  # type: ignore[attr-defined]
+        raise
+    if outcome is not None:
+        report.ended(outcome)
 
 
 def find_store(front: Front, value: Any, *, options: dict[str, Any] | None = None) -> tuple[Any, dict[str, Any]]:
@@ -43,13 +60,12 @@ def find_store(front: Front, value: Any, *, options: dict[str, Any] | None = Non
 
 
 def read_only(front: Front, value: Any) -> Any:
-    """The store ``value`` names opened read-only, for a selection that lists threads; what the
-    driver warned about while opening told to the front's Report (a command line writes it)."""
-    from symfonic_cli.api.opening import open_backend, store_argument
-    from symfonic_cli.location import resolve_store
+    """The store ``value`` names (``find_store``) opened read-only, for a selection that lists
+    threads; what the driver warned about while opening told to the front's Report (a command
+    line writes it)."""
+    from symfonic_cli.api.opening import open_backend
 
-    location = resolve_store(value) if front.cli else store_argument(front.name, value, front.connection)
-    store = open_backend(location, front.connection)
+    store = open_backend(*find_store(front, value))
     front.report.opened(store)
     return store
 
@@ -91,9 +107,9 @@ def run_prune(request: Any, environment: Any, report: Any) -> Any:
     return prune_threads(store, request, environment, report)
 
 
-def prune(front: Front, store: Any, given: dict[str, Any]) -> Any:
-    """Prune what ``given`` selects in ``store``."""
-    return run_prune(prune_request(front, store, given), front.environment, front.report)
+def prune(front: Front, store: Any, given: dict[str, Any]) -> None:
+    """Prune what ``given`` selects in ``store``; how it ended told to the front's Report."""
+    told(front.report, lambda: run_prune(prune_request(front, store, given), front.environment, front.report))
 
 
 def erase_request(front: Front, store: Any, given: dict[str, Any]) -> Any:
@@ -127,9 +143,9 @@ def run_erase(request: Any, environment: Any, report: Any) -> Any:
     return erase_threads(store, request, environment, report)
 
 
-def erase(front: Front, store: Any, given: dict[str, Any]) -> Any:
-    """Erase what ``given`` selects in ``store``."""
-    return run_erase(erase_request(front, store, given), front.environment, front.report)
+def erase(front: Front, store: Any, given: dict[str, Any]) -> None:
+    """Erase what ``given`` selects in ``store``; how it ended told to the front's Report."""
+    told(front.report, lambda: run_erase(erase_request(front, store, given), front.environment, front.report))
 
 
 def rewind_request(front: Front, store: Any, given: dict[str, Any]) -> Any:
@@ -156,9 +172,9 @@ def run_rewind(request: Any, environment: Any, report: Any) -> Any:
     return rewind_thread(store, request, environment, report)
 
 
-def rewind(front: Front, store: Any, given: dict[str, Any]) -> Any:
-    """Rewind the thread ``given`` names in ``store``."""
-    return run_rewind(rewind_request(front, store, given), front.environment, front.report)
+def rewind(front: Front, store: Any, given: dict[str, Any]) -> None:
+    """Rewind the thread ``given`` names in ``store``; how it ended told to the front's Report."""
+    told(front.report, lambda: run_rewind(rewind_request(front, store, given), front.environment, front.report))
 
 
 def export_request(front: Front, store: Any, given: dict[str, Any]) -> Any:

@@ -4,7 +4,7 @@ parsed) and each thread is handed, as it is done, to the caller's ``on_thread``:
 whose ``entry`` is the thread's record as the JSON holds it (``-f jsonl``'s ``thread`` line is
 the run's head and this entry), or, in a sweep's or a prune's plan, the thread's plan record.
 Nothing is shown and no one is asked: a run that needs a confirmation raises ``NotConfirmedError``
-(exit 6) unless given ``yes=True``."""
+(exit 6) unless given ``yes=True``, and says so in the API's words (``confirm``)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
-from symfonic_cli.changes.report import Report, ThreadDone
+from symfonic_cli.changes.report import Confirmation, Report, ThreadDone
 
 
 class Collected(Report):
@@ -24,6 +24,15 @@ class Collected(Report):
         self.head: dict[str, Any] = {}
         self.items: list[Any] = []
         self._open = False
+
+    def confirm(self, step: Confirmation) -> None:
+        """No one to ask: a plan with anything to change is refused, naming the keyword that
+        confirms it (a terminal and ``--yes`` are the command line's)."""
+        from symfonic_cli.errors import NotConfirmedError
+
+        if step.threads:
+            raise NotConfirmedError(step.refused(": the Python API asks no one"),
+                                    hint=f"pass yes=True to {step.operation} without a prompt")
 
     def _begin(self, head: dict[str, Any]) -> None:
         self.head, self.items, self._open = head, [], True
@@ -63,6 +72,10 @@ class Collected(Report):
     @property
     def open(self) -> bool:
         return self._open
+
+    def ended(self, outcome: Any) -> None:
+        """How the run ended: an EraseOutcome's document, an export's ExportResult's ``document()``."""
+        self.whole(outcome.document() if callable(outcome.document) else outcome.document)
 
     def whole(self, doc: dict[str, Any]) -> None:
         """A document made at once (an erase request's receipt or plan, an export's record)."""

@@ -24,13 +24,17 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Iterable
 
+    from symfonic_cli.location import StoreLocation
+
 
 class ReceiptWriteError(Exception):
     """A line could not be appended (full disk, I/O error)."""
 
 
 class ReceiptFile:
-    def __init__(self, path: str, *, writable: bool) -> None:
+    def __init__(self, path: str, *, writable: bool, store: StoreLocation | None = None) -> None:
+        """Opened, and checked, before anything is changed; never ``store``'s own file or one its
+        engine keeps beside it."""
         self.path = path
         self.fd: int | None = None
         self._needs_newline = False
@@ -38,11 +42,11 @@ class ReceiptFile:
 
         try:
             if writable:
-                self.fd = open_regular(path, os.O_RDWR | os.O_APPEND | os.O_CREAT)
+                self.fd = open_regular(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, store=store, option="--receipt")
             else:
                 # A dry run opens it only to read, and checks what the real run's open would meet.
                 try:
-                    self.fd = open_regular(path, os.O_RDONLY)
+                    self.fd = open_regular(path, os.O_RDONLY, store=store, option="--receipt")
                 except FileNotFoundError:
                     parent = os.path.dirname(os.path.abspath(path))
                     if not os.path.isdir(parent):

@@ -92,13 +92,8 @@ def new_header(location: StoreLocation, store: Store, now: datetime, *, operator
 
 
 def open_receipt(path: str | None, *, dry_run: bool, store: StoreLocation | None = None) -> ReceiptFile | None:
-    # Opened before anything is deleted: an unwritable audit file must stop the run, not follow it;
-    # never the store's own file or one SQLite keeps beside it.
-    from symfonic_cli.output_paths import refuse_store_path
-
-    if path:
-        refuse_store_path(path, store, "--receipt")
-    return ReceiptFile(path, writable=not dry_run) if path else None
+    # Opened before anything is deleted: an unwritable audit file must stop the run, not follow it.
+    return ReceiptFile(path, writable=not dry_run, store=store) if path else None
 
 
 class RunRecord:

@@ -16,6 +16,8 @@ Events, in the order a run sends them:
 - a real run: ``begin(head)``, ``thread(done)`` per thread (its receipt entry and outcome: the
   record ``-f jsonl`` prints), ``end(tail, line_head)``; ``end`` is also called, with a
   ``stopped`` tail, when an error ends the run after ``begin``;
+- ``ended(outcome)``: how the run ended, as data (an EraseOutcome, an export's ExportResult), when
+  it was not streamed; an error that ends the run with one carries it, told here before it is raised;
 - ``waiting(holder)``: another run holds the store (``--wait``); an export's ``leftover(path,
   error)`` (a partial bundle removed, or not) and ``warning(key, text)`` (a thread read with a warning); ``progress(verb, total, enabled)``
   hands the run its progress reporter (progress.py), which calls the caller's ``on_progress``.
@@ -168,6 +170,9 @@ class Report:
             self.on_thread(done)
 
     def end(self, tail: dict[str, Any], line_head: dict[str, Any] | None = None) -> None:
+        pass
+
+    def ended(self, outcome: Any) -> None:
         pass
 
     @property

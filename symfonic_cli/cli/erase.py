@@ -22,9 +22,7 @@ def erase(key: str | None, store: str | None, fmt: str | None, **given: Any) -> 
     A requested key that names no thread is not-found (exit 3, with suggestions).
     """
     from symfonic_cli.api import front as api
-    from symfonic_cli.cli.report import ended, ending
 
     given["thread"] = with_key(key, given["thread"])
     front = command_front(fmt)
-    with ending(front):
-        ended(front, api.erase(front, store, given))  # the plan, the typed confirmation on this terminal, each thread
+    api.erase(front, store, given)  # the plan, the typed confirmation on this terminal, each thread, how it ended: told to the front's Report

@@ -23,9 +23,7 @@ def prune(key: str | None, store: str | None, fmt: str | None, **given: Any) -> 
     a thread with more than --piece-size checkpoints to delete in several, oldest first.
     """
     from symfonic_cli.api import front as api
-    from symfonic_cli.cli.report import ended, ending
 
     given["thread"] = with_key(key, given["thread"])
     front = command_front(fmt)
-    with ending(front):
-        ended(front, api.prune(front, store, given))  # the plan, the typed confirmation on this terminal, each thread
+    api.prune(front, store, given)  # the plan, the typed confirmation on this terminal, each thread, how it ended: told to the front's Report

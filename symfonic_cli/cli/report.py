@@ -11,8 +11,6 @@ they come (render/writers.py's ``document_stream``); suggestions, the ``--wait``
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import Any
 
 from symfonic_cli.environment import Environment
@@ -192,6 +190,22 @@ class TextReport(Report):
         if self.stream is not None:
             self.stream.end(tail, line_head)
 
+    def ended(self, outcome: EraseOutcome) -> None:
+        """A dry run's end (its plan is already shown) or the receipt: a reader's summary and where the
+        receipt is kept, else the whole document in a format for a program (render/writers.py)."""
+        from symfonic_cli.render.writers import is_data, write_document
+
+        out = self.env.stdout
+        if is_data(self.fmt):
+            write_document(outcome.document, self.fmt, out)
+        elif outcome.dry_run:
+            out.write(f"dry run: nothing {'written' if outcome.run == 'rewind' else 'deleted'}\n")
+        else:
+            from symfonic_cli.cli.changes_text import print_receipt
+
+            print_receipt(out, outcome.document, outcome_line(outcome), outcome.kept_at)
+        out.flush()
+
     @property
     def open(self) -> bool:
         return self.stream is not None and self.stream.open
@@ -250,41 +264,3 @@ def outcome_line(outcome: EraseOutcome) -> str:
         line += f"; warning: {outcome.recent} thread(s) had recent activity, a running agent may write them again"
     return line
 
-
-def ended(front: Any, outcome: EraseOutcome | None) -> None:
-    """How a change run through the API ended (its EraseOutcome, as data), rendered in this command's
-    format; a run that streamed its record (JSON of a sweep or a prune, any dry run but an erase
-    request's) returns None: nothing is left to write."""
-    if outcome is not None:
-        _write(outcome, front.report.fmt, front.environment)
-
-
-@contextmanager
-def ending(front: Any) -> Iterator[None]:
-    """A change that ends in an error: how it ended (the error's ``.outcome``) rendered first, then
-    the error raised."""
-    from symfonic_cli.errors import SymfonicError
-
-    try:
-        yield
-    except SymfonicError as exc:
-        if getattr(exc, "outcome", None) is not None:
-            _write(exc.outcome, front.report.fmt, front.environment)  # type: ignore[attr-defined]
-        raise
-
-
-def _write(outcome: EraseOutcome, out_format: str, env: Environment) -> None:
-    """A dry run's end (its plan is already shown) or the receipt: a reader's summary and where the
-    receipt is kept, else the whole document in a format for a program (render/writers.py)."""
-    from symfonic_cli.render.writers import is_data, write_document
-
-    out = env.stdout
-    if is_data(out_format):
-        write_document(outcome.document, out_format, out)
-    elif outcome.dry_run:
-        out.write(f"dry run: nothing {'written' if outcome.run == 'rewind' else 'deleted'}\n")
-    else:
-        from symfonic_cli.cli.changes_text import print_receipt
-
-        print_receipt(out, outcome.document, outcome_line(outcome), outcome.kept_at)
-    out.flush()

@@ -26,9 +26,7 @@ def rewind(key: str | None, store: str | None, fmt: str | None, **given: Any) ->
     thread key; without one --yes is required (else exit 6, nothing written).
     """
     from symfonic_cli.api import front as api
-    from symfonic_cli.cli.report import ended, ending
 
     given["thread"] = with_key(key, given["thread"])
     front = command_front(fmt)
-    with ending(front):
-        ended(front, api.rewind(front, store, given))  # the plan, the typed confirmation on this terminal, the copy written
+    api.rewind(front, store, given)  # the plan, the typed confirmation on this terminal, the copy written, how it ended: told to the front's Report

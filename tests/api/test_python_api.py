@@ -166,6 +166,9 @@ def test_prune_equals_thread_prune(any_kind, tmp_path):
     with pytest.raises(symfonic_cli.SymfonicError) as refused:
         api.prune(url, thread=key)  # no yes=True: as the command without a terminal
     assert refused.value.exit_code == 6
+    # In the API's words: no terminal, no --yes.
+    assert refused.value.line() == ("not confirmed: the Python API asks no one, nothing pruned"
+                                    " (pass yes=True to prune without a prompt)")
     receipt = api.prune(url, all_threads=True, yes=True, operator="api-test", receipt=str(tmp_path / "r.jsonl"))
     cli = _json("thread", "prune", "-s", other, "--all", "--yes", "--operator", "api-test")
     assert _without(receipt, *volatile) == _without(cli, *volatile)
