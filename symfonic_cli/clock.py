@@ -271,7 +271,8 @@ def checkpoint_time(checkpoint_id, ts=None) -> datetime | None:
 
 def is_ordered_id(checkpoint_id) -> bool:
     """Whether the id is in the form whose string order is time order (a lowercase UUIDv6)."""
-    return type(checkpoint_id) is str and _ORDERED.match(checkpoint_id) is not None
+    # fullmatch: "$" alone would also match before a trailing newline.
+    return type(checkpoint_id) is str and _ORDERED.fullmatch(checkpoint_id) is not None
 
 
 # Every lowercase hex digit read as "0": an ordered id becomes _SHAPE, anything else does not.

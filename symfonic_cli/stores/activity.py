@@ -9,21 +9,22 @@ with a checkpoint that carries neither is undatable: listed (``undatable``), nev
 
 A backend provides:
 
-- ``_thread_rows(tenant, sub_tenant, limit, last_before, last_from)``: ThreadSummary rows, every
-  odd one first (whatever the bounds; with a limit, at least every one whose exact activity can
-  put it among the first ``limit`` rows), then at most ``limit`` of the others inside the bounds,
-  newest ``max(id)`` first (then key), ordered and bounded by the database and streamed: only the
-  odd rows are held;
+- ``_thread_rows(tenant, sub_tenant, limit, last_before, last_from)``: ThreadSummary rows, the
+  odd ones first (in no set order, whatever the bounds), then at most ``limit`` of the others
+  inside the bounds, newest ``max(id)`` first (then key), ordered and bounded by the database and
+  streamed: only the odd rows are held. Without a limit every odd thread comes; with one, at
+  least every odd thread whose exact activity can put it among the first ``limit`` rows: one the
+  backend proves comes after them (undatable, or dated before the ``limit``-th plain row) may be
+  left out, so ``list_threads`` shows the same page either way. An odd row may come dated
+  (``last_at`` or ``undatable`` set) by the exact rule;
 - ``_window_page(tenant, sub_tenant, last_before, last_from, after, limit, odd, upto=None)``: keys
   after ``after`` (and up to ``upto``) in byte order, of the non-odd threads inside the bounds
   (``odd=False``) or of every odd thread (``odd=True``);
 - ``_window_tally(tenant, sub_tenant, last_before, last_from)``: how many non-odd threads are
   inside the bounds;
-- optionally ``_shown_rows``: ``_thread_rows`` for a page as ``list_threads`` shows it, which may
-  leave out an odd thread it proves undatable or dated before the page's last plain row;
-- optionally ``_keys_heads(keys)``: ``(key, checkpoint_id, ts)`` of every checkpoint of those
-  threads in one read (``ts`` may be left None where the id holds a time), or None where it cannot
-  (then each thread is read alone);
+- ``_keys_heads(keys)``: ``(key, checkpoint_id, ts)`` of every checkpoint of those threads in one
+  read (``ts`` may be left None where the id holds a time), or None where it cannot (then each
+  thread is read alone);
 - ``iter_checkpoint_heads(key)`` (the protocol's), for each checkpoint's id and ``ts``; a backend
   whose keys can be stored in more than one form (SQLite: text or a BLOB of the key's bytes) also
   gives ``_every_form_heads(key)``, the heads of every row an erase or prune of the key touches.
@@ -65,6 +66,7 @@ class ExactActivity:
     _thread_rows: Callable[..., Iterator[ThreadSummary]]  # the listing's rows, ids as stored
     _window_page: Callable[..., list[str]]  # a page of keys whose last id is in a window
     _window_tally: Callable[..., int]  # how many keys' last id is in a window
+    _keys_heads: Callable[..., list[tuple] | None]  # the heads of a batch of threads, or None
 
     def thread_activity(self, key: str) -> tuple:
         """``(first, last, undatable)`` of a thread: its earliest and latest checkpoint times over
@@ -100,10 +102,9 @@ class ExactActivity:
                 continue
             d = self._from_id(t)
             (need if d is None else out).append(t if d is None else d)
-        batch = getattr(self, "_keys_heads", None)
         for i in range(0, len(need), _BATCH):
             chunk = need[i:i + _BATCH]
-            heads = batch([t.key for t in chunk]) if batch is not None else None
+            heads = self._keys_heads([t.key for t in chunk])
             if heads is None:  # no batch read here: thread by thread
                 out += [t._replace(**dict(zip(("first_at", "last_at", "undatable"), self.thread_activity(t.key)))) for t in chunk]
                 continue
@@ -181,9 +182,8 @@ class ExactActivity:
         if limit == 0:
             return
         bounded = last_before is not None or last_from is not None
-        # One pass: every odd row first (whatever the limit), then the page's plain rows.
-        # A backend's _shown_rows may leave out the odd threads it proves come after the page.
-        rows = getattr(self, "_shown_rows", self._thread_rows)(tenant, sub_tenant, limit, last_before, last_from)
+        # One pass: the odd rows first (those that can be on the page), then its plain rows.
+        rows = self._thread_rows(tenant, sub_tenant, limit, last_before, last_from)
         odd_rows, first_plain = [], None
         for t in rows:
             if not t.odd:

@@ -64,6 +64,7 @@ def test_times_of_ids_in_any_case_and_of_ts():
     cid = "1f0c3b2a-9d4e-6f10-8abc-0123456789ab"
     assert clock.checkpoint_id_time(cid.upper()) == clock.checkpoint_id_time(cid) is not None
     assert clock.is_ordered_id(cid) and not clock.is_ordered_id(cid.upper())
+    assert not clock.is_ordered_id(cid + "\n")  # as the databases' tests (and joined_ordered) say
     assert clock.checkpoint_id_time("2025-01-02T03:04:05.000006+00:00") is None  # an ISO id: its ts decides
     assert clock.checkpoint_time("not-an-id", "2025-01-02T03:04:05.000006+00:00") == datetime(2025, 1, 2, 3, 4, 5, 6, tzinfo=timezone.utc)
     assert clock.checkpoint_time("step-0001", None) is None

@@ -18,7 +18,7 @@ ordered = st.builds(
 @st.composite
 def near_miss(draw: st.DrawFn) -> str:
     """An ordered id with one character changed (upper case, a comma, another version, a
-    non-hex letter, a non-ASCII letter), cut, lengthened, or two ids joined into one."""
+    non-hex letter, a non-ASCII letter), cut, lengthened (a newline too), or two ids joined into one."""
     cid = draw(ordered)
     i = draw(st.integers(0, 35))
     kind = draw(st.sampled_from(["char", "cut", "long", "two"]))
@@ -27,7 +27,7 @@ def near_miss(draw: st.DrawFn) -> str:
     if kind == "cut":
         return cid[:i]
     if kind == "long":
-        return cid + draw(st.sampled_from(["0", ",", "a"]))
+        return cid + draw(st.sampled_from(["0", ",", "a", "\n"]))  # "\n": where a regex's "$" also matches
     return cid + "," + draw(ordered)
 
 

@@ -1,5 +1,5 @@
-"""SQLite's page as list_threads shows it (``_shown_rows``): a one-checkpoint odd thread that its
-blob's head proves undatable or dated before the page's last plain row is left out, unparsed;
+"""SQLite's page (``_thread_rows`` with a limit): a one-checkpoint odd thread that its blob's
+head proves undatable or dated before the page's last plain row is left out, unparsed;
 every other odd thread is dated as the whole listing dates it. Each page stays the start of the
 whole listing, sorted by instant (issue #45: a page costs a page, the exact instant rule kept)."""
 
@@ -68,15 +68,17 @@ def test_a_page_leaves_out_the_odd_threads_its_last_plain_row_proves_after_it(re
         by_key = {w[0]: w for w in whole}
         assert by_key["o:_:ts-twice"][2] == by_key["o:_:iso-new"][2] is not None  # the second ts
         assert by_key["o:_:no-ts"][4] and by_key["o:_:iso-bad-date"][4]
-        odd = {t.key for t in st._thread_rows(None, None, 2, None, None) if t.odd}
-        assert {k for k in by_key if k.startswith("o:")} == odd  # _thread_rows gives every odd thread
+        rows = list(st._thread_rows(None, None, None, None, None))  # no limit: every odd thread, first
+        odd = {t.key for t in rows if t.odd}
+        assert {k for k in by_key if k.startswith("o:")} == odd == {t.key for t in rows[:len(odd)]}
+        assert [t.key for t in rows[len(odd):]] == ["p:_:plain-1", "p:_:plain-2", "p:_:plain-3"]
         # A full page of 2 plain rows (1 and 2 days old): what is proved before the second is left out.
-        page = {t.key: t for t in st._shown_rows(None, None, 2, None, None) if t.odd}
+        page = {t.key: t for t in st._thread_rows(None, None, 2, None, None) if t.odd}
         assert set(page) == odd - {"o:_:iso-old", "o:_:iso-bad-date", "o:_:iso-old-bad-values", "o:_:no-ts", "o:_:upper-old"}
         for t in page.values():  # the ones kept are dated as the whole listing dates them, or left to it
             assert t.last_at in (None, by_key[t.key][2])
         # A page larger than the plain rows has no floor: every odd thread.
-        assert {t.key for t in st._shown_rows(None, None, 4, None, None) if t.odd} == odd
+        assert {t.key for t in st._thread_rows(None, None, 4, None, None) if t.odd} == odd
         for limit in range(1, len(whole) + 1):
             got = [(t.key, t.first_at, t.last_at, t.checkpoints, t.undatable) for t in st.list_threads(limit=limit)]
             assert got == whole[:limit], limit

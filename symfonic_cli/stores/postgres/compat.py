@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from symfonic_cli.clock import ORDERED_ID_REGEX
 from symfonic_cli.stores._common import PLACEHOLDER_OF_KIND, VALUE_GROUPED_FIELDS
-from symfonic_cli.stores.postgres._common import PostgresSection, _translate_errors, _translate_iter
+from symfonic_cli.stores.postgres._common import PostgresSection, _translate_errors, _translate_iter, is_ordered_id
 
 # typing.TYPE_CHECKING without importing typing.
 TYPE_CHECKING = False
@@ -20,7 +19,7 @@ if TYPE_CHECKING:
 # order is; NULL for an id in another form, dated in Python by its ``ts`` (the instant rule,
 # clock.py), which the row's group then carries (``odd_ts``): never a string comparison.
 _OLDER = ("CASE WHEN %(older)s::text IS NULL THEN false"
-          f" WHEN lower(checkpoint_id) COLLATE \"C\" ~ '{ORDERED_ID_REGEX}' THEN lower(checkpoint_id) COLLATE \"C\" < %(older)s"
+          f" WHEN {is_ordered_id('lower(checkpoint_id)')} THEN lower(checkpoint_id) COLLATE \"C\" < %(older)s"
           " END")
 
 

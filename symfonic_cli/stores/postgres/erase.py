@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from symfonic_cli.clock import ORDERED_ID_REGEX, joined_ordered
+from symfonic_cli.clock import joined_ordered
 from symfonic_cli.errors import StoreError
 from symfonic_cli.stores._common import quoted_identifier, refuse_stored_code
 from symfonic_cli.stores.postgres._common import (
@@ -12,6 +12,7 @@ from symfonic_cli.stores.postgres._common import (
     _connect_error,
     _conninfo,
     _translate_errors,
+    is_ordered_id,
 )
 
 # typing.TYPE_CHECKING without importing typing (quick commands load this module).
@@ -21,7 +22,7 @@ if TYPE_CHECKING:
 
 # The re-check of a sweep (model/erase.py check_still_idle): the greatest id in the ordered form
 # (clock.is_ordered_id), and [id, ts] of every other checkpoint.
-_ORDERED = f"checkpoint_id COLLATE \"C\" ~ '{ORDERED_ID_REGEX}'"
+_ORDERED = is_ordered_id("checkpoint_id")
 _RECHECK = (f"max(checkpoint_id) FILTER (WHERE {_ORDERED}) AS id, "
             f"jsonb_agg(jsonb_build_array(checkpoint_id, checkpoint ->> 'ts')) FILTER (WHERE NOT {_ORDERED}) AS odd")
 

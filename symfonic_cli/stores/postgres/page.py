@@ -2,8 +2,7 @@
 that can be on the page and no other.
 
 Each thread is flagged ``odd`` when one of its ids is not in the ordered form (clock.is_ordered_id),
-every id tested where the scan meets it by operators costing a fraction of a regex's (a LIKE for
-the shape, the bytes against the hex digits, no fifth dash). Every thread then gets a rank, an
+every id tested where the scan meets it (_common.is_ordered_id: no regex). Every thread then gets a rank, an
 ordered-id-like string that is never below where the thread's exact instant can put it:
 
 - a plain thread: its greatest id (its instant, ordered as LangGraph's ids order);
@@ -22,11 +21,8 @@ times are still decided by instant, by the exact rule (clock.py), in Python.
 
 from __future__ import annotations
 
-# The ordered form in three tests per id: 36 characters with the dashes and the version 6 where
-# they belong; bytes among the lowercase hex digits and "-"; no fifth dash (in a digit's place).
-_SHAPE = "________-____-6___-____-____________"
-_HEX_DASH = "decode('2d30313233343536373839616263646566', 'hex')"
-_FIVE_DASHES = "%%-%%-%%-%%-%%-%%"  # doubled: the statement takes parameters
+from symfonic_cli.stores.postgres._common import is_ordered_id
+
 # An id in which clock.checkpoint_id_time finds a time (a UUIDv6 in any letter case).
 TIMED_ID = "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-6[0-9a-fA-F]{3}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"
 # A ts whose instant is its fields read as UTC (what clock.ts_time gives it, or None for a date
@@ -35,12 +31,6 @@ _STRICT_TS = "^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}([.][0-9]+)?
 _MAX_TICKS = (1 << 60) - 1
 # Days from 1582-10-15 (the UUID epoch) to 1970-01-01.
 _EPOCH_DAYS = 141427
-
-
-def is_ordered(column: str) -> str:
-    """SQL true exactly when ``column`` (an id) is in the ordered form."""
-    c = f'{column} COLLATE "C"'
-    return f"({c} LIKE '{_SHAPE}' AND btrim(textsend({c}), {_HEX_DASH}) = ''::bytea AND {c} NOT LIKE '{_FIVE_DASHES}')"
 
 
 def _rank_of_ticks(ticks: str) -> str:
@@ -76,7 +66,7 @@ def page_sql(key: str, where: str, inside: str, ts_read: bool) -> str:
     # One level: the aggregates named once each (the planner computes each once), the rank of
     # each group in the same projection as its row (no subquery scan over a million groups).
     n, last = "count(*)", 'max(checkpoint_id COLLATE "C")'
-    odd = f'NOT bool_and({is_ordered("checkpoint_id")})'
+    odd = f'NOT bool_and({is_ordered_id("checkpoint_id")})'
     # No ts read (keys that fold): above all, read after; a ts read and missing: undatable.
     by_ts = "'~'"
     if ts_read:

@@ -7,7 +7,7 @@ from typing import Any
 
 from symfonic_cli.errors import StoreError
 from symfonic_cli.model.listing import StoreInfo, ThreadSummary
-from symfonic_cli.clock import ORDERED_ID_REGEX, joined_ordered
+from symfonic_cli.clock import joined_ordered
 from symfonic_cli.stores.activity import odd_having
 from symfonic_cli.stores.postgres.page import page_sql
 from symfonic_cli.stores.postgres._common import (
@@ -15,6 +15,7 @@ from symfonic_cli.stores.postgres._common import (
     TABLES,
     _translate_errors,
     _translate_iter,
+    is_ordered_id,
 )
 from symfonic_cli.threadkey import tenant_prefix
 
@@ -35,8 +36,7 @@ class PostgresRead(PostgresSection):
     # -- what is in the store
 
     # Listing rows, pages and counts by last activity; stores/activity.py makes them exact by instant.
-    # COLLATE "C": bytewise (ids are ASCII), and a regex refuses a nondeterministic collation.
-    _ODD = f"bool_or(checkpoint_id COLLATE \"C\" !~ '{ORDERED_ID_REGEX}')"
+    _ODD = f"NOT bool_and({is_ordered_id('checkpoint_id')})"
     _LATEST = 'max(checkpoint_id) COLLATE "C"'
 
     @_translate_iter

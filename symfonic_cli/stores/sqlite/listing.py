@@ -37,8 +37,7 @@ class SqliteListing(SqliteSection):
         return self._ODD_JOINED
 
     @_translate_iter
-    def _thread_rows(self, tenant: str | None, sub_tenant: str | None, limit: int | None, last_before: str | None, last_from: str | None,
-                     below: bool = False) -> Iterator[ThreadSummary]:
+    def _thread_rows(self, tenant: str | None, sub_tenant: str | None, limit: int | None, last_before: str | None, last_from: str | None) -> Iterator[ThreadSummary]:
         where = ""
         params: list[Any] = []
         if tenant is not None:
@@ -97,9 +96,9 @@ class SqliteListing(SqliteSection):
                f"HAVING CASE WHEN {odd} THEN symfonic_odd_seen(thread_id, count(*), {latest}, {rowid}) ELSE 1{inside} END "
                "ORDER BY 3 DESC, thread_id COLLATE BINARY LIMIT ?")
         page = self.conn.execute(sql, [*params, *bounds, limit]).fetchall()
-        # ``below`` (the page as shown, _shown_rows): a full page's last plain row is dated by its
-        # id; an odd thread dated before it, or undatable, comes after it and is left out.
-        floor = ordered_id_time(page[-1][2]) if below and page and len(page) == limit else None
+        # A full page's last plain row is dated by its id; an odd thread dated before it, or
+        # undatable, comes after it: left out, its blob's head read but not parsed.
+        floor = ordered_id_time(page[-1][2]) if page and len(page) == limit else None
         heads = self._pass_heads(seen, floor)
         shown: list[tuple[Any, ThreadSummary | None]] = []  # None: dated after, by key
         for key, (n, last, _) in seen.items():
@@ -120,11 +119,6 @@ class SqliteListing(SqliteSection):
             yield t
         for key, n, last in page:
             yield ThreadSummary(str(key), n, last if n == 1 else self._least_id(key), last, False)
-
-    def _shown_rows(self, tenant: str | None, sub_tenant: str | None, limit: int | None, last_before: str | None, last_from: str | None) -> Iterator[ThreadSummary]:
-        """``_thread_rows`` for a page as list_threads shows it: an odd thread proved to come
-        after the page's last plain row is left out, its blob's head read but not parsed."""
-        return self._thread_rows(tenant, sub_tenant, limit, last_before, last_from, below=True)
 
     def _pass_heads(self, seen: dict[Any, tuple], floor: Any) -> dict[Any, Any]:
         """The ts (``_pass_ts``) of the one-checkpoint odd threads the pass met whose id holds no
