@@ -5,36 +5,7 @@ The sweeps, the page, the erase re-check and compat's grace test all use it."""
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
-
-REAL = "1f1f2384-ab91-66cb-bfff-139f4ec94f5a"
-
-
-def _hostile() -> list[str]:
-    from symfonic_cli import clock
-
-    now = datetime.now(timezone.utc)
-    real = [REAL, clock.id_at(now), clock.id_at(now - timedelta(days=400)), "00000000-0000-6000-0000-000000000000",
-            "ffffffff-ffff-6fff-ffff-ffffffffffff"]
-    ids = list(real)
-    for i in (0, 7, 9, 14, 20, 35):  # one character replaced, dashes and the version's place included
-        for c in ("A", "F", "g", "G", "-", "_", "%", " ", "\t", "\n", "\\", "'", ".", "6", "\u00e9", "\u0660",
-                  "\uff10", "\u00b2", "\u212a", "\U0001f600", "x"):
-            ids.append(REAL[:i] + c + REAL[i + 1:])
-    ids += [
-        REAL.upper(), REAL[:20] + REAL[20:].upper(), REAL[:35], REAL + "0", REAL + "\n", "\n" + REAL[1:], REAL[1:] + "\n",
-        REAL[:35] + "-", "-" + REAL[1:], REAL.replace("-", ""), REAL.replace("-", "_"), REAL.replace("-", "%"),
-        REAL[:8] + REAL[9:13] + "-" + REAL[8:9] + REAL[13:],  # a dash moved one place
-        REAL[:18] + REAL[19:] + "-",  # the fourth dash moved to the end
-        REAL[:14] + "1" + REAL[15:], REAL[:14] + "7" + REAL[15:],  # another UUID version
-        REAL[:30] + "\u00e9" + REAL[32:],  # 35 characters, 36 bytes
-        REAL[:34] + "\u00e9",  # 35 characters, 36 bytes, at the end
-        REAL[:35] + "\u00e9", REAL[:35] + "\U0001f600",  # 36 characters, more bytes
-        "________-____-6___-____-____________", "%", "%%-%%-%%-%%-%%-%%", "", " ", "step-1",
-        "2026-11-30T08:24:52.123456+00:00", "2026-11-30T08:24:52.123456Z", REAL + "," + REAL,
-        REAL[:-1] + "0," + REAL,
-    ]
-    return ids
+from tests.support.ordered_ids import near_misses
 
 
 def test_the_ordered_id_test_accepts_exactly_what_the_regex_accepts(request):
@@ -44,7 +15,7 @@ def test_the_ordered_id_test_accepts_exactly_what_the_regex_accepts(request):
     from symfonic_cli.stores.postgres._common import is_ordered_id
     from tests.conftest import backend_for
 
-    ids = _hostile()
+    ids = near_misses()
     backend = backend_for("postgres", request)
     with psycopg.connect(backend.new_store(scenarios=False)) as conn:
         regex = f"v COLLATE \"C\" ~ '{clock.ORDERED_ID_REGEX}'"

@@ -341,10 +341,13 @@ def _decode_stored(value: Any) -> Any:
     raise MetadataError(f"a value of an unexpected shape ({type(value).__name__})")
 
 
-# True for a group holding an id that is not in the ordered form (clock.is_ordered_id): the listing's
-# and the run states' $group.
+# The ordered form (clock.is_ordered_id) as the server's regex: PCRE's "$" also matches before a
+# final newline, "\z" only at the very end.
+ORDERED_ID_PCRE = ORDERED_ID_REGEX.removesuffix("$") + "\\z"
+
+# True for a group holding an id that is not in the ordered form: the listing's and the run states' $group.
 ODD_GROUP = {"$max": {"$cond": [
-    {"$and": [{"$eq": [{"$type": "$checkpoint_id"}, "string"]}, {"$regexMatch": {"input": "$checkpoint_id", "regex": ORDERED_ID_REGEX}}]},
+    {"$and": [{"$eq": [{"$type": "$checkpoint_id"}, "string"]}, {"$regexMatch": {"input": "$checkpoint_id", "regex": ORDERED_ID_PCRE}}]},
     False, True,
 ]}}
 

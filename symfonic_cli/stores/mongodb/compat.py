@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from symfonic_cli.clock import ORDERED_ID_REGEX
 from symfonic_cli.codec.metadata_json import MetadataError
 from symfonic_cli.errors import StoreError
 from symfonic_cli.stores._common import PLACEHOLDER_OF_KIND, VALUE_GROUPED_FIELDS
 from symfonic_cli.stores.mongodb._common import (
+    ORDERED_ID_PCRE,
     MongoSection,
     _decode_stored,
     _driver_errors,
@@ -60,11 +60,11 @@ class MongoCompat(MongoSection):
                 # another form keeps its document's _id (its group is its own), dated below by the
                 # ts in its checkpoint (the instant rule, clock.py): never a string comparison.
                 "older": {"$cond": [
-                    {"$regexMatch": {"input": {"$toLower": "$checkpoint_id"}, "regex": ORDERED_ID_REGEX}},
+                    {"$regexMatch": {"input": {"$toLower": "$checkpoint_id"}, "regex": ORDERED_ID_PCRE}},
                     {"$lt": [{"$toLower": "$checkpoint_id"}, older_than]}, None,
                 ]} if older_than is not None else {"$literal": False},
                 "odd": {"$cond": [
-                    {"$regexMatch": {"input": {"$toLower": "$checkpoint_id"}, "regex": ORDERED_ID_REGEX}}, None, "$_id",
+                    {"$regexMatch": {"input": {"$toLower": "$checkpoint_id"}, "regex": ORDERED_ID_PCRE}}, None, "$_id",
                 ]} if older_than is not None else {"$literal": None},
                 "latest": {"$cond": [{"$and": [{"$eq": ["$checkpoint_ns", ""]}, {"$eq": ["$_rank", 1]}]}, 1, 0]},
             }},

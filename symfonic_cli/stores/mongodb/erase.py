@@ -7,6 +7,7 @@ from collections.abc import Callable
 from symfonic_cli.errors import StoreError
 from symfonic_cli.stores._common import PerThreadErase
 from symfonic_cli.stores.mongodb._common import (
+    ORDERED_ID_PCRE,
     A_KEY,
     MongoSection,
     _driver_errors,
@@ -179,12 +180,11 @@ class MongoErase(PerThreadErase, MongoSection):
     def _recheck_activity(self, key: str, session: ClientSession | None) -> tuple:
         """Inside the transaction: the greatest ordered id, and ``(id, ts)`` of every other checkpoint
         (its ``ts`` from the blob's head), for model/erase.py's check_still_idle."""
-        import re
+        from bson.regex import Regex
 
-        from symfonic_cli.clock import ORDERED_ID_REGEX
         from symfonic_cli.codec.msgpack_head import NeedMore, checkpoint_blob_head
 
-        ordered = re.compile(ORDERED_ID_REGEX)
+        ordered = Regex(ORDERED_ID_PCRE)
         newest = self.checkpoints.find({**_key_is(key), "checkpoint_id": {"$regex": ordered}}, {"checkpoint_id": 1},
                                        session=session, collation=self._collation(self.checkpoints))
         newest_doc: dict[str, Any] = next(iter(newest.sort("checkpoint_id", -1).limit(1)), {})
