@@ -4,7 +4,7 @@ they name and their declared values (changes/params.py, each operation's params.
 ``prune``, ``erase``, ... here, which choose the threads, find the store (``find_store``), check
 the values, build the request and run the operation's driver on the store opened once: the plan,
 the confirmation the front's Report asks (a terminal's typed answer, or ``yes``), each thread,
-and the outcome as data (an EraseOutcome, or the Report's record).
+and how the run ended (the Report's ``ended``, told by the driver before the error that ends the run).
 
 A ``Front`` is what differs between front ends, never the store itself: the Environment, the
 Report, the connection options (the command line's root options, or the API's keywords) and the
@@ -13,7 +13,6 @@ spelling of what it names in an error (``--older-than`` or ``older_than``; the A
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -25,22 +24,6 @@ class Front:
     cli: bool  # errors name the options (--keep), else the API's keywords (keep)
     connection: dict[str, Any]  # the store options: the command line's root options, or the API's keywords
     name: str = ""  # the API function, named in its errors about the store argument
-
-
-def told(report: Any, run: Callable[[], Any]) -> None:
-    """A run, how it ended told to ``report`` (``ended``): the outcome ``run`` returns (None: the
-    report took the record as it streamed), or the one the error that ends it carries, told before
-    the error is raised."""
-    from symfonic_cli.errors import SymfonicError
-
-    try:
-        outcome = run()
-    except SymfonicError as exc:
-        if getattr(exc, "outcome", None) is not None:
-            report.ended(exc.outcome)  # type: ignore[attr-defined]
-        raise
-    if outcome is not None:
-        report.ended(outcome)
 
 
 def find_store(front: Front, value: Any, *, options: dict[str, Any] | None = None) -> tuple[Any, dict[str, Any]]:
@@ -98,8 +81,7 @@ def prune_request(front: Front, store: Any, given: dict[str, Any]) -> Any:
 
 
 def run_prune(request: Any, environment: Any, report: Any) -> Any:
-    """prune/run.py on the store opened here: the plan, the report's confirmation, each thread;
-    its EraseOutcome, or None when the report streamed it."""
+    """prune/run.py on the store opened here: the plan, the report's confirmation, each thread, the end."""
     from symfonic_cli.api.opening import open_changing
     from symfonic_cli.prune.run import prune_threads
 
@@ -108,8 +90,8 @@ def run_prune(request: Any, environment: Any, report: Any) -> Any:
 
 
 def prune(front: Front, store: Any, given: dict[str, Any]) -> None:
-    """Prune what ``given`` selects in ``store``; how it ended told to the front's Report."""
-    told(front.report, lambda: run_prune(prune_request(front, store, given), front.environment, front.report))
+    """Prune what ``given`` selects in ``store``; how it ended told to the front's Report (by the driver)."""
+    run_prune(prune_request(front, store, given), front.environment, front.report)
 
 
 def erase_request(front: Front, store: Any, given: dict[str, Any]) -> Any:
@@ -130,7 +112,7 @@ def erase_request(front: Front, store: Any, given: dict[str, Any]) -> Any:
 
 def run_erase(request: Any, environment: Any, report: Any) -> Any:
     """erase/run.py (a sweep: erase/sweep.py) on the store opened here: the plan, the report's
-    confirmation, each thread; the EraseOutcome (None when the report streamed it)."""
+    confirmation, each thread, the end."""
     from symfonic_cli.api.opening import open_changing
     from symfonic_cli.erase.run import erase_threads
 
@@ -144,8 +126,8 @@ def run_erase(request: Any, environment: Any, report: Any) -> Any:
 
 
 def erase(front: Front, store: Any, given: dict[str, Any]) -> None:
-    """Erase what ``given`` selects in ``store``; how it ended told to the front's Report."""
-    told(front.report, lambda: run_erase(erase_request(front, store, given), front.environment, front.report))
+    """Erase what ``given`` selects in ``store``; how it ended told to the front's Report (by the driver)."""
+    run_erase(erase_request(front, store, given), front.environment, front.report)
 
 
 def rewind_request(front: Front, store: Any, given: dict[str, Any]) -> Any:
@@ -163,7 +145,7 @@ def rewind_request(front: Front, store: Any, given: dict[str, Any]) -> Any:
 
 def run_rewind(request: Any, environment: Any, report: Any) -> Any:
     """rewind/run.py on the store opened here: the plan, the report's confirmation, the copy
-    written; its EraseOutcome."""
+    written, the end."""
     from symfonic_cli.api.opening import open_changing
     from symfonic_cli.rewind.run import rewind_thread
 
@@ -173,8 +155,8 @@ def run_rewind(request: Any, environment: Any, report: Any) -> Any:
 
 
 def rewind(front: Front, store: Any, given: dict[str, Any]) -> None:
-    """Rewind the thread ``given`` names in ``store``; how it ended told to the front's Report."""
-    told(front.report, lambda: run_rewind(rewind_request(front, store, given), front.environment, front.report))
+    """Rewind the thread ``given`` names in ``store``; how it ended told to the front's Report (by the driver)."""
+    run_rewind(rewind_request(front, store, given), front.environment, front.report)
 
 
 def export_request(front: Front, store: Any, given: dict[str, Any]) -> Any:
