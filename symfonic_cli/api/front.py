@@ -65,6 +65,16 @@ def _selection(front: Front, store: Any, command: str, values: dict[str, Any], *
                   **given, **extra)
 
 
+def _opened(request: Any, report: Any, *, writable: bool) -> Any:
+    """The store a request names, opened once for its driver; what the driver warned about while
+    opening (MongoDB's) told to the report, for every operation alike."""
+    from symfonic_cli.api.opening import open_changing
+
+    store = open_changing(request.location, request.options, writable=writable)
+    report.opened(store)
+    return store
+
+
 def prune_request(front: Front, store: Any, given: dict[str, Any]) -> Any:
     """A prune's request (prune/params.py): its threads chosen, every value checked."""
     from symfonic_cli.changes.params import declared, pace
@@ -82,11 +92,9 @@ def prune_request(front: Front, store: Any, given: dict[str, Any]) -> Any:
 
 def run_prune(request: Any, environment: Any, report: Any) -> Any:
     """prune/run.py on the store opened here: the plan, the report's confirmation, each thread, the end."""
-    from symfonic_cli.api.opening import open_changing
     from symfonic_cli.prune.run import prune_threads
 
-    store = open_changing(request.location, request.options, writable=not request.dry_run)
-    return prune_threads(store, request, environment, report)
+    return prune_threads(_opened(request, report, writable=not request.dry_run), request, environment, report)
 
 
 def prune(front: Front, store: Any, given: dict[str, Any]) -> None:
@@ -113,11 +121,9 @@ def erase_request(front: Front, store: Any, given: dict[str, Any]) -> Any:
 def run_erase(request: Any, environment: Any, report: Any) -> Any:
     """erase/run.py (a sweep: erase/sweep.py) on the store opened here: the plan, the report's
     confirmation, each thread, the end."""
-    from symfonic_cli.api.opening import open_changing
     from symfonic_cli.erase.run import erase_threads
 
-    store = open_changing(request.location, request.options, writable=not request.dry_run)
-    report.opened(store)  # what the driver warned about while opening (MongoDB's)
+    store = _opened(request, report, writable=not request.dry_run)
     if request.selection.window is not None:  # a retention sweep: any number of threads, batch by batch
         from symfonic_cli.erase.sweep import run_sweep
 
@@ -146,12 +152,9 @@ def rewind_request(front: Front, store: Any, given: dict[str, Any]) -> Any:
 def run_rewind(request: Any, environment: Any, report: Any) -> Any:
     """rewind/run.py on the store opened here: the plan, the report's confirmation, the copy
     written, the end."""
-    from symfonic_cli.api.opening import open_changing
     from symfonic_cli.rewind.run import rewind_thread
 
-    store = open_changing(request.location, request.options, writable=not request.dry_run)
-    report.opened(store)  # what the driver warned about while opening (MongoDB's)
-    return rewind_thread(store, request, environment, report)
+    return rewind_thread(_opened(request, report, writable=not request.dry_run), request, environment, report)
 
 
 def rewind(front: Front, store: Any, given: dict[str, Any]) -> None:
@@ -188,13 +191,10 @@ def export_request(front: Front, store: Any, given: dict[str, Any]) -> Any:
 def run_export(request: Any, environment: Any, report: Any) -> Any:
     """export/run.py on the store opened here (read-only), once the output is checked: the bundle
     written; its ExportResult."""
-    from symfonic_cli.api.opening import open_changing
     from symfonic_cli.export.run import check_output, export_threads
 
     kind = check_output(request)  # a refused --output costs no connection
-    store = open_changing(request.location, request.options, writable=False)
-    report.opened(store)  # what the driver warned about while opening (MongoDB's)
-    return export_threads(store, request, environment, report, kind=kind)
+    return export_threads(_opened(request, report, writable=False), request, environment, report, kind=kind)
 
 
 def plan_export(request: Any, environment: Any, report: Any) -> None:

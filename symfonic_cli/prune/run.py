@@ -82,7 +82,10 @@ def run(req: PruneRequest, environment: Environment | None = None, report: Repor
     from symfonic_cli.stores import open_store
 
     check(req)
-    return prune_threads(open_store(req.location, writable=not req.dry_run, **req.options), req, environment, report)
+    report = report or Report()
+    store = open_store(req.location, writable=not req.dry_run, **req.options)
+    report.opened(store)
+    return prune_threads(store, req, environment, report)
 
 
 def prune_threads(store: Store, req: PruneRequest, environment: Environment | None = None,
