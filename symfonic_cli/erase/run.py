@@ -124,7 +124,7 @@ def erase_threads(store: Store, req: EraseRequest, environment: Environment | No
                 miss = misses.get(plan.key)
                 if miss is not None:
                     return ep.missed(plan, miss), None
-                return erase_step(store, plan, extra, location=req.location, now=now, grace=req.grace,
+                return erase_step(store, plan, extra, now=now, grace=req.grace,
                                   between=faults.between(n, plan.rows))
 
             stop = run_threads([plans], step, recorder, faults, location=req.location, max_duration=req.max_duration, pace=req.pace,

@@ -87,7 +87,7 @@ def run_sweep(store: Store, req, env: Environment, report: Report) -> EraseOutco
 
             def step_on(s: Store):
                 def step(plan: ep.ThreadErasePlan, n: int):
-                    return erase_step(s, plan, extra, location=req.location, now=now, grace=req.grace,
+                    return erase_step(s, plan, extra, now=now, grace=req.grace,
                                       between=faults.between(n, plan.rows), idle_before=idle_before)
                 return step
 
