@@ -42,13 +42,12 @@ def _api_front(name: str, options: dict[str, Any], on_thread: Callable[[Any], No
 
 
 def collected(operation: str, front: Any, call: Callable[[], Any]) -> RunResult:
-    """The run's RunResult from the Front's kept events (or the outcome it returned); an error
+    """The run's RunResult from the Front's kept events (its end told by the driver); an error
     that ends the run carries it, when one was made, as ``.result``."""
-    from symfonic_cli.api.front import told
     from symfonic_cli.changes.result import result_of
 
     try:
-        told(front.report, call)
+        call()
     except SymfonicError as exc:
         exc.result = result_of(operation, front.report.value)  # type: ignore[attr-defined]
         raise
@@ -71,7 +70,7 @@ def _parts(operation: str) -> tuple[Any, Any, Any, Any]:
     if operation == "export":
         from symfonic_cli.export.params import PARAMS as EXPORT
 
-        return EXPORT, fronts.export_request, fronts.run_export, fronts.plan_export
+        return EXPORT, fronts.export_request, _run_export, fronts.plan_export
     if operation == "migrate":
         from symfonic_cli.migrate.params import PARAMS as MIGRATE
 
@@ -79,6 +78,13 @@ def _parts(operation: str) -> tuple[Any, Any, Any, Any]:
     from symfonic_cli.erase.params import PARAMS as ERASE
 
     return ERASE, fronts.erase_request, fronts.run_erase, fronts.run_erase
+
+
+def _run_export(request: Any, environment: Any, report: Any) -> None:
+    """export's run, its result told as the end: its driver returns it (the command line renders the bundle's record)."""
+    from symfonic_cli.api.front import run_export
+
+    report.ended(run_export(request, environment, report))
 
 
 def _rewind_request(front: Any, store: Any, given: dict[str, Any]) -> Any:

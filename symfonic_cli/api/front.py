@@ -4,7 +4,7 @@ they name and their declared values (changes/params.py, each operation's params.
 ``prune``, ``erase``, ... here, which choose the threads, find the store (``find_store``), check
 the values, build the request and run the operation's driver on the store opened once: the plan,
 the confirmation the front's Report asks (a terminal's typed answer, or ``yes``), each thread,
-and the outcome as data (an EraseOutcome, or the Report's record).
+and how the run ended (the Report's ``ended``, told by the driver before the error that ends the run).
 
 A ``Front`` is what differs between front ends, never the store itself: the Environment, the
 Report, the connection options (the command line's root options, or the API's keywords) and the
@@ -13,7 +13,6 @@ spelling of what it names in an error (``--older-than`` or ``older_than``; the A
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -25,22 +24,6 @@ class Front:
     cli: bool  # errors name the options (--keep), else the API's keywords (keep)
     connection: dict[str, Any]  # the store options: the command line's root options, or the API's keywords
     name: str = ""  # the API function, named in its errors about the store argument
-
-
-def told(report: Any, run: Callable[[], Any]) -> None:
-    """A run, how it ended told to ``report`` (``ended``): the outcome ``run`` returns (None: the
-    report took the record as it streamed), or the one the error that ends it carries, told before
-    the error is raised."""
-    from symfonic_cli.errors import SymfonicError
-
-    try:
-        outcome = run()
-    except SymfonicError as exc:
-        if getattr(exc, "outcome", None) is not None:
-            report.ended(exc.outcome)  # type: ignore[attr-defined]
-        raise
-    if outcome is not None:
-        report.ended(outcome)
 
 
 def find_store(front: Front, value: Any, *, options: dict[str, Any] | None = None) -> tuple[Any, dict[str, Any]]:
@@ -82,6 +65,16 @@ def _selection(front: Front, store: Any, command: str, values: dict[str, Any], *
                   **given, **extra)
 
 
+def _opened(request: Any, report: Any, *, writable: bool) -> Any:
+    """The store a request names, opened once for its driver; what the driver warned about while
+    opening (MongoDB's) told to the report, for every operation alike."""
+    from symfonic_cli.api.opening import open_changing
+
+    store = open_changing(request.location, request.options, writable=writable)
+    report.opened(store)
+    return store
+
+
 def prune_request(front: Front, store: Any, given: dict[str, Any]) -> Any:
     """A prune's request (prune/params.py): its threads chosen, every value checked."""
     from symfonic_cli.changes.params import declared, pace
@@ -98,18 +91,15 @@ def prune_request(front: Front, store: Any, given: dict[str, Any]) -> Any:
 
 
 def run_prune(request: Any, environment: Any, report: Any) -> Any:
-    """prune/run.py on the store opened here: the plan, the report's confirmation, each thread;
-    its EraseOutcome, or None when the report streamed it."""
-    from symfonic_cli.api.opening import open_changing
+    """prune/run.py on the store opened here: the plan, the report's confirmation, each thread, the end."""
     from symfonic_cli.prune.run import prune_threads
 
-    store = open_changing(request.location, request.options, writable=not request.dry_run)
-    return prune_threads(store, request, environment, report)
+    return prune_threads(_opened(request, report, writable=not request.dry_run), request, environment, report)
 
 
 def prune(front: Front, store: Any, given: dict[str, Any]) -> None:
-    """Prune what ``given`` selects in ``store``; how it ended told to the front's Report."""
-    told(front.report, lambda: run_prune(prune_request(front, store, given), front.environment, front.report))
+    """Prune what ``given`` selects in ``store``; how it ended told to the front's Report (by the driver)."""
+    run_prune(prune_request(front, store, given), front.environment, front.report)
 
 
 def erase_request(front: Front, store: Any, given: dict[str, Any]) -> Any:
@@ -130,12 +120,10 @@ def erase_request(front: Front, store: Any, given: dict[str, Any]) -> Any:
 
 def run_erase(request: Any, environment: Any, report: Any) -> Any:
     """erase/run.py (a sweep: erase/sweep.py) on the store opened here: the plan, the report's
-    confirmation, each thread; the EraseOutcome (None when the report streamed it)."""
-    from symfonic_cli.api.opening import open_changing
+    confirmation, each thread, the end."""
     from symfonic_cli.erase.run import erase_threads
 
-    store = open_changing(request.location, request.options, writable=not request.dry_run)
-    report.opened(store)  # what the driver warned about while opening (MongoDB's)
+    store = _opened(request, report, writable=not request.dry_run)
     if request.selection.window is not None:  # a retention sweep: any number of threads, batch by batch
         from symfonic_cli.erase.sweep import run_sweep
 
@@ -144,8 +132,8 @@ def run_erase(request: Any, environment: Any, report: Any) -> Any:
 
 
 def erase(front: Front, store: Any, given: dict[str, Any]) -> None:
-    """Erase what ``given`` selects in ``store``; how it ended told to the front's Report."""
-    told(front.report, lambda: run_erase(erase_request(front, store, given), front.environment, front.report))
+    """Erase what ``given`` selects in ``store``; how it ended told to the front's Report (by the driver)."""
+    run_erase(erase_request(front, store, given), front.environment, front.report)
 
 
 def rewind_request(front: Front, store: Any, given: dict[str, Any]) -> Any:
@@ -163,18 +151,15 @@ def rewind_request(front: Front, store: Any, given: dict[str, Any]) -> Any:
 
 def run_rewind(request: Any, environment: Any, report: Any) -> Any:
     """rewind/run.py on the store opened here: the plan, the report's confirmation, the copy
-    written; its EraseOutcome."""
-    from symfonic_cli.api.opening import open_changing
+    written, the end."""
     from symfonic_cli.rewind.run import rewind_thread
 
-    store = open_changing(request.location, request.options, writable=not request.dry_run)
-    report.opened(store)  # what the driver warned about while opening (MongoDB's)
-    return rewind_thread(store, request, environment, report)
+    return rewind_thread(_opened(request, report, writable=not request.dry_run), request, environment, report)
 
 
 def rewind(front: Front, store: Any, given: dict[str, Any]) -> None:
-    """Rewind the thread ``given`` names in ``store``; how it ended told to the front's Report."""
-    told(front.report, lambda: run_rewind(rewind_request(front, store, given), front.environment, front.report))
+    """Rewind the thread ``given`` names in ``store``; how it ended told to the front's Report (by the driver)."""
+    run_rewind(rewind_request(front, store, given), front.environment, front.report)
 
 
 def export_request(front: Front, store: Any, given: dict[str, Any]) -> Any:
@@ -206,13 +191,10 @@ def export_request(front: Front, store: Any, given: dict[str, Any]) -> Any:
 def run_export(request: Any, environment: Any, report: Any) -> Any:
     """export/run.py on the store opened here (read-only), once the output is checked: the bundle
     written; its ExportResult."""
-    from symfonic_cli.api.opening import open_changing
     from symfonic_cli.export.run import check_output, export_threads
 
     kind = check_output(request)  # a refused --output costs no connection
-    store = open_changing(request.location, request.options, writable=False)
-    report.opened(store)  # what the driver warned about while opening (MongoDB's)
-    return export_threads(store, request, environment, report, kind=kind)
+    return export_threads(_opened(request, report, writable=False), request, environment, report, kind=kind)
 
 
 def plan_export(request: Any, environment: Any, report: Any) -> None:

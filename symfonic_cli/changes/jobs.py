@@ -36,6 +36,7 @@ from symfonic_cli.changes.steps import (
     Pace,
     Stopped,
     _LagReader,
+    scrubbed,
     time_limit,
     wait_for_replicas,
 )
@@ -252,7 +253,7 @@ def _work(lane: Lane, run: _Run, plan: Callable[[Store, list], list], step: Step
                 run.stopped(Stopped(f"stopped: {scrub(exc.line(), location)}", exc.exit_code))
                 return
             for p in plans:
-                stop = _one(lane, run, p, step, faults, interrupt, pace, replicas)
+                stop = _one(lane, run, p, step, faults, interrupt, pace, replicas, location)
                 if stop is not None:
                     run.stopped(stop)
                 if run.stop is not None:
@@ -264,7 +265,7 @@ def _work(lane: Lane, run: _Run, plan: Callable[[Store, list], list], step: Step
 
 
 def _one(lane: Lane, run: _Run, plan: Any, step: Step, faults: Faults, interrupt: Interrupt,
-         pace: Pace | None, replicas: _LagReader | None) -> Stopped | None:
+         pace: Pace | None, replicas: _LagReader | None, location: StoreLocation) -> Stopped | None:
     """One thread on this session, with the checks ``run_threads`` makes before each (the pace, the
     replicas, Ctrl-C, the time limit); recorded by the recording thread before the next."""
     started, deadline = run.clock()
@@ -280,7 +281,7 @@ def _one(lane: Lane, run: _Run, plan: Any, step: Step, faults: Faults, interrupt
         return time_limit(run.max_duration)
     if run.stop is not None:
         return None
-    result, stop = step(plan, run.number())
+    result, stop = scrubbed(step(plan, run.number()), location)
     lane.changed = result.status not in NO_TRANSACTION
     if pace is not None and not lane.changed:
         run.unslot()

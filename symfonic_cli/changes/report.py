@@ -173,7 +173,8 @@ class Report:
         pass
 
     def ended(self, outcome: Any) -> None:
-        pass
+        """How the run ended (an EraseOutcome: a dry run's plan, or the receipt), told by the driver
+        before the error that ends the run is raised; a record the report streamed ends with ``end``."""
 
     @property
     def open(self) -> bool:

@@ -6,7 +6,7 @@ Python API's dicts keeps working; ``to_json()`` gives the document itself."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -98,15 +98,3 @@ class EraseOutcome:
     run: str = "erase"
     kept_at: str | None = None
     recent: int = 0
-
-
-def carry_outcome(outcome: EraseOutcome | None, check: Callable[[], None]) -> None:
-    """``check``'s error, carrying the outcome (when there is one) for the caller to render first."""
-    from symfonic_cli.errors import SymfonicError
-
-    try:
-        check()
-    except SymfonicError as exc:
-        if outcome is not None:
-            exc.outcome = outcome  # type: ignore[attr-defined]
-        raise

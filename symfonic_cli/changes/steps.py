@@ -5,7 +5,7 @@ rest in the same way for every driver:
     plans -> report.confirm (the caller's step: changes/report.py) -> run_threads(pages, step, recorder, faults)
           -> finish(...) -> recorder.end(...)
 
-- ``thread_step(plan, change, location=..., now=..., grace=...)``: runs ``change()`` (one
+- ``thread_step(plan, change, now=..., grace=...)``: runs ``change()`` (one
   transaction that compares what it deletes with the plan and returns ``(deleted, remaining)``
   per table, ``remaining`` counted after the commit) and classifies it: ``ThreadActiveError`` is
   skipped-active, ``ThreadBusy`` busy (a lock not had in time), a ``SymfonicError`` failed (the transaction rolled back), anything else or
@@ -16,6 +16,7 @@ rest in the same way for every driver:
   list, or pages read lazily); ``step(plan, n)`` returns ``(outcome, stop)``. Each outcome is
   recorded (its receipt line on disk) before the next thread starts. The first Ctrl-C stops after
   the thread in flight, a second one at once. Returns the ``Stopped`` that ended it, or None.
+  The store's secrets are taken out of each step's reasons there (``scrubbed``), not by each step.
 - ``finish(finish_store, location, notes, stop)``: after the last thread (WAL truncation,
   ``--vacuum``); a failure is a note and a stop, the changes are committed.
 """
@@ -78,18 +79,18 @@ class Interrupt:
 
 
 def thread_step(plan: ep.ThreadErasePlan, change: Callable[[], tuple[dict[str, int], dict[str, int]]], *,
-                location: StoreLocation, now: datetime, grace: timedelta) -> tuple[ep.ThreadOutcome, Stopped | None]:
+                now: datetime, grace: timedelta) -> tuple[ep.ThreadOutcome, Stopped | None]:
     stop = None
     try:
         deleted, remaining = change()
     except ThreadActiveError as exc:
         result = ep.skipped_active(plan, exc.line())
     except ThreadBusy as exc:  # a lock not had within --lock-timeout: rolled back, reported, the run goes on
-        result = ep.busy(plan, scrub(exc.line(), location))
+        result = ep.busy(plan, exc.line())
     except SymfonicError as exc:
-        result = ep.failed(plan, scrub(exc.line(), location), now, grace)
+        result = ep.failed(plan, exc.line(), now, grace)
     except (Exception, KeyboardInterrupt) as exc:
-        what = "interrupted" if isinstance(exc, KeyboardInterrupt) else f"unexpected {type(exc).__name__}: {scrub(str(exc), location)}"
+        what = "interrupted" if isinstance(exc, KeyboardInterrupt) else f"unexpected {type(exc).__name__}: {exc}"
         result = ep.failed(plan, f"{what}; the erase may or may not have committed, rerun to know", now, grace)
         stop = Stopped(what, EXIT_INTERRUPTED if isinstance(exc, KeyboardInterrupt) else EXIT_UNEXPECTED)
     else:
@@ -98,7 +99,18 @@ def thread_step(plan: ep.ThreadErasePlan, change: Callable[[], tuple[dict[str, i
     return result, stop
 
 
-def erase_step(store: Store, plan: ep.ThreadErasePlan, extra: tuple[ExtraTable, ...], *, location: StoreLocation, now: datetime,
+def scrubbed(done: tuple[Any, Stopped | None], location: StoreLocation) -> tuple[Any, Stopped | None]:
+    """A step's outcome and stop, the store's secrets taken out of their reasons (a driver's error
+    may echo the DSN): here, where every operation's steps are run, not in each step."""
+    result, stop = done
+    if result.reason:
+        result.reason = scrub(result.reason, location)
+    if stop is not None:
+        stop = stop._replace(reason=scrub(stop.reason, location))
+    return result, stop
+
+
+def erase_step(store: Store, plan: ep.ThreadErasePlan, extra: tuple[ExtraTable, ...], *, now: datetime,
                grace: timedelta, between: Callable[[str], None] | None = None,
                idle_before: str | None = None) -> tuple[ep.ThreadOutcome, Stopped | None]:
     """One thread erased (one transaction; the store compares what it deletes with the plan, and
@@ -111,7 +123,7 @@ def erase_step(store: Store, plan: ep.ThreadErasePlan, extra: tuple[ExtraTable, 
         deleted = store.erase_thread(plan.key, extra, between=between, expected=plan.rows, idle_before=idle_before)
         return deleted, store.remaining_rows(plan.key, extra)
 
-    return thread_step(plan, change, location=location, now=now, grace=grace)
+    return thread_step(plan, change, now=now, grace=grace)
 
 
 def time_limit(max_duration: timedelta | None) -> Stopped | None:
@@ -291,7 +303,7 @@ def run_threads(pages: Iterable[list], step, recorder, faults, *, location: Stor
                     if deadline is not None and time.monotonic() >= deadline:
                         return time_limit(max_duration)
                     n += 1
-                    result, stop = step(plan, n)
+                    result, stop = scrubbed(step(plan, n), location)
                     last_changed = result.status not in NO_TRANSACTION
                     changed += last_changed
                     if reader is not None and last_changed:

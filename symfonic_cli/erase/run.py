@@ -21,7 +21,7 @@ from symfonic_cli.changes.jobs import check_jobs
 from symfonic_cli.erase.extra import parse_extra
 from symfonic_cli.erase.params import EraseRequest
 from symfonic_cli.changes.report import Report, RequestView
-from symfonic_cli.changes.result import EraseOutcome, carry_outcome
+from symfonic_cli.changes.result import EraseOutcome
 from symfonic_cli.changes.records import Recorder, default_operator, new_header, open_receipt, store_name
 from symfonic_cli.changes.steps import Stopped, busy_error, check_replicas, erase_step, finish, hold_run_lock, run_threads
 from symfonic_cli.errors import (
@@ -67,10 +67,10 @@ def erase_threads(store: Store, req: EraseRequest, environment: Environment | No
                   report: Report | None = None) -> EraseOutcome | None:
     """Erase what ``req`` selects in ``store`` (opened writable unless a dry run, its warnings
     told by the opener; closed here), telling ``report`` (changes/report.py: the caller's; by
-    default no one, and a needed confirmation raises) the plan, the confirmation and each thread.
-    A request's run returns its EraseOutcome, which the caller renders; one that does not end
-    cleanly raises (a SymfonicError with its exit code) carrying it as ``.outcome`` when it was
-    made. A retention sweep (a selection with a time window) is the other driver's:
+    default no one, and a needed confirmation raises) the plan, the confirmation, each thread and
+    how the run ended (``ended``: its EraseOutcome, a dry run's plan or the receipt), which is
+    returned too; a run that does not end cleanly then raises (a SymfonicError with its exit
+    code). A retention sweep (a selection with a time window) is the other driver's:
     erase/sweep.run_sweep."""
     if req.selection.window is not None:
         raise ValueError("a selection with a time window is a retention sweep: erase/sweep.run_sweep")
@@ -110,7 +110,8 @@ def erase_threads(store: Store, req: EraseRequest, environment: Environment | No
                 report.flush()
                 planned = EraseOutcome(ep.plan_document(store_name=name, kind=req.location.kind, selection=sel.receipt,
                                                         plans=plans, misses=misses, now=now, grace=req.grace), True)
-                carry_outcome(planned, lambda: _check_outcome(req, [], plans, misses, suggester, None))
+                report.ended(planned)  # a dry run exits as the real run would, its plan told first
+                _check_outcome(req, [], plans, misses, suggester, None)
                 return planned
             header = new_header(req.location, store, now, operator=req.operator, ticket=req.ticket,
                                 selection=sel.receipt, vacuum=req.vacuum)
@@ -123,7 +124,7 @@ def erase_threads(store: Store, req: EraseRequest, environment: Environment | No
                 miss = misses.get(plan.key)
                 if miss is not None:
                     return ep.missed(plan, miss), None
-                return erase_step(store, plan, extra, location=req.location, now=now, grace=req.grace,
+                return erase_step(store, plan, extra, now=now, grace=req.grace,
                                   between=faults.between(n, plan.rows))
 
             stop = run_threads([plans], step, recorder, faults, location=req.location, max_duration=req.max_duration, pace=req.pace,
@@ -148,7 +149,8 @@ def erase_threads(store: Store, req: EraseRequest, environment: Environment | No
     finally:
         if receipt_file is not None:
             receipt_file.close()
-    carry_outcome(outcome, lambda: _check_outcome(req, outcomes, plans, misses, suggester, stop))
+    report.ended(outcome)  # the receipt, told before the error that ends the run
+    _check_outcome(req, outcomes, plans, misses, suggester, stop)
     return outcome
 
 

@@ -25,7 +25,7 @@ from symfonic_cli.changes.jobs import close_sessions, open_sessions, run_jobs
 from symfonic_cli.erase.extra import parse_extra
 from symfonic_cli.changes.report import Confirmation, Report, SweepView
 from symfonic_cli.changes.records import Recorder, new_header, open_receipt, store_name
-from symfonic_cli.changes.result import EraseOutcome, carry_outcome
+from symfonic_cli.changes.result import EraseOutcome
 from symfonic_cli.changes.steps import DEFAULT_BATCH, busy_error, erase_step, finish, hold_run_lock, run_threads
 from symfonic_cli.errors import EXIT_INTERRUPTED, EXIT_STORE, EXIT_WRITTEN_AGAIN, EraseIncomplete, StoppedError
 
@@ -40,8 +40,8 @@ SAMPLE = 10  # keys the confirmation shows
 def run_sweep(store: Store, req, env: Environment, report: Report) -> EraseOutcome | None:
     """Erase the threads idle since the selection's cut-off, batch by batch; raises the error that
     ends the run (stopped, a thread failed, not confirmed) after the receipt is written. A dry run,
-    and a run whose report streams, are told as they go (None); else the run's end is returned,
-    for the caller to render (an error carries it as ``.outcome``). ``store``: opened writable
+    and a run whose report streams, are told as they go (None); else the run's end is told
+    (``ended``, before the error) and returned. ``store``: opened writable
     unless a dry run; closed here."""
     extra = parse_extra(req.location.options)
     now = datetime.now(timezone.utc)
@@ -87,7 +87,7 @@ def run_sweep(store: Store, req, env: Environment, report: Report) -> EraseOutco
 
             def step_on(s: Store):
                 def step(plan: ep.ThreadErasePlan, n: int):
-                    return erase_step(s, plan, extra, location=req.location, now=now, grace=req.grace,
+                    return erase_step(s, plan, extra, now=now, grace=req.grace,
                                       between=faults.between(n, plan.rows), idle_before=idle_before)
                 return step
 
@@ -125,7 +125,9 @@ def run_sweep(store: Store, req, env: Environment, report: Report) -> EraseOutco
             report.end({"summary": _summary(recorder, True), "stopped": "stopped by an unexpected error after the last thread"})
         if receipt_file is not None:
             receipt_file.close()
-    carry_outcome(outcome, lambda: _check(stop, recorder, summary, total))
+    if outcome is not None:
+        report.ended(outcome)
+    _check(stop, recorder, summary, total)
     return outcome
 
 

@@ -18,7 +18,6 @@ from typing import Any
 
 from symfonic_cli.changes.steps import Stopped
 from symfonic_cli.errors import EXIT_INTERRUPTED, EXIT_UNEXPECTED, StoreError, SymfonicError, ThreadBusy
-from symfonic_cli.location import scrub
 from symfonic_cli.model.prune import BUSY, FAILED, NOTHING, PRUNED, SKIPPED
 from symfonic_cli.prune import records as pr
 
@@ -80,11 +79,11 @@ def prune_one(store: Store, plan: Any, req: Any, newer_than: datetime | None,
     except ThreadSkipped as exc:
         result = pr.PruneOutcome(plan.key, SKIPPED, reason=exc.message)
     except ThreadBusy as exc:  # a lock not had within --lock-timeout: rolled back, reported, the run goes on
-        result = pr.PruneOutcome(plan.key, BUSY, reason=_after_pieces(scrub(exc.line(), req.location), pieces))
+        result = pr.PruneOutcome(plan.key, BUSY, reason=_after_pieces(exc.line(), pieces))
     except SymfonicError as exc:
-        result = pr.PruneOutcome(plan.key, FAILED, total, detached, reason=_after_pieces(scrub(exc.line(), req.location), pieces))
+        result = pr.PruneOutcome(plan.key, FAILED, total, detached, reason=_after_pieces(exc.line(), pieces))
     except (Exception, KeyboardInterrupt) as exc:
-        what = "interrupted" if isinstance(exc, KeyboardInterrupt) else f"unexpected {type(exc).__name__}: {scrub(str(exc), req.location)}"
+        what = "interrupted" if isinstance(exc, KeyboardInterrupt) else f"unexpected {type(exc).__name__}: {exc}"
         result = pr.PruneOutcome(plan.key, FAILED, total, detached,
                                  reason=_after_pieces(f"{what}; the prune may or may not have committed, rerun to know", pieces))
         stop = Stopped(what, EXIT_INTERRUPTED if isinstance(exc, KeyboardInterrupt) else EXIT_UNEXPECTED)

@@ -21,7 +21,7 @@ from symfonic_cli.changes.faults import Faults
 from symfonic_cli.changes.jobs import check_jobs, close_sessions, open_sessions, run_jobs
 from symfonic_cli.changes.records import RunRecord, default_operator, open_receipt, receipt_header, store_name
 from symfonic_cli.changes.steps import DEFAULT_BATCH, Stopped, busy_error, check_replicas, hold_run_lock, run_threads
-from symfonic_cli.changes.result import EraseOutcome, carry_outcome
+from symfonic_cli.changes.result import EraseOutcome
 from symfonic_cli.changes.report import Confirmation, Report
 from symfonic_cli.errors import EXIT_INTERRUPTED, NotFoundError, StoppedError, StoreError, SymfonicError, WrittenAgainError
 from symfonic_cli.location import scrub
@@ -82,16 +82,19 @@ def run(req: PruneRequest, environment: Environment | None = None, report: Repor
     from symfonic_cli.stores import open_store
 
     check(req)
-    return prune_threads(open_store(req.location, writable=not req.dry_run, **req.options), req, environment, report)
+    report = report or Report()
+    store = open_store(req.location, writable=not req.dry_run, **req.options)
+    report.opened(store)
+    return prune_threads(store, req, environment, report)
 
 
 def prune_threads(store: Store, req: PruneRequest, environment: Environment | None = None,
                   report: Report | None = None) -> EraseOutcome | None:
     """Prune what ``req`` selects in ``store`` (opened writable unless a dry run; closed here),
     telling ``report`` (changes/report.py: the caller's; by default no one, and a needed
-    confirmation raises) the plan, the confirmation and each thread. The run's end, an
-    EraseOutcome, is returned when the report does not stream it (a dry run: None); an error that
-    ends the run carries it as ``.outcome``."""
+    confirmation raises) the plan, the confirmation, each thread and how the run ended (``ended``:
+    an EraseOutcome when the report does not stream the record, told before the error that ends
+    the run is raised). That EraseOutcome is returned too (None: a dry run, or the report streamed it)."""
     env = environment or Environment()
     report = report or Report()
     now = datetime.now(timezone.utc)
@@ -175,7 +178,9 @@ def prune_threads(store: Store, req: PruneRequest, environment: Environment | No
             report.end({"summary": rec.summary(True), "stopped": "stopped by an unexpected error after the last thread"})
         if receipt_file is not None:
             receipt_file.close()
-    carry_outcome(outcome, lambda: _raise_outcome(req, rec, stop, keys.total))
+    if outcome is not None:
+        report.ended(outcome)
+    _raise_outcome(req, rec, stop, keys.total)
     return outcome
 
 

@@ -14,7 +14,7 @@ from symfonic_cli.environment import Environment
 from symfonic_cli.changes.faults import Faults
 from symfonic_cli.changes.records import RunRecord, new_header, open_receipt, store_name
 from symfonic_cli.changes.report import Confirmation, Report
-from symfonic_cli.changes.result import EraseOutcome, carry_outcome
+from symfonic_cli.changes.result import EraseOutcome
 from symfonic_cli.changes.steps import hold_run_lock
 from symfonic_cli.errors import BusyThreads, HeadMoved, RecentlyWritten, ThreadBusy, WrittenAgainError
 from symfonic_cli.rewind import plan as rp
@@ -59,8 +59,9 @@ def run(req: RewindRequest, environment: Environment | None = None, report: Repo
 def rewind_thread(store: Store, req: RewindRequest, environment: Environment | None = None,
                   report: Report | None = None) -> EraseOutcome:
     """Rewind the one thread ``req`` names in ``store`` (opened writable unless a dry run, its
-    warnings told by the opener; closed here), telling ``report`` the plan and the confirmation;
-    its EraseOutcome (an error that ends the run carries it as ``.outcome``)."""
+    warnings told by the opener; closed here), telling ``report`` the plan, the confirmation and
+    how the run ended (``ended``: its EraseOutcome, told before the error that ends the run);
+    that EraseOutcome is returned too."""
     env = environment or Environment()
     report = report or Report()
     now = datetime.now(timezone.utc)
@@ -83,12 +84,15 @@ def rewind_thread(store: Store, req: RewindRequest, environment: Environment | N
                 report.plan(view)
             else:  # the caller's step: shows the plan where the answer is read, and asks for the key
                 report.confirm(Confirmation(view, "rewind", 1, req.key))
-            if view.recent:  # a dry run exits as the real run would (its plan the end it renders)
+            if req.dry_run:  # it exits as the real run would, its plan the end it renders
                 report.flush()
-                carry_outcome(planned if req.dry_run else None, lambda: _refuse_recent(view))
-            if req.dry_run:
-                report.flush()
+                report.ended(planned)
+                if view.recent:
+                    _refuse_recent(view)
                 return planned
+            if view.recent:
+                report.flush()
+                _refuse_recent(view)
             header = {k: v for k, v in new_header(req.location, store, now, operator=req.operator, ticket=req.ticket,
                                                   selection=req.selection).items() if k != "vacuum"}
             record = _Record(env, report, header=header, receipt_file=receipt_file, total=1, stream=False, progress=False)
@@ -118,7 +122,8 @@ def rewind_thread(store: Store, req: RewindRequest, environment: Environment | N
 
             raise StoppedError(stop.reason, stop.exit_code)
 
-    carry_outcome(done, check)
+    report.ended(done)
+    check()
     return done
 
 

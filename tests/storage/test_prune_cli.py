@@ -248,3 +248,15 @@ def test_all_prunes_threads_whose_activity_cannot_be_dated(any_kind):
     assert usage["reclaimable"]["checkpoints"] == doc["summary"]["rows_deleted"]["checkpoints"]
     left = json.loads(run("thread", "history", "-s", url, "-t", key, "-f", "json").out)
     assert len(left) == 1 and left[0]["checkpoint_id"].startswith("step-")  # its latest, kept
+
+
+def test_a_prune_tells_what_the_store_warned_about_while_opening_as_an_erase_does(request):
+    """MongoDB's driver warns while opening (here about a URL option given twice): a prune writes the
+    warning as erase does (it did not: the prune's run never told the Report its store was opened)."""
+    url = backend_for("mongodb", request).new_store()
+    warned = url + ("&" if "?" in url else "?") + "w=1&w=1"
+    line = "symfonic: warning: MongoDB URL: Duplicate URI option 'w'."
+    for command in ("erase", "prune"):
+        r = run("thread", command, "-s", warned, "-t", "acme:_:s-001", "--dry-run", "-f", "json")
+        assert r.code == 0, (command, r.err)
+        assert r.err.splitlines().count(line) == 1, (command, r.err)
