@@ -128,7 +128,11 @@ def _peak_of(args: list[str]) -> int:
 
 def raw_usage(path: Path) -> None:
     """The aggregates store usage reports, as plain SQL."""
-    from symfonic_cli.stores.sqlite.usage import _SPECIAL
+    # The threads the plain rule does not describe (a subgraph call's namespace, DeltaChannel
+    # metadata, pending Sends), as store usage found them row by row until 2026-12-07.
+    special = ("SELECT thread_id COLLATE BINARY FROM checkpoints WHERE instr(checkpoint_ns, ':') > 0 "
+               "OR instr(CAST(metadata AS TEXT), 'counters_since_delta_snapshot') > 0 OR instr(CAST(metadata AS TEXT), 'delta_writes_versioned') > 0 "
+               "UNION SELECT thread_id COLLATE BINARY FROM writes WHERE channel = '__pregel_tasks'")
 
     conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
     for pragma in ("page_size", "page_count", "freelist_count"):
@@ -141,7 +145,7 @@ def raw_usage(path: Path) -> None:
                  "ORDER BY 2 DESC LIMIT 10").fetchall()
     ranked = ("SELECT thread_id, checkpoint_ns, checkpoint_id, length(checkpoint) + coalesce(length(metadata), 0) AS b, "
               "row_number() OVER (PARTITION BY thread_id, checkpoint_ns ORDER BY checkpoint_id DESC) AS rn FROM checkpoints "
-              f"WHERE thread_id NOT IN ({_SPECIAL})")
+              f"WHERE thread_id NOT IN ({special})")
     conn.execute(f"SELECT count(*), sum(b) FROM ({ranked}) WHERE rn > 1").fetchone()
     conn.execute(f"SELECT count(*), sum(length(w.value)) FROM ({ranked}) AS r JOIN writes AS w ON w.thread_id = r.thread_id "
                  "AND w.checkpoint_ns = r.checkpoint_ns AND w.checkpoint_id = r.checkpoint_id WHERE r.rn > 1").fetchone()

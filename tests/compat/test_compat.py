@@ -461,3 +461,24 @@ def test_sqlite_metadata_of_any_storage_class_reads_as_the_saver_reads_it(stored
         by_status[line["writer_line"]] += line["checkpoints"]
     by_status["corrupt"] = sum(c["checkpoints"] for c in whole["corrupt"])
     assert by_status == row["by_status"]
+
+
+def test_sqlite_latest_checkpoints_alike_with_and_without_the_primary_key(tmp_path):
+    """The store-wide report finds each thread's latest root checkpoint by a seek a group where the
+    primary key makes it one row, by a seek a row where no unique index says so (a file another
+    writer made): both give the same report."""
+    import shutil
+    import sqlite3
+
+    from tests.support.backends import get
+
+    store = _write(get("sqlite"), THREADS)
+    keyed, _ = report(store, "--fail-on", "", code=0)
+    plain = tmp_path / "no-primary-key.db"
+    shutil.copy(store.url.removeprefix("sqlite:///"), plain)
+    with sqlite3.connect(plain) as conn:
+        conn.executescript("CREATE TABLE c AS SELECT * FROM checkpoints; DROP TABLE checkpoints; ALTER TABLE c RENAME TO checkpoints;")
+        assert conn.execute("PRAGMA index_list(checkpoints)").fetchall() == []
+    unkeyed, _ = report(CompatStore(str(plain)), "--fail-on", "", code=0)
+    assert sum(keyed["latest_checkpoint_of_threads"].values()) == len(THREADS)
+    assert {k: v for k, v in unkeyed.items() if k != "store"} == {k: v for k, v in keyed.items() if k != "store"}
