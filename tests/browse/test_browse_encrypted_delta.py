@@ -26,12 +26,16 @@ from tests.transcript.test_encrypted import KEY, _encrypted_serde
 
 def _store(backend, *, encrypted: bool) -> str:
     """The shared scenarios and the DeltaChannel threads, all put through the kind's real saver
-    (with the EncryptedSerializer when ``encrypted``)."""
+    (with the EncryptedSerializer when ``encrypted``; plainly, the scenarios are the backend's
+    copy of its master, written by the same saver, and only the DeltaChannel threads are written)."""
     source = backend.new_store()
+    if not encrypted:
+        with backend.saver(source) as saver:
+            write_delta_scenarios(saver, 3)
+        return source
     url = backend.new_store(scenarios=False)
     with backend.saver(source) as src, backend.saver(url) as dst:
-        if encrypted:
-            dst.serde = _encrypted_serde(KEY)
+        dst.serde = _encrypted_serde(KEY)
         backends.copy_store(src, dst)
         write_delta_scenarios(dst, 3)
     return url

@@ -18,9 +18,11 @@ def agent_sqlite(tmp_path_factory) -> str:
     return path
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def agent_stores(request, agent_sqlite):
-    """kind -> (backend, url): the agent's store, copied through each kind's real saver."""
+    """kind -> (backend, url): the agent's store, copied through each kind's real saver once per
+    session (per xdist worker) when first asked for. Only read: a test that changes one makes its
+    own copy (the copy is the costly part: MongoDBSaver puts each checkpoint and write as an upsert)."""
     made: dict[str, tuple] = {}
 
     def get(kind: str):

@@ -7,12 +7,11 @@ stores a real SymfonicAgent wrote, on every store kind."""
 from __future__ import annotations
 
 import json
-import shutil
 
 import pytest
 
 from tests.support import agent_stores as ag
-from tests.support.backends import KINDS, copy_store
+from tests.support.backends import KINDS
 from tests.support.cli import run
 
 
@@ -40,17 +39,8 @@ def test_the_erase_plan_counts_the_retained_messages(agent_stores, kind):
 
 
 @pytest.mark.parametrize("kind", KINDS)
-def test_the_receipt_records_the_count(agent_stores, agent_sqlite, kind, tmp_path, request):
-    from tests.conftest import backend_for
-
-    backend, _ = agent_stores(kind)
-    if kind == "sqlite":
-        url = str(tmp_path / "copy.db")
-        shutil.copyfile(agent_sqlite, url)
-    else:  # a private copy: the module's store stays whole for the other tests
-        url = backend.new_store(scenarios=False)
-        with backend_for("sqlite", request).saver(agent_sqlite) as src, backend.saver(url) as dst:
-            copy_store(src, dst)
+def test_the_receipt_records_the_count(agent_stores, agent_sqlite, kind, tmp_path):
+    backend, url = ag.own_copy(kind, agent_stores, agent_sqlite, tmp_path)  # the shared store stays whole
     expected = _retained(url, ag.LONG)
     r = run("thread", "erase", "-s", url, "-t", ag.LONG, "--yes", "-f", "json")
     assert r.code == 0, r.err

@@ -6,34 +6,19 @@ on stores a real SymfonicAgent wrote, every kind."""
 from __future__ import annotations
 
 import json
-import shutil
 
 import pytest
 
-from tests.conftest import backend_for
 from tests.memory.test_retained import _held_by_langgraph
 from tests.support import agent_stores as ag
-from tests.support.backends import copy_store
 from tests.support.cli import run
 
 KINDS = ("sqlite", "postgres", "mongodb")
 
 
-def _fresh(kind: str, request, agent_sqlite: str, tmp_path) -> tuple:
-    backend = backend_for(kind, request)
-    if kind == "sqlite":
-        path = str(tmp_path / "agent.db")
-        shutil.copy(agent_sqlite, path)
-        return backend, path
-    url = backend.new_store(scenarios=False)
-    with backend_for("sqlite", request).saver(agent_sqlite) as src, backend.saver(url) as dst:
-        copy_store(src, dst)
-    return backend, url
-
-
 @pytest.mark.parametrize("kind", KINDS)
-def test_plan_and_receipt_count_what_the_prune_removes_for_good(kind, request, agent_sqlite, tmp_path):
-    backend, url = _fresh(kind, request, agent_sqlite, tmp_path)
+def test_plan_and_receipt_count_what_the_prune_removes_for_good(kind, agent_stores, agent_sqlite, tmp_path):
+    backend, url = ag.own_copy(kind, agent_stores, agent_sqlite, tmp_path)
     with backend.saver(url) as saver:
         before = {key: _held_by_langgraph(saver, key) for key in ag.THREADS}
     plan = json.loads(run("thread", "prune", "-s", url, "--all", "--keep", "1", "--dry-run", "-f", "json").out)
@@ -54,7 +39,7 @@ def test_plan_and_receipt_count_what_the_prune_removes_for_good(kind, request, a
     assert "question 0 from Ada" not in text and "order 1000" not in text  # counts, never content
 
 
-def test_plan_text_names_the_count(request, agent_sqlite, tmp_path):
-    _backend, url = _fresh("sqlite", request, agent_sqlite, tmp_path)
+def test_plan_text_names_the_count(agent_stores, agent_sqlite, tmp_path):
+    _backend, url = ag.own_copy("sqlite", agent_stores, agent_sqlite, tmp_path)
     r = run("thread", "prune", "-s", url, "-t", ag.LONG, "--dry-run")
     assert r.code == 0 and "held only in deleted checkpoints" in r.out and "gone for good:" in r.out

@@ -109,6 +109,28 @@ def write_encrypted_agent_store(folder: Any, key: str) -> tuple[str, str]:
     return plain, enc
 
 
+def own_copy(kind: str, agent_stores: Any, agent_sqlite: str, folder: Any) -> tuple[Any, str]:
+    """(backend, url): a copy of the agent's store that a test may change. SQLite: the file;
+    MongoDB: the documents and indexes of the session's copy (a copy through MongoDBSaver's
+    upserts costs its server far more); PostgreSQL: put through the saver again (a database made
+    from a template needs the template free of connections)."""
+    import shutil
+
+    from tests.support import backends
+
+    backend, url = agent_stores(kind)
+    if kind == "sqlite":
+        path = str(folder / "agent.db")
+        shutil.copyfile(agent_sqlite, path)
+        return backend, path
+    if kind == "mongodb":
+        return backend, backend.copy_of(url)
+    url = backend.new_store(scenarios=False)
+    with backends.get("sqlite").saver(agent_sqlite) as src, backend.saver(url) as dst:
+        backends.copy_store(src, dst)
+    return backend, url
+
+
 def rehydrated(saver: Any, key: str, max_entries: int) -> list[dict[str, Any]]:
     """What ``_maybe_rehydrate_working`` replays for ``key`` after a restart: the saver's latest
     checkpoint's ``channel_values["messages"]`` into a fresh ``WorkingLayer(max_entries)`` through

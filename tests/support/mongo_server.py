@@ -107,6 +107,12 @@ class MongoBackend:
                 write_scenarios(saver, only)
         return self.url(db)
 
+    def copy_of(self, url: str) -> str:
+        """A new store holding the documents and indexes of ``url``'s (a store a test may change)."""
+        db = self.new_database()
+        self._copy(database_of(url), db)
+        return self.url(db)
+
     def _copy(self, src: str, dst: str) -> None:
         # The same documents and indexes: the same store, written once by the graphs.
         for name in self.client[src].list_collection_names():
