@@ -12,7 +12,7 @@ import stat
 import pytest
 
 from tests.conftest import backend_for
-from tests.support.cli import run
+from tests.support.cli import run, run_process
 from tests.support import prune_graphs as pg
 from tests.support.scenarios import write_scenarios
 
@@ -260,3 +260,6 @@ def test_a_prune_tells_what_the_store_warned_about_while_opening_as_an_erase_doe
         r = run("thread", command, "-s", warned, "-t", "acme:_:s-001", "--dry-run", "-f", "json")
         assert r.code == 0, (command, r.err)
         assert r.err.splitlines().count(line) == 1, (command, r.err)
+    # The real binary: that one line, never the driver's own multi-line warning (a path, a source line).
+    r = run_process("thread", "prune", "-s", warned, "-t", "acme:_:s-001", "--dry-run", "-f", "json")
+    assert r.code == 0 and r.err.splitlines() == [line], r.err

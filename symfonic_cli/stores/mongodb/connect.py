@@ -82,7 +82,9 @@ def _check_url_options(location: StoreLocation) -> None:
     if not query:
         return
     try:
-        split_options(query, validate=True, warn=False)
+        with warnings.catch_warnings():  # what it warns about, MongoClient's own warnings say again, one line each
+            warnings.simplefilter("ignore")
+            split_options(query, validate=True, warn=False)
         return
     except (ConfigurationError, ValueError, TypeError) as exc:
         reason = " ".join(str(exc).split())

@@ -259,9 +259,13 @@ def _hosts(url: str) -> list[str]:
     if scheme == "mongodb+srv":
         rest = url[len(scheme) + 3:].split("/", 1)[0].split("?", 1)[0]
         return [rest.rsplit("@", 1)[-1].lower()]
+    import warnings
+
     from pymongo.uri_parser import parse_uri
 
-    nodes = parse_uri(url, validate=False, warn=True)["nodelist"]
+    with warnings.catch_warnings():  # the seeds alone: what the options' warnings say, opening the store said
+        warnings.simplefilter("ignore")
+        nodes = parse_uri(url, validate=False, warn=True)["nodelist"]
     return sorted(f"{host.lower()}:{port}" for host, port in nodes)
 
 
