@@ -14,8 +14,9 @@ A backend provides:
   inside the bounds, newest ``max(id)`` first (then key), ordered and bounded by the database and
   streamed: only the odd rows are held. Without a limit every odd thread comes; with one, at
   least every odd thread whose exact activity can put it among the first ``limit`` rows: one the
-  backend proves comes after them (undatable, or dated before the ``limit``-th plain row) may be
-  left out, so ``list_threads`` shows the same page either way. An odd row may come dated
+  backend proves comes after them (undatable, or dated before the ``limit``-th plain row or the
+  ``limit``-th dated odd one, or outside the bounds) may be left out, so ``list_threads`` shows
+  the same page either way. An odd row may come dated
   (``last_at`` or ``undatable`` set) by the exact rule;
 - ``_window_page(tenant, sub_tenant, last_before, last_from, after, limit, odd, upto=None)``: keys
   after ``after`` (and up to ``upto``) in byte order, of the non-odd threads inside the bounds

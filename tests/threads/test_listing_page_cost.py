@@ -334,9 +334,15 @@ def test_a_page_dates_one_checkpoint_odd_threads_in_its_pass_as_the_whole_listin
         assert by_key["c:_:ts-late"][2] == by_key["c:_:ts-first"][2] is not None
         assert by_key["c:_:no-ts"][3] and by_key["c:_:empty"][3]
         assert by_key["c:_:twin"][2].day == 20 and by_key["c:_:TWIN"][2].day == 10
-        # A page of 2 (one plain thread: no floor, so every odd thread comes, dated in the pass or not).
-        in_pass = {t.key: t for t in st._thread_rows(None, None, 2, None, None) if t.odd}
+        # A page of 4 (one plain thread: no floor; three odd threads dated in the pass, fewer than
+        # 4: the undatable ones can follow them onto it, so every odd thread comes).
+        in_pass = {t.key: t for t in st._thread_rows(None, None, 4, None, None) if t.odd}
+        assert set(in_pass) == set(blobs)
         assert in_pass["c:_:ts-first"].last_at == by_key["c:_:ts-first"][2] and in_pass["c:_:no-ts"].undatable
         assert in_pass["c:_:ts-late"].last_at is None and not in_pass["c:_:ts-late"].undatable  # read after
+        # A page of 2: the two newest dated (November 30th and 20th), no undatable one after them,
+        # and the ones read after (no msgpack head to read in the pass).
+        in_pass = {t.key: t for t in st._thread_rows(None, None, 2, None, None) if t.odd}
+        assert set(in_pass) == {"c:_:ts-first", "c:_:twin", "c:_:ts-late", "c:_:text", "c:_:json", "c:_:empty"}
         for limit in (1, 2, 5, len(whole)):
             assert [(t.key, t.first_at, t.last_at, t.undatable) for t in st.list_threads(limit=limit)] == whole[:limit], limit

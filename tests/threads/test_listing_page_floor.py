@@ -74,11 +74,16 @@ def test_a_page_leaves_out_the_odd_threads_its_last_plain_row_proves_after_it(re
         assert [t.key for t in rows[len(odd):]] == ["p:_:plain-1", "p:_:plain-2", "p:_:plain-3"]
         # A full page of 2 plain rows (1 and 2 days old): what is proved before the second is left out.
         page = {t.key: t for t in st._thread_rows(None, None, 2, None, None) if t.odd}
-        assert set(page) == odd - {"o:_:iso-old", "o:_:iso-bad-date", "o:_:iso-old-bad-values", "o:_:no-ts", "o:_:upper-old"}
+        # And o:_:upper-new (a day old): two odd threads half a day old come before it.
+        assert set(page) == odd - {"o:_:iso-old", "o:_:iso-bad-date", "o:_:iso-old-bad-values", "o:_:no-ts", "o:_:upper-old", "o:_:upper-new"}
         for t in page.values():  # the ones kept are dated as the whole listing dates them, or left to it
             assert t.last_at in (None, by_key[t.key][2])
-        # A page larger than the plain rows has no floor: every odd thread.
-        assert {t.key for t in st._thread_rows(None, None, 4, None, None) if t.odd} == odd
+        # A page larger than the plain rows has no floor: the 4 newest dated odd threads (no
+        # undatable one can follow them onto it), and the ones read after; larger than every
+        # thread: every odd thread.
+        assert {t.key for t in st._thread_rows(None, None, 4, None, None) if t.odd} == {
+            "o:_:iso-new", "o:_:ts-twice", "o:_:upper-new", "o:_:upper-old", "o:_:ts-late-new", "o:_:json-new"}
+        assert {t.key for t in st._thread_rows(None, None, 20, None, None) if t.odd} == odd
         for limit in range(1, len(whole) + 1):
             got = [(t.key, t.first_at, t.last_at, t.checkpoints, t.undatable) for t in st.list_threads(limit=limit)]
             assert got == whole[:limit], limit
@@ -93,3 +98,47 @@ def _id_days(st, days: float) -> str:
     from tests.support.old_threads import now
 
     return id_at(now() - timedelta(days=days))
+
+
+def test_a_page_holds_the_odd_threads_that_can_be_on_it_however_many_there_are(request):
+    """Many one-checkpoint odd threads newer than every plain one (upper-case UUIDv6 ids dated by
+    the id, ISO 8601 ids dated by the blob's head, more than a batch of heads, and undatable
+    ones): a page's pass hands over at most ``limit`` of them (the newest), so its memory is
+    the page's; each page is still the start of the whole listing, with bounds too."""
+    import ormsgpack
+
+    from symfonic_cli.clock import UUID_EPOCH
+    from symfonic_cli.location import parse_location
+    from symfonic_cli.stores import open_store
+    from tests.support.old_threads import now
+
+    url = _store(request)
+    conn = sqlite3.connect(url.removeprefix("sqlite:///"))
+    with conn:
+        rows = []
+        for i in range(600):
+            at = now() - timedelta(hours=i % 23, minutes=i)
+            ticks = f"{(at - UUID_EPOCH) // timedelta(microseconds=1) * 10:015x}"
+            rows.append((f"m:_:upper-{i:04d}", f"{ticks[:8]}-{ticks[8:12]}-6{ticks[12:]}-8000-{i:012d}".upper(), b"\x80"))
+            ts = (at - timedelta(seconds=30)).strftime("%Y-%m-%dT%H:%M:%S.%f+00:00")
+            rows.append((f"m:_:iso-{i:04d}", ts, ormsgpack.packb({"v": 4, "ts": ts, "id": ts, "channel_values": {"messages": []}})))
+            if i % 50 == 0:
+                rows.append((f"m:_:nodate-{i:04d}", f"step-{i}", ormsgpack.packb({"v": 4, "id": "step", "channel_values": {}})))
+        conn.executemany("INSERT INTO checkpoints (thread_id, checkpoint_ns, checkpoint_id, type, checkpoint, metadata) "
+                         "VALUES (?, '', ?, 'msgpack', ?, '{}')", rows)
+    conn.close()
+    with open_store(parse_location(url)) as st:
+        whole = [(t.key, t.last_at, t.undatable) for t in st.list_threads()]
+        assert len(whole) > 1200 and whole[-1][2]
+        for limit in (1, 20, 700):
+            odd = [t for t in st._thread_rows(None, None, limit, None, None) if t.odd]
+            dated = [t.key for t in odd if t.last_at is not None or t.undatable]
+            # _store's two odd threads whose blobs are read after, by key, come too.
+            assert 0 < len(dated) <= limit and len(odd) - len(dated) == 2, limit
+            assert [(t.key, t.last_at, t.undatable) for t in st.list_threads(limit=limit)] == whole[:limit], limit
+        assert {t.key for t in st._thread_rows(None, None, 2000, None, None) if t.odd} >= {k for k, _, u in whole if u}
+        bounds = {"last_before": _id_days(st, 0.5)}
+        bounded = [t.key for t in st.list_threads(**bounds)]
+        assert 20 < len(bounded) < len(whole)
+        assert len([t for t in st._thread_rows(None, None, 20, bounds["last_before"], None) if t.odd]) <= 20 + 2
+        assert [t.key for t in st.list_threads(limit=20, **bounds)] == bounded[:20]

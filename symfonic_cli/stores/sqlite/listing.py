@@ -81,14 +81,11 @@ class SqliteListing(SqliteSection):
         # no second pass and no sort of every thread, however many threads are odd. The tests
         # sit in HAVING: a subquery handing each group on to a WHERE cost a tenth of the pass.
         # A one-checkpoint odd thread whose id holds no time comes with its row's rowid (a
-        # one-row group's is its row's, from the index the pass scans): its head is read after.
-        seen: dict[Any, tuple] = {}
-
-        def odd_seen(key: Any, n: int, last: Any, rowid: Any) -> int:
-            seen.setdefault(key, (n, last, rowid))
-            return 0
-
-        self.conn.create_function("symfonic_odd_seen", 4, odd_seen)
+        # one-row group's is its row's, from the index the pass scans): its head is read in the
+        # pass. Only the odd threads that can be on the page are held (_PageOdd): memory the
+        # page's, not the store's (issue #45).
+        odd_page = _PageOdd(self, limit, last_before, last_from)
+        self.conn.create_function("symfonic_odd_seen", 4, odd_page.met)
         latest = "max(checkpoint_id)"
         rowid = f"CASE WHEN count(*) = 1 AND NOT (length({latest}) = 36 AND substr({latest}, 15, 1) = '6') THEN c.rowid END"
         inside = "".join(f" AND {latest} {op} ?" for op, bound in (("<", last_before), (">=", last_from)) if bound is not None)
@@ -97,54 +94,16 @@ class SqliteListing(SqliteSection):
                "ORDER BY 3 DESC, thread_id COLLATE BINARY LIMIT ?")
         page = self.conn.execute(sql, [*params, *bounds, limit]).fetchall()
         # A full page's last plain row is dated by its id; an odd thread dated before it, or
-        # undatable, comes after it: left out, its blob's head read but not parsed.
+        # undatable, comes after it: left out.
         floor = ordered_id_time(page[-1][2]) if page and len(page) == limit else None
-        heads = self._pass_heads(seen, floor)
-        shown: list[tuple[Any, ThreadSummary | None]] = []  # None: dated after, by key
-        for key, (n, last, _) in seen.items():
-            # thread_activity's rule for its one checkpoint: the id's time, else its ts
-            at = checkpoint_id_time(last) if n == 1 else None
-            ts = heads.get(key, _UNDECIDED) if at is None else None
-            if at is None and ts is _UNDECIDED:
-                shown.append((key, None))
-                continue
-            at = None if ts is _BEFORE else at or checkpoint_time(last, ts)
-            if floor is None or at is not None and not at < floor:
-                shown.append((key, ThreadSummary(str(key), n, last, last, True, at, at, at is None)))
-        shown.sort(key=lambda kt: _key_bytes(kt[0]))  # the shown ones only: a floor leaves out most
-        for key, t in shown:
-            if t is None:
-                n, last, _ = seen[key]
-                t = ThreadSummary(str(key), n, last if n == 1 else self._least_id(key), last, True)
+        shown = odd_page.shown(floor)
+        shown.sort(key=lambda t: _key_bytes(t.key))  # the shown ones only: a floor leaves out most
+        for t in shown:
+            if t.last_at is None and not t.undatable:  # dated after, by key
+                t = t._replace(first_checkpoint_id=t.last_checkpoint_id if t.checkpoints == 1 else self._least_id(t.key))
             yield t
         for key, n, last in page:
             yield ThreadSummary(str(key), n, last if n == 1 else self._least_id(key), last, False)
-
-    def _pass_heads(self, seen: dict[Any, tuple], floor: Any) -> dict[Any, Any]:
-        """The ts (``_pass_ts``) of the one-checkpoint odd threads the pass met whose id holds no
-        time, from their rows' heads read by rowid, 500 to a query; ``_BEFORE`` where the head
-        proves the thread undatable or dated before ``floor``. A row another thread or id holds
-        now (rewritten since the pass) is left undecided: dated after, by key."""
-        from symfonic_cli.codec.msgpack_head import _STANDARD_HEAD
-
-        wanted = [(key, rowid) for key, (n, _, rowid) in seen.items() if rowid is not None]
-        out: dict[Any, Any] = {}
-        for i in range(0, len(wanted), 500):
-            rowids = [rowid for _, rowid in wanted[i:i + 500]]
-            sql = f"SELECT thread_id, checkpoint_id, rowid, {_PASS_HEAD} FROM checkpoints WHERE rowid IN ({', '.join('?' * len(rowids))})"
-            for key, cid, rowid, head in self.conn.execute(sql, rowids):
-                if type(head) is not bytes or seen.get(key) != (1, cid, rowid):
-                    continue
-                if floor is not None:
-                    # No bytes "ts": undatable. LangGraph's layout: checkpoint_blob_head's ts is
-                    # this one or none (the rest unreadable): either way the floor decides.
-                    fast = _STANDARD_HEAD.match(head) if head else None
-                    at = ts_time(fast.group(1).decode("ascii")) if fast is not None else None
-                    if not head or fast is not None and (at is None or at < floor):
-                        out[key] = _BEFORE
-                        continue
-                out[key] = _pass_ts(head)
-        return out
 
     def _least_id(self, key: str) -> Any:
         row = self.conn.execute(f"SELECT min(checkpoint_id) FROM checkpoints WHERE {self._key_is()}", self._key_args(key)).fetchone()
@@ -196,7 +155,100 @@ _HEAD = 512
 _PASS_HEAD = (f"CASE WHEN type = 'msgpack' AND typeof(checkpoint) = 'blob' AND length(checkpoint) > 0 THEN CASE WHEN "
               f"instr(checkpoint, x'7473') = 0 THEN x'' ELSE substr(checkpoint, 1, {_HEAD}) END END")
 _UNDECIDED = object()
-_BEFORE = object()  # proved to come after the page's last plain row (``_pass_heads``)
+
+
+class _PageOdd:
+    """The odd threads a page's pass meets (``met``, called by SQLite in the pass), held to those
+    that can be on the page whatever their number: the ``limit`` newest dated inside the bounds
+    (then by key: ``list_threads``' order), the undatable ones (shown after every dated row) only
+    while fewer are dated, the first ``limit`` by key; and every one that is dated after, by key.
+    Heads are read 500 rowids to a query, in the pass (its snapshot) but for the last batch."""
+
+    def __init__(self, listing: SqliteListing, limit: int, last_before: str | None, last_from: str | None) -> None:
+        self.conn, self.limit, self.last_before, self.last_from = listing.conn, limit, last_before, last_from
+        self.dated: list[ThreadSummary] = []
+        self.undatable: list[ThreadSummary] = []
+        self.after: list[ThreadSummary] = []  # dated after, by key
+        self.wanted: dict[Any, tuple] = {}  # rowid -> (key, id): heads to read
+        self.least: Any = None  # the limit-th dated row's time: an odd thread dated before it cannot be on the page
+        self.room = limit + max(limit, 256)  # rows held before they are cut to the page
+
+    def met(self, key: Any, n: int, last: Any, rowid: Any) -> int:
+        # thread_activity's rule for its one checkpoint: the id's time, else its ts
+        at = checkpoint_id_time(last) if n == 1 else None
+        if at is not None:
+            self._dated(key, n, last, at)
+        elif rowid is not None:
+            self.wanted[rowid] = (key, last)
+            if len(self.wanted) >= 500:
+                self._read_heads(self.least)
+        else:
+            self.after.append(ThreadSummary(str(key), n, None, last, True))
+        return 0
+
+    def _dated(self, key: Any, n: int, last: Any, at: Any) -> None:
+        if self.least is not None and at < self.least or not in_window(at, False, self.last_before, self.last_from):
+            return
+        self.dated.append(ThreadSummary(str(key), n, last, last, True, at, at, False))
+        if len(self.dated) >= self.room:
+            self._cut()
+
+    def _cut(self) -> None:
+        self.dated.sort(key=lambda t: _key_bytes(t.key))
+        self.dated.sort(key=lambda t: t.last_at, reverse=True)
+        del self.dated[self.limit:]
+        if len(self.dated) == self.limit > 0:
+            self.least = self.dated[-1].last_at
+            self.undatable.clear()  # after the page's last dated row
+
+    def _undatable(self, key: Any, last: Any) -> None:
+        if self.least is not None:
+            return
+        self.undatable.append(ThreadSummary(str(key), 1, last, last, True, None, None, True))
+        if len(self.undatable) >= self.room:
+            self.undatable.sort(key=lambda t: _key_bytes(t.key))
+            del self.undatable[self.limit:]
+
+    def _read_heads(self, bound: Any) -> None:
+        """The ts (``_pass_ts``) of the wanted rows, from their heads read by rowid; a head that
+        proves its thread undatable or dated before ``bound`` leaves it out, unparsed. A row
+        another thread or id holds now (rewritten since the pass) is dated after, by key."""
+        from symfonic_cli.codec.msgpack_head import _STANDARD_HEAD
+
+        wanted, self.wanted = self.wanted, {}
+        sql = f"SELECT thread_id, checkpoint_id, rowid, {_PASS_HEAD} FROM checkpoints WHERE rowid IN ({', '.join('?' * len(wanted))})"
+        for key, cid, rowid, head in self.conn.execute(sql, list(wanted)):
+            if type(head) is not bytes or wanted.get(rowid) != (key, cid):
+                continue
+            del wanted[rowid]
+            if bound is not None:
+                # No bytes "ts": undatable. LangGraph's layout: checkpoint_blob_head's ts is
+                # this one or none (the rest unreadable): either way the bound decides.
+                fast = _STANDARD_HEAD.match(head) if head else None
+                at = ts_time(fast.group(1).decode("ascii")) if fast is not None else None
+                if not head or fast is not None and (at is None or at < bound):
+                    continue
+            ts = _pass_ts(head)
+            at = None if ts is _UNDECIDED else checkpoint_time(cid, ts)
+            if at is not None:
+                self._dated(key, 1, cid, at)
+            elif ts is _UNDECIDED:
+                self.after.append(ThreadSummary(str(key), 1, cid, cid, True))
+            else:
+                self._undatable(key, cid)
+        self.after += [ThreadSummary(str(key), 1, cid, cid, True) for key, cid in wanted.values()]
+
+    def shown(self, floor: Any) -> list[ThreadSummary]:
+        """After the pass: the odd rows that can be on a page whose last plain row is dated
+        ``floor`` (None: the page is not full of plain rows)."""
+        if self.wanted:
+            self._read_heads(self.least if floor is None else floor if self.least is None else max(floor, self.least))
+        self._cut()
+        rows = [t for t in self.dated if floor is None or not t.last_at < floor]
+        if floor is None:
+            self.undatable.sort(key=lambda t: _key_bytes(t.key))
+            rows += self.undatable[:self.limit]
+        return rows + self.after
 
 
 def _pass_ts(head: bytes) -> Any:
