@@ -21,6 +21,8 @@ times are still decided by instant, by the exact rule (clock.py), in Python.
 
 from __future__ import annotations
 
+from typing import Any
+
 from symfonic_cli.stores.postgres._common import is_ordered_id
 
 # An id in which clock.checkpoint_id_time finds a time (a UUIDv6 in any letter case).
@@ -60,8 +62,8 @@ def _ts_ticks(ts: str) -> str:
 
 
 def page_sql(key: str, where: str, inside: str, ts_read: bool) -> str:
-    """The page's statement: rows ``(key, checkpoints, first id, last id, odd)`` by rank, newest
-    first; parameters: ``where``'s, ``inside``'s (the plain rows' bounds), then how many rows.
+    """The page's statement: rows ``(key, checkpoints, first id, last id, odd, rank)`` by rank,
+    newest first; parameters: ``where``'s, ``inside``'s (the plain rows' bounds), then how many rows.
     ``ts_read``: a one-checkpoint odd thread's ``ts`` is read by its key (keys compare exactly)."""
     # One level: the aggregates named once each (the planner computes each once), the rank of
     # each group in the same projection as its row (no subquery scan over a million groups).
@@ -77,7 +79,83 @@ def page_sql(key: str, where: str, inside: str, ts_read: bool) -> str:
                  f"ELSE '~' END FROM (SELECT {ts} AS ts OFFSET 0) AS h)")
     rank = (f"CASE WHEN NOT {odd} THEN {last} WHEN {n} > 1 THEN '~' WHEN {last} ~ '{TIMED_ID}' "
             f"THEN {_rank_of_ticks(_id_ticks(last))} ELSE {by_ts} END")
+    # The rank is sent (an ASCII string): the parts of a split page merge by it (merge_parts).
     return (
-        f'SELECT {key}, {n}, min(checkpoint_id COLLATE "C"), {last}, {odd} FROM checkpoints AS t {where} GROUP BY {key} '
-        f'HAVING {odd} OR (true{inside}) ORDER BY ({rank}) COLLATE "C" DESC, {key} COLLATE "C" LIMIT %s'
+        f'SELECT {key}, {n}, min(checkpoint_id COLLATE "C"), {last}, {odd}, ({rank}) COLLATE "C" FROM checkpoints AS t {where} '
+        f'GROUP BY {key} HAVING {odd} OR (true{inside}) ORDER BY 6 DESC, {key} COLLATE "C" LIMIT %s'
     )
+
+
+def part_cuts(bounds: list[str], parts: int) -> list[str]:
+    """Up to ``parts - 1`` keys cutting ``bounds`` (the statistics' equal-frequency histogram of
+    the keys, sorted as the column sorts) into ``parts`` runs of about as many rows; ascending,
+    distinct."""
+    k = len(bounds) - 1
+    cuts = [bounds[round(i * k / parts)] for i in range(1, parts)] if k > 0 else []
+    return [c for i, c in enumerate(cuts) if i == 0 or c != cuts[i - 1]]
+
+
+def merge_parts(parts: list[list[tuple]], asked: int) -> list[tuple]:
+    """The first ``asked`` rows of the parts' rows, as the one statement over their union gives
+    them (rank descending, then key in bytes): each part holds its own first ``asked``, and no
+    thread is in two parts (a key range each)."""
+    rows = [r for part in parts for r in part]
+    rows.sort(key=lambda r: str(r[0]).encode("utf-8", "surrogateescape"))
+    rows.sort(key=lambda r: r[5], reverse=True)  # ASCII: str order is the server's "C" order
+    return rows[:asked]
+
+
+def run_parts(conn: Any, conninfo: str, statements: list[tuple[str, list]]) -> list[list[tuple]] | None:
+    """Each statement in a session of its own, all on one snapshot: the first on ``conn`` (idle
+    before, left idle after), the others on new read-only sessions in threads, which import the
+    snapshot ``conn`` exports (pg_export_snapshot: exactly the rows ``conn`` sees). None when a
+    session cannot be had or cannot take the snapshot (a pooler, too many connections, a
+    standby): the caller reads the page in one statement."""
+    import re
+    import threading
+
+    import psycopg
+
+    done: list[list[tuple] | None] = [None] * len(statements)
+    failed: list[BaseException] = []
+    helpers: list[Any] = []
+    with conn.transaction():
+        # The exported snapshot is the one every statement of this transaction reads.
+        conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
+        snapshot, search_path = conn.execute("SELECT pg_export_snapshot(), current_setting('search_path')").fetchone()
+        if not re.fullmatch(r"[0-9A-Fa-f-]+", str(snapshot)):
+            return None
+        conn.execute("SET LOCAL jit = off")  # see _stream: compiling this statement costs more than it gives
+
+        def helper(i: int) -> None:
+            try:
+                with psycopg.connect(conninfo, autocommit=True, prepare_threshold=None) as h:
+                    helpers.append(h)
+                    h.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
+                    h.execute(f"SET TRANSACTION SNAPSHOT '{snapshot}'")
+                    h.execute("SELECT set_config('search_path', %s, true)", (search_path,))
+                    h.execute("SET LOCAL jit = off")
+                    sql, params = statements[i]
+                    done[i] = h.execute(sql, params).fetchall()
+                    h.execute("ROLLBACK")
+            except Exception as exc:  # the caller reads the page in one statement
+                failed.append(exc)
+
+        threads = [threading.Thread(target=helper, args=(i,), daemon=True) for i in range(1, len(statements))]
+        for t in threads:
+            t.start()
+        try:
+            sql, params = statements[0]
+            done[0] = conn.execute(sql, params).fetchall()
+        finally:
+            if done[0] is None:  # interrupted or failed: the other sessions stop too
+                for h in list(helpers):
+                    try:
+                        h.cancel()
+                    except Exception:  # a session already gone
+                        pass
+            for t in threads:
+                t.join()
+    if failed or any(d is None for d in done):
+        return None
+    return [d for d in done if d is not None]

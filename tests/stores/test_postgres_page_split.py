@@ -1,0 +1,92 @@
+"""PostgreSQL's listing page split by key range across sessions on one snapshot
+(stores/postgres/page.py run_parts): forced on a small store, each part's first rows merged are
+the one statement's rows, row for row, and every page is the one-part page, with a tenant
+prefix and bounds too; a session that cannot be had leaves the page to the one statement."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from tests.stores.test_postgres_page_rank import _base, _id, _store
+
+
+def _threads() -> dict[str, list[tuple[str, str | None]]]:
+    base = _base()
+    threads: dict[str, list[tuple[str, str | None]]] = {}
+    for i in range(240):  # keys across tenants, their times interleaved across the key ranges
+        at = base - timedelta(seconds=(i * 37) % 240)
+        threads[f"t{i % 4}:_:s-{i:03d}"] = [(_id(at, i % 7), None)]
+    for i in range(12):  # odd threads: upper-case ids, a ts in an ISO id, none, several checkpoints
+        at = base - timedelta(seconds=i * 20 + 3)
+        threads[f"t{i % 4}:_:odd-u{i:02d}"] = [(_id(at, upper=True), None)]
+        threads[f"t{i % 4}:_:odd-ts{i:02d}"] = [(at.isoformat(), at.isoformat())]
+        threads[f"t{i % 4}:_:odd-two{i:02d}"] = [(_id(at - timedelta(seconds=1)), None), (_id(at, upper=True), None)]
+    threads["t1:_:odd-none"] = [("step-1", None)]
+    return threads
+
+
+def _analyzed(request) -> str:
+    import psycopg
+
+    url = _store(request, _threads())
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute("ANALYZE checkpoints")  # the statistics the split's key ranges come from
+    return url
+
+
+def _rows(st, where: str, params: list, asked: int, parted: bool) -> list[tuple]:
+    from symfonic_cli.stores.postgres.page import page_sql
+
+    key = st._key_grouped()
+    if parted:
+        cuts = st._page_cuts(where, params)
+        assert len(cuts) >= 2, cuts  # three sessions: the server's default two workers and itself
+        rows = st._page_parted(key, where, params, "", [], cuts, asked)
+        assert rows is not None
+        return rows
+    return list(st._stream(page_sql(key, where, "", st._keys_exact), [*params, asked], jit=False))
+
+
+def test_a_split_page_is_the_one_statement_page(request):
+    from symfonic_cli.location import parse_location
+    from symfonic_cli.stores import open_store
+
+    url = _analyzed(request)
+    with open_store(parse_location(url)) as st:
+        assert st._page_cuts("", []) == []  # a small store: one statement
+        st._page_split_rows = 0  # forced
+        # The merged parts' first rows: the same rows in the same order, for cuts through ties
+        # of rank ("~" of the threads of several checkpoints) and through the plain rows.
+        for asked in (1, 5, 13, 40, 64, 400):
+            assert _rows(st, "", [], asked, True) == _rows(st, "", [], asked, False), asked
+        where, params = st._prefix_where("t1:")
+        for asked in (3, 30, 200):
+            assert _rows(st, where, params, asked, True) == _rows(st, where, params, asked, False), asked
+
+        def pages(**kw) -> list:
+            return [[(t.key, t.first_at, t.last_at, t.undatable) for t in st.list_threads(limit=n, **kw)] for n in (1, 7, 20, 300)]
+
+        from symfonic_cli.clock import id_at
+
+        cut = id_at(_base() - timedelta(seconds=100))
+        split = [pages(), pages(tenant="t2"), pages(last_before=cut), pages(last_from=cut)]
+        st._page_split_rows = 10**12
+        assert split == [pages(), pages(tenant="t2"), pages(last_before=cut), pages(last_from=cut)]
+        assert len(split[0][-1]) == len(_threads()) + 1
+
+
+def test_a_page_whose_sessions_cannot_be_had_is_read_in_one_statement(request):
+    """Another session refused (no server where it connects): the page comes whole from the
+    store's own session, as without the split."""
+    from symfonic_cli.location import parse_location
+    from symfonic_cli.stores import open_store
+
+    url = _analyzed(request)
+    with open_store(parse_location(url)) as st:
+        whole = [t.key for t in st.list_threads(limit=20)]
+        st._page_split_rows = 0
+        assert st._page_parted(st._key_grouped(), "", [], "", [], st._page_cuts("", []), 104) is not None
+        st.location = parse_location(url.replace(f":{st.conn.info.port}/", ":1/"))
+        assert st._page_parted(st._key_grouped(), "", [], "", [], st._page_cuts("", []), 104) is None
+        assert [t.key for t in st.list_threads(limit=20)] == whole
+        assert st.conn.info.transaction_status == 0  # idle: the split's transaction ended
