@@ -209,3 +209,72 @@ class PostgresSection:
                 return "WHERE thread_id >= %s", [prefix]
             return "WHERE thread_id >= %s AND thread_id < %s", [prefix, hi]
         return 'WHERE starts_with(thread_id COLLATE "C", %s)', [prefix]
+
+
+def on_one_snapshot(conn: Any, conninfo: str, sessions: list[list[tuple[str, Any]]]) -> list[list[list[tuple]]] | None:
+    """Each session's statements (in order; their rows fetched whole), the sessions at once and
+    all on one snapshot: the first on ``conn`` (idle before, left idle after), the others on new
+    read-only sessions in threads, which import the snapshot ``conn`` exports (pg_export_snapshot:
+    exactly the rows ``conn`` sees). JIT off in all (see PostgresSection._stream). None when a
+    session cannot be had or cannot take the snapshot (too many connections, a pooler, a
+    standby): the caller reads in ``conn`` alone."""
+    import re
+    import threading
+
+    import psycopg
+
+    done: list[list[list[tuple]] | None] = [None] * len(sessions)
+    failed: list[BaseException] = []
+    helpers: list[Any] = []
+
+    def run(c: Any, i: int) -> None:
+        c.execute("SET LOCAL jit = off")
+        done[i] = [c.execute(sql, params).fetchall() for sql, params in sessions[i]]
+
+    with conn.transaction():
+        # The exported snapshot is the one every statement of this transaction reads.
+        conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
+        snapshot, search_path = conn.execute("SELECT pg_export_snapshot(), current_setting('search_path')").fetchone()
+        if not re.fullmatch(r"[0-9A-Fa-f-]+", str(snapshot)):
+            return None
+
+        def helper(i: int) -> None:
+            try:
+                with psycopg.connect(conninfo, autocommit=True, prepare_threshold=None) as h:
+                    helpers.append(h)
+                    h.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
+                    h.execute(f"SET TRANSACTION SNAPSHOT '{snapshot}'")
+                    h.execute("SELECT set_config('search_path', %s, true)", (search_path,))
+                    run(h, i)
+                    h.execute("ROLLBACK")
+            except Exception as exc:  # the caller reads in one session
+                failed.append(exc)
+
+        threads = [threading.Thread(target=helper, args=(i,), daemon=True) for i in range(1, len(sessions))]
+        for t in threads:
+            t.start()
+        try:
+            run(conn, 0)
+        finally:
+            if done[0] is None:  # interrupted or failed: the other sessions stop too
+                for h in list(helpers):
+                    try:
+                        h.cancel()
+                    except Exception:  # a session already gone
+                        pass
+            for t in threads:
+                t.join()
+    if failed:
+        return None
+    return [d for d in done if d is not None]
+
+
+def parts_allowed(conn: Any) -> int:
+    """How many sessions may share one read (``on_one_snapshot``): as many processes as the server
+    lets one query use (max_parallel_workers_per_gather workers and itself; a read through a
+    cursor, or one the planner cannot parallelize, gets no workers); 1 inside a transaction."""
+    from psycopg.pq import TransactionStatus
+
+    if conn.info.transaction_status != TransactionStatus.IDLE:
+        return 1
+    return 1 + max(0, int(conn.execute("SELECT current_setting('max_parallel_workers_per_gather')::int").fetchone()[0]))

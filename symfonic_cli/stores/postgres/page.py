@@ -21,8 +21,6 @@ times are still decided by instant, by the exact rule (clock.py), in Python.
 
 from __future__ import annotations
 
-from typing import Any
-
 from symfonic_cli.stores.postgres._common import is_ordered_id
 
 # An id in which clock.checkpoint_id_time finds a time (a UUIDv6 in any letter case).
@@ -104,58 +102,3 @@ def merge_parts(parts: list[list[tuple]], asked: int) -> list[tuple]:
     rows.sort(key=lambda r: r[5], reverse=True)  # ASCII: str order is the server's "C" order
     return rows[:asked]
 
-
-def run_parts(conn: Any, conninfo: str, statements: list[tuple[str, list]]) -> list[list[tuple]] | None:
-    """Each statement in a session of its own, all on one snapshot: the first on ``conn`` (idle
-    before, left idle after), the others on new read-only sessions in threads, which import the
-    snapshot ``conn`` exports (pg_export_snapshot: exactly the rows ``conn`` sees). None when a
-    session cannot be had or cannot take the snapshot (a pooler, too many connections, a
-    standby): the caller reads the page in one statement."""
-    import re
-    import threading
-
-    import psycopg
-
-    done: list[list[tuple] | None] = [None] * len(statements)
-    failed: list[BaseException] = []
-    helpers: list[Any] = []
-    with conn.transaction():
-        # The exported snapshot is the one every statement of this transaction reads.
-        conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
-        snapshot, search_path = conn.execute("SELECT pg_export_snapshot(), current_setting('search_path')").fetchone()
-        if not re.fullmatch(r"[0-9A-Fa-f-]+", str(snapshot)):
-            return None
-        conn.execute("SET LOCAL jit = off")  # see _stream: compiling this statement costs more than it gives
-
-        def helper(i: int) -> None:
-            try:
-                with psycopg.connect(conninfo, autocommit=True, prepare_threshold=None) as h:
-                    helpers.append(h)
-                    h.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
-                    h.execute(f"SET TRANSACTION SNAPSHOT '{snapshot}'")
-                    h.execute("SELECT set_config('search_path', %s, true)", (search_path,))
-                    h.execute("SET LOCAL jit = off")
-                    sql, params = statements[i]
-                    done[i] = h.execute(sql, params).fetchall()
-                    h.execute("ROLLBACK")
-            except Exception as exc:  # the caller reads the page in one statement
-                failed.append(exc)
-
-        threads = [threading.Thread(target=helper, args=(i,), daemon=True) for i in range(1, len(statements))]
-        for t in threads:
-            t.start()
-        try:
-            sql, params = statements[0]
-            done[0] = conn.execute(sql, params).fetchall()
-        finally:
-            if done[0] is None:  # interrupted or failed: the other sessions stop too
-                for h in list(helpers):
-                    try:
-                        h.cancel()
-                    except Exception:  # a session already gone
-                        pass
-            for t in threads:
-                t.join()
-    if failed or any(d is None for d in done):
-        return None
-    return [d for d in done if d is not None]

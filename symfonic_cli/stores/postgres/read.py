@@ -9,7 +9,7 @@ from symfonic_cli.errors import StoreError
 from symfonic_cli.model.listing import StoreInfo, ThreadSummary
 from symfonic_cli.clock import joined_ordered
 from symfonic_cli.stores.activity import odd_having
-from symfonic_cli.stores.postgres.page import merge_parts, page_sql, part_cuts, run_parts
+from symfonic_cli.stores.postgres.page import merge_parts, page_sql, part_cuts
 from symfonic_cli.stores.postgres._common import (
     PostgresSection,
     TABLES,
@@ -17,6 +17,8 @@ from symfonic_cli.stores.postgres._common import (
     _conninfo,
     _translate_iter,
     is_ordered_id,
+    on_one_snapshot,
+    parts_allowed,
 )
 from symfonic_cli.threadkey import tenant_prefix
 
@@ -104,52 +106,50 @@ class PostgresRead(PostgresSection):
         yield from odd
         yield from page
 
-    # Checkpoints (the planner's estimate, under the page's prefix) from which a page is split
+    # Checkpoints (the planner's estimate, under the page's prefix) from which a read is split
     # across sessions: below it, a session's start costs more than its share of the pass saves.
-    _page_split_rows = 100_000
+    _split_rows = 100_000
 
     def _page_cuts(self, where: str, params: list) -> list[str]:
         """Keys cutting the page's pass into key ranges of about as many checkpoints, one session
-        each: as many as the server lets one query use processes (max_parallel_workers_per_gather
-        workers and itself; a page read through a cursor gets no parallel plan), from the column's
-        statistics (none before an ANALYZE: no split). Only from an idle session (the parts share
-        a transaction's snapshot), and under a prefix only where the key range is the prefix."""
-        from psycopg.pq import TransactionStatus
-
-        if self.conn.info.transaction_status != TransactionStatus.IDLE or (where and not self._c_collation):
+        each (parts_allowed), from the column's statistics (none before an ANALYZE: no split);
+        under a prefix only where the key range is the prefix (a collation in byte order)."""
+        parts = parts_allowed(self.conn)
+        if parts < 2 or (where and not self._c_collation):
             return []
         row = self.conn.execute(
-            "SELECT current_setting('max_parallel_workers_per_gather')::int, k.reltuples, s.histogram_bounds::text::text[] "
-            "FROM pg_class k JOIN pg_namespace n ON n.oid = k.relnamespace LEFT JOIN pg_stats s ON s.schemaname = n.nspname "
-            "AND s.tablename = k.relname AND s.attname = 'thread_id' WHERE k.oid = 'checkpoints'::regclass").fetchone()
-        workers, rows, hist = row if row else (0, 0, None)
-        if not hist or workers < 1 or len(hist) < 3:
+            "SELECT k.reltuples, s.histogram_bounds::text::text[] FROM pg_class k JOIN pg_namespace n ON n.oid = k.relnamespace "
+            "LEFT JOIN pg_stats s ON s.schemaname = n.nspname AND s.tablename = k.relname AND s.attname = 'thread_id' "
+            "WHERE k.oid = 'checkpoints'::regclass").fetchone()
+        rows, hist = row if row else (0, None)
+        if not hist or len(hist) < 3:
             return []
         hist = [str(b) for b in hist]
         share = 1.0
         if where:  # a prefix's range [params[0], params[1]) in byte order: the bounds inside it
-            lo, hi = params[0].encode("utf-8", "surrogateescape"), params[1].encode("utf-8", "surrogateescape") if len(params) > 1 else None
+            lo = params[0].encode("utf-8", "surrogateescape")
+            hi = params[1].encode("utf-8", "surrogateescape") if len(params) > 1 else None
             inner = [b for b in hist if lo <= b.encode("utf-8", "surrogateescape") and (hi is None or b.encode("utf-8", "surrogateescape") < hi)]
             share = len(inner) / (len(hist) - 1)
             hist = inner
-        if float(rows) * share < self._page_split_rows or len(hist) < 2:
+        if float(rows) * share < self._split_rows or len(hist) < 2:
             return []
-        return part_cuts(hist, workers + 1)
+        return part_cuts(hist, parts)
 
     def _page_parted(self, key: str, where: str, params: list, inside: str, bounds: list, cuts: list[str], asked: int) -> list[tuple] | None:
         """The page's statement over each key range between ``cuts`` (the column's own order: its
         index serves the range), run at once in sessions on one snapshot and merged (merge_parts);
         None when the sessions cannot be had."""
         edges: list[str | None] = [None, *cuts, None]
-        statements = []
+        sessions = []
         for lo, hi in zip(edges, edges[1:]):
             conds = ([] if lo is None else ["thread_id >= %s"]) + ([] if hi is None else ["thread_id < %s"])
             part = (where + " AND " if where else "WHERE ") + " AND ".join(conds)
             args = [*params, *(b for b in (lo, hi) if b is not None), *bounds, asked]
-            statements.append((page_sql(key, part, inside, self._keys_exact), args))
+            sessions.append([(page_sql(key, part, inside, self._keys_exact), args)])
         conninfo = _conninfo(self.location, writable=False, connect_timeout=self.connect_timeout)
-        parts = run_parts(self.conn, conninfo, statements)
-        return None if parts is None else merge_parts(parts, asked)
+        parts = on_one_snapshot(self.conn, conninfo, sessions)
+        return None if parts is None else merge_parts([rows for (rows,) in parts], asked)
 
     @_translate_errors
     def _window_page(self, tenant: str | None, sub_tenant: str | None, last_before: str | None, last_from: str | None, after: str | None, limit: int, odd: bool, upto: str | None = None) -> list[str]:

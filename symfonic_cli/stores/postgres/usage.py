@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from symfonic_cli.stores.postgres._common import PostgresSection, _translate_errors
+from typing import Any
+
+from symfonic_cli.stores.postgres._common import PostgresSection, _conninfo, _translate_errors, on_one_snapshot, parts_allowed
 
 TASKS = "__pregel_tasks"  # model/prune.py TASKS (not imported: the quick route loads this module)
 
@@ -23,17 +25,55 @@ _VERSIONS_OF = ("CASE WHEN jsonb_typeof(checkpoint -> 'channel_versions') = 'obj
 class PostgresUsage(PostgresSection):
     """store usage."""
 
+    _split_rows: int  # PostgresRead's: from how many checkpoints a read is split across sessions
+
     @_translate_errors
     def store_usage(self, *, top: int = 10, keep: int = 1) -> dict:
+        # The four passes at once in sessions on one snapshot where the store is large (the
+        # reclaimable bytes' on this one; the others' sum was as long as it on its own); else in turn.
+        statements = self._usage_statements(top, keep)
+        done = None
+        parts = parts_allowed(self.conn)
+        if parts > 1 and self._usage_rows() >= self._split_rows:
+            # Statement i in session 0 (i = 0) or 1 + (i - 1) % (sessions - 1).
+            n = min(parts, len(statements))
+            which = [[0]] + [list(range(1 + j, len(statements), n - 1)) for j in range(n - 1)]
+            conninfo = _conninfo(self.location, writable=False, connect_timeout=self.connect_timeout)
+            found = on_one_snapshot(self.conn, conninfo, [[statements[i] for i in ids] for ids in which])
+            if found is not None:
+                by = {i: rows for ids, session in zip(which, found) for i, rows in zip(ids, session)}
+                done = [by[i] for i in range(len(statements))]
         # No JIT for these statements: their estimates (jsonb_each_text's 100 rows a call) pass
         # the JIT thresholds and compiling them cost more than running them (4 of 7 s at 20,000
         # threads). SET LOCAL in one read-only transaction (as _stream does): the session's own
         # setting is untouched, and a transaction-mode pooler keeps it on one server session.
         with self.conn.transaction():
             self.conn.execute("SET LOCAL jit = off")
-            return self._store_usage(top, keep)
+            if done is None:
+                done = [self.conn.execute(sql, params).fetchall() for sql, params in statements]
+            return self._store_usage(done, keep)
 
-    def _store_usage(self, top: int, keep: int) -> dict:
+    def _usage_rows(self) -> float:
+        return float(self.conn.execute("SELECT reltuples FROM pg_class WHERE oid = 'checkpoints'::regclass").fetchone()[0])
+
+    def _usage_statements(self, top: int, keep: int) -> list[tuple[str, Any]]:
+        """The reclaimable bytes, the checkpoints' totals, the channels, the largest threads."""
+        key = self._key_grouped()  # two people never merge into one row
+        return [
+            self._reclaimable_statement(keep),
+            (f"SELECT count(*), coalesce(sum({_CP_BYTES}), 0) FROM checkpoints", None),
+            ("SELECT 'checkpoint_blobs', channel, count(*), coalesce(sum(octet_length(blob)), 0) FROM checkpoint_blobs GROUP BY channel "
+             "UNION ALL SELECT 'checkpoint_writes', channel, count(*), coalesce(sum(octet_length(blob)), 0) FROM checkpoint_writes GROUP BY channel "
+             "ORDER BY 4 DESC, 2, 1", None),
+            # One grouping over the three tables' narrow rows (a size and a count each): a group per
+            # table first had the planner sort every whole row (blobs, checkpoints) by thread, on disk.
+            (f"SELECT thread_id, sum(b), sum(n) FROM (SELECT {key} AS thread_id, {_CP_BYTES} AS b, 1 AS n FROM checkpoints "
+             f"UNION ALL SELECT {key}, octet_length(blob), 0 FROM checkpoint_blobs "
+             f"UNION ALL SELECT {key}, octet_length(blob), 0 FROM checkpoint_writes) AS u "
+             'GROUP BY thread_id ORDER BY 2 DESC, thread_id COLLATE "C" LIMIT %s', (top,)),
+        ]
+
+    def _store_usage(self, done: list[list[tuple]], keep: int) -> dict:
         c = self.conn
         tables = []
         for name, heap, toast, index, dead, live in c.execute(
@@ -45,28 +85,13 @@ class PostgresUsage(PostgresSection):
             "JOIN pg_class k ON k.oid = to_regclass(t) LEFT JOIN pg_stat_all_tables s ON s.relid = k.oid", (list(_TABLES),)):
             tables.append({"name": name, "heap_bytes": int(heap), "toast_bytes": int(toast), "index_bytes": int(index),
                            "dead_tuples": int(dead), "live_tuples": int(live)})
-        n, b = c.execute(f"SELECT count(*), coalesce(sum({_CP_BYTES}), 0) FROM checkpoints").fetchone()
-        channels = [
-            {"channel": ch, "table": table, "rows": int(rows), "bytes": int(size)}
-            for table, ch, rows, size in c.execute(
-                "SELECT 'checkpoint_blobs', channel, count(*), coalesce(sum(octet_length(blob)), 0) FROM checkpoint_blobs GROUP BY channel "
-                "UNION ALL SELECT 'checkpoint_writes', channel, count(*), coalesce(sum(octet_length(blob)), 0) FROM checkpoint_writes GROUP BY channel "
-                "ORDER BY 4 DESC, 2, 1")
-        ]
+        reclaimable, totals, by_channel, by_thread = done
+        n, b = totals[0]
+        channels = [{"channel": ch, "table": table, "rows": int(rows), "bytes": int(size)} for table, ch, rows, size in by_channel]
         # Each table's totals are its channels' (every row is in one group): no second pass over it.
         wn, wb = (sum(ch[f] for ch in channels if ch["table"] == "checkpoint_writes") for f in ("rows", "bytes"))
         bn, bb = (sum(ch[f] for ch in channels if ch["table"] == "checkpoint_blobs") for f in ("rows", "bytes"))
-        key = self._key_grouped()  # two people never merge into one row
-        # One grouping over the three tables' narrow rows (a size and a count each): a group per
-        # table first had the planner sort every whole row (blobs, checkpoints) by thread, on disk.
-        largest = [
-            {"key": k, "bytes": int(size), "checkpoints": int(cps)}
-            for k, size, cps in c.execute(
-                f"SELECT thread_id, sum(b), sum(n) FROM (SELECT {key} AS thread_id, {_CP_BYTES} AS b, 1 AS n FROM checkpoints "
-                f"UNION ALL SELECT {key}, octet_length(blob), 0 FROM checkpoint_blobs "
-                f"UNION ALL SELECT {key}, octet_length(blob), 0 FROM checkpoint_writes) AS u "
-                'GROUP BY thread_id ORDER BY 2 DESC, thread_id COLLATE "C" LIMIT %s', (top,))
-        ]
+        largest = [{"key": k, "bytes": int(size), "checkpoints": int(cps)} for k, size, cps in by_thread]
         return {
             "tables": tables,
             "checkpoints": {"count": int(n), "bytes": int(b)},
@@ -74,12 +99,11 @@ class PostgresUsage(PostgresSection):
             "blobs": {"count": int(bn), "bytes": int(bb)},
             "channels": channels,
             "largest_threads": largest,
-            "reclaimable": self._reclaimable(keep),
+            "reclaimable": self._reclaimable(reclaimable[0], keep),
             "notes": ["dead tuples are the statistics collector's estimate (pg_stat_all_tables)"],
         }
 
-    def _reclaimable(self, keep: int) -> dict:
-        c = self.conn
+    def _reclaimable_statement(self, keep: int) -> tuple[str, Any]:
         key = self._key_grouped()
         special = _SPECIAL.format(key=key)
         # Every checkpoint ranked in its namespace (sizes and channel versions only), and only the
@@ -98,7 +122,7 @@ class PostgresUsage(PostgresSection):
         named = ("SELECT 1 FROM fv WHERE {gone} fv.gone AND fv.thread_id = {b} AND fv.checkpoint_ns = b.checkpoint_ns "
                  "AND fv.key = b.channel AND fv.value = b.version")
         b_key = self._key_grouped("b.thread_id")
-        cps, size, threads, writes, wsize, blobs, bsize = c.execute(
+        return (
             f"WITH r AS MATERIALIZED ({ranked}), "
             "fv AS MATERIALIZED (SELECT r.thread_id, r.checkpoint_ns, v.key, v.value, r.rn > %(keep)s AS gone FROM r, jsonb_each_text(r.cv) v), "
             "w AS (SELECT count(*) AS n, coalesce(sum(octet_length(w.blob)), 0) AS b FROM r JOIN checkpoint_writes w "
@@ -107,10 +131,13 @@ class PostgresUsage(PostgresSection):
             "bl AS (SELECT count(*) AS n, coalesce(sum(octet_length(b.blob)), 0) AS b FROM checkpoint_blobs b "
             f"WHERE EXISTS ({named.format(gone='', b=b_key)}) AND NOT EXISTS ({named.format(gone='NOT', b=b_key)})) "
             "SELECT count(*), coalesce(sum(r.b), 0), count(DISTINCT r.thread_id), (SELECT n FROM w), (SELECT b FROM w), "
-            "(SELECT n FROM bl), (SELECT b FROM bl) FROM r WHERE r.rn > %(keep)s", {"keep": keep}).fetchone()
+            "(SELECT n FROM bl), (SELECT b FROM bl) FROM r WHERE r.rn > %(keep)s", {"keep": keep})
+
+    def _reclaimable(self, sums: tuple, keep: int) -> dict:
+        cps, size, threads, writes, wsize, blobs, bsize = sums
         out = {"keep": keep, "checkpoints": int(cps), "writes": int(writes), "blobs": int(blobs),
                "bytes": int(size) + int(wsize) + int(bsize), "threads": int(threads), "skipped_threads": 0}
-        for (thread,) in c.execute(special).fetchall():
+        for (thread,) in self.conn.execute(_SPECIAL.format(key=self._key_grouped())).fetchall():
             plan = self.prune_plan(thread, keep=keep)  # type: ignore[attr-defined]
             if plan.skipped:
                 out["skipped_threads"] += 1

@@ -1,7 +1,8 @@
-"""PostgreSQL's listing page split by key range across sessions on one snapshot
-(stores/postgres/page.py run_parts): forced on a small store, each part's first rows merged are
-the one statement's rows, row for row, and every page is the one-part page, with a tenant
-prefix and bounds too; a session that cannot be had leaves the page to the one statement."""
+"""PostgreSQL's reads split across sessions on one snapshot (stores/postgres/_common.py
+on_one_snapshot), forced on small stores: the listing page by key range (each part's first rows
+merged are the one statement's rows, row for row, and every page is the one-part page, with a
+tenant prefix and bounds too), ``store usage``'s passes each in a session (the same report); a
+session that cannot be had leaves the read to the store's own session."""
 
 from __future__ import annotations
 
@@ -54,7 +55,7 @@ def test_a_split_page_is_the_one_statement_page(request):
     url = _analyzed(request)
     with open_store(parse_location(url)) as st:
         assert st._page_cuts("", []) == []  # a small store: one statement
-        st._page_split_rows = 0  # forced
+        st._split_rows = 0  # forced
         # The merged parts' first rows: the same rows in the same order, for cuts through ties
         # of rank ("~" of the threads of several checkpoints) and through the plain rows.
         for asked in (1, 5, 13, 40, 64, 400):
@@ -70,7 +71,7 @@ def test_a_split_page_is_the_one_statement_page(request):
 
         cut = id_at(_base() - timedelta(seconds=100))
         split = [pages(), pages(tenant="t2"), pages(last_before=cut), pages(last_from=cut)]
-        st._page_split_rows = 10**12
+        st._split_rows = 10**12
         assert split == [pages(), pages(tenant="t2"), pages(last_before=cut), pages(last_from=cut)]
         assert len(split[0][-1]) == len(_threads()) + 1
 
@@ -84,9 +85,48 @@ def test_a_page_whose_sessions_cannot_be_had_is_read_in_one_statement(request):
     url = _analyzed(request)
     with open_store(parse_location(url)) as st:
         whole = [t.key for t in st.list_threads(limit=20)]
-        st._page_split_rows = 0
+        st._split_rows = 0
         assert st._page_parted(st._key_grouped(), "", [], "", [], st._page_cuts("", []), 104) is not None
         st.location = parse_location(url.replace(f":{st.conn.info.port}/", ":1/"))
         assert st._page_parted(st._key_grouped(), "", [], "", [], st._page_cuts("", []), 104) is None
         assert [t.key for t in st.list_threads(limit=20)] == whole
         assert st.conn.info.transaction_status == 0  # idle: the split's transaction ended
+
+
+def test_usage_split_across_sessions_is_the_same_report(request, monkeypatch):
+    """The passes of ``store usage`` at once in sessions on one snapshot: the same report as in
+    one session, reclaimable bytes and all; and in one session when the others cannot be had."""
+    from symfonic_cli.location import parse_location
+    from symfonic_cli.stores import open_store
+    from symfonic_cli.stores.postgres import usage
+    from tests.conftest import backend_for
+
+    import psycopg
+
+    url = backend_for("postgres", request).new_store()
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute("ANALYZE checkpoints")  # the planner's count of checkpoints the split is decided by
+    split: list[bool] = []
+    real = usage.on_one_snapshot
+
+    def watched(*args):  # the real function, its outcome noted
+        found = real(*args)
+        split.append(found is not None)
+        return found
+
+    monkeypatch.setattr(usage, "on_one_snapshot", watched)
+
+    def report(st) -> dict:
+        out = st.store_usage(top=5, keep=1)
+        for t in out["tables"]:  # the statistics collector's estimates: not the read's
+            t.pop("dead_tuples"), t.pop("live_tuples")
+        return out
+
+    with open_store(parse_location(url)) as st:
+        one = report(st)
+        assert split == []  # a small store: one session
+        assert one["reclaimable"]["checkpoints"] > 0 and one["largest_threads"]
+        st._split_rows = 0
+        assert report(st) == one and split == [True]
+        st.location = parse_location(url.replace(f":{st.conn.info.port}/", ":1/"))
+        assert report(st) == one and split == [True, False]
