@@ -40,7 +40,7 @@ def _rows(st, where: str, params: list, asked: int, parted: bool) -> list[tuple]
 
     key = st._key_grouped()
     if parted:
-        cuts = st._page_cuts(where, params)
+        cuts = st._key_cuts(where, params)
         assert len(cuts) >= 2, cuts  # three sessions: the server's default two workers and itself
         rows = st._page_parted(key, where, params, "", [], cuts, asked)
         assert rows is not None
@@ -54,7 +54,7 @@ def test_a_split_page_is_the_one_statement_page(request):
 
     url = _analyzed(request)
     with open_store(parse_location(url)) as st:
-        assert st._page_cuts("", []) == []  # a small store: one statement
+        assert st._key_cuts("", []) == []  # a small store: one statement
         st._split_rows = 0  # forced
         # The merged parts' first rows: the same rows in the same order, for cuts through ties
         # of rank ("~" of the threads of several checkpoints) and through the plain rows.
@@ -86,9 +86,9 @@ def test_a_page_whose_sessions_cannot_be_had_is_read_in_one_statement(request):
     with open_store(parse_location(url)) as st:
         whole = [t.key for t in st.list_threads(limit=20)]
         st._split_rows = 0
-        assert st._page_parted(st._key_grouped(), "", [], "", [], st._page_cuts("", []), 104) is not None
+        assert st._page_parted(st._key_grouped(), "", [], "", [], st._key_cuts("", []), 104) is not None
         st.location = parse_location(url.replace(f":{st.conn.info.port}/", ":1/"))
-        assert st._page_parted(st._key_grouped(), "", [], "", [], st._page_cuts("", []), 104) is None
+        assert st._page_parted(st._key_grouped(), "", [], "", [], st._key_cuts("", []), 104) is None
         assert [t.key for t in st.list_threads(limit=20)] == whole
         assert st.conn.info.transaction_status == 0  # idle: the split's transaction ended
 
@@ -105,7 +105,14 @@ def test_usage_split_across_sessions_is_the_same_report(request, monkeypatch):
 
     url = backend_for("postgres", request).new_store()
     with psycopg.connect(url, autocommit=True) as conn:
-        conn.execute("ANALYZE checkpoints")  # the planner's count of checkpoints the split is decided by
+        # The scenarios' threads copied under 30 more keys each (every row of the three tables):
+        # enough keys for the statistics' histogram the key ranges are cut from.
+        for table in ("checkpoints", "checkpoint_blobs", "checkpoint_writes"):
+            cols = [c for (c,) in conn.execute("SELECT column_name FROM information_schema.columns WHERE table_name = %s "
+                                               "AND table_schema = current_schema() ORDER BY ordinal_position", (table,))]
+            copied = ", ".join("thread_id || ':copy-' || n" if c == "thread_id" else c for c in cols)
+            conn.execute(f"INSERT INTO {table} ({', '.join(cols)}) SELECT {copied} FROM {table}, generate_series(1, 30) AS n")
+        conn.execute("ANALYZE")
     split: list[bool] = []
     real = usage.on_one_snapshot
 

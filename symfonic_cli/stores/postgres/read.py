@@ -83,10 +83,10 @@ class PostgresRead(PostgresSection):
         the ``limit`` newest plain threads inside the bounds, and the odd ones ranked where they
         could be among them; no id crosses the wire but theirs. Ranks above the page taken by
         more odd threads than the rows asked for beyond it: asked again for more rows. Over a
-        large table the pass is split by key range across sessions on one snapshot (_page_cuts)."""
+        large table the pass is split by key range across sessions on one snapshot (_key_cuts)."""
         bounds = [b for b in (last_before, last_from) if b is not None]
         inside = "".join(f" AND max(checkpoint_id COLLATE \"C\") {op} %s" for op, b in (("<", last_before), (">=", last_from)) if b is not None)
-        cuts = self._page_cuts(where, params)
+        cuts = self._key_cuts(where, params)
         asked = 2 * limit + 64
         while True:
             rows = self._page_parted(key, where, params, inside, bounds, cuts, asked) if cuts else None
@@ -110,9 +110,9 @@ class PostgresRead(PostgresSection):
     # across sessions: below it, a session's start costs more than its share of the pass saves.
     _split_rows = 100_000
 
-    def _page_cuts(self, where: str, params: list) -> list[str]:
-        """Keys cutting the page's pass into key ranges of about as many checkpoints, one session
-        each (parts_allowed), from the column's statistics (none before an ANALYZE: no split);
+    def _key_cuts(self, where: str, params: list) -> list[str]:
+        """Keys cutting a pass (the page's, the reclaimable bytes') into key ranges of about as many
+        checkpoints, one session each (parts_allowed), from the column's statistics (none before an ANALYZE: no split);
         under a prefix only where the key range is the prefix (a collation in byte order)."""
         parts = parts_allowed(self.conn)
         if parts < 2 or (where and not self._c_collation):
