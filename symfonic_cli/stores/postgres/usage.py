@@ -132,19 +132,28 @@ class PostgresUsage(PostgresSection):
             "WHERE n > %(keep)s"
         )
         # A blob is freed when a deleted checkpoint of its namespace names it and no kept one does
-        # (PostgresSaver.prune's rule): one pass over the blobs, semi- and anti-joined with the
-        # ranked rows' versions (no DISTINCT of every version, no index read per version).
-        named = ("SELECT 1 FROM fv WHERE {gone} fv.gone AND fv.thread_id = {b} AND fv.checkpoint_ns = b.checkpoint_ns "
-                 "AND fv.key = b.channel AND fv.value = b.version")
+        # (PostgresSaver.prune's rule). Over the whole table: one pass over the blobs, semi- and
+        # anti-joined with the ranked rows' versions (no DISTINCT of every version, no index read
+        # per version). Over a key range the planner read every blob for that and sorted the
+        # range's whole rows on disk (2.0 s of server CPU against 1.6 s at 200,000 threads): the
+        # versions named only by deleted checkpoints, grouped, then their blobs by key.
         b_key = self._key_grouped("b.thread_id")
+        if lo is None and hi is None:
+            named = ("SELECT 1 FROM fv WHERE {gone} fv.gone AND fv.thread_id = {b} AND fv.checkpoint_ns = b.checkpoint_ns "
+                     "AND fv.key = b.channel AND fv.value = b.version")
+            versions = "fv AS MATERIALIZED (SELECT r.thread_id, r.checkpoint_ns, v.key, v.value, r.rn > %(keep)s AS gone FROM r, jsonb_each_text(r.cv) v), "
+            freed = ("bl AS (SELECT count(*) AS n, coalesce(sum(octet_length(b.blob)), 0) AS b FROM checkpoint_blobs b "
+                     f"WHERE EXISTS ({named.format(gone='', b=b_key)}) AND NOT EXISTS ({named.format(gone='NOT', b=b_key)})) ")
+        else:
+            versions = ("fv AS (SELECT r.thread_id, r.checkpoint_ns, v.key, v.value FROM r, jsonb_each_text(r.cv) v "
+                        "GROUP BY 1, 2, 3, 4 HAVING bool_and(r.rn > %(keep)s)), ")
+            freed = ("bl AS (SELECT count(*) AS n, coalesce(sum(octet_length(b.blob)), 0) AS b FROM fv JOIN checkpoint_blobs b "
+                     f"ON {b_key} = fv.thread_id AND b.checkpoint_ns = fv.checkpoint_ns AND b.channel = fv.key AND b.version = fv.value{ranges['b.']}) ")
         return (
-            f"WITH r AS MATERIALIZED ({ranked}), "
-            "fv AS MATERIALIZED (SELECT r.thread_id, r.checkpoint_ns, v.key, v.value, r.rn > %(keep)s AS gone FROM r, jsonb_each_text(r.cv) v), "
+            f"WITH r AS MATERIALIZED ({ranked}), {versions}"
             "w AS (SELECT count(*) AS n, coalesce(sum(octet_length(w.blob)), 0) AS b FROM r JOIN checkpoint_writes w "
             f"ON {self._key_grouped('w.thread_id')} = r.thread_id AND w.checkpoint_ns = r.checkpoint_ns AND w.checkpoint_id = r.checkpoint_id "
-            f"WHERE r.rn > %(keep)s{ranges['w.']}), "
-            "bl AS (SELECT count(*) AS n, coalesce(sum(octet_length(b.blob)), 0) AS b FROM checkpoint_blobs b "
-            f"WHERE EXISTS ({named.format(gone='', b=b_key)}) AND NOT EXISTS ({named.format(gone='NOT', b=b_key)}){ranges['b.']}) "
+            f"WHERE r.rn > %(keep)s{ranges['w.']}), {freed}"
             "SELECT count(*), coalesce(sum(r.b), 0), count(DISTINCT r.thread_id), (SELECT n FROM w), (SELECT b FROM w), "
             "(SELECT n FROM bl), (SELECT b FROM bl) FROM r WHERE r.rn > %(keep)s", {"keep": keep, "lo": lo, "hi": hi})
 
