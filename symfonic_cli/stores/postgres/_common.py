@@ -268,13 +268,3 @@ def on_one_snapshot(conn: Any, conninfo: str, sessions: list[list[tuple[str, Any
         return None
     return [d for d in done if d is not None]
 
-
-def parts_allowed(conn: Any) -> int:
-    """How many sessions may share one read (``on_one_snapshot``): as many processes as the server
-    lets one query use (max_parallel_workers_per_gather workers and itself; a read through a
-    cursor, or one the planner cannot parallelize, gets no workers); 1 inside a transaction."""
-    from psycopg.pq import TransactionStatus
-
-    if conn.info.transaction_status != TransactionStatus.IDLE:
-        return 1
-    return 1 + max(0, int(conn.execute("SELECT current_setting('max_parallel_workers_per_gather')::int").fetchone()[0]))

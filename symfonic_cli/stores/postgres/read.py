@@ -18,7 +18,6 @@ from symfonic_cli.stores.postgres._common import (
     _translate_iter,
     is_ordered_id,
     on_one_snapshot,
-    parts_allowed,
 )
 from symfonic_cli.threadkey import tenant_prefix
 
@@ -112,17 +111,21 @@ class PostgresRead(PostgresSection):
 
     def _key_cuts(self, where: str, params: list) -> list[str]:
         """Keys cutting a pass (the page's, the reclaimable bytes') into key ranges of about as many
-        checkpoints, one session each (parts_allowed), from the column's statistics (none before an ANALYZE: no split);
-        under a prefix only where the key range is the prefix (a collation in byte order)."""
-        parts = parts_allowed(self.conn)
-        if parts < 2 or (where and not self._c_collation):
+        checkpoints, one session each: as many sessions as the server lets one query use processes
+        (max_parallel_workers_per_gather workers and itself; a read through a cursor, or one the
+        planner cannot parallelize, gets no workers). From the column's statistics (none before an
+        ANALYZE: no split); only from an idle session (the parts share a new transaction's
+        snapshot); under a prefix only where the key range is the prefix (a collation in byte order)."""
+        from psycopg.pq import TransactionStatus
+
+        if self.conn.info.transaction_status != TransactionStatus.IDLE or (where and not self._c_collation):
             return []
         row = self.conn.execute(
-            "SELECT k.reltuples, s.histogram_bounds::text::text[] FROM pg_class k JOIN pg_namespace n ON n.oid = k.relnamespace "
-            "LEFT JOIN pg_stats s ON s.schemaname = n.nspname AND s.tablename = k.relname AND s.attname = 'thread_id' "
-            "WHERE k.oid = 'checkpoints'::regclass").fetchone()
-        rows, hist = row if row else (0, None)
-        if not hist or len(hist) < 3:
+            "SELECT current_setting('max_parallel_workers_per_gather')::int, k.reltuples, s.histogram_bounds::text::text[] "
+            "FROM pg_class k JOIN pg_namespace n ON n.oid = k.relnamespace LEFT JOIN pg_stats s ON s.schemaname = n.nspname "
+            "AND s.tablename = k.relname AND s.attname = 'thread_id' WHERE k.oid = 'checkpoints'::regclass").fetchone()
+        workers, rows, hist = row if row else (0, 0, None)
+        if workers < 1 or not hist or len(hist) < 3:
             return []
         hist = [str(b) for b in hist]
         share = 1.0
@@ -134,7 +137,7 @@ class PostgresRead(PostgresSection):
             hist = inner
         if float(rows) * share < self._split_rows or len(hist) < 2:
             return []
-        return part_cuts(hist, parts)
+        return part_cuts(hist, workers + 1)
 
     def _page_parted(self, key: str, where: str, params: list, inside: str, bounds: list, cuts: list[str], asked: int) -> list[tuple] | None:
         """The page's statement over each key range between ``cuts`` (the column's own order: its
