@@ -35,6 +35,20 @@ def _analyzed(request) -> str:
     return url
 
 
+def _copied(url: str, copies: int = 30) -> None:
+    """The store's threads copied under ``copies`` more keys each (every row of the three tables, in the
+    search_path's schema): enough keys for the statistics' histogram the key ranges are cut from."""
+    import psycopg
+
+    with psycopg.connect(url, autocommit=True) as conn:
+        for table in ("checkpoints", "checkpoint_blobs", "checkpoint_writes"):
+            cols = [c for (c,) in conn.execute("SELECT column_name FROM information_schema.columns WHERE table_name = %s "
+                                               "AND table_schema = current_schema() ORDER BY ordinal_position", (table,))]
+            copied = ", ".join("thread_id || ':copy-' || n" if c == "thread_id" else c for c in cols)
+            conn.execute(f"INSERT INTO {table} ({', '.join(cols)}) SELECT {copied} FROM {table}, generate_series(1, %s) AS n", (copies,))
+        conn.execute("ANALYZE")
+
+
 def _rows(st, where: str, params: list, asked: int, parted: bool) -> list[tuple]:
     from symfonic_cli.stores.postgres.page import page_sql
 
@@ -101,18 +115,8 @@ def test_usage_split_across_sessions_is_the_same_report(request, monkeypatch):
     from symfonic_cli.stores.postgres import usage
     from tests.conftest import backend_for
 
-    import psycopg
-
     url = backend_for("postgres", request).new_store()
-    with psycopg.connect(url, autocommit=True) as conn:
-        # The scenarios' threads copied under 30 more keys each (every row of the three tables):
-        # enough keys for the statistics' histogram the key ranges are cut from.
-        for table in ("checkpoints", "checkpoint_blobs", "checkpoint_writes"):
-            cols = [c for (c,) in conn.execute("SELECT column_name FROM information_schema.columns WHERE table_name = %s "
-                                               "AND table_schema = current_schema() ORDER BY ordinal_position", (table,))]
-            copied = ", ".join("thread_id || ':copy-' || n" if c == "thread_id" else c for c in cols)
-            conn.execute(f"INSERT INTO {table} ({', '.join(cols)}) SELECT {copied} FROM {table}, generate_series(1, 30) AS n")
-        conn.execute("ANALYZE")
+    _copied(url)
     split: list[bool] = []
     real = usage.on_one_snapshot
 
@@ -137,3 +141,33 @@ def test_usage_split_across_sessions_is_the_same_report(request, monkeypatch):
         assert report(st) == one and split == [True]
         st.location = parse_location(url.replace(f":{st.conn.info.port}/", ":1/"))
         assert report(st) == one and split == [True, False]
+
+
+def test_the_other_sessions_read_the_stores_schema(request):
+    """A store in a schema of its own (--pg-schema): the other sessions read its tables too (the
+    search_path of the store's session), where a public schema holds other checkpoints."""
+    import uuid
+    from urllib.parse import quote
+
+    from symfonic_cli.location import parse_location
+    from symfonic_cli.stores import open_store
+    from tests.conftest import backend_for
+    from tests.support.scenarios import write_scenarios
+
+    pg = backend_for("postgres", request)
+    name = f"split_{uuid.uuid4().hex[:8]}"
+    pg._create(name)
+    with pg.admin(name) as conn:
+        conn.execute('CREATE SCHEMA "agents"')
+    in_agents = pg.url(name, query="options=" + quote("-csearch_path=agents", safe=""))
+    for url, keys in ((in_agents, ["acme:_:s-001", "globex:_:s-101"]), (pg.url(name), ["initech:_:s-201"])):
+        with pg.saver(url) as saver:
+            saver.setup()
+            write_scenarios(saver, keys)
+        _copied(url, 150)  # more keys than the statistics' most common values hold
+    with open_store(parse_location(pg.url(name)), pg_schema="agents") as st:
+        one = [(t.key, t.last_at) for t in st.list_threads(limit=40)]
+        assert len(one) == 40 and not [k for k, _ in one if k.startswith("initech")]
+        st._split_rows = 0
+        assert _rows(st, "", [], 104, True) == _rows(st, "", [], 104, False)
+        assert [(t.key, t.last_at) for t in st.list_threads(limit=40)] == one
