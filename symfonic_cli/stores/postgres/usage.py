@@ -13,11 +13,11 @@ _TABLES = ("checkpoints", "checkpoint_blobs", "checkpoint_writes")
 _CP_BYTES = "pg_column_size(checkpoint) + coalesce(pg_column_size(metadata), 0)"
 # Threads the plain rule (the latest N per namespace) does not describe exactly: a subgraph call's
 # namespace, DeltaChannel metadata, pending Sends. They are planned one by one with the full rules.
-# ({key}: the key column as PostgresSection._key_grouped gives it.)
+# ({key}: the key column as PostgresSection._key_grouped gives it; {range}: a key range's conditions.)
 _SPECIAL = (
-    "SELECT {key} FROM checkpoints WHERE strpos(checkpoint_ns, ':') > 0 "
-    "OR metadata ? 'counters_since_delta_snapshot' OR metadata ? 'delta_writes_versioned' "
-    f"UNION SELECT {{key}} FROM checkpoint_writes WHERE channel = '{TASKS}'"
+    "SELECT {key} FROM checkpoints WHERE (strpos(checkpoint_ns, ':') > 0 "
+    "OR metadata ? 'counters_since_delta_snapshot' OR metadata ? 'delta_writes_versioned'){range} "
+    f"UNION SELECT {{key}} FROM checkpoint_writes WHERE channel = '{TASKS}'{{range}}"
 )
 _VERSIONS_OF = ("CASE WHEN jsonb_typeof(checkpoint -> 'channel_versions') = 'object' "
                 "THEN checkpoint -> 'channel_versions' ELSE '{}'::jsonb END")
@@ -81,7 +81,7 @@ class PostgresUsage(PostgresSection):
              f"UNION ALL SELECT {key}, octet_length(blob), 0 FROM checkpoint_blobs "
              f"UNION ALL SELECT {key}, octet_length(blob), 0 FROM checkpoint_writes) AS u "
              'GROUP BY thread_id ORDER BY 2 DESC, thread_id COLLATE "C" LIMIT %s', (top,)),
-            (_SPECIAL.format(key=key), None),
+            (_SPECIAL.format(key=key, range=""), None),
         ]
 
     def _store_usage(self, done: list[list[tuple]], keep: int) -> dict:
@@ -120,7 +120,7 @@ class PostgresUsage(PostgresSection):
         key = self._key_grouped()
         ranges = {t: "".join(f" AND {t}thread_id {op} %({b})s" for op, b, v in ((">=", "lo", lo), ("<", "hi", hi)) if v is not None)
                   for t in ("", "w.", "b.")}
-        special = _SPECIAL.format(key=key)
+        special = _SPECIAL.format(key=key, range=ranges[''])  # a part's own threads only: a third of the scan
         # Every checkpoint ranked in its namespace (sizes and channel versions only), and only the
         # namespaces holding more than ``keep``: the rows a prune deletes and the ones it keeps
         # beside them, ranked once (MATERIALIZED) for the three sums of one statement.
