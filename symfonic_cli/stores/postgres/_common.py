@@ -209,3 +209,70 @@ class PostgresSection:
                 return "WHERE thread_id >= %s", [prefix]
             return "WHERE thread_id >= %s AND thread_id < %s", [prefix, hi]
         return 'WHERE starts_with(thread_id COLLATE "C", %s)', [prefix]
+
+
+def on_one_snapshot(conn: Any, conninfo: str, sessions: list[list[tuple[str, Any]]]) -> list[list[list[tuple]]] | None:
+    """Each session's statements (in order; their rows fetched whole), the sessions at once and
+    all on one snapshot: the first on ``conn`` (idle before, left idle after), the others on new
+    read-only sessions in threads, which import the snapshot ``conn`` exports (pg_export_snapshot:
+    exactly the rows ``conn`` sees). JIT off in all (see PostgresSection._stream). None when the
+    snapshot cannot be exported, or a session cannot be had or cannot take it (too many
+    connections, a pooler): the caller reads in ``conn`` alone."""
+    import re
+    import threading
+
+    import psycopg
+
+    done: list[list[list[tuple]] | None] = [None] * len(sessions)
+    failed: list[BaseException] = []
+    helpers: list[Any] = []
+
+    def run(c: Any, i: int) -> None:
+        c.execute("SET LOCAL jit = off")
+        done[i] = [c.execute(sql, params).fetchall() for sql, params in sessions[i]]
+
+    def helper(i: int, snapshot: str, search_path: str) -> None:
+        try:
+            with psycopg.connect(conninfo, autocommit=True, prepare_threshold=None) as h:
+                helpers.append(h)
+                h.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
+                h.execute(f"SET TRANSACTION SNAPSHOT '{snapshot}'")
+                h.execute("SELECT set_config('search_path', %s, true)", (search_path,))
+                run(h, i)
+                h.execute("ROLLBACK")
+        except Exception as exc:  # the caller reads in one session
+            failed.append(exc)
+
+    try:
+        with conn.transaction():
+            # The exported snapshot is the one every statement of this transaction reads.
+            conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
+            try:
+                snapshot, search_path = conn.execute("SELECT pg_export_snapshot(), current_setting('search_path')").fetchone()
+            except psycopg.Error:
+                raise _NoSnapshot from None
+            if not re.fullmatch(r"[0-9A-Fa-f-]+", str(snapshot)):
+                raise _NoSnapshot
+            threads = [threading.Thread(target=helper, args=(i, snapshot, search_path), daemon=True) for i in range(1, len(sessions))]
+            for t in threads:
+                t.start()
+            try:
+                run(conn, 0)
+            finally:
+                if done[0] is None:  # interrupted or failed: the other sessions stop too
+                    for h in list(helpers):
+                        try:
+                            h.cancel()
+                        except Exception:  # a session already gone
+                            pass
+                for t in threads:
+                    t.join()
+    except _NoSnapshot:  # rolled back: nothing was read
+        return None
+    if failed:
+        return None
+    return [d for d in done if d is not None]
+
+
+class _NoSnapshot(Exception):
+    """The server would not export the transaction's snapshot."""

@@ -60,8 +60,8 @@ def _ts_ticks(ts: str) -> str:
 
 
 def page_sql(key: str, where: str, inside: str, ts_read: bool) -> str:
-    """The page's statement: rows ``(key, checkpoints, first id, last id, odd)`` by rank, newest
-    first; parameters: ``where``'s, ``inside``'s (the plain rows' bounds), then how many rows.
+    """The page's statement: rows ``(key, checkpoints, first id, last id, odd, rank)`` by rank,
+    newest first; parameters: ``where``'s, ``inside``'s (the plain rows' bounds), then how many rows.
     ``ts_read``: a one-checkpoint odd thread's ``ts`` is read by its key (keys compare exactly)."""
     # One level: the aggregates named once each (the planner computes each once), the rank of
     # each group in the same projection as its row (no subquery scan over a million groups).
@@ -77,7 +77,28 @@ def page_sql(key: str, where: str, inside: str, ts_read: bool) -> str:
                  f"ELSE '~' END FROM (SELECT {ts} AS ts OFFSET 0) AS h)")
     rank = (f"CASE WHEN NOT {odd} THEN {last} WHEN {n} > 1 THEN '~' WHEN {last} ~ '{TIMED_ID}' "
             f"THEN {_rank_of_ticks(_id_ticks(last))} ELSE {by_ts} END")
+    # The rank is sent (an ASCII string): the parts of a split page merge by it (merge_parts).
     return (
-        f'SELECT {key}, {n}, min(checkpoint_id COLLATE "C"), {last}, {odd} FROM checkpoints AS t {where} GROUP BY {key} '
-        f'HAVING {odd} OR (true{inside}) ORDER BY ({rank}) COLLATE "C" DESC, {key} COLLATE "C" LIMIT %s'
+        f'SELECT {key}, {n}, min(checkpoint_id COLLATE "C"), {last}, {odd}, ({rank}) COLLATE "C" FROM checkpoints AS t {where} '
+        f'GROUP BY {key} HAVING {odd} OR (true{inside}) ORDER BY 6 DESC, {key} COLLATE "C" LIMIT %s'
     )
+
+
+def part_cuts(bounds: list[str], parts: int) -> list[str]:
+    """Up to ``parts - 1`` keys cutting ``bounds`` (the statistics' equal-frequency histogram of
+    the keys, sorted as the column sorts) into ``parts`` runs of about as many rows; ascending,
+    distinct."""
+    k = len(bounds) - 1
+    cuts = [bounds[round(i * k / parts)] for i in range(1, parts)] if k > 0 else []
+    return [c for i, c in enumerate(cuts) if i == 0 or c != cuts[i - 1]]
+
+
+def merge_parts(parts: list[list[tuple]], asked: int) -> list[tuple]:
+    """The first ``asked`` rows of the parts' rows, as the one statement over their union gives
+    them (rank descending, then key in bytes): each part holds its own first ``asked``, and no
+    thread is in two parts (a key range each)."""
+    rows = [r for part in parts for r in part]
+    rows.sort(key=lambda r: str(r[0]).encode("utf-8", "surrogateescape"))
+    rows.sort(key=lambda r: r[5], reverse=True)  # ASCII: str order is the server's "C" order
+    return rows[:asked]
+

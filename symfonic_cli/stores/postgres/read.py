@@ -9,13 +9,15 @@ from symfonic_cli.errors import StoreError
 from symfonic_cli.model.listing import StoreInfo, ThreadSummary
 from symfonic_cli.clock import joined_ordered
 from symfonic_cli.stores.activity import odd_having
-from symfonic_cli.stores.postgres.page import page_sql
+from symfonic_cli.stores.postgres.page import merge_parts, page_sql, part_cuts
 from symfonic_cli.stores.postgres._common import (
     PostgresSection,
     TABLES,
     _translate_errors,
+    _conninfo,
     _translate_iter,
     is_ordered_id,
+    on_one_snapshot,
 )
 from symfonic_cli.threadkey import tenant_prefix
 
@@ -79,24 +81,78 @@ class PostgresRead(PostgresSection):
         """A page, decided in the server in one pass and one top-N sort (stores/postgres/page.py):
         the ``limit`` newest plain threads inside the bounds, and the odd ones ranked where they
         could be among them; no id crosses the wire but theirs. Ranks above the page taken by
-        more odd threads than the rows asked for beyond it: asked again for more rows."""
+        more odd threads than the rows asked for beyond it: asked again for more rows. Over a
+        large table the pass is split by key range across sessions on one snapshot (_key_cuts)."""
         bounds = [b for b in (last_before, last_from) if b is not None]
         inside = "".join(f" AND max(checkpoint_id COLLATE \"C\") {op} %s" for op, b in (("<", last_before), (">=", last_from)) if b is not None)
-        sql = page_sql(key, where, inside, self._keys_exact)
+        cuts = self._key_cuts(where, params)
         asked = 2 * limit + 64
         while True:
-            # jit off: compiling this statement's expressions cost more than the whole scan.
-            rows = list(self._stream(sql, [*params, *bounds, asked], jit=False, itersize=asked))
-            if len(rows) < asked or sum(not odd for *_, odd in rows) >= limit:
+            rows = self._page_parted(key, where, params, inside, bounds, cuts, asked) if cuts else None
+            if rows is None:
+                cuts = []
+                # jit off: compiling this statement's expressions cost more than the whole scan.
+                sql = page_sql(key, where, inside, self._keys_exact)
+                rows = list(self._stream(sql, [*params, *bounds, asked], jit=False, itersize=asked))
+            if len(rows) < asked or sum(not row[4] for row in rows) >= limit:
                 break
             asked *= 16
-        odd = sorted((ThreadSummary(str(k), n, first, last, True) for k, n, first, last, is_odd in rows if is_odd),
+        odd = sorted((ThreadSummary(str(k), n, first, last, True) for k, n, first, last, is_odd, _ in rows if is_odd),
                      key=lambda t: t.key.encode("utf-8", "surrogateescape"))
-        page = [ThreadSummary(str(k), n, first, last, False) for k, n, first, last, is_odd in rows if not is_odd][:limit]
+        page = [ThreadSummary(str(k), n, first, last, False) for k, n, first, last, is_odd, _ in rows if not is_odd][:limit]
         page.sort(key=lambda t: t.key.encode("utf-8", "surrogateescape"))
         page.sort(key=lambda t: t.last_checkpoint_id, reverse=True)
         yield from odd
         yield from page
+
+    # Checkpoints (the planner's estimate, under the page's prefix) from which a read is split
+    # across sessions: below it, a session's start costs more than its share of the pass saves.
+    _split_rows = 100_000
+
+    def _key_cuts(self, where: str, params: list) -> list[str]:
+        """Keys cutting a pass (the page's, the reclaimable bytes') into key ranges of about as many
+        checkpoints, one session each: as many sessions as the server lets one query use processes
+        (max_parallel_workers_per_gather workers and itself; a read through a cursor, or one the
+        planner cannot parallelize, gets no workers). From the column's statistics (none before an
+        ANALYZE: no split); only from an idle session (the parts share a new transaction's
+        snapshot); under a prefix only where the key range is the prefix (a collation in byte order)."""
+        from psycopg.pq import TransactionStatus
+
+        if self.conn.info.transaction_status != TransactionStatus.IDLE or (where and not self._c_collation):
+            return []
+        row = self.conn.execute(
+            "SELECT current_setting('max_parallel_workers_per_gather')::int, k.reltuples, s.histogram_bounds::text::text[] "
+            "FROM pg_class k JOIN pg_namespace n ON n.oid = k.relnamespace LEFT JOIN pg_stats s ON s.schemaname = n.nspname "
+            "AND s.tablename = k.relname AND s.attname = 'thread_id' WHERE k.oid = 'checkpoints'::regclass").fetchone()
+        workers, rows, hist = row if row else (0, 0, None)
+        if workers < 1 or not hist or len(hist) < 3:
+            return []
+        hist = [str(b) for b in hist]
+        share = 1.0
+        if where:  # a prefix's range [params[0], params[1]) in byte order: the bounds inside it
+            lo = params[0].encode("utf-8", "surrogateescape")
+            hi = params[1].encode("utf-8", "surrogateescape") if len(params) > 1 else None
+            inner = [b for b in hist if lo <= b.encode("utf-8", "surrogateescape") and (hi is None or b.encode("utf-8", "surrogateescape") < hi)]
+            share = len(inner) / (len(hist) - 1)
+            hist = inner
+        if float(rows) * share < self._split_rows or len(hist) < 2:
+            return []
+        return part_cuts(hist, workers + 1)
+
+    def _page_parted(self, key: str, where: str, params: list, inside: str, bounds: list, cuts: list[str], asked: int) -> list[tuple] | None:
+        """The page's statement over each key range between ``cuts`` (the column's own order: its
+        index serves the range), run at once in sessions on one snapshot and merged (merge_parts);
+        None when the sessions cannot be had."""
+        edges: list[str | None] = [None, *cuts, None]
+        sessions = []
+        for lo, hi in zip(edges, edges[1:]):
+            conds = ([] if lo is None else ["thread_id >= %s"]) + ([] if hi is None else ["thread_id < %s"])
+            part = (where + " AND " if where else "WHERE ") + " AND ".join(conds)
+            args = [*params, *(b for b in (lo, hi) if b is not None), *bounds, asked]
+            sessions.append([(page_sql(key, part, inside, self._keys_exact), args)])
+        conninfo = _conninfo(self.location, writable=False, connect_timeout=self.connect_timeout)
+        parts = on_one_snapshot(self.conn, conninfo, sessions)
+        return None if parts is None else merge_parts([rows for (rows,) in parts], asked)
 
     @_translate_errors
     def _window_page(self, tenant: str | None, sub_tenant: str | None, last_before: str | None, last_from: str | None, after: str | None, limit: int, odd: bool, upto: str | None = None) -> list[str]:
