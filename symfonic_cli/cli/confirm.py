@@ -64,7 +64,7 @@ def confirm(terminal: Terminal | None, step: Confirmation) -> None:
     try:
         terminal.writer.write(f"{step.question}: ")
         terminal.writer.flush()
-        answer = terminal.reader.readline()
+        answer = _read_line(terminal.reader)
         _pending_signals()
     except KeyboardInterrupt:  # Ctrl-C at the prompt: a clear no
         terminal.writer.write("\n")
@@ -77,6 +77,39 @@ def confirm(terminal: Terminal | None, step: Confirmation) -> None:
     # The key exactly, or as the plan shows it (escaped): never a trimmed or folded look-alike.
     if answer not in (expected, escape_inline(expected)):  # the error line is escaped where it is written
         raise NotConfirmedError(step.refused(f": expected '{expected}'"))
+
+
+def _read_line(reader: TextIO) -> str:
+    """One line from the terminal, a Ctrl-C while waiting for it included. A plain readline misses
+    a Ctrl-C whose signal lands after Python last looked for signals and before the read begins
+    (under load, right after the prompt is written): the terminal drops the typed keys and the
+    read waits for a line no one types. So wait until the terminal holds a line or a signal has
+    come (written to a pipe by signal.set_wakeup_fd, whenever it lands), then read."""
+    import os
+    import select
+    import signal
+
+    try:
+        fd = reader.fileno()
+    except (AttributeError, OSError, ValueError):  # no descriptor to wait on: nothing can land between
+        return reader.readline()
+    woken, wake = os.pipe()
+    try:
+        os.set_blocking(wake, False)
+        os.set_blocking(woken, False)
+        try:
+            previous = signal.set_wakeup_fd(wake, warn_on_full_buffer=False)
+        except ValueError:  # not the main thread, which alone runs signal handlers
+            return reader.readline()
+        try:
+            while fd not in select.select([fd, woken], [], [])[0]:
+                os.read(woken, 512)  # a signal came: its handler runs before the next wait (Ctrl-C raises)
+        finally:
+            signal.set_wakeup_fd(previous)
+        return reader.readline()
+    finally:
+        os.close(woken)
+        os.close(wake)
 
 
 def _pending_signals() -> None:

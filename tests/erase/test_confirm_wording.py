@@ -95,3 +95,39 @@ def test_a_hostile_key_in_the_refusal_is_escaped(sqlite_store):
     refusal = screen.split("Type the thread key to erase it: ")[1]
     assert "not confirmed: expected 'acme:_:\\x1b[31mred\\x07', nothing erased" in refusal, refusal
     assert "\x1b" not in refusal and "\x07" not in refusal
+
+
+# The prompt in a process of its own, where the Ctrl-C is taken by another thread once the main one
+# has waited 0.1 s for the answer: the signal is noted (as one landing just after Python last looked
+# for signals and just before the read began is) and the main thread's wait is not interrupted by it.
+# Under load that is how the Ctrl-C test above hung: the terminal drops the keys typed before it.
+_SIGNAL_BESIDE_THE_READ = """
+import signal, sys, threading, time
+from symfonic_cli.api.runs import Confirmation
+from symfonic_cli.cli.confirm import Terminal, confirm
+from symfonic_cli.errors import StoppedError
+
+def ctrl_c_while_waiting():
+    main, asleep = threading.main_thread().native_id, 0
+    while asleep < 5:  # the main thread blocked 0.1 s in a row
+        time.sleep(0.02)
+        with open(f"/proc/self/task/{main}/stat") as f:
+            asleep = asleep + 1 if f.read().rsplit(")", 1)[1].split()[0] == "S" else 0
+    signal.pthread_kill(threading.get_ident(), signal.SIGINT)
+
+threading.Thread(target=ctrl_c_while_waiting, daemon=True).start()
+try:
+    confirm(Terminal(sys.stdin, sys.stderr), Confirmation(None, "prune", 8))
+except StoppedError as exc:
+    print(f"stopped: {exc.message}")
+    sys.exit(exc.exit_code)
+"""
+
+
+def test_a_ctrl_c_landing_beside_the_read_ends_the_prompt():
+    with Session([sys.executable, "-c", _SIGNAL_BESIDE_THE_READ]) as s:
+        s.read_until("to prune them: ")
+        code = s.wait(timeout=30)  # killed if the read goes on waiting for a line
+        screen = s.screen
+    assert code == 130, screen
+    assert "stopped: not confirmed (interrupted), nothing pruned" in screen, screen

@@ -55,14 +55,6 @@ def demo_store(demo_master) -> Path:
 @pytest.mark.parametrize("page", GUIDES, ids=[p.stem for p in GUIDES])
 def test_guide_runs_as_written(page, tmp_path, demo_store):
     assert command_lines(page), f"{page.name} has no symfonic command line"
-    if "# exit 14" in page.read_text(encoding="utf-8"):
-        # The page shows rewind's guard against a thread written in the last minutes, as a reader
-        # who has just made the demo store sees it: the session's store may be older than that.
-        from symfonic_cli.demo import create_demo_store
-
-        demo_store = tmp_path / "fresh" / "demo.db"
-        demo_store.parent.mkdir()
-        create_demo_store(demo_store)
     prepare(page, tmp_path, demo_store)
     assert _run_page(page, tmp_path) == []
 

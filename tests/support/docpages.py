@@ -51,7 +51,15 @@ def shown_text(line: str) -> str | None:
 
 def prepare(page: Path, folder: Path, demo_store: Path) -> None:
     """The folder a page's lines run in: a copy of the demo store unless the page makes its own
-    (the encrypted-stores guide makes its store and key with ``symfonic demo --encrypted``)."""
+    (the encrypted-stores guide makes its store and key with ``symfonic demo --encrypted``). A
+    page that shows rewind's guard against a thread written in the last 5 minutes (``# exit 14``)
+    gets a store written just now, as its reader has: the session's may be older than that."""
     lines = command_lines(page)
-    if not any("symfonic demo" in line for line, _ in lines):
-        shutil.copyfile(demo_store, folder / "demo.db")
+    if any("symfonic demo" in line for line, _ in lines):
+        return
+    if any(code == 14 for _, code in lines):
+        from symfonic_cli.demo import create_demo_store
+
+        create_demo_store(folder / "demo.db")
+        return
+    shutil.copyfile(demo_store, folder / "demo.db")
