@@ -11,7 +11,7 @@ from symfonic_cli.model.listing import ThreadSummary
 from symfonic_cli.stores.activity import in_window, odd_having
 from symfonic_cli.stores.sqlite._common import SqliteSection, _translate_errors, _translate_iter
 from symfonic_cli.stores.sqlite.blobkeys import _key_bytes, _merged_by_key, _utf8
-from symfonic_cli.threadkey import tenant_prefix
+from symfonic_cli.threadkey import prefix_upper_bound, tenant_prefix
 
 # typing.TYPE_CHECKING without importing typing (quick commands load this module).
 TYPE_CHECKING = False
@@ -58,7 +58,6 @@ class SqliteListing(SqliteSection):
         # a GLOB per row cost more than the whole GROUP BY, and a group_concat in the pass a
         # fourth of it for every thread. Only text ids give a text min and max (SQLite orders
         # NULL, numbers, text, BLOBs).
-        self.conn.create_function("symfonic_ordered", 2, _ordered, deterministic=True)
         if limit is None:
             first, text_ids = "min(checkpoint_id)", "typeof(min(checkpoint_id)) = 'text' AND typeof(max(checkpoint_id)) = 'text'"
         else:
@@ -69,12 +68,27 @@ class SqliteListing(SqliteSection):
         odd = (f"NOT coalesce({text_ids} AND CASE WHEN count(*) = 1 THEN max(checkpoint_id) GLOB '{ORDERED_ID_GLOB}' "
                f"ELSE (SELECT symfonic_ordered({_JOINED}, count(*)) FROM checkpoints AS j WHERE {self._key_is('j.thread_id', 'c.thread_id')}) END, 0)")
         having, bounds = odd_having("odd", "last", "?", last_before, last_from, "rows")
+        # A large store's pass is split by key range across the usable CPUs (_key_ranges).
+        ranges = self._key_ranges(tenant, sub_tenant)
         if limit is None:
-            groups = (f"(SELECT thread_id, count(*) AS n, {first} AS first, max(checkpoint_id) AS last, {odd} AS odd "
-                      f"FROM checkpoints AS c {where} GROUP BY thread_id COLLATE BINARY)")
-            sql = f"SELECT thread_id, n, first, last, odd FROM {groups} {having.replace('HAVING', 'WHERE', 1)} ORDER BY odd DESC, last DESC, thread_id COLLATE BINARY"
-            for key, n, first, last, odd in self.conn.execute(sql, [*params, *bounds]):
-                yield ThreadSummary(str(key), n, first, last, bool(odd))
+            def whole(conn: Any, where: str, params: list[Any]) -> Any:
+                conn.create_function("symfonic_ordered", 2, _ordered, deterministic=True)
+                groups = (f"(SELECT thread_id, count(*) AS n, {first} AS first, max(checkpoint_id) AS last, {odd} AS odd "
+                          f"FROM checkpoints AS c {where} GROUP BY thread_id COLLATE BINARY)")
+                sql = (f"SELECT thread_id, n, first, last, odd FROM {groups} {having.replace('HAVING', 'WHERE', 1)} "
+                       "ORDER BY odd DESC, last DESC, thread_id COLLATE BINARY")
+                return conn.execute(sql, [*params, *bounds])  # steps once: the whole pass and its sort
+
+            if ranges is None:
+                for key, n, first, last, odd_row in whole(self.conn, where, params):
+                    yield ThreadSummary(str(key), n, first, last, bool(odd_row))
+                return
+            streams, readers = self._in_parts(ranges, whole)
+            try:
+                for key, n, first, last, odd_row in _merged_listing(streams):
+                    yield ThreadSummary(str(key), n, first, last, bool(odd_row))
+            finally:
+                _close(readers)
             return
         # A page: one pass. The odd threads are handed over as the pass meets them (a function
         # called for them only) and the plain ones inside the bounds go to SQLite's top-N sort:
@@ -84,19 +98,38 @@ class SqliteListing(SqliteSection):
         # one-row group's is its row's, from the index the pass scans): its head is read in the
         # pass. Only the odd threads that can be on the page are held (_PageOdd): memory the
         # page's, not the store's (issue #45).
-        odd_page = _PageOdd(self, limit, last_before, last_from)
-        self.conn.create_function("symfonic_odd_seen", 4, odd_page.met)
         latest = "max(checkpoint_id)"
         rowid = f"CASE WHEN count(*) = 1 AND NOT (length({latest}) = 36 AND substr({latest}, 15, 1) = '6') THEN c.rowid END"
         inside = "".join(f" AND {latest} {op} ?" for op, bound in (("<", last_before), (">=", last_from)) if bound is not None)
-        sql = (f"SELECT thread_id, count(*), {latest} FROM checkpoints AS c {where} GROUP BY thread_id COLLATE BINARY "
-               f"HAVING CASE WHEN {odd} THEN symfonic_odd_seen(thread_id, count(*), {latest}, {rowid}) ELSE 1{inside} END "
-               "ORDER BY 3 DESC, thread_id COLLATE BINARY LIMIT ?")
-        page = self.conn.execute(sql, [*params, *bounds, limit]).fetchall()
-        # A full page's last plain row is dated by its id; an odd thread dated before it, or
-        # undatable, comes after it: left out.
-        floor = ordered_id_time(page[-1][2]) if page and len(page) == limit else None
-        shown = odd_page.shown(floor)
+
+        def page_part(conn: Any, where: str, params: list[Any]) -> tuple[list[ThreadSummary], list[Any]]:
+            """The odd rows that can be on the page of these keys, and its plain rows."""
+            conn.create_function("symfonic_ordered", 2, _ordered, deterministic=True)
+            odd_page = _PageOdd(conn, limit, last_before, last_from)
+            conn.create_function("symfonic_odd_seen", 4, odd_page.met)
+            sql = (f"SELECT thread_id, count(*), {latest} FROM checkpoints AS c {where} GROUP BY thread_id COLLATE BINARY "
+                   f"HAVING CASE WHEN {odd} THEN symfonic_odd_seen(thread_id, count(*), {latest}, {rowid}) ELSE 1{inside} END "
+                   "ORDER BY 3 DESC, thread_id COLLATE BINARY LIMIT ?")
+            page = conn.execute(sql, [*params, *bounds, limit]).fetchall()
+            # A full page's last plain row is dated by its id; an odd thread dated before it, or
+            # undatable, comes after it: left out.
+            return odd_page.shown(_floor(page, limit)), page
+
+        if ranges is None:
+            shown, page = page_part(self.conn, where, params)
+        else:
+            parts, readers = self._in_parts(ranges, page_part)
+            _close(readers)
+            # Each part ran the same exact pass over its own keys. Its plain rows are some of the
+            # whole's, so its limit-th plain row (its floor) and its limit-th dated odd row are
+            # never newer than the whole page's: an odd thread a part left out (dated before
+            # them, undatable after `limit` dated rows, or past its first `limit` undatable
+            # keys) comes after the whole page too. The whole page's plain rows are the parts'
+            # merged and cut; their odd rows are cut again as one pass cuts them.
+            page = sorted((row for _, rows in parts for row in rows), key=lambda r: _key_bytes(r[0]))
+            page.sort(key=lambda r: r[2], reverse=True)
+            del page[limit:]
+            shown = _PageOdd(self.conn, limit, last_before, last_from).recut([t for rows, _ in parts for t in rows], _floor(page, limit))
         shown.sort(key=lambda t: _key_bytes(t.key))  # the shown ones only: a floor leaves out most
         for t in shown:
             if t.last_at is None and not t.undatable:  # dated after, by key
@@ -104,6 +137,79 @@ class SqliteListing(SqliteSection):
             yield t
         for key, n, last in page:
             yield ThreadSummary(str(key), n, last if n == 1 else self._least_id(key), last, False)
+
+    def _key_ranges(self, tenant: str | None, sub_tenant: str | None) -> list[tuple[Any, Any]] | None:
+        """``[lo, hi)`` key ranges (None: unbounded) splitting a large listing's pass into parts
+        of about as many checkpoints, one a usable CPU; None: one part (a small store; a writable
+        or non-UTF-8 one, or one declaring a collation: there a key range is no byte range of the
+        index). The split points are the keys of rows sampled by rowid: they only balance the
+        work, any points give the same listing."""
+        if self.writable or self.uri is None or self.keys_folded or not self.utf8:
+            return None
+        n = min(MAX_PARTS, PARTS if PARTS is not None else _usable_cpus())
+        if n < 2:
+            return None
+        top = self.conn.execute("SELECT max(rowid) FROM checkpoints").fetchone()[0]
+        if type(top) is not int or PARTS is None and top < SPLIT_FROM_ROWS:
+            return None
+        lo: Any = None
+        hi: Any = None
+        if tenant is not None:
+            lo = tenant_prefix(tenant, sub_tenant)
+            hi = prefix_upper_bound(lo)
+            hi = b"" if hi is None else hi  # above every text (no key here is a BLOB)
+        low = None if lo is None else _key_bytes(lo)
+        high = None if type(hi) is not str else _key_bytes(hi)
+        count = _SAMPLES * n
+        sql = ("WITH RECURSIVE s(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM s WHERE i + 1 < ?) "
+               "SELECT (SELECT CASE WHEN typeof(thread_id) = 'text' THEN CAST(thread_id AS BLOB) END FROM checkpoints "
+               "WHERE rowid >= 1 + s.i * ? / ? ORDER BY rowid LIMIT 1) FROM s")
+        keys = sorted({k for (k,) in self.conn.execute(sql, (count, top, count))
+                       if type(k) is bytes and (low is None or k >= low) and (high is None or k < high)})
+        if PARTS is None and len(keys) * top < SPLIT_FROM_ROWS * count:  # a tenant too small to split
+            return None
+        points: list[str] = []
+        for i in range(1, n):
+            if not keys:
+                break
+            point = keys[len(keys) * i // n]
+            if (low is None or point > low) and (not points or point > _key_bytes(points[-1])):
+                try:
+                    points.append(point.decode("utf-8"))
+                except UnicodeDecodeError:  # not a key sqlite3 can hand back: no split there
+                    continue
+        if not points:
+            return None
+        edges = [lo, *points, hi]
+        return list(zip(edges, edges[1:]))
+
+    def _in_parts(self, ranges: list[tuple[Any, Any]], job: Any) -> tuple[list[Any], list[Any]]:
+        """``job(conn, where, params)`` for each key range at once: the first on this connection,
+        the others each on a read-only connection of its own, in a thread (sqlite3 lets the GIL
+        go while SQLite steps: the parts' passes run on as many cores). Their results in range
+        order, and the connections opened, for the caller to close once it has read their rows.
+
+        A writer committing meanwhile: each part reads the snapshot its own pass starts in, so
+        one part may show its threads before a commit and another its threads after it. The
+        ranges are disjoint and cover the keys: no thread is shown twice or lost."""
+        from concurrent.futures import ThreadPoolExecutor
+
+        readers: list[Any] = []
+        try:
+            for _ in ranges[1:]:
+                readers.append(self._another_reader())
+            with ThreadPoolExecutor(max_workers=len(readers)) as pool:
+                futures = [pool.submit(job, conn, *_range_where(lo, hi)) for conn, (lo, hi) in zip(readers, ranges[1:])]
+                try:
+                    first = job(self.conn, *_range_where(*ranges[0]))
+                    return [first, *(f.result() for f in futures)], readers
+                except BaseException:
+                    for conn in readers:
+                        conn.interrupt()  # the other parts stop now (Ctrl-C, an error)
+                    raise
+        except BaseException:
+            _close(readers)
+            raise
 
     def _least_id(self, key: str) -> Any:
         row = self.conn.execute(f"SELECT min(checkpoint_id) FROM checkpoints WHERE {self._key_is()}", self._key_args(key)).fetchone()
@@ -164,8 +270,8 @@ class _PageOdd:
     while fewer are dated, the first ``limit`` by key; and every one that is dated after, by key.
     Heads are read 500 rowids to a query, in the pass (its snapshot) but for the last batch."""
 
-    def __init__(self, listing: SqliteListing, limit: int, last_before: str | None, last_from: str | None) -> None:
-        self.conn, self.limit, self.last_before, self.last_from = listing.conn, limit, last_before, last_from
+    def __init__(self, conn: Any, limit: int, last_before: str | None, last_from: str | None) -> None:
+        self.conn, self.limit, self.last_before, self.last_from = conn, limit, last_before, last_from
         self.dated: list[ThreadSummary] = []
         self.undatable: list[ThreadSummary] = []
         self.after: list[ThreadSummary] = []  # dated after, by key
@@ -249,6 +355,69 @@ class _PageOdd:
             self.undatable.sort(key=lambda t: _key_bytes(t.key))
             rows += self.undatable[:self.limit]
         return rows + self.after
+
+    def recut(self, rows: list[ThreadSummary], floor: Any) -> list[ThreadSummary]:
+        """The odd rows of a split page's parts (each part's ``shown``), cut as one pass cuts them."""
+        for t in rows:
+            if t.last_at is not None:
+                self._dated(t.key, t.checkpoints, t.last_checkpoint_id, t.last_at)
+        for t in rows:
+            if t.undatable:
+                self._undatable(t.key, t.last_checkpoint_id)
+        self.after += [t for t in rows if t.last_at is None and not t.undatable]
+        return self.shown(floor)
+
+
+# A large listing's pass in parts (_key_ranges): at most this many, one a usable CPU, and only
+# from this many checkpoints (estimated by the greatest rowid): below, the connections and
+# threads cost more than the other cores give back. PARTS set: that many parts, whatever the size.
+MAX_PARTS = 4
+SPLIT_FROM_ROWS = 100_000
+PARTS: int | None = None
+_SAMPLES = 32  # rows sampled a part to place the split points
+
+
+def _usable_cpus() -> int:
+    import os
+
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
+def _range_where(lo: Any, hi: Any) -> tuple[str, Any]:
+    conds = [f"thread_id COLLATE BINARY {op} ?" for op, edge in ((">=", lo), ("<", hi)) if edge is not None]
+    return ("WHERE " + " AND ".join(conds) if conds else ""), [edge for edge in (lo, hi) if edge is not None]
+
+
+def _floor(page: list[Any], limit: int) -> Any:
+    """A full page's last plain row's time (its id's); None when the page is not full."""
+    return ordered_id_time(page[-1][2]) if page and len(page) == limit else None
+
+
+def _merged_listing(streams: list[Any]) -> Iterator[tuple]:
+    """The parts' rows (each part's odd rows first, then its others by max id DESC, key) as one
+    pass orders them: every odd row first (list_threads orders those), then the others merged by
+    max id DESC; a tie goes to the earlier part, whose keys are the lesser (heapq.merge breaks
+    ties by stream order, reversed or not). Memory: a row a part."""
+    import heapq
+    from itertools import chain
+    from operator import itemgetter
+
+    plain = []
+    for stream in streams:
+        for row in stream:
+            if not row[4]:
+                plain.append(chain((row,), stream))
+                break
+            yield row
+    yield from heapq.merge(*plain, key=itemgetter(3), reverse=True)
+
+
+def _close(conns: list[Any]) -> None:
+    for conn in conns:
+        conn.close()
 
 
 def _pass_ts(head: bytes) -> Any:
