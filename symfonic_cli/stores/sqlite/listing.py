@@ -146,7 +146,7 @@ class SqliteListing(SqliteSection):
         work, any points give the same listing."""
         if self.writable or self.uri is None or self.keys_folded or not self.utf8:
             return None
-        n = min(MAX_PARTS, PARTS if PARTS is not None else _usable_cpus())
+        n = min(MAX_PARTS, PARTS if PARTS is not None else _idle_cpus())
         if n < 2:
             return None
         top = self.conn.execute("SELECT max(rowid) FROM checkpoints").fetchone()[0]
@@ -192,24 +192,38 @@ class SqliteListing(SqliteSection):
         A writer committing meanwhile: each part reads the snapshot its own pass starts in, so
         one part may show its threads before a commit and another its threads after it. The
         ranges are disjoint and cover the keys: no thread is shown twice or lost."""
-        from concurrent.futures import ThreadPoolExecutor
+        import threading  # not concurrent.futures: its import (logging) costs a small page's pass
+
+        done: list[Any] = [None] * len(ranges)
+        failed: list[BaseException] = []
+
+        def part(i: int, conn: Any) -> None:
+            try:
+                done[i] = job(conn, *_range_where(*ranges[i]))
+            except BaseException as exc:  # raised in the caller's thread, once every part is done
+                failed.append(exc)
 
         readers: list[Any] = []
+        threads: list[threading.Thread] = []
         try:
-            for _ in ranges[1:]:
+            for i in range(1, len(ranges)):
                 readers.append(self._another_reader())
-            with ThreadPoolExecutor(max_workers=len(readers)) as pool:
-                futures = [pool.submit(job, conn, *_range_where(lo, hi)) for conn, (lo, hi) in zip(readers, ranges[1:])]
-                try:
-                    first = job(self.conn, *_range_where(*ranges[0]))
-                    return [first, *(f.result() for f in futures)], readers
-                except BaseException:
-                    for conn in readers:
-                        conn.interrupt()  # the other parts stop now (Ctrl-C, an error)
-                    raise
-        except BaseException:
+                threads.append(threading.Thread(target=part, args=(i, readers[-1]), name="symfonic-listing-part", daemon=True))
+                threads[-1].start()
+            done[0] = job(self.conn, *_range_where(*ranges[0]))
+            for t in threads:
+                t.join()
+        except BaseException:  # Ctrl-C: the other parts stop now, before their connections close
+            for conn in readers:
+                conn.interrupt()
+            for t in threads:
+                t.join()
             _close(readers)
             raise
+        if failed:
+            _close(readers)
+            raise failed[0]
+        return done, readers
 
     def _least_id(self, key: str) -> Any:
         row = self.conn.execute(f"SELECT min(checkpoint_id) FROM checkpoints WHERE {self._key_is()}", self._key_args(key)).fetchone()
@@ -377,13 +391,21 @@ PARTS: int | None = None
 _SAMPLES = 32  # rows sampled a part to place the split points
 
 
-def _usable_cpus() -> int:
+def _idle_cpus() -> int:
+    """The CPUs this process may use that the machine leaves idle (this one counted in): on a
+    busy machine the parts only take turns, each connection's cost for nothing. The load
+    average is the whole machine's, so it is set against the machine's CPUs."""
     import os
 
     try:
-        return len(os.sched_getaffinity(0))
+        usable = len(os.sched_getaffinity(0))
     except (AttributeError, OSError):
-        return os.cpu_count() or 1
+        usable = os.cpu_count() or 1
+    try:
+        load = os.getloadavg()[0]
+    except (AttributeError, OSError):  # not told: the usable CPUs
+        return usable
+    return max(1, min(usable, round((os.cpu_count() or usable) - load) + 1))
 
 
 def _range_where(lo: Any, hi: Any) -> tuple[str, Any]:
