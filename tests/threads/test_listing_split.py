@@ -9,7 +9,8 @@ from datetime import timedelta
 
 import pytest
 
-from symfonic_cli.stores.sqlite import listing
+from symfonic_cli.stores.sqlite import parts as listing
+from symfonic_cli.stores.sqlite.parts import key_ranges
 from tests.threads.test_listing_page_floor import _id_days, _store
 
 
@@ -76,19 +77,19 @@ def test_a_split_pass_lists_what_one_pass_lists(request, monkeypatch, parts):
     monkeypatch.setattr(SqliteStore, "_another_reader", reader)
     with open_store(parse_location(url)) as st:
         monkeypatch.setattr(listing, "PARTS", None)  # a small store: one part
-        assert st._key_ranges(None, None) is None
+        assert key_ranges(st, None, None) is None
         bounds_list = [{}, {"last_before": _id_days(st, 1.5)}, {"last_from": _id_days(st, 1.2)}]
         limits = (1, 2, 3, 7, 20, 150, 1000, None)
         tenants = (None, "m", "z", "p")
         one = _listings(st, limits, bounds_list, tenants)
         assert not opened
         monkeypatch.setattr(listing, "PARTS", parts)
-        ranges = st._key_ranges(None, None)
+        ranges = key_ranges(st, None, None)
         assert ranges is not None and len(ranges) == parts
         assert ranges[0][0] is None and ranges[-1][1] is None  # every key is in one range
         assert all(a[1] == b[0] for a, b in zip(ranges, ranges[1:]))
         assert sorted(r[1] for r in ranges[:-1]) == [r[1] for r in ranges[:-1]]
-        m = st._key_ranges("m", None)
+        m = key_ranges(st, "m", None)
         assert m is not None and m[0][0] == "m:" and m[-1][1] == "m;"  # the tenant's range, split
         split = _listings(st, limits, bounds_list, tenants)
         assert opened

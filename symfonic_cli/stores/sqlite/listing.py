@@ -11,7 +11,8 @@ from symfonic_cli.model.listing import ThreadSummary
 from symfonic_cli.stores.activity import in_window, odd_having
 from symfonic_cli.stores.sqlite._common import SqliteSection, _translate_errors, _translate_iter
 from symfonic_cli.stores.sqlite.blobkeys import _key_bytes, _merged_by_key, _utf8
-from symfonic_cli.threadkey import prefix_upper_bound, tenant_prefix
+from symfonic_cli.stores.sqlite.parts import close_all, in_parts, key_ranges, merged_listing
+from symfonic_cli.threadkey import tenant_prefix
 
 # typing.TYPE_CHECKING without importing typing (quick commands load this module).
 TYPE_CHECKING = False
@@ -68,8 +69,8 @@ class SqliteListing(SqliteSection):
         odd = (f"NOT coalesce({text_ids} AND CASE WHEN count(*) = 1 THEN max(checkpoint_id) GLOB '{ORDERED_ID_GLOB}' "
                f"ELSE (SELECT symfonic_ordered({_JOINED}, count(*)) FROM checkpoints AS j WHERE {self._key_is('j.thread_id', 'c.thread_id')}) END, 0)")
         having, bounds = odd_having("odd", "last", "?", last_before, last_from, "rows")
-        # A large store's pass is split by key range across the usable CPUs (_key_ranges).
-        ranges = self._key_ranges(tenant, sub_tenant)
+        # A large store's pass is split by key range across the idle CPUs (parts.py).
+        ranges = key_ranges(self, tenant, sub_tenant)
         if limit is None:
             def whole(conn: Any, where: str, params: list[Any]) -> Any:
                 conn.create_function("symfonic_ordered", 2, _ordered, deterministic=True)
@@ -83,12 +84,12 @@ class SqliteListing(SqliteSection):
                 for key, n, first, last, odd_row in whole(self.conn, where, params):
                     yield ThreadSummary(str(key), n, first, last, bool(odd_row))
                 return
-            streams, readers = self._in_parts(ranges, whole)
+            streams, readers = in_parts(self, ranges, whole)
             try:
-                for key, n, first, last, odd_row in _merged_listing(streams):
+                for key, n, first, last, odd_row in merged_listing(streams):
                     yield ThreadSummary(str(key), n, first, last, bool(odd_row))
             finally:
-                _close(readers)
+                close_all(readers)
             return
         # A page: one pass. The odd threads are handed over as the pass meets them (a function
         # called for them only) and the plain ones inside the bounds go to SQLite's top-N sort:
@@ -118,8 +119,8 @@ class SqliteListing(SqliteSection):
         if ranges is None:
             shown, page = page_part(self.conn, where, params)
         else:
-            parts, readers = self._in_parts(ranges, page_part)
-            _close(readers)
+            parts, readers = in_parts(self, ranges, page_part)
+            close_all(readers)
             # Each part ran the same exact pass over its own keys. Its plain rows are some of the
             # whole's, so its limit-th plain row (its floor) and its limit-th dated odd row are
             # never newer than the whole page's: an odd thread a part left out (dated before
@@ -137,93 +138,6 @@ class SqliteListing(SqliteSection):
             yield t
         for key, n, last in page:
             yield ThreadSummary(str(key), n, last if n == 1 else self._least_id(key), last, False)
-
-    def _key_ranges(self, tenant: str | None, sub_tenant: str | None) -> list[tuple[Any, Any]] | None:
-        """``[lo, hi)`` key ranges (None: unbounded) splitting a large listing's pass into parts
-        of about as many checkpoints, one a usable CPU; None: one part (a small store; a writable
-        or non-UTF-8 one, or one declaring a collation: there a key range is no byte range of the
-        index). The split points are the keys of rows sampled by rowid: they only balance the
-        work, any points give the same listing."""
-        if self.writable or self.uri is None or self.keys_folded or not self.utf8:
-            return None
-        n = min(MAX_PARTS, PARTS if PARTS is not None else _idle_cpus())
-        if n < 2:
-            return None
-        top = self.conn.execute("SELECT max(rowid) FROM checkpoints").fetchone()[0]
-        if type(top) is not int or PARTS is None and top < SPLIT_FROM_ROWS:
-            return None
-        lo: Any = None
-        hi: Any = None
-        if tenant is not None:
-            lo = tenant_prefix(tenant, sub_tenant)
-            hi = prefix_upper_bound(lo)
-            hi = b"" if hi is None else hi  # above every text (no key here is a BLOB)
-        low = None if lo is None else _key_bytes(lo)
-        high = None if type(hi) is not str else _key_bytes(hi)
-        count = _SAMPLES * n
-        sql = ("WITH RECURSIVE s(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM s WHERE i + 1 < ?) "
-               "SELECT (SELECT CASE WHEN typeof(thread_id) = 'text' THEN CAST(thread_id AS BLOB) END FROM checkpoints "
-               "WHERE rowid >= 1 + s.i * ? / ? ORDER BY rowid LIMIT 1) FROM s")
-        keys = sorted({k for (k,) in self.conn.execute(sql, (count, top, count))
-                       if type(k) is bytes and (low is None or k >= low) and (high is None or k < high)})
-        if PARTS is None and len(keys) * top < SPLIT_FROM_ROWS * count:  # a tenant too small to split
-            return None
-        points: list[str] = []
-        for i in range(1, n):
-            if not keys:
-                break
-            point = keys[len(keys) * i // n]
-            if (low is None or point > low) and (not points or point > _key_bytes(points[-1])):
-                try:
-                    points.append(point.decode("utf-8"))
-                except UnicodeDecodeError:  # not a key sqlite3 can hand back: no split there
-                    continue
-        if not points:
-            return None
-        edges = [lo, *points, hi]
-        return list(zip(edges, edges[1:]))
-
-    def _in_parts(self, ranges: list[tuple[Any, Any]], job: Any) -> tuple[list[Any], list[Any]]:
-        """``job(conn, where, params)`` for each key range at once: the first on this connection,
-        the others each on a read-only connection of its own, in a thread (sqlite3 lets the GIL
-        go while SQLite steps: the parts' passes run on as many cores). Their results in range
-        order, and the connections opened, for the caller to close once it has read their rows.
-
-        A writer committing meanwhile: each part reads the snapshot its own pass starts in, so
-        one part may show its threads before a commit and another its threads after it. The
-        ranges are disjoint and cover the keys: no thread is shown twice or lost."""
-        import threading  # not concurrent.futures: its import (logging) costs a small page's pass
-
-        done: list[Any] = [None] * len(ranges)
-        failed: list[BaseException] = []
-
-        def part(i: int, conn: Any) -> None:
-            try:
-                done[i] = job(conn, *_range_where(*ranges[i]))
-            except BaseException as exc:  # raised in the caller's thread, once every part is done
-                failed.append(exc)
-
-        readers: list[Any] = []
-        threads: list[threading.Thread] = []
-        try:
-            for i in range(1, len(ranges)):
-                readers.append(self._another_reader())
-                threads.append(threading.Thread(target=part, args=(i, readers[-1]), name="symfonic-listing-part", daemon=True))
-                threads[-1].start()
-            done[0] = job(self.conn, *_range_where(*ranges[0]))
-            for t in threads:
-                t.join()
-        except BaseException:  # Ctrl-C: the other parts stop now, before their connections close
-            for conn in readers:
-                conn.interrupt()
-            for t in threads:
-                t.join()
-            _close(readers)
-            raise
-        if failed:
-            _close(readers)
-            raise failed[0]
-        return done, readers
 
     def _least_id(self, key: str) -> Any:
         row = self.conn.execute(f"SELECT min(checkpoint_id) FROM checkpoints WHERE {self._key_is()}", self._key_args(key)).fetchone()
@@ -382,64 +296,9 @@ class _PageOdd:
         return self.shown(floor)
 
 
-# A large listing's pass in parts (_key_ranges): at most this many, one a usable CPU, and only
-# from this many checkpoints (estimated by the greatest rowid): below, the connections and
-# threads cost more than the other cores give back. PARTS set: that many parts, whatever the size.
-MAX_PARTS = 4
-SPLIT_FROM_ROWS = 100_000
-PARTS: int | None = None
-_SAMPLES = 32  # rows sampled a part to place the split points
-
-
-def _idle_cpus() -> int:
-    """The CPUs this process may use that the machine leaves idle (this one counted in): on a
-    busy machine the parts only take turns, each connection's cost for nothing. The load
-    average is the whole machine's, so it is set against the machine's CPUs."""
-    import os
-
-    try:
-        usable = len(os.sched_getaffinity(0))
-    except (AttributeError, OSError):
-        usable = os.cpu_count() or 1
-    try:
-        load = os.getloadavg()[0]
-    except (AttributeError, OSError):  # not told: the usable CPUs
-        return usable
-    return max(1, min(usable, round((os.cpu_count() or usable) - load) + 1))
-
-
-def _range_where(lo: Any, hi: Any) -> tuple[str, Any]:
-    conds = [f"thread_id COLLATE BINARY {op} ?" for op, edge in ((">=", lo), ("<", hi)) if edge is not None]
-    return ("WHERE " + " AND ".join(conds) if conds else ""), [edge for edge in (lo, hi) if edge is not None]
-
-
 def _floor(page: list[Any], limit: int) -> Any:
     """A full page's last plain row's time (its id's); None when the page is not full."""
     return ordered_id_time(page[-1][2]) if page and len(page) == limit else None
-
-
-def _merged_listing(streams: list[Any]) -> Iterator[tuple]:
-    """The parts' rows (each part's odd rows first, then its others by max id DESC, key) as one
-    pass orders them: every odd row first (list_threads orders those), then the others merged by
-    max id DESC; a tie goes to the earlier part, whose keys are the lesser (heapq.merge breaks
-    ties by stream order, reversed or not). Memory: a row a part."""
-    import heapq
-    from itertools import chain
-    from operator import itemgetter
-
-    plain = []
-    for stream in streams:
-        for row in stream:
-            if not row[4]:
-                plain.append(chain((row,), stream))
-                break
-            yield row
-    yield from heapq.merge(*plain, key=itemgetter(3), reverse=True)
-
-
-def _close(conns: list[Any]) -> None:
-    for conn in conns:
-        conn.close()
 
 
 def _pass_ts(head: bytes) -> Any:
