@@ -36,6 +36,12 @@ def _odd_store(request) -> str:
                 rows.append((f"n:_:nodate-{i:04d}", f"step-{i}", ormsgpack.packb({"v": 4, "id": "step", "channel_values": {}})))
         conn.executemany("INSERT INTO checkpoints (thread_id, checkpoint_ns, checkpoint_id, type, checkpoint, metadata) "
                          "VALUES (?, '', ?, 'msgpack', ?, '{}')", rows)
+        # Plain threads with the same ids at both ends of the keys (in different parts): a tie
+        # on the greatest id, ordered by key across the parts.
+        for twin in ("a:_:twin", "zz:_:twin", "p:_:twin"):
+            conn.execute("INSERT INTO checkpoints (thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, checkpoint, metadata) "
+                         "SELECT ?, checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, checkpoint, metadata FROM checkpoints "
+                         "WHERE thread_id = 'p:_:plain-2'", (twin,))
     conn.close()
     return url
 
@@ -98,6 +104,9 @@ def test_a_split_pass_lists_what_one_pass_lists(request, monkeypatch, parts):
         assert split[k] == one[k], k
     whole = one[((), None, None)]
     assert len(whole) > 600 and any(r[6] for r in whole)  # undatable threads are listed too
+    keys = [r[0] for r in whole]
+    at = keys.index("a:_:twin")
+    assert keys[at:at + 4] == ["a:_:twin", "p:_:plain-2", "p:_:twin", "zz:_:twin"]
 
 
 def test_every_connection_a_split_listing_opens_reads_only(sqlite_store, monkeypatch):
