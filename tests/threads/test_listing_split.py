@@ -146,3 +146,17 @@ def test_every_connection_a_split_listing_opens_reads_only(sqlite_store, monkeyp
         assert hashes() == before_wal
     finally:
         conn.close()
+
+
+def test_the_parts_follow_the_idle_cpus(monkeypatch):
+    """A busy machine lists in one part (the parts would only take turns); an idle one in one
+    part a usable CPU."""
+    import os
+
+    usable = len(os.sched_getaffinity(0))
+    monkeypatch.setattr(os, "getloadavg", lambda: (1000.0, 1000.0, 1000.0))
+    assert listing._idle_cpus() == 1
+    monkeypatch.setattr(os, "getloadavg", lambda: (0.0, 0.0, 0.0))
+    assert listing._idle_cpus() == usable
+    monkeypatch.setattr(os, "getloadavg", lambda: ((os.cpu_count() or 1) - 1.0, 0.0, 0.0))
+    assert listing._idle_cpus() == min(2, len(os.sched_getaffinity(0)))  # one CPU idle, and this process's
