@@ -55,7 +55,7 @@ def run(req: EraseRequest, environment: Environment | None = None, report: Repor
     check(req)
     report = report or Report()
     store = open_store(req.location, writable=not req.dry_run, **req.options)
-    report.opened(store)
+    report.opened(store.open_warnings)
     if req.selection.window is not None:
         from symfonic_cli.erase.sweep import run_sweep
 

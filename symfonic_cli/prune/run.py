@@ -84,7 +84,7 @@ def run(req: PruneRequest, environment: Environment | None = None, report: Repor
     check(req)
     report = report or Report()
     store = open_store(req.location, writable=not req.dry_run, **req.options)
-    report.opened(store)
+    report.opened(store.open_warnings)
     return prune_threads(store, req, environment, report)
 
 
