@@ -52,16 +52,24 @@ def read_only(front: Front, found: tuple[Any, dict[str, Any]]) -> Any:
     return store
 
 
-def _selection(front: Front, found: tuple[Any, dict[str, Any]], command: str, values: dict[str, Any], **extra: Any) -> Any:
+def _selection(front: Front, store: Any, command: str, values: dict[str, Any],
+               **extra: Any) -> tuple[Any, tuple[Any, dict[str, Any]]]:
     """The threads: selection.choose, every selection rule in one place (a sweep's cut-off fixed once);
-    the store ``found`` opened read-only only when a selection lists threads."""
+    and the store ``store`` names, found once (``find_store``), after the selection's own errors: opened
+    read-only only when a selection lists threads."""
     from symfonic_cli.selection import choose
+
+    found: list[tuple[Any, dict[str, Any]]] = []
+
+    def opener() -> Any:
+        found.append(find_store(front, store))
+        return read_only(front, found[0])
 
     names = ("thread", "tenant", "sub_tenant", "session", "all_sessions", "from_file", "inactive_for", "inactive_since",
              "batch_size", "missing_ok")
     given = {n: values[n] for n in names if n in values}
-    return choose(command, opener=lambda: read_only(front, found), api=not front.cli, environment=front.environment,
-                  **given, **extra)
+    chosen = choose(command, opener=opener, api=not front.cli, environment=front.environment, **given, **extra)
+    return chosen, found[0] if found else find_store(front, store)
 
 
 def _opened(request: Any, report: Any, *, writable: bool) -> Any:
@@ -82,8 +90,8 @@ def prune_request(front: Front, store: Any, given: dict[str, Any]) -> Any:
     from symfonic_cli.selection import PRUNE
 
     values = declared(PARAMS, given, cli=front.cli)  # checked before a store is opened (a selection may open it)
-    location, options = find_store(front, store)  # once: the selection's read-only store is this one
-    chosen = _selection(front, (location, options), PRUNE, given, all_threads=given.get("all_threads", False), listed_only=True)
+    chosen, (location, options) = _selection(front, store, PRUNE, given, all_threads=given.get("all_threads", False),
+                                             listed_only=True)
     request = PruneRequest(location=location, options=options, selection=chosen, pace=pace(values, cli=front.cli), **values)
     check(request)
     return request
@@ -110,8 +118,7 @@ def erase_request(front: Front, store: Any, given: dict[str, Any]) -> Any:
     from symfonic_cli.selection import ERASE
 
     values = declared(PARAMS, given, cli=front.cli)
-    location, options = find_store(front, store)  # once: the selection's read-only store is this one
-    chosen = _selection(front, (location, options), ERASE, given)
+    chosen, (location, options) = _selection(front, store, ERASE, given)
     request = EraseRequest(location=location, options=options, selection=chosen, pace=pace(values, cli=front.cli), **values)
     check(request)
     return request
@@ -179,8 +186,7 @@ def export_request(front: Front, store: Any, given: dict[str, Any]) -> Any:
     if front.cli:
         _refuse_file_name(output)
     values = declared(PARAMS, given, cli=front.cli)
-    location, options = find_store(front, store)  # once: the selection's read-only store is this one
-    chosen = _selection(front, (location, options), ERASE, given, listed_only=True)
+    chosen, (location, options) = _selection(front, store, ERASE, given, listed_only=True)
     values.update(output=output, tenant=chosen.tenant, sub_tenant=chosen.sub_tenant)
     return ExportRequest(location=location, options=options, selection=chosen.receipt,
                          keys=list(chosen.keys) if chosen.keys is not None else None,
