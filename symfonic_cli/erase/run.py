@@ -157,7 +157,7 @@ def erase_threads(store: Store, req: EraseRequest, environment: Environment | No
 def _with_retained(store: Store, plans: list[ep.ThreadErasePlan]) -> list[ep.ThreadErasePlan]:
     """Each plan with the messages only older checkpoints still hold (issue 36's retained: compaction
     removed them from the conversation), which the erase deletes too: the plan says what goes.
-    Each checkpoint of a thread is read once, streaming (memory/views.py)."""
+    Each checkpoint of a thread is read once, streaming (the store's ``message_views``: stores/messages.py)."""
     from dataclasses import replace
 
     from symfonic_cli.memory.retained import retained_count

@@ -17,7 +17,7 @@ from datetime import datetime
 from typing import Any
 
 from symfonic_cli.clock import iso_utc
-from symfonic_cli.memory.views import Delta, checkpoint_views, delta_views, version_key
+from symfonic_cli.stores.messages import Delta, version_key
 from symfonic_cli.stores.protocol import Store
 from symfonic_cli.transcript import rows as tx
 
@@ -80,9 +80,9 @@ def _writes(store: Store, key: str) -> tuple[dict[tuple[str, str], set[str]], di
 def read_retained(store: Store, key: str) -> list[RetainedMessage]:
     """Every message version any checkpoint (or stored write) of ``key`` holds, oldest first."""
     try:
-        return _retained(store, key, checkpoint_views(store, key))
+        return _retained(store, key, store.message_views(key))
     except Delta:
-        return _retained(store, key, delta_views(store, key))
+        return _retained(store, key, store.delta_message_views(key))
 
 
 def retained_count(store: Store, key: str) -> int | None:
