@@ -82,6 +82,13 @@ def _opened(request: Any, report: Any, *, writable: bool) -> Any:
     return store
 
 
+def _sessions(request: Any) -> Any:
+    """How a run's other ``--jobs`` sessions are opened: each as its own store was, writable, by the one opener."""
+    from symfonic_cli.api.opening import open_changing
+
+    return lambda: open_changing(request.location, request.options, writable=True)
+
+
 def prune_request(front: Front, store: Any, given: dict[str, Any]) -> Any:
     """A prune's request (prune/params.py): its threads chosen, every value checked."""
     from symfonic_cli.changes.params import declared, pace
@@ -101,7 +108,8 @@ def run_prune(request: Any, environment: Any, report: Any) -> Any:
     """prune/run.py on the store opened here: the plan, the report's confirmation, each thread, the end."""
     from symfonic_cli.prune.run import prune_threads
 
-    return prune_threads(_opened(request, report, writable=not request.dry_run), request, environment, report)
+    return prune_threads(_opened(request, report, writable=not request.dry_run), request, environment, report,
+                         open_session=_sessions(request))
 
 
 def prune(front: Front, store: Any, given: dict[str, Any]) -> None:
@@ -133,7 +141,7 @@ def run_erase(request: Any, environment: Any, report: Any) -> Any:
     if request.selection.window is not None:  # a retention sweep: any number of threads, batch by batch
         from symfonic_cli.erase.sweep import run_sweep
 
-        return run_sweep(store, request, environment, report)
+        return run_sweep(store, request, environment, report, open_session=_sessions(request))
     return erase_threads(store, request, environment, report)
 
 

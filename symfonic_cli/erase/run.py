@@ -59,7 +59,8 @@ def run(req: EraseRequest, environment: Environment | None = None, report: Repor
     if req.selection.window is not None:
         from symfonic_cli.erase.sweep import run_sweep
 
-        return run_sweep(store, req, environment or Environment(), report)
+        return run_sweep(store, req, environment or Environment(), report,
+                         open_session=lambda: open_store(req.location, writable=True, **req.options))
     return erase_threads(store, req, environment, report)
 
 
