@@ -107,6 +107,11 @@ class HeldMessages:
 
         return delta_views(self, key)
 
+    def written_messages(self, key: str) -> Any:
+        from symfonic_cli.stores.messages import written_messages
+
+        return written_messages(self, key)
+
 
 class SupportsWith:
     def __enter__(self: _W) -> _W:

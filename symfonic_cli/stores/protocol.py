@@ -116,6 +116,12 @@ class ReadProtocol(Protocol):
         ``DeltaChannel``), rebuilt from the store (stores/delta.py)."""
         ...
 
+    def written_messages(self, key: str) -> tuple[dict[tuple[str, str], set[str]], dict[tuple[str, str], list[Any]]]:
+        """What the thread's stored writes to ``messages`` do, per checkpoint ``(ns, id)``: the
+        message ids they remove and the messages (stored fields) they add, each write decoded once
+        (stores/messages.py)."""
+        ...
+
     # -- timestamps (``symfonic_cli.transcript.timestamps`` resolves with these, linear in the
     # conversation; it walks ``iter_message_states`` only when their answer cannot be proven)
 
