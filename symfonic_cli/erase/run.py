@@ -18,7 +18,6 @@ from symfonic_cli.environment import Environment
 from symfonic_cli.changes import plan as ep
 from symfonic_cli.changes.faults import Faults
 from symfonic_cli.changes.jobs import check_jobs
-from symfonic_cli.erase.extra import parse_extra
 from symfonic_cli.erase.params import EraseRequest
 from symfonic_cli.changes.report import Report, RequestView
 from symfonic_cli.changes.result import EraseOutcome
@@ -44,7 +43,7 @@ def check(req: EraseRequest) -> None:
     """What a request needs of its store's kind and config entry, checked before the store is opened (exit 2)."""
     check_replicas(req.pace, req.location)
     check_jobs(req.jobs, req.location, sweep=req.selection.window is not None)
-    parse_extra(req.location.options)
+    req.extra  # noqa: B018 -- read now: the erase_extra tables validated (exit 2) before the store is opened
 
 
 def run(req: EraseRequest, environment: Environment | None = None, report: Report | None = None) -> EraseOutcome | None:
@@ -77,7 +76,7 @@ def erase_threads(store: Store, req: EraseRequest, environment: Environment | No
         raise ValueError("a selection with a time window is a retention sweep: erase/sweep.run_sweep")
     env = environment or Environment()
     report = report or Report()
-    extra = parse_extra(req.location.options)
+    extra = req.extra
     now = datetime.now(timezone.utc)
     name = store_name(req.location)
     receipt_file = None

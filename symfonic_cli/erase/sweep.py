@@ -22,7 +22,6 @@ from symfonic_cli.environment import Environment
 from symfonic_cli.changes import plan as ep
 from symfonic_cli.changes.faults import Faults
 from symfonic_cli.changes.jobs import close_sessions, open_sessions, run_jobs
-from symfonic_cli.erase.extra import parse_extra
 from symfonic_cli.changes.report import Confirmation, Report, SweepView
 from symfonic_cli.changes.records import Recorder, new_header, open_receipt, store_name
 from symfonic_cli.changes.result import EraseOutcome
@@ -47,7 +46,7 @@ def run_sweep(store: Store, req, env: Environment, report: Report, *,
     (``ended``, before the error) and returned. ``store``: opened writable
     unless a dry run; closed here. ``open_session``: how ``--jobs``' other sessions are opened, as
     ``store`` was (needed for ``--jobs`` > 1)."""
-    extra = parse_extra(req.location.options)
+    extra = req.extra
     now = datetime.now(timezone.utc)
     name = store_name(req.location)
     sel = req.selection
