@@ -42,27 +42,34 @@ def find_store(front: Front, value: Any, *, options: dict[str, Any] | None = Non
     return location, {k: v for k, v in store_options(location, front.connection).items() if k != "erase_extra"}
 
 
-def read_only(front: Front, value: Any) -> Any:
-    """The store ``value`` names (``find_store``) opened read-only, for a selection that lists
-    threads; what the driver warned about while opening told to the front's Report (a command
-    line writes it)."""
+def read_only(front: Front, found: tuple[Any, dict[str, Any]]) -> Any:
+    """The store ``found`` (``find_store``) opened read-only, for a selection that lists threads;
+    what the driver warned about while opening told to the front's Report (a command line writes it)."""
     from symfonic_cli.api.opening import open_backend
 
-    store = open_backend(*find_store(front, value))
-    front.report.opened(store)
+    store = open_backend(*found)
+    front.report.opened(store.open_warnings)
     return store
 
 
-def _selection(front: Front, store: Any, command: str, values: dict[str, Any], **extra: Any) -> Any:
+def _selection(front: Front, store: Any, command: str, values: dict[str, Any],
+               **extra: Any) -> tuple[Any, tuple[Any, dict[str, Any]]]:
     """The threads: selection.choose, every selection rule in one place (a sweep's cut-off fixed once);
-    ``store`` opened read-only only when a selection lists threads."""
+    and the store ``store`` names, found once (``find_store``), after the selection's own errors: opened
+    read-only only when a selection lists threads."""
     from symfonic_cli.selection import choose
+
+    found: list[tuple[Any, dict[str, Any]]] = []
+
+    def opener() -> Any:
+        found.append(find_store(front, store))
+        return read_only(front, found[0])
 
     names = ("thread", "tenant", "sub_tenant", "session", "all_sessions", "from_file", "inactive_for", "inactive_since",
              "batch_size", "missing_ok")
     given = {n: values[n] for n in names if n in values}
-    return choose(command, opener=lambda: read_only(front, store), api=not front.cli, environment=front.environment,
-                  **given, **extra)
+    chosen = choose(command, opener=opener, api=not front.cli, environment=front.environment, **given, **extra)
+    return chosen, found[0] if found else find_store(front, store)
 
 
 def _opened(request: Any, report: Any, *, writable: bool) -> Any:
@@ -71,8 +78,15 @@ def _opened(request: Any, report: Any, *, writable: bool) -> Any:
     from symfonic_cli.api.opening import open_changing
 
     store = open_changing(request.location, request.options, writable=writable)
-    report.opened(store)
+    report.opened(store.open_warnings)
     return store
+
+
+def _sessions(request: Any) -> Any:
+    """How a run's other ``--jobs`` sessions are opened: each as its own store was, writable, by the one opener."""
+    from symfonic_cli.api.opening import open_changing
+
+    return lambda: open_changing(request.location, request.options, writable=True)
 
 
 def prune_request(front: Front, store: Any, given: dict[str, Any]) -> Any:
@@ -83,8 +97,8 @@ def prune_request(front: Front, store: Any, given: dict[str, Any]) -> Any:
     from symfonic_cli.selection import PRUNE
 
     values = declared(PARAMS, given, cli=front.cli)  # checked before a store is opened (a selection may open it)
-    chosen = _selection(front, store, PRUNE, given, all_threads=given.get("all_threads", False), listed_only=True)
-    location, options = find_store(front, store)
+    chosen, (location, options) = _selection(front, store, PRUNE, given, all_threads=given.get("all_threads", False),
+                                             listed_only=True)
     request = PruneRequest(location=location, options=options, selection=chosen, pace=pace(values, cli=front.cli), **values)
     check(request)
     return request
@@ -94,7 +108,8 @@ def run_prune(request: Any, environment: Any, report: Any) -> Any:
     """prune/run.py on the store opened here: the plan, the report's confirmation, each thread, the end."""
     from symfonic_cli.prune.run import prune_threads
 
-    return prune_threads(_opened(request, report, writable=not request.dry_run), request, environment, report)
+    return prune_threads(_opened(request, report, writable=not request.dry_run), request, environment, report,
+                         open_session=_sessions(request))
 
 
 def prune(front: Front, store: Any, given: dict[str, Any]) -> None:
@@ -111,8 +126,7 @@ def erase_request(front: Front, store: Any, given: dict[str, Any]) -> Any:
     from symfonic_cli.selection import ERASE
 
     values = declared(PARAMS, given, cli=front.cli)
-    chosen = _selection(front, store, ERASE, given)
-    location, options = find_store(front, store)
+    chosen, (location, options) = _selection(front, store, ERASE, given)
     request = EraseRequest(location=location, options=options, selection=chosen, pace=pace(values, cli=front.cli), **values)
     check(request)
     return request
@@ -127,7 +141,7 @@ def run_erase(request: Any, environment: Any, report: Any) -> Any:
     if request.selection.window is not None:  # a retention sweep: any number of threads, batch by batch
         from symfonic_cli.erase.sweep import run_sweep
 
-        return run_sweep(store, request, environment, report)
+        return run_sweep(store, request, environment, report, open_session=_sessions(request))
     return erase_threads(store, request, environment, report)
 
 
@@ -180,9 +194,8 @@ def export_request(front: Front, store: Any, given: dict[str, Any]) -> Any:
     if front.cli:
         _refuse_file_name(output)
     values = declared(PARAMS, given, cli=front.cli)
-    chosen = _selection(front, store, ERASE, given, listed_only=True)
+    chosen, (location, options) = _selection(front, store, ERASE, given, listed_only=True)
     values.update(output=output, tenant=chosen.tenant, sub_tenant=chosen.sub_tenant)
-    location, options = find_store(front, store)
     return ExportRequest(location=location, options=options, selection=chosen.receipt,
                          keys=list(chosen.keys) if chosen.keys is not None else None,
                          prefix=chosen.prefix if chosen.window is None else None, window=chosen.window, **values)

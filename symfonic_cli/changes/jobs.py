@@ -299,17 +299,16 @@ def _one(lane: Lane, run: _Run, plan: Any, step: Step, faults: Faults, interrupt
     return stop or file_stop
 
 
-def open_sessions(jobs: int, location: StoreLocation, options: dict[str, Any], lock_timeout: float,
+def open_sessions(jobs: int, open_session: Callable[[], Store], lock_timeout: float,
                   prepare: Callable[[Store], Any]) -> list[Store]:
-    """The run's ``jobs`` sessions, each its own connection, writable, with the run's lock timeout
+    """The run's ``jobs`` sessions, each its own connection opened by ``open_session`` (the
+    caller's opener, the one the run's own store came from, writable), with the run's lock timeout
     and ``prepare``d (the driver's checks) as the run's own store is; opened before the plan is
     shown, so a server refusing more connections stops the run before anything is changed."""
-    from symfonic_cli.stores import open_store
-
     sessions: list[Store] = []
     try:
         for _ in range(jobs):
-            s = open_store(location, writable=True, **options)
+            s = open_session()
             sessions.append(s)
             s.set_lock_timeout(lock_timeout)
             prepare(s)

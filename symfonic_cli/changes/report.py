@@ -6,7 +6,7 @@ prune/run.py, export/run.py) call a
 sweep of any size streams through ``thread`` and ``planned`` one record at a time.
 
 Events, in the order a run sends them:
-- ``opened(store)``: a store opened (its ``open_warnings``: what the driver warned about);
+- ``opened(warnings)``: a store opened, with what the driver warned about (its ``open_warnings``);
 - ``misses(misses)``: requested keys with no row (an erase request), with their near misses;
 - ``plan(view)`` (a plan shown, nothing asked: ``--yes``, a dry run) or ``confirm(step)`` (the
   caller's typed confirmation: shows ``step.view`` and asks, raising ``NotConfirmedError`` for a
@@ -29,7 +29,7 @@ rather than the run's end (``EraseOutcome``) at once.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any, cast
@@ -44,7 +44,6 @@ if TYPE_CHECKING:
     from symfonic_cli.changes.plan import Miss
     from symfonic_cli.model.erase import ExtraTable, ThreadErasePlan
     from symfonic_cli.progress import Progress
-    from symfonic_cli.stores.protocol import Store
 
 
 @dataclass(frozen=True)
@@ -139,7 +138,7 @@ class Report:
     def __init__(self, on_thread: Callable[[Any], None] | None = None) -> None:
         self.on_thread = on_thread
 
-    def opened(self, store: Store) -> None:
+    def opened(self, warnings: Sequence[str]) -> None:
         pass
 
     def misses(self, misses: dict[str, Miss]) -> None:

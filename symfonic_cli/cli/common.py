@@ -35,6 +35,7 @@ if TYPE_CHECKING:
     from symfonic_cli.environment import Environment
     from typing import Any, Optional
 
+    from collections.abc import Sequence
     from typing import TextIO
 
     Store = Any  # the stores' own object (api.opening.open_backend)
@@ -120,13 +121,13 @@ def open_reading(store_opt: Optional[str], environment: Environment, *, zone: An
     from symfonic_cli.api.opening import open_reading as opened
 
     store = opened(store_opt, environment.connection, zone=zone, parsed=parsed)
-    write_open_warnings(store, environment.stderr)
+    write_warnings(store.open_warnings, environment.stderr)
     return store
 
 
-def write_open_warnings(store: Any, stderr: TextIO) -> None:
+def write_warnings(warnings: Sequence[str], stderr: TextIO) -> None:
     """What the driver warned about while opening (only MongoDB's driver warns), a line each."""
-    for line in store.open_warnings:
+    for line in warnings:
         stderr.write(f"symfonic: warning: {line}\n")
 
 

@@ -11,6 +11,7 @@ they come (render/writers.py's ``document_stream``); suggestions, the ``--wait``
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from symfonic_cli.environment import Environment
@@ -45,10 +46,10 @@ class TextReport(Report):
 
     # -- the plan and its confirmation
 
-    def opened(self, store: Any) -> None:
-        from symfonic_cli.cli.common import write_open_warnings
+    def opened(self, warnings: Sequence[str]) -> None:
+        from symfonic_cli.cli.common import write_warnings
 
-        write_open_warnings(store, self.env.stderr)
+        write_warnings(warnings, self.env.stderr)
 
     def misses(self, misses: dict[str, Any]) -> None:
         from symfonic_cli.cli.changes_text import suggestion_lines

@@ -4,7 +4,14 @@
 
 from __future__ import annotations
 
+from functools import cached_property
+
 from symfonic_cli.changes import params as p
+
+# typing.TYPE_CHECKING without importing typing.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from symfonic_cli.model.erase import ExtraTable
 
 PARAMS: tuple[p.Param, ...] = (
     p.THREADS, p.TENANT, p.SUB_TENANT, p.SESSION, p.ALL_SESSIONS, p.FROM_FILE,
@@ -28,3 +35,11 @@ class EraseRequest(p.Request):
 
     PARAMS = PARAMS
     EXTRA = {"pace": None}
+
+    @cached_property
+    def extra(self) -> tuple[ExtraTable, ...]:
+        """The store's ``erase_extra`` tables (its config entry's), validated once: a UsageError
+        (exit 2) when the request is checked, before the store is opened (erase/run.py ``check``)."""
+        from symfonic_cli.erase.extra import parse_extra
+
+        return parse_extra(self.location.options)

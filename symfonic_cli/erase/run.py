@@ -18,7 +18,6 @@ from symfonic_cli.environment import Environment
 from symfonic_cli.changes import plan as ep
 from symfonic_cli.changes.faults import Faults
 from symfonic_cli.changes.jobs import check_jobs
-from symfonic_cli.erase.extra import parse_extra
 from symfonic_cli.erase.params import EraseRequest
 from symfonic_cli.changes.report import Report, RequestView
 from symfonic_cli.changes.result import EraseOutcome
@@ -44,7 +43,7 @@ def check(req: EraseRequest) -> None:
     """What a request needs of its store's kind and config entry, checked before the store is opened (exit 2)."""
     check_replicas(req.pace, req.location)
     check_jobs(req.jobs, req.location, sweep=req.selection.window is not None)
-    parse_extra(req.location.options)
+    req.extra  # noqa: B018 -- read now: the erase_extra tables validated (exit 2) before the store is opened
 
 
 def run(req: EraseRequest, environment: Environment | None = None, report: Report | None = None) -> EraseOutcome | None:
@@ -55,11 +54,12 @@ def run(req: EraseRequest, environment: Environment | None = None, report: Repor
     check(req)
     report = report or Report()
     store = open_store(req.location, writable=not req.dry_run, **req.options)
-    report.opened(store)
+    report.opened(store.open_warnings)
     if req.selection.window is not None:
         from symfonic_cli.erase.sweep import run_sweep
 
-        return run_sweep(store, req, environment or Environment(), report)
+        return run_sweep(store, req, environment or Environment(), report,
+                         open_session=lambda: open_store(req.location, writable=True, **req.options))
     return erase_threads(store, req, environment, report)
 
 
@@ -76,7 +76,7 @@ def erase_threads(store: Store, req: EraseRequest, environment: Environment | No
         raise ValueError("a selection with a time window is a retention sweep: erase/sweep.run_sweep")
     env = environment or Environment()
     report = report or Report()
-    extra = parse_extra(req.location.options)
+    extra = req.extra
     now = datetime.now(timezone.utc)
     name = store_name(req.location)
     receipt_file = None
@@ -157,7 +157,7 @@ def erase_threads(store: Store, req: EraseRequest, environment: Environment | No
 def _with_retained(store: Store, plans: list[ep.ThreadErasePlan]) -> list[ep.ThreadErasePlan]:
     """Each plan with the messages only older checkpoints still hold (issue 36's retained: compaction
     removed them from the conversation), which the erase deletes too: the plan says what goes.
-    Each checkpoint of a thread is read once, streaming (memory/views.py)."""
+    Each checkpoint of a thread is read once, streaming (the store's ``message_views``: stores/messages.py)."""
     from dataclasses import replace
 
     from symfonic_cli.memory.retained import retained_count

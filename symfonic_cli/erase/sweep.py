@@ -22,7 +22,6 @@ from symfonic_cli.environment import Environment
 from symfonic_cli.changes import plan as ep
 from symfonic_cli.changes.faults import Faults
 from symfonic_cli.changes.jobs import close_sessions, open_sessions, run_jobs
-from symfonic_cli.erase.extra import parse_extra
 from symfonic_cli.changes.report import Confirmation, Report, SweepView
 from symfonic_cli.changes.records import Recorder, new_header, open_receipt, store_name
 from symfonic_cli.changes.result import EraseOutcome
@@ -32,18 +31,22 @@ from symfonic_cli.errors import EXIT_INTERRUPTED, EXIT_STORE, EXIT_WRITTEN_AGAIN
 # typing.TYPE_CHECKING without importing typing.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from symfonic_cli.stores.protocol import Store
 
 SAMPLE = 10  # keys the confirmation shows
 
 
-def run_sweep(store: Store, req, env: Environment, report: Report) -> EraseOutcome | None:
+def run_sweep(store: Store, req, env: Environment, report: Report, *,
+              open_session: Callable[[], Store] | None = None) -> EraseOutcome | None:
     """Erase the threads idle since the selection's cut-off, batch by batch; raises the error that
     ends the run (stopped, a thread failed, not confirmed) after the receipt is written. A dry run,
     and a run whose report streams, are told as they go (None); else the run's end is told
     (``ended``, before the error) and returned. ``store``: opened writable
-    unless a dry run; closed here."""
-    extra = parse_extra(req.location.options)
+    unless a dry run; closed here. ``open_session``: how ``--jobs``' other sessions are opened, as
+    ``store`` was (needed for ``--jobs`` > 1)."""
+    extra = req.extra
     now = datetime.now(timezone.utc)
     name = store_name(req.location)
     sel = req.selection
@@ -61,7 +64,8 @@ def run_sweep(store: Store, req, env: Environment, report: Report) -> EraseOutco
             if not req.dry_run:  # one run per store, held until the store is closed
                 hold_run_lock(store, "erase", wait=req.wait, location=req.location, told=report.waiting)
                 if req.jobs > 1:
-                    sessions = open_sessions(req.jobs, req.location, req.options, req.lock_timeout, lambda s: s.erase_prepare(extra))
+                    assert open_session is not None, "--jobs needs the run's opener"
+                    sessions = open_sessions(req.jobs, open_session, req.lock_timeout, lambda s: s.erase_prepare(extra))
             total = store.window_count(**window)  # counted in the database
             # Threads no time window can judge: never selected, counted apart in the plan.
             undatable = store.window_undatable(tenant=sel.tenant, sub_tenant=sel.sub_tenant)

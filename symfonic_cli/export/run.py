@@ -82,7 +82,7 @@ def run(req: ExportRequest, environment: Environment | None = None, report: Repo
     report = report or Report()
     kind = check_output(req)
     store = open_store(req.location, writable=False, **req.options)
-    report.opened(store)
+    report.opened(store.open_warnings)
     return export_threads(store, req, environment, report, kind=kind)
 
 

@@ -21,7 +21,7 @@ from symfonic_cli.transcript import rows as tx
 # typing.TYPE_CHECKING without importing typing.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from symfonic_cli.delta.messages import ThreadMessages
+    from symfonic_cli.stores.delta import ThreadMessages
 
 
 @dataclass(frozen=True)
@@ -112,7 +112,7 @@ def read_full(store: Store, key: str, ns: str, cid: str, thread: ThreadMessages 
     record = store.read_checkpoint(key, checkpoint_ns=ns, checkpoint_id=cid, channels=names)
     if record is None:  # gone between the two reads
         raise NotFoundError(f"thread '{key}' has no checkpoint '{cid}'")
-    from symfonic_cli.delta.messages import rebuilt
+    from symfonic_cli.stores.delta import rebuilt
 
     return rebuilt(store, key, record, thread)
 

@@ -370,7 +370,7 @@ def _delta_thread(store: Store, key: str, heads: list[CheckpointHead]):
     root = [h.checkpoint_id for h in heads if h.checkpoint_ns == ""]
     if not root:
         return None
-    from symfonic_cli.delta.messages import ThreadMessages
+    from symfonic_cli.stores.delta import ThreadMessages
     from symfonic_cli.transcript.read import _plain_messages, delta_state, is_delta
 
     # Told from the stored fields where they show it (no message built: langchain_core is 1 s to import).

@@ -17,7 +17,7 @@ from datetime import datetime
 from typing import Any
 
 from symfonic_cli.clock import iso_utc
-from symfonic_cli.memory.views import Delta, checkpoint_views, delta_views, version_key
+from symfonic_cli.stores.messages import Delta, version_key
 from symfonic_cli.stores.protocol import Store
 from symfonic_cli.transcript import rows as tx
 
@@ -58,31 +58,12 @@ def _is_summary(message: Any) -> bool:
     return tx.role_of(message) == "system" and isinstance(content, str) and SUMMARY_MARK in content
 
 
-def _writes(store: Store, key: str) -> tuple[dict[tuple[str, str], set[str]], dict[tuple[str, str], list[Any]]]:
-    """Per checkpoint ``(ns, id)``: the ids its writes remove, and the messages they add."""
-    from symfonic_cli.codec.strict import LeanObject, lean_loads
-
-    removes: dict[tuple[str, str], set[str]] = {}
-    adds: dict[tuple[str, str], list[Any]] = {}
-    for w in store.iter_message_writes(key):
-        value = lean_loads(w.payload_type, w.payload, what=f"write {w.checkpoint_id}/{w.task_id}/{w.idx}")
-        where = (w.checkpoint_ns, w.checkpoint_id)
-        for item in value if isinstance(value, list) else [value]:
-            if isinstance(item, LeanObject) and item[1] == "RemoveMessage" and isinstance(item.fields, dict):
-                mid = item.fields.get("id")
-                if isinstance(mid, str):
-                    removes.setdefault(where, set()).add(mid)
-            elif isinstance(item, LeanObject) and isinstance(item.fields, dict) and "content" in item.fields:
-                adds.setdefault(where, []).append(item.fields)
-    return removes, adds
-
-
 def read_retained(store: Store, key: str) -> list[RetainedMessage]:
     """Every message version any checkpoint (or stored write) of ``key`` holds, oldest first."""
     try:
-        return _retained(store, key, checkpoint_views(store, key))
+        return _retained(store, key, store.message_views(key))
     except Delta:
-        return _retained(store, key, delta_views(store, key))
+        return _retained(store, key, store.delta_message_views(key))
 
 
 def retained_count(store: Store, key: str) -> int | None:
@@ -109,7 +90,7 @@ class _Seen:
 
 
 def _retained(store: Store, key: str, views: Iterator[Any]) -> list[RetainedMessage]:
-    removes, adds = _writes(store, key)
+    removes, adds = store.written_messages(key)  # what the stored writes remove and add
     walked = []
     current: set | None = None
     removed: dict[tuple[str | None, str | bytes], tuple[str, str | None, str]] = {}

@@ -128,7 +128,7 @@ def open_stores(req: MigrateRequest, report: MigrateReport, opener: Callable[...
         if req.source.path:
             refuse_store_path(req.source.path, req.target, "--from", why="the target writes there")
     src = as_option("--from", opener, req.source, req.source_options, writable=False)
-    report.opened(src)
+    report.opened(src.open_warnings)
     try:
         writable = not (req.dry_run or req.verify_only)
         extra = {"init_target": True} if req.init_target and not req.dry_run else {}
@@ -272,7 +272,7 @@ def _open_target(dst_loc, dst_options, *, writable: bool, extra: dict, init_dry_
         report.init_target_planned(dst_loc.path)
         return dst, scratch
     dst = as_option("--to", opener, dst_loc, {**dst_options, **extra}, writable=writable)
-    report.opened(dst)
+    report.opened(dst.open_warnings)
     if init_dry_run:
         report.init_target_planned(None)
     return dst, None

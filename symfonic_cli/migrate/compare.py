@@ -59,7 +59,7 @@ def _delta_free(cp: DecodedCheckpoint) -> dict[str, Any]:
     """The checkpoint without the stored values of its DeltaChannels (named in the metadata's
     ``counters_since_delta_snapshot``): PostgreSQL keeps one blob per version, so a checkpoint
     that only carries a snapshot's version reads back with the snapshot. Their values are
-    compared rebuilt instead (``symfonic_cli.delta``, Migrator._verify)."""
+    compared rebuilt instead (``symfonic_cli.stores.delta``, Migrator._verify)."""
     counters = cp.metadata.get("counters_since_delta_snapshot") if isinstance(cp.metadata, dict) else None
     values = cp.checkpoint.get("channel_values") if isinstance(cp.checkpoint, dict) else None
     if not isinstance(counters, dict) or not isinstance(values, dict):

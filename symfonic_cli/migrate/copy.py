@@ -262,7 +262,7 @@ def _rebuilt_differences(source: Store, target: Store, src: DecodedThread) -> li
     if not any(isinstance(c.metadata.get("counters_since_delta_snapshot"), dict) and "messages" in c.metadata["counters_since_delta_snapshot"]
                for c in src.checkpoints):
         return []
-    from symfonic_cli.delta.messages import ThreadMessages
+    from symfonic_cli.stores.delta import ThreadMessages
 
     a, b = ThreadMessages.read(source, src.key), ThreadMessages.read(target, src.key)
     # MongoDBSaver replays a checkpoint's writes in the order the server lists them, the others in

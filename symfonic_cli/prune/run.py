@@ -33,6 +33,8 @@ from symfonic_cli.prune.params import PruneRequest
 # typing.TYPE_CHECKING without importing typing.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from symfonic_cli.changes.jobs import Lane
     from symfonic_cli.stores.protocol import Store
 
@@ -84,17 +86,19 @@ def run(req: PruneRequest, environment: Environment | None = None, report: Repor
     check(req)
     report = report or Report()
     store = open_store(req.location, writable=not req.dry_run, **req.options)
-    report.opened(store)
-    return prune_threads(store, req, environment, report)
+    report.opened(store.open_warnings)
+    return prune_threads(store, req, environment, report,
+                         open_session=lambda: open_store(req.location, writable=True, **req.options))
 
 
 def prune_threads(store: Store, req: PruneRequest, environment: Environment | None = None,
-                  report: Report | None = None) -> EraseOutcome | None:
+                  report: Report | None = None, *, open_session: Callable[[], Store] | None = None) -> EraseOutcome | None:
     """Prune what ``req`` selects in ``store`` (opened writable unless a dry run; closed here),
     telling ``report`` (changes/report.py: the caller's; by default no one, and a needed
     confirmation raises) the plan, the confirmation, each thread and how the run ended (``ended``:
     an EraseOutcome when the report does not stream the record, told before the error that ends
-    the run is raised). That EraseOutcome is returned too (None: a dry run, or the report streamed it)."""
+    the run is raised). That EraseOutcome is returned too (None: a dry run, or the report streamed it).
+    ``open_session``: how ``--jobs``' other sessions are opened, as ``store`` was (needed for ``--jobs`` > 1)."""
     env = environment or Environment()
     report = report or Report()
     now = datetime.now(timezone.utc)
@@ -112,7 +116,8 @@ def prune_threads(store: Store, req: PruneRequest, environment: Environment | No
             if not req.dry_run:  # one run per store, held until the store is closed
                 hold_run_lock(store, "prune", wait=req.wait, location=req.location, told=report.waiting)
             if req.jobs > 1 and not req.dry_run:  # a dry run reads in one session
-                sessions = open_sessions(req.jobs, req.location, req.options, req.lock_timeout, lambda s: s.prune_prepare())
+                assert open_session is not None, "--jobs needs the run's opener"
+                sessions = open_sessions(req.jobs, open_session, req.lock_timeout, lambda s: s.prune_prepare())
             if req.compact:
                 notes += store.compact_check()
             keys = _Keys(store, req.selection, req.batch_size or DEFAULT_BATCH)

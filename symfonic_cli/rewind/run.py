@@ -52,7 +52,7 @@ def run(req: RewindRequest, environment: Environment | None = None, report: Repo
 
     report = report or Report()
     store = open_store(req.location, writable=not req.dry_run, **req.options)
-    report.opened(store)
+    report.opened(store.open_warnings)
     return rewind_thread(store, req, environment, report)
 
 

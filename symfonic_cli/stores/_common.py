@@ -93,6 +93,26 @@ def error_translators(
     return for_calls, for_iterators
 
 
+class HeldMessages:
+    """The messages each checkpoint holds (ReadProtocol.message_views): every backend reads them
+    the same way, through its own ``iter_message_states`` (stores/messages.py, stores/delta.py)."""
+
+    def message_views(self, key: str, *, decode: bool = True, states: Any = None) -> Any:
+        from symfonic_cli.stores.messages import checkpoint_views
+
+        return checkpoint_views(self, key, decode=decode, states=states)
+
+    def delta_message_views(self, key: str) -> Any:
+        from symfonic_cli.stores.messages import delta_views
+
+        return delta_views(self, key)
+
+    def written_messages(self, key: str) -> Any:
+        from symfonic_cli.stores.messages import written_messages
+
+        return written_messages(self, key)
+
+
 class SupportsWith:
     def __enter__(self: _W) -> _W:
         return self

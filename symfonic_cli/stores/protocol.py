@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from symfonic_cli.model.history import CheckpointFacts, WriteChannel
     from symfonic_cli.model.listing import StoreInfo, ThreadSummary
     from symfonic_cli.model.run_state import ThreadRunRows, ThreadRunState
+    from symfonic_cli.stores.messages import View
 
 
 class ReadProtocol(Protocol):
@@ -100,6 +101,25 @@ class ReadProtocol(Protocol):
 
     def iter_message_states(self, key: str) -> Iterator[MessageState]:
         """Every checkpoint of the thread in every namespace, ``checkpoint_id`` descending."""
+        ...
+
+    def message_views(self, key: str, *, decode: bool = True, states: Iterator[Any] | None = None) -> Iterator[View]:
+        """The messages each checkpoint of the thread holds, each checkpoint read once, as a prefix
+        of a shared list where it is one (stores/messages.py ``checkpoint_views``); raises ``Delta``
+        for a delta-encoded thread: ``delta_message_views`` reads it. ``decode=False``: nothing
+        decoded where a byte comparison proves a prefix; ``states``: the thread's message states
+        when the caller has them (read once)."""
+        ...
+
+    def delta_message_views(self, key: str) -> Iterator[View]:
+        """``message_views`` of a thread whose ``messages`` channel is delta-encoded (a
+        ``DeltaChannel``), rebuilt from the store (stores/delta.py)."""
+        ...
+
+    def written_messages(self, key: str) -> tuple[dict[tuple[str, str], set[str]], dict[tuple[str, str], list[Any]]]:
+        """What the thread's stored writes to ``messages`` do, per checkpoint ``(ns, id)``: the
+        message ids they remove and the messages (stored fields) they add, each write decoded once
+        (stores/messages.py)."""
         ...
 
     # -- timestamps (``symfonic_cli.transcript.timestamps`` resolves with these, linear in the

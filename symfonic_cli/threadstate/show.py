@@ -72,7 +72,7 @@ def _delta_count(store: Store, key: str, cp: LeanCheckpoint) -> LeanCheckpoint:
     record = store.read_checkpoint(key, checkpoint_id=cp.checkpoint_id, channels=("messages",))
     if record is None or not is_delta(record):
         return cp
-    from symfonic_cli.delta.messages import ThreadMessages
+    from symfonic_cli.stores.delta import ThreadMessages
 
     ids = ThreadMessages.read(store, key).ids_at(("", cp.checkpoint_id))
     return dataclasses.replace(cp, messages=len(ids))

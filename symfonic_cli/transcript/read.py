@@ -86,7 +86,7 @@ def read_transcript(
 
 # -- plain messages: rows straight from the stored fields, without building message objects
 
-from symfonic_cli.codec.plain import _NotPlain, _plain_hook  # noqa: E402,F401  (delta/ reads them too)
+from symfonic_cli.codec.plain import _NotPlain, _plain_hook  # noqa: E402,F401  (stores/delta.py reads them too)
 
 
 def _plain_messages(store: Store, key: str, checkpoint_id: str | None):
@@ -132,7 +132,7 @@ def delta_state(store, key: str, checkpoint_id: str | None) -> tuple[str, bool] 
     state = store.read_message_state(key, checkpoint_id=checkpoint_id)
     if state is None or state.encoding != "checkpoint" or not state.payload:
         return None
-    from symfonic_cli.delta.messages import RawExt, _unpack
+    from symfonic_cli.stores.delta import RawExt, _unpack
 
     try:
         cp = _unpack(state.payload_type, state.payload, f"checkpoint {state.checkpoint_id}")
@@ -149,8 +149,8 @@ def delta_state(store, key: str, checkpoint_id: str | None) -> tuple[str, bool] 
 def _delta_transcript(store: Store, key, checkpoint_ns, checkpoint_id, blocked, warnings, *, speaker, index, since, until, limit: int | None,
                       tools, keep=None) -> TranscriptResult:
     """The rows of a delta-encoded ``messages`` channel, rebuilt as LangGraph's get_state does
-    (``symfonic_cli/delta/messages.py``); timestamps by the same rule, from the rebuilt lists."""
-    from symfonic_cli.delta.messages import ThreadMessages
+    (``symfonic_cli/stores/delta.py``); timestamps by the same rule, from the rebuilt lists."""
+    from symfonic_cli.stores.delta import ThreadMessages
 
     thread = ThreadMessages.read(store, key)
     messages = thread.value_at((checkpoint_ns, checkpoint_id), plain=True) or []

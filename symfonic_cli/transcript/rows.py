@@ -13,6 +13,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from typing import Any
 
+from symfonic_cli.codec.fields import field as _field, message_id_of  # also read as tx._field, tx.message_id_of
 from symfonic_cli.vocabulary import ALL, ROLES  # --speaker's words
 
 _ROLE_BY_TYPE = {"human": "user", "ai": "assistant", "tool": "tool", "system": "system"}
@@ -97,13 +98,6 @@ def tool_calls_of(message: Any, warnings: list[str] | None = None) -> list[dict[
     return out
 
 
-def _field(message: Any, name: str, default: Any = None) -> Any:
-    # A message of a class the strict decoder refused comes back as its raw field mapping.
-    if isinstance(message, dict):
-        return message.get(name, default)
-    return getattr(message, name, default)
-
-
 def role_of(message: Any) -> str:
     kind = _field(message, "type")
     role = _ROLE_BY_TYPE.get(kind) if isinstance(kind, str) else None
@@ -128,11 +122,6 @@ def content_of(message: Any) -> str:
                     parts.append(f"[{block.get('type', 'block')}]")
         return "".join(parts)
     return str(content)
-
-
-def message_id_of(message: Any) -> str | None:
-    mid = _field(message, "id")
-    return mid if isinstance(mid, str) else None  # any other stored value is no id (odd_fields warns)
 
 
 def odd_fields(message: Any) -> list[str]:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 
 from symfonic_cli.errors import SymfonicError
-from symfonic_cli.memory.views import Delta, _delta_checkpoints, _plain_checkpoints, version_key
+from symfonic_cli.stores.messages import Delta, _delta_checkpoints, _plain_checkpoints, version_key
 from symfonic_cli.location import parse_location
 from symfonic_cli.prune.lost import messages_only_in_deleted
 from symfonic_cli.stores import open_store

@@ -247,22 +247,20 @@ FLOORS: tuple[tuple[str, frozenset[str]], ...] = (
     ("stores", frozenset({"stores"})),
     ("lookups", frozenset({"suggestions", "selection"})),
     ("changes", frozenset({"changes"})),  # what every changing run shares: outcomes, receipts, Report, loop, pace, locks
-    ("features", frozenset({"delta", "transcript", "compat", "erase", "history", "threadstate", "search", "migrate",
+    ("features", frozenset({"transcript", "compat", "erase", "history", "threadstate", "search", "migrate",
                             "storage", "prune", "export", "listing", "demo", "memory", "rewind"})),
     ("api", frozenset({"api"})),
     ("front ends", frozenset({"cli", "complete", "completions", "__main__", "mcp", "browse"})),
 )
 # Inside the features' floor, which feature another may use (one that is not listed here uses none).
 FEATURE_USES: dict[str, frozenset[str]] = {
-    "transcript": frozenset({"delta"}),
-    "history": frozenset({"delta", "transcript"}),
-    "threadstate": frozenset({"delta", "transcript", "memory"}),
+    "history": frozenset({"transcript"}),
+    "threadstate": frozenset({"transcript", "memory"}),
     "search": frozenset({"transcript"}),
-    "migrate": frozenset({"delta", "transcript"}),
-    "prune": frozenset({"memory"}),  # the plan counts the messages only the deleted checkpoints hold (lost.py)
+    "migrate": frozenset({"transcript"}),
     "erase": frozenset({"memory"}),  # the plan counts the retained messages an erase deletes
     "export": frozenset({"history", "transcript", "memory"}),
-    "memory": frozenset({"delta", "transcript"}),
+    "memory": frozenset({"transcript"}),
     "listing": frozenset({"threadstate"}),
     "demo": frozenset({"compat"}),
     "rewind": frozenset({"history", "transcript", "threadstate"}),
@@ -346,18 +344,19 @@ def test_the_front_end_check_sees_a_driver_import(tmp_path, monkeypatch):
 def test_the_floor_check_sees_an_upward_import(tmp_path, monkeypatch):
     # The check itself must see a library module reaching up into the command line, lazily too.
     pkg = tmp_path / "symfonic_cli"
-    for sub in ("cli", "api", "transcript", "delta"):
+    for sub in ("cli", "api", "transcript", "compat", "history"):
         (pkg / sub).mkdir(parents=True)
         (pkg / sub / "__init__.py").write_text("")
     (pkg / "__init__.py").write_text("")
     (pkg / "api" / "store.py").write_text("def f():\n    from symfonic_cli.cli import common\n")
     (pkg / "cli" / "common.py").write_text("from symfonic_cli.api import store\n")
-    (pkg / "delta" / "m.py").write_text("def g():\n    from symfonic_cli.transcript import rows\n")
-    (pkg / "transcript" / "rows.py").write_text("from symfonic_cli.delta import m\n")
+    (pkg / "compat" / "m.py").write_text("def g():\n    from symfonic_cli.transcript import rows\n")
+    (pkg / "transcript" / "rows.py").write_text("")
+    (pkg / "history" / "h.py").write_text("from symfonic_cli.transcript import rows\n")  # a feature it may use
     (pkg / "odd.py").write_text("")
     monkeypatch.setattr(__import__(__name__, fromlist=["PACKAGE"]), "PACKAGE", pkg)
     assert floor_violations() == [
         "odd: on no floor (add it to FLOORS)",
         "symfonic_cli.api.store imports symfonic_cli.cli.common (front ends is above api)",
-        "symfonic_cli.delta.m imports symfonic_cli.transcript.rows (feature delta may use only [])",
+        "symfonic_cli.compat.m imports symfonic_cli.transcript.rows (feature compat may use only [])",
     ]

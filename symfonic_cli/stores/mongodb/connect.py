@@ -15,7 +15,7 @@ from urllib.parse import unquote
 
 from symfonic_cli.errors import StoreError, UsageError
 from symfonic_cli.location import StoreLocation, is_secret_name, scrub
-from symfonic_cli.stores._common import SupportsWith
+from symfonic_cli.stores._common import HeldMessages, SupportsWith
 from symfonic_cli.stores.activity import ExactActivity
 from symfonic_cli.stores.mongodb._common import PASSWORD_ENV, MongoSection, _driver_errors, _error
 from symfonic_cli.stores.mongodb.compat import MongoCompat
@@ -170,7 +170,7 @@ def _no_wait_at_exit() -> None:
         pass
 
 
-class MongoStore(ExactActivity, MongoRead, MongoSearch, MongoHistory, MongoCompat, MongoState, MongoErase, MongoRewind, MongoCopy, MongoPrune, MongoUsage, MongoSection, SupportsWith):
+class MongoStore(ExactActivity, MongoRead, MongoSearch, MongoHistory, MongoCompat, MongoState, MongoErase, MongoRewind, MongoCopy, MongoPrune, MongoUsage, HeldMessages, MongoSection, SupportsWith):
     kind = "mongodb"
 
     def __init__(self, location: StoreLocation, client: Any, db_name: str | None, checkpoints: str, writes: str, *, writable: bool,

@@ -13,7 +13,7 @@ from typing import Any
 
 from symfonic_cli.errors import StoreError
 from symfonic_cli.location import StoreLocation
-from symfonic_cli.stores._common import SupportsWith
+from symfonic_cli.stores._common import HeldMessages, SupportsWith
 from symfonic_cli.stores.activity import ExactActivity
 from symfonic_cli.stores.postgres._common import (
     TABLES,
@@ -91,7 +91,7 @@ def _init_target(location: StoreLocation, conninfo: str, pg_schema: str | None, 
         raise _store_error(location, exc) from None
 
 
-class PostgresStore(ExactActivity, PostgresRead, PostgresSearch, PostgresHistory, PostgresCompat, PostgresState, PostgresErase, PostgresRewind, PostgresCopy, PostgresPrune, PostgresUsage, SupportsWith):
+class PostgresStore(ExactActivity, PostgresRead, PostgresSearch, PostgresHistory, PostgresCompat, PostgresState, PostgresErase, PostgresRewind, PostgresCopy, PostgresPrune, PostgresUsage, HeldMessages, SupportsWith):
     kind = "postgres"
 
     def __init__(self, location: StoreLocation, conn: Any, *, writable: bool) -> None:

@@ -12,7 +12,7 @@ import stat
 
 from symfonic_cli.errors import StoreError, UsageError
 from symfonic_cli.location import StoreLocation
-from symfonic_cli.stores._common import SupportsWith
+from symfonic_cli.stores._common import HeldMessages, SupportsWith
 from symfonic_cli.stores.activity import ExactActivity
 from symfonic_cli.stores.sqlite._common import REQUIRED_TABLES, _store_error, _translate_errors
 from symfonic_cli.stores.sqlite.compat import SqliteCompat
@@ -295,7 +295,7 @@ def _set_up(conn: sqlite3.Connection, writable: bool) -> None:
         conn.execute("PRAGMA query_only = ON")
 
 
-class SqliteStore(ExactActivity, SqliteRead, SqliteSearch, SqliteHistory, SqliteCompat, SqliteState, SqliteErase, SqliteRewind, SqliteCopy, SqlitePrune, SqliteUsage, SupportsWith):
+class SqliteStore(ExactActivity, SqliteRead, SqliteSearch, SqliteHistory, SqliteCompat, SqliteState, SqliteErase, SqliteRewind, SqliteCopy, SqlitePrune, SqliteUsage, HeldMessages, SupportsWith):
     kind = "sqlite"
 
     def __init__(self, location: StoreLocation, conn: sqlite3.Connection, *, writable: bool) -> None:

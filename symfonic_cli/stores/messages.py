@@ -8,6 +8,10 @@ that are no such prefix (the latest one, a compaction, a RemoveMessage, a fork) 
 their stored items, and each distinct item is decoded once, lean (no class built). An anchor's
 bytes are kept only while a checkpoint still to be read may be its prefix (the largest
 checkpoint bounds them); what stays is the decoded messages, each distinct one once.
+
+Every backend offers these reads as its own methods (``message_views``, ``delta_message_views``,
+and ``written_messages``, what the stored writes remove and add: stores/_common.py ``HeldMessages``): a feature counting messages (a prune's lost ones, an erase's
+retained ones) asks the store, and never reads or decodes a checkpoint itself.
 """
 
 from __future__ import annotations
@@ -16,9 +20,12 @@ import json
 from collections.abc import Iterator
 from typing import Any, NamedTuple
 
+from symfonic_cli.codec.fields import field, message_id_of
 from symfonic_cli.codec.msgpack_head import _STANDARD_HEAD, NeedMore, _Reader, item_ends
-from symfonic_cli.stores.protocol import Store
-from symfonic_cli.transcript import rows as tx
+
+# ``store``: a backend's Store (stores/protocol.py, which names View; not imported here: no cycle),
+# read through its ``iter_message_states`` (and, delta-encoded, stores/delta.py's reads).
+Store = Any
 
 
 class Anchor:
@@ -62,12 +69,12 @@ def version_key(message: Any, raw: bytes | None = None) -> tuple[str | None, str
     items were one key, so one kept hid every other that a prune deletes)."""
     if raw is not None and not isinstance(message, dict):
         return None, raw
-    content = tx._field(message, "content", "")
+    content = field(message, "content", "")
     try:
-        text = json.dumps([tx._field(message, "type"), content], sort_keys=True, ensure_ascii=False, default=repr)
+        text = json.dumps([field(message, "type"), content], sort_keys=True, ensure_ascii=False, default=repr)
     except (TypeError, ValueError, RecursionError):
         text = repr(content)
-    return tx.message_id_of(message), text
+    return message_id_of(message), text
 
 
 class _Checkpoint(NamedTuple):
@@ -111,7 +118,7 @@ def _plain_checkpoints(store: Store, key: str, states: Iterator[Any] | None = No
 
 
 def _delta_checkpoints(store: Store, key: str) -> Iterator[_Checkpoint]:
-    from symfonic_cli.delta.messages import ThreadMessages
+    from symfonic_cli.stores.delta import ThreadMessages
 
     thread = ThreadMessages.read(store, key)
     for where in thread.order:
@@ -266,3 +273,24 @@ def _head_ts(blob: bytes) -> str | None:
 def delta_views(store: Store, key: str) -> Iterator[View]:
     for cp in _delta_checkpoints(store, key):
         yield View(cp.ns, cp.cid, cp.parent, cp.ts, Anchor([version_key(m) for m in cp.messages], list(cp.messages)), len(cp.messages))
+
+
+def written_messages(store: Store, key: str) -> tuple[dict[tuple[str, str], set[str]], dict[tuple[str, str], list[Any]]]:
+    """What the thread's stored writes to ``messages`` do, per checkpoint ``(ns, id)``: the message
+    ids they remove (a ``RemoveMessage``), and the messages (stored fields) they add. Each write
+    decoded once, lean (no class built); a write that cannot be read raises, as a checkpoint does."""
+    from symfonic_cli.codec.strict import LeanObject, lean_loads
+
+    removes: dict[tuple[str, str], set[str]] = {}
+    adds: dict[tuple[str, str], list[Any]] = {}
+    for w in store.iter_message_writes(key):
+        value = lean_loads(w.payload_type, w.payload, what=f"write {w.checkpoint_id}/{w.task_id}/{w.idx}")
+        where = (w.checkpoint_ns, w.checkpoint_id)
+        for item in value if isinstance(value, list) else [value]:
+            if isinstance(item, LeanObject) and item[1] == "RemoveMessage" and isinstance(item.fields, dict):
+                mid = item.fields.get("id")
+                if isinstance(mid, str):
+                    removes.setdefault(where, set()).add(mid)
+            elif isinstance(item, LeanObject) and isinstance(item.fields, dict) and "content" in item.fields:
+                adds.setdefault(where, []).append(item.fields)
+    return removes, adds

@@ -1,1 +1,0 @@
-"""LangGraph DeltaChannel values rebuilt from the store."""
