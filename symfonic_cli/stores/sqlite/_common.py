@@ -123,15 +123,11 @@ class SqliteSection:
     utf8: bool  # the file's text encoding is UTF-8 (a key range is then a byte range)
     keys_folded: bool = False  # a checkpoint table declares a collation (NOCASE, say): "=" may fold keys
     _blob_keys: bool | None = None
-    uri: str | None = None  # the URI the connection was opened with (open_store)
     # What compat's pass over every row (SqliteCompat.envelope_shapes) counted on the way, for the
     # two reads compat report makes next: each row's page is read once, not three times. Taken
     # (and cleared) by the first read that uses it; None: no such pass.
     _pass_census: tuple[int, int] | None = None  # the checkpoints' values: (encrypted, plain)
     _pass_candidates: int | None = None  # rows that could hold another envelope key
-
-    def _another_reader(self) -> sqlite3.Connection:
-        raise NotImplementedError  # SqliteStore's: a read-only connection opened as the first
 
     def _take_pass(self, name: str) -> Any:
         return self.__dict__.pop(name, None)

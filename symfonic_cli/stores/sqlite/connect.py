@@ -67,13 +67,12 @@ def open_store(location: StoreLocation, *, writable: bool = False, init_target: 
         else:
             uri = f"file:{_uri_path(real)}?{params}"
     try:
-        conn = _connect(uri)
+        conn = sqlite3.connect(uri, uri=True, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None, check_same_thread=False)
     except sqlite3.Error as exc:
         _remove_private(private)
         raise _store_error(location, exc) from None
     store = SqliteStore(location, conn, writable=writable)
     store.private_copy = private
-    store.uri = uri
     store.file = real
     try:
         store._check_schema()
@@ -90,10 +89,6 @@ _FILE_KINDS = (
     (stat.S_ISBLK, "a block device"),
     (stat.S_ISSOCK, "a socket"),
 )
-
-
-def _connect(uri: str) -> sqlite3.Connection:
-    return sqlite3.connect(uri, uri=True, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None, check_same_thread=False)
 
 
 def _require_regular_files(path: str) -> None:
@@ -289,12 +284,6 @@ def init_sqlite_target(path: str) -> None:
         raise _store_error(StoreLocation("sqlite", path, path, None, {}), exc) from None
 
 
-def _set_up(conn: sqlite3.Connection, writable: bool) -> None:
-    conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
-    if not writable:
-        conn.execute("PRAGMA query_only = ON")
-
-
 class SqliteStore(ExactActivity, SqliteRead, SqliteSearch, SqliteHistory, SqliteCompat, SqliteState, SqliteErase, SqliteRewind, SqliteCopy, SqlitePrune, SqliteUsage, HeldMessages, SupportsWith):
     kind = "sqlite"
 
@@ -305,19 +294,9 @@ class SqliteStore(ExactActivity, SqliteRead, SqliteSearch, SqliteHistory, Sqlite
         self.has_task_path = True
         self.file = location.path  # the resolved file (open_store sets it)
         self._blob_keys: bool | None = None
-        _set_up(conn, writable)
-
-    def _another_reader(self) -> sqlite3.Connection:
-        """A second read-only connection opened exactly as the first (its URI: ``mode=ro``, or
-        ``immutable=1``, or the private copy's), for a pass split across threads."""
-        assert self.uri is not None and not self.writable
-        conn = _connect(self.uri)
-        try:
-            _set_up(conn, False)
-        except BaseException:
-            conn.close()
-            raise
-        return conn
+        conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+        if not writable:
+            conn.execute("PRAGMA query_only = ON")
 
     private_copy: str | None = None  # the temporary directory of a private copy, removed on close
 

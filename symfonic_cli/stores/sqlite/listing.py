@@ -11,7 +11,6 @@ from symfonic_cli.model.listing import ThreadSummary
 from symfonic_cli.stores.activity import in_window, odd_having
 from symfonic_cli.stores.sqlite._common import SqliteSection, _translate_errors, _translate_iter
 from symfonic_cli.stores.sqlite.blobkeys import _key_bytes, _merged_by_key, _utf8
-from symfonic_cli.stores.sqlite.parts import close_all, in_parts, key_ranges, merged_listing
 from symfonic_cli.threadkey import tenant_prefix
 
 # typing.TYPE_CHECKING without importing typing (quick commands load this module).
@@ -59,6 +58,7 @@ class SqliteListing(SqliteSection):
         # a GLOB per row cost more than the whole GROUP BY, and a group_concat in the pass a
         # fourth of it for every thread. Only text ids give a text min and max (SQLite orders
         # NULL, numbers, text, BLOBs).
+        self.conn.create_function("symfonic_ordered", 2, _ordered, deterministic=True)
         if limit is None:
             first, text_ids = "min(checkpoint_id)", "typeof(min(checkpoint_id)) = 'text' AND typeof(max(checkpoint_id)) = 'text'"
         else:
@@ -69,27 +69,12 @@ class SqliteListing(SqliteSection):
         odd = (f"NOT coalesce({text_ids} AND CASE WHEN count(*) = 1 THEN max(checkpoint_id) GLOB '{ORDERED_ID_GLOB}' "
                f"ELSE (SELECT symfonic_ordered({_JOINED}, count(*)) FROM checkpoints AS j WHERE {self._key_is('j.thread_id', 'c.thread_id')}) END, 0)")
         having, bounds = odd_having("odd", "last", "?", last_before, last_from, "rows")
-        # A large store's pass is split by key range across the idle CPUs (parts.py).
-        ranges = key_ranges(self, tenant, sub_tenant)
         if limit is None:
-            def whole(conn: Any, where: str, params: list[Any]) -> Any:
-                conn.create_function("symfonic_ordered", 2, _ordered, deterministic=True)
-                groups = (f"(SELECT thread_id, count(*) AS n, {first} AS first, max(checkpoint_id) AS last, {odd} AS odd "
-                          f"FROM checkpoints AS c {where} GROUP BY thread_id COLLATE BINARY)")
-                sql = (f"SELECT thread_id, n, first, last, odd FROM {groups} {having.replace('HAVING', 'WHERE', 1)} "
-                       "ORDER BY odd DESC, last DESC, thread_id COLLATE BINARY")
-                return conn.execute(sql, [*params, *bounds])  # steps once: the whole pass and its sort
-
-            if ranges is None:
-                for key, n, first, last, odd_row in whole(self.conn, where, params):
-                    yield ThreadSummary(str(key), n, first, last, bool(odd_row))
-                return
-            streams, readers = in_parts(self, ranges, whole)
-            try:
-                for key, n, first, last, odd_row in merged_listing(streams):
-                    yield ThreadSummary(str(key), n, first, last, bool(odd_row))
-            finally:
-                close_all(readers)
+            groups = (f"(SELECT thread_id, count(*) AS n, {first} AS first, max(checkpoint_id) AS last, {odd} AS odd "
+                      f"FROM checkpoints AS c {where} GROUP BY thread_id COLLATE BINARY)")
+            sql = f"SELECT thread_id, n, first, last, odd FROM {groups} {having.replace('HAVING', 'WHERE', 1)} ORDER BY odd DESC, last DESC, thread_id COLLATE BINARY"
+            for key, n, first, last, odd in self.conn.execute(sql, [*params, *bounds]):
+                yield ThreadSummary(str(key), n, first, last, bool(odd))
             return
         # A page: one pass. The odd threads are handed over as the pass meets them (a function
         # called for them only) and the plain ones inside the bounds go to SQLite's top-N sort:
@@ -99,38 +84,19 @@ class SqliteListing(SqliteSection):
         # one-row group's is its row's, from the index the pass scans): its head is read in the
         # pass. Only the odd threads that can be on the page are held (_PageOdd): memory the
         # page's, not the store's (issue #45).
+        odd_page = _PageOdd(self, limit, last_before, last_from)
+        self.conn.create_function("symfonic_odd_seen", 4, odd_page.met)
         latest = "max(checkpoint_id)"
         rowid = f"CASE WHEN count(*) = 1 AND NOT (length({latest}) = 36 AND substr({latest}, 15, 1) = '6') THEN c.rowid END"
         inside = "".join(f" AND {latest} {op} ?" for op, bound in (("<", last_before), (">=", last_from)) if bound is not None)
-
-        def page_part(conn: Any, where: str, params: list[Any]) -> tuple[list[ThreadSummary], list[Any]]:
-            """The odd rows that can be on the page of these keys, and its plain rows."""
-            conn.create_function("symfonic_ordered", 2, _ordered, deterministic=True)
-            odd_page = _PageOdd(conn, limit, last_before, last_from)
-            conn.create_function("symfonic_odd_seen", 4, odd_page.met)
-            sql = (f"SELECT thread_id, count(*), {latest} FROM checkpoints AS c {where} GROUP BY thread_id COLLATE BINARY "
-                   f"HAVING CASE WHEN {odd} THEN symfonic_odd_seen(thread_id, count(*), {latest}, {rowid}) ELSE 1{inside} END "
-                   "ORDER BY 3 DESC, thread_id COLLATE BINARY LIMIT ?")
-            page = conn.execute(sql, [*params, *bounds, limit]).fetchall()
-            # A full page's last plain row is dated by its id; an odd thread dated before it, or
-            # undatable, comes after it: left out.
-            return odd_page.shown(_floor(page, limit)), page
-
-        if ranges is None:
-            shown, page = page_part(self.conn, where, params)
-        else:
-            parts, readers = in_parts(self, ranges, page_part)
-            close_all(readers)
-            # Each part ran the same exact pass over its own keys. Its plain rows are some of the
-            # whole's, so its limit-th plain row (its floor) and its limit-th dated odd row are
-            # never newer than the whole page's: an odd thread a part left out (dated before
-            # them, undatable after `limit` dated rows, or past its first `limit` undatable
-            # keys) comes after the whole page too. The whole page's plain rows are the parts'
-            # merged and cut; their odd rows are cut again as one pass cuts them.
-            page = sorted((row for _, rows in parts for row in rows), key=lambda r: _key_bytes(r[0]))
-            page.sort(key=lambda r: r[2], reverse=True)
-            del page[limit:]
-            shown = _PageOdd(self.conn, limit, last_before, last_from).recut([t for rows, _ in parts for t in rows], _floor(page, limit))
+        sql = (f"SELECT thread_id, count(*), {latest} FROM checkpoints AS c {where} GROUP BY thread_id COLLATE BINARY "
+               f"HAVING CASE WHEN {odd} THEN symfonic_odd_seen(thread_id, count(*), {latest}, {rowid}) ELSE 1{inside} END "
+               "ORDER BY 3 DESC, thread_id COLLATE BINARY LIMIT ?")
+        page = self.conn.execute(sql, [*params, *bounds, limit]).fetchall()
+        # A full page's last plain row is dated by its id; an odd thread dated before it, or
+        # undatable, comes after it: left out.
+        floor = ordered_id_time(page[-1][2]) if page and len(page) == limit else None
+        shown = odd_page.shown(floor)
         shown.sort(key=lambda t: _key_bytes(t.key))  # the shown ones only: a floor leaves out most
         for t in shown:
             if t.last_at is None and not t.undatable:  # dated after, by key
@@ -198,8 +164,8 @@ class _PageOdd:
     while fewer are dated, the first ``limit`` by key; and every one that is dated after, by key.
     Heads are read 500 rowids to a query, in the pass (its snapshot) but for the last batch."""
 
-    def __init__(self, conn: Any, limit: int, last_before: str | None, last_from: str | None) -> None:
-        self.conn, self.limit, self.last_before, self.last_from = conn, limit, last_before, last_from
+    def __init__(self, listing: SqliteListing, limit: int, last_before: str | None, last_from: str | None) -> None:
+        self.conn, self.limit, self.last_before, self.last_from = listing.conn, limit, last_before, last_from
         self.dated: list[ThreadSummary] = []
         self.undatable: list[ThreadSummary] = []
         self.after: list[ThreadSummary] = []  # dated after, by key
@@ -283,22 +249,6 @@ class _PageOdd:
             self.undatable.sort(key=lambda t: _key_bytes(t.key))
             rows += self.undatable[:self.limit]
         return rows + self.after
-
-    def recut(self, rows: list[ThreadSummary], floor: Any) -> list[ThreadSummary]:
-        """The odd rows of a split page's parts (each part's ``shown``), cut as one pass cuts them."""
-        for t in rows:
-            if t.last_at is not None:
-                self._dated(t.key, t.checkpoints, t.last_checkpoint_id, t.last_at)
-        for t in rows:
-            if t.undatable:
-                self._undatable(t.key, t.last_checkpoint_id)
-        self.after += [t for t in rows if t.last_at is None and not t.undatable]
-        return self.shown(floor)
-
-
-def _floor(page: list[Any], limit: int) -> Any:
-    """A full page's last plain row's time (its id's); None when the page is not full."""
-    return ordered_id_time(page[-1][2]) if page and len(page) == limit else None
 
 
 def _pass_ts(head: bytes) -> Any:
