@@ -36,6 +36,7 @@ from symfonic_cli.changes.steps import (
     Pace,
     Stopped,
     _LagReader,
+    run_deadline,
     scrubbed,
     time_limit,
     wait_for_replicas,
@@ -126,7 +127,7 @@ class _Run:
             if self.started is None:
                 self.started = time.monotonic()
             started = self.started
-        return started, started + self.max_duration.total_seconds() if self.max_duration is not None else None
+        return started, run_deadline(started, self.max_duration)
 
     def stopped(self, stop: Stopped) -> None:
         with self.lock:

@@ -126,6 +126,12 @@ def erase_step(store: Store, plan: ep.ThreadErasePlan, extra: tuple[ExtraTable, 
     return thread_step(plan, change, now=now, grace=grace)
 
 
+def run_deadline(started: float, max_duration: timedelta | None) -> float | None:
+    """The monotonic time at which ``--max-duration`` stops a run whose first thread began at
+    ``started`` (None: no limit): one rule for one job and for ``--jobs N``."""
+    return started + max_duration.total_seconds() if max_duration is not None else None
+
+
 def time_limit(max_duration: timedelta | None) -> Stopped | None:
     """The stop a run's --max-duration ends it with (None: no limit)."""
     if max_duration is None:
@@ -293,7 +299,7 @@ def run_threads(pages: Iterable[list], step, recorder, faults, *, location: Stor
                 for plan in page:
                     if n == 0:
                         started = time.monotonic()
-                        deadline = started + max_duration.total_seconds() if max_duration is not None else None
+                        deadline = run_deadline(started, max_duration)
                     if pace is not None:
                         pace.wait_before(changed + 1, started, interrupt, after_change=last_changed)
                     if reader is not None and not wait_for_replicas(reader, reader.limit, interrupt, deadline, recorder.progress):
