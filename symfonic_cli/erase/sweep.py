@@ -39,13 +39,13 @@ SAMPLE = 10  # keys the confirmation shows
 
 
 def run_sweep(store: Store, req, env: Environment, report: Report, *,
-              open_session: Callable[[], Store] | None = None) -> EraseOutcome | None:
+              open_session: Callable[[], Store]) -> EraseOutcome | None:
     """Erase the threads idle since the selection's cut-off, batch by batch; raises the error that
     ends the run (stopped, a thread failed, not confirmed) after the receipt is written. A dry run,
     and a run whose report streams, are told as they go (None); else the run's end is told
     (``ended``, before the error) and returned. ``store``: opened writable
     unless a dry run; closed here. ``open_session``: how ``--jobs``' other sessions are opened, as
-    ``store`` was (needed for ``--jobs`` > 1)."""
+    ``store`` was."""
     extra = req.extra
     now = datetime.now(timezone.utc)
     name = store_name(req.location)
@@ -64,7 +64,6 @@ def run_sweep(store: Store, req, env: Environment, report: Report, *,
             if not req.dry_run:  # one run per store, held until the store is closed
                 hold_run_lock(store, "erase", wait=req.wait, location=req.location, told=report.waiting)
                 if req.jobs > 1:
-                    assert open_session is not None, "--jobs needs the run's opener"
                     sessions = open_sessions(req.jobs, open_session, req.lock_timeout, lambda s: s.erase_prepare(extra))
             total = store.window_count(**window)  # counted in the database
             # Threads no time window can judge: never selected, counted apart in the plan.

@@ -92,13 +92,13 @@ def run(req: PruneRequest, environment: Environment | None = None, report: Repor
 
 
 def prune_threads(store: Store, req: PruneRequest, environment: Environment | None = None,
-                  report: Report | None = None, *, open_session: Callable[[], Store] | None = None) -> EraseOutcome | None:
+                  report: Report | None = None, *, open_session: Callable[[], Store]) -> EraseOutcome | None:
     """Prune what ``req`` selects in ``store`` (opened writable unless a dry run; closed here),
     telling ``report`` (changes/report.py: the caller's; by default no one, and a needed
     confirmation raises) the plan, the confirmation, each thread and how the run ended (``ended``:
     an EraseOutcome when the report does not stream the record, told before the error that ends
     the run is raised). That EraseOutcome is returned too (None: a dry run, or the report streamed it).
-    ``open_session``: how ``--jobs``' other sessions are opened, as ``store`` was (needed for ``--jobs`` > 1)."""
+    ``open_session``: how ``--jobs``' other sessions are opened, as ``store`` was."""
     env = environment or Environment()
     report = report or Report()
     now = datetime.now(timezone.utc)
@@ -116,7 +116,6 @@ def prune_threads(store: Store, req: PruneRequest, environment: Environment | No
             if not req.dry_run:  # one run per store, held until the store is closed
                 hold_run_lock(store, "prune", wait=req.wait, location=req.location, told=report.waiting)
             if req.jobs > 1 and not req.dry_run:  # a dry run reads in one session
-                assert open_session is not None, "--jobs needs the run's opener"
                 sessions = open_sessions(req.jobs, open_session, req.lock_timeout, lambda s: s.prune_prepare())
             if req.compact:
                 notes += store.compact_check()
